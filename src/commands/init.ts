@@ -1,0 +1,64 @@
+import { transaction, type Db } from "../db/client.ts";
+import type { Clock } from "../domain/clock.ts";
+import { createApiKey } from "../domain/keys.ts";
+import { createOrganization } from "../domain/organizations.ts";
+import { createProject } from "../domain/projects.ts";
+import { createUser, generatePassword, hashPassword } from "../domain/users.ts";
+
+export interface InitResult {
+  orgSlug: string;
+  projectId: string;
+  secretKey: string;
+  publishableKey: string;
+  adminEmail: string;
+  adminPassword: string;
+}
+
+/** Creates an organization with one project, a secret and a publishable key, and an admin. */
+export async function initOrganization(
+  db: Db,
+  clock: Clock,
+  opts: { org?: string; project?: string } = {},
+): Promise<InitResult> {
+  const adminPassword = generatePassword();
+  const passwordHash = await hashPassword(adminPassword);
+  return transaction(db, () => {
+    const org = createOrganization(db, clock, { name: opts.org ?? "Demo" });
+    const project = createProject(db, clock, { orgId: org.id, name: opts.project ?? "Demo project" });
+    const secret = createApiKey(db, clock, { projectId: project.id, kind: "secret", name: "Initial secret key" });
+    const publishable = createApiKey(db, clock, { projectId: project.id, kind: "publishable", name: "Initial publishable key" });
+    const admin = createUser(db, clock, {
+      orgId: org.id,
+      email: `admin@${org.slug}.flagstaff.local`,
+      passwordHash,
+      role: "admin",
+    });
+    return {
+      orgSlug: org.slug,
+      projectId: project.id,
+      secretKey: secret.key,
+      publishableKey: publishable.key,
+      adminEmail: admin.email,
+      adminPassword,
+    };
+  });
+}
+
+export function formatInitBanner(r: InitResult, baseUrl: string): string {
+  return [
+    "",
+    "  Flagstaff is ready. These keys are shown once; keep them somewhere safe.",
+    "",
+    `  Organization     ${r.orgSlug}`,
+    `  Project ID       ${r.projectId}`,
+    `  Secret key       ${r.secretKey}`,
+    `  Publishable key  ${r.publishableKey}`,
+    `  Dashboard        ${baseUrl}/  (${r.adminEmail} / ${r.adminPassword})`,
+    "",
+    "  Try it:",
+    `  curl -X PUT ${baseUrl}/sdk/flagstaff/v1/projects/${r.projectId}/identities/user/u-1 \\`,
+    `    -H 'Authorization: Bearer ${r.secretKey}' -H 'Content-Type: application/json' \\`,
+    `    -d '{"display":{"name":"Ada","username":"ada"}}'`,
+    "",
+  ].join("\n");
+}

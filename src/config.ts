@@ -1,0 +1,77 @@
+import { z } from "zod";
+
+/** A boolean environment flag: "1", "true", "yes", "on" (and their opposites). */
+const flag = z
+  .enum(["1", "0", "true", "false", "yes", "no", "on", "off", ""])
+  .default("")
+  .transform((v) => ["1", "true", "yes", "on"].includes(v));
+
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+const configSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3001),
+  HOST: z.string().min(1).default("0.0.0.0"),
+  FLAGSTAFF_DB: z.string().min(1).default("./data/flagstaff.db"),
+  OLLAMA_HOST: z.url({ protocol: /^https?$/ }).default("http://127.0.0.1:11434"),
+  FLAGSTAFF_AI_MODEL: z.string().min(1).default("llama3.2"),
+  FLAGSTAFF_AI_TIMEOUT_MS: positiveInt(30_000),
+  FLAGSTAFF_AI_WINDOW: z.coerce.number().int().min(200).max(9_999).default(4_000),
+  FLAGSTAFF_REPORT_RATE_LIMIT: positiveInt(10),
+  FLAGSTAFF_SCAN_ALLOW_PRIVATE: flag,
+  FLAGSTAFF_LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
+  FLAGSTAFF_MAX_BODY_BYTES: positiveInt(256 * 1024),
+  /** Shifts the server's clock (tests of time windows only). */
+  FLAGSTAFF_CLOCK_OFFSET_MS: z.coerce.number().int().default(0),
+});
+
+type RawConfig = z.infer<typeof configSchema>;
+
+export interface Config {
+  port: number;
+  host: string;
+  dbPath: string;
+  ollamaHost: string;
+  aiModel: string;
+  aiTimeoutMs: number;
+  aiWindow: number;
+  reportRateLimit: number;
+  scanAllowPrivate: boolean;
+  logLevel: RawConfig["FLAGSTAFF_LOG_LEVEL"];
+  maxBodyBytes: number;
+  clockOffsetMs: number;
+}
+
+export class ConfigError extends Error {}
+
+/**
+ * Reads the configuration from the environment. An invalid value throws a ConfigError whose
+ * message names every offending variable, so start-up can stop with a clear line.
+ */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  // Empty strings mean "unset" for everything but flags, which treat "" as off.
+  const cleaned = Object.fromEntries(
+    Object.keys(configSchema.shape).map((key) => [key, env[key] === "" ? undefined : env[key]]),
+  );
+  const parsed = configSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map(
+      (issue) => `  ${String(issue.path[0])}=${JSON.stringify(env[String(issue.path[0])])}: ${issue.message}`,
+    );
+    throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
+  }
+  const c = parsed.data;
+  return {
+    port: c.PORT,
+    host: c.HOST,
+    dbPath: c.FLAGSTAFF_DB,
+    ollamaHost: c.OLLAMA_HOST,
+    aiModel: c.FLAGSTAFF_AI_MODEL,
+    aiTimeoutMs: c.FLAGSTAFF_AI_TIMEOUT_MS,
+    aiWindow: c.FLAGSTAFF_AI_WINDOW,
+    reportRateLimit: c.FLAGSTAFF_REPORT_RATE_LIMIT,
+    scanAllowPrivate: c.FLAGSTAFF_SCAN_ALLOW_PRIVATE,
+    logLevel: c.FLAGSTAFF_LOG_LEVEL,
+    maxBodyBytes: c.FLAGSTAFF_MAX_BODY_BYTES,
+    clockOffsetMs: c.FLAGSTAFF_CLOCK_OFFSET_MS,
+  };
+}

@@ -1,0 +1,39 @@
+import { Database } from "bun:sqlite";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
+import * as schema from "./schema.ts";
+
+export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
+
+/**
+ * Opens the database with the settings every process of Flagstaff shares:
+ * - WAL: readers never block the writer, and a commit is one append to the log.
+ * - synchronous=NORMAL: in WAL mode a commit survives a crash of the process (the OS has
+ *   the pages); only a power loss or kernel crash can lose the last commits. FULL would fsync
+ *   on every commit and cost most of our write throughput.
+ * - busy_timeout: a second process (the CLI while the server runs) waits instead of failing.
+ * - foreign_keys: SQLite leaves them off unless asked.
+ */
+export function openDatabase(path: string): Db {
+  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  const sqlite = new Database(path, { create: true, strict: true });
+  sqlite.exec("PRAGMA journal_mode = WAL");
+  sqlite.exec("PRAGMA synchronous = NORMAL");
+  sqlite.exec("PRAGMA busy_timeout = 5000");
+  sqlite.exec("PRAGMA foreign_keys = ON");
+  // Let the WAL grow to ~4000 pages (16 MB) before an automatic checkpoint folds it back.
+  sqlite.exec("PRAGMA wal_autocheckpoint = 4000");
+  sqlite.exec("PRAGMA cache_size = -32000");
+  sqlite.exec("PRAGMA temp_store = MEMORY");
+  return drizzle(sqlite, { schema }) as Db;
+}
+
+/**
+ * Runs `fn` in one SQLite transaction (a savepoint when nested). Domain functions keep using
+ * the same `db`: there is one connection, so everything they do inside `fn` is part of it.
+ * `fn` must be synchronous: bun:sqlite commits when it returns.
+ */
+export function transaction<T>(db: Db, fn: () => T): T {
+  return db.$client.transaction(fn)();
+}

@@ -1,0 +1,31 @@
+import { createHash } from "node:crypto";
+import type { Db } from "./client.ts";
+import { embeddedMigrations } from "./migrations-index.ts";
+
+/**
+ * Applies the migrations embedded in the program, exactly as drizzle's own migrator would
+ * from the drizzle/ folder (same bookkeeping table, same hashes), so `drizzle-kit` and this
+ * stay interchangeable. Returns how many migrations were applied.
+ */
+export function migrateDatabase(db: Db): number {
+  const before = appliedCount(db);
+  const list = embeddedMigrations.map((m) => ({
+    sql: m.sql.split("--> statement-breakpoint"),
+    bps: m.breakpoints,
+    folderMillis: m.when,
+    hash: createHash("sha256").update(m.sql).digest("hex"),
+  }));
+  // drizzle keeps its dialect and session off the public type; this is what its migrator calls.
+  const internals = db as unknown as { dialect: { migrate(m: unknown, s: unknown, c: object): void }; session: unknown };
+  internals.dialect.migrate(list, internals.session, {});
+  return appliedCount(db) - before;
+}
+
+function appliedCount(db: Db): number {
+  const exists = db.$client
+    .query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'")
+    .get();
+  if (!exists) return 0;
+  const row = db.$client.query("SELECT count(*) AS n FROM __drizzle_migrations").get() as { n: number };
+  return row.n;
+}

@@ -1,0 +1,104 @@
+import { and, desc, eq, lt, type SQL } from "drizzle-orm";
+import type { Db } from "../db/client.ts";
+import { auditEvents } from "../db/schema.ts";
+import { iso, type Clock } from "./clock.ts";
+import { newId } from "./ids.ts";
+
+/** Who did something: an API key, a dashboard user, or Flagstaff itself (jobs, AI). */
+export interface Actor {
+  type: "api_key" | "user" | "system";
+  id: string | null;
+}
+
+export const systemActor: Actor = { type: "system", id: null };
+
+export interface AuditInput {
+  orgId: string;
+  projectId?: string | null;
+  actor: Actor;
+  action: string;
+  entityType: string;
+  entityId: string;
+  before?: unknown;
+  after?: unknown;
+  data?: unknown;
+}
+
+export interface AuditEventView {
+  id: string;
+  projectId: string | null;
+  actor: Actor;
+  action: string;
+  entityType: string;
+  entityId: string;
+  before: unknown;
+  after: unknown;
+  data: unknown;
+  createdAt: string;
+}
+
+const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
+const parse = (v: string | null): unknown => (v == null ? null : JSON.parse(v));
+
+/** Writes one audit event. Call it inside the transaction of the change it records. */
+export function recordAudit(db: Db, clock: Clock, e: AuditInput): void {
+  db.insert(auditEvents)
+    .values({
+      id: newId(),
+      orgId: e.orgId,
+      projectId: e.projectId ?? null,
+      actorType: e.actor.type,
+      actorId: e.actor.id,
+      action: e.action,
+      entityType: e.entityType,
+      entityId: e.entityId,
+      before: json(e.before),
+      after: json(e.after),
+      data: json(e.data),
+      createdAt: clock.now(),
+    })
+    .run();
+}
+
+export interface AuditQuery {
+  orgId: string;
+  action?: string;
+  entityType?: string;
+  entityId?: string;
+  projectId?: string;
+  /** The id of the last event of the previous page (events come newest first). */
+  cursor?: string;
+  limit: number;
+}
+
+export function listAudit(db: Db, q: AuditQuery): { events: AuditEventView[]; nextCursor: string | null } {
+  const where: SQL[] = [eq(auditEvents.orgId, q.orgId)];
+  if (q.action) where.push(eq(auditEvents.action, q.action));
+  if (q.entityType) where.push(eq(auditEvents.entityType, q.entityType));
+  if (q.entityId) where.push(eq(auditEvents.entityId, q.entityId));
+  if (q.projectId) where.push(eq(auditEvents.projectId, q.projectId));
+  if (q.cursor) where.push(lt(auditEvents.id, q.cursor));
+  const rows = db
+    .select()
+    .from(auditEvents)
+    .where(and(...where))
+    .orderBy(desc(auditEvents.id))
+    .limit(q.limit + 1)
+    .all();
+  const page = rows.slice(0, q.limit);
+  return {
+    events: page.map((r) => ({
+      id: r.id,
+      projectId: r.projectId,
+      actor: { type: r.actorType as Actor["type"], id: r.actorId },
+      action: r.action,
+      entityType: r.entityType,
+      entityId: r.entityId,
+      before: parse(r.before),
+      after: parse(r.after),
+      data: parse(r.data),
+      createdAt: iso(r.createdAt),
+    })),
+    nextCursor: rows.length > q.limit ? (page.at(-1)?.id ?? null) : null,
+  };
+}

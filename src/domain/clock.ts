@@ -1,0 +1,14 @@
+/** Time as the domain sees it. Tests and the scheduler can shift it without touching Date. */
+export interface Clock {
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+/** A clock running `offsetMs` ahead of the system clock (FLAGSTAFF_CLOCK_OFFSET_MS, tests only). */
+export function offsetClock(offsetMs: number): Clock {
+  return offsetMs === 0 ? systemClock : { now: () => Date.now() + offsetMs };
+}
+
+export const iso = (ms: number): string => new Date(ms).toISOString();
+export const isoOrNull = (ms: number | null | undefined): string | null => (ms == null ? null : iso(ms));

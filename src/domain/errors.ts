@@ -1,0 +1,29 @@
+/**
+ * The one error type the domain layer throws. Transports map `kind` onto their own vocabulary
+ * (HTTP status in REST, a TRPCError code in tRPC); the message is safe to show to the caller.
+ */
+export type DomainErrorKind =
+  | "bad_request"
+  | "unauthorized"
+  | "forbidden"
+  | "not_found"
+  | "conflict"
+  | "too_large"
+  | "rate_limited"
+  | "unavailable";
+
+export class DomainError extends Error {
+  constructor(
+    readonly kind: DomainErrorKind,
+    message: string,
+    /** Extra fields for the error body, such as `retryAfter` on rate limiting. */
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+export const badRequest = (message: string) => new DomainError("bad_request", message);
+export const notFound = (message: string) => new DomainError("not_found", message);
+export const forbidden = (message: string) => new DomainError("forbidden", message);
+export const conflict = (message: string) => new DomainError("conflict", message);

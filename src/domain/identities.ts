@@ -1,0 +1,173 @@
+import { and, asc, eq, gt, gte, lt, or, sql, type SQL } from "drizzle-orm";
+import type { Db } from "../db/client.ts";
+import { identities } from "../db/schema.ts";
+import { iso, isoOrNull } from "./clock.ts";
+import { badRequest } from "./errors.ts";
+import { newId } from "./ids.ts";
+import { applyMergePatch } from "./merge-patch.ts";
+
+export type IdentityRow = typeof identities.$inferSelect;
+
+/** The Identity resource of the spec: all fifteen fields, always present. */
+export interface IdentityView {
+  id: string;
+  externalId: string;
+  projectId: string;
+  type: string;
+  name: string | null;
+  username: string | null;
+  avatarUrl: string | null;
+  metadata: unknown;
+  reportCount: number;
+  lastSeenAt: string | null;
+  lastReportedAt: string | null;
+  displayName: string;
+  handleLabel: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface DisplayInput {
+  name?: string | null;
+  username?: string | null;
+  avatarUrl?: string | null;
+}
+
+export interface UpsertIdentityInput {
+  projectId: string;
+  type: string;
+  externalId: string;
+  display?: DisplayInput | null;
+  /** A JSON Merge Patch (RFC 7396) applied to the stored metadata; null or omitted changes nothing. */
+  metadata?: unknown;
+  /** Set lastSeenAt to this time (the platform saw the user act). */
+  seenAt?: number;
+  /** Count one more report against this identity at this time. */
+  reportedAt?: number;
+  now: number;
+}
+
+/** Stored metadata is bounded so one identity cannot grow the database without limit. */
+export const MAX_METADATA_BYTES = 16 * 1024;
+
+/** A display value that is null, empty or blank never replaces what is stored. */
+const displayValue = (incoming: string | null | undefined, stored: string | null): string | null =>
+  incoming != null && incoming.trim() !== "" ? incoming : stored;
+
+/**
+ * Creates the identity keyed by project + type + externalId, or updates it with the merge
+ * rules of the spec. Synchronous, so it can run inside the caller's transaction.
+ */
+export function upsertIdentity(db: Db, input: UpsertIdentityInput): IdentityRow {
+  const existing = db
+    .select()
+    .from(identities)
+    .where(
+      and(
+        eq(identities.projectId, input.projectId),
+        eq(identities.type, input.type),
+        eq(identities.externalId, input.externalId),
+      ),
+    )
+    .get();
+  const display = input.display ?? {};
+  const metadata = mergeMetadata(existing?.metadata ?? null, input.metadata);
+  const fields = {
+    name: displayValue(display.name, existing?.name ?? null),
+    username: displayValue(display.username, existing?.username ?? null),
+    avatarUrl: displayValue(display.avatarUrl, existing?.avatarUrl ?? null),
+    metadata,
+    reportCount: (existing?.reportCount ?? 0) + (input.reportedAt != null ? 1 : 0),
+    lastSeenAt: input.seenAt ?? existing?.lastSeenAt ?? null,
+    lastReportedAt: input.reportedAt ?? existing?.lastReportedAt ?? null,
+    updatedAt: input.now,
+  };
+  if (existing) {
+    db.update(identities).set(fields).where(eq(identities.id, existing.id)).run();
+    return { ...existing, ...fields };
+  }
+  const row: IdentityRow = {
+    id: newId(),
+    projectId: input.projectId,
+    type: input.type,
+    externalId: input.externalId,
+    createdAt: input.now,
+    ...fields,
+  };
+  db.insert(identities).values(row).run();
+  return row;
+}
+
+function mergeMetadata(stored: string | null, patch: unknown): string | null {
+  if (patch === undefined || patch === null) return stored;
+  const merged = applyMergePatch(stored == null ? undefined : JSON.parse(stored), patch);
+  const text = JSON.stringify(merged);
+  if (text.length > MAX_METADATA_BYTES) {
+    throw badRequest(`metadata must be at most ${MAX_METADATA_BYTES} bytes of JSON once merged`);
+  }
+  return text;
+}
+
+export interface ListIdentitiesQuery {
+  projectId: string;
+  /** Prefix of the external ID (exact case), name or username (any case). */
+  search?: string;
+  /** The id of the last identity of the previous page. */
+  cursor?: string;
+  limit: number;
+}
+
+/** Highest code point: `prefix + MAX` bounds every string that starts with `prefix`. */
+const MAX_CHAR = "\u{10FFFF}";
+
+export function listIdentities(db: Db, q: ListIdentitiesQuery): { identities: IdentityView[]; nextCursor: string | null } {
+  const where: (SQL | undefined)[] = [eq(identities.projectId, q.projectId)];
+  if (q.cursor) where.push(gt(identities.id, q.cursor));
+  if (q.search) {
+    const lower = q.search.toLowerCase();
+    // Range comparisons rather than LIKE, so each arm is a search of its own index.
+    where.push(
+      or(
+        and(gte(identities.externalId, q.search), lt(identities.externalId, q.search + MAX_CHAR)),
+        and(gte(sql`lower(${identities.name})`, lower), lt(sql`lower(${identities.name})`, lower + MAX_CHAR)),
+        and(gte(sql`lower(${identities.username})`, lower), lt(sql`lower(${identities.username})`, lower + MAX_CHAR)),
+      ),
+    );
+  }
+  const rows = db
+    .select()
+    .from(identities)
+    .where(and(...where))
+    .orderBy(asc(identities.id))
+    .limit(q.limit + 1)
+    .all();
+  const page = rows.slice(0, q.limit);
+  return {
+    identities: page.map(toIdentityView),
+    nextCursor: rows.length > q.limit ? (page.at(-1)?.id ?? null) : null,
+  };
+}
+
+/**
+ * displayName: the name, else the username, else the external ID.
+ * handleLabel: "@username" when there is a username, else "type:externalId".
+ */
+export function toIdentityView(row: IdentityRow): IdentityView {
+  return {
+    id: row.id,
+    externalId: row.externalId,
+    projectId: row.projectId,
+    type: row.type,
+    name: row.name,
+    username: row.username,
+    avatarUrl: row.avatarUrl,
+    metadata: row.metadata == null ? null : JSON.parse(row.metadata),
+    reportCount: row.reportCount,
+    lastSeenAt: isoOrNull(row.lastSeenAt),
+    lastReportedAt: isoOrNull(row.lastReportedAt),
+    displayName: row.name ?? row.username ?? row.externalId,
+    handleLabel: row.username ? `@${row.username}` : `${row.type}:${row.externalId}`,
+    createdAt: iso(row.createdAt),
+    updatedAt: iso(row.updatedAt),
+  };
+}

@@ -1,0 +1,46 @@
+import { and, asc, eq } from "drizzle-orm";
+import type { Db } from "../db/client.ts";
+import { projects } from "../db/schema.ts";
+import { iso, type Clock } from "./clock.ts";
+import { notFound } from "./errors.ts";
+
+export type Project = typeof projects.$inferSelect;
+
+export interface ProjectView {
+  id: string;
+  name: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export function createProject(db: Db, clock: Clock, input: { orgId: string; name: string }): Project {
+  const now = clock.now();
+  const row: Project = { id: crypto.randomUUID(), orgId: input.orgId, name: input.name, createdAt: now, updatedAt: now };
+  db.insert(projects).values(row).run();
+  return row;
+}
+
+/**
+ * The project a caller of organization `orgId` names. A project of another organization is
+ * reported exactly like a missing one, so ids of other tenants cannot be probed.
+ */
+export function requireProject(db: Db, orgId: string, projectId: string): Project {
+  const row = db
+    .select()
+    .from(projects)
+    .where(and(eq(projects.id, projectId), eq(projects.orgId, orgId)))
+    .get();
+  if (!row) throw notFound("Project not found");
+  return row;
+}
+
+export function listProjects(db: Db, orgId: string): Project[] {
+  return db.select().from(projects).where(eq(projects.orgId, orgId)).orderBy(asc(projects.createdAt)).all();
+}
+
+export const toProjectView = (p: Project): ProjectView => ({
+  id: p.id,
+  name: p.name,
+  createdAt: iso(p.createdAt),
+  updatedAt: iso(p.updatedAt),
+});

@@ -1,0 +1,14 @@
+import type { Services } from "./api/context.ts";
+import type { Config } from "./config.ts";
+import { openDatabase } from "./db/client.ts";
+import { migrateDatabase } from "./db/migrate.ts";
+import { offsetClock } from "./domain/clock.ts";
+import { createRateLimiter } from "./domain/rate-limit.ts";
+
+/** Opens and migrates the database and builds the long-lived services of one process. */
+export function createServices(config: Config): Services {
+  const db = openDatabase(config.dbPath);
+  migrateDatabase(db);
+  const clock = offsetClock(config.clockOffsetMs);
+  return { db, config, clock, reportRateLimiter: createRateLimiter(() => clock.now()) };
+}
