@@ -1,0 +1,175 @@
+/**
+ * Starts a real Flagstaff server as a child process (`flagstaff serve` on a random port, with
+ * its own database in a temporary folder) and talks HTTP to it, as a client would.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+
+export const ROOT = join(import.meta.dir, "..", "..");
+const CLI = join(ROOT, "src", "cli.ts");
+
+export interface InitResult {
+  orgSlug: string;
+  projectId: string;
+  secretKey: string;
+  publishableKey: string;
+  adminEmail: string;
+  adminPassword: string;
+}
+
+export interface CallOptions {
+  key?: string | null;
+  body?: unknown;
+  /** Sent as is instead of JSON.stringify(body). */
+  rawBody?: string;
+  headers?: Record<string, string>;
+}
+
+export interface CallResult<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+/** Runs the flagstaff command line against a database; returns stdout, stderr and the exit code. */
+export async function runCli(args: string[], env: Record<string, string>) {
+  const proc = Bun.spawn([process.execPath, CLI, ...args], {
+    env: { ...process.env, FLAGSTAFF_LOG_LEVEL: "warn", ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  return { stdout, stderr, code };
+}
+
+export class TestServer {
+  url = "";
+  proc: Subprocess<"ignore", "pipe", "pipe"> | null = null;
+  output = "";
+
+  constructor(
+    readonly dir: string,
+    readonly env: Record<string, string>,
+    /** The organization `init` made before the server started. */
+    readonly demo: InitResult,
+  ) {}
+
+  get dbPath(): string {
+    return this.env.FLAGSTAFF_DB!;
+  }
+
+  get sdk(): string {
+    return `${this.url}/sdk/flagstaff/v1`;
+  }
+
+  /** Starts (or restarts) the serve process and waits for its "listening" line. */
+  async start(): Promise<void> {
+    const proc = Bun.spawn([process.execPath, CLI, "serve"], {
+      env: { ...process.env, ...this.env },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    this.proc = proc;
+    this.url = await waitForListening(proc, (chunk) => (this.output += chunk));
+  }
+
+  /** A second organization (or another of the same kind) in the same database. */
+  async initOrg(org: string, project = "Project"): Promise<InitResult> {
+    const r = await runCli(["init", "--json", "--org", org, "--project", project], this.env);
+    if (r.code !== 0) throw new Error(`init failed: ${r.stderr}`);
+    return JSON.parse(r.stdout) as InitResult;
+  }
+
+  async call<T = any>(method: string, path: string, opts: CallOptions = {}): Promise<CallResult<T>> {
+    const key = opts.key === undefined ? this.demo.secretKey : opts.key;
+    const headers: Record<string, string> = { ...opts.headers };
+    if (key) headers.authorization = `Bearer ${key}`;
+    let body: string | undefined = opts.rawBody;
+    if (body === undefined && opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers["content-type"] ??= "application/json";
+    }
+    const url = path.startsWith("http") ? path : path.startsWith("/api/") || path.startsWith("/trpc") || path === "/healthz" ? this.url + path : this.sdk + path;
+    const res = await fetch(url, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // not JSON: the test sees the text
+    }
+    return { status: res.status, body: parsed as T, headers: res.headers };
+  }
+
+  /** Kills the server without letting it clean up (a crash). */
+  async kill(): Promise<void> {
+    this.proc?.kill("SIGKILL");
+    await this.proc?.exited;
+    this.proc = null;
+  }
+
+  async stop(): Promise<void> {
+    if (this.proc) {
+      this.proc.kill("SIGTERM");
+      await this.proc.exited;
+      this.proc = null;
+    }
+  }
+
+  async dispose(): Promise<void> {
+    await this.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+async function waitForListening(proc: Subprocess<"ignore", "pipe", "pipe">, onOutput: (s: string) => void): Promise<string> {
+  const reader = proc.stdout.getReader();
+  const decoder = new TextDecoder();
+  let seen = "";
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    const chunk = decoder.decode(value);
+    seen += chunk;
+    onOutput(chunk);
+    const match = /Flagstaff listening on (http:\/\/\S+)/.exec(seen);
+    if (match?.[1]) {
+      // Keep draining stdout so the child never blocks on a full pipe.
+      void (async () => {
+        for (;;) {
+          const r = await reader.read().catch(() => ({ done: true, value: undefined }));
+          if (r.done) break;
+          onOutput(decoder.decode(r.value));
+        }
+      })();
+      void new Response(proc.stderr).text().then(onOutput);
+      return match[1];
+    }
+  }
+  const stderr = await new Response(proc.stderr).text();
+  throw new Error(`server did not start:\n${seen}\n${stderr}`);
+}
+
+/** A fresh database with one initialised organization, and a server on a random port. */
+export async function startServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const dir = mkdtempSync(join(tmpdir(), "flagstaff-test-"));
+  const fullEnv = {
+    FLAGSTAFF_DB: join(dir, "flagstaff.db"),
+    PORT: "0",
+    HOST: "127.0.0.1",
+    FLAGSTAFF_LOG_LEVEL: "warn",
+    ...env,
+  };
+  const init = await runCli(["init", "--json"], fullEnv);
+  if (init.code !== 0) throw new Error(`init failed: ${init.stderr}`);
+  const server = new TestServer(dir, fullEnv, JSON.parse(init.stdout) as InitResult);
+  await server.start();
+  return server;
+}
