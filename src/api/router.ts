@@ -1,10 +1,18 @@
+import { auditRouter } from "./routers/audit.ts";
+import { casesRouter } from "./routers/cases.ts";
+import { categoriesRouter } from "./routers/categories.ts";
 import { identitiesRouter } from "./routers/identities.ts";
 import { keysRouter } from "./routers/keys.ts";
+import { reportsRouter } from "./routers/reports.ts";
 import { router } from "./trpc.ts";
 
 /** Every procedure, as the dashboard's tRPC client sees it at /trpc. */
 export const appRouter = router({
   identities: identitiesRouter,
+  reports: reportsRouter,
+  categories: categoriesRouter,
+  cases: casesRouter,
+  audit: auditRouter,
   keys: keysRouter,
 });
 

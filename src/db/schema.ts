@@ -126,3 +126,147 @@ export const auditEvents = sqliteTable(
     index("audit_action_idx").on(t.orgId, t.action, t.id),
   ],
 );
+
+/** A project's report categories: the names reports may give as reasons. */
+export const reportCategories = sqliteTable(
+  "report_categories",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    /** Steers the AI classifier; shown to moderators too. */
+    description: text("description"),
+    severityHint: text("severity_hint", { enum: ["LOW", "MEDIUM", "HIGH", "CRITICAL"] }).notNull(),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("report_categories_name_idx").on(t.projectId, sql`lower(${t.name})`)],
+);
+
+/**
+ * A case: one incident (a content target, or a subject when there is no target) with the
+ * reports that describe it. `isOpen` is 1 while new reports may join it.
+ */
+export const cases = sqliteTable(
+  "cases",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    status: text("status").notNull(),
+    bucket: text("bucket", { enum: ["emergency", "high", "normal"] }).notNull(),
+    isOpen: integer("is_open").notNull(),
+    contentType: text("content_type"),
+    contentExternalId: text("content_external_id"),
+    subjectIdentityId: text("subject_identity_id"),
+    reportCount: integer("report_count").notNull(),
+    assigneeId: text("assignee_id"),
+    assignedAt: integer("assigned_at"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+    lastReportAt: integer("last_report_at").notNull(),
+  },
+  (t) => [
+    // At most one open case per content target, and per subject for target-less reports.
+    uniqueIndex("cases_open_target_idx")
+      .on(t.projectId, t.contentType, t.contentExternalId)
+      .where(sql`${t.isOpen} = 1 AND ${t.contentExternalId} IS NOT NULL`),
+    uniqueIndex("cases_open_subject_idx")
+      .on(t.projectId, t.subjectIdentityId)
+      .where(sql`${t.isOpen} = 1 AND ${t.contentExternalId} IS NULL AND ${t.subjectIdentityId} IS NOT NULL`),
+    // The review queue: open cases of an organization by bucket, then age.
+    index("cases_queue_idx").on(t.orgId, t.isOpen, t.bucket, t.createdAt),
+    index("cases_subject_idx").on(t.subjectIdentityId),
+  ],
+);
+
+/**
+ * Reports. `createdUs` is the creation time in microseconds, made strictly increasing by the
+ * domain layer, so it is a unique sort key and paging by an ISO timestamp never skips or
+ * repeats a report even when many share a millisecond.
+ */
+export const reports = sqliteTable(
+  "reports",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    caseId: text("case_id")
+      .notNull()
+      .references(() => cases.id, { onDelete: "cascade" }),
+    status: text("status").notNull(),
+    /** Highest severity hint of the reasons: LOW, MEDIUM, HIGH or CRITICAL. */
+    severity: text("severity").notNull(),
+    /** JSON array of category names, as stored in the project's categories. */
+    reasons: text("reasons").notNull(),
+    description: text("description"),
+    automated: integer("automated").notNull(),
+    subjectIdentityId: text("subject_identity_id"),
+    subjectExternalId: text("subject_external_id"),
+    reporterIdentityId: text("reporter_identity_id"),
+    contentType: text("content_type"),
+    contentExternalId: text("content_external_id"),
+    content: text("content"),
+    /** JSON: { team, note, at, by } / { code, note, at, by } / { reason, note, at, by }. */
+    escalation: text("escalation"),
+    resolution: text("resolution"),
+    dismissal: text("dismissal"),
+    createdById: text("created_by_id"),
+    createdUs: integer("created_us").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("reports_org_created_idx").on(t.orgId, t.createdUs),
+    index("reports_project_created_idx").on(t.projectId, t.createdUs),
+    index("reports_status_idx").on(t.orgId, t.status, t.createdUs),
+    index("reports_severity_idx").on(t.orgId, t.severity, t.createdUs),
+    index("reports_automated_idx").on(t.orgId, t.automated, t.createdUs),
+    index("reports_subject_idx").on(t.orgId, t.subjectExternalId, t.createdUs),
+    index("reports_content_idx").on(t.orgId, t.contentExternalId, t.createdUs),
+    index("reports_case_idx").on(t.caseId, t.createdUs),
+    index("reports_subject_identity_idx").on(t.subjectIdentityId, t.createdUs),
+  ],
+);
+
+/** One row per reason of a report, so listing by reason is an index search. */
+export const reportReasons = sqliteTable(
+  "report_reasons",
+  {
+    reportId: text("report_id")
+      .notNull()
+      .references(() => reports.id, { onDelete: "cascade" }),
+    orgId: text("org_id").notNull(),
+    name: text("name").notNull(),
+    createdUs: integer("created_us").notNull(),
+  },
+  (t) => [
+    uniqueIndex("report_reasons_pk").on(t.reportId, t.name),
+    index("report_reasons_list_idx").on(t.orgId, t.name, t.createdUs),
+  ],
+);
+
+export const caseNotes = sqliteTable(
+  "case_notes",
+  {
+    id: text("id").primaryKey(),
+    caseId: text("case_id")
+      .notNull()
+      .references(() => cases.id, { onDelete: "cascade" }),
+    orgId: text("org_id").notNull(),
+    authorType: text("author_type").notNull(),
+    authorId: text("author_id"),
+    body: text("body").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("case_notes_case_idx").on(t.caseId, t.id)],
+);

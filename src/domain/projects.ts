@@ -1,6 +1,7 @@
 import { and, asc, eq } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { projects } from "../db/schema.ts";
+import { seedDefaultCategories } from "./categories.ts";
 import { iso, type Clock } from "./clock.ts";
 import { notFound } from "./errors.ts";
 
@@ -13,10 +14,12 @@ export interface ProjectView {
   updatedAt: string;
 }
 
+/** A new project, with the default report categories. Call inside a transaction. */
 export function createProject(db: Db, clock: Clock, input: { orgId: string; name: string }): Project {
   const now = clock.now();
   const row: Project = { id: crypto.randomUUID(), orgId: input.orgId, name: input.name, createdAt: now, updatedAt: now };
   db.insert(projects).values(row).run();
+  seedDefaultCategories(db, clock, row.id);
   return row;
 }
 

@@ -1,0 +1,111 @@
+import { z } from "zod";
+import { createCategory, deleteCategory, listCategories, toCategoryView, updateCategory } from "../../domain/categories.ts";
+import { requireProject } from "../../domain/projects.ts";
+import { SEVERITIES } from "../../domain/severity.ts";
+import { projectIdSchema } from "../../domain/validation.ts";
+import { isoDateTime, okSchema } from "../schemas.ts";
+import { authedProcedure, organizationFor, projectFor, router, secretProcedure } from "../trpc.ts";
+
+const categorySchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    description: z.string().nullable(),
+    severityHint: z.enum(SEVERITIES),
+    createdAt: isoDateTime,
+    updatedAt: isoDateTime,
+  })
+  .meta({ id: "ReportCategory" });
+
+/** Category names are what SDK clients send as reasons: short, no spaces at the ends. */
+const nameSchema = z
+  .string()
+  .trim()
+  .min(1)
+  .max(100)
+  .regex(/^[\p{L}\p{N}_\- .]+$/u, "may contain letters, digits, spaces, '_', '-' and '.'");
+const descriptionSchema = z.string().max(1000).nullable();
+
+const orgProject = { orgSlug: z.string().min(1).max(64), projectId: projectIdSchema };
+const base = "/organizations/{orgSlug}/projects/{projectId}/categories";
+const tags = ["categories"];
+
+export const categoriesRouter = router({
+  /** SDK: the reasons a client may offer its users (publishable keys allowed). */
+  reportReasons: authedProcedure
+    .meta({
+      family: "sdk",
+      openapi: {
+        method: "GET",
+        path: "/projects/{projectId}/report-reasons",
+        summary: "List report reasons",
+        description: "The project's report categories, the names to send as a report's `reason`. Allowed with a publishable key of the project.",
+        tags: ["reports"],
+        errorResponses: { 401: "Invalid or missing API key", 403: "Key of another project", 404: "Project not found" },
+      },
+    })
+    .input(z.object({ projectId: projectIdSchema }))
+    .output(
+      z.object({
+        reasons: z.array(
+          z.object({ id: z.string(), name: z.string(), description: z.string().nullable(), severityHint: z.enum(SEVERITIES) }),
+        ),
+      }),
+    )
+    .query(({ ctx, input }) => {
+      const project = projectFor(ctx, input.projectId);
+      return {
+        reasons: listCategories(ctx.db, project.id).map((c) => ({ id: c.id, name: c.name, description: c.description, severityHint: c.severityHint })),
+      };
+    }),
+
+  list: secretProcedure
+    .meta({ family: "org", openapi: { method: "GET", path: base, summary: "List report categories", tags } })
+    .input(z.object(orgProject))
+    .output(z.object({ categories: z.array(categorySchema) }))
+    .query(({ ctx, input }) => {
+      const org = organizationFor(ctx, input.orgSlug);
+      const project = requireProject(ctx.db, org.id, input.projectId);
+      return { categories: listCategories(ctx.db, project.id).map(toCategoryView) };
+    }),
+
+  create: secretProcedure
+    .meta({ family: "org", successStatus: 201, openapi: { method: "POST", path: base, summary: "Create a report category", tags } })
+    .input(z.object({ ...orgProject, name: nameSchema, description: descriptionSchema.optional(), severityHint: z.enum(SEVERITIES).default("MEDIUM") }))
+    .output(z.object({ category: categorySchema }))
+    .mutation(({ ctx, input }) => {
+      const org = organizationFor(ctx, input.orgSlug);
+      const project = requireProject(ctx.db, org.id, input.projectId);
+      return { category: createCategory(ctx.db, ctx.clock, ctx.caller.actor, org.id, project.id, input) };
+    }),
+
+  update: secretProcedure
+    .meta({ family: "org", openapi: { method: "PATCH", path: `${base}/{categoryId}`, summary: "Change a report category", tags } })
+    .input(
+      z.object({
+        ...orgProject,
+        categoryId: z.string().min(1).max(64),
+        name: nameSchema.optional(),
+        description: descriptionSchema.optional(),
+        severityHint: z.enum(SEVERITIES).optional(),
+      }),
+    )
+    .output(z.object({ category: categorySchema }))
+    .mutation(({ ctx, input }) => {
+      const org = organizationFor(ctx, input.orgSlug);
+      const project = requireProject(ctx.db, org.id, input.projectId);
+      const { name, description, severityHint } = input;
+      return { category: updateCategory(ctx.db, ctx.clock, ctx.caller.actor, org.id, project.id, input.categoryId, { name, description, severityHint }) };
+    }),
+
+  delete: secretProcedure
+    .meta({ family: "org", openapi: { method: "DELETE", path: `${base}/{categoryId}`, summary: "Delete a report category", tags } })
+    .input(z.object({ ...orgProject, categoryId: z.string().min(1).max(64) }))
+    .output(okSchema)
+    .mutation(({ ctx, input }) => {
+      const org = organizationFor(ctx, input.orgSlug);
+      const project = requireProject(ctx.db, org.id, input.projectId);
+      deleteCategory(ctx.db, ctx.clock, ctx.caller.actor, org.id, project.id, input.categoryId);
+      return { ok: true as const };
+    }),
+});

@@ -1,0 +1,158 @@
+import { and, asc, eq, ne, sql } from "drizzle-orm";
+import type { Db } from "../db/client.ts";
+import { reportCategories } from "../db/schema.ts";
+import { recordAudit, type Actor } from "./audit.ts";
+import { iso, type Clock } from "./clock.ts";
+import { badRequest, conflict, notFound } from "./errors.ts";
+import { newId } from "./ids.ts";
+import type { Severity } from "./severity.ts";
+
+export type CategoryRow = typeof reportCategories.$inferSelect;
+
+export interface CategoryView {
+  id: string;
+  name: string;
+  description: string | null;
+  severityHint: Severity;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Every new project starts with these; descriptions also steer the AI classifier. */
+export const DEFAULT_CATEGORIES: { name: string; description: string; severityHint: Severity }[] = [
+  { name: "spam", description: "Unsolicited advertising, repetitive or bulk content, link farming.", severityHint: "LOW" },
+  { name: "harassment", description: "Insults, bullying, targeted abuse or unwanted contact aimed at a person.", severityHint: "MEDIUM" },
+  { name: "hate_speech", description: "Attacks or slurs against people for a protected characteristic such as race, religion, gender or sexuality.", severityHint: "HIGH" },
+  { name: "threats", description: "Threats of violence or harm against a person or group.", severityHint: "HIGH" },
+  { name: "fraud_or_scam", description: "Phishing, scams, fake giveaways, impersonation for money or account theft.", severityHint: "HIGH" },
+  { name: "sexual_content", description: "Sexually explicit or suggestive content where it is not allowed.", severityHint: "MEDIUM" },
+  { name: "child_safety", description: "Any sexualisation or endangerment of minors.", severityHint: "CRITICAL" },
+  { name: "self_harm", description: "Content that encourages or describes intent of suicide or self-harm.", severityHint: "CRITICAL" },
+  { name: "violence", description: "Graphic violence, glorification of violence or violent extremism.", severityHint: "HIGH" },
+  { name: "impersonation", description: "Pretending to be another person, brand or staff member.", severityHint: "MEDIUM" },
+  { name: "misinformation", description: "Demonstrably false claims likely to cause harm.", severityHint: "LOW" },
+  { name: "other", description: "Anything else that breaks the platform's rules.", severityHint: "LOW" },
+];
+
+export function seedDefaultCategories(db: Db, clock: Clock, projectId: string): void {
+  const now = clock.now();
+  db.insert(reportCategories)
+    .values(DEFAULT_CATEGORIES.map((c) => ({ id: newId(), projectId, ...c, createdAt: now, updatedAt: now })))
+    .run();
+}
+
+export function listCategories(db: Db, projectId: string): CategoryRow[] {
+  return db.select().from(reportCategories).where(eq(reportCategories.projectId, projectId)).orderBy(asc(reportCategories.name)).all();
+}
+
+export const toCategoryView = (r: CategoryRow): CategoryView => ({
+  id: r.id,
+  name: r.name,
+  description: r.description,
+  severityHint: r.severityHint,
+  createdAt: iso(r.createdAt),
+  updatedAt: iso(r.updatedAt),
+});
+
+/**
+ * Maps reason names onto the project's categories (case-insensitively, to the stored
+ * spelling). An unknown name is a 400 that lists the valid names.
+ */
+export function resolveReasons(categories: readonly CategoryRow[], names: readonly string[]): CategoryRow[] {
+  const byName = new Map(categories.map((c) => [c.name.toLowerCase(), c]));
+  const found = new Map<string, CategoryRow>();
+  for (const name of names) {
+    const category = byName.get(name.trim().toLowerCase());
+    if (!category) {
+      const valid = categories.map((c) => c.name).join(", ");
+      throw badRequest(
+        categories.length
+          ? `Unknown reason "${name}". Valid reasons for this project: ${valid}`
+          : `Unknown reason "${name}": this project has no report categories`,
+      );
+    }
+    found.set(category.id, category);
+  }
+  return [...found.values()];
+}
+
+interface CategoryInput {
+  name: string;
+  description?: string | null;
+  severityHint: Severity;
+}
+
+function assertNameFree(db: Db, projectId: string, name: string, exceptId?: string): void {
+  const clash = db
+    .select({ id: reportCategories.id })
+    .from(reportCategories)
+    .where(
+      and(
+        eq(reportCategories.projectId, projectId),
+        sql`lower(${reportCategories.name}) = ${name.toLowerCase()}`,
+        exceptId ? ne(reportCategories.id, exceptId) : undefined,
+      ),
+    )
+    .get();
+  if (clash) throw conflict(`A category named "${name}" already exists in this project`);
+}
+
+export function createCategory(db: Db, clock: Clock, actor: Actor, orgId: string, projectId: string, input: CategoryInput): CategoryView {
+  assertNameFree(db, projectId, input.name);
+  const now = clock.now();
+  const row: CategoryRow = {
+    id: newId(),
+    projectId,
+    name: input.name,
+    description: input.description ?? null,
+    severityHint: input.severityHint,
+    createdAt: now,
+    updatedAt: now,
+  };
+  db.insert(reportCategories).values(row).run();
+  recordAudit(db, clock, { orgId, projectId, actor, action: "CATEGORY_CREATED", entityType: "category", entityId: row.id, after: toCategoryView(row) });
+  return toCategoryView(row);
+}
+
+function requireCategory(db: Db, projectId: string, categoryId: string): CategoryRow {
+  const row = db
+    .select()
+    .from(reportCategories)
+    .where(and(eq(reportCategories.id, categoryId), eq(reportCategories.projectId, projectId)))
+    .get();
+  if (!row) throw notFound("Category not found");
+  return row;
+}
+
+export function updateCategory(
+  db: Db,
+  clock: Clock,
+  actor: Actor,
+  orgId: string,
+  projectId: string,
+  categoryId: string,
+  patch: Partial<CategoryInput>,
+): CategoryView {
+  const before = requireCategory(db, projectId, categoryId);
+  if (patch.name !== undefined) assertNameFree(db, projectId, patch.name, categoryId);
+  const after: CategoryRow = {
+    ...before,
+    name: patch.name ?? before.name,
+    description: patch.description === undefined ? before.description : patch.description,
+    severityHint: patch.severityHint ?? before.severityHint,
+    updatedAt: clock.now(),
+  };
+  db.update(reportCategories).set(after).where(eq(reportCategories.id, categoryId)).run();
+  recordAudit(db, clock, {
+    orgId, projectId, actor, action: "CATEGORY_UPDATED", entityType: "category", entityId: categoryId,
+    before: toCategoryView(before), after: toCategoryView(after),
+  });
+  return toCategoryView(after);
+}
+
+/** Deleting a category keeps existing reports as they are: they store reason names, not ids. */
+export function deleteCategory(db: Db, clock: Clock, actor: Actor, orgId: string, projectId: string, categoryId: string): void {
+  const before = requireCategory(db, projectId, categoryId);
+  db.delete(reportCategories).where(eq(reportCategories.id, categoryId)).run();
+  recordAudit(db, clock, { orgId, projectId, actor, action: "CATEGORY_DELETED", entityType: "category", entityId: categoryId, before: toCategoryView(before) });
+}

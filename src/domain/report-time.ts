@@ -1,0 +1,42 @@
+/**
+ * Report creation times in microseconds, strictly increasing within the database. Many reports
+ * can share a millisecond; giving each its own microsecond makes the time a unique sort key,
+ * so a cursor that is an ISO timestamp pages without skipping or repeating anything.
+ */
+import type { Db } from "../db/client.ts";
+import { badRequest } from "./errors.ts";
+
+let lastUs: number | null = null;
+
+/** The next creation time: `nowMs` in microseconds, or one past the last one handed out. */
+export function nextCreatedUs(db: Db, nowMs: number): number {
+  if (lastUs === null) {
+    const row = db.$client.query("SELECT max(created_us) AS m FROM reports").get() as { m: number | null };
+    lastUs = row.m ?? 0;
+  }
+  const us = Math.max(nowMs * 1000, lastUs + 1);
+  lastUs = us;
+  return us;
+}
+
+/** `2026-11-21T10:00:00.123456Z`: an ISO 8601 timestamp with microseconds. */
+export function formatCursor(us: number): string {
+  const ms = Math.floor(us / 1000);
+  const micros = String(us % 1000).padStart(3, "0");
+  return new Date(ms).toISOString().replace("Z", `${micros}Z`);
+}
+
+const ISO = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2})?)(?:\.(\d{1,9}))?(Z|[+-]\d{2}:?\d{2})$/;
+
+/** Parses an ISO timestamp (any precision, any offset) into microseconds; 400 when it is not one. */
+export function parseCursor(cursor: string): number {
+  const m = ISO.exec(cursor);
+  const base = m ? Date.parse(`${m[1]}${m[3]}`) : Number.NaN;
+  if (!m || Number.isNaN(base)) {
+    throw badRequest("cursor must be an ISO 8601 timestamp such as 2026-01-31T12:00:00.000Z (use nextCursor)");
+  }
+  const fraction = (m[2] ?? "").padEnd(6, "0").slice(0, 6);
+  return base * 1000 + Number(fraction);
+}
+
+export const isoFromUs = (us: number): string => new Date(Math.floor(us / 1000)).toISOString();

@@ -1,0 +1,266 @@
+import { and, asc, desc, eq, gt, inArray, lt, type SQL } from "drizzle-orm";
+import { transaction, type Db } from "../db/client.ts";
+import { identities, reportReasons, reports } from "../db/schema.ts";
+import { recordAudit, type Actor } from "./audit.ts";
+import { joinOrOpenCase } from "./cases.ts";
+import { listCategories, resolveReasons } from "./categories.ts";
+import { iso, type Clock } from "./clock.ts";
+import { notFound } from "./errors.ts";
+import { upsertIdentity, type DisplayInput, type IdentityRow } from "./identities.ts";
+import { newId } from "./ids.ts";
+import { formatCursor, isoFromUs, nextCreatedUs, parseCursor } from "./report-time.ts";
+import { bucketFor, maxSeverity, type Severity } from "./severity.ts";
+import type { Status } from "./workflow.ts";
+
+export type ReportRow = typeof reports.$inferSelect;
+
+export interface IdentityRef {
+  type: string;
+  externalId: string;
+  display?: DisplayInput | null;
+}
+
+export interface CreateReportInput {
+  orgId: string;
+  projectId: string;
+  actor: Actor;
+  subject?: IdentityRef | null;
+  reporter?: IdentityRef | null;
+  target?: { contentType?: string | null; contentExternalId?: string | null; content?: string | null } | null;
+  reasonNames: string[];
+  description?: string | null;
+  automated: boolean;
+}
+
+export interface CreatedReport {
+  report: { id: string; projectId: string; status: "OPEN"; createdAt: string };
+  row: ReportRow;
+  caseId: string;
+}
+
+/**
+ * Files a report: checks its reasons against the project's categories, upserts the subject and
+ * reporter identities, joins or opens its case and writes the audit trail, all in one
+ * transaction, so a refused report leaves nothing behind.
+ */
+export function createReport(db: Db, clock: Clock, input: CreateReportInput): CreatedReport {
+  return transaction(db, () => {
+    const categories = resolveReasons(listCategories(db, input.projectId), input.reasonNames);
+    const now = clock.now();
+    const createdUs = nextCreatedUs(db, now);
+    const subject = input.subject
+      ? upsertIdentity(db, { projectId: input.projectId, ...identityKey(input.subject), reportedAt: now, now })
+      : null;
+    const reporter = input.reporter
+      ? upsertIdentity(db, { projectId: input.projectId, ...identityKey(input.reporter), seenAt: now, now })
+      : null;
+    const severity = maxSeverity(categories.map((c) => c.severityHint));
+    const contentExternalId = input.target?.contentExternalId ?? null;
+    const contentType = contentExternalId ? (input.target?.contentType ?? "") : (input.target?.contentType ?? null);
+
+    const theCase = joinOrOpenCase(db, clock, {
+      orgId: input.orgId,
+      projectId: input.projectId,
+      actor: input.actor,
+      contentType,
+      contentExternalId,
+      subjectIdentityId: subject?.id ?? null,
+      bucket: bucketFor(severity),
+      now,
+    });
+
+    const row: ReportRow = {
+      id: newId(),
+      orgId: input.orgId,
+      projectId: input.projectId,
+      caseId: theCase.id,
+      status: "OPEN",
+      severity,
+      reasons: JSON.stringify(categories.map((c) => c.name)),
+      description: input.description ?? null,
+      automated: input.automated ? 1 : 0,
+      subjectIdentityId: subject?.id ?? null,
+      subjectExternalId: subject?.externalId ?? null,
+      reporterIdentityId: reporter?.id ?? null,
+      contentType,
+      contentExternalId,
+      content: input.target?.content ?? null,
+      escalation: null,
+      resolution: null,
+      dismissal: null,
+      createdById: input.actor.id,
+      createdUs,
+      updatedAt: now,
+    };
+    db.insert(reports).values(row).run();
+    db.insert(reportReasons)
+      .values(categories.map((c) => ({ reportId: row.id, orgId: input.orgId, name: c.name, createdUs })))
+      .run();
+    recordAudit(db, clock, {
+      orgId: input.orgId,
+      projectId: input.projectId,
+      actor: input.actor,
+      action: "REPORT_CREATED",
+      entityType: "report",
+      entityId: row.id,
+      after: { status: "OPEN", caseId: theCase.id, reasons: categories.map((c) => c.name), severity, automated: input.automated },
+    });
+    return {
+      report: { id: row.id, projectId: row.projectId, status: "OPEN", createdAt: isoFromUs(createdUs) },
+      row,
+      caseId: theCase.id,
+    };
+  });
+}
+
+const identityKey = (ref: IdentityRef) => ({ type: ref.type, externalId: ref.externalId, display: ref.display });
+
+/** A report of the caller's organization; another organization's is a 404 like a missing one. */
+export function requireReport(db: Db, orgId: string, reportId: string): ReportRow {
+  const row = db
+    .select()
+    .from(reports)
+    .where(and(eq(reports.id, reportId), eq(reports.orgId, orgId)))
+    .get();
+  if (!row) throw notFound("Report not found");
+  return row;
+}
+
+export interface ReportQuery {
+  orgId: string;
+  sort: "asc" | "desc";
+  cursor?: string;
+  limit: number;
+  projectId?: string;
+  statuses?: Status[];
+  severity?: Severity;
+  reason?: string;
+  subjectExternalId?: string;
+  contentExternalId?: string;
+  automated?: boolean;
+}
+
+/**
+ * One page of reports, newest first unless `sort` is asc. The cursor is the microsecond
+ * creation time of the last report of the previous page, so pages neither skip nor repeat.
+ */
+export function listReports(db: Db, q: ReportQuery): { reports: ReportView[]; nextCursor: string | null } {
+  const after = q.cursor === undefined ? undefined : parseCursor(q.cursor);
+  const order = q.sort === "asc" ? asc : desc;
+  const where: SQL[] = [];
+  // The project filter stands alone (the project was checked to be the caller's), so the
+  // planner takes its (project_id, created_us) index rather than the organization's.
+  if (q.projectId) where.push(eq(reports.projectId, q.projectId));
+  else where.push(eq(reports.orgId, q.orgId));
+  if (q.statuses?.length) where.push(q.statuses.length === 1 ? eq(reports.status, q.statuses[0]!) : inArray(reports.status, q.statuses));
+  if (q.severity) where.push(eq(reports.severity, q.severity));
+  if (q.subjectExternalId) where.push(eq(reports.subjectExternalId, q.subjectExternalId));
+  if (q.contentExternalId) where.push(eq(reports.contentExternalId, q.contentExternalId));
+  if (q.automated !== undefined) where.push(eq(reports.automated, q.automated ? 1 : 0));
+
+  let rows: ReportRow[];
+  if (q.reason) {
+    // Reason filter: walk the reasons index, then fetch each report by primary key.
+    const reasonWhere: SQL[] = [eq(reportReasons.orgId, q.orgId), eq(reportReasons.name, q.reason)];
+    if (after !== undefined) reasonWhere.push(q.sort === "asc" ? gt(reportReasons.createdUs, after) : lt(reportReasons.createdUs, after));
+    rows = db
+      .select({ report: reports })
+      .from(reportReasons)
+      .innerJoin(reports, eq(reports.id, reportReasons.reportId))
+      .where(and(...reasonWhere, ...where))
+      .orderBy(order(reportReasons.createdUs))
+      .limit(q.limit + 1)
+      .all()
+      .map((r) => r.report);
+  } else {
+    if (after !== undefined) where.push(q.sort === "asc" ? gt(reports.createdUs, after) : lt(reports.createdUs, after));
+    rows = db
+      .select()
+      .from(reports)
+      .where(and(...where))
+      .orderBy(order(reports.createdUs))
+      .limit(q.limit + 1)
+      .all();
+  }
+  const page = rows.slice(0, q.limit);
+  const last = page.at(-1);
+  return {
+    reports: toReportViews(db, page),
+    nextCursor: rows.length > q.limit && last ? formatCursor(last.createdUs) : null,
+  };
+}
+
+export interface IdentitySummary {
+  id: string;
+  type: string;
+  externalId: string;
+  displayName: string;
+  handleLabel: string;
+}
+
+interface Decision {
+  note: string | null;
+  at: string;
+  by: Actor;
+}
+
+export interface ReportView {
+  id: string;
+  projectId: string;
+  caseId: string;
+  status: Status;
+  severity: Severity;
+  reasons: string[];
+  description: string | null;
+  automated: boolean;
+  subject: IdentitySummary | null;
+  reporter: IdentitySummary | null;
+  target: { contentType: string | null; contentExternalId: string | null; content: string | null } | null;
+  escalation: (Decision & { team: string; applied: boolean }) | null;
+  resolution: (Decision & { code: string | null }) | null;
+  dismissal: (Decision & { reason: string }) | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const summary = (i: IdentityRow | undefined): IdentitySummary | null =>
+  i
+    ? {
+        id: i.id,
+        type: i.type,
+        externalId: i.externalId,
+        displayName: i.name ?? i.username ?? i.externalId,
+        handleLabel: i.username ? `@${i.username}` : `${i.type}:${i.externalId}`,
+      }
+    : null;
+
+/** Full report records, with subject and reporter summaries fetched in one query. */
+export function toReportViews(db: Db, rows: ReportRow[]): ReportView[] {
+  const ids = [...new Set(rows.flatMap((r) => [r.subjectIdentityId, r.reporterIdentityId]).filter((x): x is string => x != null))];
+  const byId = new Map(
+    ids.length ? db.select().from(identities).where(inArray(identities.id, ids)).all().map((i) => [i.id, i] as const) : [],
+  );
+  return rows.map((r) => toReportView(r, byId));
+}
+
+function toReportView(r: ReportRow, identitiesById: Map<string, IdentityRow>): ReportView {
+  const hasTarget = r.contentExternalId != null || r.contentType != null || r.content != null;
+  return {
+    id: r.id,
+    projectId: r.projectId,
+    caseId: r.caseId,
+    status: r.status as Status,
+    severity: r.severity as Severity,
+    reasons: JSON.parse(r.reasons) as string[],
+    description: r.description,
+    automated: r.automated === 1,
+    subject: summary(r.subjectIdentityId ? identitiesById.get(r.subjectIdentityId) : undefined),
+    reporter: summary(r.reporterIdentityId ? identitiesById.get(r.reporterIdentityId) : undefined),
+    target: hasTarget ? { contentType: r.contentType || null, contentExternalId: r.contentExternalId, content: r.content } : null,
+    escalation: r.escalation ? JSON.parse(r.escalation) : null,
+    resolution: r.resolution ? JSON.parse(r.resolution) : null,
+    dismissal: r.dismissal ? JSON.parse(r.dismissal) : null,
+    createdAt: isoFromUs(r.createdUs),
+    updatedAt: iso(r.updatedAt),
+  };
+}

@@ -1,0 +1,61 @@
+/**
+ * The review workflow: every status and every move between them, in one table. Reports and
+ * cases share it. docs/workflow.md reproduces the table for people.
+ *
+ * | Action   | From                                   | To          | Notes                                         |
+ * |----------|----------------------------------------|-------------|-----------------------------------------------|
+ * | create   | (none)                                 | OPEN        |                                               |
+ * | triage   | OPEN                                   | TRIAGED     | a moderator confirmed it needs review         |
+ * | enrich   | OPEN                                   | IN_REVIEW   | AI: confidence ≥ threshold and HIGH/CRITICAL  |
+ * | escalate | any but RESOLVED                       | IN_REVIEW   | on RESOLVED: unchanged, still recorded        |
+ * | resolve  | OPEN, TRIAGED, IN_REVIEW               | RESOLVED    | 409 from anything else                        |
+ * | dismiss  | OPEN, TRIAGED, IN_REVIEW               | DISMISSED   | 409 from anything else                        |
+ * | appeal   | RESOLVED                               | APPEALED    | the platform forwards its user's appeal       |
+ * | uphold   | APPEALED                               | CLOSED      | the decision stands                           |
+ * | overturn | APPEALED                               | CLOSED      | the decision is reversed (actions revoked)    |
+ * | close    | RESOLVED, DISMISSED                    | CLOSED      | archived: no further appeal                   |
+ */
+export const STATUSES = ["OPEN", "TRIAGED", "IN_REVIEW", "RESOLVED", "DISMISSED", "APPEALED", "CLOSED"] as const;
+export type Status = (typeof STATUSES)[number];
+
+export type WorkflowAction = "triage" | "enrich" | "escalate" | "resolve" | "dismiss" | "appeal" | "uphold" | "overturn" | "close";
+
+interface Move {
+  from: readonly Status[] | "any";
+  to: Status;
+  /** Statuses in which the action is accepted but changes nothing (it is still recorded). */
+  noop?: readonly Status[];
+}
+
+const DECIDABLE = ["OPEN", "TRIAGED", "IN_REVIEW"] as const;
+
+export const MOVES: Record<WorkflowAction, Move> = {
+  triage: { from: ["OPEN"], to: "TRIAGED" },
+  enrich: { from: ["OPEN"], to: "IN_REVIEW" },
+  escalate: { from: "any", to: "IN_REVIEW", noop: ["RESOLVED"] },
+  resolve: { from: DECIDABLE, to: "RESOLVED" },
+  dismiss: { from: DECIDABLE, to: "DISMISSED" },
+  appeal: { from: ["RESOLVED"], to: "APPEALED" },
+  uphold: { from: ["APPEALED"], to: "CLOSED" },
+  overturn: { from: ["APPEALED"], to: "CLOSED" },
+  close: { from: ["RESOLVED", "DISMISSED"], to: "CLOSED" },
+};
+
+/** Statuses a report or case can still be worked in; new reports join cases in these. */
+export const OPEN_STATUSES: readonly Status[] = DECIDABLE;
+export const isOpenStatus = (s: string): boolean => (OPEN_STATUSES as readonly string[]).includes(s);
+
+export type MoveResult = { allowed: true; to: Status; changed: boolean } | { allowed: false };
+
+/** Where `action` takes something in status `from`, or that it may not. */
+export function nextStatus(from: Status, action: WorkflowAction): MoveResult {
+  const move = MOVES[action];
+  if (move.noop?.includes(from)) return { allowed: true, to: from, changed: false };
+  if (move.from !== "any" && !move.from.includes(from)) return { allowed: false };
+  return { allowed: true, to: move.to, changed: move.to !== from };
+}
+
+export const asStatus = (s: string): Status => {
+  if (!(STATUSES as readonly string[]).includes(s)) throw new Error(`unknown status ${s}`);
+  return s as Status;
+};
