@@ -30,16 +30,21 @@ export function createApp(services: Services) {
 
   app.get(`${SDK_PREFIX}/openapi.json`, () => Response.json(sdkOpenApiDocument()));
 
-  app.mount("/trpc", (request) =>
-    fetchRequestHandler({
+  // A wildcard route with body parsing off hands tRPC the untouched request (mount would strip
+  // the /trpc prefix from the URL).
+  app.all(
+    "/trpc/*",
+    ({ request }) =>
+      fetchRequestHandler({
       endpoint: "/trpc",
       req: request,
       router: appRouter,
       createContext: ({ req, resHeaders }) => createContext(services, req, resHeaders),
       onError: ({ error }) => {
-        if (error.code === "INTERNAL_SERVER_ERROR") log.error("trpc error", errorFields(error.cause ?? error));
-      },
-    }),
+          if (error.code === "INTERNAL_SERVER_ERROR") log.error("trpc error", errorFields(error.cause ?? error));
+        },
+      }),
+    { parse: "none" },
   );
 
   mountRest(app, services);

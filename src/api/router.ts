@@ -3,6 +3,7 @@ import { casesRouter } from "./routers/cases.ts";
 import { categoriesRouter } from "./routers/categories.ts";
 import { identitiesRouter } from "./routers/identities.ts";
 import { keysRouter } from "./routers/keys.ts";
+import { projectsRouter } from "./routers/projects.ts";
 import { reportsRouter } from "./routers/reports.ts";
 import { router } from "./trpc.ts";
 
@@ -14,6 +15,7 @@ export const appRouter = router({
   cases: casesRouter,
   audit: auditRouter,
   keys: keysRouter,
+  projects: projectsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -1,6 +1,7 @@
 import { and, asc, eq } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { projects } from "../db/schema.ts";
+import { recordAudit, type Actor } from "./audit.ts";
 import { seedDefaultCategories } from "./categories.ts";
 import { iso, type Clock } from "./clock.ts";
 import { notFound } from "./errors.ts";
@@ -47,3 +48,23 @@ export const toProjectView = (p: Project): ProjectView => ({
   createdAt: iso(p.createdAt),
   updatedAt: iso(p.updatedAt),
 });
+
+export function renameProject(db: Db, clock: Clock, actor: Actor, orgId: string, projectId: string, name: string): Project {
+  const before = requireProject(db, orgId, projectId);
+  const after = { ...before, name, updatedAt: clock.now() };
+  db.update(projects).set({ name, updatedAt: after.updatedAt }).where(eq(projects.id, projectId)).run();
+  recordAudit(db, clock, {
+    orgId, projectId, actor, action: "PROJECT_RENAMED", entityType: "project", entityId: projectId,
+    before: { name: before.name }, after: { name },
+  });
+  return after;
+}
+
+/** Deletes a project and, through the foreign keys, everything in it: reports, cases, keys, identities. */
+export function deleteProject(db: Db, clock: Clock, actor: Actor, orgId: string, projectId: string): void {
+  const before = requireProject(db, orgId, projectId);
+  db.delete(projects).where(eq(projects.id, projectId)).run();
+  recordAudit(db, clock, {
+    orgId, projectId, actor, action: "PROJECT_DELETED", entityType: "project", entityId: projectId, before: toProjectView(before),
+  });
+}

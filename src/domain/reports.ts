@@ -145,6 +145,37 @@ export interface ReportQuery {
  * creation time of the last report of the previous page, so pages neither skip nor repeat.
  */
 export function listReports(db: Db, q: ReportQuery): { reports: ReportView[]; nextCursor: string | null } {
+  const rows = mergeByTime(reportListQueries(db, q).map((query) => query.all().map((r) => r.report)), q.sort).slice(0, q.limit + 1);
+  const page = rows.slice(0, q.limit);
+  const last = page.at(-1);
+  return {
+    reports: toReportViews(db, page),
+    nextCursor: rows.length > q.limit && last ? formatCursor(last.createdUs) : null,
+  };
+}
+
+/**
+ * The queries behind listReports, each returning one row more than the page (to know whether
+ * another page follows). A list of statuses becomes one query per status, each an index
+ * search of (org, status, time), merged afterwards: one `IN` query would have to either walk
+ * the whole organization or sort every matching report. Exported so a test can check the
+ * plans: every filter must be an index search.
+ */
+export function reportListQueries(db: Db, q: ReportQuery) {
+  if (q.statuses && q.statuses.length > 1 && !q.reason) {
+    return [...new Set(q.statuses)].map((status) => reportListQuery(db, { ...q, statuses: [status] }));
+  }
+  return [reportListQuery(db, q)];
+}
+
+/** Merges lists that are each sorted by creation time into one, in the same order. */
+function mergeByTime(lists: ReportRow[][], sort: "asc" | "desc"): ReportRow[] {
+  if (lists.length === 1) return lists[0]!;
+  const sign = sort === "asc" ? 1 : -1;
+  return lists.flat().sort((a, b) => sign * (a.createdUs - b.createdUs));
+}
+
+function reportListQuery(db: Db, q: ReportQuery) {
   const after = q.cursor === undefined ? undefined : parseCursor(q.cursor);
   const order = q.sort === "asc" ? asc : desc;
   const where: SQL[] = [];
@@ -158,36 +189,25 @@ export function listReports(db: Db, q: ReportQuery): { reports: ReportView[]; ne
   if (q.contentExternalId) where.push(eq(reports.contentExternalId, q.contentExternalId));
   if (q.automated !== undefined) where.push(eq(reports.automated, q.automated ? 1 : 0));
 
-  let rows: ReportRow[];
   if (q.reason) {
     // Reason filter: walk the reasons index, then fetch each report by primary key.
     const reasonWhere: SQL[] = [eq(reportReasons.orgId, q.orgId), eq(reportReasons.name, q.reason)];
     if (after !== undefined) reasonWhere.push(q.sort === "asc" ? gt(reportReasons.createdUs, after) : lt(reportReasons.createdUs, after));
-    rows = db
+    return db
       .select({ report: reports })
       .from(reportReasons)
       .innerJoin(reports, eq(reports.id, reportReasons.reportId))
       .where(and(...reasonWhere, ...where))
       .orderBy(order(reportReasons.createdUs))
-      .limit(q.limit + 1)
-      .all()
-      .map((r) => r.report);
-  } else {
-    if (after !== undefined) where.push(q.sort === "asc" ? gt(reports.createdUs, after) : lt(reports.createdUs, after));
-    rows = db
-      .select()
-      .from(reports)
-      .where(and(...where))
-      .orderBy(order(reports.createdUs))
-      .limit(q.limit + 1)
-      .all();
+      .limit(q.limit + 1);
   }
-  const page = rows.slice(0, q.limit);
-  const last = page.at(-1);
-  return {
-    reports: toReportViews(db, page),
-    nextCursor: rows.length > q.limit && last ? formatCursor(last.createdUs) : null,
-  };
+  if (after !== undefined) where.push(q.sort === "asc" ? gt(reports.createdUs, after) : lt(reports.createdUs, after));
+  return db
+    .select({ report: reports })
+    .from(reports)
+    .where(and(...where))
+    .orderBy(order(reports.createdUs))
+    .limit(q.limit + 1);
 }
 
 export interface IdentitySummary {

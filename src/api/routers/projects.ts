@@ -1,0 +1,67 @@
+import { z } from "zod";
+import { transaction } from "../../db/client.ts";
+import { recordAudit } from "../../domain/audit.ts";
+import { createProject, deleteProject, listProjects, renameProject, toProjectView } from "../../domain/projects.ts";
+import { isoDateTime, okSchema } from "../schemas.ts";
+import { organizationFor, router, secretProcedure } from "../trpc.ts";
+
+const projectSchema = z
+  .object({ id: z.string(), name: z.string(), createdAt: isoDateTime, updatedAt: isoDateTime })
+  .meta({ id: "Project" });
+const orgSlug = z.string().min(1).max(64);
+const name = z.string().trim().min(1).max(100);
+const tags = ["projects"];
+
+export const projectsRouter = router({
+  list: secretProcedure
+    .meta({ family: "org", openapi: { method: "GET", path: "/organizations/{orgSlug}/projects", summary: "List projects", tags } })
+    .input(z.object({ orgSlug }))
+    .output(z.object({ projects: z.array(projectSchema) }))
+    .query(({ ctx, input }) => {
+      const org = organizationFor(ctx, input.orgSlug);
+      return { projects: listProjects(ctx.db, org.id).map(toProjectView) };
+    }),
+
+  create: secretProcedure
+    .meta({
+      family: "org",
+      successStatus: 201,
+      openapi: { method: "POST", path: "/organizations/{orgSlug}/projects", summary: "Create a project (with the default report categories)", tags },
+    })
+    .input(z.object({ orgSlug, name }))
+    .output(z.object({ project: projectSchema }))
+    .mutation(({ ctx, input }) => {
+      const org = organizationFor(ctx, input.orgSlug);
+      const project = transaction(ctx.db, () => {
+        const p = createProject(ctx.db, ctx.clock, { orgId: org.id, name: input.name });
+        recordAudit(ctx.db, ctx.clock, {
+          orgId: org.id, projectId: p.id, actor: ctx.caller.actor, action: "PROJECT_CREATED",
+          entityType: "project", entityId: p.id, after: toProjectView(p),
+        });
+        return p;
+      });
+      return { project: toProjectView(project) };
+    }),
+
+  rename: secretProcedure
+    .meta({ family: "org", openapi: { method: "PATCH", path: "/organizations/{orgSlug}/projects/{projectId}", summary: "Rename a project", tags } })
+    .input(z.object({ orgSlug, projectId: z.string().min(1).max(64), name }))
+    .output(z.object({ project: projectSchema }))
+    .mutation(({ ctx, input }) => {
+      const org = organizationFor(ctx, input.orgSlug);
+      return { project: toProjectView(renameProject(ctx.db, ctx.clock, ctx.caller.actor, org.id, input.projectId, input.name)) };
+    }),
+
+  delete: secretProcedure
+    .meta({
+      family: "org",
+      openapi: { method: "DELETE", path: "/organizations/{orgSlug}/projects/{projectId}", summary: "Delete a project and everything in it", tags },
+    })
+    .input(z.object({ orgSlug, projectId: z.string().min(1).max(64) }))
+    .output(okSchema)
+    .mutation(({ ctx, input }) => {
+      const org = organizationFor(ctx, input.orgSlug);
+      deleteProject(ctx.db, ctx.clock, ctx.caller.actor, org.id, input.projectId);
+      return { ok: true as const };
+    }),
+});
