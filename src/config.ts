@@ -20,6 +20,11 @@ const configSchema = z.object({
   FLAGSTAFF_SCAN_ALLOW_PRIVATE: flag,
   FLAGSTAFF_LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
   FLAGSTAFF_MAX_BODY_BYTES: positiveInt(256 * 1024),
+  FLAGSTAFF_JOB_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  FLAGSTAFF_JOB_LEASE_MS: positiveInt(120_000),
+  FLAGSTAFF_JOB_POLL_MS: positiveInt(1_000),
+  FLAGSTAFF_JOB_BACKOFF_MS: positiveInt(2_000),
+  FLAGSTAFF_JOB_BACKOFF_CAP_MS: positiveInt(10 * 60_000),
   /** Shifts the server's clock (tests of time windows only). */
   FLAGSTAFF_CLOCK_OFFSET_MS: z.coerce.number().int().default(0),
 });
@@ -39,6 +44,7 @@ export interface Config {
   logLevel: RawConfig["FLAGSTAFF_LOG_LEVEL"];
   maxBodyBytes: number;
   clockOffsetMs: number;
+  jobs: { concurrency: number; leaseMs: number; pollMs: number; backoffBaseMs: number; backoffCapMs: number };
 }
 
 export class ConfigError extends Error {}
@@ -73,5 +79,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: c.FLAGSTAFF_LOG_LEVEL,
     maxBodyBytes: c.FLAGSTAFF_MAX_BODY_BYTES,
     clockOffsetMs: c.FLAGSTAFF_CLOCK_OFFSET_MS,
+    jobs: {
+      concurrency: c.FLAGSTAFF_JOB_CONCURRENCY,
+      leaseMs: c.FLAGSTAFF_JOB_LEASE_MS,
+      pollMs: c.FLAGSTAFF_JOB_POLL_MS,
+      backoffBaseMs: c.FLAGSTAFF_JOB_BACKOFF_MS,
+      backoffCapMs: c.FLAGSTAFF_JOB_BACKOFF_CAP_MS,
+    },
   };
 }

@@ -10,5 +10,5 @@ export function createServices(config: Config): Services {
   const db = openDatabase(config.dbPath);
   migrateDatabase(db);
   const clock = offsetClock(config.clockOffsetMs);
-  return { db, config, clock, reportRateLimiter: createRateLimiter(() => clock.now()) };
+  return { db, config, clock, reportRateLimiter: createRateLimiter(() => clock.now()), jobs: { wake: () => {} } };
 }

@@ -11,6 +11,8 @@ export interface Services {
   config: Config;
   clock: Clock;
   reportRateLimiter: RateLimiter;
+  /** The background job workers; `wake` makes them look at the queue now. */
+  jobs: { wake(): void };
 }
 
 /** Who is calling, once authenticated. Every procedure acts for exactly one organization. */

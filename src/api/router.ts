@@ -1,7 +1,9 @@
+import { aiRouter } from "./routers/ai.ts";
 import { auditRouter } from "./routers/audit.ts";
 import { casesRouter } from "./routers/cases.ts";
 import { categoriesRouter } from "./routers/categories.ts";
 import { identitiesRouter } from "./routers/identities.ts";
+import { jobsRouter } from "./routers/jobs.ts";
 import { keysRouter } from "./routers/keys.ts";
 import { projectsRouter } from "./routers/projects.ts";
 import { reportsRouter } from "./routers/reports.ts";
@@ -16,6 +18,8 @@ export const appRouter = router({
   audit: auditRouter,
   keys: keysRouter,
   projects: projectsRouter,
+  ai: aiRouter,
+  jobs: jobsRouter,
 });
 
 export type AppRouter = typeof appRouter;

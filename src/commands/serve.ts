@@ -3,6 +3,8 @@ import { organizations } from "../db/schema.ts";
 import { errorFields, log } from "../log.ts";
 import { createApp } from "../server.ts";
 import { createServices } from "../services.ts";
+import { jobHandlers } from "../jobs/handlers.ts";
+import { startWorkers } from "../jobs/worker.ts";
 import { formatInitBanner, initOrganization } from "./init.ts";
 
 /**
@@ -13,6 +15,9 @@ export async function serve(config: Config): Promise<void> {
   const services = createServices(config);
   const isEmpty = services.db.select({ id: organizations.id }).from(organizations).limit(1).all().length === 0;
   const bootstrap = isEmpty ? await initOrganization(services.db, services.clock) : null;
+
+  const workers = startWorkers(services.db, services.clock, jobHandlers(services), config.jobs);
+  services.jobs = workers;
 
   const app = createApp(services);
   app.listen({ port: config.port, hostname: config.host });
@@ -33,6 +38,7 @@ export async function serve(config: Config): Promise<void> {
     log.info("shutting down", { signal });
     try {
       await server.stop(false); // stop accepting; requests in flight finish
+      await workers.drain(10_000); // let running jobs finish, give back the rest
       services.db.$client.close();
     } catch (err) {
       log.error("error during shutdown", errorFields(err));

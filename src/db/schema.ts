@@ -22,6 +22,10 @@ export const projects = sqliteTable(
       .notNull()
       .references(() => organizations.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
+    /** AI settings: classification on/off, the confidence (1–100) that files a report, link scanning. */
+    aiEnabled: integer("ai_enabled").notNull().default(0),
+    aiThreshold: integer("ai_threshold").notNull().default(70),
+    scanLinks: integer("scan_links").notNull().default(0),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
@@ -222,6 +226,12 @@ export const reports = sqliteTable(
     resolution: text("resolution"),
     dismissal: text("dismissal"),
     createdById: text("created_by_id"),
+    /** AI enrichment, set once by the enrichment job (null until then). */
+    aiSeverity: text("ai_severity"),
+    aiCategories: text("ai_categories"),
+    aiConfidence: integer("ai_confidence"),
+    aiReasoning: text("ai_reasoning"),
+    aiAnalyzedAt: integer("ai_analyzed_at"),
     createdUs: integer("created_us").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
@@ -269,4 +279,64 @@ export const caseNotes = sqliteTable(
     createdAt: integer("created_at").notNull(),
   },
   (t) => [index("case_notes_case_idx").on(t.caseId, t.id)],
+);
+
+/** Every AI classification: of analyzed content, of a report being enriched, of a scanned URL. */
+export const contentAnalyses = sqliteTable(
+  "content_analyses",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    /** "content" (analyze route), "enrichment" (a report) or "link_scan" (a URL). */
+    source: text("source").notNull(),
+    /** The report this analysis created (content, link scans) or enriched. */
+    reportId: text("report_id"),
+    externalId: text("external_id"),
+    contentType: text("content_type"),
+    url: text("url"),
+    /** The text that was classified (as the model saw it, before windowing). */
+    sourceText: text("source_text").notNull(),
+    categories: text("categories").notNull(),
+    severity: text("severity").notNull(),
+    confidence: integer("confidence").notNull(),
+    reasoning: text("reasoning").notNull(),
+    model: text("model").notNull(),
+    latencyMs: integer("latency_ms").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("content_analyses_project_idx").on(t.projectId, t.id), index("content_analyses_report_idx").on(t.reportId)],
+);
+
+/**
+ * The durable job queue: background work (enrichment, link scans, webhook deliveries) that
+ * survives restarts. A job is leased while it runs; a lease that expires (its process died)
+ * makes the job available again: at-least-once.
+ */
+export const jobs = sqliteTable(
+  "jobs",
+  {
+    id: text("id").primaryKey(),
+    kind: text("kind").notNull(),
+    payload: text("payload").notNull(),
+    /** pending → running → done, or back to pending for a retry, or dead after the last attempt. */
+    status: text("status", { enum: ["pending", "running", "done", "dead"] }).notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    maxAttempts: integer("max_attempts").notNull(),
+    runAt: integer("run_at").notNull(),
+    leaseUntil: integer("lease_until"),
+    leasedBy: text("leased_by"),
+    lastError: text("last_error"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    index("jobs_due_idx").on(t.status, t.runAt),
+    index("jobs_lease_idx").on(t.status, t.leaseUntil),
+    index("jobs_kind_idx").on(t.kind, t.status),
+  ],
 );

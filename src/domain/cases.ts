@@ -142,6 +142,12 @@ export function raiseCaseBucket(db: Db, clock: Clock, actor: Actor, caseId: stri
   });
 }
 
+/** An OPEN case goes to IN_REVIEW (AI enrichment found likely violations in one of its reports). */
+export function moveOpenCaseToReview(db: Db, clock: Clock, actor: Actor, caseId: string): void {
+  const c = db.select().from(cases).where(eq(cases.id, caseId)).get();
+  if (c?.status === "OPEN") moveCase(db, clock, actor, c, "IN_REVIEW", { action: "enrich" }, clock.now());
+}
+
 export function requireCase(db: Db, orgId: string, caseId: string): CaseRow {
   const row = db
     .select()

@@ -18,7 +18,16 @@ export interface ProjectView {
 /** A new project, with the default report categories. Call inside a transaction. */
 export function createProject(db: Db, clock: Clock, input: { orgId: string; name: string }): Project {
   const now = clock.now();
-  const row: Project = { id: crypto.randomUUID(), orgId: input.orgId, name: input.name, createdAt: now, updatedAt: now };
+  const row: Project = {
+    id: crypto.randomUUID(),
+    orgId: input.orgId,
+    name: input.name,
+    aiEnabled: 0,
+    aiThreshold: 70,
+    scanLinks: 0,
+    createdAt: now,
+    updatedAt: now,
+  };
   db.insert(projects).values(row).run();
   seedDefaultCategories(db, clock, row.id);
   return row;

@@ -7,7 +7,9 @@ import { listCategories, resolveReasons } from "./categories.ts";
 import { iso, type Clock } from "./clock.ts";
 import { notFound } from "./errors.ts";
 import { upsertIdentity, type DisplayInput, type IdentityRow } from "./identities.ts";
+import { enqueueJob } from "../jobs/queue.ts";
 import { newId } from "./ids.ts";
+import type { Project } from "./projects.ts";
 import { formatCursor, isoFromUs, nextCreatedUs, parseCursor } from "./report-time.ts";
 import { bucketFor, maxSeverity, type Severity } from "./severity.ts";
 import type { Status } from "./workflow.ts";
@@ -21,8 +23,7 @@ export interface IdentityRef {
 }
 
 export interface CreateReportInput {
-  orgId: string;
-  projectId: string;
+  project: Project;
   actor: Actor;
   subject?: IdentityRef | null;
   reporter?: IdentityRef | null;
@@ -30,7 +31,12 @@ export interface CreateReportInput {
   reasonNames: string[];
   description?: string | null;
   automated: boolean;
+  /** Queue AI enrichment when the project has AI on (default true). */
+  enrich?: boolean;
 }
+
+/** Job kind of the AI enrichment of one report. */
+export const ENRICH_JOB = "report.enrich";
 
 export interface CreatedReport {
   report: { id: string; projectId: string; status: "OPEN"; createdAt: string };
@@ -44,23 +50,24 @@ export interface CreatedReport {
  * transaction, so a refused report leaves nothing behind.
  */
 export function createReport(db: Db, clock: Clock, input: CreateReportInput): CreatedReport {
+  const { project } = input;
   return transaction(db, () => {
-    const categories = resolveReasons(listCategories(db, input.projectId), input.reasonNames);
+    const categories = resolveReasons(listCategories(db, project.id), input.reasonNames);
     const now = clock.now();
     const createdUs = nextCreatedUs(db, now);
     const subject = input.subject
-      ? upsertIdentity(db, { projectId: input.projectId, ...identityKey(input.subject), reportedAt: now, now })
+      ? upsertIdentity(db, { projectId: project.id, ...identityKey(input.subject), reportedAt: now, now })
       : null;
     const reporter = input.reporter
-      ? upsertIdentity(db, { projectId: input.projectId, ...identityKey(input.reporter), seenAt: now, now })
+      ? upsertIdentity(db, { projectId: project.id, ...identityKey(input.reporter), seenAt: now, now })
       : null;
     const severity = maxSeverity(categories.map((c) => c.severityHint));
     const contentExternalId = input.target?.contentExternalId ?? null;
     const contentType = contentExternalId ? (input.target?.contentType ?? "") : (input.target?.contentType ?? null);
 
     const theCase = joinOrOpenCase(db, clock, {
-      orgId: input.orgId,
-      projectId: input.projectId,
+      orgId: project.orgId,
+      projectId: project.id,
       actor: input.actor,
       contentType,
       contentExternalId,
@@ -71,8 +78,8 @@ export function createReport(db: Db, clock: Clock, input: CreateReportInput): Cr
 
     const row: ReportRow = {
       id: newId(),
-      orgId: input.orgId,
-      projectId: input.projectId,
+      orgId: project.orgId,
+      projectId: project.id,
       caseId: theCase.id,
       status: "OPEN",
       severity,
@@ -89,16 +96,24 @@ export function createReport(db: Db, clock: Clock, input: CreateReportInput): Cr
       resolution: null,
       dismissal: null,
       createdById: input.actor.id,
+      aiSeverity: null,
+      aiCategories: null,
+      aiConfidence: null,
+      aiReasoning: null,
+      aiAnalyzedAt: null,
       createdUs,
       updatedAt: now,
     };
     db.insert(reports).values(row).run();
     db.insert(reportReasons)
-      .values(categories.map((c) => ({ reportId: row.id, orgId: input.orgId, name: c.name, createdUs })))
+      .values(categories.map((c) => ({ reportId: row.id, orgId: project.orgId, name: c.name, createdUs })))
       .run();
+    if (input.enrich !== false && project.aiEnabled === 1) {
+      enqueueJob(db, now, { kind: ENRICH_JOB, payload: { reportId: row.id }, maxAttempts: 50 });
+    }
     recordAudit(db, clock, {
-      orgId: input.orgId,
-      projectId: input.projectId,
+      orgId: project.orgId,
+      projectId: project.id,
       actor: input.actor,
       action: "REPORT_CREATED",
       entityType: "report",
@@ -239,6 +254,8 @@ export interface ReportView {
   escalation: (Decision & { team: string; applied: boolean }) | null;
   resolution: (Decision & { code: string | null }) | null;
   dismissal: (Decision & { reason: string }) | null;
+  /** The AI enrichment, once it has run. */
+  ai: { severity: Severity; categories: string[]; confidence: number; reasoning: string; analyzedAt: string } | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -280,6 +297,16 @@ function toReportView(r: ReportRow, identitiesById: Map<string, IdentityRow>): R
     escalation: r.escalation ? JSON.parse(r.escalation) : null,
     resolution: r.resolution ? JSON.parse(r.resolution) : null,
     dismissal: r.dismissal ? JSON.parse(r.dismissal) : null,
+    ai:
+      r.aiAnalyzedAt != null
+        ? {
+            severity: r.aiSeverity as Severity,
+            categories: JSON.parse(r.aiCategories ?? "[]") as string[],
+            confidence: r.aiConfidence ?? 0,
+            reasoning: r.aiReasoning ?? "",
+            analyzedAt: iso(r.aiAnalyzedAt),
+          }
+        : null,
     createdAt: isoFromUs(r.createdUs),
     updatedAt: iso(r.updatedAt),
   };

@@ -78,6 +78,9 @@ export const reportSchema = z
     escalation: z.object({ team: z.string(), applied: z.boolean(), ...decisionBase }).nullable(),
     resolution: z.object({ code: z.string().nullable(), ...decisionBase }).nullable(),
     dismissal: z.object({ reason: z.string(), ...decisionBase }).nullable(),
+    ai: z
+      .object({ severity: z.enum(SEVERITIES), categories: z.array(z.string()), confidence: z.number(), reasoning: z.string(), analyzedAt: isoDateTime })
+      .nullable(),
     createdAt: isoDateTime,
     updatedAt: isoDateTime,
   })
@@ -151,8 +154,7 @@ export const reportsRouter = router({
     .mutation(({ ctx, input }) => {
       const project = projectFor(ctx, input.projectId);
       const created = createReport(ctx.db, ctx.clock, {
-        orgId: project.orgId,
-        projectId: project.id,
+        project,
         actor: ctx.caller.actor,
         subject: input.subject,
         reporter: input.reporter,
@@ -161,6 +163,7 @@ export const reportsRouter = router({
         description: input.description,
         automated: input.automated ?? false,
       });
+      ctx.jobs.wake();
       return { report: created.report };
     }),
 

@@ -1,0 +1,16 @@
+import { z } from "zod";
+import type { Services } from "../api/context.ts";
+import { enrichReport } from "../domain/analysis.ts";
+import { ENRICH_JOB } from "../domain/reports.ts";
+import type { JobHandler } from "./worker.ts";
+
+const reportPayload = z.object({ reportId: z.string() });
+
+/** Every kind of background job this process knows how to run. */
+export function jobHandlers(services: Services): Record<string, JobHandler> {
+  return {
+    [ENRICH_JOB]: async (payload) => {
+      await enrichReport(services, reportPayload.parse(payload).reportId);
+    },
+  };
+}
