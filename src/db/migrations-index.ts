@@ -2,6 +2,9 @@
 import m0 from "../../drizzle/0000_foundation.sql" with { type: "text" };
 import m1 from "../../drizzle/0001_reports_cases.sql" with { type: "text" };
 import m2 from "../../drizzle/0002_ai_jobs.sql" with { type: "text" };
+import m3 from "../../drizzle/0003_link_scans.sql" with { type: "text" };
+import m4 from "../../drizzle/0004_enforcement_webhooks.sql" with { type: "text" };
+import m5 from "../../drizzle/0005_sessions.sql" with { type: "text" };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -14,4 +17,7 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0000_foundation", when: 1795305128663, breakpoints: true, sql: m0 },
   { tag: "0001_reports_cases", when: 1795305580793, breakpoints: true, sql: m1 },
   { tag: "0002_ai_jobs", when: 1795305876054, breakpoints: true, sql: m2 },
+  { tag: "0003_link_scans", when: 1795306037668, breakpoints: true, sql: m3 },
+  { tag: "0004_enforcement_webhooks", when: 1795306037973, breakpoints: true, sql: m4 },
+  { tag: "0005_sessions", when: 1795306038310, breakpoints: true, sql: m5 },
 ];

@@ -340,3 +340,169 @@ export const jobs = sqliteTable(
     index("jobs_kind_idx").on(t.kind, t.status),
   ],
 );
+
+/** Link scans: what a URL gave when fetched, kept 24 hours so a second scan does not fetch. */
+export const urlScanCache = sqliteTable("url_scan_cache", {
+  /** The normalised URL (see extract-urls.ts). */
+  url: text("url").primaryKey(),
+  fetchedAt: integer("fetched_at").notNull(),
+  finalUrl: text("final_url"),
+  statusCode: integer("status_code"),
+  contentType: text("content_type"),
+  /** "html", "feed", "text", "skipped" (binary or refused) or "error". */
+  kind: text("kind").notNull(),
+  title: text("title"),
+  text: text("text"),
+  /** Why nothing was scored: a binary type, a refused address, a timeout. */
+  reason: text("reason"),
+  bytes: integer("bytes"),
+});
+
+/** Enforcement actions on identities: warnings, mutes, suspensions, bans, content removals. */
+export const enforcementActions = sqliteTable(
+  "enforcement_actions",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    identityId: text("identity_id")
+      .notNull()
+      .references(() => identities.id, { onDelete: "cascade" }),
+    kind: text("kind", { enum: ["warning", "mute", "suspension", "ban", "content_removal"] }).notNull(),
+    reason: text("reason").notNull(),
+    note: text("note"),
+    reportId: text("report_id"),
+    caseId: text("case_id"),
+    contentType: text("content_type"),
+    contentExternalId: text("content_external_id"),
+    startsAt: integer("starts_at").notNull(),
+    endsAt: integer("ends_at"),
+    /** Set by the scheduler when an action with an end reaches it. */
+    expiredAt: integer("expired_at"),
+    revokedAt: integer("revoked_at"),
+    revokedByType: text("revoked_by_type"),
+    revokedById: text("revoked_by_id"),
+    revokeReason: text("revoke_reason"),
+    createdByType: text("created_by_type").notNull(),
+    createdById: text("created_by_id"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    index("enforcement_identity_idx").on(t.identityId, t.id),
+    index("enforcement_project_idx").on(t.projectId, t.id),
+    index("enforcement_report_idx").on(t.reportId),
+    // The expiry scheduler's search: actions with an end, neither revoked nor expired yet.
+    index("enforcement_expiry_idx").on(t.endsAt).where(sql`${t.revokedAt} IS NULL AND ${t.expiredAt} IS NULL AND ${t.endsAt} IS NOT NULL`),
+  ],
+);
+
+/** A user's appeal against an enforcement action, forwarded by the platform. */
+export const appeals = sqliteTable(
+  "appeals",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull(),
+    actionId: text("action_id")
+      .notNull()
+      .references(() => enforcementActions.id, { onDelete: "cascade" }),
+    reportId: text("report_id"),
+    caseId: text("case_id"),
+    text: text("text").notNull(),
+    status: text("status", { enum: ["pending", "upheld", "overturned"] }).notNull(),
+    decidedByType: text("decided_by_type"),
+    decidedById: text("decided_by_id"),
+    decisionNote: text("decision_note"),
+    createdAt: integer("created_at").notNull(),
+    decidedAt: integer("decided_at"),
+  },
+  (t) => [index("appeals_action_idx").on(t.actionId), index("appeals_org_status_idx").on(t.orgId, t.status, t.createdAt)],
+);
+
+/** Where an organization wants enforcement events delivered (Standard Webhooks). */
+export const webhookEndpoints = sqliteTable(
+  "webhook_endpoints",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    url: text("url").notNull(),
+    /** `whsec_…`: signing needs the secret itself, so it is stored, and shown once at creation. */
+    secret: text("secret").notNull(),
+    description: text("description"),
+    /** JSON array of event types; empty means every event. */
+    eventTypes: text("event_types").notNull(),
+    enabled: integer("enabled").notNull(),
+    disabledReason: text("disabled_reason"),
+    disabledAt: integer("disabled_at"),
+    /** When the current run of failed deliveries began (null while deliveries succeed). */
+    failingSince: integer("failing_since"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [index("webhook_endpoints_org_idx").on(t.orgId)],
+);
+
+/** One message to one endpoint: written in the transaction of the change (the outbox), then delivered by a job. */
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    /** The `webhook-id` header: stays the same across retries and replays of one message. */
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull(),
+    endpointId: text("endpoint_id")
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: "cascade" }),
+    eventType: text("event_type").notNull(),
+    payload: text("payload").notNull(),
+    /** pending → delivered, or failed (retries exhausted / endpoint disabled). */
+    status: text("status", { enum: ["pending", "delivered", "failed"] }).notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    lastStatusCode: integer("last_status_code"),
+    lastLatencyMs: integer("last_latency_ms"),
+    lastError: text("last_error"),
+    createdAt: integer("created_at").notNull(),
+    deliveredAt: integer("delivered_at"),
+  },
+  (t) => [index("webhook_deliveries_endpoint_idx").on(t.endpointId, t.id)],
+);
+
+/** Every delivery attempt, for the delivery log. */
+export const webhookAttempts = sqliteTable(
+  "webhook_attempts",
+  {
+    id: text("id").primaryKey(),
+    deliveryId: text("delivery_id")
+      .notNull()
+      .references(() => webhookDeliveries.id, { onDelete: "cascade" }),
+    attemptedAt: integer("attempted_at").notNull(),
+    statusCode: integer("status_code"),
+    latencyMs: integer("latency_ms").notNull(),
+    error: text("error"),
+  },
+  (t) => [index("webhook_attempts_delivery_idx").on(t.deliveryId, t.attemptedAt)],
+);
+
+/** Dashboard sessions. The cookie holds a random token; only its SHA-256 is stored. */
+export const sessions = sqliteTable(
+  "sessions",
+  {
+    id: text("id").primaryKey(),
+    tokenHash: text("token_hash").notNull().unique(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    orgId: text("org_id").notNull(),
+    /** Sent by the dashboard in a header on every mutation (double-submit CSRF defence). */
+    csrfToken: text("csrf_token").notNull(),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    lastSeenAt: integer("last_seen_at").notNull(),
+  },
+  (t) => [index("sessions_user_idx").on(t.userId)],
+);

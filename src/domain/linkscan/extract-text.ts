@@ -74,11 +74,12 @@ const BINARY_EXTENSIONS = /\.(png|jpe?g|gif|webp|avif|bmp|ico|tiff?|mp[34]|m4[av
 function classify(mime: string, body: Uint8Array, url: string): Kind {
   if (mime === "") return sniff(body, url);
   if (mime === "text/html" || mime === "application/xhtml+xml") return "html";
-  if (mime === "text/xml" || mime === "application/xml" || mime.endsWith("+xml")) return "xml";
-  if (mime.startsWith("text/") || mime === "application/json" || mime.endsWith("+json")) return "text";
+  // Before the +xml rule: image/svg+xml is an image, and images are out of scope.
   if (BINARY_TYPES.has(mime) || BINARY_FAMILIES.some((family) => mime.startsWith(family))) {
     return { skip: `binary content type ${mime} is not scanned` };
   }
+  if (mime === "text/xml" || mime === "application/xml" || mime.endsWith("+xml")) return "xml";
+  if (mime.startsWith("text/") || mime === "application/json" || mime.endsWith("+json")) return "text";
   return { skip: `content type ${mime} is not scanned` };
 }
 
@@ -164,9 +165,9 @@ export function htmlToText(html: string, maxChars: number = MAX_TEXT_CHARS): Htm
         // The page's title; a <title> inside inline SVG (hidden > 0) only names a drawing.
         if (name === "title" && title === undefined && hidden === 0) inTitle = true;
         if (name === "meta") {
-          const key = (attribs.name ?? attribs.property ?? "").toLowerCase();
-          if (key === "description") description ??= attribs.content;
-          if (key === "og:description") ogDescription ??= attribs.content;
+          const keys = [attribs.name, attribs.property].map((key) => key?.toLowerCase());
+          if (keys.includes("description")) description ??= attribs.content;
+          if (keys.includes("og:description")) ogDescription ??= attribs.content;
         }
         if (INVISIBLE.has(name)) hidden++;
         if (BLOCKS.has(name)) out.separate();
@@ -187,6 +188,7 @@ export function htmlToText(html: string, maxChars: number = MAX_TEXT_CHARS): Htm
     { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
   );
   parser.end(html);
+  if (inTitle) title = collapse(titleText); // a body cut at the size limit inside <title>
 
   const result: HtmlText = { text: out.text() };
   const desc = collapse(description ?? ogDescription ?? "");
@@ -240,21 +242,23 @@ function collapse(text: string): string {
 // ---------------------------------------------------------------------------------------------
 // RSS and Atom
 
-const feedParser = new XMLParser({
-  ignoreAttributes: false,
-  attributeNamePrefix: "@_",
-  // rss/channel/item, rdf:RDF/item and atom feed/entry all become plain names; content:encoded
-  // becomes `encoded`.
-  removeNSPrefix: true,
-  parseTagValue: false,
-  parseAttributeValue: false,
-  // XHTML content is markup, not data: keep it raw and strip it like any HTML fragment, so
-  // "para <b>bold</b> tail" keeps its word order and spaces.
-  stopNodes: ["..content[type=xhtml]", "..summary[type=xhtml]", "..title[type=xhtml]", "..subtitle[type=xhtml]"],
-  isArray: (name) => name === "item" || name === "entry",
-  // Default entity limits of fast-xml-parser stop "billion laughs" expansions.
-  processEntities: true,
-});
+// A parser per document: DOCTYPE entities declared by one feed must not leak into the next.
+const newFeedParser = () =>
+  new XMLParser({
+    ignoreAttributes: false,
+    attributeNamePrefix: "@_",
+    // rss/channel/item, rdf:RDF/item and atom feed/entry all become plain names; content:encoded
+    // becomes `encoded`.
+    removeNSPrefix: true,
+    parseTagValue: false,
+    parseAttributeValue: false,
+    // XHTML content is markup, not data: keep it raw and strip it like any HTML fragment, so
+    // "para <b>bold</b> tail" keeps its word order and spaces.
+    stopNodes: ["..content[type=xhtml]", "..summary[type=xhtml]", "..title[type=xhtml]", "..subtitle[type=xhtml]"],
+    isArray: (name) => name === "item" || name === "entry",
+    // Default entity limits of fast-xml-parser stop "billion laughs" expansions.
+    processEntities: true,
+  });
 
 interface FeedShape {
   title: unknown;
@@ -290,6 +294,7 @@ function extractFeed(xml: string): ExtractedContent {
 function parseXml(xml: string): Record<string, unknown> | null {
   const lastItemEnd = Math.max(xml.lastIndexOf("</item>") + 7, xml.lastIndexOf("</entry>") + 8);
   const attempts = [xml, lastItemEnd > 8 ? xml.slice(0, lastItemEnd) : null, xml.slice(0, xml.lastIndexOf(">") + 1)];
+  const feedParser = newFeedParser();
   for (const attempt of attempts) {
     if (!attempt) continue;
     try {

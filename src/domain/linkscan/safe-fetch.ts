@@ -249,7 +249,9 @@ function requestInit(url: URL, settings: Settings, signal: AbortSignal): BunFetc
   if (url.protocol === "https:") {
     const tls: NonNullable<BunFetchRequestInit["tls"]> = {};
     // SNI and certificate verification use the URL's name, not the pinned IP (no SNI for IPs).
-    if (isIP(bareHostname(url)) === 0) tls.servername = bareHostname(url);
+    // (A fully qualified "example.com." is verified as "example.com".)
+    const name = bareHostname(url);
+    if (isIP(name) === 0) tls.servername = name.replace(/\.$/, "");
     if (settings.ca !== undefined) tls.ca = settings.ca;
     init.tls = tls;
   }
