@@ -13,7 +13,7 @@ import { setLogLevel } from "./log.ts";
 const USAGE = `usage: flagstaff <command>
 
   serve                     migrate, then serve (an empty database is initialised first)
-  init [--json] [--org NAME] [--project NAME]
+  init [--json] [--org NAME] [--project NAME] [--plan free|pro|enterprise]
                             create an organization, project, keys and dashboard admin
   migrate                   apply database migrations
   keys create --project ID [--kind secret|publishable] [--name N] [--rate-limit N] [--json]
@@ -30,6 +30,7 @@ async function main(argv: string[]): Promise<number> {
       json: { type: "boolean" },
       org: { type: "string" },
       project: { type: "string" },
+      plan: { type: "string" },
       kind: { type: "string" },
       name: { type: "string" },
       "rate-limit": { type: "string" },
@@ -58,7 +59,9 @@ async function main(argv: string[]): Promise<number> {
         process.stdout.write(`${applied} migration(s) applied to ${config.dbPath}\n`);
         return 0;
       case "init": {
-        const result = await initOrganization(db, clock, { org: values.org, project: values.project });
+        const plan = values.plan ?? "enterprise";
+        if (plan !== "free" && plan !== "pro" && plan !== "enterprise") throw new UsageError("--plan must be free, pro or enterprise");
+        const result = await initOrganization(db, clock, { org: values.org, project: values.project, plan });
         process.stdout.write(values.json ? JSON.stringify(result) + "\n" : formatInitBanner(result, `http://localhost:${config.port}`) + "\n");
         return 0;
       }

@@ -1,7 +1,7 @@
 import { transaction, type Db } from "../db/client.ts";
 import type { Clock } from "../domain/clock.ts";
 import { createApiKey } from "../domain/keys.ts";
-import { createOrganization } from "../domain/organizations.ts";
+import { createOrganization, type Plan } from "../domain/organizations.ts";
 import { createProject } from "../domain/projects.ts";
 import { createUser, generatePassword, hashPassword } from "../domain/users.ts";
 
@@ -18,12 +18,12 @@ export interface InitResult {
 export async function initOrganization(
   db: Db,
   clock: Clock,
-  opts: { org?: string; project?: string } = {},
+  opts: { org?: string; project?: string; plan?: Plan } = {},
 ): Promise<InitResult> {
   const adminPassword = generatePassword();
   const passwordHash = await hashPassword(adminPassword);
   return transaction(db, () => {
-    const org = createOrganization(db, clock, { name: opts.org ?? "Demo" });
+    const org = createOrganization(db, clock, { name: opts.org ?? "Demo", plan: opts.plan });
     const project = createProject(db, clock, { orgId: org.id, name: opts.project ?? "Demo project" });
     const secret = createApiKey(db, clock, { projectId: project.id, kind: "secret", name: "Initial secret key" });
     const publishable = createApiKey(db, clock, { projectId: project.id, kind: "publishable", name: "Initial publishable key" });

@@ -80,8 +80,8 @@ export class TestServer {
   }
 
   /** A second organization (or another of the same kind) in the same database. */
-  async initOrg(org: string, project = "Project"): Promise<InitResult> {
-    const r = await runCli(["init", "--json", "--org", org, "--project", project], this.env);
+  async initOrg(org: string, project = "Project", plan = "enterprise"): Promise<InitResult> {
+    const r = await runCli(["init", "--json", "--org", org, "--project", project, "--plan", plan], this.env);
     if (r.code !== 0) throw new Error(`init failed: ${r.stderr}`);
     return JSON.parse(r.stdout) as InitResult;
   }
