@@ -25,8 +25,16 @@ const configSchema = z.object({
   FLAGSTAFF_JOB_POLL_MS: positiveInt(1_000),
   FLAGSTAFF_JOB_BACKOFF_MS: positiveInt(2_000),
   FLAGSTAFF_JOB_BACKOFF_CAP_MS: positiveInt(10 * 60_000),
+  /** Attempts of an enrichment job before it is dead: with the backoff cap, about 8 hours. */
+  FLAGSTAFF_ENRICH_MAX_ATTEMPTS: positiveInt(50),
   /** Shifts the server's clock (tests of time windows only). */
   FLAGSTAFF_CLOCK_OFFSET_MS: z.coerce.number().int().default(0),
+  /** Webhook deliveries: time limit of one attempt, retry schedule scale (tests shorten it), auto-disable. */
+  FLAGSTAFF_WEBHOOK_TIMEOUT_MS: positiveInt(15_000),
+  FLAGSTAFF_WEBHOOK_RETRY_SCALE: z.coerce.number().positive().max(1).default(1),
+  FLAGSTAFF_WEBHOOK_DISABLE_AFTER_MS: positiveInt(5 * 24 * 3_600_000),
+  /** Longest pause of the scheduler that ends suspensions and mutes whose end has come. */
+  FLAGSTAFF_ENFORCEMENT_TICK_MS: positiveInt(5_000),
 });
 
 type RawConfig = z.infer<typeof configSchema>;
@@ -45,6 +53,9 @@ export interface Config {
   maxBodyBytes: number;
   clockOffsetMs: number;
   jobs: { concurrency: number; leaseMs: number; pollMs: number; backoffBaseMs: number; backoffCapMs: number };
+  enrichMaxAttempts: number;
+  webhooks: { timeoutMs: number; retryScale: number; disableAfterMs: number };
+  enforcementTickMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -66,6 +77,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
   }
   const c = parsed.data;
+  // A job lease shorter than a webhook attempt would hand a slow delivery to a second worker.
+  if (c.FLAGSTAFF_JOB_LEASE_MS <= c.FLAGSTAFF_WEBHOOK_TIMEOUT_MS) {
+    throw new ConfigError(
+      `Invalid configuration:\n  FLAGSTAFF_JOB_LEASE_MS=${c.FLAGSTAFF_JOB_LEASE_MS}: must be longer than FLAGSTAFF_WEBHOOK_TIMEOUT_MS (${c.FLAGSTAFF_WEBHOOK_TIMEOUT_MS})`,
+    );
+  }
   return {
     port: c.PORT,
     host: c.HOST,
@@ -86,5 +103,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       backoffBaseMs: c.FLAGSTAFF_JOB_BACKOFF_MS,
       backoffCapMs: c.FLAGSTAFF_JOB_BACKOFF_CAP_MS,
     },
+    enrichMaxAttempts: c.FLAGSTAFF_ENRICH_MAX_ATTEMPTS,
+    webhooks: {
+      timeoutMs: c.FLAGSTAFF_WEBHOOK_TIMEOUT_MS,
+      retryScale: c.FLAGSTAFF_WEBHOOK_RETRY_SCALE,
+      disableAfterMs: c.FLAGSTAFF_WEBHOOK_DISABLE_AFTER_MS,
+    },
+    enforcementTickMs: c.FLAGSTAFF_ENFORCEMENT_TICK_MS,
   };
 }

@@ -9,6 +9,7 @@ import { listCategories, type CategoryRow } from "./categories.ts";
 import { iso, type Clock } from "./clock.ts";
 import { badRequest } from "./errors.ts";
 import { newId } from "./ids.ts";
+import { log } from "../log.ts";
 import { getOrganization } from "./organizations.ts";
 import { requireProject, type Project } from "./projects.ts";
 import { createReport } from "./reports.ts";
@@ -27,19 +28,43 @@ export interface AiDeps {
   db: Db;
   clock: Clock;
   config: Config;
+  /** Told the duration of every model call and whether it succeeded (metrics). */
+  onAiCall?: (ms: number, ok: boolean) => void;
 }
 
-/** Runs the classifier with the project's categories and the configured backend. */
-export function classifyText(deps: AiDeps, categories: readonly CategoryRow[], text: string): Promise<Classification> {
-  return classify({
-    host: deps.config.ollamaHost,
-    model: deps.config.aiModel,
-    timeoutMs: deps.config.aiTimeoutMs,
-    window: deps.config.aiWindow,
-    categories: categories.map((c) => ({ name: c.name, description: c.description })),
-    text,
-  });
+/**
+ * Runs the classifier with the project's categories and the configured backend. A failure is
+ * logged in full for the operator; the caller gets a message without the backend's address
+ * (API clients of one organization have no business learning the installation's network).
+ */
+export async function classifyText(deps: AiDeps, categories: readonly CategoryRow[], text: string): Promise<Classification> {
+  const started = performance.now();
+  try {
+    const result = await classify({
+      host: deps.config.ollamaHost,
+      model: deps.config.aiModel,
+      timeoutMs: deps.config.aiTimeoutMs,
+      window: deps.config.aiWindow,
+      categories: categories.map((c) => ({ name: c.name, description: c.description })),
+      text,
+    });
+    deps.onAiCall?.(performance.now() - started, true);
+    return result;
+  } catch (err) {
+    deps.onAiCall?.(performance.now() - started, false);
+    if (!(err instanceof AiUnavailableError)) throw err;
+    log.warn("AI backend call failed", { reason: err.reason, error: err.message });
+    throw new AiUnavailableError(err.reason, CLIENT_MESSAGE[err.reason](deps.config.aiModel), err);
+  }
 }
+
+const CLIENT_MESSAGE: Record<AiUnavailableError["reason"], (model: string) => string> = {
+  unreachable: () => "The AI backend is unreachable; try again later",
+  timeout: () => "The AI backend did not answer in time; try again later",
+  model_missing: (model) => `The AI model "${model}" is not installed on the AI backend; the operator must run \`ollama pull ${model}\``,
+  bad_answer: () => "The AI model gave no usable answer; try again later",
+  ollama_error: () => "The AI backend failed; try again later",
+};
 
 /**
  * The rule for filing a report from an analysis (spec, Analyze content, rules 1–2): the

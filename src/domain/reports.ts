@@ -33,6 +33,8 @@ export interface CreateReportInput {
   automated: boolean;
   /** Queue AI enrichment when the project has AI on (default true). */
   enrich?: boolean;
+  /** Attempts the enrichment job gets before it is dead (default 50). */
+  enrichMaxAttempts?: number;
 }
 
 /** Job kind of the AI enrichment of one report. */
@@ -109,7 +111,7 @@ export function createReport(db: Db, clock: Clock, input: CreateReportInput): Cr
       .values(categories.map((c) => ({ reportId: row.id, orgId: project.orgId, name: c.name, createdUs })))
       .run();
     if (input.enrich !== false && project.aiEnabled === 1) {
-      enqueueJob(db, now, { kind: ENRICH_JOB, payload: { reportId: row.id }, maxAttempts: 50 });
+      enqueueJob(db, now, { kind: ENRICH_JOB, payload: { reportId: row.id }, maxAttempts: input.enrichMaxAttempts ?? 50 });
     }
     recordAudit(db, clock, {
       orgId: project.orgId,

@@ -162,6 +162,7 @@ export const reportsRouter = router({
         reasonNames: reasonNames(input.reason),
         description: input.description,
         automated: input.automated ?? false,
+        enrichMaxAttempts: ctx.config.enrichMaxAttempts,
       });
       ctx.jobs.wake();
       return { report: created.report };
