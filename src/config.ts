@@ -18,6 +18,8 @@ const configSchema = z.object({
   FLAGSTAFF_AI_WINDOW: z.coerce.number().int().min(200).max(9_999).default(4_000),
   FLAGSTAFF_REPORT_RATE_LIMIT: positiveInt(10),
   FLAGSTAFF_SCAN_ALLOW_PRIVATE: flag,
+  /** Limit on a whole URL fetch, body and redirects included (spec: 10 s; tests shorten it). */
+  FLAGSTAFF_SCAN_TIMEOUT_MS: positiveInt(10_000),
   FLAGSTAFF_LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
   FLAGSTAFF_MAX_BODY_BYTES: positiveInt(256 * 1024),
   FLAGSTAFF_JOB_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
@@ -49,6 +51,7 @@ export interface Config {
   aiWindow: number;
   reportRateLimit: number;
   scanAllowPrivate: boolean;
+  scanTimeoutMs: number;
   logLevel: RawConfig["FLAGSTAFF_LOG_LEVEL"];
   maxBodyBytes: number;
   clockOffsetMs: number;
@@ -93,6 +96,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     aiWindow: c.FLAGSTAFF_AI_WINDOW,
     reportRateLimit: c.FLAGSTAFF_REPORT_RATE_LIMIT,
     scanAllowPrivate: c.FLAGSTAFF_SCAN_ALLOW_PRIVATE,
+    scanTimeoutMs: c.FLAGSTAFF_SCAN_TIMEOUT_MS,
     logLevel: c.FLAGSTAFF_LOG_LEVEL,
     maxBodyBytes: c.FLAGSTAFF_MAX_BODY_BYTES,
     clockOffsetMs: c.FLAGSTAFF_CLOCK_OFFSET_MS,

@@ -9,6 +9,7 @@ import { listCategories, type CategoryRow } from "./categories.ts";
 import { iso, type Clock } from "./clock.ts";
 import { badRequest } from "./errors.ts";
 import { newId } from "./ids.ts";
+import { enqueueLinkScans } from "./linkscan/scan.ts";
 import { log } from "../log.ts";
 import { getOrganization } from "./organizations.ts";
 import { requireProject, type Project } from "./projects.ts";
@@ -194,6 +195,7 @@ export async function analyzeContent(
       contentType: input.contentType,
       actor: input.actor,
     });
+    enqueueLinkScans(deps.db, deps.clock.now(), fresh, input.content);
     return { analysis, reportCreated: reportId !== null, reportId, analysisId, project: fresh };
   });
 }
@@ -339,6 +341,7 @@ export async function enrichReport(deps: AiDeps, reportId: string): Promise<"enr
       moveOpenCaseToReview(deps.db, deps.clock, systemActor, current.caseId);
     }
     if (escalates && analysis.severity === "CRITICAL") raiseCaseBucket(deps.db, deps.clock, systemActor, current.caseId, "emergency");
+    enqueueLinkScans(deps.db, now, project, text);
     return "enriched";
   });
 }

@@ -1,0 +1,129 @@
+/**
+ * Link scanning as Flagstaff runs it: URLs found in analyzed content (and in reports being
+ * enriched) are fetched safely in the background, their text extracted, and scored with the
+ * same classifier and threshold as content analysis. Fetched content is cached per URL for
+ * 24 hours, so a URL seen again within a day is not fetched again.
+ */
+import { eq } from "drizzle-orm";
+import { transaction, type Db } from "../../db/client.ts";
+import { urlScanCache } from "../../db/schema.ts";
+import { enqueueJob } from "../../jobs/queue.ts";
+import { log } from "../../log.ts";
+import { classifyText, fileIfWarranted, storeAnalysis, type AiDeps } from "../analysis.ts";
+import { recordAudit, systemActor } from "../audit.ts";
+import { listCategories } from "../categories.ts";
+import { requireProject } from "../projects.ts";
+import { aiSettingsOf } from "../settings.ts";
+import { extractText, type ExtractedContent } from "./extract-text.ts";
+import { extractUrls } from "./extract-urls.ts";
+import { safeFetch, ScanFailedError, ScanRefusedError } from "./safe-fetch.ts";
+
+export const LINK_SCAN_JOB = "link.scan";
+export const CACHE_TTL_MS = 24 * 60 * 60 * 1000;
+
+export interface LinkScanPayload {
+  orgId: string;
+  projectId: string;
+  url: string;
+}
+
+export interface ScanDeps extends AiDeps {
+  /** Tests only: lets scans reach loopback and private addresses (FLAGSTAFF_SCAN_ALLOW_PRIVATE). */
+  allowPrivate: boolean;
+  timeoutMs: number;
+}
+
+/**
+ * Queues a scan job per URL of a text (at most MAX_URLS_PER_TEXT), when the project scans
+ * links. The worker pool runs them side by side, so the URLs of one text are fetched in
+ * parallel, and a retry (the AI backend was down) concerns one URL only. Call inside the
+ * transaction that stored the text.
+ */
+export function enqueueLinkScans(db: Db, now: number, project: { id: string; orgId: string; scanLinks: number }, text: string): number {
+  if (project.scanLinks !== 1) return 0;
+  const urls = extractUrls(text);
+  for (const url of urls) {
+    const payload: LinkScanPayload = { orgId: project.orgId, projectId: project.id, url };
+    enqueueJob(db, now, { kind: LINK_SCAN_JOB, payload, maxAttempts: 10 });
+  }
+  return urls.length;
+}
+
+/** The job: fetch (or take from the cache), extract and score one URL. A failed fetch is recorded, not retried. */
+export async function runLinkScan(deps: ScanDeps, payload: LinkScanPayload): Promise<void> {
+  await scanOne(deps, payload, payload.url);
+}
+
+type Fetched = { kind: ExtractedContent["kind"] | "error"; text: string | null; title: string | null; reason: string | null; fromCache: boolean };
+
+async function scanOne(deps: ScanDeps, p: LinkScanPayload, url: string): Promise<void> {
+  const fetched = await fetchWithCache(deps, url);
+  if (fetched.kind === "skipped" || fetched.kind === "error" || !fetched.text?.trim()) {
+    recordOutcome(deps, p, url, { outcome: fetched.kind === "error" ? "failed" : "skipped", reason: fetched.reason ?? "no text", fromCache: fetched.fromCache });
+    return;
+  }
+  let project;
+  try {
+    project = requireProject(deps.db, p.orgId, p.projectId);
+  } catch {
+    return; // the project was deleted meanwhile
+  }
+  if (!aiSettingsOf(project).aiEnabled) return;
+  const categories = listCategories(deps.db, project.id);
+  if (categories.length === 0) return;
+  const sourceText = [fetched.title, fetched.text].filter(Boolean).join("\n\n");
+  const classification = await classifyText(deps, categories, sourceText); // AI down → the job retries
+  transaction(deps.db, () => {
+    const reportId = fileIfWarranted(deps, project, categories, classification, systemActor, {
+      content: sourceText.slice(0, 10_000),
+      externalId: url,
+      contentType: "url",
+      url,
+    });
+    storeAnalysis(deps.db, deps.clock, { project, source: "link_scan", classification, sourceText, reportId, url, externalId: url, contentType: "url", actor: systemActor });
+  });
+}
+
+function recordOutcome(deps: ScanDeps, p: LinkScanPayload, url: string, data: { outcome: string; reason: string; fromCache: boolean }): void {
+  recordAudit(deps.db, deps.clock, {
+    orgId: p.orgId, projectId: p.projectId, actor: systemActor, action: "LINK_SCAN_SKIPPED",
+    entityType: "url", entityId: url.slice(0, 200), data: { url, ...data },
+  });
+}
+
+/** The URL's content: from the cache when fetched within 24 hours, else fetched and cached. */
+async function fetchWithCache(deps: ScanDeps, url: string): Promise<Fetched> {
+  const now = deps.clock.now();
+  const cached = deps.db.select().from(urlScanCache).where(eq(urlScanCache.url, url)).get();
+  if (cached && now - cached.fetchedAt < CACHE_TTL_MS) {
+    return { kind: cached.kind as Fetched["kind"], text: cached.text, title: cached.title, reason: cached.reason, fromCache: true };
+  }
+  let row: typeof urlScanCache.$inferInsert;
+  try {
+    const res = await safeFetch(url, { timeoutMs: deps.timeoutMs, allowPrivate: deps.allowPrivate });
+    const content = extractText(res.contentType, res.body, res.finalUrl);
+    row = {
+      url,
+      fetchedAt: now,
+      finalUrl: res.finalUrl,
+      statusCode: res.status,
+      contentType: res.contentType,
+      kind: content.kind,
+      title: content.kind === "skipped" ? null : (content.title ?? null),
+      text: content.kind === "skipped" ? null : [content.description, content.text].filter(Boolean).join("\n\n"),
+      reason: content.kind === "skipped" ? content.reason : res.truncated ? "truncated at 100 KB" : null,
+      bytes: res.body.byteLength,
+    };
+  } catch (err) {
+    const reason = err instanceof ScanRefusedError || err instanceof ScanFailedError ? err.message : `fetch failed: ${String(err)}`;
+    log.info("link scan failed", { url, reason });
+    // Refusals and failures are not cached: a page that was down may be up in a minute.
+    return { kind: "error", text: null, title: null, reason, fromCache: false };
+  }
+  deps.db
+    .insert(urlScanCache)
+    .values(row)
+    .onConflictDoUpdate({ target: urlScanCache.url, set: row })
+    .run();
+  return { kind: row.kind as Fetched["kind"], text: row.text ?? null, title: row.title ?? null, reason: row.reason ?? null, fromCache: false };
+}
