@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startFakeOllama, type FakeOllama } from "../scripts/fake-ollama.ts";
+import { until } from "./helpers/wait.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
 let fake: FakeOllama;
@@ -21,15 +22,6 @@ afterAll(async () => {
   await fake.stop();
 });
 
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(50);
-  }
-}
 
 test("a job leased by a server killed with SIGKILL completes after restart, exactly once", async () => {
   const settings = `/api/v1/organizations/${server.demo.orgSlug}/projects/${server.demo.projectId}/settings`;

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { startFakeOllama, type FakeOllama } from "../scripts/fake-ollama.ts";
+import { until } from "./helpers/wait.ts";
 import { startServer, type InitResult, type TestServer } from "./helpers/server.ts";
 
 let fake: FakeOllama;
@@ -37,15 +38,6 @@ async function setSettings(patch: Record<string, unknown>) {
   const r = await server.call("PATCH", `${org()}/settings`, { body: patch });
   expect(r.status).toBe(200);
   return r.body.settings;
-}
-async function until<T>(what: string, fn: () => Promise<T | undefined | null | false>, ms = 8000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(50);
-  }
 }
 const report = async (id: string) => (await server.call("GET", `/reports/${id}`)).body.report;
 const aiAudit = async (reportId: string) =>

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { startFakeOllama, type FakeOllama } from "../scripts/fake-ollama.ts";
 import { SECRET_SCRIPT_TEXT, SECRET_STYLE_TEXT, startPageServer, type PageServer } from "./helpers/page-server.ts";
+import { until } from "./helpers/wait.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
 let fake: FakeOllama;
@@ -41,15 +42,6 @@ const scans = async (s: TestServer) =>
   );
 const skipped = async (s: TestServer) =>
   (await s.call("GET", `/api/v1/organizations/${s.demo.orgSlug}/audit-events?action=LINK_SCAN_SKIPPED&limit=100`)).body.events as any[];
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(25);
-  }
-}
 /** The content answer is LOW; URL scans answer what the test says. */
 function scoreUrls(severity: string, confidence: number) {
   fake.setDefault((req) => {

@@ -10,14 +10,9 @@ import type { Subprocess } from "bun";
 export const ROOT = join(import.meta.dir, "..", "..");
 const CLI = join(ROOT, "src", "cli.ts");
 
-export interface InitResult {
-  orgSlug: string;
-  projectId: string;
-  secretKey: string;
-  publishableKey: string;
-  adminEmail: string;
-  adminPassword: string;
-}
+import type { InitResult } from "../../src/commands/init.ts";
+
+export type { InitResult };
 
 export interface CallOptions {
   key?: string | null;
