@@ -6,6 +6,7 @@ import { sdkOpenApiDocument } from "./api/openapi.ts";
 import { mountRest, SDK_PREFIX } from "./api/rest.ts";
 import { appRouter } from "./api/router.ts";
 import { errorFields, log } from "./log.ts";
+import dashboardPage from "./web/index.html";
 
 /** The HTTP face of Flagstaff: health, OpenAPI, tRPC for the dashboard and the REST routes. */
 export function createApp(services: Services) {
@@ -34,18 +35,23 @@ export function createApp(services: Services) {
   // the /trpc prefix from the URL).
   app.all(
     "/trpc/*",
-    ({ request }) =>
+    ({ request, server }) =>
       fetchRequestHandler({
       endpoint: "/trpc",
       req: request,
       router: appRouter,
-      createContext: ({ req, resHeaders }) => createContext(services, req, resHeaders),
+      createContext: ({ req, resHeaders }) =>
+        createContext(services, req, resHeaders, { sessions: true, ip: server?.requestIP(request)?.address ?? null }),
       onError: ({ error }) => {
           if (error.code === "INTERNAL_SERVER_ERROR") log.error("trpc error", errorFields(error.cause ?? error));
         },
       }),
     { parse: "none" },
   );
+
+  // The moderators' dashboard (src/web): Bun bundles the page, its scripts and CSS, also
+  // inside a compiled binary.
+  app.get("/", dashboardPage);
 
   mountRest(app, services);
   return app;

@@ -1,5 +1,6 @@
 import type { AnyTRPCProcedure } from "@trpc/server";
 import type { Elysia } from "elysia";
+import { createCommitGroup } from "../db/group-commit.ts";
 import type { Services } from "./context.ts";
 import { createContext } from "./context.ts";
 import { jsonError, toHttpError } from "./http-errors.ts";
@@ -43,9 +44,17 @@ type CallerFn = (input: unknown) => Promise<unknown>;
  * The thin REST adapter: path parameters, query and JSON body become the procedure's input;
  * its result becomes the JSON response, and any error `{ error }` with the mapped status.
  */
+/**
+ * The busiest writes, committed in groups (src/db/group-commit.ts): requests that arrive
+ * together share one SQLite commit, and each is answered only after that commit.
+ */
+const GROUP_COMMITTED = new Set(["reports.create", "identities.upsert"]);
+
 export function mountRest(app: Elysia, services: Services): void {
+  const group = createCommitGroup(services.db);
   for (const route of restRoutes()) {
     const segments = route.procedurePath.split(".");
+    const grouped = GROUP_COMMITTED.has(route.procedurePath);
     app.route(
       route.method,
       route.path,
@@ -59,7 +68,8 @@ export function mountRest(app: Elysia, services: Services): void {
         try {
           const caller = createCaller(ctx) as unknown as Record<string, unknown>;
           const fn = segments.reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], caller) as CallerFn;
-          const result = await fn({ ...body, ...params });
+          const input = { ...body, ...params };
+          const result = await (grouped ? group.run(() => fn(input)) : fn(input));
           resHeaders.set("content-type", "application/json");
           return new Response(JSON.stringify(result), { status: route.successStatus, headers: resHeaders });
         } catch (err) {
@@ -100,6 +110,8 @@ async function readJsonObject(request: Request, maxBytes: number): Promise<Recor
 /** Reads at most maxBytes of the body, throwing past that, so a chunked upload cannot grow without bound. */
 async function readBounded(request: Request, maxBytes: number): Promise<string> {
   if (!request.body) return "";
+  // A declared length (already checked against maxBytes) frames the body: read it at once.
+  if (request.headers.has("content-length")) return request.text();
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;

@@ -1,12 +1,17 @@
 import { aiRouter } from "./routers/ai.ts";
 import { auditRouter } from "./routers/audit.ts";
+import { authRouter } from "./routers/auth.ts";
 import { casesRouter } from "./routers/cases.ts";
 import { categoriesRouter } from "./routers/categories.ts";
+import { dashboardRouter } from "./routers/dashboard.ts";
+import { enforcementRouter } from "./routers/enforcement.ts";
 import { identitiesRouter } from "./routers/identities.ts";
 import { jobsRouter } from "./routers/jobs.ts";
 import { keysRouter } from "./routers/keys.ts";
 import { projectsRouter } from "./routers/projects.ts";
 import { reportsRouter } from "./routers/reports.ts";
+import { usersRouter } from "./routers/users.ts";
+import { webhooksRouter } from "./routers/webhooks.ts";
 import { router } from "./trpc.ts";
 
 /** Every procedure, as the dashboard's tRPC client sees it at /trpc. */
@@ -20,6 +25,11 @@ export const appRouter = router({
   projects: projectsRouter,
   ai: aiRouter,
   jobs: jobsRouter,
+  auth: authRouter,
+  users: usersRouter,
+  dashboard: dashboardRouter,
+  enforcement: enforcementRouter,
+  webhooks: webhooksRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -4,14 +4,25 @@ import type { OpenApiMeta } from "trpc-to-openapi";
 import { DomainError, type DomainErrorKind } from "../domain/errors.ts";
 import { requireProject, type Project } from "../domain/projects.ts";
 import { requireOrganizationBySlug, type Organization } from "../domain/organizations.ts";
-import type { Caller, Context } from "./context.ts";
+import { csrfMatches } from "../domain/sessions.ts";
+import { hasRole, type Role } from "../domain/users.ts";
+import type { Caller, Context, RequestFacts } from "./context.ts";
 
 /**
  * Procedure metadata. `openapi` places a procedure on a REST path (SDK routes are relative to
  * /sdk/flagstaff/v1, organization routes start with /organizations and live under /api/v1);
  * `successStatus` is the HTTP status of a REST success (200 unless said).
  */
-export type Meta = OpenApiMeta<{ family?: "sdk" | "org"; successStatus?: number }>;
+export type Meta = OpenApiMeta<{
+  family?: "sdk" | "org";
+  successStatus?: number;
+  /**
+   * The least role a dashboard user needs for this procedure. Without it, queries need
+   * "viewer" and mutations "moderator". `role: "admin"` also refuses publishable keys (secret
+   * keys act as admins).
+   */
+  role?: Role;
+}>;
 
 // isDev off: error responses never carry stack traces.
 const t = initTRPC.context<Context>().meta<Meta>().create({ isDev: false });
@@ -40,10 +51,53 @@ const translateDomainErrors = t.middleware(async ({ next }) => {
   return result;
 });
 
-/** Any authenticated caller: a secret or publishable key (and later a dashboard session). */
-export const authedProcedure = t.procedure.use(translateDomainErrors).use(({ ctx, next }) => {
+/** Procedures anyone may call (signing in): domain errors are still translated. */
+export const publicProcedure = t.procedure.use(translateDomainErrors);
+
+/**
+ * A session's mutations must come from the dashboard itself: not from another site (an Origin
+ * that is not this host, or Sec-Fetch-Site: cross-site) and with the session's CSRF token in
+ * the x-flagstaff-csrf header. The SameSite=Strict cookie already keeps other sites out; this
+ * is the second lock.
+ */
+export function assertSameOrigin(request: RequestFacts): void {
+  if (request.fetchSite === "cross-site") throw new TRPCError({ code: "FORBIDDEN", message: "Cross-site request refused" });
+  if (request.origin != null) {
+    let originHost: string | null = null;
+    try {
+      originHost = new URL(request.origin).host;
+    } catch {
+      // "null" or garbage: refused below
+    }
+    if (!originHost || originHost !== request.host) throw new TRPCError({ code: "FORBIDDEN", message: "Cross-site request refused" });
+  }
+}
+
+const ROLE_REFUSED = (needed: Role) => `This needs the ${needed} role`;
+
+/**
+ * Any authenticated caller: a secret or publishable key, or a dashboard session. Roles are
+ * enforced here, once, for every procedure: a dashboard user needs "viewer" for queries,
+ * "moderator" for mutations, or the role the procedure's meta names; a session's mutations
+ * must also pass the CSRF and origin checks. Keys are limited by kind instead (secret keys act
+ * as admins, publishable keys are refused by secretProcedure and by `role: "admin"`).
+ */
+export const authedProcedure = t.procedure.use(translateDomainErrors).use(({ ctx, next, type, meta }) => {
   if (!ctx.auth.ok) throw new TRPCError({ code: "UNAUTHORIZED", message: ctx.auth.reason });
-  return next({ ctx: { caller: ctx.auth.caller } });
+  const caller = ctx.auth.caller;
+  if (caller.session) {
+    if (type === "mutation") {
+      assertSameOrigin(ctx.request);
+      if (!csrfMatches(caller.session.csrfToken, ctx.request.csrfHeader)) {
+        throw new TRPCError({ code: "FORBIDDEN", message: "Missing or wrong CSRF token (x-flagstaff-csrf header)" });
+      }
+    }
+    const needed: Role = meta?.role ?? (type === "mutation" ? "moderator" : "viewer");
+    if (!hasRole(caller.role, needed)) throw new TRPCError({ code: "FORBIDDEN", message: ROLE_REFUSED(needed) });
+  } else if (meta?.role && !hasRole(caller.role, meta.role)) {
+    throw new TRPCError({ code: "FORBIDDEN", message: caller.key?.kind === "publishable" ? "A publishable key cannot call this route; use a secret key" : ROLE_REFUSED(meta.role) });
+  }
+  return next({ ctx: { caller } });
 });
 
 /** Everything but report creation and report reasons: publishable keys are refused. */

@@ -3,6 +3,7 @@ import { organizations } from "../db/schema.ts";
 import { errorFields, log } from "../log.ts";
 import { createApp } from "../server.ts";
 import { createServices } from "../services.ts";
+import { startExpiryScheduler } from "../jobs/enforcement-jobs.ts";
 import { jobHandlers } from "../jobs/handlers.ts";
 import { startWorkers } from "../jobs/worker.ts";
 import { formatInitBanner, initOrganization } from "./init.ts";
@@ -18,6 +19,7 @@ export async function serve(config: Config): Promise<void> {
 
   const workers = startWorkers(services.db, services.clock, jobHandlers(services), config.jobs);
   services.jobs = workers;
+  const expiry = startExpiryScheduler(services);
 
   const app = createApp(services);
   app.listen({ port: config.port, hostname: config.host });
@@ -38,6 +40,7 @@ export async function serve(config: Config): Promise<void> {
     log.info("shutting down", { signal });
     try {
       await server.stop(false); // stop accepting; requests in flight finish
+      expiry.stop();
       await workers.drain(10_000); // let running jobs finish, give back the rest
       services.db.$client.close();
     } catch (err) {

@@ -1,5 +1,6 @@
 import { and, desc, eq, lt, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
+import { param, statements } from "../db/prepared.ts";
 import { auditEvents } from "../db/schema.ts";
 import { iso, type Clock } from "./clock.ts";
 import { newId } from "./ids.ts";
@@ -42,23 +43,42 @@ const parse = (v: string | null): unknown => (v == null ? null : JSON.parse(v));
 
 /** Writes one audit event. Call it inside the transaction of the change it records. */
 export function recordAudit(db: Db, clock: Clock, e: AuditInput): void {
-  db.insert(auditEvents)
-    .values({
-      id: newId(),
-      orgId: e.orgId,
-      projectId: e.projectId ?? null,
-      actorType: e.actor.type,
-      actorId: e.actor.id,
-      action: e.action,
-      entityType: e.entityType,
-      entityId: e.entityId,
-      before: json(e.before),
-      after: json(e.after),
-      data: json(e.data),
-      createdAt: clock.now(),
-    })
-    .run();
+  insertAudit(db).run({
+    id: newId(),
+    orgId: e.orgId,
+    projectId: e.projectId ?? null,
+    actorType: e.actor.type,
+    actorId: e.actor.id,
+    action: e.action,
+    entityType: e.entityType,
+    entityId: e.entityId,
+    before: json(e.before),
+    after: json(e.after),
+    data: json(e.data),
+    createdAt: clock.now(),
+  });
 }
+
+/** Every change writes an audit event (each report creation at least one): kept prepared (src/db/prepared.ts). */
+const insertAudit = statements((db) =>
+  db
+    .insert(auditEvents)
+    .values({
+      id: param("id"),
+      orgId: param("orgId"),
+      projectId: param("projectId"),
+      actorType: param("actorType"),
+      actorId: param("actorId"),
+      action: param("action"),
+      entityType: param("entityType"),
+      entityId: param("entityId"),
+      before: param("before"),
+      after: param("after"),
+      data: param("data"),
+      createdAt: param("createdAt"),
+    })
+    .prepare(),
+);
 
 export interface AuditQuery {
   orgId: string;

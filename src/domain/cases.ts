@@ -1,5 +1,6 @@
 import { and, asc, desc, eq, inArray, isNull, ne, sql } from "drizzle-orm";
 import { transaction, type Db } from "../db/client.ts";
+import { param, statements } from "../db/prepared.ts";
 import { caseNotes, cases, reports, users } from "../db/schema.ts";
 import { recordAudit, type Actor } from "./audit.ts";
 import { iso, isoOrNull, type Clock } from "./clock.ts";
@@ -52,36 +53,74 @@ interface CaseKey {
 
 /** The open case a report with this target (else this subject) belongs to, if there is one. */
 function findOpenCase(db: Db, key: CaseKey): CaseRow | undefined {
+  const q = caseStatements(db);
   if (key.contentExternalId != null) {
-    return db
-      .select()
-      .from(cases)
-      .where(
-        and(
-          eq(cases.projectId, key.projectId),
-          eq(cases.contentType, key.contentType ?? ""),
-          eq(cases.contentExternalId, key.contentExternalId),
-          eq(cases.isOpen, 1),
-        ),
-      )
-      .get();
+    return q.openForTarget.get({ projectId: key.projectId, contentType: key.contentType ?? "", contentExternalId: key.contentExternalId });
   }
   if (key.subjectIdentityId != null) {
-    return db
-      .select()
-      .from(cases)
-      .where(
-        and(
-          eq(cases.projectId, key.projectId),
-          eq(cases.subjectIdentityId, key.subjectIdentityId),
-          isNull(cases.contentExternalId),
-          eq(cases.isOpen, 1),
-        ),
-      )
-      .get();
+    return q.openForSubject.get({ projectId: key.projectId, subjectIdentityId: key.subjectIdentityId });
   }
   return undefined;
 }
+
+/**
+ * Every report creation looks up (and joins or opens) a case: kept prepared (src/db/prepared.ts).
+ * `is_open = 1` is written as a literal, not a bound value: SQLite picks a partial index
+ * (cases_open_target_idx, cases_open_subject_idx: `WHERE is_open = 1 …`) only when it can see at
+ * prepare time that the query implies the index's condition; with `is_open = ?` it scans the table.
+ */
+const OPEN_CASE = sql`${cases.isOpen} = 1`;
+const caseStatements = statements((db) => ({
+  openForTarget: db
+    .select()
+    .from(cases)
+    .where(
+      and(
+        eq(cases.projectId, sql.placeholder("projectId")),
+        eq(cases.contentType, sql.placeholder("contentType")),
+        eq(cases.contentExternalId, sql.placeholder("contentExternalId")),
+        OPEN_CASE,
+      ),
+    )
+    .prepare(),
+  openForSubject: db
+    .select()
+    .from(cases)
+    .where(
+      and(
+        eq(cases.projectId, sql.placeholder("projectId")),
+        eq(cases.subjectIdentityId, sql.placeholder("subjectIdentityId")),
+        isNull(cases.contentExternalId),
+        OPEN_CASE,
+      ),
+    )
+    .prepare(),
+  join: db
+    .update(cases)
+    .set({ bucket: param("bucket"), reportCount: param("reportCount"), lastReportAt: param("now"), updatedAt: param("now") })
+    .where(eq(cases.id, sql.placeholder("id")))
+    .prepare(),
+  insert: db
+    .insert(cases)
+    .values({
+      id: param("id"),
+      orgId: param("orgId"),
+      projectId: param("projectId"),
+      status: param("status"),
+      bucket: param("bucket"),
+      isOpen: param("isOpen"),
+      contentType: param("contentType"),
+      contentExternalId: param("contentExternalId"),
+      subjectIdentityId: param("subjectIdentityId"),
+      reportCount: param("reportCount"),
+      assigneeId: param("assigneeId"),
+      assignedAt: param("assignedAt"),
+      createdAt: param("createdAt"),
+      updatedAt: param("updatedAt"),
+      lastReportAt: param("lastReportAt"),
+    })
+    .prepare(),
+}));
 
 /**
  * Puts a new report into the open case of its content target (or, with no target, of its
@@ -92,10 +131,7 @@ export function joinOrOpenCase(db: Db, clock: Clock, input: CaseKey & { actor: A
   if (existing) {
     const bucket = higherBucket(existing.bucket, input.bucket);
     const updated = { ...existing, bucket, reportCount: existing.reportCount + 1, lastReportAt: input.now, updatedAt: input.now };
-    db.update(cases)
-      .set({ bucket, reportCount: updated.reportCount, lastReportAt: input.now, updatedAt: input.now })
-      .where(eq(cases.id, existing.id))
-      .run();
+    caseStatements(db).join.run({ id: existing.id, bucket, reportCount: updated.reportCount, now: input.now });
     if (bucket !== existing.bucket) {
       recordAudit(db, clock, {
         orgId: input.orgId, projectId: input.projectId, actor: input.actor, action: "CASE_BUCKET_RAISED",
@@ -121,7 +157,7 @@ export function joinOrOpenCase(db: Db, clock: Clock, input: CaseKey & { actor: A
     updatedAt: input.now,
     lastReportAt: input.now,
   };
-  db.insert(cases).values(row).run();
+  caseStatements(db).insert.run(row);
   recordAudit(db, clock, {
     orgId: input.orgId, projectId: input.projectId, actor: input.actor, action: "CASE_OPENED",
     entityType: "case", entityId: row.id, after: { status: "OPEN", bucket: row.bucket },

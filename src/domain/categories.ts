@@ -1,5 +1,6 @@
 import { and, asc, eq, ne, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
+import { statements } from "../db/prepared.ts";
 import { reportCategories } from "../db/schema.ts";
 import { recordAudit, type Actor } from "./audit.ts";
 import { iso, type Clock } from "./clock.ts";
@@ -42,8 +43,32 @@ export function seedDefaultCategories(db: Db, clock: Clock, projectId: string): 
 }
 
 export function listCategories(db: Db, projectId: string): CategoryRow[] {
-  return db.select().from(reportCategories).where(eq(reportCategories.projectId, projectId)).orderBy(asc(reportCategories.name)).all();
+  return categoryStatements(db).all.all({ projectId });
 }
+
+/** What resolving a report's reasons needs of a category. */
+export type ReasonCategory = Pick<CategoryRow, "id" | "name" | "severityHint">;
+
+/**
+ * listCategories with only the columns resolveReasons and report creation use, in no particular
+ * order: every report runs it, and reading the descriptions or sorting would cost more than the
+ * rest of the query.
+ */
+export function reasonCategories(db: Db, projectId: string): ReasonCategory[] {
+  return categoryStatements(db).reasons.all({ projectId });
+}
+
+const categoryStatements = statements((db) => {
+  const ofProject = eq(reportCategories.projectId, sql.placeholder("projectId"));
+  return {
+    all: db.select().from(reportCategories).where(ofProject).orderBy(asc(reportCategories.name)).prepare(),
+    reasons: db
+      .select({ id: reportCategories.id, name: reportCategories.name, severityHint: reportCategories.severityHint })
+      .from(reportCategories)
+      .where(ofProject)
+      .prepare(),
+  };
+});
 
 export const toCategoryView = (r: CategoryRow): CategoryView => ({
   id: r.id,
@@ -58,13 +83,17 @@ export const toCategoryView = (r: CategoryRow): CategoryView => ({
  * Maps reason names onto the project's categories (case-insensitively, to the stored
  * spelling). An unknown name is a 400 that lists the valid names.
  */
-export function resolveReasons(categories: readonly CategoryRow[], names: readonly string[]): CategoryRow[] {
+export function resolveReasons<C extends ReasonCategory>(categories: readonly C[], names: readonly string[]): C[] {
   const byName = new Map(categories.map((c) => [c.name.toLowerCase(), c]));
-  const found = new Map<string, CategoryRow>();
+  const found = new Map<string, C>();
   for (const name of names) {
     const category = byName.get(name.trim().toLowerCase());
     if (!category) {
-      const valid = categories.map((c) => c.name).join(", ");
+      // In name order (UTF-8 bytes, as SQLite's ORDER BY name): the list may come unordered.
+      const valid = categories
+        .map((c) => c.name)
+        .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)))
+        .join(", ");
       throw badRequest(
         categories.length
           ? `Unknown reason "${name}". Valid reasons for this project: ${valid}`

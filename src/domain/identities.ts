@@ -1,5 +1,6 @@
 import { and, asc, eq, gt, gte, lt, or, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
+import { param, statements } from "../db/prepared.ts";
 import { identities } from "../db/schema.ts";
 import { iso, isoOrNull } from "./clock.ts";
 import { badRequest } from "./errors.ts";
@@ -59,17 +60,8 @@ const displayValue = (incoming: string | null | undefined, stored: string | null
  * rules of the spec. Synchronous, so it can run inside the caller's transaction.
  */
 export function upsertIdentity(db: Db, input: UpsertIdentityInput): IdentityRow {
-  const existing = db
-    .select()
-    .from(identities)
-    .where(
-      and(
-        eq(identities.projectId, input.projectId),
-        eq(identities.type, input.type),
-        eq(identities.externalId, input.externalId),
-      ),
-    )
-    .get();
+  const q = upsertStatements(db);
+  const existing = q.find.get({ projectId: input.projectId, type: input.type, externalId: input.externalId });
   const display = input.display ?? {};
   const metadata = mergeMetadata(existing?.metadata ?? null, input.metadata);
   const fields = {
@@ -83,7 +75,7 @@ export function upsertIdentity(db: Db, input: UpsertIdentityInput): IdentityRow 
     updatedAt: input.now,
   };
   if (existing) {
-    db.update(identities).set(fields).where(eq(identities.id, existing.id)).run();
+    q.update.run({ id: existing.id, ...fields });
     return { ...existing, ...fields };
   }
   const row: IdentityRow = {
@@ -94,9 +86,48 @@ export function upsertIdentity(db: Db, input: UpsertIdentityInput): IdentityRow 
     createdAt: input.now,
     ...fields,
   };
-  db.insert(identities).values(row).run();
+  q.insert.run(row);
   return row;
 }
+
+/** Report creation upserts two identities: these statements stay prepared (src/db/prepared.ts). */
+const upsertStatements = statements((db) => {
+  const updatable = {
+    name: param("name"),
+    username: param("username"),
+    avatarUrl: param("avatarUrl"),
+    metadata: param("metadata"),
+    reportCount: param("reportCount"),
+    lastSeenAt: param("lastSeenAt"),
+    lastReportedAt: param("lastReportedAt"),
+    updatedAt: param("updatedAt"),
+  };
+  return {
+    find: db
+      .select()
+      .from(identities)
+      .where(
+        and(
+          eq(identities.projectId, sql.placeholder("projectId")),
+          eq(identities.type, sql.placeholder("type")),
+          eq(identities.externalId, sql.placeholder("externalId")),
+        ),
+      )
+      .prepare(),
+    update: db.update(identities).set(updatable).where(eq(identities.id, sql.placeholder("id"))).prepare(),
+    insert: db
+      .insert(identities)
+      .values({
+        id: param("id"),
+        projectId: param("projectId"),
+        type: param("type"),
+        externalId: param("externalId"),
+        createdAt: param("createdAt"),
+        ...updatable,
+      })
+      .prepare(),
+  };
+});
 
 function mergeMetadata(stored: string | null, patch: unknown): string | null {
   if (patch === undefined || patch === null) return stored;

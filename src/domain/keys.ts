@@ -1,6 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { and, desc, eq, isNull } from "drizzle-orm";
+import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
+import { statements } from "../db/prepared.ts";
 import { apiKeys, projects } from "../db/schema.ts";
 import { iso, isoOrNull, type Clock } from "./clock.ts";
 import { notFound } from "./errors.ts";
@@ -80,6 +81,20 @@ export function revokeApiKey(db: Db, clock: Clock, orgId: string, keyId: string)
   return toView(row);
 }
 
+/** Every authenticated request runs these: kept prepared (src/db/prepared.ts). */
+const keyStatements = statements((db) => ({
+  liveByHash: db
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.hash, sql.placeholder("hash")), isNull(apiKeys.revokedAt)))
+    .prepare(),
+  touch: db
+    .update(apiKeys)
+    .set({ lastUsedAt: sql`${sql.placeholder("now")}` })
+    .where(eq(apiKeys.id, sql.placeholder("id")))
+    .prepare(),
+}));
+
 /** lastUsedAt is written at most this often per key, so a busy key does not turn reads into writes. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
@@ -91,13 +106,14 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 export function authenticateKey(db: Db, clock: Clock, presented: string): KeyPrincipal | null {
   if (!KEY_SHAPE.test(presented)) return null;
   const hash = hashKey(presented);
-  const row = db.select().from(apiKeys).where(and(eq(apiKeys.hash, hash), isNull(apiKeys.revokedAt))).get();
+  const q = keyStatements(db);
+  const row = q.liveByHash.get({ hash });
   if (!row) return null;
   if (!timingSafeEqual(Buffer.from(row.hash, "hex"), Buffer.from(hash, "hex"))) return null;
   if (row.kind !== (presented.startsWith("sk_") ? "secret" : "publishable")) return null;
   const now = clock.now();
   if (row.lastUsedAt == null || now - row.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
-    db.update(apiKeys).set({ lastUsedAt: now }).where(eq(apiKeys.id, row.id)).run();
+    q.touch.run({ id: row.id, now });
   }
   return {
     keyId: row.id,

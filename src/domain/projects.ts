@@ -1,5 +1,6 @@
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
+import { statements } from "../db/prepared.ts";
 import { projects } from "../db/schema.ts";
 import { recordAudit, type Actor } from "./audit.ts";
 import { seedDefaultCategories } from "./categories.ts";
@@ -38,14 +39,19 @@ export function createProject(db: Db, clock: Clock, input: { orgId: string; name
  * reported exactly like a missing one, so ids of other tenants cannot be probed.
  */
 export function requireProject(db: Db, orgId: string, projectId: string): Project {
-  const row = db
-    .select()
-    .from(projects)
-    .where(and(eq(projects.id, projectId), eq(projects.orgId, orgId)))
-    .get();
+  const row = projectOfOrg(db).get({ projectId, orgId });
   if (!row) throw notFound("Project not found");
   return row;
 }
+
+/** Checked on every SDK call that names a project: kept prepared (src/db/prepared.ts). */
+const projectOfOrg = statements((db) =>
+  db
+    .select()
+    .from(projects)
+    .where(and(eq(projects.id, sql.placeholder("projectId")), eq(projects.orgId, sql.placeholder("orgId"))))
+    .prepare(),
+);
 
 export function listProjects(db: Db, orgId: string): Project[] {
   return db.select().from(projects).where(eq(projects.orgId, orgId)).orderBy(asc(projects.createdAt)).all();

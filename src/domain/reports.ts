@@ -1,9 +1,10 @@
-import { and, asc, desc, eq, gt, inArray, lt, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, gt, inArray, lt, type SQL } from "drizzle-orm";
 import { transaction, type Db } from "../db/client.ts";
+import { param, statements } from "../db/prepared.ts";
 import { identities, reportReasons, reports } from "../db/schema.ts";
 import { recordAudit, type Actor } from "./audit.ts";
 import { joinOrOpenCase } from "./cases.ts";
-import { listCategories, resolveReasons } from "./categories.ts";
+import { reasonCategories, resolveReasons } from "./categories.ts";
 import { iso, type Clock } from "./clock.ts";
 import { notFound } from "./errors.ts";
 import { upsertIdentity, type DisplayInput, type IdentityRow } from "./identities.ts";
@@ -54,7 +55,8 @@ export interface CreatedReport {
 export function createReport(db: Db, clock: Clock, input: CreateReportInput): CreatedReport {
   const { project } = input;
   return transaction(db, () => {
-    const categories = resolveReasons(listCategories(db, project.id), input.reasonNames);
+    const q = createStatements(db);
+    const categories = resolveReasons(reasonCategories(db, project.id), input.reasonNames);
     const now = clock.now();
     const createdUs = nextCreatedUs(db, now);
     const subject = input.subject
@@ -106,10 +108,8 @@ export function createReport(db: Db, clock: Clock, input: CreateReportInput): Cr
       createdUs,
       updatedAt: now,
     };
-    db.insert(reports).values(row).run();
-    db.insert(reportReasons)
-      .values(categories.map((c) => ({ reportId: row.id, orgId: project.orgId, name: c.name, createdUs })))
-      .run();
+    q.insertReport.run(row);
+    for (const c of categories) q.insertReason.run({ reportId: row.id, orgId: project.orgId, name: c.name, createdUs });
     if (input.enrich !== false && project.aiEnabled === 1) {
       enqueueJob(db, now, { kind: ENRICH_JOB, payload: { reportId: row.id }, maxAttempts: input.enrichMaxAttempts ?? 50 });
     }
@@ -129,6 +129,19 @@ export function createReport(db: Db, clock: Clock, input: CreateReportInput): Cr
     };
   });
 }
+
+/** The statements of every report creation, kept prepared (src/db/prepared.ts). */
+const createStatements = statements((db) => ({
+  insertReport: db
+    .insert(reports)
+    // Every column, each from the placeholder of its own name: run it with a whole ReportRow.
+    .values(Object.fromEntries(Object.keys(getTableColumns(reports)).map((k) => [k, param(k)])) as unknown as typeof reports.$inferInsert)
+    .prepare(),
+  insertReason: db
+    .insert(reportReasons)
+    .values({ reportId: param("reportId"), orgId: param("orgId"), name: param("name"), createdUs: param("createdUs") })
+    .prepare(),
+}));
 
 const identityKey = (ref: IdentityRef) => ({ type: ref.type, externalId: ref.externalId, display: ref.display });
 

@@ -24,6 +24,7 @@ export const aiRouter = router({
 
   updateSettings: secretProcedure
     .meta({
+      role: "admin",
       family: "org",
       openapi: {
         method: "PATCH",

@@ -70,7 +70,7 @@ export const categoriesRouter = router({
     }),
 
   create: secretProcedure
-    .meta({ family: "org", successStatus: 201, openapi: { method: "POST", path: base, summary: "Create a report category", tags } })
+    .meta({ role: "admin", family: "org", successStatus: 201, openapi: { method: "POST", path: base, summary: "Create a report category", tags } })
     .input(z.object({ ...orgProject, name: nameSchema, description: descriptionSchema.optional(), severityHint: z.enum(SEVERITIES).default("MEDIUM") }))
     .output(z.object({ category: categorySchema }))
     .mutation(({ ctx, input }) => {
@@ -80,7 +80,7 @@ export const categoriesRouter = router({
     }),
 
   update: secretProcedure
-    .meta({ family: "org", openapi: { method: "PATCH", path: `${base}/{categoryId}`, summary: "Change a report category", tags } })
+    .meta({ role: "admin", family: "org", openapi: { method: "PATCH", path: `${base}/{categoryId}`, summary: "Change a report category", tags } })
     .input(
       z.object({
         ...orgProject,
@@ -99,7 +99,7 @@ export const categoriesRouter = router({
     }),
 
   delete: secretProcedure
-    .meta({ family: "org", openapi: { method: "DELETE", path: `${base}/{categoryId}`, summary: "Delete a report category", tags } })
+    .meta({ role: "admin", family: "org", openapi: { method: "DELETE", path: `${base}/{categoryId}`, summary: "Delete a report category", tags } })
     .input(z.object({ ...orgProject, categoryId: z.string().min(1).max(64) }))
     .output(okSchema)
     .mutation(({ ctx, input }) => {

@@ -9,7 +9,7 @@ const tags = ["api-keys"];
 
 export const keysRouter = router({
   list: secretProcedure
-    .meta({ family: "org", openapi: { method: "GET", path: "/organizations/{orgSlug}/api-keys", summary: "List API keys", tags } })
+    .meta({ role: "admin", family: "org", openapi: { method: "GET", path: "/organizations/{orgSlug}/api-keys", summary: "List API keys", tags } })
     .input(z.object({ orgSlug }))
     .output(z.object({ apiKeys: z.array(apiKeySchema) }))
     .query(({ ctx, input }) => {
@@ -19,6 +19,7 @@ export const keysRouter = router({
 
   create: secretProcedure
     .meta({
+      role: "admin",
       family: "org",
       successStatus: 201,
       openapi: {
@@ -46,6 +47,7 @@ export const keysRouter = router({
 
   revoke: secretProcedure
     .meta({
+      role: "admin",
       family: "org",
       openapi: { method: "POST", path: "/organizations/{orgSlug}/api-keys/{keyId}/revoke", summary: "Revoke an API key", tags },
     })

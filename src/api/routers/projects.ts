@@ -24,6 +24,7 @@ export const projectsRouter = router({
 
   create: secretProcedure
     .meta({
+      role: "admin",
       family: "org",
       successStatus: 201,
       openapi: { method: "POST", path: "/organizations/{orgSlug}/projects", summary: "Create a project (with the default report categories)", tags },
@@ -44,7 +45,7 @@ export const projectsRouter = router({
     }),
 
   rename: secretProcedure
-    .meta({ family: "org", openapi: { method: "PATCH", path: "/organizations/{orgSlug}/projects/{projectId}", summary: "Rename a project", tags } })
+    .meta({ role: "admin", family: "org", openapi: { method: "PATCH", path: "/organizations/{orgSlug}/projects/{projectId}", summary: "Rename a project", tags } })
     .input(z.object({ orgSlug, projectId: z.string().min(1).max(64), name }))
     .output(z.object({ project: projectSchema }))
     .mutation(({ ctx, input }) => {
@@ -54,6 +55,7 @@ export const projectsRouter = router({
 
   delete: secretProcedure
     .meta({
+      role: "admin",
       family: "org",
       openapi: { method: "DELETE", path: "/organizations/{orgSlug}/projects/{projectId}", summary: "Delete a project and everything in it", tags },
     })

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { decideOnReport } from "../../domain/cases.ts";
+import { resolveReportWithAction } from "../../domain/enforcement.ts";
 import { DomainError } from "../../domain/errors.ts";
 import { createReport, listReports, requireReport, toReportViews } from "../../domain/reports.ts";
 import { listProjects, requireProject } from "../../domain/projects.ts";
@@ -7,6 +8,7 @@ import { SEVERITIES } from "../../domain/severity.ts";
 import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/validation.ts";
 import { STATUSES, type Status } from "../../domain/workflow.ts";
 import { isoDateTime, limitSchema } from "../schemas.ts";
+import { endFrom, resolveActionSchema } from "./enforcement.ts";
 import { authedProcedure, projectFor, router, secretProcedure } from "../trpc.ts";
 
 const tags = ["reports"];
@@ -254,14 +256,32 @@ export const reportsRouter = router({
         method: "POST",
         path: "/reports/{reportId}/resolve",
         summary: "Resolve a report",
-        description: "From OPEN, TRIAGED or IN_REVIEW to RESOLVED, with its case and the case's other open reports; 409 from any other status.",
+        description:
+          "From OPEN, TRIAGED or IN_REVIEW to RESOLVED, with its case and the case's other open reports; 409 from any other status. With `resolutionCode` ACCOUNT_LEVEL_ACTION (kind warning, mute, suspension or ban, applied to the report's subject) or CONTENT_LEVEL_ACTION (content_removal of the report's target), `action` applies that enforcement action in the same step and the answer carries its `enforcementActionId`.",
         tags,
         errorResponses: decisionErrors,
       },
     })
-    .input(z.object({ ...reportIdInput, resolutionCode: z.enum(RESOLUTION_CODES).optional(), note: z.string().max(2000).optional() }))
-    .output(z.object({ ok: z.literal(true) }))
+    .input(
+      z.object({
+        ...reportIdInput,
+        resolutionCode: z.enum(RESOLUTION_CODES).optional(),
+        note: z.string().max(2000).optional(),
+        action: resolveActionSchema.optional(),
+      }),
+    )
+    .output(z.object({ ok: z.literal(true), enforcementActionId: z.string().optional() }))
     .mutation(({ ctx, input }) => {
+      if (input.action) {
+        const { endsAt: _endsAt, durationSeconds: _duration, ...action } = input.action;
+        const applied = resolveReportWithAction(
+          ctx.db, ctx.clock, ctx.caller.actor, ctx.caller.orgId, input.reportId,
+          { code: input.resolutionCode, note: input.note },
+          { ...action, endsAt: endFrom(input.action, ctx.clock.now()) },
+        );
+        ctx.jobs.wake();
+        return { ok: true as const, enforcementActionId: applied.id };
+      }
       decideOnReport(ctx.db, ctx.clock, ctx.caller.actor, ctx.caller.orgId, input.reportId, {
         action: "resolve",
         code: input.resolutionCode,

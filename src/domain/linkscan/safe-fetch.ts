@@ -72,6 +72,16 @@ export interface SafeFetchOptions {
   ca?: string;
   /** TEST HOOK: the HTTP client, called with the address-pinned URL (default: fetch). */
   fetch?: PinnedFetch;
+  /**
+   * Send something other than a GET (webhook deliveries POST a signed body). The headers are
+   * added to the fixed ones (Host and User-Agent cannot be replaced).
+   */
+  request?: { method: "GET" | "POST"; headers?: Record<string, string>; body?: string };
+  /**
+   * Return the first response whatever its status, following no redirect (webhook deliveries:
+   * the caller judges the status, and a 3xx is a failure there).
+   */
+  anyStatus?: boolean;
 }
 
 export interface SafeFetchResult {
@@ -85,10 +95,12 @@ export interface SafeFetchResult {
   truncated: boolean;
   /** Each redirect target followed, in order. */
   redirects: string[];
+  /** The response headers (of the last response). */
+  headers: Headers;
 }
 
-type Settings = Required<Omit<SafeFetchOptions, "isAllowedAddress" | "ca">> &
-  Pick<SafeFetchOptions, "isAllowedAddress" | "ca">;
+type Settings = Required<Omit<SafeFetchOptions, "isAllowedAddress" | "ca" | "request" | "anyStatus">> &
+  Pick<SafeFetchOptions, "isAllowedAddress" | "ca" | "request" | "anyStatus">;
 
 /**
  * Fetches `url` within the limits above. Throws ScanRefusedError before connecting when the
@@ -106,6 +118,8 @@ export async function safeFetch(url: string, options: SafeFetchOptions = {}): Pr
     fetch: options.fetch ?? fetch,
     isAllowedAddress: options.isAllowedAddress,
     ca: options.ca,
+    request: options.request,
+    anyStatus: options.anyStatus,
   };
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(), settings.timeoutMs);
@@ -134,6 +148,11 @@ async function followRedirects(
   for (;;) {
     onHop(url.href);
     const response = await fetchPinned(url, settings, signal);
+    if (settings.anyStatus) {
+      const { body, truncated } = await readCapped(response, settings.maxBytes, signal);
+      const contentType = response.headers.get("content-type");
+      return { finalUrl: url.href, status: response.status, contentType, body, truncated, redirects, headers: response.headers };
+    }
     const location = isRedirect(response.status) ? response.headers.get("location") : null;
     if (location !== null) {
       await discard(response);
@@ -156,6 +175,7 @@ async function followRedirects(
       body,
       truncated,
       redirects,
+      headers: response.headers,
     };
   }
 }
@@ -229,16 +249,18 @@ function pinnedUrl(url: URL, address: string): string {
 
 function requestInit(url: URL, settings: Settings, signal: AbortSignal): BunFetchRequestInit {
   const init: BunFetchRequestInit = {
-    method: "GET",
+    method: settings.request?.method ?? "GET",
     headers: {
-      // The name the server expects (with a non-default port, as URL.host writes it).
-      Host: url.host,
-      "User-Agent": settings.userAgent,
       Accept: "text/html, application/xhtml+xml, application/rss+xml, application/atom+xml, text/plain;q=0.9, */*;q=0.5",
       // Uncompressed, so the byte cap counts what the server sends. A server that compresses
       // anyway is decompressed by fetch() as a stream, and the cap applies to decompressed bytes.
       "Accept-Encoding": "identity",
+      ...settings.request?.headers,
+      // The name the server expects (with a non-default port, as URL.host writes it).
+      Host: url.host,
+      "User-Agent": settings.userAgent,
     },
+    body: settings.request?.body,
     redirect: "manual", // every hop must be judged and pinned here
     signal,
     // A pooled connection would outlive the scan for nothing; scans are rare and one-off.

@@ -1,0 +1,214 @@
+/**
+ * Prometheus metrics, in the text exposition format (version 0.0.4) at GET /metrics.
+ *
+ * A small registry written for Flagstaff rather than a client library: counters and histograms
+ * with fixed label sets, plus gauges read when scraped. Other code records through the small
+ * functions below; labels are always drawn from bounded sets (route patterns, never raw paths).
+ *
+ *   flagstaff_http_requests_total{method,route,status}     counter
+ *   flagstaff_http_request_duration_seconds{method,route}   histogram
+ *   flagstaff_http_requests_in_flight                       gauge
+ *   flagstaff_jobs{status}                                  gauge (pending, running, dead), read at scrape
+ *   flagstaff_jobs_oldest_pending_age_seconds               gauge, read at scrape
+ *   flagstaff_job_runs_total{kind,outcome}                  counter (ok, retry, dead)
+ *   flagstaff_job_duration_seconds{kind}                    histogram
+ *   flagstaff_ai_call_duration_seconds{outcome}             histogram (ok, error)
+ *   flagstaff_db_size_bytes{file}                           gauge (db, wal), read at scrape
+ *   process_resident_memory_bytes, process_heap_bytes, process_start_time_seconds, process_cpu_seconds_total
+ */
+import { statSync } from "node:fs";
+import type { Db } from "../db/client.ts";
+
+type Labels = Record<string, string>;
+
+/** Latency buckets in seconds: 0.5 ms to 10 s. */
+const HTTP_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Jobs and AI calls take longer: 10 ms to 2 min. */
+const SLOW_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+
+const escapeLabel = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
+const formatLabels = (names: readonly string[], values: readonly string[], extra = ""): string => {
+  const parts = names.map((n, i) => `${n}="${escapeLabel(values[i]!)}"`);
+  if (extra) parts.push(extra);
+  return parts.length ? `{${parts.join(",")}}` : "";
+};
+const formatNumber = (n: number): string => (Number.isFinite(n) ? String(n) : n > 0 ? "+Inf" : n < 0 ? "-Inf" : "NaN");
+
+interface Metric {
+  render(out: string[]): void;
+}
+
+class Counter implements Metric {
+  private readonly values = new Map<string, { labels: string[]; value: number }>();
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly labelNames: readonly string[],
+  ) {}
+
+  inc(labels: readonly string[], by = 1): void {
+    const key = labels.join("\u0000");
+    const entry = this.values.get(key);
+    if (entry) entry.value += by;
+    else this.values.set(key, { labels: [...labels], value: by });
+  }
+
+  render(out: string[]): void {
+    out.push(`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`);
+    for (const { labels, value } of this.values.values()) out.push(`${this.name}${formatLabels(this.labelNames, labels)} ${formatNumber(value)}`);
+  }
+}
+
+class Histogram implements Metric {
+  private readonly series = new Map<string, { labels: string[]; counts: number[]; sum: number; count: number }>();
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly labelNames: readonly string[],
+    readonly buckets: readonly number[],
+  ) {}
+
+  observe(labels: readonly string[], seconds: number): void {
+    const key = labels.join("\u0000");
+    let s = this.series.get(key);
+    if (!s) {
+      s = { labels: [...labels], counts: new Array<number>(this.buckets.length).fill(0), sum: 0, count: 0 };
+      this.series.set(key, s);
+    }
+    // Counts per bucket (not cumulative) here; cumulated when rendered.
+    const i = this.buckets.findIndex((le) => seconds <= le);
+    if (i >= 0) s.counts[i]!++;
+    s.sum += seconds;
+    s.count++;
+  }
+
+  render(out: string[]): void {
+    out.push(`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`);
+    for (const s of this.series.values()) {
+      let cumulative = 0;
+      this.buckets.forEach((le, i) => {
+        cumulative += s.counts[i]!;
+        out.push(`${this.name}_bucket${formatLabels(this.labelNames, s.labels, `le="${le}"`)} ${cumulative}`);
+      });
+      out.push(`${this.name}_bucket${formatLabels(this.labelNames, s.labels, 'le="+Inf"')} ${s.count}`);
+      out.push(`${this.name}_sum${formatLabels(this.labelNames, s.labels)} ${formatNumber(s.sum)}`);
+      out.push(`${this.name}_count${formatLabels(this.labelNames, s.labels)} ${s.count}`);
+    }
+  }
+}
+
+/** A gauge whose samples are read when scraped. */
+class CollectedGauge implements Metric {
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly labelNames: readonly string[],
+    readonly collect: () => { labels: string[]; value: number }[],
+  ) {}
+
+  render(out: string[]): void {
+    let samples: { labels: string[]; value: number }[];
+    try {
+      samples = this.collect();
+    } catch {
+      return; // a gauge that cannot be read right now is left out of this scrape
+    }
+    out.push(`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`);
+    for (const { labels, value } of samples) out.push(`${this.name}${formatLabels(this.labelNames, labels)} ${formatNumber(value)}`);
+  }
+}
+
+const httpRequests = new Counter("flagstaff_http_requests_total", "HTTP requests answered, by route pattern and status.", ["method", "route", "status"]);
+const httpDuration = new Histogram(
+  "flagstaff_http_request_duration_seconds",
+  "Time from receiving a request to handing its response to the server, by route pattern.",
+  ["method", "route"],
+  HTTP_BUCKETS,
+);
+let inFlight = 0;
+const jobRuns = new Counter("flagstaff_job_runs_total", "Background job attempts by kind and outcome (ok, retry: failed and rescheduled, dead: failed for good).", ["kind", "outcome"]);
+const jobDuration = new Histogram("flagstaff_job_duration_seconds", "Time a job's handler ran, by kind.", ["kind"], SLOW_BUCKETS);
+const aiCalls = new Histogram("flagstaff_ai_call_duration_seconds", "Time of one AI classification call (retries included), by outcome (ok or error).", ["outcome"], SLOW_BUCKETS);
+const startTimeSeconds = Math.floor(Date.now() / 1000 - process.uptime());
+
+const metrics: Metric[] = [
+  httpRequests,
+  httpDuration,
+  new CollectedGauge("flagstaff_http_requests_in_flight", "HTTP requests being handled now.", [], () => [{ labels: [], value: inFlight }]),
+  jobRuns,
+  jobDuration,
+  aiCalls,
+  new CollectedGauge("process_resident_memory_bytes", "Resident set size of the process.", [], () => [{ labels: [], value: process.memoryUsage.rss() }]),
+  new CollectedGauge("process_heap_bytes", "JavaScript heap in use.", [], () => [{ labels: [], value: process.memoryUsage().heapUsed }]),
+  new CollectedGauge("process_start_time_seconds", "Start time of the process, seconds since the Unix epoch.", [], () => [{ labels: [], value: startTimeSeconds }]),
+  new CollectedGauge("process_cpu_seconds_total", "User and system CPU time spent, in seconds.", [], () => {
+    const u = process.cpuUsage();
+    return [{ labels: [], value: (u.user + u.system) / 1e6 }];
+  }),
+];
+
+// ---------------------------------------------------------------------------------------------
+// What other code calls.
+
+/** One answered HTTP request. `route` is the matched route pattern ("unmatched" for 404s). */
+export function observeRequest(method: string, route: string, status: number, ms: number): void {
+  httpRequests.inc([method, route, String(status)]);
+  httpDuration.observe([method, route], ms / 1000);
+}
+
+export function requestStarted(): void {
+  inFlight++;
+}
+
+export function requestFinished(): void {
+  inFlight = Math.max(0, inFlight - 1);
+}
+
+/** One job attempt: `outcome` ok, retry (failed, rescheduled) or dead (failed for good). */
+export function observeJobRun(kind: string, outcome: "ok" | "retry" | "dead", ms: number): void {
+  jobRuns.inc([kind, outcome]);
+  jobDuration.observe([kind], ms / 1000);
+}
+
+/** One AI classification call: its duration (retries included) and whether it produced a usable answer. */
+export function observeAiCall(ms: number, ok: boolean): void {
+  aiCalls.observe([ok ? "ok" : "error"], ms / 1000);
+}
+
+/**
+ * Gauges read from the database when scraped: job queue depth by status, age of the oldest due
+ * job, and the size of the database and WAL files. Each is an index search, cheap at any size.
+ */
+export function registerDatabaseGauges(db: Db, dbPath: string, now: () => number): void {
+  const count = db.$client.query<{ n: number }, [string]>("SELECT count(*) AS n FROM jobs WHERE status = ?");
+  const oldestDue = db.$client.query<{ t: number | null }, [number]>("SELECT min(run_at) AS t FROM jobs WHERE status = 'pending' AND run_at <= ?");
+  metrics.push(
+    new CollectedGauge("flagstaff_jobs", "Background jobs by status (pending: waiting or scheduled for a retry, running: leased, dead: gave up).", ["status"], () =>
+      ["pending", "running", "dead"].map((status) => ({ labels: [status], value: count.get(status)?.n ?? 0 })),
+    ),
+    new CollectedGauge("flagstaff_jobs_oldest_pending_age_seconds", "How long the oldest due job has been waiting (0 when none).", [], () => {
+      const t = now();
+      const oldest = oldestDue.get(t)?.t;
+      return [{ labels: [], value: oldest == null ? 0 : Math.max(0, (t - oldest) / 1000) }];
+    }),
+  );
+  if (dbPath !== ":memory:") {
+    metrics.push(
+      new CollectedGauge("flagstaff_db_size_bytes", "Size of the SQLite database file and of its write-ahead log.", ["file"], () =>
+        [
+          ["db", dbPath],
+          ["wal", `${dbPath}-wal`],
+        ].map(([file, path]) => ({ labels: [file!], value: statSync(path!, { throwIfNoEntry: false })?.size ?? 0 })),
+      ),
+    );
+  }
+}
+
+/** Every metric in the Prometheus text format. */
+export function renderMetrics(): string {
+  const out: string[] = [];
+  for (const m of metrics) m.render(out);
+  return out.join("\n") + "\n";
+}
+
+export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";

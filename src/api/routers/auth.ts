@@ -1,0 +1,79 @@
+import { z } from "zod";
+import { DomainError } from "../../domain/errors.ts";
+import { getOrganization } from "../../domain/organizations.ts";
+import {
+  clearSessionCookie,
+  createSession,
+  deleteOtherSessions,
+  deleteSession,
+  loginThrottle,
+  SESSION_MAX_MS,
+  sessionCookie,
+} from "../../domain/sessions.ts";
+import { hashPassword, MAX_PASSWORD, MIN_PASSWORD, normalizeEmail, requireUser, setUserPasswordHash, toUserView, verifyCredentials } from "../../domain/users.ts";
+import { assertSameOrigin, authedProcedure, publicProcedure, router } from "../trpc.ts";
+
+const orgView = (o: { id: string; slug: string; name: string; plan: string }) => ({ id: o.id, slug: o.slug, name: o.name, plan: o.plan });
+
+/**
+ * Dashboard sign-in (tRPC only). A session lives in an HttpOnly, SameSite=Strict cookie; the
+ * CSRF token the dashboard must send on mutations comes back from login and me.
+ */
+export const authRouter = router({
+  login: publicProcedure
+    .input(z.object({ email: z.string().trim().min(3).max(320), password: z.string().min(1).max(MAX_PASSWORD) }))
+    .mutation(async ({ ctx, input }) => {
+      assertSameOrigin(ctx.request);
+      const email = normalizeEmail(input.email);
+      const ip = ctx.request.ip ?? "unknown";
+      const throttle = loginThrottle(ctx.clock);
+      const wait = throttle.retryAfter(email, ip);
+      if (wait > 0) {
+        ctx.resHeaders.set("Retry-After", String(wait));
+        throw new DomainError("rate_limited", `Too many failed sign-ins: try again in ${Math.ceil(wait / 60)} minute(s)`, { retryAfter: wait });
+      }
+      const user = await verifyCredentials(ctx.db, email, input.password);
+      if (!user) {
+        throttle.fail(email, ip);
+        // One message whether the email is unknown, the account disabled or the password wrong.
+        throw new DomainError("unauthorized", "Wrong email or password");
+      }
+      throttle.succeed(email, ip);
+      // A sign-in always starts a new session (no fixation); the browser's old one ends.
+      if (ctx.auth.ok && ctx.auth.caller.session) deleteSession(ctx.db, ctx.auth.caller.session.id);
+      const session = createSession(ctx.db, ctx.clock, user);
+      ctx.resHeaders.append("set-cookie", sessionCookie(session.token, SESSION_MAX_MS, ctx.request.secure));
+      return { user: toUserView(user), org: orgView(getOrganization(ctx.db, user.orgId)), csrfToken: session.csrfToken };
+    }),
+
+  /** Who is signed in, their organization, and the CSRF token for mutations. */
+  me: authedProcedure.query(({ ctx }) => {
+    const c = ctx.caller;
+    return {
+      user: c.user ? toUserView(requireUser(ctx.db, c.orgId, c.user.id)) : null,
+      role: c.role,
+      org: orgView(getOrganization(ctx.db, c.orgId)),
+      csrfToken: c.session?.csrfToken ?? null,
+    };
+  }),
+
+  logout: authedProcedure.meta({ role: "viewer" }).mutation(({ ctx }) => {
+    if (ctx.caller.session) deleteSession(ctx.db, ctx.caller.session.id);
+    ctx.resHeaders.append("set-cookie", clearSessionCookie(ctx.request.secure));
+    return { ok: true as const };
+  }),
+
+  /** Any signed-in user changes their own password; their other sessions end. */
+  changePassword: authedProcedure
+    .meta({ role: "viewer" })
+    .input(z.object({ currentPassword: z.string().min(1).max(MAX_PASSWORD), newPassword: z.string().min(MIN_PASSWORD).max(MAX_PASSWORD) }))
+    .mutation(async ({ ctx, input }) => {
+      const c = ctx.caller;
+      if (!c.user || !c.session) throw new DomainError("bad_request", "Only a signed-in dashboard user has a password");
+      const user = await verifyCredentials(ctx.db, c.user.email, input.currentPassword);
+      if (!user) throw new DomainError("forbidden", "The current password is wrong");
+      setUserPasswordHash(ctx.db, ctx.clock, c.actor, c.orgId, user.id, await hashPassword(input.newPassword));
+      deleteOtherSessions(ctx.db, user.id, c.session.id);
+      return { ok: true as const };
+    }),
+});

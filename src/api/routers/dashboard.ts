@@ -1,0 +1,73 @@
+import { z } from "zod";
+import { caseDetail, changeVersion, identityProfile, overview, people, queue, withActorEmails } from "../../domain/dashboard.ts";
+import { listAudit } from "../../domain/audit.ts";
+import { requireProject } from "../../domain/projects.ts";
+import { BUCKETS } from "../../domain/severity.ts";
+import { OPEN_STATUSES, type Status } from "../../domain/workflow.ts";
+import { limitSchema } from "../schemas.ts";
+import { authedProcedure, router, secretProcedure } from "../trpc.ts";
+
+const id = z.string().min(1).max(64);
+
+/**
+ * What the moderators' dashboard reads beyond the other routers (tRPC only). Every procedure
+ * here is a query: viewers and up.
+ */
+export const dashboardRouter = router({
+  /**
+   * The change counter the dashboard polls every two seconds: the id of the organization's
+   * newest audit event. Unchanged means nothing to refetch.
+   */
+  changes: authedProcedure.query(({ ctx }) => ({ version: changeVersion(ctx.db, ctx.caller.orgId) })),
+
+  /** Open cases by severity bucket then age, with filters, counts and who claimed each. */
+  queue: secretProcedure
+    .input(
+      z.object({
+        projectId: id.optional(),
+        status: z.enum(OPEN_STATUSES as [Status, ...Status[]]).optional(),
+        category: z.string().min(1).max(100).optional(),
+        bucket: z.enum(BUCKETS).optional(),
+        assigned: z.enum(["me", "unclaimed"]).optional(),
+        limit: limitSchema(100),
+      }),
+    )
+    .query(({ ctx, input }) => {
+      if (input.projectId) requireProject(ctx.db, ctx.caller.orgId, input.projectId);
+      return queue(ctx.db, { ...input, orgId: ctx.caller.orgId, userId: ctx.caller.user?.id ?? null });
+    }),
+
+  /** A case with its reports, subject and reporters with their history, AI, link scans, notes and audit trail. */
+  case: secretProcedure.input(z.object({ caseId: id })).query(({ ctx, input }) => caseDetail(ctx.db, ctx.caller.orgId, input.caseId)),
+
+  /** An identity with the cases and reports about it, the reports it filed and enforcement against it. */
+  identity: secretProcedure.input(z.object({ identityId: id })).query(({ ctx, input }) => identityProfile(ctx.db, ctx.caller.orgId, input.identityId)),
+
+  /** Report volume per day by severity and category, and the team lead's figures. */
+  overview: secretProcedure
+    .input(z.object({ projectId: id.optional(), days: z.number().int().min(1).max(90).default(14) }))
+    .query(({ ctx, input }) => {
+      if (input.projectId) requireProject(ctx.db, ctx.caller.orgId, input.projectId);
+      return overview(ctx.db, ctx.clock, { orgId: ctx.caller.orgId, projectId: input.projectId, days: input.days });
+    }),
+
+  /** The organization's dashboard users (id, email, role): who claimed a case, who wrote a note. */
+  people: secretProcedure.query(({ ctx }) => ({ people: people(ctx.db, ctx.caller.orgId) })),
+
+  /** The audit log with user emails, for the audit page. */
+  audit: secretProcedure
+    .input(
+      z.object({
+        action: z.string().max(64).optional(),
+        entityType: z.string().max(64).optional(),
+        entityId: z.string().max(64).optional(),
+        projectId: z.string().max(64).optional(),
+        cursor: z.string().max(64).optional(),
+        limit: limitSchema(50),
+      }),
+    )
+    .query(({ ctx, input }) => {
+      const page = listAudit(ctx.db, { ...input, orgId: ctx.caller.orgId });
+      return { events: withActorEmails(ctx.db, ctx.caller.orgId, page.events), nextCursor: page.nextCursor };
+    }),
+});

@@ -1,0 +1,23 @@
+import { sql, type SQL } from "drizzle-orm";
+import type { Db } from "./client.ts";
+
+/**
+ * Statements on the hot paths (API key lookup, report creation) are built once per database
+ * and kept prepared: building a drizzle query and having SQLite compile it again cost more than
+ * running it. `statements(build)` returns a function giving the prepared set for a database,
+ * built on first use (drizzle `.prepare()` with `sql.placeholder(...)` values).
+ */
+export function statements<T>(build: (db: Db) => T): (db: Db) => T {
+  const cache = new WeakMap<Db, T>();
+  return (db) => {
+    let s = cache.get(db);
+    if (s === undefined) {
+      s = build(db);
+      cache.set(db, s);
+    }
+    return s;
+  };
+}
+
+/** A named placeholder usable where drizzle wants an SQL value (`.set({...})`, `.values({...})`). */
+export const param = (name: string): SQL => sql`${sql.placeholder(name)}`;

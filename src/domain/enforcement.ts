@@ -1,0 +1,454 @@
+/**
+ * Enforcement actions: what a platform does to one of its users (or their content) after a
+ * moderation decision — a warning, a mute, a suspension (with an end), a ban or a content
+ * removal. Flagstaff records them and announces every creation, change, expiry and revocation
+ * through the webhook outbox, in the same transaction as the change. docs/enforcement.md
+ * describes the rules for people.
+ */
+import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lt, lte, not, or, type SQL } from "drizzle-orm";
+import { transaction, type Db } from "../db/client.ts";
+import { enforcementActions, identities, reports } from "../db/schema.ts";
+import { recordAudit, systemActor, type Actor } from "./audit.ts";
+import { decideOnReport } from "./cases.ts";
+import { iso, isoOrNull, type Clock } from "./clock.ts";
+import { badRequest, conflict, notFound } from "./errors.ts";
+import { upsertIdentity } from "./identities.ts";
+import { newId } from "./ids.ts";
+import { requireProject, type Project } from "./projects.ts";
+import { enqueueWebhookEvent, type EventType } from "./webhooks/outbox.ts";
+
+export const ACTION_KINDS = ["warning", "mute", "suspension", "ban", "content_removal"] as const;
+export type ActionKind = (typeof ACTION_KINDS)[number];
+/** Kinds that act on the account, and on a piece of content (resolution codes ACCOUNT_/CONTENT_LEVEL_ACTION). */
+export const ACCOUNT_KINDS: readonly ActionKind[] = ["warning", "mute", "suspension", "ban"];
+export const CONTENT_KINDS: readonly ActionKind[] = ["content_removal"];
+/** Kinds that may have an end: a suspension must have one, a mute may. */
+const TIMED_KINDS: readonly ActionKind[] = ["suspension", "mute"];
+
+export const ACTION_STATUSES = ["active", "expired", "revoked"] as const;
+export type ActionStatus = (typeof ACTION_STATUSES)[number];
+
+export type ActionRow = typeof enforcementActions.$inferSelect;
+
+export interface IdentityRefView {
+  id: string;
+  type: string;
+  externalId: string;
+}
+
+export interface EnforcementActionView {
+  id: string;
+  projectId: string;
+  identityId: string;
+  identity: IdentityRefView;
+  kind: ActionKind;
+  reason: string;
+  note: string | null;
+  reportId: string | null;
+  caseId: string | null;
+  /** The content acted on (content_removal) or that led to the action. */
+  content: { contentType: string | null; contentExternalId: string } | null;
+  startsAt: string;
+  endsAt: string | null;
+  /** When the scheduler recorded that the end was reached. */
+  expiredAt: string | null;
+  revokedAt: string | null;
+  revokedBy: Actor | null;
+  revokeReason: string | null;
+  createdBy: Actor;
+  createdAt: string;
+  updatedAt: string;
+  /** In force now: not revoked, and its end (if any) not reached. */
+  active: boolean;
+  status: ActionStatus;
+}
+
+export function actionStatus(row: ActionRow, now: number): ActionStatus {
+  if (row.revokedAt !== null) return "revoked";
+  if (row.expiredAt !== null || (row.endsAt !== null && row.endsAt <= now)) return "expired";
+  return "active";
+}
+
+export function toActionView(row: ActionRow, identity: IdentityRefView, now: number): EnforcementActionView {
+  const status = actionStatus(row, now);
+  return {
+    id: row.id,
+    projectId: row.projectId,
+    identityId: row.identityId,
+    identity,
+    kind: row.kind,
+    reason: row.reason,
+    note: row.note,
+    reportId: row.reportId,
+    caseId: row.caseId,
+    content: row.contentExternalId === null ? null : { contentType: row.contentType, contentExternalId: row.contentExternalId },
+    startsAt: iso(row.startsAt),
+    endsAt: isoOrNull(row.endsAt),
+    expiredAt: isoOrNull(row.expiredAt),
+    revokedAt: isoOrNull(row.revokedAt),
+    revokedBy: row.revokedAt === null ? null : { type: (row.revokedByType ?? "system") as Actor["type"], id: row.revokedById },
+    revokeReason: row.revokeReason,
+    createdBy: { type: row.createdByType as Actor["type"], id: row.createdById },
+    createdAt: iso(row.createdAt),
+    updatedAt: iso(row.updatedAt),
+    active: status === "active",
+    status,
+  };
+}
+
+/** Views of many actions, with one query for their identities. */
+export function actionViews(db: Db, rows: ActionRow[], now: number): EnforcementActionView[] {
+  const ids = [...new Set(rows.map((r) => r.identityId))];
+  const found = ids.length
+    ? db.select({ id: identities.id, type: identities.type, externalId: identities.externalId }).from(identities).where(inArray(identities.id, ids)).all()
+    : [];
+  const byId = new Map(found.map((i) => [i.id, i]));
+  return rows.map((r) => toActionView(r, byId.get(r.identityId) ?? { id: r.identityId, type: "", externalId: "" }, now));
+}
+
+const viewOf = (db: Db, row: ActionRow, now: number): EnforcementActionView => actionViews(db, [row], now)[0]!;
+
+/** Writes the webhook deliveries of an event about `view` (call inside the change's transaction). */
+function announce(db: Db, now: number, orgId: string, type: EventType, view: EnforcementActionView): void {
+  enqueueWebhookEvent(db, now, orgId, type, { action: view, identity: view.identity });
+}
+
+export function requireAction(db: Db, orgId: string, actionId: string, projectId?: string): ActionRow {
+  const row = db
+    .select()
+    .from(enforcementActions)
+    .where(and(eq(enforcementActions.id, actionId), eq(enforcementActions.orgId, orgId), projectId ? eq(enforcementActions.projectId, projectId) : undefined))
+    .get();
+  if (!row) throw notFound("Enforcement action not found");
+  return row;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Creating, changing, revoking
+
+export interface CreateActionInput {
+  project: Project;
+  actor: Actor;
+  kind: ActionKind;
+  reason: string;
+  note?: string | null;
+  /** Whom it applies to; defaults to the linked report's subject. Created in the mirror if unknown. */
+  identity?: { type: string; externalId: string } | null;
+  reportId?: string | null;
+  /** The content acted on; defaults to the linked report's target. Required for content_removal. */
+  content?: { contentType?: string | null; contentExternalId: string } | null;
+  /** The end (ms since the epoch): required for a suspension, optional for a mute, refused otherwise. */
+  endsAt?: number | null;
+}
+
+/**
+ * Records an action and announces it (enforcement_action.created), in one transaction.
+ * 400 for a kind/end/content mismatch, 404 for a report of another project.
+ */
+export function createEnforcementAction(db: Db, clock: Clock, input: CreateActionInput): EnforcementActionView {
+  return transaction(db, () => {
+    const { project } = input;
+    const now = clock.now();
+    const report = input.reportId ? db.select().from(reports).where(and(eq(reports.id, input.reportId), eq(reports.projectId, project.id))).get() : null;
+    if (input.reportId && !report) throw notFound("Report not found in this project");
+
+    checkEnd(input.kind, input.endsAt ?? null, now);
+
+    let identityId: string;
+    if (input.identity) {
+      const existing = db
+        .select({ id: identities.id })
+        .from(identities)
+        .where(and(eq(identities.projectId, project.id), eq(identities.type, input.identity.type), eq(identities.externalId, input.identity.externalId)))
+        .get();
+      identityId = existing?.id ?? upsertIdentity(db, { projectId: project.id, type: input.identity.type, externalId: input.identity.externalId, now }).id;
+    } else if (report?.subjectIdentityId) {
+      identityId = report.subjectIdentityId;
+    } else {
+      throw badRequest(
+        report
+          ? "identity: the report has no subject; say whom the action applies to ({ type, externalId })"
+          : "identity: required ({ type, externalId }) unless a report with a subject is linked",
+      );
+    }
+
+    const content = input.content ?? (report?.contentExternalId ? { contentType: report.contentType || null, contentExternalId: report.contentExternalId } : null);
+    if (input.kind === "content_removal" && !content) {
+      throw badRequest("content: a content_removal needs the content it removes ({ contentType, contentExternalId }) or a report with a target");
+    }
+
+    const row: ActionRow = {
+      id: newId(),
+      orgId: project.orgId,
+      projectId: project.id,
+      identityId,
+      kind: input.kind,
+      reason: input.reason,
+      note: input.note ?? null,
+      reportId: report?.id ?? null,
+      caseId: report?.caseId ?? null,
+      contentType: content?.contentType ?? null,
+      contentExternalId: content?.contentExternalId ?? null,
+      startsAt: now,
+      endsAt: input.endsAt ?? null,
+      expiredAt: null,
+      revokedAt: null,
+      revokedByType: null,
+      revokedById: null,
+      revokeReason: null,
+      createdByType: input.actor.type,
+      createdById: input.actor.id,
+      createdAt: now,
+      updatedAt: now,
+    };
+    db.insert(enforcementActions).values(row).run();
+    const view = viewOf(db, row, now);
+    recordAudit(db, clock, {
+      orgId: project.orgId, projectId: project.id, actor: input.actor, action: "ENFORCEMENT_ACTION_CREATED",
+      entityType: "enforcement_action", entityId: row.id,
+      after: { kind: row.kind, reason: row.reason, endsAt: view.endsAt, identityId, reportId: row.reportId, caseId: row.caseId },
+    });
+    announce(db, now, project.orgId, "enforcement_action.created", view);
+    return view;
+  });
+}
+
+function checkEnd(kind: ActionKind, endsAt: number | null, now: number): void {
+  if (endsAt === null) {
+    if (kind === "suspension") throw badRequest("endsAt: a suspension needs an end (endsAt or durationSeconds); a permanent one is a ban");
+    return;
+  }
+  if (!TIMED_KINDS.includes(kind)) throw badRequest(`endsAt: a ${kind} has no end (only suspensions and mutes do)`);
+  if (endsAt <= now) throw badRequest("endsAt: must be in the future (revoke an action to end it now)");
+}
+
+export interface ActionPatch {
+  reason?: string;
+  note?: string | null;
+  /** A new end; null makes a mute permanent (a suspension always keeps an end). */
+  endsAt?: number | null;
+}
+
+/**
+ * Changes the reason, note or end of an action in force and announces it
+ * (enforcement_action.updated). 409 once it is revoked or over.
+ */
+export function updateEnforcementAction(db: Db, clock: Clock, actor: Actor, orgId: string, projectId: string, actionId: string, patch: ActionPatch): EnforcementActionView {
+  return transaction(db, () => {
+    const before = requireAction(db, orgId, actionId, projectId);
+    const now = clock.now();
+    const status = actionStatus(before, now);
+    if (status !== "active") throw conflict(`The action is ${status}: only an action in force can be changed`);
+    if (patch.endsAt !== undefined) checkEnd(before.kind, patch.endsAt, now);
+
+    const set: Partial<ActionRow> = {};
+    if (patch.reason !== undefined && patch.reason !== before.reason) set.reason = patch.reason;
+    if (patch.note !== undefined && patch.note !== before.note) set.note = patch.note;
+    if (patch.endsAt !== undefined && patch.endsAt !== before.endsAt) set.endsAt = patch.endsAt;
+    if (Object.keys(set).length === 0) return viewOf(db, before, now);
+
+    const after: ActionRow = { ...before, ...set, updatedAt: now };
+    db.update(enforcementActions).set({ ...set, updatedAt: now }).where(eq(enforcementActions.id, before.id)).run();
+    const view = viewOf(db, after, now);
+    recordAudit(db, clock, {
+      orgId, projectId: before.projectId, actor, action: "ENFORCEMENT_ACTION_UPDATED", entityType: "enforcement_action", entityId: before.id,
+      before: auditable(before, set), after: auditable(after, set),
+    });
+    announce(db, now, orgId, "enforcement_action.updated", view);
+    return view;
+  });
+}
+
+/** The changed fields of a row, times as ISO strings, for the audit trail. */
+function auditable(row: ActionRow, changed: Partial<ActionRow>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(changed) as (keyof ActionRow)[]) {
+    const value = row[key];
+    out[key] = key === "endsAt" ? isoOrNull(value as number | null) : value;
+  }
+  return out;
+}
+
+/**
+ * Revokes an action (it stops being in force at once) and announces it
+ * (enforcement_action.revoked). An action past its end can still be revoked, which clears it
+ * from the identity's record; 409 when it is already revoked. Call inside or outside a transaction.
+ */
+export function revokeEnforcementAction(
+  db: Db,
+  clock: Clock,
+  actor: Actor,
+  orgId: string,
+  actionId: string,
+  opts: { projectId?: string; reason?: string | null; data?: Record<string, unknown> } = {},
+): EnforcementActionView {
+  return transaction(db, () => {
+    const before = requireAction(db, orgId, actionId, opts.projectId);
+    if (before.revokedAt !== null) throw conflict("The action is already revoked");
+    const now = clock.now();
+    const set = { revokedAt: now, revokedByType: actor.type, revokedById: actor.id, revokeReason: opts.reason ?? null, updatedAt: now };
+    db.update(enforcementActions).set(set).where(eq(enforcementActions.id, before.id)).run();
+    const view = viewOf(db, { ...before, ...set }, now);
+    recordAudit(db, clock, {
+      orgId, projectId: before.projectId, actor, action: "ENFORCEMENT_ACTION_REVOKED", entityType: "enforcement_action", entityId: before.id,
+      before: { status: actionStatus(before, now) }, after: { status: "revoked" }, data: { reason: opts.reason ?? null, ...opts.data },
+    });
+    announce(db, now, orgId, "enforcement_action.revoked", view);
+    return view;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resolving a report with an action
+
+export interface ResolveActionInput {
+  kind?: ActionKind;
+  reason?: string;
+  note?: string | null;
+  identity?: { type: string; externalId: string } | null;
+  content?: { contentType?: string | null; contentExternalId: string } | null;
+  endsAt?: number | null;
+}
+
+/**
+ * Resolves a report (and its case) and applies the enforcement action the resolution calls
+ * for, in one transaction: ACCOUNT_LEVEL_ACTION takes a warning, mute, suspension or ban of
+ * the report's subject; CONTENT_LEVEL_ACTION a content_removal (the default) of its target.
+ * The action's reason defaults to the report's reasons.
+ */
+export function resolveReportWithAction(
+  db: Db,
+  clock: Clock,
+  actor: Actor,
+  orgId: string,
+  reportId: string,
+  resolution: { code?: string | null; note?: string | null },
+  action: ResolveActionInput,
+): EnforcementActionView {
+  const kind = action.kind ?? (resolution.code === "CONTENT_LEVEL_ACTION" ? "content_removal" : undefined);
+  if (resolution.code === "ACCOUNT_LEVEL_ACTION") {
+    if (!kind) throw badRequest(`action.kind: required with ACCOUNT_LEVEL_ACTION (${ACCOUNT_KINDS.join(", ")})`);
+    if (!ACCOUNT_KINDS.includes(kind)) throw badRequest(`action.kind: ACCOUNT_LEVEL_ACTION takes ${ACCOUNT_KINDS.join(", ")}, not ${kind}`);
+  } else if (resolution.code === "CONTENT_LEVEL_ACTION") {
+    if (!kind || !CONTENT_KINDS.includes(kind)) throw badRequest(`action.kind: CONTENT_LEVEL_ACTION takes ${CONTENT_KINDS.join(", ")}, not ${kind}`);
+  } else {
+    throw badRequest("action: only a resolution with resolutionCode ACCOUNT_LEVEL_ACTION or CONTENT_LEVEL_ACTION carries an enforcement action");
+  }
+  return transaction(db, () => {
+    decideOnReport(db, clock, actor, orgId, reportId, { action: "resolve", code: resolution.code, note: resolution.note });
+    const report = db.select().from(reports).where(eq(reports.id, reportId)).get()!;
+    const project = requireProject(db, orgId, report.projectId);
+    const reasons = JSON.parse(report.reasons) as string[];
+    return createEnforcementAction(db, clock, {
+      project,
+      actor,
+      kind,
+      reason: action.reason ?? (reasons.join(", ") || resolution.code!),
+      note: action.note ?? resolution.note ?? null,
+      identity: action.identity,
+      reportId,
+      content: action.content,
+      endsAt: action.endsAt,
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+export interface ActionQuery {
+  projectId: string;
+  identityId?: string;
+  kind?: ActionKind;
+  status?: ActionStatus;
+  /** In force (true) or not (false: expired or revoked). */
+  active?: boolean;
+  reportId?: string;
+  /** The id of the last action of the previous page (newest first). */
+  cursor?: string;
+  limit: number;
+}
+
+function statusFilter(status: ActionStatus, now: number): SQL {
+  const t = enforcementActions;
+  if (status === "revoked") return isNotNull(t.revokedAt);
+  if (status === "expired") return and(isNull(t.revokedAt), or(isNotNull(t.expiredAt), lte(t.endsAt, now)))!;
+  return and(isNull(t.revokedAt), isNull(t.expiredAt), or(isNull(t.endsAt), gt(t.endsAt, now)))!;
+}
+
+/** Actions of a project (or of one identity), newest first. */
+export function listEnforcementActions(db: Db, now: number, q: ActionQuery): { actions: EnforcementActionView[]; nextCursor: string | null } {
+  const t = enforcementActions;
+  const where: SQL[] = [q.identityId ? eq(t.identityId, q.identityId) : eq(t.projectId, q.projectId)];
+  if (q.identityId) where.push(eq(t.projectId, q.projectId));
+  if (q.kind) where.push(eq(t.kind, q.kind));
+  if (q.reportId) where.push(eq(t.reportId, q.reportId));
+  if (q.status) where.push(statusFilter(q.status, now));
+  if (q.active !== undefined) where.push(q.active ? statusFilter("active", now) : not(statusFilter("active", now)));
+  if (q.cursor) where.push(lt(t.id, q.cursor));
+  const rows = db.select().from(t).where(and(...where)).orderBy(desc(t.id)).limit(q.limit + 1).all();
+  const page = rows.slice(0, q.limit);
+  return { actions: actionViews(db, page, now), nextCursor: rows.length > q.limit ? (page.at(-1)?.id ?? null) : null };
+}
+
+/** The identity keyed by project + type + external ID, or a 404. */
+export function requireIdentityId(db: Db, projectId: string, type: string, externalId: string): string {
+  const row = db
+    .select({ id: identities.id })
+    .from(identities)
+    .where(and(eq(identities.projectId, projectId), eq(identities.type, type), eq(identities.externalId, externalId)))
+    .get();
+  if (!row) throw notFound("Identity not found");
+  return row.id;
+}
+
+export function getActionView(db: Db, now: number, row: ActionRow): EnforcementActionView {
+  return viewOf(db, row, now);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Expiry
+
+/**
+ * Marks the actions whose end has come as expired, each with its audit event and an
+ * enforcement_action.updated announcement (active: false), in one transaction per batch.
+ * Returns how many it marked; a full batch means more may be due.
+ */
+export function expireDueActions(db: Db, clock: Clock, batch = 100): number {
+  return transaction(db, () => {
+    const now = clock.now();
+    const t = enforcementActions;
+    const due = db
+      .select()
+      .from(t)
+      .where(and(isNull(t.revokedAt), isNull(t.expiredAt), isNotNull(t.endsAt), lte(t.endsAt, now)))
+      .orderBy(asc(t.endsAt))
+      .limit(batch)
+      .all();
+    for (const row of due) {
+      const after: ActionRow = { ...row, expiredAt: now, updatedAt: now };
+      db.update(t).set({ expiredAt: now, updatedAt: now }).where(and(eq(t.id, row.id), isNull(t.expiredAt), isNull(t.revokedAt))).run();
+      const view = viewOf(db, after, now);
+      recordAudit(db, clock, {
+        orgId: row.orgId, projectId: row.projectId, actor: systemActor, action: "ENFORCEMENT_ACTION_EXPIRED",
+        entityType: "enforcement_action", entityId: row.id,
+        before: { status: "active" }, after: { status: "expired" }, data: { endsAt: view.endsAt },
+      });
+      announce(db, now, row.orgId, "enforcement_action.updated", view);
+    }
+    return due.length;
+  });
+}
+
+/** The earliest end among actions still waiting to expire, or null. */
+export function nextActionEnd(db: Db): number | null {
+  const t = enforcementActions;
+  const row = db
+    .select({ endsAt: t.endsAt })
+    .from(t)
+    .where(and(isNull(t.revokedAt), isNull(t.expiredAt), isNotNull(t.endsAt)))
+    .orderBy(asc(t.endsAt))
+    .limit(1)
+    .get();
+  return row?.endsAt ?? null;
+}

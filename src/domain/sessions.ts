@@ -1,0 +1,218 @@
+/**
+ * Dashboard sessions. The browser holds a random 32-byte token in an HttpOnly, SameSite=Strict
+ * cookie; the database holds only its SHA-256, so a copy of the database cannot be used to sign
+ * in. Each session also has a CSRF token the dashboard sends back in a header on every
+ * mutation. Sessions end after 12 hours without use, 7 days after sign-in at the latest, at
+ * sign-out, and when their user is disabled or gets a new password.
+ */
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { and, eq, lt, ne, or } from "drizzle-orm";
+import type { Db } from "../db/client.ts";
+import { sessions, users } from "../db/schema.ts";
+import type { Clock } from "./clock.ts";
+import { newId } from "./ids.ts";
+import type { Role } from "./users.ts";
+
+export const SESSION_COOKIE = "flagstaff_session";
+export const CSRF_HEADER = "x-flagstaff-csrf";
+/** A session unused this long ends. */
+export const SESSION_IDLE_MS = 12 * 3_600_000;
+/** A session ends this long after sign-in, used or not. */
+export const SESSION_MAX_MS = 7 * 24 * 3_600_000;
+/** lastSeenAt is written at most this often, so reads do not all turn into writes. */
+const TOUCH_RESOLUTION_MS = 60_000;
+
+const sha256 = (s: string): string => createHash("sha256").update(s).digest("hex");
+
+export interface SessionUser {
+  sessionId: string;
+  csrfToken: string;
+  userId: string;
+  orgId: string;
+  email: string;
+  role: Role;
+}
+
+/** Starts a session; the token is returned once, for the cookie, and never stored. */
+export function createSession(db: Db, clock: Clock, user: { id: string; orgId: string }): { token: string; csrfToken: string; expiresAt: number } {
+  const token = randomBytes(32).toString("base64url");
+  const csrfToken = randomBytes(32).toString("base64url");
+  const now = clock.now();
+  const expiresAt = now + SESSION_MAX_MS;
+  db.insert(sessions)
+    .values({ id: newId(), tokenHash: sha256(token), userId: user.id, orgId: user.orgId, csrfToken, createdAt: now, expiresAt, lastSeenAt: now })
+    .run();
+  // Housekeeping: sign-ins are rare, so this is where ended sessions are swept away.
+  db.delete(sessions)
+    .where(or(lt(sessions.expiresAt, now), lt(sessions.lastSeenAt, now - SESSION_IDLE_MS)))
+    .run();
+  return { token, csrfToken, expiresAt };
+}
+
+/**
+ * The live session and user behind a cookie token, or null when the token is unknown, the
+ * session has ended (idle or absolute limit) or the user is disabled. The role is read from
+ * the user on every request, so a role change applies at once.
+ */
+export function resolveSession(db: Db, clock: Clock, token: string): SessionUser | null {
+  if (token.length < 20 || token.length > 100) return null;
+  const hash = sha256(token);
+  const row = db
+    .select({ session: sessions, user: users })
+    .from(sessions)
+    .innerJoin(users, eq(users.id, sessions.userId))
+    .where(eq(sessions.tokenHash, hash))
+    .get();
+  if (!row) return null;
+  if (!timingSafeEqual(Buffer.from(row.session.tokenHash, "hex"), Buffer.from(hash, "hex"))) return null;
+  const now = clock.now();
+  if (row.session.expiresAt <= now || now - row.session.lastSeenAt > SESSION_IDLE_MS || row.user.disabledAt != null) {
+    db.delete(sessions).where(eq(sessions.id, row.session.id)).run();
+    return null;
+  }
+  if (now - row.session.lastSeenAt >= TOUCH_RESOLUTION_MS) {
+    db.update(sessions).set({ lastSeenAt: now }).where(eq(sessions.id, row.session.id)).run();
+  }
+  return {
+    sessionId: row.session.id,
+    csrfToken: row.session.csrfToken,
+    userId: row.user.id,
+    orgId: row.user.orgId,
+    email: row.user.email,
+    role: row.user.role,
+  };
+}
+
+export function deleteSession(db: Db, sessionId: string): void {
+  db.delete(sessions).where(eq(sessions.id, sessionId)).run();
+}
+
+export function deleteUserSessions(db: Db, userId: string): void {
+  db.delete(sessions).where(eq(sessions.userId, userId)).run();
+}
+
+export function deleteOtherSessions(db: Db, userId: string, keepSessionId: string): void {
+  db.delete(sessions)
+    .where(and(eq(sessions.userId, userId), ne(sessions.id, keepSessionId)))
+    .run();
+}
+
+/** Constant-time comparison of the CSRF header with the session's token. */
+export function csrfMatches(expected: string, presented: string | null): boolean {
+  if (!presented) return false;
+  const a = Buffer.from(expected);
+  const b = Buffer.from(presented);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cookies
+
+/** The value of one cookie in a Cookie header, or null. */
+export function readCookie(header: string | null, name: string): string | null {
+  if (!header) return null;
+  for (const part of header.split(";")) {
+    const eq = part.indexOf("=");
+    if (eq < 0) continue;
+    if (part.slice(0, eq).trim() === name) {
+      const value = part.slice(eq + 1).trim();
+      try {
+        return decodeURIComponent(value);
+      } catch {
+        return null;
+      }
+    }
+  }
+  return null;
+}
+
+/** Set-Cookie for a session: HttpOnly, SameSite=Strict, whole site; Secure over https. */
+export function sessionCookie(token: string, maxAgeMs: number, secure: boolean): string {
+  return [
+    `${SESSION_COOKIE}=${token}`,
+    "HttpOnly",
+    "SameSite=Strict",
+    "Path=/",
+    `Max-Age=${Math.max(0, Math.floor(maxAgeMs / 1000))}`,
+    ...(secure ? ["Secure"] : []),
+  ].join("; ");
+}
+
+export const clearSessionCookie = (secure: boolean): string => sessionCookie("", 0, secure);
+
+// ---------------------------------------------------------------------------------------------
+// Sign-in throttling
+
+export const LOGIN_WINDOW_MS = 15 * 60_000;
+/** Failed sign-ins allowed per email and address within the window. */
+export const LOGIN_MAX_FAILURES = 5;
+/** Failed sign-ins allowed per address (any email) within the window: slows password spraying. */
+export const LOGIN_MAX_FAILURES_PER_IP = 50;
+
+interface Window {
+  start: number;
+  failures: number;
+}
+
+/**
+ * Counts failed sign-ins in fixed 15-minute windows, per email + client address and per
+ * address. In memory: a restart forgives, which is acceptable for a single process.
+ */
+export class LoginThrottle {
+  private readonly windows = new Map<string, Window>();
+
+  constructor(private readonly now: () => number) {}
+
+  /** Seconds until another attempt is allowed, or 0 when it is allowed now. */
+  retryAfter(email: string, ip: string): number {
+    const t = this.now();
+    let wait = 0;
+    for (const [key, max] of this.keys(email, ip)) {
+      const w = this.live(key, t);
+      if (w && w.failures >= max) wait = Math.max(wait, Math.ceil((w.start + LOGIN_WINDOW_MS - t) / 1000));
+    }
+    return wait;
+  }
+
+  fail(email: string, ip: string): void {
+    const t = this.now();
+    if (this.windows.size > 100_000) this.sweep(t);
+    for (const [key] of this.keys(email, ip)) {
+      const w = this.live(key, t);
+      if (w) w.failures += 1;
+      else this.windows.set(key, { start: t, failures: 1 });
+    }
+  }
+
+  /** A successful sign-in forgets the failures of that email from that address. */
+  succeed(email: string, ip: string): void {
+    this.windows.delete(`e:${email}|${ip}`);
+  }
+
+  private keys(email: string, ip: string): [string, number][] {
+    return [
+      [`e:${email}|${ip}`, LOGIN_MAX_FAILURES],
+      [`i:${ip}`, LOGIN_MAX_FAILURES_PER_IP],
+    ];
+  }
+
+  private live(key: string, t: number): Window | undefined {
+    const w = this.windows.get(key);
+    if (w && t - w.start >= LOGIN_WINDOW_MS) {
+      this.windows.delete(key);
+      return undefined;
+    }
+    return w;
+  }
+
+  private sweep(t: number): void {
+    for (const [key, w] of this.windows) if (t - w.start >= LOGIN_WINDOW_MS) this.windows.delete(key);
+  }
+}
+
+let throttle: LoginThrottle | null = null;
+/** The process's sign-in throttle (one server per process). */
+export function loginThrottle(clock: Clock): LoginThrottle {
+  throttle ??= new LoginThrottle(() => clock.now());
+  return throttle;
+}

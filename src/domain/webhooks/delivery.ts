@@ -1,0 +1,253 @@
+/**
+ * Delivering one webhook message: a POST of the stored body with fresh Standard Webhooks
+ * headers, through the SSRF-safe pinned fetch, within FLAGSTAFF_WEBHOOK_TIMEOUT_MS. Every
+ * attempt is logged (status code, latency, error). Only a 2xx answer delivers; a 410 turns the
+ * endpoint off; a failure is retried on the schedule of schedule.ts (a Retry-After on 429/503
+ * wins) until the attempts run out; an endpoint that has failed without a break for longer than
+ * FLAGSTAFF_WEBHOOK_DISABLE_AFTER_MS is turned off with the reason shown to its owner.
+ */
+import { and, asc, desc, eq, lt, type SQL } from "drizzle-orm";
+import type { Config } from "../../config.ts";
+import { transaction, type Db } from "../../db/client.ts";
+import { webhookAttempts, webhookDeliveries, webhookEndpoints } from "../../db/schema.ts";
+import type { JobRow } from "../../jobs/queue.ts";
+import { RetryLater } from "../../jobs/worker.ts";
+import { log } from "../../log.ts";
+import { recordAudit, systemActor, type Actor } from "../audit.ts";
+import { iso, isoOrNull, type Clock } from "../clock.ts";
+import { conflict, notFound } from "../errors.ts";
+import { newId } from "../ids.ts";
+import { safeFetch, ScanFailedError, ScanRefusedError } from "../linkscan/safe-fetch.ts";
+import { requireEndpoint, type EndpointRow } from "./endpoints.ts";
+import { enqueueDelivery } from "./outbox.ts";
+import { parseRetryAfter, retryDelayMs } from "./schedule.ts";
+import { signatureHeaders } from "./signing.ts";
+
+export const WEBHOOK_USER_AGENT = "Flagstaff-Webhooks/1.0";
+/** Bytes of a receiver's answer read at most (a snippet of an error page goes into the log). */
+const MAX_ANSWER_BYTES = 4 * 1024;
+const SNIPPET_CHARS = 200;
+
+export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
+
+export interface DeliveryDeps {
+  db: Db;
+  clock: Clock;
+  config: Config;
+}
+
+interface AttemptOutcome {
+  statusCode: number | null;
+  latencyMs: number;
+  error: string | null;
+  retryAfterMs: number | null;
+}
+
+/**
+ * The job handler of one delivery. Returns when the message is delivered or has finally failed;
+ * throws RetryLater (with the delay of the schedule) when another attempt should follow.
+ */
+export async function runDeliveryJob(deps: DeliveryDeps, deliveryId: string, job: Pick<JobRow, "attempts" | "maxAttempts">): Promise<void> {
+  const { db, clock, config } = deps;
+  const delivery = db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveryId)).get();
+  // Gone with its endpoint, or already settled (a stale job after a replay): nothing to send.
+  if (!delivery || delivery.status !== "pending") return;
+  const endpoint = db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, delivery.endpointId)).get();
+  if (!endpoint) return;
+  if (endpoint.enabled !== 1) {
+    settle(db, delivery.id, "failed", `not sent: the endpoint is disabled (${endpoint.disabledReason ?? "by its owner"})`);
+    return;
+  }
+
+  const attemptAt = clock.now();
+  const outcome = await attempt(endpoint, delivery, attemptAt, config);
+  const ok = outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode <= 299;
+  const last = job.attempts >= job.maxAttempts;
+
+  const retry = transaction(db, (): boolean => {
+    db.insert(webhookAttempts)
+      .values({ id: newId(), deliveryId: delivery.id, attemptedAt: attemptAt, statusCode: outcome.statusCode, latencyMs: outcome.latencyMs, error: outcome.error })
+      .run();
+    const counts = { attempts: delivery.attempts + 1, lastStatusCode: outcome.statusCode, lastLatencyMs: outcome.latencyMs, lastError: outcome.error };
+    if (ok) {
+      db.update(webhookDeliveries).set({ ...counts, status: "delivered", deliveredAt: clock.now() }).where(eq(webhookDeliveries.id, delivery.id)).run();
+      if (endpoint.failingSince !== null) db.update(webhookEndpoints).set({ failingSince: null }).where(eq(webhookEndpoints.id, endpoint.id)).run();
+      return false;
+    }
+    db.update(webhookDeliveries).set(counts).where(eq(webhookDeliveries.id, delivery.id)).run();
+    // The endpoint's state may have changed while the request was out: read it again.
+    const current = db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, endpoint.id)).get();
+    if (!current) return false;
+    const failingSince = current.failingSince ?? attemptAt;
+    if (current.failingSince === null) db.update(webhookEndpoints).set({ failingSince }).where(eq(webhookEndpoints.id, endpoint.id)).run();
+
+    let disableReason: string | null = null;
+    if (outcome.statusCode === 410) {
+      disableReason = `The endpoint answered 410 Gone on ${iso(attemptAt)}: it asked for no more webhooks`;
+    } else if (attemptAt - failingSince >= config.webhooks.disableAfterMs) {
+      disableReason = `Deliveries have failed without a break since ${iso(failingSince)} (longer than ${describeDuration(config.webhooks.disableAfterMs)}); last error: ${outcome.error ?? "unknown"}`;
+    }
+    if (disableReason !== null && current.enabled === 1) disableEndpoint(db, deps.clock, current, disableReason);
+    if (disableReason !== null || last) {
+      db.update(webhookDeliveries).set({ status: "failed" }).where(eq(webhookDeliveries.id, delivery.id)).run();
+      return false;
+    }
+    return true;
+  });
+  if (!retry) {
+    if (!ok) log.warn("webhook delivery failed for good", { deliveryId, endpointId: endpoint.id, error: outcome.error });
+    return;
+  }
+  const delay = outcome.retryAfterMs ?? retryDelayMs(job.attempts, config.webhooks.retryScale) ?? 0;
+  throw new RetryLater(outcome.error ?? "delivery failed", delay);
+}
+
+async function attempt(endpoint: EndpointRow, delivery: DeliveryRow, attemptAt: number, config: Config): Promise<AttemptOutcome> {
+  const headers = {
+    "Content-Type": "application/json",
+    Accept: "*/*",
+    ...signatureHeaders(endpoint.secret, delivery.id, attemptAt, delivery.payload),
+  };
+  const started = performance.now();
+  const latency = () => Math.max(0, Math.round(performance.now() - started));
+  try {
+    const answer = await safeFetch(endpoint.url, {
+      request: { method: "POST", headers, body: delivery.payload },
+      anyStatus: true,
+      timeoutMs: config.webhooks.timeoutMs,
+      maxBytes: MAX_ANSWER_BYTES,
+      allowPrivate: config.scanAllowPrivate,
+      userAgent: WEBHOOK_USER_AGENT,
+    });
+    const latencyMs = latency();
+    const status = answer.status;
+    if (status >= 200 && status <= 299) return { statusCode: status, latencyMs, error: null, retryAfterMs: null };
+    const snippet = new TextDecoder().decode(answer.body).replace(/\s+/g, " ").trim().slice(0, SNIPPET_CHARS);
+    const kind = status >= 300 && status <= 399 ? " (redirects are not followed: update the URL)" : "";
+    const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(answer.headers.get("retry-after"), Date.now()) : null;
+    return { statusCode: status, latencyMs, error: `HTTP ${status}${kind}${snippet ? `: ${snippet}` : ""}`, retryAfterMs };
+  } catch (err) {
+    const latencyMs = latency();
+    if (err instanceof ScanRefusedError) return { statusCode: null, latencyMs, error: `refused: ${err.reason}`, retryAfterMs: null };
+    if (err instanceof ScanFailedError) return { statusCode: null, latencyMs, error: `${err.kind}: ${err.reason}`, retryAfterMs: null };
+    return { statusCode: null, latencyMs, error: err instanceof Error ? err.message : String(err), retryAfterMs: null };
+  }
+}
+
+function settle(db: Db, deliveryId: string, status: "failed", error: string): void {
+  db.update(webhookDeliveries).set({ status, lastError: error }).where(eq(webhookDeliveries.id, deliveryId)).run();
+}
+
+function disableEndpoint(db: Db, clock: Clock, endpoint: EndpointRow, reason: string): void {
+  const now = clock.now();
+  db.update(webhookEndpoints).set({ enabled: 0, disabledReason: reason, disabledAt: now, updatedAt: now }).where(eq(webhookEndpoints.id, endpoint.id)).run();
+  recordAudit(db, clock, {
+    orgId: endpoint.orgId, actor: systemActor, action: "WEBHOOK_ENDPOINT_DISABLED", entityType: "webhook_endpoint", entityId: endpoint.id,
+    before: { enabled: true }, after: { enabled: false }, data: { reason },
+  });
+  log.warn("webhook endpoint disabled", { endpointId: endpoint.id, reason });
+}
+
+function describeDuration(ms: number): string {
+  const units: [number, string][] = [[86_400_000, "day"], [3_600_000, "hour"], [60_000, "minute"], [1_000, "second"]];
+  for (const [size, name] of units) {
+    if (ms >= size && ms % size === 0) return `${ms / size} ${name}${ms / size === 1 ? "" : "s"}`;
+  }
+  return `${ms} ms`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The delivery log and manual replay.
+
+export interface DeliveryView {
+  /** Also the `webhook-id` header of every attempt. */
+  id: string;
+  endpointId: string;
+  eventType: string;
+  status: DeliveryRow["status"];
+  attempts: number;
+  lastStatusCode: number | null;
+  lastLatencyMs: number | null;
+  lastError: string | null;
+  createdAt: string;
+  deliveredAt: string | null;
+}
+
+export const toDeliveryView = (d: DeliveryRow): DeliveryView => ({
+  id: d.id,
+  endpointId: d.endpointId,
+  eventType: d.eventType,
+  status: d.status,
+  attempts: d.attempts,
+  lastStatusCode: d.lastStatusCode,
+  lastLatencyMs: d.lastLatencyMs,
+  lastError: d.lastError,
+  createdAt: iso(d.createdAt),
+  deliveredAt: isoOrNull(d.deliveredAt),
+});
+
+export interface AttemptView {
+  id: string;
+  attemptedAt: string;
+  statusCode: number | null;
+  latencyMs: number;
+  error: string | null;
+}
+
+/** An endpoint's deliveries, newest first; `cursor` is the last id of the previous page. */
+export function listDeliveries(
+  db: Db,
+  q: { orgId: string; endpointId: string; status?: DeliveryRow["status"]; cursor?: string; limit: number },
+): { deliveries: DeliveryView[]; nextCursor: string | null } {
+  requireEndpoint(db, q.orgId, q.endpointId);
+  const where: SQL[] = [eq(webhookDeliveries.endpointId, q.endpointId)];
+  if (q.status) where.push(eq(webhookDeliveries.status, q.status));
+  if (q.cursor) where.push(lt(webhookDeliveries.id, q.cursor));
+  const rows = db.select().from(webhookDeliveries).where(and(...where)).orderBy(desc(webhookDeliveries.id)).limit(q.limit + 1).all();
+  const page = rows.slice(0, q.limit);
+  return { deliveries: page.map(toDeliveryView), nextCursor: rows.length > q.limit ? (page.at(-1)?.id ?? null) : null };
+}
+
+export function requireDelivery(db: Db, orgId: string, deliveryId: string): DeliveryRow {
+  const row = db
+    .select()
+    .from(webhookDeliveries)
+    .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.orgId, orgId)))
+    .get();
+  if (!row) throw notFound("Webhook delivery not found");
+  return row;
+}
+
+/** One delivery with the exact body sent and every attempt, oldest first. */
+export function deliveryDetail(db: Db, orgId: string, deliveryId: string): { delivery: DeliveryView; payload: unknown; attempts: AttemptView[] } {
+  const d = requireDelivery(db, orgId, deliveryId);
+  const attempts = db
+    .select()
+    .from(webhookAttempts)
+    .where(eq(webhookAttempts.deliveryId, d.id))
+    .orderBy(asc(webhookAttempts.attemptedAt), asc(webhookAttempts.id))
+    .all()
+    .map((a) => ({ id: a.id, attemptedAt: iso(a.attemptedAt), statusCode: a.statusCode, latencyMs: a.latencyMs, error: a.error }));
+  return { delivery: toDeliveryView(d), payload: JSON.parse(d.payload), attempts };
+}
+
+/**
+ * Sends a delivered or failed message again, with the same `webhook-id` (receivers that keep
+ * ids drop it as a duplicate unless they want it), through the whole retry schedule.
+ */
+export function replayDelivery(db: Db, clock: Clock, actor: Actor, orgId: string, deliveryId: string): DeliveryView {
+  return transaction(db, () => {
+    const d = requireDelivery(db, orgId, deliveryId);
+    if (d.status === "pending") throw conflict("This delivery is still being attempted; replay it once it is delivered or has failed");
+    const endpoint = requireEndpoint(db, orgId, d.endpointId);
+    if (endpoint.enabled !== 1) throw conflict(`The endpoint is disabled (${endpoint.disabledReason ?? "by its owner"}); enable it before replaying`);
+    const now = clock.now();
+    db.update(webhookDeliveries).set({ status: "pending" }).where(eq(webhookDeliveries.id, d.id)).run();
+    enqueueDelivery(db, now, d.id);
+    recordAudit(db, clock, {
+      orgId, actor, action: "WEBHOOK_DELIVERY_REPLAYED", entityType: "webhook_delivery", entityId: d.id,
+      before: { status: d.status }, after: { status: "pending" }, data: { endpointId: d.endpointId },
+    });
+    return toDeliveryView({ ...d, status: "pending" });
+  });
+}

@@ -1,0 +1,190 @@
+/**
+ * Webhook endpoints: where an organization wants its enforcement events delivered. The URL
+ * passes the link-scanning SSRF rules when it is saved (and the pinned fetch judges every
+ * address again at each delivery); the `whsec_` secret is shown once, at creation or rotation.
+ */
+import { lookup } from "node:dns/promises";
+import { isIP } from "node:net";
+import { and, asc, eq } from "drizzle-orm";
+import { transaction, type Db } from "../../db/client.ts";
+import { webhookEndpoints } from "../../db/schema.ts";
+import { recordAudit, type Actor } from "../audit.ts";
+import { iso, isoOrNull, type Clock } from "../clock.ts";
+import { badRequest, notFound } from "../errors.ts";
+import { newId } from "../ids.ts";
+import { bareHostname, checkUrlSyntax, isForbiddenAddress, ScanRefusedError } from "../linkscan/ssrf.ts";
+import { parseEventTypes, type EventType } from "./outbox.ts";
+import { generateSecret, secretHint } from "./signing.ts";
+
+export type EndpointRow = typeof webhookEndpoints.$inferSelect;
+
+export interface EndpointView {
+  id: string;
+  url: string;
+  description: string | null;
+  /** Empty: every event. */
+  eventTypes: EventType[];
+  enabled: boolean;
+  /** Why Flagstaff (or its owner) turned the endpoint off: a 410 answer, days of failures. */
+  disabledReason: string | null;
+  disabledAt: string | null;
+  /** Start of the current run of failed attempts; null while deliveries succeed. */
+  failingSince: string | null;
+  secretHint: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export const toEndpointView = (e: EndpointRow): EndpointView => ({
+  id: e.id,
+  url: e.url,
+  description: e.description,
+  eventTypes: parseEventTypes(e.eventTypes),
+  enabled: e.enabled === 1,
+  disabledReason: e.disabledReason,
+  disabledAt: isoOrNull(e.disabledAt),
+  failingSince: isoOrNull(e.failingSince),
+  secretHint: secretHint(e.secret),
+  createdAt: iso(e.createdAt),
+  updatedAt: iso(e.updatedAt),
+});
+
+const DNS_CHECK_MS = 3_000;
+
+/**
+ * Refuses (400) a webhook URL that link scanning would refuse: not http(s), credentials, and —
+ * unless FLAGSTAFF_SCAN_ALLOW_PRIVATE — a host that is or resolves to a private, loopback,
+ * link-local or otherwise internal address. A name that does not resolve yet is accepted: the
+ * delivery resolves and judges it again, and connects only to the judged address.
+ */
+export async function checkWebhookUrl(url: string, allowPrivate: boolean): Promise<string> {
+  let parsed: URL;
+  try {
+    parsed = checkUrlSyntax(url);
+  } catch (err) {
+    throw badRequest(`url: ${err instanceof ScanRefusedError ? err.reason : "not a valid URL"}`);
+  }
+  if (allowPrivate) return parsed.href;
+  const host = bareHostname(parsed);
+  let addresses: string[];
+  if (isIP(host) !== 0) addresses = [host];
+  else {
+    try {
+      const answers = await Promise.race([
+        lookup(host, { all: true, verbatim: true }),
+        Bun.sleep(DNS_CHECK_MS).then(() => [] as { address: string }[]),
+      ]);
+      addresses = answers.map((a) => a.address);
+    } catch {
+      addresses = [];
+    }
+  }
+  for (const address of addresses) {
+    const reason = isForbiddenAddress(address);
+    if (reason !== null) {
+      const via = address === host ? "" : `${host} resolves to ${address}, `;
+      throw badRequest(`url: webhooks are not sent to ${via}${reason}`);
+    }
+  }
+  return parsed.href;
+}
+
+export function requireEndpoint(db: Db, orgId: string, endpointId: string): EndpointRow {
+  const row = db
+    .select()
+    .from(webhookEndpoints)
+    .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.orgId, orgId)))
+    .get();
+  if (!row) throw notFound("Webhook endpoint not found");
+  return row;
+}
+
+export function listEndpoints(db: Db, orgId: string): EndpointView[] {
+  return db.select().from(webhookEndpoints).where(eq(webhookEndpoints.orgId, orgId)).orderBy(asc(webhookEndpoints.id)).all().map(toEndpointView);
+}
+
+export interface EndpointInput {
+  /** Already checked with checkWebhookUrl. */
+  url: string;
+  description?: string | null;
+  eventTypes?: EventType[];
+  enabled?: boolean;
+}
+
+const uniqueTypes = (types: EventType[] | undefined): EventType[] => [...new Set(types ?? [])];
+
+/** A new endpoint and its secret, which is returned this once. */
+export function createEndpoint(db: Db, clock: Clock, actor: Actor, orgId: string, input: EndpointInput): { endpoint: EndpointView; secret: string } {
+  const now = clock.now();
+  const row: EndpointRow = {
+    id: newId(),
+    orgId,
+    url: input.url,
+    secret: generateSecret(),
+    description: input.description ?? null,
+    eventTypes: JSON.stringify(uniqueTypes(input.eventTypes)),
+    enabled: input.enabled === false ? 0 : 1,
+    disabledReason: null,
+    disabledAt: input.enabled === false ? now : null,
+    failingSince: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  transaction(db, () => {
+    db.insert(webhookEndpoints).values(row).run();
+    recordAudit(db, clock, {
+      orgId, actor, action: "WEBHOOK_ENDPOINT_CREATED", entityType: "webhook_endpoint", entityId: row.id,
+      after: { url: row.url, eventTypes: uniqueTypes(input.eventTypes), enabled: row.enabled === 1 },
+    });
+  });
+  return { endpoint: toEndpointView(row), secret: row.secret };
+}
+
+/**
+ * Changes an endpoint. Turning it on again clears why it was off and its failure run, so the
+ * days-of-failures rule starts afresh.
+ */
+export function updateEndpoint(db: Db, clock: Clock, actor: Actor, orgId: string, endpointId: string, patch: Partial<EndpointInput>): EndpointView {
+  return transaction(db, () => {
+    const before = requireEndpoint(db, orgId, endpointId);
+    const now = clock.now();
+    const set: Partial<EndpointRow> = { updatedAt: now };
+    if (patch.url !== undefined) set.url = patch.url;
+    if (patch.description !== undefined) set.description = patch.description;
+    if (patch.eventTypes !== undefined) set.eventTypes = JSON.stringify(uniqueTypes(patch.eventTypes));
+    if (patch.enabled === true && before.enabled === 0) Object.assign(set, { enabled: 1, disabledReason: null, disabledAt: null, failingSince: null });
+    if (patch.enabled === false && before.enabled === 1) Object.assign(set, { enabled: 0, disabledReason: "Disabled by its owner", disabledAt: now });
+    db.update(webhookEndpoints).set(set).where(eq(webhookEndpoints.id, endpointId)).run();
+    const after = { ...before, ...set };
+    recordAudit(db, clock, {
+      orgId, actor, action: "WEBHOOK_ENDPOINT_UPDATED", entityType: "webhook_endpoint", entityId: endpointId,
+      before: auditFields(before), after: auditFields(after),
+    });
+    return toEndpointView(after);
+  });
+}
+
+const auditFields = (e: EndpointRow) => ({ url: e.url, description: e.description, eventTypes: parseEventTypes(e.eventTypes), enabled: e.enabled === 1 });
+
+/** Deletes an endpoint with its delivery log (pending deliveries are dropped). */
+export function deleteEndpoint(db: Db, clock: Clock, actor: Actor, orgId: string, endpointId: string): void {
+  transaction(db, () => {
+    const before = requireEndpoint(db, orgId, endpointId);
+    db.delete(webhookEndpoints).where(eq(webhookEndpoints.id, endpointId)).run();
+    recordAudit(db, clock, {
+      orgId, actor, action: "WEBHOOK_ENDPOINT_DELETED", entityType: "webhook_endpoint", entityId: endpointId, before: auditFields(before),
+    });
+  });
+}
+
+/** A new secret, shown once; attempts from now on are signed with it. */
+export function rotateSecret(db: Db, clock: Clock, actor: Actor, orgId: string, endpointId: string): { endpoint: EndpointView; secret: string } {
+  return transaction(db, () => {
+    const before = requireEndpoint(db, orgId, endpointId);
+    const secret = generateSecret();
+    const now = clock.now();
+    db.update(webhookEndpoints).set({ secret, updatedAt: now }).where(eq(webhookEndpoints.id, endpointId)).run();
+    recordAudit(db, clock, { orgId, actor, action: "WEBHOOK_SECRET_ROTATED", entityType: "webhook_endpoint", entityId: endpointId });
+    return { endpoint: toEndpointView({ ...before, secret, updatedAt: now }), secret };
+  });
+}

@@ -1,0 +1,62 @@
+/**
+ * The dashboard's only way to the server: tRPC's typed client over /trpc. `AppRouter` is a
+ * type-only import, so no server code reaches the browser bundle. The session cookie is
+ * HttpOnly (the page never sees it); mutations carry the session's CSRF token in a header.
+ */
+import { createTRPCClient, httpBatchLink, TRPCClientError } from "@trpc/client";
+import type { inferRouterInputs, inferRouterOutputs } from "@trpc/server";
+import type { AppRouter } from "../api/router.ts";
+
+export type Outputs = inferRouterOutputs<AppRouter>;
+export type Inputs = inferRouterInputs<AppRouter>;
+export type Me = Outputs["auth"]["me"];
+export type Role = Me["role"];
+export type QueueItem = Outputs["dashboard"]["queue"]["items"][number];
+export type CaseDetail = Outputs["dashboard"]["case"];
+export type ReportView = CaseDetail["reports"][number];
+
+let csrfToken: string | null = null;
+export const setCsrfToken = (token: string | null): void => {
+  csrfToken = token;
+};
+
+export const trpc = createTRPCClient<AppRouter>({
+  links: [
+    httpBatchLink({
+      url: "/trpc",
+      maxURLLength: 4000,
+      headers: () => (csrfToken ? { "x-flagstaff-csrf": csrfToken } : {}),
+      fetch: (url, init) => fetch(url, { ...(init as RequestInit), credentials: "same-origin" }),
+    }),
+  ],
+});
+
+/** The tRPC error code of a failed call ("FORBIDDEN", "UNAUTHORIZED", …), if it is one. */
+export function errorCode(err: unknown): string | null {
+  if (err instanceof TRPCClientError) return (err.data as { code?: string } | undefined)?.code ?? null;
+  return null;
+}
+
+/** A message fit to show: the server's own for client errors, a generic one otherwise. */
+export function errorMessage(err: unknown): string {
+  if (err instanceof TRPCClientError) {
+    const code = errorCode(err);
+    if (code === "FORBIDDEN") return `Not allowed: ${err.message}`;
+    if (code === "INTERNAL_SERVER_ERROR") return "Something went wrong on the server. Try again.";
+    if (code === "BAD_REQUEST" && err.message.startsWith("[")) {
+      try {
+        const issues = JSON.parse(err.message) as { path: (string | number)[]; message: string }[];
+        return issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; ");
+      } catch {
+        // fall through
+      }
+    }
+    return err.message;
+  }
+  if (err instanceof Error) return err.message === "Failed to fetch" ? "The server cannot be reached." : err.message;
+  return String(err);
+}
+
+const RANK: Record<Role, number> = { viewer: 0, moderator: 1, admin: 2 };
+/** The UI hides what a role cannot do; the server refuses it either way. */
+export const can = (role: Role, needed: Role): boolean => RANK[role] >= RANK[needed];

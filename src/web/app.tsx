@@ -1,0 +1,278 @@
+/** The dashboard shell: sign-in gate, navigation, the current project, live updates, pages. */
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { createContext, useContext, useEffect, useRef, useState, type ReactNode } from "react";
+import { can, errorCode, setCsrfToken, trpc, type Me, type Outputs, type Role } from "./api.ts";
+import { AuditPage } from "./pages/audit.tsx";
+import { AnalysesPage } from "./pages/analyses.tsx";
+import { CasePage, ReportRedirect } from "./pages/case.tsx";
+import { IdentitiesPage, IdentityPage } from "./pages/identities.tsx";
+import { KeysPage } from "./pages/keys.tsx";
+import { LoginPage } from "./pages/login.tsx";
+import { OverviewPage } from "./pages/overview.tsx";
+import { ProjectsPage } from "./pages/projects.tsx";
+import { QueuePage } from "./pages/queue.tsx";
+import { SettingsPage } from "./pages/settings.tsx";
+import { UsersPage } from "./pages/users.tsx";
+import { WebhooksPage } from "./pages/webhooks.tsx";
+import { href, useRoute, type Route } from "./router.ts";
+import { ErrorNote, Loading, TimeAgo, useToast } from "./ui.tsx";
+
+type SignedIn = Me & { user: NonNullable<Me["user"]> };
+type Project = Outputs["projects"]["list"]["projects"][number];
+
+interface Session {
+  me: SignedIn;
+  role: Role;
+  can: (needed: Role) => boolean;
+  orgSlug: string;
+  projects: Project[];
+  /** The project pages like settings and identities work on (remembered in localStorage). */
+  projectId: string | null;
+  setProjectId: (id: string) => void;
+}
+
+const SessionContext = createContext<Session | null>(null);
+export function useSession(): Session {
+  const s = useContext(SessionContext);
+  if (!s) throw new Error("useSession outside the signed-in shell");
+  return s;
+}
+
+export function App() {
+  const me = useQuery({
+    queryKey: ["me"],
+    queryFn: async () => {
+      const r = await trpc.auth.me.query();
+      setCsrfToken(r.csrfToken);
+      return r;
+    },
+    retry: (n, err) => errorCode(err) !== "UNAUTHORIZED" && n < 2,
+    staleTime: Infinity,
+  });
+  if (me.isPending) return <Loading label="Loading Flagstaff…" />;
+  if (me.error) {
+    if (errorCode(me.error) === "UNAUTHORIZED") return <LoginPage />;
+    return (
+      <main className="center">
+        <ErrorNote error={me.error} />
+        <button type="button" onClick={() => me.refetch()}>
+          Try again
+        </button>
+      </main>
+    );
+  }
+  if (!me.data.user) return <LoginPage />;
+  return <Shell me={me.data as SignedIn} />;
+}
+
+const PROJECT_KEY = "flagstaff.projectId";
+
+function Shell({ me }: { me: SignedIn }) {
+  const route = useRoute();
+  const projects = useQuery({ queryKey: ["projects"], queryFn: () => trpc.projects.list.query({ orgSlug: me.org.slug }) });
+  const [projectId, setProjectIdState] = useState<string | null>(() => localStorage.getItem(PROJECT_KEY));
+  const list = projects.data?.projects ?? [];
+  const current = list.find((p) => p.id === projectId)?.id ?? list[0]?.id ?? null;
+  const setProjectId = (id: string) => {
+    localStorage.setItem(PROJECT_KEY, id);
+    setProjectIdState(id);
+  };
+  const session: Session = {
+    me,
+    role: me.role,
+    can: (needed) => can(me.role, needed),
+    orgSlug: me.org.slug,
+    projects: list,
+    projectId: current,
+    setProjectId,
+  };
+  const live = useLiveUpdates();
+
+  return (
+    <SessionContext.Provider value={session}>
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
+      <div className="shell">
+        <header className="topbar">
+          <a className="brand" href={href("queue")}>
+            <svg viewBox="0 0 16 16" width="18" height="18" aria-hidden="true">
+              <path d="M3 1v14" stroke="currentColor" strokeWidth="2" />
+              <path d="M4 2h9l-2 3 2 3H4z" fill="#d9480f" />
+            </svg>
+            Flagstaff
+          </a>
+          <span className="org" title="Organization">
+            {me.org.name}
+          </span>
+          <span className="live" title="The dashboard checks for changes every 2 seconds">
+            <span className={`dot ${live.ok ? "dot-ok" : "dot-off"}`} aria-hidden="true" />
+            {live.ok ? (
+              <>
+                Live · checked <TimeAgo iso={live.checkedAt} />
+              </>
+            ) : (
+              "Offline"
+            )}
+          </span>
+          <span className="spacer" />
+          {list.length > 0 && (
+            <label className="project-picker">
+              <span>Project</span>
+              <select value={current ?? ""} onChange={(e) => setProjectId(e.target.value)}>
+                {list.map((p) => (
+                  <option key={p.id} value={p.id}>
+                    {p.name}
+                  </option>
+                ))}
+              </select>
+            </label>
+          )}
+          <UserMenu me={me} />
+        </header>
+        <nav className="sidenav" aria-label="Dashboard">
+          <NavLinks route={route} role={me.role} />
+        </nav>
+        <main id="main" className="content" tabIndex={-1}>
+          {projects.error ? <ErrorNote error={projects.error} /> : <Page route={route} />}
+        </main>
+      </div>
+    </SessionContext.Provider>
+  );
+}
+
+const NAV: { page: string; label: string; role: Role }[] = [
+  { page: "queue", label: "Review queue", role: "viewer" },
+  { page: "overview", label: "Overview", role: "viewer" },
+  { page: "identities", label: "Identities", role: "viewer" },
+  { page: "analyses", label: "AI analyses", role: "viewer" },
+  { page: "audit", label: "Audit log", role: "viewer" },
+  { page: "projects", label: "Projects", role: "viewer" },
+  { page: "settings", label: "Project settings", role: "viewer" },
+  { page: "keys", label: "API keys", role: "admin" },
+  { page: "webhooks", label: "Webhooks", role: "admin" },
+  { page: "users", label: "Users", role: "admin" },
+];
+
+const SECTION_OF: Record<string, string> = { cases: "queue", reports: "queue", identity: "identities" };
+
+function NavLinks({ route, role }: { route: Route; role: Role }) {
+  const active = SECTION_OF[route.page] ?? route.page;
+  return (
+    <ul>
+      {NAV.filter((n) => can(role, n.role)).map((n) => (
+        <li key={n.page}>
+          <a href={href(n.page)} aria-current={active === n.page ? "page" : undefined}>
+            {n.label}
+          </a>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function Page({ route }: { route: Route }) {
+  const id = route.params[0];
+  switch (route.page) {
+    case "queue":
+      return <QueuePage />;
+    case "cases":
+      return id ? <CasePage key={id} caseId={id} focusReport={route.query.get("report")} /> : <QueuePage />;
+    case "reports":
+      return id ? <ReportRedirect reportId={id} /> : <QueuePage />;
+    case "overview":
+      return <OverviewPage />;
+    case "identities":
+      return <IdentitiesPage />;
+    case "identity":
+      return id ? <IdentityPage key={id} identityId={id} /> : <IdentitiesPage />;
+    case "analyses":
+      return <AnalysesPage />;
+    case "audit":
+      return <AuditPage />;
+    case "projects":
+      return <ProjectsPage />;
+    case "settings":
+      return <SettingsPage />;
+    case "keys":
+      return <AdminOnly>{<KeysPage />}</AdminOnly>;
+    case "webhooks":
+      return <AdminOnly>{<WebhooksPage />}</AdminOnly>;
+    case "users":
+      return <AdminOnly>{<UsersPage />}</AdminOnly>;
+    default:
+      return (
+        <section>
+          <h1>Not found</h1>
+          <p>
+            There is no page here. <a href={href("queue")}>Back to the queue</a>
+          </p>
+        </section>
+      );
+  }
+}
+
+function AdminOnly({ children }: { children: ReactNode }) {
+  const { can } = useSession();
+  if (!can("admin")) {
+    return (
+      <section>
+        <h1>Admins only</h1>
+        <p>This page needs the admin role.</p>
+      </section>
+    );
+  }
+  return <>{children}</>;
+}
+
+function UserMenu({ me }: { me: SignedIn }) {
+  const qc = useQueryClient();
+  const toast = useToast();
+  const logout = useMutation({
+    mutationFn: () => trpc.auth.logout.mutate(),
+    onSettled: () => {
+      setCsrfToken(null);
+      qc.clear();
+      location.hash = "#/queue";
+      void qc.invalidateQueries({ queryKey: ["me"] });
+    },
+    onError: () => toast("Signed out locally; the server could not be reached", "error"),
+  });
+  return (
+    <div className="usermenu">
+      <span className="who">
+        <span className="email">{me.user.email}</span>
+        <span className={`role role-${me.role}`}>{me.role}</span>
+      </span>
+      <button type="button" className="secondary small" onClick={() => logout.mutate()} disabled={logout.isPending}>
+        Sign out
+      </button>
+    </div>
+  );
+}
+
+/**
+ * Live updates by polling a change counter: every 2 s the dashboard asks for the id of the
+ * organization's newest audit event (one index step on the server, a few bytes on the wire).
+ * Only when it changed does it refetch what is on screen.
+ */
+function useLiveUpdates(): { ok: boolean; checkedAt: string | null } {
+  const qc = useQueryClient();
+  const changes = useQuery({
+    queryKey: ["changes"],
+    queryFn: () => trpc.dashboard.changes.query(),
+    refetchInterval: 2000,
+    refetchIntervalInBackground: false,
+    staleTime: 0,
+  });
+  const last = useRef<string | null | undefined>(undefined);
+  const version = changes.data?.version;
+  useEffect(() => {
+    if (version === undefined) return;
+    if (last.current !== undefined && last.current !== version) {
+      void qc.invalidateQueries({ predicate: (q) => q.queryKey[0] !== "changes" && q.queryKey[0] !== "me" });
+    }
+    last.current = version;
+  }, [version, qc]);
+  return { ok: !changes.isError, checkedAt: changes.dataUpdatedAt ? new Date(changes.dataUpdatedAt).toISOString() : null };
+}

@@ -1,0 +1,107 @@
+import { keepPreviousData, useInfiniteQuery } from "@tanstack/react-query";
+import { useState } from "react";
+import { trpc } from "../api.ts";
+import { href } from "../router.ts";
+import { dateTime, Empty, ErrorNote, Loading } from "../ui.tsx";
+import { describeEvent, usePeople } from "./case.tsx";
+
+const ENTITY_TYPES = ["report", "case", "project", "category", "user", "content_analysis", "api_key", "webhook_endpoint", "enforcement_action"];
+
+export function AuditPage() {
+  const who = usePeople();
+  const [action, setAction] = useState("");
+  const [entityType, setEntityType] = useState("");
+  const list = useInfiniteQuery({
+    queryKey: ["audit", action, entityType],
+    queryFn: ({ pageParam }) =>
+      trpc.dashboard.audit.query({ action: action.trim().toUpperCase() || undefined, entityType: entityType || undefined, cursor: pageParam, limit: 50 }),
+    initialPageParam: undefined as string | undefined,
+    getNextPageParam: (last) => last.nextCursor ?? undefined,
+    placeholderData: keepPreviousData,
+  });
+  const events = list.data?.pages.flatMap((p) => p.events) ?? [];
+  const link = (type: string, id: string) =>
+    type === "case" ? href("cases", id) : type === "report" ? href("reports", id) : null;
+  return (
+    <section aria-labelledby="audit-page-title">
+      <div className="page-head">
+        <h1 id="audit-page-title">Audit log</h1>
+        <p className="muted">Every creation and change, newest first, with who made it.</p>
+      </div>
+      <form className="filters" onSubmit={(e) => e.preventDefault()} aria-label="Filter the audit log">
+        <label>
+          <span>Action</span>
+          <input value={action} onChange={(e) => setAction(e.target.value)} placeholder="e.g. REPORT_RESOLVED" list="audit-actions" />
+          <datalist id="audit-actions">
+            {["REPORT_CREATED", "REPORT_RESOLVED", "REPORT_DISMISSED", "REPORT_ESCALATED", "CASE_ASSIGNED", "CASE_NOTE_ADDED", "PROJECT_SETTINGS_CHANGED", "USER_CREATED"].map(
+              (a) => (
+                <option key={a} value={a} />
+              ),
+            )}
+          </datalist>
+        </label>
+        <label>
+          <span>Entity</span>
+          <select value={entityType} onChange={(e) => setEntityType(e.target.value)}>
+            <option value="">Any</option>
+            {ENTITY_TYPES.map((t) => (
+              <option key={t} value={t}>
+                {t.replace("_", " ")}
+              </option>
+            ))}
+          </select>
+        </label>
+      </form>
+      <ErrorNote error={list.error} />
+      {list.isPending ? (
+        <Loading />
+      ) : events.length === 0 ? (
+        <Empty>No event matches.</Empty>
+      ) : (
+        <div className="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">Action</th>
+                <th scope="col">Entity</th>
+                <th scope="col">By</th>
+                <th scope="col">Details</th>
+              </tr>
+            </thead>
+            <tbody>
+              {events.map((e) => {
+                const to = link(e.entityType, e.entityId);
+                return (
+                  <tr key={e.id}>
+                    <td className="nowrap">{dateTime(e.createdAt)}</td>
+                    <td>
+                      <code>{e.action}</code>
+                    </td>
+                    <td>
+                      {e.entityType}{" "}
+                      {to ? (
+                        <a href={to} className="mono small-print">
+                          {e.entityId.slice(-8)}
+                        </a>
+                      ) : (
+                        <span className="mono small-print muted">{e.entityId.slice(-8)}</span>
+                      )}
+                    </td>
+                    <td>{who(e.actor, e.actorEmail)}</td>
+                    <td className="muted">{describeEvent(e)}</td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {list.hasNextPage && (
+        <button type="button" className="secondary" onClick={() => list.fetchNextPage()} disabled={list.isFetchingNextPage}>
+          Older events
+        </button>
+      )}
+    </section>
+  );
+}

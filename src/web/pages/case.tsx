@@ -1,0 +1,486 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useEffect, useState, type FormEvent } from "react";
+import { errorCode, errorMessage, trpc, type CaseDetail, type ReportView } from "../api.ts";
+import { useSession } from "../app.tsx";
+import { DecisionDialog, EnforceDialog, useClaim, type DecisionAction } from "../decisions.tsx";
+import { href, navigate } from "../router.ts";
+import { Badge, BucketBadge, dateTime, Empty, ErrorNote, Kbd, Loading, SeverityBadge, StatusBadge, TimeAgo, useShortcuts, useToast } from "../ui.tsx";
+import { caseTitle } from "./queue.tsx";
+
+const OPEN = ["OPEN", "TRIAGED", "IN_REVIEW"];
+
+/** #/reports/<id>: the case page of the report's case, scrolled to the report. */
+export function ReportRedirect({ reportId }: { reportId: string }) {
+  const report = useQuery({ queryKey: ["report", reportId], queryFn: () => trpc.reports.get.query({ reportId }) });
+  useEffect(() => {
+    if (report.data) navigate(`${href("cases", report.data.report.caseId)}?report=${encodeURIComponent(reportId)}`);
+  }, [report.data, reportId]);
+  return report.error ? <ErrorNote error={report.error} /> : <Loading />;
+}
+
+/** Who did something, for people: a user's email, "API key", or "Flagstaff" for the system. */
+export function usePeople() {
+  const people = useQuery({ queryKey: ["people"], queryFn: () => trpc.dashboard.people.query(), staleTime: 60_000 });
+  const byId = new Map((people.data?.people ?? []).map((p) => [p.id, p.email] as const));
+  return (actor: { type: string; id: string | null } | null | undefined, email?: string | null): string => {
+    if (!actor) return "—";
+    if (actor.type === "user") return email ?? (actor.id ? byId.get(actor.id) : undefined) ?? "a user";
+    if (actor.type === "api_key") return "API key";
+    return "Flagstaff";
+  };
+}
+
+export function CasePage({ caseId, focusReport }: { caseId: string; focusReport: string | null }) {
+  const { me, can, orgSlug } = useSession();
+  const qc = useQueryClient();
+  const [enforcing, setEnforcing] = useState(false);
+  const detail = useQuery({ queryKey: ["case", caseId], queryFn: () => trpc.dashboard.case.query({ caseId }) });
+  const [dialog, setDialog] = useState<DecisionAction | null>(null);
+  const claim = useClaim();
+  const toast = useToast();
+  const triage = useMutation({
+    mutationFn: () => trpc.cases.triage.mutate({ caseId }),
+    onSuccess: () => (toast("Triaged"), void qc.invalidateQueries()),
+    onError: (e) => toast(errorMessage(e), "error"),
+  });
+
+  useEffect(() => {
+    if (focusReport && detail.data) document.getElementById(`report-${focusReport}`)?.scrollIntoView({ block: "start" });
+  }, [focusReport, detail.data]);
+
+  const d = detail.data;
+  const isOpen = d ? OPEN.includes(d.case.status) : false;
+  const openReport = d?.reports.find((r) => OPEN.includes(r.status)) ?? null;
+  const mine = d?.assignee?.id === me.user.id;
+  const taken = d?.assignee && !mine;
+  const isModerator = can("moderator");
+  const toggleClaim = () => {
+    if (!d) return;
+    if (mine) return claim.mutate({ caseIds: [caseId], assigneeId: null });
+    if (taken && !confirm(`${d.assignee!.email} is working on this case. Take it over?`)) return;
+    claim.mutate({ caseIds: [caseId], assigneeId: me.user.id });
+  };
+
+  useShortcuts({
+    Escape: () => navigate(href("queue")),
+    u: () => navigate(href("queue")),
+    ...(isModerator && d
+      ? {
+          c: toggleClaim,
+          r: () => openReport && setDialog("resolve"),
+          d: () => openReport && setDialog("dismiss"),
+          e: () => setDialog("escalate"),
+          t: () => d.case.status === "OPEN" && triage.mutate(),
+          n: () => document.getElementById("note-body")?.focus(),
+          f: () => setEnforcing(true),
+        }
+      : {}),
+  });
+
+  if (detail.isPending) return <Loading />;
+  if (detail.error) {
+    return (
+      <section>
+        <h1>Case</h1>
+        {errorCode(detail.error) === "NOT_FOUND" ? <p>This case does not exist (or belongs to another organization).</p> : <ErrorNote error={detail.error} />}
+        <a href={href("queue")}>Back to the queue</a>
+      </section>
+    );
+  }
+  const c = d!.case;
+  const title = caseTitle({
+    target: c.contentExternalId != null ? { contentType: c.contentType, contentExternalId: c.contentExternalId } : null,
+    subject: d!.subject,
+  });
+  // Escalating a report of a closed case reopens it; any report will do.
+  const escalateReport = openReport ?? d!.reports.at(-1) ?? null;
+
+  return (
+    <article className="case" aria-labelledby="case-title">
+      <nav className="crumbs" aria-label="Breadcrumb">
+        <a href={href("queue")}>Review queue</a> <span aria-hidden="true">›</span> <span>Case</span>
+      </nav>
+      <header className="case-head">
+        <div>
+          <h1 id="case-title">{title}</h1>
+          <p className="meta">
+            <StatusBadge status={c.status} /> <BucketBadge bucket={c.bucket} /> <span className="muted">{d!.projectName}</span> ·{" "}
+            {c.reportCount} report{c.reportCount === 1 ? "" : "s"} · opened <TimeAgo iso={c.createdAt} /> · last report <TimeAgo iso={c.lastReportAt} />
+          </p>
+        </div>
+        <div className="claim-box">
+          {d!.assignee ? (
+            <p className={mine ? "claim claim-mine" : "claim claim-taken"} role={taken ? "status" : undefined}>
+              {mine ? "You are working on this case" : `Taken by ${d!.assignee.email}`} · <TimeAgo iso={c.assignedAt} />
+            </p>
+          ) : (
+            <p className="muted">Nobody has claimed this case.</p>
+          )}
+        </div>
+      </header>
+
+      {isModerator && (
+        <div className="actionbar" role="toolbar" aria-label="Case actions">
+          <button type="button" className="secondary" onClick={toggleClaim} disabled={claim.isPending}>
+            {mine ? "Release" : taken ? "Take over" : "Claim"} <Kbd>c</Kbd>
+          </button>
+          {c.status === "OPEN" && (
+            <button type="button" className="secondary" onClick={() => triage.mutate()} disabled={triage.isPending}>
+              Triage <Kbd>t</Kbd>
+            </button>
+          )}
+          <button type="button" className="warn" onClick={() => setDialog("escalate")} disabled={!escalateReport}>
+            Escalate <Kbd>e</Kbd>
+          </button>
+          <button type="button" className="primary" onClick={() => setDialog("resolve")} disabled={!openReport}>
+            Resolve <Kbd>r</Kbd>
+          </button>
+          <button type="button" onClick={() => setDialog("dismiss")} disabled={!openReport}>
+            Dismiss <Kbd>d</Kbd>
+          </button>
+          <button type="button" className="danger" onClick={() => setEnforcing(true)} disabled={!d!.subject && c.contentExternalId == null}>
+            Enforce <Kbd>f</Kbd>
+          </button>
+          {!isOpen && <span className="muted">This case is {c.status.toLowerCase().replace("_", " ")}.</span>}
+        </div>
+      )}
+
+      <div className="case-grid">
+        <div className="case-main">
+          <section aria-labelledby="reports-title" className="card">
+            <h2 id="reports-title">Reports ({d!.reports.length})</h2>
+            {d!.reports.map((r) => (
+              <ReportCard key={r.id} report={r} highlighted={r.id === focusReport} />
+            ))}
+          </section>
+          <AnalysesSection analyses={d!.analyses} />
+          <NotesSection caseId={caseId} notes={d!.notes} canWrite={isModerator} />
+          <AuditSection audit={d!.audit} />
+        </div>
+        <aside className="case-side">
+          <SubjectSection detail={d!} />
+          <ReportersSection reporters={d!.reporters} />
+        </aside>
+      </div>
+      {isModerator && (
+        <EnforceDialog
+          open={enforcing}
+          onClose={() => setEnforcing(false)}
+          orgSlug={orgSlug}
+          projectId={c.projectId}
+          reportId={(d!.reports.find((r) => r.subject) ?? d!.reports.at(-1))?.id ?? null}
+          defaultReason={d!.reports.flatMap((r) => r.reasons)[0] ?? "policy violation"}
+          hasSubject={!!d!.subject}
+          hasContent={c.contentExternalId != null}
+        />
+      )}
+      <DecisionDialog
+        action={dialog}
+        targets={[{ caseId, reportId: dialog === "escalate" ? (escalateReport?.id ?? null) : (openReport?.id ?? null), label: title }]}
+        onClose={() => setDialog(null)}
+      />
+    </article>
+  );
+}
+
+function ReportCard({ report: r, highlighted }: { report: ReportView; highlighted: boolean }) {
+  const who = usePeople();
+  return (
+    <div id={`report-${r.id}`} className={`report ${highlighted ? "highlight" : ""}`}>
+      <div className="report-head">
+        <SeverityBadge severity={r.severity} /> <StatusBadge status={r.status} />
+        {r.reasons.map((x) => (
+          <span key={x} className="chip">
+            {x}
+          </span>
+        ))}
+        {r.automated && <Badge tone="purple">automated</Badge>}
+        <span className="spacer" />
+        <span className="muted">
+          <TimeAgo iso={r.createdAt} />
+        </span>
+      </div>
+      {r.description && <p className="description">{r.description}</p>}
+      {r.target && (
+        <div className="target">
+          <p className="muted small-print">
+            {r.target.contentType ?? "content"} {r.target.contentExternalId}
+          </p>
+          {r.target.content && <blockquote className="content">{r.target.content}</blockquote>}
+        </div>
+      )}
+      <p className="small-print">
+        {r.reporter ? (
+          <>
+            Reported by <a href={href("identity", r.reporter.id)}>{r.reporter.displayName}</a> <span className="muted">({r.reporter.handleLabel})</span>
+          </>
+        ) : (
+          <span className="muted">Anonymous report</span>
+        )}
+        <span className="muted"> · report {r.id}</span>
+      </p>
+      {r.ai && (
+        <div className="ai">
+          <strong>AI analysis</strong> <SeverityBadge severity={r.ai.severity} /> {r.ai.confidence}% confident
+          {r.ai.categories.length > 0 && <> · {r.ai.categories.join(", ")}</>}
+          <p>{r.ai.reasoning}</p>
+        </div>
+      )}
+      {(r.escalation || r.resolution || r.dismissal) && (
+        <ul className="decisions">
+          {r.escalation && (
+            <li>
+              Escalated to {r.escalation.team.replace("_", " ")} by {who(r.escalation.by)} · {dateTime(r.escalation.at)}
+              {!r.escalation.applied && " (recorded; the report was already resolved)"}
+              {r.escalation.note && <q>{r.escalation.note}</q>}
+            </li>
+          )}
+          {r.resolution && (
+            <li>
+              Resolved{r.resolution.code ? ` (${r.resolution.code.toLowerCase().replace(/_/g, " ")})` : ""} by {who(r.resolution.by)} · {dateTime(r.resolution.at)}
+              {r.resolution.note && <q>{r.resolution.note}</q>}
+            </li>
+          )}
+          {r.dismissal && (
+            <li>
+              Dismissed ({r.dismissal.reason.replace(/_/g, " ")}) by {who(r.dismissal.by)} · {dateTime(r.dismissal.at)}
+              {r.dismissal.note && <q>{r.dismissal.note}</q>}
+            </li>
+          )}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+function SubjectSection({ detail: d }: { detail: CaseDetail }) {
+  const s = d.subject;
+  return (
+    <section className="card" aria-labelledby="subject-title">
+      <h2 id="subject-title">Subject</h2>
+      {!s ? (
+        <Empty>No subject: the reports are about content only.</Empty>
+      ) : (
+        <>
+          <p className="identity-line">
+            {s.avatarUrl && <img src={s.avatarUrl} alt="" width={32} height={32} className="avatar" referrerPolicy="no-referrer" />}
+            <a href={href("identity", s.id)}>{s.displayName}</a> <span className="muted">{s.handleLabel}</span>
+          </p>
+          <dl className="facts">
+            <dt>Reported</dt>
+            <dd>{s.reportCount} time{s.reportCount === 1 ? "" : "s"}</dd>
+            <dt>Last seen</dt>
+            <dd>
+              <TimeAgo iso={s.lastSeenAt} />
+            </dd>
+            <dt>Known since</dt>
+            <dd>{dateTime(s.createdAt)}</dd>
+          </dl>
+          <h3>Earlier cases</h3>
+          {d.subjectCases.length === 0 ? (
+            <p className="muted">None.</p>
+          ) : (
+            <ul className="plain">
+              {d.subjectCases.map((h) => (
+                <li key={h.id}>
+                  <a href={href("cases", h.id)}>{h.contentExternalId ?? "case"}</a> <StatusBadge status={h.status} /> <TimeAgo iso={h.createdAt} />
+                </li>
+              ))}
+            </ul>
+          )}
+          <EnforcementList title="Enforcement actions" actions={d.subjectEnforcement} />
+        </>
+      )}
+      {d.caseEnforcement.length > 0 && <EnforcementList title="Actions taken on this case" actions={d.caseEnforcement} />}
+    </section>
+  );
+}
+
+export function EnforcementList({ title, actions }: { title: string; actions: CaseDetail["subjectEnforcement"] }) {
+  const { can, orgSlug } = useSession();
+  const qc = useQueryClient();
+  const toast = useToast();
+  const revoke = useMutation({
+    mutationFn: (a: { id: string; projectId: string }) => trpc.enforcement.revoke.mutate({ orgSlug, projectId: a.projectId, actionId: a.id }),
+    onSuccess: () => (toast("Action revoked"), void qc.invalidateQueries()),
+    onError: (e) => toast(errorMessage(e), "error"),
+  });
+  const ended = (a: (typeof actions)[number]) => a.revokedAt != null || a.expiredAt != null || (a.endsAt != null && Date.parse(a.endsAt) <= Date.now());
+  return (
+    <>
+      <h3>{title}</h3>
+      {actions.length === 0 ? (
+        <p className="muted">None.</p>
+      ) : (
+        <ul className="plain">
+          {actions.map((a) => (
+            <li key={a.id}>
+              <Badge tone={ended(a) ? "gray" : a.kind === "ban" ? "red" : "orange"}>{a.kind.replace("_", " ")}</Badge> {a.reason}{" "}
+              <span className="muted">
+                · {dateTime(a.startsAt)}
+                {a.endsAt && ` → ${dateTime(a.endsAt)}`}
+                {a.revokedAt && " · revoked"}
+                {!a.revokedAt && ended(a) && " · ended"}
+              </span>
+              {can("moderator") && !ended(a) && (
+                <button
+                  type="button"
+                  className="small ghost"
+                  disabled={revoke.isPending}
+                  onClick={() => confirm(`Revoke this ${a.kind.replace("_", " ")}?`) && revoke.mutate(a)}
+                >
+                  Revoke
+                </button>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+    </>
+  );
+}
+
+function ReportersSection({ reporters }: { reporters: CaseDetail["reporters"] }) {
+  return (
+    <section className="card" aria-labelledby="reporters-title">
+      <h2 id="reporters-title">Reporters</h2>
+      {reporters.length === 0 ? (
+        <p className="muted">All reports were anonymous.</p>
+      ) : (
+        <ul className="plain">
+          {reporters.map(({ identity, filed }) => {
+            const total = Object.values(filed).reduce((a, b) => a + (b ?? 0), 0);
+            return (
+              <li key={identity.id}>
+                <a href={href("identity", identity.id)}>{identity.displayName}</a> <span className="muted">{identity.handleLabel}</span>
+                <div className="small-print muted">
+                  {total} report{total === 1 ? "" : "s"} filed
+                  {filed.RESOLVED ? ` · ${filed.RESOLVED} upheld` : ""}
+                  {filed.DISMISSED ? ` · ${filed.DISMISSED} dismissed` : ""}
+                </div>
+              </li>
+            );
+          })}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+function AnalysesSection({ analyses }: { analyses: CaseDetail["analyses"] }) {
+  return (
+    <section className="card" aria-labelledby="analyses-title">
+      <h2 id="analyses-title">AI analysis and link scans</h2>
+      {analyses.length === 0 ? (
+        <p className="muted">No analysis for these reports (AI may be off for the project, or still running).</p>
+      ) : (
+        <ul className="plain">
+          {analyses.map((a) => (
+            <li key={a.id} className="analysis">
+              <Badge tone={a.source === "link_scan" ? "blue" : "purple"}>{a.source.replace("_", " ")}</Badge> <SeverityBadge severity={a.severity} />{" "}
+              {a.confidence}% · {a.categories.join(", ") || "no category"} <span className="muted">· {a.model}</span>
+              {a.url && (
+                <p className="small-print">
+                  <span className="url">{a.url}</span>
+                  {a.scan && (
+                    <span className="muted">
+                      {" "}
+                      · {a.scan.kind}
+                      {a.scan.statusCode ? ` ${a.scan.statusCode}` : ""}
+                      {a.scan.title ? ` · “${a.scan.title}”` : ""}
+                      {a.scan.reason ? ` · ${a.scan.reason}` : ""}
+                    </span>
+                  )}
+                </p>
+              )}
+              <p>{a.reasoning}</p>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+function NotesSection({ caseId, notes, canWrite }: { caseId: string; notes: CaseDetail["notes"]; canWrite: boolean }) {
+  const qc = useQueryClient();
+  const who = usePeople();
+  const [body, setBody] = useState("");
+  const add = useMutation({
+    mutationFn: () => trpc.cases.addNote.mutate({ caseId, body }),
+    onSuccess: () => {
+      setBody("");
+      void qc.invalidateQueries({ queryKey: ["case", caseId] });
+    },
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    if (body.trim()) add.mutate();
+  };
+  return (
+    <section className="card" aria-labelledby="notes-title">
+      <h2 id="notes-title">Notes</h2>
+      {notes.length === 0 ? (
+        <p className="muted">No notes yet.</p>
+      ) : (
+        <ol className="notes">
+          {notes.map((n) => (
+            <li key={n.id}>
+              <p className="small-print">
+                <strong>{who(n.author, n.authorEmail)}</strong> · {dateTime(n.createdAt)}
+              </p>
+              <p className="note-body">{n.body}</p>
+            </li>
+          ))}
+        </ol>
+      )}
+      {canWrite && (
+        <form onSubmit={submit} className="stack">
+          <label className="field">
+            <span className="field-label">
+              Add a note <Kbd>n</Kbd>
+            </span>
+            <textarea id="note-body" rows={3} maxLength={5000} value={body} onChange={(e) => setBody(e.target.value)} />
+          </label>
+          <ErrorNote error={add.error} />
+          <div className="actions">
+            <button type="submit" disabled={!body.trim() || add.isPending}>
+              Add note
+            </button>
+          </div>
+        </form>
+      )}
+    </section>
+  );
+}
+
+export function describeEvent(e: { action: string; before?: unknown; after?: unknown; data?: unknown }): string {
+  const before = (e.before ?? {}) as Record<string, unknown>;
+  const after = (e.after ?? {}) as Record<string, unknown>;
+  const parts: string[] = [];
+  if (before.status !== undefined && after.status !== undefined && before.status !== after.status) parts.push(`${before.status} → ${after.status}`);
+  if (before.bucket !== undefined && after.bucket !== undefined) parts.push(`${before.bucket} → ${after.bucket}`);
+  const data = (e.data ?? {}) as Record<string, unknown>;
+  if (typeof data.team === "string") parts.push(`team ${data.team}`);
+  if (typeof data.code === "string") parts.push(String(data.code));
+  if (typeof data.reason === "string") parts.push(String(data.reason));
+  if (typeof data.note === "string" && data.note) parts.push(`“${data.note}”`);
+  return parts.join(" · ");
+}
+
+function AuditSection({ audit }: { audit: CaseDetail["audit"] }) {
+  const who = usePeople();
+  return (
+    <section className="card" aria-labelledby="audit-title">
+      <h2 id="audit-title">Audit trail</h2>
+      <ol className="timeline">
+        {audit.map((e) => (
+          <li key={e.id}>
+            <time dateTime={e.createdAt}>{dateTime(e.createdAt)}</time> <code>{e.action}</code> <span className="muted">{e.entityType}</span> by{" "}
+            {who(e.actor, e.actorEmail)} <span className="muted">{describeEvent(e)}</span>
+          </li>
+        ))}
+      </ol>
+    </section>
+  );
+}

@@ -1,0 +1,206 @@
+import { keepPreviousData, useInfiniteQuery, useQuery } from "@tanstack/react-query";
+import { useEffect, useState } from "react";
+import { trpc, type Outputs } from "../api.ts";
+import { useSession } from "../app.tsx";
+import { href } from "../router.ts";
+import { dateTime, Empty, ErrorNote, Loading, SeverityBadge, StatusBadge, TimeAgo } from "../ui.tsx";
+import { EnforcementList } from "./case.tsx";
+
+function useDebounced<T>(value: T, ms = 250): T {
+  const [v, setV] = useState(value);
+  useEffect(() => {
+    const t = setTimeout(() => setV(value), ms);
+    return () => clearTimeout(t);
+  }, [value, ms]);
+  return v;
+}
+
+export function IdentitiesPage() {
+  const { projectId, projects } = useSession();
+  const [search, setSearch] = useState("");
+  const q = useDebounced(search.trim());
+  const list = useInfiniteQuery({
+    queryKey: ["identities", projectId, q],
+    queryFn: ({ pageParam }) => trpc.identities.list.query({ projectId: projectId!, search: q || undefined, cursor: pageParam, limit: 50 }),
+    initialPageParam: undefined as string | undefined,
+    getNextPageParam: (last) => last.nextCursor ?? undefined,
+    enabled: !!projectId,
+    placeholderData: keepPreviousData,
+  });
+  const rows = list.data?.pages.flatMap((p) => p.identities) ?? [];
+  const projectName = projects.find((p) => p.id === projectId)?.name;
+  return (
+    <section aria-labelledby="identities-title">
+      <div className="page-head">
+        <h1 id="identities-title">Identities</h1>
+        <p className="muted">Users and accounts the platform mirrored into {projectName ?? "the project"}.</p>
+      </div>
+      <form role="search" className="filters" onSubmit={(e) => e.preventDefault()}>
+        <label className="grow">
+          <span>Search</span>
+          <input type="search" placeholder="External ID, name or username (prefix)" value={search} onChange={(e) => setSearch(e.target.value)} />
+        </label>
+      </form>
+      <ErrorNote error={list.error} />
+      {list.isPending ? (
+        <Loading />
+      ) : rows.length === 0 ? (
+        <Empty>No identity matches.</Empty>
+      ) : (
+        <div className="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Handle</th>
+                <th scope="col">Type</th>
+                <th scope="col" className="col-num">
+                  Reported
+                </th>
+                <th scope="col">Last reported</th>
+                <th scope="col">Last seen</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((i) => (
+                <tr key={i.id}>
+                  <td>
+                    <a href={href("identity", i.id)}>{i.displayName}</a>
+                  </td>
+                  <td className="muted">{i.handleLabel}</td>
+                  <td>{i.type}</td>
+                  <td className="col-num">{i.reportCount}</td>
+                  <td>
+                    <TimeAgo iso={i.lastReportedAt} />
+                  </td>
+                  <td>
+                    <TimeAgo iso={i.lastSeenAt} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {list.hasNextPage && (
+        <button type="button" className="secondary" onClick={() => list.fetchNextPage()} disabled={list.isFetchingNextPage}>
+          Load more
+        </button>
+      )}
+    </section>
+  );
+}
+
+type Profile = Outputs["dashboard"]["identity"];
+
+export function IdentityPage({ identityId }: { identityId: string }) {
+  const profile = useQuery({ queryKey: ["identity", identityId], queryFn: () => trpc.dashboard.identity.query({ identityId }) });
+  if (profile.isPending) return <Loading />;
+  if (profile.error) return <ErrorNote error={profile.error} />;
+  const p: Profile = profile.data;
+  const i = p.identity;
+  return (
+    <article aria-labelledby="identity-title">
+      <nav className="crumbs" aria-label="Breadcrumb">
+        <a href={href("identities")}>Identities</a> <span aria-hidden="true">›</span> <span>{i.displayName}</span>
+      </nav>
+      <header className="case-head">
+        <div>
+          <h1 id="identity-title" className="identity-line">
+            {i.avatarUrl && <img src={i.avatarUrl} alt="" width={40} height={40} className="avatar" referrerPolicy="no-referrer" />}
+            {i.displayName}
+          </h1>
+          <p className="meta">
+            {i.handleLabel} · {i.type} <code>{i.externalId}</code> · {p.projectName}
+          </p>
+        </div>
+      </header>
+      <div className="case-grid">
+        <div className="case-main">
+          <section className="card" aria-labelledby="about-title">
+            <h2 id="about-title">Reports about {i.displayName}</h2>
+            <ReportTable reports={p.reportsAbout} empty="Nobody reported this identity." />
+          </section>
+          <section className="card" aria-labelledby="filed-title">
+            <h2 id="filed-title">Reports filed by {i.displayName}</h2>
+            <ReportTable reports={p.reportsFiled} empty="This identity filed no report." />
+          </section>
+        </div>
+        <aside className="case-side">
+          <section className="card" aria-labelledby="facts-title">
+            <h2 id="facts-title">Profile</h2>
+            <dl className="facts">
+              <dt>Reported</dt>
+              <dd>{i.reportCount} times</dd>
+              <dt>Last reported</dt>
+              <dd>{dateTime(i.lastReportedAt)}</dd>
+              <dt>Last seen</dt>
+              <dd>{dateTime(i.lastSeenAt)}</dd>
+              <dt>First known</dt>
+              <dd>{dateTime(i.createdAt)}</dd>
+            </dl>
+            {i.metadata != null && (
+              <>
+                <h3>Metadata</h3>
+                <pre className="json">{JSON.stringify(i.metadata, null, 2)}</pre>
+              </>
+            )}
+          </section>
+          <section className="card" aria-labelledby="cases-title">
+            <h2 id="cases-title">Cases</h2>
+            {p.cases.length === 0 ? (
+              <p className="muted">None.</p>
+            ) : (
+              <ul className="plain">
+                {p.cases.map((c) => (
+                  <li key={c.id}>
+                    <a href={href("cases", c.id)}>{c.contentExternalId ?? "case"}</a> <StatusBadge status={c.status} /> <TimeAgo iso={c.createdAt} />
+                  </li>
+                ))}
+              </ul>
+            )}
+            <EnforcementList title="Enforcement actions" actions={p.enforcement} />
+          </section>
+        </aside>
+      </div>
+    </article>
+  );
+}
+
+function ReportTable({ reports, empty }: { reports: Profile["reportsAbout"]; empty: string }) {
+  if (!reports.length) return <p className="muted">{empty}</p>;
+  return (
+    <div className="table-wrap">
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Filed</th>
+            <th scope="col">Reasons</th>
+            <th scope="col">Severity</th>
+            <th scope="col">Status</th>
+            <th scope="col">Case</th>
+          </tr>
+        </thead>
+        <tbody>
+          {reports.map((r) => (
+            <tr key={r.id}>
+              <td>
+                <TimeAgo iso={r.createdAt} />
+              </td>
+              <td>{r.reasons.join(", ")}</td>
+              <td>
+                <SeverityBadge severity={r.severity} />
+              </td>
+              <td>
+                <StatusBadge status={r.status} />
+              </td>
+              <td>
+                <a href={`${href("cases", r.caseId)}?report=${encodeURIComponent(r.id)}`}>Open</a>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

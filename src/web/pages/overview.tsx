@@ -1,0 +1,111 @@
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { useState } from "react";
+import { trpc } from "../api.ts";
+import { useSession } from "../app.tsx";
+import { ErrorNote, formatDuration, Loading, StackedBars, type Series } from "../ui.tsx";
+
+const SEVERITY_COLORS: Record<string, string> = { LOW: "#94a3b8", MEDIUM: "#eab308", HIGH: "#f97316", CRITICAL: "#dc2626" };
+const CATEGORY_COLORS = ["#2563eb", "#16a34a", "#9333ea", "#0891b2", "#db2777", "#ca8a04", "#64748b"];
+
+export function OverviewPage() {
+  const { projects } = useSession();
+  const [days, setDays] = useState(14);
+  const [projectId, setProjectId] = useState("");
+  const data = useQuery({
+    queryKey: ["overview", projectId, days],
+    queryFn: () => trpc.dashboard.overview.query({ projectId: projectId || undefined, days }),
+    placeholderData: keepPreviousData,
+  });
+  const o = data.data;
+  const severitySeries: Series[] = o ? (["CRITICAL", "HIGH", "MEDIUM", "LOW"] as const).map((s) => ({ name: s, values: o.bySeverity[s], color: SEVERITY_COLORS[s]! })) : [];
+  let categorySeries: Series[] = [];
+  if (o) {
+    const top = o.byCategory.slice(0, 6);
+    const rest = o.byCategory.slice(6);
+    categorySeries = top.map((c, i) => ({ name: c.name, values: c.counts, color: CATEGORY_COLORS[i]! }));
+    if (rest.length) categorySeries.push({ name: "others", values: o.days.map((_, i) => rest.reduce((sum, c) => sum + (c.counts[i] ?? 0), 0)), color: CATEGORY_COLORS[6]! });
+  }
+  const f = o?.figures;
+  return (
+    <section aria-labelledby="overview-title">
+      <div className="page-head">
+        <h1 id="overview-title">Overview</h1>
+        <form className="filters" onSubmit={(e) => e.preventDefault()} aria-label="Period and project">
+          {projects.length > 1 && (
+            <label>
+              <span>Project</span>
+              <select value={projectId} onChange={(e) => setProjectId(e.target.value)}>
+                <option value="">All projects</option>
+                {projects.map((p) => (
+                  <option key={p.id} value={p.id}>
+                    {p.name}
+                  </option>
+                ))}
+              </select>
+            </label>
+          )}
+          <label>
+            <span>Period</span>
+            <select value={days} onChange={(e) => setDays(Number(e.target.value))}>
+              <option value={7}>Last 7 days</option>
+              <option value={14}>Last 14 days</option>
+              <option value={30}>Last 30 days</option>
+              <option value={90}>Last 90 days</option>
+            </select>
+          </label>
+        </form>
+      </div>
+      <ErrorNote error={data.error} />
+      {!o || !f ? (
+        <Loading />
+      ) : (
+        <>
+          <dl className="figures">
+            <div className="figure">
+              <dt>Pending</dt>
+              <dd>{f.pending}</dd>
+              <p className="muted">reports waiting for a decision</p>
+            </div>
+            <div className="figure">
+              <dt>Actioned</dt>
+              <dd>{f.actioned}</dd>
+              <p className="muted">resolved in the period</p>
+            </div>
+            <div className="figure">
+              <dt>Escalated</dt>
+              <dd>{f.escalated}</dd>
+              <p className="muted">in the period</p>
+            </div>
+            <div className="figure">
+              <dt>Action rate</dt>
+              <dd>{f.actionRate == null ? "—" : `${Math.round(f.actionRate * 100)} %`}</dd>
+              <p className="muted">
+                resolved of {f.actioned + f.dismissed} decided ({f.dismissed} dismissed)
+              </p>
+            </div>
+            <div className="figure">
+              <dt>Median time to decision</dt>
+              <dd>{f.medianDecisionMs == null ? "—" : formatDuration(f.medianDecisionMs)}</dd>
+              <p className="muted">from report to resolve or dismiss</p>
+            </div>
+            <div className="figure">
+              <dt>Open cases</dt>
+              <dd>{f.openCases.emergency + f.openCases.high + f.openCases.normal}</dd>
+              <p className="muted">
+                {f.openCases.emergency} emergency · {f.openCases.high} high · {f.openCases.normal} normal
+              </p>
+            </div>
+          </dl>
+          <div className="charts">
+            <div className="card">
+              <StackedBars title={`Reports per day by severity (${f.received} in the period)`} labels={o.days} series={severitySeries} />
+            </div>
+            <div className="card">
+              <StackedBars title="Reports per day by category" labels={o.days} series={categorySeries} />
+            </div>
+          </div>
+        </>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,235 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useEffect, useState, type FormEvent } from "react";
+import { trpc, type Outputs } from "../api.ts";
+import { useSession } from "../app.tsx";
+import { Dialog, Empty, ErrorNote, Field, Loading, SeverityBadge, useToast } from "../ui.tsx";
+
+type Settings = Outputs["ai"]["settings"]["settings"];
+type Category = Outputs["categories"]["list"]["categories"][number];
+const SEVERITIES = ["LOW", "MEDIUM", "HIGH", "CRITICAL"] as const;
+type Severity = (typeof SEVERITIES)[number];
+
+export function SettingsPage() {
+  const { orgSlug, projectId, projects, can } = useSession();
+  const projectName = projects.find((p) => p.id === projectId)?.name;
+  if (!projectId) return <Empty>Create a project first.</Empty>;
+  return (
+    <section aria-labelledby="settings-title">
+      <div className="page-head">
+        <h1 id="settings-title">Project settings</h1>
+        <p className="muted">
+          {projectName} · {can("admin") ? "changes apply at once to new reports." : "read only: only admins change settings."}
+        </p>
+      </div>
+      <AiSettings key={`ai-${projectId}`} orgSlug={orgSlug} projectId={projectId} editable={can("admin")} />
+      <Categories key={`cat-${projectId}`} orgSlug={orgSlug} projectId={projectId} editable={can("admin")} />
+    </section>
+  );
+}
+
+function AiSettings({ orgSlug, projectId, editable }: { orgSlug: string; projectId: string; editable: boolean }) {
+  const qc = useQueryClient();
+  const toast = useToast();
+  const key = ["settings", projectId];
+  const settings = useQuery({ queryKey: key, queryFn: () => trpc.ai.settings.query({ orgSlug, projectId }) });
+  const [form, setForm] = useState<Settings | null>(null);
+  useEffect(() => {
+    if (settings.data) setForm(settings.data.settings);
+  }, [settings.data]);
+  const save = useMutation({
+    mutationFn: (s: Settings) => trpc.ai.updateSettings.mutate({ orgSlug, projectId, ...s }),
+    onSuccess: (r) => {
+      qc.setQueryData(key, r);
+      toast("Settings saved");
+    },
+  });
+  if (settings.isPending || !form) return <Loading />;
+  const dirty = JSON.stringify(form) !== JSON.stringify(settings.data?.settings);
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    save.mutate(form);
+  };
+  return (
+    <form className="card stack" onSubmit={submit} aria-labelledby="ai-title">
+      <h2 id="ai-title">AI classification</h2>
+      <ErrorNote error={settings.error} />
+      <label className="switch">
+        <input type="checkbox" checked={form.aiEnabled} disabled={!editable} onChange={(e) => setForm({ ...form, aiEnabled: e.target.checked })} />
+        <span>
+          <strong>Classify reports with AI</strong>
+          <span className="field-hint">New reports are analysed in the background; a likely violation moves its case to review.</span>
+        </span>
+      </label>
+      <Field label="Confidence threshold (1–100)" hint="An analysis at or above this confidence files a report or moves a case to review.">
+        <div className="threshold">
+          <input
+            type="range"
+            min={1}
+            max={100}
+            value={form.aiThreshold}
+            disabled={!editable}
+            aria-hidden="true"
+            tabIndex={-1}
+            onChange={(e) => setForm({ ...form, aiThreshold: Number(e.target.value) })}
+          />
+          <input
+            type="number"
+            name="aiThreshold"
+            min={1}
+            max={100}
+            required
+            value={form.aiThreshold}
+            disabled={!editable}
+            onChange={(e) => setForm({ ...form, aiThreshold: Number(e.target.value) })}
+          />
+        </div>
+      </Field>
+      <label className="switch">
+        <input type="checkbox" checked={form.scanLinks} disabled={!editable} onChange={(e) => setForm({ ...form, scanLinks: e.target.checked })} />
+        <span>
+          <strong>Scan links</strong>
+          <span className="field-hint">URLs in reported content are fetched safely and their pages classified.</span>
+        </span>
+      </label>
+      <ErrorNote error={save.error} />
+      {editable && (
+        <div className="actions">
+          <button type="button" className="ghost" disabled={!dirty} onClick={() => setForm(settings.data!.settings)}>
+            Undo changes
+          </button>
+          <button type="submit" className="primary" disabled={!dirty || save.isPending}>
+            Save settings
+          </button>
+        </div>
+      )}
+    </form>
+  );
+}
+
+function Categories({ orgSlug, projectId, editable }: { orgSlug: string; projectId: string; editable: boolean }) {
+  const qc = useQueryClient();
+  const toast = useToast();
+  const key = ["categories", "list", projectId];
+  const list = useQuery({ queryKey: key, queryFn: () => trpc.categories.list.query({ orgSlug, projectId }) });
+  const [editing, setEditing] = useState<(Partial<Category> & { severityHint: Severity }) | null>(null);
+  const [deleting, setDeleting] = useState<Category | null>(null);
+  const refresh = () => qc.invalidateQueries({ queryKey: ["categories"] });
+  const save = useMutation({
+    mutationFn: (c: NonNullable<typeof editing>) =>
+      c.id
+        ? trpc.categories.update.mutate({ orgSlug, projectId, categoryId: c.id, name: c.name, description: c.description || null, severityHint: c.severityHint })
+        : trpc.categories.create.mutate({ orgSlug, projectId, name: c.name ?? "", description: c.description || null, severityHint: c.severityHint }),
+    onSuccess: (r) => (setEditing(null), toast(`Category ${r.category.name} saved`), refresh()),
+  });
+  const remove = useMutation({
+    mutationFn: (c: Category) => trpc.categories.delete.mutate({ orgSlug, projectId, categoryId: c.id }),
+    onSuccess: () => (setDeleting(null), toast("Category deleted"), refresh()),
+  });
+  return (
+    <section className="card" aria-labelledby="categories-title">
+      <div className="section-head">
+        <h2 id="categories-title">Report categories</h2>
+        {editable && (
+          <button type="button" className="secondary small" onClick={() => setEditing({ name: "", description: "", severityHint: "MEDIUM" })}>
+            Add category
+          </button>
+        )}
+      </div>
+      <p className="muted">The reasons SDK clients send. The description steers the AI; the severity hint sets the case's bucket.</p>
+      <ErrorNote error={list.error} />
+      {list.isPending ? (
+        <Loading />
+      ) : (
+        <div className="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Description (for the AI)</th>
+                <th scope="col">Severity hint</th>
+                {editable && (
+                  <th scope="col">
+                    <span className="sr-only">Actions</span>
+                  </th>
+                )}
+              </tr>
+            </thead>
+            <tbody>
+              {list.data!.categories.map((c) => (
+                <tr key={c.id}>
+                  <td>
+                    <code>{c.name}</code>
+                  </td>
+                  <td>{c.description ?? <span className="muted">none</span>}</td>
+                  <td>
+                    <SeverityBadge severity={c.severityHint} />
+                  </td>
+                  {editable && (
+                    <td className="row-actions">
+                      <button type="button" className="small secondary" onClick={() => setEditing({ ...c })} aria-label={`Edit ${c.name}`}>
+                        Edit
+                      </button>
+                      <button type="button" className="small danger" onClick={() => setDeleting(c)} aria-label={`Delete ${c.name}`}>
+                        Delete
+                      </button>
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <Dialog open={!!editing} title={editing?.id ? `Edit ${editing.name}` : "New category"} onClose={() => setEditing(null)}>
+        {editing && (
+          <form
+            className="stack"
+            onSubmit={(e) => {
+              e.preventDefault();
+              save.mutate(editing);
+            }}
+          >
+            <Field label="Name" hint="Letters, digits, spaces, '_', '-' and '.'">
+              <input value={editing.name ?? ""} onChange={(e) => setEditing({ ...editing, name: e.target.value })} maxLength={100} required autoFocus />
+            </Field>
+            <Field label="Description for the AI">
+              <textarea rows={3} maxLength={1000} value={editing.description ?? ""} onChange={(e) => setEditing({ ...editing, description: e.target.value })} />
+            </Field>
+            <Field label="Severity hint">
+              <select value={editing.severityHint} onChange={(e) => setEditing({ ...editing, severityHint: e.target.value as Severity })}>
+                {SEVERITIES.map((s) => (
+                  <option key={s} value={s}>
+                    {s}
+                  </option>
+                ))}
+              </select>
+            </Field>
+            <ErrorNote error={save.error} />
+            <div className="actions">
+              <button type="button" className="secondary" onClick={() => setEditing(null)}>
+                Cancel
+              </button>
+              <button type="submit" className="primary" disabled={save.isPending}>
+                Save category
+              </button>
+            </div>
+          </form>
+        )}
+      </Dialog>
+      <Dialog open={!!deleting} title={`Delete category ${deleting?.name ?? ""}?`} onClose={() => setDeleting(null)}>
+        <div className="stack">
+          <p>Existing reports keep the name; SDK clients can no longer send it as a reason.</p>
+          <ErrorNote error={remove.error} />
+          <div className="actions">
+            <button type="button" className="secondary" onClick={() => setDeleting(null)}>
+              Cancel
+            </button>
+            <button type="button" className="danger" onClick={() => deleting && remove.mutate(deleting)} disabled={remove.isPending}>
+              Delete category
+            </button>
+          </div>
+        </div>
+      </Dialog>
+    </section>
+  );
+}

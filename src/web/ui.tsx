@@ -1,0 +1,308 @@
+/** Small shared pieces of the dashboard: badges, times, dialogs, toasts, charts, shortcuts. */
+import { createContext, useCallback, useContext, useEffect, useId, useRef, useState, type ReactNode } from "react";
+import { errorMessage } from "./api.ts";
+
+// ---------------------------------------------------------------------------------------------
+// Badges
+
+type Tone = "neutral" | "red" | "orange" | "yellow" | "green" | "blue" | "purple" | "gray";
+
+export function Badge({ tone = "neutral", children, title }: { tone?: Tone; children: ReactNode; title?: string }) {
+  return (
+    <span className={`badge badge-${tone}`} title={title}>
+      {children}
+    </span>
+  );
+}
+
+const BUCKET_TONE: Record<string, Tone> = { emergency: "red", high: "orange", normal: "gray" };
+export const BucketBadge = ({ bucket }: { bucket: string }) => <Badge tone={BUCKET_TONE[bucket] ?? "gray"}>{bucket}</Badge>;
+
+const SEVERITY_TONE: Record<string, Tone> = { CRITICAL: "red", HIGH: "orange", MEDIUM: "yellow", LOW: "gray" };
+export const SeverityBadge = ({ severity }: { severity: string }) => <Badge tone={SEVERITY_TONE[severity] ?? "gray"}>{severity}</Badge>;
+
+const STATUS_TONE: Record<string, Tone> = {
+  OPEN: "blue",
+  TRIAGED: "purple",
+  IN_REVIEW: "orange",
+  RESOLVED: "green",
+  DISMISSED: "gray",
+  APPEALED: "yellow",
+  CLOSED: "neutral",
+};
+export const StatusBadge = ({ status }: { status: string }) => (
+  <Badge tone={STATUS_TONE[status] ?? "neutral"}>
+    <span data-status={status}>{status.replace("_", " ")}</span>
+  </Badge>
+);
+
+// ---------------------------------------------------------------------------------------------
+// Times
+
+export function formatDuration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s} s`;
+  const m = Math.round(s / 60);
+  if (m < 60) return `${m} min`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return m % 60 && h < 10 ? `${h} h ${m % 60} min` : `${h} h`;
+  return `${Math.round(h / 24)} d`;
+}
+
+export function TimeAgo({ iso }: { iso: string | null | undefined }) {
+  const [, tick] = useState(0);
+  useEffect(() => {
+    const t = setInterval(() => tick((n) => n + 1), 30_000);
+    return () => clearInterval(t);
+  }, []);
+  if (!iso) return <span className="muted">—</span>;
+  const ms = Date.now() - Date.parse(iso);
+  const text = ms < 45_000 ? "just now" : `${formatDuration(ms)} ago`;
+  return (
+    <time dateTime={iso} title={new Date(iso).toLocaleString()}>
+      {text}
+    </time>
+  );
+}
+
+export const dateTime = (iso: string | null | undefined): string => (iso ? new Date(iso).toLocaleString() : "—");
+
+// ---------------------------------------------------------------------------------------------
+// Feedback
+
+export function ErrorNote({ error }: { error: unknown }) {
+  if (!error) return null;
+  return (
+    <p className="error" role="alert">
+      {errorMessage(error)}
+    </p>
+  );
+}
+
+export const Loading = ({ label = "Loading…" }: { label?: string }) => (
+  <p className="muted" role="status">
+    {label}
+  </p>
+);
+
+export const Empty = ({ children }: { children: ReactNode }) => <p className="empty">{children}</p>;
+
+interface Toast {
+  id: number;
+  text: string;
+  tone: "ok" | "error";
+}
+const ToastContext = createContext<(text: string, tone?: Toast["tone"]) => void>(() => {});
+export const useToast = () => useContext(ToastContext);
+
+/** Short confirmations and errors, announced to screen readers through a live region. */
+export function ToastProvider({ children }: { children: ReactNode }) {
+  const [toasts, setToasts] = useState<Toast[]>([]);
+  const next = useRef(0);
+  const notify = useCallback((text: string, tone: Toast["tone"] = "ok") => {
+    const id = ++next.current;
+    setToasts((t) => [...t.slice(-3), { id, text, tone }]);
+    setTimeout(() => setToasts((t) => t.filter((x) => x.id !== id)), tone === "error" ? 8000 : 4000);
+  }, []);
+  return (
+    <ToastContext.Provider value={notify}>
+      {children}
+      <div className="toasts" role="status" aria-live="polite">
+        {toasts.map((t) => (
+          <div key={t.id} className={`toast toast-${t.tone}`}>
+            {t.text}
+          </div>
+        ))}
+      </div>
+    </ToastContext.Provider>
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dialog: the native <dialog> (modal, focus kept inside, Escape closes).
+
+export function Dialog({ open, title, onClose, children }: { open: boolean; title: string; onClose: () => void; children: ReactNode }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
+  useEffect(() => {
+    const d = ref.current;
+    if (!d) return;
+    if (open && !d.open) d.showModal();
+    if (!open && d.open) d.close();
+  }, [open]);
+  return (
+    <dialog ref={ref} aria-labelledby={titleId} onClose={onClose} onCancel={(e) => (e.preventDefault(), onClose())}>
+      {open && (
+        <>
+          <header className="dialog-head">
+            <h2 id={titleId}>{title}</h2>
+            <button type="button" className="ghost" aria-label="Close" onClick={onClose}>
+              ✕
+            </button>
+          </header>
+          {children}
+        </>
+      )}
+    </dialog>
+  );
+}
+
+export function Field({ label, hint, children }: { label: string; hint?: string; children: ReactNode }) {
+  return (
+    <label className="field">
+      <span className="field-label">{label}</span>
+      {children}
+      {hint && <span className="field-hint">{hint}</span>}
+    </label>
+  );
+}
+
+export function CopyButton({ text, label = "Copy" }: { text: string; label?: string }) {
+  const [done, setDone] = useState(false);
+  return (
+    <button
+      type="button"
+      className="small"
+      onClick={async () => {
+        try {
+          await navigator.clipboard.writeText(text);
+        } catch {
+          // Clipboard refused (http, permissions): select-and-copy fallback.
+          const ta = document.createElement("textarea");
+          ta.value = text;
+          document.body.append(ta);
+          ta.select();
+          document.execCommand("copy");
+          ta.remove();
+        }
+        setDone(true);
+        setTimeout(() => setDone(false), 1500);
+      }}
+    >
+      {done ? "Copied" : label}
+    </button>
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Keyboard shortcuts
+
+const typing = (el: EventTarget | null): boolean =>
+  el instanceof HTMLElement && (el.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(el.tagName));
+
+/** Single-key shortcuts, ignored while typing in a field, with a modifier, or with a dialog open. */
+export function useShortcuts(map: Record<string, (e: KeyboardEvent) => void>, enabled = true): void {
+  const ref = useRef(map);
+  ref.current = map;
+  useEffect(() => {
+    if (!enabled) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.ctrlKey || e.metaKey || e.altKey || typing(e.target) || document.querySelector("dialog[open]")) return;
+      const fn = ref.current[e.key];
+      if (fn) {
+        e.preventDefault();
+        fn(e);
+      }
+    };
+    addEventListener("keydown", onKey);
+    return () => removeEventListener("keydown", onKey);
+  }, [enabled]);
+}
+
+export const Kbd = ({ children }: { children: ReactNode }) => <kbd>{children}</kbd>;
+
+// ---------------------------------------------------------------------------------------------
+// Charts: stacked bars in inline SVG, with a table for screen readers.
+
+export interface Series {
+  name: string;
+  values: number[];
+  color: string;
+}
+
+export function StackedBars({ title, labels, series }: { title: string; labels: string[]; series: Series[] }) {
+  const totals = labels.map((_, i) => series.reduce((sum, s) => sum + (s.values[i] ?? 0), 0));
+  const max = Math.max(1, ...totals);
+  const W = 640;
+  const H = 200;
+  const pad = { top: 10, right: 8, bottom: 24, left: 32 };
+  const innerW = W - pad.left - pad.right;
+  const innerH = H - pad.top - pad.bottom;
+  const band = innerW / Math.max(1, labels.length);
+  const barW = Math.max(2, band * 0.7);
+  const ticks = [0, Math.ceil(max / 2), max];
+  const labelEvery = Math.ceil(labels.length / 8);
+  return (
+    <figure className="chart">
+      <figcaption>{title}</figcaption>
+      <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`${title}: ${totals.reduce((a, b) => a + b, 0)} in total`}>
+        {ticks.map((t) => {
+          const y = pad.top + innerH - (t / max) * innerH;
+          return (
+            <g key={t}>
+              <line x1={pad.left} x2={W - pad.right} y1={y} y2={y} className="grid" />
+              <text x={pad.left - 6} y={y + 4} textAnchor="end" className="axis">
+                {t}
+              </text>
+            </g>
+          );
+        })}
+        {labels.map((label, i) => {
+          let y = pad.top + innerH;
+          const x = pad.left + i * band + (band - barW) / 2;
+          return (
+            <g key={label}>
+              {series.map((s) => {
+                const v = s.values[i] ?? 0;
+                if (!v) return null;
+                const h = (v / max) * innerH;
+                y -= h;
+                return (
+                  <rect key={s.name} x={x} y={y} width={barW} height={h} fill={s.color}>
+                    <title>{`${label} · ${s.name}: ${v}`}</title>
+                  </rect>
+                );
+              })}
+              {i % labelEvery === 0 && (
+                <text x={x + barW / 2} y={H - 6} textAnchor="middle" className="axis">
+                  {label.slice(5)}
+                </text>
+              )}
+            </g>
+          );
+        })}
+      </svg>
+      <ul className="legend">
+        {series.map((s) => (
+          <li key={s.name}>
+            <span className="swatch" style={{ background: s.color }} aria-hidden="true" />
+            {s.name} <span className="muted">({s.values.reduce((a, b) => a + b, 0)})</span>
+          </li>
+        ))}
+      </ul>
+      <table className="sr-only">
+        <caption>{title}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Day</th>
+            {series.map((s) => (
+              <th key={s.name} scope="col">
+                {s.name}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {labels.map((label, i) => (
+            <tr key={label}>
+              <th scope="row">{label}</th>
+              {series.map((s) => (
+                <td key={s.name}>{s.values[i] ?? 0}</td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </figure>
+  );
+}
