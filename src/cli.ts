@@ -1,6 +1,7 @@
 #!/usr/bin/env bun
 /** The `flagstaff` command: parses the command line and hands over to src/commands/. */
 import { parseArgs } from "node:util";
+import { backupDatabase, formatBackup } from "./commands/backup.ts";
 import { formatInitBanner, initOrganization } from "./commands/init.ts";
 import { keysCommand, UsageError } from "./commands/keys.ts";
 import { serve } from "./commands/serve.ts";
@@ -19,6 +20,7 @@ const USAGE = `usage: flagstaff <command>
   keys create --project ID [--kind secret|publishable] [--name N] [--rate-limit N] [--json]
   keys list [--org SLUG] [--json]
   keys revoke KEY_ID
+  backup <file>             an online, consistent copy of the database (safe while serving)
 
 Configuration comes from the environment: see README.md.`;
 
@@ -48,6 +50,12 @@ async function main(argv: string[]): Promise<number> {
   if (command === "serve") {
     await serve(config);
     return -1; // keep running
+  }
+
+  if (command === "backup") {
+    // Before openDatabase: a backup neither creates nor migrates the database it copies.
+    process.stdout.write(formatBackup(backupDatabase(config.dbPath, rest[0])) + "\n");
+    return 0;
   }
 
   const clock = offsetClock(config.clockOffsetMs);

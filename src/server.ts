@@ -2,15 +2,28 @@ import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { Elysia } from "elysia";
 import { createContext, type Services } from "./api/context.ts";
 import { jsonError } from "./api/http-errors.ts";
+import { METRICS_CONTENT_TYPE, registerDatabaseGauges, renderMetrics } from "./api/metrics.ts";
 import { sdkOpenApiDocument } from "./api/openapi.ts";
 import { mountRest, SDK_PREFIX } from "./api/rest.ts";
+import { installRequestLog } from "./api/request-log.ts";
 import { appRouter } from "./api/router.ts";
 import { errorFields, log } from "./log.ts";
 import dashboardPage from "./web/index.html";
 
+export interface AppOptions {
+  /** True once shutdown began: /readyz answers 503 so balancers stop sending traffic. */
+  isDraining?: () => boolean;
+}
+
 /** The HTTP face of Flagstaff: health, OpenAPI, tRPC for the dashboard and the REST routes. */
-export function createApp(services: Services) {
-  const app = new Elysia({ serve: { maxRequestBodySize: services.config.maxBodyBytes * 4 } });
+export function createApp(services: Services, opts: AppOptions = {}) {
+  // The moderators' dashboard (src/web) at `/`: a Bun HTML import, handed to Bun.serve's own
+  // routes (which bundle the page, its scripts and CSS, also inside a compiled binary). It must
+  // sit there rather than in an Elysia route: with global hooks installed, Elysia would run it
+  // as a handler and serialize the bundle object instead of serving the page.
+  const app = new Elysia({ serve: { maxRequestBodySize: services.config.maxBodyBytes * 4, routes: { "/": dashboardPage } } });
+  // Request id, JSON access log and HTTP metrics for every route (src/api/request-log.ts).
+  installRequestLog(app);
 
   app.onError(({ code, error }) => {
     if (code === "NOT_FOUND") return jsonError(404, "Not found");
@@ -28,6 +41,21 @@ export function createApp(services: Services) {
       return Response.json({ status: "error", error: "database unavailable" }, { status: 503 });
     }
   });
+
+  // Readiness: the database answers and the process is not shutting down.
+  app.get("/readyz", () => {
+    if (opts.isDraining?.()) return Response.json({ status: "draining" }, { status: 503 });
+    try {
+      services.db.$client.query("SELECT 1").get();
+      return Response.json({ status: "ready" });
+    } catch (err) {
+      log.error("readiness check failed", errorFields(err));
+      return Response.json({ status: "error", error: "database unavailable" }, { status: 503 });
+    }
+  });
+
+  registerDatabaseGauges(services.db, services.config.dbPath, () => services.clock.now());
+  app.get("/metrics", () => new Response(renderMetrics(), { headers: { "content-type": METRICS_CONTENT_TYPE } }));
 
   app.get(`${SDK_PREFIX}/openapi.json`, () => Response.json(sdkOpenApiDocument()));
 
@@ -48,10 +76,6 @@ export function createApp(services: Services) {
       }),
     { parse: "none" },
   );
-
-  // The moderators' dashboard (src/web): Bun bundles the page, its scripts and CSS, also
-  // inside a compiled binary.
-  app.get("/", dashboardPage);
 
   mountRest(app, services);
   return app;

@@ -85,6 +85,23 @@ async function fileReport(reason: string | string[] = "spam"): Promise<{ reportI
   return { reportId: r.body.report.id, caseId: got.body.report.caseId };
 }
 
+describe("the dashboard page", () => {
+  test("is served at / by the same process, with its bundled script and styles", async () => {
+    const res = await fetch(server.url + "/");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("text/html");
+    const html = await res.text();
+    expect(html).toContain('<div id="root">');
+    const script = /<script[^>]+src="([^"]+)"/.exec(html)?.[1];
+    const css = /<link[^>]+rel="stylesheet"[^>]+href="([^"]+)"|<link[^>]+href="([^"]+)"[^>]+rel="stylesheet"/.exec(html);
+    expect(script).toBeString();
+    const js = await fetch(new URL(script!, server.url));
+    expect(js.status).toBe(200);
+    expect(await js.text()).toContain("x-flagstaff-csrf");
+    expect(css).not.toBeNull();
+  });
+});
+
 describe("sign-in", () => {
   test("sets an HttpOnly, SameSite=Strict session cookie and answers the user and a CSRF token", async () => {
     const s = await admin();

@@ -147,6 +147,8 @@ const metrics: Metric[] = [
   }),
 ];
 
+const databaseGauges: Metric[] = [];
+
 // ---------------------------------------------------------------------------------------------
 // What other code calls.
 
@@ -180,9 +182,10 @@ export function observeAiCall(ms: number, ok: boolean): void {
  * job, and the size of the database and WAL files. Each is an index search, cheap at any size.
  */
 export function registerDatabaseGauges(db: Db, dbPath: string, now: () => number): void {
+  databaseGauges.length = 0; // one database per process; a second call replaces the first
   const count = db.$client.query<{ n: number }, [string]>("SELECT count(*) AS n FROM jobs WHERE status = ?");
   const oldestDue = db.$client.query<{ t: number | null }, [number]>("SELECT min(run_at) AS t FROM jobs WHERE status = 'pending' AND run_at <= ?");
-  metrics.push(
+  databaseGauges.push(
     new CollectedGauge("flagstaff_jobs", "Background jobs by status (pending: waiting or scheduled for a retry, running: leased, dead: gave up).", ["status"], () =>
       ["pending", "running", "dead"].map((status) => ({ labels: [status], value: count.get(status)?.n ?? 0 })),
     ),
@@ -193,7 +196,7 @@ export function registerDatabaseGauges(db: Db, dbPath: string, now: () => number
     }),
   );
   if (dbPath !== ":memory:") {
-    metrics.push(
+    databaseGauges.push(
       new CollectedGauge("flagstaff_db_size_bytes", "Size of the SQLite database file and of its write-ahead log.", ["file"], () =>
         [
           ["db", dbPath],
@@ -207,7 +210,7 @@ export function registerDatabaseGauges(db: Db, dbPath: string, now: () => number
 /** Every metric in the Prometheus text format. */
 export function renderMetrics(): string {
   const out: string[] = [];
-  for (const m of metrics) m.render(out);
+  for (const m of [...metrics, ...databaseGauges]) m.render(out);
   return out.join("\n") + "\n";
 }
 

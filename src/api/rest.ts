@@ -4,6 +4,8 @@ import { createCommitGroup } from "../db/group-commit.ts";
 import type { Services } from "./context.ts";
 import { createContext } from "./context.ts";
 import { jsonError, toHttpError } from "./http-errors.ts";
+import { errorFields, log } from "../log.ts";
+import { requestIdOf } from "./request-log.ts";
 import { appRouter } from "./router.ts";
 import { createCallerFactory, type Meta } from "./trpc.ts";
 
@@ -73,7 +75,7 @@ export function mountRest(app: Elysia, services: Services): void {
           resHeaders.set("content-type", "application/json");
           return new Response(JSON.stringify(result), { status: route.successStatus, headers: resHeaders });
         } catch (err) {
-          const e = toHttpError(err);
+          const e = toHttpError(err, (cause) => log.error("unhandled error", { requestId: requestIdOf(request), ...errorFields(cause) }));
           for (const [k, v] of Object.entries(e.headers)) resHeaders.set(k, v);
           resHeaders.set("content-type", "application/json");
           return new Response(JSON.stringify(e.body), { status: e.status, headers: resHeaders });

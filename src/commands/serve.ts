@@ -1,4 +1,5 @@
 import type { Config } from "../config.ts";
+import { startCheckpointer } from "../db/checkpoint.ts";
 import { organizations } from "../db/schema.ts";
 import { errorFields, log } from "../log.ts";
 import { createApp } from "../server.ts";
@@ -7,6 +8,9 @@ import { startExpiryScheduler } from "../jobs/enforcement-jobs.ts";
 import { jobHandlers } from "../jobs/handlers.ts";
 import { startWorkers } from "../jobs/worker.ts";
 import { formatInitBanner, initOrganization } from "./init.ts";
+
+/** How long requests in flight may take to finish once SIGTERM came. */
+const SHUTDOWN_GRACE_MS = 20_000;
 
 /**
  * Migrates, bootstraps an empty database (printing its keys once), then serves until SIGTERM
@@ -21,7 +25,11 @@ export async function serve(config: Config): Promise<void> {
   services.jobs = workers;
   const expiry = startExpiryScheduler(services);
 
-  const app = createApp(services);
+  // WAL checkpoints (and their fsyncs) run on a thread of their own (src/db/checkpoint.ts).
+  const checkpointer = startCheckpointer(services.db, config.dbPath);
+
+  let stopping = false;
+  const app = createApp(services, { isDraining: () => stopping });
   app.listen({ port: config.port, hostname: config.host });
   const server = app.server;
   if (!server) throw new Error("server did not start");
@@ -33,20 +41,38 @@ export async function serve(config: Config): Promise<void> {
   process.stdout.write(`Flagstaff listening on ${baseUrl}\n`);
   log.info("listening", { url: baseUrl, db: config.dbPath });
 
-  let stopping = false;
+  // Graceful shutdown (docs/operations.md): /readyz turns 503; the listener closes (idle
+  // keep-alive connections at once); requests in flight finish, for up to SHUTDOWN_GRACE_MS;
+  // running jobs finish and the leases of the others are released; a last checkpoint; the
+  // database closes. A second signal, or a shutdown that hangs, ends the process at once.
   const shutdown = async (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      log.warn("second signal: exiting now", { signal });
+      process.exit(1);
+    }
     stopping = true;
-    log.info("shutting down", { signal });
+    log.info("shutting down", { signal, requestsInFlight: server.pendingRequests });
+    setTimeout(() => {
+      log.error("shutdown did not finish in time: exiting");
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS + 15_000);
+    let code = 0;
     try {
-      await server.stop(false); // stop accepting; requests in flight finish
+      const drained = await Promise.race([server.stop(false).then(() => true), Bun.sleep(SHUTDOWN_GRACE_MS).then(() => false)]);
+      if (!drained) {
+        log.warn("requests still in flight after the grace period: closing their connections", { requestsInFlight: server.pendingRequests });
+        await server.stop(true);
+      }
       expiry.stop();
       await workers.drain(10_000); // let running jobs finish, give back the rest
-      services.db.$client.close();
+      await checkpointer.stop();
+      services.db.$client.close(); // the last connection: checkpoints and removes the WAL
+      log.info("stopped", { signal });
     } catch (err) {
       log.error("error during shutdown", errorFields(err));
+      code = 1;
     }
-    process.exit(0);
+    process.exit(code);
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));

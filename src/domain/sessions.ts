@@ -146,8 +146,8 @@ export const clearSessionCookie = (secure: boolean): string => sessionCookie("",
 export const LOGIN_WINDOW_MS = 15 * 60_000;
 /** Failed sign-ins allowed per email and address within the window. */
 export const LOGIN_MAX_FAILURES = 5;
-/** Failed sign-ins allowed per address (any email) within the window: slows password spraying. */
-export const LOGIN_MAX_FAILURES_PER_IP = 50;
+
+const key = (email: string, ip: string): string => `${email}|${ip}`;
 
 interface Window {
   start: number;
@@ -155,8 +155,11 @@ interface Window {
 }
 
 /**
- * Counts failed sign-ins in fixed 15-minute windows, per email + client address and per
- * address. In memory: a restart forgives, which is acceptable for a single process.
+ * Counts failed sign-ins in fixed 15-minute windows, per email + client address (the socket's
+ * address: X-Forwarded-For is not trusted, since anyone can send it). In memory: a restart
+ * forgives, which is acceptable for a single process. There is deliberately no cap per address
+ * alone: behind a reverse proxy every user shares one address, and such a cap would let anyone
+ * lock everybody out.
  */
 export class LoginThrottle {
   private readonly windows = new Map<string, Window>();
@@ -166,34 +169,22 @@ export class LoginThrottle {
   /** Seconds until another attempt is allowed, or 0 when it is allowed now. */
   retryAfter(email: string, ip: string): number {
     const t = this.now();
-    let wait = 0;
-    for (const [key, max] of this.keys(email, ip)) {
-      const w = this.live(key, t);
-      if (w && w.failures >= max) wait = Math.max(wait, Math.ceil((w.start + LOGIN_WINDOW_MS - t) / 1000));
-    }
-    return wait;
+    const w = this.live(key(email, ip), t);
+    return w && w.failures >= LOGIN_MAX_FAILURES ? Math.max(1, Math.ceil((w.start + LOGIN_WINDOW_MS - t) / 1000)) : 0;
   }
 
   fail(email: string, ip: string): void {
     const t = this.now();
     if (this.windows.size > 100_000) this.sweep(t);
-    for (const [key] of this.keys(email, ip)) {
-      const w = this.live(key, t);
-      if (w) w.failures += 1;
-      else this.windows.set(key, { start: t, failures: 1 });
-    }
+    const k = key(email, ip);
+    const w = this.live(k, t);
+    if (w) w.failures += 1;
+    else this.windows.set(k, { start: t, failures: 1 });
   }
 
   /** A successful sign-in forgets the failures of that email from that address. */
   succeed(email: string, ip: string): void {
-    this.windows.delete(`e:${email}|${ip}`);
-  }
-
-  private keys(email: string, ip: string): [string, number][] {
-    return [
-      [`e:${email}|${ip}`, LOGIN_MAX_FAILURES],
-      [`i:${ip}`, LOGIN_MAX_FAILURES_PER_IP],
-    ];
+    this.windows.delete(key(email, ip));
   }
 
   private live(key: string, t: number): Window | undefined {

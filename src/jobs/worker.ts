@@ -1,3 +1,4 @@
+import { observeJobRun } from "../api/metrics.ts";
 import type { Db } from "../db/client.ts";
 import type { Clock } from "../domain/clock.ts";
 import { newId } from "../domain/ids.ts";
@@ -80,14 +81,17 @@ export function startWorkers(db: Db, clock: Clock, handlers: Record<string, JobH
 
   async function run(job: JobRow): Promise<void> {
     const handler = handlers[job.kind];
+    const started = performance.now();
     try {
       if (!handler) throw new Error(`no handler for job kind ${job.kind}`);
       await handler(JSON.parse(job.payload), job);
       completeJob(db, clock.now(), job, workerId);
+      observeJobRun(job.kind, "ok", performance.now() - started);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       const delay = err instanceof RetryLater ? err.delayMs : backoffMs(job.attempts, opts.backoffBaseMs, opts.backoffCapMs);
       const status = failJob(db, clock.now(), job, workerId, message, clock.now() + delay);
+      observeJobRun(job.kind, status === "dead" ? "dead" : "retry", performance.now() - started);
       (status === "dead" ? log.error : log.warn)("job failed", { jobId: job.id, kind: job.kind, attempt: job.attempts, status, error: message });
     }
   }

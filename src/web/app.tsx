@@ -15,7 +15,7 @@ import { SettingsPage } from "./pages/settings.tsx";
 import { UsersPage } from "./pages/users.tsx";
 import { WebhooksPage } from "./pages/webhooks.tsx";
 import { href, useRoute, type Route } from "./router.ts";
-import { ErrorNote, Loading, TimeAgo, useToast } from "./ui.tsx";
+import { ErrorNote, Field, Loading, TimeAgo, useToast } from "./ui.tsx";
 
 type SignedIn = Me & { user: NonNullable<Me["user"]> };
 type Project = Outputs["projects"]["list"]["projects"][number];
@@ -117,8 +117,7 @@ function Shell({ me }: { me: SignedIn }) {
           </span>
           <span className="spacer" />
           {list.length > 0 && (
-            <label className="project-picker">
-              <span>Project</span>
+            <Field label="Project" className="project-picker">
               <select value={current ?? ""} onChange={(e) => setProjectId(e.target.value)}>
                 {list.map((p) => (
                   <option key={p.id} value={p.id}>
@@ -126,7 +125,7 @@ function Shell({ me }: { me: SignedIn }) {
                   </option>
                 ))}
               </select>
-            </label>
+            </Field>
           )}
           <UserMenu me={me} />
         </header>

@@ -12,7 +12,8 @@ const onError = (err: unknown, key?: readonly unknown[]) => {
 
 const queryClient: QueryClient = new QueryClient({
   queryCache: new QueryCache({ onError: (err, query) => onError(err, query.queryKey) }),
-  mutationCache: new MutationCache({ onError: (err) => onError(err) }),
+  // A refused sign-in is the login form's own business.
+  mutationCache: new MutationCache({ onError: (err, _v, _c, mutation) => mutation.options.mutationKey?.[0] !== "login" && onError(err) }),
   defaultOptions: {
     queries: {
       // Freshness comes from the change counter (app.tsx), not from timers.

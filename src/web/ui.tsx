@@ -1,5 +1,5 @@
 /** Small shared pieces of the dashboard: badges, times, dialogs, toasts, charts, shortcuts. */
-import { createContext, useCallback, useContext, useEffect, useId, useRef, useState, type ReactNode } from "react";
+import { cloneElement, createContext, useCallback, useContext, useEffect, useId, useRef, useState, type ReactElement, type ReactNode } from "react";
 import { errorMessage } from "./api.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -147,13 +147,26 @@ export function Dialog({ open, title, onClose, children }: { open: boolean; titl
   );
 }
 
-export function Field({ label, hint, children }: { label: string; hint?: string; children: ReactNode }) {
+/**
+ * A labelled control: the label points at the control (htmlFor), and the hint is its
+ * description (aria-describedby), so the accessible name is the label alone.
+ */
+export function Field({ label, hint, className, children }: { label: ReactNode; hint?: string; className?: string; children: ReactElement<{ id?: string; "aria-describedby"?: string }> }) {
+  const generated = useId();
+  const hintId = useId();
+  const id = children.props.id ?? generated;
   return (
-    <label className="field">
-      <span className="field-label">{label}</span>
-      {children}
-      {hint && <span className="field-hint">{hint}</span>}
-    </label>
+    <div className={className ? `field ${className}` : "field"}>
+      <label htmlFor={id} className="field-label">
+        {label}
+      </label>
+      {cloneElement(children, { id, "aria-describedby": hint ? hintId : undefined })}
+      {hint && (
+        <span id={hintId} className="field-hint">
+          {hint}
+        </span>
+      )}
+    </div>
   );
 }
 
@@ -280,29 +293,31 @@ export function StackedBars({ title, labels, series }: { title: string; labels: 
           </li>
         ))}
       </ul>
-      <table className="sr-only">
-        <caption>{title}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Day</th>
-            {series.map((s) => (
-              <th key={s.name} scope="col">
-                {s.name}
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {labels.map((label, i) => (
-            <tr key={label}>
-              <th scope="row">{label}</th>
+      <div className="sr-only">
+        <table>
+          <caption>{title}</caption>
+          <thead>
+            <tr>
+              <th scope="col">Day</th>
               {series.map((s) => (
-                <td key={s.name}>{s.values[i] ?? 0}</td>
+                <th key={s.name} scope="col">
+                  {s.name}
+                </th>
               ))}
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {labels.map((label, i) => (
+              <tr key={label}>
+                <th scope="row">{label}</th>
+                {series.map((s) => (
+                  <td key={s.name}>{s.values[i] ?? 0}</td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </figure>
   );
 }

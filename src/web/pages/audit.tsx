@@ -2,7 +2,7 @@ import { keepPreviousData, useInfiniteQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { trpc } from "../api.ts";
 import { href } from "../router.ts";
-import { dateTime, Empty, ErrorNote, Loading } from "../ui.tsx";
+import { dateTime, Empty, ErrorNote, Field, Loading } from "../ui.tsx";
 import { describeEvent, usePeople } from "./case.tsx";
 
 const ENTITY_TYPES = ["report", "case", "project", "category", "user", "content_analysis", "api_key", "webhook_endpoint", "enforcement_action"];
@@ -29,19 +29,15 @@ export function AuditPage() {
         <p className="muted">Every creation and change, newest first, with who made it.</p>
       </div>
       <form className="filters" onSubmit={(e) => e.preventDefault()} aria-label="Filter the audit log">
-        <label>
-          <span>Action</span>
+        <Field label="Action">
           <input value={action} onChange={(e) => setAction(e.target.value)} placeholder="e.g. REPORT_RESOLVED" list="audit-actions" />
-          <datalist id="audit-actions">
-            {["REPORT_CREATED", "REPORT_RESOLVED", "REPORT_DISMISSED", "REPORT_ESCALATED", "CASE_ASSIGNED", "CASE_NOTE_ADDED", "PROJECT_SETTINGS_CHANGED", "USER_CREATED"].map(
-              (a) => (
-                <option key={a} value={a} />
-              ),
-            )}
-          </datalist>
-        </label>
-        <label>
-          <span>Entity</span>
+        </Field>
+        <datalist id="audit-actions">
+          {["REPORT_CREATED", "REPORT_RESOLVED", "REPORT_DISMISSED", "REPORT_ESCALATED", "CASE_ASSIGNED", "CASE_NOTE_ADDED", "PROJECT_SETTINGS_CHANGED", "USER_CREATED"].map((a) => (
+            <option key={a} value={a} />
+          ))}
+        </datalist>
+        <Field label="Entity">
           <select value={entityType} onChange={(e) => setEntityType(e.target.value)}>
             <option value="">Any</option>
             {ENTITY_TYPES.map((t) => (
@@ -50,7 +46,7 @@ export function AuditPage() {
               </option>
             ))}
           </select>
-        </label>
+        </Field>
       </form>
       <ErrorNote error={list.error} />
       {list.isPending ? (

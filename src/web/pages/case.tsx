@@ -4,7 +4,7 @@ import { errorCode, errorMessage, trpc, type CaseDetail, type ReportView } from 
 import { useSession } from "../app.tsx";
 import { DecisionDialog, EnforceDialog, useClaim, type DecisionAction } from "../decisions.tsx";
 import { href, navigate } from "../router.ts";
-import { Badge, BucketBadge, dateTime, Empty, ErrorNote, Kbd, Loading, SeverityBadge, StatusBadge, TimeAgo, useShortcuts, useToast } from "../ui.tsx";
+import { Badge, BucketBadge, dateTime, Empty, ErrorNote, Field, Kbd, Loading, SeverityBadge, StatusBadge, TimeAgo, useShortcuts, useToast } from "../ui.tsx";
 import { caseTitle } from "./queue.tsx";
 
 const OPEN = ["OPEN", "TRIAGED", "IN_REVIEW"];
@@ -436,12 +436,9 @@ function NotesSection({ caseId, notes, canWrite }: { caseId: string; notes: Case
       )}
       {canWrite && (
         <form onSubmit={submit} className="stack">
-          <label className="field">
-            <span className="field-label">
-              Add a note <Kbd>n</Kbd>
-            </span>
+          <Field label={<>Add a note <Kbd>n</Kbd></>}>
             <textarea id="note-body" rows={3} maxLength={5000} value={body} onChange={(e) => setBody(e.target.value)} />
-          </label>
+          </Field>
           <ErrorNote error={add.error} />
           <div className="actions">
             <button type="submit" disabled={!body.trim() || add.isPending}>

@@ -3,7 +3,7 @@ import { useEffect, useState } from "react";
 import { trpc, type Outputs } from "../api.ts";
 import { useSession } from "../app.tsx";
 import { href } from "../router.ts";
-import { dateTime, Empty, ErrorNote, Loading, SeverityBadge, StatusBadge, TimeAgo } from "../ui.tsx";
+import { dateTime, Empty, ErrorNote, Field, Loading, SeverityBadge, StatusBadge, TimeAgo } from "../ui.tsx";
 import { EnforcementList } from "./case.tsx";
 
 function useDebounced<T>(value: T, ms = 250): T {
@@ -36,10 +36,9 @@ export function IdentitiesPage() {
         <p className="muted">Users and accounts the platform mirrored into {projectName ?? "the project"}.</p>
       </div>
       <form role="search" className="filters" onSubmit={(e) => e.preventDefault()}>
-        <label className="grow">
-          <span>Search</span>
+        <Field label="Search" className="grow">
           <input type="search" placeholder="External ID, name or username (prefix)" value={search} onChange={(e) => setSearch(e.target.value)} />
-        </label>
+        </Field>
       </form>
       <ErrorNote error={list.error} />
       {list.isPending ? (

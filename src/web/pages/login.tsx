@@ -1,13 +1,14 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { setCsrfToken, trpc } from "../api.ts";
-import { ErrorNote } from "../ui.tsx";
+import { ErrorNote, Field } from "../ui.tsx";
 
 export function LoginPage() {
   const qc = useQueryClient();
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
   const login = useMutation({
+    mutationKey: ["login"],
     mutationFn: () => trpc.auth.login.mutate({ email, password }),
     onSuccess: (r) => {
       setCsrfToken(r.csrfToken);
@@ -29,14 +30,12 @@ export function LoginPage() {
           </svg>
           Sign in to Flagstaff
         </h1>
-        <label className="field">
-          <span className="field-label">Email</span>
+        <Field label="Email">
           <input type="email" name="email" autoComplete="username" required autoFocus value={email} onChange={(e) => setEmail(e.target.value)} />
-        </label>
-        <label className="field">
-          <span className="field-label">Password</span>
+        </Field>
+        <Field label="Password">
           <input type="password" name="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} />
-        </label>
+        </Field>
         <ErrorNote error={login.error} />
         <button type="submit" className="primary" disabled={login.isPending}>
           {login.isPending ? "Signing in…" : "Sign in"}

@@ -2,7 +2,7 @@ import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { trpc } from "../api.ts";
 import { useSession } from "../app.tsx";
-import { ErrorNote, formatDuration, Loading, StackedBars, type Series } from "../ui.tsx";
+import { ErrorNote, Field, formatDuration, Loading, StackedBars, type Series } from "../ui.tsx";
 
 const SEVERITY_COLORS: Record<string, string> = { LOW: "#94a3b8", MEDIUM: "#eab308", HIGH: "#f97316", CRITICAL: "#dc2626" };
 const CATEGORY_COLORS = ["#2563eb", "#16a34a", "#9333ea", "#0891b2", "#db2777", "#ca8a04", "#64748b"];
@@ -32,8 +32,7 @@ export function OverviewPage() {
         <h1 id="overview-title">Overview</h1>
         <form className="filters" onSubmit={(e) => e.preventDefault()} aria-label="Period and project">
           {projects.length > 1 && (
-            <label>
-              <span>Project</span>
+            <Field label="Project">
               <select value={projectId} onChange={(e) => setProjectId(e.target.value)}>
                 <option value="">All projects</option>
                 {projects.map((p) => (
@@ -42,17 +41,16 @@ export function OverviewPage() {
                   </option>
                 ))}
               </select>
-            </label>
+            </Field>
           )}
-          <label>
-            <span>Period</span>
+          <Field label="Period">
             <select value={days} onChange={(e) => setDays(Number(e.target.value))}>
               <option value={7}>Last 7 days</option>
               <option value={14}>Last 14 days</option>
               <option value={30}>Last 30 days</option>
               <option value={90}>Last 90 days</option>
             </select>
-          </label>
+          </Field>
         </form>
       </div>
       <ErrorNote error={data.error} />

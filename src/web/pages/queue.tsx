@@ -4,12 +4,13 @@ import { trpc, type Inputs, type QueueItem } from "../api.ts";
 import { useSession } from "../app.tsx";
 import { DecisionDialog, useClaim, type DecisionAction, type DecisionTarget } from "../decisions.tsx";
 import { href, navigate } from "../router.ts";
-import { Badge, BucketBadge, Empty, ErrorNote, Kbd, Loading, SeverityBadge, StatusBadge, TimeAgo, useShortcuts } from "../ui.tsx";
+import { Badge, BucketBadge, Empty, ErrorNote, Field, Kbd, Loading, SeverityBadge, StatusBadge, TimeAgo, useShortcuts } from "../ui.tsx";
 
 type QueueInput = Inputs["dashboard"]["queue"];
 type Filters = { projectId: string; status: string; category: string; bucket: string; assigned: string };
 const NO_FILTERS: Filters = { projectId: "", status: "", category: "", bucket: "", assigned: "" };
 const FILTERS_KEY = "flagstaff.queueFilters";
+const BUCKET_SAYS: Record<string, string[]> = { emergency: ["CRITICAL"], high: ["HIGH"] };
 
 export function caseTitle(c: { target: { contentType: string | null; contentExternalId: string } | null; subject: { displayName: string } | null }): string {
   if (c.target) return `${c.target.contentType ?? "content"} ${c.target.contentExternalId}`;
@@ -64,10 +65,12 @@ export function QueuePage() {
 
   // Rows that arrived since the page was opened are marked "new".
   const seen = useRef<Set<string> | null>(null);
+  const openedAt = useRef(Date.now());
   const fresh = useMemo(() => {
     const out = new Set<string>();
-    if (!queue.data) return out;
-    if (seen.current) for (const c of items) if (!seen.current.has(c.id)) out.add(c.id);
+    if (!queue.data || !seen.current) return out;
+    // Not seen yet and with a report since the page opened (not merely let in by a filter).
+    for (const c of items) if (!seen.current.has(c.id) && Date.parse(c.lastReportAt) >= openedAt.current - 5000) out.add(c.id);
     return out;
   }, [queue.data]);
   useEffect(() => {
@@ -154,8 +157,7 @@ export function QueuePage() {
 
       <form className="filters" aria-label="Filter the queue" onSubmit={(e) => e.preventDefault()}>
         {multiProject && (
-          <label>
-            <span>Project</span>
+          <Field label="Project">
             <select value={filters.projectId} onChange={(e) => setFilter("projectId", e.target.value)}>
               <option value="">All projects</option>
               {projects.map((p) => (
@@ -164,19 +166,17 @@ export function QueuePage() {
                 </option>
               ))}
             </select>
-          </label>
+          </Field>
         )}
-        <label>
-          <span>Status</span>
+        <Field label="Status">
           <select value={filters.status} onChange={(e) => setFilter("status", e.target.value)}>
             <option value="">Any open status</option>
             <option value="OPEN">Open</option>
             <option value="TRIAGED">Triaged</option>
             <option value="IN_REVIEW">In review</option>
           </select>
-        </label>
-        <label>
-          <span>Category</span>
+        </Field>
+        <Field label="Category">
           <select value={filters.category} onChange={(e) => setFilter("category", e.target.value)}>
             <option value="">All categories</option>
             {(categories.data ?? []).map((c) => (
@@ -185,24 +185,22 @@ export function QueuePage() {
               </option>
             ))}
           </select>
-        </label>
-        <label>
-          <span>Severity</span>
+        </Field>
+        <Field label="Severity">
           <select value={filters.bucket} onChange={(e) => setFilter("bucket", e.target.value)}>
             <option value="">All severities</option>
             <option value="emergency">Emergency (critical)</option>
             <option value="high">High</option>
             <option value="normal">Normal (medium, low)</option>
           </select>
-        </label>
-        <label>
-          <span>Claimed</span>
+        </Field>
+        <Field label="Claimed">
           <select value={filters.assigned} onChange={(e) => setFilter("assigned", e.target.value)}>
             <option value="">Anyone or nobody</option>
             <option value="me">By me</option>
             <option value="unclaimed">Unclaimed</option>
           </select>
-        </label>
+        </Field>
         {Object.values(filters).some(Boolean) && (
           <button type="button" className="ghost small" onClick={() => (sessionStorage.removeItem(FILTERS_KEY), setFiltersState(NO_FILTERS))}>
             Clear filters
@@ -293,7 +291,8 @@ export function QueuePage() {
                     <td>
                       <div className="stack-xs">
                         <BucketBadge bucket={c.bucket} />
-                        <SeverityBadge severity={c.severity} />
+                        {/* The bucket says CRITICAL or HIGH already; below it, tell MEDIUM from LOW. */}
+                        {!BUCKET_SAYS[c.bucket]?.includes(c.severity) && <SeverityBadge severity={c.severity} />}
                       </div>
                     </td>
                     <td className="col-case">

@@ -53,14 +53,21 @@ function AiSettings({ orgSlug, projectId, editable }: { orgSlug: string; project
     <form className="card stack" onSubmit={submit} aria-labelledby="ai-title">
       <h2 id="ai-title">AI classification</h2>
       <ErrorNote error={settings.error} />
-      <label className="switch">
-        <input type="checkbox" checked={form.aiEnabled} disabled={!editable} onChange={(e) => setForm({ ...form, aiEnabled: e.target.checked })} />
+      <div className="switch">
+        <input id="ai-enabled" type="checkbox" aria-describedby="ai-enabled-hint" checked={form.aiEnabled} disabled={!editable} onChange={(e) => setForm({ ...form, aiEnabled: e.target.checked })} />
         <span>
-          <strong>Classify reports with AI</strong>
-          <span className="field-hint">New reports are analysed in the background; a likely violation moves its case to review.</span>
+          <label htmlFor="ai-enabled">
+            <strong>Classify reports with AI</strong>
+          </label>
+          <span id="ai-enabled-hint" className="field-hint">
+            New reports are analysed in the background; a likely violation moves its case to review.
+          </span>
         </span>
-      </label>
-      <Field label="Confidence threshold (1–100)" hint="An analysis at or above this confidence files a report or moves a case to review.">
+      </div>
+      <div className="field">
+        <label htmlFor="ai-threshold" className="field-label">
+          Confidence threshold (1–100)
+        </label>
         <div className="threshold">
           <input
             type="range"
@@ -73,24 +80,33 @@ function AiSettings({ orgSlug, projectId, editable }: { orgSlug: string; project
             onChange={(e) => setForm({ ...form, aiThreshold: Number(e.target.value) })}
           />
           <input
+            id="ai-threshold"
             type="number"
             name="aiThreshold"
             min={1}
             max={100}
             required
+            aria-describedby="ai-threshold-hint"
             value={form.aiThreshold}
             disabled={!editable}
             onChange={(e) => setForm({ ...form, aiThreshold: Number(e.target.value) })}
           />
         </div>
-      </Field>
-      <label className="switch">
-        <input type="checkbox" checked={form.scanLinks} disabled={!editable} onChange={(e) => setForm({ ...form, scanLinks: e.target.checked })} />
-        <span>
-          <strong>Scan links</strong>
-          <span className="field-hint">URLs in reported content are fetched safely and their pages classified.</span>
+        <span id="ai-threshold-hint" className="field-hint">
+          An analysis at or above this confidence files a report or moves a case to review.
         </span>
-      </label>
+      </div>
+      <div className="switch">
+        <input id="scan-links" type="checkbox" aria-describedby="scan-links-hint" checked={form.scanLinks} disabled={!editable} onChange={(e) => setForm({ ...form, scanLinks: e.target.checked })} />
+        <span>
+          <label htmlFor="scan-links">
+            <strong>Scan links</strong>
+          </label>
+          <span id="scan-links-hint" className="field-hint">
+            URLs in reported content are fetched safely and their pages classified.
+          </span>
+        </span>
+      </div>
       <ErrorNote error={save.error} />
       {editable && (
         <div className="actions">

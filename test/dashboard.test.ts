@@ -1,0 +1,373 @@
+/**
+ * The moderators' dashboard in a real browser: Debian's Chromium, headless, driven by
+ * playwright-core, against a real Flagstaff server. Screenshots of the queue, a case and the
+ * settings page are saved under test-artifacts/ (git-ignored).
+ *
+ * Chromium is required: when /usr/bin/chromium (or CHROMIUM_PATH) is missing the tests fail
+ * with a message saying how to install it (.ci/run installs it with apt).
+ */
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { ROOT, startServer, type TestServer } from "./helpers/server.ts";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const ARTIFACTS = join(ROOT, "test-artifacts");
+const T = 90_000;
+
+let server: TestServer;
+let browser: Browser;
+let admin: BrowserContext;
+let page: Page;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `Chromium is not installed at ${CHROMIUM}: the dashboard's browser tests need it. ` +
+        "Install Debian's package (apt-get update && apt-get install -y --no-install-recommends chromium), as .ci/run does, or set CHROMIUM_PATH.",
+    );
+  }
+  mkdirSync(ARTIFACTS, { recursive: true });
+  server = await startServer({ FLAGSTAFF_REPORT_RATE_LIMIT: "100000" });
+  // playwright-core starts Chromium with a fresh, temporary --user-data-dir of its own.
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+  admin = await browser.newContext({ viewport: { width: 1366, height: 900 } });
+  page = await admin.newPage();
+}, T);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.dispose();
+});
+
+/** Files a report the way a platform does: the SDK route with the publishable key. */
+async function sdkReport(body: Record<string, unknown>): Promise<string> {
+  const res = await fetch(`${server.sdk}/projects/${server.demo.projectId}/reports`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${server.demo.publishableKey}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const json = (await res.json()) as { report: { id: string } };
+  expect(res.status).toBe(201);
+  return json.report.id;
+}
+
+/** A tRPC call with the secret key (the test's back door for setting up data). */
+async function keyCall(method: "GET" | "POST", path: string, input: unknown): Promise<any> {
+  const url = method === "GET" ? `${server.url}/trpc/${path}?input=${encodeURIComponent(JSON.stringify(input))}` : `${server.url}/trpc/${path}`;
+  const res = await fetch(url, {
+    method,
+    headers: { authorization: `Bearer ${server.demo.secretKey}`, "content-type": "application/json" },
+    body: method === "POST" ? JSON.stringify(input) : undefined,
+  });
+  const json = (await res.json()) as any;
+  if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
+  return json.result.data;
+}
+
+async function signIn(p: Page, email: string, password: string): Promise<void> {
+  await p.goto(server.url + "/");
+  await p.getByLabel("Email").fill(email);
+  await p.getByLabel("Password").fill(password);
+  await p.getByRole("button", { name: "Sign in" }).click();
+  await p.getByRole("heading", { name: "Review queue" }).waitFor({ timeout: 15_000 });
+}
+
+const shot = (p: Page, name: string) => p.screenshot({ path: join(ARTIFACTS, name), fullPage: true });
+
+let liveReportId = "";
+
+describe("dashboard in Chromium", () => {
+  test(
+    "sign in with email and password",
+    async () => {
+      await page.goto(server.url + "/");
+      await page.getByRole("heading", { name: "Sign in to Flagstaff" }).waitFor();
+      // A wrong password is refused with a message, and no session starts.
+      await page.getByLabel("Email").fill(server.demo.adminEmail);
+      await page.getByLabel("Password").fill("wrong password");
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByRole("alert").filter({ hasText: "Wrong email or password" }).waitFor();
+      await signIn(page, server.demo.adminEmail, server.demo.adminPassword);
+      const cookies = await admin.cookies();
+      const session = cookies.find((c) => c.name === "flagstaff_session");
+      expect(session?.httpOnly).toBe(true);
+      expect(session?.sameSite).toBe("Strict");
+      // The page cannot read the session cookie.
+      expect(await page.evaluate(() => document.cookie)).not.toContain("flagstaff_session");
+      await page.getByText(server.demo.adminEmail).waitFor();
+    },
+    T,
+  );
+
+  test(
+    "a report sent through the SDK route appears in the queue without a reload",
+    async () => {
+      // Some cases already waiting: an emergency, one claimed by a colleague, one claimed by me.
+      const users = (await keyCall("GET", "users.list", undefined)).users as { id: string; email: string }[];
+      const me = users.find((u) => u.email === server.demo.adminEmail)!;
+      const colleague = (await keyCall("POST", "users.create", { email: "sam@demo.example", role: "moderator" })).user;
+      await sdkReport({
+        target: { contentType: "comment", contentExternalId: "c-9001", content: "I can't do this anymore, tonight is the night." },
+        subject: { type: "user", externalId: "u-311", display: { name: "Rowan", username: "rowan" } },
+        reason: "self_harm",
+      });
+      const taken = await sdkReport({
+        target: { contentType: "post", contentExternalId: "p-77", content: "Send 0.1 BTC and get 1 BTC back, official giveaway!" },
+        subject: { type: "user", externalId: "u-12", display: { username: "crypto_king" } },
+        reporter: { type: "user", externalId: "u-5", display: { name: "Ada" } },
+        reason: "fraud_or_scam",
+      });
+      const mine = await sdkReport({
+        subject: { type: "user", externalId: "u-404", display: { name: "Spammy McSpamface" } },
+        reason: "spam",
+        description: "Posts the same link in every thread.",
+      });
+      const caseOf = async (id: string) => (await keyCall("GET", "reports.get", { reportId: id })).report.caseId;
+      await keyCall("POST", "cases.assign", { caseId: await caseOf(taken), assigneeId: colleague.id });
+      await keyCall("POST", "cases.assign", { caseId: await caseOf(mine), assigneeId: me.id });
+
+      await page.getByRole("link", { name: "post p-77" }).waitFor({ timeout: 10_000 });
+      await page.evaluate(() => ((window as any).__sameDocument = true));
+      const countBefore = await page.getByTestId("queue-count").innerText();
+
+      liveReportId = await sdkReport({
+        target: { contentType: "post", contentExternalId: "e2e-post-1", content: "You are worthless and everyone here hates you. Log off forever." },
+        subject: { type: "user", externalId: "u-66", display: { name: "Kit", username: "kit_k" } },
+        reporter: { type: "user", externalId: "u-7", display: { name: "Lee" } },
+        reason: ["harassment", "threats"],
+        description: "Repeated insults after I blocked them.",
+      });
+      const row = page.locator("tr", { has: page.getByRole("link", { name: "post e2e-post-1" }) });
+      await row.waitFor({ timeout: 10_000 });
+      expect(await page.evaluate(() => (window as any).__sameDocument)).toBe(true); // no reload happened
+      expect(await page.getByTestId("queue-count").innerText()).not.toBe(countBefore);
+      // Taken by a colleague is shown to me; my own claim says "You".
+      await page.getByText("Taken by sam@demo.example").waitFor();
+      await page.locator("tr", { has: page.getByRole("link", { name: "User Spammy McSpamface" }) }).getByText("You", { exact: true }).waitFor();
+      // Queue order: the emergency first.
+      const first = await page.locator("table.queue tbody tr").first().getByRole("link").first().innerText();
+      expect(first).toBe("comment c-9001");
+      await shot(page, "queue.png");
+    },
+    T,
+  );
+
+  test(
+    "keyboard: j moves to a case and c claims it",
+    async () => {
+      await page.locator("body").click({ position: { x: 5, y: 5 } });
+      await page.keyboard.press("j");
+      await page.keyboard.press("k");
+      const active = page.locator("table.queue tbody tr.active");
+      const title = await active.getByRole("link").first().innerText();
+      await page.keyboard.press("c");
+      await page.locator("tr", { has: page.getByRole("link", { name: title, exact: true }) }).getByText("You", { exact: true }).waitFor();
+      await page.keyboard.press("c"); // and release again
+      await page
+        .locator("tr", { has: page.getByRole("link", { name: title, exact: true }) })
+        .getByRole("button", { name: `Claim ${title}` })
+        .waitFor();
+    },
+    T,
+  );
+
+  test(
+    "open the case and resolve it in the UI; GET /reports then shows RESOLVED",
+    async () => {
+      await page.getByRole("link", { name: "post e2e-post-1" }).click();
+      await page.getByRole("heading", { name: "post e2e-post-1" }).waitFor();
+      await page.getByText("Repeated insults after I blocked them.").waitFor();
+      await page.getByRole("heading", { name: "Subject" }).waitFor();
+      await page.getByRole("link", { name: "Kit" }).first().waitFor();
+      await page.getByRole("heading", { name: "Audit trail" }).waitFor();
+      await page.getByLabel("Add a note").fill("Checked the thread: a pattern of targeted insults.");
+      await page.getByRole("button", { name: "Add note" }).click();
+      await page.locator(".notes").getByText("Checked the thread").waitFor();
+      await shot(page, "case.png");
+
+      await page.getByRole("button", { name: /^Resolve/ }).click();
+      const dialog = page.getByRole("dialog");
+      await dialog.getByLabel("Resolution").selectOption("HARASSMENT_CONFIRMED");
+      await dialog.getByLabel("Note (optional)").fill("Warned the user.");
+      await dialog.getByRole("button", { name: "Confirm resolve" }).click();
+      await page.locator(".case-head [data-status='RESOLVED']").waitFor({ timeout: 10_000 });
+
+      const res = await fetch(`${server.sdk}/reports?contentExternalId=e2e-post-1`, { headers: { authorization: `Bearer ${server.demo.secretKey}` } });
+      const body = (await res.json()) as { reports: { id: string; status: string; resolution: { code: string; note: string; by: { type: string } } }[] };
+      expect(res.status).toBe(200);
+      expect(body.reports.map((r) => r.id)).toEqual([liveReportId]);
+      expect(body.reports[0]!.status).toBe("RESOLVED");
+      expect(body.reports[0]!.resolution).toMatchObject({ code: "HARASSMENT_CONFIRMED", note: "Warned the user.", by: { type: "user" } });
+
+      // Back in the queue, the case is gone.
+      await page.getByRole("link", { name: "Review queue" }).first().click();
+      await page.getByRole("link", { name: "post p-77" }).waitFor();
+      await page.getByRole("link", { name: "post e2e-post-1" }).waitFor({ state: "detached", timeout: 10_000 });
+    },
+    T,
+  );
+
+  test(
+    "a settings change persists across a reload",
+    async () => {
+      await page.getByRole("link", { name: "Project settings" }).click();
+      await page.getByRole("heading", { name: "Project settings" }).waitFor();
+      const threshold = page.getByRole("spinbutton", { name: "Confidence threshold (1–100)" });
+      expect(await threshold.inputValue()).toBe("70");
+      await threshold.fill("42");
+      await page.getByLabel("Scan links").check();
+      await page.getByRole("button", { name: "Save settings" }).click();
+      await page.getByText("Settings saved").waitFor();
+      await page.reload();
+      await page.getByRole("heading", { name: "Project settings" }).waitFor();
+      await page.getByRole("heading", { name: "Report categories" }).waitFor();
+      expect(await page.getByRole("spinbutton", { name: "Confidence threshold (1–100)" }).inputValue()).toBe("42");
+      expect(await page.getByLabel("Scan links").isChecked()).toBe(true);
+      const r = await server.call("GET", `/api/v1/organizations/${server.demo.orgSlug}/projects/${server.demo.projectId}/settings`);
+      expect(r.body.settings).toMatchObject({ aiThreshold: 42, scanLinks: true });
+      await shot(page, "settings.png");
+    },
+    T,
+  );
+
+  test(
+    "the overview, projects and identity pages render",
+    async () => {
+      await page.getByRole("link", { name: "Overview" }).click();
+      await page.getByText("Median time to decision").waitFor();
+      await page.getByRole("img", { name: /Reports per day by severity/ }).waitFor();
+      await shot(page, "overview.png");
+      await page.getByRole("link", { name: "Projects" }).click();
+      expect(await page.getByTestId("project-id").first().innerText()).toBe(server.demo.projectId);
+      await page.getByRole("link", { name: "Identities" }).click();
+      await page.getByRole("searchbox", { name: "Search" }).fill("kit");
+      await page.getByRole("link", { name: "Kit" }).click();
+      await page.getByRole("heading", { name: "Reports about Kit" }).waitFor();
+    },
+    T,
+  );
+
+  test(
+    "a viewer sees no action buttons, and the server refuses their mutations (FORBIDDEN)",
+    async () => {
+      // The admin adds a viewer in the Users page; the generated password is shown once.
+      await page.getByRole("link", { name: "Users" }).click();
+      await page.getByLabel("Email").fill("viewer@demo.example");
+      await page.getByLabel("Role", { exact: true }).selectOption("viewer");
+      await page.getByRole("button", { name: "Add user" }).click();
+      const password = await page.getByTestId("generated-password").innerText();
+      expect(password.length).toBeGreaterThanOrEqual(20);
+      await page.getByRole("button", { name: "Done" }).click();
+
+      const viewerContext = await browser.newContext({ viewport: { width: 1024, height: 800 } });
+      try {
+        const v = await viewerContext.newPage();
+        await signIn(v, "viewer@demo.example", password);
+        await v.getByRole("link", { name: "post p-77" }).waitFor();
+        expect(await v.getByRole("checkbox").count()).toBe(0);
+        expect(await v.getByRole("button", { name: /^(Claim|Release|Take over)/ }).count()).toBe(0);
+        expect(await v.getByRole("link", { name: "Users" }).count()).toBe(0);
+        expect(await v.getByRole("link", { name: "API keys" }).count()).toBe(0);
+        // Shortcuts do nothing either.
+        await v.keyboard.press("j");
+        await v.keyboard.press("r");
+        expect(await v.getByRole("dialog").count()).toBe(0);
+
+        await v.getByRole("link", { name: "post p-77" }).click();
+        await v.getByRole("heading", { name: "post p-77" }).waitFor();
+        await v.getByText("Taken by sam@demo.example").waitFor();
+        for (const name of [/^Resolve/, /^Dismiss/, /^Escalate/, /^Enforce/, /^Claim/, /^Take over/, /^Triage/, "Add note"]) {
+          expect(await v.getByRole("button", { name }).count()).toBe(0);
+        }
+        await v.getByRole("link", { name: "Project settings" }).click();
+        await v.getByRole("heading", { name: "Report categories" }).waitFor();
+        expect(await v.getByRole("button", { name: "Save settings" }).count()).toBe(0);
+        expect(await v.getByRole("spinbutton", { name: "Confidence threshold (1–100)" }).isDisabled()).toBe(true);
+
+        // Calling the procedures directly with the viewer's session: the server says FORBIDDEN.
+        const reportId = (await keyCall("GET", "reports.list", { contentExternalId: "p-77" })).reports[0].id as string;
+        const answers = await v.evaluate(async (id) => {
+          const me = await (await fetch("/trpc/auth.me")).json();
+          const csrf = me.result.data.csrfToken as string;
+          const post = async (path: string, input: unknown) => {
+            const r = await fetch(`/trpc/${path}`, { method: "POST", headers: { "content-type": "application/json", "x-flagstaff-csrf": csrf }, body: JSON.stringify(input) });
+            return { status: r.status, code: (await r.json()).error?.data?.code as string | undefined };
+          };
+          return {
+            role: me.result.data.role as string,
+            resolve: await post("reports.resolve", { reportId: id }),
+            assign: await post("cases.assign", { caseId: "x", assigneeId: null }),
+            settings: await post("ai.updateSettings", { orgSlug: me.result.data.org.slug, projectId: "x", aiThreshold: 5 }),
+            read: (await fetch(`/trpc/dashboard.queue?input=${encodeURIComponent("{}")}`)).status,
+          };
+        }, reportId);
+        expect(answers.role).toBe("viewer");
+        expect(answers.resolve).toEqual({ status: 403, code: "FORBIDDEN" });
+        expect(answers.assign).toEqual({ status: 403, code: "FORBIDDEN" });
+        expect(answers.settings).toEqual({ status: 403, code: "FORBIDDEN" });
+        expect(answers.read).toBe(200);
+        expect((await keyCall("GET", "reports.get", { reportId })).report.status).toBe("OPEN");
+      } finally {
+        await viewerContext.close();
+      }
+    },
+    T,
+  );
+
+  test(
+    "bulk: select cases and dismiss them at once",
+    async () => {
+      await page.getByRole("link", { name: "Review queue" }).first().click();
+      await page.getByRole("link", { name: "post p-77" }).waitFor();
+      await page.getByRole("checkbox", { name: "Select post p-77" }).check();
+      await page.getByRole("checkbox", { name: "Select User Spammy McSpamface" }).check();
+      const bar = page.getByRole("region", { name: "Bulk actions" });
+      await bar.getByText("2 selected").waitFor();
+      await bar.getByText("1 claimed by someone else").waitFor();
+      await bar.getByRole("button", { name: "Dismiss" }).click();
+      const dialog = page.getByRole("dialog", { name: "Dismiss 2 cases" });
+      await dialog.getByLabel("Reason").selectOption("not_actionable");
+      await dialog.getByRole("button", { name: "Confirm dismiss" }).click();
+      await page.getByText("Dismissed 2 cases").waitFor();
+      await page.getByRole("link", { name: "post p-77" }).waitFor({ state: "detached", timeout: 10_000 });
+      const listed = (await keyCall("GET", "reports.list", { contentExternalId: "p-77" })).reports;
+      expect(listed.map((r: { status: string }) => r.status)).toEqual(["DISMISSED"]);
+      // The emergency is still there.
+      await page.getByRole("link", { name: "comment c-9001" }).waitFor();
+    },
+    T,
+  );
+
+  test(
+    "tablet width: the queue stays usable",
+    async () => {
+      const tablet = await browser.newContext({ viewport: { width: 820, height: 1180 } });
+      try {
+        const t = await tablet.newPage();
+        await signIn(t, server.demo.adminEmail, server.demo.adminPassword);
+        await t.getByRole("link", { name: "comment c-9001" }).waitFor();
+        // Nothing overflows the viewport sideways.
+        const overflow = await t.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+        expect(overflow).toBeLessThanOrEqual(0);
+        await shot(t, "queue-tablet.png");
+      } finally {
+        await tablet.close();
+      }
+    },
+    T,
+  );
+});
