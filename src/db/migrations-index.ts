@@ -5,6 +5,7 @@ import m2 from "../../drizzle/0002_ai_jobs.sql" with { type: "text" };
 import m3 from "../../drizzle/0003_link_scans.sql" with { type: "text" };
 import m4 from "../../drizzle/0004_enforcement_webhooks.sql" with { type: "text" };
 import m5 from "../../drizzle/0005_sessions.sql" with { type: "text" };
+import m6 from "../../drizzle/0006_reporter_index.sql" with { type: "text" };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -20,4 +21,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0003_link_scans", when: 1795306037668, breakpoints: true, sql: m3 },
   { tag: "0004_enforcement_webhooks", when: 1795306037973, breakpoints: true, sql: m4 },
   { tag: "0005_sessions", when: 1795306038310, breakpoints: true, sql: m5 },
+  { tag: "0006_reporter_index", when: 1795307951135, breakpoints: true, sql: m6 },
 ];

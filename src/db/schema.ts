@@ -245,6 +245,7 @@ export const reports = sqliteTable(
     index("reports_content_idx").on(t.orgId, t.contentExternalId, t.createdUs),
     index("reports_case_idx").on(t.caseId, t.createdUs),
     index("reports_subject_identity_idx").on(t.subjectIdentityId, t.createdUs),
+    index("reports_reporter_identity_idx").on(t.reporterIdentityId, t.createdUs),
   ],
 );
 

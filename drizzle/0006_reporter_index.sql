@@ -1,0 +1,1 @@
+CREATE INDEX `reports_reporter_identity_idx` ON `reports` (`reporter_identity_id`,`created_us`);
