@@ -154,17 +154,7 @@ const MAX_CHAR = "\u{10FFFF}";
 export function listIdentities(db: Db, q: ListIdentitiesQuery): { identities: IdentityView[]; nextCursor: string | null } {
   const where: (SQL | undefined)[] = [eq(identities.projectId, q.projectId)];
   if (q.cursor) where.push(gt(identities.id, q.cursor));
-  if (q.search) {
-    const lower = q.search.toLowerCase();
-    // Range comparisons rather than LIKE, so each arm is a search of its own index.
-    where.push(
-      or(
-        and(gte(identities.externalId, q.search), lt(identities.externalId, q.search + MAX_CHAR)),
-        and(gte(sql`lower(${identities.name})`, lower), lt(sql`lower(${identities.name})`, lower + MAX_CHAR)),
-        and(gte(sql`lower(${identities.username})`, lower), lt(sql`lower(${identities.username})`, lower + MAX_CHAR)),
-      ),
-    );
-  }
+  if (q.search) where.push(searchCondition(db, q.projectId, q.search));
   const rows = db
     .select()
     .from(identities)
@@ -177,6 +167,33 @@ export function listIdentities(db: Db, q: ListIdentitiesQuery): { identities: Id
     identities: page.map(toIdentityView),
     nextCursor: rows.length > q.limit ? (page.at(-1)?.id ?? null) : null,
   };
+}
+
+/** Below this many candidate matches, a search collects them from the three prefix indexes. */
+const SPARSE_MATCHES = 2_000;
+
+/**
+ * The search filter: a prefix of the external ID (exact case), the name or the username (any
+ * case). Range comparisons rather than LIKE, so each arm is a search of its own index. Two
+ * plans, chosen by a cheap bounded count: few matches (the usual case, a specific user) are
+ * collected from the prefix indexes and then sorted; many matches (a one-letter prefix) are
+ * found fastest by walking the project's identities in id order until a page is full.
+ */
+function searchCondition(db: Db, projectId: string, search: string): SQL {
+  const lower = search.toLowerCase();
+  const arms = [
+    sql`SELECT id FROM identities WHERE project_id = ${projectId} AND external_id >= ${search} AND external_id < ${search + MAX_CHAR}`,
+    sql`SELECT id FROM identities WHERE project_id = ${projectId} AND lower(name) >= ${lower} AND lower(name) < ${lower + MAX_CHAR}`,
+    sql`SELECT id FROM identities WHERE project_id = ${projectId} AND lower(username) >= ${lower} AND lower(username) < ${lower + MAX_CHAR}`,
+  ];
+  // drizzle's raw `get` answers the row as an array of values.
+  const [candidates] = db.get<[number]>(sql`SELECT count(*) FROM (${sql.join(arms, sql` UNION ALL `)} LIMIT ${SPARSE_MATCHES})`);
+  if (candidates < SPARSE_MATCHES) return sql`${identities.id} IN (${sql.join(arms, sql` UNION `)})`;
+  return or(
+    and(gte(identities.externalId, search), lt(identities.externalId, search + MAX_CHAR)),
+    and(gte(sql`lower(${identities.name})`, lower), lt(sql`lower(${identities.name})`, lower + MAX_CHAR)),
+    and(gte(sql`lower(${identities.username})`, lower), lt(sql`lower(${identities.username})`, lower + MAX_CHAR)),
+  )!;
 }
 
 /**
