@@ -152,10 +152,13 @@ const databaseGauges: Metric[] = [];
 // ---------------------------------------------------------------------------------------------
 // What other code calls.
 
+const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+
 /** One answered HTTP request. `route` is the matched route pattern ("unmatched" for 404s). */
 export function observeRequest(method: string, route: string, status: number, ms: number): void {
-  httpRequests.inc([method, route, String(status)]);
-  httpDuration.observe([method, route], ms / 1000);
+  const m = METHODS.has(method) ? method : "OTHER"; // a client's method names must not grow the label set
+  httpRequests.inc([m, route, String(status)]);
+  httpDuration.observe([m, route], ms / 1000);
 }
 
 export function requestStarted(): void {

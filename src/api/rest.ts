@@ -43,15 +43,15 @@ const createCaller = createCallerFactory(appRouter);
 type CallerFn = (input: unknown) => Promise<unknown>;
 
 /**
- * The thin REST adapter: path parameters, query and JSON body become the procedure's input;
- * its result becomes the JSON response, and any error `{ error }` with the mapped status.
- */
-/**
  * The busiest writes, committed in groups (src/db/group-commit.ts): requests that arrive
  * together share one SQLite commit, and each is answered only after that commit.
  */
 const GROUP_COMMITTED = new Set(["reports.create", "identities.upsert"]);
 
+/**
+ * The thin REST adapter: path parameters, query and JSON body become the procedure's input;
+ * its result becomes the JSON response, and any error `{ error }` with the mapped status.
+ */
 export function mountRest(app: Elysia, services: Services): void {
   const group = createCommitGroup(services.db);
   for (const route of restRoutes()) {

@@ -25,7 +25,8 @@ const COUNTED = ["organizations", "projects", "reports", "cases", "identities", 
  * the final name. An existing `file` is refused rather than replaced.
  *
  * The source is opened without creating or migrating anything (a backup must not change what
- * it copies); the copy has the schema version of the database it came from.
+ * it copies); the copy has the schema version of the database it came from. Run it as the user
+ * the server runs as.
  */
 export function backupDatabase(dbPath: string, target: string | undefined): BackupResult {
   if (!target) throw new UsageError("usage: flagstaff backup <file>   (an online, consistent copy of FLAGSTAFF_DB)");
@@ -40,7 +41,10 @@ export function backupDatabase(dbPath: string, target: string | undefined): Back
   const started = performance.now();
   const partial = `${file}.partial-${process.pid}`;
   rmSync(partial, { force: true });
-  const db = new Database(source, { readonly: true });
+  // Read-write but never created: a read-only connection cannot remove the -wal and -shm files
+  // it had to create when the server is not running (left behind, they could belong to the
+  // wrong user); as the last connection, this one removes them on close. It only reads.
+  const db = new Database(source, { readwrite: true, create: false });
   try {
     // Wait for a writer holding a lock (a checkpoint, a migration) rather than failing.
     db.exec("PRAGMA busy_timeout = 10000");

@@ -10,8 +10,9 @@ export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
  * Opens the database with the settings every process of Flagstaff shares:
  * - WAL: readers never block the writer, and a commit is one append to the log.
  * - synchronous=NORMAL: in WAL mode a commit survives a crash of the process (the OS has
- *   the pages); only a power loss or kernel crash can lose the last commits. FULL would fsync
- *   on every commit and cost most of our write throughput.
+ *   the pages); only a power loss or kernel crash can lose the last commits, never corrupting
+ *   the database. FULL would fsync on every commit and cost most of our write throughput.
+ *   (docs/operations.md, "What survives"; `bun run chaos` kills the server under load.)
  * - busy_timeout: a second process (the CLI while the server runs) waits instead of failing.
  * - foreign_keys: SQLite leaves them off unless asked.
  */
@@ -22,7 +23,9 @@ export function openDatabase(path: string): Db {
   sqlite.exec("PRAGMA synchronous = NORMAL");
   sqlite.exec("PRAGMA busy_timeout = 5000");
   sqlite.exec("PRAGMA foreign_keys = ON");
-  // Let the WAL grow to ~4000 pages (16 MB) before an automatic checkpoint folds it back.
+  // Let the WAL grow to ~4000 pages (16 MB) before an automatic checkpoint folds it back into
+  // the database file (and fsyncs both). `serve` moves checkpoints to a thread of its own and
+  // raises this to a safety net (src/db/checkpoint.ts); the CLI commands keep it.
   sqlite.exec("PRAGMA wal_autocheckpoint = 4000");
   sqlite.exec("PRAGMA cache_size = -32000");
   sqlite.exec("PRAGMA temp_store = MEMORY");

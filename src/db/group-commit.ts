@@ -1,4 +1,5 @@
 import { errorFields, log } from "../log.ts";
+import { writeGate } from "./checkpoint.ts";
 import type { Db } from "./client.ts";
 
 /**
@@ -15,6 +16,9 @@ import type { Db } from "./client.ts";
  * Nothing is acknowledged before it is durable: a caller's promise settles only after the
  * COMMIT returned. A write that fails rolls back its own savepoint and fails alone, exactly as
  * its own transaction would have; if the COMMIT itself fails, every write of the group fails.
+ *
+ * Before a group, the checkpointer may ask the writes to wait for one pass of its own (when the
+ * WAL should restart, see src/db/checkpoint.ts); the event loop goes on meanwhile.
  *
  * The work of a group must finish without waiting on I/O (the tRPC procedures of these routes
  * run on microtasks only), so that nothing else (another request, a timer) runs while the
@@ -39,6 +43,7 @@ export function createCommitGroup(db: Db): CommitGroup {
   const sqlite = db.$client;
   let queue: Pending[] = [];
   let scheduled = false;
+  let flushing = false;
   let disabled = false;
 
   function schedule(): void {
@@ -49,9 +54,21 @@ export function createCommitGroup(db: Db): CommitGroup {
 
   async function flush(): Promise<void> {
     scheduled = false;
+    if (flushing) return; // the group in progress schedules the next one when it ends
+    flushing = true;
+    try {
+      const gate = writeGate(db);
+      if (gate) await gate;
+      await runGroup();
+    } finally {
+      flushing = false;
+      if (queue.length) schedule();
+    }
+  }
+
+  async function runGroup(): Promise<void> {
     const group = queue.length > MAX_GROUP ? queue.splice(0, MAX_GROUP) : queue;
     if (group === queue) queue = [];
-    if (queue.length) schedule();
 
     if (disabled || sqlite.inTransaction) {
       // Not grouping: each write commits in its own transaction, as without this module.
@@ -70,6 +87,9 @@ export function createCommitGroup(db: Db): CommitGroup {
         } catch (err) {
           outcomes.push({ ok: false, value: err });
         }
+        // Some SQLite errors (disk full, I/O) roll back the whole transaction: then nothing of
+        // the group may be acknowledged, and the rest must not run outside a transaction.
+        if (!sqlite.inTransaction) throw new Error("the group's transaction was rolled back by SQLite");
       }
       sqlite.run("COMMIT");
     } catch (err) {

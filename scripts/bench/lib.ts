@@ -1,0 +1,166 @@
+/** Helpers of the benchmark (scripts/bench/run.ts) and the chaos run (scripts/chaos.ts). */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+
+export const ROOT = join(import.meta.dir, "..", "..");
+export const LUA_DIR = join(import.meta.dir, "wrk");
+
+// ---------------------------------------------------------------------------------------------
+// Processes
+
+export interface Server {
+  url: string;
+  proc: Subprocess<"ignore", "pipe", "ignore" | "pipe">;
+  /** Graceful stop (SIGTERM); resolves with the exit code. */
+  stop(): Promise<number>;
+  /** A crash (SIGKILL). */
+  kill(): Promise<void>;
+}
+
+/**
+ * Starts a Flagstaff server (or a bare one) and waits for its "listening on <url>" line on
+ * stdout. stderr goes to `logFile` (the JSON log), or is dropped.
+ */
+export async function startServer(cmd: string[], env: Record<string, string>, opts: { logFile?: string; cwd?: string; timeoutMs?: number } = {}): Promise<Server> {
+  const proc = Bun.spawn(cmd, {
+    cwd: opts.cwd,
+    env,
+    stdout: "pipe",
+    stderr: opts.logFile ? Bun.file(opts.logFile) : "ignore",
+  }) as unknown as Subprocess<"ignore", "pipe", "ignore">;
+  const url = await waitForLine(proc, /listening on (http:\/\/\S+)/, opts.timeoutMs ?? 20_000);
+  return {
+    url: url.replace(/\/$/, ""),
+    proc,
+    async stop() {
+      proc.kill("SIGTERM");
+      return proc.exited;
+    },
+    async kill() {
+      proc.kill("SIGKILL");
+      await proc.exited;
+    },
+  };
+}
+
+/** Reads stdout until `pattern` matches (its first group is returned), then keeps draining it. */
+async function waitForLine(proc: Subprocess<"ignore", "pipe", "ignore">, pattern: RegExp, timeoutMs: number): Promise<string> {
+  const reader = proc.stdout.getReader();
+  const decoder = new TextDecoder();
+  let seen = "";
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const next = await Promise.race([reader.read(), Bun.sleep(Math.max(1, deadline - Date.now())).then(() => null)]);
+    if (!next || next.done) break;
+    seen += decoder.decode(next.value);
+    const m = pattern.exec(seen);
+    if (m?.[1]) {
+      void (async () => {
+        for (;;) {
+          const r = await reader.read().catch(() => ({ done: true as const, value: undefined }));
+          if (r.done) break;
+        }
+      })();
+      return m[1];
+    }
+  }
+  proc.kill("SIGKILL");
+  throw new Error(`${proc.pid} did not start:\n${seen}`);
+}
+
+/** Runs a command to completion; throws unless it exits 0. */
+export async function run(cmd: string[], env: Record<string, string> = process.env as Record<string, string>, cwd?: string): Promise<string> {
+  const proc = Bun.spawn(cmd, { env, cwd, stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  if (code !== 0) throw new Error(`${cmd.join(" ")} exited ${code}\n${stdout}\n${stderr}`);
+  return stdout;
+}
+
+/** Resident set size of a process, in MB (VmRSS: every thread of it). */
+export function rssMb(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Samples a process's RSS every `everyMs` until stopped; returns the largest seen. */
+export function sampleRss(pid: number, everyMs = 100): { stop(): number } {
+  let max = rssMb(pid);
+  const timer = setInterval(() => (max = Math.max(max, rssMb(pid))), everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      return Math.max(max, rssMb(pid));
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// wrk
+
+export interface WrkResult {
+  connections: number;
+  seconds: number;
+  requests: number;
+  rps: number;
+  /** Answers that were not 2xx/3xx, and socket errors. */
+  non2xx: number;
+  socketErrors: number;
+  latencyMs: { p50: number; p90: number; p99: number; p999: number; max: number; mean: number };
+}
+
+/** wrk from the PATH, installed from Debian's packages when missing (as root). */
+export async function ensureWrk(log: (s: string) => void): Promise<string> {
+  const found = Bun.which("wrk");
+  if (found) return found;
+  if (process.getuid?.() !== 0) throw new Error("wrk is not installed: apt-get install wrk (or brew install wrk), then run again");
+  log("wrk is missing: installing it with apt-get");
+  await run(["sh", "-c", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk"]);
+  const installed = Bun.which("wrk");
+  if (!installed) throw new Error("apt-get install wrk did not provide wrk");
+  return installed;
+}
+
+export async function wrk(
+  bin: string,
+  opts: { url: string; connections: number; seconds: number; script: string; env?: Record<string, string>; threads?: number },
+): Promise<WrkResult> {
+  const threads = opts.threads ?? Math.min(2, opts.connections);
+  const cmd = [bin, `-t${threads}`, `-c${opts.connections}`, `-d${opts.seconds}s`, "--timeout", "10s", "-s", join(LUA_DIR, opts.script), opts.url];
+  const out = await run(cmd, { ...(process.env as Record<string, string>), BENCH_LUA_DIR: LUA_DIR, ...opts.env });
+  const line = out.split("\n").find((l) => l.startsWith("BENCH_JSON "));
+  if (!line) throw new Error(`wrk printed no summary:\n${out}`);
+  const s = JSON.parse(line.slice("BENCH_JSON ".length)) as {
+    requests: number;
+    duration_us: number;
+    errors: { connect: number; read: number; write: number; status: number; timeout: number };
+    latency_us: { p50: number; p90: number; p99: number; p999: number; max: number; mean: number };
+  };
+  const ms = (us: number) => Math.round(us / 10) / 100;
+  return {
+    connections: opts.connections,
+    seconds: opts.seconds,
+    requests: s.requests,
+    rps: Math.round(s.requests / (s.duration_us / 1e6)),
+    non2xx: s.errors.status,
+    socketErrors: s.errors.connect + s.errors.read + s.errors.write + s.errors.timeout,
+    latencyMs: { p50: ms(s.latency_us.p50), p90: ms(s.latency_us.p90), p99: ms(s.latency_us.p99), p999: ms(s.latency_us.p999), max: ms(s.latency_us.max), mean: ms(s.latency_us.mean) },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output
+
+export function markdownTable(header: string[], rows: (string | number)[][]): string {
+  const cells = [header, ...rows.map((r) => r.map(String))];
+  const widths = header.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? "").length)));
+  const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(" | ")} |`;
+  return [line(cells[0]!), `| ${widths.map((w) => "-".repeat(w)).join(" | ")} |`, ...cells.slice(1).map(line)].join("\n");
+}
+
+export const fmtInt = (n: number) => Math.round(n).toLocaleString("en-US");
+export const fmtMs = (n: number) => (n < 10 ? n.toFixed(2) : n.toFixed(1));

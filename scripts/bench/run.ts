@@ -1,0 +1,322 @@
+/**
+ * `bun run bench`: Flagstaff's performance on this machine, measured against two ceilings of
+ * the same machine, printed as markdown tables and written as JSON to bench-results/.
+ *
+ *   bun scripts/bench/run.ts [--quick] [--reports N] [--binary dist/flagstaff]
+ *
+ * What runs, in order (about 4 minutes; --quick shortens every phase, for trying it out):
+ *  1. the binary is built (scripts/build.ts): everything below runs the compiled dist/flagstaff,
+ *     as a self-hoster would, with its JSON access log written to a file (level info);
+ *  2. ceilings: a bare Bun.serve answering fixed JSON; a bare Bun.serve inserting one row per
+ *     request into bun:sqlite (WAL, synchronous=NORMAL); bare bun:sqlite one-row transactions
+ *     with no HTTP. The first one also shows that wrk is not the bottleneck: it is how fast
+ *     wrk drives a server that does nothing;
+ *  3. report creation over HTTP at 1, 8, 32 and 128 connections (rate limit raised through
+ *     FLAGSTAFF_REPORT_RATE_LIMIT), then identity upserts at 32; RSS idle and the largest seen
+ *     under load; afterwards every acknowledged (201) report is looked for in the database;
+ *  4. GET /reports with 1,000,000 reports seeded (scripts/bench/seed.ts), one connection, the
+ *     default query and each filter, after a warm-up pass;
+ *  5. start-up of the compiled binary to a 200 from /readyz, five times, on the 1M database,
+ *     with an empty environment (env -i) from an empty folder.
+ * The load generator is wrk (Debian's package; installed when missing), on the same machine.
+ */
+import { Database } from "bun:sqlite";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, tmpdir, totalmem } from "node:os";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { seedReports } from "./seed.ts";
+import { ensureWrk, fmtInt, fmtMs, markdownTable, ROOT, rssMb, run, sampleRss, startServer, wrk, type Server, type WrkResult } from "./lib.ts";
+
+const { values: args } = parseArgs({
+  args: process.argv.slice(2),
+  options: {
+    quick: { type: "boolean" },
+    reports: { type: "string" },
+    binary: { type: "string", default: "dist/flagstaff" },
+    "no-build": { type: "boolean" },
+  },
+});
+const QUICK = !!args.quick;
+const SEED_COUNT = Number(args.reports ?? (QUICK ? 100_000 : 1_000_000));
+const LOAD_S = QUICK ? 3 : 10;
+const GET_S = QUICK ? 2 : 5;
+const BINARY = resolve(ROOT, args.binary!);
+const BUN = process.execPath;
+const work = mkdtempSync(join(tmpdir(), "flagstaff-bench-"));
+const log = (s: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${s}`);
+const servers: Server[] = [];
+
+process.on("SIGINT", () => {
+  for (const s of servers) s.proc.kill("SIGKILL");
+  rmSync(work, { recursive: true, force: true });
+  process.exit(130);
+});
+
+const results: Record<string, unknown> = {
+  when: new Date().toISOString(),
+  machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryGb: Math.round(totalmem() / 2 ** 30), bun: Bun.version },
+  settings: { quick: QUICK, loadSeconds: LOAD_S, getSeconds: GET_S, seededReports: SEED_COUNT, loadGenerator: "wrk (same machine)", accessLog: "level info, to a file" },
+};
+
+try {
+  const wrkBin = await ensureWrk(log);
+  // wrk prints its version with its usage, and exits 1.
+  const wrkVersion = Bun.spawnSync([wrkBin, "--version"]);
+  results.loadGenerator = (wrkVersion.stdout.toString() + wrkVersion.stderr.toString()).split("\n")[0]!.replace(/ Copyright.*/, "");
+  if (!args["no-build"]) {
+    log("building dist/flagstaff");
+    await run([BUN, join(ROOT, "scripts/build.ts"), "--no-smoke", "--outfile", BINARY]);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  log("ceilings");
+  const bareJson = await startServer([BUN, join(ROOT, "scripts/bench/bare.ts"), "json"], cleanEnv());
+  servers.push(bareJson);
+  await wrk(wrkBin, { url: bareJson.url + "/", connections: 32, seconds: 2, script: "plain.lua" });
+  const ceilingJson = await wrk(wrkBin, { url: bareJson.url + "/", connections: 32, seconds: LOAD_S, script: "plain.lua" });
+  await bareJson.stop();
+  const bareInsert = await startServer([BUN, join(ROOT, "scripts/bench/bare.ts"), "insert", join(work, "bare-insert.db")], cleanEnv());
+  servers.push(bareInsert);
+  await wrk(wrkBin, { url: bareInsert.url + "/", connections: 32, seconds: 2, script: "plain.lua", env: { METHOD: "POST" } });
+  const ceilingInsert = await wrk(wrkBin, { url: bareInsert.url + "/", connections: 32, seconds: LOAD_S, script: "plain.lua", env: { METHOD: "POST" } });
+  await bareInsert.stop();
+  const sqliteOut = await run([BUN, join(ROOT, "scripts/bench/bare.ts"), "sqlite", join(work, "bare-sqlite.db"), String(LOAD_S * 1000)]);
+  const sqliteRun = JSON.parse(sqliteOut.split("\n").find((l) => l.startsWith("BENCH_JSON "))!.slice(11)) as { rows: number; ms: number };
+  const ceilingSqlite = Math.round(sqliteRun.rows / (sqliteRun.ms / 1000));
+  results.ceilings = { bareJsonC32: ceilingJson, bareInsertC32: ceilingInsert, bareSqliteRowsPerSecond: ceilingSqlite };
+
+  // -------------------------------------------------------------------------------------------
+  log("report creation and identity upserts");
+  const createDir = mkdtempSync(join(work, "create-"));
+  const createDb = join(createDir, "flagstaff.db");
+  const init = JSON.parse(await run([BINARY, "init", "--json"], cleanEnv({ FLAGSTAFF_DB: createDb }), createDir)) as { projectId: string; secretKey: string };
+  const app = await startServer([BINARY, "serve"], flagstaffEnv(createDb), { logFile: join(createDir, "server.log"), cwd: createDir });
+  servers.push(app);
+  await Bun.sleep(2000);
+  const rssIdle = rssMb(app.proc.pid);
+  const loadRss = sampleRss(app.proc.pid);
+  const keyEnv = { KEY: init.secretKey, PROJECT: init.projectId };
+  await wrk(wrkBin, { url: app.url, connections: 32, seconds: 3, script: "report.lua", env: keyEnv }); // warm-up
+  const storedBefore = countReports(createDb); // a reader beside the server (WAL)
+  const creation: WrkResult[] = [];
+  for (const c of [1, 8, 32, 128]) {
+    const r = await wrk(wrkBin, { url: app.url, connections: c, seconds: LOAD_S, script: "report.lua", env: keyEnv });
+    log(`  reports c=${c}: ${fmtInt(r.rps)}/s p50 ${r.latencyMs.p50} ms p99 ${r.latencyMs.p99} ms (non-2xx ${r.non2xx})`);
+    creation.push(r);
+  }
+  const identity = await wrk(wrkBin, { url: app.url, connections: 32, seconds: LOAD_S, script: "identity.lua", env: keyEnv });
+  log(`  identities c=32: ${fmtInt(identity.rps)}/s p99 ${identity.latencyMs.p99} ms`);
+  const rssLoad = loadRss.stop();
+  const stopStarted = performance.now();
+  const stopCode = await app.stop();
+  const stopMs = performance.now() - stopStarted;
+  // Every acknowledged report must be in the database (wrk counts answers; non-2xx are reported apart).
+  // wrk counts answers, not 201s alone: with no non-2xx and no socket errors, every request
+  // of the measured runs was acknowledged with 201.
+  const acknowledged = creation.reduce((n, r) => n + r.requests - r.non2xx - r.socketErrors, 0);
+  const stored = countReports(createDb) - storedBefore;
+  results.creation = creation;
+  results.identityUpsertC32 = identity;
+  results.memoryMb = { idle: round1(rssIdle), underLoadMax: round1(rssLoad) };
+  results.creationCheck = { acknowledged, newReportsInDatabase: stored, errors: creation.reduce((n, r) => n + r.non2xx + r.socketErrors, 0) };
+  results.gracefulStop = { exitCode: stopCode, ms: Math.round(stopMs) };
+
+  // -------------------------------------------------------------------------------------------
+  log(`seeding ${fmtInt(SEED_COUNT)} reports`);
+  const bigDir = mkdtempSync(join(work, "big-"));
+  const bigDb = join(bigDir, "flagstaff.db");
+  const bigInit = JSON.parse(await run([BINARY, "init", "--json"], cleanEnv({ FLAGSTAFF_DB: bigDb }), bigDir)) as { projectId: string; secretKey: string };
+  const seeded = seedReports(bigDb, { count: SEED_COUNT, log: (s) => (/000 \//.test(s) && !/[1-9]50000 \//.test(s) ? log("  " + s) : undefined) });
+  results.seed = { reports: seeded.reports, cases: seeded.cases, identities: seeded.identities, seconds: Math.round(seeded.ms / 100) / 10 };
+
+  log("GET /reports");
+  const big = await startServer([BINARY, "serve"], flagstaffEnv(bigDb), { logFile: join(bigDir, "server.log"), cwd: bigDir });
+  servers.push(big);
+  const firstPage = (await (await fetch(`${big.url}/sdk/flagstaff/v1/reports`, { headers: { authorization: `Bearer ${bigInit.secretKey}` } })).json()) as { nextCursor: string };
+  const queries: [string, string][] = [
+    ["default (newest first)", ""],
+    ["sort=asc", "sort=asc"],
+    ["second page (cursor)", `cursor=${encodeURIComponent(firstPage.nextCursor)}`],
+    ["projectId", `projectId=${bigInit.projectId}`],
+    ["status=OPEN", "status=OPEN"],
+    ["status=RESOLVED", "status=RESOLVED"],
+    ["status=OPEN,TRIAGED,IN_REVIEW", "status=OPEN,TRIAGED,IN_REVIEW"],
+    ["severity=CRITICAL", "severity=CRITICAL"],
+    [`reason=${seeded.sample.reason}`, `reason=${seeded.sample.reason}`],
+    ["subjectExternalId", `subjectExternalId=${seeded.sample.subjectExternalId}`],
+    ["contentExternalId", `contentExternalId=${seeded.sample.contentExternalId}`],
+    ["automated=true", "automated=true"],
+    ["limit=100", "limit=100"],
+  ];
+  const getEnv = { KEY: bigInit.secretKey };
+  const listUrl = (q: string) => `${big.url}/sdk/flagstaff/v1/reports${q ? "?" + q : ""}`;
+  for (const [, q] of queries) await wrk(wrkBin, { url: listUrl(q), connections: 1, seconds: 1, script: "get.lua", env: getEnv }); // warm-up
+  const gets: (WrkResult & { query: string })[] = [];
+  for (const [name, q] of queries) {
+    const r = await wrk(wrkBin, { url: listUrl(q), connections: 1, seconds: GET_S, script: "get.lua", env: getEnv });
+    log(`  ${name}: p50 ${r.latencyMs.p50} ms p99 ${r.latencyMs.p99} ms`);
+    gets.push({ query: name, ...r });
+  }
+  const getsC8 = await wrk(wrkBin, { url: listUrl(""), connections: 8, seconds: GET_S, script: "get.lua", env: getEnv });
+  results.listReports = { reports: SEED_COUNT, connections: 1, runs: gets, defaultQueryAt8Connections: getsC8, rssAfterMb: round1(rssMb(big.proc.pid)) };
+  await big.stop();
+
+  // -------------------------------------------------------------------------------------------
+  log("start-up of the compiled binary");
+  const startups: { readyMs: number; rssMb: number }[] = [];
+  const emptyDir = mkdtempSync(join(work, "empty-"));
+  for (let i = 0; i < 5; i++) {
+    const started = performance.now();
+    const proc = Bun.spawn([BINARY, "serve"], { cwd: emptyDir, env: cleanEnv({ FLAGSTAFF_DB: bigDb, PORT: "3199", HOST: "127.0.0.1" }), stdout: "ignore", stderr: "ignore" });
+    let ready = false;
+    while (!ready && performance.now() - started < 10_000) {
+      ready = await fetch("http://127.0.0.1:3199/readyz").then((r) => r.status === 200, () => false);
+      if (!ready) await Bun.sleep(2);
+    }
+    const readyMs = performance.now() - started;
+    startups.push({ readyMs: Math.round(readyMs), rssMb: round1(rssMb(proc.pid)) });
+    proc.kill("SIGTERM");
+    await proc.exited;
+  }
+  const readyMs = startups.map((s) => s.readyMs).sort((a, b) => a - b);
+  results.startup = { runs: startups, medianMs: readyMs[2], maxMs: readyMs[4], database: `${fmtInt(SEED_COUNT)} reports` };
+
+  // -------------------------------------------------------------------------------------------
+  const c32 = creation[2]!;
+  const worstGet = gets.reduce((a, b) => (b.latencyMs.p99 > a.latencyMs.p99 ? b : a));
+  results.ratios = {
+    creationC32_vs_bareJson: round3(c32.rps / ceilingJson.rps),
+    creationC32_vs_bareHttpInsert: round3(c32.rps / ceilingInsert.rps),
+    creationC32_vs_bareSqliteInsert: round3(c32.rps / ceilingSqlite),
+    identityC32_vs_bareHttpInsert: round3(identity.rps / ceilingInsert.rps),
+    wrkHeadroom_bareJson_vs_creationC32: round1(ceilingJson.rps / c32.rps),
+  };
+  results.targets = [
+    target("report creation at 32 connections", "≥ 10,000/s", `${fmtInt(c32.rps)}/s`, c32.rps >= 10_000),
+    target("report creation p99 at 32 connections", "≤ 15 ms", `${fmtMs(c32.latencyMs.p99)} ms`, c32.latencyMs.p99 <= 15),
+    target(`GET /reports p99, every filter, ${fmtInt(SEED_COUNT)} reports`, "≤ 10 ms", `${fmtMs(worstGet.latencyMs.p99)} ms (worst: ${worstGet.query})`, worstGet.latencyMs.p99 <= 10),
+    target("RSS idle", "≤ 120 MB", `${round1(rssIdle)} MB`, rssIdle <= 120),
+    target("RSS under load", "≤ 250 MB", `${round1(rssLoad)} MB`, rssLoad <= 250),
+    target("start-up to ready (median of 5)", "≤ 300 ms", `${readyMs[2]} ms`, readyMs[2]! <= 300),
+  ];
+
+  const out = render(results, { ceilingJson, ceilingInsert, ceilingSqlite, creation, identity, gets, getsC8, rssIdle, rssLoad, startups });
+  console.log(out);
+  const dir = join(ROOT, "bench-results");
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `bench-${(results.when as string).replace(/[:.]/g, "-")}.json`);
+  writeFileSync(file, JSON.stringify(results, null, 2) + "\n");
+  writeFileSync(join(dir, "latest.json"), JSON.stringify(results, null, 2) + "\n");
+  writeFileSync(join(dir, "latest.md"), out + "\n");
+  console.log(`\nJSON: ${file}`);
+} finally {
+  for (const s of servers) if (s.proc.exitCode === null) s.proc.kill("SIGKILL");
+  rmSync(work, { recursive: true, force: true });
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return { PATH: "/usr/bin:/bin", HOME: work, ...extra };
+}
+
+function flagstaffEnv(db: string): Record<string, string> {
+  return cleanEnv({ FLAGSTAFF_DB: db, PORT: "0", HOST: "127.0.0.1", FLAGSTAFF_REPORT_RATE_LIMIT: "100000000", FLAGSTAFF_LOG_LEVEL: "info" });
+}
+
+function countReports(path: string): number {
+  const db = new Database(path, { readonly: true });
+  try {
+    return (db.query("SELECT count(*) AS n FROM reports").get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
+}
+
+function target(what: string, goal: string, measured: string, met: boolean) {
+  return { what, goal, measured, met };
+}
+
+function round1(n: number) {
+  return Math.round(n * 10) / 10;
+}
+function round3(n: number) {
+  return Math.round(n * 1000) / 1000;
+}
+
+function render(
+  r: Record<string, unknown>,
+  m: {
+    ceilingJson: WrkResult;
+    ceilingInsert: WrkResult;
+    ceilingSqlite: number;
+    creation: WrkResult[];
+    identity: WrkResult;
+    gets: (WrkResult & { query: string })[];
+    getsC8: WrkResult;
+    rssIdle: number;
+    rssLoad: number;
+    startups: { readyMs: number; rssMb: number }[];
+  },
+): string {
+  const machine = r.machine as { cpus: number; cpuModel: string; memoryGb: number; bun: string };
+  const ratios = r.ratios as Record<string, number>;
+  const lines: string[] = [];
+  lines.push(`## Flagstaff benchmark — ${r.when}`);
+  lines.push("");
+  lines.push(`${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGb} GB, Bun ${machine.bun}; load from ${r.loadGenerator} on the same machine; server: dist/flagstaff, access log at info to a file.`);
+  lines.push("");
+  lines.push("### Throughput and latency over HTTP");
+  lines.push("");
+  const row = (what: string, w: WrkResult, ceiling: string) => [what, w.connections, fmtInt(w.rps), fmtMs(w.latencyMs.p50), fmtMs(w.latencyMs.p99), w.non2xx + w.socketErrors, ceiling];
+  lines.push(
+    markdownTable(
+      ["What", "Conn.", "Req/s", "p50 ms", "p99 ms", "Errors", "vs. ceiling"],
+      [
+        row("Ceiling: bare Bun.serve, fixed JSON", m.ceilingJson, "—"),
+        row("Ceiling: bare Bun.serve + 1 bun:sqlite insert", m.ceilingInsert, "—"),
+        ...m.creation.map((w) => row("Create report (POST …/reports)", w, w.connections === 32 ? `${(ratios.creationC32_vs_bareJson! * 100).toFixed(1)} % of JSON, ${(ratios.creationC32_vs_bareHttpInsert! * 100).toFixed(1)} % of insert` : "")),
+        row("Upsert identity (PUT …/identities/…)", m.identity, `${(ratios.identityC32_vs_bareHttpInsert! * 100).toFixed(1)} % of insert`),
+      ],
+    ),
+  );
+  lines.push("");
+  lines.push(
+    `Ceiling without HTTP: bare bun:sqlite, one row per transaction (WAL, synchronous=NORMAL): ${fmtInt(m.ceilingSqlite)} rows/s; report creation at 32 connections is ${(ratios.creationC32_vs_bareSqliteInsert! * 100).toFixed(1)} % of it.`,
+  );
+  lines.push(`wrk drove the bare JSON server ${ratios.wrkHeadroom_bareJson_vs_creationC32}× faster than Flagstaff's report creation at 32 connections: the load generator is not the bottleneck.`);
+  lines.push("");
+  const seed = r.seed as { reports: number; cases: number; identities: number; seconds: number };
+  lines.push(`### GET /reports with ${fmtInt(seed.reports)} reports (1 connection; seeded in ${seed.seconds} s: ${fmtInt(seed.cases)} cases, ${fmtInt(seed.identities)} identities)`);
+  lines.push("");
+  lines.push(markdownTable(["Query", "Req/s", "p50 ms", "p99 ms", "max ms", "Errors"], m.gets.map((g) => [g.query, fmtInt(g.rps), fmtMs(g.latencyMs.p50), fmtMs(g.latencyMs.p99), fmtMs(g.latencyMs.max), g.non2xx + g.socketErrors])));
+  lines.push("");
+  lines.push(`Default query at 8 connections: ${fmtInt(m.getsC8.rps)} req/s, p50 ${fmtMs(m.getsC8.latencyMs.p50)} ms, p99 ${fmtMs(m.getsC8.latencyMs.p99)} ms.`);
+  lines.push("");
+  lines.push("### Memory and start-up");
+  lines.push("");
+  lines.push(
+    markdownTable(
+      ["What", "Figure"],
+      [
+        ["RSS idle (2 s after start, empty database)", `${round1(m.rssIdle)} MB`],
+        ["RSS under load (largest, all creation and upsert runs)", `${round1(m.rssLoad)} MB`],
+        ["Start-up to ready (/readyz 200), 5 runs", m.startups.map((s) => `${s.readyMs} ms`).join(", ")],
+        ["RSS at ready, 1M-report database", `${m.startups[0]?.rssMb} MB`],
+      ],
+    ),
+  );
+  const check = r.creationCheck as { acknowledged: number; newReportsInDatabase: number; errors: number };
+  lines.push("");
+  lines.push(
+    `Report creation runs: ${fmtInt(check.acknowledged)} answered 201 within wrk's clock, ${fmtInt(check.newReportsInDatabase)} new reports in the database afterwards ` +
+      `(the ${fmtInt(check.newReportsInDatabase - check.acknowledged)} more were in flight when wrk stopped counting), ${check.errors} errors.`,
+  );
+  lines.push("");
+  lines.push("### Targets");
+  lines.push("");
+  const targets = r.targets as { what: string; goal: string; measured: string; met: boolean }[];
+  lines.push(markdownTable(["Target", "Goal", "Measured", "Met"], targets.map((t) => [t.what, t.goal, t.measured, t.met ? "yes" : "**no**"])));
+  return lines.join("\n");
+}

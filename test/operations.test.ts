@@ -1,0 +1,210 @@
+/**
+ * Operations: metrics, readiness, request ids in responses and logs, online backup, graceful
+ * shutdown with a request in flight. Real HTTP against `flagstaff serve` (test/helpers/server.ts).
+ */
+import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { runCli, startServer, type TestServer } from "./helpers/server.ts";
+import { until } from "./helpers/wait.ts";
+
+const report = (n: number) => ({ subject: { type: "user", externalId: `ops-${n}` }, target: { contentType: "post", contentExternalId: `post-${n % 7}` }, reason: "spam" });
+
+describe("a running server", () => {
+  let server: TestServer;
+
+  beforeAll(async () => {
+    server = await startServer({ FLAGSTAFF_LOG_LEVEL: "info", FLAGSTAFF_REPORT_RATE_LIMIT: "100000" });
+  });
+  afterAll(async () => {
+    await server.dispose();
+  });
+
+  test("GET /readyz answers 200 while serving", async () => {
+    const res = await fetch(`${server.url}/readyz`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: "ready" });
+  });
+
+  test("GET /metrics answers Prometheus text with requests per route and status, latency, job queue depth", async () => {
+    const created = await server.call("POST", `/projects/${server.demo.projectId}/reports`, { body: report(1) });
+    expect(created.status).toBe(201);
+    await server.call("GET", "/reports/nope");
+
+    const res = await fetch(`${server.url}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toStartWith("text/plain; version=0.0.4");
+    const text = await res.text();
+    expect(text).toContain("# TYPE flagstaff_http_requests_total counter");
+    expect(text).toMatch(/^flagstaff_http_requests_total\{method="POST",route="\/sdk\/flagstaff\/v1\/projects\/:projectId\/reports",status="201"\} [1-9]\d*$/m);
+    expect(text).toMatch(/^flagstaff_http_requests_total\{method="GET",route="\/sdk\/flagstaff\/v1\/reports\/:reportId",status="404"\} 1$/m);
+    expect(text).toContain("# TYPE flagstaff_http_request_duration_seconds histogram");
+    expect(text).toMatch(/^flagstaff_http_request_duration_seconds_bucket\{method="POST",route="\/sdk\/flagstaff\/v1\/projects\/:projectId\/reports",le="\+Inf"\} [1-9]/m);
+    expect(text).toMatch(/^flagstaff_jobs\{status="pending"\} \d+$/m);
+    expect(text).toMatch(/^flagstaff_jobs\{status="dead"\} \d+$/m);
+    expect(text).toMatch(/^process_resident_memory_bytes \d+$/m);
+    // Every sample line is `name{labels} value` or `name value`.
+    for (const line of text.trim().split("\n")) {
+      if (!line.startsWith("#")) expect(line).toMatch(/^[a-z_]+(\{[^}]*\})? [-+0-9.eInfa]+$/);
+    }
+  });
+
+  test("every answer carries x-request-id: the caller's when it offers a sane one, else a new one", async () => {
+    const offered = await fetch(`${server.url}/healthz`, { headers: { "x-request-id": "ops-test-42" } });
+    expect(offered.headers.get("x-request-id")).toBe("ops-test-42");
+    const generated = await fetch(`${server.sdk}/projects/${server.demo.projectId}/reports`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${server.demo.secretKey}`, "content-type": "application/json" },
+      body: JSON.stringify(report(2)),
+    });
+    expect(generated.status).toBe(201);
+    expect(generated.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    const refused = await fetch(`${server.url}/nowhere`, { headers: { "x-request-id": "not ok, has spaces" } });
+    expect(refused.status).toBe(404);
+    expect(refused.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  test("flagstaff backup <file> makes a consistent copy while the server takes writes", async () => {
+    for (let i = 0; i < 20; i++) expect((await server.call("POST", `/projects/${server.demo.projectId}/reports`, { body: report(100 + i) })).status).toBe(201);
+    // Keep writing while the backup runs.
+    let writing = true;
+    const writer = (async () => {
+      let n = 1000;
+      while (writing) await server.call("POST", `/projects/${server.demo.projectId}/reports`, { body: report(n++) });
+    })();
+    const file = join(server.dir, "backup.db");
+    const r = await runCli(["backup", file], server.env);
+    writing = false;
+    await writer;
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("backup written to");
+
+    const copy = new Database(file, { readonly: true });
+    try {
+      expect(copy.query("PRAGMA integrity_check").values()).toEqual([["ok"]]);
+      expect(copy.query("PRAGMA foreign_key_check").all()).toEqual([]);
+      const reports = (copy.query("SELECT count(*) AS n FROM reports").get() as { n: number }).n;
+      expect(reports).toBeGreaterThanOrEqual(22);
+      // One snapshot: every report in the copy has its audit event and its reasons, and no more.
+      const audited = (copy.query("SELECT count(*) AS n FROM audit_events WHERE action = 'REPORT_CREATED'").get() as { n: number }).n;
+      expect(audited).toBe(reports);
+      const withoutReasons = copy.query("SELECT count(*) AS n FROM reports r WHERE NOT EXISTS (SELECT 1 FROM report_reasons x WHERE x.report_id = r.id)").get() as { n: number };
+      expect(withoutReasons.n).toBe(0);
+      const caseTotal = (copy.query("SELECT sum(report_count) AS n FROM cases").get() as { n: number }).n;
+      expect(caseTotal).toBe(reports);
+    } finally {
+      copy.close();
+    }
+    expect(existsSync(`${server.dbPath}-wal`) || existsSync(server.dbPath)).toBe(true);
+
+    // A backup never replaces a file.
+    const again = await runCli(["backup", file], server.env);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain("already exists");
+  });
+
+  test("reports sent together share a commit, and a refused one fails alone", async () => {
+    const before = await server.call("GET", `/reports?limit=1`);
+    expect(before.status).toBe(200);
+    const bodies = Array.from({ length: 24 }, (_, i) => (i % 6 === 3 ? { ...report(500 + i), reason: "no-such-reason" } : report(500 + i)));
+    const answers = await Promise.all(bodies.map((body) => server.call("POST", `/projects/${server.demo.projectId}/reports`, { body })));
+    expect(answers.map((a) => a.status)).toEqual(bodies.map((b) => (b.reason === "no-such-reason" ? 400 : 201)));
+    const db = new Database(server.dbPath, { readonly: true });
+    try {
+      for (const a of answers.filter((x) => x.status === 201)) {
+        expect(db.query("SELECT count(*) AS n FROM reports WHERE id = ?").get(a.body.report.id)).toEqual({ n: 1 });
+      }
+      // The refused reports left no identity behind (their savepoints rolled back).
+      for (const b of bodies.filter((x) => x.reason === "no-such-reason")) {
+        expect(db.query("SELECT count(*) AS n FROM identities WHERE external_id = ?").get(b.subject.externalId)).toEqual({ n: 0 });
+      }
+    } finally {
+      db.close();
+    }
+  });
+
+  test("each request is one JSON log line on stderr with its request id, route and status", async () => {
+    const res = await fetch(`${server.sdk}/projects/${server.demo.projectId}/reports`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${server.demo.secretKey}`, "content-type": "application/json", "x-request-id": "ops-log-7" },
+      body: JSON.stringify(report(3)),
+    });
+    expect(res.status).toBe(201);
+    // The helper collects stderr when the process ends.
+    await server.stop();
+    const lines = server.output
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const line = lines.find((l) => l.requestId === "ops-log-7");
+    expect(line).toMatchObject({
+      level: "info",
+      msg: "request",
+      method: "POST",
+      path: `/sdk/flagstaff/v1/projects/${server.demo.projectId}/reports`,
+      route: "/sdk/flagstaff/v1/projects/:projectId/reports",
+      status: 201,
+    });
+    expect(typeof line?.durationMs).toBe("number");
+    expect(typeof line?.time).toBe("string");
+    expect(lines.some((l) => l.msg === "stopped")).toBe(true);
+    // Group commit never saw the event loop turn inside a group (src/db/group-commit.ts).
+    expect(lines.filter((l) => l.level === "error")).toEqual([]);
+  });
+});
+
+describe("SIGTERM", () => {
+  test("a request in flight finishes; new connections are refused; the process exits 0", async () => {
+    const server = await startServer({ FLAGSTAFF_REPORT_RATE_LIMIT: "100000" });
+    try {
+      // A request whose body arrives in two parts: in flight until the test sends the second.
+      const body = JSON.stringify(report(9));
+      const half = Math.floor(body.length / 2);
+      let sendRest!: () => void;
+      const stream = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(body.slice(0, half)));
+          sendRest = () => {
+            controller.enqueue(new TextEncoder().encode(body.slice(half)));
+            controller.close();
+          };
+        },
+      });
+      const inFlight = fetch(`${server.sdk}/projects/${server.demo.projectId}/reports`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${server.demo.secretKey}`, "content-type": "application/json" },
+        body: stream,
+      });
+      // The server counts it as in flight (the scrape itself is the other one).
+      await until("the slow request in flight", async () => {
+        const text = await (await fetch(`${server.url}/metrics`)).text();
+        return Number(/^flagstaff_http_requests_in_flight (\d+)$/m.exec(text)?.[1] ?? 0) >= 2;
+      });
+
+      const proc = server.proc!;
+      proc.kill("SIGTERM");
+      // Shutdown begins: the listener closes, so a new request cannot get in.
+      await until("the listener to close", () => fetch(`${server.url}/healthz`).then(() => false, () => true), 5_000);
+      expect(proc.exitCode).toBeNull(); // still finishing the request in flight
+
+      sendRest();
+      const res = await inFlight;
+      expect(res.status).toBe(201);
+      const created = (await res.json()) as { report: { id: string } };
+      expect(await proc.exited).toBe(0);
+      server.proc = null;
+
+      const db = new Database(server.dbPath, { readonly: true });
+      try {
+        expect(db.query("SELECT id FROM reports WHERE id = ?").get(created.report.id)).toEqual({ id: created.report.id });
+        // Running jobs finished or were given back: none is left leased to the stopped process.
+        expect((db.query("SELECT count(*) AS n FROM jobs WHERE status = 'running'").get() as { n: number }).n).toBe(0);
+      } finally {
+        db.close();
+      }
+    } finally {
+      await server.dispose();
+    }
+  });
+});
