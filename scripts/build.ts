@@ -44,6 +44,8 @@ const result = await Bun.build({
   entrypoints,
   root: ROOT,
   minify: true,
+  // The dashboard's React in its production build (smaller, faster, no dev warnings).
+  define: { "process.env.NODE_ENV": JSON.stringify("production") },
   // Source maps are embedded in the binary (stack traces name src/ files and lines); the
   // copies Bun also writes beside it are removed below.
   sourcemap: "linked",

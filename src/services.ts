@@ -1,4 +1,5 @@
 import type { Services } from "./api/context.ts";
+import { observeAiCall } from "./api/metrics.ts";
 import type { Config } from "./config.ts";
 import { openDatabase } from "./db/client.ts";
 import { migrateDatabase } from "./db/migrate.ts";
@@ -10,5 +11,12 @@ export function createServices(config: Config): Services {
   const db = openDatabase(config.dbPath);
   migrateDatabase(db);
   const clock = offsetClock(config.clockOffsetMs);
-  return { db, config, clock, reportRateLimiter: createRateLimiter(() => clock.now()), jobs: { wake: () => {} } };
+  return {
+    db,
+    config,
+    clock,
+    reportRateLimiter: createRateLimiter(() => clock.now()),
+    onAiCall: observeAiCall,
+    jobs: { wake: () => {} },
+  };
 }

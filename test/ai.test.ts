@@ -292,3 +292,15 @@ describe("enrichment", () => {
     expect(rep.status).toBe("IN_REVIEW");
   });
 });
+
+describe("metrics", () => {
+  test("every model call is counted with its latency in /metrics", async () => {
+    const before = await server.call("GET", `${server.url}/metrics`, { key: null });
+    const count = (text: string) => Number(/flagstaff_ai_call_duration_seconds_count\{outcome="ok"\} (\d+)/.exec(text)?.[1] ?? 0);
+    fake.script(answer("LOW", 5, []));
+    expect((await analyze({ content: "metrics please" })).status).toBe(200);
+    const after = await server.call("GET", `${server.url}/metrics`, { key: null });
+    expect(after.status).toBe(200);
+    expect(count(after.body)).toBe(count(before.body) + 1);
+  });
+});

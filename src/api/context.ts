@@ -13,6 +13,8 @@ export interface Services {
   config: Config;
   clock: Clock;
   reportRateLimiter: RateLimiter;
+  /** Told the duration and outcome of every AI model call (metrics). */
+  onAiCall?: (ms: number, ok: boolean) => void;
   /** The background job workers; `wake` makes them look at the queue now. */
   jobs: { wake(): void };
 }

@@ -15,7 +15,8 @@ import { observeRequest, requestFinished, requestStarted } from "./metrics.ts";
 
 export const REQUEST_ID_HEADER = "x-request-id";
 const ACCEPTED_ID = /^[\w.:-]{1,128}$/;
-const QUIET_PATHS = new Set(["/healthz", "/readyz", "/metrics"]);
+// The dashboard asks for changes every 2 s per open tab: logged at debug level too.
+const QUIET_PATHS = new Set(["/healthz", "/readyz", "/metrics", "/trpc/dashboard.changes"]);
 
 interface RequestInfo {
   id: string;
