@@ -19,8 +19,6 @@
 import { statSync } from "node:fs";
 import type { Db } from "../db/client.ts";
 
-type Labels = Record<string, string>;
-
 /** Latency buckets in seconds: 0.5 ms to 10 s. */
 const HTTP_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** Jobs and AI calls take longer: 10 ms to 2 min. */

@@ -80,6 +80,19 @@ const insertAudit = statements((db) =>
     .prepare(),
 );
 
+export const toAuditEventView = (r: typeof auditEvents.$inferSelect): AuditEventView => ({
+  id: r.id,
+  projectId: r.projectId,
+  actor: { type: r.actorType as Actor["type"], id: r.actorId },
+  action: r.action,
+  entityType: r.entityType,
+  entityId: r.entityId,
+  before: parse(r.before),
+  after: parse(r.after),
+  data: parse(r.data),
+  createdAt: iso(r.createdAt),
+});
+
 export interface AuditQuery {
   orgId: string;
   action?: string;
@@ -107,18 +120,7 @@ export function listAudit(db: Db, q: AuditQuery): { events: AuditEventView[]; ne
     .all();
   const page = rows.slice(0, q.limit);
   return {
-    events: page.map((r) => ({
-      id: r.id,
-      projectId: r.projectId,
-      actor: { type: r.actorType as Actor["type"], id: r.actorId },
-      action: r.action,
-      entityType: r.entityType,
-      entityId: r.entityId,
-      before: parse(r.before),
-      after: parse(r.after),
-      data: parse(r.data),
-      createdAt: iso(r.createdAt),
-    })),
+    events: page.map(toAuditEventView),
     nextCursor: rows.length > q.limit ? (page.at(-1)?.id ?? null) : null,
   };
 }

@@ -6,9 +6,10 @@
 import { and, asc, desc, eq, inArray, isNull, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { auditEvents, cases, contentAnalyses, enforcementActions, identities, projects, reports, urlScanCache, users } from "../db/schema.ts";
-import type { Actor, AuditEventView } from "./audit.ts";
+import { toAuditEventView, type AuditEventView } from "./audit.ts";
 import { listCaseNotes, reportsOfCase, reportsOfCases, requireCase, subjectHistory, toCaseView, type CaseView, type NoteView } from "./cases.ts";
 import { iso, isoOrNull, type Clock } from "./clock.ts";
+import { actionViews, type EnforcementActionView } from "./enforcement.ts";
 import { notFound } from "./errors.ts";
 import { toIdentityView, type IdentityView } from "./identities.ts";
 import { toReportViews, type ReportView } from "./reports.ts";
@@ -166,49 +167,18 @@ function toQueueItems(db: Db, orgId: string, rows: (typeof cases.$inferSelect)[]
 // ---------------------------------------------------------------------------------------------
 // A case with its whole context.
 
-export interface EnforcementView {
-  id: string;
-  projectId: string;
-  identityId: string;
-  kind: string;
-  reason: string;
-  note: string | null;
-  reportId: string | null;
-  caseId: string | null;
-  startsAt: string;
-  endsAt: string | null;
-  expiredAt: string | null;
-  revokedAt: string | null;
-  createdBy: Actor;
-  createdAt: string;
-}
+/** Enforcement actions as the case and identity pages show them: the enforcement domain's own view. */
+export type EnforcementView = EnforcementActionView;
 
-const toEnforcementView = (a: typeof enforcementActions.$inferSelect): EnforcementView => ({
-  id: a.id,
-  projectId: a.projectId,
-  identityId: a.identityId,
-  kind: a.kind,
-  reason: a.reason,
-  note: a.note,
-  reportId: a.reportId,
-  caseId: a.caseId,
-  startsAt: iso(a.startsAt),
-  endsAt: isoOrNull(a.endsAt),
-  expiredAt: isoOrNull(a.expiredAt),
-  revokedAt: isoOrNull(a.revokedAt),
-  createdBy: { type: a.createdByType as Actor["type"], id: a.createdById },
-  createdAt: iso(a.createdAt),
-});
-
-export function enforcementOf(db: Db, identityId: string, limit = 50): EnforcementView[] {
-  return db
+export function enforcementOf(db: Db, now: number, identityId: string, limit = 50): EnforcementView[] {
+  const rows = db
     .select()
     .from(enforcementActions)
     .where(eq(enforcementActions.identityId, identityId))
     .orderBy(desc(enforcementActions.id))
     .limit(limit)
-    .all()
-    .map(toEnforcementView);
+    .all();
+  return actionViews(db, rows, now);
 }
 
 export interface AnalysisDetail {
@@ -283,7 +253,6 @@ export interface AuditEntry extends AuditEventView {
 }
 
 function auditOfCase(db: Db, orgId: string, caseId: string, reportIds: string[], limit = 200): AuditEntry[] {
-  const parse = (v: string | null): unknown => (v == null ? null : JSON.parse(v));
   const caseRows = db
     .select()
     .from(auditEvents)
@@ -304,18 +273,7 @@ function auditOfCase(db: Db, orgId: string, caseId: string, reportIds: string[],
   return withActorEmails(
     db,
     orgId,
-    rows.map((r) => ({
-      id: r.id,
-      projectId: r.projectId,
-      actor: { type: r.actorType as Actor["type"], id: r.actorId },
-      action: r.action,
-      entityType: r.entityType,
-      entityId: r.entityId,
-      before: parse(r.before),
-      after: parse(r.after),
-      data: parse(r.data),
-      createdAt: iso(r.createdAt),
-    })),
+    rows.map(toAuditEventView),
   );
 }
 
@@ -341,7 +299,7 @@ export interface CaseDetail {
   audit: AuditEntry[];
 }
 
-export function caseDetail(db: Db, orgId: string, caseId: string): CaseDetail {
+export function caseDetail(db: Db, now: number, orgId: string, caseId: string): CaseDetail {
   const c = requireCase(db, orgId, caseId);
   const rows = reportsOfCase(db, c.id);
   const reportViews = toReportViews(db, rows);
@@ -356,13 +314,16 @@ export function caseDetail(db: Db, orgId: string, caseId: string): CaseDetail {
   const notes = listCaseNotes(db, c.id);
   const emails = userEmails(db, orgId, [c.assigneeId, ...notes.filter((n) => n.author.type === "user").map((n) => n.author.id)]);
   const caseEnforcement = reportIds.length
-    ? db
-        .select()
-        .from(enforcementActions)
-        .where(inArray(enforcementActions.reportId, reportIds.slice(0, 500)))
-        .orderBy(desc(enforcementActions.id))
-        .all()
-        .map(toEnforcementView)
+    ? actionViews(
+        db,
+        db
+          .select()
+          .from(enforcementActions)
+          .where(inArray(enforcementActions.reportId, reportIds.slice(0, 500)))
+          .orderBy(desc(enforcementActions.id))
+          .all(),
+        now,
+      )
     : [];
   return {
     case: toCaseView(c),
@@ -371,7 +332,7 @@ export function caseDetail(db: Db, orgId: string, caseId: string): CaseDetail {
     reports: reportViews,
     subject: subjectRow ? toIdentityView(subjectRow) : null,
     subjectCases: c.subjectIdentityId ? subjectHistory(db, c.subjectIdentityId, c.id) : [],
-    subjectEnforcement: c.subjectIdentityId ? enforcementOf(db, c.subjectIdentityId) : [],
+    subjectEnforcement: c.subjectIdentityId ? enforcementOf(db, now, c.subjectIdentityId) : [],
     caseEnforcement,
     reporters: reporterRows.map((i) => ({ identity: toIdentityView(i), filed: stats.get(i.id) ?? {} })),
     analyses: analysesOfReports(db, reportIds),
@@ -392,7 +353,7 @@ export interface IdentityProfile {
   enforcement: EnforcementView[];
 }
 
-export function identityProfile(db: Db, orgId: string, identityId: string): IdentityProfile {
+export function identityProfile(db: Db, now: number, orgId: string, identityId: string): IdentityProfile {
   const row = db
     .select({ identity: identities, projectName: projects.name })
     .from(identities)
@@ -415,7 +376,7 @@ export function identityProfile(db: Db, orgId: string, identityId: string): Iden
     cases: db.select().from(cases).where(eq(cases.subjectIdentityId, identityId)).orderBy(desc(cases.createdAt)).limit(50).all().map(toCaseView),
     reportsAbout: toReportViews(db, about),
     reportsFiled: toReportViews(db, filed),
-    enforcement: enforcementOf(db, identityId),
+    enforcement: enforcementOf(db, now, identityId),
   };
 }
 

@@ -38,10 +38,10 @@ export const dashboardRouter = router({
     }),
 
   /** A case with its reports, subject and reporters with their history, AI, link scans, notes and audit trail. */
-  case: secretProcedure.input(z.object({ caseId: id })).query(({ ctx, input }) => caseDetail(ctx.db, ctx.caller.orgId, input.caseId)),
+  case: secretProcedure.input(z.object({ caseId: id })).query(({ ctx, input }) => caseDetail(ctx.db, ctx.clock.now(), ctx.caller.orgId, input.caseId)),
 
   /** An identity with the cases and reports about it, the reports it filed and enforcement against it. */
-  identity: secretProcedure.input(z.object({ identityId: id })).query(({ ctx, input }) => identityProfile(ctx.db, ctx.caller.orgId, input.identityId)),
+  identity: secretProcedure.input(z.object({ identityId: id })).query(({ ctx, input }) => identityProfile(ctx.db, ctx.clock.now(), ctx.caller.orgId, input.identityId)),
 
   /** Report volume per day by severity and category, and the team lead's figures. */
   overview: secretProcedure
