@@ -15,7 +15,7 @@ import { SettingsPage } from "./pages/settings.tsx";
 import { UsersPage } from "./pages/users.tsx";
 import { WebhooksPage } from "./pages/webhooks.tsx";
 import { href, useRoute, type Route } from "./router.ts";
-import { ErrorNote, Field, Loading, TimeAgo, useToast } from "./ui.tsx";
+import { ErrorNote, Field, Loading, ProjectOptions, TimeAgo, useToast } from "./ui.tsx";
 
 type SignedIn = Me & { user: NonNullable<Me["user"]> };
 type Project = Outputs["projects"]["list"]["projects"][number];
@@ -119,11 +119,7 @@ function Shell({ me }: { me: SignedIn }) {
           {list.length > 0 && (
             <Field label="Project" className="project-picker">
               <select value={current ?? ""} onChange={(e) => setProjectId(e.target.value)}>
-                {list.map((p) => (
-                  <option key={p.id} value={p.id}>
-                    {p.name}
-                  </option>
-                ))}
+                <ProjectOptions projects={list} />
               </select>
             </Field>
           )}

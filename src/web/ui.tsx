@@ -87,6 +87,52 @@ export const Loading = ({ label = "Loading…" }: { label?: string }) => (
 
 export const Empty = ({ children }: { children: ReactNode }) => <p className="empty">{children}</p>;
 
+/** A column header: `scope="col"`, an optional class, and a label only screen readers get (`srOnly`). */
+export interface Column {
+  label: ReactNode;
+  className?: string;
+  srOnly?: boolean;
+}
+
+/** The dashboard's table: scrollable wrapper, column headers, and the rows (`<tr>`s) as children. Falsy columns are left out. */
+export function Table({ columns, className, describedBy, children }: { columns: (Column | false | null | undefined)[]; className?: string; describedBy?: string; children: ReactNode }) {
+  return (
+    <div className="table-wrap">
+      <table className={className} aria-describedby={describedBy}>
+        <thead>
+          <tr>
+            {columns.map(
+              (c, i) =>
+                c && (
+                  <th key={i} scope="col" className={c.className}>
+                    {c.srOnly ? <span className="sr-only">{c.label}</span> : c.label}
+                  </th>
+                ),
+            )}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}
+
+/** A table fed by a query: its error above, "Loading…" while pending, the `empty` text when `isEmpty`, else the table. */
+export function QueryTable({
+  error,
+  pending,
+  isEmpty = false,
+  empty,
+  ...table
+}: { error: unknown; pending: boolean; isEmpty?: boolean; empty?: ReactNode } & Parameters<typeof Table>[0]) {
+  return (
+    <>
+      <ErrorNote error={error} />
+      {pending ? <Loading /> : isEmpty ? <Empty>{empty}</Empty> : <Table {...table} />}
+    </>
+  );
+}
+
 interface Toast {
   id: number;
   text: string;
@@ -147,6 +193,14 @@ export function Dialog({ open, title, onClose, children }: { open: boolean; titl
   );
 }
 
+/** The `<option>`s of a project picker: the project's ID as value, its name as label. */
+export const ProjectOptions = ({ projects }: { projects: { id: string; name: string }[] }) =>
+  projects.map((p) => (
+    <option key={p.id} value={p.id}>
+      {p.name}
+    </option>
+  ));
+
 /**
  * A labelled control: the label points at the control (htmlFor), and the hint is its
  * description (aria-describedby), so the accessible name is the label alone.
@@ -194,6 +248,26 @@ export function CopyButton({ text, label = "Copy" }: { text: string; label?: str
     >
       {done ? "Copied" : label}
     </button>
+  );
+}
+
+/** A key, password or secret shown once, right after it was made: the note, the value, "Copy …" and "Done". */
+export function SecretDialog({ title, secret, note, copyLabel, testId, onClose }: { title: string; secret: string | null | undefined; note: ReactNode; copyLabel: string; testId?: string; onClose: () => void }) {
+  return (
+    <Dialog open={!!secret} title={title} onClose={onClose}>
+      <div className="stack">
+        <p>{note}</p>
+        <p className="secret-box">
+          <code data-testid={testId}>{secret}</code>
+        </p>
+        <div className="actions">
+          <CopyButton text={secret ?? ""} label={copyLabel} />
+          <button type="button" className="primary" onClick={onClose}>
+            Done
+          </button>
+        </div>
+      </div>
+    </Dialog>
   );
 }
 

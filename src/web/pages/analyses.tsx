@@ -2,7 +2,7 @@ import { useQuery } from "@tanstack/react-query";
 import { trpc } from "../api.ts";
 import { useSession } from "../app.tsx";
 import { href } from "../router.ts";
-import { Badge, Empty, ErrorNote, Loading, SeverityBadge, TimeAgo } from "../ui.tsx";
+import { Badge, QueryTable, SeverityBadge, TimeAgo } from "../ui.tsx";
 
 export function AnalysesPage() {
   const { orgSlug, projectId, projects } = useSession();
@@ -19,58 +19,48 @@ export function AnalysesPage() {
         <h1 id="analyses-page-title">AI analyses</h1>
         <p className="muted">The 50 latest content analyses of {projectName ?? "the project"}: analyzed content, report enrichment and link scans.</p>
       </div>
-      <ErrorNote error={analyses.error} />
-      {analyses.isPending && projectId ? (
-        <Loading />
-      ) : rows.length === 0 ? (
-        <Empty>No analysis yet. Turn AI on in the project settings to classify reports and content.</Empty>
-      ) : (
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Source</th>
-                <th scope="col">Severity</th>
-                <th scope="col" className="col-num">
-                  Confidence
-                </th>
-                <th scope="col">Categories</th>
-                <th scope="col">Text and reasoning</th>
-                <th scope="col">Report</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((a) => (
-                <tr key={a.id}>
-                  <td>
-                    <TimeAgo iso={a.createdAt} />
-                  </td>
-                  <td>
-                    <Badge tone={a.source === "link_scan" ? "blue" : "purple"}>{a.source.replace("_", " ")}</Badge>
-                  </td>
-                  <td>
-                    <SeverityBadge severity={a.severity} />
-                  </td>
-                  <td className="col-num">{a.confidence}%</td>
-                  <td>{a.categories.join(", ") || <span className="muted">none</span>}</td>
-                  <td className="col-text">
-                    {a.url && <p className="url small-print">{a.url}</p>}
-                    <details>
-                      <summary>{a.sourceText.slice(0, 90) || "(empty)"}{a.sourceText.length > 90 ? "…" : ""}</summary>
-                      <blockquote className="content">{a.sourceText}</blockquote>
-                    </details>
-                    <p className="small-print muted">
-                      {a.reasoning} · {a.model}
-                    </p>
-                  </td>
-                  <td>{a.reportId ? <a href={href("reports", a.reportId)}>Open</a> : <span className="muted">none filed</span>}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <QueryTable
+        error={analyses.error}
+        pending={analyses.isPending && !!projectId}
+        isEmpty={rows.length === 0}
+        empty="No analysis yet. Turn AI on in the project settings to classify reports and content."
+        columns={[
+          { label: "When" },
+          { label: "Source" },
+          { label: "Severity" },
+          { label: "Confidence", className: "col-num" },
+          { label: "Categories" },
+          { label: "Text and reasoning" },
+          { label: "Report" },
+        ]}
+      >
+        {rows.map((a) => (
+          <tr key={a.id}>
+            <td>
+              <TimeAgo iso={a.createdAt} />
+            </td>
+            <td>
+              <Badge tone={a.source === "link_scan" ? "blue" : "purple"}>{a.source.replace("_", " ")}</Badge>
+            </td>
+            <td>
+              <SeverityBadge severity={a.severity} />
+            </td>
+            <td className="col-num">{a.confidence}%</td>
+            <td>{a.categories.join(", ") || <span className="muted">none</span>}</td>
+            <td className="col-text">
+              {a.url && <p className="url small-print">{a.url}</p>}
+              <details>
+                <summary>{a.sourceText.slice(0, 90) || "(empty)"}{a.sourceText.length > 90 ? "…" : ""}</summary>
+                <blockquote className="content">{a.sourceText}</blockquote>
+              </details>
+              <p className="small-print muted">
+                {a.reasoning} · {a.model}
+              </p>
+            </td>
+            <td>{a.reportId ? <a href={href("reports", a.reportId)}>Open</a> : <span className="muted">none filed</span>}</td>
+          </tr>
+        ))}
+      </QueryTable>
     </section>
   );
 }

@@ -2,7 +2,7 @@ import { keepPreviousData, useInfiniteQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { trpc } from "../api.ts";
 import { href } from "../router.ts";
-import { dateTime, Empty, ErrorNote, Field, Loading } from "../ui.tsx";
+import { dateTime, Field, QueryTable } from "../ui.tsx";
 import { describeEvent, usePeople } from "./case.tsx";
 
 const ENTITY_TYPES = ["report", "case", "project", "category", "user", "content_analysis", "api_key", "webhook_endpoint", "enforcement_action"];
@@ -48,51 +48,37 @@ export function AuditPage() {
           </select>
         </Field>
       </form>
-      <ErrorNote error={list.error} />
-      {list.isPending ? (
-        <Loading />
-      ) : events.length === 0 ? (
-        <Empty>No event matches.</Empty>
-      ) : (
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Action</th>
-                <th scope="col">Entity</th>
-                <th scope="col">By</th>
-                <th scope="col">Details</th>
-              </tr>
-            </thead>
-            <tbody>
-              {events.map((e) => {
-                const to = link(e.entityType, e.entityId);
-                return (
-                  <tr key={e.id}>
-                    <td className="nowrap">{dateTime(e.createdAt)}</td>
-                    <td>
-                      <code>{e.action}</code>
-                    </td>
-                    <td>
-                      {e.entityType}{" "}
-                      {to ? (
-                        <a href={to} className="mono small-print">
-                          {e.entityId.slice(-8)}
-                        </a>
-                      ) : (
-                        <span className="mono small-print muted">{e.entityId.slice(-8)}</span>
-                      )}
-                    </td>
-                    <td>{who(e.actor, e.actorEmail)}</td>
-                    <td className="muted">{describeEvent(e)}</td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <QueryTable
+        error={list.error}
+        pending={list.isPending}
+        isEmpty={events.length === 0}
+        empty="No event matches."
+        columns={[{ label: "When" }, { label: "Action" }, { label: "Entity" }, { label: "By" }, { label: "Details" }]}
+      >
+        {events.map((e) => {
+          const to = link(e.entityType, e.entityId);
+          return (
+            <tr key={e.id}>
+              <td className="nowrap">{dateTime(e.createdAt)}</td>
+              <td>
+                <code>{e.action}</code>
+              </td>
+              <td>
+                {e.entityType}{" "}
+                {to ? (
+                  <a href={to} className="mono small-print">
+                    {e.entityId.slice(-8)}
+                  </a>
+                ) : (
+                  <span className="mono small-print muted">{e.entityId.slice(-8)}</span>
+                )}
+              </td>
+              <td>{who(e.actor, e.actorEmail)}</td>
+              <td className="muted">{describeEvent(e)}</td>
+            </tr>
+          );
+        })}
+      </QueryTable>
       {list.hasNextPage && (
         <button type="button" className="secondary" onClick={() => list.fetchNextPage()} disabled={list.isFetchingNextPage}>
           Older events

@@ -277,22 +277,26 @@ function SubjectSection({ detail: d }: { detail: CaseDetail }) {
             <dd>{dateTime(s.createdAt)}</dd>
           </dl>
           <h3>Earlier cases</h3>
-          {d.subjectCases.length === 0 ? (
-            <p className="muted">None.</p>
-          ) : (
-            <ul className="plain">
-              {d.subjectCases.map((h) => (
-                <li key={h.id}>
-                  <a href={href("cases", h.id)}>{h.contentExternalId ?? "case"}</a> <StatusBadge status={h.status} /> <TimeAgo iso={h.createdAt} />
-                </li>
-              ))}
-            </ul>
-          )}
+          <CaseList cases={d.subjectCases} />
           <EnforcementList title="Enforcement actions" actions={d.subjectEnforcement} />
         </>
       )}
       {d.caseEnforcement.length > 0 && <EnforcementList title="Actions taken on this case" actions={d.caseEnforcement} />}
     </section>
+  );
+}
+
+/** Links to cases with their status and age, or "None.". */
+export function CaseList({ cases }: { cases: CaseDetail["subjectCases"] }) {
+  if (cases.length === 0) return <p className="muted">None.</p>;
+  return (
+    <ul className="plain">
+      {cases.map((c) => (
+        <li key={c.id}>
+          <a href={href("cases", c.id)}>{c.contentExternalId ?? "case"}</a> <StatusBadge status={c.status} /> <TimeAgo iso={c.createdAt} />
+        </li>
+      ))}
+    </ul>
   );
 }
 

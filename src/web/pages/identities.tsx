@@ -3,8 +3,8 @@ import { useEffect, useState } from "react";
 import { trpc, type Outputs } from "../api.ts";
 import { useSession } from "../app.tsx";
 import { href } from "../router.ts";
-import { dateTime, Empty, ErrorNote, Field, Loading, SeverityBadge, StatusBadge, TimeAgo } from "../ui.tsx";
-import { EnforcementList } from "./case.tsx";
+import { dateTime, ErrorNote, Field, Loading, QueryTable, SeverityBadge, StatusBadge, Table, TimeAgo } from "../ui.tsx";
+import { CaseList, EnforcementList } from "./case.tsx";
 
 function useDebounced<T>(value: T, ms = 250): T {
   const [v, setV] = useState(value);
@@ -40,47 +40,30 @@ export function IdentitiesPage() {
           <input type="search" placeholder="External ID, name or username (prefix)" value={search} onChange={(e) => setSearch(e.target.value)} />
         </Field>
       </form>
-      <ErrorNote error={list.error} />
-      {list.isPending ? (
-        <Loading />
-      ) : rows.length === 0 ? (
-        <Empty>No identity matches.</Empty>
-      ) : (
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Handle</th>
-                <th scope="col">Type</th>
-                <th scope="col" className="col-num">
-                  Reported
-                </th>
-                <th scope="col">Last reported</th>
-                <th scope="col">Last seen</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((i) => (
-                <tr key={i.id}>
-                  <td>
-                    <a href={href("identity", i.id)}>{i.displayName}</a>
-                  </td>
-                  <td className="muted">{i.handleLabel}</td>
-                  <td>{i.type}</td>
-                  <td className="col-num">{i.reportCount}</td>
-                  <td>
-                    <TimeAgo iso={i.lastReportedAt} />
-                  </td>
-                  <td>
-                    <TimeAgo iso={i.lastSeenAt} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <QueryTable
+        error={list.error}
+        pending={list.isPending}
+        isEmpty={rows.length === 0}
+        empty="No identity matches."
+        columns={[{ label: "Name" }, { label: "Handle" }, { label: "Type" }, { label: "Reported", className: "col-num" }, { label: "Last reported" }, { label: "Last seen" }]}
+      >
+        {rows.map((i) => (
+          <tr key={i.id}>
+            <td>
+              <a href={href("identity", i.id)}>{i.displayName}</a>
+            </td>
+            <td className="muted">{i.handleLabel}</td>
+            <td>{i.type}</td>
+            <td className="col-num">{i.reportCount}</td>
+            <td>
+              <TimeAgo iso={i.lastReportedAt} />
+            </td>
+            <td>
+              <TimeAgo iso={i.lastSeenAt} />
+            </td>
+          </tr>
+        ))}
+      </QueryTable>
       {list.hasNextPage && (
         <button type="button" className="secondary" onClick={() => list.fetchNextPage()} disabled={list.isFetchingNextPage}>
           Load more
@@ -147,17 +130,7 @@ export function IdentityPage({ identityId }: { identityId: string }) {
           </section>
           <section className="card" aria-labelledby="cases-title">
             <h2 id="cases-title">Cases</h2>
-            {p.cases.length === 0 ? (
-              <p className="muted">None.</p>
-            ) : (
-              <ul className="plain">
-                {p.cases.map((c) => (
-                  <li key={c.id}>
-                    <a href={href("cases", c.id)}>{c.contentExternalId ?? "case"}</a> <StatusBadge status={c.status} /> <TimeAgo iso={c.createdAt} />
-                  </li>
-                ))}
-              </ul>
-            )}
+            <CaseList cases={p.cases} />
             <EnforcementList title="Enforcement actions" actions={p.enforcement} />
           </section>
         </aside>
@@ -169,37 +142,24 @@ export function IdentityPage({ identityId }: { identityId: string }) {
 function ReportTable({ reports, empty }: { reports: Profile["reportsAbout"]; empty: string }) {
   if (!reports.length) return <p className="muted">{empty}</p>;
   return (
-    <div className="table-wrap">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Filed</th>
-            <th scope="col">Reasons</th>
-            <th scope="col">Severity</th>
-            <th scope="col">Status</th>
-            <th scope="col">Case</th>
-          </tr>
-        </thead>
-        <tbody>
-          {reports.map((r) => (
-            <tr key={r.id}>
-              <td>
-                <TimeAgo iso={r.createdAt} />
-              </td>
-              <td>{r.reasons.join(", ")}</td>
-              <td>
-                <SeverityBadge severity={r.severity} />
-              </td>
-              <td>
-                <StatusBadge status={r.status} />
-              </td>
-              <td>
-                <a href={`${href("cases", r.caseId)}?report=${encodeURIComponent(r.id)}`}>Open</a>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table columns={[{ label: "Filed" }, { label: "Reasons" }, { label: "Severity" }, { label: "Status" }, { label: "Case" }]}>
+      {reports.map((r) => (
+        <tr key={r.id}>
+          <td>
+            <TimeAgo iso={r.createdAt} />
+          </td>
+          <td>{r.reasons.join(", ")}</td>
+          <td>
+            <SeverityBadge severity={r.severity} />
+          </td>
+          <td>
+            <StatusBadge status={r.status} />
+          </td>
+          <td>
+            <a href={`${href("cases", r.caseId)}?report=${encodeURIComponent(r.id)}`}>Open</a>
+          </td>
+        </tr>
+      ))}
+    </Table>
   );
 }

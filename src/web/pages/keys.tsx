@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { trpc } from "../api.ts";
 import { useSession } from "../app.tsx";
-import { Badge, CopyButton, dateTime, Dialog, ErrorNote, Field, Loading, TimeAgo, useToast } from "../ui.tsx";
+import { Badge, dateTime, Dialog, ErrorNote, Field, ProjectOptions, QueryTable, SecretDialog, TimeAgo, useToast } from "../ui.tsx";
 
 export function KeysPage() {
   const { orgSlug, projects, projectId } = useSession();
@@ -48,11 +48,7 @@ export function KeysPage() {
       <form className="card inline-form" onSubmit={submit} aria-label="Create an API key">
         <Field label="Project">
           <select value={form.projectId || projectId || ""} onChange={(e) => setForm({ ...form, projectId: e.target.value })}>
-            {projects.map((p) => (
-              <option key={p.id} value={p.id}>
-                {p.name}
-              </option>
-            ))}
+            <ProjectOptions projects={projects} />
           </select>
         </Field>
         <Field label="Kind">
@@ -72,61 +68,40 @@ export function KeysPage() {
         </button>
         <ErrorNote error={create.error} />
       </form>
-      <ErrorNote error={keys.error} />
-      {keys.isPending ? (
-        <Loading />
-      ) : (
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Key</th>
-                <th scope="col">Project</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">State</th>
-              </tr>
-            </thead>
-            <tbody>
-              {keys.data!.apiKeys.map((k) => (
-                <tr key={k.id} className={k.revokedAt ? "dim" : ""}>
-                  <td>{k.name}</td>
-                  <td>
-                    <code>{k.prefix}…</code> <Badge tone={k.kind === "secret" ? "red" : "blue"}>{k.kind}</Badge>
-                  </td>
-                  <td>{projectName(k.projectId)}</td>
-                  <td>{dateTime(k.createdAt)}</td>
-                  <td>{k.lastUsedAt ? <TimeAgo iso={k.lastUsedAt} /> : <span className="muted">never</span>}</td>
-                  <td>
-                    {k.revokedAt ? (
-                      <span className="muted">revoked {dateTime(k.revokedAt)}</span>
-                    ) : (
-                      <button type="button" className="small danger" onClick={() => setRevoking({ id: k.id, name: k.name })}>
-                        Revoke
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      <Dialog open={!!shown} title="Your new key" onClose={() => setShown(null)}>
-        <div className="stack">
-          <p>Copy it now: Flagstaff keeps only a hash and cannot show it again.</p>
-          <p className="secret-box">
-            <code data-testid="new-key">{shown}</code>
-          </p>
-          <div className="actions">
-            <CopyButton text={shown ?? ""} label="Copy key" />
-            <button type="button" className="primary" onClick={() => setShown(null)}>
-              Done
-            </button>
-          </div>
-        </div>
-      </Dialog>
+      <QueryTable
+        error={keys.error}
+        pending={keys.isPending}
+        columns={[{ label: "Name" }, { label: "Key" }, { label: "Project" }, { label: "Created" }, { label: "Last used" }, { label: "State" }]}
+      >
+        {(keys.data?.apiKeys ?? []).map((k) => (
+          <tr key={k.id} className={k.revokedAt ? "dim" : ""}>
+            <td>{k.name}</td>
+            <td>
+              <code>{k.prefix}…</code> <Badge tone={k.kind === "secret" ? "red" : "blue"}>{k.kind}</Badge>
+            </td>
+            <td>{projectName(k.projectId)}</td>
+            <td>{dateTime(k.createdAt)}</td>
+            <td>{k.lastUsedAt ? <TimeAgo iso={k.lastUsedAt} /> : <span className="muted">never</span>}</td>
+            <td>
+              {k.revokedAt ? (
+                <span className="muted">revoked {dateTime(k.revokedAt)}</span>
+              ) : (
+                <button type="button" className="small danger" onClick={() => setRevoking({ id: k.id, name: k.name })}>
+                  Revoke
+                </button>
+              )}
+            </td>
+          </tr>
+        ))}
+      </QueryTable>
+      <SecretDialog
+        title="Your new key"
+        secret={shown}
+        note="Copy it now: Flagstaff keeps only a hash and cannot show it again."
+        copyLabel="Copy key"
+        testId="new-key"
+        onClose={() => setShown(null)}
+      />
       <Dialog open={!!revoking} title={`Revoke ${revoking?.name ?? ""}?`} onClose={() => setRevoking(null)}>
         <div className="stack">
           <p>Requests with this key fail with 401 from now on. This cannot be undone.</p>

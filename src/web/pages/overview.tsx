@@ -2,7 +2,7 @@ import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { trpc } from "../api.ts";
 import { useSession } from "../app.tsx";
-import { ErrorNote, Field, formatDuration, Loading, StackedBars, type Series } from "../ui.tsx";
+import { ErrorNote, Field, formatDuration, Loading, ProjectOptions, StackedBars, type Series } from "../ui.tsx";
 
 const SEVERITY_COLORS: Record<string, string> = { LOW: "#94a3b8", MEDIUM: "#eab308", HIGH: "#f97316", CRITICAL: "#dc2626" };
 const CATEGORY_COLORS = ["#2563eb", "#16a34a", "#9333ea", "#0891b2", "#db2777", "#ca8a04", "#64748b"];
@@ -35,11 +35,7 @@ export function OverviewPage() {
             <Field label="Project">
               <select value={projectId} onChange={(e) => setProjectId(e.target.value)}>
                 <option value="">All projects</option>
-                {projects.map((p) => (
-                  <option key={p.id} value={p.id}>
-                    {p.name}
-                  </option>
-                ))}
+                <ProjectOptions projects={projects} />
               </select>
             </Field>
           )}

@@ -4,7 +4,7 @@ import { trpc, type Inputs, type QueueItem } from "../api.ts";
 import { useSession } from "../app.tsx";
 import { DecisionDialog, useClaim, type DecisionAction, type DecisionTarget } from "../decisions.tsx";
 import { href, navigate } from "../router.ts";
-import { Badge, BucketBadge, Empty, ErrorNote, Field, Kbd, Loading, SeverityBadge, StatusBadge, TimeAgo, useShortcuts } from "../ui.tsx";
+import { Badge, BucketBadge, Field, Kbd, ProjectOptions, QueryTable, SeverityBadge, StatusBadge, TimeAgo, useShortcuts } from "../ui.tsx";
 
 type QueueInput = Inputs["dashboard"]["queue"];
 type Filters = { projectId: string; status: string; category: string; bucket: string; assigned: string };
@@ -160,11 +160,7 @@ export function QueuePage() {
           <Field label="Project">
             <select value={filters.projectId} onChange={(e) => setFilter("projectId", e.target.value)}>
               <option value="">All projects</option>
-              {projects.map((p) => (
-                <option key={p.id} value={p.id}>
-                  {p.name}
-                </option>
-              ))}
+              <ProjectOptions projects={projects} />
             </select>
           </Field>
         )}
@@ -232,120 +228,107 @@ export function QueuePage() {
         </div>
       )}
 
-      <ErrorNote error={queue.error} />
-      {queue.isPending ? (
-        <Loading />
-      ) : items.length === 0 ? (
-        <Empty>Nothing to review{Object.values(filters).some(Boolean) ? " with these filters" : ""}. New reports appear here by themselves.</Empty>
-      ) : (
-        <div className="table-wrap">
-          <table className="queue" aria-describedby="queue-help">
-            <thead>
-              <tr>
+      <QueryTable
+        error={queue.error}
+        pending={queue.isPending}
+        isEmpty={items.length === 0}
+        empty={<>Nothing to review{Object.values(filters).some(Boolean) ? " with these filters" : ""}. New reports appear here by themselves.</>}
+        className="queue"
+        describedBy="queue-help"
+        columns={[
+          isModerator && {
+            className: "col-check",
+            label: (
+              <input
+                type="checkbox"
+                aria-label="Select all cases shown"
+                checked={selected.size > 0 && selected.size === items.length}
+                onChange={(e) => setSelected(e.target.checked ? new Set(items.map((c) => c.id)) : new Set())}
+              />
+            ),
+          },
+          { label: "Severity" },
+          { label: "Case" },
+          multiProject && { label: "Project", className: "col-project" },
+          { label: "Reports", className: "col-num" },
+          { label: "Status" },
+          { label: "Waiting", className: "col-age" },
+          { label: "Claimed" },
+        ]}
+      >
+        {items.map((c, i) => {
+          const mine = c.assignee?.id === me.user.id;
+          const taken = c.assignee && !mine;
+          return (
+            <tr
+              key={c.id}
+              ref={(el) => {
+                rows.current[i] = el;
+              }}
+              className={[i === active ? "active" : "", taken ? "taken" : "", fresh.has(c.id) ? "fresh" : ""].join(" ")}
+              data-case-id={c.id}
+              onFocus={() => setActive(i)}
+            >
+              {isModerator && (
+                <td className="col-check">
+                  <input type="checkbox" aria-label={`Select ${caseTitle(c)}`} checked={selected.has(c.id)} onChange={() => toggleSelect(c.id)} />
+                </td>
+              )}
+              <td>
+                <div className="stack-xs">
+                  <BucketBadge bucket={c.bucket} />
+                  {/* The bucket says CRITICAL or HIGH already; below it, tell MEDIUM from LOW. */}
+                  {!BUCKET_SAYS[c.bucket]?.includes(c.severity) && <SeverityBadge severity={c.severity} />}
+                </div>
+              </td>
+              <td className="col-case">
+                <a className="case-link" href={href("cases", c.id)}>
+                  {caseTitle(c)}
+                </a>
+                {fresh.has(c.id) && <Badge tone="blue">new</Badge>}
+                {c.subject && c.target && <span className="muted"> · about {c.subject.displayName}</span>}
+                {c.excerpt && <p className="excerpt">{c.excerpt}</p>}
+                <div className="chips">
+                  {c.reasons.map((r) => (
+                    <span key={r} className="chip">
+                      {r}
+                    </span>
+                  ))}
+                  {c.ai && (
+                    <span className="chip chip-ai" title="AI analysis">
+                      AI {c.ai.severity} · {c.ai.confidence}%
+                    </span>
+                  )}
+                </div>
+              </td>
+              {multiProject && <td className="col-project">{c.projectName}</td>}
+              <td className="col-num">{c.reportCount}</td>
+              <td>
+                <StatusBadge status={c.status} />
+              </td>
+              <td className="col-age">
+                <TimeAgo iso={c.createdAt} />
+              </td>
+              <td className="col-claim">
+                {mine ? (
+                  <span className="claim claim-mine">You</span>
+                ) : taken ? (
+                  <span className="claim claim-taken" title={`Claimed by ${c.assignee!.email}`}>
+                    Taken by {c.assignee!.email}
+                  </span>
+                ) : (
+                  <span className="muted">—</span>
+                )}
                 {isModerator && (
-                  <th scope="col" className="col-check">
-                    <input
-                      type="checkbox"
-                      aria-label="Select all cases shown"
-                      checked={selected.size > 0 && selected.size === items.length}
-                      onChange={(e) => setSelected(e.target.checked ? new Set(items.map((c) => c.id)) : new Set())}
-                    />
-                  </th>
+                  <button type="button" className="small secondary" onClick={() => toggleClaim(c)} aria-label={`${mine ? "Release" : taken ? "Take over" : "Claim"} ${caseTitle(c)}`}>
+                    {mine ? "Release" : taken ? "Take over" : "Claim"}
+                  </button>
                 )}
-                <th scope="col">Severity</th>
-                <th scope="col">Case</th>
-                {multiProject && (
-                  <th scope="col" className="col-project">
-                    Project
-                  </th>
-                )}
-                <th scope="col" className="col-num">
-                  Reports
-                </th>
-                <th scope="col">Status</th>
-                <th scope="col" className="col-age">
-                  Waiting
-                </th>
-                <th scope="col">Claimed</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((c, i) => {
-                const mine = c.assignee?.id === me.user.id;
-                const taken = c.assignee && !mine;
-                return (
-                  <tr
-                    key={c.id}
-                    ref={(el) => {
-                      rows.current[i] = el;
-                    }}
-                    className={[i === active ? "active" : "", taken ? "taken" : "", fresh.has(c.id) ? "fresh" : ""].join(" ")}
-                    data-case-id={c.id}
-                    onFocus={() => setActive(i)}
-                  >
-                    {isModerator && (
-                      <td className="col-check">
-                        <input type="checkbox" aria-label={`Select ${caseTitle(c)}`} checked={selected.has(c.id)} onChange={() => toggleSelect(c.id)} />
-                      </td>
-                    )}
-                    <td>
-                      <div className="stack-xs">
-                        <BucketBadge bucket={c.bucket} />
-                        {/* The bucket says CRITICAL or HIGH already; below it, tell MEDIUM from LOW. */}
-                        {!BUCKET_SAYS[c.bucket]?.includes(c.severity) && <SeverityBadge severity={c.severity} />}
-                      </div>
-                    </td>
-                    <td className="col-case">
-                      <a className="case-link" href={href("cases", c.id)}>
-                        {caseTitle(c)}
-                      </a>
-                      {fresh.has(c.id) && <Badge tone="blue">new</Badge>}
-                      {c.subject && c.target && <span className="muted"> · about {c.subject.displayName}</span>}
-                      {c.excerpt && <p className="excerpt">{c.excerpt}</p>}
-                      <div className="chips">
-                        {c.reasons.map((r) => (
-                          <span key={r} className="chip">
-                            {r}
-                          </span>
-                        ))}
-                        {c.ai && (
-                          <span className="chip chip-ai" title="AI analysis">
-                            AI {c.ai.severity} · {c.ai.confidence}%
-                          </span>
-                        )}
-                      </div>
-                    </td>
-                    {multiProject && <td className="col-project">{c.projectName}</td>}
-                    <td className="col-num">{c.reportCount}</td>
-                    <td>
-                      <StatusBadge status={c.status} />
-                    </td>
-                    <td className="col-age">
-                      <TimeAgo iso={c.createdAt} />
-                    </td>
-                    <td className="col-claim">
-                      {mine ? (
-                        <span className="claim claim-mine">You</span>
-                      ) : taken ? (
-                        <span className="claim claim-taken" title={`Claimed by ${c.assignee!.email}`}>
-                          Taken by {c.assignee!.email}
-                        </span>
-                      ) : (
-                        <span className="muted">—</span>
-                      )}
-                      {isModerator && (
-                        <button type="button" className="small secondary" onClick={() => toggleClaim(c)} aria-label={`${mine ? "Release" : taken ? "Take over" : "Claim"} ${caseTitle(c)}`}>
-                          {mine ? "Release" : taken ? "Take over" : "Claim"}
-                        </button>
-                      )}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
-      )}
+              </td>
+            </tr>
+          );
+        })}
+      </QueryTable>
 
       <p id="queue-help" className="shortcuts muted">
         Keys: <Kbd>j</Kbd>/<Kbd>k</Kbd> move, <Kbd>Enter</Kbd> open

@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState, type FormEvent } from "react";
 import { trpc, type Outputs } from "../api.ts";
 import { useSession } from "../app.tsx";
-import { Dialog, Empty, ErrorNote, Field, Loading, SeverityBadge, useToast } from "../ui.tsx";
+import { Dialog, Empty, ErrorNote, Field, Loading, QueryTable, SeverityBadge, useToast } from "../ui.tsx";
 
 type Settings = Outputs["ai"]["settings"]["settings"];
 type Category = Outputs["categories"]["list"]["categories"][number];
@@ -152,50 +152,33 @@ function Categories({ orgSlug, projectId, editable }: { orgSlug: string; project
         )}
       </div>
       <p className="muted">The reasons SDK clients send. The description steers the AI; the severity hint sets the case's bucket.</p>
-      <ErrorNote error={list.error} />
-      {list.isPending ? (
-        <Loading />
-      ) : (
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Description (for the AI)</th>
-                <th scope="col">Severity hint</th>
-                {editable && (
-                  <th scope="col">
-                    <span className="sr-only">Actions</span>
-                  </th>
-                )}
-              </tr>
-            </thead>
-            <tbody>
-              {list.data!.categories.map((c) => (
-                <tr key={c.id}>
-                  <td>
-                    <code>{c.name}</code>
-                  </td>
-                  <td>{c.description ?? <span className="muted">none</span>}</td>
-                  <td>
-                    <SeverityBadge severity={c.severityHint} />
-                  </td>
-                  {editable && (
-                    <td className="row-actions">
-                      <button type="button" className="small secondary" onClick={() => setEditing({ ...c })} aria-label={`Edit ${c.name}`}>
-                        Edit
-                      </button>
-                      <button type="button" className="small danger" onClick={() => setDeleting(c)} aria-label={`Delete ${c.name}`}>
-                        Delete
-                      </button>
-                    </td>
-                  )}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <QueryTable
+        error={list.error}
+        pending={list.isPending}
+        columns={[{ label: "Name" }, { label: "Description (for the AI)" }, { label: "Severity hint" }, editable && { label: "Actions", srOnly: true }]}
+      >
+        {(list.data?.categories ?? []).map((c) => (
+          <tr key={c.id}>
+            <td>
+              <code>{c.name}</code>
+            </td>
+            <td>{c.description ?? <span className="muted">none</span>}</td>
+            <td>
+              <SeverityBadge severity={c.severityHint} />
+            </td>
+            {editable && (
+              <td className="row-actions">
+                <button type="button" className="small secondary" onClick={() => setEditing({ ...c })} aria-label={`Edit ${c.name}`}>
+                  Edit
+                </button>
+                <button type="button" className="small danger" onClick={() => setDeleting(c)} aria-label={`Delete ${c.name}`}>
+                  Delete
+                </button>
+              </td>
+            )}
+          </tr>
+        ))}
+      </QueryTable>
       <Dialog open={!!editing} title={editing?.id ? `Edit ${editing.name}` : "New category"} onClose={() => setEditing(null)}>
         {editing && (
           <form

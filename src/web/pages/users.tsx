@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { errorMessage, trpc, type Role } from "../api.ts";
 import { useSession } from "../app.tsx";
-import { CopyButton, dateTime, Dialog, ErrorNote, Field, Loading, useToast } from "../ui.tsx";
+import { dateTime, ErrorNote, Field, QueryTable, SecretDialog, useToast } from "../ui.tsx";
 
 const ROLES: Role[] = ["viewer", "moderator", "admin"];
 const ROLE_HELP: Record<Role, string> = {
@@ -76,93 +76,71 @@ export function UsersPage() {
         </button>
         <ErrorNote error={create.error} />
       </form>
-      <ErrorNote error={users.error} />
-      {users.isPending ? (
-        <Loading />
-      ) : (
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Email</th>
-                <th scope="col">Role</th>
-                <th scope="col">Added</th>
-                <th scope="col">State</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {users.data!.users.map((u) => {
-                const self = u.id === me.user.id;
-                return (
-                  <tr key={u.id} className={u.disabledAt ? "dim" : ""}>
-                    <td>
-                      {u.email} {self && <span className="muted">(you)</span>}
-                    </td>
-                    <td>
-                      <select
-                        aria-label={`Role of ${u.email}`}
-                        value={u.role}
-                        disabled={act.isPending}
-                        onChange={(e) => act.mutate({ kind: "role", userId: u.id, role: e.target.value as Role })}
-                      >
-                        {ROLES.map((r) => (
-                          <option key={r} value={r}>
-                            {r}
-                          </option>
-                        ))}
-                      </select>
-                    </td>
-                    <td>{dateTime(u.createdAt)}</td>
-                    <td>{u.disabledAt ? `disabled ${dateTime(u.disabledAt)}` : "active"}</td>
-                    <td className="row-actions">
-                      {!self &&
-                        (u.disabledAt ? (
-                          <button type="button" className="small secondary" onClick={() => act.mutate({ kind: "enable", userId: u.id })}>
-                            Enable
-                          </button>
-                        ) : (
-                          <button
-                            type="button"
-                            className="small danger"
-                            onClick={() => confirm(`Disable ${u.email}? Their sessions end at once.`) && act.mutate({ kind: "disable", userId: u.id })}
-                          >
-                            Disable
-                          </button>
-                        ))}
-                      {!self && (
-                        <button
-                          type="button"
-                          className="small secondary"
-                          onClick={() => confirm(`Give ${u.email} a new password? Their sessions end.`) && act.mutate({ kind: "reset", userId: u.id })}
-                        >
-                          Reset password
-                        </button>
-                      )}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
-      )}
-      <Dialog open={!!secret} title={`Password for ${secret?.email ?? ""}`} onClose={() => setSecret(null)}>
-        <div className="stack">
-          <p>Give this password to the user now; it is not shown again.</p>
-          <p className="secret-box">
-            <code data-testid="generated-password">{secret?.password}</code>
-          </p>
-          <div className="actions">
-            <CopyButton text={secret?.password ?? ""} label="Copy password" />
-            <button type="button" className="primary" onClick={() => setSecret(null)}>
-              Done
-            </button>
-          </div>
-        </div>
-      </Dialog>
+      <QueryTable
+        error={users.error}
+        pending={users.isPending}
+        columns={[{ label: "Email" }, { label: "Role" }, { label: "Added" }, { label: "State" }, { label: "Actions", srOnly: true }]}
+      >
+        {(users.data?.users ?? []).map((u) => {
+          const self = u.id === me.user.id;
+          return (
+            <tr key={u.id} className={u.disabledAt ? "dim" : ""}>
+              <td>
+                {u.email} {self && <span className="muted">(you)</span>}
+              </td>
+              <td>
+                <select
+                  aria-label={`Role of ${u.email}`}
+                  value={u.role}
+                  disabled={act.isPending}
+                  onChange={(e) => act.mutate({ kind: "role", userId: u.id, role: e.target.value as Role })}
+                >
+                  {ROLES.map((r) => (
+                    <option key={r} value={r}>
+                      {r}
+                    </option>
+                  ))}
+                </select>
+              </td>
+              <td>{dateTime(u.createdAt)}</td>
+              <td>{u.disabledAt ? `disabled ${dateTime(u.disabledAt)}` : "active"}</td>
+              <td className="row-actions">
+                {!self &&
+                  (u.disabledAt ? (
+                    <button type="button" className="small secondary" onClick={() => act.mutate({ kind: "enable", userId: u.id })}>
+                      Enable
+                    </button>
+                  ) : (
+                    <button
+                      type="button"
+                      className="small danger"
+                      onClick={() => confirm(`Disable ${u.email}? Their sessions end at once.`) && act.mutate({ kind: "disable", userId: u.id })}
+                    >
+                      Disable
+                    </button>
+                  ))}
+                {!self && (
+                  <button
+                    type="button"
+                    className="small secondary"
+                    onClick={() => confirm(`Give ${u.email} a new password? Their sessions end.`) && act.mutate({ kind: "reset", userId: u.id })}
+                  >
+                    Reset password
+                  </button>
+                )}
+              </td>
+            </tr>
+          );
+        })}
+      </QueryTable>
+      <SecretDialog
+        title={`Password for ${secret?.email ?? ""}`}
+        secret={secret?.password}
+        note="Give this password to the user now; it is not shown again."
+        copyLabel="Copy password"
+        testId="generated-password"
+        onClose={() => setSecret(null)}
+      />
     </section>
   );
 }

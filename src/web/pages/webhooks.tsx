@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { errorMessage, trpc, type Outputs } from "../api.ts";
 import { useSession } from "../app.tsx";
-import { Badge, CopyButton, dateTime, Dialog, Empty, ErrorNote, Field, Loading, TimeAgo, useToast } from "../ui.tsx";
+import { Badge, dateTime, Dialog, Empty, ErrorNote, Field, Loading, SecretDialog, Table, TimeAgo, useToast } from "../ui.tsx";
 
 type Endpoint = Outputs["webhooks"]["list"]["endpoints"][number];
 type EventType = Endpoint["eventTypes"][number];
@@ -120,20 +120,13 @@ export function WebhooksPage() {
           </article>
         ))
       )}
-      <Dialog open={!!secret} title="Signing secret" onClose={() => setSecret(null)}>
-        <div className="stack">
-          <p>Configure this secret on the receiving side now; it is shown once.</p>
-          <p className="secret-box">
-            <code>{secret}</code>
-          </p>
-          <div className="actions">
-            <CopyButton text={secret ?? ""} label="Copy secret" />
-            <button type="button" className="primary" onClick={() => setSecret(null)}>
-              Done
-            </button>
-          </div>
-        </div>
-      </Dialog>
+      <SecretDialog
+        title="Signing secret"
+        secret={secret}
+        note="Configure this secret on the receiving side now; it is shown once."
+        copyLabel="Copy secret"
+        onClose={() => setSecret(null)}
+      />
     </section>
   );
 }
@@ -152,54 +145,40 @@ function Deliveries({ orgSlug, endpointId }: { orgSlug: string; endpointId: stri
   if (list.error) return <ErrorNote error={list.error} />;
   if (!list.data.deliveries.length) return <p className="muted">No delivery yet.</p>;
   return (
-    <div className="table-wrap">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Created</th>
-            <th scope="col">Event</th>
-            <th scope="col">Status</th>
-            <th scope="col" className="col-num">
-              Attempts
-            </th>
-            <th scope="col">Last answer</th>
-            <th scope="col">
-              <span className="sr-only">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {list.data.deliveries.map((d) => (
-            <tr key={d.id}>
-              <td>
-                <TimeAgo iso={d.createdAt} />
-              </td>
-              <td>
-                <code>{d.eventType}</code>
-              </td>
-              <td>
-                <Badge tone={d.status === "delivered" ? "green" : d.status === "failed" ? "red" : "yellow"}>{d.status}</Badge>
-              </td>
-              <td className="col-num">{d.attempts}</td>
-              <td className="muted">
-                {d.lastStatusCode ?? ""} {d.lastError ?? ""} {d.lastLatencyMs != null && `${d.lastLatencyMs} ms`}
-              </td>
-              <td className="row-actions">
-                <button type="button" className="small ghost" onClick={() => setDetail(d.id)}>
-                  Details
+    <>
+      <Table
+        columns={[{ label: "Created" }, { label: "Event" }, { label: "Status" }, { label: "Attempts", className: "col-num" }, { label: "Last answer" }, { label: "Actions", srOnly: true }]}
+      >
+        {list.data.deliveries.map((d) => (
+          <tr key={d.id}>
+            <td>
+              <TimeAgo iso={d.createdAt} />
+            </td>
+            <td>
+              <code>{d.eventType}</code>
+            </td>
+            <td>
+              <Badge tone={d.status === "delivered" ? "green" : d.status === "failed" ? "red" : "yellow"}>{d.status}</Badge>
+            </td>
+            <td className="col-num">{d.attempts}</td>
+            <td className="muted">
+              {d.lastStatusCode ?? ""} {d.lastError ?? ""} {d.lastLatencyMs != null && `${d.lastLatencyMs} ms`}
+            </td>
+            <td className="row-actions">
+              <button type="button" className="small ghost" onClick={() => setDetail(d.id)}>
+                Details
+              </button>
+              {d.status !== "pending" && (
+                <button type="button" className="small secondary" onClick={() => replay.mutate(d.id)} disabled={replay.isPending}>
+                  Replay
                 </button>
-                {d.status !== "pending" && (
-                  <button type="button" className="small secondary" onClick={() => replay.mutate(d.id)} disabled={replay.isPending}>
-                    Replay
-                  </button>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+              )}
+            </td>
+          </tr>
+        ))}
+      </Table>
       <DeliveryDialog orgSlug={orgSlug} deliveryId={detail} onClose={() => setDetail(null)} />
-    </div>
+    </>
   );
 }
 
