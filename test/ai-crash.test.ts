@@ -83,6 +83,14 @@ test("a job that runs out of attempts is dead, visible through tRPC, and can be 
     expect(dead.lastError).toMatch(/unreachable/);
     expect(dead.payload).toEqual({ reportId: filed.body.report.id });
 
+    // Another organization sees none of these jobs and cannot retry them.
+    const other = await s.initOrg("Other Org");
+    const theirs = await s.call("GET", `/trpc/jobs.list?input=${encodeURIComponent(JSON.stringify({}))}`, { key: other.secretKey });
+    expect(theirs.body.result.data.jobs).toEqual([]);
+    const stats = await s.call("GET", "/trpc/jobs.stats", { key: other.secretKey });
+    expect(stats.body.result.data.dead).toBe(0);
+    expect((await s.call("POST", "/trpc/jobs.retry", { key: other.secretKey, body: { jobId: dead.id } })).status).toBe(404);
+
     const back = startFakeOllama({ port });
     try {
       back.script({ json: { reasoning: "ok", categories: ["spam"], severity: "MEDIUM", confidence: 50 } });

@@ -322,6 +322,8 @@ export const jobs = sqliteTable(
   "jobs",
   {
     id: text("id").primaryKey(),
+    /** The organization the work is for: operators of one organization see only its jobs. */
+    orgId: text("org_id"),
     kind: text("kind").notNull(),
     payload: text("payload").notNull(),
     /** pending → running → done, or back to pending for a retry, or dead after the last attempt. */
@@ -339,6 +341,7 @@ export const jobs = sqliteTable(
     index("jobs_due_idx").on(t.status, t.runAt),
     index("jobs_lease_idx").on(t.status, t.leaseUntil),
     index("jobs_kind_idx").on(t.kind, t.status),
+    index("jobs_org_idx").on(t.orgId, t.updatedAt),
   ],
 );
 

@@ -111,7 +111,7 @@ export function createReport(db: Db, clock: Clock, input: CreateReportInput): Cr
     q.insertReport.run(row);
     for (const c of categories) q.insertReason.run({ reportId: row.id, orgId: project.orgId, name: c.name, createdUs });
     if (input.enrich !== false && project.aiEnabled === 1) {
-      enqueueJob(db, now, { kind: ENRICH_JOB, payload: { reportId: row.id }, maxAttempts: input.enrichMaxAttempts ?? 50 });
+      enqueueJob(db, now, { orgId: project.orgId, kind: ENRICH_JOB, payload: { reportId: row.id }, maxAttempts: input.enrichMaxAttempts ?? 50 });
     }
     recordAudit(db, clock, {
       orgId: project.orgId,

@@ -8,6 +8,8 @@ export type JobRow = typeof jobs.$inferSelect;
 export type JobStatus = JobRow["status"];
 
 export interface EnqueueInput {
+  /** The organization the job works for. */
+  orgId: string;
   kind: string;
   payload: unknown;
   /** When the job may first run (default: now). */
@@ -24,6 +26,7 @@ export function enqueueJob(db: Db, now: number, input: EnqueueInput): string {
   db.insert(jobs)
     .values({
       id,
+      orgId: input.orgId,
       kind: input.kind,
       payload: JSON.stringify(input.payload),
       status: "pending",
@@ -59,6 +62,7 @@ export function claimJob(db: Db, now: number, workerId: string, leaseMs: number)
 function fromRaw(r: Record<string, unknown>): JobRow {
   return {
     id: r.id as string,
+    orgId: (r.org_id as string | null) ?? null,
     kind: r.kind as string,
     payload: r.payload as string,
     status: r.status as JobStatus,
@@ -145,30 +149,41 @@ export const toJobView = (j: JobRow): JobView => ({
   leaseUntil: isoOrNull(j.leaseUntil),
 });
 
-export function listJobs(db: Db, filter: { status?: JobStatus; kind?: string; limit: number }): JobView[] {
+export function listJobs(db: Db, filter: { orgId: string; status?: JobStatus; kind?: string; limit: number }): JobView[] {
   return db
     .select()
     .from(jobs)
-    .where(and(filter.status ? eq(jobs.status, filter.status) : undefined, filter.kind ? eq(jobs.kind, filter.kind) : undefined))
+    .where(
+      and(
+        eq(jobs.orgId, filter.orgId),
+        filter.status ? eq(jobs.status, filter.status) : undefined,
+        filter.kind ? eq(jobs.kind, filter.kind) : undefined,
+      ),
+    )
     .orderBy(desc(jobs.updatedAt))
     .limit(filter.limit)
     .all()
     .map(toJobView);
 }
 
-export function queueDepth(db: Db): Record<JobStatus, number> {
-  const rows = db.$client.query("SELECT status, count(*) AS n FROM jobs GROUP BY status").all() as { status: JobStatus; n: number }[];
+/** Jobs by status: of one organization, or of the whole installation (metrics) without one. */
+export function queueDepth(db: Db, orgId?: string): Record<JobStatus, number> {
+  const rows = (
+    orgId === undefined
+      ? db.$client.query("SELECT status, count(*) AS n FROM jobs GROUP BY status").all()
+      : db.$client.query("SELECT status, count(*) AS n FROM jobs WHERE org_id = ? GROUP BY status").all(orgId)
+  ) as { status: JobStatus; n: number }[];
   const out: Record<JobStatus, number> = { pending: 0, running: 0, done: 0, dead: 0 };
   for (const r of rows) out[r.status] = r.n;
   return out;
 }
 
 /** Puts a dead job back in line (an operator's "retry"). */
-export function retryDeadJob(db: Db, now: number, jobId: string): boolean {
+export function retryDeadJob(db: Db, now: number, orgId: string, jobId: string): boolean {
   const r = db
     .update(jobs)
     .set({ status: "pending", attempts: 0, runAt: now, lastError: null, updatedAt: now })
-    .where(and(eq(jobs.id, jobId), eq(jobs.status, "dead")))
+    .where(and(eq(jobs.id, jobId), eq(jobs.orgId, orgId), eq(jobs.status, "dead")))
     .returning({ id: jobs.id })
     .all();
   return r.length > 0;

@@ -44,7 +44,7 @@ export function enqueueLinkScans(db: Db, now: number, project: { id: string; org
   const urls = extractUrls(text);
   for (const url of urls) {
     const payload: LinkScanPayload = { orgId: project.orgId, projectId: project.id, url };
-    enqueueJob(db, now, { kind: LINK_SCAN_JOB, payload, maxAttempts: 10 });
+    enqueueJob(db, now, { orgId: project.orgId, kind: LINK_SCAN_JOB, payload, maxAttempts: 10 });
   }
   return urls.length;
 }

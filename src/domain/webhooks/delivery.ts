@@ -243,7 +243,7 @@ export function replayDelivery(db: Db, clock: Clock, actor: Actor, orgId: string
     if (endpoint.enabled !== 1) throw conflict(`The endpoint is disabled (${endpoint.disabledReason ?? "by its owner"}); enable it before replaying`);
     const now = clock.now();
     db.update(webhookDeliveries).set({ status: "pending" }).where(eq(webhookDeliveries.id, d.id)).run();
-    enqueueDelivery(db, now, d.id);
+    enqueueDelivery(db, now, orgId, d.id);
     recordAudit(db, clock, {
       orgId, actor, action: "WEBHOOK_DELIVERY_REPLAYED", entityType: "webhook_delivery", entityId: d.id,
       before: { status: d.status }, after: { status: "pending" }, data: { endpointId: d.endpointId },

@@ -52,13 +52,13 @@ export function enqueueWebhookEvent(db: Db, now: number, orgId: string, type: Ev
     db.insert(webhookDeliveries)
       .values({ id, orgId, endpointId: endpoint.id, eventType: type, payload: body, status: "pending", attempts: 0, createdAt: now })
       .run();
-    enqueueDelivery(db, now, id);
+    enqueueDelivery(db, now, orgId, id);
     ids.push(id);
   }
   return ids;
 }
 
 /** One job that delivers (or re-delivers) a delivery through the retry schedule. */
-export function enqueueDelivery(db: Db, now: number, deliveryId: string): void {
-  enqueueJob(db, now, { kind: DELIVER_JOB, payload: { deliveryId }, maxAttempts: MAX_DELIVERY_ATTEMPTS });
+export function enqueueDelivery(db: Db, now: number, orgId: string, deliveryId: string): void {
+  enqueueJob(db, now, { orgId, kind: DELIVER_JOB, payload: { deliveryId }, maxAttempts: MAX_DELIVERY_ATTEMPTS });
 }
