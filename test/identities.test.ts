@@ -98,6 +98,13 @@ describe("PUT identity", () => {
   });
 });
 
+/** An object nested `depth` levels deep: { a: { a: … 1 } }. */
+const nest = (depth: number): unknown => {
+  let v: unknown = 1;
+  for (let i = 1; i < depth; i++) v = { a: v };
+  return { a: v };
+};
+
 describe("bad input is 4xx with { error }, never 500", () => {
   const cases: [string, () => Promise<{ status: number; body: any }>, number][] = [
     ["external ID of 300 characters", () => server.call("PUT", path("x".repeat(300)), { body: {} }), 400],
@@ -113,6 +120,17 @@ describe("bad input is 4xx with { error }, never 500", () => {
     ["display of the wrong type", () => server.call("PUT", path("ok"), { body: { display: "Ann" } }), 400],
     ["display.username too long", () => server.call("PUT", path("ok"), { body: { display: { username: "u".repeat(300) } } }), 400],
     ["metadata over 16 KB", () => server.call("PUT", path("ok"), { body: { metadata: { blob: "z".repeat(20_000) } } }), 400],
+    ["metadata nested 17 levels deep", () => server.call("PUT", path("ok"), { body: { metadata: nest(17) } }), 400],
+    ["metadata nested 16 levels deep is fine", () => server.call("PUT", path("ok"), { body: { metadata: nest(16) } }), 200],
+    ["a body nested 30,000 levels deep", () => server.call("PUT", path("ok"), { rawBody: `{"metadata":${'{"a":'.repeat(30_000)}1${"}".repeat(30_000)}}` }), 400],
+    [
+      "deep metadata through tRPC",
+      async () => {
+        const r = await server.call("POST", "/trpc/identities.upsert", { body: { projectId: server.demo.projectId, typeName: "user", externalId: "t", metadata: nest(5_000) } });
+        return { status: r.status, body: { error: r.body.error.message } }; // tRPC's own error shape
+      },
+      400,
+    ],
     ["body over the size limit", () => server.call("PUT", path("ok"), { rawBody: JSON.stringify({ metadata: "x".repeat(300_000) }) }), 413],
     ["unknown project", () => server.call("PUT", `/projects/not-a-project/identities/user/ok`, { body: {} }), 404],
     ["limit over 100", () => server.call("GET", `/projects/${server.demo.projectId}/identities?limit=101`), 400],

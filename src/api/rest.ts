@@ -3,6 +3,7 @@ import type { Elysia } from "elysia";
 import { createCommitGroup } from "../db/group-commit.ts";
 import type { Services } from "./context.ts";
 import { createContext } from "./context.ts";
+import { jsonDepthExceeds } from "../domain/json-depth.ts";
 import { jsonError, toHttpError } from "./http-errors.ts";
 import { errorFields, log } from "../log.ts";
 import { requestIdOf } from "./request-log.ts";
@@ -86,7 +87,10 @@ export function mountRest(app: Elysia, services: Services): void {
   }
 }
 
-/** Reads a JSON object body, bounded in size; an empty body is `{}`. Errors are ready responses. */
+/** No body of ours needs more; a deeper one is refused before any code walks it. */
+const MAX_BODY_DEPTH = 64;
+
+/** Reads a JSON object body, bounded in size and depth; an empty body is `{}`. Errors are ready responses. */
 async function readJsonObject(request: Request, maxBytes: number): Promise<Record<string, unknown> | Response> {
   const declared = Number(request.headers.get("content-length") ?? "0");
   if (declared > maxBytes) return jsonError(413, `Request body is larger than ${maxBytes} bytes`);
@@ -106,6 +110,7 @@ async function readJsonObject(request: Request, maxBytes: number): Promise<Recor
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     return jsonError(400, "Request body must be a JSON object");
   }
+  if (jsonDepthExceeds(value, MAX_BODY_DEPTH)) return jsonError(400, `Request body nests deeper than ${MAX_BODY_DEPTH} levels`);
   return value as Record<string, unknown>;
 }
 

@@ -1,10 +1,12 @@
 import { z } from "zod";
 import { listIdentities, toIdentityView, upsertIdentity } from "../../domain/identities.ts";
+import { jsonDepthExceeds } from "../../domain/json-depth.ts";
 import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/validation.ts";
 import { identitySchema, limitSchema } from "../schemas.ts";
 import { projectFor, router, secretProcedure } from "../trpc.ts";
 
 const displayText = (max: number) => z.string().max(max).nullable().optional();
+const MAX_METADATA_DEPTH = 16;
 
 export const identitiesRouter = router({
   upsert: secretProcedure
@@ -29,7 +31,10 @@ export const identitiesRouter = router({
           .object({ name: displayText(512), username: displayText(256), avatarUrl: displayText(2048) })
           .nullable()
           .optional(),
-        metadata: z.unknown().optional(),
+        metadata: z
+          .unknown()
+          .refine((m) => !jsonDepthExceeds(m, MAX_METADATA_DEPTH), `metadata must not nest deeper than ${MAX_METADATA_DEPTH} levels`)
+          .optional(),
       }),
     )
     .output(z.object({ identity: identitySchema }))
