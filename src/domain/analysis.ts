@@ -269,22 +269,24 @@ export function recentAnalyses(db: Db, projectId: string, limit = 50): AnalysisV
     .orderBy(desc(contentAnalyses.id))
     .limit(limit)
     .all()
-    .map((a) => ({
-      id: a.id,
-      source: a.source,
-      categories: JSON.parse(a.categories) as string[],
-      severity: a.severity as Severity,
-      confidence: a.confidence,
-      reasoning: a.reasoning,
-      reportId: a.reportId,
-      externalId: a.externalId,
-      contentType: a.contentType,
-      url: a.url,
-      sourceText: a.sourceText,
-      model: a.model,
-      createdAt: iso(a.createdAt),
-    }));
+    .map(toAnalysisView);
 }
+
+export const toAnalysisView = (a: typeof contentAnalyses.$inferSelect): AnalysisView => ({
+  id: a.id,
+  source: a.source,
+  categories: JSON.parse(a.categories) as string[],
+  severity: a.severity as Severity,
+  confidence: a.confidence,
+  reasoning: a.reasoning,
+  reportId: a.reportId,
+  externalId: a.externalId,
+  contentType: a.contentType,
+  url: a.url,
+  sourceText: a.sourceText,
+  model: a.model,
+  createdAt: iso(a.createdAt),
+});
 
 // ---------------------------------------------------------------------------------------------
 // Enrichment of reports (a background job).

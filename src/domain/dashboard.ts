@@ -6,6 +6,7 @@
 import { and, asc, desc, eq, inArray, isNull, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { auditEvents, cases, contentAnalyses, enforcementActions, identities, projects, reports, urlScanCache, users } from "../db/schema.ts";
+import { toAnalysisView, type AnalysisView } from "./analysis.ts";
 import { toAuditEventView, type AuditEventView } from "./audit.ts";
 import { listCaseNotes, reportsOfCase, reportsOfCases, requireCase, subjectHistory, toCaseView, type CaseView, type NoteView } from "./cases.ts";
 import { iso, isoOrNull, type Clock } from "./clock.ts";
@@ -181,19 +182,9 @@ export function enforcementOf(db: Db, now: number, identityId: string, limit = 5
   return actionViews(db, rows, now);
 }
 
-export interface AnalysisDetail {
-  id: string;
-  reportId: string | null;
-  source: string;
-  categories: string[];
-  severity: Severity;
-  confidence: number;
-  reasoning: string;
-  model: string;
-  url: string | null;
-  /** For link scans: what fetching the URL gave. */
+/** An analysis with, for link scans, what fetching the URL gave. */
+export interface AnalysisDetail extends AnalysisView {
   scan: { finalUrl: string | null; statusCode: number | null; kind: string; title: string | null; reason: string | null; fetchedAt: string } | null;
-  createdAt: string;
 }
 
 function analysesOfReports(db: Db, reportIds: string[]): AnalysisDetail[] {
@@ -204,17 +195,8 @@ function analysesOfReports(db: Db, reportIds: string[]): AnalysisDetail[] {
   return rows.map((a) => {
     const s = a.url ? scans.get(a.url) : undefined;
     return {
-      id: a.id,
-      reportId: a.reportId,
-      source: a.source,
-      categories: JSON.parse(a.categories) as string[],
-      severity: a.severity as Severity,
-      confidence: a.confidence,
-      reasoning: a.reasoning,
-      model: a.model,
-      url: a.url,
+      ...toAnalysisView(a),
       scan: s ? { finalUrl: s.finalUrl, statusCode: s.statusCode, kind: s.kind, title: s.title, reason: s.reason, fetchedAt: iso(s.fetchedAt) } : null,
-      createdAt: iso(a.createdAt),
     };
   });
 }

@@ -18,6 +18,16 @@ const auditEventSchema = z
   })
   .meta({ id: "AuditEvent" });
 
+/** The audit log's filters and paging, shared with the dashboard's audit page. */
+export const auditFilters = {
+  action: z.string().max(64).optional(),
+  entityType: z.string().max(64).optional(),
+  entityId: z.string().max(64).optional(),
+  projectId: z.string().max(64).optional(),
+  cursor: z.string().max(64).optional(),
+  limit: limitSchema(50),
+};
+
 export const auditRouter = router({
   list: secretProcedure
     .meta({
@@ -31,15 +41,7 @@ export const auditRouter = router({
       },
     })
     .input(
-      z.object({
-        orgSlug: z.string().min(1).max(64),
-        action: z.string().max(64).optional(),
-        entityType: z.string().max(64).optional(),
-        entityId: z.string().max(64).optional(),
-        projectId: z.string().max(64).optional(),
-        cursor: z.string().max(64).optional(),
-        limit: limitSchema(50),
-      }),
+      z.object({ orgSlug: z.string().min(1).max(64), ...auditFilters }),
     )
     .output(z.object({ events: z.array(auditEventSchema), nextCursor: z.string().nullable() }))
     .query(({ ctx, input }) => {

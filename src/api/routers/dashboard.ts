@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { caseDetail, changeVersion, identityProfile, overview, people, queue, withActorEmails } from "../../domain/dashboard.ts";
 import { listAudit } from "../../domain/audit.ts";
+import { auditFilters } from "./audit.ts";
 import { requireProject } from "../../domain/projects.ts";
 import { BUCKETS } from "../../domain/severity.ts";
 import { OPEN_STATUSES, type Status } from "../../domain/workflow.ts";
@@ -56,16 +57,7 @@ export const dashboardRouter = router({
 
   /** The audit log with user emails, for the audit page. */
   audit: secretProcedure
-    .input(
-      z.object({
-        action: z.string().max(64).optional(),
-        entityType: z.string().max(64).optional(),
-        entityId: z.string().max(64).optional(),
-        projectId: z.string().max(64).optional(),
-        cursor: z.string().max(64).optional(),
-        limit: limitSchema(50),
-      }),
-    )
+    .input(z.object(auditFilters))
     .query(({ ctx, input }) => {
       const page = listAudit(ctx.db, { ...input, orgId: ctx.caller.orgId });
       return { events: withActorEmails(ctx.db, ctx.caller.orgId, page.events), nextCursor: page.nextCursor };
