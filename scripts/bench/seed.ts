@@ -13,6 +13,11 @@
  *   reporters too; statuses, automated flags and decisions are spread like a busy installation
  *   (most reports OPEN, a third decided).
  *
+ * It adds to whatever the database holds, so it can run again on the same database (or on one
+ * with real data): external ids are `s-0…`, `r-0…` and `post-0…` the first time and carry a run
+ * tag (`s-2-0…`, `s-3-0…`) when ids of that shape exist already, and a report never takes a
+ * `created_us` an earlier report of the organization has (it is unique per organization).
+ *
  * Usage as a module: `seedReports(dbPath, { count })`; alone: `bun scripts/bench/seed.ts <db> [count]`.
  */
 import { Database } from "bun:sqlite";
@@ -71,6 +76,10 @@ export function seedReports(dbPath: string, opts: { count: number; log?: (s: str
   const nowMs = Date.now();
   const startUs = (nowMs - 30 * 86_400_000) * 1000;
   const stepUs = Math.floor((30 * 86_400_000 * 1000) / (count + 1));
+  const createdUs = plannedCreatedUs(db, project.org_id, startUs, stepUs, count);
+  const createdUsOf = (i: number) => createdUs[i]!;
+  const tag = freeRunTag(db, project.id);
+  if (tag) log(`ids of earlier runs found: this run's are s-${tag}…, r-${tag}…, post-${tag}…`);
 
   // Identities: subjects s-0…, reporters r-0…, created before the first report.
   const insertIdentity = db.prepare(
@@ -84,12 +93,12 @@ export function seedReports(dbPath: string, opts: { count: number; log?: (s: str
     for (let i = 0; i < subjects; i++) {
       const id = Bun.randomUUIDv7("hex", t0 + i);
       subjectIds.push(id);
-      insertIdentity.run(id, project.id, `s-${i}`, `Subject ${i}`, `subject_${i}`, null, t0 + i, t0 + i);
+      insertIdentity.run(id, project.id, `s-${tag}${i}`, `Subject ${tag}${i}`, `subject_${tag.replace("-", "_")}${i}`, null, t0 + i, t0 + i);
     }
     for (let i = 0; i < reporters; i++) {
       const id = Bun.randomUUIDv7("hex", t0 + i);
       reporterIds.push(id);
-      insertIdentity.run(id, project.id, `r-${i}`, `Reporter ${i}`, null, t0 + i, t0 + i, t0 + i);
+      insertIdentity.run(id, project.id, `r-${tag}${i}`, `Reporter ${tag}${i}`, null, t0 + i, t0 + i, t0 + i);
     }
   })();
   log(`seeded ${subjects + reporters} identities`);
@@ -108,7 +117,6 @@ export function seedReports(dbPath: string, opts: { count: number; log?: (s: str
 
   // Plan every report first: the cases (one per content target, holding every report about it;
   // they stay open) are then known before their reports, as the foreign keys want.
-  const createdUsOf = (i: number) => startUs + (i + 1) * stepUs;
   const plan: { target: number; subject: number; reporter: number; reasons: Category[]; status: string; automated: number }[] = [];
   const caseSubject = new Int32Array(targets).fill(-1);
   const caseReports = new Int32Array(targets);
@@ -144,7 +152,7 @@ export function seedReports(dbPath: string, opts: { count: number; log?: (s: str
       const id = Bun.randomUUIDv7("hex", caseFirstMs[t]!);
       caseOfTarget[t] = id;
       const severity = (["LOW", "MEDIUM", "HIGH", "CRITICAL"] as const)[caseSeverity[t]!]!;
-      insertCase.run(id, project.org_id, project.id, BUCKET[severity], `post-${t}`, subjectIds[caseSubject[t]!]!, caseReports[t]!, caseFirstMs[t]!, caseLastMs[t]!, caseLastMs[t]!);
+      insertCase.run(id, project.org_id, project.id, BUCKET[severity], `post-${tag}${t}`, subjectIds[caseSubject[t]!]!, caseReports[t]!, caseFirstMs[t]!, caseLastMs[t]!, caseLastMs[t]!);
       cases++;
     }
     for (let s = 0; s < subjects; s++) if (subjectReports[s]) updateSubject.run(subjectReports[s]!, subjectLastMs[s]!, subjectIds[s]!);
@@ -164,8 +172,8 @@ export function seedReports(dbPath: string, opts: { count: number; log?: (s: str
         const id = Bun.randomUUIDv7("hex", ms);
         insertReport.run(
           id, project.org_id, project.id, caseOfTarget[p.target]!, p.status, severity, JSON.stringify(p.reasons.map((c) => c.name)),
-          i % 3 === 0 ? `Report ${i}` : null, p.automated, subjectIds[p.subject]!, `s-${p.subject}`, reporterIds[p.reporter]!,
-          `post-${p.target}`, i % 4 === 0 ? `Reported text number ${i}, long enough to look like a post.` : null,
+          i % 3 === 0 ? `Report ${i}` : null, p.automated, subjectIds[p.subject]!, `s-${tag}${p.subject}`, reporterIds[p.reporter]!,
+          `post-${tag}${p.target}`, i % 4 === 0 ? `Reported text number ${i}, long enough to look like a post.` : null,
           p.status === "RESOLVED" || p.status === "CLOSED" || p.status === "APPEALED" ? JSON.stringify({ code: "SPAM_CONFIRMED", ...decided }) : null,
           p.status === "DISMISSED" ? JSON.stringify({ reason: "false_positive", ...decided }) : null,
           keyId, createdUs, ms,
@@ -184,9 +192,51 @@ export function seedReports(dbPath: string, opts: { count: number; log?: (s: str
     reports: count,
     cases,
     identities: subjects + reporters,
-    sample: { subjectExternalId: `s-${busiestSubject}`, contentExternalId: `post-${busiestTarget}`, reason: categories[0]!.name },
+    sample: { subjectExternalId: `s-${tag}${busiestSubject}`, contentExternalId: `post-${tag}${busiestTarget}`, reason: categories[0]!.name },
     ms: performance.now() - started,
   };
+}
+
+/**
+ * The run tag for external ids: "" when no `s-…`/`r-…` identity and no open `post-…` case
+ * exists in the project (a first run), else the first `N-` (2, 3…) no id starts with.
+ */
+function freeRunTag(db: Database, projectId: string): string {
+  const identity = db.query("SELECT 1 FROM identities WHERE project_id = ? AND type = 'user' AND external_id >= ? AND external_id < ? LIMIT 1");
+  const openCase = db.query(
+    "SELECT 1 FROM cases WHERE project_id = ? AND content_type = 'post' AND is_open = 1 AND content_external_id IS NOT NULL AND content_external_id >= ? AND content_external_id < ? LIMIT 1",
+  );
+  // Every text starting with `prefix` sorts in [prefix, prefix with its last character + 1).
+  const used = (query: typeof identity, prefix: string) => query.get(projectId, prefix, prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1)) !== null;
+  for (let n = 1; ; n++) {
+    const tag = n === 1 ? "" : `${n}-`;
+    if (!used(identity, `s-${tag}`) && !used(identity, `r-${tag}`) && !used(openCase, `post-${tag}`)) return tag;
+  }
+}
+
+/**
+ * created_us of each report: one every stepUs from startUs, strictly increasing, moved on by a
+ * microsecond where a report of the organization already has that value (a merge with the
+ * existing values, in order, without loading them all).
+ */
+function plannedCreatedUs(db: Database, orgId: string, startUs: number, stepUs: number, count: number): Float64Array {
+  const out = new Float64Array(count);
+  const existing = db.query("SELECT created_us AS us FROM reports WHERE org_id = ? AND created_us > ? ORDER BY created_us");
+  const it = (existing.iterate(orgId, startUs) as IterableIterator<{ us: number }>)[Symbol.iterator]();
+  let next = it.next();
+  let prev = startUs;
+  for (let i = 0; i < count; i++) {
+    let us = Math.max(startUs + (i + 1) * stepUs, prev + 1);
+    while (!next.done && next.value.us <= us) {
+      if (next.value.us === us) us++;
+      next = it.next();
+    }
+    out[i] = us;
+    prev = us;
+  }
+  it.return?.();
+  existing.finalize();
+  return out;
 }
 
 if (import.meta.main) {
