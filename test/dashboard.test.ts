@@ -4,7 +4,8 @@
  * settings page are saved under test-artifacts/ (git-ignored).
  *
  * Chromium is required: when /usr/bin/chromium (or CHROMIUM_PATH) is missing the tests fail
- * with a message saying how to install it (.ci/run installs it with apt).
+ * with a message saying how to install it (`npm test` and .ci/run first run
+ * scripts/ensure-chromium.sh, which installs it with apt when it can).
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -25,7 +26,7 @@ beforeAll(async () => {
   if (!existsSync(CHROMIUM)) {
     throw new Error(
       `Chromium is not installed at ${CHROMIUM}: the dashboard's browser tests need it. ` +
-        "Install Debian's package (apt-get update && apt-get install -y --no-install-recommends chromium), as .ci/run does, or set CHROMIUM_PATH.",
+        "Run `bash scripts/ensure-chromium.sh` (as `npm test` does: it installs Debian's package with apt-get when it can, or says how), or set CHROMIUM_PATH.",
     );
   }
   mkdirSync(ARTIFACTS, { recursive: true });
