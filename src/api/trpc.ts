@@ -41,11 +41,15 @@ export const TRPC_CODE: Record<DomainErrorKind, TRPC_ERROR_CODE_KEY> = {
   unavailable: "SERVICE_UNAVAILABLE",
 };
 
-/** Domain errors become TRPCErrors with the matching code; the DomainError stays the cause. */
-const translateDomainErrors = t.middleware(async ({ next }) => {
+/**
+ * Domain errors become TRPCErrors with the matching code; the DomainError stays the cause. A
+ * `retryAfter` (rate limiting) also becomes the Retry-After header, as on the REST routes.
+ */
+const translateDomainErrors = t.middleware(async ({ ctx, next }) => {
   const result = await next();
   if (!result.ok && result.error.cause instanceof DomainError) {
     const cause = result.error.cause;
+    if (typeof cause.extra.retryAfter === "number") ctx.resHeaders.set("Retry-After", String(cause.extra.retryAfter));
     throw new TRPCError({ code: TRPC_CODE[cause.kind], message: cause.message, cause });
   }
   return result;

@@ -10,8 +10,9 @@ import { and, eq, lt, ne, or } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { sessions, users } from "../db/schema.ts";
 import type { Clock } from "./clock.ts";
+import { DomainError } from "./errors.ts";
 import { newId } from "./ids.ts";
-import type { Role } from "./users.ts";
+import { verifyCredentials, type Role, type UserRow } from "./users.ts";
 
 export const SESSION_COOKIE = "flagstaff_session";
 export const CSRF_HEADER = "x-flagstaff-csrf";
@@ -144,45 +145,58 @@ export const clearSessionCookie = (secure: boolean): string => sessionCookie("",
 // Sign-in throttling
 
 export const LOGIN_WINDOW_MS = 15 * 60_000;
-/** Failed sign-ins allowed per email and address within the window. */
+/** Sign-in attempts (failed, or still being checked) allowed per email and address within the window. */
 export const LOGIN_MAX_FAILURES = 5;
 
 const key = (email: string, ip: string): string => `${email}|${ip}`;
 
 interface Window {
   start: number;
-  failures: number;
+  /** Attempts since the window began: failed ones and those still being checked. */
+  attempts: number;
 }
 
 /**
- * Counts failed sign-ins in fixed 15-minute windows, per email + client address (the socket's
- * address: X-Forwarded-For is not trusted, since anyone can send it). In memory: a restart
- * forgives, which is acceptable for a single process. There is deliberately no cap per address
- * alone: behind a reverse proxy every user shares one address, and such a cap would let anyone
- * lock everybody out.
+ * Counts sign-in attempts in fixed 15-minute windows, per email + client address (the socket's
+ * address: X-Forwarded-For is not trusted, since anyone can send it). An attempt is counted
+ * when it is reserved, before its password is checked: counting failures after the (slow)
+ * check let any number of parallel requests, or one tRPC batch, pass the check before the
+ * first failure was recorded. A success clears the window; an attempt whose password was never
+ * checked (the verification gate refused it) is given back. In memory: a restart forgives,
+ * which is acceptable for a single process. There is deliberately no cap per address alone:
+ * behind a reverse proxy every user shares one address, and such a cap would let anyone lock
+ * everybody out.
  */
 export class LoginThrottle {
   private readonly windows = new Map<string, Window>();
 
   constructor(private readonly now: () => number) {}
 
-  /** Seconds until another attempt is allowed, or 0 when it is allowed now. */
-  retryAfter(email: string, ip: string): number {
+  /**
+   * Takes one attempt for this email and address: 0 when it may go ahead (and is now counted),
+   * otherwise the seconds until another attempt is allowed. Synchronous, so two requests can
+   * never both take the last attempt.
+   */
+  reserve(email: string, ip: string): number {
     const t = this.now();
-    const w = this.live(key(email, ip), t);
-    return w && w.failures >= LOGIN_MAX_FAILURES ? Math.max(1, Math.ceil((w.start + LOGIN_WINDOW_MS - t) / 1000)) : 0;
-  }
-
-  fail(email: string, ip: string): void {
-    const t = this.now();
-    if (this.windows.size > 100_000) this.sweep(t);
     const k = key(email, ip);
     const w = this.live(k, t);
-    if (w) w.failures += 1;
-    else this.windows.set(k, { start: t, failures: 1 });
+    if (w && w.attempts >= LOGIN_MAX_FAILURES) return Math.max(1, Math.ceil((w.start + LOGIN_WINDOW_MS - t) / 1000));
+    if (w) w.attempts += 1;
+    else {
+      if (this.windows.size > 100_000) this.sweep(t);
+      this.windows.set(k, { start: t, attempts: 1 });
+    }
+    return 0;
   }
 
-  /** A successful sign-in forgets the failures of that email from that address. */
+  /** Gives back a reserved attempt whose password was never checked. */
+  release(email: string, ip: string): void {
+    const w = this.live(key(email, ip), this.now());
+    if (w && w.attempts > 0) w.attempts -= 1;
+  }
+
+  /** A successful sign-in forgets the attempts of that email from that address. */
   succeed(email: string, ip: string): void {
     this.windows.delete(key(email, ip));
   }
@@ -206,4 +220,28 @@ let throttle: LoginThrottle | null = null;
 export function loginThrottle(clock: Clock): LoginThrottle {
   throttle ??= new LoginThrottle(() => clock.now());
   return throttle;
+}
+
+/**
+ * The one way a password is checked, for a sign-in and for a password change: the attempt is
+ * reserved in the throttle first (429 with `retryAfter` when the email and address are locked),
+ * then verified. Answers the user, or null for a wrong email or password; a success clears the
+ * throttle window. `email` is normalized (normalizeEmail).
+ */
+export async function checkPassword(db: Db, clock: Clock, email: string, password: string, ip: string): Promise<UserRow | null> {
+  const throttle = loginThrottle(clock);
+  const wait = throttle.reserve(email, ip);
+  if (wait > 0) {
+    throw new DomainError("rate_limited", `Too many failed sign-ins: try again in ${Math.ceil(wait / 60)} minute(s)`, { retryAfter: wait });
+  }
+  let user: UserRow | null;
+  try {
+    user = await verifyCredentials(db, email, password);
+  } catch (err) {
+    // The password was not checked: this attempt was no guess.
+    throttle.release(email, ip);
+    throw err;
+  }
+  if (user) throttle.succeed(email, ip);
+  return user;
 }

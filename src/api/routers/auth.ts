@@ -2,15 +2,15 @@ import { z } from "zod";
 import { DomainError } from "../../domain/errors.ts";
 import { getOrganization } from "../../domain/organizations.ts";
 import {
+  checkPassword,
   clearSessionCookie,
   createSession,
   deleteOtherSessions,
   deleteSession,
-  loginThrottle,
   SESSION_MAX_MS,
   sessionCookie,
 } from "../../domain/sessions.ts";
-import { hashPassword, MAX_PASSWORD, MIN_PASSWORD, normalizeEmail, requireUser, setUserPasswordHash, toUserView, verifyCredentials } from "../../domain/users.ts";
+import { hashPassword, MAX_PASSWORD, MIN_PASSWORD, normalizeEmail, requireUser, setUserPasswordHash, toUserView } from "../../domain/users.ts";
 import { assertSameOrigin, authedProcedure, publicProcedure, router } from "../trpc.ts";
 
 const orgView = (o: { id: string; slug: string; name: string; plan: string }) => ({ id: o.id, slug: o.slug, name: o.name, plan: o.plan });
@@ -24,21 +24,10 @@ export const authRouter = router({
     .input(z.object({ email: z.string().trim().min(3).max(320), password: z.string().min(1).max(MAX_PASSWORD) }))
     .mutation(async ({ ctx, input }) => {
       assertSameOrigin(ctx.request);
-      const email = normalizeEmail(input.email);
-      const ip = ctx.request.ip ?? "unknown";
-      const throttle = loginThrottle(ctx.clock);
-      const wait = throttle.retryAfter(email, ip);
-      if (wait > 0) {
-        ctx.resHeaders.set("Retry-After", String(wait));
-        throw new DomainError("rate_limited", `Too many failed sign-ins: try again in ${Math.ceil(wait / 60)} minute(s)`, { retryAfter: wait });
-      }
-      const user = await verifyCredentials(ctx.db, email, input.password);
-      if (!user) {
-        throttle.fail(email, ip);
-        // One message whether the email is unknown, the account disabled or the password wrong.
-        throw new DomainError("unauthorized", "Wrong email or password");
-      }
-      throttle.succeed(email, ip);
+      // Throttled (429 with Retry-After) before the password is checked: src/domain/sessions.ts.
+      const user = await checkPassword(ctx.db, ctx.clock, normalizeEmail(input.email), input.password, ctx.request.ip ?? "unknown");
+      // One message whether the email is unknown, the account disabled or the password wrong.
+      if (!user) throw new DomainError("unauthorized", "Wrong email or password");
       // A sign-in always starts a new session (no fixation); the browser's old one ends.
       if (ctx.auth.ok && ctx.auth.caller.session) deleteSession(ctx.db, ctx.auth.caller.session.id);
       const session = createSession(ctx.db, ctx.clock, user);
@@ -70,7 +59,8 @@ export const authRouter = router({
     .mutation(async ({ ctx, input }) => {
       const c = ctx.caller;
       if (!c.user || !c.session) throw new DomainError("bad_request", "Only a signed-in dashboard user has a password");
-      const user = await verifyCredentials(ctx.db, c.user.email, input.currentPassword);
+      // Throttled like a sign-in, so a borrowed session cannot guess the password faster.
+      const user = await checkPassword(ctx.db, ctx.clock, c.user.email, input.currentPassword, ctx.request.ip ?? "unknown");
       if (!user) throw new DomainError("forbidden", "The current password is wrong");
       setUserPasswordHash(ctx.db, ctx.clock, c.actor, c.orgId, user.id, await hashPassword(input.newPassword));
       deleteOtherSessions(ctx.db, user.id, c.session.id);
