@@ -3,8 +3,8 @@ import { Elysia } from "elysia";
 import { createContext, type Services } from "./api/context.ts";
 import { jsonError } from "./api/http-errors.ts";
 import { METRICS_CONTENT_TYPE, registerDatabaseGauges, renderMetrics } from "./api/metrics.ts";
-import { sdkOpenApiDocument } from "./api/openapi.ts";
-import { mountRest, SDK_PREFIX } from "./api/rest.ts";
+import { orgOpenApiDocument, sdkOpenApiDocument } from "./api/openapi.ts";
+import { mountRest, ORG_PREFIX, SDK_PREFIX } from "./api/rest.ts";
 import { installRequestLog } from "./api/request-log.ts";
 import { appRouter } from "./api/router.ts";
 import { errorFields, log } from "./log.ts";
@@ -58,6 +58,7 @@ export function createApp(services: Services, opts: AppOptions = {}) {
   app.get("/metrics", () => new Response(renderMetrics(), { headers: { "content-type": METRICS_CONTENT_TYPE } }));
 
   app.get(`${SDK_PREFIX}/openapi.json`, () => Response.json(sdkOpenApiDocument()));
+  app.get(`${ORG_PREFIX}/openapi.json`, () => Response.json(orgOpenApiDocument()));
 
   // A wildcard route with body parsing off hands tRPC the untouched request (mount would strip
   // the /trpc prefix from the URL).

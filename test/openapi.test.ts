@@ -26,7 +26,8 @@ test("the OpenAPI document is valid OpenAPI 3.1 and describes the identity route
   expect(doc.paths["/projects/{projectId}/identities"]?.get).toBeDefined();
 
   const scheme = doc.components.securitySchemes.ApiKey;
-  expect(scheme).toMatchObject({ type: "apiKey", in: "header", name: "Authorization" });
+  // An HTTP Bearer scheme, so generated clients send `Authorization: Bearer <key>` themselves.
+  expect(scheme).toMatchObject({ type: "http", scheme: "bearer" });
   expect(scheme.description).toContain("sk_live_");
   expect(scheme.description).toContain("pk_live_");
   expect(identityPath.put.security).toEqual([{ ApiKey: [] }]);

@@ -1,30 +1,214 @@
 import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
-import { SDK_PREFIX } from "./rest.ts";
+import { ORG_PREFIX, restRoutes, SDK_PREFIX, type RestRoute } from "./rest.ts";
 import { appRouter } from "./router.ts";
 
-let cached: OpenAPIObject | null = null;
+/**
+ * The published OpenAPI 3.1.0 documents, one per route family, generated from the same
+ * procedure definitions the REST adapter serves (src/api/rest.ts), then finished so that they
+ * describe what the server really answers: the success under its real status, every error as
+ * `{ "error": string }` (never the generator's `{ message, code, issues }`), every status a
+ * route can answer, optional bodies where nothing is required, servers a generated client can
+ * use as they are, and the Bearer form of the key. test/contract.test.ts holds the server to
+ * them with an independent validator, and clients/typescript is generated from them.
+ */
+export type RouteFamily = "sdk" | "org";
+
+interface FamilyInfo {
+  title: string;
+  description: string;
+  prefix: string;
+  tags: Record<string, string>;
+}
+
+const FAMILIES: Record<RouteFamily, FamilyInfo> = {
+  sdk: {
+    title: "Flagstaff SDK API",
+    description:
+      "Moderation reports, identities, report reasons, enforcement actions and appeals for client platforms. Errors are `{ \"error\": string }`; a 429 also carries `retryAfter` (seconds) and the `Retry-After` header.",
+    prefix: SDK_PREFIX,
+    tags: {
+      identities: "The platform's users and other actors, mirrored by project + type + external ID.",
+      reports: "Reports about content or a person, and the review workflow (escalate, resolve, dismiss).",
+      categories: "The project's report categories, offered as report reasons.",
+      enforcement: "Enforcement actions taken on identities, and the appeals against them.",
+    },
+  },
+  org: {
+    title: "Flagstaff organization API",
+    description:
+      "Organization-scoped routes (secret keys only): projects, settings, categories, AI analysis, enforcement actions, appeals, webhooks, API keys and the audit trail. Errors are `{ \"error\": string }`; a 429 also carries `retryAfter` (seconds) and the `Retry-After` header.",
+    prefix: ORG_PREFIX,
+    tags: {
+      projects: "The organization's projects.",
+      settings: "Per-project settings (AI analysis, link scanning).",
+      categories: "A project's report categories.",
+      ai: "AI classification of text and its stored analyses.",
+      enforcement: "Enforcement actions and appeals.",
+      webhooks: "Signed outbound webhooks (Standard Webhooks) and their delivery log.",
+      "api-keys": "API keys (shown once, stored hashed).",
+      audit: "The audit trail of every change.",
+    },
+  },
+};
+
+/** What each error status means on any route; a route's `errorResponses` meta may say it better. */
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: "Invalid input (path, query or body)",
+  401: "Missing, malformed, unknown or revoked API key",
+  403: "The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature)",
+  404: "The organization, project or resource does not exist, or belongs to another organization",
+  409: "Not allowed in the resource's current state",
+  413: "Request body too large",
+  429: "Rate limited: retry after `retryAfter` seconds",
+  503: "A backend the route needs (the AI model server) is unavailable",
+};
 
 /**
- * The OpenAPI 3.1.0 description of the SDK routes, generated from the same procedure
- * definitions the REST adapter serves (organization routes are left out: they are not SDK).
+ * The statuses every route of a family can answer, whatever it does: 400 (every route
+ * validates a path, query or body), 401 (every route needs a key), 403 (a publishable key is
+ * refused everywhere but its own project's report creation and report reasons), 404 (every
+ * route names an organization, project or resource, or filters by one), and 413 wherever a
+ * body is read. Anything else a route can answer is declared in its `errorResponses` meta.
  */
-export function sdkOpenApiDocument(): OpenAPIObject {
-  cached ??= generateOpenApiDocument(appRouter, {
-    title: "Flagstaff SDK API",
-    description: "Moderation reports, identities and report reasons for client platforms.",
+function errorStatusesOf(route: RestRoute): number[] {
+  const statuses = new Set([400, 401, 403, 404]);
+  if (route.method !== "GET" && route.method !== "DELETE") statuses.add(413);
+  for (const s of Object.keys(route.meta.openapi?.errorResponses ?? {})) statuses.add(Number(s));
+  return [...statuses].sort((a, b) => a - b);
+}
+
+const RATE_LIMIT_HEADERS = {
+  "RateLimit-Limit": { description: "Report creations allowed per window for this key", schema: { type: "integer" } },
+  "RateLimit-Remaining": { description: "Report creations left in this window", schema: { type: "integer" } },
+  "RateLimit-Reset": { description: "Seconds until the window resets", schema: { type: "integer" } },
+  "RateLimit-Policy": { description: "The policy, such as `10;w=60`", schema: { type: "string" } },
+} as const;
+
+type Json = Record<string, unknown>;
+
+const cache = new Map<RouteFamily, OpenAPIObject>();
+
+export function openApiDocument(family: RouteFamily): OpenAPIObject {
+  let doc = cache.get(family);
+  if (!doc) {
+    doc = buildDocument(family);
+    cache.set(family, doc);
+  }
+  return doc;
+}
+
+export const sdkOpenApiDocument = (): OpenAPIObject => openApiDocument("sdk");
+export const orgOpenApiDocument = (): OpenAPIObject => openApiDocument("org");
+
+function buildDocument(family: RouteFamily): OpenAPIObject {
+  const info = FAMILIES[family];
+  const generated = generateOpenApiDocument(appRouter, {
+    title: info.title,
+    description: info.description,
     version: "1.0.0",
     openApiVersion: "3.1.0",
-    baseUrl: SDK_PREFIX,
-    securitySchemes: {
-      ApiKey: {
-        type: "apiKey",
-        in: "header",
-        name: "Authorization",
-        description:
-          "A Flagstaff API key sent as a Bearer token: `Authorization: Bearer sk_live_…` (secret, server-side) or `Bearer pk_live_…` (publishable: report creation and report reasons only).",
-      },
-    },
-    filter: ({ metadata }) => (metadata as { family?: string }).family === "sdk",
+    baseUrl: info.prefix,
+    filter: ({ metadata }) => (metadata as { family?: string }).family === family,
   });
-  return cached;
+  // The generator's objects are shared with its own caches: work on a copy.
+  const doc = structuredClone(generated) as OpenAPIObject & Json;
+
+  doc.servers = [
+    { url: `http://localhost:3001${info.prefix}`, description: "Local development (`npm start`)" },
+    {
+      url: `{base_url}${info.prefix}`,
+      description: "Your Flagstaff server",
+      variables: { base_url: { default: "https://flagstaff.example.com", description: "Scheme, host and port of the server, without a trailing slash" } },
+    },
+  ];
+
+  const components = (doc.components ??= {}) as Json;
+  const schemas = ((components.schemas ??= {}) as Json);
+  for (const name of Object.keys(schemas)) if (name.startsWith("error.")) delete schemas[name];
+  schemas.Error = {
+    type: "object",
+    description: "Every error the server answers.",
+    properties: { error: { type: "string", description: "What went wrong, safe to show" } },
+    required: ["error"],
+    additionalProperties: false,
+  };
+  components.securitySchemes = {
+    ApiKey: {
+      type: "http",
+      scheme: "bearer",
+      bearerFormat: "sk_live_… or pk_live_…",
+      description:
+        "A Flagstaff API key sent as a Bearer token: `Authorization: Bearer sk_live_…` (secret, server-side) or `Bearer pk_live_…` (publishable: report creation and report reasons of its own project only)." +
+        (family === "org" ? " Organization routes need a secret key." : ""),
+    },
+  };
+
+  const routes = new Map(restRoutes().filter((r) => r.family === family).map((r) => [`${r.method} ${r.openapiPath}`, r]));
+  const usedTags = new Set<string>();
+  for (const [path, item] of Object.entries(doc.paths ?? {})) {
+    for (const [method, op] of Object.entries(item as Record<string, Json>)) {
+      const route = routes.get(`${method.toUpperCase()} ${path}`);
+      if (!route) throw new Error(`OpenAPI: no REST route for ${method.toUpperCase()} ${path}`);
+      for (const t of (op.tags as string[] | undefined) ?? []) usedTags.add(t);
+      op.security = [{ ApiKey: [] }];
+      finishRequestBody(op);
+      op.responses = responsesOf(route, op.responses as Json);
+    }
+  }
+  // Only where some route answers 429 (an unused component is noise to linters).
+  if (JSON.stringify(doc.paths).includes("RateLimitError")) {
+    schemas.RateLimitError = {
+    type: "object",
+    description: "A 429: the request was refused for now.",
+    properties: {
+      error: { type: "string" },
+      retryAfter: { type: "number", description: "Seconds to wait; the same as the Retry-After header" },
+    },
+    required: ["error", "retryAfter"],
+    additionalProperties: false,
+    };
+  }
+  const unknownTags = [...usedTags].filter((t) => !(t in info.tags));
+  if (unknownTags.length) throw new Error(`OpenAPI: tags without a description: ${unknownTags.join(", ")}`);
+  doc.tags = Object.entries(info.tags)
+    .filter(([name]) => usedTags.has(name))
+    .map(([name, description]) => ({ name, description }));
+  return doc;
+}
+
+/** A body with no required field may be left out entirely (the REST adapter reads none as `{}`). */
+function finishRequestBody(op: Json): void {
+  const body = op.requestBody as Json | undefined;
+  if (!body) return;
+  const schema = ((body.content as Json)["application/json"] as Json).schema as Json;
+  const required = schema.required as string[] | undefined;
+  body.required = Boolean(required?.length);
+}
+
+function responsesOf(route: RestRoute, generated: Json): Json {
+  const success = generated["200"] as Json;
+  const status = route.successStatus;
+  const responses: Json = {
+    [status]: {
+      ...success,
+      description: status === 201 ? "Created" : "OK",
+      ...(route.procedurePath === "reports.create" ? { headers: RATE_LIMIT_HEADERS } : {}),
+    },
+  };
+  const described = route.meta.openapi?.errorResponses ?? {};
+  for (const s of errorStatusesOf(route)) {
+    const description = (described as Record<number, string>)[s] ?? ERROR_DESCRIPTIONS[s] ?? "Error";
+    responses[s] =
+      s === 429
+        ? {
+            description,
+            headers: {
+              "Retry-After": { description: "Seconds to wait before trying again", required: true, schema: { type: "integer" } },
+              ...RATE_LIMIT_HEADERS,
+            },
+            content: { "application/json": { schema: { $ref: "#/components/schemas/RateLimitError" } } },
+          }
+        : { description, content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
+  }
+  return responses;
 }

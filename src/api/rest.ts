@@ -13,12 +13,16 @@ import { createCallerFactory, type Meta } from "./trpc.ts";
 export const SDK_PREFIX = "/sdk/flagstaff/v1";
 export const ORG_PREFIX = "/api/v1";
 
-interface RestRoute {
+export interface RestRoute {
+  family: "sdk" | "org";
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   /** Elysia path, `{param}` turned into `:param`. */
   path: string;
+  /** The path as the OpenAPI document has it: relative to the family's prefix, with `{param}`. */
+  openapiPath: string;
   procedurePath: string;
   successStatus: number;
+  meta: Meta;
 }
 
 /** Every procedure that carries `meta.openapi`, as a REST route. */
@@ -29,12 +33,16 @@ export function restRoutes(): RestRoute[] {
   for (const [procedurePath, procedure] of Object.entries(procedures)) {
     const meta = procedure._def.meta as Meta | undefined;
     if (!meta?.openapi || meta.openapi.enabled === false) continue;
-    const prefix = meta.family === "org" ? ORG_PREFIX : SDK_PREFIX;
+    const family = meta.family === "org" ? "org" : "sdk";
+    const prefix = family === "org" ? ORG_PREFIX : SDK_PREFIX;
     routes.push({
+      family,
       method: meta.openapi.method,
       path: prefix + meta.openapi.path.replace(/\{(\w+)\}/g, ":$1"),
+      openapiPath: meta.openapi.path,
       procedurePath,
       successStatus: meta.successStatus ?? 200,
+      meta,
     });
   }
   return routes;

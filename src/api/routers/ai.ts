@@ -59,6 +59,7 @@ export const aiRouter = router({
         description:
           "Classifies a text against the project's report categories. Files an automated report when the confidence reaches the project's threshold and the severity is not LOW. 400: content missing or over 10,000 characters, AI not enabled, no categories; 403: free plan; 503: the AI backend is unavailable.",
         tags: ["ai"],
+        errorResponses: { 503: "The AI backend is unavailable or did not answer in time" },
       },
     })
     .input(

@@ -70,7 +70,7 @@ export const categoriesRouter = router({
     }),
 
   create: secretProcedure
-    .meta({ role: "admin", family: "org", successStatus: 201, openapi: { method: "POST", path: base, summary: "Create a report category", tags } })
+    .meta({ role: "admin", family: "org", successStatus: 201, openapi: { method: "POST", path: base, summary: "Create a report category", tags, errorResponses: { 409: "A category with this name already exists in the project" } } })
     .input(z.object({ ...orgProject, name: nameSchema, description: descriptionSchema.optional(), severityHint: z.enum(SEVERITIES).default("MEDIUM") }))
     .output(z.object({ category: categorySchema }))
     .mutation(({ ctx, input }) => {
@@ -80,7 +80,7 @@ export const categoriesRouter = router({
     }),
 
   update: secretProcedure
-    .meta({ role: "admin", family: "org", openapi: { method: "PATCH", path: `${base}/{categoryId}`, summary: "Change a report category", tags } })
+    .meta({ role: "admin", family: "org", openapi: { method: "PATCH", path: `${base}/{categoryId}`, summary: "Change a report category", tags, errorResponses: { 409: "A category with this name already exists in the project" } } })
     .input(
       z.object({
         ...orgProject,

@@ -238,7 +238,7 @@ export const enforcementRouter = router({
     }),
 
   update: secretProcedure
-    .meta({ family: "org", openapi: { method: "PATCH", path: `${base}/{actionId}`, summary: "Change an enforcement action", tags } })
+    .meta({ family: "org", openapi: { method: "PATCH", path: `${base}/{actionId}`, summary: "Change an enforcement action", tags, errorResponses: { 409: "The action is no longer in force" } } })
     .input(
       z.object({
         ...orgProject,
@@ -265,7 +265,7 @@ export const enforcementRouter = router({
     }),
 
   revoke: secretProcedure
-    .meta({ family: "org", openapi: { method: "POST", path: `${base}/{actionId}/revoke`, summary: "Revoke an enforcement action", tags } })
+    .meta({ family: "org", openapi: { method: "POST", path: `${base}/{actionId}/revoke`, summary: "Revoke an enforcement action", tags, errorResponses: { 409: "The action is already revoked" } } })
     .input(z.object({ ...orgProject, actionId: id, reason: noteText.optional() }))
     .output(z.object({ action: enforcementActionSchema }))
     .mutation(({ ctx, input }) => {
@@ -323,6 +323,7 @@ export const enforcementRouter = router({
         summary: "Uphold an appeal's decision",
         description: "The action stands; the report and its case go from APPEALED to CLOSED. 409 once the appeal is decided.",
         tags,
+        errorResponses: { 409: "The appeal is already decided" },
       },
     })
     .input(z.object({ orgSlug, appealId: id, note: noteText.optional() }))
@@ -343,6 +344,7 @@ export const enforcementRouter = router({
         description:
           "The appealed action, and every other unrevoked action of the same report, is revoked (and announced by webhook); the report and its case go from APPEALED to CLOSED. 409 once the appeal is decided.",
         tags,
+        errorResponses: { 409: "The appeal is already decided" },
       },
     })
     .input(z.object({ orgSlug, appealId: id, note: noteText.optional() }))

@@ -186,7 +186,8 @@ export const reportsRouter = router({
     .input(
       z.object({
         sort: z.enum(["asc", "desc"]).default("desc"),
-        cursor: z.string().max(64).optional(),
+        // An ISO timestamp with microseconds (the previous page's nextCursor): say so in the document.
+        cursor: z.string().max(64).meta({ format: "date-time", description: "The previous page's `nextCursor` (an ISO timestamp)" }).optional(),
         limit: limitSchema(25),
         projectId: projectIdSchema.optional(),
         status: statusList.optional(),
@@ -235,7 +236,8 @@ export const reportsRouter = router({
         summary: "Escalate a report",
         description: "Records the escalation to a team (default senior_moderator). Unless the report is RESOLVED it becomes IN_REVIEW, with its case and the case's other open reports.",
         tags,
-        errorResponses: decisionErrors,
+        // Allowed from every status (on RESOLVED it is recorded and changes nothing): never a 409.
+        errorResponses: { 404: "Report not found" },
       },
     })
     .input(z.object({ ...reportIdInput, team: z.enum(TEAMS).optional(), note: z.string().max(2000).optional() }))

@@ -173,6 +173,7 @@ export const webhooksRouter = router({
         summary: "Send a delivered or failed message again (same webhook-id)",
         description: "409 while the delivery is still being attempted, or when its endpoint is disabled.",
         tags,
+        errorResponses: { 409: "Still being attempted, or the endpoint is disabled" },
       },
     })
     .input(z.object({ orgSlug, deliveryId: id }))

@@ -1,0 +1,440 @@
+/**
+ * The contract test: every REST route, SDK and organization, is called through the typed
+ * client generated from the published documents (clients/typescript), through its success and
+ * each error status it documents, and every answer is validated against the document the
+ * server publishes (status documented, body valid JSON Schema 2020-12 by ajv, required headers
+ * present: test/helpers/contract.ts). The last test fails when a documented answer was never
+ * produced, so the documents can neither miss a status nor list one the server cannot give.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startFakeOllama, type FakeOllama } from "../scripts/fake-ollama.ts";
+import type { OrgClient, SdkClient } from "../clients/typescript/index.ts";
+import { checkedOrgClient, checkedSdkClient, contractOf, type Contract, type Family } from "./helpers/contract.ts";
+import { startServer, type TestServer } from "./helpers/server.ts";
+import { until } from "./helpers/wait.ts";
+
+let server: TestServer;
+let fake: FakeOllama;
+let receiver: ReturnType<typeof Bun.serve>;
+let contract: Contract;
+let sdk: SdkClient;
+let org: OrgClient;
+let orgSlug: string;
+let projectId: string;
+
+/** Real values for every path parameter, gathered as the scenarios create things. */
+const ids: Record<string, string> = {};
+/** A second project of the same organization and its publishable key (a 403 everywhere here). */
+let otherPublishableKey = "";
+
+beforeAll(async () => {
+  fake = startFakeOllama();
+  receiver = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response(null, { status: 204 }) });
+  server = await startServer({
+    OLLAMA_HOST: fake.url,
+    FLAGSTAFF_SCAN_ALLOW_PRIVATE: "1",
+    FLAGSTAFF_REPORT_RATE_LIMIT: "1000",
+    FLAGSTAFF_JOB_POLL_MS: "100",
+  });
+  contract = await contractOf(server.url);
+  sdk = await checkedSdkClient(server.url, server.demo.secretKey);
+  org = await checkedOrgClient(server.url, server.demo.secretKey);
+  orgSlug = server.demo.orgSlug;
+  projectId = server.demo.projectId;
+  Object.assign(ids, { orgSlug, projectId, typeName: "user", externalId: "u-1" });
+});
+
+afterAll(async () => {
+  await server.dispose();
+  await fake.stop();
+  receiver.stop(true);
+});
+
+const orgPath = { orgSlug: "" };
+const op = () => ({ orgSlug, projectId });
+
+describe("organization routes, success and state errors", () => {
+  test("projects: list, create, rename, delete", async () => {
+    orgPath.orgSlug = orgSlug;
+    const list = await org.GET("/organizations/{orgSlug}/projects", { params: { path: orgPath } });
+    expect(list.data?.projects.map((p) => p.id)).toContain(projectId);
+
+    const created = await org.POST("/organizations/{orgSlug}/projects", { params: { path: orgPath }, body: { name: "Second" } });
+    expect(created.response.status).toBe(201);
+    const second = created.data!.project.id;
+    const renamed = await org.PATCH("/organizations/{orgSlug}/projects/{projectId}", { params: { path: { orgSlug, projectId: second } }, body: { name: "Second game" } });
+    expect(renamed.data?.project.name).toBe("Second game");
+
+    const third = await org.POST("/organizations/{orgSlug}/projects", { params: { path: orgPath }, body: { name: "Doomed" } });
+    const deleted = await org.DELETE("/organizations/{orgSlug}/projects/{projectId}", { params: { path: { orgSlug, projectId: third.data!.project.id } } });
+    expect(deleted.response.status).toBe(200);
+
+    const key = await org.POST("/organizations/{orgSlug}/api-keys", { params: { path: orgPath }, body: { projectId: second, kind: "publishable", name: "other project" } });
+    expect(key.response.status).toBe(201);
+    otherPublishableKey = key.data!.key;
+    expect(otherPublishableKey.startsWith("pk_live_")).toBe(true);
+  });
+
+  test("API keys: list, create, revoke", async () => {
+    const created = await org.POST("/organizations/{orgSlug}/api-keys", { params: { path: orgPath }, body: { projectId, kind: "secret", name: "temporary" } });
+    const keyId = created.data!.apiKey.id;
+    ids.keyId = keyId;
+    const list = await org.GET("/organizations/{orgSlug}/api-keys", { params: { path: orgPath } });
+    expect(list.data?.apiKeys.some((k) => k.id === keyId)).toBe(true);
+    const revoked = await org.POST("/organizations/{orgSlug}/api-keys/{keyId}/revoke", { params: { path: { orgSlug, keyId } } });
+    expect(revoked.data?.apiKey.revokedAt).not.toBeNull();
+  });
+
+  test("categories: list, create, a duplicate name is 409, change, delete", async () => {
+    const path = op();
+    const list = await org.GET("/organizations/{orgSlug}/projects/{projectId}/categories", { params: { path } });
+    expect(list.data!.categories.length).toBeGreaterThan(0);
+    const created = await org.POST("/organizations/{orgSlug}/projects/{projectId}/categories", { params: { path }, body: { name: "Cheating", severityHint: "HIGH" } });
+    expect(created.response.status).toBe(201);
+    const categoryId = created.data!.category.id;
+    ids.categoryId = categoryId;
+
+    const again = await org.POST("/organizations/{orgSlug}/projects/{projectId}/categories", { params: { path }, body: { name: "cheating" } });
+    expect(again.response.status).toBe(409);
+    expect(again.error?.error).toContain("already exists");
+
+    const changed = await org.PATCH("/organizations/{orgSlug}/projects/{projectId}/categories/{categoryId}", {
+      params: { path: { ...path, categoryId } },
+      body: { description: "Exploits and aimbots" },
+    });
+    expect(changed.data?.category.description).toBe("Exploits and aimbots");
+    const clash = await org.PATCH("/organizations/{orgSlug}/projects/{projectId}/categories/{categoryId}", {
+      params: { path: { ...path, categoryId } },
+      body: { name: "spam" },
+    });
+    expect(clash.response.status).toBe(409);
+
+    const doomed = await org.POST("/organizations/{orgSlug}/projects/{projectId}/categories", { params: { path }, body: { name: "Doomed" } });
+    const deleted = await org.DELETE("/organizations/{orgSlug}/projects/{projectId}/categories/{categoryId}", {
+      params: { path: { ...path, categoryId: doomed.data!.category.id } },
+    });
+    expect(deleted.response.status).toBe(200);
+  });
+
+  test("settings and AI: read, change, analyze (200, and 503 when the model answers garbage), analyses", async () => {
+    const path = op();
+    const read = await org.GET("/organizations/{orgSlug}/projects/{projectId}/settings", { params: { path } });
+    expect(read.data?.settings.aiEnabled).toBe(false);
+    const changed = await org.PATCH("/organizations/{orgSlug}/projects/{projectId}/settings", { params: { path }, body: { aiEnabled: true } });
+    expect(changed.data?.settings.aiEnabled).toBe(true);
+
+    const analyzed = await org.POST("/organizations/{orgSlug}/projects/{projectId}/content", { params: { path }, body: { content: "buy cheap pills, spam spam" } });
+    expect(analyzed.response.status).toBe(200);
+    expect(analyzed.data?.analysis.severity).toBeDefined();
+
+    fake.script([{ raw: "not json" }, { raw: "still not json" }]);
+    const down = await org.POST("/organizations/{orgSlug}/projects/{projectId}/content", { params: { path }, body: { content: "hello" } });
+    expect(down.response.status).toBe(503);
+    expect(typeof down.error?.error).toBe("string");
+
+    const analyses = await org.GET("/organizations/{orgSlug}/projects/{projectId}/content-analyses", { params: { path } });
+    expect(analyses.data!.analyses.length).toBeGreaterThan(0);
+    await org.PATCH("/organizations/{orgSlug}/projects/{projectId}/settings", { params: { path }, body: { aiEnabled: false } });
+  });
+
+  test("audit events", async () => {
+    const audit = await org.GET("/organizations/{orgSlug}/audit-events", { params: { path: orgPath, query: { limit: 5 } } });
+    expect(audit.data!.events.length).toBe(5);
+  });
+});
+
+describe("SDK routes, success and state errors", () => {
+  test("identities: upsert (body optional), list", async () => {
+    const path = { projectId, typeName: "user", externalId: "u-1" };
+    const bare = await sdk.PUT("/projects/{projectId}/identities/{typeName}/{externalId}", { params: { path } });
+    expect(bare.data?.identity.externalId).toBe("u-1");
+    const named = await sdk.PUT("/projects/{projectId}/identities/{typeName}/{externalId}", { params: { path }, body: { display: { name: "Ada", username: "ada" } } });
+    expect(named.data?.identity.displayName).toBe("Ada");
+    const list = await sdk.GET("/projects/{projectId}/identities", { params: { path: { projectId }, query: { search: "ad" } } });
+    expect(list.data?.identities.map((i) => i.externalId)).toEqual(["u-1"]);
+  });
+
+  test("reports: create (201), reasons, list, get; a key over its rate limit gets 429 with retryAfter", async () => {
+    const reasons = await sdk.GET("/projects/{projectId}/report-reasons", { params: { path: { projectId } } });
+    expect(reasons.data?.reasons.some((r) => r.name === "spam")).toBe(true);
+
+    const created = await sdk.POST("/projects/{projectId}/reports", {
+      params: { path: { projectId } },
+      body: { subject: { type: "user", externalId: "u-1" }, reporter: { type: "user", externalId: "r-1" }, reason: "spam" },
+    });
+    expect(created.response.status).toBe(201);
+    expect(created.data?.report.status).toBe("OPEN");
+    ids.reportId = created.data!.report.id;
+
+    const list = await sdk.GET("/reports", { params: { query: { projectId, limit: 10 } } });
+    expect(list.data?.reports.map((r) => r.id)).toContain(ids.reportId);
+    const one = await sdk.GET("/reports/{reportId}", { params: { path: { reportId: ids.reportId } } });
+    expect(one.data?.report.id).toBe(ids.reportId);
+
+    const limited = await org.POST("/organizations/{orgSlug}/api-keys", { params: { path: orgPath }, body: { projectId, kind: "secret", reportRateLimit: 1 } });
+    const slow = await checkedSdkClient(server.url, limited.data!.key);
+    const body = { subject: { type: "user", externalId: "u-9" }, reason: "spam" };
+    expect((await slow.POST("/projects/{projectId}/reports", { params: { path: { projectId } }, body })).response.status).toBe(201);
+    const refused = await slow.POST("/projects/{projectId}/reports", { params: { path: { projectId } }, body });
+    expect(refused.response.status).toBe(429);
+    // Code written to the spec: `error.error` and `retryAfter`, typed, without a cast.
+    if (!refused.error || !("retryAfter" in refused.error)) throw new Error("a 429 carries retryAfter");
+    expect(refused.error.retryAfter).toBeGreaterThan(0);
+    expect(Number(refused.response.headers.get("retry-after"))).toBe(refused.error.retryAfter);
+    expect(refused.error.error).toContain("at most 1 a minute");
+  });
+
+  test("workflow: escalate (no body), resolve, dismiss; deciding twice is 409", async () => {
+    const file = async (externalId: string) =>
+      (await sdk.POST("/projects/{projectId}/reports", { params: { path: { projectId } }, body: { subject: { type: "user", externalId }, reason: "spam" } })).data!.report.id;
+    const a = await file("w-1");
+    const escalated = await sdk.POST("/reports/{reportId}/escalate", { params: { path: { reportId: a } } });
+    expect(escalated.data).toEqual({ ok: true, reportId: a });
+    expect((await sdk.POST("/reports/{reportId}/resolve", { params: { path: { reportId: a } }, body: { resolutionCode: "SPAM_CONFIRMED" } })).data?.ok).toBe(true);
+    const twice = await sdk.POST("/reports/{reportId}/resolve", { params: { path: { reportId: a } } });
+    expect(twice.response.status).toBe(409);
+
+    const b = await file("w-2");
+    expect((await sdk.POST("/reports/{reportId}/dismiss", { params: { path: { reportId: b } }, body: { reason: "false_positive" } })).data?.ok).toBe(true);
+    const again = await sdk.POST("/reports/{reportId}/dismiss", { params: { path: { reportId: b } }, body: { reason: "other" } });
+    expect(again.response.status).toBe(409);
+    expect(again.error?.error).toContain("DISMISSED");
+  });
+
+  test("enforcement: resolve with an action, list an identity's actions, appeal (201, then 409), uphold and overturn (then 409)", async () => {
+    const resolveWithWarning = async (externalId: string) => {
+      const report = await sdk.POST("/projects/{projectId}/reports", { params: { path: { projectId } }, body: { subject: { type: "user", externalId }, reason: "harassment" } });
+      const resolved = await sdk.POST("/reports/{reportId}/resolve", {
+        params: { path: { reportId: report.data!.report.id } },
+        body: { resolutionCode: "ACCOUNT_LEVEL_ACTION", action: { kind: "warning", reason: "Be kind" } },
+      });
+      return resolved.data!.enforcementActionId!;
+    };
+    const actionId = await resolveWithWarning("e-1");
+    const actions = await sdk.GET("/projects/{projectId}/identities/{typeName}/{externalId}/enforcement-actions", {
+      params: { path: { projectId, typeName: "user", externalId: "e-1" } },
+    });
+    expect(actions.data?.actions.map((a) => a.id)).toEqual([actionId]);
+
+    const appeal = await sdk.POST("/projects/{projectId}/enforcement-actions/{actionId}/appeal", { params: { path: { projectId, actionId } }, body: { text: "It was a joke" } });
+    expect(appeal.response.status).toBe(201);
+    ids.appealId = appeal.data!.appeal.id;
+    const second = await sdk.POST("/projects/{projectId}/enforcement-actions/{actionId}/appeal", { params: { path: { projectId, actionId } }, body: { text: "Again" } });
+    expect(second.response.status).toBe(409);
+
+    const appeals = await org.GET("/organizations/{orgSlug}/appeals", { params: { path: orgPath, query: { status: "pending" } } });
+    expect(appeals.data?.appeals.map((a) => a.id)).toContain(ids.appealId);
+    const got = await org.GET("/organizations/{orgSlug}/appeals/{appealId}", { params: { path: { orgSlug, appealId: ids.appealId } } });
+    expect(got.data?.appeal.text).toBe("It was a joke");
+    const upheld = await org.POST("/organizations/{orgSlug}/appeals/{appealId}/uphold", { params: { path: { orgSlug, appealId: ids.appealId } }, body: { note: "Stands" } });
+    expect(upheld.data?.appeal.status).toBe("upheld");
+    expect((await org.POST("/organizations/{orgSlug}/appeals/{appealId}/uphold", { params: { path: { orgSlug, appealId: ids.appealId } } })).response.status).toBe(409);
+
+    const other = await resolveWithWarning("e-2");
+    const appeal2 = await sdk.POST("/projects/{projectId}/enforcement-actions/{actionId}/appeal", { params: { path: { projectId, actionId: other } }, body: { text: "Not me" } });
+    const appealId2 = appeal2.data!.appeal.id;
+    const overturned = await org.POST("/organizations/{orgSlug}/appeals/{appealId}/overturn", { params: { path: { orgSlug, appealId: appealId2 } } });
+    expect(overturned.data?.revoked.map((a) => a.id)).toEqual([other]);
+    expect((await org.POST("/organizations/{orgSlug}/appeals/{appealId}/overturn", { params: { path: { orgSlug, appealId: appealId2 } } })).response.status).toBe(409);
+  });
+
+  test("enforcement actions (organization routes): create, list, get, change, revoke; changing or revoking a revoked one is 409", async () => {
+    const path = op();
+    const created = await org.POST("/organizations/{orgSlug}/projects/{projectId}/enforcement-actions", {
+      params: { path },
+      body: { kind: "mute", reason: "Flooding", identity: { type: "user", externalId: "u-1" }, durationSeconds: 3600 },
+    });
+    expect(created.response.status).toBe(201);
+    const actionId = created.data!.action.id;
+    ids.actionId = actionId;
+    const list = await org.GET("/organizations/{orgSlug}/projects/{projectId}/enforcement-actions", { params: { path, query: { kind: "mute" } } });
+    expect(list.data?.actions.map((a) => a.id)).toContain(actionId);
+    const got = await org.GET("/organizations/{orgSlug}/projects/{projectId}/enforcement-actions/{actionId}", { params: { path: { ...path, actionId } } });
+    expect(got.data?.action.kind).toBe("mute");
+    const changed = await org.PATCH("/organizations/{orgSlug}/projects/{projectId}/enforcement-actions/{actionId}", { params: { path: { ...path, actionId } }, body: { note: "second offence" } });
+    expect(changed.data?.action.note).toBe("second offence");
+    const revoked = await org.POST("/organizations/{orgSlug}/projects/{projectId}/enforcement-actions/{actionId}/revoke", { params: { path: { ...path, actionId } }, body: { reason: "Mistake" } });
+    expect(revoked.data?.action.revokedAt).not.toBeNull();
+    expect((await org.POST("/organizations/{orgSlug}/projects/{projectId}/enforcement-actions/{actionId}/revoke", { params: { path: { ...path, actionId } } })).response.status).toBe(409);
+    expect((await org.PATCH("/organizations/{orgSlug}/projects/{projectId}/enforcement-actions/{actionId}", { params: { path: { ...path, actionId } }, body: { note: "x" } })).response.status).toBe(409);
+  });
+
+  test("webhooks: endpoints, a delivery, replay (200; 409 once the endpoint is disabled), rotate, delete", async () => {
+    const url = `http://127.0.0.1:${receiver.port}/hook`;
+    const created = await org.POST("/organizations/{orgSlug}/webhook-endpoints", { params: { path: orgPath }, body: { url, description: "contract" } });
+    expect(created.response.status).toBe(201);
+    const endpointId = created.data!.endpoint.id;
+    ids.endpointId = endpointId;
+    expect((await org.GET("/organizations/{orgSlug}/webhook-endpoints", { params: { path: orgPath } })).data?.endpoints.map((e) => e.id)).toContain(endpointId);
+    expect((await org.GET("/organizations/{orgSlug}/webhook-endpoints/{endpointId}", { params: { path: { orgSlug, endpointId } } })).data?.endpoint.url).toBe(url);
+
+    await org.POST("/organizations/{orgSlug}/projects/{projectId}/enforcement-actions", {
+      params: { path: op() },
+      body: { kind: "warning", reason: "Spam", identity: { type: "user", externalId: "u-1" } },
+    });
+    const delivered = await until("a delivered webhook", async () => {
+      const r = await org.GET("/organizations/{orgSlug}/webhook-endpoints/{endpointId}/deliveries", { params: { path: { orgSlug, endpointId } } });
+      return r.data?.deliveries.find((d) => d.status === "delivered");
+    });
+    ids.deliveryId = delivered.id;
+    const one = await org.GET("/organizations/{orgSlug}/webhook-deliveries/{deliveryId}", { params: { path: { orgSlug, deliveryId: delivered.id } } });
+    expect(one.data?.delivery.id).toBe(delivered.id);
+    const replayed = await org.POST("/organizations/{orgSlug}/webhook-deliveries/{deliveryId}/replay", { params: { path: { orgSlug, deliveryId: delivered.id } } });
+    expect(replayed.response.status).toBe(200);
+
+    const rotated = await org.POST("/organizations/{orgSlug}/webhook-endpoints/{endpointId}/rotate-secret", { params: { path: { orgSlug, endpointId } } });
+    expect(rotated.data?.secret.startsWith("whsec_")).toBe(true);
+    const disabled = await org.PATCH("/organizations/{orgSlug}/webhook-endpoints/{endpointId}", { params: { path: { orgSlug, endpointId } }, body: { enabled: false } });
+    expect(disabled.data?.endpoint.enabled).toBe(false);
+    // Wait until the replay above has been delivered, so the refusal is for the disabled endpoint.
+    await until("no pending delivery", async () => {
+      const r = await org.GET("/organizations/{orgSlug}/webhook-endpoints/{endpointId}/deliveries", { params: { path: { orgSlug, endpointId } } });
+      return r.data?.deliveries.every((d) => d.status !== "pending") || undefined;
+    });
+    const refused = await org.POST("/organizations/{orgSlug}/webhook-deliveries/{deliveryId}/replay", { params: { path: { orgSlug, deliveryId: delivered.id } } });
+    expect(refused.response.status).toBe(409);
+    expect(refused.error?.error).toContain("disabled");
+
+    const doomed = await org.POST("/organizations/{orgSlug}/webhook-endpoints", { params: { path: orgPath }, body: { url: `${url}/2` } });
+    const deleted = await org.DELETE("/organizations/{orgSlug}/webhook-endpoints/{endpointId}", { params: { path: { orgSlug, endpointId: doomed.data!.endpoint.id } } });
+    expect(deleted.response.status).toBe(200);
+  });
+});
+
+/**
+ * The errors every route shares, for every operation of both documents: no key (401), a
+ * publishable key of another project (403), an unknown organization, project or resource
+ * (404), input that cannot be valid (400), a body over the limit (413). None of these
+ * changes anything, so they run over the real IDs gathered above.
+ */
+describe("errors every route documents", () => {
+  /** The operations of a family, as the published document lists them. */
+  const operations = (family: Family) =>
+    Object.entries(contract.docs[family].paths).flatMap(([path, item]) =>
+      (["get", "put", "post", "patch", "delete"] as const).filter((m) => item[m]).map((m) => ({ path, method: m.toUpperCase() as Method })),
+    );
+  type Method = "GET" | "PUT" | "POST" | "PATCH" | "DELETE";
+  const hasBody = (m: Method) => m === "POST" || m === "PUT" || m === "PATCH";
+
+  /**
+   * Calls one operation with the given path parameters (missing ones from `ids`). The sweep
+   * goes through the same typed clients, but over every path at once, so it uses openapi-fetch's
+   * `request` without per-path types: the one place in the suite that does.
+   */
+  async function call(family: Family, key: string | null, method: Method, path: string, opts: { path?: Record<string, string>; query?: Record<string, string>; rawBody?: string } = {}) {
+    const client = family === "sdk" ? await checkedSdkClient(server.url, key) : await checkedOrgClient(server.url, key);
+    const params = { path: { ...pathParams(path), ...opts.path }, query: opts.query };
+    const init = { params, ...(opts.rawBody !== undefined ? { body: {}, bodySerializer: () => opts.rawBody } : {}) };
+    const request = client.request as unknown as (m: Method, p: string, i: unknown) => Promise<{ response: Response; error?: { error: string } }>;
+    return request(method, path, init);
+  }
+  /**
+   * A body each operation would accept, so that 403 and 404 are about the key and the IDs:
+   * input is validated before the procedure looks its project up, so a bad body would be a 400.
+   */
+  const VALID_BODIES: Record<string, unknown> = {
+    "POST /projects/{projectId}/reports": { subject: { type: "user", externalId: "u-1" }, reason: "spam" },
+    "POST /reports/{reportId}/dismiss": { reason: "other" },
+    "POST /projects/{projectId}/enforcement-actions/{actionId}/appeal": { text: "Please" },
+    "POST /organizations/{orgSlug}/projects/{projectId}/categories": { name: "Sweep" },
+    "POST /organizations/{orgSlug}/api-keys": { projectId: "p", kind: "secret" },
+    "POST /organizations/{orgSlug}/projects": { name: "Sweep" },
+    "PATCH /organizations/{orgSlug}/projects/{projectId}": { name: "Sweep" },
+    "POST /organizations/{orgSlug}/projects/{projectId}/content": { content: "hello" },
+    "POST /organizations/{orgSlug}/projects/{projectId}/enforcement-actions": { kind: "warning", reason: "Sweep", identity: { type: "user", externalId: "u-1" } },
+    "POST /organizations/{orgSlug}/webhook-endpoints": { url: "http://127.0.0.1:9/sweep" },
+  };
+  const validBody = (method: Method, path: string) => (hasBody(method) ? { rawBody: JSON.stringify(VALID_BODIES[`${method} ${path}`] ?? {}) } : {});
+  const pathParams = (path: string) => Object.fromEntries([...path.matchAll(/\{(\w+)\}/g)].map(([, name]) => [name!, ids[name!] ?? `missing-${name}`]));
+
+  for (const family of ["sdk", "org"] as const) {
+    test(`${family}: 401 without a key, 403 with a publishable key of another project`, async () => {
+      for (const { path, method } of operations(family)) {
+        const anonymous = await call(family, null, method, path, validBody(method, path));
+        expect(`${method} ${path} ${anonymous.response.status}`).toBe(`${method} ${path} 401`);
+        expect(anonymous.error?.error).toContain("API key");
+        const publishable = await call(family, otherPublishableKey, method, path, validBody(method, path));
+        expect(`${method} ${path} ${publishable.response.status}`).toBe(`${method} ${path} 403`);
+      }
+    });
+
+    test(`${family}: 404 for an unknown organization, project or resource`, async () => {
+      for (const { path, method } of operations(family)) {
+        const unknown: { path?: Record<string, string>; query?: Record<string, string> } = path.includes("{orgSlug}")
+          ? { path: { orgSlug: "no-such-org" } }
+          : path.includes("{projectId}")
+            ? { path: { projectId: "00000000-0000-4000-8000-000000000000" } }
+            : path.includes("{reportId}")
+              ? { path: { reportId: "no-such-report" } }
+              : { query: { projectId: "00000000-0000-4000-8000-000000000000" } };
+        const r = await call(family, server.demo.secretKey, method, path, { ...unknown, ...validBody(method, path) });
+        expect(`${method} ${path} ${r.response.status}`).toBe(`${method} ${path} 404`);
+      }
+    });
+
+    test(`${family}: 400 for input that cannot be valid, 413 for a body over the limit`, async () => {
+      const tooLong = "x".repeat(300);
+      for (const { path, method } of operations(family)) {
+        const bad = hasBody(method)
+          ? { rawBody: "{ not json" }
+          : path.includes("{")
+            ? { path: Object.fromEntries([...path.matchAll(/\{(\w+)\}/g)].map(([, name]) => [name!, tooLong])) }
+            : { query: { limit: "0" } };
+        const r = await call(family, server.demo.secretKey, method, path, bad);
+        expect(`${method} ${path} ${r.response.status}`).toBe(`${method} ${path} 400`);
+        expect(r.error?.error.length).toBeGreaterThan(0);
+        if (hasBody(method)) {
+          const big = await call(family, server.demo.secretKey, method, path, { rawBody: JSON.stringify({ note: "x".repeat(300_000) }) });
+          expect(`${method} ${path} ${big.response.status}`).toBe(`${method} ${path} 413`);
+        }
+      }
+    });
+  }
+});
+
+test("every documented answer of every route was produced and matched its document", () => {
+  const missing = contract.documented().filter((answer) => !contract.seen.has(answer));
+  expect(missing).toEqual([]);
+  // The sweep and the scenarios reached both documents whole.
+  expect(contract.seen.size).toBe(contract.documented().length);
+});
+
+test("the checker itself fails on a field the document does not have, a missing field and an undocumented status", async () => {
+  const reportId = ids.reportId!;
+  const res = await fetch(`${server.sdk}/reports/${reportId}`, { headers: { authorization: `Bearer ${server.demo.secretKey}` } });
+  const body = (await res.json()) as { report: Record<string, unknown> };
+  const check = (status: number, value: unknown) => contract.check("sdk", "GET", "/reports/{reportId}", status, res.headers, JSON.stringify(value));
+  expect(check(200, body)).toEqual([]);
+  expect(check(200, { report: { ...body.report, surprise: 1 } }).join()).toContain("must NOT have additional properties");
+  const { status: _status, ...withoutStatus } = body.report;
+  expect(check(200, { report: withoutStatus }).join()).toContain("must have required property 'status'");
+  expect(check(418, { error: "teapot" }).join()).toContain("status not documented");
+  expect(check(404, { error: "Not found", code: "NOT_FOUND" }).join()).toContain("additional properties");
+});
+
+test("the documents say what generated clients need: servers, Bearer scheme, tags, 201s, optional bodies", () => {
+  for (const family of ["sdk", "org"] as const) {
+    const doc = contract.docs[family] as unknown as {
+      openapi: string;
+      info: { version: string };
+      servers: { url: string; variables?: Record<string, { default: string }> }[];
+      tags: { name: string }[];
+      components: { securitySchemes: Record<string, { type: string; scheme?: string }>; schemas: Record<string, unknown> };
+    };
+    expect(doc.openapi).toBe("3.1.0");
+    expect(doc.info.version).toBe("1.0.0");
+    expect(doc.servers[0]!.url).toBe(family === "sdk" ? "http://localhost:3001/sdk/flagstaff/v1" : "http://localhost:3001/api/v1");
+    expect(doc.servers[1]!.url).toStartWith("{base_url}");
+    expect(doc.servers[1]!.variables?.base_url?.default).toBeDefined();
+    expect(doc.components.securitySchemes.ApiKey).toMatchObject({ type: "http", scheme: "bearer" });
+    expect(doc.tags.length).toBeGreaterThan(0);
+    expect(JSON.stringify(doc)).not.toContain("error.BAD_REQUEST");
+  }
+  const sdkDoc = contract.docs.sdk.paths as Record<string, Record<string, { responses: Record<string, unknown>; requestBody?: { required: boolean }; parameters?: { name: string; schema: { format?: string } }[] }>>;
+  expect(Object.keys(sdkDoc["/projects/{projectId}/reports"]!.post!.responses)).toContain("201");
+  expect(Object.keys(sdkDoc["/projects/{projectId}/enforcement-actions/{actionId}/appeal"]!.post!.responses)).toContain("201");
+  expect(sdkDoc["/projects/{projectId}/identities/{typeName}/{externalId}"]!.put!.requestBody!.required).toBe(false);
+  expect(sdkDoc["/reports/{reportId}/escalate"]!.post!.requestBody!.required).toBe(false);
+  expect(sdkDoc["/reports"]!.get!.parameters!.find((p) => p.name === "cursor")!.schema.format).toBe("date-time");
+  expect(Object.keys(sdkDoc["/reports"]!.get!.responses)).toContain("404");
+});
