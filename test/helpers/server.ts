@@ -11,6 +11,8 @@ export const ROOT = join(import.meta.dir, "..", "..");
 const CLI = join(ROOT, "src", "cli.ts");
 
 import type { InitResult } from "../../src/commands/init.ts";
+import type { OrgClient, SdkClient } from "../../clients/typescript/index.ts";
+import { checkedOrgClient, checkedSdkClient } from "./contract.ts";
 
 export type { InitResult };
 
@@ -79,6 +81,19 @@ export class TestServer {
     const r = await runCli(["init", "--json", "--org", org, "--project", project, "--plan", plan], this.env);
     if (r.code !== 0) throw new Error(`init failed: ${r.stderr}`);
     return JSON.parse(r.stdout) as InitResult;
+  }
+
+  /**
+   * The typed SDK client (clients/typescript), every answer checked against the published
+   * document (test/helpers/contract.ts). `key` defaults to the demo secret key; null sends none.
+   */
+  sdkClient(key: string | null = this.demo.secretKey): Promise<SdkClient> {
+    return checkedSdkClient(this.url, key);
+  }
+
+  /** The typed organization client, every answer checked against the published document. */
+  orgClient(key: string | null = this.demo.secretKey): Promise<OrgClient> {
+    return checkedOrgClient(this.url, key);
   }
 
   async call<T = any>(method: string, path: string, opts: CallOptions = {}): Promise<CallResult<T>> {
