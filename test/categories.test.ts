@@ -70,3 +70,65 @@ test("case notes and assignment through tRPC", async () => {
   expect(d.subject.externalId).toBe("noted");
   expect(d.audit.map((e: { action: string }) => e.action)).toContain("CASE_NOTE_ADDED");
 });
+
+// Category names compare by one Unicode-aware key (NFKC + full case mapping), stored in its own
+// column: SQLite's lower() is ASCII-only, so "İ" twice used to reach the unique index (500) and
+// "ÉCOLE" / "école" could both exist.
+test("category names that differ only by Unicode case or form are one name: 409, never 500", async () => {
+  const first = await server.call("POST", base(), { body: { name: "İ" } });
+  expect(first.status).toBe(201);
+  const again = await server.call("POST", base(), { body: { name: "İ" } });
+  expect(again.status).toBe(409);
+  expect(typeof again.body.error).toBe("string");
+
+  expect((await server.call("POST", base(), { body: { name: "ǅ" } })).status).toBe(201);
+  for (const name of ["ǅ", "ǆ", "Ǆ", "DŽ"]) {
+    const dup = await server.call("POST", base(), { body: { name } });
+    expect({ name, status: dup.status }).toEqual({ name, status: 409 });
+    expect(dup.body.error).toContain("already exists");
+  }
+
+  expect((await server.call("POST", base(), { body: { name: "ÉCOLE" } })).status).toBe(201);
+  expect((await server.call("POST", base(), { body: { name: "école" } })).status).toBe(409);
+  // Full-width letters fold to their ordinary form (NFKC).
+  expect((await server.call("POST", base(), { body: { name: "ＥＣＯＬＥ" } })).status).toBe(201);
+  expect((await server.call("POST", base(), { body: { name: "ecole" } })).status).toBe(409);
+
+  // Renaming onto a taken name is refused the same way; renaming a category to another
+  // spelling of its own name is allowed.
+  const street = await server.call("POST", base(), { body: { name: "straße" } });
+  expect(street.status).toBe(201);
+  expect((await server.call("PATCH", `${base()}/${street.body.category.id}`, { body: { name: "École" } })).status).toBe(409);
+  const respelled = await server.call("PATCH", `${base()}/${street.body.category.id}`, { body: { name: "STRASSE" } });
+  expect(respelled.status).toBe(200);
+  expect(respelled.body.category.name).toBe("STRASSE");
+
+  // tRPC, the dashboard's way in, answers the same conflict.
+  const trpc = await server.call("POST", "/trpc/categories.create", {
+    body: { orgSlug: server.demo.orgSlug, projectId: server.demo.projectId, name: "dž" },
+  });
+  expect(trpc.status).toBe(409);
+  expect(trpc.body.error.message).toContain("already exists");
+
+  // Another project may use the name.
+  const theirs = await server.call("POST", `/api/v1/organizations/${other.orgSlug}/projects/${other.projectId}/categories`, {
+    key: other.secretKey,
+    body: { name: "ÉCOLE" },
+  });
+  expect(theirs.body).toMatchObject({ category: { name: "ÉCOLE" } });
+});
+
+test("a report's reason finds its category by the same key: école names ÉCOLE", async () => {
+  const names = (await server.call("GET", base())).body.categories.map((c: { name: string }) => c.name);
+  if (!names.includes("ÉCOLE")) expect((await server.call("POST", base(), { body: { name: "ÉCOLE", severityHint: "HIGH" } })).status).toBe(201);
+  for (const reason of ["école", "e\u0301cole", " ÉCOLE "]) {
+    const filed = await server.call("POST", `/projects/${server.demo.projectId}/reports`, { body: { subject: { type: "user", externalId: "ecole" }, reason } });
+    expect({ reason, status: filed.status }).toEqual({ reason, status: 201 });
+    expect((await server.call("GET", `/reports/${filed.body.report.id}`)).body.report.reasons).toEqual(["ÉCOLE"]);
+  }
+  // "ǆ" (one code point) names the category created as "ǅ".
+  if (!names.includes("ǅ")) expect((await server.call("POST", base(), { body: { name: "ǅ" } })).status).toBe(201);
+  const dz = await server.call("POST", `/projects/${server.demo.projectId}/reports`, { body: { subject: { type: "user", externalId: "dz" }, reason: "ǆ" } });
+  expect(dz.status).toBe(201);
+  expect((await server.call("GET", `/reports/${dz.body.report.id}`)).body.report.reasons).toEqual(["ǅ"]);
+});

@@ -5,6 +5,7 @@
  * came from anywhere: a proxy, an older Ollama, a model that ignores `format`.
  */
 import { z } from "zod";
+import { categoryKey } from "../domain/category-key.ts";
 
 export const SEVERITIES = ["LOW", "MEDIUM", "HIGH", "CRITICAL"] as const;
 export type Severity = (typeof SEVERITIES)[number];
@@ -132,15 +133,16 @@ function summarizeIssues(error: z.ZodError): string {
 }
 
 export function matchCategories(proposed: readonly unknown[], allowed: readonly string[]): string[] {
-  const byLowerName = new Map<string, string>();
+  // Names compare as category names do everywhere (categoryKey), so a model's "ÉCOLE" is école.
+  const byKey = new Map<string, string>();
   for (const name of allowed) {
-    const key = name.trim().toLowerCase();
-    if (!byLowerName.has(key)) byLowerName.set(key, name);
+    const key = categoryKey(name);
+    if (!byKey.has(key)) byKey.set(key, name);
   }
   const result: string[] = [];
   for (const item of proposed) {
     if (typeof item !== "string") continue;
-    const exact = byLowerName.get(item.trim().toLowerCase());
+    const exact = byKey.get(categoryKey(item));
     if (exact !== undefined && !result.includes(exact)) result.push(exact);
   }
   return result;

@@ -7,6 +7,7 @@ import m4 from "../../drizzle/0004_enforcement_webhooks.sql" with { type: "text"
 import m5 from "../../drizzle/0005_sessions.sql" with { type: "text" };
 import m6 from "../../drizzle/0006_reporter_index.sql" with { type: "text" };
 import m7 from "../../drizzle/0007_jobs_org.sql" with { type: "text" };
+import m8 from "../../drizzle/0008_category_keys.sql" with { type: "text" };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -24,4 +25,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0005_sessions", when: 1795306038310, breakpoints: true, sql: m5 },
   { tag: "0006_reporter_index", when: 1795307951135, breakpoints: true, sql: m6 },
   { tag: "0007_jobs_org", when: 1795310439076, breakpoints: true, sql: m7 },
+  { tag: "0008_category_keys", when: 1795422839540, breakpoints: true, sql: m8 },
 ];

@@ -140,13 +140,18 @@ export const reportCategories = sqliteTable(
       .notNull()
       .references(() => projects.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
+    /**
+     * categoryKey(name) (src/domain/category-key.ts): what makes two names the same category.
+     * Unique per project; report reasons are matched against it.
+     */
+    nameKey: text("name_key").notNull(),
     /** Steers the AI classifier; shown to moderators too. */
     description: text("description"),
     severityHint: text("severity_hint", { enum: ["LOW", "MEDIUM", "HIGH", "CRITICAL"] }).notNull(),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
-  (t) => [uniqueIndex("report_categories_name_idx").on(t.projectId, sql`lower(${t.name})`)],
+  (t) => [uniqueIndex("report_categories_key_idx").on(t.projectId, t.nameKey)],
 );
 
 /**

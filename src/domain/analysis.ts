@@ -6,6 +6,7 @@ import { contentAnalyses, reports } from "../db/schema.ts";
 import { recordAudit, systemActor, type Actor } from "./audit.ts";
 import { moveOpenCaseToReview, raiseCaseBucket } from "./cases.ts";
 import { listCategories, type CategoryRow } from "./categories.ts";
+import { categoryKey } from "./category-key.ts";
 import { iso, type Clock } from "./clock.ts";
 import { badRequest } from "./errors.ts";
 import { newId } from "./ids.ts";
@@ -75,7 +76,7 @@ export const meetsThreshold = (a: AnalysisResult, threshold: number): boolean =>
 
 /** The category an automatic report names: the first detected one, else "other" if the project has it. */
 function reasonFor(a: AnalysisResult, categories: readonly CategoryRow[]): string | null {
-  return a.categories[0] ?? categories.find((c) => c.name.toLowerCase() === "other")?.name ?? null;
+  return a.categories[0] ?? categories.find((c) => c.nameKey === categoryKey("other"))?.name ?? null;
 }
 
 const EXCERPT = 2000;

@@ -4,6 +4,7 @@ import { statements } from "../db/prepared.ts";
 import { reportCategories } from "../db/schema.ts";
 import { recordAudit, type Actor } from "./audit.ts";
 import { iso, type Clock } from "./clock.ts";
+import { categoryKey } from "./category-key.ts";
 import { badRequest, conflict, notFound } from "./errors.ts";
 import { newId } from "./ids.ts";
 import type { Severity } from "./severity.ts";
@@ -38,7 +39,7 @@ export const DEFAULT_CATEGORIES: { name: string; description: string; severityHi
 export function seedDefaultCategories(db: Db, clock: Clock, projectId: string): void {
   const now = clock.now();
   db.insert(reportCategories)
-    .values(DEFAULT_CATEGORIES.map((c) => ({ id: newId(), projectId, ...c, createdAt: now, updatedAt: now })))
+    .values(DEFAULT_CATEGORIES.map((c) => ({ id: newId(), projectId, ...c, nameKey: categoryKey(c.name), createdAt: now, updatedAt: now })))
     .run();
 }
 
@@ -47,7 +48,7 @@ export function listCategories(db: Db, projectId: string): CategoryRow[] {
 }
 
 /** What resolving a report's reasons needs of a category. */
-export type ReasonCategory = Pick<CategoryRow, "id" | "name" | "severityHint">;
+export type ReasonCategory = Pick<CategoryRow, "id" | "name" | "nameKey" | "severityHint">;
 
 /**
  * listCategories with only the columns resolveReasons and report creation use, in no particular
@@ -63,7 +64,7 @@ const categoryStatements = statements((db) => {
   return {
     all: db.select().from(reportCategories).where(ofProject).orderBy(asc(reportCategories.name)).prepare(),
     reasons: db
-      .select({ id: reportCategories.id, name: reportCategories.name, severityHint: reportCategories.severityHint })
+      .select({ id: reportCategories.id, name: reportCategories.name, nameKey: reportCategories.nameKey, severityHint: reportCategories.severityHint })
       .from(reportCategories)
       .where(ofProject)
       .prepare(),
@@ -80,14 +81,14 @@ export const toCategoryView = (r: CategoryRow): CategoryView => ({
 });
 
 /**
- * Maps reason names onto the project's categories (case-insensitively, to the stored
- * spelling). An unknown name is a 400 that lists the valid names.
+ * Maps reason names onto the project's categories by categoryKey (so `école` finds `ÉCOLE`), to
+ * the stored spelling. An unknown name is a 400 that lists the valid names.
  */
 export function resolveReasons<C extends ReasonCategory>(categories: readonly C[], names: readonly string[]): C[] {
-  const byName = new Map(categories.map((c) => [c.name.toLowerCase(), c]));
+  const byKey = new Map(categories.map((c) => [c.nameKey, c]));
   const found = new Map<string, C>();
   for (const name of names) {
-    const category = byName.get(name.trim().toLowerCase());
+    const category = byKey.get(categoryKey(name));
     if (!category) {
       // In name order (UTF-8 bytes, as SQLite's ORDER BY name): the list may come unordered.
       const valid = categories
@@ -111,28 +112,38 @@ interface CategoryInput {
   severityHint: Severity;
 }
 
-function assertNameFree(db: Db, projectId: string, name: string, exceptId?: string): void {
+/**
+ * 409 when another category of the project has the same key (the unique index would refuse the
+ * write anyway; this gives the readable answer). Answers the key to store.
+ */
+function assertNameFree(db: Db, projectId: string, name: string, exceptId?: string): string {
+  const nameKey = categoryKey(name);
   const clash = db
-    .select({ id: reportCategories.id })
+    .select({ name: reportCategories.name })
     .from(reportCategories)
     .where(
       and(
         eq(reportCategories.projectId, projectId),
-        sql`lower(${reportCategories.name}) = ${name.toLowerCase()}`,
+        eq(reportCategories.nameKey, nameKey),
         exceptId ? ne(reportCategories.id, exceptId) : undefined,
       ),
     )
     .get();
-  if (clash) throw conflict(`A category named "${name}" already exists in this project`);
+  if (clash) {
+    const same = clash.name === name ? "" : ` ("${clash.name}" counts as the same name)`;
+    throw conflict(`A category named "${name}" already exists in this project${same}`);
+  }
+  return nameKey;
 }
 
 export function createCategory(db: Db, clock: Clock, actor: Actor, orgId: string, projectId: string, input: CategoryInput): CategoryView {
-  assertNameFree(db, projectId, input.name);
+  const nameKey = assertNameFree(db, projectId, input.name);
   const now = clock.now();
   const row: CategoryRow = {
     id: newId(),
     projectId,
     name: input.name,
+    nameKey,
     description: input.description ?? null,
     severityHint: input.severityHint,
     createdAt: now,
@@ -163,10 +174,11 @@ export function updateCategory(
   patch: Partial<CategoryInput>,
 ): CategoryView {
   const before = requireCategory(db, projectId, categoryId);
-  if (patch.name !== undefined) assertNameFree(db, projectId, patch.name, categoryId);
+  const nameKey = patch.name === undefined ? before.nameKey : assertNameFree(db, projectId, patch.name, categoryId);
   const after: CategoryRow = {
     ...before,
     name: patch.name ?? before.name,
+    nameKey,
     description: patch.description === undefined ? before.description : patch.description,
     severityHint: patch.severityHint ?? before.severityHint,
     updatedAt: clock.now(),
