@@ -504,3 +504,41 @@ describe("dashboard reads", () => {
     expect(detail.reporters[0]).toMatchObject({ identity: { externalId: "reporter-1" }, filed: { OPEN: 1 } });
   });
 });
+
+describe("emails are unique per organization only", () => {
+  test("another organization's email is no conflict (a 409 told which emails it had); the same organization's is", async () => {
+    const other = await server.initOrg("Shared Mail");
+    const s = await admin();
+    const them = await login(other.adminEmail, other.adminPassword);
+    const ours = await s.mutate("users.create", { email: "shared@example.com", role: "moderator", password: "ours-password-123" });
+    expect(ours.status).toBe(200);
+    const theirs = await them.mutate("users.create", { email: "Shared@Example.com", role: "viewer", password: "theirs-password-456" });
+    expect(theirs.status).toBe(200);
+    expect(theirs.body.result.data.user.email).toBe("shared@example.com");
+    const again = await them.mutate("users.create", { email: "shared@example.com", role: "viewer" });
+    expect(again.status).toBe(409);
+    expect(again.body.error.message).toContain("in this organization");
+    expect((await them.query("users.list")).body.result.data.users.map((u: any) => u.email).sort()).toEqual([other.adminEmail, "shared@example.com"].sort());
+
+    // Sign-in finds the account whose password matches, in either organization.
+    const asOurs = await login("shared@example.com", "ours-password-123");
+    expect((await asOurs.query("auth.me")).body.result.data).toMatchObject({ org: { slug: server.demo.orgSlug }, role: "moderator" });
+    const asTheirs = await login("SHARED@example.com", "theirs-password-456");
+    expect((await asTheirs.query("auth.me")).body.result.data).toMatchObject({ org: { slug: other.orgSlug }, role: "viewer" });
+    expect((await trpc("POST", "auth.login", { email: "shared@example.com", password: "neither-password-789" })).status).toBe(401);
+  });
+
+  test("when the password matches accounts in several organizations, the oldest signs in; a disabled one is skipped", async () => {
+    const other = await server.initOrg("Same Password");
+    const s = await admin();
+    const them = await login(other.adminEmail, other.adminPassword);
+    const older = await s.mutate("users.create", { email: "twice@example.com", role: "viewer", password: "same-password-123" });
+    expect(older.status).toBe(200);
+    expect((await them.mutate("users.create", { email: "twice@example.com", role: "admin", password: "same-password-123" })).status).toBe(200);
+    const first = await login("twice@example.com", "same-password-123");
+    expect((await first.query("auth.me")).body.result.data.org.slug).toBe(server.demo.orgSlug);
+    expect((await s.mutate("users.disable", { userId: older.body.result.data.user.id })).status).toBe(200);
+    const next = await login("twice@example.com", "same-password-123");
+    expect((await next.query("auth.me")).body.result.data).toMatchObject({ org: { slug: other.orgSlug }, role: "admin" });
+  });
+});

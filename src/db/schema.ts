@@ -94,14 +94,20 @@ export const users = sqliteTable(
     orgId: text("org_id")
       .notNull()
       .references(() => organizations.id, { onDelete: "cascade" }),
-    email: text("email").notNull().unique(),
+    /** Normalised (normalizeEmail). Unique per organization only: one person may have accounts in several. */
+    email: text("email").notNull(),
     name: text("name"),
     passwordHash: text("password_hash").notNull(),
     role: text("role", { enum: ["admin", "moderator", "viewer"] }).notNull(),
     createdAt: integer("created_at").notNull(),
     disabledAt: integer("disabled_at"),
   },
-  (t) => [index("users_org_idx").on(t.orgId)],
+  (t) => [
+    index("users_org_idx").on(t.orgId),
+    uniqueIndex("users_org_email_idx").on(t.orgId, t.email),
+    // Sign-in looks an email up across organizations.
+    index("users_email_idx").on(t.email),
+  ],
 );
 
 export const auditEvents = sqliteTable(

@@ -53,8 +53,10 @@ export function createUser(
   input: { orgId: string; email: string; passwordHash: string; role: Role; name?: string | null },
 ): { id: string; email: string; role: Role } {
   const email = normalizeEmail(input.email);
-  if (db.select({ id: users.id }).from(users).where(eq(users.email, email)).get()) {
-    throw conflict("A user with this email already exists");
+  // Per organization only: whether another organization has the email is none of this one's
+  // business (and the answer would tell it), and one person may work for several.
+  if (db.select({ id: users.id }).from(users).where(and(eq(users.orgId, input.orgId), eq(users.email, email))).get()) {
+    throw conflict("A user with this email already exists in this organization");
   }
   const row = {
     id: newId(),
@@ -69,8 +71,14 @@ export function createUser(
   return { id: row.id, email: row.email, role: row.role };
 }
 
-export function findUserByEmail(db: Db, email: string): UserRow | undefined {
-  return db.select().from(users).where(eq(users.email, normalizeEmail(email))).get();
+/** The enabled accounts with this email, in every organization (or in `orgId`), oldest first. */
+function activeUsersByEmail(db: Db, email: string, orgId?: string): UserRow[] {
+  return db
+    .select()
+    .from(users)
+    .where(and(eq(users.email, normalizeEmail(email)), isNull(users.disabledAt), orgId === undefined ? undefined : eq(users.orgId, orgId)))
+    .orderBy(asc(users.createdAt), asc(users.id))
+    .all();
 }
 
 export function requireUser(db: Db, orgId: string, userId: string): UserRow {
@@ -117,18 +125,27 @@ function otherActiveAdmins(db: Db, orgId: string, exceptUserId: string): number 
 let dummyHash: Promise<string> | null = null;
 
 /**
- * Checks an email and password. Answers the user only when the account exists, is enabled and
- * the password matches; every failure costs one argon2id verification.
+ * Checks an email and password. Answers the user only when an enabled account with that email
+ * exists and the password matches. Emails are unique per organization only, so the email may
+ * have an account in several organizations (a handful at most: the accounts an operator's
+ * organizations made for one person): the password is tried against each enabled one, oldest
+ * first, and the first that matches signs in. When several share the password, that is the
+ * oldest account; the sign-in form has no organization field, so it cannot ask which. An email
+ * without an enabled account costs one verification against a dummy hash; a wrong password
+ * costs one per account. `orgId` limits the check to that organization's account: a signed-in
+ * user confirming their own password must not be answered with their account elsewhere.
  */
-export async function verifyCredentials(db: Db, email: string, password: string): Promise<UserRow | null> {
-  const user = findUserByEmail(db, email);
-  if (!user || user.disabledAt != null) {
+export async function verifyCredentials(db: Db, email: string, password: string, orgId?: string): Promise<UserRow | null> {
+  const candidates = activeUsersByEmail(db, email, orgId);
+  if (candidates.length === 0) {
     dummyHash ??= hashPassword(generatePassword());
     await Bun.password.verify(password, await dummyHash).catch(() => false);
     return null;
   }
-  const ok = await Bun.password.verify(password, user.passwordHash).catch(() => false);
-  return ok ? user : null;
+  for (const user of candidates) {
+    if (await Bun.password.verify(password, user.passwordHash).catch(() => false)) return user;
+  }
+  return null;
 }
 
 export function changeUserRole(db: Db, clock: Clock, actor: Actor, orgId: string, userId: string, role: Role): UserView {
