@@ -7,18 +7,20 @@
  * runtime into one executable:
  * - the migrations, imported as text by src/db/migrations-index.ts;
  * - the dashboard, an HTML import in src/server.ts (src/web/index.html with its scripts and
- *   CSS, bundled for the browser);
+ *   CSS, bundled for the browser in its production build; src/api/dashboard-page.ts serves the
+ *   embedded files with their security headers);
  * - the background checkpointer, a Worker: a second entrypoint (Bun bundles workers only when
  *   they are listed, see the "Worker" section of Bun's executables docs).
  * The result runs on a machine with neither Bun nor node_modules. Afterwards the binary is
- * started once from an empty folder with an empty environment (`--help`, then `migrate` on a
- * new database) to prove it stands alone; `--no-smoke` skips that (cross-compiled targets
- * are never run).
+ * started once from an empty folder with an empty environment (`--help`, `migrate` on a new
+ * database, then `serve`, asking for the dashboard and its assets) to prove it stands alone;
+ * `--no-smoke` skips that (cross-compiled targets are never run).
  */
 import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { DASHBOARD_HEADERS } from "../src/api/dashboard-page.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 const { values } = parseArgs({
@@ -71,6 +73,41 @@ console.log(`built ${outfile} (${(size / 1e6).toFixed(1)} MB) in ${((performance
 
 if (!values["no-smoke"] && !values.target) await smokeTest(outfile);
 
+/** Starts `serve`, asks for the dashboard page and its assets, checks their headers, stops. */
+async function dashboardServed(binary: string, cwd: string, env: Record<string, string>): Promise<string> {
+  const proc = Bun.spawn([binary, "serve"], { cwd, env, stdout: "pipe", stderr: "pipe" });
+  try {
+    let out = "";
+    const decoder = new TextDecoder();
+    const reader = proc.stdout.getReader();
+    while (!/Flagstaff listening on \S+\n/.test(out)) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      out += decoder.decode(value);
+    }
+    reader.releaseLock();
+    const base = /Flagstaff listening on (\S+)\n/.exec(out)?.[1];
+    if (!base) throw new Error(`serve did not start:\n${out}${await new Response(proc.stderr).text()}`);
+    const get = async (path: string) => {
+      const res = await fetch(base + path);
+      const body = await res.text();
+      if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${body.slice(0, 200)}`);
+      for (const [name, value] of Object.entries(DASHBOARD_HEADERS)) {
+        if (res.headers.get(name) !== value) throw new Error(`GET ${path}: ${name} is ${JSON.stringify(res.headers.get(name))}, not ${JSON.stringify(value)}`);
+      }
+      return body;
+    };
+    const page = await get("/");
+    const assets = [...page.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((m) => m[1]!);
+    if (!assets.some((a) => a.endsWith(".js")) || !assets.some((a) => a.endsWith(".css"))) throw new Error(`the dashboard page links no script or stylesheet:\n${page}`);
+    const sizes = await Promise.all(assets.map(async (a) => `${a} ${((await get(a)).length / 1000).toFixed(0)} KB`));
+    return `the dashboard is served with its security headers (${sizes.join(", ")})`;
+  } finally {
+    proc.kill("SIGTERM");
+    await proc.exited;
+  }
+}
+
 /** Runs the binary from an empty folder with an empty environment: no Bun, no node_modules. */
 async function smokeTest(binary: string): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "flagstaff-build-"));
@@ -85,6 +122,7 @@ async function smokeTest(binary: string): Promise<void> {
     await run(["--help"]);
     const migrated = (await run(["migrate"])).trim();
     console.log(`smoke test in an empty folder with an empty environment: ${migrated.replace(dir, "<tmp>")}`);
+    console.log(`smoke test: ${await dashboardServed(binary, dir, { ...env, PORT: "0", HOST: "127.0.0.1" })}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

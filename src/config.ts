@@ -37,6 +37,8 @@ const configSchema = z.object({
   FLAGSTAFF_WEBHOOK_DISABLE_AFTER_MS: positiveInt(5 * 24 * 3_600_000),
   /** Longest pause of the scheduler that ends suspensions and mutes whose end has come. */
   FLAGSTAFF_ENFORCEMENT_TICK_MS: positiveInt(5_000),
+  /** The dashboard in its development build (React's dev build, unminified, rebuilt on each page load). */
+  FLAGSTAFF_DEV: flag,
 });
 
 type RawConfig = z.infer<typeof configSchema>;
@@ -59,6 +61,8 @@ export interface Config {
   enrichMaxAttempts: number;
   webhooks: { timeoutMs: number; retryScale: number; disableAfterMs: number };
   enforcementTickMs: number;
+  /** FLAGSTAFF_DEV: serve the dashboard's development build (src/api/dashboard-page.ts). */
+  dev: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -114,5 +118,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       disableAfterMs: c.FLAGSTAFF_WEBHOOK_DISABLE_AFTER_MS,
     },
     enforcementTickMs: c.FLAGSTAFF_ENFORCEMENT_TICK_MS,
+    dev: c.FLAGSTAFF_DEV,
   };
 }

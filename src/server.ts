@@ -1,6 +1,7 @@
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { Elysia } from "elysia";
 import { createContext, type Services } from "./api/context.ts";
+import { mountDashboard } from "./api/dashboard-page.ts";
 import { jsonError } from "./api/http-errors.ts";
 import { METRICS_CONTENT_TYPE, registerDatabaseGauges, renderMetrics } from "./api/metrics.ts";
 import { orgOpenApiDocument, sdkOpenApiDocument } from "./api/openapi.ts";
@@ -17,13 +18,13 @@ export interface AppOptions {
 
 /** The HTTP face of Flagstaff: health, OpenAPI, tRPC for the dashboard and the REST routes. */
 export function createApp(services: Services, opts: AppOptions = {}) {
-  // The moderators' dashboard (src/web) at `/`: a Bun HTML import, handed to Bun.serve's own
-  // routes (which bundle the page, its scripts and CSS, also inside a compiled binary). It must
-  // sit there rather than in an Elysia route: with global hooks installed, Elysia would run it
-  // as a handler and serialize the bundle object instead of serving the page.
-  const app = new Elysia({ serve: { maxRequestBodySize: services.config.maxBodyBytes * 4, routes: { "/": dashboardPage } } });
+  const app = new Elysia({ serve: { maxRequestBodySize: services.config.maxBodyBytes * 4 } });
   // Request id, JSON access log and HTTP metrics for every route (src/api/request-log.ts).
   installRequestLog(app);
+  // No answer is to be content-sniffed (JSON read as HTML, for one).
+  app.onRequest(({ set }) => {
+    set.headers["x-content-type-options"] = "nosniff";
+  });
 
   app.onError(({ code, error }) => {
     if (code === "NOT_FOUND") return jsonError(404, "Not found");
@@ -79,5 +80,8 @@ export function createApp(services: Services, opts: AppOptions = {}) {
   );
 
   mountRest(app, services);
+  // The moderators' dashboard (src/web, a Bun HTML import) at `/` and `/assets/…`, with its
+  // Content-Security-Policy and other security headers (src/api/dashboard-page.ts).
+  mountDashboard(app, dashboardPage, { dev: services.config.dev });
   return app;
 }

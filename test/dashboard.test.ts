@@ -10,8 +10,10 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserContext, type Page, type Response } from "playwright-core";
+import { DASHBOARD_CSP } from "../src/api/dashboard-page.ts";
 import { ROOT, startServer, type TestServer } from "./helpers/server.ts";
+import { until } from "./helpers/wait.ts";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const ARTIFACTS = join(ROOT, "test-artifacts");
@@ -21,6 +23,24 @@ let server: TestServer;
 let browser: Browser;
 let admin: BrowserContext;
 let page: Page;
+/** Content-Security-Policy violations seen in any page of the session (see watchCsp). */
+const cspViolations: string[] = [];
+
+/**
+ * Collects a context's CSP violations into `into`: the pages' `securitypolicyviolation` events
+ * and Chromium's console errors about the policy ("Refused to … because it violates …").
+ */
+async function watchCsp(context: BrowserContext, into: string[]): Promise<void> {
+  await context.exposeBinding("__flagstaffCspViolation", (_source, what: string) => void into.push(what));
+  await context.addInitScript(() => {
+    document.addEventListener("securitypolicyviolation", (e) =>
+      (window as any).__flagstaffCspViolation(`${e.effectiveDirective} blocked ${e.blockedURI || "inline"} at ${e.sourceFile}:${e.lineNumber}`),
+    );
+  });
+  context.on("console", (msg) => {
+    if (msg.type() === "error" && /Content Security Policy/i.test(msg.text())) into.push(msg.text());
+  });
+}
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) {
@@ -46,6 +66,7 @@ beforeAll(async () => {
     ],
   });
   admin = await browser.newContext({ viewport: { width: 1366, height: 900 } });
+  await watchCsp(admin, cspViolations);
   page = await admin.newPage();
 }, T);
 
@@ -91,7 +112,70 @@ const shot = (p: Page, name: string) => p.screenshot({ path: join(ARTIFACTS, nam
 
 let liveReportId = "";
 
+const SECURITY_HEADERS = {
+  "content-security-policy": DASHBOARD_CSP,
+  "x-frame-options": "DENY",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+};
+
 describe("dashboard in Chromium", () => {
+  test(
+    "the page and its assets carry the security headers; the script is the production build",
+    async () => {
+      // The policy itself: nothing inline, nothing from elsewhere, no framing.
+      expect(DASHBOARD_CSP).toBe(
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'",
+      );
+      const seen: Response[] = [];
+      const onResponse = (r: Response) => void seen.push(r);
+      page.on("response", onResponse);
+      const doc = (await page.goto(server.url + "/"))!;
+      await page.getByRole("heading", { name: "Sign in to Flagstaff" }).waitFor();
+      page.off("response", onResponse);
+      expect(doc.status()).toBe(200);
+      expect(await doc.allHeaders()).toMatchObject({ ...SECURITY_HEADERS, "content-type": "text/html;charset=utf-8" });
+
+      const script = seen.find((r) => r.request().resourceType() === "script");
+      const style = seen.find((r) => r.request().resourceType() === "stylesheet");
+      expect(new URL(script!.url()).pathname).toMatch(/^\/assets\/[\w-]+\.js$/);
+      expect(new URL(style!.url()).pathname).toMatch(/^\/assets\/[\w-]+\.css$/);
+      for (const [r, type] of [[script!, "text/javascript;charset=utf-8"], [style!, "text/css;charset=utf-8"]] as const) {
+        expect(r.status()).toBe(200);
+        expect(await r.allHeaders()).toMatchObject({ ...SECURITY_HEADERS, "content-type": type, "cache-control": "public, max-age=31536000, immutable" });
+      }
+      // React's production build, minified (about 350 KB; the development build is 1.4 MB).
+      const code = (await script!.body()).toString();
+      expect(code.length).toBeLessThan(600_000);
+      expect(code).not.toContain("react-dom.development");
+      expect(code).not.toContain("Download the React DevTools");
+      // The API answers are not to be sniffed either.
+      const api = await page.evaluate(async () => (await fetch("/trpc/auth.me")).headers.get("x-content-type-options"));
+      expect(api).toBe("nosniff");
+
+      // The policy is enforced (and watchCsp sees it): an inline script is refused and reported.
+      const probe = await browser.newContext();
+      const refused: string[] = [];
+      try {
+        await watchCsp(probe, refused);
+        const p = await probe.newPage();
+        await p.goto(server.url + "/");
+        const ran = await p.evaluate(() => {
+          const s = document.createElement("script");
+          s.textContent = "window.__inlineRan = true";
+          document.head.append(s);
+          return (window as any).__inlineRan === true;
+        });
+        expect(ran).toBe(false);
+        await until("the inline script's violation is reported", async () => refused.some((v) => v.includes("script-src")));
+      } finally {
+        await probe.close();
+      }
+      expect(cspViolations).toEqual([]);
+    },
+    T,
+  );
+
   test(
     "sign in with email and password",
     async () => {
@@ -275,6 +359,7 @@ describe("dashboard in Chromium", () => {
       await page.getByRole("button", { name: "Done" }).click();
 
       const viewerContext = await browser.newContext({ viewport: { width: 1024, height: 800 } });
+      await watchCsp(viewerContext, cspViolations);
       try {
         const v = await viewerContext.newPage();
         await signIn(v, "viewer@demo.example", password);
@@ -357,6 +442,7 @@ describe("dashboard in Chromium", () => {
     "tablet width: the queue stays usable",
     async () => {
       const tablet = await browser.newContext({ viewport: { width: 820, height: 1180 } });
+      await watchCsp(tablet, cspViolations);
       try {
         const t = await tablet.newPage();
         await signIn(t, server.demo.adminEmail, server.demo.adminPassword);
@@ -371,4 +457,7 @@ describe("dashboard in Chromium", () => {
     },
     T,
   );
+  test("no Content-Security-Policy violation in the whole session", () => {
+    expect(cspViolations).toEqual([]);
+  });
 });
