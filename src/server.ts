@@ -8,6 +8,7 @@ import { orgOpenApiDocument, sdkOpenApiDocument } from "./api/openapi.ts";
 import { mountRest, ORG_PREFIX, SDK_PREFIX } from "./api/rest.ts";
 import { installRequestLog } from "./api/request-log.ts";
 import { appRouter } from "./api/router.ts";
+import { refuseBatch } from "./api/trpc-batch.ts";
 import { errorFields, log } from "./log.ts";
 import dashboardPage from "./web/index.html";
 
@@ -66,6 +67,8 @@ export function createApp(services: Services, opts: AppOptions = {}) {
   app.all(
     "/trpc/*",
     ({ request, server }) =>
+      // Batch limits first: a refused batch runs none of its calls (src/api/trpc-batch.ts).
+      refuseBatch(request, appRouter) ??
       fetchRequestHandler({
       endpoint: "/trpc",
       req: request,

@@ -22,6 +22,11 @@ export type Meta = OpenApiMeta<{
    * keys act as admins).
    */
   role?: Role;
+  /**
+   * Costly (an argon2id verification): refused inside a tRPC batch of more than one call, so
+   * one request cannot multiply the work (src/api/trpc-batch.ts).
+   */
+  unbatched?: boolean;
 }>;
 
 // isDev off: error responses never carry stack traces.

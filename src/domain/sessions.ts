@@ -12,6 +12,7 @@ import { sessions, users } from "../db/schema.ts";
 import type { Clock } from "./clock.ts";
 import { DomainError } from "./errors.ts";
 import { newId } from "./ids.ts";
+import { passwordGate } from "./password-gate.ts";
 import { verifyCredentials, type Role, type UserRow } from "./users.ts";
 
 export const SESSION_COOKIE = "flagstaff_session";
@@ -225,10 +226,12 @@ export function loginThrottle(clock: Clock): LoginThrottle {
 /**
  * The one way a password is checked, for a sign-in and for a password change: the attempt is
  * reserved in the throttle first (429 with `retryAfter` when the email and address are locked),
- * then verified. Answers the user, or null for a wrong email or password; a success clears the
- * throttle window. `email` is normalized (normalizeEmail).
+ * then verified when the password gate gives it a turn (429 with `retryAfter` when the gate is
+ * full: src/domain/password-gate.ts). Answers the user, or null for a wrong email or password;
+ * a success clears the throttle window. `email` is normalized (normalizeEmail); `orgId` limits
+ * the accounts tried to one organization's (a password change: the caller's own account).
  */
-export async function checkPassword(db: Db, clock: Clock, email: string, password: string, ip: string): Promise<UserRow | null> {
+export async function checkPassword(db: Db, clock: Clock, email: string, password: string, ip: string, orgId?: string): Promise<UserRow | null> {
   const throttle = loginThrottle(clock);
   const wait = throttle.reserve(email, ip);
   if (wait > 0) {
@@ -236,9 +239,9 @@ export async function checkPassword(db: Db, clock: Clock, email: string, passwor
   }
   let user: UserRow | null;
   try {
-    user = await verifyCredentials(db, email, password);
+    user = await passwordGate().run(ip, () => verifyCredentials(db, email, password, orgId));
   } catch (err) {
-    // The password was not checked: this attempt was no guess.
+    // The password was not checked (the gate refused it, say): this attempt was no guess.
     throttle.release(email, ip);
     throw err;
   }

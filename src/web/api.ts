@@ -3,9 +3,10 @@
  * type-only import, so no server code reaches the browser bundle. The session cookie is
  * HttpOnly (the page never sees it); mutations carry the session's CSRF token in a header.
  */
-import { createTRPCClient, httpBatchLink, TRPCClientError } from "@trpc/client";
+import { createTRPCClient, httpBatchLink, httpLink, splitLink, TRPCClientError } from "@trpc/client";
 import type { inferRouterInputs, inferRouterOutputs } from "@trpc/server";
 import type { AppRouter } from "../api/router.ts";
+import { MAX_BATCH_CALLS } from "../api/trpc-batch.ts";
 
 export type Outputs = inferRouterOutputs<AppRouter>;
 export type Inputs = inferRouterInputs<AppRouter>;
@@ -20,13 +21,21 @@ export const setCsrfToken = (token: string | null): void => {
   csrfToken = token;
 };
 
+const transport = {
+  url: "/trpc",
+  headers: () => (csrfToken ? { "x-flagstaff-csrf": csrfToken } : {}),
+  fetch: (url: RequestInfo | URL, init?: unknown) => fetch(url, { ...(init as RequestInit), credentials: "same-origin" }),
+};
+
+// The server refuses batches of more than MAX_BATCH_CALLS calls, and sign-in and password
+// changes inside any batch of two or more (src/api/trpc-batch.ts): bulk actions are split into
+// batches of that size, and auth mutations always go as requests of their own.
 export const trpc = createTRPCClient<AppRouter>({
   links: [
-    httpBatchLink({
-      url: "/trpc",
-      maxURLLength: 4000,
-      headers: () => (csrfToken ? { "x-flagstaff-csrf": csrfToken } : {}),
-      fetch: (url, init) => fetch(url, { ...(init as RequestInit), credentials: "same-origin" }),
+    splitLink({
+      condition: (op) => op.type === "mutation" && op.path.startsWith("auth."),
+      true: httpLink(transport),
+      false: httpBatchLink({ ...transport, maxURLLength: 4000, maxItems: MAX_BATCH_CALLS }),
     }),
   ],
 });

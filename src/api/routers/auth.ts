@@ -21,6 +21,7 @@ const orgView = (o: { id: string; slug: string; name: string; plan: string }) =>
  */
 export const authRouter = router({
   login: publicProcedure
+    .meta({ unbatched: true })
     .input(z.object({ email: z.string().trim().min(3).max(320), password: z.string().min(1).max(MAX_PASSWORD) }))
     .mutation(async ({ ctx, input }) => {
       assertSameOrigin(ctx.request);
@@ -54,13 +55,14 @@ export const authRouter = router({
 
   /** Any signed-in user changes their own password; their other sessions end. */
   changePassword: authedProcedure
-    .meta({ role: "viewer" })
+    .meta({ role: "viewer", unbatched: true })
     .input(z.object({ currentPassword: z.string().min(1).max(MAX_PASSWORD), newPassword: z.string().min(MIN_PASSWORD).max(MAX_PASSWORD) }))
     .mutation(async ({ ctx, input }) => {
       const c = ctx.caller;
       if (!c.user || !c.session) throw new DomainError("bad_request", "Only a signed-in dashboard user has a password");
       // Throttled like a sign-in, so a borrowed session cannot guess the password faster.
-      const user = await checkPassword(ctx.db, ctx.clock, c.user.email, input.currentPassword, ctx.request.ip ?? "unknown");
+      // Only the caller's own account (the same email may have accounts in other organizations).
+      const user = await checkPassword(ctx.db, ctx.clock, c.user.email, input.currentPassword, ctx.request.ip ?? "unknown", c.orgId);
       if (!user) throw new DomainError("forbidden", "The current password is wrong");
       setUserPasswordHash(ctx.db, ctx.clock, c.actor, c.orgId, user.id, await hashPassword(input.newPassword));
       deleteOtherSessions(ctx.db, user.id, c.session.id);
