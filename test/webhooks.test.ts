@@ -545,3 +545,30 @@ describe("failing endpoints and SSRF rules (a server with a short disable period
     expect(receiver.got(ep.path).length).toBe(0);
   });
 });
+
+describe("host names", () => {
+  test("a URL whose host name does not resolve is refused at creation and on change (REST and tRPC); names that resolve are kept", async () => {
+    const t = await tenant();
+    const nowhere = "https://hooks.no-such-host.invalid/flagstaff"; // .invalid never resolves (RFC 6761)
+    const created = await t.call("POST", `${t.org}/webhook-endpoints`, { url: nowhere });
+    expect(created.status).toBe(400);
+    expect(created.body.error).toBe("url: the host name hooks.no-such-host.invalid does not resolve");
+
+    // localhost resolves (private addresses are allowed in tests).
+    const ok = await t.call("POST", `${t.org}/webhook-endpoints`, { url: `http://localhost:${receiver.port}/named` });
+    expect(ok.status).toBe(201);
+    const id = ok.body.endpoint.id;
+    const changed = await t.call("PATCH", `${t.org}/webhook-endpoints/${id}`, { url: nowhere, description: "moved" });
+    expect(changed.status).toBe(400);
+    expect(changed.body.error).toContain("does not resolve");
+    expect((await t.call("GET", `${t.org}/webhook-endpoints/${id}`)).body.endpoint).toMatchObject({ url: `http://localhost:${receiver.port}/named`, description: null });
+
+    const viaTrpc = await t.call("POST", "/trpc/webhooks.create", { orgSlug: t.orgSlug, url: "http://nowhere.invalid:8080/x" });
+    expect(viaTrpc.status).toBe(400);
+    expect(viaTrpc.body.error.message).toBe("url: the host name nowhere.invalid does not resolve");
+    const updateViaTrpc = await t.call("POST", "/trpc/webhooks.update", { orgSlug: t.orgSlug, endpointId: id, url: nowhere });
+    expect(updateViaTrpc.status).toBe(400);
+    expect(updateViaTrpc.body.error.message).toContain("does not resolve");
+    expect((await t.call("GET", `${t.org}/webhook-endpoints`)).body.endpoints.length).toBe(1);
+  });
+});

@@ -1,7 +1,8 @@
 /**
  * Webhook endpoints: where an organization wants its enforcement events delivered. The URL
- * passes the link-scanning SSRF rules when it is saved (and the pinned fetch judges every
- * address again at each delivery); the `whsec_` secret is shown once, at creation or rotation.
+ * passes the link-scanning SSRF rules when it is saved and its host must resolve (the pinned
+ * fetch resolves and judges every address again at each delivery); the `whsec_` secret is
+ * shown once, at creation or rotation.
  */
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
@@ -10,8 +11,9 @@ import { transaction, type Db } from "../../db/client.ts";
 import { webhookEndpoints } from "../../db/schema.ts";
 import { recordAudit, type Actor } from "../audit.ts";
 import { iso, isoOrNull, type Clock } from "../clock.ts";
-import { badRequest, notFound } from "../errors.ts";
+import { badRequest, DomainError, notFound } from "../errors.ts";
 import { newId } from "../ids.ts";
+import type { Lookup } from "../linkscan/safe-fetch.ts";
 import { bareHostname, checkUrlSyntax, isForbiddenAddress, ScanRefusedError } from "../linkscan/ssrf.ts";
 import { parseEventTypes, type EventType } from "./outbox.ts";
 import { generateSecret, secretHint } from "./signing.ts";
@@ -51,34 +53,56 @@ export const toEndpointView = (e: EndpointRow): EndpointView => ({
 
 const DNS_CHECK_MS = 3_000;
 
+const systemLookup: Lookup = (host) => lookup(host, { all: true, verbatim: true });
+
+/** DNS answers meaning the name has no address at all (as opposed to DNS failing to answer). */
+const NO_SUCH_NAME = new Set(["ENOTFOUND", "ENODATA"]);
+
 /**
- * Refuses (400) a webhook URL that link scanning would refuse: not http(s), credentials, and —
- * unless FLAGSTAFF_SCAN_ALLOW_PRIVATE — a host that is or resolves to a private, loopback,
- * link-local or otherwise internal address. A name that does not resolve yet is accepted: the
- * delivery resolves and judges it again, and connects only to the judged address.
+ * The addresses a webhook URL's host stands for. A name with no address is a 400: every
+ * delivery to it would fail, and its owner would learn so only days later, when the endpoint
+ * got disabled. DNS failing to answer (a time-out, a server failure) says nothing about the
+ * name: a 503, try again.
  */
-export async function checkWebhookUrl(url: string, allowPrivate: boolean): Promise<string> {
+async function resolveWebhookHost(host: string, resolveHost: Lookup): Promise<string[]> {
+  if (isIP(host) !== 0) return [host];
+  let answers: { address: string }[] | "timeout";
+  try {
+    answers = await Promise.race([
+      resolveHost(host),
+      Bun.sleep(DNS_CHECK_MS).then(() => "timeout" as const),
+    ]);
+  } catch (err) {
+    const code = (err as { code?: unknown } | null)?.code;
+    if (typeof code !== "string" || !NO_SUCH_NAME.has(code)) {
+      throw new DomainError("unavailable", `url: the host name ${host} could not be resolved now (${typeof code === "string" ? code : "DNS error"}); try again`);
+    }
+    answers = [];
+  }
+  if (answers === "timeout") {
+    throw new DomainError("unavailable", `url: the host name ${host} could not be resolved: DNS did not answer within ${DNS_CHECK_MS / 1000} s; try again`);
+  }
+  if (answers.length === 0) throw badRequest(`url: the host name ${host} does not resolve`);
+  return answers.map((a) => a.address);
+}
+
+/**
+ * Refuses (400) a webhook URL that link scanning would refuse: not http(s), credentials, a host
+ * name that does not resolve, and — unless FLAGSTAFF_SCAN_ALLOW_PRIVATE — a host that is or
+ * resolves to a private, loopback, link-local or otherwise internal address. The delivery
+ * resolves and judges the name again, and connects only to the judged address. `resolveHost`
+ * is the system resolver except in tests.
+ */
+export async function checkWebhookUrl(url: string, allowPrivate: boolean, resolveHost: Lookup = systemLookup): Promise<string> {
   let parsed: URL;
   try {
     parsed = checkUrlSyntax(url);
   } catch (err) {
     throw badRequest(`url: ${err instanceof ScanRefusedError ? err.reason : "not a valid URL"}`);
   }
-  if (allowPrivate) return parsed.href;
   const host = bareHostname(parsed);
-  let addresses: string[];
-  if (isIP(host) !== 0) addresses = [host];
-  else {
-    try {
-      const answers = await Promise.race([
-        lookup(host, { all: true, verbatim: true }),
-        Bun.sleep(DNS_CHECK_MS).then(() => [] as { address: string }[]),
-      ]);
-      addresses = answers.map((a) => a.address);
-    } catch {
-      addresses = [];
-    }
-  }
+  const addresses = await resolveWebhookHost(host, resolveHost);
+  if (allowPrivate) return parsed.href;
   for (const address of addresses) {
     const reason = isForbiddenAddress(address);
     if (reason !== null) {
