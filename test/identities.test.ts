@@ -1,12 +1,28 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { SdkClient, SdkOperations } from "../clients/typescript/index.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
+type UpsertBody = NonNullable<SdkOperations["identities-upsert"]["requestBody"]>["content"]["application/json"];
+
 let server: TestServer;
+let sdk: SdkClient;
 beforeAll(async () => {
   server = await startServer();
+  sdk = await server.sdkClient();
 });
 afterAll(() => server.dispose());
 
+const params = (externalId: string, typeName = "user") => ({ path: { projectId: server.demo.projectId, typeName, externalId } });
+/** PUT the identity; `body` undefined sends none. */
+const put = (externalId: string, body?: UpsertBody, typeName = "user") =>
+  sdk.PUT("/projects/{projectId}/identities/{typeName}/{externalId}", { params: params(externalId, typeName), body });
+/** The identity an upsert answered with (asserting the 200). */
+const upserted = async (externalId: string, body?: UpsertBody, typeName = "user") => {
+  const r = await put(externalId, body, typeName);
+  expect(r.response.status).toBe(200);
+  return r.data!.identity;
+};
+/** Hand-built URL (for what the typed client must not send: see the cases below). */
 const path = (ext: string, type = "user") => `/projects/${server.demo.projectId}/identities/${type}/${encodeURIComponent(ext)}`;
 const FIELDS = [
   "id", "externalId", "projectId", "type", "name", "username", "avatarUrl", "metadata", "reportCount",
@@ -15,10 +31,10 @@ const FIELDS = [
 
 describe("PUT identity", () => {
   test("creates an identity with all fifteen fields present", async () => {
-    const r = await server.call("PUT", path("alice"), { body: {} });
-    expect(r.status).toBe(200);
-    expect(Object.keys(r.body.identity).sort()).toEqual(FIELDS);
-    const i = r.body.identity;
+    const r = await put("alice", {});
+    expect(r.response.status).toBe(200);
+    const i = r.data!.identity;
+    expect(Object.keys(i).sort()).toEqual(FIELDS);
     expect(i.externalId).toBe("alice");
     expect(i.type).toBe("user");
     expect(i.projectId).toBe(server.demo.projectId);
@@ -31,26 +47,26 @@ describe("PUT identity", () => {
   });
 
   test("a body-less PUT is accepted too", async () => {
-    const r = await server.call("PUT", path("nobody"));
-    expect(r.status).toBe(200);
-    expect(r.body.identity.externalId).toBe("nobody");
+    const r = await put("nobody");
+    expect(r.response.status).toBe(200);
+    expect(r.data!.identity.externalId).toBe("nobody");
   });
 
   test("updates the same identity, keeping its id and createdAt", async () => {
-    const first = await server.call("PUT", path("bob"), { body: { display: { name: "Bob" } } });
-    const second = await server.call("PUT", path("bob"), { body: { display: { username: "bobby" } } });
-    expect(second.body.identity.id).toBe(first.body.identity.id);
-    expect(second.body.identity.createdAt).toBe(first.body.identity.createdAt);
-    expect(second.body.identity.name).toBe("Bob");
-    expect(second.body.identity.username).toBe("bobby");
-    expect(second.body.identity.displayName).toBe("Bob");
-    expect(second.body.identity.handleLabel).toBe("@bobby");
+    const first = await upserted("bob", { display: { name: "Bob" } });
+    const second = await upserted("bob", { display: { username: "bobby" } });
+    expect(second.id).toBe(first.id);
+    expect(second.createdAt).toBe(first.createdAt);
+    expect(second.name).toBe("Bob");
+    expect(second.username).toBe("bobby");
+    expect(second.displayName).toBe("Bob");
+    expect(second.handleLabel).toBe("@bobby");
   });
 
   test("null, empty and omitted display values never clear stored ones", async () => {
     const full = { name: "Carol", username: "carol", avatarUrl: "https://example.com/c.png" };
-    await server.call("PUT", path("carol"), { body: { display: full } });
-    const bodies = [
+    await upserted("carol", { display: full });
+    const bodies: UpsertBody[] = [
       { display: { name: null, username: null, avatarUrl: null } },
       { display: { name: "", username: "", avatarUrl: "" } },
       { display: { name: "   " } },
@@ -59,42 +75,42 @@ describe("PUT identity", () => {
       {},
     ];
     for (const body of bodies) {
-      const r = await server.call("PUT", path("carol"), { body });
-      expect(r.status).toBe(200);
-      expect(r.body.identity).toMatchObject(full);
+      const r = await put("carol", body);
+      expect(r.response.status).toBe(200);
+      expect(r.data!.identity).toMatchObject(full);
     }
   });
 
   test("metadata merges as a JSON Merge Patch; null or omitted leaves it", async () => {
-    await server.call("PUT", path("dave"), { body: { metadata: { plan: "gold", prefs: { a: 1, b: 2 } } } });
-    let r = await server.call("PUT", path("dave"), { body: { metadata: { prefs: { b: null, c: 3 }, level: 4 } } });
-    expect(r.body.identity.metadata).toEqual({ plan: "gold", prefs: { a: 1, c: 3 }, level: 4 });
-    r = await server.call("PUT", path("dave"), { body: { metadata: null } });
-    expect(r.body.identity.metadata).toEqual({ plan: "gold", prefs: { a: 1, c: 3 }, level: 4 });
-    r = await server.call("PUT", path("dave"), { body: { display: { name: "Dave" } } });
-    expect(r.body.identity.metadata).toEqual({ plan: "gold", prefs: { a: 1, c: 3 }, level: 4 });
-    r = await server.call("PUT", path("dave"), { body: { metadata: ["replaced"] } });
-    expect(r.body.identity.metadata).toEqual(["replaced"]);
+    await upserted("dave", { metadata: { plan: "gold", prefs: { a: 1, b: 2 } } });
+    let i = await upserted("dave", { metadata: { prefs: { b: null, c: 3 }, level: 4 } });
+    expect(i.metadata).toEqual({ plan: "gold", prefs: { a: 1, c: 3 }, level: 4 });
+    i = await upserted("dave", { metadata: null });
+    expect(i.metadata).toEqual({ plan: "gold", prefs: { a: 1, c: 3 }, level: 4 });
+    i = await upserted("dave", { display: { name: "Dave" } });
+    expect(i.metadata).toEqual({ plan: "gold", prefs: { a: 1, c: 3 }, level: 4 });
+    i = await upserted("dave", { metadata: ["replaced"] });
+    expect(i.metadata).toEqual(["replaced"]);
   });
 
   test("lastSeenAt moves forward on every upsert", async () => {
-    const a = await server.call("PUT", path("erin"), { body: {} });
+    const a = await upserted("erin", {});
     await Bun.sleep(5);
-    const b = await server.call("PUT", path("erin"), { body: {} });
-    expect(Date.parse(b.body.identity.lastSeenAt)).toBeGreaterThan(Date.parse(a.body.identity.lastSeenAt));
-    expect(b.body.identity.updatedAt).toBe(b.body.identity.lastSeenAt);
+    const b = await upserted("erin", {});
+    expect(Date.parse(b.lastSeenAt!)).toBeGreaterThan(Date.parse(a.lastSeenAt!));
+    expect(b.updatedAt).toBe(b.lastSeenAt!);
   });
 
   test("identity types are separate namespaces", async () => {
-    const user = await server.call("PUT", path("same", "user"), { body: {} });
-    const bot = await server.call("PUT", path("same", "bot"), { body: {} });
-    expect(user.body.identity.id).not.toBe(bot.body.identity.id);
+    const user = await upserted("same", {}, "user");
+    const bot = await upserted("same", {}, "bot");
+    expect(user.id).not.toBe(bot.id);
   });
 
   test("unicode external IDs round-trip", async () => {
-    const r = await server.call("PUT", path("ünï/cødé 🙂"), { body: {} });
-    expect(r.status).toBe(200);
-    expect(r.body.identity.externalId).toBe("ünï/cødé 🙂");
+    const r = await put("ünï/cødé 🙂", {});
+    expect(r.response.status).toBe(200);
+    expect(r.data!.identity.externalId).toBe("ünï/cødé 🙂");
   });
 });
 
@@ -105,59 +121,91 @@ const nest = (depth: number): unknown => {
   return { a: v };
 };
 
+/** What a case got: the status and the `error` of an error answer. */
+interface Outcome {
+  status: number;
+  error?: string;
+}
+const typed = async (call: Promise<{ response: Response; error?: { error: string } }>): Promise<Outcome> => {
+  const r = await call;
+  return { status: r.response.status, error: r.error?.error };
+};
+const handBuilt = async (call: Promise<{ status: number; body: { error?: string } }>): Promise<Outcome> => {
+  const r = await call;
+  return { status: r.status, error: r.body.error };
+};
+/**
+ * PUT with `json` as the body, JSON the client's types forbid, still through the typed client so
+ * the answer is checked against the document. The typed body stands in ({}, a 200 if it went).
+ */
+const putUntyped = (json: unknown) =>
+  typed(sdk.PUT("/projects/{projectId}/identities/{typeName}/{externalId}", { params: params("ok"), body: {}, bodySerializer: () => JSON.stringify(json) }));
+const listIdentities = (query: NonNullable<SdkOperations["identities-list"]["parameters"]["query"]>) =>
+  sdk.GET("/projects/{projectId}/identities", { params: { path: { projectId: server.demo.projectId }, query } });
+
 describe("bad input is 4xx with { error }, never 500", () => {
-  const cases: [string, () => Promise<{ status: number; body: any }>, number][] = [
-    ["external ID of 300 characters", () => server.call("PUT", path("x".repeat(300)), { body: {} }), 400],
-    ["external ID of 256 characters is fine", () => server.call("PUT", path("y".repeat(256)), { body: {} }), 200],
-    ["control character in external ID", () => server.call("PUT", path("a\u0001b"), { body: {} }), 400],
-    ["newline in external ID", () => server.call("PUT", path("a\nb"), { body: {} }), 400],
-    ["type name of 300 characters", () => server.call("PUT", path("ok", "t".repeat(300)), { body: {} }), 400],
-    ["control character in type name", () => server.call("PUT", path("ok", "us\u0007er"), { body: {} }), 400],
-    ["body that is not JSON", () => server.call("PUT", path("ok"), { rawBody: "{not json" }), 400],
-    ["body that is a JSON array", () => server.call("PUT", path("ok"), { rawBody: "[1,2]" }), 400],
-    ["body that is a JSON string", () => server.call("PUT", path("ok"), { rawBody: '"hi"' }), 400],
-    ["display.name of the wrong type", () => server.call("PUT", path("ok"), { body: { display: { name: 42 } } }), 400],
-    ["display of the wrong type", () => server.call("PUT", path("ok"), { body: { display: "Ann" } }), 400],
-    ["display.username too long", () => server.call("PUT", path("ok"), { body: { display: { username: "u".repeat(300) } } }), 400],
-    ["metadata over 16 KB", () => server.call("PUT", path("ok"), { body: { metadata: { blob: "z".repeat(20_000) } } }), 400],
-    ["metadata nested 17 levels deep", () => server.call("PUT", path("ok"), { body: { metadata: nest(17) } }), 400],
-    ["metadata nested 16 levels deep is fine", () => server.call("PUT", path("ok"), { body: { metadata: nest(16) } }), 200],
-    ["a body nested 30,000 levels deep", () => server.call("PUT", path("ok"), { rawBody: `{"metadata":${'{"a":'.repeat(30_000)}1${"}".repeat(30_000)}}` }), 400],
+  const cases: [string, () => Promise<Outcome>, number][] = [
+    ["external ID of 300 characters", () => typed(put("x".repeat(300), {})), 400],
+    ["external ID of 256 characters is fine", () => typed(put("y".repeat(256), {})), 200],
+    // Hand-built: control characters in path segments, which a client should never put in a URL.
+    ["control character in external ID", () => handBuilt(server.call("PUT", path("a\u0001b"), { body: {} })), 400],
+    ["newline in external ID", () => handBuilt(server.call("PUT", path("a\nb"), { body: {} })), 400],
+    ["type name of 300 characters", () => typed(put("ok", {}, "t".repeat(300))), 400],
+    ["control character in type name", () => handBuilt(server.call("PUT", path("ok", "us\u0007er"), { body: {} })), 400],
+    // Hand-built: a body that is not JSON, which the typed client cannot send.
+    ["body that is not JSON", () => handBuilt(server.call("PUT", path("ok"), { rawBody: "{not json" })), 400],
+    ["body that is a JSON array", () => putUntyped([1, 2]), 400],
+    ["body that is a JSON string", () => putUntyped("hi"), 400],
+    ["display.name of the wrong type", () => putUntyped({ display: { name: 42 } }), 400],
+    ["display of the wrong type", () => putUntyped({ display: "Ann" }), 400],
+    ["display.username too long", () => typed(put("ok", { display: { username: "u".repeat(300) } })), 400],
+    ["metadata over 16 KB", () => typed(put("ok", { metadata: { blob: "z".repeat(20_000) } })), 400],
+    ["metadata nested 17 levels deep", () => typed(put("ok", { metadata: nest(17) })), 400],
+    ["metadata nested 16 levels deep is fine", () => typed(put("ok", { metadata: nest(16) })), 200],
+    // Hand-built: a raw body written out as text, 30,000 levels deep.
+    ["a body nested 30,000 levels deep", () => handBuilt(server.call("PUT", path("ok"), { rawBody: `{"metadata":${'{"a":'.repeat(30_000)}1${"}".repeat(30_000)}}` })), 400],
     [
       "deep metadata through tRPC",
       async () => {
+        // tRPC (/trpc), not a REST route: no typed client.
         const r = await server.call("POST", "/trpc/identities.upsert", { body: { projectId: server.demo.projectId, typeName: "user", externalId: "t", metadata: nest(5_000) } });
-        return { status: r.status, body: { error: r.body.error.message } }; // tRPC's own error shape
+        return { status: r.status, error: r.body.error.message }; // tRPC's own error shape
       },
       400,
     ],
-    ["body over the size limit", () => server.call("PUT", path("ok"), { rawBody: JSON.stringify({ metadata: "x".repeat(300_000) }) }), 413],
-    ["unknown project", () => server.call("PUT", `/projects/not-a-project/identities/user/ok`, { body: {} }), 404],
-    ["limit over 100", () => server.call("GET", `/projects/${server.demo.projectId}/identities?limit=101`), 400],
-    ["limit of 0", () => server.call("GET", `/projects/${server.demo.projectId}/identities?limit=0`), 400],
-    ["limit not a number", () => server.call("GET", `/projects/${server.demo.projectId}/identities?limit=ten`), 400],
+    // Hand-built: a raw body over the size limit.
+    ["body over the size limit", () => handBuilt(server.call("PUT", path("ok"), { rawBody: JSON.stringify({ metadata: "x".repeat(300_000) }) })), 413],
+    [
+      "unknown project",
+      () => typed(sdk.PUT("/projects/{projectId}/identities/{typeName}/{externalId}", { params: { path: { projectId: "not-a-project", typeName: "user", externalId: "ok" } }, body: {} })),
+      404,
+    ],
+    ["limit over 100", () => typed(listIdentities({ limit: 101 })), 400],
+    ["limit of 0", () => typed(listIdentities({ limit: 0 })), 400],
+    // A limit that is no number, which the types forbid: the query is sent as is, through the typed client.
+    ["limit not a number", () => typed(sdk.GET("/projects/{projectId}/identities", { params: { path: { projectId: server.demo.projectId } }, querySerializer: () => "limit=ten" })), 400],
   ];
   for (const [name, run, status] of cases) {
     test(`${name} → ${status}`, async () => {
       const r = await run();
       expect(r.status).toBe(status);
-      if (status >= 400) expect(typeof r.body.error).toBe("string");
+      if (status >= 400) expect(typeof r.error).toBe("string");
     });
   }
 });
 
 describe("GET identities", () => {
   test("pages through every identity exactly once", async () => {
-    for (let i = 0; i < 23; i++) await server.call("PUT", path(`page-${String(i).padStart(2, "0")}`), { body: {} });
+    for (let i = 0; i < 23; i++) await upserted(`page-${String(i).padStart(2, "0")}`, {});
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const q: string = cursor ? `&cursor=${cursor}` : "";
-      const r = await server.call("GET", `/projects/${server.demo.projectId}/identities?limit=7${q}`);
-      expect(r.status).toBe(200);
-      expect(r.body.identities.length).toBeLessThanOrEqual(7);
-      seen.push(...r.body.identities.map((i: { type: string; externalId: string }) => `${i.type}:${i.externalId}`));
-      cursor = r.body.nextCursor;
+      const r = await listIdentities({ limit: 7, ...(cursor ? { cursor } : {}) });
+      expect(r.response.status).toBe(200);
+      const page = r.data!;
+      expect(page.identities.length).toBeLessThanOrEqual(7);
+      seen.push(...page.identities.map((i) => `${i.type}:${i.externalId}`));
+      cursor = page.nextCursor;
     } while (cursor);
     const pages = seen.filter((s) => s.startsWith("user:page-"));
     expect(pages.length).toBe(23);
@@ -165,13 +213,13 @@ describe("GET identities", () => {
   });
 
   test("searches by external ID, name or username prefix", async () => {
-    await server.call("PUT", path("zed-1"), { body: { display: { name: "Zelda Quinn", username: "zq" } } });
-    await server.call("PUT", path("zed-2"), { body: { display: { name: "Yuri", username: "ZORRO" } } });
-    await server.call("PUT", path("other"), { body: { display: { name: "Zeno" } } });
+    await upserted("zed-1", { display: { name: "Zelda Quinn", username: "zq" } });
+    await upserted("zed-2", { display: { name: "Yuri", username: "ZORRO" } });
+    await upserted("other", { display: { name: "Zeno" } });
     const ids = async (search: string) => {
-      const r = await server.call("GET", `/projects/${server.demo.projectId}/identities?search=${encodeURIComponent(search)}`);
-      expect(r.status).toBe(200);
-      return r.body.identities.map((i: { externalId: string }) => i.externalId).sort();
+      const r = await listIdentities({ search });
+      expect(r.response.status).toBe(200);
+      return r.data!.identities.map((i) => i.externalId).sort();
     };
     expect(await ids("zed-")).toEqual(["zed-1", "zed-2"]);
     expect(await ids("zel")).toEqual(["zed-1"]);
