@@ -2,6 +2,7 @@ import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { Elysia } from "elysia";
 import { createContext, type Services } from "./api/context.ts";
 import { mountDashboard } from "./api/dashboard-page.ts";
+import { installHostGuard } from "./api/host-guard.ts";
 import { jsonError } from "./api/http-errors.ts";
 import { METRICS_CONTENT_TYPE, registerDatabaseGauges, renderMetrics } from "./api/metrics.ts";
 import { orgOpenApiDocument, sdkOpenApiDocument } from "./api/openapi.ts";
@@ -26,6 +27,8 @@ export function createApp(services: Services, opts: AppOptions = {}) {
   app.onRequest(({ set }) => {
     set.headers["x-content-type-options"] = "nosniff";
   });
+  // A Host header that is no host answers 400 here, before any route parses request.url.
+  installHostGuard(app);
 
   app.onError(({ code, error }) => {
     if (code === "NOT_FOUND") return jsonError(404, "Not found");
