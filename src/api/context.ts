@@ -25,8 +25,9 @@ export interface Caller {
   actor: Actor;
   /**
    * What the caller may do (trpc.ts enforces it for every procedure). Secret keys act with full
-   * rights (admin); publishable keys are "viewer" here and are further limited by kind
-   * (secretProcedure, projectFor); dashboard users have the role stored with their account.
+   * rights (admin); publishable keys are "viewer" here and are further limited by kind (they
+   * reach only procedures with `meta.publishable`, and only their own project: projectFor);
+   * dashboard users have the role stored with their account.
    */
   role: Role;
   /** Set for API keys: the key's kind and the project it was created for. */

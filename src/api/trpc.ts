@@ -18,10 +18,14 @@ export type Meta = OpenApiMeta<{
   successStatus?: number;
   /**
    * The least role a dashboard user needs for this procedure. Without it, queries need
-   * "viewer" and mutations "moderator". `role: "admin"` also refuses publishable keys (secret
-   * keys act as admins).
+   * "viewer" and mutations "moderator" (secret keys act as admins).
    */
   role?: Role;
+  /**
+   * A publishable key may call this procedure. Only report creation and report reasons say so:
+   * every other procedure refuses publishable keys (keyKindGate below).
+   */
+  publishable?: boolean;
   /**
    * Costly (an argon2id verification): refused inside a tRPC batch of more than one call, so
    * one request cannot multiply the work (src/api/trpc-batch.ts).
@@ -60,8 +64,25 @@ const translateDomainErrors = t.middleware(async ({ ctx, next }) => {
   return result;
 });
 
+const PUBLISHABLE_REFUSED = "A publishable key cannot call this route; use a secret key";
+
+/**
+ * Publishable keys ship inside client apps, so anyone may hold one: they reach the procedures
+ * whose meta says `publishable: true` and get 403 from every other one, public ones included.
+ * This is the one place that decides it, ahead of every procedure (an allow-list by meta, so a
+ * procedure added later is closed to them until it says otherwise).
+ */
+const keyKindGate = t.middleware(({ ctx, meta, next }) => {
+  if (ctx.auth.ok && ctx.auth.caller.key?.kind === "publishable" && !meta?.publishable) {
+    throw new TRPCError({ code: "FORBIDDEN", message: PUBLISHABLE_REFUSED });
+  }
+  return next();
+});
+
+const baseProcedure = t.procedure.use(translateDomainErrors).use(keyKindGate);
+
 /** Procedures anyone may call (signing in): domain errors are still translated. */
-export const publicProcedure = t.procedure.use(translateDomainErrors);
+export const publicProcedure = baseProcedure;
 
 /**
  * A session's mutations must come from the dashboard itself: not from another site (an Origin
@@ -88,10 +109,10 @@ const ROLE_REFUSED = (needed: Role) => `This needs the ${needed} role`;
  * Any authenticated caller: a secret or publishable key, or a dashboard session. Roles are
  * enforced here, once, for every procedure: a dashboard user needs "viewer" for queries,
  * "moderator" for mutations, or the role the procedure's meta names; a session's mutations
- * must also pass the CSRF and origin checks. Keys are limited by kind instead (secret keys act
- * as admins, publishable keys are refused by secretProcedure and by `role: "admin"`).
+ * must also pass the CSRF and origin checks. Keys are limited by kind instead: secret keys act
+ * as admins; publishable keys reach only procedures with `meta.publishable` (keyKindGate).
  */
-export const authedProcedure = t.procedure.use(translateDomainErrors).use(({ ctx, next, type, meta }) => {
+export const authedProcedure = baseProcedure.use(({ ctx, next, type, meta }) => {
   if (!ctx.auth.ok) throw new TRPCError({ code: "UNAUTHORIZED", message: ctx.auth.reason });
   const caller = ctx.auth.caller;
   if (caller.session) {
@@ -104,18 +125,16 @@ export const authedProcedure = t.procedure.use(translateDomainErrors).use(({ ctx
     const needed: Role = meta?.role ?? (type === "mutation" ? "moderator" : "viewer");
     if (!hasRole(caller.role, needed)) throw new TRPCError({ code: "FORBIDDEN", message: ROLE_REFUSED(needed) });
   } else if (meta?.role && !hasRole(caller.role, meta.role)) {
-    throw new TRPCError({ code: "FORBIDDEN", message: caller.key?.kind === "publishable" ? "A publishable key cannot call this route; use a secret key" : ROLE_REFUSED(meta.role) });
+    throw new TRPCError({ code: "FORBIDDEN", message: ROLE_REFUSED(meta.role) });
   }
   return next({ ctx: { caller } });
 });
 
-/** Everything but report creation and report reasons: publishable keys are refused. */
-export const secretProcedure = authedProcedure.use(({ ctx, next }) => {
-  if (ctx.caller.key?.kind === "publishable") {
-    throw new TRPCError({ code: "FORBIDDEN", message: "A publishable key cannot call this route; use a secret key" });
-  }
-  return next();
-});
+/**
+ * The same as authedProcedure (which refuses publishable keys everywhere but where the meta
+ * allows them): the name most routers use, kept so they read as before.
+ */
+export const secretProcedure = authedProcedure;
 
 /**
  * The project a procedure acts on, checked for the caller: a publishable key only reaches its

@@ -35,6 +35,7 @@ export const categoriesRouter = router({
   reportReasons: authedProcedure
     .meta({
       family: "sdk",
+      publishable: true,
       openapi: {
         method: "GET",
         path: "/projects/{projectId}/report-reasons",

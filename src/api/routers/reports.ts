@@ -140,6 +140,7 @@ export const reportsRouter = router({
   create: rateLimitedProcedure
     .meta({
       family: "sdk",
+      publishable: true,
       successStatus: 201,
       openapi: {
         method: "POST",
