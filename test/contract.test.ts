@@ -392,11 +392,25 @@ describe("errors every route documents", () => {
   }
 });
 
+/**
+ * Documented answers a client of a healthy test server cannot provoke, each with the test that
+ * produces it where it can be: keep this list short, and never put a status here to hide it.
+ */
+const PROVOKED_ELSEWHERE: Record<string, string> = {
+  // DNS that does not answer: test/webhook-url.test.ts, with a resolver that fails.
+  "org POST /organizations/{orgSlug}/webhook-endpoints 503": "test/webhook-url.test.ts",
+  "org PATCH /organizations/{orgSlug}/webhook-endpoints/{endpointId} 503": "test/webhook-url.test.ts",
+};
+
 test("every documented answer of every route was produced and matched its document", () => {
-  const missing = contract.documented().filter((answer) => !contract.seen.has(answer));
+  const documented = contract.documented();
+  const missing = documented.filter((answer) => !contract.seen.has(answer) && !(answer in PROVOKED_ELSEWHERE));
   expect(missing).toEqual([]);
-  // The sweep and the scenarios reached both documents whole.
-  expect(contract.seen.size).toBe(contract.documented().length);
+  // The exemptions name answers that are documented and were not seen here.
+  for (const answer of Object.keys(PROVOKED_ELSEWHERE)) {
+    expect(documented).toContain(answer);
+    expect(contract.seen.has(answer)).toBe(false);
+  }
 });
 
 test("the checker itself fails on a field the document does not have, a missing field and an undocumented status", async () => {

@@ -2601,6 +2601,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The URL's host name could not be resolved now (DNS did not answer): try again */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "webhooks-get": {
@@ -2824,6 +2833,15 @@ export interface operations {
             };
             /** @description Request body too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The URL's host name could not be resolved now (DNS did not answer): try again */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

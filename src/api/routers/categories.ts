@@ -23,7 +23,9 @@ const nameSchema = z
   .trim()
   .min(1)
   .max(100)
-  .regex(/^[\p{L}\p{N}_\- .]+$/u, "may contain letters, digits, spaces, '_', '-' and '.'");
+  // Letters with their combining marks (\p{M}: Devanagari and Thai vowel signs, accents typed
+  // decomposed), digits, spaces, '_', '-' and '.'; categoryKey compares names after NFKC.
+  .regex(/^[\p{L}\p{M}\p{N}_\- .]+$/u, "may contain letters, digits, spaces, '_', '-' and '.'");
 const descriptionSchema = z.string().max(1000).nullable();
 
 const orgProject = { orgSlug: z.string().min(1).max(64), projectId: projectIdSchema };

@@ -75,6 +75,7 @@ export const webhooksRouter = router({
         summary: "Add a webhook endpoint",
         description: "Answers the endpoint and its signing secret (`whsec_…`), which is shown this once.",
         tags,
+        errorResponses: { 503: "The URL's host name could not be resolved now (DNS did not answer): try again" },
       },
     })
     .input(z.object({ orgSlug, url: urlText, description: descriptionText.optional(), eventTypes: eventTypes.optional(), enabled: z.boolean().optional() }))
@@ -104,6 +105,7 @@ export const webhooksRouter = router({
         summary: "Change a webhook endpoint",
         description: "`enabled: true` turns a disabled endpoint on again and clears why it was off.",
         tags,
+        errorResponses: { 503: "The URL's host name could not be resolved now (DNS did not answer): try again" },
       },
     })
     .input(z.object({ orgSlug, endpointId: id, url: urlText.optional(), description: descriptionText.optional(), eventTypes: eventTypes.optional(), enabled: z.boolean().optional() }))
