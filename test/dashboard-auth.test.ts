@@ -442,6 +442,16 @@ describe("dashboard reads", () => {
     expect(order.indexOf("normal") === -1 || order.lastIndexOf("high") < order.indexOf("normal")).toBe(true);
     const threats = (await s.query("dashboard.queue", { category: "Threats" })).body.result.data;
     expect(threats.items.map((c: any) => c.id)).toEqual([threat.caseId]);
+    // Beyond ASCII, the filter matches a category by its key, as reasons do (SQLite's lower()
+    // would not match "ÉCOLE" with "école").
+    const created = await server.call("POST", "/trpc/categories.create", {
+      body: { orgSlug: server.demo.orgSlug, projectId: server.demo.projectId, name: "ÉCOLE" },
+    });
+    expect(created.status).toBe(200);
+    const school = await fileReport("école");
+    const schools = (await s.query("dashboard.queue", { category: "école" })).body.result.data;
+    expect(schools.items.map((c: any) => c.id)).toEqual([school.caseId]);
+    expect(schools.items[0].reasons).toEqual(["ÉCOLE"]);
     expect(threats.counts).toMatchObject({ high: 1, normal: 0, emergency: 0, total: 1 });
     const high = (await s.query("dashboard.queue", { bucket: "high" })).body.result.data;
     expect(high.items.every((c: any) => c.bucket === "high")).toBe(true);

@@ -5,9 +5,10 @@
  */
 import { and, asc, desc, eq, inArray, isNull, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
-import { auditEvents, cases, contentAnalyses, enforcementActions, identities, projects, reports, urlScanCache, users } from "../db/schema.ts";
+import { auditEvents, cases, contentAnalyses, enforcementActions, identities, projects, reportCategories, reports, urlScanCache, users } from "../db/schema.ts";
 import { toAnalysisView, type AnalysisView } from "./analysis.ts";
 import { toAuditEventView, type AuditEventView } from "./audit.ts";
+import { categoryKey } from "./category-key.ts";
 import { listCaseNotes, reportsOfCase, reportsOfCases, requireCase, subjectHistory, toCaseView, type CaseView, type NoteView } from "./cases.ts";
 import { iso, isoOrNull, type Clock } from "./clock.ts";
 import { actionViews, type EnforcementActionView } from "./enforcement.ts";
@@ -98,9 +99,24 @@ const QUEUE_BUCKETS = [...BUCKETS].reverse() as Bucket[];
  * bucket is one search of the (org, open, bucket, created) index), with the counts per bucket
  * under the same filters.
  */
+/** The names, as the organization's projects spell them, of the category named `name` (any spelling). */
+function categorySpellings(db: Db, orgId: string, name: string): string[] {
+  const rows = db
+    .select({ name: reportCategories.name })
+    .from(reportCategories)
+    .innerJoin(projects, eq(projects.id, reportCategories.projectId))
+    .where(and(eq(projects.orgId, orgId), eq(reportCategories.nameKey, categoryKey(name))))
+    .all();
+  return [...new Set([name, ...rows.map((r) => r.name)])];
+}
+
 export function queue(db: Db, f: QueueFilter): { items: QueueItem[]; counts: Record<Bucket, number> & { total: number } } {
   const counts = { emergency: 0, high: 0, normal: 0, total: 0 };
   const rows: (typeof cases.$inferSelect)[] = [];
+  // Reports keep their reasons in their project's spelling of the category: the filter matches
+  // every spelling whose key (src/domain/category-key.ts) is the filter's, never SQLite's
+  // ASCII-only lower().
+  const categoryNames = f.category ? categorySpellings(db, f.orgId, f.category) : null;
   for (const bucket of QUEUE_BUCKETS) {
     if (f.bucket && f.bucket !== bucket) continue;
     const where: (SQL | undefined)[] = [eq(cases.orgId, f.orgId), eq(cases.isOpen, 1), eq(cases.bucket, bucket)];
@@ -108,10 +124,10 @@ export function queue(db: Db, f: QueueFilter): { items: QueueItem[]; counts: Rec
     if (f.status) where.push(eq(cases.status, f.status));
     if (f.assigned === "me" && f.userId) where.push(eq(cases.assigneeId, f.userId));
     if (f.assigned === "unclaimed") where.push(isNull(cases.assigneeId));
-    if (f.category) {
+    if (categoryNames) {
       where.push(
         sql`exists (select 1 from ${reports} r join report_reasons rr on rr.report_id = r.id
-                    where r.case_id = ${cases.id} and lower(rr.name) = ${f.category.toLowerCase()})`,
+                    where r.case_id = ${cases.id} and rr.name in ${categoryNames})`,
       );
     }
     const cond = and(...where);
