@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Webhook } from "standardwebhooks";
+import type { OrgClient, OrgComponents, OrgOperations } from "../clients/typescript/index.ts";
 import { startServer, type CallResult, type InitResult, type TestServer } from "./helpers/server.ts";
 import { until } from "./helpers/wait.ts";
 
@@ -109,55 +110,75 @@ afterAll(async () => {
   await receiver.stop();
 });
 
+type EndpointBody = OrgOperations["webhooks-create"]["requestBody"]["content"]["application/json"];
+type EventType = NonNullable<EndpointBody["eventTypes"]>[number];
+type EndpointChange = NonNullable<OrgOperations["webhooks-update"]["requestBody"]>["content"]["application/json"];
+type Action = OrgComponents["schemas"]["EnforcementAction"];
+
 /** An organization of its own for each test, so endpoints of one test never see another's events. */
 interface Tenant extends InitResult {
-  org: string;
-  project: string;
-  call: (method: string, path: string, body?: unknown) => Promise<CallResult<any>>;
+  /**
+   * The typed organization client with the tenant's secret key, for the server as it runs now:
+   * a restart gives the server a new port, so each call asks for the client afresh.
+   */
+  org: () => Promise<OrgClient>;
+  /** tRPC (/trpc) with the tenant's secret key: hand-built, the typed clients cover REST only. */
+  trpc: (method: string, path: string, body?: unknown) => Promise<CallResult<any>>;
 }
 
 async function tenant(s: TestServer = server): Promise<Tenant> {
   const t = await s.initOrg(`Hooks ${++n}`);
-  const org = `/api/v1/organizations/${t.orgSlug}`;
   return {
     ...t,
-    org,
-    project: `${org}/projects/${t.projectId}`,
-    call: (method, path, body) => s.call(method, path, { key: t.secretKey, body }),
+    org: () => s.orgClient(t.secretKey),
+    trpc: (method, path, body) => s.call(method, path, { key: t.secretKey, body }),
   };
 }
 
+const createEndpoint = async (t: Tenant, body: EndpointBody) =>
+  (await t.org()).POST("/organizations/{orgSlug}/webhook-endpoints", { params: { path: { orgSlug: t.orgSlug } }, body });
+const getEndpoint = async (t: Tenant, endpointId: string) =>
+  (await t.org()).GET("/organizations/{orgSlug}/webhook-endpoints/{endpointId}", { params: { path: { orgSlug: t.orgSlug, endpointId } } });
+const changeEndpoint = async (t: Tenant, endpointId: string, body: EndpointChange) =>
+  (await t.org()).PATCH("/organizations/{orgSlug}/webhook-endpoints/{endpointId}", { params: { path: { orgSlug: t.orgSlug, endpointId } }, body });
+const replay = async (t: Tenant, deliveryId: string) =>
+  (await t.org()).POST("/organizations/{orgSlug}/webhook-deliveries/{deliveryId}/replay", { params: { path: { orgSlug: t.orgSlug, deliveryId } } });
+const auditEvents = async (t: Tenant, query: NonNullable<OrgOperations["audit-list"]["parameters"]["query"]>) => {
+  const r = await (await t.org()).GET("/organizations/{orgSlug}/audit-events", { params: { path: { orgSlug: t.orgSlug }, query } });
+  expect(r.response.status).toBe(200);
+  return r.data!;
+};
+
 /** Adds an endpoint at a fresh receiver path and teaches the receiver its secret. */
-async function endpoint(t: Tenant, opts: { eventTypes?: string[]; behaviour?: Behaviour } = {}) {
+async function endpoint(t: Tenant, opts: { eventTypes?: EventType[]; behaviour?: Behaviour } = {}) {
   const path = `/hook-${++n}`;
-  const r = await t.call("POST", `${t.org}/webhook-endpoints`, { url: receiver.url(path), eventTypes: opts.eventTypes });
-  expect(r.status).toBe(201);
-  receiver.secrets.set(path, r.body.secret);
+  const r = await createEndpoint(t, { url: receiver.url(path), eventTypes: opts.eventTypes });
+  expect(r.response.status).toBe(201);
+  const { endpoint: created, secret } = r.data!;
+  receiver.secrets.set(path, secret);
   if (opts.behaviour) receiver.behaviours.set(path, opts.behaviour);
-  return { path, id: r.body.endpoint.id as string, secret: r.body.secret as string };
+  return { path, id: created.id, secret };
 }
 
-async function createAction(t: Tenant, body: Record<string, unknown> = {}) {
-  const r = await t.call("POST", `${t.project}/enforcement-actions`, {
-    kind: "ban",
-    reason: "spam",
-    identity: { type: "user", externalId: `u-${++n}` },
-    ...body,
+async function createAction(t: Tenant, body: Partial<OrgOperations["enforcement-create"]["requestBody"]["content"]["application/json"]> = {}): Promise<Action> {
+  const r = await (await t.org()).POST("/organizations/{orgSlug}/projects/{projectId}/enforcement-actions", {
+    params: { path: { orgSlug: t.orgSlug, projectId: t.projectId } },
+    body: { kind: "ban", reason: "spam", identity: { type: "user", externalId: `u-${++n}` }, ...body },
   });
-  expect(r.status).toBe(201);
-  return r.body.action;
+  expect(r.response.status).toBe(201);
+  return r.data!.action;
 }
 
 async function deliveries(t: Tenant, endpointId: string) {
-  const r = await t.call("GET", `${t.org}/webhook-endpoints/${endpointId}/deliveries`);
-  expect(r.status).toBe(200);
-  return r.body.deliveries as any[];
+  const r = await (await t.org()).GET("/organizations/{orgSlug}/webhook-endpoints/{endpointId}/deliveries", { params: { path: { orgSlug: t.orgSlug, endpointId } } });
+  expect(r.response.status).toBe(200);
+  return r.data!.deliveries;
 }
 
 async function deliveryDetail(t: Tenant, deliveryId: string) {
-  const r = await t.call("GET", `${t.org}/webhook-deliveries/${deliveryId}`);
-  expect(r.status).toBe(200);
-  return r.body;
+  const r = await (await t.org()).GET("/organizations/{orgSlug}/webhook-deliveries/{deliveryId}", { params: { path: { orgSlug: t.orgSlug, deliveryId } } });
+  expect(r.response.status).toBe(200);
+  return r.data!;
 }
 
 const verified = (path: string) => receiver.got(path).filter((r) => r.verified);
@@ -167,13 +188,15 @@ const verified = (path: string) => receiver.got(path).filter((r) => r.verified);
 describe("endpoints", () => {
   test("create shows a whsec_ secret once; list, get, change, delete; refusals", async () => {
     const t = await tenant();
-    const created = await t.call("POST", `${t.org}/webhook-endpoints`, {
+    const org = await t.org();
+    const orgPath = { path: { orgSlug: t.orgSlug } };
+    const created = await createEndpoint(t, {
       url: receiver.url("/managed"),
       description: "moderation sync",
       eventTypes: ["enforcement_action.revoked"],
     });
-    expect(created.status).toBe(201);
-    const { endpoint: ep, secret } = created.body;
+    expect(created.response.status).toBe(201);
+    const { endpoint: ep, secret } = created.data!;
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
     const key = Buffer.from(secret.slice("whsec_".length), "base64");
     expect(key.length).toBeGreaterThanOrEqual(24);
@@ -181,52 +204,59 @@ describe("endpoints", () => {
     expect(ep).toMatchObject({ url: receiver.url("/managed"), description: "moderation sync", eventTypes: ["enforcement_action.revoked"], enabled: true, disabledReason: null });
 
     // The secret is never shown again.
-    const list = await t.call("GET", `${t.org}/webhook-endpoints`);
-    expect(list.status).toBe(200);
-    expect(list.body.endpoints.length).toBe(1);
-    expect(JSON.stringify(list.body)).not.toContain(secret.slice(10));
-    expect(list.body.endpoints[0].secretHint).toBe(`${secret.slice(0, 10)}…`);
-    expect((await t.call("GET", `${t.org}/webhook-endpoints/${ep.id}`)).body.endpoint.id).toBe(ep.id);
+    const list = await org.GET("/organizations/{orgSlug}/webhook-endpoints", { params: orgPath });
+    expect(list.response.status).toBe(200);
+    expect(list.data!.endpoints.length).toBe(1);
+    expect(JSON.stringify(list.data)).not.toContain(secret.slice(10));
+    expect(list.data!.endpoints[0]!.secretHint).toBe(`${secret.slice(0, 10)}…`);
+    expect((await getEndpoint(t, ep.id)).data!.endpoint.id).toBe(ep.id);
 
-    const changed = await t.call("PATCH", `${t.org}/webhook-endpoints/${ep.id}`, { eventTypes: [], enabled: false });
-    expect(changed.status).toBe(200);
-    expect(changed.body.endpoint).toMatchObject({ eventTypes: [], enabled: false, disabledReason: "Disabled by its owner" });
-    const again = await t.call("PATCH", `${t.org}/webhook-endpoints/${ep.id}`, { enabled: true });
-    expect(again.body.endpoint).toMatchObject({ enabled: true, disabledReason: null, disabledAt: null });
+    const changed = await changeEndpoint(t, ep.id, { eventTypes: [], enabled: false });
+    expect(changed.response.status).toBe(200);
+    expect(changed.data!.endpoint).toMatchObject({ eventTypes: [], enabled: false, disabledReason: "Disabled by its owner" });
+    const again = await changeEndpoint(t, ep.id, { enabled: true });
+    expect(again.data!.endpoint).toMatchObject({ enabled: true, disabledReason: null, disabledAt: null });
 
-    // Invalid input.
-    expect((await t.call("POST", `${t.org}/webhook-endpoints`, { url: receiver.url("/x"), eventTypes: ["user.created"] })).status).toBe(400);
-    expect((await t.call("POST", `${t.org}/webhook-endpoints`, { url: "ftp://example.com/hook" })).status).toBe(400);
-    expect((await t.call("POST", `${t.org}/webhook-endpoints`, { url: "https://user:pw@example.com/hook" })).status).toBe(400);
-    expect((await t.call("POST", `${t.org}/webhook-endpoints`, { url: "not a url" })).status).toBe(400);
+    // Invalid input. An event type the client's types forbid: this JSON is sent instead of the
+    // (valid, so 201) typed body, still through the typed client.
+    const unknownEvent = await org.POST("/organizations/{orgSlug}/webhook-endpoints", {
+      params: orgPath,
+      body: { url: receiver.url("/x") },
+      bodySerializer: () => JSON.stringify({ url: receiver.url("/x"), eventTypes: ["user.created"] }),
+    });
+    expect(unknownEvent.response.status).toBe(400);
+    expect((await createEndpoint(t, { url: "ftp://example.com/hook" })).response.status).toBe(400);
+    expect((await createEndpoint(t, { url: "https://user:pw@example.com/hook" })).response.status).toBe(400);
+    expect((await createEndpoint(t, { url: "not a url" })).response.status).toBe(400);
 
     // Keys: a publishable key is refused, another organization sees nothing.
-    const pk = await server.call("GET", `${t.org}/webhook-endpoints`, { key: t.publishableKey });
-    expect(pk.status).toBe(403);
+    const pk = await (await server.orgClient(t.publishableKey)).GET("/organizations/{orgSlug}/webhook-endpoints", { params: orgPath });
+    expect(pk.response.status).toBe(403);
     const other = await tenant();
-    expect((await other.call("GET", `${t.org}/webhook-endpoints`)).status).toBe(404);
-    expect((await other.call("GET", `${other.org}/webhook-endpoints/${ep.id}`)).status).toBe(404);
-    expect((await other.call("DELETE", `${other.org}/webhook-endpoints/${ep.id}`)).status).toBe(404);
+    const theirs = await other.org();
+    expect((await theirs.GET("/organizations/{orgSlug}/webhook-endpoints", { params: orgPath })).response.status).toBe(404);
+    expect((await theirs.GET("/organizations/{orgSlug}/webhook-endpoints/{endpointId}", { params: { path: { orgSlug: other.orgSlug, endpointId: ep.id } } })).response.status).toBe(404);
+    expect((await theirs.DELETE("/organizations/{orgSlug}/webhook-endpoints/{endpointId}", { params: { path: { orgSlug: other.orgSlug, endpointId: ep.id } } })).response.status).toBe(404);
 
     // tRPC has the same operations.
-    const viaTrpc = await t.call("GET", `/trpc/webhooks.list?input=${encodeURIComponent(JSON.stringify({ orgSlug: t.orgSlug }))}`);
+    const viaTrpc = await t.trpc("GET", `/trpc/webhooks.list?input=${encodeURIComponent(JSON.stringify({ orgSlug: t.orgSlug }))}`);
     expect(viaTrpc.status).toBe(200);
     expect(viaTrpc.body.result.data.endpoints[0].id).toBe(ep.id);
 
     // Rotation: a new secret, shown once.
-    const rotated = await t.call("POST", `${t.org}/webhook-endpoints/${ep.id}/rotate-secret`);
-    expect(rotated.status).toBe(200);
-    expect(rotated.body.secret).toMatch(/^whsec_/);
-    expect(rotated.body.secret).not.toBe(secret);
+    const rotated = await org.POST("/organizations/{orgSlug}/webhook-endpoints/{endpointId}/rotate-secret", { params: { path: { orgSlug: t.orgSlug, endpointId: ep.id } } });
+    expect(rotated.response.status).toBe(200);
+    expect(rotated.data!.secret).toMatch(/^whsec_/);
+    expect(rotated.data!.secret).not.toBe(secret);
 
-    expect((await t.call("DELETE", `${t.org}/webhook-endpoints/${ep.id}`)).status).toBe(200);
-    expect((await t.call("GET", `${t.org}/webhook-endpoints/${ep.id}`)).status).toBe(404);
+    expect((await org.DELETE("/organizations/{orgSlug}/webhook-endpoints/{endpointId}", { params: { path: { orgSlug: t.orgSlug, endpointId: ep.id } } })).response.status).toBe(200);
+    expect((await getEndpoint(t, ep.id)).response.status).toBe(404);
 
-    const audit = await t.call("GET", `${t.org}/audit-events?entityType=webhook_endpoint&entityId=${ep.id}`);
-    expect(audit.body.events.map((e: any) => e.action)).toEqual([
+    const audit = await auditEvents(t, { entityType: "webhook_endpoint", entityId: ep.id });
+    expect(audit.events.map((e) => e.action)).toEqual([
       "WEBHOOK_ENDPOINT_DELETED", "WEBHOOK_SECRET_ROTATED", "WEBHOOK_ENDPOINT_UPDATED", "WEBHOOK_ENDPOINT_UPDATED", "WEBHOOK_ENDPOINT_CREATED",
     ]);
-    expect(JSON.stringify(audit.body)).not.toContain(secret.slice(10));
+    expect(JSON.stringify(audit)).not.toContain(secret.slice(10));
   });
 });
 
@@ -237,11 +267,12 @@ describe("delivery", () => {
     const revokedOnly = await endpoint(t, { eventTypes: ["enforcement_action.revoked"] });
 
     const suspension = await createAction(t, { kind: "suspension", reason: "harassment", durationSeconds: 2, identity: { type: "user", externalId: "alice" } });
-    const changed = await t.call("PATCH", `${t.project}/enforcement-actions/${suspension.id}`, { note: "second warning ignored" });
-    expect(changed.status).toBe(200);
+    const actionPath = (actionId: string) => ({ path: { orgSlug: t.orgSlug, projectId: t.projectId, actionId } });
+    const changed = await (await t.org()).PATCH("/organizations/{orgSlug}/projects/{projectId}/enforcement-actions/{actionId}", { params: actionPath(suspension.id), body: { note: "second warning ignored" } });
+    expect(changed.response.status).toBe(200);
     const ban = await createAction(t, { kind: "ban", reason: "fraud", identity: { type: "user", externalId: "bob" } });
-    const revoked = await t.call("POST", `${t.project}/enforcement-actions/${ban.id}/revoke`, { reason: "wrong account" });
-    expect(revoked.status).toBe(200);
+    const revoked = await (await t.org()).POST("/organizations/{orgSlug}/projects/{projectId}/enforcement-actions/{actionId}/revoke", { params: actionPath(ban.id), body: { reason: "wrong account" } });
+    expect(revoked.response.status).toBe(200);
 
     // The suspension ends after 2 s: the scheduler marks it and announces the change.
     const got = await until("five verified messages", async () => (verified(all.path).length >= 5 ? verified(all.path) : null), 15_000);
@@ -293,16 +324,16 @@ describe("delivery", () => {
     expect(log.length).toBe(5);
     expect(new Set(log.map((d) => d.id))).toEqual(new Set(got.map((r) => r.id)));
     for (const d of log) expect(d).toMatchObject({ status: "delivered", attempts: 1, lastStatusCode: 200, lastError: null });
-    const detail = await deliveryDetail(t, log[0].id);
+    const detail = await deliveryDetail(t, log[0]!.id);
     expect(detail.attempts.length).toBe(1);
     expect(detail.attempts[0]).toMatchObject({ statusCode: 200, error: null });
-    expect(detail.attempts[0].latencyMs).toBeGreaterThanOrEqual(0);
-    expect(detail.payload.type).toMatch(/^enforcement_action\./);
+    expect(detail.attempts[0]!.latencyMs).toBeGreaterThanOrEqual(0);
+    expect(detail.payload).toMatchObject({ type: expect.stringMatching(/^enforcement_action\./) });
 
     // The expiry is in the audit trail, by the system.
-    const audit = await t.call("GET", `${t.org}/audit-events?entityType=enforcement_action&entityId=${suspension.id}`);
-    expect(audit.body.events.map((e: any) => e.action)).toEqual(["ENFORCEMENT_ACTION_EXPIRED", "ENFORCEMENT_ACTION_UPDATED", "ENFORCEMENT_ACTION_CREATED"]);
-    expect(audit.body.events[0].actor).toEqual({ type: "system", id: null });
+    const audit = await auditEvents(t, { entityType: "enforcement_action", entityId: suspension.id });
+    expect(audit.events.map((e) => e.action)).toEqual(["ENFORCEMENT_ACTION_EXPIRED", "ENFORCEMENT_ACTION_UPDATED", "ENFORCEMENT_ACTION_CREATED"]);
+    expect(audit.events[0]!.actor).toEqual({ type: "system", id: null });
   });
 
   test("with the receiver down, deliveries are retried and all arrive after it returns", async () => {
@@ -333,7 +364,7 @@ describe("delivery", () => {
       for (const d of log) {
         const detail = await deliveryDetail(t, d.id);
         expect(detail.attempts.length).toBeGreaterThanOrEqual(3);
-        expect(detail.attempts.slice(0, -1).every((a: any) => a.statusCode === null && a.error)).toBe(true);
+        expect(detail.attempts.slice(0, -1).every((a) => a.statusCode === null && a.error)).toBe(true);
         expect(detail.attempts.at(-1)).toMatchObject({ statusCode: 200, error: null });
       }
     } finally {
@@ -366,15 +397,15 @@ describe("delivery", () => {
     expect(gap2).toBeGreaterThanOrEqual(1_900);
     expect(receiver.got("/elsewhere").length).toBe(0); // redirects are not followed
 
-    const [d] = await until("delivered", async () => {
+    const d = await until("delivered", async () => {
       const l = await deliveries(t, ep.id);
-      return l[0]?.status === "delivered" ? l : null;
+      return l[0]?.status === "delivered" ? l[0] : null;
     });
     expect(d.id).toBe(got[0]!.id);
     const detail = await deliveryDetail(t, d.id);
-    expect(detail.attempts.map((a: any) => a.statusCode)).toEqual([500, 429, 302, 204]);
-    expect(detail.attempts[0].error).toContain("HTTP 500");
-    expect(detail.attempts[2].error).toContain("redirects are not followed");
+    expect(detail.attempts.map((a) => a.statusCode)).toEqual([500, 429, 302, 204]);
+    expect(detail.attempts[0]!.error).toContain("HTTP 500");
+    expect(detail.attempts[2]!.error).toContain("redirects are not followed");
     expect(d).toMatchObject({ attempts: 4, lastStatusCode: 204, lastError: null });
   });
 
@@ -387,16 +418,16 @@ describe("delivery", () => {
       },
     });
     await createAction(t);
-    const [d] = await until("delivered on the second attempt", async () => {
+    const d = await until("delivered on the second attempt", async () => {
       const l = await deliveries(t, ep.id);
-      return l[0]?.status === "delivered" ? l : null;
+      return l[0]?.status === "delivered" ? l[0] : null;
     });
     const detail = await deliveryDetail(t, d.id);
     expect(detail.attempts.length).toBe(2);
-    expect(detail.attempts[0].statusCode).toBeNull();
-    expect(detail.attempts[0].error).toContain("timeout");
-    expect(detail.attempts[0].latencyMs).toBeGreaterThanOrEqual(1_400);
-    expect(detail.attempts[1].statusCode).toBe(200);
+    expect(detail.attempts[0]!.statusCode).toBeNull();
+    expect(detail.attempts[0]!.error).toContain("timeout");
+    expect(detail.attempts[0]!.latencyMs).toBeGreaterThanOrEqual(1_400);
+    expect(detail.attempts[1]!.statusCode).toBe(200);
     expect(new Set(receiver.got(ep.path).map((r) => r.id))).toEqual(new Set([d.id]));
   });
 
@@ -406,26 +437,26 @@ describe("delivery", () => {
     const ep = await endpoint(t, { behaviour: () => (gone ? new Response("gone", { status: 410 }) : new Response("ok")) });
     await createAction(t);
     const disabled = await until("the endpoint disabled", async () => {
-      const r = await t.call("GET", `${t.org}/webhook-endpoints/${ep.id}`);
-      return r.body.endpoint.enabled === false ? r.body.endpoint : null;
+      const r = await getEndpoint(t, ep.id);
+      return r.data?.endpoint.enabled === false ? r.data.endpoint : null;
     });
     expect(disabled.disabledReason).toContain("410");
     expect(disabled.disabledAt).toBeString();
-    const [failed] = await deliveries(t, ep.id);
+    const failed = (await deliveries(t, ep.id))[0]!;
     expect(failed).toMatchObject({ status: "failed", attempts: 1, lastStatusCode: 410 });
     expect(receiver.got(ep.path).length).toBe(1);
 
     // A disabled endpoint gets no new deliveries, and cannot be replayed to.
     await createAction(t);
     expect((await deliveries(t, ep.id)).length).toBe(1);
-    expect((await t.call("POST", `${t.org}/webhook-deliveries/${failed.id}/replay`)).status).toBe(409);
+    expect((await replay(t, failed.id)).response.status).toBe(409);
 
     gone = false;
-    const enabled = await t.call("PATCH", `${t.org}/webhook-endpoints/${ep.id}`, { enabled: true });
-    expect(enabled.body.endpoint).toMatchObject({ enabled: true, disabledReason: null });
-    const replay = await t.call("POST", `${t.org}/webhook-deliveries/${failed.id}/replay`);
-    expect(replay.status).toBe(200);
-    expect(replay.body.delivery).toMatchObject({ id: failed.id, status: "pending" });
+    const enabled = await changeEndpoint(t, ep.id, { enabled: true });
+    expect(enabled.data!.endpoint).toMatchObject({ enabled: true, disabledReason: null });
+    const replayed = await replay(t, failed.id);
+    expect(replayed.response.status).toBe(200);
+    expect(replayed.data!.delivery).toMatchObject({ id: failed.id, status: "pending" });
     await until("the replay", async () => verified(ep.path).filter((r) => r.headers["webhook-id"] === failed.id).length >= 2);
     const d = await until("delivered", async () => {
       const x = (await deliveries(t, ep.id))[0];
@@ -435,11 +466,12 @@ describe("delivery", () => {
 
     // Replaying a delivered message again is allowed; another organization's is a 404.
     const other = await tenant();
-    expect((await other.call("POST", `${other.org}/webhook-deliveries/${failed.id}/replay`)).status).toBe(404);
-    expect((await other.call("GET", `${other.org}/webhook-deliveries/${failed.id}`)).status).toBe(404);
-    const audit = await t.call("GET", `${t.org}/audit-events?action=WEBHOOK_ENDPOINT_DISABLED`);
-    expect(audit.body.events.length).toBe(1);
-    expect(audit.body.events[0].actor.type).toBe("system");
+    expect((await replay(other, failed.id)).response.status).toBe(404);
+    const theirs = await (await other.org()).GET("/organizations/{orgSlug}/webhook-deliveries/{deliveryId}", { params: { path: { orgSlug: other.orgSlug, deliveryId: failed.id } } });
+    expect(theirs.response.status).toBe(404);
+    const audit = await auditEvents(t, { action: "WEBHOOK_ENDPOINT_DISABLED" });
+    expect(audit.events.length).toBe(1);
+    expect(audit.events[0]!.actor.type).toBe("system");
   });
 });
 
@@ -448,7 +480,7 @@ describe("crashes", () => {
     const t = await tenant();
     const ep = await endpoint(t);
     await receiver.stop(); // nothing can be delivered before the kill
-    let action: any;
+    let action: Action | undefined;
     try {
       action = await createAction(t);
       await server.kill();
@@ -459,7 +491,7 @@ describe("crashes", () => {
     await server.start();
     const got = await until("the message after restart", async () => verified(ep.path)[0], 15_000);
     expect(got.payload.type).toBe("enforcement_action.created");
-    expect(got.payload.data.action.id).toBe(action.id);
+    expect(got.payload.data.action.id).toBe(action!.id);
   });
 
   test("SIGKILL during a delivery: the retried delivery keeps its webhook-id", async () => {
@@ -482,9 +514,9 @@ describe("crashes", () => {
     expect(second.id).toBe(first.id);
     expect(second.body).toBe(first.body);
     expect(second.payload.data.action.id).toBe(action.id);
-    const [d] = await until("delivered", async () => {
+    const d = await until("delivered", async () => {
       const l = await deliveries(t, ep.id);
-      return l[0]?.status === "delivered" ? l : null;
+      return l[0]?.status === "delivered" ? l[0] : null;
     });
     expect(d.id).toBe(first.id);
   });
@@ -502,15 +534,15 @@ describe("failing endpoints and SSRF rules (a server with a short disable period
     const ep = await endpoint(t, { behaviour: () => new Response("broken", { status: 500 }) });
     await createAction(t);
     const disabled = await until("the endpoint disabled", async () => {
-      const r = await t.call("GET", `${t.org}/webhook-endpoints/${ep.id}`);
-      return r.body.endpoint.enabled === false ? r.body.endpoint : null;
+      const r = await getEndpoint(t, ep.id);
+      return r.data?.endpoint.enabled === false ? r.data.endpoint : null;
     }, 15_000);
     expect(disabled.disabledReason).toContain("failed without a break");
     expect(disabled.disabledReason).toContain("HTTP 500");
     expect(disabled.failingSince).toBeString();
-    const [d] = await deliveries(t, ep.id);
-    expect(d.status).toBe("failed");
-    expect(d.attempts).toBeGreaterThanOrEqual(2);
+    const d = (await deliveries(t, ep.id))[0];
+    expect(d?.status).toBe("failed");
+    expect(d?.attempts).toBeGreaterThanOrEqual(2);
     expect(receiver.got(ep.path).every((r) => r.verified)).toBe(true);
   });
 
@@ -531,10 +563,10 @@ describe("failing endpoints and SSRF rules (a server with a short disable period
       "http://10.0.0.7/hook",
       "http://2130706433/",
     ]) {
-      const r = await t.call("POST", `${t.org}/webhook-endpoints`, { url });
-      expect({ url, status: r.status, error: String(r.body.error).slice(0, 4) }).toEqual({ url, status: 400, error: "url:" });
+      const r = await createEndpoint(t, { url });
+      expect({ url, status: r.response.status, error: String(r.error?.error).slice(0, 4) }).toEqual({ url, status: 400, error: "url:" });
     }
-    expect((await t.call("PATCH", `${t.org}/webhook-endpoints/${ep.id}`, { url: "http://127.0.0.1:9/" })).status).toBe(400);
+    expect((await changeEndpoint(t, ep.id, { url: "http://127.0.0.1:9/" })).response.status).toBe(400);
 
     // The stored loopback endpoint: the pinned fetch refuses it at delivery, nothing is sent.
     await createAction(t);
@@ -550,25 +582,26 @@ describe("host names", () => {
   test("a URL whose host name does not resolve is refused at creation and on change (REST and tRPC); names that resolve are kept", async () => {
     const t = await tenant();
     const nowhere = "https://hooks.no-such-host.invalid/flagstaff"; // .invalid never resolves (RFC 6761)
-    const created = await t.call("POST", `${t.org}/webhook-endpoints`, { url: nowhere });
-    expect(created.status).toBe(400);
-    expect(created.body.error).toBe("url: the host name hooks.no-such-host.invalid does not resolve");
+    const created = await createEndpoint(t, { url: nowhere });
+    expect(created.response.status).toBe(400);
+    expect(created.error?.error).toBe("url: the host name hooks.no-such-host.invalid does not resolve");
 
     // localhost resolves (private addresses are allowed in tests).
-    const ok = await t.call("POST", `${t.org}/webhook-endpoints`, { url: `http://localhost:${receiver.port}/named` });
-    expect(ok.status).toBe(201);
-    const id = ok.body.endpoint.id;
-    const changed = await t.call("PATCH", `${t.org}/webhook-endpoints/${id}`, { url: nowhere, description: "moved" });
-    expect(changed.status).toBe(400);
-    expect(changed.body.error).toContain("does not resolve");
-    expect((await t.call("GET", `${t.org}/webhook-endpoints/${id}`)).body.endpoint).toMatchObject({ url: `http://localhost:${receiver.port}/named`, description: null });
+    const ok = await createEndpoint(t, { url: `http://localhost:${receiver.port}/named` });
+    expect(ok.response.status).toBe(201);
+    const id = ok.data!.endpoint.id;
+    const changed = await changeEndpoint(t, id, { url: nowhere, description: "moved" });
+    expect(changed.response.status).toBe(400);
+    expect(changed.error?.error).toContain("does not resolve");
+    expect((await getEndpoint(t, id)).data!.endpoint).toMatchObject({ url: `http://localhost:${receiver.port}/named`, description: null });
 
-    const viaTrpc = await t.call("POST", "/trpc/webhooks.create", { orgSlug: t.orgSlug, url: "http://nowhere.invalid:8080/x" });
+    // This half is about the tRPC procedures (/trpc), which the REST clients do not reach.
+    const viaTrpc = await t.trpc("POST", "/trpc/webhooks.create", { orgSlug: t.orgSlug, url: "http://nowhere.invalid:8080/x" });
     expect(viaTrpc.status).toBe(400);
     expect(viaTrpc.body.error.message).toBe("url: the host name nowhere.invalid does not resolve");
-    const updateViaTrpc = await t.call("POST", "/trpc/webhooks.update", { orgSlug: t.orgSlug, endpointId: id, url: nowhere });
+    const updateViaTrpc = await t.trpc("POST", "/trpc/webhooks.update", { orgSlug: t.orgSlug, endpointId: id, url: nowhere });
     expect(updateViaTrpc.status).toBe(400);
     expect(updateViaTrpc.body.error.message).toContain("does not resolve");
-    expect((await t.call("GET", `${t.org}/webhook-endpoints`)).body.endpoints.length).toBe(1);
+    expect((await (await t.org()).GET("/organizations/{orgSlug}/webhook-endpoints", { params: { path: { orgSlug: t.orgSlug } } })).data!.endpoints.length).toBe(1);
   });
 });
