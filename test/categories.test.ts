@@ -167,3 +167,17 @@ test("a report's reason finds its category by the same key: école names ÉCOLE"
   expect(dz.response.status).toBe(201);
   expect((await getReport(dz.data!.report.id)).reasons).toEqual(["ǅ"]);
 });
+
+test("names in scripts with combining marks are accepted, and decomposed accents are the same name", async () => {
+  // Devanagari and Thai write vowels as combining marks (\p{M}); they are letters of a name.
+  for (const name of ["हिंदी", "ภาษาไทย"]) {
+    const created = await createCategory({ name });
+    expect({ name, status: created.response.status }).toEqual({ name, status: 201 });
+  }
+  // "Ｃafe\u0301" (full-width C, e + combining acute) and "Café" are one name after NFKC.
+  expect((await createCategory({ name: "Café" })).response.status).toBe(201);
+  const decomposed = await createCategory({ name: "Ｃafe\u0301" });
+  expect(decomposed.response.status).toBe(409);
+  // Punctuation is still refused.
+  expect((await createCategory({ name: "spam!" })).response.status).toBe(400);
+});
