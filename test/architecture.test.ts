@@ -1,0 +1,528 @@
+/**
+ * The layer rules of docs/architecture.md, checked on every import of every file under src/.
+ *
+ * How: a small lexer (comments, strings, templates and regular expressions skipped) finds every
+ * `import … from`, `import "…"`, `export … from`, `import("…")`, `typeof import("…")` and
+ * `require("…")`; Bun's own transpiler (`Bun.Transpiler#scan`) says which of them remain at run
+ * time. An import Bun erases (`import type`, `export type`, `import { type A }`) is type-only.
+ * Relative paths are resolved to files; an import that resolves to nothing fails the test.
+ *
+ * The code does not satisfy the target rules yet: KNOWN_VIOLATIONS lists the imports that broke
+ * them when the rules were written, each with its reason. The test fails on any violation not
+ * listed, and on any listed one that is gone, so the list only ever shrinks.
+ */
+import { describe, expect, test } from "bun:test";
+import { readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+
+// ---------------------------------------------------------------------------------------------
+// The rules (docs/architecture.md reproduces them for people).
+
+/** The composition roots: they wire every layer together, so no layer imports them. */
+const ROOTS = ["src/cli.ts", "src/server.ts", "src/services.ts"];
+
+/**
+ * What an import into a matched path may be: "no" never; "type-only" only erased imports;
+ * "pure" only pure schema/vocabulary modules of src/domain (see pureDomainModules);
+ * "pure-or-type" those, or any type-only import; "yes" anything.
+ */
+type Allow = "yes" | "no" | "type-only" | "pure" | "pure-or-type";
+
+interface Rule {
+  /** Files the rule applies to: a directory ("src/domain/") or a file. */
+  from: string;
+  name: string;
+  /** Checked in order, first match wins; a target matching none is allowed. */
+  to: [targets: string[], allow: Allow][];
+  why: string;
+}
+
+export const RULES: Rule[] = [
+  {
+    from: "src/domain/",
+    name: "domain",
+    to: [[["src/api/", "src/jobs/", "src/web/", "src/commands/", ...ROOTS], "no"]],
+    why: "business rules call storage and are called by transport and jobs, never the reverse",
+  },
+  {
+    from: "src/jobs/",
+    name: "jobs",
+    to: [[["src/api/", "src/web/", "src/commands/", ...ROOTS], "no"]],
+    why: "jobs run domain functions outside any request; they know nothing of transport",
+  },
+  {
+    from: "src/db/",
+    name: "storage",
+    to: [
+      [["src/api/", "src/jobs/", "src/web/", "src/commands/", "src/ai/", ...ROOTS], "no"],
+      [["src/domain/"], "pure"],
+    ],
+    why: "storage sits under the domain: it may use the domain's vocabularies (enumerations), nothing else",
+  },
+  {
+    from: "src/web/",
+    name: "web",
+    to: [
+      [["src/web/"], "yes"],
+      [["src/api/"], "type-only"],
+      [["src/domain/"], "pure-or-type"],
+      [["src/"], "no"],
+    ],
+    why: "the dashboard is a browser bundle: server code must not reach it (types are erased, pure zod schemas are fine)",
+  },
+  {
+    from: "src/api/routers/",
+    name: "routers",
+    to: [[["src/db/"], "type-only"]],
+    why: "routers are thin transport: queries belong in domain functions",
+  },
+  {
+    from: "src/ai/",
+    name: "ai",
+    to: [[["src/api/", "src/web/", "src/jobs/", "src/commands/", ...ROOTS], "no"]],
+    why: "the model adapter is called by the domain and knows nothing of transport or jobs",
+  },
+];
+
+/**
+ * Imports that broke the rules when they were written (commit 990d717), "from → to": reason.
+ * Only remove entries (the test says when one is gone); never add one to get a change through.
+ */
+export const KNOWN_VIOLATIONS: Record<string, string> = {
+  // domain → jobs: enqueueing belongs to the workflow/outbox boundary, woken by the engine itself
+  "src/domain/reports.ts → src/jobs/queue.ts": "createReport enqueues the enrichment job with the queue's own insert",
+  "src/domain/linkscan/scan.ts → src/jobs/queue.ts": "enqueueLinkScans enqueues link-scan jobs with the queue's own insert",
+  "src/domain/webhooks/outbox.ts → src/jobs/queue.ts": "the outbox enqueues delivery jobs with the queue's own insert",
+  "src/domain/webhooks/delivery.ts → src/jobs/queue.ts": "takes the queue's JobRow type",
+  "src/domain/webhooks/delivery.ts → src/jobs/worker.ts": "throws the worker's RetryLater to reschedule a delivery",
+  // jobs → api
+  "src/jobs/handlers.ts → src/api/context.ts": "job handlers take the transport's Services type",
+  "src/jobs/enforcement-jobs.ts → src/api/context.ts": "the expiry scheduler takes the transport's Services type",
+  "src/jobs/worker.ts → src/api/metrics.ts": "the worker reports job runs to the HTTP metrics module",
+  // routers → storage: queries in routers
+  "src/api/routers/cases.ts → src/db/schema.ts": "cases.detail queries the identities table itself",
+  "src/api/routers/projects.ts → src/db/client.ts": "projects.create opens its own transaction around createProject and an audit write",
+  "src/api/routers/users.ts → src/db/client.ts": "users.create opens its own transaction around createUser and an audit write",
+  // web → server code
+  "src/web/api.ts → src/api/trpc-batch.ts": "imports the value MAX_BATCH_CALLS, so the transport's batch guard (and @trpc/server/rpc) lands in the browser bundle",
+};
+
+// ---------------------------------------------------------------------------------------------
+// Finding imports.
+
+export interface FoundImport {
+  specifier: string;
+  line: number;
+}
+
+const EXPRESSION_KEYWORDS = new Set([
+  "return", "typeof", "instanceof", "in", "of", "new", "delete", "void", "throw", "case", "do", "else", "yield", "await",
+]);
+
+type Token = { t: "id" | "str" | "punct" | "num" | "other"; v: string; line: number };
+
+/** Identifiers, punctuation and string literals of a TypeScript source, without comments, templates or regexes. */
+function tokenize(code: string): Token[] {
+  const out: Token[] = [];
+  let i = 0;
+  let line = 1;
+  /** Open `${` of templates: the brace depth inside each. */
+  const templates: number[] = [];
+  const n = code.length;
+  if (code.startsWith("#!")) while (i < n && code[i] !== "\n") i++;
+
+  const push = (t: Token["t"], v: string, at = line) => out.push({ t, v, line: at });
+  const regexAllowed = (): boolean => {
+    const prev = out.at(-1);
+    if (!prev) return true;
+    if (prev.t === "punct") return !")]}".includes(prev.v);
+    if (prev.t === "id") return EXPRESSION_KEYWORDS.has(prev.v);
+    return false;
+  };
+  /** Reads template text from i (just after ` or }) to the closing ` or the next ${. */
+  const templateText = (): void => {
+    while (i < n) {
+      const c = code[i]!;
+      if (c === "\\") i += 2;
+      else if (c === "`") {
+        i++;
+        push("other", "`");
+        return;
+      } else if (c === "$" && code[i + 1] === "{") {
+        i += 2;
+        templates.push(0);
+        push("punct", "${");
+        return;
+      } else {
+        if (c === "\n") line++;
+        i++;
+      }
+    }
+  };
+
+  while (i < n) {
+    const c = code[i]!;
+    if (c === "\n") {
+      line++;
+      i++;
+    } else if (c === " " || c === "\t" || c === "\r") i++;
+    else if (c === "/" && code[i + 1] === "/") while (i < n && code[i] !== "\n") i++;
+    else if (c === "/" && code[i + 1] === "*") {
+      const end = code.indexOf("*/", i + 2);
+      const stop = end < 0 ? n : end + 2;
+      for (let k = i; k < stop; k++) if (code[k] === "\n") line++;
+      i = stop;
+    } else if (c === "'" || c === '"') {
+      // Strings end at their quote, or (unterminated, e.g. an apostrophe in JSX text) at the line's end.
+      let v = "";
+      i++;
+      while (i < n && code[i] !== c && code[i] !== "\n") {
+        if (code[i] === "\\") {
+          v += code[i + 1] ?? "";
+          i += 2;
+        } else v += code[i++];
+      }
+      if (code[i] === c) i++;
+      push("str", v);
+    } else if (c === "`") {
+      i++;
+      templateText();
+    } else if (c === "{") {
+      if (templates.length) templates[templates.length - 1]!++;
+      push("punct", "{");
+      i++;
+    } else if (c === "}") {
+      i++;
+      if (templates.length && templates.at(-1) === 0) {
+        templates.pop();
+        templateText();
+      } else {
+        if (templates.length) templates[templates.length - 1]!--;
+        push("punct", "}");
+      }
+    } else if (c === "/" && regexAllowed()) {
+      let inClass = false;
+      i++;
+      while (i < n && code[i] !== "\n") {
+        const d = code[i]!;
+        if (d === "\\") i += 2;
+        else {
+          i++;
+          if (d === "[") inClass = true;
+          else if (d === "]") inClass = false;
+          else if (d === "/" && !inClass) break;
+        }
+      }
+      while (i < n && /[a-z]/i.test(code[i]!)) i++;
+      push("other", "regex");
+    } else if (/[A-Za-z_$\u0080-\uffff]/.test(c)) {
+      const start = i;
+      while (i < n && /[\w$\u0080-\uffff]/.test(code[i]!)) i++;
+      push("id", code.slice(start, i));
+    } else if (/[0-9]/.test(c)) {
+      const start = i;
+      while (i < n && /[\w.]/.test(code[i]!)) i++;
+      push("num", code.slice(start, i));
+    } else {
+      push("punct", c);
+      i++;
+    }
+  }
+  return out;
+}
+
+/** Every module specifier a source names: static, re-exported, dynamic, `typeof import()` and require. */
+export function findImports(code: string): FoundImport[] {
+  const tokens = tokenize(code);
+  const found: FoundImport[] = [];
+  const at = (k: number): Token | undefined => tokens[k];
+  const isCall = (k: number): boolean => at(k)?.v === "(" && at(k + 1)?.t === "str";
+  /** From k, the `from "…"` closing an import or export clause, at brace depth 0. */
+  const fromClause = (k: number): Token | undefined => {
+    let depth = 0;
+    for (let j = k; j < tokens.length && j < k + 500; j++) {
+      const tok = tokens[j]!;
+      if (tok.t === "punct") {
+        if (tok.v === "{") depth++;
+        else if (tok.v === "}") depth--;
+        else if (depth === 0 && (tok.v === ";" || tok.v === "=" || tok.v === "(")) return undefined;
+      } else if (depth === 0 && tok.t === "id" && tok.v === "from" && at(j + 1)?.t === "str") return at(j + 1);
+      else if (depth === 0 && tok.t === "id" && (tok.v === "import" || tok.v === "export") && j > k) return undefined;
+    }
+    return undefined;
+  };
+
+  for (let k = 0; k < tokens.length; k++) {
+    const tok = tokens[k]!;
+    if (tok.t !== "id") continue;
+    const prev = at(k - 1);
+    if (prev?.v === "." || at(k + 1)?.v === ":") continue; // obj.import(…), { import: … }
+    if (tok.v === "import") {
+      const next = at(k + 1);
+      if (next?.t === "str") found.push({ specifier: next.v, line: next.line });
+      else if (isCall(k + 1)) found.push({ specifier: at(k + 2)!.v, line: at(k + 2)!.line });
+      else if (next?.v !== ".") {
+        const spec = fromClause(k + 1);
+        if (spec) found.push({ specifier: spec.v, line: spec.line });
+        else {
+          // import x = require("…")
+          const eq = tokens.findIndex((t, j) => j > k && j < k + 6 && t.v === "=");
+          if (eq > 0 && at(eq + 1)?.v === "require" && isCall(eq + 2)) found.push({ specifier: at(eq + 3)!.v, line: at(eq + 3)!.line });
+        }
+      }
+    } else if (tok.v === "export") {
+      const next = at(k + 1);
+      const clause = next?.v === "type" ? at(k + 2) : next;
+      if (clause?.v === "*" || clause?.v === "{") {
+        const spec = fromClause(k + 1);
+        if (spec) found.push({ specifier: spec.v, line: spec.line });
+      }
+    } else if (tok.v === "require" && isCall(k + 1)) {
+      found.push({ specifier: at(k + 2)!.v, line: at(k + 2)!.line });
+    }
+  }
+  return found;
+}
+
+const transpilers = { ts: new Bun.Transpiler({ loader: "ts" }), tsx: new Bun.Transpiler({ loader: "tsx" }) };
+
+/** The specifiers still imported once types are erased, by Bun's own transpiler. */
+function runtimeSpecifiers(path: string, code: string): Set<string> {
+  if (path.endsWith(".d.ts")) return new Set();
+  const transpiler = path.endsWith(".tsx") ? transpilers.tsx : transpilers.ts;
+  return new Set(transpiler.scan(code.replace(/^#!.*/, "")).imports.map((i) => i.path));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The import graph of src/.
+
+const ROOT = resolve(import.meta.dir, "..");
+
+export interface Edge {
+  from: string;
+  to: string;
+  /** Some import of `to` by `from` remains at run time. */
+  runtime: boolean;
+  line: number;
+}
+
+export interface Graph {
+  files: string[];
+  edges: Edge[];
+  /** Imports of packages (`zod`, `drizzle-orm`, `bun:sqlite`…), by file. */
+  packages: Map<string, Set<string>>;
+  unresolved: string[];
+  /** Runtime imports Bun found that the lexer missed: a bug of this test. */
+  missed: string[];
+}
+
+const isFile = (p: string): boolean => {
+  try {
+    return statSync(p).isFile();
+  } catch {
+    return false;
+  }
+};
+
+function resolveImport(fromAbs: string, specifier: string): string | null {
+  const base = resolve(dirname(fromAbs), specifier);
+  for (const candidate of [base, `${base}.ts`, `${base}.tsx`, join(base, "index.ts"), join(base, "index.tsx")]) {
+    if (isFile(candidate)) return candidate;
+  }
+  return null;
+}
+
+export function buildGraph(root = ROOT): Graph {
+  const files = [...new Bun.Glob("src/**/*.{ts,tsx}").scanSync({ cwd: root })].map((f) => f.split("\\").join("/")).sort();
+  const graph: Graph = { files, edges: [], packages: new Map(), unresolved: [], missed: [] };
+  for (const file of files) {
+    const abs = join(root, file);
+    const code = readFileSync(abs, "utf8");
+    const found = findImports(code);
+    const runtime = runtimeSpecifiers(file, code);
+    const names = new Set(found.map((f) => f.specifier));
+    for (const spec of runtime) if (!names.has(spec)) graph.missed.push(`${file}: ${spec}`);
+    const byTarget = new Map<string, Edge>();
+    const packages = new Set<string>();
+    for (const f of found) {
+      if (!f.specifier.startsWith(".")) {
+        packages.add(f.specifier);
+        continue;
+      }
+      const target = resolveImport(abs, f.specifier);
+      if (!target) {
+        graph.unresolved.push(`${file}:${f.line}: ${f.specifier}`);
+        continue;
+      }
+      const to = relative(root, target).split("\\").join("/");
+      const isRuntime = runtime.has(f.specifier);
+      const edge = byTarget.get(to);
+      if (!edge) byTarget.set(to, { from: file, to, runtime: isRuntime, line: f.line });
+      else if (isRuntime && !edge.runtime) Object.assign(edge, { runtime: true, line: f.line });
+    }
+    graph.edges.push(...byTarget.values());
+    graph.packages.set(file, packages);
+  }
+  return graph;
+}
+
+/**
+ * Pure schema/vocabulary modules of src/domain: files that import only `zod` and other pure
+ * modules (or nothing), such as the status list or a view's zod schema. Detected, not named.
+ */
+export function pureDomainModules(graph: Graph): Set<string> {
+  const pure = new Set(graph.files.filter((f) => f.startsWith("src/domain/") && [...graph.packages.get(f)!].every((p) => p === "zod" || p.startsWith("zod/"))));
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const e of graph.edges) {
+      if (pure.has(e.from) && !pure.has(e.to)) {
+        pure.delete(e.from);
+        changed = true;
+      }
+    }
+  }
+  return pure;
+}
+
+const matches = (path: string, target: string): boolean => (target.endsWith("/") ? path.startsWith(target) : path === target);
+
+export interface Violation {
+  key: string;
+  message: string;
+}
+
+export function violations(graph: Graph, pure: Set<string>): Violation[] {
+  const out: Violation[] = [];
+  for (const e of graph.edges) {
+    for (const rule of RULES) {
+      if (!matches(e.from, rule.from)) continue;
+      const hit = rule.to.find(([targets]) => targets.some((t) => matches(e.to, t)));
+      if (!hit) continue;
+      const [targets, allow] = hit;
+      const ok =
+        allow === "yes" ||
+        (allow === "type-only" && !e.runtime) ||
+        (allow === "pure" && pure.has(e.to)) ||
+        (allow === "pure-or-type" && (pure.has(e.to) || !e.runtime));
+      if (ok) continue;
+      const what = { no: "nothing", "type-only": "only `import type`", pure: "only pure schema/vocabulary modules", "pure-or-type": "only pure schema/vocabulary modules or `import type`", yes: "" }[allow];
+      out.push({
+        key: `${e.from} → ${e.to}`,
+        message:
+          `${e.from}:${e.line} ${e.runtime ? "imports" : "type-imports"} ${e.to}\n` +
+          `    rule "${rule.name}": ${rule.from} may import ${what} from ${targets.join(", ")}\n` +
+          `    because ${rule.why} (docs/architecture.md)`,
+      });
+      break;
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tests.
+
+describe("architecture: import rules of docs/architecture.md", () => {
+  const graph = buildGraph();
+  const pure = pureDomainModules(graph);
+  const found = violations(graph, pure);
+
+  test("every import under src/ is found and resolves to a file", () => {
+    expect(graph.files.length).toBeGreaterThan(50);
+    if (graph.missed.length) {
+      throw new Error(`The import lexer of test/architecture.test.ts missed imports that Bun sees (a bug of the test; fix findImports):\n  ${graph.missed.join("\n  ")}`);
+    }
+    if (graph.unresolved.length) throw new Error(`Relative imports that resolve to no file:\n  ${graph.unresolved.join("\n  ")}`);
+  });
+
+  test("no import breaks a layer rule, except the known ones", () => {
+    const fresh = found.filter((v) => !(v.key in KNOWN_VIOLATIONS));
+    if (fresh.length) {
+      throw new Error(
+        `${fresh.length} import(s) break the layer rules of docs/architecture.md:\n\n${fresh.map((v) => v.message).join("\n\n")}\n\n` +
+          "Move the code to the layer that may hold it (docs/architecture.md, \"Where a rule lives\"). " +
+          "KNOWN_VIOLATIONS in test/architecture.test.ts records the debts that existed when the rules were written; it only shrinks.",
+      );
+    }
+  });
+
+  test("every entry of KNOWN_VIOLATIONS still exists (the list only shrinks)", () => {
+    const current = new Set(found.map((v) => v.key));
+    const gone = Object.keys(KNOWN_VIOLATIONS).filter((k) => !current.has(k));
+    if (gone.length) {
+      throw new Error(
+        `No longer found (fixed, or the file moved): remove it from KNOWN_VIOLATIONS in test/architecture.test.ts, the list only shrinks:\n  ${gone.map((k) => JSON.stringify(k)).join("\n  ")}`,
+      );
+    }
+  });
+});
+
+describe("architecture: the checker itself", () => {
+  test("finds every kind of import, and nothing in comments, strings or regexes", () => {
+    const code = [
+      "#!/usr/bin/env bun",
+      'import type { A } from "./a.ts";',
+      'import { type B, C } from "./b.ts";',
+      "import D, {",
+      "  E,",
+      '} from "./d.ts";',
+      'import * as F from "./f.ts";',
+      'import "./side-effect.ts";',
+      'import sql from "../drizzle/0000.sql" with { type: "text" };',
+      'export * from "./star.ts";',
+      'export type { G } from "./g.ts";',
+      'export { H as I } from "./h.ts";',
+      "export { C };",
+      'type J = typeof import("./j.ts");',
+      'const k = await import("./k.ts");',
+      'const l = require("./l.ts");',
+      '// import { M } from "./comment.ts";',
+      '/* export * from "./block-comment.ts"; */',
+      "const s = 'import { N } from \"./string.ts\"';",
+      'const t = `${k}import("./template.ts")${`nested ${"}"}`}`;',
+      'const r = /import("\\.\\/regex.ts")/g.test(s) ? 1 / 2 : import.meta.dir;',
+      "const o = { import: 1, from: 2 }; o.import;",
+    ].join("\n");
+    expect(findImports(code).map((f) => `${f.line}:${f.specifier}`)).toEqual([
+      "2:./a.ts", "3:./b.ts", "6:./d.ts", "7:./f.ts", "8:./side-effect.ts", "9:../drizzle/0000.sql",
+      "10:./star.ts", "11:./g.ts", "12:./h.ts", "14:./j.ts", "15:./k.ts", "16:./l.ts",
+    ]);
+    // Bun erases `import type`, `export type` and imports whose every name is a type.
+    expect([...runtimeSpecifiers("x.ts", code)].sort()).toEqual(
+      ["../drizzle/0000.sql", "./b.ts", "./d.ts", "./f.ts", "./h.ts", "./k.ts", "./side-effect.ts", "./star.ts"],
+    );
+  });
+
+  test("applies the rules: forbidden layers, type-only and pure modules", () => {
+    const graph: Graph = {
+      files: ["src/domain/status.ts", "src/domain/reports.ts", "src/web/page.tsx", "src/db/schema.ts", "src/api/routers/r.ts"],
+      edges: [
+        { from: "src/domain/reports.ts", to: "src/domain/status.ts", runtime: true, line: 1 },
+        { from: "src/domain/reports.ts", to: "src/api/trpc.ts", runtime: false, line: 2 },
+        { from: "src/web/page.tsx", to: "src/api/router.ts", runtime: false, line: 1 },
+        { from: "src/web/page.tsx", to: "src/api/trpc-batch.ts", runtime: true, line: 2 },
+        { from: "src/web/page.tsx", to: "src/domain/status.ts", runtime: true, line: 3 },
+        { from: "src/web/page.tsx", to: "src/domain/reports.ts", runtime: true, line: 4 },
+        { from: "src/db/schema.ts", to: "src/domain/status.ts", runtime: true, line: 1 },
+        { from: "src/db/schema.ts", to: "src/domain/reports.ts", runtime: false, line: 2 },
+        { from: "src/api/routers/r.ts", to: "src/db/client.ts", runtime: false, line: 1 },
+        { from: "src/api/routers/r.ts", to: "src/db/schema.ts", runtime: true, line: 2 },
+      ],
+      packages: new Map([
+        ["src/domain/status.ts", new Set(["zod"])],
+        ["src/domain/reports.ts", new Set(["drizzle-orm"])],
+      ]),
+      unresolved: [],
+      missed: [],
+    };
+    const pure = pureDomainModules(graph);
+    expect([...pure]).toEqual(["src/domain/status.ts"]);
+    expect(violations(graph, pure).map((v) => v.key)).toEqual([
+      "src/domain/reports.ts → src/api/trpc.ts",
+      "src/web/page.tsx → src/api/trpc-batch.ts",
+      "src/web/page.tsx → src/domain/reports.ts",
+      "src/db/schema.ts → src/domain/reports.ts",
+      "src/api/routers/r.ts → src/db/schema.ts",
+    ]);
+  });
+});
