@@ -1,4 +1,4 @@
-/** Helpers of the benchmark (scripts/bench/run.ts) and the chaos run (scripts/chaos.ts). */
+/** Helpers of the benchmarks (scripts/bench/run.ts, compare.ts) and the chaos run (scripts/chaos.ts). */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
@@ -164,3 +164,10 @@ export function markdownTable(header: string[], rows: (string | number)[][]): st
 
 export const fmtInt = (n: number) => Math.round(n).toLocaleString("en-US");
 export const fmtMs = (n: number) => (n < 10 ? n.toFixed(2) : n.toFixed(1));
+
+/** The middle value (the mean of the two middle ones for an even count). */
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
