@@ -6,7 +6,7 @@ import { formatInitBanner, initOrganization } from "./commands/init.ts";
 import { keysCommand, UsageError } from "./commands/keys.ts";
 import { serve } from "./commands/serve.ts";
 import { ConfigError, loadConfig } from "./config.ts";
-import { openDatabase } from "./db/client.ts";
+import { openSqliteStore } from "./db/store.ts";
 import { migrateDatabase } from "./db/migrate.ts";
 import { offsetClock } from "./domain/clock.ts";
 import { setLogLevel } from "./log.ts";
@@ -59,9 +59,10 @@ async function main(argv: string[]): Promise<number> {
   }
 
   const clock = offsetClock(config.clockOffsetMs);
-  const db = openDatabase(config.dbPath);
+  const store = openSqliteStore(config.dbPath);
+  const ctx = { store, db: store.db, clock };
   try {
-    const applied = migrateDatabase(db);
+    const applied = migrateDatabase(store.writer);
     switch (command) {
       case "migrate":
         process.stdout.write(`${applied} migration(s) applied to ${config.dbPath}\n`);
@@ -69,19 +70,19 @@ async function main(argv: string[]): Promise<number> {
       case "init": {
         const plan = values.plan ?? "enterprise";
         if (plan !== "free" && plan !== "pro" && plan !== "enterprise") throw new UsageError("--plan must be free, pro or enterprise");
-        const result = await initOrganization(db, clock, { org: values.org, project: values.project, plan });
+        const result = await initOrganization(ctx, { org: values.org, project: values.project, plan });
         process.stdout.write(values.json ? JSON.stringify(result) + "\n" : formatInitBanner(result, `http://localhost:${config.port}`) + "\n");
         return 0;
       }
       case "keys":
-        process.stdout.write(keysCommand(db, clock, rest, values) + "\n");
+        process.stdout.write((await keysCommand(ctx, rest, values)) + "\n");
         return 0;
       default:
         process.stderr.write(`unknown command: ${command}\n${USAGE}\n`);
         return 2;
     }
   } finally {
-    db.$client.close();
+    store.close();
   }
 }
 

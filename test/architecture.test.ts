@@ -95,14 +95,8 @@ export const KNOWN_VIOLATIONS: Record<string, string> = {
   "src/domain/webhooks/outbox.ts → src/jobs/queue.ts": "the outbox enqueues delivery jobs with the queue's own insert",
   "src/domain/webhooks/delivery.ts → src/jobs/queue.ts": "takes the queue's JobRow type",
   "src/domain/webhooks/delivery.ts → src/jobs/worker.ts": "throws the worker's RetryLater to reschedule a delivery",
-  // jobs → api
-  "src/jobs/handlers.ts → src/api/context.ts": "job handlers take the transport's Services type",
-  "src/jobs/enforcement-jobs.ts → src/api/context.ts": "the expiry scheduler takes the transport's Services type",
-  "src/jobs/worker.ts → src/api/metrics.ts": "the worker reports job runs to the HTTP metrics module",
   // routers → storage: queries in routers
   "src/api/routers/cases.ts → src/db/schema.ts": "cases.detail queries the identities table itself",
-  "src/api/routers/projects.ts → src/db/client.ts": "projects.create opens its own transaction around createProject and an audit write",
-  "src/api/routers/users.ts → src/db/client.ts": "users.create opens its own transaction around createUser and an audit write",
   // web → server code
   "src/web/api.ts → src/api/trpc-batch.ts": "imports the value MAX_BATCH_CALLS, so the transport's batch guard (and @trpc/server/rpc) lands in the browser bundle",
 };

@@ -32,7 +32,7 @@ test("report reasons and AI answers match categories by the key", () => {
   expect(matchCategories(["école", "DŽ"], ["ÉCOLE", "ǅ"])).toEqual(["ÉCOLE", "ǅ"]);
 });
 
-test("migration 0008 stores the key of existing categories; of names now equal, the oldest keeps it", () => {
+test("migration 0008 stores the key of existing categories; of names now equal, the oldest keeps it", async () => {
   const db = openDatabase(":memory:");
   const upTo = embeddedMigrations.findIndex((m) => m.tag === "0008_category_keys");
   expect(upTo).toBeGreaterThan(0);
@@ -53,7 +53,7 @@ test("migration 0008 stores the key of existing categories; of names now equal, 
   );
   expect(keys).toEqual({ "c-old": "école", "c-new": "école c-new", "c-spam": "spam", "c-q": "école" });
   // Both stay listed; a reason names the oldest.
-  expect(resolveReasons(reasonCategories(db, "p"), ["école"]).map((c) => c.id)).toEqual(["c-old"]);
+  expect(resolveReasons(await reasonCategories({ db }, "p"), ["école"]).map((c) => c.id)).toEqual(["c-old"]);
   // The key is unique per project from now on.
   expect(() => add.run("c-dup", "q", "ÉCOLE", 40, 40)).toThrow();
   expect(() =>

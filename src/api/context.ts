@@ -1,5 +1,6 @@
 import type { Config } from "../config.ts";
 import type { Db } from "../db/client.ts";
+import type { Store } from "../db/store.ts";
 import type { Actor } from "../domain/audit.ts";
 import type { Clock } from "../domain/clock.ts";
 import { authenticateKey, type KeyKind } from "../domain/keys.ts";
@@ -9,14 +10,15 @@ import type { Role } from "../domain/users.ts";
 
 /** Long-lived things every request can reach: built once at start-up. */
 export interface Services {
+  /** Where the data lives (src/db/store.ts); the domain gets it through its context. */
+  store: Store;
+  /** `store.db`. */
   db: Db;
   config: Config;
   clock: Clock;
   reportRateLimiter: RateLimiter;
   /** Told the duration and outcome of every AI model call (metrics). */
   onAiCall?: (ms: number, ok: boolean) => void;
-  /** The background job workers; `wake` makes them look at the queue now. */
-  jobs: { wake(): void };
 }
 
 /** Who is calling, once authenticated. Every procedure acts for exactly one organization. */
@@ -71,11 +73,11 @@ export interface ContextOptions {
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 /** Resolves the Authorization header into a caller, or the reason it cannot be one. */
-export function authenticate(services: Services, authorization: string | null): AuthState {
+export async function authenticate(services: Services, authorization: string | null): Promise<AuthState> {
   if (!authorization) return { ok: false, reason: "Missing API key: send Authorization: Bearer <key>" };
   const match = BEARER.exec(authorization);
   if (!match?.[1]) return { ok: false, reason: "Malformed Authorization header: expected Bearer <key>" };
-  const key = authenticateKey(services.db, services.clock, match[1]);
+  const key = await authenticateKey(services, match[1]);
   if (!key) return { ok: false, reason: "Invalid or revoked API key" };
   return {
     ok: true,
@@ -91,10 +93,10 @@ export function authenticate(services: Services, authorization: string | null): 
 }
 
 /** Resolves the session cookie into a dashboard user, or the reason it cannot be one. */
-export function authenticateSession(services: Services, cookieHeader: string | null): AuthState | null {
+export async function authenticateSession(services: Services, cookieHeader: string | null): Promise<AuthState | null> {
   const token = readCookie(cookieHeader, SESSION_COOKIE);
   if (!token) return null;
-  const s = resolveSession(services.db, services.clock, token);
+  const s = await resolveSession(services, token);
   if (!s) return { ok: false, reason: "Your session has ended: sign in again" };
   return {
     ok: true,
@@ -127,15 +129,15 @@ export function requestFacts(request: Request, ip: string | null = null): Reques
  * one, and only where `opts.sessions` allows it (the dashboard's tRPC endpoint), the session
  * cookie is read.
  */
-export function createContext(services: Services, request: Request, resHeaders: Headers, opts: ContextOptions = {}): Context {
+export async function createContext(services: Services, request: Request, resHeaders: Headers, opts: ContextOptions = {}): Promise<Context> {
   const authorization = request.headers.get("authorization");
   let auth: AuthState | null = null;
   if (!authorization && opts.sessions) {
-    auth = authenticateSession(services, request.headers.get("cookie")) ?? {
+    auth = (await authenticateSession(services, request.headers.get("cookie"))) ?? {
       ok: false,
       reason: "Not signed in: sign in to the dashboard, or send Authorization: Bearer <key>",
     };
   }
-  auth ??= authenticate(services, authorization);
+  auth ??= await authenticate(services, authorization);
   return { ...services, auth, resHeaders, request: requestFacts(request, opts.ip ?? null) };
 }

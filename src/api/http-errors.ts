@@ -1,7 +1,8 @@
 import { TRPCError } from "@trpc/server";
 import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import { ZodError } from "zod";
-import { DomainError } from "../domain/errors.ts";
+import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
+import { DomainError, type DomainErrorKind } from "../domain/errors.ts";
 
 export interface HttpError {
   status: number;
@@ -24,7 +25,7 @@ export function describeZodError(error: ZodError): string {
 export function toHttpError(err: unknown, log: (e: unknown) => void = console.error): HttpError {
   const cause = err instanceof TRPCError ? err.cause : err;
   if (cause instanceof DomainError) {
-    const status = err instanceof TRPCError ? getHTTPStatusCodeFromError(err) : statusOfKind(cause);
+    const status = ERROR_KINDS[cause.kind].http;
     const headers: Record<string, string> = {};
     if (typeof cause.extra.retryAfter === "number") headers["retry-after"] = String(cause.extra.retryAfter);
     return { status, body: { error: cause.message, ...cause.extra }, headers };
@@ -37,20 +38,20 @@ export function toHttpError(err: unknown, log: (e: unknown) => void = console.er
   return { status: 500, body: { error: "Internal server error" }, headers: {} };
 }
 
-const STATUS: Record<DomainError["kind"], number> = {
-  bad_request: 400,
-  unauthorized: 401,
-  forbidden: 403,
-  not_found: 404,
-  conflict: 409,
-  too_large: 413,
-  rate_limited: 429,
-  unavailable: 503,
+/**
+ * The one table from the domain's error kinds to the transports' vocabularies: the tRPC code
+ * (whose HTTP status tRPC's own table gives, the same as `http`) and the REST status.
+ */
+export const ERROR_KINDS: Record<DomainErrorKind, { trpc: TRPC_ERROR_CODE_KEY; http: number }> = {
+  bad_request: { trpc: "BAD_REQUEST", http: 400 },
+  unauthorized: { trpc: "UNAUTHORIZED", http: 401 },
+  forbidden: { trpc: "FORBIDDEN", http: 403 },
+  not_found: { trpc: "NOT_FOUND", http: 404 },
+  conflict: { trpc: "CONFLICT", http: 409 },
+  too_large: { trpc: "PAYLOAD_TOO_LARGE", http: 413 },
+  rate_limited: { trpc: "TOO_MANY_REQUESTS", http: 429 },
+  unavailable: { trpc: "SERVICE_UNAVAILABLE", http: 503 },
 };
-
-function statusOfKind(e: DomainError): number {
-  return STATUS[e.kind];
-}
 
 export function jsonError(status: number, error: string, headers: Record<string, string> = {}): Response {
   return Response.json({ error }, { status, headers });

@@ -62,7 +62,7 @@ const GROUP_COMMITTED = new Set(["reports.create", "identities.upsert"]);
  * its result becomes the JSON response, and any error `{ error }` with the mapped status.
  */
 export function mountRest(app: Elysia, services: Services): void {
-  const group = createCommitGroup(services.db);
+  const group = createCommitGroup(services.store);
   for (const route of restRoutes()) {
     const segments = route.procedurePath.split(".");
     const grouped = GROUP_COMMITTED.has(route.procedurePath);
@@ -75,7 +75,7 @@ export function mountRest(app: Elysia, services: Services): void {
         const body = fromQuery ? query : await readJsonObject(request, services.config.maxBodyBytes);
         if (body instanceof Response) return body;
         const resHeaders = new Headers();
-        const ctx = createContext(services, request, resHeaders);
+        const ctx = await createContext(services, request, resHeaders);
         try {
           const caller = createCaller(ctx) as unknown as Record<string, unknown>;
           const fn = segments.reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], caller) as CallerFn;

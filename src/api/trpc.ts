@@ -1,7 +1,8 @@
 import { initTRPC, TRPCError } from "@trpc/server";
-import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
 import type { OpenApiMeta } from "trpc-to-openapi";
-import { DomainError, type DomainErrorKind } from "../domain/errors.ts";
+import { domainContext, type DomainContext } from "../domain/context.ts";
+import { DomainError } from "../domain/errors.ts";
+import { ERROR_KINDS } from "./http-errors.ts";
 import { requireProject, type Project } from "../domain/projects.ts";
 import { requireOrganizationBySlug, type Organization } from "../domain/organizations.ts";
 import { csrfMatches } from "../domain/sessions.ts";
@@ -39,17 +40,6 @@ const t = initTRPC.context<Context>().meta<Meta>().create({ isDev: false });
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
 
-export const TRPC_CODE: Record<DomainErrorKind, TRPC_ERROR_CODE_KEY> = {
-  bad_request: "BAD_REQUEST",
-  unauthorized: "UNAUTHORIZED",
-  forbidden: "FORBIDDEN",
-  not_found: "NOT_FOUND",
-  conflict: "CONFLICT",
-  too_large: "PAYLOAD_TOO_LARGE",
-  rate_limited: "TOO_MANY_REQUESTS",
-  unavailable: "SERVICE_UNAVAILABLE",
-};
-
 /**
  * Domain errors become TRPCErrors with the matching code; the DomainError stays the cause. A
  * `retryAfter` (rate limiting) also becomes the Retry-After header, as on the REST routes.
@@ -59,7 +49,7 @@ const translateDomainErrors = t.middleware(async ({ ctx, next }) => {
   if (!result.ok && result.error.cause instanceof DomainError) {
     const cause = result.error.cause;
     if (typeof cause.extra.retryAfter === "number") ctx.resHeaders.set("Retry-After", String(cause.extra.retryAfter));
-    throw new TRPCError({ code: TRPC_CODE[cause.kind], message: cause.message, cause });
+    throw new TRPCError({ code: ERROR_KINDS[cause.kind].trpc, message: cause.message, cause });
   }
   return result;
 });
@@ -127,7 +117,9 @@ export const authedProcedure = baseProcedure.use(({ ctx, next, type, meta }) => 
   } else if (meta?.role && !hasRole(caller.role, meta.role)) {
     throw new TRPCError({ code: "FORBIDDEN", message: ROLE_REFUSED(meta.role) });
   }
-  return next({ ctx: { caller } });
+  // The domain's context for this caller: every procedure hands it to the domain as is.
+  const domain: DomainContext = domainContext(ctx.store, ctx.clock, caller.actor, caller.orgId);
+  return next({ ctx: { caller, domain } });
 });
 
 /**
@@ -140,15 +132,15 @@ export const secretProcedure = authedProcedure;
  * The project a procedure acts on, checked for the caller: a publishable key only reaches its
  * own project (403 otherwise); a project outside the caller's organization is a 404.
  */
-export function projectFor(ctx: Context & { caller: Caller }, projectId: string): Project {
+export async function projectFor(ctx: Context & { caller: Caller; domain: DomainContext }, projectId: string): Promise<Project> {
   const key = ctx.caller.key;
   if (key?.kind === "publishable" && key.projectId !== projectId) {
     throw new DomainError("forbidden", "This publishable key belongs to another project");
   }
-  return requireProject(ctx.db, ctx.caller.orgId, projectId);
+  return requireProject(ctx.domain, projectId);
 }
 
 /** The organization named by an organization route's `orgSlug`; another one's slug is a 404. */
-export function organizationFor(ctx: Context & { caller: Caller }, orgSlug: string): Organization {
-  return requireOrganizationBySlug(ctx.db, orgSlug, ctx.caller.orgId);
+export function organizationFor(ctx: Context & { caller: Caller; domain: DomainContext }, orgSlug: string): Promise<Organization> {
+  return requireOrganizationBySlug(ctx.domain, orgSlug);
 }

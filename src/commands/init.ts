@@ -1,5 +1,5 @@
-import { transaction, type Db } from "../db/client.ts";
-import type { Clock } from "../domain/clock.ts";
+import { systemActor } from "../domain/audit.ts";
+import { domainContext, transaction, type ReadContext } from "../domain/context.ts";
 import { createApiKey } from "../domain/keys.ts";
 import { createOrganization, type Plan } from "../domain/organizations.ts";
 import { createProject } from "../domain/projects.ts";
@@ -16,19 +16,19 @@ export interface InitResult {
 
 /** Creates an organization with one project, a secret and a publishable key, and an admin. */
 export async function initOrganization(
-  db: Db,
-  clock: Clock,
+  ctx: ReadContext,
   opts: { org?: string; project?: string; plan?: Plan } = {},
 ): Promise<InitResult> {
   const adminPassword = generatePassword();
   const passwordHash = await hashPassword(adminPassword);
-  return transaction(db, () => {
-    const org = createOrganization(db, clock, { name: opts.org ?? "Demo", plan: opts.plan });
-    const project = createProject(db, clock, { orgId: org.id, name: opts.project ?? "Demo project" });
-    const secret = createApiKey(db, clock, { projectId: project.id, kind: "secret", name: "Initial secret key" });
-    const publishable = createApiKey(db, clock, { projectId: project.id, kind: "publishable", name: "Initial publishable key" });
-    const admin = createUser(db, clock, {
-      orgId: org.id,
+  return transaction(ctx, async () => {
+    const org = await createOrganization(ctx, { name: opts.org ?? "Demo", plan: opts.plan });
+    // Everything else belongs to the new organization, done by Flagstaff itself.
+    const orgCtx = domainContext(ctx.store, ctx.clock, systemActor, org.id);
+    const project = await createProject(orgCtx, { name: opts.project ?? "Demo project" });
+    const secret = await createApiKey(orgCtx, { projectId: project.id, kind: "secret", name: "Initial secret key" });
+    const publishable = await createApiKey(orgCtx, { projectId: project.id, kind: "publishable", name: "Initial publishable key" });
+    const admin = await createUser(orgCtx, {
       email: `admin@${org.slug}.flagstaff.local`,
       passwordHash,
       role: "admin",

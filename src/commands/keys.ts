@@ -1,11 +1,10 @@
-import { eq } from "drizzle-orm";
-import type { Db } from "../db/client.ts";
-import { apiKeys, organizations } from "../db/schema.ts";
-import type { Clock } from "../domain/clock.ts";
+import type { ReadContext } from "../domain/context.ts";
+import { DomainError } from "../domain/errors.ts";
 import { createApiKey, listApiKeys, revokeApiKey, type KeyKind } from "../domain/keys.ts";
+import { listOrganizations } from "../domain/organizations.ts";
 
 /** `flagstaff keys create|list|revoke`: the operator's view, across every organization. */
-export function keysCommand(db: Db, clock: Clock, args: string[], flags: Record<string, string | boolean | undefined>): string {
+export async function keysCommand(ctx: ReadContext, args: string[], flags: Record<string, string | boolean | undefined>): Promise<string> {
   const [sub, arg] = args;
   switch (sub) {
     case "create": {
@@ -15,7 +14,7 @@ export function keysCommand(db: Db, clock: Clock, args: string[], flags: Record<
       if (kind !== "secret" && kind !== "publishable") throw new UsageError("--kind must be secret or publishable");
       const limit = flags["rate-limit"] ? Number(flags["rate-limit"]) : null;
       if (limit !== null && !(Number.isInteger(limit) && limit > 0)) throw new UsageError("--rate-limit must be a positive integer");
-      const created = createApiKey(db, clock, {
+      const created = await createApiKey(ctx, {
         projectId,
         kind,
         name: typeof flags.name === "string" ? flags.name : undefined,
@@ -24,10 +23,9 @@ export function keysCommand(db: Db, clock: Clock, args: string[], flags: Record<
       return flags.json ? JSON.stringify(created) : `${created.key}\n(id ${created.apiKey.id}; shown once)`;
     }
     case "list": {
-      const orgs = flags.org
-        ? db.select().from(organizations).where(eq(organizations.slug, String(flags.org))).all()
-        : db.select().from(organizations).all();
-      const keys = orgs.flatMap((o) => listApiKeys(db, o.id).map((k) => ({ org: o.slug, ...k })));
+      const orgs = await listOrganizations(ctx, { slug: flags.org ? String(flags.org) : undefined });
+      const keys = [];
+      for (const o of orgs) keys.push(...(await listApiKeys(ctx, { orgId: o.id })).map((k) => ({ org: o.slug, ...k })));
       if (flags.json) return JSON.stringify(keys);
       return keys
         .map((k) => [k.id, k.org, k.projectId, k.kind, k.prefix + "…", k.revokedAt ? "revoked" : "active", k.lastUsedAt ?? "never used"].join("  "))
@@ -35,9 +33,9 @@ export function keysCommand(db: Db, clock: Clock, args: string[], flags: Record<
     }
     case "revoke": {
       if (!arg) throw new UsageError("keys revoke needs a key id (see keys list)");
-      const row = db.select().from(apiKeys).where(eq(apiKeys.id, arg)).get();
-      if (!row) throw new UsageError(`no API key with id ${arg}`);
-      const revoked = revokeApiKey(db, clock, row.orgId, arg);
+      const revoked = await revokeApiKey(ctx, { orgId: null, keyId: arg }).catch((err: unknown) => {
+        throw err instanceof DomainError && err.kind === "not_found" ? new UsageError(`no API key with id ${arg}`) : err;
+      });
       return `revoked ${revoked.id} at ${revoked.revokedAt}`;
     }
     default:

@@ -1,6 +1,7 @@
 import type { Config } from "../config.ts";
 import { startCheckpointer } from "../db/checkpoint.ts";
-import { organizations } from "../db/schema.ts";
+import { observeJobRun } from "../api/metrics.ts";
+import { listOrganizations } from "../domain/organizations.ts";
 import { errorFields, log } from "../log.ts";
 import { createApp } from "../server.ts";
 import { createServices } from "../services.ts";
@@ -18,15 +19,16 @@ const SHUTDOWN_GRACE_MS = 20_000;
  */
 export async function serve(config: Config): Promise<void> {
   const services = createServices(config);
-  const isEmpty = services.db.select({ id: organizations.id }).from(organizations).limit(1).all().length === 0;
-  const bootstrap = isEmpty ? await initOrganization(services.db, services.clock) : null;
+  const isEmpty = (await listOrganizations(services)).length === 0;
+  const bootstrap = isEmpty ? await initOrganization(services) : null;
 
-  const workers = startWorkers(services.db, services.clock, jobHandlers(services), config.jobs);
-  services.jobs = workers;
+  // The workers register with the store: whatever enqueues a job wakes them once its
+  // transaction committed (src/db/store.ts).
+  const workers = startWorkers(services.store, services.clock, jobHandlers(services), { ...config.jobs, onJobRun: observeJobRun });
   const expiry = startExpiryScheduler(services);
 
   // WAL checkpoints (and their fsyncs) run on a thread of their own (src/db/checkpoint.ts).
-  const checkpointer = startCheckpointer(services.db, config.dbPath);
+  const checkpointer = startCheckpointer(services.store.writer, config.dbPath);
 
   let stopping = false;
   const app = createApp(services, { isDraining: () => stopping });
@@ -66,7 +68,7 @@ export async function serve(config: Config): Promise<void> {
       expiry.stop();
       await workers.drain(10_000); // let running jobs finish, give back the rest
       await checkpointer.stop();
-      services.db.$client.close(); // the last connection: checkpoints and removes the WAL
+      services.store.close(); // the last connections: checkpoints and removes the WAL
       log.info("stopped", { signal });
     } catch (err) {
       log.error("error during shutdown", errorFields(err));

@@ -16,9 +16,17 @@ export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
  * - busy_timeout: a second process (the CLI while the server runs) waits instead of failing.
  * - foreign_keys: SQLite leaves them off unless asked.
  */
-export function openDatabase(path: string): Db {
+export function openDatabase(path: string, opts: { queryOnly?: boolean } = {}): Db {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const sqlite = new Database(path, { create: true, strict: true });
+  if (opts.queryOnly) {
+    // The store's reading connection (src/db/store.ts): any write through it is an error.
+    sqlite.exec("PRAGMA busy_timeout = 5000");
+    sqlite.exec("PRAGMA cache_size = -32000");
+    sqlite.exec("PRAGMA temp_store = MEMORY");
+    sqlite.exec("PRAGMA query_only = ON");
+    return drizzle(sqlite, { schema }) as Db;
+  }
   sqlite.exec("PRAGMA journal_mode = WAL");
   sqlite.exec("PRAGMA synchronous = NORMAL");
   sqlite.exec("PRAGMA busy_timeout = 5000");
@@ -32,11 +40,3 @@ export function openDatabase(path: string): Db {
   return drizzle(sqlite, { schema }) as Db;
 }
 
-/**
- * Runs `fn` in one SQLite transaction (a savepoint when nested). Domain functions keep using
- * the same `db`: there is one connection, so everything they do inside `fn` is part of it.
- * `fn` must be synchronous: bun:sqlite commits when it returns.
- */
-export function transaction<T>(db: Db, fn: () => T): T {
-  return db.$client.transaction(fn)();
-}

@@ -1,5 +1,6 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "./client.ts";
+import { connectionOf } from "./store.ts";
 
 /**
  * Statements on the hot paths (API key lookup, report creation) are built once per database
@@ -9,7 +10,9 @@ import type { Db } from "./client.ts";
  */
 export function statements<T>(build: (db: Db) => T): (db: Db) => T {
   const cache = new WeakMap<Db, T>();
-  return (db) => {
+  return (handle) => {
+    // A statement is compiled on one connection: the store's handle names the one of the moment.
+    const db = connectionOf(handle);
     let s = cache.get(db);
     if (s === undefined) {
       s = build(db);

@@ -1,13 +1,13 @@
 import { desc, eq } from "drizzle-orm";
 import { AiUnavailableError, classify, type Classification } from "../ai/classifier.ts";
 import type { Config } from "../config.ts";
-import { transaction, type Db } from "../db/client.ts";
 import { contentAnalyses, reports } from "../db/schema.ts";
-import { recordAudit, systemActor, type Actor } from "./audit.ts";
+import { recordAudit, systemActor } from "./audit.ts";
 import { moveOpenCaseToReview, raiseCaseBucket } from "./cases.ts";
 import { listCategories, type CategoryRow } from "./categories.ts";
 import { categoryKey } from "./category-key.ts";
-import { iso, type Clock } from "./clock.ts";
+import { iso } from "./clock.ts";
+import { transaction, type DomainContext } from "./context.ts";
 import { badRequest } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { enqueueLinkScans } from "./linkscan/scan.ts";
@@ -26,37 +26,46 @@ export interface AnalysisResult {
   reasoning: string;
 }
 
+/** What asking the AI model needs besides the domain context. */
 export interface AiDeps {
-  db: Db;
-  clock: Clock;
   config: Config;
   /** Told the duration of every model call and whether it succeeded (metrics). */
   onAiCall?: (ms: number, ok: boolean) => void;
 }
 
+/** The context of the domain functions that ask the AI model. */
+export type AiContext = DomainContext & AiDeps;
+
 /**
  * Runs the classifier with the project's categories and the configured backend. A failure is
  * logged in full for the operator; the caller gets a message without the backend's address
  * (API clients of one organization have no business learning the installation's network).
+ *
+ * A network call: never inside a transaction (it would hold the write lock for as long as the
+ * model takes). Callers read what they need, classify, then write in a transaction.
  */
-export async function classifyText(deps: AiDeps, categories: readonly CategoryRow[], text: string): Promise<Classification> {
+export async function classifyText(
+  ctx: Pick<AiContext, "store" | "config" | "onAiCall">,
+  input: { categories: readonly CategoryRow[]; text: string },
+): Promise<Classification> {
+  if (ctx.store.inTransaction()) throw new Error("classifyText: the AI model is never asked inside a transaction");
   const started = performance.now();
   try {
     const result = await classify({
-      host: deps.config.ollamaHost,
-      model: deps.config.aiModel,
-      timeoutMs: deps.config.aiTimeoutMs,
-      window: deps.config.aiWindow,
-      categories: categories.map((c) => ({ name: c.name, description: c.description })),
-      text,
+      host: ctx.config.ollamaHost,
+      model: ctx.config.aiModel,
+      timeoutMs: ctx.config.aiTimeoutMs,
+      window: ctx.config.aiWindow,
+      categories: input.categories.map((c) => ({ name: c.name, description: c.description })),
+      text: input.text,
     });
-    deps.onAiCall?.(performance.now() - started, true);
+    ctx.onAiCall?.(performance.now() - started, true);
     return result;
   } catch (err) {
-    deps.onAiCall?.(performance.now() - started, false);
+    ctx.onAiCall?.(performance.now() - started, false);
     if (!(err instanceof AiUnavailableError)) throw err;
     log.warn("AI backend call failed", { reason: err.reason, error: err.message });
-    throw new AiUnavailableError(err.reason, CLIENT_MESSAGE[err.reason](deps.config.aiModel), err);
+    throw new AiUnavailableError(err.reason, CLIENT_MESSAGE[err.reason](ctx.config.aiModel), err);
   }
 }
 
@@ -105,15 +114,14 @@ interface StoreInput {
   externalId?: string | null;
   contentType?: string | null;
   url?: string | null;
-  actor: Actor;
 }
 
-/** Stores an analysis and its AI_ANALYZED audit event. Call inside the caller's transaction. */
-export function storeAnalysis(db: Db, clock: Clock, s: StoreInput): string {
+/** Stores an analysis and its AI_ANALYZED audit event (by the context's actor). */
+export function storeAnalysis(ctx: DomainContext, s: StoreInput): Promise<string> {
   const id = newId();
   const c = s.classification;
-  db.insert(contentAnalyses)
-    .values({
+  return transaction(ctx, async () => {
+    await ctx.db.insert(contentAnalyses).values({
       id,
       orgId: s.project.orgId,
       projectId: s.project.id,
@@ -129,36 +137,33 @@ export function storeAnalysis(db: Db, clock: Clock, s: StoreInput): string {
       reasoning: c.reasoning,
       model: c.model,
       latencyMs: c.latencyMs,
-      createdAt: clock.now(),
-    })
-    .run();
-  recordAudit(db, clock, {
-    orgId: s.project.orgId,
-    projectId: s.project.id,
-    actor: s.actor,
-    action: "AI_ANALYZED",
-    entityType: s.reportId && s.source === "enrichment" ? "report" : "content_analysis",
-    entityId: s.reportId && s.source === "enrichment" ? s.reportId : id,
-    data: {
-      analysisId: id,
-      source: s.source,
-      severity: c.severity,
-      confidence: c.confidence,
-      categories: c.categories,
-      reasoning: c.reasoning,
-      model: c.model,
-      confidenceSource: c.confidenceSource,
-      reportId: s.reportId,
-      url: s.url ?? null,
-    },
+      createdAt: ctx.clock.now(),
+    });
+    await recordAudit(ctx, {
+      projectId: s.project.id,
+      action: "AI_ANALYZED",
+      entityType: s.reportId && s.source === "enrichment" ? "report" : "content_analysis",
+      entityId: s.reportId && s.source === "enrichment" ? s.reportId : id,
+      data: {
+        analysisId: id,
+        source: s.source,
+        severity: c.severity,
+        confidence: c.confidence,
+        categories: c.categories,
+        reasoning: c.reasoning,
+        model: c.model,
+        confidenceSource: c.confidenceSource,
+        reportId: s.reportId,
+        url: s.url ?? null,
+      },
+    });
+    return id;
   });
-  return id;
 }
 
+/** Content to analyze for the context's organization, by the context's actor. */
 export interface AnalyzeInput {
-  orgId: string;
   projectId: string;
-  actor: Actor;
   content: string;
   externalId?: string | null;
   contentType?: string | null;
@@ -166,27 +171,28 @@ export interface AnalyzeInput {
 
 /**
  * The analyze route: classifies the text, stores the analysis, and files an automated report
- * when the threshold is met. The model is asked before anything is written, so a failing
- * backend (503) leaves nothing half-done.
+ * when the threshold is met. The model is asked before anything is written (and outside any
+ * transaction), so a failing backend (503) leaves nothing half-done.
  */
 export async function analyzeContent(
-  deps: AiDeps,
+  ctx: AiContext,
   input: AnalyzeInput,
 ): Promise<{ analysis: AnalysisResult; reportCreated: boolean; reportId: string | null; analysisId: string; project: Project }> {
-  const project = checkAnalyzable(deps.db, input.orgId, input.projectId);
-  const categories = listCategories(deps.db, project.id);
+  const project = await checkAnalyzable(ctx, input.projectId);
+  const categories = await listCategories(ctx, project.id);
   if (categories.length === 0) throw badRequest("No report categories are configured for this project");
-  const classification = await classifyText(deps, categories, input.content);
+  const classification = await classifyText(ctx, { categories, text: input.content });
   const analysis = pick(classification);
 
-  return transaction(deps.db, () => {
-    const fresh = requireProject(deps.db, input.orgId, input.projectId);
-    const reportId = fileIfWarranted(deps, fresh, categories, analysis, input.actor, {
-      content: input.content,
-      externalId: input.externalId ?? null,
-      contentType: input.contentType ?? null,
+  return transaction(ctx, async () => {
+    const fresh = await requireProject(ctx, input.projectId);
+    const reportId = await fileIfWarranted(ctx, {
+      project: fresh,
+      categories,
+      analysis,
+      target: { content: input.content, externalId: input.externalId ?? null, contentType: input.contentType ?? null },
     });
-    const analysisId = storeAnalysis(deps.db, deps.clock, {
+    const analysisId = await storeAnalysis(ctx, {
       project: fresh,
       source: "content",
       classification,
@@ -194,28 +200,31 @@ export async function analyzeContent(
       reportId,
       externalId: input.externalId,
       contentType: input.contentType,
-      actor: input.actor,
     });
-    enqueueLinkScans(deps.db, deps.clock.now(), fresh, input.content);
+    await enqueueLinkScans(ctx, { project: fresh, text: input.content });
     return { analysis, reportCreated: reportId !== null, reportId, analysisId, project: fresh };
   });
 }
 
-/** Files the automated report an analysis calls for (rules 1–2), returning its id, or null. */
-export function fileIfWarranted(
-  deps: AiDeps,
-  project: Project,
-  categories: readonly CategoryRow[],
-  analysis: AnalysisResult,
-  actor: Actor,
-  target: { content: string; externalId: string | null; contentType: string | null; url?: string },
-): string | null {
+/**
+ * Files the automated report an analysis calls for (rules 1–2), by the context's actor,
+ * returning its id, or null.
+ */
+export async function fileIfWarranted(
+  ctx: DomainContext,
+  input: {
+    project: Project;
+    categories: readonly CategoryRow[];
+    analysis: AnalysisResult;
+    target: { content: string; externalId: string | null; contentType: string | null; url?: string };
+  },
+): Promise<string | null> {
+  const { project, analysis, target } = input;
   if (!meetsThreshold(analysis, project.aiThreshold)) return null;
-  const reason = reasonFor(analysis, categories);
+  const reason = reasonFor(analysis, input.categories);
   if (!reason) return null;
-  const created = createReport(deps.db, deps.clock, {
+  const created = await createReport(ctx, {
     project,
-    actor,
     target: {
       contentExternalId: target.externalId ?? target.url ?? null,
       contentType: target.contentType ?? (target.url ? "url" : null),
@@ -231,9 +240,9 @@ export function fileIfWarranted(
 }
 
 /** The project, if AI analysis may run on it: 403 on the free plan, 400 when switched off. */
-export function checkAnalyzable(db: Db, orgId: string, projectId: string): Project {
-  const project = requireProject(db, orgId, projectId);
-  assertPlanAllowsAi(getOrganization(db, orgId));
+export async function checkAnalyzable(ctx: Pick<DomainContext, "db" | "orgId">, projectId: string): Promise<Project> {
+  const project = await requireProject(ctx, projectId);
+  assertPlanAllowsAi(await getOrganization(ctx));
   if (!aiSettingsOf(project).aiEnabled) throw badRequest("Content analysis is not enabled for this project (turn on aiEnabled in its settings)");
   return project;
 }
@@ -261,16 +270,15 @@ export interface AnalysisView {
   createdAt: string;
 }
 
-/** The 50 most recent analyses of a project. */
-export function recentAnalyses(db: Db, projectId: string, limit = 50): AnalysisView[] {
-  return db
+/** The 50 (`limit`) most recent analyses of a project. */
+export async function recentAnalyses(ctx: Pick<DomainContext, "db">, input: { projectId: string; limit?: number }): Promise<AnalysisView[]> {
+  const rows = await ctx.db
     .select()
     .from(contentAnalyses)
-    .where(eq(contentAnalyses.projectId, projectId))
+    .where(eq(contentAnalyses.projectId, input.projectId))
     .orderBy(desc(contentAnalyses.id))
-    .limit(limit)
-    .all()
-    .map(toAnalysisView);
+    .limit(input.limit ?? 50);
+  return rows.map(toAnalysisView);
 }
 
 export const toAnalysisView = (a: typeof contentAnalyses.$inferSelect): AnalysisView => ({
@@ -299,29 +307,34 @@ export const toAnalysisView = (a: typeof contentAnalyses.$inferSelect): Analysis
  *
  * Rule: with confidence ≥ the project's threshold and severity HIGH or CRITICAL, an OPEN report
  * moves to IN_REVIEW (its case too); CRITICAL also raises the case to the emergency bucket.
+ *
+ * Flagstaff itself acts (the system actor), for the report's organization, whatever the
+ * context's actor and organization. The model is asked between two database steps, outside
+ * any transaction.
  */
-export async function enrichReport(deps: AiDeps, reportId: string): Promise<"enriched" | "skipped"> {
-  const report = deps.db.select().from(reports).where(eq(reports.id, reportId)).get();
+export async function enrichReport(ctx: AiContext, reportId: string): Promise<"enriched" | "skipped"> {
+  const [report] = await ctx.db.select().from(reports).where(eq(reports.id, reportId)).limit(1);
   if (!report || report.aiAnalyzedAt != null) return "skipped";
+  const sys: AiContext = { ...ctx, orgId: report.orgId, actor: systemActor };
   let project: Project;
   try {
-    project = checkAnalyzable(deps.db, report.orgId, report.projectId);
+    project = await checkAnalyzable(sys, report.projectId);
   } catch {
     return "skipped"; // AI switched off (or plan changed) since the report was filed
   }
   const text = [report.description, report.content].filter((t): t is string => !!t && t.trim() !== "").join("\n\n");
-  const categories = listCategories(deps.db, project.id);
+  const categories = await listCategories(sys, project.id);
   if (!text || categories.length === 0) return "skipped";
-  const classification = await classifyText(deps, categories, text); // AiUnavailableError → the job retries
+  const classification = await classifyText(sys, { categories, text }); // AiUnavailableError → the job retries
 
-  return transaction(deps.db, () => {
-    const current = deps.db.select().from(reports).where(eq(reports.id, reportId)).get();
+  return transaction(sys, async () => {
+    const [current] = await sys.db.select().from(reports).where(eq(reports.id, reportId)).limit(1);
     if (!current || current.aiAnalyzedAt != null) return "skipped";
-    const now = deps.clock.now();
+    const now = sys.clock.now();
     const analysis = pick(classification);
     const escalates = analysis.confidence >= project.aiThreshold && (analysis.severity === "HIGH" || analysis.severity === "CRITICAL");
     const moves = escalates && current.status === "OPEN";
-    deps.db
+    await sys.db
       .update(reports)
       .set({
         aiSeverity: analysis.severity,
@@ -332,19 +345,18 @@ export async function enrichReport(deps: AiDeps, reportId: string): Promise<"enr
         updatedAt: now,
         ...(moves ? { status: "IN_REVIEW" } : {}),
       })
-      .where(eq(reports.id, reportId))
-      .run();
-    storeAnalysis(deps.db, deps.clock, { project, source: "enrichment", classification, sourceText: text, reportId, actor: systemActor });
+      .where(eq(reports.id, reportId));
+    await storeAnalysis(sys, { project, source: "enrichment", classification, sourceText: text, reportId });
     if (moves) {
-      recordAudit(deps.db, deps.clock, {
-        orgId: current.orgId, projectId: current.projectId, actor: systemActor, action: "REPORT_STATUS_CHANGED",
+      await recordAudit(sys, {
+        projectId: current.projectId, action: "REPORT_STATUS_CHANGED",
         entityType: "report", entityId: reportId, before: { status: "OPEN" }, after: { status: "IN_REVIEW" },
         data: { action: "enrich", severity: analysis.severity, confidence: analysis.confidence },
       });
-      moveOpenCaseToReview(deps.db, deps.clock, systemActor, current.caseId);
+      await moveOpenCaseToReview(sys, current.caseId);
     }
-    if (escalates && analysis.severity === "CRITICAL") raiseCaseBucket(deps.db, deps.clock, systemActor, current.caseId, "emergency");
-    enqueueLinkScans(deps.db, now, project, text);
+    if (escalates && analysis.severity === "CRITICAL") await raiseCaseBucket(sys, { caseId: current.caseId, bucket: "emergency" });
+    await enqueueLinkScans(sys, { project, text });
     return "enriched";
   });
 }

@@ -5,10 +5,10 @@
  * appeal RESOLVED → APPEALED, uphold and overturn APPEALED → CLOSED.
  */
 import { and, asc, desc, eq, gt, isNull, lt, ne, type SQL } from "drizzle-orm";
-import { transaction, type Db } from "../db/client.ts";
 import { appeals, cases, enforcementActions, reports } from "../db/schema.ts";
 import { recordAudit, type Actor } from "./audit.ts";
-import { iso, isoOrNull, type Clock } from "./clock.ts";
+import { iso, isoOrNull } from "./clock.ts";
+import { transaction, type DomainContext } from "./context.ts";
 import { conflict, notFound } from "./errors.ts";
 import { requireAction, revokeEnforcementAction, type EnforcementActionView } from "./enforcement.ts";
 import { newId } from "./ids.ts";
@@ -47,8 +47,8 @@ function toAppealView(a: AppealRow, projectId: string): AppealView {
   };
 }
 
-function viewOf(db: Db, a: AppealRow): AppealView {
-  const action = db.select({ projectId: enforcementActions.projectId }).from(enforcementActions).where(eq(enforcementActions.id, a.actionId)).get();
+async function viewOf(ctx: Pick<DomainContext, "db">, a: AppealRow): Promise<AppealView> {
+  const [action] = await ctx.db.select({ projectId: enforcementActions.projectId }).from(enforcementActions).where(eq(enforcementActions.id, a.actionId)).limit(1);
   return toAppealView(a, action?.projectId ?? "");
 }
 
@@ -60,45 +60,38 @@ const AUDIT: Record<"appeal" | AppealDecision, { report: string; appeal: string 
 
 /**
  * Moves the linked report, the other reports of its case that share its status, and the case,
- * with one audit event each. Returns whether the linked report moved.
+ * with one audit event each (by the context's actor). Returns whether the linked report moved.
+ * Inside the caller's transaction.
  */
-function moveReportAndCase(
-  db: Db,
-  clock: Clock,
-  actor: Actor,
-  reportId: string,
-  move: "appeal" | AppealDecision,
-  data: Record<string, unknown>,
-): boolean {
-  const report = db.select().from(reports).where(eq(reports.id, reportId)).get();
+async function moveReportAndCase(ctx: DomainContext, reportId: string, move: "appeal" | AppealDecision, data: Record<string, unknown>): Promise<boolean> {
+  const [report] = await ctx.db.select().from(reports).where(eq(reports.id, reportId)).limit(1);
   if (!report) return false;
   const own = nextStatus(asStatus(report.status), move);
   if (!own.allowed || !own.changed) return false;
-  const now = clock.now();
-  const fellow = db
+  const now = ctx.clock.now();
+  const fellow = await ctx.db
     .select()
     .from(reports)
-    .where(and(eq(reports.caseId, report.caseId), ne(reports.id, report.id), eq(reports.status, report.status)))
-    .all();
+    .where(and(eq(reports.caseId, report.caseId), ne(reports.id, report.id), eq(reports.status, report.status)));
   for (const r of [report, ...fellow]) {
-    db.update(reports).set({ status: own.to, updatedAt: now }).where(eq(reports.id, r.id)).run();
-    recordAudit(db, clock, {
-      orgId: r.orgId, projectId: r.projectId, actor, action: AUDIT[move].report, entityType: "report", entityId: r.id,
+    await ctx.db.update(reports).set({ status: own.to, updatedAt: now }).where(eq(reports.id, r.id));
+    await recordAudit(ctx, {
+      projectId: r.projectId, action: AUDIT[move].report, entityType: "report", entityId: r.id,
       before: { status: r.status }, after: { status: own.to }, data: { ...data, caseId: r.caseId },
     });
   }
-  const c = db.select().from(cases).where(eq(cases.id, report.caseId)).get();
+  const [c] = await ctx.db.select().from(cases).where(eq(cases.id, report.caseId)).limit(1);
   if (c) {
     const caseMove = nextStatus(asStatus(c.status), move);
-    if (caseMove.allowed && caseMove.changed) moveCase(db, clock, actor, c, caseMove.to, move, now);
+    if (caseMove.allowed && caseMove.changed) await moveCase(ctx, c, caseMove.to, move, now);
   }
   return true;
 }
 
-function moveCase(db: Db, clock: Clock, actor: Actor, c: typeof cases.$inferSelect, to: Status, move: string, now: number): void {
-  db.update(cases).set({ status: to, isOpen: isOpenStatus(to) ? 1 : 0, updatedAt: now }).where(eq(cases.id, c.id)).run();
-  recordAudit(db, clock, {
-    orgId: c.orgId, projectId: c.projectId, actor, action: "CASE_STATUS_CHANGED", entityType: "case", entityId: c.id,
+async function moveCase(ctx: DomainContext, c: typeof cases.$inferSelect, to: Status, move: string, now: number): Promise<void> {
+  await ctx.db.update(cases).set({ status: to, isOpen: isOpenStatus(to) ? 1 : 0, updatedAt: now }).where(eq(cases.id, c.id));
+  await recordAudit(ctx, {
+    projectId: c.projectId, action: "CASE_STATUS_CHANGED", entityType: "case", entityId: c.id,
     before: { status: c.status }, after: { status: to }, data: { action: move },
   });
 }
@@ -108,27 +101,27 @@ function moveCase(db: Db, clock: Clock, actor: Actor, c: typeof cases.$inferSele
  * must be RESOLVED (it and its case become APPEALED); an action without a report can be
  * appealed too. 409: the action is revoked, an appeal is pending, or one was already decided.
  */
-export function fileAppeal(db: Db, clock: Clock, actor: Actor, orgId: string, projectId: string, actionId: string, text: string): AppealView {
-  return transaction(db, () => {
-    const action = requireAction(db, orgId, actionId, projectId);
+export function fileAppeal(ctx: DomainContext, input: { projectId: string; actionId: string; text: string }): Promise<AppealView> {
+  return transaction(ctx, async () => {
+    const action = await requireAction(ctx, { actionId: input.actionId, projectId: input.projectId });
     if (action.revokedAt !== null) throw conflict("The action was revoked: there is nothing left to appeal");
-    const earlier = db.select().from(appeals).where(eq(appeals.actionId, action.id)).orderBy(desc(appeals.createdAt)).get();
+    const [earlier] = await ctx.db.select().from(appeals).where(eq(appeals.actionId, action.id)).orderBy(desc(appeals.createdAt)).limit(1);
     if (earlier?.status === "pending") throw conflict(`An appeal of this action is already pending (${earlier.id})`);
     if (earlier) throw conflict(`This action was already appealed and the appeal was ${earlier.status}; a decided appeal is final`);
 
-    const report = action.reportId ? db.select().from(reports).where(eq(reports.id, action.reportId)).get() : undefined;
+    const [report] = action.reportId ? await ctx.db.select().from(reports).where(eq(reports.id, action.reportId)).limit(1) : [];
     if (report) {
       const move = nextStatus(asStatus(report.status), "appeal");
       if (!move.allowed) throw conflict(`The action's report is ${report.status}: only an action whose report is RESOLVED can be appealed`);
     }
-    const now = clock.now();
+    const now = ctx.clock.now();
     const row: AppealRow = {
       id: newId(),
-      orgId,
+      orgId: ctx.orgId,
       actionId: action.id,
       reportId: report?.id ?? null,
       caseId: report?.caseId ?? action.caseId,
-      text,
+      text: input.text,
       status: "pending",
       decidedByType: null,
       decidedById: null,
@@ -136,18 +129,19 @@ export function fileAppeal(db: Db, clock: Clock, actor: Actor, orgId: string, pr
       createdAt: now,
       decidedAt: null,
     };
-    db.insert(appeals).values(row).run();
-    recordAudit(db, clock, {
-      orgId, projectId: action.projectId, actor, action: AUDIT.appeal.appeal, entityType: "appeal", entityId: row.id,
+    await ctx.db.insert(appeals).values(row);
+    await recordAudit(ctx, {
+      projectId: action.projectId, action: AUDIT.appeal.appeal, entityType: "appeal", entityId: row.id,
       after: { status: "pending" }, data: { actionId: action.id, reportId: row.reportId, caseId: row.caseId },
     });
-    if (report) moveReportAndCase(db, clock, actor, report.id, "appeal", { appealId: row.id, actionId: action.id });
+    if (report) await moveReportAndCase(ctx, report.id, "appeal", { appealId: row.id, actionId: action.id });
     return toAppealView(row, action.projectId);
   });
 }
 
-export function requireAppeal(db: Db, orgId: string, appealId: string): AppealRow {
-  const row = db.select().from(appeals).where(and(eq(appeals.id, appealId), eq(appeals.orgId, orgId))).get();
+/** An appeal of the context's organization, or a 404. */
+export async function requireAppeal(ctx: Pick<DomainContext, "db" | "orgId">, appealId: string): Promise<AppealRow> {
+  const [row] = await ctx.db.select().from(appeals).where(and(eq(appeals.id, appealId), eq(appeals.orgId, ctx.orgId))).limit(1);
   if (!row) throw notFound("Appeal not found");
   return row;
 }
@@ -158,45 +152,42 @@ export function requireAppeal(db: Db, orgId: string, appealId: string): AppealRo
  * and every other action of the same report still unrevoked are revoked and announced.
  */
 export function decideAppeal(
-  db: Db,
-  clock: Clock,
-  actor: Actor,
-  orgId: string,
-  appealId: string,
-  decision: AppealDecision,
-  note?: string | null,
-): { appeal: AppealView; revoked: EnforcementActionView[] } {
-  return transaction(db, () => {
-    const appeal = requireAppeal(db, orgId, appealId);
+  ctx: DomainContext,
+  input: { appealId: string; decision: AppealDecision; note?: string | null },
+): Promise<{ appeal: AppealView; revoked: EnforcementActionView[] }> {
+  const { decision, note } = input;
+  const { actor } = ctx;
+  return transaction(ctx, async () => {
+    const appeal = await requireAppeal(ctx, input.appealId);
     if (appeal.status !== "pending") throw conflict(`The appeal was already ${appeal.status}`);
-    const action = requireAction(db, orgId, appeal.actionId);
-    const now = clock.now();
+    const action = await requireAction(ctx, { actionId: appeal.actionId });
+    const now = ctx.clock.now();
     const status: AppealStatus = decision === "uphold" ? "upheld" : "overturned";
     const decided: AppealRow = { ...appeal, status, decidedByType: actor.type, decidedById: actor.id, decisionNote: note ?? null, decidedAt: now };
-    db.update(appeals)
+    await ctx.db
+      .update(appeals)
       .set({ status, decidedByType: actor.type, decidedById: actor.id, decisionNote: note ?? null, decidedAt: now })
-      .where(eq(appeals.id, appeal.id))
-      .run();
-    const reportMoved = appeal.reportId ? moveReportAndCase(db, clock, actor, appeal.reportId, decision, { appealId: appeal.id, actionId: action.id }) : false;
+      .where(eq(appeals.id, appeal.id));
+    const reportMoved = appeal.reportId ? await moveReportAndCase(ctx, appeal.reportId, decision, { appealId: appeal.id, actionId: action.id }) : false;
 
     const revoked: EnforcementActionView[] = [];
     if (decision === "overturn") {
       const reason = `Appeal overturned${note ? `: ${note}` : ""}`;
       const toRevoke = appeal.reportId
-        ? db
-            .select({ id: enforcementActions.id })
-            .from(enforcementActions)
-            .where(and(eq(enforcementActions.reportId, appeal.reportId), isNull(enforcementActions.revokedAt)))
-            .all()
-            .map((a) => a.id)
+        ? (
+            await ctx.db
+              .select({ id: enforcementActions.id })
+              .from(enforcementActions)
+              .where(and(eq(enforcementActions.reportId, appeal.reportId), isNull(enforcementActions.revokedAt)))
+          ).map((a) => a.id)
         : [];
       if (action.revokedAt === null && !toRevoke.includes(action.id)) toRevoke.unshift(action.id);
       for (const id of toRevoke) {
-        revoked.push(revokeEnforcementAction(db, clock, actor, orgId, id, { reason, data: { appealId: appeal.id } }));
+        revoked.push(await revokeEnforcementAction(ctx, { actionId: id, reason, data: { appealId: appeal.id } }));
       }
     }
-    recordAudit(db, clock, {
-      orgId, projectId: action.projectId, actor, action: AUDIT[decision].appeal, entityType: "appeal", entityId: appeal.id,
+    await recordAudit(ctx, {
+      projectId: action.projectId, action: AUDIT[decision].appeal, entityType: "appeal", entityId: appeal.id,
       before: { status: "pending" }, after: { status },
       data: { note: note ?? null, actionId: action.id, reportId: appeal.reportId, reportMoved, revokedActionIds: revoked.map((a) => a.id) },
     });
@@ -205,7 +196,6 @@ export function decideAppeal(
 }
 
 export interface AppealQuery {
-  orgId: string;
   status?: AppealStatus;
   projectId?: string;
   actionId?: string;
@@ -215,24 +205,23 @@ export interface AppealQuery {
 }
 
 /**
- * Appeals of an organization. Pending ones come oldest first (the review order); decided ones
- * and unfiltered lists newest first.
+ * Appeals of the context's organization. Pending ones come oldest first (the review order);
+ * decided ones and unfiltered lists newest first.
  */
-export function listAppeals(db: Db, q: AppealQuery): { appeals: AppealView[]; nextCursor: string | null } {
+export async function listAppeals(ctx: Pick<DomainContext, "db" | "orgId">, q: AppealQuery): Promise<{ appeals: AppealView[]; nextCursor: string | null }> {
   const oldestFirst = q.status === "pending";
-  const where: SQL[] = [eq(appeals.orgId, q.orgId)];
+  const where: SQL[] = [eq(appeals.orgId, ctx.orgId)];
   if (q.status) where.push(eq(appeals.status, q.status));
   if (q.actionId) where.push(eq(appeals.actionId, q.actionId));
   if (q.projectId) where.push(eq(enforcementActions.projectId, q.projectId));
   if (q.cursor) where.push(oldestFirst ? gt(appeals.id, q.cursor) : lt(appeals.id, q.cursor));
-  const rows = db
+  const rows = await ctx.db
     .select({ appeal: appeals, projectId: enforcementActions.projectId })
     .from(appeals)
     .innerJoin(enforcementActions, eq(enforcementActions.id, appeals.actionId))
     .where(and(...where))
     .orderBy(oldestFirst ? asc(appeals.id) : desc(appeals.id))
-    .limit(q.limit + 1)
-    .all();
+    .limit(q.limit + 1);
   const page = rows.slice(0, q.limit);
   return {
     appeals: page.map((r) => toAppealView(r.appeal, r.projectId)),
@@ -240,6 +229,6 @@ export function listAppeals(db: Db, q: AppealQuery): { appeals: AppealView[]; ne
   };
 }
 
-export function getAppeal(db: Db, orgId: string, appealId: string): AppealView {
-  return viewOf(db, requireAppeal(db, orgId, appealId));
+export async function getAppeal(ctx: Pick<DomainContext, "db" | "orgId">, appealId: string): Promise<AppealView> {
+  return viewOf(ctx, await requireAppeal(ctx, appealId));
 }

@@ -1,8 +1,8 @@
 import { and, desc, eq, lt, type SQL } from "drizzle-orm";
-import type { Db } from "../db/client.ts";
 import { param, statements } from "../db/prepared.ts";
 import { auditEvents } from "../db/schema.ts";
-import { iso, type Clock } from "./clock.ts";
+import { iso } from "./clock.ts";
+import type { DomainContext } from "./context.ts";
 import { newId } from "./ids.ts";
 
 /** Who did something: an API key, a dashboard user, or Flagstaff itself (jobs, AI). */
@@ -13,10 +13,9 @@ export interface Actor {
 
 export const systemActor: Actor = { type: "system", id: null };
 
+/** An audit event; the organization and the actor are the context's. */
 export interface AuditInput {
-  orgId: string;
   projectId?: string | null;
-  actor: Actor;
   action: string;
   entityType: string;
   entityId: string;
@@ -42,20 +41,20 @@ const json = (v: unknown): string | null => (v === undefined ? null : JSON.strin
 const parse = (v: string | null): unknown => (v == null ? null : JSON.parse(v));
 
 /** Writes one audit event. Call it inside the transaction of the change it records. */
-export function recordAudit(db: Db, clock: Clock, e: AuditInput): void {
-  insertAudit(db).run({
+export async function recordAudit(ctx: DomainContext, e: AuditInput): Promise<void> {
+  await insertAudit(ctx.db).execute({
     id: newId(),
-    orgId: e.orgId,
+    orgId: ctx.orgId,
     projectId: e.projectId ?? null,
-    actorType: e.actor.type,
-    actorId: e.actor.id,
+    actorType: ctx.actor.type,
+    actorId: ctx.actor.id,
     action: e.action,
     entityType: e.entityType,
     entityId: e.entityId,
     before: json(e.before),
     after: json(e.after),
     data: json(e.data),
-    createdAt: clock.now(),
+    createdAt: ctx.clock.now(),
   });
 }
 
@@ -94,7 +93,6 @@ export const toAuditEventView = (r: typeof auditEvents.$inferSelect): AuditEvent
 });
 
 export interface AuditQuery {
-  orgId: string;
   action?: string;
   entityType?: string;
   entityId?: string;
@@ -104,20 +102,19 @@ export interface AuditQuery {
   limit: number;
 }
 
-export function listAudit(db: Db, q: AuditQuery): { events: AuditEventView[]; nextCursor: string | null } {
-  const where: SQL[] = [eq(auditEvents.orgId, q.orgId)];
+export async function listAudit(ctx: Pick<DomainContext, "db" | "orgId">, q: AuditQuery): Promise<{ events: AuditEventView[]; nextCursor: string | null }> {
+  const where: SQL[] = [eq(auditEvents.orgId, ctx.orgId)];
   if (q.action) where.push(eq(auditEvents.action, q.action));
   if (q.entityType) where.push(eq(auditEvents.entityType, q.entityType));
   if (q.entityId) where.push(eq(auditEvents.entityId, q.entityId));
   if (q.projectId) where.push(eq(auditEvents.projectId, q.projectId));
   if (q.cursor) where.push(lt(auditEvents.id, q.cursor));
-  const rows = db
+  const rows = await ctx.db
     .select()
     .from(auditEvents)
     .where(and(...where))
     .orderBy(desc(auditEvents.id))
-    .limit(q.limit + 1)
-    .all();
+    .limit(q.limit + 1);
   const page = rows.slice(0, q.limit);
   return {
     events: page.map(toAuditEventView),

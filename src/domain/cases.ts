@@ -1,9 +1,9 @@
 import { and, asc, desc, eq, inArray, isNull, ne, sql } from "drizzle-orm";
-import { transaction, type Db } from "../db/client.ts";
 import { param, statements } from "../db/prepared.ts";
 import { caseNotes, cases, reports, users } from "../db/schema.ts";
 import { recordAudit, type Actor } from "./audit.ts";
-import { iso, isoOrNull, type Clock } from "./clock.ts";
+import { iso, isoOrNull } from "./clock.ts";
+import { transaction, type DomainContext } from "./context.ts";
 import { conflict, notFound } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { BUCKETS, higherBucket, type Bucket } from "./severity.ts";
@@ -52,13 +52,18 @@ interface CaseKey {
 }
 
 /** The open case a report with this target (else this subject) belongs to, if there is one. */
-function findOpenCase(db: Db, key: CaseKey): CaseRow | undefined {
-  const q = caseStatements(db);
+async function findOpenCase(ctx: Pick<DomainContext, "db">, key: CaseKey): Promise<CaseRow | undefined> {
   if (key.contentExternalId != null) {
-    return q.openForTarget.get({ projectId: key.projectId, contentType: key.contentType ?? "", contentExternalId: key.contentExternalId });
+    const rows = await caseStatements(ctx.db).openForTarget.execute({
+      projectId: key.projectId,
+      contentType: key.contentType ?? "",
+      contentExternalId: key.contentExternalId,
+    });
+    return rows[0];
   }
   if (key.subjectIdentityId != null) {
-    return q.openForSubject.get({ projectId: key.projectId, subjectIdentityId: key.subjectIdentityId });
+    const rows = await caseStatements(ctx.db).openForSubject.execute({ projectId: key.projectId, subjectIdentityId: key.subjectIdentityId });
+    return rows[0];
   }
   return undefined;
 }
@@ -124,17 +129,18 @@ const caseStatements = statements((db) => ({
 
 /**
  * Puts a new report into the open case of its content target (or, with no target, of its
- * subject), or opens a case. The bucket only ever rises.
+ * subject), or opens a case. The bucket only ever rises. Call inside the report creation's
+ * transaction (report creation is the hot path: no savepoint of its own).
  */
-export function joinOrOpenCase(db: Db, clock: Clock, input: CaseKey & { actor: Actor; bucket: Bucket; now: number }): CaseRow {
-  const existing = findOpenCase(db, input);
+export async function joinOrOpenCase(ctx: DomainContext, input: CaseKey & { bucket: Bucket; now: number }): Promise<CaseRow> {
+  const existing = await findOpenCase(ctx, input);
   if (existing) {
     const bucket = higherBucket(existing.bucket, input.bucket);
     const updated = { ...existing, bucket, reportCount: existing.reportCount + 1, lastReportAt: input.now, updatedAt: input.now };
-    caseStatements(db).join.run({ id: existing.id, bucket, reportCount: updated.reportCount, now: input.now });
+    await caseStatements(ctx.db).join.execute({ id: existing.id, bucket, reportCount: updated.reportCount, now: input.now });
     if (bucket !== existing.bucket) {
-      recordAudit(db, clock, {
-        orgId: input.orgId, projectId: input.projectId, actor: input.actor, action: "CASE_BUCKET_RAISED",
+      await recordAudit(ctx, {
+        projectId: input.projectId, action: "CASE_BUCKET_RAISED",
         entityType: "case", entityId: existing.id, before: { bucket: existing.bucket }, after: { bucket },
       });
     }
@@ -157,39 +163,44 @@ export function joinOrOpenCase(db: Db, clock: Clock, input: CaseKey & { actor: A
     updatedAt: input.now,
     lastReportAt: input.now,
   };
-  caseStatements(db).insert.run(row);
-  recordAudit(db, clock, {
-    orgId: input.orgId, projectId: input.projectId, actor: input.actor, action: "CASE_OPENED",
+  await caseStatements(ctx.db).insert.execute(row);
+  await recordAudit(ctx, {
+    projectId: input.projectId, action: "CASE_OPENED",
     entityType: "case", entityId: row.id, after: { status: "OPEN", bucket: row.bucket },
   });
   return row;
 }
 
 /** Raises a case's bucket (AI enrichment finding CRITICAL content, for instance). */
-export function raiseCaseBucket(db: Db, clock: Clock, actor: Actor, caseId: string, bucket: Bucket): void {
-  const c = db.select().from(cases).where(eq(cases.id, caseId)).get();
-  if (!c) return;
-  const next = higherBucket(c.bucket, bucket);
-  if (next === c.bucket) return;
-  db.update(cases).set({ bucket: next, updatedAt: clock.now() }).where(eq(cases.id, caseId)).run();
-  recordAudit(db, clock, {
-    orgId: c.orgId, projectId: c.projectId, actor, action: "CASE_BUCKET_RAISED",
-    entityType: "case", entityId: caseId, before: { bucket: c.bucket }, after: { bucket: next },
+export function raiseCaseBucket(ctx: DomainContext, input: { caseId: string; bucket: Bucket }): Promise<void> {
+  const { caseId } = input;
+  return transaction(ctx, async () => {
+    const [c] = await ctx.db.select().from(cases).where(eq(cases.id, caseId)).limit(1);
+    if (!c) return;
+    const next = higherBucket(c.bucket, input.bucket);
+    if (next === c.bucket) return;
+    await ctx.db.update(cases).set({ bucket: next, updatedAt: ctx.clock.now() }).where(eq(cases.id, caseId));
+    await recordAudit(ctx, {
+      projectId: c.projectId, action: "CASE_BUCKET_RAISED",
+      entityType: "case", entityId: caseId, before: { bucket: c.bucket }, after: { bucket: next },
+    });
   });
 }
 
 /** An OPEN case goes to IN_REVIEW (AI enrichment found likely violations in one of its reports). */
-export function moveOpenCaseToReview(db: Db, clock: Clock, actor: Actor, caseId: string): void {
-  const c = db.select().from(cases).where(eq(cases.id, caseId)).get();
-  if (c?.status === "OPEN") moveCase(db, clock, actor, c, "IN_REVIEW", { action: "enrich" }, clock.now());
+export function moveOpenCaseToReview(ctx: DomainContext, caseId: string): Promise<void> {
+  return transaction(ctx, async () => {
+    const [c] = await ctx.db.select().from(cases).where(eq(cases.id, caseId)).limit(1);
+    if (c?.status === "OPEN") await moveCase(ctx, c, "IN_REVIEW", { action: "enrich" }, ctx.clock.now());
+  });
 }
 
-export function requireCase(db: Db, orgId: string, caseId: string): CaseRow {
-  const row = db
+export async function requireCase(ctx: Pick<DomainContext, "db" | "orgId">, caseId: string): Promise<CaseRow> {
+  const [row] = await ctx.db
     .select()
     .from(cases)
-    .where(and(eq(cases.id, caseId), eq(cases.orgId, orgId)))
-    .get();
+    .where(and(eq(cases.id, caseId), eq(cases.orgId, ctx.orgId)))
+    .limit(1);
   if (!row) throw notFound("Case not found");
   return row;
 }
@@ -239,55 +250,56 @@ const REFUSAL: Partial<Record<WorkflowAction, string>> = {
  * Refused (409) when the report's own status does not allow it. Escalating a RESOLVED report
  * changes no status but is still recorded.
  */
-export function decideOnReport(db: Db, clock: Clock, actor: Actor, orgId: string, reportId: string, d: Decision): { changed: boolean } {
-  return transaction(db, () => {
-    const report = db.select().from(reports).where(and(eq(reports.id, reportId), eq(reports.orgId, orgId))).get();
+export function decideOnReport(ctx: DomainContext, input: { reportId: string; decision: Decision }): Promise<{ changed: boolean }> {
+  const { reportId, decision: d } = input;
+  return transaction(ctx, async () => {
+    const [report] = await ctx.db.select().from(reports).where(and(eq(reports.id, reportId), eq(reports.orgId, ctx.orgId))).limit(1);
     if (!report) throw notFound("Report not found");
     const own = nextStatus(asStatus(report.status), d.action);
     if (!own.allowed) throw conflict(`Report is ${report.status}: ${REFUSAL[d.action] ?? "not allowed"}`);
-    const now = clock.now();
-    let theCase = db.select().from(cases).where(eq(cases.id, report.caseId)).get();
+    const now = ctx.clock.now();
+    let [theCase] = await ctx.db.select().from(cases).where(eq(cases.id, report.caseId)).limit(1);
     if (!theCase) throw notFound("Case not found");
-    if (d.action === "escalate" && own.changed && theCase.isOpen === 0) theCase = reopenForEscalation(db, clock, actor, report, theCase, now);
+    if (d.action === "escalate" && own.changed && theCase.isOpen === 0) theCase = await reopenForEscalation(ctx, report, theCase, now);
 
     // The report itself, then the other open reports of its case.
-    moveReport(db, clock, actor, report, d, own.to, own.changed, now);
+    await moveReport(ctx, report, d, own.to, own.changed, now);
     if (own.changed) {
-      const others = db
-        .select()
-        .from(reports)
-        .where(and(eq(reports.caseId, theCase.id), ne(reports.id, report.id)))
-        .all()
-        .filter((r) => isOpenStatus(r.status));
+      const others = (
+        await ctx.db
+          .select()
+          .from(reports)
+          .where(and(eq(reports.caseId, theCase.id), ne(reports.id, report.id)))
+      ).filter((r) => isOpenStatus(r.status));
       for (const other of others) {
         const move = nextStatus(asStatus(other.status), d.action);
-        if (move.allowed && move.changed) moveReport(db, clock, actor, other, d, move.to, true, now);
+        if (move.allowed && move.changed) await moveReport(ctx, other, d, move.to, true, now);
       }
-      moveCase(db, clock, actor, theCase, own.to, d, now);
+      await moveCase(ctx, theCase, own.to, d, now);
     }
     return { changed: own.changed };
   });
 }
 
-function moveReport(db: Db, clock: Clock, actor: Actor, r: typeof reports.$inferSelect, d: Decision, to: Status, changed: boolean, now: number): void {
-  db.update(reports)
-    .set({ status: to, updatedAt: now, ...decisionFields(d, actor, now, changed) })
-    .where(eq(reports.id, r.id))
-    .run();
-  recordAudit(db, clock, {
-    orgId: r.orgId, projectId: r.projectId, actor, action: AUDIT_ACTION[d.action],
+async function moveReport(ctx: DomainContext, r: typeof reports.$inferSelect, d: Decision, to: Status, changed: boolean, now: number): Promise<void> {
+  await ctx.db
+    .update(reports)
+    .set({ status: to, updatedAt: now, ...decisionFields(d, ctx.actor, now, changed) })
+    .where(eq(reports.id, r.id));
+  await recordAudit(ctx, {
+    projectId: r.projectId, action: AUDIT_ACTION[d.action],
     entityType: "report", entityId: r.id,
     before: { status: r.status }, after: { status: to },
     data: { ...d, applied: changed, caseId: r.caseId },
   });
 }
 
-function moveCase(db: Db, clock: Clock, actor: Actor, c: CaseRow, to: Status, d: Decision, now: number): void {
+async function moveCase(ctx: DomainContext, c: CaseRow, to: Status, d: Decision, now: number): Promise<void> {
   if (c.status === to) return;
   const isOpen = isOpenStatus(to) ? 1 : 0;
-  db.update(cases).set({ status: to, isOpen, updatedAt: now }).where(eq(cases.id, c.id)).run();
-  recordAudit(db, clock, {
-    orgId: c.orgId, projectId: c.projectId, actor, action: "CASE_STATUS_CHANGED",
+  await ctx.db.update(cases).set({ status: to, isOpen, updatedAt: now }).where(eq(cases.id, c.id));
+  await recordAudit(ctx, {
+    projectId: c.projectId, action: "CASE_STATUS_CHANGED",
     entityType: "case", entityId: c.id, before: { status: c.status }, after: { status: to }, data: { action: d.action },
   });
 }
@@ -297,15 +309,15 @@ function moveCase(db: Db, clock: Clock, actor: Actor, c: CaseRow, to: Status, d:
  * for the same target: then the report moves into that one (two open cases for one target
  * would split the incident).
  */
-function reopenForEscalation(db: Db, clock: Clock, actor: Actor, report: typeof reports.$inferSelect, c: CaseRow, now: number): CaseRow {
-  const open = findOpenCase(db, c);
+async function reopenForEscalation(ctx: DomainContext, report: typeof reports.$inferSelect, c: CaseRow, now: number): Promise<CaseRow> {
+  const open = await findOpenCase(ctx, c);
   if (open) {
-    db.update(reports).set({ caseId: open.id }).where(eq(reports.id, report.id)).run();
-    db.update(cases).set({ reportCount: open.reportCount + 1, updatedAt: now }).where(eq(cases.id, open.id)).run();
-    db.update(cases).set({ reportCount: c.reportCount - 1, updatedAt: now }).where(eq(cases.id, c.id)).run();
+    await ctx.db.update(reports).set({ caseId: open.id }).where(eq(reports.id, report.id));
+    await ctx.db.update(cases).set({ reportCount: open.reportCount + 1, updatedAt: now }).where(eq(cases.id, open.id));
+    await ctx.db.update(cases).set({ reportCount: c.reportCount - 1, updatedAt: now }).where(eq(cases.id, c.id));
     report.caseId = open.id;
-    recordAudit(db, clock, {
-      orgId: c.orgId, projectId: c.projectId, actor, action: "REPORT_MOVED", entityType: "report", entityId: report.id,
+    await recordAudit(ctx, {
+      projectId: c.projectId, action: "REPORT_MOVED", entityType: "report", entityId: report.id,
       before: { caseId: c.id }, after: { caseId: open.id },
     });
     return open;
@@ -317,56 +329,62 @@ function reopenForEscalation(db: Db, clock: Clock, actor: Actor, report: typeof 
 // The review queue and the things moderators do with cases.
 
 export interface QueueQuery {
-  orgId: string;
   projectId?: string;
   limit: number;
 }
 
 /** Open cases, emergency first, then high, then normal; oldest first within a bucket. */
-export function reviewQueue(db: Db, q: QueueQuery): { cases: CaseView[]; counts: Record<Bucket, number> } {
+export async function reviewQueue(ctx: Pick<DomainContext, "db" | "orgId">, q: QueueQuery): Promise<{ cases: CaseView[]; counts: Record<Bucket, number> }> {
   const counts = { emergency: 0, high: 0, normal: 0 } as Record<Bucket, number>;
   const found: CaseRow[] = [];
   for (const bucket of [...BUCKETS].reverse()) {
     const where = and(
-      eq(cases.orgId, q.orgId),
+      eq(cases.orgId, ctx.orgId),
       eq(cases.isOpen, 1),
       eq(cases.bucket, bucket),
       q.projectId ? eq(cases.projectId, q.projectId) : undefined,
     );
-    counts[bucket] = db.select({ n: sql<number>`count(*)` }).from(cases).where(where).get()?.n ?? 0;
+    const [count] = await ctx.db.select({ n: sql<number>`count(*)` }).from(cases).where(where);
+    counts[bucket] = count?.n ?? 0;
     if (found.length < q.limit) {
-      found.push(...db.select().from(cases).where(where).orderBy(asc(cases.createdAt)).limit(q.limit - found.length).all());
+      found.push(...(await ctx.db.select().from(cases).where(where).orderBy(asc(cases.createdAt)).limit(q.limit - found.length)));
     }
   }
   return { cases: found.map(toCaseView), counts };
 }
 
-export function triageCase(db: Db, clock: Clock, actor: Actor, orgId: string, caseId: string): void {
-  const c = requireCase(db, orgId, caseId);
-  const first = db
-    .select({ id: reports.id })
-    .from(reports)
-    .where(and(eq(reports.caseId, c.id), eq(reports.status, "OPEN")))
-    .get();
-  if (!first) throw conflict(`Case is ${c.status}: only cases with OPEN reports can be triaged`);
-  decideOnReport(db, clock, actor, orgId, first.id, { action: "triage" });
+/** Triages a case: its first OPEN report is triaged, and with it the case and its other open reports. */
+export function triageCase(ctx: DomainContext, caseId: string): Promise<void> {
+  return transaction(ctx, async () => {
+    const c = await requireCase(ctx, caseId);
+    const [first] = await ctx.db
+      .select({ id: reports.id })
+      .from(reports)
+      .where(and(eq(reports.caseId, c.id), eq(reports.status, "OPEN")))
+      .limit(1);
+    if (!first) throw conflict(`Case is ${c.status}: only cases with OPEN reports can be triaged`);
+    await decideOnReport(ctx, { reportId: first.id, decision: { action: "triage" } });
+  });
 }
 
 /** Claims a case for a moderator (or releases it with null), so two people never work it unknowingly. */
-export function assignCase(db: Db, clock: Clock, actor: Actor, orgId: string, caseId: string, assigneeId: string | null): CaseView {
-  const c = requireCase(db, orgId, caseId);
-  if (assigneeId) {
-    const user = db.select().from(users).where(and(eq(users.id, assigneeId), eq(users.orgId, orgId))).get();
-    if (!user) throw notFound("User not found");
-  }
-  const now = clock.now();
-  const after = { ...c, assigneeId, assignedAt: assigneeId ? now : null, updatedAt: now };
-  db.update(cases).set({ assigneeId, assignedAt: after.assignedAt, updatedAt: now }).where(eq(cases.id, c.id)).run();
-  recordAudit(db, clock, {
-    orgId, projectId: c.projectId, actor, action: assigneeId ? "CASE_ASSIGNED" : "CASE_UNASSIGNED",
-    entityType: "case", entityId: c.id, before: { assigneeId: c.assigneeId }, after: { assigneeId },
+export function assignCase(ctx: DomainContext, input: { caseId: string; assigneeId: string | null }): Promise<CaseView> {
+  const { assigneeId } = input;
+  return transaction(ctx, async () => {
+    const c = await requireCase(ctx, input.caseId);
+    if (assigneeId) {
+      const [user] = await ctx.db.select().from(users).where(and(eq(users.id, assigneeId), eq(users.orgId, ctx.orgId))).limit(1);
+      if (!user) throw notFound("User not found");
+    }
+    const now = ctx.clock.now();
+    const after = { ...c, assigneeId, assignedAt: assigneeId ? now : null, updatedAt: now };
+    await ctx.db.update(cases).set({ assigneeId, assignedAt: after.assignedAt, updatedAt: now }).where(eq(cases.id, c.id));
+    await recordAudit(ctx, {
+      projectId: c.projectId, action: assigneeId ? "CASE_ASSIGNED" : "CASE_UNASSIGNED",
+      entityType: "case", entityId: c.id, before: { assigneeId: c.assigneeId }, after: { assigneeId },
+    });
+    return toCaseView(after);
   });
-  return toCaseView(after);
 }
 
 export interface NoteView {
@@ -377,14 +395,18 @@ export interface NoteView {
   createdAt: string;
 }
 
-export function addCaseNote(db: Db, clock: Clock, actor: Actor, orgId: string, caseId: string, body: string): NoteView {
-  const c = requireCase(db, orgId, caseId);
-  const row = { id: newId(), caseId: c.id, orgId, authorType: actor.type, authorId: actor.id, body, createdAt: clock.now() };
-  db.insert(caseNotes).values(row).run();
-  recordAudit(db, clock, {
-    orgId, projectId: c.projectId, actor, action: "CASE_NOTE_ADDED", entityType: "case", entityId: c.id, data: { noteId: row.id },
+export function addCaseNote(ctx: DomainContext, input: { caseId: string; body: string }): Promise<NoteView> {
+  return transaction(ctx, async () => {
+    const c = await requireCase(ctx, input.caseId);
+    const row = {
+      id: newId(), caseId: c.id, orgId: ctx.orgId, authorType: ctx.actor.type, authorId: ctx.actor.id, body: input.body, createdAt: ctx.clock.now(),
+    };
+    await ctx.db.insert(caseNotes).values(row);
+    await recordAudit(ctx, {
+      projectId: c.projectId, action: "CASE_NOTE_ADDED", entityType: "case", entityId: c.id, data: { noteId: row.id },
+    });
+    return toNoteView(row);
   });
-  return toNoteView(row);
 }
 
 const toNoteView = (n: typeof caseNotes.$inferSelect): NoteView => ({
@@ -395,26 +417,30 @@ const toNoteView = (n: typeof caseNotes.$inferSelect): NoteView => ({
   createdAt: iso(n.createdAt),
 });
 
-export function listCaseNotes(db: Db, caseId: string): NoteView[] {
-  return db.select().from(caseNotes).where(eq(caseNotes.caseId, caseId)).orderBy(asc(caseNotes.id)).all().map(toNoteView);
+export async function listCaseNotes(ctx: Pick<DomainContext, "db">, caseId: string): Promise<NoteView[]> {
+  const rows = await ctx.db.select().from(caseNotes).where(eq(caseNotes.caseId, caseId)).orderBy(asc(caseNotes.id));
+  return rows.map(toNoteView);
 }
 
 /** Earlier cases about the same subject: the subject's history with this platform. */
-export function subjectHistory(db: Db, subjectIdentityId: string, exceptCaseId: string, limit = 20): CaseView[] {
-  return db
+export async function subjectHistory(
+  ctx: Pick<DomainContext, "db">,
+  input: { subjectIdentityId: string; exceptCaseId: string; limit?: number },
+): Promise<CaseView[]> {
+  const rows = await ctx.db
     .select()
     .from(cases)
-    .where(and(eq(cases.subjectIdentityId, subjectIdentityId), ne(cases.id, exceptCaseId)))
+    .where(and(eq(cases.subjectIdentityId, input.subjectIdentityId), ne(cases.id, input.exceptCaseId)))
     .orderBy(desc(cases.createdAt))
-    .limit(limit)
-    .all()
-    .map(toCaseView);
+    .limit(input.limit ?? 20);
+  return rows.map(toCaseView);
 }
 
-export function reportsOfCase(db: Db, caseId: string) {
-  return db.select().from(reports).where(eq(reports.caseId, caseId)).orderBy(asc(reports.createdUs)).all();
+export function reportsOfCase(ctx: Pick<DomainContext, "db">, caseId: string): Promise<(typeof reports.$inferSelect)[]> {
+  return ctx.db.select().from(reports).where(eq(reports.caseId, caseId)).orderBy(asc(reports.createdUs));
 }
 
-export function reportsOfCases(db: Db, caseIds: string[]) {
-  return caseIds.length ? db.select().from(reports).where(inArray(reports.caseId, caseIds)).all() : [];
+export async function reportsOfCases(ctx: Pick<DomainContext, "db">, input: { caseIds: string[] }): Promise<(typeof reports.$inferSelect)[]> {
+  if (!input.caseIds.length) return [];
+  return await ctx.db.select().from(reports).where(inArray(reports.caseId, input.caseIds));
 }

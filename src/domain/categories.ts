@@ -1,10 +1,10 @@
 import { and, asc, eq, ne, sql } from "drizzle-orm";
-import type { Db } from "../db/client.ts";
 import { statements } from "../db/prepared.ts";
 import { reportCategories } from "../db/schema.ts";
-import { recordAudit, type Actor } from "./audit.ts";
-import { iso, type Clock } from "./clock.ts";
+import { recordAudit } from "./audit.ts";
+import { iso } from "./clock.ts";
 import { categoryKey } from "./category-key.ts";
+import { transaction, type DomainContext, type ReadContext } from "./context.ts";
 import { badRequest, conflict, notFound } from "./errors.ts";
 import { newId } from "./ids.ts";
 import type { Severity } from "./severity.ts";
@@ -36,15 +36,18 @@ export const DEFAULT_CATEGORIES: { name: string; description: string; severityHi
   { name: "other", description: "Anything else that breaks the platform's rules.", severityHint: "LOW" },
 ];
 
-export function seedDefaultCategories(db: Db, clock: Clock, projectId: string): void {
-  const now = clock.now();
-  db.insert(reportCategories)
-    .values(DEFAULT_CATEGORIES.map((c) => ({ id: newId(), projectId, ...c, nameKey: categoryKey(c.name), createdAt: now, updatedAt: now })))
-    .run();
+/** The default categories of a new project (in the caller's transaction when there is one). */
+export async function seedDefaultCategories(ctx: ReadContext, projectId: string): Promise<void> {
+  const now = ctx.clock.now();
+  await transaction(ctx, async () => {
+    await ctx.db
+      .insert(reportCategories)
+      .values(DEFAULT_CATEGORIES.map((c) => ({ id: newId(), projectId, ...c, nameKey: categoryKey(c.name), createdAt: now, updatedAt: now })));
+  });
 }
 
-export function listCategories(db: Db, projectId: string): CategoryRow[] {
-  return categoryStatements(db).all.all({ projectId });
+export function listCategories(ctx: Pick<DomainContext, "db">, projectId: string): Promise<CategoryRow[]> {
+  return categoryStatements(ctx.db).all.execute({ projectId });
 }
 
 /** What resolving a report's reasons needs of a category. */
@@ -55,8 +58,8 @@ export type ReasonCategory = Pick<CategoryRow, "id" | "name" | "nameKey" | "seve
  * order: every report runs it, and reading the descriptions or sorting would cost more than the
  * rest of the query.
  */
-export function reasonCategories(db: Db, projectId: string): ReasonCategory[] {
-  return categoryStatements(db).reasons.all({ projectId });
+export function reasonCategories(ctx: Pick<DomainContext, "db">, projectId: string): Promise<ReasonCategory[]> {
+  return categoryStatements(ctx.db).reasons.execute({ projectId });
 }
 
 const categoryStatements = statements((db) => {
@@ -116,9 +119,9 @@ interface CategoryInput {
  * 409 when another category of the project has the same key (the unique index would refuse the
  * write anyway; this gives the readable answer). Answers the key to store.
  */
-function assertNameFree(db: Db, projectId: string, name: string, exceptId?: string): string {
+async function assertNameFree(ctx: Pick<DomainContext, "db">, projectId: string, name: string, exceptId?: string): Promise<string> {
   const nameKey = categoryKey(name);
-  const clash = db
+  const [clash] = await ctx.db
     .select({ name: reportCategories.name })
     .from(reportCategories)
     .where(
@@ -128,7 +131,7 @@ function assertNameFree(db: Db, projectId: string, name: string, exceptId?: stri
         exceptId ? ne(reportCategories.id, exceptId) : undefined,
       ),
     )
-    .get();
+    .limit(1);
   if (clash) {
     const same = clash.name === name ? "" : ` ("${clash.name}" counts as the same name)`;
     throw conflict(`A category named "${name}" already exists in this project${same}`);
@@ -136,64 +139,70 @@ function assertNameFree(db: Db, projectId: string, name: string, exceptId?: stri
   return nameKey;
 }
 
-export function createCategory(db: Db, clock: Clock, actor: Actor, orgId: string, projectId: string, input: CategoryInput): CategoryView {
-  const nameKey = assertNameFree(db, projectId, input.name);
-  const now = clock.now();
-  const row: CategoryRow = {
-    id: newId(),
-    projectId,
-    name: input.name,
-    nameKey,
-    description: input.description ?? null,
-    severityHint: input.severityHint,
-    createdAt: now,
-    updatedAt: now,
-  };
-  db.insert(reportCategories).values(row).run();
-  recordAudit(db, clock, { orgId, projectId, actor, action: "CATEGORY_CREATED", entityType: "category", entityId: row.id, after: toCategoryView(row) });
-  return toCategoryView(row);
+/** A new category of a project (the caller checked that the project is theirs). */
+export function createCategory(ctx: DomainContext, input: { projectId: string } & CategoryInput): Promise<CategoryView> {
+  const { projectId } = input;
+  return transaction(ctx, async () => {
+    const nameKey = await assertNameFree(ctx, projectId, input.name);
+    const now = ctx.clock.now();
+    const row: CategoryRow = {
+      id: newId(),
+      projectId,
+      name: input.name,
+      nameKey,
+      description: input.description ?? null,
+      severityHint: input.severityHint,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await ctx.db.insert(reportCategories).values(row);
+    await recordAudit(ctx, { projectId, action: "CATEGORY_CREATED", entityType: "category", entityId: row.id, after: toCategoryView(row) });
+    return toCategoryView(row);
+  });
 }
 
-function requireCategory(db: Db, projectId: string, categoryId: string): CategoryRow {
-  const row = db
+async function requireCategory(ctx: Pick<DomainContext, "db">, projectId: string, categoryId: string): Promise<CategoryRow> {
+  const [row] = await ctx.db
     .select()
     .from(reportCategories)
     .where(and(eq(reportCategories.id, categoryId), eq(reportCategories.projectId, projectId)))
-    .get();
+    .limit(1);
   if (!row) throw notFound("Category not found");
   return row;
 }
 
+/** Changes the fields given (a field left undefined keeps its value; a null description clears it). */
 export function updateCategory(
-  db: Db,
-  clock: Clock,
-  actor: Actor,
-  orgId: string,
-  projectId: string,
-  categoryId: string,
-  patch: Partial<CategoryInput>,
-): CategoryView {
-  const before = requireCategory(db, projectId, categoryId);
-  const nameKey = patch.name === undefined ? before.nameKey : assertNameFree(db, projectId, patch.name, categoryId);
-  const after: CategoryRow = {
-    ...before,
-    name: patch.name ?? before.name,
-    nameKey,
-    description: patch.description === undefined ? before.description : patch.description,
-    severityHint: patch.severityHint ?? before.severityHint,
-    updatedAt: clock.now(),
-  };
-  db.update(reportCategories).set(after).where(eq(reportCategories.id, categoryId)).run();
-  recordAudit(db, clock, {
-    orgId, projectId, actor, action: "CATEGORY_UPDATED", entityType: "category", entityId: categoryId,
-    before: toCategoryView(before), after: toCategoryView(after),
+  ctx: DomainContext,
+  input: { projectId: string; categoryId: string } & Partial<CategoryInput>,
+): Promise<CategoryView> {
+  const { projectId, categoryId } = input;
+  return transaction(ctx, async () => {
+    const before = await requireCategory(ctx, projectId, categoryId);
+    const nameKey = input.name === undefined ? before.nameKey : await assertNameFree(ctx, projectId, input.name, categoryId);
+    const after: CategoryRow = {
+      ...before,
+      name: input.name ?? before.name,
+      nameKey,
+      description: input.description === undefined ? before.description : input.description,
+      severityHint: input.severityHint ?? before.severityHint,
+      updatedAt: ctx.clock.now(),
+    };
+    await ctx.db.update(reportCategories).set(after).where(eq(reportCategories.id, categoryId));
+    await recordAudit(ctx, {
+      projectId, action: "CATEGORY_UPDATED", entityType: "category", entityId: categoryId,
+      before: toCategoryView(before), after: toCategoryView(after),
+    });
+    return toCategoryView(after);
   });
-  return toCategoryView(after);
 }
 
 /** Deleting a category keeps existing reports as they are: they store reason names, not ids. */
-export function deleteCategory(db: Db, clock: Clock, actor: Actor, orgId: string, projectId: string, categoryId: string): void {
-  const before = requireCategory(db, projectId, categoryId);
-  db.delete(reportCategories).where(eq(reportCategories.id, categoryId)).run();
-  recordAudit(db, clock, { orgId, projectId, actor, action: "CATEGORY_DELETED", entityType: "category", entityId: categoryId, before: toCategoryView(before) });
+export function deleteCategory(ctx: DomainContext, input: { projectId: string; categoryId: string }): Promise<void> {
+  const { projectId, categoryId } = input;
+  return transaction(ctx, async () => {
+    const before = await requireCategory(ctx, projectId, categoryId);
+    await ctx.db.delete(reportCategories).where(eq(reportCategories.id, categoryId));
+    await recordAudit(ctx, { projectId, action: "CATEGORY_DELETED", entityType: "category", entityId: categoryId, before: toCategoryView(before) });
+  });
 }

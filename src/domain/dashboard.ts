@@ -3,14 +3,14 @@
  * filters and everything a row shows, a case with its whole context, an identity's profile,
  * the team lead's figures and charts, and the change counter the dashboard polls.
  */
-import { and, asc, desc, eq, inArray, isNull, sql, type SQL } from "drizzle-orm";
-import type { Db } from "../db/client.ts";
-import { auditEvents, cases, contentAnalyses, enforcementActions, identities, projects, reportCategories, reports, urlScanCache, users } from "../db/schema.ts";
+import { and, asc, desc, eq, gte, inArray, isNull, sql, type SQL, type SQLWrapper } from "drizzle-orm";
+import { auditEvents, cases, contentAnalyses, enforcementActions, identities, projects, reportCategories, reportReasons, reports, urlScanCache, users } from "../db/schema.ts";
 import { toAnalysisView, type AnalysisView } from "./analysis.ts";
 import { toAuditEventView, type AuditEventView } from "./audit.ts";
 import { categoryKey } from "./category-key.ts";
 import { listCaseNotes, reportsOfCase, reportsOfCases, requireCase, subjectHistory, toCaseView, type CaseView, type NoteView } from "./cases.ts";
-import { iso, isoOrNull, type Clock } from "./clock.ts";
+import { iso, isoOrNull } from "./clock.ts";
+import type { DomainContext, ReadContext } from "./context.ts";
 import { actionViews, type EnforcementActionView } from "./enforcement.ts";
 import { notFound } from "./errors.ts";
 import { toIdentityView, type IdentityView } from "./identities.ts";
@@ -18,6 +18,9 @@ import { toReportViews, type ReportView } from "./reports.ts";
 import { BUCKETS, maxSeverity, SEVERITIES, type Bucket, type Severity } from "./severity.ts";
 import { userEmails } from "./users.ts";
 import { OPEN_STATUSES, type Status } from "./workflow.ts";
+
+/** The dashboard reads one organization's data, the context's. */
+type TenantRead = ReadContext & Pick<DomainContext, "orgId">;
 
 // ---------------------------------------------------------------------------------------------
 // Change counter: what the dashboard polls.
@@ -27,23 +30,21 @@ import { OPEN_STATUSES, type Status } from "./workflow.ts";
  * state change writes one, so when this is unchanged nothing the dashboard shows has changed.
  * One step down the (org_id, id) index.
  */
-export function changeVersion(db: Db, orgId: string): string | null {
-  return (
-    db
-      .select({ id: auditEvents.id })
-      .from(auditEvents)
-      .where(eq(auditEvents.orgId, orgId))
-      .orderBy(desc(auditEvents.id))
-      .limit(1)
-      .get()?.id ?? null
-  );
+export async function changeVersion(ctx: Pick<DomainContext, "db" | "orgId">): Promise<string | null> {
+  const [newest] = await ctx.db
+    .select({ id: auditEvents.id })
+    .from(auditEvents)
+    .where(eq(auditEvents.orgId, ctx.orgId))
+    .orderBy(desc(auditEvents.id))
+    .limit(1);
+  return newest?.id ?? null;
 }
 
 // ---------------------------------------------------------------------------------------------
 // The review queue.
 
+/** The queue's filters; the organization is the context's. */
 export interface QueueFilter {
-  orgId: string;
   projectId?: string;
   status?: Status;
   /** A category (reason) name: cases with at least one report giving it. */
@@ -100,26 +101,25 @@ const QUEUE_BUCKETS = [...BUCKETS].reverse() as Bucket[];
  * under the same filters.
  */
 /** The names, as the organization's projects spell them, of the category named `name` (any spelling). */
-function categorySpellings(db: Db, orgId: string, name: string): string[] {
-  const rows = db
+async function categorySpellings(ctx: Pick<DomainContext, "db" | "orgId">, name: string): Promise<string[]> {
+  const rows = await ctx.db
     .select({ name: reportCategories.name })
     .from(reportCategories)
     .innerJoin(projects, eq(projects.id, reportCategories.projectId))
-    .where(and(eq(projects.orgId, orgId), eq(reportCategories.nameKey, categoryKey(name))))
-    .all();
+    .where(and(eq(projects.orgId, ctx.orgId), eq(reportCategories.nameKey, categoryKey(name))));
   return [...new Set([name, ...rows.map((r) => r.name)])];
 }
 
-export function queue(db: Db, f: QueueFilter): { items: QueueItem[]; counts: Record<Bucket, number> & { total: number } } {
+export async function queue(ctx: TenantRead, f: QueueFilter): Promise<{ items: QueueItem[]; counts: Record<Bucket, number> & { total: number } }> {
   const counts = { emergency: 0, high: 0, normal: 0, total: 0 };
   const rows: (typeof cases.$inferSelect)[] = [];
   // Reports keep their reasons in their project's spelling of the category: the filter matches
   // every spelling whose key (src/domain/category-key.ts) is the filter's, never SQLite's
   // ASCII-only lower().
-  const categoryNames = f.category ? categorySpellings(db, f.orgId, f.category) : null;
+  const categoryNames = f.category ? await categorySpellings(ctx, f.category) : null;
   for (const bucket of QUEUE_BUCKETS) {
     if (f.bucket && f.bucket !== bucket) continue;
-    const where: (SQL | undefined)[] = [eq(cases.orgId, f.orgId), eq(cases.isOpen, 1), eq(cases.bucket, bucket)];
+    const where: (SQL | undefined)[] = [eq(cases.orgId, ctx.orgId), eq(cases.isOpen, 1), eq(cases.bucket, bucket)];
     if (f.projectId) where.push(eq(cases.projectId, f.projectId));
     if (f.status) where.push(eq(cases.status, f.status));
     if (f.assigned === "me" && f.userId) where.push(eq(cases.assigneeId, f.userId));
@@ -131,27 +131,28 @@ export function queue(db: Db, f: QueueFilter): { items: QueueItem[]; counts: Rec
       );
     }
     const cond = and(...where);
-    counts[bucket] = db.select({ n: sql<number>`count(*)` }).from(cases).where(cond).get()?.n ?? 0;
+    const [count] = await ctx.db.select({ n: sql<number>`count(*)` }).from(cases).where(cond);
+    counts[bucket] = count?.n ?? 0;
     counts.total += counts[bucket];
-    if (rows.length < f.limit) rows.push(...db.select().from(cases).where(cond).orderBy(asc(cases.createdAt)).limit(f.limit - rows.length).all());
+    if (rows.length < f.limit) rows.push(...(await ctx.db.select().from(cases).where(cond).orderBy(asc(cases.createdAt)).limit(f.limit - rows.length)));
   }
-  return { items: toQueueItems(db, f.orgId, rows), counts };
+  return { items: await toQueueItems(ctx, rows), counts };
 }
 
-function toQueueItems(db: Db, orgId: string, rows: (typeof cases.$inferSelect)[]): QueueItem[] {
+async function toQueueItems(ctx: TenantRead, rows: (typeof cases.$inferSelect)[]): Promise<QueueItem[]> {
   if (!rows.length) return [];
   const byCase = new Map<string, (typeof reports.$inferSelect)[]>();
-  for (const r of reportsOfCases(db, rows.map((c) => c.id))) {
+  for (const r of await reportsOfCases(ctx, { caseIds: rows.map((c) => c.id) })) {
     const list = byCase.get(r.caseId) ?? [];
     list.push(r);
     byCase.set(r.caseId, list);
   }
   const subjectIds = [...new Set(rows.map((c) => c.subjectIdentityId).filter((x): x is string => !!x))];
-  const subjects = new Map(
-    subjectIds.length ? db.select().from(identities).where(inArray(identities.id, subjectIds)).all().map((i) => [i.id, toIdentityView(i)] as const) : [],
-  );
-  const projectNames = new Map(db.select({ id: projects.id, name: projects.name }).from(projects).where(eq(projects.orgId, orgId)).all().map((p) => [p.id, p.name] as const));
-  const emails = userEmails(db, orgId, rows.map((c) => c.assigneeId));
+  const subjectRows = subjectIds.length ? await ctx.db.select().from(identities).where(inArray(identities.id, subjectIds)) : [];
+  const subjects = new Map(subjectRows.map((i) => [i.id, toIdentityView(i)] as const));
+  const projectRows = await ctx.db.select({ id: projects.id, name: projects.name }).from(projects).where(eq(projects.orgId, ctx.orgId));
+  const projectNames = new Map(projectRows.map((p) => [p.id, p.name] as const));
+  const emails = await userEmails(ctx, { ids: rows.map((c) => c.assigneeId) });
   return rows.map((c) => {
     const list = (byCase.get(c.id) ?? []).sort((a, b) => a.createdUs - b.createdUs);
     const newest = list.at(-1);
@@ -187,15 +188,15 @@ function toQueueItems(db: Db, orgId: string, rows: (typeof cases.$inferSelect)[]
 /** Enforcement actions as the case and identity pages show them: the enforcement domain's own view. */
 export type EnforcementView = EnforcementActionView;
 
-export function enforcementOf(db: Db, now: number, identityId: string, limit = 50): EnforcementView[] {
-  const rows = db
+/** The enforcement actions against an identity, newest first, with their status at `now` (default: the clock's). */
+export async function enforcementOf(ctx: ReadContext, input: { identityId: string; now?: number; limit?: number }): Promise<EnforcementView[]> {
+  const rows = await ctx.db
     .select()
     .from(enforcementActions)
-    .where(eq(enforcementActions.identityId, identityId))
+    .where(eq(enforcementActions.identityId, input.identityId))
     .orderBy(desc(enforcementActions.id))
-    .limit(limit)
-    .all();
-  return actionViews(db, rows, now);
+    .limit(input.limit ?? 50);
+  return actionViews(ctx, { rows, now: input.now });
 }
 
 /** An analysis with, for link scans, what fetching the URL gave. */
@@ -203,11 +204,12 @@ export interface AnalysisDetail extends AnalysisView {
   scan: { finalUrl: string | null; statusCode: number | null; kind: string; title: string | null; reason: string | null; fetchedAt: string } | null;
 }
 
-function analysesOfReports(db: Db, reportIds: string[]): AnalysisDetail[] {
+async function analysesOfReports(ctx: Pick<DomainContext, "db">, reportIds: string[]): Promise<AnalysisDetail[]> {
   if (!reportIds.length) return [];
-  const rows = db.select().from(contentAnalyses).where(inArray(contentAnalyses.reportId, reportIds)).orderBy(desc(contentAnalyses.id)).all();
+  const rows = await ctx.db.select().from(contentAnalyses).where(inArray(contentAnalyses.reportId, reportIds)).orderBy(desc(contentAnalyses.id));
   const urls = [...new Set(rows.map((r) => r.url).filter((u): u is string => !!u))];
-  const scans = new Map(urls.length ? db.select().from(urlScanCache).where(inArray(urlScanCache.url, urls)).all().map((s) => [s.url, s] as const) : []);
+  const scanRows = urls.length ? await ctx.db.select().from(urlScanCache).where(inArray(urlScanCache.url, urls)) : [];
+  const scans = new Map(scanRows.map((s) => [s.url, s] as const));
   return rows.map((a) => {
     const s = a.url ? scans.get(a.url) : undefined;
     return {
@@ -224,17 +226,16 @@ export interface ReporterView {
 }
 
 /** How many reports each reporter filed, by status (an index search per reporter). */
-function reporterStats(db: Db, reporterIds: string[]): Map<string, Partial<Record<Status, number>>> {
+async function reporterStats(ctx: Pick<DomainContext, "db">, reporterIds: string[]): Promise<Map<string, Partial<Record<Status, number>>>> {
   const out = new Map<string, Partial<Record<Status, number>>>();
   if (!reporterIds.length) return out;
-  const rows = db
+  const rows = await ctx.db
     .select({ id: reports.reporterIdentityId, status: reports.status, n: sql<number>`count(*)` })
     .from(reports)
     // Identities belong to one project, so the reporter ids alone pick the project's reports
     // (and leave the planner the reporter index rather than a walk of the whole project).
     .where(inArray(reports.reporterIdentityId, reporterIds))
-    .groupBy(reports.reporterIdentityId, reports.status)
-    .all();
+    .groupBy(reports.reporterIdentityId, reports.status);
   for (const r of rows) {
     if (!r.id) continue;
     const m = out.get(r.id) ?? {};
@@ -249,34 +250,29 @@ export interface AuditEntry extends AuditEventView {
   actorEmail: string | null;
 }
 
-function auditOfCase(db: Db, orgId: string, caseId: string, reportIds: string[], limit = 200): AuditEntry[] {
-  const caseRows = db
+async function auditOfCase(ctx: TenantRead, caseId: string, reportIds: string[], limit = 200): Promise<AuditEntry[]> {
+  const caseRows = await ctx.db
     .select()
     .from(auditEvents)
-    .where(and(eq(auditEvents.orgId, orgId), eq(auditEvents.entityType, "case"), eq(auditEvents.entityId, caseId)))
+    .where(and(eq(auditEvents.orgId, ctx.orgId), eq(auditEvents.entityType, "case"), eq(auditEvents.entityId, caseId)))
     .orderBy(desc(auditEvents.id))
-    .limit(limit)
-    .all();
+    .limit(limit);
   const reportRows = reportIds.length
-    ? db
+    ? await ctx.db
         .select()
         .from(auditEvents)
-        .where(and(eq(auditEvents.orgId, orgId), eq(auditEvents.entityType, "report"), inArray(auditEvents.entityId, reportIds.slice(0, 500))))
+        .where(and(eq(auditEvents.orgId, ctx.orgId), eq(auditEvents.entityType, "report"), inArray(auditEvents.entityId, reportIds.slice(0, 500))))
         .orderBy(desc(auditEvents.id))
         .limit(limit)
-        .all()
     : [];
   const rows = [...caseRows, ...reportRows].sort((a, b) => (a.id < b.id ? 1 : -1)).slice(0, limit);
-  return withActorEmails(
-    db,
-    orgId,
-    rows.map(toAuditEventView),
-  );
+  return withActorEmails(ctx, { events: rows.map(toAuditEventView) });
 }
 
 /** Adds the email of each user actor (audit events store the user's id). */
-export function withActorEmails(db: Db, orgId: string, events: AuditEventView[]): AuditEntry[] {
-  const emails = userEmails(db, orgId, events.filter((e) => e.actor.type === "user").map((e) => e.actor.id));
+export async function withActorEmails(ctx: TenantRead, input: { events: AuditEventView[] }): Promise<AuditEntry[]> {
+  const { events } = input;
+  const emails = await userEmails(ctx, { ids: events.filter((e) => e.actor.type === "user").map((e) => e.actor.id) });
   return events.map((e) => ({ ...e, actorEmail: e.actor.type === "user" && e.actor.id ? (emails.get(e.actor.id) ?? null) : null }));
 }
 
@@ -296,31 +292,30 @@ export interface CaseDetail {
   audit: AuditEntry[];
 }
 
-export function caseDetail(db: Db, now: number, orgId: string, caseId: string): CaseDetail {
-  const c = requireCase(db, orgId, caseId);
-  const rows = reportsOfCase(db, c.id);
-  const reportViews = toReportViews(db, rows);
+export async function caseDetail(ctx: TenantRead, caseId: string): Promise<CaseDetail> {
+  const now = ctx.clock.now();
+  const c = await requireCase(ctx, caseId);
+  const rows = await reportsOfCase(ctx, c.id);
+  const reportViews = await toReportViews(ctx, { rows });
   const reportIds = rows.map((r) => r.id);
-  const subjectRow = c.subjectIdentityId ? db.select().from(identities).where(eq(identities.id, c.subjectIdentityId)).get() : undefined;
-  const project = db.select({ name: projects.name }).from(projects).where(eq(projects.id, c.projectId)).get();
+  const [subjectRow] = c.subjectIdentityId ? await ctx.db.select().from(identities).where(eq(identities.id, c.subjectIdentityId)).limit(1) : [];
+  const [project] = await ctx.db.select({ name: projects.name }).from(projects).where(eq(projects.id, c.projectId)).limit(1);
 
   const reporterIds = [...new Set(rows.map((r) => r.reporterIdentityId).filter((x): x is string => !!x))].slice(0, 20);
-  const reporterRows = reporterIds.length ? db.select().from(identities).where(inArray(identities.id, reporterIds)).all() : [];
-  const stats = reporterStats(db, reporterIds);
+  const reporterRows = reporterIds.length ? await ctx.db.select().from(identities).where(inArray(identities.id, reporterIds)) : [];
+  const stats = await reporterStats(ctx, reporterIds);
 
-  const notes = listCaseNotes(db, c.id);
-  const emails = userEmails(db, orgId, [c.assigneeId, ...notes.filter((n) => n.author.type === "user").map((n) => n.author.id)]);
+  const notes = await listCaseNotes(ctx, c.id);
+  const emails = await userEmails(ctx, { ids: [c.assigneeId, ...notes.filter((n) => n.author.type === "user").map((n) => n.author.id)] });
   const caseEnforcement = reportIds.length
-    ? actionViews(
-        db,
-        db
+    ? await actionViews(ctx, {
+        rows: await ctx.db
           .select()
           .from(enforcementActions)
           .where(inArray(enforcementActions.reportId, reportIds.slice(0, 500)))
-          .orderBy(desc(enforcementActions.id))
-          .all(),
+          .orderBy(desc(enforcementActions.id)),
         now,
-      )
+      })
     : [];
   return {
     case: toCaseView(c),
@@ -328,13 +323,13 @@ export function caseDetail(db: Db, now: number, orgId: string, caseId: string): 
     assignee: c.assigneeId ? { id: c.assigneeId, email: emails.get(c.assigneeId) ?? "unknown user" } : null,
     reports: reportViews,
     subject: subjectRow ? toIdentityView(subjectRow) : null,
-    subjectCases: c.subjectIdentityId ? subjectHistory(db, c.subjectIdentityId, c.id) : [],
-    subjectEnforcement: c.subjectIdentityId ? enforcementOf(db, now, c.subjectIdentityId) : [],
+    subjectCases: c.subjectIdentityId ? await subjectHistory(ctx, { subjectIdentityId: c.subjectIdentityId, exceptCaseId: c.id }) : [],
+    subjectEnforcement: c.subjectIdentityId ? await enforcementOf(ctx, { identityId: c.subjectIdentityId, now }) : [],
     caseEnforcement,
     reporters: reporterRows.map((i) => ({ identity: toIdentityView(i), filed: stats.get(i.id) ?? {} })),
-    analyses: analysesOfReports(db, reportIds),
+    analyses: await analysesOfReports(ctx, reportIds),
     notes: notes.map((n) => ({ ...n, authorEmail: n.author.type === "user" && n.author.id ? (emails.get(n.author.id) ?? null) : null })),
-    audit: auditOfCase(db, orgId, c.id, reportIds),
+    audit: await auditOfCase(ctx, c.id, reportIds),
   };
 }
 
@@ -350,30 +345,31 @@ export interface IdentityProfile {
   enforcement: EnforcementView[];
 }
 
-export function identityProfile(db: Db, now: number, orgId: string, identityId: string): IdentityProfile {
-  const row = db
+export async function identityProfile(ctx: TenantRead, identityId: string): Promise<IdentityProfile> {
+  const now = ctx.clock.now();
+  const [row] = await ctx.db
     .select({ identity: identities, projectName: projects.name })
     .from(identities)
     .innerJoin(projects, eq(projects.id, identities.projectId))
-    .where(and(eq(identities.id, identityId), eq(projects.orgId, orgId)))
-    .get();
+    .where(and(eq(identities.id, identityId), eq(projects.orgId, ctx.orgId)))
+    .limit(1);
   if (!row) throw notFound("Identity not found");
-  const about = db.select().from(reports).where(eq(reports.subjectIdentityId, identityId)).orderBy(desc(reports.createdUs)).limit(50).all();
+  const about = await ctx.db.select().from(reports).where(eq(reports.subjectIdentityId, identityId)).orderBy(desc(reports.createdUs)).limit(50);
   // No index on the reporter: this walks the project's reports from the newest (bounded by the limit).
-  const filed = db
+  const filed = await ctx.db
     .select()
     .from(reports)
     .where(and(eq(reports.projectId, row.identity.projectId), eq(reports.reporterIdentityId, identityId)))
     .orderBy(desc(reports.createdUs))
-    .limit(20)
-    .all();
+    .limit(20);
+  const caseRows = await ctx.db.select().from(cases).where(eq(cases.subjectIdentityId, identityId)).orderBy(desc(cases.createdAt)).limit(50);
   return {
     identity: toIdentityView(row.identity),
     projectName: row.projectName,
-    cases: db.select().from(cases).where(eq(cases.subjectIdentityId, identityId)).orderBy(desc(cases.createdAt)).limit(50).all().map(toCaseView),
-    reportsAbout: toReportViews(db, about),
-    reportsFiled: toReportViews(db, filed),
-    enforcement: enforcementOf(db, now, identityId),
+    cases: caseRows.map(toCaseView),
+    reportsAbout: await toReportViews(ctx, { rows: about }),
+    reportsFiled: await toReportViews(ctx, { rows: filed }),
+    enforcement: await enforcementOf(ctx, { identityId, now }),
   };
 }
 
@@ -410,43 +406,57 @@ const uuidV7Floor = (ms: number): string => {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-0000-0000-000000000000`;
 };
 
-export function overview(db: Db, clock: Clock, q: { orgId: string; projectId?: string; days: number }): Overview {
-  const now = clock.now();
+/** Microseconds in a day, a literal (an integer division by it gives the UTC day number). */
+const US_PER_DAY = sql.raw(String(DAY_MS * 1000));
+/** The UTC day number (days since 1970-01-01) of a time in microseconds. */
+const dayOfUs = (us: SQLWrapper) => sql<number>`${us} / ${US_PER_DAY}`;
+
+export async function overview(ctx: TenantRead, q: { projectId?: string; days: number }): Promise<Overview> {
+  const now = ctx.clock.now();
   const today = Math.floor(now / DAY_MS) * DAY_MS;
   const since = today - (q.days - 1) * DAY_MS;
   const days = Array.from({ length: q.days }, (_, i) => iso(since + i * DAY_MS).slice(0, 10));
-  const dayIndex = new Map(days.map((d, i) => [d, i] as const));
-  const scope = q.projectId ? { col: "project_id", val: q.projectId } : { col: "org_id", val: q.orgId };
-  const client = db.$client;
+  // Rows carry the UTC day number of their time; its place in `days`, or undefined outside them.
+  const sinceDay = since / DAY_MS;
+  const indexOfDay = (day: number): number | undefined => {
+    const i = Number(day) - sinceDay;
+    return i >= 0 && i < q.days ? i : undefined;
+  };
+  const count = sql<number>`count(*)`;
 
   const bySeverity = Object.fromEntries(SEVERITIES.map((s) => [s, days.map(() => 0)])) as Record<Severity, number[]>;
-  const sevRows = client
-    .query(
-      `SELECT date(created_us / 1000000, 'unixepoch') AS day, severity, count(*) AS n FROM reports
-       WHERE ${scope.col} = ? AND created_us >= ? GROUP BY day, severity`,
-    )
-    .all(scope.val, since * 1000) as { day: string; severity: Severity; n: number }[];
+  const sevDay = dayOfUs(reports.createdUs);
+  const sevRows = await ctx.db
+    .select({ day: sevDay, severity: reports.severity, n: count })
+    .from(reports)
+    .where(and(q.projectId ? eq(reports.projectId, q.projectId) : eq(reports.orgId, ctx.orgId), gte(reports.createdUs, since * 1000)))
+    .groupBy(sevDay, reports.severity);
+  const seriesOf = new Map<string, number[]>(SEVERITIES.map((s) => [s, bySeverity[s]]));
   let received = 0;
   for (const r of sevRows) {
-    const i = dayIndex.get(r.day);
-    if (i === undefined || !bySeverity[r.severity]) continue;
-    bySeverity[r.severity][i]! += r.n;
+    const i = indexOfDay(r.day);
+    const series = seriesOf.get(r.severity);
+    if (i === undefined || !series) continue;
+    series[i]! += r.n;
     received += r.n;
   }
 
-  const catRows = client
-    .query(
-      q.projectId
-        ? `SELECT date(rr.created_us / 1000000, 'unixepoch') AS day, rr.name AS name, count(*) AS n
-           FROM reports r JOIN report_reasons rr ON rr.report_id = r.id
-           WHERE r.project_id = ? AND r.created_us >= ? GROUP BY day, rr.name`
-        : `SELECT date(created_us / 1000000, 'unixepoch') AS day, name, count(*) AS n FROM report_reasons
-           WHERE org_id = ? AND created_us >= ? GROUP BY day, name`,
-    )
-    .all(scope.val, since * 1000) as { day: string; name: string; n: number }[];
+  const catDay = dayOfUs(reportReasons.createdUs);
+  const catRows = q.projectId
+    ? await ctx.db
+        .select({ day: catDay, name: reportReasons.name, n: count })
+        .from(reports)
+        .innerJoin(reportReasons, eq(reportReasons.reportId, reports.id))
+        .where(and(eq(reports.projectId, q.projectId), gte(reports.createdUs, since * 1000)))
+        .groupBy(catDay, reportReasons.name)
+    : await ctx.db
+        .select({ day: catDay, name: reportReasons.name, n: count })
+        .from(reportReasons)
+        .where(and(eq(reportReasons.orgId, ctx.orgId), gte(reportReasons.createdUs, since * 1000)))
+        .groupBy(catDay, reportReasons.name);
   const cats = new Map<string, number[]>();
   for (const r of catRows) {
-    const i = dayIndex.get(r.day);
+    const i = indexOfDay(r.day);
     if (i === undefined) continue;
     const counts = cats.get(r.name) ?? days.map(() => 0);
     counts[i]! += r.n;
@@ -458,29 +468,40 @@ export function overview(db: Db, clock: Clock, q: { orgId: string; projectId?: s
 
   let pending = 0;
   for (const status of OPEN_STATUSES) {
-    const where = [eq(reports.orgId, q.orgId), eq(reports.status, status), q.projectId ? eq(reports.projectId, q.projectId) : undefined];
-    pending += db.select({ n: sql<number>`count(*)` }).from(reports).where(and(...where)).get()?.n ?? 0;
+    const where = [eq(reports.orgId, ctx.orgId), eq(reports.status, status), q.projectId ? eq(reports.projectId, q.projectId) : undefined];
+    const [row] = await ctx.db.select({ n: count }).from(reports).where(and(...where));
+    pending += row?.n ?? 0;
   }
   const openCases = { emergency: 0, high: 0, normal: 0 } as Record<Bucket, number>;
   for (const bucket of BUCKETS) {
-    const where = [eq(cases.orgId, q.orgId), eq(cases.isOpen, 1), eq(cases.bucket, bucket), q.projectId ? eq(cases.projectId, q.projectId) : undefined];
-    openCases[bucket] = db.select({ n: sql<number>`count(*)` }).from(cases).where(and(...where)).get()?.n ?? 0;
+    const where = [eq(cases.orgId, ctx.orgId), eq(cases.isOpen, 1), eq(cases.bucket, bucket), q.projectId ? eq(cases.projectId, q.projectId) : undefined];
+    const [row] = await ctx.db.select({ n: count }).from(cases).where(and(...where));
+    openCases[bucket] = row?.n ?? 0;
   }
 
   // Decisions come from the audit trail (each is one event per report, with its time). Audit
   // ids are UUIDv7s of the real time: the id bound (a day early, for a shifted test clock)
   // keeps this a range search of the (org, action, id) index; created_at is the exact filter.
   const idFloor = uuidV7Floor(since - (now - Date.now()) - DAY_MS);
-  const decisions = (action: string, extra = "") =>
-    client
-      .query(
-        `SELECT a.entity_id AS id, a.created_at AS at, r.created_us AS createdUs FROM audit_events a JOIN reports r ON r.id = a.entity_id
-         WHERE a.org_id = ? AND a.action = ? AND a.id >= ? AND a.created_at >= ? ${q.projectId ? "AND a.project_id = ?" : ""} ${extra}`,
-      )
-      .all(...[q.orgId, action, idFloor, since, ...(q.projectId ? [q.projectId] : [])]) as { id: string; at: number; createdUs: number }[];
-  const resolvedRows = decisions("REPORT_RESOLVED");
-  const dismissedRows = decisions("REPORT_DISMISSED");
-  const escalatedRows = decisions("REPORT_ESCALATED", "AND json_extract(a.data, '$.applied') = 1");
+  const decisions = (action: string) =>
+    ctx.db
+      .select({ id: auditEvents.entityId, at: auditEvents.createdAt, createdUs: reports.createdUs, data: auditEvents.data })
+      .from(auditEvents)
+      .innerJoin(reports, eq(reports.id, auditEvents.entityId))
+      .where(
+        and(
+          eq(auditEvents.orgId, ctx.orgId),
+          eq(auditEvents.action, action),
+          gte(auditEvents.id, idFloor),
+          gte(auditEvents.createdAt, since),
+          q.projectId ? eq(auditEvents.projectId, q.projectId) : undefined,
+        ),
+      );
+  const resolvedRows = await decisions("REPORT_RESOLVED");
+  const dismissedRows = await decisions("REPORT_DISMISSED");
+  // Only escalations that moved the report count (their data says `applied`; read here rather
+  // than with a JSON function of one SQL dialect).
+  const escalatedRows = (await decisions("REPORT_ESCALATED")).filter((r) => wasApplied(r.data));
   const distinct = (rows: { id: string }[]) => new Set(rows.map((r) => r.id)).size;
   const actioned = distinct(resolvedRows);
   const dismissed = distinct(dismissedRows);
@@ -505,15 +526,22 @@ export function overview(db: Db, clock: Clock, q: { orgId: string; projectId?: s
   };
 }
 
+/** An escalation's audit data says whether it was applied (`"applied": true`; 1 counts too). */
+function wasApplied(data: string | null): boolean {
+  if (data == null) return false;
+  const parsed: unknown = JSON.parse(data);
+  if (typeof parsed !== "object" || parsed === null || !("applied" in parsed)) return false;
+  return parsed.applied === true || parsed.applied === 1;
+}
+
 // ---------------------------------------------------------------------------------------------
 // People: who is who, for "taken by", notes and the audit log.
 
-export function people(db: Db, orgId: string): (Person & { role: string; disabled: boolean })[] {
-  return db
+export async function people(ctx: Pick<DomainContext, "db" | "orgId">): Promise<(Person & { role: string; disabled: boolean })[]> {
+  const rows = await ctx.db
     .select({ id: users.id, email: users.email, role: users.role, disabledAt: users.disabledAt })
     .from(users)
-    .where(eq(users.orgId, orgId))
-    .orderBy(asc(users.email))
-    .all()
-    .map((u) => ({ id: u.id, email: u.email, role: u.role, disabled: u.disabledAt != null }));
+    .where(eq(users.orgId, ctx.orgId))
+    .orderBy(asc(users.email));
+  return rows.map((u) => ({ id: u.id, email: u.email, role: u.role, disabled: u.disabledAt != null }));
 }

@@ -6,11 +6,11 @@
  * describes the rules for people.
  */
 import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lt, lte, not, or, type SQL } from "drizzle-orm";
-import { transaction, type Db } from "../db/client.ts";
 import { enforcementActions, identities, reports } from "../db/schema.ts";
 import { recordAudit, systemActor, type Actor } from "./audit.ts";
 import { decideOnReport } from "./cases.ts";
-import { iso, isoOrNull, type Clock } from "./clock.ts";
+import { iso, isoOrNull } from "./clock.ts";
+import { domainContext, transaction, type DomainContext, type ReadContext } from "./context.ts";
 import { badRequest, conflict, notFound } from "./errors.ts";
 import { upsertIdentity } from "./identities.ts";
 import { newId } from "./ids.ts";
@@ -96,29 +96,45 @@ export function toActionView(row: ActionRow, identity: IdentityRefView, now: num
   };
 }
 
-/** Views of many actions, with one query for their identities. */
-export function actionViews(db: Db, rows: ActionRow[], now: number): EnforcementActionView[] {
+/**
+ * Views of many actions, with one query for their identities. `now` (default: the clock's) is
+ * the instant their status is judged at.
+ */
+export async function actionViews(ctx: Pick<DomainContext, "db" | "clock">, input: { rows: ActionRow[]; now?: number }): Promise<EnforcementActionView[]> {
+  const { rows } = input;
+  const now = input.now ?? ctx.clock.now();
   const ids = [...new Set(rows.map((r) => r.identityId))];
   const found = ids.length
-    ? db.select({ id: identities.id, type: identities.type, externalId: identities.externalId }).from(identities).where(inArray(identities.id, ids)).all()
+    ? await ctx.db.select({ id: identities.id, type: identities.type, externalId: identities.externalId }).from(identities).where(inArray(identities.id, ids))
     : [];
   const byId = new Map(found.map((i) => [i.id, i]));
   return rows.map((r) => toActionView(r, byId.get(r.identityId) ?? { id: r.identityId, type: "", externalId: "" }, now));
 }
 
-const viewOf = (db: Db, row: ActionRow, now: number): EnforcementActionView => actionViews(db, [row], now)[0]!;
+const viewOf = async (ctx: Pick<DomainContext, "db" | "clock">, row: ActionRow, now: number): Promise<EnforcementActionView> =>
+  (await actionViews(ctx, { rows: [row], now }))[0]!;
 
-/** Writes the webhook deliveries of an event about `view` (call inside the change's transaction). */
-function announce(db: Db, now: number, orgId: string, type: EventType, view: EnforcementActionView): void {
-  enqueueWebhookEvent(db, now, orgId, type, { action: view, identity: view.identity });
+/**
+ * Writes the webhook deliveries of an event about `view`, for the context's organization (call
+ * inside the change's transaction; `now` is the change's time).
+ */
+async function announce(ctx: DomainContext, now: number, type: EventType, view: EnforcementActionView): Promise<void> {
+  await enqueueWebhookEvent(ctx, { type, data: { action: view, identity: view.identity }, now });
 }
 
-export function requireAction(db: Db, orgId: string, actionId: string, projectId?: string): ActionRow {
-  const row = db
+/** An action of the context's organization (and of `projectId` when given), or a 404. */
+export async function requireAction(ctx: Pick<DomainContext, "db" | "orgId">, input: { actionId: string; projectId?: string }): Promise<ActionRow> {
+  const [row] = await ctx.db
     .select()
     .from(enforcementActions)
-    .where(and(eq(enforcementActions.id, actionId), eq(enforcementActions.orgId, orgId), projectId ? eq(enforcementActions.projectId, projectId) : undefined))
-    .get();
+    .where(
+      and(
+        eq(enforcementActions.id, input.actionId),
+        eq(enforcementActions.orgId, ctx.orgId),
+        input.projectId ? eq(enforcementActions.projectId, input.projectId) : undefined,
+      ),
+    )
+    .limit(1);
   if (!row) throw notFound("Enforcement action not found");
   return row;
 }
@@ -127,8 +143,8 @@ export function requireAction(db: Db, orgId: string, actionId: string, projectId
 // Creating, changing, revoking
 
 export interface CreateActionInput {
+  /** A project of the context's organization. */
   project: Project;
-  actor: Actor;
   kind: ActionKind;
   reason: string;
   note?: string | null;
@@ -142,26 +158,28 @@ export interface CreateActionInput {
 }
 
 /**
- * Records an action and announces it (enforcement_action.created), in one transaction.
- * 400 for a kind/end/content mismatch, 404 for a report of another project.
+ * Records an action by the context's actor and announces it (enforcement_action.created), in
+ * one transaction. 400 for a kind/end/content mismatch, 404 for a report of another project.
  */
-export function createEnforcementAction(db: Db, clock: Clock, input: CreateActionInput): EnforcementActionView {
-  return transaction(db, () => {
+export function createEnforcementAction(ctx: DomainContext, input: CreateActionInput): Promise<EnforcementActionView> {
+  return transaction(ctx, async () => {
     const { project } = input;
-    const now = clock.now();
-    const report = input.reportId ? db.select().from(reports).where(and(eq(reports.id, input.reportId), eq(reports.projectId, project.id))).get() : null;
+    const now = ctx.clock.now();
+    const [report] = input.reportId
+      ? await ctx.db.select().from(reports).where(and(eq(reports.id, input.reportId), eq(reports.projectId, project.id))).limit(1)
+      : [];
     if (input.reportId && !report) throw notFound("Report not found in this project");
 
     checkEnd(input.kind, input.endsAt ?? null, now);
 
     let identityId: string;
     if (input.identity) {
-      const existing = db
+      const [existing] = await ctx.db
         .select({ id: identities.id })
         .from(identities)
         .where(and(eq(identities.projectId, project.id), eq(identities.type, input.identity.type), eq(identities.externalId, input.identity.externalId)))
-        .get();
-      identityId = existing?.id ?? upsertIdentity(db, { projectId: project.id, type: input.identity.type, externalId: input.identity.externalId, now }).id;
+        .limit(1);
+      identityId = existing?.id ?? (await upsertIdentity(ctx, { projectId: project.id, type: input.identity.type, externalId: input.identity.externalId, now })).id;
     } else if (report?.subjectIdentityId) {
       identityId = report.subjectIdentityId;
     } else {
@@ -196,19 +214,19 @@ export function createEnforcementAction(db: Db, clock: Clock, input: CreateActio
       revokedByType: null,
       revokedById: null,
       revokeReason: null,
-      createdByType: input.actor.type,
-      createdById: input.actor.id,
+      createdByType: ctx.actor.type,
+      createdById: ctx.actor.id,
       createdAt: now,
       updatedAt: now,
     };
-    db.insert(enforcementActions).values(row).run();
-    const view = viewOf(db, row, now);
-    recordAudit(db, clock, {
-      orgId: project.orgId, projectId: project.id, actor: input.actor, action: "ENFORCEMENT_ACTION_CREATED",
+    await ctx.db.insert(enforcementActions).values(row);
+    const view = await viewOf(ctx, row, now);
+    await recordAudit(ctx, {
+      projectId: project.id, action: "ENFORCEMENT_ACTION_CREATED",
       entityType: "enforcement_action", entityId: row.id,
       after: { kind: row.kind, reason: row.reason, endsAt: view.endsAt, identityId, reportId: row.reportId, caseId: row.caseId },
     });
-    announce(db, now, project.orgId, "enforcement_action.created", view);
+    await announce(ctx, now, "enforcement_action.created", view);
     return view;
   });
 }
@@ -233,10 +251,14 @@ export interface ActionPatch {
  * Changes the reason, note or end of an action in force and announces it
  * (enforcement_action.updated). 409 once it is revoked or over.
  */
-export function updateEnforcementAction(db: Db, clock: Clock, actor: Actor, orgId: string, projectId: string, actionId: string, patch: ActionPatch): EnforcementActionView {
-  return transaction(db, () => {
-    const before = requireAction(db, orgId, actionId, projectId);
-    const now = clock.now();
+export function updateEnforcementAction(
+  ctx: DomainContext,
+  input: { projectId: string; actionId: string; patch: ActionPatch },
+): Promise<EnforcementActionView> {
+  const { patch } = input;
+  return transaction(ctx, async () => {
+    const before = await requireAction(ctx, { actionId: input.actionId, projectId: input.projectId });
+    const now = ctx.clock.now();
     const status = actionStatus(before, now);
     if (status !== "active") throw conflict(`The action is ${status}: only an action in force can be changed`);
     if (patch.endsAt !== undefined) checkEnd(before.kind, patch.endsAt, now);
@@ -245,16 +267,16 @@ export function updateEnforcementAction(db: Db, clock: Clock, actor: Actor, orgI
     if (patch.reason !== undefined && patch.reason !== before.reason) set.reason = patch.reason;
     if (patch.note !== undefined && patch.note !== before.note) set.note = patch.note;
     if (patch.endsAt !== undefined && patch.endsAt !== before.endsAt) set.endsAt = patch.endsAt;
-    if (Object.keys(set).length === 0) return viewOf(db, before, now);
+    if (Object.keys(set).length === 0) return viewOf(ctx, before, now);
 
     const after: ActionRow = { ...before, ...set, updatedAt: now };
-    db.update(enforcementActions).set({ ...set, updatedAt: now }).where(eq(enforcementActions.id, before.id)).run();
-    const view = viewOf(db, after, now);
-    recordAudit(db, clock, {
-      orgId, projectId: before.projectId, actor, action: "ENFORCEMENT_ACTION_UPDATED", entityType: "enforcement_action", entityId: before.id,
+    await ctx.db.update(enforcementActions).set({ ...set, updatedAt: now }).where(eq(enforcementActions.id, before.id));
+    const view = await viewOf(ctx, after, now);
+    await recordAudit(ctx, {
+      projectId: before.projectId, action: "ENFORCEMENT_ACTION_UPDATED", entityType: "enforcement_action", entityId: before.id,
       before: auditable(before, set), after: auditable(after, set),
     });
-    announce(db, now, orgId, "enforcement_action.updated", view);
+    await announce(ctx, now, "enforcement_action.updated", view);
     return view;
   });
 }
@@ -275,25 +297,22 @@ function auditable(row: ActionRow, changed: Partial<ActionRow>): Record<string, 
  * from the identity's record; 409 when it is already revoked. Call inside or outside a transaction.
  */
 export function revokeEnforcementAction(
-  db: Db,
-  clock: Clock,
-  actor: Actor,
-  orgId: string,
-  actionId: string,
-  opts: { projectId?: string; reason?: string | null; data?: Record<string, unknown> } = {},
-): EnforcementActionView {
-  return transaction(db, () => {
-    const before = requireAction(db, orgId, actionId, opts.projectId);
+  ctx: DomainContext,
+  input: { actionId: string; projectId?: string; reason?: string | null; data?: Record<string, unknown> },
+): Promise<EnforcementActionView> {
+  const { actor } = ctx;
+  return transaction(ctx, async () => {
+    const before = await requireAction(ctx, { actionId: input.actionId, projectId: input.projectId });
     if (before.revokedAt !== null) throw conflict("The action is already revoked");
-    const now = clock.now();
-    const set = { revokedAt: now, revokedByType: actor.type, revokedById: actor.id, revokeReason: opts.reason ?? null, updatedAt: now };
-    db.update(enforcementActions).set(set).where(eq(enforcementActions.id, before.id)).run();
-    const view = viewOf(db, { ...before, ...set }, now);
-    recordAudit(db, clock, {
-      orgId, projectId: before.projectId, actor, action: "ENFORCEMENT_ACTION_REVOKED", entityType: "enforcement_action", entityId: before.id,
-      before: { status: actionStatus(before, now) }, after: { status: "revoked" }, data: { reason: opts.reason ?? null, ...opts.data },
+    const now = ctx.clock.now();
+    const set = { revokedAt: now, revokedByType: actor.type, revokedById: actor.id, revokeReason: input.reason ?? null, updatedAt: now };
+    await ctx.db.update(enforcementActions).set(set).where(eq(enforcementActions.id, before.id));
+    const view = await viewOf(ctx, { ...before, ...set }, now);
+    await recordAudit(ctx, {
+      projectId: before.projectId, action: "ENFORCEMENT_ACTION_REVOKED", entityType: "enforcement_action", entityId: before.id,
+      before: { status: actionStatus(before, now) }, after: { status: "revoked" }, data: { reason: input.reason ?? null, ...input.data },
     });
-    announce(db, now, orgId, "enforcement_action.revoked", view);
+    await announce(ctx, now, "enforcement_action.revoked", view);
     return view;
   });
 }
@@ -316,15 +335,11 @@ export interface ResolveActionInput {
  * the report's subject; CONTENT_LEVEL_ACTION a content_removal (the default) of its target.
  * The action's reason defaults to the report's reasons.
  */
-export function resolveReportWithAction(
-  db: Db,
-  clock: Clock,
-  actor: Actor,
-  orgId: string,
-  reportId: string,
-  resolution: { code?: string | null; note?: string | null },
-  action: ResolveActionInput,
-): EnforcementActionView {
+export async function resolveReportWithAction(
+  ctx: DomainContext,
+  input: { reportId: string; resolution: { code?: string | null; note?: string | null }; action: ResolveActionInput },
+): Promise<EnforcementActionView> {
+  const { reportId, resolution, action } = input;
   const kind = action.kind ?? (resolution.code === "CONTENT_LEVEL_ACTION" ? "content_removal" : undefined);
   if (resolution.code === "ACCOUNT_LEVEL_ACTION") {
     if (!kind) throw badRequest(`action.kind: required with ACCOUNT_LEVEL_ACTION (${ACCOUNT_KINDS.join(", ")})`);
@@ -334,14 +349,13 @@ export function resolveReportWithAction(
   } else {
     throw badRequest("action: only a resolution with resolutionCode ACCOUNT_LEVEL_ACTION or CONTENT_LEVEL_ACTION carries an enforcement action");
   }
-  return transaction(db, () => {
-    decideOnReport(db, clock, actor, orgId, reportId, { action: "resolve", code: resolution.code, note: resolution.note });
-    const report = db.select().from(reports).where(eq(reports.id, reportId)).get()!;
-    const project = requireProject(db, orgId, report.projectId);
-    const reasons = JSON.parse(report.reasons) as string[];
-    return createEnforcementAction(db, clock, {
+  return transaction(ctx, async () => {
+    await decideOnReport(ctx, { reportId, decision: { action: "resolve", code: resolution.code, note: resolution.note } });
+    const [report] = await ctx.db.select().from(reports).where(eq(reports.id, reportId)).limit(1);
+    const project = await requireProject(ctx, report!.projectId);
+    const reasons = JSON.parse(report!.reasons) as string[];
+    return createEnforcementAction(ctx, {
       project,
-      actor,
       kind,
       reason: action.reason ?? (reasons.join(", ") || resolution.code!),
       note: action.note ?? resolution.note ?? null,
@@ -377,7 +391,11 @@ function statusFilter(status: ActionStatus, now: number): SQL {
 }
 
 /** Actions of a project (or of one identity), newest first. */
-export function listEnforcementActions(db: Db, now: number, q: ActionQuery): { actions: EnforcementActionView[]; nextCursor: string | null } {
+export async function listEnforcementActions(
+  ctx: Pick<DomainContext, "db" | "clock">,
+  q: ActionQuery,
+): Promise<{ actions: EnforcementActionView[]; nextCursor: string | null }> {
+  const now = ctx.clock.now();
   const t = enforcementActions;
   const where: SQL[] = [q.identityId ? eq(t.identityId, q.identityId) : eq(t.projectId, q.projectId)];
   if (q.identityId) where.push(eq(t.projectId, q.projectId));
@@ -386,24 +404,24 @@ export function listEnforcementActions(db: Db, now: number, q: ActionQuery): { a
   if (q.status) where.push(statusFilter(q.status, now));
   if (q.active !== undefined) where.push(q.active ? statusFilter("active", now) : not(statusFilter("active", now)));
   if (q.cursor) where.push(lt(t.id, q.cursor));
-  const rows = db.select().from(t).where(and(...where)).orderBy(desc(t.id)).limit(q.limit + 1).all();
+  const rows = await ctx.db.select().from(t).where(and(...where)).orderBy(desc(t.id)).limit(q.limit + 1);
   const page = rows.slice(0, q.limit);
-  return { actions: actionViews(db, page, now), nextCursor: rows.length > q.limit ? (page.at(-1)?.id ?? null) : null };
+  return { actions: await actionViews(ctx, { rows: page, now }), nextCursor: rows.length > q.limit ? (page.at(-1)?.id ?? null) : null };
 }
 
 /** The identity keyed by project + type + external ID, or a 404. */
-export function requireIdentityId(db: Db, projectId: string, type: string, externalId: string): string {
-  const row = db
+export async function requireIdentityId(ctx: Pick<DomainContext, "db">, input: { projectId: string; type: string; externalId: string }): Promise<string> {
+  const [row] = await ctx.db
     .select({ id: identities.id })
     .from(identities)
-    .where(and(eq(identities.projectId, projectId), eq(identities.type, type), eq(identities.externalId, externalId)))
-    .get();
+    .where(and(eq(identities.projectId, input.projectId), eq(identities.type, input.type), eq(identities.externalId, input.externalId)))
+    .limit(1);
   if (!row) throw notFound("Identity not found");
   return row.id;
 }
 
-export function getActionView(db: Db, now: number, row: ActionRow): EnforcementActionView {
-  return viewOf(db, row, now);
+export function getActionView(ctx: Pick<DomainContext, "db" | "clock">, row: ActionRow): Promise<EnforcementActionView> {
+  return viewOf(ctx, row, ctx.clock.now());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -411,44 +429,45 @@ export function getActionView(db: Db, now: number, row: ActionRow): EnforcementA
 
 /**
  * Marks the actions whose end has come as expired, each with its audit event and an
- * enforcement_action.updated announcement (active: false), in one transaction per batch.
- * Returns how many it marked; a full batch means more may be due.
+ * enforcement_action.updated announcement (active: false), as Flagstaff itself and for each
+ * action's organization, in one transaction per batch. Returns how many it marked; a full batch
+ * means more may be due.
  */
-export function expireDueActions(db: Db, clock: Clock, batch = 100): number {
-  return transaction(db, () => {
-    const now = clock.now();
+export function expireDueActions(ctx: ReadContext, input: { batch?: number } = {}): Promise<number> {
+  const batch = input.batch ?? 100;
+  return transaction(ctx, async () => {
+    const now = ctx.clock.now();
     const t = enforcementActions;
-    const due = db
+    const due = await ctx.db
       .select()
       .from(t)
       .where(and(isNull(t.revokedAt), isNull(t.expiredAt), isNotNull(t.endsAt), lte(t.endsAt, now)))
       .orderBy(asc(t.endsAt))
-      .limit(batch)
-      .all();
+      .limit(batch);
     for (const row of due) {
+      const org = domainContext(ctx.store, ctx.clock, systemActor, row.orgId);
       const after: ActionRow = { ...row, expiredAt: now, updatedAt: now };
-      db.update(t).set({ expiredAt: now, updatedAt: now }).where(and(eq(t.id, row.id), isNull(t.expiredAt), isNull(t.revokedAt))).run();
-      const view = viewOf(db, after, now);
-      recordAudit(db, clock, {
-        orgId: row.orgId, projectId: row.projectId, actor: systemActor, action: "ENFORCEMENT_ACTION_EXPIRED",
+      await org.db.update(t).set({ expiredAt: now, updatedAt: now }).where(and(eq(t.id, row.id), isNull(t.expiredAt), isNull(t.revokedAt)));
+      const view = await viewOf(org, after, now);
+      await recordAudit(org, {
+        projectId: row.projectId, action: "ENFORCEMENT_ACTION_EXPIRED",
         entityType: "enforcement_action", entityId: row.id,
         before: { status: "active" }, after: { status: "expired" }, data: { endsAt: view.endsAt },
       });
-      announce(db, now, row.orgId, "enforcement_action.updated", view);
+      await announce(org, now, "enforcement_action.updated", view);
     }
     return due.length;
   });
 }
 
 /** The earliest end among actions still waiting to expire, or null. */
-export function nextActionEnd(db: Db): number | null {
+export async function nextActionEnd(ctx: Pick<ReadContext, "db">): Promise<number | null> {
   const t = enforcementActions;
-  const row = db
+  const [row] = await ctx.db
     .select({ endsAt: t.endsAt })
     .from(t)
     .where(and(isNull(t.revokedAt), isNull(t.expiredAt), isNotNull(t.endsAt)))
     .orderBy(asc(t.endsAt))
-    .limit(1)
-    .get();
+    .limit(1);
   return row?.endsAt ?? null;
 }

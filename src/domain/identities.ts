@@ -1,8 +1,8 @@
 import { and, asc, eq, gt, gte, lt, or, sql, type SQL } from "drizzle-orm";
-import type { Db } from "../db/client.ts";
 import { param, statements } from "../db/prepared.ts";
 import { identities } from "../db/schema.ts";
 import { iso, isoOrNull } from "./clock.ts";
+import { transaction, type DomainContext } from "./context.ts";
 import { badRequest } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { applyMergePatch } from "./merge-patch.ts";
@@ -55,13 +55,20 @@ export const MAX_METADATA_BYTES = 16 * 1024;
 const displayValue = (incoming: string | null | undefined, stored: string | null): string | null =>
   incoming != null && incoming.trim() !== "" ? incoming : stored;
 
+/** PUT identity: creates or updates the identity in a transaction of its own, and answers its view. */
+export function saveIdentity(ctx: Pick<DomainContext, "store" | "db">, input: UpsertIdentityInput): Promise<IdentityView> {
+  return transaction(ctx, async () => toIdentityView(await upsertIdentity(ctx, input)));
+}
+
 /**
  * Creates the identity keyed by project + type + externalId, or updates it with the merge
- * rules of the spec. Synchronous, so it can run inside the caller's transaction.
+ * rules of the spec. Only inside the caller's transaction (report creation runs it twice per
+ * report: no savepoint of its own).
  */
-export function upsertIdentity(db: Db, input: UpsertIdentityInput): IdentityRow {
-  const q = upsertStatements(db);
-  const existing = q.find.get({ projectId: input.projectId, type: input.type, externalId: input.externalId });
+export async function upsertIdentity(ctx: Pick<DomainContext, "store" | "db">, input: UpsertIdentityInput): Promise<IdentityRow> {
+  if (!ctx.store.inTransaction()) throw new Error("upsertIdentity runs inside a transaction");
+  const q = upsertStatements(ctx.db);
+  const [existing] = await q.find.execute({ projectId: input.projectId, type: input.type, externalId: input.externalId });
   const display = input.display ?? {};
   const metadata = mergeMetadata(existing?.metadata ?? null, input.metadata);
   const fields = {
@@ -75,7 +82,7 @@ export function upsertIdentity(db: Db, input: UpsertIdentityInput): IdentityRow 
     updatedAt: input.now,
   };
   if (existing) {
-    q.update.run({ id: existing.id, ...fields });
+    await q.update.execute({ id: existing.id, ...fields });
     return { ...existing, ...fields };
   }
   const row: IdentityRow = {
@@ -86,7 +93,7 @@ export function upsertIdentity(db: Db, input: UpsertIdentityInput): IdentityRow 
     createdAt: input.now,
     ...fields,
   };
-  q.insert.run(row);
+  await q.insert.execute(row);
   return row;
 }
 
@@ -151,17 +158,16 @@ export interface ListIdentitiesQuery {
 /** Highest code point: `prefix + MAX` bounds every string that starts with `prefix`. */
 const MAX_CHAR = "\u{10FFFF}";
 
-export function listIdentities(db: Db, q: ListIdentitiesQuery): { identities: IdentityView[]; nextCursor: string | null } {
+export async function listIdentities(ctx: Pick<DomainContext, "db">, q: ListIdentitiesQuery): Promise<{ identities: IdentityView[]; nextCursor: string | null }> {
   const where: (SQL | undefined)[] = [eq(identities.projectId, q.projectId)];
   if (q.cursor) where.push(gt(identities.id, q.cursor));
-  if (q.search) where.push(searchCondition(db, q.projectId, q.search));
-  const rows = db
+  if (q.search) where.push(await searchCondition(ctx, q.projectId, q.search));
+  const rows = await ctx.db
     .select()
     .from(identities)
     .where(and(...where))
     .orderBy(asc(identities.id))
-    .limit(q.limit + 1)
-    .all();
+    .limit(q.limit + 1);
   const page = rows.slice(0, q.limit);
   return {
     identities: page.map(toIdentityView),
@@ -179,15 +185,15 @@ const SPARSE_MATCHES = 2_000;
  * collected from the prefix indexes and then sorted; many matches (a one-letter prefix) are
  * found fastest by walking the project's identities in id order until a page is full.
  */
-function searchCondition(db: Db, projectId: string, search: string): SQL {
+async function searchCondition(ctx: Pick<DomainContext, "db">, projectId: string, search: string): Promise<SQL> {
   const lower = search.toLowerCase();
   const arms = [
     sql`SELECT id FROM identities WHERE project_id = ${projectId} AND external_id >= ${search} AND external_id < ${search + MAX_CHAR}`,
     sql`SELECT id FROM identities WHERE project_id = ${projectId} AND lower(name) >= ${lower} AND lower(name) < ${lower + MAX_CHAR}`,
     sql`SELECT id FROM identities WHERE project_id = ${projectId} AND lower(username) >= ${lower} AND lower(username) < ${lower + MAX_CHAR}`,
   ];
-  // drizzle's raw `get` answers the row as an array of values.
-  const [candidates] = db.get<[number]>(sql`SELECT count(*) FROM (${sql.join(arms, sql` UNION ALL `)} LIMIT ${SPARSE_MATCHES})`);
+  // SQLite-only: drizzle's raw `get` answers the row as an array of values.
+  const [candidates] = await ctx.db.get<[number]>(sql`SELECT count(*) FROM (${sql.join(arms, sql` UNION ALL `)} LIMIT ${SPARSE_MATCHES})`);
   if (candidates < SPARSE_MATCHES) return sql`${identities.id} IN (${sql.join(arms, sql` UNION `)})`;
   return or(
     and(gte(identities.externalId, search), lt(identities.externalId, search + MAX_CHAR)),

@@ -1,9 +1,9 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
-import type { Db } from "../db/client.ts";
 import { statements } from "../db/prepared.ts";
 import { apiKeys, projects } from "../db/schema.ts";
-import { iso, isoOrNull, type Clock } from "./clock.ts";
+import { iso, isoOrNull } from "./clock.ts";
+import { transaction, type DomainContext, type ReadContext } from "./context.ts";
 import { notFound } from "./errors.ts";
 import { newId } from "./ids.ts";
 
@@ -40,12 +40,15 @@ export function generateKey(kind: KeyKind): string {
   return PREFIX[kind] + randomBytes(32).toString("base64url");
 }
 
-export function createApiKey(
-  db: Db,
-  clock: Clock,
+/**
+ * A new key for a project, shown once. The caller has checked that the project is theirs (the
+ * CLI names any project of the database).
+ */
+export async function createApiKey(
+  ctx: ReadContext,
   input: { projectId: string; kind: KeyKind; name?: string; reportRateLimit?: number | null },
-): { key: string; apiKey: ApiKeyView } {
-  const project = db.select().from(projects).where(eq(projects.id, input.projectId)).get();
+): Promise<{ key: string; apiKey: ApiKeyView }> {
+  const [project] = await ctx.db.select().from(projects).where(eq(projects.id, input.projectId)).limit(1);
   if (!project) throw notFound("Project not found");
   const key = generateKey(input.kind);
   const row = {
@@ -57,28 +60,33 @@ export function createApiKey(
     prefix: key.slice(0, 12),
     hash: hashKey(key),
     reportRateLimit: input.reportRateLimit ?? null,
-    createdAt: clock.now(),
+    createdAt: ctx.clock.now(),
   };
-  db.insert(apiKeys).values(row).run();
+  await transaction(ctx, async () => {
+    await ctx.db.insert(apiKeys).values(row);
+  });
   return { key, apiKey: toView({ ...row, lastUsedAt: null, revokedAt: null }) };
 }
 
-export function listApiKeys(db: Db, orgId: string): ApiKeyView[] {
-  return db.select().from(apiKeys).where(eq(apiKeys.orgId, orgId)).orderBy(desc(apiKeys.id)).all().map(toView);
+/** The keys of the context's organization, or of every organization (`orgId: null`, the CLI). */
+export async function listApiKeys(ctx: Pick<DomainContext, "db">, input: { orgId: string | null }): Promise<ApiKeyView[]> {
+  const q = ctx.db.select().from(apiKeys);
+  const rows = await (input.orgId == null ? q : q.where(eq(apiKeys.orgId, input.orgId))).orderBy(desc(apiKeys.id));
+  return rows.map(toView);
 }
 
-export function revokeApiKey(db: Db, clock: Clock, orgId: string, keyId: string): ApiKeyView {
-  const row = db
-    .select()
-    .from(apiKeys)
-    .where(and(eq(apiKeys.id, keyId), eq(apiKeys.orgId, orgId)))
-    .get();
-  if (!row) throw notFound("API key not found");
-  if (row.revokedAt == null) {
-    row.revokedAt = clock.now();
-    db.update(apiKeys).set({ revokedAt: row.revokedAt }).where(eq(apiKeys.id, keyId)).run();
-  }
-  return toView(row);
+/** Revokes a key of `orgId` (the caller's; null: any, for the CLI). Revoking twice changes nothing. */
+export function revokeApiKey(ctx: ReadContext, input: { orgId: string | null; keyId: string }): Promise<ApiKeyView> {
+  return transaction(ctx, async () => {
+    const where = input.orgId == null ? eq(apiKeys.id, input.keyId) : and(eq(apiKeys.id, input.keyId), eq(apiKeys.orgId, input.orgId));
+    const [row] = await ctx.db.select().from(apiKeys).where(where).limit(1);
+    if (!row) throw notFound("API key not found");
+    if (row.revokedAt == null) {
+      row.revokedAt = ctx.clock.now();
+      await ctx.db.update(apiKeys).set({ revokedAt: row.revokedAt }).where(eq(apiKeys.id, row.id));
+    }
+    return toView(row);
+  });
 }
 
 /** Every authenticated request runs these: kept prepared (src/db/prepared.ts). */
@@ -103,17 +111,19 @@ const LAST_USED_RESOLUTION_MS = 60_000;
  * revoked; the caller answers 401 without saying which. The lookup goes through the hash
  * index; the final comparison of the hashes is constant-time.
  */
-export function authenticateKey(db: Db, clock: Clock, presented: string): KeyPrincipal | null {
+export async function authenticateKey(ctx: ReadContext, presented: string): Promise<KeyPrincipal | null> {
   if (!KEY_SHAPE.test(presented)) return null;
   const hash = hashKey(presented);
-  const q = keyStatements(db);
-  const row = q.liveByHash.get({ hash });
+  const [row] = await keyStatements(ctx.db).liveByHash.execute({ hash });
   if (!row) return null;
   if (!timingSafeEqual(Buffer.from(row.hash, "hex"), Buffer.from(hash, "hex"))) return null;
   if (row.kind !== (presented.startsWith("sk_") ? "secret" : "publishable")) return null;
-  const now = clock.now();
+  const now = ctx.clock.now();
   if (row.lastUsedAt == null || now - row.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
-    q.touch.run({ id: row.id, now });
+    // In a transaction of its own: a write, on the writing connection (whose statements differ).
+    await transaction(ctx, async () => {
+      await keyStatements(ctx.db).touch.execute({ id: row.id, now });
+    });
   }
   return {
     keyId: row.id,

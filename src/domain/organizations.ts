@@ -1,7 +1,6 @@
 import { eq } from "drizzle-orm";
-import type { Db } from "../db/client.ts";
 import { organizations } from "../db/schema.ts";
-import type { Clock } from "./clock.ts";
+import type { DomainContext, ReadContext } from "./context.ts";
 import { notFound } from "./errors.ts";
 import { newId } from "./ids.ts";
 
@@ -18,33 +17,46 @@ export function slugify(name: string): string {
   return slug || "org";
 }
 
-/** Creates an organization whose slug is derived from its name, suffixed when taken. */
-export function createOrganization(db: Db, clock: Clock, input: { name: string; plan?: Plan }): Organization {
+async function slugTaken(ctx: ReadContext, slug: string): Promise<boolean> {
+  const rows = await ctx.db.select({ id: organizations.id }).from(organizations).where(eq(organizations.slug, slug)).limit(1);
+  return rows.length > 0;
+}
+
+/**
+ * Creates an organization whose slug is derived from its name, suffixed when taken. Call inside
+ * a transaction (the new organization's id is not yet `ctx.orgId`).
+ */
+export async function createOrganization(ctx: ReadContext, input: { name: string; plan?: Plan }): Promise<Organization> {
   const base = slugify(input.name);
   let slug = base;
-  for (let n = 2; db.select().from(organizations).where(eq(organizations.slug, slug)).get(); n++) {
-    slug = `${base}-${n}`;
-  }
+  for (let n = 2; await slugTaken(ctx, slug); n++) slug = `${base}-${n}`;
   const row: Organization = {
     id: newId(),
     slug,
     name: input.name,
     plan: input.plan ?? "enterprise",
-    createdAt: clock.now(),
+    createdAt: ctx.clock.now(),
   };
-  db.insert(organizations).values(row).run();
+  await ctx.db.insert(organizations).values(row);
   return row;
 }
 
 /** The organization named in an organization route; another organization's slug is a 404 too. */
-export function requireOrganizationBySlug(db: Db, slug: string, callerOrgId: string): Organization {
-  const org = db.select().from(organizations).where(eq(organizations.slug, slug)).get();
-  if (!org || org.id !== callerOrgId) throw notFound("Organization not found");
+export async function requireOrganizationBySlug(ctx: Pick<DomainContext, "db" | "orgId">, slug: string): Promise<Organization> {
+  const [org] = await ctx.db.select().from(organizations).where(eq(organizations.slug, slug)).limit(1);
+  if (!org || org.id !== ctx.orgId) throw notFound("Organization not found");
   return org;
 }
 
-export function getOrganization(db: Db, orgId: string): Organization {
-  const org = db.select().from(organizations).where(eq(organizations.id, orgId)).get();
+/** The caller's organization. */
+export async function getOrganization(ctx: Pick<DomainContext, "db" | "orgId">): Promise<Organization> {
+  const [org] = await ctx.db.select().from(organizations).where(eq(organizations.id, ctx.orgId)).limit(1);
   if (!org) throw notFound("Organization not found");
   return org;
+}
+
+/** Every organization, or the one with `slug` (the operator's CLI, across tenants). */
+export async function listOrganizations(ctx: ReadContext, input: { slug?: string } = {}): Promise<Organization[]> {
+  const q = ctx.db.select().from(organizations);
+  return input.slug === undefined ? q : q.where(eq(organizations.slug, input.slug));
 }

@@ -1,10 +1,10 @@
 import { and, asc, eq, sql } from "drizzle-orm";
-import type { Db } from "../db/client.ts";
 import { statements } from "../db/prepared.ts";
 import { projects } from "../db/schema.ts";
-import { recordAudit, type Actor } from "./audit.ts";
+import { recordAudit } from "./audit.ts";
 import { seedDefaultCategories } from "./categories.ts";
-import { iso, type Clock } from "./clock.ts";
+import { iso } from "./clock.ts";
+import { transaction, type DomainContext } from "./context.ts";
 import { notFound } from "./errors.ts";
 
 export type Project = typeof projects.$inferSelect;
@@ -16,12 +16,12 @@ export interface ProjectView {
   updatedAt: string;
 }
 
-/** A new project, with the default report categories. Call inside a transaction. */
-export function createProject(db: Db, clock: Clock, input: { orgId: string; name: string }): Project {
-  const now = clock.now();
+/** A new project of the context's organization, with the default report categories; audited. */
+export async function createProject(ctx: DomainContext, input: { name: string }): Promise<Project> {
+  const now = ctx.clock.now();
   const row: Project = {
     id: crypto.randomUUID(),
-    orgId: input.orgId,
+    orgId: ctx.orgId,
     name: input.name,
     aiEnabled: 0,
     aiThreshold: 70,
@@ -29,8 +29,11 @@ export function createProject(db: Db, clock: Clock, input: { orgId: string; name
     createdAt: now,
     updatedAt: now,
   };
-  db.insert(projects).values(row).run();
-  seedDefaultCategories(db, clock, row.id);
+  await transaction(ctx, async () => {
+    await ctx.db.insert(projects).values(row);
+    await seedDefaultCategories(ctx, row.id);
+    await recordAudit(ctx, { projectId: row.id, action: "PROJECT_CREATED", entityType: "project", entityId: row.id, after: toProjectView(row) });
+  });
   return row;
 }
 
@@ -38,8 +41,8 @@ export function createProject(db: Db, clock: Clock, input: { orgId: string; name
  * The project a caller of organization `orgId` names. A project of another organization is
  * reported exactly like a missing one, so ids of other tenants cannot be probed.
  */
-export function requireProject(db: Db, orgId: string, projectId: string): Project {
-  const row = projectOfOrg(db).get({ projectId, orgId });
+export async function requireProject(ctx: Pick<DomainContext, "db" | "orgId">, projectId: string): Promise<Project> {
+  const [row] = await projectOfOrg(ctx.db).execute({ projectId, orgId: ctx.orgId });
   if (!row) throw notFound("Project not found");
   return row;
 }
@@ -53,8 +56,8 @@ const projectOfOrg = statements((db) =>
     .prepare(),
 );
 
-export function listProjects(db: Db, orgId: string): Project[] {
-  return db.select().from(projects).where(eq(projects.orgId, orgId)).orderBy(asc(projects.createdAt)).all();
+export function listProjects(ctx: Pick<DomainContext, "db" | "orgId">): Promise<Project[]> {
+  return ctx.db.select().from(projects).where(eq(projects.orgId, ctx.orgId)).orderBy(asc(projects.createdAt));
 }
 
 export const toProjectView = (p: Project): ProjectView => ({
@@ -64,22 +67,26 @@ export const toProjectView = (p: Project): ProjectView => ({
   updatedAt: iso(p.updatedAt),
 });
 
-export function renameProject(db: Db, clock: Clock, actor: Actor, orgId: string, projectId: string, name: string): Project {
-  const before = requireProject(db, orgId, projectId);
-  const after = { ...before, name, updatedAt: clock.now() };
-  db.update(projects).set({ name, updatedAt: after.updatedAt }).where(eq(projects.id, projectId)).run();
-  recordAudit(db, clock, {
-    orgId, projectId, actor, action: "PROJECT_RENAMED", entityType: "project", entityId: projectId,
-    before: { name: before.name }, after: { name },
+export function renameProject(ctx: DomainContext, input: { projectId: string; name: string }): Promise<Project> {
+  return transaction(ctx, async () => {
+    const before = await requireProject(ctx, input.projectId);
+    const after = { ...before, name: input.name, updatedAt: ctx.clock.now() };
+    await ctx.db.update(projects).set({ name: input.name, updatedAt: after.updatedAt }).where(eq(projects.id, before.id));
+    await recordAudit(ctx, {
+      projectId: before.id, action: "PROJECT_RENAMED", entityType: "project", entityId: before.id,
+      before: { name: before.name }, after: { name: input.name },
+    });
+    return after;
   });
-  return after;
 }
 
 /** Deletes a project and, through the foreign keys, everything in it: reports, cases, keys, identities. */
-export function deleteProject(db: Db, clock: Clock, actor: Actor, orgId: string, projectId: string): void {
-  const before = requireProject(db, orgId, projectId);
-  db.delete(projects).where(eq(projects.id, projectId)).run();
-  recordAudit(db, clock, {
-    orgId, projectId, actor, action: "PROJECT_DELETED", entityType: "project", entityId: projectId, before: toProjectView(before),
+export function deleteProject(ctx: DomainContext, input: { projectId: string }): Promise<void> {
+  return transaction(ctx, async () => {
+    const before = await requireProject(ctx, input.projectId);
+    await ctx.db.delete(projects).where(eq(projects.id, before.id));
+    await recordAudit(ctx, {
+      projectId: before.id, action: "PROJECT_DELETED", entityType: "project", entityId: before.id, before: toProjectView(before),
+    });
   });
 }

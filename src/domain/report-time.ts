@@ -3,19 +3,27 @@
  * can share a millisecond; giving each its own microsecond makes the time a unique sort key,
  * so a cursor that is an ISO timestamp pages without skipping or repeating anything.
  */
-import type { Db } from "../db/client.ts";
+import { max } from "drizzle-orm";
+import type { Store } from "../db/store.ts";
+import { reports } from "../db/schema.ts";
+import type { DomainContext } from "./context.ts";
 import { badRequest } from "./errors.ts";
 
-let lastUs: number | null = null;
+/** The last time handed out, per store (one process may open several: tests, the CLI). */
+const lastUsOf = new WeakMap<Store, number>();
 
-/** The next creation time: `nowMs` in microseconds, or one past the last one handed out. */
-export function nextCreatedUs(db: Db, nowMs: number): number {
-  if (lastUs === null) {
-    const row = db.$client.query("SELECT max(created_us) AS m FROM reports").get() as { m: number | null };
-    lastUs = row.m ?? 0;
+/**
+ * The next creation time: `nowMs` in microseconds, or one past the last one handed out. Called
+ * inside the report's transaction, which the store serializes, so times never repeat.
+ */
+export async function nextCreatedUs(ctx: Pick<DomainContext, "store" | "db">, input: { nowMs: number }): Promise<number> {
+  let lastUs = lastUsOf.get(ctx.store);
+  if (lastUs === undefined) {
+    const [row] = await ctx.db.select({ m: max(reports.createdUs) }).from(reports);
+    lastUs = row?.m ?? 0;
   }
-  const us = Math.max(nowMs * 1000, lastUs + 1);
-  lastUs = us;
+  const us = Math.max(input.nowMs * 1000, lastUs + 1);
+  lastUsOf.set(ctx.store, us);
   return us;
 }
 

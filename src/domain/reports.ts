@@ -1,11 +1,12 @@
 import { and, asc, desc, eq, getTableColumns, gt, inArray, lt, type SQL } from "drizzle-orm";
-import { transaction, type Db } from "../db/client.ts";
+import type { Db } from "../db/client.ts";
 import { param, statements } from "../db/prepared.ts";
 import { identities, reportReasons, reports } from "../db/schema.ts";
 import { recordAudit, type Actor } from "./audit.ts";
 import { joinOrOpenCase } from "./cases.ts";
 import { reasonCategories, resolveReasons } from "./categories.ts";
-import { iso, type Clock } from "./clock.ts";
+import { iso } from "./clock.ts";
+import { transaction, type DomainContext } from "./context.ts";
 import { notFound } from "./errors.ts";
 import { upsertIdentity, type DisplayInput, type IdentityRow } from "./identities.ts";
 import { enqueueJob } from "../jobs/queue.ts";
@@ -23,9 +24,9 @@ export interface IdentityRef {
   display?: DisplayInput | null;
 }
 
+/** A report to file; the actor filing it is the context's. */
 export interface CreateReportInput {
   project: Project;
-  actor: Actor;
   subject?: IdentityRef | null;
   reporter?: IdentityRef | null;
   target?: { contentType?: string | null; contentExternalId?: string | null; content?: string | null } | null;
@@ -50,29 +51,30 @@ export interface CreatedReport {
 /**
  * Files a report: checks its reasons against the project's categories, upserts the subject and
  * reporter identities, joins or opens its case and writes the audit trail, all in one
- * transaction, so a refused report leaves nothing behind.
+ * transaction, so a refused report leaves nothing behind. The hot path of the service: its
+ * statements stay prepared and it makes no query that is not needed.
  */
-export function createReport(db: Db, clock: Clock, input: CreateReportInput): CreatedReport {
+export function createReport(ctx: DomainContext, input: CreateReportInput): Promise<CreatedReport> {
   const { project } = input;
-  return transaction(db, () => {
-    const q = createStatements(db);
-    const categories = resolveReasons(reasonCategories(db, project.id), input.reasonNames);
-    const now = clock.now();
-    const createdUs = nextCreatedUs(db, now);
+  return transaction(ctx, async () => {
+    const q = createStatements(ctx.db);
+    const categories = resolveReasons(await reasonCategories(ctx, project.id), input.reasonNames);
+    const now = ctx.clock.now();
+    const createdUs = await nextCreatedUs(ctx, { nowMs: now });
     const subject = input.subject
-      ? upsertIdentity(db, { projectId: project.id, ...identityKey(input.subject), reportedAt: now, now })
+      ? await upsertIdentity(ctx, { projectId: project.id, ...identityKey(input.subject), reportedAt: now, now })
       : null;
     const reporter = input.reporter
-      ? upsertIdentity(db, { projectId: project.id, ...identityKey(input.reporter), seenAt: now, now })
+      ? await upsertIdentity(ctx, { projectId: project.id, ...identityKey(input.reporter), seenAt: now, now })
       : null;
+    const names = categories.map((c) => c.name);
     const severity = maxSeverity(categories.map((c) => c.severityHint));
     const contentExternalId = input.target?.contentExternalId ?? null;
     const contentType = contentExternalId ? (input.target?.contentType ?? "") : (input.target?.contentType ?? null);
 
-    const theCase = joinOrOpenCase(db, clock, {
+    const theCase = await joinOrOpenCase(ctx, {
       orgId: project.orgId,
       projectId: project.id,
-      actor: input.actor,
       contentType,
       contentExternalId,
       subjectIdentityId: subject?.id ?? null,
@@ -87,7 +89,7 @@ export function createReport(db: Db, clock: Clock, input: CreateReportInput): Cr
       caseId: theCase.id,
       status: "OPEN",
       severity,
-      reasons: JSON.stringify(categories.map((c) => c.name)),
+      reasons: JSON.stringify(names),
       description: input.description ?? null,
       automated: input.automated ? 1 : 0,
       subjectIdentityId: subject?.id ?? null,
@@ -99,7 +101,7 @@ export function createReport(db: Db, clock: Clock, input: CreateReportInput): Cr
       escalation: null,
       resolution: null,
       dismissal: null,
-      createdById: input.actor.id,
+      createdById: ctx.actor.id,
       aiSeverity: null,
       aiCategories: null,
       aiConfidence: null,
@@ -108,19 +110,17 @@ export function createReport(db: Db, clock: Clock, input: CreateReportInput): Cr
       createdUs,
       updatedAt: now,
     };
-    q.insertReport.run(row);
-    for (const c of categories) q.insertReason.run({ reportId: row.id, orgId: project.orgId, name: c.name, createdUs });
+    await q.insertReport.execute(row);
+    for (const name of names) await q.insertReason.execute({ reportId: row.id, orgId: project.orgId, name, createdUs });
     if (input.enrich !== false && project.aiEnabled === 1) {
-      enqueueJob(db, now, { orgId: project.orgId, kind: ENRICH_JOB, payload: { reportId: row.id }, maxAttempts: input.enrichMaxAttempts ?? 50 });
+      await enqueueJob(ctx, { orgId: project.orgId, kind: ENRICH_JOB, payload: { reportId: row.id }, maxAttempts: input.enrichMaxAttempts ?? 50 });
     }
-    recordAudit(db, clock, {
-      orgId: project.orgId,
+    await recordAudit(ctx, {
       projectId: project.id,
-      actor: input.actor,
       action: "REPORT_CREATED",
       entityType: "report",
       entityId: row.id,
-      after: { status: "OPEN", caseId: theCase.id, reasons: categories.map((c) => c.name), severity, automated: input.automated },
+      after: { status: "OPEN", caseId: theCase.id, reasons: names, severity, automated: input.automated },
     });
     return {
       report: { id: row.id, projectId: row.projectId, status: "OPEN", createdAt: isoFromUs(createdUs) },
@@ -146,18 +146,18 @@ const createStatements = statements((db) => ({
 const identityKey = (ref: IdentityRef) => ({ type: ref.type, externalId: ref.externalId, display: ref.display });
 
 /** A report of the caller's organization; another organization's is a 404 like a missing one. */
-export function requireReport(db: Db, orgId: string, reportId: string): ReportRow {
-  const row = db
+export async function requireReport(ctx: Pick<DomainContext, "db" | "orgId">, reportId: string): Promise<ReportRow> {
+  const [row] = await ctx.db
     .select()
     .from(reports)
-    .where(and(eq(reports.id, reportId), eq(reports.orgId, orgId)))
-    .get();
+    .where(and(eq(reports.id, reportId), eq(reports.orgId, ctx.orgId)))
+    .limit(1);
   if (!row) throw notFound("Report not found");
   return row;
 }
 
+/** A page query of reports; the organization is the context's. */
 export interface ReportQuery {
-  orgId: string;
   sort: "asc" | "desc";
   cursor?: string;
   limit: number;
@@ -174,12 +174,16 @@ export interface ReportQuery {
  * One page of reports, newest first unless `sort` is asc. The cursor is the microsecond
  * creation time of the last report of the previous page, so pages neither skip nor repeat.
  */
-export function listReports(db: Db, q: ReportQuery): { reports: ReportView[]; nextCursor: string | null } {
-  const rows = mergeByTime(reportListQueries(db, q).map((query) => query.all().map((r) => r.report)), q.sort).slice(0, q.limit + 1);
+export async function listReports(
+  ctx: Pick<DomainContext, "db" | "orgId">,
+  q: ReportQuery,
+): Promise<{ reports: ReportView[]; nextCursor: string | null }> {
+  const lists = await Promise.all(reportListQueries(ctx, q).map(async (query) => (await query).map((r) => r.report)));
+  const rows = mergeByTime(lists, q.sort).slice(0, q.limit + 1);
   const page = rows.slice(0, q.limit);
   const last = page.at(-1);
   return {
-    reports: toReportViews(db, page),
+    reports: await toReportViews(ctx, { rows: page }),
     nextCursor: rows.length > q.limit && last ? formatCursor(last.createdUs) : null,
   };
 }
@@ -189,13 +193,14 @@ export function listReports(db: Db, q: ReportQuery): { reports: ReportView[]; ne
  * another page follows). A list of statuses becomes one query per status, each an index
  * search of (org, status, time), merged afterwards: one `IN` query would have to either walk
  * the whole organization or sort every matching report. Exported so a test can check the
- * plans: every filter must be an index search.
+ * plans: every filter must be an index search. It only builds the queries (awaiting one runs
+ * it), so it stays synchronous.
  */
-export function reportListQueries(db: Db, q: ReportQuery) {
+export function reportListQueries(ctx: Pick<DomainContext, "db" | "orgId">, q: ReportQuery) {
   if (q.statuses && q.statuses.length > 1 && !q.reason) {
-    return [...new Set(q.statuses)].map((status) => reportListQuery(db, { ...q, statuses: [status] }));
+    return [...new Set(q.statuses)].map((status) => reportListQuery(ctx.db, ctx.orgId, { ...q, statuses: [status] }));
   }
-  return [reportListQuery(db, q)];
+  return [reportListQuery(ctx.db, ctx.orgId, q)];
 }
 
 /** Merges lists that are each sorted by creation time into one, in the same order. */
@@ -205,14 +210,14 @@ function mergeByTime(lists: ReportRow[][], sort: "asc" | "desc"): ReportRow[] {
   return lists.flat().sort((a, b) => sign * (a.createdUs - b.createdUs));
 }
 
-function reportListQuery(db: Db, q: ReportQuery) {
+function reportListQuery(db: Db, orgId: string, q: ReportQuery) {
   const after = q.cursor === undefined ? undefined : parseCursor(q.cursor);
   const order = q.sort === "asc" ? asc : desc;
   const where: SQL[] = [];
   // The project filter stands alone (the project was checked to be the caller's), so the
   // planner takes its (project_id, created_us) index rather than the organization's.
   if (q.projectId) where.push(eq(reports.projectId, q.projectId));
-  else where.push(eq(reports.orgId, q.orgId));
+  else where.push(eq(reports.orgId, orgId));
   if (q.statuses?.length) where.push(q.statuses.length === 1 ? eq(reports.status, q.statuses[0]!) : inArray(reports.status, q.statuses));
   if (q.severity) where.push(eq(reports.severity, q.severity));
   if (q.subjectExternalId) where.push(eq(reports.subjectExternalId, q.subjectExternalId));
@@ -221,7 +226,7 @@ function reportListQuery(db: Db, q: ReportQuery) {
 
   if (q.reason) {
     // Reason filter: walk the reasons index, then fetch each report by primary key.
-    const reasonWhere: SQL[] = [eq(reportReasons.orgId, q.orgId), eq(reportReasons.name, q.reason)];
+    const reasonWhere: SQL[] = [eq(reportReasons.orgId, orgId), eq(reportReasons.name, q.reason)];
     if (after !== undefined) reasonWhere.push(q.sort === "asc" ? gt(reportReasons.createdUs, after) : lt(reportReasons.createdUs, after));
     return db
       .select({ report: reports })
@@ -287,11 +292,11 @@ const summary = (i: IdentityRow | undefined): IdentitySummary | null =>
     : null;
 
 /** Full report records, with subject and reporter summaries fetched in one query. */
-export function toReportViews(db: Db, rows: ReportRow[]): ReportView[] {
+export async function toReportViews(ctx: Pick<DomainContext, "db">, input: { rows: ReportRow[] }): Promise<ReportView[]> {
+  const { rows } = input;
   const ids = [...new Set(rows.flatMap((r) => [r.subjectIdentityId, r.reporterIdentityId]).filter((x): x is string => x != null))];
-  const byId = new Map(
-    ids.length ? db.select().from(identities).where(inArray(identities.id, ids)).all().map((i) => [i.id, i] as const) : [],
-  );
+  const found = ids.length ? await ctx.db.select().from(identities).where(inArray(identities.id, ids)) : [];
+  const byId = new Map(found.map((i) => [i.id, i] as const));
   return rows.map((r) => toReportView(r, byId));
 }
 

@@ -7,9 +7,9 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { and, eq, lt, ne, or } from "drizzle-orm";
-import type { Db } from "../db/client.ts";
 import { sessions, users } from "../db/schema.ts";
 import type { Clock } from "./clock.ts";
+import { transaction, type DomainContext, type ReadContext } from "./context.ts";
 import { DomainError } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { passwordGate } from "./password-gate.ts";
@@ -35,68 +35,98 @@ export interface SessionUser {
   role: Role;
 }
 
-/** Starts a session; the token is returned once, for the cookie, and never stored. */
-export function createSession(db: Db, clock: Clock, user: { id: string; orgId: string }): { token: string; csrfToken: string; expiresAt: number } {
+/** Starts a session for a user; the token is returned once, for the cookie, and never stored. */
+export async function createSession(ctx: ReadContext, user: { id: string; orgId: string }): Promise<{ token: string; csrfToken: string; expiresAt: number }> {
   const token = randomBytes(32).toString("base64url");
   const csrfToken = randomBytes(32).toString("base64url");
-  const now = clock.now();
+  const now = ctx.clock.now();
   const expiresAt = now + SESSION_MAX_MS;
-  db.insert(sessions)
-    .values({ id: newId(), tokenHash: sha256(token), userId: user.id, orgId: user.orgId, csrfToken, createdAt: now, expiresAt, lastSeenAt: now })
-    .run();
-  // Housekeeping: sign-ins are rare, so this is where ended sessions are swept away.
-  db.delete(sessions)
-    .where(or(lt(sessions.expiresAt, now), lt(sessions.lastSeenAt, now - SESSION_IDLE_MS)))
-    .run();
+  await transaction(ctx, async () => {
+    await ctx.db
+      .insert(sessions)
+      .values({ id: newId(), tokenHash: sha256(token), userId: user.id, orgId: user.orgId, csrfToken, createdAt: now, expiresAt, lastSeenAt: now });
+    // Housekeeping: sign-ins are rare, so this is where ended sessions are swept away.
+    await ctx.db.delete(sessions).where(or(lt(sessions.expiresAt, now), lt(sessions.lastSeenAt, now - SESSION_IDLE_MS)));
+  });
   return { token, csrfToken, expiresAt };
+}
+
+/** What a session token stands for now, and what resolving it must write. */
+interface Judged {
+  user: SessionUser | null;
+  /** "end": the session is over (delete it); "touch": lastSeenAt is due a write. */
+  write: "none" | "end" | "touch";
+  sessionId: string | null;
+  now: number;
+}
+
+async function judgeSession(ctx: ReadContext, hash: string): Promise<Judged> {
+  const now = ctx.clock.now();
+  const [row] = await ctx.db
+    .select({ session: sessions, user: users })
+    .from(sessions)
+    .innerJoin(users, eq(users.id, sessions.userId))
+    .where(eq(sessions.tokenHash, hash))
+    .limit(1);
+  if (!row) return { user: null, write: "none", sessionId: null, now };
+  if (!timingSafeEqual(Buffer.from(row.session.tokenHash, "hex"), Buffer.from(hash, "hex"))) return { user: null, write: "none", sessionId: null, now };
+  if (row.session.expiresAt <= now || now - row.session.lastSeenAt > SESSION_IDLE_MS || row.user.disabledAt != null) {
+    return { user: null, write: "end", sessionId: row.session.id, now };
+  }
+  return {
+    user: {
+      sessionId: row.session.id,
+      csrfToken: row.session.csrfToken,
+      userId: row.user.id,
+      orgId: row.user.orgId,
+      email: row.user.email,
+      role: row.user.role,
+    },
+    write: now - row.session.lastSeenAt >= TOUCH_RESOLUTION_MS ? "touch" : "none",
+    sessionId: row.session.id,
+    now,
+  };
 }
 
 /**
  * The live session and user behind a cookie token, or null when the token is unknown, the
  * session has ended (idle or absolute limit) or the user is disabled. The role is read from
- * the user on every request, so a role change applies at once.
+ * the user on every request, so a role change applies at once. Most requests only read; when
+ * the session must end (deleted) or its lastSeenAt is due (at most once a minute), it is
+ * judged again and written in a transaction.
  */
-export function resolveSession(db: Db, clock: Clock, token: string): SessionUser | null {
+export async function resolveSession(ctx: ReadContext, token: string): Promise<SessionUser | null> {
   if (token.length < 20 || token.length > 100) return null;
   const hash = sha256(token);
-  const row = db
-    .select({ session: sessions, user: users })
-    .from(sessions)
-    .innerJoin(users, eq(users.id, sessions.userId))
-    .where(eq(sessions.tokenHash, hash))
-    .get();
-  if (!row) return null;
-  if (!timingSafeEqual(Buffer.from(row.session.tokenHash, "hex"), Buffer.from(hash, "hex"))) return null;
-  const now = clock.now();
-  if (row.session.expiresAt <= now || now - row.session.lastSeenAt > SESSION_IDLE_MS || row.user.disabledAt != null) {
-    db.delete(sessions).where(eq(sessions.id, row.session.id)).run();
-    return null;
-  }
-  if (now - row.session.lastSeenAt >= TOUCH_RESOLUTION_MS) {
-    db.update(sessions).set({ lastSeenAt: now }).where(eq(sessions.id, row.session.id)).run();
-  }
-  return {
-    sessionId: row.session.id,
-    csrfToken: row.session.csrfToken,
-    userId: row.user.id,
-    orgId: row.user.orgId,
-    email: row.user.email,
-    role: row.user.role,
-  };
+  const seen = await judgeSession(ctx, hash);
+  if (seen.write === "none") return seen.user;
+  return transaction(ctx, async () => {
+    const j = await judgeSession(ctx, hash);
+    if (j.write === "end" && j.sessionId !== null) {
+      await ctx.db.delete(sessions).where(eq(sessions.id, j.sessionId));
+    } else if (j.write === "touch" && j.sessionId !== null) {
+      await ctx.db.update(sessions).set({ lastSeenAt: j.now }).where(eq(sessions.id, j.sessionId));
+    }
+    return j.user;
+  });
 }
 
-export function deleteSession(db: Db, sessionId: string): void {
-  db.delete(sessions).where(eq(sessions.id, sessionId)).run();
+export function deleteSession(ctx: Pick<DomainContext, "store" | "db">, sessionId: string): Promise<void> {
+  return transaction(ctx, async () => {
+    await ctx.db.delete(sessions).where(eq(sessions.id, sessionId));
+  });
 }
 
-export function deleteUserSessions(db: Db, userId: string): void {
-  db.delete(sessions).where(eq(sessions.userId, userId)).run();
+export function deleteUserSessions(ctx: Pick<DomainContext, "store" | "db">, userId: string): Promise<void> {
+  return transaction(ctx, async () => {
+    await ctx.db.delete(sessions).where(eq(sessions.userId, userId));
+  });
 }
 
-export function deleteOtherSessions(db: Db, userId: string, keepSessionId: string): void {
-  db.delete(sessions)
-    .where(and(eq(sessions.userId, userId), ne(sessions.id, keepSessionId)))
-    .run();
+export function deleteOtherSessions(ctx: Pick<DomainContext, "store" | "db">, input: { userId: string; keepSessionId: string }): Promise<void> {
+  return transaction(ctx, async () => {
+    await ctx.db.delete(sessions).where(and(eq(sessions.userId, input.userId), ne(sessions.id, input.keepSessionId)));
+  });
 }
 
 /** Constant-time comparison of the CSRF header with the session's token. */
@@ -231,15 +261,20 @@ export function loginThrottle(clock: Clock): LoginThrottle {
  * a success clears the throttle window. `email` is normalized (normalizeEmail); `orgId` limits
  * the accounts tried to one organization's (a password change: the caller's own account).
  */
-export async function checkPassword(db: Db, clock: Clock, email: string, password: string, ip: string, orgId?: string): Promise<UserRow | null> {
-  const throttle = loginThrottle(clock);
+export async function checkPassword(
+  ctx: Pick<ReadContext, "db" | "clock">,
+  input: { email: string; password: string; ip: string; orgId?: string },
+): Promise<UserRow | null> {
+  const { email, ip } = input;
+  const throttle = loginThrottle(ctx.clock);
   const wait = throttle.reserve(email, ip);
   if (wait > 0) {
     throw new DomainError("rate_limited", `Too many failed sign-ins: try again in ${Math.ceil(wait / 60)} minute(s)`, { retryAfter: wait });
   }
   let user: UserRow | null;
   try {
-    user = await passwordGate().run(ip, () => verifyCredentials(db, email, password, orgId));
+    // Reads, then argon2: never inside a transaction.
+    user = await passwordGate().run(ip, () => verifyCredentials(ctx, { email, password: input.password, orgId: input.orgId }));
   } catch (err) {
     // The password was not checked (the gate refused it, say): this attempt was no guess.
     throttle.release(email, ip);

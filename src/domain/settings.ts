@@ -1,8 +1,7 @@
 import { eq } from "drizzle-orm";
-import type { Db } from "../db/client.ts";
 import { projects } from "../db/schema.ts";
-import { recordAudit, type Actor } from "./audit.ts";
-import type { Clock } from "./clock.ts";
+import { recordAudit } from "./audit.ts";
+import { transaction, type DomainContext } from "./context.ts";
 import { DomainError } from "./errors.ts";
 import { getOrganization, type Organization } from "./organizations.ts";
 import { requireProject, type Project } from "./projects.ts";
@@ -27,24 +26,20 @@ export function assertPlanAllowsAi(org: Organization): void {
   }
 }
 
-export function updateAiSettings(
-  db: Db,
-  clock: Clock,
-  actor: Actor,
-  orgId: string,
-  projectId: string,
-  patch: Partial<AiSettings>,
-): AiSettings {
-  const project = requireProject(db, orgId, projectId);
-  if (patch.aiEnabled || patch.scanLinks) assertPlanAllowsAi(getOrganization(db, orgId));
-  const before = aiSettingsOf(project);
-  const after: AiSettings = { ...before, ...definedOnly(patch) };
-  db.update(projects)
-    .set({ aiEnabled: after.aiEnabled ? 1 : 0, aiThreshold: after.aiThreshold, scanLinks: after.scanLinks ? 1 : 0, updatedAt: clock.now() })
-    .where(eq(projects.id, project.id))
-    .run();
-  recordAudit(db, clock, { orgId, projectId, actor, action: "PROJECT_SETTINGS_CHANGED", entityType: "project", entityId: projectId, before, after });
-  return after;
+export function updateAiSettings(ctx: DomainContext, input: { projectId: string; patch: Partial<AiSettings> }): Promise<AiSettings> {
+  const { patch } = input;
+  return transaction(ctx, async () => {
+    const project = await requireProject(ctx, input.projectId);
+    if (patch.aiEnabled || patch.scanLinks) assertPlanAllowsAi(await getOrganization(ctx));
+    const before = aiSettingsOf(project);
+    const after: AiSettings = { ...before, ...definedOnly(patch) };
+    await ctx.db
+      .update(projects)
+      .set({ aiEnabled: after.aiEnabled ? 1 : 0, aiThreshold: after.aiThreshold, scanLinks: after.scanLinks ? 1 : 0, updatedAt: ctx.clock.now() })
+      .where(eq(projects.id, project.id));
+    await recordAudit(ctx, { projectId: project.id, action: "PROJECT_SETTINGS_CHANGED", entityType: "project", entityId: project.id, before, after });
+    return after;
+  });
 }
 
 function definedOnly<T extends object>(o: T): Partial<T> {

@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { and, asc, eq, inArray, isNull, ne } from "drizzle-orm";
-import { transaction, type Db } from "../db/client.ts";
 import { sessions, users } from "../db/schema.ts";
-import { recordAudit, type Actor } from "./audit.ts";
-import { iso, isoOrNull, type Clock } from "./clock.ts";
+import { recordAudit } from "./audit.ts";
+import { iso, isoOrNull } from "./clock.ts";
+import { transaction, type DomainContext } from "./context.ts";
 import { badRequest, conflict, notFound } from "./errors.ts";
 import { newId } from "./ids.ts";
 
@@ -46,76 +46,89 @@ export const MAX_PASSWORD = 256;
 /** Emails are stored and compared lower-cased. */
 export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
 
-/** Inserts a dashboard user; the password is hashed beforehand (hashPassword) so this stays synchronous. */
+/**
+ * Inserts a dashboard user of the context's organization; the password is hashed beforehand
+ * (hashPassword), never inside the transaction.
+ */
 export function createUser(
-  db: Db,
-  clock: Clock,
-  input: { orgId: string; email: string; passwordHash: string; role: Role; name?: string | null },
-): { id: string; email: string; role: Role } {
+  ctx: Pick<DomainContext, "store" | "db" | "clock" | "orgId">,
+  input: { email: string; passwordHash: string; role: Role; name?: string | null },
+): Promise<{ id: string; email: string; role: Role }> {
   const email = normalizeEmail(input.email);
-  // Per organization only: whether another organization has the email is none of this one's
-  // business (and the answer would tell it), and one person may work for several.
-  if (db.select({ id: users.id }).from(users).where(and(eq(users.orgId, input.orgId), eq(users.email, email))).get()) {
-    throw conflict("A user with this email already exists in this organization");
-  }
-  const row = {
-    id: newId(),
-    orgId: input.orgId,
-    email,
-    name: input.name ?? null,
-    passwordHash: input.passwordHash,
-    role: input.role,
-    createdAt: clock.now(),
-  };
-  db.insert(users).values(row).run();
-  return { id: row.id, email: row.email, role: row.role };
+  return transaction(ctx, async () => {
+    // Per organization only: whether another organization has the email is none of this one's
+    // business (and the answer would tell it), and one person may work for several.
+    const [taken] = await ctx.db.select({ id: users.id }).from(users).where(and(eq(users.orgId, ctx.orgId), eq(users.email, email))).limit(1);
+    if (taken) throw conflict("A user with this email already exists in this organization");
+    const row = {
+      id: newId(),
+      orgId: ctx.orgId,
+      email,
+      name: input.name ?? null,
+      passwordHash: input.passwordHash,
+      role: input.role,
+      createdAt: ctx.clock.now(),
+    };
+    await ctx.db.insert(users).values(row);
+    return { id: row.id, email: row.email, role: row.role };
+  });
+}
+
+/**
+ * A user an admin adds to the context's organization (the password hashed beforehand), with
+ * its USER_CREATED audit event, in one transaction.
+ */
+export function addUser(ctx: DomainContext, input: { email: string; passwordHash: string; role: Role; name?: string | null }): Promise<UserView> {
+  return transaction(ctx, async () => {
+    const u = await createUser(ctx, input);
+    await recordAudit(ctx, { action: "USER_CREATED", entityType: "user", entityId: u.id, after: { email: u.email, role: u.role } });
+    return toUserView(await requireUser(ctx, u.id));
+  });
 }
 
 /** The enabled accounts with this email, in every organization (or in `orgId`), oldest first. */
-function activeUsersByEmail(db: Db, email: string, orgId?: string): UserRow[] {
-  return db
+function activeUsersByEmail(ctx: Pick<DomainContext, "db">, email: string, orgId?: string): Promise<UserRow[]> {
+  return ctx.db
     .select()
     .from(users)
     .where(and(eq(users.email, normalizeEmail(email)), isNull(users.disabledAt), orgId === undefined ? undefined : eq(users.orgId, orgId)))
-    .orderBy(asc(users.createdAt), asc(users.id))
-    .all();
+    .orderBy(asc(users.createdAt), asc(users.id));
 }
 
-export function requireUser(db: Db, orgId: string, userId: string): UserRow {
-  const row = db
+/** A user of the context's organization, or a 404. */
+export async function requireUser(ctx: Pick<DomainContext, "db" | "orgId">, userId: string): Promise<UserRow> {
+  const [row] = await ctx.db
     .select()
     .from(users)
-    .where(and(eq(users.id, userId), eq(users.orgId, orgId)))
-    .get();
+    .where(and(eq(users.id, userId), eq(users.orgId, ctx.orgId)))
+    .limit(1);
   if (!row) throw notFound("User not found");
   return row;
 }
 
-export function listUsers(db: Db, orgId: string): UserView[] {
-  return db.select().from(users).where(eq(users.orgId, orgId)).orderBy(asc(users.email)).all().map(toUserView);
+export async function listUsers(ctx: Pick<DomainContext, "db" | "orgId">): Promise<UserView[]> {
+  const rows = await ctx.db.select().from(users).where(eq(users.orgId, ctx.orgId)).orderBy(asc(users.email));
+  return rows.map(toUserView);
 }
 
-/** Id and email of the given users of an organization (to show who claimed a case, wrote a note…). */
-export function userEmails(db: Db, orgId: string, ids: readonly (string | null | undefined)[]): Map<string, string> {
-  const wanted = [...new Set(ids.filter((x): x is string => !!x))];
+/** Id and email of the given users of the context's organization (to show who claimed a case, wrote a note…). */
+export async function userEmails(ctx: Pick<DomainContext, "db" | "orgId">, input: { ids: readonly (string | null | undefined)[] }): Promise<Map<string, string>> {
+  const wanted = [...new Set(input.ids.filter((x): x is string => !!x))];
   if (!wanted.length) return new Map();
-  return new Map(
-    db
-      .select({ id: users.id, email: users.email })
-      .from(users)
-      .where(and(eq(users.orgId, orgId), inArray(users.id, wanted)))
-      .all()
-      .map((u) => [u.id, u.email] as const),
-  );
+  const rows = await ctx.db
+    .select({ id: users.id, email: users.email })
+    .from(users)
+    .where(and(eq(users.orgId, ctx.orgId), inArray(users.id, wanted)));
+  return new Map(rows.map((u) => [u.id, u.email] as const));
 }
 
-/** Enabled admins of the organization other than `exceptUserId`. */
-function otherActiveAdmins(db: Db, orgId: string, exceptUserId: string): number {
-  return db
+/** Enabled admins of the context's organization other than `exceptUserId`. */
+async function otherActiveAdmins(ctx: Pick<DomainContext, "db" | "orgId">, exceptUserId: string): Promise<number> {
+  const rows = await ctx.db
     .select({ id: users.id })
     .from(users)
-    .where(and(eq(users.orgId, orgId), eq(users.role, "admin"), isNull(users.disabledAt), ne(users.id, exceptUserId)))
-    .all().length;
+    .where(and(eq(users.orgId, ctx.orgId), eq(users.role, "admin"), isNull(users.disabledAt), ne(users.id, exceptUserId)));
+  return rows.length;
 }
 
 /**
@@ -135,8 +148,13 @@ let dummyHash: Promise<string> | null = null;
  * costs one per account. `orgId` limits the check to that organization's account: a signed-in
  * user confirming their own password must not be answered with their account elsewhere.
  */
-export async function verifyCredentials(db: Db, email: string, password: string, orgId?: string): Promise<UserRow | null> {
-  const candidates = activeUsersByEmail(db, email, orgId);
+export async function verifyCredentials(
+  ctx: Pick<DomainContext, "db">,
+  input: { email: string; password: string; orgId?: string },
+): Promise<UserRow | null> {
+  const { password } = input;
+  // Read first, then verify: argon2 takes ~100 ms and never runs inside a transaction.
+  const candidates = await activeUsersByEmail(ctx, input.email, input.orgId);
   if (candidates.length === 0) {
     dummyHash ??= hashPassword(generatePassword());
     await Bun.password.verify(password, await dummyHash).catch(() => false);
@@ -148,16 +166,17 @@ export async function verifyCredentials(db: Db, email: string, password: string,
   return null;
 }
 
-export function changeUserRole(db: Db, clock: Clock, actor: Actor, orgId: string, userId: string, role: Role): UserView {
-  return transaction(db, () => {
-    const user = requireUser(db, orgId, userId);
+export function changeUserRole(ctx: DomainContext, input: { userId: string; role: Role }): Promise<UserView> {
+  const { role } = input;
+  return transaction(ctx, async () => {
+    const user = await requireUser(ctx, input.userId);
     if (user.role === role) return toUserView(user);
-    if (user.role === "admin" && user.disabledAt == null && otherActiveAdmins(db, orgId, user.id) === 0) {
+    if (user.role === "admin" && user.disabledAt == null && (await otherActiveAdmins(ctx, user.id)) === 0) {
       throw conflict("This is the last admin of the organization: make another user admin first");
     }
-    db.update(users).set({ role }).where(eq(users.id, user.id)).run();
-    recordAudit(db, clock, {
-      orgId, actor, action: "USER_ROLE_CHANGED", entityType: "user", entityId: user.id,
+    await ctx.db.update(users).set({ role }).where(eq(users.id, user.id));
+    await recordAudit(ctx, {
+      action: "USER_ROLE_CHANGED", entityType: "user", entityId: user.id,
       before: { role: user.role }, after: { role },
     });
     return toUserView({ ...user, role });
@@ -165,39 +184,41 @@ export function changeUserRole(db: Db, clock: Clock, actor: Actor, orgId: string
 }
 
 /** Disables a user and ends their sessions at once. Nobody disables themself or the last admin. */
-export function disableUser(db: Db, clock: Clock, actor: Actor, orgId: string, userId: string): UserView {
-  return transaction(db, () => {
-    const user = requireUser(db, orgId, userId);
+export function disableUser(ctx: DomainContext, input: { userId: string }): Promise<UserView> {
+  const { actor } = ctx;
+  return transaction(ctx, async () => {
+    const user = await requireUser(ctx, input.userId);
     if (actor.type === "user" && actor.id === user.id) throw badRequest("You cannot disable your own account");
     if (user.disabledAt != null) return toUserView(user);
-    if (user.role === "admin" && otherActiveAdmins(db, orgId, user.id) === 0) {
+    if (user.role === "admin" && (await otherActiveAdmins(ctx, user.id)) === 0) {
       throw conflict("This is the last admin of the organization: make another user admin first");
     }
-    const now = clock.now();
-    db.update(users).set({ disabledAt: now }).where(eq(users.id, user.id)).run();
-    db.delete(sessions).where(eq(sessions.userId, user.id)).run();
-    recordAudit(db, clock, { orgId, actor, action: "USER_DISABLED", entityType: "user", entityId: user.id });
+    const now = ctx.clock.now();
+    await ctx.db.update(users).set({ disabledAt: now }).where(eq(users.id, user.id));
+    await ctx.db.delete(sessions).where(eq(sessions.userId, user.id));
+    await recordAudit(ctx, { action: "USER_DISABLED", entityType: "user", entityId: user.id });
     return toUserView({ ...user, disabledAt: now });
   });
 }
 
-export function enableUser(db: Db, clock: Clock, actor: Actor, orgId: string, userId: string): UserView {
-  return transaction(db, () => {
-    const user = requireUser(db, orgId, userId);
+export function enableUser(ctx: DomainContext, input: { userId: string }): Promise<UserView> {
+  return transaction(ctx, async () => {
+    const user = await requireUser(ctx, input.userId);
     if (user.disabledAt == null) return toUserView(user);
-    db.update(users).set({ disabledAt: null }).where(eq(users.id, user.id)).run();
-    recordAudit(db, clock, { orgId, actor, action: "USER_ENABLED", entityType: "user", entityId: user.id });
+    await ctx.db.update(users).set({ disabledAt: null }).where(eq(users.id, user.id));
+    await recordAudit(ctx, { action: "USER_ENABLED", entityType: "user", entityId: user.id });
     return toUserView({ ...user, disabledAt: null });
   });
 }
 
 /** Sets a new password hash (hash beforehand with hashPassword); ending sessions is the caller's choice. */
-export function setUserPasswordHash(db: Db, clock: Clock, actor: Actor, orgId: string, userId: string, passwordHash: string): void {
-  transaction(db, () => {
-    const user = requireUser(db, orgId, userId);
-    db.update(users).set({ passwordHash }).where(eq(users.id, user.id)).run();
-    recordAudit(db, clock, {
-      orgId, actor, action: actor.type === "user" && actor.id === user.id ? "USER_PASSWORD_CHANGED" : "USER_PASSWORD_RESET",
+export function setUserPasswordHash(ctx: DomainContext, input: { userId: string; passwordHash: string }): Promise<void> {
+  const { actor } = ctx;
+  return transaction(ctx, async () => {
+    const user = await requireUser(ctx, input.userId);
+    await ctx.db.update(users).set({ passwordHash: input.passwordHash }).where(eq(users.id, user.id));
+    await recordAudit(ctx, {
+      action: actor.type === "user" && actor.id === user.id ? "USER_PASSWORD_CHANGED" : "USER_PASSWORD_RESET",
       entityType: "user", entityId: user.id,
     });
   });

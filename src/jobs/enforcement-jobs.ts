@@ -3,19 +3,26 @@
  * and the scheduler that ends suspensions and mutes when their end comes.
  */
 import { z } from "zod";
-import type { Services } from "../api/context.ts";
+import type { Store } from "../db/store.ts";
+import type { Clock } from "../domain/clock.ts";
+import type { ReadContext } from "../domain/context.ts";
 import { expireDueActions, nextActionEnd } from "../domain/enforcement.ts";
-import { runDeliveryJob } from "../domain/webhooks/delivery.ts";
+import { deliveryOrgId, runDeliveryJob } from "../domain/webhooks/delivery.ts";
 import { DELIVER_JOB } from "../domain/webhooks/outbox.ts";
 import { errorFields, log } from "../log.ts";
+import { jobContext, type JobDeps } from "./context.ts";
 import type { JobHandler } from "./worker.ts";
 
 const deliveryPayload = z.object({ deliveryId: z.string() });
 
-export function enforcementJobHandlers(services: Services): Record<string, JobHandler> {
+export function enforcementJobHandlers(deps: JobDeps): Record<string, JobHandler> {
   return {
     [DELIVER_JOB]: async (payload, job) => {
-      await runDeliveryJob(services, deliveryPayload.parse(payload).deliveryId, job);
+      const { deliveryId } = deliveryPayload.parse(payload);
+      // Jobs enqueued before jobs carried an organization (migration 0007): the delivery names it.
+      const orgId = job.orgId ?? (await deliveryOrgId({ db: deps.store.db }, deliveryId));
+      if (orgId === null) return; // gone with its endpoint: nothing to send
+      await runDeliveryJob({ ...jobContext(deps, orgId), config: deps.config }, { deliveryId, job });
     },
   };
 }
@@ -27,46 +34,46 @@ export interface ExpiryScheduler {
 /**
  * Every FLAGSTAFF_ENFORCEMENT_TICK_MS at the latest — and exactly at the next known end —
  * marks the actions whose end has come as expired and announces them (the outbox rows are
- * written in the same transaction). Nothing is lost across restarts: the first run after start
- * catches up on every end that passed while the server was down.
+ * written in the same transaction, whose commit wakes the job workers). Nothing is lost across
+ * restarts: the first run after start catches up on every end that passed while the server was
+ * down.
  */
-export function startExpiryScheduler(services: Services): ExpiryScheduler {
-  const { db, clock, config } = services;
+export function startExpiryScheduler(deps: { store: Store; clock: Clock; config: { enforcementTickMs: number } }): ExpiryScheduler {
+  const { store, clock, config } = deps;
+  const ctx: ReadContext = { store, db: store.db, clock };
   let timer: ReturnType<typeof setTimeout> | null = null;
   let stopped = false;
 
-  function tick(): void {
+  async function tick(): Promise<void> {
     timer = null;
     if (stopped) return;
     try {
       let marked = 0;
-      for (let n = expireDueActions(db, clock); n > 0; n = expireDueActions(db, clock)) {
+      for (let n = await expireDueActions(ctx); n > 0; n = await expireDueActions(ctx)) {
         marked += n;
         if (n < 100) break;
       }
-      if (marked > 0) {
-        log.info("enforcement actions expired", { count: marked });
-        services.jobs.wake();
-      }
+      if (marked > 0) log.info("enforcement actions expired", { count: marked });
     } catch (err) {
       log.error("expiring enforcement actions failed", errorFields(err));
     }
-    schedule();
+    await schedule();
   }
 
-  function schedule(): void {
+  async function schedule(): Promise<void> {
     if (stopped) return;
     let wait = config.enforcementTickMs;
     try {
-      const next = nextActionEnd(db);
+      const next = await nextActionEnd(ctx);
       if (next !== null) wait = Math.min(wait, next - clock.now());
     } catch (err) {
       log.error("reading the next enforcement end failed", errorFields(err));
     }
-    timer = setTimeout(tick, Math.max(wait, 10));
+    if (stopped) return;
+    timer = setTimeout(() => void tick(), Math.max(wait, 10));
   }
 
-  tick();
+  void tick();
   return {
     stop() {
       stopped = true;

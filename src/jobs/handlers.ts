@@ -1,24 +1,42 @@
+import { eq } from "drizzle-orm";
 import { z } from "zod";
-import type { Services } from "../api/context.ts";
+import { reports } from "../db/schema.ts";
 import { enrichReport } from "../domain/analysis.ts";
 import { LINK_SCAN_JOB, runLinkScan } from "../domain/linkscan/scan.ts";
 import { ENRICH_JOB } from "../domain/reports.ts";
+import { jobContext, type JobDeps } from "./context.ts";
 import { enforcementJobHandlers } from "./enforcement-jobs.ts";
+import type { JobRow } from "./queue.ts";
 import type { JobHandler } from "./worker.ts";
 
 const reportPayload = z.object({ reportId: z.string() });
 const linkScanPayload = z.object({ orgId: z.string(), projectId: z.string(), url: z.string() });
 
+/**
+ * The organization of an enrichment job. Jobs enqueued before jobs carried one (migration 0007)
+ * have none: the report names it (none when the report is gone: nothing to enrich).
+ */
+async function enrichOrgId(deps: JobDeps, job: JobRow, reportId: string): Promise<string | null> {
+  if (job.orgId !== null) return job.orgId;
+  const [report] = await deps.store.db.select({ orgId: reports.orgId }).from(reports).where(eq(reports.id, reportId)).limit(1);
+  return report?.orgId ?? null;
+}
+
 /** Every kind of background job this process knows how to run. */
-export function jobHandlers(services: Services): Record<string, JobHandler> {
+export function jobHandlers(deps: JobDeps): Record<string, JobHandler> {
+  const { config, onAiCall } = deps;
   return {
-    ...enforcementJobHandlers(services),
-    [ENRICH_JOB]: async (payload) => {
-      await enrichReport(services, reportPayload.parse(payload).reportId);
+    ...enforcementJobHandlers(deps),
+    [ENRICH_JOB]: async (payload, job) => {
+      const { reportId } = reportPayload.parse(payload);
+      const orgId = await enrichOrgId(deps, job, reportId);
+      if (orgId === null) return;
+      await enrichReport({ ...jobContext(deps, orgId), config, onAiCall }, reportId);
     },
-    [LINK_SCAN_JOB]: async (payload) => {
-      const deps = { ...services, allowPrivate: services.config.scanAllowPrivate, timeoutMs: services.config.scanTimeoutMs };
-      await runLinkScan(deps, linkScanPayload.parse(payload));
+    [LINK_SCAN_JOB]: async (payload, job) => {
+      const p = linkScanPayload.parse(payload);
+      const ctx = { ...jobContext(deps, job.orgId ?? p.orgId), config, onAiCall, allowPrivate: config.scanAllowPrivate, timeoutMs: config.scanTimeoutMs };
+      await runLinkScan(ctx, p);
     },
   };
 }

@@ -1,7 +1,7 @@
-import { and, desc, eq, sql } from "drizzle-orm";
-import type { Db } from "../db/client.ts";
+import { and, asc, count, desc, eq, inArray, lt, lte, min, or, sql } from "drizzle-orm";
 import { jobs } from "../db/schema.ts";
 import { iso, isoOrNull } from "../domain/clock.ts";
+import { transaction, type DomainContext, type ReadContext } from "../domain/context.ts";
 import { newId } from "../domain/ids.ts";
 
 export type JobRow = typeof jobs.$inferSelect;
@@ -18,107 +18,103 @@ export interface EnqueueInput {
 }
 
 /**
- * Adds a job. Synchronous, so it can be part of the transaction whose change it follows (the
- * job then exists exactly when the change does: an outbox).
+ * Adds a job. Call it inside the transaction whose change it follows (the job then exists
+ * exactly when the change does: an outbox); the workers are woken once that transaction commits.
  */
-export function enqueueJob(db: Db, now: number, input: EnqueueInput): string {
+export async function enqueueJob(ctx: ReadContext, input: EnqueueInput): Promise<string> {
   const id = newId();
-  db.insert(jobs)
-    .values({
-      id,
-      orgId: input.orgId,
-      kind: input.kind,
-      payload: JSON.stringify(input.payload),
-      status: "pending",
-      attempts: 0,
-      maxAttempts: input.maxAttempts ?? 10,
-      runAt: input.runAt ?? now,
-      createdAt: now,
-      updatedAt: now,
-    })
-    .run();
+  const now = ctx.clock.now();
+  await ctx.db.insert(jobs).values({
+    id,
+    orgId: input.orgId,
+    kind: input.kind,
+    payload: JSON.stringify(input.payload),
+    status: "pending",
+    attempts: 0,
+    maxAttempts: input.maxAttempts ?? 10,
+    runAt: input.runAt ?? now,
+    createdAt: now,
+    updatedAt: now,
+  });
+  ctx.store.jobEnqueued();
   return id;
 }
 
 /**
  * Leases the next due job: a pending one whose time has come, or a running one whose lease
- * expired (its worker died). One UPDATE … RETURNING, so two workers never take the same job.
+ * expired (its worker died). One UPDATE … RETURNING in a transaction of its own, so two workers
+ * never take the same job.
  */
-export function claimJob(db: Db, now: number, workerId: string, leaseMs: number): JobRow | null {
-  const row = db.$client
-    .query(
-      `UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = ?1, leased_by = ?2, updated_at = ?3
-       WHERE id = (
-         SELECT id FROM jobs
-         WHERE (status = 'pending' AND run_at <= ?3) OR (status = 'running' AND lease_until < ?3)
-         ORDER BY run_at LIMIT 1
-       )
-       RETURNING *`,
-    )
-    .get(now + leaseMs, workerId, now) as Record<string, unknown> | null;
-  return row ? fromRaw(row) : null;
-}
-
-function fromRaw(r: Record<string, unknown>): JobRow {
-  return {
-    id: r.id as string,
-    orgId: (r.org_id as string | null) ?? null,
-    kind: r.kind as string,
-    payload: r.payload as string,
-    status: r.status as JobStatus,
-    attempts: r.attempts as number,
-    maxAttempts: r.max_attempts as number,
-    runAt: r.run_at as number,
-    leaseUntil: (r.lease_until as number | null) ?? null,
-    leasedBy: (r.leased_by as string | null) ?? null,
-    lastError: (r.last_error as string | null) ?? null,
-    createdAt: r.created_at as number,
-    updatedAt: r.updated_at as number,
-  };
+export function claimJob(ctx: ReadContext, input: { workerId: string; leaseMs: number }): Promise<JobRow | null> {
+  return transaction(ctx, async () => {
+    const now = ctx.clock.now();
+    const next = ctx.db
+      .select({ id: jobs.id })
+      .from(jobs)
+      .where(or(and(eq(jobs.status, "pending"), lte(jobs.runAt, now)), and(eq(jobs.status, "running"), lt(jobs.leaseUntil, now))))
+      .orderBy(asc(jobs.runAt))
+      .limit(1);
+    const [row] = await ctx.db
+      .update(jobs)
+      .set({ status: "running", attempts: sql`${jobs.attempts} + 1`, leaseUntil: now + input.leaseMs, leasedBy: input.workerId, updatedAt: now })
+      .where(inArray(jobs.id, next))
+      .returning();
+    return row ?? null;
+  });
 }
 
 /** Marks a leased job done, unless its lease passed to another worker meanwhile. */
-export function completeJob(db: Db, now: number, job: JobRow, workerId: string): void {
-  db.update(jobs)
-    .set({ status: "done", leaseUntil: null, leasedBy: null, lastError: null, updatedAt: now })
-    .where(and(eq(jobs.id, job.id), eq(jobs.leasedBy, workerId)))
-    .run();
+export function completeJob(ctx: ReadContext, input: { job: JobRow; workerId: string }): Promise<void> {
+  return transaction(ctx, async () => {
+    await ctx.db
+      .update(jobs)
+      .set({ status: "done", leaseUntil: null, leasedBy: null, lastError: null, updatedAt: ctx.clock.now() })
+      .where(and(eq(jobs.id, input.job.id), eq(jobs.leasedBy, input.workerId)));
+  });
 }
 
 /** A failed attempt: retry at `retryAt`, or dead when that was the last attempt. */
-export function failJob(db: Db, now: number, job: JobRow, workerId: string, error: string, retryAt: number): JobStatus {
+export function failJob(ctx: ReadContext, input: { job: JobRow; workerId: string; error: string; retryAt: number }): Promise<JobStatus> {
+  const { job } = input;
   const status: JobStatus = job.attempts >= job.maxAttempts ? "dead" : "pending";
-  db.update(jobs)
-    .set({ status, runAt: status === "pending" ? retryAt : job.runAt, leaseUntil: null, leasedBy: null, lastError: error.slice(0, 2000), updatedAt: now })
-    .where(and(eq(jobs.id, job.id), eq(jobs.leasedBy, workerId)))
-    .run();
-  return status;
+  return transaction(ctx, async () => {
+    await ctx.db
+      .update(jobs)
+      .set({ status, runAt: status === "pending" ? input.retryAt : job.runAt, leaseUntil: null, leasedBy: null, lastError: input.error.slice(0, 2000), updatedAt: ctx.clock.now() })
+      .where(and(eq(jobs.id, job.id), eq(jobs.leasedBy, input.workerId)));
+    return status;
+  });
 }
 
 /**
  * Gives leased jobs back on shutdown so they run again at once after restart rather than
  * after their lease; the attempt they were in does not count.
  */
-export function releaseLeases(db: Db, now: number, workerId: string): number {
-  const r = db
-    .update(jobs)
-    .set({ status: "pending", attempts: sql`max(0, ${jobs.attempts} - 1)`, leaseUntil: null, leasedBy: null, runAt: now, updatedAt: now })
-    .where(and(eq(jobs.status, "running"), eq(jobs.leasedBy, workerId)))
-    .returning({ id: jobs.id })
-    .all();
-  return r.length;
+export function releaseLeases(ctx: ReadContext, input: { workerId: string }): Promise<number> {
+  return transaction(ctx, async () => {
+    const now = ctx.clock.now();
+    const released = await ctx.db
+      .update(jobs)
+      .set({
+        status: "pending",
+        attempts: sql`case when ${jobs.attempts} > 0 then ${jobs.attempts} - 1 else 0 end`,
+        leaseUntil: null,
+        leasedBy: null,
+        runAt: now,
+        updatedAt: now,
+      })
+      .where(and(eq(jobs.status, "running"), eq(jobs.leasedBy, input.workerId)))
+      .returning({ id: jobs.id });
+    return released.length;
+  });
 }
 
 /** When the next job becomes due (pending run time or expiring lease), to sleep until then. */
-export function nextDueAt(db: Db): number | null {
-  const row = db.$client
-    .query(
-      `SELECT min(t) AS t FROM (
-         SELECT min(run_at) AS t FROM jobs WHERE status = 'pending'
-         UNION ALL SELECT min(lease_until) FROM jobs WHERE status = 'running')`,
-    )
-    .get() as { t: number | null };
-  return row.t;
+export async function nextDueAt(ctx: Pick<ReadContext, "db">): Promise<number | null> {
+  const [pending] = await ctx.db.select({ t: min(jobs.runAt) }).from(jobs).where(eq(jobs.status, "pending"));
+  const [leased] = await ctx.db.select({ t: min(jobs.leaseUntil) }).from(jobs).where(eq(jobs.status, "running"));
+  const times = [pending?.t, leased?.t].filter((t): t is number => t != null);
+  return times.length ? Math.min(...times) : null;
 }
 
 export interface JobView {
@@ -149,42 +145,45 @@ export const toJobView = (j: JobRow): JobView => ({
   leaseUntil: isoOrNull(j.leaseUntil),
 });
 
-export function listJobs(db: Db, filter: { orgId: string; status?: JobStatus; kind?: string; limit: number }): JobView[] {
-  return db
+/** The jobs of the context's organization, most recently changed first. */
+export async function listJobs(ctx: Pick<DomainContext, "db" | "orgId">, filter: { status?: JobStatus; kind?: string; limit: number }): Promise<JobView[]> {
+  const rows = await ctx.db
     .select()
     .from(jobs)
     .where(
       and(
-        eq(jobs.orgId, filter.orgId),
+        eq(jobs.orgId, ctx.orgId),
         filter.status ? eq(jobs.status, filter.status) : undefined,
         filter.kind ? eq(jobs.kind, filter.kind) : undefined,
       ),
     )
     .orderBy(desc(jobs.updatedAt))
-    .limit(filter.limit)
-    .all()
-    .map(toJobView);
+    .limit(filter.limit);
+  return rows.map(toJobView);
 }
 
 /** Jobs by status: of one organization, or of the whole installation (metrics) without one. */
-export function queueDepth(db: Db, orgId?: string): Record<JobStatus, number> {
-  const rows = (
-    orgId === undefined
-      ? db.$client.query("SELECT status, count(*) AS n FROM jobs GROUP BY status").all()
-      : db.$client.query("SELECT status, count(*) AS n FROM jobs WHERE org_id = ? GROUP BY status").all(orgId)
-  ) as { status: JobStatus; n: number }[];
+export async function queueDepth(ctx: Pick<DomainContext, "db">, input: { orgId?: string } = {}): Promise<Record<JobStatus, number>> {
+  const rows = await ctx.db
+    .select({ status: jobs.status, n: count() })
+    .from(jobs)
+    .where(input.orgId === undefined ? undefined : eq(jobs.orgId, input.orgId))
+    .groupBy(jobs.status);
   const out: Record<JobStatus, number> = { pending: 0, running: 0, done: 0, dead: 0 };
   for (const r of rows) out[r.status] = r.n;
   return out;
 }
 
-/** Puts a dead job back in line (an operator's "retry"). */
-export function retryDeadJob(db: Db, now: number, orgId: string, jobId: string): boolean {
-  const r = db
-    .update(jobs)
-    .set({ status: "pending", attempts: 0, runAt: now, lastError: null, updatedAt: now })
-    .where(and(eq(jobs.id, jobId), eq(jobs.orgId, orgId), eq(jobs.status, "dead")))
-    .returning({ id: jobs.id })
-    .all();
-  return r.length > 0;
+/** Puts a dead job of the context's organization back in line (an operator's "retry"). */
+export function retryDeadJob(ctx: Pick<DomainContext, "store" | "db" | "clock" | "orgId">, jobId: string): Promise<boolean> {
+  return transaction(ctx, async () => {
+    const now = ctx.clock.now();
+    const retried = await ctx.db
+      .update(jobs)
+      .set({ status: "pending", attempts: 0, runAt: now, lastError: null, updatedAt: now })
+      .where(and(eq(jobs.id, jobId), eq(jobs.orgId, ctx.orgId), eq(jobs.status, "dead")))
+      .returning({ id: jobs.id });
+    if (retried.length > 0) ctx.store.jobEnqueued();
+    return retried.length > 0;
+  });
 }

@@ -17,9 +17,9 @@ export const aiRouter = router({
     .meta({ family: "org", openapi: { method: "GET", path: `${base}/settings`, summary: "Read a project's AI settings", tags: ["settings"] } })
     .input(z.object(orgProject))
     .output(z.object({ settings: settingsSchema }))
-    .query(({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
-      return { settings: aiSettingsOf(requireProject(ctx.db, org.id, input.projectId)) };
+    .query(async ({ ctx, input }) => {
+      await organizationFor(ctx, input.orgSlug);
+      return { settings: aiSettingsOf(await requireProject(ctx.domain, input.projectId)) };
     }),
 
   updateSettings: secretProcedure
@@ -43,10 +43,10 @@ export const aiRouter = router({
       }),
     )
     .output(z.object({ settings: settingsSchema }))
-    .mutation(({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
+    .mutation(async ({ ctx, input }) => {
+      await organizationFor(ctx, input.orgSlug);
       const { aiEnabled, aiThreshold, scanLinks } = input;
-      return { settings: updateAiSettings(ctx.db, ctx.clock, ctx.caller.actor, org.id, input.projectId, { aiEnabled, aiThreshold, scanLinks }) };
+      return { settings: await updateAiSettings(ctx.domain, { projectId: input.projectId, patch: { aiEnabled, aiThreshold, scanLinks } }) };
     }),
 
   analyze: secretProcedure
@@ -78,16 +78,11 @@ export const aiRouter = router({
       }),
     )
     .mutation(async ({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
-      const result = await analyzeContent(ctx, {
-        orgId: org.id,
-        projectId: input.projectId,
-        actor: ctx.caller.actor,
-        content: input.content,
-        externalId: input.externalId,
-        contentType: input.contentType,
-      });
-      ctx.jobs.wake();
+      await organizationFor(ctx, input.orgSlug);
+      const result = await analyzeContent(
+        { ...ctx.domain, config: ctx.config, onAiCall: ctx.onAiCall },
+        { projectId: input.projectId, content: input.content, externalId: input.externalId, contentType: input.contentType },
+      );
       return { analysis: result.analysis, reportCreated: result.reportCreated, reportId: result.reportId };
     }),
 
@@ -118,9 +113,9 @@ export const aiRouter = router({
         ),
       }),
     )
-    .query(({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
-      const project = requireProject(ctx.db, org.id, input.projectId);
-      return { analyses: recentAnalyses(ctx.db, project.id) };
+    .query(async ({ ctx, input }) => {
+      await organizationFor(ctx, input.orgSlug);
+      const project = await requireProject(ctx.domain, input.projectId);
+      return { analyses: await recentAnalyses(ctx.domain, { projectId: project.id }) };
     }),
 });

@@ -44,8 +44,9 @@ export const auditRouter = router({
       z.object({ orgSlug: z.string().min(1).max(64), ...auditFilters }),
     )
     .output(z.object({ events: z.array(auditEventSchema), nextCursor: z.string().nullable() }))
-    .query(({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
-      return listAudit(ctx.db, { ...input, orgId: org.id });
+    .query(async ({ ctx, input }) => {
+      const { orgSlug, ...query } = input;
+      await organizationFor(ctx, orgSlug);
+      return listAudit(ctx.domain, query);
     }),
 });

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { ReadContext } from "../../domain/context.ts";
 import { DomainError } from "../../domain/errors.ts";
 import { getOrganization } from "../../domain/organizations.ts";
 import {
@@ -25,30 +26,32 @@ export const authRouter = router({
     .input(z.object({ email: z.string().trim().min(3).max(320), password: z.string().min(1).max(MAX_PASSWORD) }))
     .mutation(async ({ ctx, input }) => {
       assertSameOrigin(ctx.request);
+      // Nobody is signed in yet: the domain reads and writes with no organization of its own.
+      const read: ReadContext = { store: ctx.store, db: ctx.store.db, clock: ctx.clock };
       // Throttled (429 with Retry-After) before the password is checked: src/domain/sessions.ts.
-      const user = await checkPassword(ctx.db, ctx.clock, normalizeEmail(input.email), input.password, ctx.request.ip ?? "unknown");
+      const user = await checkPassword(read, { email: normalizeEmail(input.email), password: input.password, ip: ctx.request.ip ?? "unknown" });
       // One message whether the email is unknown, the account disabled or the password wrong.
       if (!user) throw new DomainError("unauthorized", "Wrong email or password");
       // A sign-in always starts a new session (no fixation); the browser's old one ends.
-      if (ctx.auth.ok && ctx.auth.caller.session) deleteSession(ctx.db, ctx.auth.caller.session.id);
-      const session = createSession(ctx.db, ctx.clock, user);
+      if (ctx.auth.ok && ctx.auth.caller.session) await deleteSession(read, ctx.auth.caller.session.id);
+      const session = await createSession(read, user);
       ctx.resHeaders.append("set-cookie", sessionCookie(session.token, SESSION_MAX_MS, ctx.request.secure));
-      return { user: toUserView(user), org: orgView(getOrganization(ctx.db, user.orgId)), csrfToken: session.csrfToken };
+      return { user: toUserView(user), org: orgView(await getOrganization({ db: read.db, orgId: user.orgId })), csrfToken: session.csrfToken };
     }),
 
   /** Who is signed in, their organization, and the CSRF token for mutations. */
-  me: authedProcedure.query(({ ctx }) => {
+  me: authedProcedure.query(async ({ ctx }) => {
     const c = ctx.caller;
     return {
-      user: c.user ? toUserView(requireUser(ctx.db, c.orgId, c.user.id)) : null,
+      user: c.user ? toUserView(await requireUser(ctx.domain, c.user.id)) : null,
       role: c.role,
-      org: orgView(getOrganization(ctx.db, c.orgId)),
+      org: orgView(await getOrganization(ctx.domain)),
       csrfToken: c.session?.csrfToken ?? null,
     };
   }),
 
-  logout: authedProcedure.meta({ role: "viewer" }).mutation(({ ctx }) => {
-    if (ctx.caller.session) deleteSession(ctx.db, ctx.caller.session.id);
+  logout: authedProcedure.meta({ role: "viewer" }).mutation(async ({ ctx }) => {
+    if (ctx.caller.session) await deleteSession(ctx.domain, ctx.caller.session.id);
     ctx.resHeaders.append("set-cookie", clearSessionCookie(ctx.request.secure));
     return { ok: true as const };
   }),
@@ -62,10 +65,11 @@ export const authRouter = router({
       if (!c.user || !c.session) throw new DomainError("bad_request", "Only a signed-in dashboard user has a password");
       // Throttled like a sign-in, so a borrowed session cannot guess the password faster.
       // Only the caller's own account (the same email may have accounts in other organizations).
-      const user = await checkPassword(ctx.db, ctx.clock, c.user.email, input.currentPassword, ctx.request.ip ?? "unknown", c.orgId);
+      const user = await checkPassword(ctx.domain, { email: c.user.email, password: input.currentPassword, ip: ctx.request.ip ?? "unknown", orgId: c.orgId });
       if (!user) throw new DomainError("forbidden", "The current password is wrong");
-      setUserPasswordHash(ctx.db, ctx.clock, c.actor, c.orgId, user.id, await hashPassword(input.newPassword));
-      deleteOtherSessions(ctx.db, user.id, c.session.id);
+      const passwordHash = await hashPassword(input.newPassword);
+      await setUserPasswordHash(ctx.domain, { userId: user.id, passwordHash });
+      await deleteOtherSessions(ctx.domain, { userId: user.id, keepSessionId: c.session.id });
       return { ok: true as const };
     }),
 });

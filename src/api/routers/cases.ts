@@ -25,38 +25,40 @@ const caseId = z.string().min(1).max(64);
 export const casesRouter = router({
   queue: secretProcedure
     .input(z.object({ projectId: z.string().max(64).optional(), limit: limitSchema(50) }))
-    .query(({ ctx, input }) => {
-      if (input.projectId) requireProject(ctx.db, ctx.caller.orgId, input.projectId);
-      return reviewQueue(ctx.db, { orgId: ctx.caller.orgId, projectId: input.projectId, limit: input.limit });
+    .query(async ({ ctx, input }) => {
+      if (input.projectId) await requireProject(ctx.domain, input.projectId);
+      return reviewQueue(ctx.domain, { projectId: input.projectId, limit: input.limit });
     }),
 
-  detail: secretProcedure.input(z.object({ caseId })).query(({ ctx, input }) => {
-    const c = requireCase(ctx.db, ctx.caller.orgId, input.caseId);
-    const subject = c.subjectIdentityId ? ctx.db.select().from(identities).where(eq(identities.id, c.subjectIdentityId)).get() : undefined;
+  detail: secretProcedure.input(z.object({ caseId })).query(async ({ ctx, input }) => {
+    const c = await requireCase(ctx.domain, input.caseId);
+    const [subject] = c.subjectIdentityId
+      ? await ctx.domain.db.select().from(identities).where(eq(identities.id, c.subjectIdentityId)).limit(1)
+      : [];
     return {
       case: toCaseView(c),
-      reports: toReportViews(ctx.db, reportsOfCase(ctx.db, c.id)),
+      reports: await toReportViews(ctx.domain, { rows: await reportsOfCase(ctx.domain, c.id) }),
       subject: subject ? toIdentityView(subject) : null,
-      subjectHistory: c.subjectIdentityId ? subjectHistory(ctx.db, c.subjectIdentityId, c.id) : [],
-      notes: listCaseNotes(ctx.db, c.id),
-      audit: listAudit(ctx.db, { orgId: ctx.caller.orgId, entityType: "case", entityId: c.id, limit: 100 }).events,
+      subjectHistory: c.subjectIdentityId ? await subjectHistory(ctx.domain, { subjectIdentityId: c.subjectIdentityId, exceptCaseId: c.id }) : [],
+      notes: await listCaseNotes(ctx.domain, c.id),
+      audit: (await listAudit(ctx.domain, { entityType: "case", entityId: c.id, limit: 100 })).events,
     };
   }),
 
-  triage: secretProcedure.input(z.object({ caseId })).mutation(({ ctx, input }) => {
-    triageCase(ctx.db, ctx.clock, ctx.caller.actor, ctx.caller.orgId, input.caseId);
+  triage: secretProcedure.input(z.object({ caseId })).mutation(async ({ ctx, input }) => {
+    await triageCase(ctx.domain, input.caseId);
     return { ok: true as const };
   }),
 
   assign: secretProcedure
     .input(z.object({ caseId, assigneeId: z.string().min(1).max(64).nullable() }))
-    .mutation(({ ctx, input }) => ({
-      case: assignCase(ctx.db, ctx.clock, ctx.caller.actor, ctx.caller.orgId, input.caseId, input.assigneeId),
+    .mutation(async ({ ctx, input }) => ({
+      case: await assignCase(ctx.domain, { caseId: input.caseId, assigneeId: input.assigneeId }),
     })),
 
   addNote: secretProcedure
     .input(z.object({ caseId, body: z.string().trim().min(1).max(5000) }))
-    .mutation(({ ctx, input }) => ({
-      note: addCaseNote(ctx.db, ctx.clock, ctx.caller.actor, ctx.caller.orgId, input.caseId, input.body),
+    .mutation(async ({ ctx, input }) => ({
+      note: await addCaseNote(ctx.domain, { caseId: input.caseId, body: input.body }),
     })),
 });

@@ -55,10 +55,10 @@ export const categoriesRouter = router({
         ),
       }),
     )
-    .query(({ ctx, input }) => {
-      const project = projectFor(ctx, input.projectId);
+    .query(async ({ ctx, input }) => {
+      const project = await projectFor(ctx, input.projectId);
       return {
-        reasons: listCategories(ctx.db, project.id).map((c) => ({ id: c.id, name: c.name, description: c.description, severityHint: c.severityHint })),
+        reasons: (await listCategories(ctx.domain, project.id)).map((c) => ({ id: c.id, name: c.name, description: c.description, severityHint: c.severityHint })),
       };
     }),
 
@@ -66,20 +66,21 @@ export const categoriesRouter = router({
     .meta({ family: "org", openapi: { method: "GET", path: base, summary: "List report categories", tags } })
     .input(z.object(orgProject))
     .output(z.object({ categories: z.array(categorySchema) }))
-    .query(({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
-      const project = requireProject(ctx.db, org.id, input.projectId);
-      return { categories: listCategories(ctx.db, project.id).map(toCategoryView) };
+    .query(async ({ ctx, input }) => {
+      await organizationFor(ctx, input.orgSlug);
+      const project = await requireProject(ctx.domain, input.projectId);
+      return { categories: (await listCategories(ctx.domain, project.id)).map(toCategoryView) };
     }),
 
   create: secretProcedure
     .meta({ role: "admin", family: "org", successStatus: 201, openapi: { method: "POST", path: base, summary: "Create a report category", tags, errorResponses: { 409: "A category with this name already exists in the project" } } })
     .input(z.object({ ...orgProject, name: nameSchema, description: descriptionSchema.optional(), severityHint: z.enum(SEVERITIES).default("MEDIUM") }))
     .output(z.object({ category: categorySchema }))
-    .mutation(({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
-      const project = requireProject(ctx.db, org.id, input.projectId);
-      return { category: createCategory(ctx.db, ctx.clock, ctx.caller.actor, org.id, project.id, input) };
+    .mutation(async ({ ctx, input }) => {
+      await organizationFor(ctx, input.orgSlug);
+      const project = await requireProject(ctx.domain, input.projectId);
+      const { name, description, severityHint } = input;
+      return { category: await createCategory(ctx.domain, { projectId: project.id, name, description, severityHint }) };
     }),
 
   update: secretProcedure
@@ -94,21 +95,21 @@ export const categoriesRouter = router({
       }),
     )
     .output(z.object({ category: categorySchema }))
-    .mutation(({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
-      const project = requireProject(ctx.db, org.id, input.projectId);
+    .mutation(async ({ ctx, input }) => {
+      await organizationFor(ctx, input.orgSlug);
+      const project = await requireProject(ctx.domain, input.projectId);
       const { name, description, severityHint } = input;
-      return { category: updateCategory(ctx.db, ctx.clock, ctx.caller.actor, org.id, project.id, input.categoryId, { name, description, severityHint }) };
+      return { category: await updateCategory(ctx.domain, { projectId: project.id, categoryId: input.categoryId, name, description, severityHint }) };
     }),
 
   delete: secretProcedure
     .meta({ role: "admin", family: "org", openapi: { method: "DELETE", path: `${base}/{categoryId}`, summary: "Delete a report category", tags } })
     .input(z.object({ ...orgProject, categoryId: z.string().min(1).max(64) }))
     .output(okSchema)
-    .mutation(({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
-      const project = requireProject(ctx.db, org.id, input.projectId);
-      deleteCategory(ctx.db, ctx.clock, ctx.caller.actor, org.id, project.id, input.categoryId);
+    .mutation(async ({ ctx, input }) => {
+      await organizationFor(ctx, input.orgSlug);
+      const project = await requireProject(ctx.domain, input.projectId);
+      await deleteCategory(ctx.domain, { projectId: project.id, categoryId: input.categoryId });
       return { ok: true as const };
     }),
 });

@@ -19,7 +19,7 @@ export const dashboardRouter = router({
    * The change counter the dashboard polls every two seconds: the id of the organization's
    * newest audit event. Unchanged means nothing to refetch.
    */
-  changes: authedProcedure.query(({ ctx }) => ({ version: changeVersion(ctx.db, ctx.caller.orgId) })),
+  changes: authedProcedure.query(async ({ ctx }) => ({ version: await changeVersion(ctx.domain) })),
 
   /** Open cases by severity bucket then age, with filters, counts and who claimed each. */
   queue: secretProcedure
@@ -33,33 +33,33 @@ export const dashboardRouter = router({
         limit: limitSchema(100),
       }),
     )
-    .query(({ ctx, input }) => {
-      if (input.projectId) requireProject(ctx.db, ctx.caller.orgId, input.projectId);
-      return queue(ctx.db, { ...input, orgId: ctx.caller.orgId, userId: ctx.caller.user?.id ?? null });
+    .query(async ({ ctx, input }) => {
+      if (input.projectId) await requireProject(ctx.domain, input.projectId);
+      return queue(ctx.domain, { ...input, userId: ctx.caller.user?.id ?? null });
     }),
 
   /** A case with its reports, subject and reporters with their history, AI, link scans, notes and audit trail. */
-  case: secretProcedure.input(z.object({ caseId: id })).query(({ ctx, input }) => caseDetail(ctx.db, ctx.clock.now(), ctx.caller.orgId, input.caseId)),
+  case: secretProcedure.input(z.object({ caseId: id })).query(({ ctx, input }) => caseDetail(ctx.domain, input.caseId)),
 
   /** An identity with the cases and reports about it, the reports it filed and enforcement against it. */
-  identity: secretProcedure.input(z.object({ identityId: id })).query(({ ctx, input }) => identityProfile(ctx.db, ctx.clock.now(), ctx.caller.orgId, input.identityId)),
+  identity: secretProcedure.input(z.object({ identityId: id })).query(({ ctx, input }) => identityProfile(ctx.domain, input.identityId)),
 
   /** Report volume per day by severity and category, and the team lead's figures. */
   overview: secretProcedure
     .input(z.object({ projectId: id.optional(), days: z.number().int().min(1).max(90).default(14) }))
-    .query(({ ctx, input }) => {
-      if (input.projectId) requireProject(ctx.db, ctx.caller.orgId, input.projectId);
-      return overview(ctx.db, ctx.clock, { orgId: ctx.caller.orgId, projectId: input.projectId, days: input.days });
+    .query(async ({ ctx, input }) => {
+      if (input.projectId) await requireProject(ctx.domain, input.projectId);
+      return overview(ctx.domain, { projectId: input.projectId, days: input.days });
     }),
 
   /** The organization's dashboard users (id, email, role): who claimed a case, who wrote a note. */
-  people: secretProcedure.query(({ ctx }) => ({ people: people(ctx.db, ctx.caller.orgId) })),
+  people: secretProcedure.query(async ({ ctx }) => ({ people: await people(ctx.domain) })),
 
   /** The audit log with user emails, for the audit page. */
   audit: secretProcedure
     .input(z.object(auditFilters))
-    .query(({ ctx, input }) => {
-      const page = listAudit(ctx.db, { ...input, orgId: ctx.caller.orgId });
-      return { events: withActorEmails(ctx.db, ctx.caller.orgId, page.events), nextCursor: page.nextCursor };
+    .query(async ({ ctx, input }) => {
+      const page = await listAudit(ctx.domain, input);
+      return { events: await withActorEmails(ctx.domain, { events: page.events }), nextCursor: page.nextCursor };
     }),
 });

@@ -129,11 +129,11 @@ export const enforcementRouter = router({
       }),
     )
     .output(z.object({ actions: z.array(enforcementActionSchema), nextCursor: z.string().nullable() }))
-    .query(({ ctx, input }) => {
-      const project = projectFor(ctx, input.projectId);
-      const identityId = requireIdentityId(ctx.db, project.id, input.typeName, input.externalId);
+    .query(async ({ ctx, input }) => {
+      const project = await projectFor(ctx, input.projectId);
+      const identityId = await requireIdentityId(ctx.domain, { projectId: project.id, type: input.typeName, externalId: input.externalId });
       const active = input.active === undefined ? undefined : input.active === "true";
-      return listEnforcementActions(ctx.db, ctx.clock.now(), { projectId: project.id, identityId, active, cursor: input.cursor, limit: input.limit });
+      return listEnforcementActions(ctx.domain, { projectId: project.id, identityId, active, cursor: input.cursor, limit: input.limit });
     }),
 
   /** SDK: the platform forwards its user's appeal against an action. */
@@ -153,9 +153,9 @@ export const enforcementRouter = router({
     })
     .input(z.object({ projectId: projectIdSchema, actionId: id, text: z.string().trim().min(1).max(5000) }))
     .output(z.object({ appeal: appealSchema }))
-    .mutation(({ ctx, input }) => {
-      const project = projectFor(ctx, input.projectId);
-      return { appeal: fileAppeal(ctx.db, ctx.clock, ctx.caller.actor, ctx.caller.orgId, project.id, input.actionId, input.text) };
+    .mutation(async ({ ctx, input }) => {
+      const project = await projectFor(ctx, input.projectId);
+      return { appeal: await fileAppeal(ctx.domain, { projectId: project.id, actionId: input.actionId, text: input.text }) };
     }),
 
   list: secretProcedure
@@ -173,21 +173,21 @@ export const enforcementRouter = router({
       }),
     )
     .output(z.object({ actions: z.array(enforcementActionSchema), nextCursor: z.string().nullable() }))
-    .query(({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
-      const project = requireProject(ctx.db, org.id, input.projectId);
+    .query(async ({ ctx, input }) => {
+      await organizationFor(ctx, input.orgSlug);
+      const project = await requireProject(ctx.domain, input.projectId);
       if ((input.identityType === undefined) !== (input.externalId === undefined)) {
         throw badRequest("identityType and externalId go together");
       }
       let identityId: string | undefined;
       if (input.identityType !== undefined && input.externalId !== undefined) {
         try {
-          identityId = requireIdentityId(ctx.db, project.id, input.identityType, input.externalId);
+          identityId = await requireIdentityId(ctx.domain, { projectId: project.id, type: input.identityType, externalId: input.externalId });
         } catch {
           return { actions: [], nextCursor: null };
         }
       }
-      return listEnforcementActions(ctx.db, ctx.clock.now(), { ...input, projectId: project.id, identityId });
+      return listEnforcementActions(ctx.domain, { ...input, projectId: project.id, identityId });
     }),
 
   create: secretProcedure
@@ -205,12 +205,11 @@ export const enforcementRouter = router({
       }),
     )
     .output(z.object({ action: enforcementActionSchema }))
-    .mutation(({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
-      const project = requireProject(ctx.db, org.id, input.projectId);
-      const action = createEnforcementAction(ctx.db, ctx.clock, {
+    .mutation(async ({ ctx, input }) => {
+      await organizationFor(ctx, input.orgSlug);
+      const project = await requireProject(ctx.domain, input.projectId);
+      const action = await createEnforcementAction(ctx.domain, {
         project,
-        actor: ctx.caller.actor,
         kind: input.kind,
         reason: input.reason,
         note: input.note,
@@ -219,7 +218,6 @@ export const enforcementRouter = router({
         content: input.content,
         endsAt: endFrom(input, ctx.clock.now()),
       });
-      ctx.jobs.wake();
       return { action };
     }),
 
@@ -227,13 +225,13 @@ export const enforcementRouter = router({
     .meta({ family: "org", openapi: { method: "GET", path: `${base}/{actionId}`, summary: "Get an enforcement action and its appeals", tags } })
     .input(z.object({ ...orgProject, actionId: id }))
     .output(z.object({ action: enforcementActionSchema, appeals: z.array(appealSchema) }))
-    .query(({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
-      const project = requireProject(ctx.db, org.id, input.projectId);
-      const row = requireAction(ctx.db, org.id, input.actionId, project.id);
+    .query(async ({ ctx, input }) => {
+      await organizationFor(ctx, input.orgSlug);
+      const project = await requireProject(ctx.domain, input.projectId);
+      const row = await requireAction(ctx.domain, { actionId: input.actionId, projectId: project.id });
       return {
-        action: getActionView(ctx.db, ctx.clock.now(), row),
-        appeals: listAppeals(ctx.db, { orgId: org.id, actionId: row.id, limit: 100 }).appeals,
+        action: await getActionView(ctx.domain, row),
+        appeals: (await listAppeals(ctx.domain, { actionId: row.id, limit: 100 })).appeals,
       };
     }),
 
@@ -250,17 +248,16 @@ export const enforcementRouter = router({
       }),
     )
     .output(z.object({ action: enforcementActionSchema }))
-    .mutation(({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
-      const project = requireProject(ctx.db, org.id, input.projectId);
+    .mutation(async ({ ctx, input }) => {
+      await organizationFor(ctx, input.orgSlug);
+      const project = await requireProject(ctx.domain, input.projectId);
       if (input.endsAt !== undefined && input.durationSeconds !== undefined) throw badRequest("give endsAt or durationSeconds, not both");
       const endsAt = input.durationSeconds !== undefined ? ctx.clock.now() + input.durationSeconds * 1000 : input.endsAt;
-      const action = updateEnforcementAction(ctx.db, ctx.clock, ctx.caller.actor, org.id, project.id, input.actionId, {
-        reason: input.reason,
-        note: input.note,
-        endsAt,
+      const action = await updateEnforcementAction(ctx.domain, {
+        projectId: project.id,
+        actionId: input.actionId,
+        patch: { reason: input.reason, note: input.note, endsAt },
       });
-      ctx.jobs.wake();
       return { action };
     }),
 
@@ -268,11 +265,10 @@ export const enforcementRouter = router({
     .meta({ family: "org", openapi: { method: "POST", path: `${base}/{actionId}/revoke`, summary: "Revoke an enforcement action", tags, errorResponses: { 409: "The action is already revoked" } } })
     .input(z.object({ ...orgProject, actionId: id, reason: noteText.optional() }))
     .output(z.object({ action: enforcementActionSchema }))
-    .mutation(({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
-      const project = requireProject(ctx.db, org.id, input.projectId);
-      const action = revokeEnforcementAction(ctx.db, ctx.clock, ctx.caller.actor, org.id, input.actionId, { projectId: project.id, reason: input.reason });
-      ctx.jobs.wake();
+    .mutation(async ({ ctx, input }) => {
+      await organizationFor(ctx, input.orgSlug);
+      const project = await requireProject(ctx.domain, input.projectId);
+      const action = await revokeEnforcementAction(ctx.domain, { actionId: input.actionId, projectId: project.id, reason: input.reason });
       return { action };
     }),
 
@@ -298,20 +294,20 @@ export const enforcementRouter = router({
       }),
     )
     .output(z.object({ appeals: z.array(appealSchema), nextCursor: z.string().nullable() }))
-    .query(({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
-      if (input.projectId) requireProject(ctx.db, org.id, input.projectId);
-      return listAppeals(ctx.db, { ...input, orgId: org.id });
+    .query(async ({ ctx, input }) => {
+      await organizationFor(ctx, input.orgSlug);
+      if (input.projectId) await requireProject(ctx.domain, input.projectId);
+      return listAppeals(ctx.domain, input);
     }),
 
   getAppeal: secretProcedure
     .meta({ family: "org", openapi: { method: "GET", path: "/organizations/{orgSlug}/appeals/{appealId}", summary: "Get an appeal and its action", tags } })
     .input(z.object({ orgSlug, appealId: id }))
     .output(z.object({ appeal: appealSchema, action: enforcementActionSchema }))
-    .query(({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
-      const appeal = getAppeal(ctx.db, org.id, input.appealId);
-      return { appeal, action: getActionView(ctx.db, ctx.clock.now(), requireAction(ctx.db, org.id, appeal.actionId)) };
+    .query(async ({ ctx, input }) => {
+      await organizationFor(ctx, input.orgSlug);
+      const appeal = await getAppeal(ctx.domain, input.appealId);
+      return { appeal, action: await getActionView(ctx.domain, await requireAction(ctx.domain, { actionId: appeal.actionId })) };
     }),
 
   upholdAppeal: secretProcedure
@@ -328,9 +324,9 @@ export const enforcementRouter = router({
     })
     .input(z.object({ orgSlug, appealId: id, note: noteText.optional() }))
     .output(z.object({ appeal: appealSchema }))
-    .mutation(({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
-      const { appeal } = decideAppeal(ctx.db, ctx.clock, ctx.caller.actor, org.id, input.appealId, "uphold", input.note);
+    .mutation(async ({ ctx, input }) => {
+      await organizationFor(ctx, input.orgSlug);
+      const { appeal } = await decideAppeal(ctx.domain, { appealId: input.appealId, decision: "uphold", note: input.note });
       return { appeal };
     }),
 
@@ -349,10 +345,8 @@ export const enforcementRouter = router({
     })
     .input(z.object({ orgSlug, appealId: id, note: noteText.optional() }))
     .output(z.object({ appeal: appealSchema, revoked: z.array(enforcementActionSchema) }))
-    .mutation(({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
-      const result = decideAppeal(ctx.db, ctx.clock, ctx.caller.actor, org.id, input.appealId, "overturn", input.note);
-      ctx.jobs.wake();
-      return result;
+    .mutation(async ({ ctx, input }) => {
+      await organizationFor(ctx, input.orgSlug);
+      return decideAppeal(ctx.domain, { appealId: input.appealId, decision: "overturn", note: input.note });
     }),
 });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { listIdentities, toIdentityView, upsertIdentity } from "../../domain/identities.ts";
+import { listIdentities, saveIdentity } from "../../domain/identities.ts";
 import { jsonDepthExceeds } from "../../domain/json-depth.ts";
 import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/validation.ts";
 import { identitySchema, limitSchema } from "../schemas.ts";
@@ -38,10 +38,10 @@ export const identitiesRouter = router({
       }),
     )
     .output(z.object({ identity: identitySchema }))
-    .mutation(({ ctx, input }) => {
-      const project = projectFor(ctx, input.projectId);
+    .mutation(async ({ ctx, input }) => {
+      const project = await projectFor(ctx, input.projectId);
       const now = ctx.clock.now();
-      const row = upsertIdentity(ctx.db, {
+      const identity = await saveIdentity(ctx.domain, {
         projectId: project.id,
         type: input.typeName,
         externalId: input.externalId,
@@ -50,7 +50,7 @@ export const identitiesRouter = router({
         seenAt: now,
         now,
       });
-      return { identity: toIdentityView(row) };
+      return { identity };
     }),
 
   list: secretProcedure
@@ -75,8 +75,8 @@ export const identitiesRouter = router({
       }),
     )
     .output(z.object({ identities: z.array(identitySchema), nextCursor: z.string().nullable() }))
-    .query(({ ctx, input }) => {
-      const project = projectFor(ctx, input.projectId);
-      return listIdentities(ctx.db, { projectId: project.id, search: input.search, cursor: input.cursor, limit: input.limit });
+    .query(async ({ ctx, input }) => {
+      const project = await projectFor(ctx, input.projectId);
+      return listIdentities(ctx.domain, { projectId: project.id, search: input.search, cursor: input.cursor, limit: input.limit });
     }),
 });

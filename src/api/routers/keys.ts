@@ -12,9 +12,9 @@ export const keysRouter = router({
     .meta({ role: "admin", family: "org", openapi: { method: "GET", path: "/organizations/{orgSlug}/api-keys", summary: "List API keys", tags } })
     .input(z.object({ orgSlug }))
     .output(z.object({ apiKeys: z.array(apiKeySchema) }))
-    .query(({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
-      return { apiKeys: listApiKeys(ctx.db, org.id) };
+    .query(async ({ ctx, input }) => {
+      const org = await organizationFor(ctx, input.orgSlug);
+      return { apiKeys: await listApiKeys(ctx.domain, { orgId: org.id }) };
     }),
 
   create: secretProcedure
@@ -39,10 +39,10 @@ export const keysRouter = router({
       }),
     )
     .output(z.object({ key: z.string(), apiKey: apiKeySchema }))
-    .mutation(({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
-      const project = requireProject(ctx.db, org.id, input.projectId);
-      return createApiKey(ctx.db, ctx.clock, { ...input, projectId: project.id });
+    .mutation(async ({ ctx, input }) => {
+      await organizationFor(ctx, input.orgSlug);
+      const project = await requireProject(ctx.domain, input.projectId);
+      return createApiKey(ctx.domain, { ...input, projectId: project.id });
     }),
 
   revoke: secretProcedure
@@ -53,8 +53,8 @@ export const keysRouter = router({
     })
     .input(z.object({ orgSlug, keyId: z.string().min(1).max(64) }))
     .output(z.object({ apiKey: apiKeySchema }))
-    .mutation(({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
-      return { apiKey: revokeApiKey(ctx.db, ctx.clock, org.id, input.keyId) };
+    .mutation(async ({ ctx, input }) => {
+      const org = await organizationFor(ctx, input.orgSlug);
+      return { apiKey: await revokeApiKey(ctx.domain, { orgId: org.id, keyId: input.keyId }) };
     }),
 });

@@ -1,6 +1,4 @@
 import { z } from "zod";
-import { transaction } from "../../db/client.ts";
-import { recordAudit } from "../../domain/audit.ts";
 import { createProject, deleteProject, listProjects, renameProject, toProjectView } from "../../domain/projects.ts";
 import { isoDateTime, okSchema } from "../schemas.ts";
 import { organizationFor, router, secretProcedure } from "../trpc.ts";
@@ -17,9 +15,9 @@ export const projectsRouter = router({
     .meta({ family: "org", openapi: { method: "GET", path: "/organizations/{orgSlug}/projects", summary: "List projects", tags } })
     .input(z.object({ orgSlug }))
     .output(z.object({ projects: z.array(projectSchema) }))
-    .query(({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
-      return { projects: listProjects(ctx.db, org.id).map(toProjectView) };
+    .query(async ({ ctx, input }) => {
+      await organizationFor(ctx, input.orgSlug);
+      return { projects: (await listProjects(ctx.domain)).map(toProjectView) };
     }),
 
   create: secretProcedure
@@ -31,26 +29,18 @@ export const projectsRouter = router({
     })
     .input(z.object({ orgSlug, name }))
     .output(z.object({ project: projectSchema }))
-    .mutation(({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
-      const project = transaction(ctx.db, () => {
-        const p = createProject(ctx.db, ctx.clock, { orgId: org.id, name: input.name });
-        recordAudit(ctx.db, ctx.clock, {
-          orgId: org.id, projectId: p.id, actor: ctx.caller.actor, action: "PROJECT_CREATED",
-          entityType: "project", entityId: p.id, after: toProjectView(p),
-        });
-        return p;
-      });
-      return { project: toProjectView(project) };
+    .mutation(async ({ ctx, input }) => {
+      await organizationFor(ctx, input.orgSlug);
+      return { project: toProjectView(await createProject(ctx.domain, { name: input.name })) };
     }),
 
   rename: secretProcedure
     .meta({ role: "admin", family: "org", openapi: { method: "PATCH", path: "/organizations/{orgSlug}/projects/{projectId}", summary: "Rename a project", tags } })
     .input(z.object({ orgSlug, projectId: z.string().min(1).max(64), name }))
     .output(z.object({ project: projectSchema }))
-    .mutation(({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
-      return { project: toProjectView(renameProject(ctx.db, ctx.clock, ctx.caller.actor, org.id, input.projectId, input.name)) };
+    .mutation(async ({ ctx, input }) => {
+      await organizationFor(ctx, input.orgSlug);
+      return { project: toProjectView(await renameProject(ctx.domain, { projectId: input.projectId, name: input.name })) };
     }),
 
   delete: secretProcedure
@@ -61,9 +51,9 @@ export const projectsRouter = router({
     })
     .input(z.object({ orgSlug, projectId: z.string().min(1).max(64) }))
     .output(okSchema)
-    .mutation(({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
-      deleteProject(ctx.db, ctx.clock, ctx.caller.actor, org.id, input.projectId);
+    .mutation(async ({ ctx, input }) => {
+      await organizationFor(ctx, input.orgSlug);
+      await deleteProject(ctx.domain, { projectId: input.projectId });
       return { ok: true as const };
     }),
 });

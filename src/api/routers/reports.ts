@@ -154,11 +154,10 @@ export const reportsRouter = router({
     })
     .input(createInput)
     .output(z.object({ report: z.object({ id: z.string(), projectId: z.string(), status: z.literal("OPEN"), createdAt: isoDateTime }) }))
-    .mutation(({ ctx, input }) => {
-      const project = projectFor(ctx, input.projectId);
-      const created = createReport(ctx.db, ctx.clock, {
+    .mutation(async ({ ctx, input }) => {
+      const project = await projectFor(ctx, input.projectId);
+      const created = await createReport(ctx.domain, {
         project,
-        actor: ctx.caller.actor,
         subject: input.subject,
         reporter: input.reporter,
         target: input.target,
@@ -167,7 +166,6 @@ export const reportsRouter = router({
         automated: input.automated ?? false,
         enrichMaxAttempts: ctx.config.enrichMaxAttempts,
       });
-      ctx.jobs.wake();
       return { report: created.report };
     }),
 
@@ -206,12 +204,11 @@ export const reportsRouter = router({
         nextCursor: z.string().nullable(),
       }),
     )
-    .query(({ ctx, input }) => {
-      const orgId = ctx.caller.orgId;
-      if (input.projectId) requireProject(ctx.db, orgId, input.projectId);
-      const page = listReports(ctx.db, { ...input, orgId, statuses: input.status });
+    .query(async ({ ctx, input }) => {
+      if (input.projectId) await requireProject(ctx.domain, input.projectId);
+      const page = await listReports(ctx.domain, { ...input, statuses: input.status });
       return {
-        projects: listProjects(ctx.db, orgId).map((p) => ({ id: p.id, name: p.name })),
+        projects: (await listProjects(ctx.domain)).map((p) => ({ id: p.id, name: p.name })),
         ...page,
       };
     }),
@@ -223,9 +220,9 @@ export const reportsRouter = router({
     })
     .input(z.object(reportIdInput))
     .output(z.object({ report: reportSchema }))
-    .query(({ ctx, input }) => {
-      const row = requireReport(ctx.db, ctx.caller.orgId, input.reportId);
-      return { report: toReportViews(ctx.db, [row])[0]! };
+    .query(async ({ ctx, input }) => {
+      const row = await requireReport(ctx.domain, input.reportId);
+      return { report: (await toReportViews(ctx.domain, { rows: [row] }))[0]! };
     }),
 
   escalate: secretProcedure
@@ -243,11 +240,10 @@ export const reportsRouter = router({
     })
     .input(z.object({ ...reportIdInput, team: z.enum(TEAMS).optional(), note: z.string().max(2000).optional() }))
     .output(okWithId)
-    .mutation(({ ctx, input }) => {
-      decideOnReport(ctx.db, ctx.clock, ctx.caller.actor, ctx.caller.orgId, input.reportId, {
-        action: "escalate",
-        team: input.team ?? "senior_moderator",
-        note: input.note,
+    .mutation(async ({ ctx, input }) => {
+      await decideOnReport(ctx.domain, {
+        reportId: input.reportId,
+        decision: { action: "escalate", team: input.team ?? "senior_moderator", note: input.note },
       });
       return { ok: true as const, reportId: input.reportId };
     }),
@@ -274,21 +270,19 @@ export const reportsRouter = router({
       }),
     )
     .output(z.object({ ok: z.literal(true), enforcementActionId: z.string().optional() }))
-    .mutation(({ ctx, input }) => {
+    .mutation(async ({ ctx, input }) => {
       if (input.action) {
         const { endsAt: _endsAt, durationSeconds: _duration, ...action } = input.action;
-        const applied = resolveReportWithAction(
-          ctx.db, ctx.clock, ctx.caller.actor, ctx.caller.orgId, input.reportId,
-          { code: input.resolutionCode, note: input.note },
-          { ...action, endsAt: endFrom(input.action, ctx.clock.now()) },
-        );
-        ctx.jobs.wake();
+        const applied = await resolveReportWithAction(ctx.domain, {
+          reportId: input.reportId,
+          resolution: { code: input.resolutionCode, note: input.note },
+          action: { ...action, endsAt: endFrom(input.action, ctx.clock.now()) },
+        });
         return { ok: true as const, enforcementActionId: applied.id };
       }
-      decideOnReport(ctx.db, ctx.clock, ctx.caller.actor, ctx.caller.orgId, input.reportId, {
-        action: "resolve",
-        code: input.resolutionCode,
-        note: input.note,
+      await decideOnReport(ctx.domain, {
+        reportId: input.reportId,
+        decision: { action: "resolve", code: input.resolutionCode, note: input.note },
       });
       return { ok: true as const };
     }),
@@ -307,11 +301,10 @@ export const reportsRouter = router({
     })
     .input(z.object({ ...reportIdInput, reason: z.enum(DISMISSAL_REASONS), note: z.string().max(2000).optional() }))
     .output(z.object({ ok: z.literal(true) }))
-    .mutation(({ ctx, input }) => {
-      decideOnReport(ctx.db, ctx.clock, ctx.caller.actor, ctx.caller.orgId, input.reportId, {
-        action: "dismiss",
-        reason: input.reason,
-        note: input.note,
+    .mutation(async ({ ctx, input }) => {
+      await decideOnReport(ctx.domain, {
+        reportId: input.reportId,
+        decision: { action: "dismiss", reason: input.reason, note: input.note },
       });
       return { ok: true as const };
     }),

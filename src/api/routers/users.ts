@@ -1,10 +1,8 @@
 import { z } from "zod";
-import { transaction } from "../../db/client.ts";
-import { recordAudit } from "../../domain/audit.ts";
 import { deleteUserSessions } from "../../domain/sessions.ts";
 import {
+  addUser,
   changeUserRole,
-  createUser,
   disableUser,
   enableUser,
   generatePassword,
@@ -25,7 +23,7 @@ const adminProcedure = authedProcedure.meta({ role: "admin" });
 
 /** Dashboard users of the caller's organization (tRPC only). */
 export const usersRouter = router({
-  list: adminProcedure.query(({ ctx }) => ({ users: listUsers(ctx.db, ctx.caller.orgId) })),
+  list: adminProcedure.query(async ({ ctx }) => ({ users: await listUsers(ctx.domain) })),
 
   /** A new user; without a password one is generated and answered once. */
   create: adminProcedure
@@ -39,17 +37,11 @@ export const usersRouter = router({
     )
     .mutation(async ({ ctx, input }) => {
       const password = input.password ?? generatePassword();
+      // Hashed before the transaction: argon2 takes ~100 ms.
       const passwordHash = await hashPassword(password);
-      const created = transaction(ctx.db, () => {
-        const u = createUser(ctx.db, ctx.clock, { orgId: ctx.caller.orgId, email: input.email, role: input.role, name: input.name || null, passwordHash });
-        recordAudit(ctx.db, ctx.clock, {
-          orgId: ctx.caller.orgId, actor: ctx.caller.actor, action: "USER_CREATED", entityType: "user", entityId: u.id,
-          after: { email: u.email, role: u.role },
-        });
-        return u;
-      });
+      const user = await addUser(ctx.domain, { email: input.email, role: input.role, name: input.name || null, passwordHash });
       return {
-        user: toUserView(requireUser(ctx.db, ctx.caller.orgId, created.id)),
+        user,
         /** Shown once: only when Flagstaff generated it. */
         generatedPassword: input.password ? null : password,
       };
@@ -57,22 +49,23 @@ export const usersRouter = router({
 
   setRole: adminProcedure
     .input(z.object({ userId, role: z.enum(ROLES) }))
-    .mutation(({ ctx, input }) => ({ user: changeUserRole(ctx.db, ctx.clock, ctx.caller.actor, ctx.caller.orgId, input.userId, input.role) })),
+    .mutation(async ({ ctx, input }) => ({ user: await changeUserRole(ctx.domain, { userId: input.userId, role: input.role }) })),
 
   disable: adminProcedure
     .input(z.object({ userId }))
-    .mutation(({ ctx, input }) => ({ user: disableUser(ctx.db, ctx.clock, ctx.caller.actor, ctx.caller.orgId, input.userId) })),
+    .mutation(async ({ ctx, input }) => ({ user: await disableUser(ctx.domain, { userId: input.userId }) })),
 
   enable: adminProcedure
     .input(z.object({ userId }))
-    .mutation(({ ctx, input }) => ({ user: enableUser(ctx.db, ctx.clock, ctx.caller.actor, ctx.caller.orgId, input.userId) })),
+    .mutation(async ({ ctx, input }) => ({ user: await enableUser(ctx.domain, { userId: input.userId }) })),
 
   /** A new generated password, answered once; the user's sessions end. */
   resetPassword: adminProcedure.input(z.object({ userId })).mutation(async ({ ctx, input }) => {
-    const user = requireUser(ctx.db, ctx.caller.orgId, input.userId);
+    const user = await requireUser(ctx.domain, input.userId);
     const password = generatePassword();
-    setUserPasswordHash(ctx.db, ctx.clock, ctx.caller.actor, ctx.caller.orgId, user.id, await hashPassword(password));
-    deleteUserSessions(ctx.db, user.id);
+    const passwordHash = await hashPassword(password);
+    await setUserPasswordHash(ctx.domain, { userId: user.id, passwordHash });
+    await deleteUserSessions(ctx.domain, user.id);
     return { user: toUserView(user), generatedPassword: password };
   }),
 });

@@ -59,9 +59,9 @@ export const webhooksRouter = router({
     .meta({ family: "org", openapi: { method: "GET", path: endpointPath, summary: "List webhook endpoints", tags } })
     .input(z.object({ orgSlug }))
     .output(z.object({ endpoints: z.array(endpointSchema), eventTypes: z.array(z.enum(EVENT_TYPES)) }))
-    .query(({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
-      return { endpoints: listEndpoints(ctx.db, org.id), eventTypes: [...EVENT_TYPES] };
+    .query(async ({ ctx, input }) => {
+      await organizationFor(ctx, input.orgSlug);
+      return { endpoints: await listEndpoints(ctx.domain), eventTypes: [...EVENT_TYPES] };
     }),
 
   create: secretProcedure
@@ -81,18 +81,19 @@ export const webhooksRouter = router({
     .input(z.object({ orgSlug, url: urlText, description: descriptionText.optional(), eventTypes: eventTypes.optional(), enabled: z.boolean().optional() }))
     .output(z.object({ endpoint: endpointSchema, secret: z.string() }))
     .mutation(async ({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
+      await organizationFor(ctx, input.orgSlug);
+      // DNS is asked before any transaction opens.
       const url = await checkWebhookUrl(input.url, ctx.config.scanAllowPrivate);
-      return createEndpoint(ctx.db, ctx.clock, ctx.caller.actor, org.id, { ...input, url });
+      return createEndpoint(ctx.domain, { ...input, url });
     }),
 
   get: secretProcedure
     .meta({ family: "org", openapi: { method: "GET", path: `${endpointPath}/{endpointId}`, summary: "Get a webhook endpoint", tags } })
     .input(z.object({ orgSlug, endpointId: id }))
     .output(z.object({ endpoint: endpointSchema }))
-    .query(({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
-      return { endpoint: toEndpointView(requireEndpoint(ctx.db, org.id, input.endpointId)) };
+    .query(async ({ ctx, input }) => {
+      await organizationFor(ctx, input.orgSlug);
+      return { endpoint: toEndpointView(await requireEndpoint(ctx.domain, input.endpointId)) };
     }),
 
   update: secretProcedure
@@ -111,20 +112,20 @@ export const webhooksRouter = router({
     .input(z.object({ orgSlug, endpointId: id, url: urlText.optional(), description: descriptionText.optional(), eventTypes: eventTypes.optional(), enabled: z.boolean().optional() }))
     .output(z.object({ endpoint: endpointSchema }))
     .mutation(async ({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
-      requireEndpoint(ctx.db, org.id, input.endpointId);
+      await organizationFor(ctx, input.orgSlug);
+      await requireEndpoint(ctx.domain, input.endpointId);
       const url = input.url === undefined ? undefined : await checkWebhookUrl(input.url, ctx.config.scanAllowPrivate);
       const { description, eventTypes: types, enabled } = input;
-      return { endpoint: updateEndpoint(ctx.db, ctx.clock, ctx.caller.actor, org.id, input.endpointId, { url, description, eventTypes: types, enabled }) };
+      return { endpoint: await updateEndpoint(ctx.domain, { endpointId: input.endpointId, patch: { url, description, eventTypes: types, enabled } }) };
     }),
 
   delete: secretProcedure
     .meta({ role: "admin", family: "org", openapi: { method: "DELETE", path: `${endpointPath}/{endpointId}`, summary: "Delete a webhook endpoint and its delivery log", tags } })
     .input(z.object({ orgSlug, endpointId: id }))
     .output(okSchema)
-    .mutation(({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
-      deleteEndpoint(ctx.db, ctx.clock, ctx.caller.actor, org.id, input.endpointId);
+    .mutation(async ({ ctx, input }) => {
+      await organizationFor(ctx, input.orgSlug);
+      await deleteEndpoint(ctx.domain, { endpointId: input.endpointId });
       return { ok: true as const };
     }),
 
@@ -136,9 +137,9 @@ export const webhooksRouter = router({
     })
     .input(z.object({ orgSlug, endpointId: id }))
     .output(z.object({ endpoint: endpointSchema, secret: z.string() }))
-    .mutation(({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
-      return rotateSecret(ctx.db, ctx.clock, ctx.caller.actor, org.id, input.endpointId);
+    .mutation(async ({ ctx, input }) => {
+      await organizationFor(ctx, input.orgSlug);
+      return rotateSecret(ctx.domain, { endpointId: input.endpointId });
     }),
 
   deliveries: secretProcedure
@@ -148,9 +149,9 @@ export const webhooksRouter = router({
     })
     .input(z.object({ orgSlug, endpointId: id, status: z.enum(["pending", "delivered", "failed"]).optional(), cursor: z.string().max(64).optional(), limit: limitSchema(50) }))
     .output(z.object({ deliveries: z.array(deliverySchema), nextCursor: z.string().nullable() }))
-    .query(({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
-      return listDeliveries(ctx.db, { ...input, orgId: org.id });
+    .query(async ({ ctx, input }) => {
+      await organizationFor(ctx, input.orgSlug);
+      return listDeliveries(ctx.domain, input);
     }),
 
   delivery: secretProcedure
@@ -160,9 +161,9 @@ export const webhooksRouter = router({
     })
     .input(z.object({ orgSlug, deliveryId: id }))
     .output(z.object({ delivery: deliverySchema, payload: z.unknown(), attempts: z.array(attemptSchema) }))
-    .query(({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
-      return deliveryDetail(ctx.db, org.id, input.deliveryId);
+    .query(async ({ ctx, input }) => {
+      await organizationFor(ctx, input.orgSlug);
+      return deliveryDetail(ctx.domain, input.deliveryId);
     }),
 
   replay: secretProcedure
@@ -180,10 +181,8 @@ export const webhooksRouter = router({
     })
     .input(z.object({ orgSlug, deliveryId: id }))
     .output(z.object({ delivery: deliverySchema }))
-    .mutation(({ ctx, input }) => {
-      const org = organizationFor(ctx, input.orgSlug);
-      const delivery = replayDelivery(ctx.db, ctx.clock, ctx.caller.actor, org.id, input.deliveryId);
-      ctx.jobs.wake();
-      return { delivery };
+    .mutation(async ({ ctx, input }) => {
+      await organizationFor(ctx, input.orgSlug);
+      return { delivery: await replayDelivery(ctx.domain, { deliveryId: input.deliveryId }) };
     }),
 });

@@ -5,13 +5,13 @@
  * 24 hours, so a URL seen again within a day is not fetched again.
  */
 import { eq } from "drizzle-orm";
-import { transaction, type Db } from "../../db/client.ts";
 import { urlScanCache } from "../../db/schema.ts";
 import { enqueueJob } from "../../jobs/queue.ts";
 import { log } from "../../log.ts";
-import { classifyText, fileIfWarranted, storeAnalysis, type AiDeps } from "../analysis.ts";
+import { classifyText, fileIfWarranted, storeAnalysis, type AiContext } from "../analysis.ts";
 import { recordAudit, systemActor } from "../audit.ts";
 import { listCategories } from "../categories.ts";
+import { transaction, type ReadContext } from "../context.ts";
 import { requireProject } from "../projects.ts";
 import { aiSettingsOf } from "../settings.ts";
 import { extractText, type ExtractedContent } from "./extract-text.ts";
@@ -27,7 +27,11 @@ export interface LinkScanPayload {
   url: string;
 }
 
-export interface ScanDeps extends AiDeps {
+/**
+ * A scan job's context: Flagstaff acting for the payload's organization, what asking the AI
+ * model needs, and how to fetch.
+ */
+export interface ScanContext extends AiContext {
   /** Tests only: lets scans reach loopback and private addresses (FLAGSTAFF_SCAN_ALLOW_PRIVATE). */
   allowPrivate: boolean;
   timeoutMs: number;
@@ -39,68 +43,79 @@ export interface ScanDeps extends AiDeps {
  * parallel, and a retry (the AI backend was down) concerns one URL only. Call inside the
  * transaction that stored the text.
  */
-export function enqueueLinkScans(db: Db, now: number, project: { id: string; orgId: string; scanLinks: number }, text: string): number {
+export async function enqueueLinkScans(
+  ctx: ReadContext,
+  input: { project: { id: string; orgId: string; scanLinks: number }; text: string },
+): Promise<number> {
+  const { project } = input;
   if (project.scanLinks !== 1) return 0;
-  const urls = extractUrls(text);
+  const urls = extractUrls(input.text);
   for (const url of urls) {
     const payload: LinkScanPayload = { orgId: project.orgId, projectId: project.id, url };
-    enqueueJob(db, now, { orgId: project.orgId, kind: LINK_SCAN_JOB, payload, maxAttempts: 10 });
+    await enqueueJob(ctx, { orgId: project.orgId, kind: LINK_SCAN_JOB, payload, maxAttempts: 10 });
   }
   return urls.length;
 }
 
-/** The job: fetch (or take from the cache), extract and score one URL. A failed fetch is recorded, not retried. */
-export async function runLinkScan(deps: ScanDeps, payload: LinkScanPayload): Promise<void> {
-  await scanOne(deps, payload, payload.url);
+/**
+ * The job: fetch (or take from the cache), extract and score one URL of the context's
+ * organization, Flagstaff itself acting. A failed fetch is recorded, not retried. The fetch and
+ * the model call run outside any transaction; what they found is written in transactions
+ * afterwards.
+ */
+export async function runLinkScan(ctx: ScanContext, payload: LinkScanPayload): Promise<void> {
+  await scanOne({ ...ctx, actor: systemActor }, payload, payload.url);
 }
 
 type Fetched = { kind: ExtractedContent["kind"] | "error"; text: string | null; title: string | null; reason: string | null; fromCache: boolean };
 
-async function scanOne(deps: ScanDeps, p: LinkScanPayload, url: string): Promise<void> {
-  const fetched = await fetchWithCache(deps, url);
+async function scanOne(ctx: ScanContext, p: LinkScanPayload, url: string): Promise<void> {
+  const fetched = await fetchWithCache(ctx, url);
   if (fetched.kind === "skipped" || fetched.kind === "error" || !fetched.text?.trim()) {
-    recordOutcome(deps, p, url, { outcome: fetched.kind === "error" ? "failed" : "skipped", reason: fetched.reason ?? "no text", fromCache: fetched.fromCache });
+    await recordOutcome(ctx, p, url, { outcome: fetched.kind === "error" ? "failed" : "skipped", reason: fetched.reason ?? "no text", fromCache: fetched.fromCache });
     return;
   }
   let project;
   try {
-    project = requireProject(deps.db, p.orgId, p.projectId);
+    project = await requireProject(ctx, p.projectId);
   } catch {
     return; // the project was deleted meanwhile
   }
   if (!aiSettingsOf(project).aiEnabled) return;
-  const categories = listCategories(deps.db, project.id);
+  const categories = await listCategories(ctx, project.id);
   if (categories.length === 0) return;
   const sourceText = [fetched.title, fetched.text].filter(Boolean).join("\n\n");
-  const classification = await classifyText(deps, categories, sourceText); // AI down → the job retries
-  transaction(deps.db, () => {
-    const reportId = fileIfWarranted(deps, project, categories, classification, systemActor, {
-      content: sourceText.slice(0, 10_000),
-      externalId: url,
-      contentType: "url",
-      url,
+  const classification = await classifyText(ctx, { categories, text: sourceText }); // AI down → the job retries
+  await transaction(ctx, async () => {
+    const reportId = await fileIfWarranted(ctx, {
+      project,
+      categories,
+      analysis: classification,
+      target: { content: sourceText.slice(0, 10_000), externalId: url, contentType: "url", url },
     });
-    storeAnalysis(deps.db, deps.clock, { project, source: "link_scan", classification, sourceText, reportId, url, externalId: url, contentType: "url", actor: systemActor });
+    await storeAnalysis(ctx, { project, source: "link_scan", classification, sourceText, reportId, url, externalId: url, contentType: "url" });
   });
 }
 
-function recordOutcome(deps: ScanDeps, p: LinkScanPayload, url: string, data: { outcome: string; reason: string; fromCache: boolean }): void {
-  recordAudit(deps.db, deps.clock, {
-    orgId: p.orgId, projectId: p.projectId, actor: systemActor, action: "LINK_SCAN_SKIPPED",
-    entityType: "url", entityId: url.slice(0, 200), data: { url, ...data },
-  });
+function recordOutcome(ctx: ScanContext, p: LinkScanPayload, url: string, data: { outcome: string; reason: string; fromCache: boolean }): Promise<void> {
+  return transaction(ctx, () =>
+    recordAudit(ctx, {
+      projectId: p.projectId, action: "LINK_SCAN_SKIPPED",
+      entityType: "url", entityId: url.slice(0, 200), data: { url, ...data },
+    }),
+  );
 }
 
-/** The URL's content: from the cache when fetched within 24 hours, else fetched and cached. */
-async function fetchWithCache(deps: ScanDeps, url: string): Promise<Fetched> {
-  const now = deps.clock.now();
-  const cached = deps.db.select().from(urlScanCache).where(eq(urlScanCache.url, url)).get();
+/** The URL's content: from the cache when fetched within 24 hours, else fetched (no transaction open) and cached. */
+async function fetchWithCache(ctx: ScanContext, url: string): Promise<Fetched> {
+  const now = ctx.clock.now();
+  const [cached] = await ctx.db.select().from(urlScanCache).where(eq(urlScanCache.url, url)).limit(1);
   if (cached && now - cached.fetchedAt < CACHE_TTL_MS) {
     return { kind: cached.kind as Fetched["kind"], text: cached.text, title: cached.title, reason: cached.reason, fromCache: true };
   }
   let row: typeof urlScanCache.$inferInsert;
   try {
-    const res = await safeFetch(url, { timeoutMs: deps.timeoutMs, allowPrivate: deps.allowPrivate });
+    const res = await safeFetch(url, { timeoutMs: ctx.timeoutMs, allowPrivate: ctx.allowPrivate });
     const content = extractText(res.contentType, res.body, res.finalUrl);
     row = {
       url,
@@ -120,10 +135,8 @@ async function fetchWithCache(deps: ScanDeps, url: string): Promise<Fetched> {
     // Refusals and failures are not cached: a page that was down may be up in a minute.
     return { kind: "error", text: null, title: null, reason, fromCache: false };
   }
-  deps.db
-    .insert(urlScanCache)
-    .values(row)
-    .onConflictDoUpdate({ target: urlScanCache.url, set: row })
-    .run();
+  await transaction(ctx, async () => {
+    await ctx.db.insert(urlScanCache).values(row).onConflictDoUpdate({ target: urlScanCache.url, set: row });
+  });
   return { kind: row.kind as Fetched["kind"], text: row.text ?? null, title: row.title ?? null, reason: row.reason ?? null, fromCache: false };
 }

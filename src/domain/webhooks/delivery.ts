@@ -8,13 +8,13 @@
  */
 import { and, asc, desc, eq, lt, type SQL } from "drizzle-orm";
 import type { Config } from "../../config.ts";
-import { transaction, type Db } from "../../db/client.ts";
 import { webhookAttempts, webhookDeliveries, webhookEndpoints } from "../../db/schema.ts";
 import type { JobRow } from "../../jobs/queue.ts";
 import { RetryLater } from "../../jobs/worker.ts";
 import { log } from "../../log.ts";
-import { recordAudit, systemActor, type Actor } from "../audit.ts";
-import { iso, isoOrNull, type Clock } from "../clock.ts";
+import { recordAudit, systemActor } from "../audit.ts";
+import { iso, isoOrNull } from "../clock.ts";
+import { transaction, type DomainContext } from "../context.ts";
 import { conflict, notFound } from "../errors.ts";
 import { newId } from "../ids.ts";
 import { safeFetch, ScanFailedError, ScanRefusedError } from "../linkscan/safe-fetch.ts";
@@ -30,9 +30,8 @@ const SNIPPET_CHARS = 200;
 
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 
-export interface DeliveryDeps {
-  db: Db;
-  clock: Clock;
+/** A delivery job's context: Flagstaff acting for the delivery's organization, and the configuration. */
+export interface DeliveryContext extends DomainContext {
   config: Config;
 }
 
@@ -43,43 +42,56 @@ interface AttemptOutcome {
   retryAfterMs: number | null;
 }
 
+/** The organization of a delivery (null when it is gone), for delivery jobs that do not name theirs. */
+export async function deliveryOrgId(ctx: Pick<DomainContext, "db">, deliveryId: string): Promise<string | null> {
+  const [row] = await ctx.db.select({ orgId: webhookDeliveries.orgId }).from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveryId)).limit(1);
+  return row?.orgId ?? null;
+}
+
 /**
- * The job handler of one delivery. Returns when the message is delivered or has finally failed;
- * throws RetryLater (with the delay of the schedule) when another attempt should follow.
+ * The job handler of one delivery of the context's organization. Returns when the message is
+ * delivered or has finally failed; throws RetryLater (with the delay of the schedule) when
+ * another attempt should follow. The HTTP request runs outside any transaction: the delivery
+ * and its endpoint are read first, and the outcome is recorded in a transaction afterwards.
  */
-export async function runDeliveryJob(deps: DeliveryDeps, deliveryId: string, job: Pick<JobRow, "attempts" | "maxAttempts">): Promise<void> {
-  const { db, clock, config } = deps;
-  const delivery = db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveryId)).get();
+export async function runDeliveryJob(ctx: DeliveryContext, input: { deliveryId: string; job: Pick<JobRow, "attempts" | "maxAttempts"> }): Promise<void> {
+  const { config } = ctx;
+  const { deliveryId, job } = input;
+  const [delivery] = await ctx.db
+    .select()
+    .from(webhookDeliveries)
+    .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.orgId, ctx.orgId)))
+    .limit(1);
   // Gone with its endpoint, or already settled (a stale job after a replay): nothing to send.
   if (!delivery || delivery.status !== "pending") return;
-  const endpoint = db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, delivery.endpointId)).get();
+  const [endpoint] = await ctx.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, delivery.endpointId)).limit(1);
   if (!endpoint) return;
   if (endpoint.enabled !== 1) {
-    settle(db, delivery.id, "failed", `not sent: the endpoint is disabled (${endpoint.disabledReason ?? "by its owner"})`);
+    await settle(ctx, delivery.id, "failed", `not sent: the endpoint is disabled (${endpoint.disabledReason ?? "by its owner"})`);
     return;
   }
 
-  const attemptAt = clock.now();
+  const attemptAt = ctx.clock.now();
   const outcome = await attempt(endpoint, delivery, attemptAt, config);
   const ok = outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode <= 299;
   const last = job.attempts >= job.maxAttempts;
 
-  const retry = transaction(db, (): boolean => {
-    db.insert(webhookAttempts)
-      .values({ id: newId(), deliveryId: delivery.id, attemptedAt: attemptAt, statusCode: outcome.statusCode, latencyMs: outcome.latencyMs, error: outcome.error })
-      .run();
+  const retry = await transaction(ctx, async (): Promise<boolean> => {
+    await ctx.db
+      .insert(webhookAttempts)
+      .values({ id: newId(), deliveryId: delivery.id, attemptedAt: attemptAt, statusCode: outcome.statusCode, latencyMs: outcome.latencyMs, error: outcome.error });
     const counts = { attempts: delivery.attempts + 1, lastStatusCode: outcome.statusCode, lastLatencyMs: outcome.latencyMs, lastError: outcome.error };
     if (ok) {
-      db.update(webhookDeliveries).set({ ...counts, status: "delivered", deliveredAt: clock.now() }).where(eq(webhookDeliveries.id, delivery.id)).run();
-      if (endpoint.failingSince !== null) db.update(webhookEndpoints).set({ failingSince: null }).where(eq(webhookEndpoints.id, endpoint.id)).run();
+      await ctx.db.update(webhookDeliveries).set({ ...counts, status: "delivered", deliveredAt: ctx.clock.now() }).where(eq(webhookDeliveries.id, delivery.id));
+      if (endpoint.failingSince !== null) await ctx.db.update(webhookEndpoints).set({ failingSince: null }).where(eq(webhookEndpoints.id, endpoint.id));
       return false;
     }
-    db.update(webhookDeliveries).set(counts).where(eq(webhookDeliveries.id, delivery.id)).run();
+    await ctx.db.update(webhookDeliveries).set(counts).where(eq(webhookDeliveries.id, delivery.id));
     // The endpoint's state may have changed while the request was out: read it again.
-    const current = db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, endpoint.id)).get();
+    const [current] = await ctx.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, endpoint.id)).limit(1);
     if (!current) return false;
     const failingSince = current.failingSince ?? attemptAt;
-    if (current.failingSince === null) db.update(webhookEndpoints).set({ failingSince }).where(eq(webhookEndpoints.id, endpoint.id)).run();
+    if (current.failingSince === null) await ctx.db.update(webhookEndpoints).set({ failingSince }).where(eq(webhookEndpoints.id, endpoint.id));
 
     let disableReason: string | null = null;
     if (outcome.statusCode === 410) {
@@ -87,9 +99,9 @@ export async function runDeliveryJob(deps: DeliveryDeps, deliveryId: string, job
     } else if (attemptAt - failingSince >= config.webhooks.disableAfterMs) {
       disableReason = `Deliveries have failed without a break since ${iso(failingSince)} (longer than ${describeDuration(config.webhooks.disableAfterMs)}); last error: ${outcome.error ?? "unknown"}`;
     }
-    if (disableReason !== null && current.enabled === 1) disableEndpoint(db, deps.clock, current, disableReason);
+    if (disableReason !== null && current.enabled === 1) await disableEndpoint(ctx, current, disableReason);
     if (disableReason !== null || last) {
-      db.update(webhookDeliveries).set({ status: "failed" }).where(eq(webhookDeliveries.id, delivery.id)).run();
+      await ctx.db.update(webhookDeliveries).set({ status: "failed" }).where(eq(webhookDeliveries.id, delivery.id));
       return false;
     }
     return true;
@@ -134,15 +146,18 @@ async function attempt(endpoint: EndpointRow, delivery: DeliveryRow, attemptAt: 
   }
 }
 
-function settle(db: Db, deliveryId: string, status: "failed", error: string): void {
-  db.update(webhookDeliveries).set({ status, lastError: error }).where(eq(webhookDeliveries.id, deliveryId)).run();
+function settle(ctx: DomainContext, deliveryId: string, status: "failed", error: string): Promise<void> {
+  return transaction(ctx, async () => {
+    await ctx.db.update(webhookDeliveries).set({ status, lastError: error }).where(eq(webhookDeliveries.id, deliveryId));
+  });
 }
 
-function disableEndpoint(db: Db, clock: Clock, endpoint: EndpointRow, reason: string): void {
-  const now = clock.now();
-  db.update(webhookEndpoints).set({ enabled: 0, disabledReason: reason, disabledAt: now, updatedAt: now }).where(eq(webhookEndpoints.id, endpoint.id)).run();
-  recordAudit(db, clock, {
-    orgId: endpoint.orgId, actor: systemActor, action: "WEBHOOK_ENDPOINT_DISABLED", entityType: "webhook_endpoint", entityId: endpoint.id,
+/** Turns an endpoint off, as Flagstaff itself; inside the transaction that recorded the attempt. */
+async function disableEndpoint(ctx: DomainContext, endpoint: EndpointRow, reason: string): Promise<void> {
+  const now = ctx.clock.now();
+  await ctx.db.update(webhookEndpoints).set({ enabled: 0, disabledReason: reason, disabledAt: now, updatedAt: now }).where(eq(webhookEndpoints.id, endpoint.id));
+  await recordAudit({ ...ctx, actor: systemActor, orgId: endpoint.orgId }, {
+    action: "WEBHOOK_ENDPOINT_DISABLED", entityType: "webhook_endpoint", entityId: endpoint.id,
     before: { enabled: true }, after: { enabled: false }, data: { reason },
   });
   log.warn("webhook endpoint disabled", { endpointId: endpoint.id, reason });
@@ -195,39 +210,42 @@ export interface AttemptView {
 }
 
 /** An endpoint's deliveries, newest first; `cursor` is the last id of the previous page. */
-export function listDeliveries(
-  db: Db,
-  q: { orgId: string; endpointId: string; status?: DeliveryRow["status"]; cursor?: string; limit: number },
-): { deliveries: DeliveryView[]; nextCursor: string | null } {
-  requireEndpoint(db, q.orgId, q.endpointId);
+export async function listDeliveries(
+  ctx: Pick<DomainContext, "db" | "orgId">,
+  q: { endpointId: string; status?: DeliveryRow["status"]; cursor?: string; limit: number },
+): Promise<{ deliveries: DeliveryView[]; nextCursor: string | null }> {
+  await requireEndpoint(ctx, q.endpointId);
   const where: SQL[] = [eq(webhookDeliveries.endpointId, q.endpointId)];
   if (q.status) where.push(eq(webhookDeliveries.status, q.status));
   if (q.cursor) where.push(lt(webhookDeliveries.id, q.cursor));
-  const rows = db.select().from(webhookDeliveries).where(and(...where)).orderBy(desc(webhookDeliveries.id)).limit(q.limit + 1).all();
+  const rows = await ctx.db.select().from(webhookDeliveries).where(and(...where)).orderBy(desc(webhookDeliveries.id)).limit(q.limit + 1);
   const page = rows.slice(0, q.limit);
   return { deliveries: page.map(toDeliveryView), nextCursor: rows.length > q.limit ? (page.at(-1)?.id ?? null) : null };
 }
 
-export function requireDelivery(db: Db, orgId: string, deliveryId: string): DeliveryRow {
-  const row = db
+/** A delivery of the context's organization, or a 404. */
+export async function requireDelivery(ctx: Pick<DomainContext, "db" | "orgId">, deliveryId: string): Promise<DeliveryRow> {
+  const [row] = await ctx.db
     .select()
     .from(webhookDeliveries)
-    .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.orgId, orgId)))
-    .get();
+    .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.orgId, ctx.orgId)))
+    .limit(1);
   if (!row) throw notFound("Webhook delivery not found");
   return row;
 }
 
 /** One delivery with the exact body sent and every attempt, oldest first. */
-export function deliveryDetail(db: Db, orgId: string, deliveryId: string): { delivery: DeliveryView; payload: unknown; attempts: AttemptView[] } {
-  const d = requireDelivery(db, orgId, deliveryId);
-  const attempts = db
+export async function deliveryDetail(
+  ctx: Pick<DomainContext, "db" | "orgId">,
+  deliveryId: string,
+): Promise<{ delivery: DeliveryView; payload: unknown; attempts: AttemptView[] }> {
+  const d = await requireDelivery(ctx, deliveryId);
+  const rows = await ctx.db
     .select()
     .from(webhookAttempts)
     .where(eq(webhookAttempts.deliveryId, d.id))
-    .orderBy(asc(webhookAttempts.attemptedAt), asc(webhookAttempts.id))
-    .all()
-    .map((a) => ({ id: a.id, attemptedAt: iso(a.attemptedAt), statusCode: a.statusCode, latencyMs: a.latencyMs, error: a.error }));
+    .orderBy(asc(webhookAttempts.attemptedAt), asc(webhookAttempts.id));
+  const attempts = rows.map((a) => ({ id: a.id, attemptedAt: iso(a.attemptedAt), statusCode: a.statusCode, latencyMs: a.latencyMs, error: a.error }));
   return { delivery: toDeliveryView(d), payload: JSON.parse(d.payload), attempts };
 }
 
@@ -235,17 +253,16 @@ export function deliveryDetail(db: Db, orgId: string, deliveryId: string): { del
  * Sends a delivered or failed message again, with the same `webhook-id` (receivers that keep
  * ids drop it as a duplicate unless they want it), through the whole retry schedule.
  */
-export function replayDelivery(db: Db, clock: Clock, actor: Actor, orgId: string, deliveryId: string): DeliveryView {
-  return transaction(db, () => {
-    const d = requireDelivery(db, orgId, deliveryId);
+export function replayDelivery(ctx: DomainContext, input: { deliveryId: string }): Promise<DeliveryView> {
+  return transaction(ctx, async () => {
+    const d = await requireDelivery(ctx, input.deliveryId);
     if (d.status === "pending") throw conflict("This delivery is still being attempted; replay it once it is delivered or has failed");
-    const endpoint = requireEndpoint(db, orgId, d.endpointId);
+    const endpoint = await requireEndpoint(ctx, d.endpointId);
     if (endpoint.enabled !== 1) throw conflict(`The endpoint is disabled (${endpoint.disabledReason ?? "by its owner"}); enable it before replaying`);
-    const now = clock.now();
-    db.update(webhookDeliveries).set({ status: "pending" }).where(eq(webhookDeliveries.id, d.id)).run();
-    enqueueDelivery(db, now, orgId, d.id);
-    recordAudit(db, clock, {
-      orgId, actor, action: "WEBHOOK_DELIVERY_REPLAYED", entityType: "webhook_delivery", entityId: d.id,
+    await ctx.db.update(webhookDeliveries).set({ status: "pending" }).where(eq(webhookDeliveries.id, d.id));
+    await enqueueDelivery(ctx, { deliveryId: d.id });
+    await recordAudit(ctx, {
+      action: "WEBHOOK_DELIVERY_REPLAYED", entityType: "webhook_delivery", entityId: d.id,
       before: { status: d.status }, after: { status: "pending" }, data: { endpointId: d.endpointId },
     });
     return toDeliveryView({ ...d, status: "pending" });

@@ -7,10 +7,10 @@
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { and, asc, eq } from "drizzle-orm";
-import { transaction, type Db } from "../../db/client.ts";
 import { webhookEndpoints } from "../../db/schema.ts";
-import { recordAudit, type Actor } from "../audit.ts";
-import { iso, isoOrNull, type Clock } from "../clock.ts";
+import { recordAudit } from "../audit.ts";
+import { iso, isoOrNull } from "../clock.ts";
+import { transaction, type DomainContext } from "../context.ts";
 import { badRequest, DomainError, notFound } from "../errors.ts";
 import { newId } from "../ids.ts";
 import type { Lookup } from "../linkscan/safe-fetch.ts";
@@ -113,18 +113,20 @@ export async function checkWebhookUrl(url: string, allowPrivate: boolean, resolv
   return parsed.href;
 }
 
-export function requireEndpoint(db: Db, orgId: string, endpointId: string): EndpointRow {
-  const row = db
+/** An endpoint of the context's organization, or a 404. */
+export async function requireEndpoint(ctx: Pick<DomainContext, "db" | "orgId">, endpointId: string): Promise<EndpointRow> {
+  const [row] = await ctx.db
     .select()
     .from(webhookEndpoints)
-    .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.orgId, orgId)))
-    .get();
+    .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.orgId, ctx.orgId)))
+    .limit(1);
   if (!row) throw notFound("Webhook endpoint not found");
   return row;
 }
 
-export function listEndpoints(db: Db, orgId: string): EndpointView[] {
-  return db.select().from(webhookEndpoints).where(eq(webhookEndpoints.orgId, orgId)).orderBy(asc(webhookEndpoints.id)).all().map(toEndpointView);
+export async function listEndpoints(ctx: Pick<DomainContext, "db" | "orgId">): Promise<EndpointView[]> {
+  const rows = await ctx.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.orgId, ctx.orgId)).orderBy(asc(webhookEndpoints.id));
+  return rows.map(toEndpointView);
 }
 
 export interface EndpointInput {
@@ -138,11 +140,11 @@ export interface EndpointInput {
 const uniqueTypes = (types: EventType[] | undefined): EventType[] => [...new Set(types ?? [])];
 
 /** A new endpoint and its secret, which is returned this once. */
-export function createEndpoint(db: Db, clock: Clock, actor: Actor, orgId: string, input: EndpointInput): { endpoint: EndpointView; secret: string } {
-  const now = clock.now();
+export async function createEndpoint(ctx: DomainContext, input: EndpointInput): Promise<{ endpoint: EndpointView; secret: string }> {
+  const now = ctx.clock.now();
   const row: EndpointRow = {
     id: newId(),
-    orgId,
+    orgId: ctx.orgId,
     url: input.url,
     secret: generateSecret(),
     description: input.description ?? null,
@@ -154,10 +156,10 @@ export function createEndpoint(db: Db, clock: Clock, actor: Actor, orgId: string
     createdAt: now,
     updatedAt: now,
   };
-  transaction(db, () => {
-    db.insert(webhookEndpoints).values(row).run();
-    recordAudit(db, clock, {
-      orgId, actor, action: "WEBHOOK_ENDPOINT_CREATED", entityType: "webhook_endpoint", entityId: row.id,
+  await transaction(ctx, async () => {
+    await ctx.db.insert(webhookEndpoints).values(row);
+    await recordAudit(ctx, {
+      action: "WEBHOOK_ENDPOINT_CREATED", entityType: "webhook_endpoint", entityId: row.id,
       after: { url: row.url, eventTypes: uniqueTypes(input.eventTypes), enabled: row.enabled === 1 },
     });
   });
@@ -168,20 +170,21 @@ export function createEndpoint(db: Db, clock: Clock, actor: Actor, orgId: string
  * Changes an endpoint. Turning it on again clears why it was off and its failure run, so the
  * days-of-failures rule starts afresh.
  */
-export function updateEndpoint(db: Db, clock: Clock, actor: Actor, orgId: string, endpointId: string, patch: Partial<EndpointInput>): EndpointView {
-  return transaction(db, () => {
-    const before = requireEndpoint(db, orgId, endpointId);
-    const now = clock.now();
+export function updateEndpoint(ctx: DomainContext, input: { endpointId: string; patch: Partial<EndpointInput> }): Promise<EndpointView> {
+  const { endpointId, patch } = input;
+  return transaction(ctx, async () => {
+    const before = await requireEndpoint(ctx, endpointId);
+    const now = ctx.clock.now();
     const set: Partial<EndpointRow> = { updatedAt: now };
     if (patch.url !== undefined) set.url = patch.url;
     if (patch.description !== undefined) set.description = patch.description;
     if (patch.eventTypes !== undefined) set.eventTypes = JSON.stringify(uniqueTypes(patch.eventTypes));
     if (patch.enabled === true && before.enabled === 0) Object.assign(set, { enabled: 1, disabledReason: null, disabledAt: null, failingSince: null });
     if (patch.enabled === false && before.enabled === 1) Object.assign(set, { enabled: 0, disabledReason: "Disabled by its owner", disabledAt: now });
-    db.update(webhookEndpoints).set(set).where(eq(webhookEndpoints.id, endpointId)).run();
+    await ctx.db.update(webhookEndpoints).set(set).where(eq(webhookEndpoints.id, endpointId));
     const after = { ...before, ...set };
-    recordAudit(db, clock, {
-      orgId, actor, action: "WEBHOOK_ENDPOINT_UPDATED", entityType: "webhook_endpoint", entityId: endpointId,
+    await recordAudit(ctx, {
+      action: "WEBHOOK_ENDPOINT_UPDATED", entityType: "webhook_endpoint", entityId: endpointId,
       before: auditFields(before), after: auditFields(after),
     });
     return toEndpointView(after);
@@ -191,24 +194,26 @@ export function updateEndpoint(db: Db, clock: Clock, actor: Actor, orgId: string
 const auditFields = (e: EndpointRow) => ({ url: e.url, description: e.description, eventTypes: parseEventTypes(e.eventTypes), enabled: e.enabled === 1 });
 
 /** Deletes an endpoint with its delivery log (pending deliveries are dropped). */
-export function deleteEndpoint(db: Db, clock: Clock, actor: Actor, orgId: string, endpointId: string): void {
-  transaction(db, () => {
-    const before = requireEndpoint(db, orgId, endpointId);
-    db.delete(webhookEndpoints).where(eq(webhookEndpoints.id, endpointId)).run();
-    recordAudit(db, clock, {
-      orgId, actor, action: "WEBHOOK_ENDPOINT_DELETED", entityType: "webhook_endpoint", entityId: endpointId, before: auditFields(before),
+export function deleteEndpoint(ctx: DomainContext, input: { endpointId: string }): Promise<void> {
+  const { endpointId } = input;
+  return transaction(ctx, async () => {
+    const before = await requireEndpoint(ctx, endpointId);
+    await ctx.db.delete(webhookEndpoints).where(eq(webhookEndpoints.id, endpointId));
+    await recordAudit(ctx, {
+      action: "WEBHOOK_ENDPOINT_DELETED", entityType: "webhook_endpoint", entityId: endpointId, before: auditFields(before),
     });
   });
 }
 
 /** A new secret, shown once; attempts from now on are signed with it. */
-export function rotateSecret(db: Db, clock: Clock, actor: Actor, orgId: string, endpointId: string): { endpoint: EndpointView; secret: string } {
-  return transaction(db, () => {
-    const before = requireEndpoint(db, orgId, endpointId);
+export function rotateSecret(ctx: DomainContext, input: { endpointId: string }): Promise<{ endpoint: EndpointView; secret: string }> {
+  const { endpointId } = input;
+  return transaction(ctx, async () => {
+    const before = await requireEndpoint(ctx, endpointId);
     const secret = generateSecret();
-    const now = clock.now();
-    db.update(webhookEndpoints).set({ secret, updatedAt: now }).where(eq(webhookEndpoints.id, endpointId)).run();
-    recordAudit(db, clock, { orgId, actor, action: "WEBHOOK_SECRET_ROTATED", entityType: "webhook_endpoint", entityId: endpointId });
+    const now = ctx.clock.now();
+    await ctx.db.update(webhookEndpoints).set({ secret, updatedAt: now }).where(eq(webhookEndpoints.id, endpointId));
+    await recordAudit(ctx, { action: "WEBHOOK_SECRET_ROTATED", entityType: "webhook_endpoint", entityId: endpointId });
     return { endpoint: toEndpointView({ ...before, secret, updatedAt: now }), secret };
   });
 }

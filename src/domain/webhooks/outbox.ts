@@ -5,10 +5,10 @@
  * delivers it even when the process dies right after the commit.
  */
 import { and, eq } from "drizzle-orm";
-import type { Db } from "../../db/client.ts";
 import { webhookDeliveries, webhookEndpoints } from "../../db/schema.ts";
 import { enqueueJob } from "../../jobs/queue.ts";
 import { iso } from "../clock.ts";
+import type { DomainContext } from "../context.ts";
 import { MAX_DELIVERY_ATTEMPTS } from "./schedule.ts";
 
 export const EVENT_TYPES = ["enforcement_action.created", "enforcement_action.updated", "enforcement_action.revoked"] as const;
@@ -33,32 +33,38 @@ export function eventBody(type: EventType, occurredAt: number, data: unknown): s
   return JSON.stringify({ type, timestamp: iso(occurredAt), data });
 }
 
+/** What the outbox writes with: the organization's data, in the change's transaction. */
+type OutboxContext = Pick<DomainContext, "store" | "db" | "clock" | "orgId">;
+
 /**
- * Writes the deliveries of one event and their jobs. Call inside the transaction of the change.
+ * Writes the deliveries of one event of the context's organization and their jobs. Call inside
+ * the transaction of the change; `now` is the change's time (the event's timestamp, default now).
  * Returns the delivery ids (one per endpoint that wants the event).
  */
-export function enqueueWebhookEvent(db: Db, now: number, orgId: string, type: EventType, data: unknown): string[] {
-  const endpoints = db
-    .select({ id: webhookEndpoints.id, eventTypes: webhookEndpoints.eventTypes })
-    .from(webhookEndpoints)
-    .where(and(eq(webhookEndpoints.orgId, orgId), eq(webhookEndpoints.enabled, 1)))
-    .all()
-    .filter((e) => wantsEvent(parseEventTypes(e.eventTypes), type));
+export async function enqueueWebhookEvent(ctx: OutboxContext, input: { type: EventType; data: unknown; now?: number }): Promise<string[]> {
+  const { type } = input;
+  const endpoints = (
+    await ctx.db
+      .select({ id: webhookEndpoints.id, eventTypes: webhookEndpoints.eventTypes })
+      .from(webhookEndpoints)
+      .where(and(eq(webhookEndpoints.orgId, ctx.orgId), eq(webhookEndpoints.enabled, 1)))
+  ).filter((e) => wantsEvent(parseEventTypes(e.eventTypes), type));
   if (endpoints.length === 0) return [];
-  const body = eventBody(type, now, data);
+  const now = input.now ?? ctx.clock.now();
+  const body = eventBody(type, now, input.data);
   const ids: string[] = [];
   for (const endpoint of endpoints) {
     const id = newMessageId();
-    db.insert(webhookDeliveries)
-      .values({ id, orgId, endpointId: endpoint.id, eventType: type, payload: body, status: "pending", attempts: 0, createdAt: now })
-      .run();
-    enqueueDelivery(db, now, orgId, id);
+    await ctx.db
+      .insert(webhookDeliveries)
+      .values({ id, orgId: ctx.orgId, endpointId: endpoint.id, eventType: type, payload: body, status: "pending", attempts: 0, createdAt: now });
+    await enqueueDelivery(ctx, { deliveryId: id });
     ids.push(id);
   }
   return ids;
 }
 
-/** One job that delivers (or re-delivers) a delivery through the retry schedule. */
-export function enqueueDelivery(db: Db, now: number, orgId: string, deliveryId: string): void {
-  enqueueJob(db, now, { orgId, kind: DELIVER_JOB, payload: { deliveryId }, maxAttempts: MAX_DELIVERY_ATTEMPTS });
+/** One job that delivers (or re-delivers) a delivery through the retry schedule. Call inside a transaction. */
+export async function enqueueDelivery(ctx: OutboxContext, input: { deliveryId: string }): Promise<void> {
+  await enqueueJob(ctx, { orgId: ctx.orgId, kind: DELIVER_JOB, payload: { deliveryId: input.deliveryId }, maxAttempts: MAX_DELIVERY_ATTEMPTS });
 }

@@ -1,0 +1,36 @@
+import type { Db } from "../db/client.ts";
+import type { Store } from "../db/store.ts";
+import type { Actor } from "./audit.ts";
+import type { Clock } from "./clock.ts";
+
+/**
+ * What every domain function is given, as its first argument: where the data lives, what time
+ * it is, who acts and for which organization. Build it with `domainContext` (the transports
+ * and the job handlers do); pass it on unchanged to the functions you call, so that everything
+ * runs in the caller's transaction.
+ */
+export interface DomainContext {
+  store: Store;
+  /** `store.db`: the current transaction's handle inside one, else the reading connection. */
+  db: Db;
+  clock: Clock;
+  actor: Actor;
+  /** The organization the work is for: every query of a tenant's data is bounded by it. */
+  orgId: string;
+}
+
+/** Reading needs only the data and the clock. */
+export type ReadContext = Pick<DomainContext, "store" | "db" | "clock">;
+
+export function domainContext(store: Store, clock: Clock, actor: Actor, orgId: string): DomainContext {
+  return { store, db: store.db, clock, actor, orgId };
+}
+
+/**
+ * Runs `fn` in one transaction (a savepoint when already in one): every write of the domain
+ * goes through here. It settles after COMMIT; the job workers are woken then if jobs were
+ * enqueued. Nothing inside may wait on the network.
+ */
+export function transaction<T>(ctx: Pick<DomainContext, "store">, fn: () => Promise<T>): Promise<T> {
+  return ctx.store.transaction(fn);
+}
