@@ -27,3 +27,16 @@ export const badRequest = (message: string) => new DomainError("bad_request", me
 export const notFound = (message: string) => new DomainError("not_found", message);
 export const forbidden = (message: string) => new DomainError("forbidden", message);
 export const conflict = (message: string) => new DomainError("conflict", message);
+
+/**
+ * Thrown by a job's work to choose when its next attempt runs (a webhook receiver's
+ * Retry-After, say); the worker (src/jobs/worker.ts) reschedules the job instead of backing off.
+ */
+export class RetryLater extends Error {
+  constructor(
+    message: string,
+    readonly delayMs: number,
+  ) {
+    super(message);
+  }
+}

@@ -225,3 +225,9 @@ export function toIdentityView(row: IdentityRow): IdentityView {
     updatedAt: iso(row.updatedAt),
   };
 }
+
+/** An identity by its id (the caller has it from a row of its own organization), or null. */
+export async function getIdentity(ctx: Pick<DomainContext, "db">, identityId: string): Promise<IdentityView | null> {
+  const [row] = await ctx.db.select().from(identities).where(eq(identities.id, identityId)).limit(1);
+  return row ? toIdentityView(row) : null;
+}

@@ -9,7 +9,7 @@ import { iso } from "./clock.ts";
 import { transaction, type DomainContext } from "./context.ts";
 import { notFound } from "./errors.ts";
 import { upsertIdentity, type DisplayInput, type IdentityRow } from "./identities.ts";
-import { enqueueJob } from "../jobs/queue.ts";
+import { enqueueJob } from "./jobs.ts";
 import { newId } from "./ids.ts";
 import type { Project } from "./projects.ts";
 import { formatCursor, isoFromUs, nextCreatedUs, parseCursor } from "./report-time.ts";

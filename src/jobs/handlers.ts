@@ -6,7 +6,7 @@ import { LINK_SCAN_JOB, runLinkScan } from "../domain/linkscan/scan.ts";
 import { ENRICH_JOB } from "../domain/reports.ts";
 import { jobContext, type JobDeps } from "./context.ts";
 import { enforcementJobHandlers } from "./enforcement-jobs.ts";
-import type { JobRow } from "./queue.ts";
+import type { JobRow } from "../domain/jobs.ts";
 import type { JobHandler } from "./worker.ts";
 
 const reportPayload = z.object({ reportId: z.string() });

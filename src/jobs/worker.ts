@@ -3,18 +3,10 @@ import type { Clock } from "../domain/clock.ts";
 import type { ReadContext } from "../domain/context.ts";
 import { newId } from "../domain/ids.ts";
 import { errorFields, log } from "../log.ts";
+import { RetryLater } from "../domain/errors.ts";
 import { backoffMs } from "./backoff.ts";
-import { claimJob, completeJob, failJob, nextDueAt, releaseLeases, type JobRow } from "./queue.ts";
+import { claimJob, completeJob, failJob, nextDueAt, releaseLeases, type JobRow } from "../domain/jobs.ts";
 
-/** A handler may throw this to choose when the next attempt runs (a Retry-After, say). */
-export class RetryLater extends Error {
-  constructor(
-    message: string,
-    readonly delayMs: number,
-  ) {
-    super(message);
-  }
-}
 
 export type JobHandler = (payload: unknown, job: JobRow) => Promise<void>;
 

@@ -1,21 +1,7 @@
 import { z } from "zod";
-import { listAudit } from "../../domain/audit.ts";
-import {
-  addCaseNote,
-  assignCase,
-  listCaseNotes,
-  reportsOfCase,
-  requireCase,
-  reviewQueue,
-  subjectHistory,
-  toCaseView,
-  triageCase,
-} from "../../domain/cases.ts";
-import { toIdentityView } from "../../domain/identities.ts";
+import { caseFile } from "../../domain/case-file.ts";
+import { addCaseNote, assignCase, reviewQueue, triageCase } from "../../domain/cases.ts";
 import { requireProject } from "../../domain/projects.ts";
-import { toReportViews } from "../../domain/reports.ts";
-import { identities } from "../../db/schema.ts";
-import { eq } from "drizzle-orm";
 import { limitSchema } from "../schemas.ts";
 import { router, secretProcedure } from "../trpc.ts";
 
@@ -30,20 +16,7 @@ export const casesRouter = router({
       return reviewQueue(ctx.domain, { projectId: input.projectId, limit: input.limit });
     }),
 
-  detail: secretProcedure.input(z.object({ caseId })).query(async ({ ctx, input }) => {
-    const c = await requireCase(ctx.domain, input.caseId);
-    const [subject] = c.subjectIdentityId
-      ? await ctx.domain.db.select().from(identities).where(eq(identities.id, c.subjectIdentityId)).limit(1)
-      : [];
-    return {
-      case: toCaseView(c),
-      reports: await toReportViews(ctx.domain, { rows: await reportsOfCase(ctx.domain, c.id) }),
-      subject: subject ? toIdentityView(subject) : null,
-      subjectHistory: c.subjectIdentityId ? await subjectHistory(ctx.domain, { subjectIdentityId: c.subjectIdentityId, exceptCaseId: c.id }) : [],
-      notes: await listCaseNotes(ctx.domain, c.id),
-      audit: (await listAudit(ctx.domain, { entityType: "case", entityId: c.id, limit: 100 })).events,
-    };
-  }),
+  detail: secretProcedure.input(z.object({ caseId })).query(({ ctx, input }) => caseFile(ctx.domain, input.caseId)),
 
   triage: secretProcedure.input(z.object({ caseId })).mutation(async ({ ctx, input }) => {
     await triageCase(ctx.domain, input.caseId);

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { notFound } from "../../domain/errors.ts";
-import { listJobs, queueDepth, retryDeadJob } from "../../jobs/queue.ts";
+import { listJobs, queueDepth, retryDeadJob } from "../../domain/jobs.ts";
 import { router, secretProcedure } from "../trpc.ts";
 
 /** The background queue of the caller's organization, for operators (tRPC). */

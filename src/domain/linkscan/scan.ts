@@ -6,7 +6,7 @@
  */
 import { eq } from "drizzle-orm";
 import { urlScanCache } from "../../db/schema.ts";
-import { enqueueJob } from "../../jobs/queue.ts";
+import { enqueueJob } from "../jobs.ts";
 import { log } from "../../log.ts";
 import { classifyText, fileIfWarranted, storeAnalysis, type AiContext } from "../analysis.ts";
 import { recordAudit, systemActor } from "../audit.ts";

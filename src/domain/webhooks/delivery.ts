@@ -9,8 +9,8 @@
 import { and, asc, desc, eq, lt, type SQL } from "drizzle-orm";
 import type { Config } from "../../config.ts";
 import { webhookAttempts, webhookDeliveries, webhookEndpoints } from "../../db/schema.ts";
-import type { JobRow } from "../../jobs/queue.ts";
-import { RetryLater } from "../../jobs/worker.ts";
+import { RetryLater } from "../errors.ts";
+import type { JobRow } from "../jobs.ts";
 import { log } from "../../log.ts";
 import { recordAudit, systemActor } from "../audit.ts";
 import { iso, isoOrNull } from "../clock.ts";

@@ -6,7 +6,7 @@
  */
 import { and, eq } from "drizzle-orm";
 import { webhookDeliveries, webhookEndpoints } from "../../db/schema.ts";
-import { enqueueJob } from "../../jobs/queue.ts";
+import { enqueueJob } from "../jobs.ts";
 import { iso } from "../clock.ts";
 import type { DomainContext } from "../context.ts";
 import { MAX_DELIVERY_ATTEMPTS } from "./schedule.ts";

@@ -1,8 +1,8 @@
 import { and, asc, count, desc, eq, inArray, lt, lte, min, or, sql } from "drizzle-orm";
 import { jobs } from "../db/schema.ts";
-import { iso, isoOrNull } from "../domain/clock.ts";
-import { transaction, type DomainContext, type ReadContext } from "../domain/context.ts";
-import { newId } from "../domain/ids.ts";
+import { iso, isoOrNull } from "./clock.ts";
+import { transaction, type DomainContext, type ReadContext } from "./context.ts";
+import { newId } from "./ids.ts";
 
 export type JobRow = typeof jobs.$inferSelect;
 export type JobStatus = JobRow["status"];
