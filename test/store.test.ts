@@ -117,16 +117,18 @@ describe("transactions", () => {
 describe("group commit", () => {
   test("writes of one turn share a transaction; a failing one fails alone; others wait outside", async () => {
     const group = createCommitGroup(store);
+    // Each grouped write is a domain write: it opens its own transaction, a savepoint here.
+    const write = <T>(fn: () => Promise<T>) => group.run(() => store.transaction(fn));
     const results = await Promise.allSettled([
-      group.run(async () => {
+      write(async () => {
         await insert("g1");
         return 1;
       }),
-      group.run(async () => {
+      write(async () => {
         await insert("g-bad");
         throw new Error("bad write");
       }),
-      group.run(async () => {
+      write(async () => {
         await insert("g3");
         return 3;
       }),

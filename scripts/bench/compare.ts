@@ -33,7 +33,7 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { seedReports } from "./seed.ts";
-import { ensureWrk, fmtInt, fmtMs, markdownTable, median, ROOT, run, sampleRss, startServer, wrk, type Server, type WrkResult } from "./lib.ts";
+import { cpuMs, ensureWrk, fmtInt, fmtMs, markdownTable, median, ROOT, run, sampleRss, startServer, wrk, type Server, type WrkResult } from "./lib.ts";
 
 const { values: args } = parseArgs({
   args: process.argv.slice(2),
@@ -69,7 +69,7 @@ interface Side {
   binary: string;
   db: string;
   key: string;
-  runs: { create: WrkResult; rssMb: number; gets: WrkResult[] }[];
+  runs: { create: WrkResult; rssMb: number; createCpuUs: number; gets: WrkResult[] }[];
 }
 
 process.on("SIGINT", () => {
@@ -127,6 +127,7 @@ try {
     gates.push(`${what}: ratio ${ratio.toFixed(3)}, ratio ≥ 0.95: ${verdict}`);
   };
   gate("report creation at 32 connections, 2xx req/s", add("report creation, 32 conn., 2xx req/s", (r) => okRps(r.create), true, fmtInt), (r) => r.create);
+  gate("report creation, server CPU per report", add("report creation, server CPU µs per report", (r) => r.createCpuUs, false, (n) => n.toFixed(0)), (r) => r.create);
   add("report creation, 32 conn., p50 ms", (r) => r.create.latencyMs.p50, false, fmtMs);
   add("report creation, 32 conn., p99 ms", (r) => r.create.latencyMs.p99, false, fmtMs);
   QUERIES.forEach(([name], i) => {
@@ -169,7 +170,10 @@ async function measure(side: Side, wrkBin: string): Promise<Side["runs"][number]
   await probe(side, "POST …/reports", `${app.url}/sdk/flagstaff/v1/projects/${init.projectId}/reports`, init.secretKey, report);
   await wrk(wrkBin, { url: app.url, connections: 32, seconds: 3, script: "report.lua", env: keyEnv }); // warm-up
   const rss = sampleRss(app.proc.pid);
+  const cpuBefore = cpuMs(app.proc.pid);
   const create = await wrk(wrkBin, { url: app.url, connections: 32, seconds: LOAD_S, script: "report.lua", env: keyEnv });
+  // The server's CPU time per report created: steadier than req/s on a shared machine.
+  const createCpuUs = ((cpuMs(app.proc.pid) - cpuBefore) * 1000) / Math.max(1, create.requests - failed(create));
   const rssMb = rss.stop();
   await stop(app);
   rmSync(dir, { recursive: true, force: true });
@@ -183,7 +187,7 @@ async function measure(side: Side, wrkBin: string): Promise<Side["runs"][number]
     gets.push(await wrk(wrkBin, { url, connections: 1, seconds: GET_S, script: "get.lua", env: { KEY: side.key } }));
   }
   await stop(big);
-  return { create, rssMb, gets };
+  return { create, rssMb, createCpuUs, gets };
 }
 
 /** One request by hand before the load: a binary that answers errors is named, with the answer. */

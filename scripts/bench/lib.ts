@@ -87,6 +87,21 @@ export function rssMb(pid: number): number {
   }
 }
 
+/**
+ * CPU time (user + system, ms) a process has used so far, from /proc (clock ticks of 10 ms).
+ * CPU per request is steadier than requests per second when other work shares the machine.
+ */
+export function cpuMs(pid: number): number {
+  try {
+    // Fields after the command name (which may hold spaces): utime is the 12th, stime the 13th.
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
 /** Samples a process's RSS every `everyMs` until stopped; returns the largest seen. */
 export function sampleRss(pid: number, everyMs = 100): { stop(): number } {
   let max = rssMb(pid);

@@ -7,8 +7,8 @@ import type { Store } from "./store.ts";
  * touches ~28 pages (the reports table and its ten indexes, reasons, audit, identities, case),
  * so one commit per report writes ~110 KB, and the checkpoints that follow have to fsync all of
  * it. Writes that arrive in the same turn of the event loop are therefore run together: one
- * transaction of the store, each write in its own savepoint (the domain's `transaction()`
- * nests), one COMMIT. Pages that several reports share (the right edge of every time-ordered
+ * transaction of the store, each write's own transaction a savepoint inside it (the domain's
+ * `transaction()` nests), one COMMIT. Pages that several reports share (the right edge of every time-ordered
  * index) are written once per group instead of once per report.
  *
  * Nothing is acknowledged before it is durable: a caller's promise settles only after the
@@ -60,8 +60,10 @@ export function createCommitGroup(store: Store): CommitGroup {
     try {
       await store.transaction(async () => {
         for (const p of group) {
+          // No savepoint of the group's own: a write's domain function opens its transaction,
+          // which is a savepoint here, so a failed write undoes exactly its own changes.
           try {
-            outcomes.push({ ok: true, value: await store.transaction(p.work) });
+            outcomes.push({ ok: true, value: await p.work() });
           } catch (err) {
             outcomes.push({ ok: false, value: err });
           }
