@@ -321,6 +321,46 @@ describe("enrichment", () => {
     expect(detail.body.result.data.case.status).toBe("IN_REVIEW");
   });
 
+  /** The audit events of one action about an entity, newest first. */
+  const auditOf = async (entityType: "report" | "case", entityId: string, action: "REPORT_STATUS_CHANGED" | "CASE_STATUS_CHANGED") => {
+    const r = await org.GET("/organizations/{orgSlug}/audit-events", { params: { path: { orgSlug: server.demo.orgSlug }, query: { entityType, entityId, action } } });
+    expect(r.response.status).toBe(200);
+    return r.data!.events;
+  };
+
+  test("the move goes through the workflow table (action enrich), audited for the report and its case by Flagstaff", async () => {
+    fake.script(answer("HIGH", 90, ["harassment"]));
+    const r = await file({ target: { contentExternalId: "enrich-table", contentType: "post", content: "you will regret this" } });
+    const rep = await until("enrichment", async () => {
+      const x = await report(r.id);
+      return x.ai ? x : null;
+    });
+    expect(rep.status).toBe("IN_REVIEW");
+    const moved = await auditOf("report", r.id, "REPORT_STATUS_CHANGED");
+    expect(moved.length).toBe(1);
+    expect(moved[0]).toMatchObject({
+      actor: { type: "system" }, before: { status: "OPEN" }, after: { status: "IN_REVIEW" }, data: { action: "enrich", severity: "HIGH", confidence: 90 },
+    });
+    const caseMoved = await auditOf("case", rep.caseId, "CASE_STATUS_CHANGED");
+    expect(caseMoved.length).toBe(1);
+    expect(caseMoved[0]).toMatchObject({ actor: { type: "system" }, before: { status: "OPEN" }, after: { status: "IN_REVIEW" }, data: { action: "enrich" } });
+  });
+
+  test("a report decided before its enrichment ends keeps its status (the table has no enrich from RESOLVED) and gets the AI fields", async () => {
+    fake.script({ ...answer("HIGH", 95), delayMs: 1500 });
+    const r = await file({ target: { contentExternalId: "enrich-late", contentType: "post", content: "see you outside" } });
+    const resolved = await sdk.POST("/reports/{reportId}/resolve", { params: { path: { reportId: r.id } }, body: { resolutionCode: "NO_VIOLATION" } });
+    expect(resolved.response.status).toBe(200);
+    const rep = await until("enrichment", async () => {
+      const x = await report(r.id);
+      return x.ai ? x : null;
+    });
+    expect(rep.status).toBe("RESOLVED");
+    expect(rep.ai).toMatchObject({ severity: "HIGH", confidence: 95 });
+    expect(await auditOf("report", r.id, "REPORT_STATUS_CHANGED")).toEqual([]);
+    expect((await auditOf("case", rep.caseId, "CASE_STATUS_CHANGED")).map((e) => e.after)).toEqual([{ status: "RESOLVED" }]);
+  });
+
   test("with Ollama down the job retries and completes once it is back", async () => {
     const port = fake.port;
     await fake.stop();

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { OrgClient, SdkClient } from "../clients/typescript/index.ts";
+import { secondOrganization } from "./helpers/builders.ts";
 import { startServer, type InitResult, type TestServer } from "./helpers/server.ts";
 
 let server: TestServer;
@@ -10,7 +11,7 @@ let org: OrgClient;
 
 beforeAll(async () => {
   server = await startServer();
-  other = await server.initOrg("Other Org");
+  other = await secondOrganization(server);
   sdk = await server.sdkClient();
   org = await server.orgClient();
 });

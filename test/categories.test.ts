@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { OrgClient, OrgOperations, SdkClient } from "../clients/typescript/index.ts";
+import { secondOrganization } from "./helpers/builders.ts";
 import { startServer, type InitResult, type TestServer } from "./helpers/server.ts";
 
 type CategoryBody = OrgOperations["categories-create"]["requestBody"]["content"]["application/json"];
@@ -12,7 +13,7 @@ let sdk: SdkClient;
 let org: OrgClient;
 beforeAll(async () => {
   server = await startServer();
-  other = await server.initOrg("Other Org");
+  other = await secondOrganization(server);
   sdk = await server.sdkClient();
   org = await server.orgClient();
 });

@@ -6,6 +6,7 @@
 import { Database } from "bun:sqlite";
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { fileReport as fileReportOn } from "./helpers/builders.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
 let server: TestServer;
@@ -74,16 +75,9 @@ async function createUser(as: Session, email: string, role: "admin" | "moderator
   return { id: r.body.result.data.user.id, password: r.body.result.data.generatedPassword };
 }
 
-let n = 0;
-async function fileReport(reason: string | string[] = "spam"): Promise<{ reportId: string; caseId: string }> {
-  const r = await server.call("POST", `/projects/${server.demo.projectId}/reports`, {
-    key: server.demo.publishableKey,
-    body: { target: { contentType: "post", contentExternalId: `auth-${++n}`, content: "buy cheap followers" }, reason },
-  });
-  expect(r.status).toBe(201);
-  const got = await server.call("GET", `/reports/${r.body.report.id}`);
-  return { reportId: r.body.report.id, caseId: got.body.report.caseId };
-}
+/** Reports arrive here as a platform's page files them: with the publishable key, about a post. */
+const fileReport = (reason: string | string[] = "spam") =>
+  fileReportOn(server, { reason, key: server.demo.publishableKey, content: "buy cheap followers" });
 
 describe("the dashboard page", () => {
   test("is served at / by the same process, with its bundled script and styles", async () => {

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { OrgClient, OrgComponents, OrgOperations, SdkClient, SdkOperations } from "../clients/typescript/index.ts";
+import { fileReport, secondOrganization } from "./helpers/builders.ts";
 import { startServer, type InitResult, type TestServer } from "./helpers/server.ts";
 import { until } from "./helpers/wait.ts";
 
@@ -26,7 +27,7 @@ let n = 0;
 
 beforeAll(async () => {
   server = await startServer({ FLAGSTAFF_REPORT_RATE_LIMIT: "100000", FLAGSTAFF_ENFORCEMENT_TICK_MS: "200" });
-  other = await server.initOrg("Other Org");
+  other = await secondOrganization(server);
   sdk = await server.sdkClient();
   org = await server.orgClient();
   orgSlug = server.demo.orgSlug;
@@ -54,15 +55,9 @@ const revokeAction = (actionId: string, body: { reason?: string } = {}) =>
 const changeAction = (actionId: string, body: NonNullable<OrgOperations["enforcement-update"]["requestBody"]>["content"]["application/json"]) =>
   org.PATCH("/organizations/{orgSlug}/projects/{projectId}/enforcement-actions/{actionId}", { params: onAction(actionId), body });
 
-/** A report with a subject and a content target, alone in a fresh case. */
-async function freshReport(subject: { type: string; externalId: string } | null = user()): Promise<string> {
-  const r = await sdk.POST("/projects/{projectId}/reports", {
-    params: { path: { projectId } },
-    body: { ...(subject ? { subject } : {}), target: { contentExternalId: `post-${++n}`, contentType: "post" }, reason: "harassment" },
-  });
-  expect(r.response.status).toBe(201);
-  return r.data!.report.id;
-}
+/** A report with a subject (none: null) and a content target, alone in a fresh case. */
+const freshReport = async (subject: { type: string; externalId: string } | null = user()): Promise<string> =>
+  (await fileReport(server, { subject: subject ?? undefined, reason: "harassment" })).reportId;
 
 const report = async (reportId: string) => {
   const r = await sdk.GET("/reports/{reportId}", { params: { path: { reportId } } });
@@ -392,6 +387,32 @@ describe("appeals", () => {
     expect(actions(await audit("report", reportId)).slice(0, 2)).toEqual(["REPORT_OVERTURNED", "REPORT_APPEALED"]);
     // A revoked action cannot be appealed again.
     expect((await appeal(actionId)).response.status).toBe(409);
+  });
+
+  test("escalating an APPEALED report records the escalation and leaves it APPEALED; the appeal still closes it", async () => {
+    // Escalation used to move an APPEALED report to IN_REVIEW, after which uphold and overturn
+    // recorded their decision without closing it: the pending appeal decides an appealed report.
+    const { reportId, actionId, caseId } = await resolvedWithSuspension();
+    const filed = await appeal(actionId);
+    expect(filed.response.status).toBe(201);
+    const appealId = filed.data!.appeal.id;
+
+    const escalated = await sdk.POST("/reports/{reportId}/escalate", { params: { path: { reportId } }, body: { team: "legal", note: "they threaten to sue" } });
+    expect(escalated.response.status).toBe(200);
+    expect(escalated.data).toEqual({ ok: true, reportId });
+    const after = await report(reportId);
+    expect(after.status).toBe("APPEALED");
+    expect(after.escalation).toMatchObject({ team: "legal", applied: false, note: "they threaten to sue" });
+    expect(await caseStatus(caseId)).toBe("APPEALED");
+    const [escalation] = (await audit("report", reportId)).filter((e) => e.action === "REPORT_ESCALATED");
+    expect(escalation).toMatchObject({ before: { status: "APPEALED" }, after: { status: "APPEALED" }, data: { team: "legal", applied: false, caseId } });
+
+    const upheld = await org.POST("/organizations/{orgSlug}/appeals/{appealId}/uphold", { params: appealPath(appealId), body: {} });
+    expect(upheld.response.status).toBe(200);
+    expect((await report(reportId)).status).toBe("CLOSED");
+    expect(await caseStatus(caseId)).toBe("CLOSED");
+    expect((await audit("appeal", appealId))[0]!.data).toMatchObject({ reportMoved: true });
+    expect(actions(await audit("report", reportId)).slice(0, 3)).toEqual(["REPORT_UPHELD", "REPORT_ESCALATED", "REPORT_APPEALED"]);
   });
 
   test("refusals: report not RESOLVED → 409; revoked → 409; unknown or foreign → 404; publishable → 403; empty text → 400", async () => {

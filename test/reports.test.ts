@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { OrgClient, SdkClient, SdkOperations } from "../clients/typescript/index.ts";
+import { secondOrganization } from "./helpers/builders.ts";
 import { startServer, type InitResult, type TestServer } from "./helpers/server.ts";
 
 type ReportBody = SdkOperations["reports-create"]["requestBody"]["content"]["application/json"];
@@ -15,7 +16,7 @@ let bulk: SdkClient;
 
 beforeAll(async () => {
   server = await startServer();
-  other = await server.initOrg("Other Org");
+  other = await secondOrganization(server);
   sdk = await server.sdkClient();
   org = await server.orgClient();
   bulkKey = await newKey("secret", 100_000);

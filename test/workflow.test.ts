@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { OrgClient, SdkClient, SdkComponents, SdkOperations } from "../clients/typescript/index.ts";
+import type { OrgClient, SdkClient, SdkOperations } from "../clients/typescript/index.ts";
+import { fileReport, reportIn, secondOrganization } from "./helpers/builders.ts";
 import { startServer, type InitResult, type TestServer } from "./helpers/server.ts";
+import type { AuditAction } from "../src/domain/views/audit.ts";
 
-type ReportStatus = SdkComponents["schemas"]["Report"]["status"];
 type ResolutionCode = NonNullable<NonNullable<SdkOperations["reports-resolve"]["requestBody"]>["content"]["application/json"]["resolutionCode"]>;
 
 let server: TestServer;
@@ -10,25 +11,15 @@ let other: InitResult;
 /** The demo secret key's clients. */
 let sdk: SdkClient;
 let org: OrgClient;
-let n = 0;
 
 beforeAll(async () => {
   server = await startServer({ FLAGSTAFF_REPORT_RATE_LIMIT: "100000" });
-  other = await server.initOrg("Other Org");
+  other = await secondOrganization(server);
   sdk = await server.sdkClient();
   org = await server.orgClient();
 });
 afterAll(() => server.dispose());
 
-/** A report alone in its own case (a fresh content target each time). */
-async function freshReport(reason = "spam"): Promise<string> {
-  const r = await sdk.POST("/projects/{projectId}/reports", {
-    params: { path: { projectId: server.demo.projectId } },
-    body: { target: { contentExternalId: `wf-${++n}`, contentType: "post" }, reason },
-  });
-  expect(r.response.status).toBe(201);
-  return r.data!.report.id;
-}
 const reportPath = (reportId: string) => ({ path: { reportId } });
 /**
  * Sends `json` as the body instead of the typed one: JSON the client's types forbid (an unknown
@@ -42,10 +33,7 @@ const getReport = async (id: string) => {
   return r.data!.report;
 };
 const statusOf = async (id: string) => (await getReport(id)).status;
-// Triage is a dashboard procedure, only on tRPC (/trpc): no REST route, so no typed client.
-const trpc = (path: string, input: unknown) =>
-  server.call("POST", `/trpc/${path}`, { body: input });
-const auditOf = async (id: string, action?: string) => {
+const auditOf = async (id: string, action?: AuditAction) => {
   const r = await org.GET("/organizations/{orgSlug}/audit-events", {
     params: { path: { orgSlug: server.demo.orgSlug }, query: { entityType: "report", entityId: id, ...(action ? { action } : {}) } },
   });
@@ -53,24 +41,9 @@ const auditOf = async (id: string, action?: string) => {
   return r.data!.events;
 };
 
-/** Drives a fresh report into a status through the API. */
-async function reportIn(status: ReportStatus): Promise<string> {
-  const id = await freshReport();
-  if (status === "OPEN") return id;
-  if (status === "IN_REVIEW") expect((await sdk.POST("/reports/{reportId}/escalate", { params: reportPath(id) })).response.status).toBe(200);
-  if (status === "TRIAGED") {
-    const caseId = (await getReport(id)).caseId;
-    expect((await trpc("cases.triage", { caseId })).status).toBe(200);
-  }
-  if (status === "RESOLVED") expect((await sdk.POST("/reports/{reportId}/resolve", { params: reportPath(id) })).response.status).toBe(200);
-  if (status === "DISMISSED") expect((await sdk.POST("/reports/{reportId}/dismiss", { params: reportPath(id), body: { reason: "other" } })).response.status).toBe(200);
-  expect(await statusOf(id)).toBe(status);
-  return id;
-}
-
 describe("escalate", () => {
   test("moves OPEN to IN_REVIEW and answers { ok, reportId }; {} means senior_moderator", async () => {
-    const id = await freshReport();
+    const { reportId: id } = await fileReport(server);
     const r = await sdk.POST("/reports/{reportId}/escalate", { params: reportPath(id), body: {} });
     expect(r.response.status).toBe(200);
     expect(r.data).toEqual({ ok: true, reportId: id });
@@ -80,7 +53,7 @@ describe("escalate", () => {
   });
 
   test("on a RESOLVED report keeps RESOLVED and still writes an audit event", async () => {
-    const id = await reportIn("RESOLVED");
+    const { reportId: id } = await reportIn(server, "RESOLVED");
     const r = await sdk.POST("/reports/{reportId}/escalate", { params: reportPath(id), body: { team: "legal", note: "lawyer asked" } });
     expect(r.response.status).toBe(200);
     expect(r.data).toEqual({ ok: true, reportId: id });
@@ -95,14 +68,14 @@ describe("escalate", () => {
 
   test("from TRIAGED and DISMISSED goes to IN_REVIEW", async () => {
     for (const from of ["TRIAGED", "DISMISSED"] as const) {
-      const id = await reportIn(from);
+      const { reportId: id } = await reportIn(server, from);
       expect((await sdk.POST("/reports/{reportId}/escalate", { params: reportPath(id), body: { team: "safety" } })).response.status).toBe(200);
       expect(await statusOf(id)).toBe("IN_REVIEW");
     }
   });
 
   test("an unknown team → 400", async () => {
-    const id = await freshReport();
+    const { reportId: id } = await fileReport(server);
     const r = await sdk.POST("/reports/{reportId}/escalate", { params: reportPath(id), body: {}, ...instead({ team: "marketing" }) });
     expect(r.response.status).toBe(400);
     expect(r.error?.error).toBeString();
@@ -113,14 +86,14 @@ describe("escalate", () => {
 describe("resolve and dismiss", () => {
   for (const from of ["OPEN", "TRIAGED", "IN_REVIEW"] as const) {
     test(`resolve from ${from} → RESOLVED`, async () => {
-      const id = await reportIn(from);
+      const { reportId: id } = await reportIn(server, from);
       const r = await sdk.POST("/reports/{reportId}/resolve", { params: reportPath(id), body: { resolutionCode: "NO_VIOLATION", note: "fine" } });
       expect(r.response.status).toBe(200);
       expect(r.data).toEqual({ ok: true });
       expect(await statusOf(id)).toBe("RESOLVED");
     });
     test(`dismiss from ${from} → DISMISSED`, async () => {
-      const id = await reportIn(from);
+      const { reportId: id } = await reportIn(server, from);
       const r = await sdk.POST("/reports/{reportId}/dismiss", { params: reportPath(id), body: { reason: "false_positive" } });
       expect(r.response.status).toBe(200);
       expect(r.data).toEqual({ ok: true });
@@ -130,7 +103,7 @@ describe("resolve and dismiss", () => {
 
   for (const from of ["RESOLVED", "DISMISSED"] as const) {
     test(`resolve and dismiss from ${from} → 409, status unchanged`, async () => {
-      const id = await reportIn(from);
+      const { reportId: id } = await reportIn(server, from);
       const r1 = await sdk.POST("/reports/{reportId}/resolve", { params: reportPath(id), body: {} });
       expect(r1.response.status).toBe(409);
       expect(r1.error?.error).toContain(from);
@@ -141,13 +114,13 @@ describe("resolve and dismiss", () => {
   }
 
   test("resolve without a code is fine; an unknown code → 400", async () => {
-    const id = await freshReport();
+    const { reportId: id } = await fileReport(server);
     expect((await sdk.POST("/reports/{reportId}/resolve", { params: reportPath(id), body: {}, ...instead({ resolutionCode: "BANNED_FOREVER" }) })).response.status).toBe(400);
     expect((await sdk.POST("/reports/{reportId}/resolve", { params: reportPath(id) })).response.status).toBe(200);
   });
 
   test("dismiss needs a known reason → 400 otherwise", async () => {
-    const id = await freshReport();
+    const { reportId: id } = await fileReport(server);
     expect((await sdk.POST("/reports/{reportId}/dismiss", { params: reportPath(id), body: { reason: "other" }, ...instead({}) })).response.status).toBe(400);
     expect((await sdk.POST("/reports/{reportId}/dismiss", { params: reportPath(id), body: { reason: "other" }, ...instead({ reason: "boring" }) })).response.status).toBe(400);
     expect(await statusOf(id)).toBe("OPEN");
@@ -156,13 +129,13 @@ describe("resolve and dismiss", () => {
   test("every resolution code is accepted", async () => {
     const codes: ResolutionCode[] = ["NO_VIOLATION", "INSUFFICIENT_EVIDENCE", "DUPLICATE_REPORT", "SPAM_CONFIRMED", "HARASSMENT_CONFIRMED", "HATE_SPEECH_CONFIRMED", "THREATS_CONFIRMED", "FRAUD_OR_SCAM_CONFIRMED", "POLICY_EXCEPTION_CONTEXTUAL", "ESCALATED_EXTERNALLY", "ACCOUNT_LEVEL_ACTION", "CONTENT_LEVEL_ACTION"];
     for (const code of codes) {
-      const id = await freshReport();
+      const { reportId: id } = await fileReport(server);
       expect((await sdk.POST("/reports/{reportId}/resolve", { params: reportPath(id), body: { resolutionCode: code } })).response.status).toBe(200);
     }
   });
 
   test("a body that is not JSON → 400", async () => {
-    const id = await freshReport();
+    const { reportId: id } = await fileReport(server);
     // Hand-built: a form-encoded body, not JSON, which the typed client cannot send.
     const r = await server.call("POST", `/reports/${id}/dismiss`, { rawBody: "reason=other" });
     expect(r.status).toBe(400);
@@ -201,7 +174,7 @@ describe("not found", () => {
 
 describe("audit trail", () => {
   test("creation and each change are recorded with who, before/after and when; paging works", async () => {
-    const id = await freshReport();
+    const { reportId: id } = await fileReport(server);
     await sdk.POST("/reports/{reportId}/escalate", { params: reportPath(id), body: { team: "safety" } });
     await sdk.POST("/reports/{reportId}/resolve", { params: reportPath(id), body: { resolutionCode: "SPAM_CONFIRMED" } });
     const events = await auditOf(id);

@@ -28,7 +28,7 @@ export interface Caller {
   /**
    * What the caller may do (trpc.ts enforces it for every procedure). Secret keys act with full
    * rights (admin); publishable keys are "viewer" here and are further limited by kind (they
-   * reach only procedures with `meta.publishable`, and only their own project: projectFor);
+   * reach only procedures with `meta.publishable`, and only their own project: projectProcedure);
    * dashboard users have the role stored with their account.
    */
   role: Role;

@@ -1,4 +1,5 @@
 import { initTRPC, TRPCError } from "@trpc/server";
+import type { z } from "zod";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { domainContext, type DomainContext } from "../domain/context.ts";
 import { DomainError } from "../domain/errors.ts";
@@ -128,11 +129,49 @@ export const authedProcedure = baseProcedure.use(({ ctx, next, type, meta }) => 
  */
 export const secretProcedure = authedProcedure;
 
+// ---------------------------------------------------------------------------------------------
+// Scoped procedures: the organization or project a procedure acts in, resolved for the caller
+// once, here, and handed to the procedure in its context (`ctx.org`, `ctx.project`).
+//
+// Each is a function of the procedure's input schema rather than a builder with its own
+// `.input()`: tRPC runs middlewares and input parsers in the order they were added, so a base
+// that looked the organization up before the procedure's own `.input()` would answer 404 (or
+// 403) for a request whose input is invalid. Here the whole input is parsed first, as one
+// schema (so the OpenAPI documents are generated from exactly the schema the router wrote), and
+// only then is the organization or project looked up. The order of checks is therefore:
+// authentication (401), the key kind and role (403), the base's own middlewares (the report
+// rate limit, 429), input validation (400), then the organization and the project (404, or 403
+// for a publishable key of another project).
+
+/** What a scoped procedure's lookup sees: authedProcedure's context. */
+type AuthedContext = Context & { caller: Caller; domain: DomainContext };
+
 /**
- * The project a procedure acts on, checked for the caller: a publishable key only reaches its
- * own project (403 otherwise); a project outside the caller's organization is a 404.
+ * An organization route (`orgSlug` in its input, which is the whole input `input` parses):
+ * `ctx.org` is the caller's organization; another organization's slug is a 404.
  */
-export async function projectFor(ctx: Context & { caller: Caller; domain: DomainContext }, projectId: string): Promise<Project> {
+export function orgProcedure<I extends z.ZodType<{ orgSlug: string }>>(input: I) {
+  return authedProcedure.input(input).use(async ({ ctx, input: parsed, next }) => {
+    return next({ ctx: { org: await requireOrganizationBySlug(ctx.domain, parsed.orgSlug) } });
+  });
+}
+
+/** What projectProcedure reads from a parsed input. */
+interface ProjectScopeInput {
+  projectId?: string;
+  orgSlug?: string;
+}
+/** `ctx.project`: the project when the input requires `projectId`, else (a filter) the project or null. */
+type ProjectOf<I extends z.ZodType<ProjectScopeInput>> = z.output<I> extends { projectId: string } ? Project : Project | null;
+/** `ctx.org`: the organization on organization routes (`orgSlug` in the input), else null. */
+type OrgOf<I extends z.ZodType<ProjectScopeInput>> = z.output<I> extends { orgSlug: string } ? Organization : null;
+
+/**
+ * The project a caller names, checked for the caller: a publishable key only reaches its own
+ * project (403 otherwise); a project outside the caller's organization is a 404, like a
+ * missing one.
+ */
+async function projectOfCaller(ctx: AuthedContext, projectId: string): Promise<Project> {
   const key = ctx.caller.key;
   if (key?.kind === "publishable" && key.projectId !== projectId) {
     throw new DomainError("forbidden", "This publishable key belongs to another project");
@@ -140,7 +179,30 @@ export async function projectFor(ctx: Context & { caller: Caller; domain: Domain
   return requireProject(ctx.domain, projectId);
 }
 
-/** The organization named by an organization route's `orgSlug`; another one's slug is a 404. */
-export function organizationFor(ctx: Context & { caller: Caller; domain: DomainContext }, orgSlug: string): Promise<Organization> {
-  return requireOrganizationBySlug(ctx.domain, orgSlug);
+/**
+ * The organization (when the input names one) then the project (when it names one) of a
+ * parsed input. The overload types the answer from the schema `I` the input was parsed with,
+ * which TypeScript cannot follow through tRPC's generic input: a schema whose output requires
+ * `projectId` always yields a project, one with `orgSlug` always an organization.
+ */
+function projectScope<I extends z.ZodType<ProjectScopeInput>>(ctx: AuthedContext, input: ProjectScopeInput): Promise<{ org: OrgOf<I>; project: ProjectOf<I> }>;
+async function projectScope(ctx: AuthedContext, input: ProjectScopeInput): Promise<{ org: Organization | null; project: Project | null }> {
+  const org = input.orgSlug === undefined ? null : await requireOrganizationBySlug(ctx.domain, input.orgSlug);
+  // An empty filter names no project (the dashboard's "all projects"), as it always has; a
+  // required projectId is never empty (projectIdSchema), so a project route always gets one.
+  const project = input.projectId ? await projectOfCaller(ctx, input.projectId) : null;
+  return { org, project };
+}
+
+/**
+ * A project route: `projectId` in its input (the SDK's routes), with `orgSlug` as well on
+ * organization routes. `ctx.project` is the project, checked for the caller (projectOfCaller);
+ * `ctx.org` the organization on organization routes (checked first), null on SDK routes. An
+ * optional `projectId` is a filter: `ctx.project` is null when it is not given (or empty), and
+ * a project the caller cannot see is still a 404. A required `projectId` must not accept the
+ * empty string (projectIdSchema does not). `base` is the procedure the scope is built on
+ * (authedProcedure, or one with its own middlewares such as the report rate limit).
+ */
+export function projectProcedure<I extends z.ZodType<ProjectScopeInput>>(input: I, base = authedProcedure) {
+  return base.input(input).use(async ({ ctx, input: parsed, next }) => next({ ctx: await projectScope<I>(ctx, parsed) }));
 }

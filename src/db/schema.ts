@@ -5,12 +5,22 @@
  */
 import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+// The enumerations are the domain's vocabularies (pure modules: src/domain/views). SQLite keeps
+// them as plain text (no CHECK constraint), so they type the columns and change no migration.
+import { KEY_KINDS } from "../domain/views/api-key.ts";
+import { APPEAL_STATUSES } from "../domain/views/appeal.ts";
+import { ACTION_KINDS } from "../domain/views/enforcement.ts";
+import { JOB_STATUSES } from "../domain/views/job.ts";
+import { PLANS } from "../domain/views/organization.ts";
+import { BUCKETS, SEVERITIES } from "../domain/views/severity.ts";
+import { ROLES } from "../domain/views/user.ts";
+import { DELIVERY_STATUSES } from "../domain/views/webhook.ts";
 
 export const organizations = sqliteTable("organizations", {
   id: text("id").primaryKey(),
   slug: text("slug").notNull().unique(),
   name: text("name").notNull(),
-  plan: text("plan", { enum: ["free", "pro", "enterprise"] }).notNull().default("enterprise"),
+  plan: text("plan", { enum: PLANS }).notNull().default("enterprise"),
   createdAt: integer("created_at").notNull(),
 });
 
@@ -42,7 +52,7 @@ export const apiKeys = sqliteTable(
     projectId: text("project_id")
       .notNull()
       .references(() => projects.id, { onDelete: "cascade" }),
-    kind: text("kind", { enum: ["secret", "publishable"] }).notNull(),
+    kind: text("kind", { enum: KEY_KINDS }).notNull(),
     name: text("name").notNull(),
     /** First characters of the key, kept so people can tell keys apart; never enough to use. */
     prefix: text("prefix").notNull(),
@@ -98,7 +108,7 @@ export const users = sqliteTable(
     email: text("email").notNull(),
     name: text("name"),
     passwordHash: text("password_hash").notNull(),
-    role: text("role", { enum: ["admin", "moderator", "viewer"] }).notNull(),
+    role: text("role", { enum: ROLES }).notNull(),
     createdAt: integer("created_at").notNull(),
     disabledAt: integer("disabled_at"),
   },
@@ -153,7 +163,7 @@ export const reportCategories = sqliteTable(
     nameKey: text("name_key").notNull(),
     /** Steers the AI classifier; shown to moderators too. */
     description: text("description"),
-    severityHint: text("severity_hint", { enum: ["LOW", "MEDIUM", "HIGH", "CRITICAL"] }).notNull(),
+    severityHint: text("severity_hint", { enum: SEVERITIES }).notNull(),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
@@ -175,7 +185,7 @@ export const cases = sqliteTable(
       .notNull()
       .references(() => projects.id, { onDelete: "cascade" }),
     status: text("status").notNull(),
-    bucket: text("bucket", { enum: ["emergency", "high", "normal"] }).notNull(),
+    bucket: text("bucket", { enum: BUCKETS }).notNull(),
     isOpen: integer("is_open").notNull(),
     contentType: text("content_type"),
     contentExternalId: text("content_external_id"),
@@ -338,7 +348,7 @@ export const jobs = sqliteTable(
     kind: text("kind").notNull(),
     payload: text("payload").notNull(),
     /** pending → running → done, or back to pending for a retry, or dead after the last attempt. */
-    status: text("status", { enum: ["pending", "running", "done", "dead"] }).notNull(),
+    status: text("status", { enum: JOB_STATUSES }).notNull(),
     attempts: integer("attempts").notNull().default(0),
     maxAttempts: integer("max_attempts").notNull(),
     runAt: integer("run_at").notNull(),
@@ -387,7 +397,7 @@ export const enforcementActions = sqliteTable(
     identityId: text("identity_id")
       .notNull()
       .references(() => identities.id, { onDelete: "cascade" }),
-    kind: text("kind", { enum: ["warning", "mute", "suspension", "ban", "content_removal"] }).notNull(),
+    kind: text("kind", { enum: ACTION_KINDS }).notNull(),
     reason: text("reason").notNull(),
     note: text("note"),
     reportId: text("report_id"),
@@ -428,7 +438,7 @@ export const appeals = sqliteTable(
     reportId: text("report_id"),
     caseId: text("case_id"),
     text: text("text").notNull(),
-    status: text("status", { enum: ["pending", "upheld", "overturned"] }).notNull(),
+    status: text("status", { enum: APPEAL_STATUSES }).notNull(),
     decidedByType: text("decided_by_type"),
     decidedById: text("decided_by_id"),
     decisionNote: text("decision_note"),
@@ -476,7 +486,7 @@ export const webhookDeliveries = sqliteTable(
     eventType: text("event_type").notNull(),
     payload: text("payload").notNull(),
     /** pending → delivered, or failed (retries exhausted / endpoint disabled). */
-    status: text("status", { enum: ["pending", "delivered", "failed"] }).notNull(),
+    status: text("status", { enum: DELIVERY_STATUSES }).notNull(),
     attempts: integer("attempts").notNull().default(0),
     lastStatusCode: integer("last_status_code"),
     lastLatencyMs: integer("last_latency_ms"),

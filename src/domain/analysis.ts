@@ -3,7 +3,7 @@ import { AiUnavailableError, classify, type Classification } from "../ai/classif
 import type { Config } from "../config.ts";
 import { contentAnalyses, reports } from "../db/schema.ts";
 import { recordAudit, systemActor } from "./audit.ts";
-import { moveOpenCaseToReview, raiseCaseBucket } from "./cases.ts";
+import { raiseCaseBucket } from "./cases.ts";
 import { listCategories, type CategoryRow } from "./categories.ts";
 import { categoryKey } from "./category-key.ts";
 import { iso } from "./clock.ts";
@@ -16,15 +16,11 @@ import { getOrganization } from "./organizations.ts";
 import { requireProject, type Project } from "./projects.ts";
 import { createReport } from "./reports.ts";
 import { aiSettingsOf, assertPlanAllowsAi } from "./settings.ts";
+import { applyTransition } from "./workflow-engine.ts";
 import type { Severity } from "./severity.ts";
+import type { AnalysisResult, AnalysisView } from "./views/analysis.ts";
 
-/** What an analysis found, as the analyze route answers it. */
-export interface AnalysisResult {
-  categories: string[];
-  severity: Severity;
-  confidence: number;
-  reasoning: string;
-}
+export type { AnalysisResult, AnalysisView } from "./views/analysis.ts";
 
 /** What asking the AI model needs besides the domain context. */
 export interface AiDeps {
@@ -254,22 +250,6 @@ const pick = (c: Classification): AnalysisResult => ({
   reasoning: c.reasoning,
 });
 
-export interface AnalysisView {
-  id: string;
-  source: string;
-  categories: string[];
-  severity: Severity;
-  confidence: number;
-  reasoning: string;
-  reportId: string | null;
-  externalId: string | null;
-  contentType: string | null;
-  url: string | null;
-  sourceText: string;
-  model: string;
-  createdAt: string;
-}
-
 /** The 50 (`limit`) most recent analyses of a project. */
 export async function recentAnalyses(ctx: Pick<DomainContext, "db">, input: { projectId: string; limit?: number }): Promise<AnalysisView[]> {
   const rows = await ctx.db
@@ -333,7 +313,6 @@ export async function enrichReport(ctx: AiContext, reportId: string): Promise<"e
     const now = sys.clock.now();
     const analysis = pick(classification);
     const escalates = analysis.confidence >= project.aiThreshold && (analysis.severity === "HIGH" || analysis.severity === "CRITICAL");
-    const moves = escalates && current.status === "OPEN";
     await sys.db
       .update(reports)
       .set({
@@ -343,17 +322,17 @@ export async function enrichReport(ctx: AiContext, reportId: string): Promise<"e
         aiReasoning: analysis.reasoning,
         aiAnalyzedAt: now,
         updatedAt: now,
-        ...(moves ? { status: "IN_REVIEW" } : {}),
       })
       .where(eq(reports.id, reportId));
     await storeAnalysis(sys, { project, source: "enrichment", classification, sourceText: text, reportId });
-    if (moves) {
-      await recordAudit(sys, {
-        projectId: current.projectId, action: "REPORT_STATUS_CHANGED",
-        entityType: "report", entityId: reportId, before: { status: "OPEN" }, after: { status: "IN_REVIEW" },
-        data: { action: "enrich", severity: analysis.severity, confidence: analysis.confidence },
+    // The table's `enrich` (workflow-engine.ts): an OPEN report goes to IN_REVIEW with its case
+    // if that is OPEN too; a report a moderator already moved on is left where it is.
+    if (escalates) {
+      await applyTransition(sys, {
+        target: { reportId },
+        move: { action: "enrich", severity: analysis.severity, confidence: analysis.confidence },
+        refused: "skip",
       });
-      await moveOpenCaseToReview(sys, current.caseId);
     }
     if (escalates && analysis.severity === "CRITICAL") await raiseCaseBucket(sys, { caseId: current.caseId, bucket: "emergency" });
     await enqueueLinkScans(sys, { project, text });

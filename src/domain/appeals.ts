@@ -1,36 +1,24 @@
 /**
  * Appeals: a platform forwards its user's appeal against an enforcement action; a moderator
  * upholds it (the decision stands) or overturns it (the decision is reversed and its actions
- * revoked). The linked report and its case move through the workflow table of workflow.ts:
+ * revoked). The linked report and its case move through the workflow engine (workflow-engine.ts):
  * appeal RESOLVED → APPEALED, uphold and overturn APPEALED → CLOSED.
  */
-import { and, asc, desc, eq, gt, isNull, lt, ne, type SQL } from "drizzle-orm";
-import { appeals, cases, enforcementActions, reports } from "../db/schema.ts";
-import { recordAudit, type Actor } from "./audit.ts";
+import { and, asc, desc, eq, gt, isNull, lt, type SQL } from "drizzle-orm";
+import { appeals, enforcementActions, reports } from "../db/schema.ts";
+import { recordAudit, type Actor, type AuditAction } from "./audit.ts";
 import { iso, isoOrNull } from "./clock.ts";
 import { transaction, type DomainContext } from "./context.ts";
 import { conflict, notFound } from "./errors.ts";
-import { requireAction, revokeEnforcementAction, type EnforcementActionView } from "./enforcement.ts";
+import { getActionView, requireAction, revokeEnforcementAction, type EnforcementActionView } from "./enforcement.ts";
 import { newId } from "./ids.ts";
-import { asStatus, isOpenStatus, nextStatus, type Status } from "./workflow.ts";
+import { applyTransition } from "./workflow-engine.ts";
+import type { AppealStatus, AppealView } from "./views/appeal.ts";
+
+export type { AppealStatus, AppealView } from "./views/appeal.ts";
 
 export type AppealRow = typeof appeals.$inferSelect;
-export const APPEAL_STATUSES = ["pending", "upheld", "overturned"] as const;
-export type AppealStatus = (typeof APPEAL_STATUSES)[number];
 export type AppealDecision = "uphold" | "overturn";
-
-export interface AppealView {
-  id: string;
-  actionId: string;
-  projectId: string;
-  reportId: string | null;
-  caseId: string | null;
-  text: string;
-  status: AppealStatus;
-  decision: { by: Actor; note: string | null; at: string } | null;
-  createdAt: string;
-  decidedAt: string | null;
-}
 
 function toAppealView(a: AppealRow, projectId: string): AppealView {
   return {
@@ -52,49 +40,12 @@ async function viewOf(ctx: Pick<DomainContext, "db">, a: AppealRow): Promise<App
   return toAppealView(a, action?.projectId ?? "");
 }
 
-const AUDIT: Record<"appeal" | AppealDecision, { report: string; appeal: string }> = {
-  appeal: { report: "REPORT_APPEALED", appeal: "APPEAL_FILED" },
-  uphold: { report: "REPORT_UPHELD", appeal: "APPEAL_UPHELD" },
-  overturn: { report: "REPORT_OVERTURNED", appeal: "APPEAL_OVERTURNED" },
+/** The appeal's own audit actions; the report's and the case's come from the workflow engine. */
+const AUDIT: Record<"appeal" | AppealDecision, AuditAction> = {
+  appeal: "APPEAL_FILED",
+  uphold: "APPEAL_UPHELD",
+  overturn: "APPEAL_OVERTURNED",
 };
-
-/**
- * Moves the linked report, the other reports of its case that share its status, and the case,
- * with one audit event each (by the context's actor). Returns whether the linked report moved.
- * Inside the caller's transaction.
- */
-async function moveReportAndCase(ctx: DomainContext, reportId: string, move: "appeal" | AppealDecision, data: Record<string, unknown>): Promise<boolean> {
-  const [report] = await ctx.db.select().from(reports).where(eq(reports.id, reportId)).limit(1);
-  if (!report) return false;
-  const own = nextStatus(asStatus(report.status), move);
-  if (!own.allowed || !own.changed) return false;
-  const now = ctx.clock.now();
-  const fellow = await ctx.db
-    .select()
-    .from(reports)
-    .where(and(eq(reports.caseId, report.caseId), ne(reports.id, report.id), eq(reports.status, report.status)));
-  for (const r of [report, ...fellow]) {
-    await ctx.db.update(reports).set({ status: own.to, updatedAt: now }).where(eq(reports.id, r.id));
-    await recordAudit(ctx, {
-      projectId: r.projectId, action: AUDIT[move].report, entityType: "report", entityId: r.id,
-      before: { status: r.status }, after: { status: own.to }, data: { ...data, caseId: r.caseId },
-    });
-  }
-  const [c] = await ctx.db.select().from(cases).where(eq(cases.id, report.caseId)).limit(1);
-  if (c) {
-    const caseMove = nextStatus(asStatus(c.status), move);
-    if (caseMove.allowed && caseMove.changed) await moveCase(ctx, c, caseMove.to, move, now);
-  }
-  return true;
-}
-
-async function moveCase(ctx: DomainContext, c: typeof cases.$inferSelect, to: Status, move: string, now: number): Promise<void> {
-  await ctx.db.update(cases).set({ status: to, isOpen: isOpenStatus(to) ? 1 : 0, updatedAt: now }).where(eq(cases.id, c.id));
-  await recordAudit(ctx, {
-    projectId: c.projectId, action: "CASE_STATUS_CHANGED", entityType: "case", entityId: c.id,
-    before: { status: c.status }, after: { status: to }, data: { action: move },
-  });
-}
 
 /**
  * Files the appeal of an action (the platform forwarding its user's text). The linked report
@@ -110,10 +61,6 @@ export function fileAppeal(ctx: DomainContext, input: { projectId: string; actio
     if (earlier) throw conflict(`This action was already appealed and the appeal was ${earlier.status}; a decided appeal is final`);
 
     const [report] = action.reportId ? await ctx.db.select().from(reports).where(eq(reports.id, action.reportId)).limit(1) : [];
-    if (report) {
-      const move = nextStatus(asStatus(report.status), "appeal");
-      if (!move.allowed) throw conflict(`The action's report is ${report.status}: only an action whose report is RESOLVED can be appealed`);
-    }
     const now = ctx.clock.now();
     const row: AppealRow = {
       id: newId(),
@@ -131,10 +78,12 @@ export function fileAppeal(ctx: DomainContext, input: { projectId: string; actio
     };
     await ctx.db.insert(appeals).values(row);
     await recordAudit(ctx, {
-      projectId: action.projectId, action: AUDIT.appeal.appeal, entityType: "appeal", entityId: row.id,
+      projectId: action.projectId, action: AUDIT.appeal, entityType: "appeal", entityId: row.id,
       after: { status: "pending" }, data: { actionId: action.id, reportId: row.reportId, caseId: row.caseId },
     });
-    if (report) await moveReportAndCase(ctx, report.id, "appeal", { appealId: row.id, actionId: action.id });
+    // RESOLVED → APPEALED, with its case; any other status: 409, and the transaction (the
+    // appeal written above with it) is rolled back.
+    if (report) await applyTransition(ctx, { target: { reportId: report.id }, move: { action: "appeal", appealId: row.id, actionId: action.id } });
     return toAppealView(row, action.projectId);
   });
 }
@@ -168,7 +117,10 @@ export function decideAppeal(
       .update(appeals)
       .set({ status, decidedByType: actor.type, decidedById: actor.id, decisionNote: note ?? null, decidedAt: now })
       .where(eq(appeals.id, appeal.id));
-    const reportMoved = appeal.reportId ? await moveReportAndCase(ctx, appeal.reportId, decision, { appealId: appeal.id, actionId: action.id }) : false;
+    // APPEALED → CLOSED, with its case; a report no longer APPEALED stays as it is (reportMoved: false).
+    const reportMoved = appeal.reportId
+      ? (await applyTransition(ctx, { target: { reportId: appeal.reportId }, move: { action: decision, appealId: appeal.id, actionId: action.id }, refused: "skip" })).changed
+      : false;
 
     const revoked: EnforcementActionView[] = [];
     if (decision === "overturn") {
@@ -187,7 +139,7 @@ export function decideAppeal(
       }
     }
     await recordAudit(ctx, {
-      projectId: action.projectId, action: AUDIT[decision].appeal, entityType: "appeal", entityId: appeal.id,
+      projectId: action.projectId, action: AUDIT[decision], entityType: "appeal", entityId: appeal.id,
       before: { status: "pending" }, after: { status },
       data: { note: note ?? null, actionId: action.id, reportId: appeal.reportId, reportMoved, revokedActionIds: revoked.map((a) => a.id) },
     });
@@ -231,4 +183,25 @@ export async function listAppeals(ctx: Pick<DomainContext, "db" | "orgId">, q: A
 
 export async function getAppeal(ctx: Pick<DomainContext, "db" | "orgId">, appealId: string): Promise<AppealView> {
   return viewOf(ctx, await requireAppeal(ctx, appealId));
+}
+
+/** An action of a project with its appeals (at most 100, newest first): the action's page. */
+export async function actionWithAppeals(
+  ctx: Pick<DomainContext, "db" | "orgId" | "clock">,
+  input: { projectId: string; actionId: string },
+): Promise<{ action: EnforcementActionView; appeals: AppealView[] }> {
+  const row = await requireAction(ctx, { actionId: input.actionId, projectId: input.projectId });
+  return {
+    action: await getActionView(ctx, row),
+    appeals: (await listAppeals(ctx, { actionId: row.id, limit: 100 })).appeals,
+  };
+}
+
+/** An appeal with the action it is against: the appeal's page. */
+export async function appealWithAction(
+  ctx: Pick<DomainContext, "db" | "orgId" | "clock">,
+  appealId: string,
+): Promise<{ appeal: AppealView; action: EnforcementActionView }> {
+  const appeal = await getAppeal(ctx, appealId);
+  return { appeal, action: await getActionView(ctx, await requireAction(ctx, { actionId: appeal.actionId })) };
 }

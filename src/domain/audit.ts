@@ -4,44 +4,34 @@ import { auditEvents } from "../db/schema.ts";
 import { iso } from "./clock.ts";
 import type { DomainContext } from "./context.ts";
 import { newId } from "./ids.ts";
+import type { AuditAction, AuditEntityOf, AuditEventView, AuditPart } from "./views/audit.ts";
+import type { Actor } from "./views/common.ts";
 
-/** Who did something: an API key, a dashboard user, or Flagstaff itself (jobs, AI). */
-export interface Actor {
-  type: "api_key" | "user" | "system";
-  id: string | null;
-}
+export type { Actor } from "./views/common.ts";
+export type { AuditAction, AuditEventView } from "./views/audit.ts";
 
 export const systemActor: Actor = { type: "system", id: null };
 
-/** An audit event; the organization and the actor are the context's. */
-export interface AuditInput {
+/**
+ * An audit event; the organization and the actor are the context's. The action is one of the
+ * catalogue's (AUDIT_ACTIONS in src/domain/views/audit.ts), and so are the entity type and the
+ * shapes of `before`, `after` and `data` when the action is named at the call site.
+ */
+export interface AuditInput<A extends AuditAction = AuditAction> {
   projectId?: string | null;
-  action: string;
-  entityType: string;
+  action: A;
+  entityType: AuditEntityOf<A>;
   entityId: string;
-  before?: unknown;
-  after?: unknown;
-  data?: unknown;
-}
-
-export interface AuditEventView {
-  id: string;
-  projectId: string | null;
-  actor: Actor;
-  action: string;
-  entityType: string;
-  entityId: string;
-  before: unknown;
-  after: unknown;
-  data: unknown;
-  createdAt: string;
+  before?: AuditPart<A, "before">;
+  after?: AuditPart<A, "after">;
+  data?: AuditPart<A, "data">;
 }
 
 const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 const parse = (v: string | null): unknown => (v == null ? null : JSON.parse(v));
 
 /** Writes one audit event. Call it inside the transaction of the change it records. */
-export async function recordAudit(ctx: DomainContext, e: AuditInput): Promise<void> {
+export async function recordAudit<A extends AuditAction>(ctx: DomainContext, e: AuditInput<A>): Promise<void> {
   await insertAudit(ctx.db).execute({
     id: newId(),
     orgId: ctx.orgId,
@@ -93,7 +83,7 @@ export const toAuditEventView = (r: typeof auditEvents.$inferSelect): AuditEvent
 });
 
 export interface AuditQuery {
-  action?: string;
+  action?: AuditAction;
   entityType?: string;
   entityId?: string;
   projectId?: string;

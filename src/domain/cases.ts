@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, isNull, ne, sql } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, ne, sql } from "drizzle-orm";
 import { param, statements } from "../db/prepared.ts";
 import { caseNotes, cases, reports, users } from "../db/schema.ts";
 import { recordAudit, type Actor } from "./audit.ts";
@@ -6,26 +6,15 @@ import { iso, isoOrNull } from "./clock.ts";
 import { transaction, type DomainContext } from "./context.ts";
 import { conflict, notFound } from "./errors.ts";
 import { newId } from "./ids.ts";
+import { findOpenCase, type CaseKey } from "./open-case.ts";
 import { BUCKETS, higherBucket, type Bucket } from "./severity.ts";
-import { asStatus, isOpenStatus, nextStatus, type Status, type WorkflowAction } from "./workflow.ts";
+import type { Status } from "./workflow.ts";
+import { applyTransition, type Move } from "./workflow-engine.ts";
+import type { CaseView, NoteView } from "./views/case.ts";
+
+export type { CaseView, NoteView } from "./views/case.ts";
 
 export type CaseRow = typeof cases.$inferSelect;
-
-export interface CaseView {
-  id: string;
-  projectId: string;
-  status: Status;
-  bucket: Bucket;
-  contentType: string | null;
-  contentExternalId: string | null;
-  subjectIdentityId: string | null;
-  reportCount: number;
-  assigneeId: string | null;
-  assignedAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-  lastReportAt: string;
-}
 
 export const toCaseView = (c: CaseRow): CaseView => ({
   id: c.id,
@@ -43,63 +32,11 @@ export const toCaseView = (c: CaseRow): CaseView => ({
   lastReportAt: iso(c.lastReportAt),
 });
 
-interface CaseKey {
-  orgId: string;
-  projectId: string;
-  contentType: string | null;
-  contentExternalId: string | null;
-  subjectIdentityId: string | null;
-}
-
-/** The open case a report with this target (else this subject) belongs to, if there is one. */
-async function findOpenCase(ctx: Pick<DomainContext, "db">, key: CaseKey): Promise<CaseRow | undefined> {
-  if (key.contentExternalId != null) {
-    const rows = await caseStatements(ctx.db).openForTarget.execute({
-      projectId: key.projectId,
-      contentType: key.contentType ?? "",
-      contentExternalId: key.contentExternalId,
-    });
-    return rows[0];
-  }
-  if (key.subjectIdentityId != null) {
-    const rows = await caseStatements(ctx.db).openForSubject.execute({ projectId: key.projectId, subjectIdentityId: key.subjectIdentityId });
-    return rows[0];
-  }
-  return undefined;
-}
-
 /**
- * Every report creation looks up (and joins or opens) a case: kept prepared (src/db/prepared.ts).
- * `is_open = 1` is written as a literal, not a bound value: SQLite picks a partial index
- * (cases_open_target_idx, cases_open_subject_idx: `WHERE is_open = 1 …`) only when it can see at
- * prepare time that the query implies the index's condition; with `is_open = ?` it scans the table.
+ * Every report creation joins or opens a case: kept prepared (src/db/prepared.ts). The lookup
+ * of the open case (findOpenCase) is in open-case.ts, shared with the workflow engine.
  */
-const OPEN_CASE = sql`${cases.isOpen} = 1`;
 const caseStatements = statements((db) => ({
-  openForTarget: db
-    .select()
-    .from(cases)
-    .where(
-      and(
-        eq(cases.projectId, sql.placeholder("projectId")),
-        eq(cases.contentType, sql.placeholder("contentType")),
-        eq(cases.contentExternalId, sql.placeholder("contentExternalId")),
-        OPEN_CASE,
-      ),
-    )
-    .prepare(),
-  openForSubject: db
-    .select()
-    .from(cases)
-    .where(
-      and(
-        eq(cases.projectId, sql.placeholder("projectId")),
-        eq(cases.subjectIdentityId, sql.placeholder("subjectIdentityId")),
-        isNull(cases.contentExternalId),
-        OPEN_CASE,
-      ),
-    )
-    .prepare(),
   join: db
     .update(cases)
     .set({ bucket: param("bucket"), reportCount: param("reportCount"), lastReportAt: param("now"), updatedAt: param("now") })
@@ -187,12 +124,12 @@ export function raiseCaseBucket(ctx: DomainContext, input: { caseId: string; buc
   });
 }
 
-/** An OPEN case goes to IN_REVIEW (AI enrichment found likely violations in one of its reports). */
-export function moveOpenCaseToReview(ctx: DomainContext, caseId: string): Promise<void> {
-  return transaction(ctx, async () => {
-    const [c] = await ctx.db.select().from(cases).where(eq(cases.id, caseId)).limit(1);
-    if (c?.status === "OPEN") await moveCase(ctx, c, "IN_REVIEW", { action: "enrich" }, ctx.clock.now());
-  });
+/**
+ * An OPEN case goes to IN_REVIEW (AI enrichment found likely violations in one of its reports),
+ * through the workflow engine (action `enrich`); a case in any other status is left as it is.
+ */
+export async function moveOpenCaseToReview(ctx: DomainContext, caseId: string): Promise<void> {
+  await applyTransition(ctx, { target: { caseId }, move: { action: "enrich" }, refused: "skip" });
 }
 
 export async function requireCase(ctx: Pick<DomainContext, "db" | "orgId">, caseId: string): Promise<CaseRow> {
@@ -206,123 +143,19 @@ export async function requireCase(ctx: Pick<DomainContext, "db" | "orgId">, case
 }
 
 // ---------------------------------------------------------------------------------------------
-// Decisions on a report apply to its case and to every open report in it.
+// Decisions on a report apply to its case and to every open report in it (workflow-engine.ts).
 
-export type Decision =
-  | { action: "escalate"; team: "safety" | "legal" | "senior_moderator"; note?: string | null }
-  | { action: "resolve"; code?: string | null; note?: string | null }
-  | { action: "dismiss"; reason: string; note?: string | null }
-  | { action: "triage"; note?: string | null }
-  | { action: "enrich" };
-
-const AUDIT_ACTION: Record<Decision["action"], string> = {
-  escalate: "REPORT_ESCALATED",
-  resolve: "REPORT_RESOLVED",
-  dismiss: "REPORT_DISMISSED",
-  triage: "REPORT_TRIAGED",
-  enrich: "REPORT_STATUS_CHANGED",
-};
-
-/** What a decision writes onto each report it moves. */
-function decisionFields(d: Decision, actor: Actor, now: number, applied: boolean): Partial<typeof reports.$inferInsert> {
-  const base = { note: "note" in d ? (d.note ?? null) : null, at: iso(now), by: actor };
-  switch (d.action) {
-    case "escalate":
-      return { escalation: JSON.stringify({ team: d.team, applied, ...base }) };
-    case "resolve":
-      return { resolution: JSON.stringify({ code: d.code ?? null, ...base }) };
-    case "dismiss":
-      return { dismissal: JSON.stringify({ reason: d.reason, ...base }) };
-    default:
-      return {};
-  }
-}
-
-const REFUSAL: Partial<Record<WorkflowAction, string>> = {
-  resolve: "only OPEN, TRIAGED or IN_REVIEW reports can be resolved",
-  dismiss: "only OPEN, TRIAGED or IN_REVIEW reports can be dismissed",
-  triage: "only OPEN reports can be triaged",
-  enrich: "only OPEN reports move to IN_REVIEW on enrichment",
-};
+/** A moderator's decision on a report: one move of the workflow table with its data. */
+export type Decision = Move<"escalate" | "resolve" | "dismiss" | "triage" | "enrich">;
 
 /**
- * Applies a decision to a report, its case and every other open report of that case.
- * Refused (409) when the report's own status does not allow it. Escalating a RESOLVED report
- * changes no status but is still recorded.
+ * Applies a decision to a report, its case and every other open report of that case, through
+ * the workflow engine. Refused (409) when the report's own status does not allow it.
+ * Escalating a RESOLVED or APPEALED report changes no status but is still recorded.
  */
-export function decideOnReport(ctx: DomainContext, input: { reportId: string; decision: Decision }): Promise<{ changed: boolean }> {
-  const { reportId, decision: d } = input;
-  return transaction(ctx, async () => {
-    const [report] = await ctx.db.select().from(reports).where(and(eq(reports.id, reportId), eq(reports.orgId, ctx.orgId))).limit(1);
-    if (!report) throw notFound("Report not found");
-    const own = nextStatus(asStatus(report.status), d.action);
-    if (!own.allowed) throw conflict(`Report is ${report.status}: ${REFUSAL[d.action] ?? "not allowed"}`);
-    const now = ctx.clock.now();
-    let [theCase] = await ctx.db.select().from(cases).where(eq(cases.id, report.caseId)).limit(1);
-    if (!theCase) throw notFound("Case not found");
-    if (d.action === "escalate" && own.changed && theCase.isOpen === 0) theCase = await reopenForEscalation(ctx, report, theCase, now);
-
-    // The report itself, then the other open reports of its case.
-    await moveReport(ctx, report, d, own.to, own.changed, now);
-    if (own.changed) {
-      const others = (
-        await ctx.db
-          .select()
-          .from(reports)
-          .where(and(eq(reports.caseId, theCase.id), ne(reports.id, report.id)))
-      ).filter((r) => isOpenStatus(r.status));
-      for (const other of others) {
-        const move = nextStatus(asStatus(other.status), d.action);
-        if (move.allowed && move.changed) await moveReport(ctx, other, d, move.to, true, now);
-      }
-      await moveCase(ctx, theCase, own.to, d, now);
-    }
-    return { changed: own.changed };
-  });
-}
-
-async function moveReport(ctx: DomainContext, r: typeof reports.$inferSelect, d: Decision, to: Status, changed: boolean, now: number): Promise<void> {
-  await ctx.db
-    .update(reports)
-    .set({ status: to, updatedAt: now, ...decisionFields(d, ctx.actor, now, changed) })
-    .where(eq(reports.id, r.id));
-  await recordAudit(ctx, {
-    projectId: r.projectId, action: AUDIT_ACTION[d.action],
-    entityType: "report", entityId: r.id,
-    before: { status: r.status }, after: { status: to },
-    data: { ...d, applied: changed, caseId: r.caseId },
-  });
-}
-
-async function moveCase(ctx: DomainContext, c: CaseRow, to: Status, d: Decision, now: number): Promise<void> {
-  if (c.status === to) return;
-  const isOpen = isOpenStatus(to) ? 1 : 0;
-  await ctx.db.update(cases).set({ status: to, isOpen, updatedAt: now }).where(eq(cases.id, c.id));
-  await recordAudit(ctx, {
-    projectId: c.projectId, action: "CASE_STATUS_CHANGED",
-    entityType: "case", entityId: c.id, before: { status: c.status }, after: { status: to }, data: { action: d.action },
-  });
-}
-
-/**
- * Escalating a report of a closed case reopens that case, unless another case is already open
- * for the same target: then the report moves into that one (two open cases for one target
- * would split the incident).
- */
-async function reopenForEscalation(ctx: DomainContext, report: typeof reports.$inferSelect, c: CaseRow, now: number): Promise<CaseRow> {
-  const open = await findOpenCase(ctx, c);
-  if (open) {
-    await ctx.db.update(reports).set({ caseId: open.id }).where(eq(reports.id, report.id));
-    await ctx.db.update(cases).set({ reportCount: open.reportCount + 1, updatedAt: now }).where(eq(cases.id, open.id));
-    await ctx.db.update(cases).set({ reportCount: c.reportCount - 1, updatedAt: now }).where(eq(cases.id, c.id));
-    report.caseId = open.id;
-    await recordAudit(ctx, {
-      projectId: c.projectId, action: "REPORT_MOVED", entityType: "report", entityId: report.id,
-      before: { caseId: c.id }, after: { caseId: open.id },
-    });
-    return open;
-  }
-  return c;
+export async function decideOnReport(ctx: DomainContext, input: { reportId: string; decision: Decision }): Promise<{ changed: boolean }> {
+  const t = await applyTransition(ctx, { target: { reportId: input.reportId }, move: input.decision });
+  return { changed: t.changed };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -363,7 +196,7 @@ export function triageCase(ctx: DomainContext, caseId: string): Promise<void> {
       .where(and(eq(reports.caseId, c.id), eq(reports.status, "OPEN")))
       .limit(1);
     if (!first) throw conflict(`Case is ${c.status}: only cases with OPEN reports can be triaged`);
-    await decideOnReport(ctx, { reportId: first.id, decision: { action: "triage" } });
+    await applyTransition(ctx, { target: { reportId: first.id }, move: { action: "triage" } });
   });
 }
 
@@ -385,14 +218,6 @@ export function assignCase(ctx: DomainContext, input: { caseId: string; assignee
     });
     return toCaseView(after);
   });
-}
-
-export interface NoteView {
-  id: string;
-  caseId: string;
-  author: Actor;
-  body: string;
-  createdAt: string;
 }
 
 export function addCaseNote(ctx: DomainContext, input: { caseId: string; body: string }): Promise<NoteView> {

@@ -8,17 +8,11 @@ import { transaction, type DomainContext, type ReadContext } from "./context.ts"
 import { badRequest, conflict, notFound } from "./errors.ts";
 import { newId } from "./ids.ts";
 import type { Severity } from "./severity.ts";
+import type { CategoryView } from "./views/category.ts";
+
+export type { CategoryView } from "./views/category.ts";
 
 export type CategoryRow = typeof reportCategories.$inferSelect;
-
-export interface CategoryView {
-  id: string;
-  name: string;
-  description: string | null;
-  severityHint: Severity;
-  createdAt: string;
-  updatedAt: string;
-}
 
 /** Every new project starts with these; descriptions also steer the AI classifier. */
 export const DEFAULT_CATEGORIES: { name: string; description: string; severityHint: Severity }[] = [

@@ -16,52 +16,20 @@ import { upsertIdentity } from "./identities.ts";
 import { newId } from "./ids.ts";
 import { requireProject, type Project } from "./projects.ts";
 import { enqueueWebhookEvent, type EventType } from "./webhooks/outbox.ts";
+import { applyTransition } from "./workflow-engine.ts";
+import {
+  ACCOUNT_KINDS,
+  CONTENT_KINDS,
+  TIMED_KINDS,
+  type ActionKind,
+  type ActionStatus,
+  type EnforcementActionView,
+} from "./views/enforcement.ts";
+import type { IdentityRefView } from "./views/identity.ts";
 
-export const ACTION_KINDS = ["warning", "mute", "suspension", "ban", "content_removal"] as const;
-export type ActionKind = (typeof ACTION_KINDS)[number];
-/** Kinds that act on the account, and on a piece of content (resolution codes ACCOUNT_/CONTENT_LEVEL_ACTION). */
-export const ACCOUNT_KINDS: readonly ActionKind[] = ["warning", "mute", "suspension", "ban"];
-export const CONTENT_KINDS: readonly ActionKind[] = ["content_removal"];
-/** Kinds that may have an end: a suspension must have one, a mute may. */
-const TIMED_KINDS: readonly ActionKind[] = ["suspension", "mute"];
-
-export const ACTION_STATUSES = ["active", "expired", "revoked"] as const;
-export type ActionStatus = (typeof ACTION_STATUSES)[number];
+export type { ActionKind, ActionStatus, EnforcementActionView } from "./views/enforcement.ts";
 
 export type ActionRow = typeof enforcementActions.$inferSelect;
-
-export interface IdentityRefView {
-  id: string;
-  type: string;
-  externalId: string;
-}
-
-export interface EnforcementActionView {
-  id: string;
-  projectId: string;
-  identityId: string;
-  identity: IdentityRefView;
-  kind: ActionKind;
-  reason: string;
-  note: string | null;
-  reportId: string | null;
-  caseId: string | null;
-  /** The content acted on (content_removal) or that led to the action. */
-  content: { contentType: string | null; contentExternalId: string } | null;
-  startsAt: string;
-  endsAt: string | null;
-  /** When the scheduler recorded that the end was reached. */
-  expiredAt: string | null;
-  revokedAt: string | null;
-  revokedBy: Actor | null;
-  revokeReason: string | null;
-  createdBy: Actor;
-  createdAt: string;
-  updatedAt: string;
-  /** In force now: not revoked, and its end (if any) not reached. */
-  active: boolean;
-  status: ActionStatus;
-}
 
 export function actionStatus(row: ActionRow, now: number): ActionStatus {
   if (row.revokedAt !== null) return "revoked";
@@ -318,6 +286,25 @@ export function revokeEnforcementAction(
 }
 
 // ---------------------------------------------------------------------------------------------
+// When an action ends
+
+/** How a caller says when an action ends: an instant (null: no end), or a duration from now. */
+export interface ActionTiming {
+  endsAt?: number | null;
+  durationSeconds?: number;
+}
+
+/**
+ * The end of an action, in ms, from `endsAt` or `durationSeconds` (counted from now), never
+ * both (400); undefined when neither is given (a change leaves the end as it was).
+ */
+export function actionEnd(ctx: Pick<DomainContext, "clock">, timing: ActionTiming): number | null | undefined {
+  if (timing.endsAt !== undefined && timing.durationSeconds !== undefined) throw badRequest("give endsAt or durationSeconds, not both");
+  if (timing.durationSeconds !== undefined) return ctx.clock.now() + timing.durationSeconds * 1000;
+  return timing.endsAt;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Resolving a report with an action
 
 export interface ResolveActionInput {
@@ -350,7 +337,8 @@ export async function resolveReportWithAction(
     throw badRequest("action: only a resolution with resolutionCode ACCOUNT_LEVEL_ACTION or CONTENT_LEVEL_ACTION carries an enforcement action");
   }
   return transaction(ctx, async () => {
-    await decideOnReport(ctx, { reportId, decision: { action: "resolve", code: resolution.code, note: resolution.note } });
+    // The resolution goes through the workflow engine like any other (409 unless the report is open).
+    await applyTransition(ctx, { target: { reportId }, move: { action: "resolve", code: resolution.code, note: resolution.note } });
     const [report] = await ctx.db.select().from(reports).where(eq(reports.id, reportId)).limit(1);
     const project = await requireProject(ctx, report!.projectId);
     const reasons = JSON.parse(report!.reasons) as string[];
@@ -365,6 +353,29 @@ export async function resolveReportWithAction(
       endsAt: action.endsAt,
     });
   });
+}
+
+/**
+ * Resolves a report: with `action`, together with the enforcement action the resolution calls
+ * for (resolveReportWithAction, whose `endsAt` may be given as a duration: actionEnd); without
+ * one, as a plain decision on the report (decideOnReport). Answers the id of the action applied.
+ */
+export async function resolveReport(
+  ctx: DomainContext,
+  input: {
+    reportId: string;
+    resolution: { code?: string | null; note?: string | null };
+    action?: (Omit<ResolveActionInput, "endsAt"> & ActionTiming) | null;
+  },
+): Promise<{ enforcementActionId?: string }> {
+  const { reportId, resolution } = input;
+  if (input.action) {
+    const { endsAt, durationSeconds, ...action } = input.action;
+    const applied = await resolveReportWithAction(ctx, { reportId, resolution, action: { ...action, endsAt: actionEnd(ctx, { endsAt, durationSeconds }) } });
+    return { enforcementActionId: applied.id };
+  }
+  await decideOnReport(ctx, { reportId, decision: { action: "resolve", code: resolution.code, note: resolution.note } });
+  return {};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -409,15 +420,56 @@ export async function listEnforcementActions(
   return { actions: await actionViews(ctx, { rows: page, now }), nextCursor: rows.length > q.limit ? (page.at(-1)?.id ?? null) : null };
 }
 
-/** The identity keyed by project + type + external ID, or a 404. */
-export async function requireIdentityId(ctx: Pick<DomainContext, "db">, input: { projectId: string; type: string; externalId: string }): Promise<string> {
+/** An identity's key: project + type + external ID. */
+interface IdentityKey {
+  projectId: string;
+  type: string;
+  externalId: string;
+}
+
+/** The id of the identity keyed by project + type + external ID, or null. */
+async function identityIdOf(ctx: Pick<DomainContext, "db">, input: IdentityKey): Promise<string | null> {
   const [row] = await ctx.db
     .select({ id: identities.id })
     .from(identities)
     .where(and(eq(identities.projectId, input.projectId), eq(identities.type, input.type), eq(identities.externalId, input.externalId)))
     .limit(1);
-  if (!row) throw notFound("Identity not found");
-  return row.id;
+  return row?.id ?? null;
+}
+
+/** The identity keyed by project + type + external ID, or a 404. */
+export async function requireIdentityId(ctx: Pick<DomainContext, "db">, input: IdentityKey): Promise<string> {
+  const id = await identityIdOf(ctx, input);
+  if (!id) throw notFound("Identity not found");
+  return id;
+}
+
+/** An identity's actions, newest first (the SDK's pull): an identity that does not exist is a 404. */
+export async function listIdentityActions(
+  ctx: Pick<DomainContext, "db" | "clock">,
+  q: Omit<ActionQuery, "identityId"> & IdentityKey,
+): Promise<{ actions: EnforcementActionView[]; nextCursor: string | null }> {
+  const identityId = await requireIdentityId(ctx, q);
+  return listEnforcementActions(ctx, { ...q, identityId });
+}
+
+/**
+ * A project's actions, newest first, optionally of one identity named by `identityType` and
+ * `externalId` (both or neither: 400). An identity that does not exist has no actions: an
+ * empty page, not a 404.
+ */
+export async function findEnforcementActions(
+  ctx: Pick<DomainContext, "db" | "clock">,
+  q: Omit<ActionQuery, "identityId"> & { identityType?: string; externalId?: string },
+): Promise<{ actions: EnforcementActionView[]; nextCursor: string | null }> {
+  if ((q.identityType === undefined) !== (q.externalId === undefined)) throw badRequest("identityType and externalId go together");
+  let identityId: string | undefined;
+  if (q.identityType !== undefined && q.externalId !== undefined) {
+    const id = await identityIdOf(ctx, { projectId: q.projectId, type: q.identityType, externalId: q.externalId });
+    if (!id) return { actions: [], nextCursor: null };
+    identityId = id;
+  }
+  return listEnforcementActions(ctx, { ...q, identityId });
 }
 
 export function getActionView(ctx: Pick<DomainContext, "db" | "clock">, row: ActionRow): Promise<EnforcementActionView> {

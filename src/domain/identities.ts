@@ -6,27 +6,11 @@ import { transaction, type DomainContext } from "./context.ts";
 import { badRequest } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { applyMergePatch } from "./merge-patch.ts";
+import type { IdentityView } from "./views/identity.ts";
+
+export type { IdentityView } from "./views/identity.ts";
 
 export type IdentityRow = typeof identities.$inferSelect;
-
-/** The Identity resource of the spec: all fifteen fields, always present. */
-export interface IdentityView {
-  id: string;
-  externalId: string;
-  projectId: string;
-  type: string;
-  name: string | null;
-  username: string | null;
-  avatarUrl: string | null;
-  metadata: unknown;
-  reportCount: number;
-  lastSeenAt: string | null;
-  lastReportedAt: string | null;
-  displayName: string;
-  handleLabel: string;
-  createdAt: string;
-  updatedAt: string;
-}
 
 export interface DisplayInput {
   name?: string | null;
@@ -140,7 +124,7 @@ function mergeMetadata(stored: string | null, patch: unknown): string | null {
   if (patch === undefined || patch === null) return stored;
   const merged = applyMergePatch(stored == null ? undefined : JSON.parse(stored), patch);
   const text = JSON.stringify(merged);
-  if (text.length > MAX_METADATA_BYTES) {
+  if (Buffer.byteLength(text, "utf8") > MAX_METADATA_BYTES) {
     throw badRequest(`metadata must be at most ${MAX_METADATA_BYTES} bytes of JSON once merged`);
   }
   return text;

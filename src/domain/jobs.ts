@@ -3,9 +3,10 @@ import { jobs } from "../db/schema.ts";
 import { iso, isoOrNull } from "./clock.ts";
 import { transaction, type DomainContext, type ReadContext } from "./context.ts";
 import { newId } from "./ids.ts";
+import type { JobStatus, JobView } from "./views/job.ts";
 
 export type JobRow = typeof jobs.$inferSelect;
-export type JobStatus = JobRow["status"];
+export type { JobStatus, JobView } from "./views/job.ts";
 
 export interface EnqueueInput {
   /** The organization the job works for. */
@@ -115,20 +116,6 @@ export async function nextDueAt(ctx: Pick<ReadContext, "db">): Promise<number | 
   const [leased] = await ctx.db.select({ t: min(jobs.leaseUntil) }).from(jobs).where(eq(jobs.status, "running"));
   const times = [pending?.t, leased?.t].filter((t): t is number => t != null);
   return times.length ? Math.min(...times) : null;
-}
-
-export interface JobView {
-  id: string;
-  kind: string;
-  status: JobStatus;
-  attempts: number;
-  maxAttempts: number;
-  runAt: string;
-  lastError: string | null;
-  payload: unknown;
-  createdAt: string;
-  updatedAt: string;
-  leaseUntil: string | null;
 }
 
 export const toJobView = (j: JobRow): JobView => ({

@@ -6,8 +6,9 @@ import { iso, isoOrNull } from "./clock.ts";
 import { transaction, type DomainContext, type ReadContext } from "./context.ts";
 import { notFound } from "./errors.ts";
 import { newId } from "./ids.ts";
+import type { ApiKeyView, KeyKind } from "./views/api-key.ts";
 
-export type KeyKind = "secret" | "publishable";
+export type { ApiKeyView, KeyKind } from "./views/api-key.ts";
 
 const PREFIX: Record<KeyKind, string> = { secret: "sk_live_", publishable: "pk_live_" };
 /** `sk_live_` or `pk_live_` followed by 43 base64url characters (32 random bytes). */
@@ -20,18 +21,6 @@ export interface KeyPrincipal {
   projectId: string;
   kind: KeyKind;
   reportRateLimit: number | null;
-}
-
-export interface ApiKeyView {
-  id: string;
-  projectId: string;
-  kind: KeyKind;
-  name: string;
-  prefix: string;
-  reportRateLimit: number | null;
-  createdAt: string;
-  lastUsedAt: string | null;
-  revokedAt: string | null;
 }
 
 const hashKey = (key: string): string => createHash("sha256").update(key).digest("hex");

@@ -3,8 +3,9 @@ import { organizations } from "../db/schema.ts";
 import type { DomainContext, ReadContext } from "./context.ts";
 import { notFound } from "./errors.ts";
 import { newId } from "./ids.ts";
+import type { Plan } from "./views/organization.ts";
 
-export type Plan = "free" | "pro" | "enterprise";
+export type { Plan } from "./views/organization.ts";
 export type Organization = typeof organizations.$inferSelect;
 
 export function slugify(name: string): string {

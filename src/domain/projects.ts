@@ -6,15 +6,11 @@ import { seedDefaultCategories } from "./categories.ts";
 import { iso } from "./clock.ts";
 import { transaction, type DomainContext } from "./context.ts";
 import { notFound } from "./errors.ts";
+import type { ProjectView } from "./views/project.ts";
+
+export type { ProjectView } from "./views/project.ts";
 
 export type Project = typeof projects.$inferSelect;
-
-export interface ProjectView {
-  id: string;
-  name: string;
-  createdAt: string;
-  updatedAt: string;
-}
 
 /** A new project of the context's organization, with the default report categories; audited. */
 export async function createProject(ctx: DomainContext, input: { name: string }): Promise<Project> {

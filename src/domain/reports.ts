@@ -2,7 +2,7 @@ import { and, asc, desc, eq, getTableColumns, gt, inArray, lt, type SQL } from "
 import type { Db } from "../db/client.ts";
 import { param, statements } from "../db/prepared.ts";
 import { identities, reportReasons, reports } from "../db/schema.ts";
-import { recordAudit, type Actor } from "./audit.ts";
+import { recordAudit } from "./audit.ts";
 import { joinOrOpenCase } from "./cases.ts";
 import { reasonCategories, resolveReasons } from "./categories.ts";
 import { iso } from "./clock.ts";
@@ -11,10 +11,15 @@ import { notFound } from "./errors.ts";
 import { upsertIdentity, type DisplayInput, type IdentityRow } from "./identities.ts";
 import { enqueueJob } from "./jobs.ts";
 import { newId } from "./ids.ts";
-import type { Project } from "./projects.ts";
+import { listProjects, type Project } from "./projects.ts";
 import { formatCursor, isoFromUs, nextCreatedUs, parseCursor } from "./report-time.ts";
 import { bucketFor, maxSeverity, type Severity } from "./severity.ts";
+import type { IdentitySummary } from "./views/identity.ts";
+import type { CreatedReportView, ReportView } from "./views/report.ts";
+import type { ProjectRef } from "./views/project.ts";
 import type { Status } from "./workflow.ts";
+
+export type { ReportView } from "./views/report.ts";
 
 export type ReportRow = typeof reports.$inferSelect;
 
@@ -43,7 +48,7 @@ export interface CreateReportInput {
 export const ENRICH_JOB = "report.enrich";
 
 export interface CreatedReport {
-  report: { id: string; projectId: string; status: "OPEN"; createdAt: string };
+  report: CreatedReportView;
   row: ReportRow;
   caseId: string;
 }
@@ -245,41 +250,6 @@ function reportListQuery(db: Db, orgId: string, q: ReportQuery) {
     .limit(q.limit + 1);
 }
 
-export interface IdentitySummary {
-  id: string;
-  type: string;
-  externalId: string;
-  displayName: string;
-  handleLabel: string;
-}
-
-interface Decision {
-  note: string | null;
-  at: string;
-  by: Actor;
-}
-
-export interface ReportView {
-  id: string;
-  projectId: string;
-  caseId: string;
-  status: Status;
-  severity: Severity;
-  reasons: string[];
-  description: string | null;
-  automated: boolean;
-  subject: IdentitySummary | null;
-  reporter: IdentitySummary | null;
-  target: { contentType: string | null; contentExternalId: string | null; content: string | null } | null;
-  escalation: (Decision & { team: string; applied: boolean }) | null;
-  resolution: (Decision & { code: string | null }) | null;
-  dismissal: (Decision & { reason: string }) | null;
-  /** The AI enrichment, once it has run. */
-  ai: { severity: Severity; categories: string[]; confidence: number; reasoning: string; analyzedAt: string } | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
 const summary = (i: IdentityRow | undefined): IdentitySummary | null =>
   i
     ? {
@@ -330,4 +300,19 @@ function toReportView(r: ReportRow, identitiesById: Map<string, IdentityRow>): R
     createdAt: isoFromUs(r.createdUs),
     updatedAt: iso(r.updatedAt),
   };
+}
+
+/** A report of the caller's organization as clients see it; another organization's is a 404. */
+export async function reportView(ctx: Pick<DomainContext, "db" | "orgId">, reportId: string): Promise<ReportView> {
+  const row = await requireReport(ctx, reportId);
+  return (await toReportViews(ctx, { rows: [row] }))[0]!;
+}
+
+/** A page of reports (listReports) with the organization's projects, by id and name, to name them by. */
+export async function reportsWithProjects(
+  ctx: Pick<DomainContext, "db" | "orgId">,
+  q: ReportQuery,
+): Promise<{ projects: ProjectRef[]; reports: ReportView[]; nextCursor: string | null }> {
+  const page = await listReports(ctx, q);
+  return { projects: (await listProjects(ctx)).map((p) => ({ id: p.id, name: p.name })), ...page };
 }

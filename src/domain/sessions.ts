@@ -13,7 +13,19 @@ import { transaction, type DomainContext, type ReadContext } from "./context.ts"
 import { DomainError } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { passwordGate } from "./password-gate.ts";
-import { verifyCredentials, type Role, type UserRow } from "./users.ts";
+import { getOrganization, type Organization } from "./organizations.ts";
+import {
+  generatePassword,
+  hashPassword,
+  normalizeEmail,
+  requireUser,
+  setUserPasswordHash,
+  toUserView,
+  verifyCredentials,
+  type Role,
+  type UserRow,
+  type UserView,
+} from "./users.ts";
 
 export const SESSION_COOKIE = "flagstaff_session";
 export const CSRF_HEADER = "x-flagstaff-csrf";
@@ -282,4 +294,68 @@ export async function checkPassword(
   }
   if (user) throttle.succeed(email, ip);
   return user;
+}
+
+/** A dashboard sign-in that succeeded: who, their organization, and the new session's tokens. */
+export interface SignedIn {
+  user: UserView;
+  org: Organization;
+  /** For the session cookie only: never stored, never shown. */
+  token: string;
+  csrfToken: string;
+  expiresAt: number;
+}
+
+/**
+ * Signs a dashboard user in: the password is checked through the throttle and the password
+ * gate (checkPassword: 429 with `retryAfter` when refused), then a new session starts. A wrong
+ * email, a disabled account and a wrong password all get the same 401 message. A sign-in
+ * always starts a new session (no fixation): the session the browser had, if any
+ * (`replacesSessionId`), ends. Nobody is signed in yet, so this reads and writes with no
+ * organization of its own. `ip` is the socket's address (null when unknown).
+ */
+export async function signIn(
+  ctx: ReadContext,
+  input: { email: string; password: string; ip: string | null; replacesSessionId?: string | null },
+): Promise<SignedIn> {
+  const user = await checkPassword(ctx, { email: normalizeEmail(input.email), password: input.password, ip: input.ip ?? "unknown" });
+  if (!user) throw new DomainError("unauthorized", "Wrong email or password");
+  if (input.replacesSessionId) await deleteSession(ctx, input.replacesSessionId);
+  const session = await createSession(ctx, user);
+  const org = await getOrganization({ db: ctx.db, orgId: user.orgId });
+  return { user: toUserView(user), org, token: session.token, csrfToken: session.csrfToken, expiresAt: session.expiresAt };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Passwords of signed-in users
+
+/**
+ * A signed-in dashboard user changes their own password (`account`: their email and the
+ * session they use; null for an API key, which has no password: 400). The current password is
+ * checked like a sign-in (throttled, so a borrowed session cannot guess it faster), against the
+ * caller's own account only (the same email may have accounts in other organizations): a wrong
+ * one is a 403. Their other sessions end; the one in use stays.
+ */
+export async function changeOwnPassword(
+  ctx: DomainContext,
+  input: { account: { email: string; sessionId: string } | null; currentPassword: string; newPassword: string; ip: string | null },
+): Promise<void> {
+  const { account } = input;
+  if (!account) throw new DomainError("bad_request", "Only a signed-in dashboard user has a password");
+  const user = await checkPassword(ctx, { email: account.email, password: input.currentPassword, ip: input.ip ?? "unknown", orgId: ctx.orgId });
+  if (!user) throw new DomainError("forbidden", "The current password is wrong");
+  // Hashed before the transaction: argon2 takes ~100 ms.
+  const passwordHash = await hashPassword(input.newPassword);
+  await setUserPasswordHash(ctx, { userId: user.id, passwordHash });
+  await deleteOtherSessions(ctx, { userId: user.id, keepSessionId: account.sessionId });
+}
+
+/** An admin gives a user of the organization a new generated password, answered once; the user's sessions end. */
+export async function resetUserPassword(ctx: DomainContext, userId: string): Promise<{ user: UserView; generatedPassword: string }> {
+  const user = await requireUser(ctx, userId);
+  const password = generatePassword();
+  const passwordHash = await hashPassword(password);
+  await setUserPasswordHash(ctx, { userId: user.id, passwordHash });
+  await deleteUserSessions(ctx, user.id);
+  return { user: toUserView(user), generatedPassword: password };
 }

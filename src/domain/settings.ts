@@ -5,13 +5,9 @@ import { transaction, type DomainContext } from "./context.ts";
 import { DomainError } from "./errors.ts";
 import { getOrganization, type Organization } from "./organizations.ts";
 import { requireProject, type Project } from "./projects.ts";
+import type { AiSettings } from "./views/settings.ts";
 
-export interface AiSettings {
-  aiEnabled: boolean;
-  /** 1–100: the confidence at or above which an analysis files a report. */
-  aiThreshold: number;
-  scanLinks: boolean;
-}
+export type { AiSettings } from "./views/settings.ts";
 
 export const aiSettingsOf = (p: Project): AiSettings => ({
   aiEnabled: p.aiEnabled === 1,

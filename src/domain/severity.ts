@@ -1,9 +1,8 @@
-/** Severities (of category hints and AI analyses) and the case buckets they lead to. */
-export const SEVERITIES = ["LOW", "MEDIUM", "HIGH", "CRITICAL"] as const;
-export type Severity = (typeof SEVERITIES)[number];
+/** How severities rank and which case bucket each leads to. */
+import { BUCKETS, SEVERITIES, type Bucket, type Severity } from "./views/severity.ts";
 
-export const BUCKETS = ["normal", "high", "emergency"] as const;
-export type Bucket = (typeof BUCKETS)[number];
+// The vocabularies themselves are the clients' and the dashboard's too (src/domain/views/severity.ts).
+export { BUCKETS, SEVERITIES, type Bucket, type Severity } from "./views/severity.ts";
 
 export const severityRank = (s: Severity): number => SEVERITIES.indexOf(s);
 

@@ -6,23 +6,12 @@ import { iso, isoOrNull } from "./clock.ts";
 import { transaction, type DomainContext } from "./context.ts";
 import { badRequest, conflict, notFound } from "./errors.ts";
 import { newId } from "./ids.ts";
+import type { Role, UserView } from "./views/user.ts";
 
-export const ROLES = ["viewer", "moderator", "admin"] as const;
-export type Role = (typeof ROLES)[number];
-
-/** viewer < moderator < admin: `hasRole(r, needed)` when r is at least `needed`. */
-export const hasRole = (role: Role, needed: Role): boolean => ROLES.indexOf(role) >= ROLES.indexOf(needed);
+// The roles and the view are the dashboard's too (src/domain/views/user.ts); re-exported for the server's importers.
+export { hasRole, ROLES, type Role, type UserView } from "./views/user.ts";
 
 export type UserRow = typeof users.$inferSelect;
-
-export interface UserView {
-  id: string;
-  email: string;
-  name: string | null;
-  role: Role;
-  createdAt: string;
-  disabledAt: string | null;
-}
 
 export const toUserView = (u: UserRow): UserView => ({
   id: u.id,
@@ -84,6 +73,21 @@ export function addUser(ctx: DomainContext, input: { email: string; passwordHash
     await recordAudit(ctx, { action: "USER_CREATED", entityType: "user", entityId: u.id, after: { email: u.email, role: u.role } });
     return toUserView(await requireUser(ctx, u.id));
   });
+}
+
+/**
+ * A user an admin adds (addUser) with the password given, or else a generated one, which is
+ * answered this once (`generatedPassword`, null when the admin chose the password).
+ */
+export async function addUserWithPassword(
+  ctx: DomainContext,
+  input: { email: string; role: Role; name?: string; password?: string },
+): Promise<{ user: UserView; generatedPassword: string | null }> {
+  const password = input.password ?? generatePassword();
+  // Hashed before the transaction: argon2 takes ~100 ms.
+  const passwordHash = await hashPassword(password);
+  const user = await addUser(ctx, { email: input.email, role: input.role, name: input.name || null, passwordHash });
+  return { user, generatedPassword: input.password ? null : password };
 }
 
 /** The enabled accounts with this email, in every organization (or in `orgId`), oldest first. */

@@ -1,13 +1,15 @@
 /**
  * The review workflow: every status and every move between them, in one table. Reports and
- * cases share it. docs/workflow.md reproduces the table for people.
+ * cases share it. docs/workflow.md reproduces the table for people. A pure vocabulary (the
+ * dashboard and the storage layer import it): the engine that applies a move, with its writes
+ * and effects, is workflow-engine.ts.
  *
  * | Action   | From                                   | To          | Notes                                         |
  * |----------|----------------------------------------|-------------|-----------------------------------------------|
  * | create   | (none)                                 | OPEN        |                                               |
  * | triage   | OPEN                                   | TRIAGED     | a moderator confirmed it needs review         |
  * | enrich   | OPEN                                   | IN_REVIEW   | AI: confidence ≥ threshold and HIGH/CRITICAL  |
- * | escalate | any but RESOLVED                       | IN_REVIEW   | on RESOLVED: unchanged, still recorded        |
+ * | escalate | any but RESOLVED, APPEALED             | IN_REVIEW   | on RESOLVED, APPEALED: unchanged, recorded    |
  * | resolve  | OPEN, TRIAGED, IN_REVIEW               | RESOLVED    | 409 from anything else                        |
  * | dismiss  | OPEN, TRIAGED, IN_REVIEW               | DISMISSED   | 409 from anything else                        |
  * | appeal   | RESOLVED                               | APPEALED    | the platform forwards its user's appeal       |
@@ -32,7 +34,9 @@ const DECIDABLE = ["OPEN", "TRIAGED", "IN_REVIEW"] as const;
 export const MOVES: Record<WorkflowAction, Move> = {
   triage: { from: ["OPEN"], to: "TRIAGED" },
   enrich: { from: ["OPEN"], to: "IN_REVIEW" },
-  escalate: { from: "any", to: "IN_REVIEW", noop: ["RESOLVED"] },
+  // APPEALED: the pending appeal decides the report (uphold or overturn, APPEALED → CLOSED);
+  // moving it to IN_REVIEW would leave that appeal with nothing to close.
+  escalate: { from: "any", to: "IN_REVIEW", noop: ["RESOLVED", "APPEALED"] },
   resolve: { from: DECIDABLE, to: "RESOLVED" },
   dismiss: { from: DECIDABLE, to: "DISMISSED" },
   appeal: { from: ["RESOLVED"], to: "APPEALED" },

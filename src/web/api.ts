@@ -7,6 +7,7 @@ import { createTRPCClient, httpBatchLink, httpLink, splitLink, TRPCClientError }
 import type { inferRouterInputs, inferRouterOutputs } from "@trpc/server";
 import type { AppRouter } from "../api/router.ts";
 import { MAX_BATCH_CALLS } from "../api/trpc-batch.ts";
+import { hasRole } from "../domain/views/user.ts";
 
 export type Outputs = inferRouterOutputs<AppRouter>;
 export type Inputs = inferRouterInputs<AppRouter>;
@@ -66,6 +67,5 @@ export function errorMessage(err: unknown): string {
   return String(err);
 }
 
-const RANK: Record<Role, number> = { viewer: 0, moderator: 1, admin: 2 };
-/** The UI hides what a role cannot do; the server refuses it either way. */
-export const can = (role: Role, needed: Role): boolean => RANK[role] >= RANK[needed];
+/** The UI hides what a role cannot do; the server refuses it either way (the same rank: hasRole). */
+export const can = (role: Role, needed: Role): boolean => hasRole(role, needed);

@@ -5,29 +5,21 @@
  */
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
-import { errorMessage, trpc, type Inputs } from "./api.ts";
+import { ACTION_KINDS, CONTENT_KINDS, TIMED_KINDS, type ActionKind } from "../domain/views/enforcement.ts";
+import {
+  DEFAULT_TEAM,
+  DISMISSAL_REASONS,
+  RESOLUTION_CODES,
+  TEAMS,
+  type DismissalReason,
+  type ResolutionCode,
+  type Team,
+} from "../domain/views/report.ts";
+import { errorMessage, trpc } from "./api.ts";
 import { Dialog, ErrorNote, Field, useToast } from "./ui.tsx";
 
-type ResolutionCode = NonNullable<Inputs["reports"]["resolve"]["resolutionCode"]>;
-type DismissReason = Inputs["reports"]["dismiss"]["reason"];
-type Team = NonNullable<Inputs["reports"]["escalate"]["team"]>;
-
-export const RESOLUTION_CODES = [
-  "NO_VIOLATION",
-  "INSUFFICIENT_EVIDENCE",
-  "DUPLICATE_REPORT",
-  "SPAM_CONFIRMED",
-  "HARASSMENT_CONFIRMED",
-  "HATE_SPEECH_CONFIRMED",
-  "THREATS_CONFIRMED",
-  "FRAUD_OR_SCAM_CONFIRMED",
-  "POLICY_EXCEPTION_CONTEXTUAL",
-  "ESCALATED_EXTERNALLY",
-  "ACCOUNT_LEVEL_ACTION",
-  "CONTENT_LEVEL_ACTION",
-] as const satisfies readonly ResolutionCode[];
-export const DISMISS_REASONS = ["false_positive", "duplicate", "out_of_scope", "not_actionable", "other"] as const satisfies readonly DismissReason[];
-export const TEAMS = ["senior_moderator", "safety", "legal"] as const satisfies readonly Team[];
+/** The default team first: the order the dialog offers them in. */
+const TEAM_CHOICES: readonly Team[] = [DEFAULT_TEAM, ...TEAMS.filter((t) => t !== DEFAULT_TEAM)];
 
 const humanize = (s: string) => s.toLowerCase().replace(/_/g, " ").replace(/^\w/, (c) => c.toUpperCase());
 
@@ -60,8 +52,8 @@ export function DecisionDialog({
   const qc = useQueryClient();
   const toast = useToast();
   const [code, setCode] = useState<ResolutionCode>("NO_VIOLATION");
-  const [reason, setReason] = useState<DismissReason>("not_actionable");
-  const [team, setTeam] = useState<Team>("senior_moderator");
+  const [reason, setReason] = useState<DismissalReason>("not_actionable");
+  const [team, setTeam] = useState<Team>(DEFAULT_TEAM);
   const [note, setNote] = useState("");
   const decide = useMutation({
     mutationFn: async () => {
@@ -111,8 +103,8 @@ export function DecisionDialog({
         )}
         {action === "dismiss" && (
           <Field label="Reason">
-            <select value={reason} onChange={(e) => setReason(e.target.value as DismissReason)} autoFocus>
-              {DISMISS_REASONS.map((r) => (
+            <select value={reason} onChange={(e) => setReason(e.target.value as DismissalReason)} autoFocus>
+              {DISMISSAL_REASONS.map((r) => (
                 <option key={r} value={r}>
                   {humanize(r)}
                 </option>
@@ -123,7 +115,7 @@ export function DecisionDialog({
         {action === "escalate" && (
           <Field label="Team">
             <select value={team} onChange={(e) => setTeam(e.target.value as Team)} autoFocus>
-              {TEAMS.map((t) => (
+              {TEAM_CHOICES.map((t) => (
                 <option key={t} value={t}>
                   {humanize(t)}
                 </option>
@@ -167,9 +159,6 @@ export function useClaim() {
   });
 }
 
-type ActionKind = Inputs["enforcement"]["create"]["kind"];
-export const ACTION_KINDS = ["warning", "mute", "suspension", "ban", "content_removal"] as const satisfies readonly ActionKind[];
-const TIMED: readonly ActionKind[] = ["mute", "suspension"];
 
 /**
  * Enforce: an action against the case's subject (or its content) linked to one of its reports,
@@ -210,7 +199,7 @@ export function EnforceDialog({
         reason: reason.trim() || defaultReason,
         note: note.trim() || null,
         reportId: reportId ?? undefined,
-        durationSeconds: TIMED.includes(kind) && duration ? Math.round(Number(duration) * (unit === "hours" ? 3600 : 86400)) : undefined,
+        durationSeconds: TIMED_KINDS.includes(kind) && duration ? Math.round(Number(duration) * (unit === "hours" ? 3600 : 86400)) : undefined,
       }),
     onSuccess: (r) => {
       toast(`${r.action.kind.replace("_", " ")} recorded`);
@@ -219,7 +208,7 @@ export function EnforceDialog({
       onClose();
     },
   });
-  const available = ACTION_KINDS.filter((k) => (k === "content_removal" ? hasContent : hasSubject));
+  const available = ACTION_KINDS.filter((k) => (CONTENT_KINDS.includes(k) ? hasContent : hasSubject));
   return (
     <Dialog open={open} title="Enforce" onClose={onClose}>
       <form
@@ -238,7 +227,7 @@ export function EnforceDialog({
             ))}
           </select>
         </Field>
-        {TIMED.includes(kind) && (
+        {TIMED_KINDS.includes(kind) && (
           <div className="inline-form">
             <Field label={kind === "mute" ? "Duration (empty: permanent)" : "Duration"}>
               <input type="number" min={1} value={duration} required={kind === "suspension"} onChange={(e) => setDuration(e.target.value)} />

@@ -1,11 +1,16 @@
 /** Small shared pieces of the dashboard: badges, times, dialogs, toasts, charts, shortcuts. */
 import { cloneElement, createContext, useCallback, useContext, useEffect, useId, useRef, useState, type ReactElement, type ReactNode } from "react";
+import type { Status } from "../domain/views/report.ts";
+import type { Bucket, Severity } from "../domain/views/severity.ts";
 import { errorMessage } from "./api.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Badges
 
 type Tone = "neutral" | "red" | "orange" | "yellow" | "green" | "blue" | "purple" | "gray";
+
+/** The tone of a word, or `fallback` for a word the table does not know (an older server's). */
+const toneOf = (tones: Readonly<Record<string, Tone>>, word: string, fallback: Tone): Tone => tones[word] ?? fallback;
 
 export function Badge({ tone = "neutral", children, title }: { tone?: Tone; children: ReactNode; title?: string }) {
   return (
@@ -15,13 +20,14 @@ export function Badge({ tone = "neutral", children, title }: { tone?: Tone; chil
   );
 }
 
-const BUCKET_TONE: Record<string, Tone> = { emergency: "red", high: "orange", normal: "gray" };
-export const BucketBadge = ({ bucket }: { bucket: string }) => <Badge tone={BUCKET_TONE[bucket] ?? "gray"}>{bucket}</Badge>;
+// One tone per word of each vocabulary (a word added to one needs its tone here).
+const BUCKET_TONE: Record<Bucket, Tone> = { emergency: "red", high: "orange", normal: "gray" };
+export const BucketBadge = ({ bucket }: { bucket: string }) => <Badge tone={toneOf(BUCKET_TONE, bucket, "gray")}>{bucket}</Badge>;
 
-const SEVERITY_TONE: Record<string, Tone> = { CRITICAL: "red", HIGH: "orange", MEDIUM: "yellow", LOW: "gray" };
-export const SeverityBadge = ({ severity }: { severity: string }) => <Badge tone={SEVERITY_TONE[severity] ?? "gray"}>{severity}</Badge>;
+const SEVERITY_TONE: Record<Severity, Tone> = { CRITICAL: "red", HIGH: "orange", MEDIUM: "yellow", LOW: "gray" };
+export const SeverityBadge = ({ severity }: { severity: string }) => <Badge tone={toneOf(SEVERITY_TONE, severity, "gray")}>{severity}</Badge>;
 
-const STATUS_TONE: Record<string, Tone> = {
+const STATUS_TONE: Record<Status, Tone> = {
   OPEN: "blue",
   TRIAGED: "purple",
   IN_REVIEW: "orange",
@@ -31,7 +37,7 @@ const STATUS_TONE: Record<string, Tone> = {
   CLOSED: "neutral",
 };
 export const StatusBadge = ({ status }: { status: string }) => (
-  <Badge tone={STATUS_TONE[status] ?? "neutral"}>
+  <Badge tone={toneOf(STATUS_TONE, status, "neutral")}>
     <span data-status={status}>{status.replace("_", " ")}</span>
   </Badge>
 );

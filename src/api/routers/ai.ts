@@ -1,28 +1,29 @@
 import { z } from "zod";
 import { analyzeContent, recentAnalyses } from "../../domain/analysis.ts";
-import { requireProject } from "../../domain/projects.ts";
 import { aiSettingsOf, updateAiSettings } from "../../domain/settings.ts";
-import { SEVERITIES } from "../../domain/severity.ts";
 import { externalIdSchema, projectIdSchema } from "../../domain/validation.ts";
-import { isoDateTime } from "../schemas.ts";
-import { organizationFor, router, secretProcedure } from "../trpc.ts";
+import { analysisResultSchema, analysisViewSchema } from "../../domain/views/analysis.ts";
+import { aiSettingsSchema } from "../../domain/views/settings.ts";
+import { projectProcedure, router } from "../trpc.ts";
 
 const orgProject = { orgSlug: z.string().min(1).max(64), projectId: projectIdSchema };
 const base = "/organizations/{orgSlug}/projects/{projectId}";
-const settingsSchema = z.object({ aiEnabled: z.boolean(), aiThreshold: z.number().int(), scanLinks: z.boolean() }).meta({ id: "ProjectSettings" });
 const MAX_CONTENT = 10_000;
 
 export const aiRouter = router({
-  settings: secretProcedure
+  settings: projectProcedure(z.object(orgProject))
     .meta({ family: "org", openapi: { method: "GET", path: `${base}/settings`, summary: "Read a project's AI settings", tags: ["settings"] } })
-    .input(z.object(orgProject))
-    .output(z.object({ settings: settingsSchema }))
-    .query(async ({ ctx, input }) => {
-      await organizationFor(ctx, input.orgSlug);
-      return { settings: aiSettingsOf(await requireProject(ctx.domain, input.projectId)) };
-    }),
+    .output(z.object({ settings: aiSettingsSchema }))
+    .query(({ ctx }) => ({ settings: aiSettingsOf(ctx.project) })),
 
-  updateSettings: secretProcedure
+  updateSettings: projectProcedure(
+    z.object({
+      ...orgProject,
+      aiEnabled: z.boolean().optional(),
+      aiThreshold: z.number().int().min(1).max(100).optional(),
+      scanLinks: z.boolean().optional(),
+    }),
+  )
     .meta({
       role: "admin",
       family: "org",
@@ -34,22 +35,20 @@ export const aiRouter = router({
         tags: ["settings"],
       },
     })
-    .input(
-      z.object({
-        ...orgProject,
-        aiEnabled: z.boolean().optional(),
-        aiThreshold: z.number().int().min(1).max(100).optional(),
-        scanLinks: z.boolean().optional(),
-      }),
-    )
-    .output(z.object({ settings: settingsSchema }))
+    .output(z.object({ settings: aiSettingsSchema }))
     .mutation(async ({ ctx, input }) => {
-      await organizationFor(ctx, input.orgSlug);
       const { aiEnabled, aiThreshold, scanLinks } = input;
-      return { settings: await updateAiSettings(ctx.domain, { projectId: input.projectId, patch: { aiEnabled, aiThreshold, scanLinks } }) };
+      return { settings: await updateAiSettings(ctx.domain, { projectId: ctx.project.id, patch: { aiEnabled, aiThreshold, scanLinks } }) };
     }),
 
-  analyze: secretProcedure
+  analyze: projectProcedure(
+    z.object({
+      ...orgProject,
+      content: z.string({ error: "content is required" }).min(1, "content is required").max(MAX_CONTENT, `content must be at most ${MAX_CONTENT} characters`),
+      externalId: externalIdSchema.optional(),
+      contentType: z.string().min(1).max(64).optional(),
+    }),
+  )
     .meta({
       family: "org",
       openapi: {
@@ -62,60 +61,28 @@ export const aiRouter = router({
         errorResponses: { 503: "The AI backend is unavailable or did not answer in time" },
       },
     })
-    .input(
-      z.object({
-        ...orgProject,
-        content: z.string({ error: "content is required" }).min(1, "content is required").max(MAX_CONTENT, `content must be at most ${MAX_CONTENT} characters`),
-        externalId: externalIdSchema.optional(),
-        contentType: z.string().min(1).max(64).optional(),
-      }),
-    )
     .output(
       z.object({
-        analysis: z.object({ categories: z.array(z.string()), severity: z.enum(SEVERITIES), confidence: z.number(), reasoning: z.string() }),
+        analysis: analysisResultSchema,
         reportCreated: z.boolean(),
         reportId: z.string().nullable(),
       }),
     )
     .mutation(async ({ ctx, input }) => {
-      await organizationFor(ctx, input.orgSlug);
       const result = await analyzeContent(
         { ...ctx.domain, config: ctx.config, onAiCall: ctx.onAiCall },
-        { projectId: input.projectId, content: input.content, externalId: input.externalId, contentType: input.contentType },
+        { projectId: ctx.project.id, content: input.content, externalId: input.externalId, contentType: input.contentType },
       );
       return { analysis: result.analysis, reportCreated: result.reportCreated, reportId: result.reportId };
     }),
 
-  analyses: secretProcedure
+  analyses: projectProcedure(z.object(orgProject))
     .meta({
       family: "org",
       openapi: { method: "GET", path: `${base}/content-analyses`, summary: "The 50 most recent content analyses", tags: ["ai"] },
     })
-    .input(z.object(orgProject))
     .output(
-      z.object({
-        analyses: z.array(
-          z.object({
-            id: z.string(),
-            source: z.string(),
-            categories: z.array(z.string()),
-            severity: z.enum(SEVERITIES),
-            confidence: z.number(),
-            reasoning: z.string(),
-            reportId: z.string().nullable(),
-            externalId: z.string().nullable(),
-            contentType: z.string().nullable(),
-            url: z.string().nullable(),
-            sourceText: z.string(),
-            model: z.string(),
-            createdAt: isoDateTime,
-          }),
-        ),
-      }),
+      z.object({ analyses: z.array(analysisViewSchema) }),
     )
-    .query(async ({ ctx, input }) => {
-      await organizationFor(ctx, input.orgSlug);
-      const project = await requireProject(ctx.domain, input.projectId);
-      return { analyses: await recentAnalyses(ctx.domain, { projectId: project.id }) };
-    }),
+    .query(async ({ ctx }) => ({ analyses: await recentAnalyses(ctx.domain, { projectId: ctx.project.id }) })),
 });

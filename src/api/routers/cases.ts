@@ -1,20 +1,15 @@
 import { z } from "zod";
 import { caseFile } from "../../domain/case-file.ts";
 import { addCaseNote, assignCase, reviewQueue, triageCase } from "../../domain/cases.ts";
-import { requireProject } from "../../domain/projects.ts";
 import { limitSchema } from "../schemas.ts";
-import { router, secretProcedure } from "../trpc.ts";
+import { projectProcedure, router, secretProcedure } from "../trpc.ts";
 
 const caseId = z.string().min(1).max(64);
 
 /** What the dashboard needs to review cases (tRPC only: these are not SDK routes). */
 export const casesRouter = router({
-  queue: secretProcedure
-    .input(z.object({ projectId: z.string().max(64).optional(), limit: limitSchema(50) }))
-    .query(async ({ ctx, input }) => {
-      if (input.projectId) await requireProject(ctx.domain, input.projectId);
-      return reviewQueue(ctx.domain, { projectId: input.projectId, limit: input.limit });
-    }),
+  queue: projectProcedure(z.object({ projectId: z.string().max(64).optional(), limit: limitSchema(50) }))
+    .query(({ ctx, input }) => reviewQueue(ctx.domain, { projectId: input.projectId, limit: input.limit })),
 
   detail: secretProcedure.input(z.object({ caseId })).query(({ ctx, input }) => caseFile(ctx.domain, input.caseId)),
 

@@ -1,21 +1,10 @@
 import { z } from "zod";
 import { createCategory, deleteCategory, listCategories, toCategoryView, updateCategory } from "../../domain/categories.ts";
-import { requireProject } from "../../domain/projects.ts";
-import { SEVERITIES } from "../../domain/severity.ts";
 import { projectIdSchema } from "../../domain/validation.ts";
-import { isoDateTime, okSchema } from "../schemas.ts";
-import { authedProcedure, organizationFor, projectFor, router, secretProcedure } from "../trpc.ts";
-
-const categorySchema = z
-  .object({
-    id: z.string(),
-    name: z.string(),
-    description: z.string().nullable(),
-    severityHint: z.enum(SEVERITIES),
-    createdAt: isoDateTime,
-    updatedAt: isoDateTime,
-  })
-  .meta({ id: "ReportCategory" });
+import { categoryViewSchema, reportReasonSchema } from "../../domain/views/category.ts";
+import { SEVERITIES } from "../../domain/views/severity.ts";
+import { okSchema } from "../schemas.ts";
+import { projectProcedure, router } from "../trpc.ts";
 
 /** Category names are what SDK clients send as reasons: short, no spaces at the ends. */
 const nameSchema = z
@@ -34,7 +23,7 @@ const tags = ["categories"];
 
 export const categoriesRouter = router({
   /** SDK: the reasons a client may offer its users (publishable keys allowed). */
-  reportReasons: authedProcedure
+  reportReasons: projectProcedure(z.object({ projectId: projectIdSchema }))
     .meta({
       family: "sdk",
       publishable: true,
@@ -47,69 +36,47 @@ export const categoriesRouter = router({
         errorResponses: { 401: "Invalid or missing API key", 403: "Key of another project", 404: "Project not found" },
       },
     })
-    .input(z.object({ projectId: projectIdSchema }))
     .output(
-      z.object({
-        reasons: z.array(
-          z.object({ id: z.string(), name: z.string(), description: z.string().nullable(), severityHint: z.enum(SEVERITIES) }),
-        ),
-      }),
+      z.object({ reasons: z.array(reportReasonSchema) }),
     )
-    .query(async ({ ctx, input }) => {
-      const project = await projectFor(ctx, input.projectId);
-      return {
-        reasons: (await listCategories(ctx.domain, project.id)).map((c) => ({ id: c.id, name: c.name, description: c.description, severityHint: c.severityHint })),
-      };
-    }),
+    .query(async ({ ctx }) => ({
+      reasons: (await listCategories(ctx.domain, ctx.project.id)).map((c) => ({ id: c.id, name: c.name, description: c.description, severityHint: c.severityHint })),
+    })),
 
-  list: secretProcedure
+  list: projectProcedure(z.object(orgProject))
     .meta({ family: "org", openapi: { method: "GET", path: base, summary: "List report categories", tags } })
-    .input(z.object(orgProject))
-    .output(z.object({ categories: z.array(categorySchema) }))
-    .query(async ({ ctx, input }) => {
-      await organizationFor(ctx, input.orgSlug);
-      const project = await requireProject(ctx.domain, input.projectId);
-      return { categories: (await listCategories(ctx.domain, project.id)).map(toCategoryView) };
-    }),
+    .output(z.object({ categories: z.array(categoryViewSchema) }))
+    .query(async ({ ctx }) => ({ categories: (await listCategories(ctx.domain, ctx.project.id)).map(toCategoryView) })),
 
-  create: secretProcedure
+  create: projectProcedure(z.object({ ...orgProject, name: nameSchema, description: descriptionSchema.optional(), severityHint: z.enum(SEVERITIES).default("MEDIUM") }))
     .meta({ role: "admin", family: "org", successStatus: 201, openapi: { method: "POST", path: base, summary: "Create a report category", tags, errorResponses: { 409: "A category with this name already exists in the project" } } })
-    .input(z.object({ ...orgProject, name: nameSchema, description: descriptionSchema.optional(), severityHint: z.enum(SEVERITIES).default("MEDIUM") }))
-    .output(z.object({ category: categorySchema }))
+    .output(z.object({ category: categoryViewSchema }))
     .mutation(async ({ ctx, input }) => {
-      await organizationFor(ctx, input.orgSlug);
-      const project = await requireProject(ctx.domain, input.projectId);
       const { name, description, severityHint } = input;
-      return { category: await createCategory(ctx.domain, { projectId: project.id, name, description, severityHint }) };
+      return { category: await createCategory(ctx.domain, { projectId: ctx.project.id, name, description, severityHint }) };
     }),
 
-  update: secretProcedure
+  update: projectProcedure(
+    z.object({
+      ...orgProject,
+      categoryId: z.string().min(1).max(64),
+      name: nameSchema.optional(),
+      description: descriptionSchema.optional(),
+      severityHint: z.enum(SEVERITIES).optional(),
+    }),
+  )
     .meta({ role: "admin", family: "org", openapi: { method: "PATCH", path: `${base}/{categoryId}`, summary: "Change a report category", tags, errorResponses: { 409: "A category with this name already exists in the project" } } })
-    .input(
-      z.object({
-        ...orgProject,
-        categoryId: z.string().min(1).max(64),
-        name: nameSchema.optional(),
-        description: descriptionSchema.optional(),
-        severityHint: z.enum(SEVERITIES).optional(),
-      }),
-    )
-    .output(z.object({ category: categorySchema }))
+    .output(z.object({ category: categoryViewSchema }))
     .mutation(async ({ ctx, input }) => {
-      await organizationFor(ctx, input.orgSlug);
-      const project = await requireProject(ctx.domain, input.projectId);
       const { name, description, severityHint } = input;
-      return { category: await updateCategory(ctx.domain, { projectId: project.id, categoryId: input.categoryId, name, description, severityHint }) };
+      return { category: await updateCategory(ctx.domain, { projectId: ctx.project.id, categoryId: input.categoryId, name, description, severityHint }) };
     }),
 
-  delete: secretProcedure
+  delete: projectProcedure(z.object({ ...orgProject, categoryId: z.string().min(1).max(64) }))
     .meta({ role: "admin", family: "org", openapi: { method: "DELETE", path: `${base}/{categoryId}`, summary: "Delete a report category", tags } })
-    .input(z.object({ ...orgProject, categoryId: z.string().min(1).max(64) }))
     .output(okSchema)
     .mutation(async ({ ctx, input }) => {
-      await organizationFor(ctx, input.orgSlug);
-      const project = await requireProject(ctx.domain, input.projectId);
-      await deleteCategory(ctx.domain, { projectId: project.id, categoryId: input.categoryId });
+      await deleteCategory(ctx.domain, { projectId: ctx.project.id, categoryId: input.categoryId });
       return { ok: true as const };
     }),
 });

@@ -1,68 +1,22 @@
 import { z } from "zod";
-import { decideAppeal, fileAppeal, getAppeal, listAppeals, APPEAL_STATUSES } from "../../domain/appeals.ts";
-import { badRequest } from "../../domain/errors.ts";
+import { appealWithAction, actionWithAppeals, decideAppeal, fileAppeal, listAppeals } from "../../domain/appeals.ts";
 import {
-  ACTION_KINDS,
-  ACTION_STATUSES,
+  actionEnd,
   createEnforcementAction,
-  getActionView,
-  listEnforcementActions,
-  requireAction,
-  requireIdentityId,
+  findEnforcementActions,
+  listIdentityActions,
   revokeEnforcementAction,
   updateEnforcementAction,
 } from "../../domain/enforcement.ts";
-import { requireProject } from "../../domain/projects.ts";
 import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/validation.ts";
-import { isoDateTime, limitSchema } from "../schemas.ts";
-import { organizationFor, projectFor, router, secretProcedure } from "../trpc.ts";
+import { APPEAL_STATUSES, appealViewSchema } from "../../domain/views/appeal.ts";
+import { ACTION_KINDS, ACTION_STATUSES, enforcementActionViewSchema } from "../../domain/views/enforcement.ts";
+import { limitSchema } from "../schemas.ts";
+import { orgProcedure, projectProcedure, router } from "../trpc.ts";
 
 const tags = ["enforcement"];
 const id = z.string().min(1).max(64);
 const orgSlug = z.string().min(1).max(64);
-
-const actorSchema = z.object({ type: z.enum(["api_key", "user", "system"]), id: z.string().nullable() });
-
-export const enforcementActionSchema = z
-  .object({
-    id: z.string(),
-    projectId: z.string(),
-    identityId: z.string(),
-    identity: z.object({ id: z.string(), type: z.string(), externalId: z.string() }),
-    kind: z.enum(ACTION_KINDS),
-    reason: z.string(),
-    note: z.string().nullable(),
-    reportId: z.string().nullable(),
-    caseId: z.string().nullable(),
-    content: z.object({ contentType: z.string().nullable(), contentExternalId: z.string() }).nullable(),
-    startsAt: isoDateTime,
-    endsAt: isoDateTime.nullable(),
-    expiredAt: isoDateTime.nullable(),
-    revokedAt: isoDateTime.nullable(),
-    revokedBy: actorSchema.nullable(),
-    revokeReason: z.string().nullable(),
-    createdBy: actorSchema,
-    createdAt: isoDateTime,
-    updatedAt: isoDateTime,
-    active: z.boolean(),
-    status: z.enum(ACTION_STATUSES),
-  })
-  .meta({ id: "EnforcementAction" });
-
-const appealSchema = z
-  .object({
-    id: z.string(),
-    actionId: z.string(),
-    projectId: z.string(),
-    reportId: z.string().nullable(),
-    caseId: z.string().nullable(),
-    text: z.string(),
-    status: z.enum(APPEAL_STATUSES),
-    decision: z.object({ by: actorSchema, note: z.string().nullable(), at: isoDateTime }).nullable(),
-    createdAt: isoDateTime,
-    decidedAt: isoDateTime.nullable(),
-  })
-  .meta({ id: "Appeal" });
 
 const MAX_DURATION_S = 10 * 365 * 24 * 3600;
 const reasonText = z.string().trim().min(1).max(1000);
@@ -82,13 +36,6 @@ const timing = {
   durationSeconds: z.number().int().min(1).max(MAX_DURATION_S).optional(),
 };
 
-/** `endsAt` or `durationSeconds` (not both) as an end in ms; undefined when neither is given. */
-export function endFrom(input: { endsAt?: number | null; durationSeconds?: number }, now: number): number | null | undefined {
-  if (input.endsAt != null && input.durationSeconds !== undefined) throw badRequest("give endsAt or durationSeconds, not both");
-  if (input.durationSeconds !== undefined) return now + input.durationSeconds * 1000;
-  return input.endsAt;
-}
-
 /** The action a resolution applies (reports.resolve with ACCOUNT_LEVEL_ACTION or CONTENT_LEVEL_ACTION). */
 export const resolveActionSchema = z.object({
   kind: z.enum(ACTION_KINDS).optional(),
@@ -105,7 +52,16 @@ const sdkErrors = { 400: "Invalid input", 401: "Invalid or missing API key", 403
 
 export const enforcementRouter = router({
   /** SDK (pull): an identity's actions, newest first, each saying whether it is in force. */
-  identityActions: secretProcedure
+  identityActions: projectProcedure(
+    z.object({
+      projectId: projectIdSchema,
+      typeName: typeNameSchema,
+      externalId: externalIdSchema,
+      active: z.enum(["true", "false"]).optional(),
+      cursor: z.string().max(64).optional(),
+      limit: limitSchema(100),
+    }),
+  )
     .meta({
       family: "sdk",
       openapi: {
@@ -118,26 +74,20 @@ export const enforcementRouter = router({
         errorResponses: sdkErrors,
       },
     })
-    .input(
-      z.object({
-        projectId: projectIdSchema,
-        typeName: typeNameSchema,
-        externalId: externalIdSchema,
-        active: z.enum(["true", "false"]).optional(),
-        cursor: z.string().max(64).optional(),
-        limit: limitSchema(100),
+    .output(z.object({ actions: z.array(enforcementActionViewSchema), nextCursor: z.string().nullable() }))
+    .query(({ ctx, input }) =>
+      listIdentityActions(ctx.domain, {
+        projectId: ctx.project.id,
+        type: input.typeName,
+        externalId: input.externalId,
+        active: input.active === undefined ? undefined : input.active === "true",
+        cursor: input.cursor,
+        limit: input.limit,
       }),
-    )
-    .output(z.object({ actions: z.array(enforcementActionSchema), nextCursor: z.string().nullable() }))
-    .query(async ({ ctx, input }) => {
-      const project = await projectFor(ctx, input.projectId);
-      const identityId = await requireIdentityId(ctx.domain, { projectId: project.id, type: input.typeName, externalId: input.externalId });
-      const active = input.active === undefined ? undefined : input.active === "true";
-      return listEnforcementActions(ctx.domain, { projectId: project.id, identityId, active, cursor: input.cursor, limit: input.limit });
-    }),
+    ),
 
   /** SDK: the platform forwards its user's appeal against an action. */
-  appeal: secretProcedure
+  appeal: projectProcedure(z.object({ projectId: projectIdSchema, actionId: id, text: z.string().trim().min(1).max(5000) }))
     .meta({
       family: "sdk",
       successStatus: 201,
@@ -151,128 +101,98 @@ export const enforcementRouter = router({
         errorResponses: { ...sdkErrors, 409: "Not appealable now" },
       },
     })
-    .input(z.object({ projectId: projectIdSchema, actionId: id, text: z.string().trim().min(1).max(5000) }))
-    .output(z.object({ appeal: appealSchema }))
-    .mutation(async ({ ctx, input }) => {
-      const project = await projectFor(ctx, input.projectId);
-      return { appeal: await fileAppeal(ctx.domain, { projectId: project.id, actionId: input.actionId, text: input.text }) };
-    }),
+    .output(z.object({ appeal: appealViewSchema }))
+    .mutation(async ({ ctx, input }) => ({
+      appeal: await fileAppeal(ctx.domain, { projectId: ctx.project.id, actionId: input.actionId, text: input.text }),
+    })),
 
-  list: secretProcedure
+  list: projectProcedure(
+    z.object({
+      ...orgProject,
+      identityType: typeNameSchema.optional(),
+      externalId: externalIdSchema.optional(),
+      kind: z.enum(ACTION_KINDS).optional(),
+      status: z.enum(ACTION_STATUSES).optional(),
+      reportId: id.optional(),
+      cursor: z.string().max(64).optional(),
+      limit: limitSchema(50),
+    }),
+  )
     .meta({ family: "org", openapi: { method: "GET", path: base, summary: "List enforcement actions", tags } })
-    .input(
-      z.object({
-        ...orgProject,
-        identityType: typeNameSchema.optional(),
-        externalId: externalIdSchema.optional(),
-        kind: z.enum(ACTION_KINDS).optional(),
-        status: z.enum(ACTION_STATUSES).optional(),
-        reportId: id.optional(),
-        cursor: z.string().max(64).optional(),
-        limit: limitSchema(50),
-      }),
-    )
-    .output(z.object({ actions: z.array(enforcementActionSchema), nextCursor: z.string().nullable() }))
-    .query(async ({ ctx, input }) => {
-      await organizationFor(ctx, input.orgSlug);
-      const project = await requireProject(ctx.domain, input.projectId);
-      if ((input.identityType === undefined) !== (input.externalId === undefined)) {
-        throw badRequest("identityType and externalId go together");
-      }
-      let identityId: string | undefined;
-      if (input.identityType !== undefined && input.externalId !== undefined) {
-        try {
-          identityId = await requireIdentityId(ctx.domain, { projectId: project.id, type: input.identityType, externalId: input.externalId });
-        } catch {
-          return { actions: [], nextCursor: null };
-        }
-      }
-      return listEnforcementActions(ctx.domain, { ...input, projectId: project.id, identityId });
-    }),
+    .output(z.object({ actions: z.array(enforcementActionViewSchema), nextCursor: z.string().nullable() }))
+    .query(({ ctx, input }) => findEnforcementActions(ctx.domain, { ...input, projectId: ctx.project.id })),
 
-  create: secretProcedure
+  create: projectProcedure(
+    z.object({
+      ...orgProject,
+      kind: z.enum(ACTION_KINDS),
+      reason: reasonText,
+      note: noteText.nullable().optional(),
+      identity: identityRef.optional(),
+      reportId: id.optional(),
+      content: contentRef.optional(),
+      ...timing,
+    }),
+  )
     .meta({ family: "org", successStatus: 201, openapi: { method: "POST", path: base, summary: "Create an enforcement action", tags } })
-    .input(
-      z.object({
-        ...orgProject,
-        kind: z.enum(ACTION_KINDS),
-        reason: reasonText,
-        note: noteText.nullable().optional(),
-        identity: identityRef.optional(),
-        reportId: id.optional(),
-        content: contentRef.optional(),
-        ...timing,
-      }),
-    )
-    .output(z.object({ action: enforcementActionSchema }))
+    .output(z.object({ action: enforcementActionViewSchema }))
     .mutation(async ({ ctx, input }) => {
-      await organizationFor(ctx, input.orgSlug);
-      const project = await requireProject(ctx.domain, input.projectId);
       const action = await createEnforcementAction(ctx.domain, {
-        project,
+        project: ctx.project,
         kind: input.kind,
         reason: input.reason,
         note: input.note,
         identity: input.identity,
         reportId: input.reportId,
         content: input.content,
-        endsAt: endFrom(input, ctx.clock.now()),
+        endsAt: actionEnd(ctx.domain, input),
       });
       return { action };
     }),
 
-  get: secretProcedure
+  get: projectProcedure(z.object({ ...orgProject, actionId: id }))
     .meta({ family: "org", openapi: { method: "GET", path: `${base}/{actionId}`, summary: "Get an enforcement action and its appeals", tags } })
-    .input(z.object({ ...orgProject, actionId: id }))
-    .output(z.object({ action: enforcementActionSchema, appeals: z.array(appealSchema) }))
-    .query(async ({ ctx, input }) => {
-      await organizationFor(ctx, input.orgSlug);
-      const project = await requireProject(ctx.domain, input.projectId);
-      const row = await requireAction(ctx.domain, { actionId: input.actionId, projectId: project.id });
-      return {
-        action: await getActionView(ctx.domain, row),
-        appeals: (await listAppeals(ctx.domain, { actionId: row.id, limit: 100 })).appeals,
-      };
-    }),
+    .output(z.object({ action: enforcementActionViewSchema, appeals: z.array(appealViewSchema) }))
+    .query(({ ctx, input }) => actionWithAppeals(ctx.domain, { projectId: ctx.project.id, actionId: input.actionId })),
 
-  update: secretProcedure
+  update: projectProcedure(
+    z.object({
+      ...orgProject,
+      actionId: id,
+      reason: reasonText.optional(),
+      note: noteText.nullable().optional(),
+      endsAt: instant.nullable().optional(),
+      durationSeconds: timing.durationSeconds,
+    }),
+  )
     .meta({ family: "org", openapi: { method: "PATCH", path: `${base}/{actionId}`, summary: "Change an enforcement action", tags, errorResponses: { 409: "The action is no longer in force" } } })
-    .input(
-      z.object({
-        ...orgProject,
-        actionId: id,
-        reason: reasonText.optional(),
-        note: noteText.nullable().optional(),
-        endsAt: instant.nullable().optional(),
-        durationSeconds: timing.durationSeconds,
-      }),
-    )
-    .output(z.object({ action: enforcementActionSchema }))
+    .output(z.object({ action: enforcementActionViewSchema }))
     .mutation(async ({ ctx, input }) => {
-      await organizationFor(ctx, input.orgSlug);
-      const project = await requireProject(ctx.domain, input.projectId);
-      if (input.endsAt !== undefined && input.durationSeconds !== undefined) throw badRequest("give endsAt or durationSeconds, not both");
-      const endsAt = input.durationSeconds !== undefined ? ctx.clock.now() + input.durationSeconds * 1000 : input.endsAt;
       const action = await updateEnforcementAction(ctx.domain, {
-        projectId: project.id,
+        projectId: ctx.project.id,
         actionId: input.actionId,
-        patch: { reason: input.reason, note: input.note, endsAt },
+        patch: { reason: input.reason, note: input.note, endsAt: actionEnd(ctx.domain, input) },
       });
       return { action };
     }),
 
-  revoke: secretProcedure
+  revoke: projectProcedure(z.object({ ...orgProject, actionId: id, reason: noteText.optional() }))
     .meta({ family: "org", openapi: { method: "POST", path: `${base}/{actionId}/revoke`, summary: "Revoke an enforcement action", tags, errorResponses: { 409: "The action is already revoked" } } })
-    .input(z.object({ ...orgProject, actionId: id, reason: noteText.optional() }))
-    .output(z.object({ action: enforcementActionSchema }))
-    .mutation(async ({ ctx, input }) => {
-      await organizationFor(ctx, input.orgSlug);
-      const project = await requireProject(ctx.domain, input.projectId);
-      const action = await revokeEnforcementAction(ctx.domain, { actionId: input.actionId, projectId: project.id, reason: input.reason });
-      return { action };
-    }),
+    .output(z.object({ action: enforcementActionViewSchema }))
+    .mutation(async ({ ctx, input }) => ({
+      action: await revokeEnforcementAction(ctx.domain, { actionId: input.actionId, projectId: ctx.project.id, reason: input.reason }),
+    })),
 
-  listAppeals: secretProcedure
+  listAppeals: projectProcedure(
+    z.object({
+      orgSlug,
+      status: z.enum(APPEAL_STATUSES).optional(),
+      projectId: projectIdSchema.optional(),
+      actionId: id.optional(),
+      cursor: z.string().max(64).optional(),
+      limit: limitSchema(50),
+    }),
+  )
     .meta({
       family: "org",
       openapi: {
@@ -283,34 +203,15 @@ export const enforcementRouter = router({
         tags,
       },
     })
-    .input(
-      z.object({
-        orgSlug,
-        status: z.enum(APPEAL_STATUSES).optional(),
-        projectId: projectIdSchema.optional(),
-        actionId: id.optional(),
-        cursor: z.string().max(64).optional(),
-        limit: limitSchema(50),
-      }),
-    )
-    .output(z.object({ appeals: z.array(appealSchema), nextCursor: z.string().nullable() }))
-    .query(async ({ ctx, input }) => {
-      await organizationFor(ctx, input.orgSlug);
-      if (input.projectId) await requireProject(ctx.domain, input.projectId);
-      return listAppeals(ctx.domain, input);
-    }),
+    .output(z.object({ appeals: z.array(appealViewSchema), nextCursor: z.string().nullable() }))
+    .query(({ ctx, input }) => listAppeals(ctx.domain, input)),
 
-  getAppeal: secretProcedure
+  getAppeal: orgProcedure(z.object({ orgSlug, appealId: id }))
     .meta({ family: "org", openapi: { method: "GET", path: "/organizations/{orgSlug}/appeals/{appealId}", summary: "Get an appeal and its action", tags } })
-    .input(z.object({ orgSlug, appealId: id }))
-    .output(z.object({ appeal: appealSchema, action: enforcementActionSchema }))
-    .query(async ({ ctx, input }) => {
-      await organizationFor(ctx, input.orgSlug);
-      const appeal = await getAppeal(ctx.domain, input.appealId);
-      return { appeal, action: await getActionView(ctx.domain, await requireAction(ctx.domain, { actionId: appeal.actionId })) };
-    }),
+    .output(z.object({ appeal: appealViewSchema, action: enforcementActionViewSchema }))
+    .query(({ ctx, input }) => appealWithAction(ctx.domain, input.appealId)),
 
-  upholdAppeal: secretProcedure
+  upholdAppeal: orgProcedure(z.object({ orgSlug, appealId: id, note: noteText.optional() }))
     .meta({
       family: "org",
       openapi: {
@@ -322,15 +223,13 @@ export const enforcementRouter = router({
         errorResponses: { 409: "The appeal is already decided" },
       },
     })
-    .input(z.object({ orgSlug, appealId: id, note: noteText.optional() }))
-    .output(z.object({ appeal: appealSchema }))
+    .output(z.object({ appeal: appealViewSchema }))
     .mutation(async ({ ctx, input }) => {
-      await organizationFor(ctx, input.orgSlug);
       const { appeal } = await decideAppeal(ctx.domain, { appealId: input.appealId, decision: "uphold", note: input.note });
       return { appeal };
     }),
 
-  overturnAppeal: secretProcedure
+  overturnAppeal: orgProcedure(z.object({ orgSlug, appealId: id, note: noteText.optional() }))
     .meta({
       family: "org",
       openapi: {
@@ -343,10 +242,6 @@ export const enforcementRouter = router({
         errorResponses: { 409: "The appeal is already decided" },
       },
     })
-    .input(z.object({ orgSlug, appealId: id, note: noteText.optional() }))
-    .output(z.object({ appeal: appealSchema, revoked: z.array(enforcementActionSchema) }))
-    .mutation(async ({ ctx, input }) => {
-      await organizationFor(ctx, input.orgSlug);
-      return decideAppeal(ctx.domain, { appealId: input.appealId, decision: "overturn", note: input.note });
-    }),
+    .output(z.object({ appeal: appealViewSchema, revoked: z.array(enforcementActionViewSchema) }))
+    .mutation(({ ctx, input }) => decideAppeal(ctx.domain, { appealId: input.appealId, decision: "overturn", note: input.note })),
 });

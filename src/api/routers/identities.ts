@@ -2,14 +2,29 @@ import { z } from "zod";
 import { listIdentities, saveIdentity } from "../../domain/identities.ts";
 import { jsonDepthExceeds } from "../../domain/json-depth.ts";
 import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/validation.ts";
-import { identitySchema, limitSchema } from "../schemas.ts";
-import { projectFor, router, secretProcedure } from "../trpc.ts";
+import { identityViewSchema } from "../../domain/views/identity.ts";
+import { limitSchema } from "../schemas.ts";
+import { projectProcedure, router } from "../trpc.ts";
 
 const displayText = (max: number) => z.string().max(max).nullable().optional();
 const MAX_METADATA_DEPTH = 16;
 
 export const identitiesRouter = router({
-  upsert: secretProcedure
+  upsert: projectProcedure(
+    z.object({
+      projectId: projectIdSchema,
+      typeName: typeNameSchema,
+      externalId: externalIdSchema,
+      display: z
+        .object({ name: displayText(512), username: displayText(256), avatarUrl: displayText(2048) })
+        .nullable()
+        .optional(),
+      metadata: z
+        .unknown()
+        .refine((m) => !jsonDepthExceeds(m, MAX_METADATA_DEPTH), `metadata must not nest deeper than ${MAX_METADATA_DEPTH} levels`)
+        .optional(),
+    }),
+  )
     .meta({
       family: "sdk",
       openapi: {
@@ -22,27 +37,11 @@ export const identitiesRouter = router({
         errorResponses: { 400: "Invalid external ID or body", 401: "Invalid or missing API key", 403: "Publishable key", 404: "Project not found" },
       },
     })
-    .input(
-      z.object({
-        projectId: projectIdSchema,
-        typeName: typeNameSchema,
-        externalId: externalIdSchema,
-        display: z
-          .object({ name: displayText(512), username: displayText(256), avatarUrl: displayText(2048) })
-          .nullable()
-          .optional(),
-        metadata: z
-          .unknown()
-          .refine((m) => !jsonDepthExceeds(m, MAX_METADATA_DEPTH), `metadata must not nest deeper than ${MAX_METADATA_DEPTH} levels`)
-          .optional(),
-      }),
-    )
-    .output(z.object({ identity: identitySchema }))
+    .output(z.object({ identity: identityViewSchema }))
     .mutation(async ({ ctx, input }) => {
-      const project = await projectFor(ctx, input.projectId);
       const now = ctx.clock.now();
       const identity = await saveIdentity(ctx.domain, {
-        projectId: project.id,
+        projectId: ctx.project.id,
         type: input.typeName,
         externalId: input.externalId,
         display: input.display,
@@ -53,7 +52,14 @@ export const identitiesRouter = router({
       return { identity };
     }),
 
-  list: secretProcedure
+  list: projectProcedure(
+    z.object({
+      projectId: projectIdSchema,
+      limit: limitSchema(50),
+      cursor: z.string().max(64).optional(),
+      search: z.string().min(1).max(256).optional(),
+    }),
+  )
     .meta({
       family: "sdk",
       openapi: {
@@ -66,17 +72,6 @@ export const identitiesRouter = router({
         errorResponses: { 400: "Invalid query", 401: "Invalid or missing API key", 403: "Publishable key", 404: "Project not found" },
       },
     })
-    .input(
-      z.object({
-        projectId: projectIdSchema,
-        limit: limitSchema(50),
-        cursor: z.string().max(64).optional(),
-        search: z.string().min(1).max(256).optional(),
-      }),
-    )
-    .output(z.object({ identities: z.array(identitySchema), nextCursor: z.string().nullable() }))
-    .query(async ({ ctx, input }) => {
-      const project = await projectFor(ctx, input.projectId);
-      return listIdentities(ctx.domain, { projectId: project.id, search: input.search, cursor: input.cursor, limit: input.limit });
-    }),
+    .output(z.object({ identities: z.array(identityViewSchema), nextCursor: z.string().nullable() }))
+    .query(({ ctx, input }) => listIdentities(ctx.domain, { projectId: ctx.project.id, search: input.search, cursor: input.cursor, limit: input.limit })),
 });

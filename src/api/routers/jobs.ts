@@ -1,13 +1,14 @@
 import { z } from "zod";
 import { notFound } from "../../domain/errors.ts";
 import { listJobs, queueDepth, retryDeadJob } from "../../domain/jobs.ts";
+import { JOB_STATUSES } from "../../domain/views/job.ts";
 import { router, secretProcedure } from "../trpc.ts";
 
 /** The background queue of the caller's organization, for operators (tRPC). */
 export const jobsRouter = router({
   stats: secretProcedure.query(({ ctx }) => queueDepth(ctx.domain, { orgId: ctx.domain.orgId })),
   list: secretProcedure
-    .input(z.object({ status: z.enum(["pending", "running", "done", "dead"]).optional(), kind: z.string().max(64).optional(), limit: z.number().int().min(1).max(100).default(50) }))
+    .input(z.object({ status: z.enum(JOB_STATUSES).optional(), kind: z.string().max(64).optional(), limit: z.number().int().min(1).max(100).default(50) }))
     .query(async ({ ctx, input }) => ({ jobs: await listJobs(ctx.domain, input) })),
   retry: secretProcedure.meta({ role: "admin" }).input(z.object({ jobId: z.string().min(1).max(64) })).mutation(async ({ ctx, input }) => {
     // The job is back in line when this commits, and the workers are woken then.

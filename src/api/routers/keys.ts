@@ -1,23 +1,26 @@
 import { z } from "zod";
 import { createApiKey, listApiKeys, revokeApiKey } from "../../domain/keys.ts";
-import { requireProject } from "../../domain/projects.ts";
-import { apiKeySchema } from "../schemas.ts";
-import { organizationFor, router, secretProcedure } from "../trpc.ts";
+import { apiKeyViewSchema, KEY_KINDS } from "../../domain/views/api-key.ts";
+import { orgProcedure, projectProcedure, router } from "../trpc.ts";
 
 const orgSlug = z.string().min(1).max(64);
 const tags = ["api-keys"];
 
 export const keysRouter = router({
-  list: secretProcedure
+  list: orgProcedure(z.object({ orgSlug }))
     .meta({ role: "admin", family: "org", openapi: { method: "GET", path: "/organizations/{orgSlug}/api-keys", summary: "List API keys", tags } })
-    .input(z.object({ orgSlug }))
-    .output(z.object({ apiKeys: z.array(apiKeySchema) }))
-    .query(async ({ ctx, input }) => {
-      const org = await organizationFor(ctx, input.orgSlug);
-      return { apiKeys: await listApiKeys(ctx.domain, { orgId: org.id }) };
-    }),
+    .output(z.object({ apiKeys: z.array(apiKeyViewSchema) }))
+    .query(async ({ ctx }) => ({ apiKeys: await listApiKeys(ctx.domain, { orgId: ctx.org.id }) })),
 
-  create: secretProcedure
+  create: projectProcedure(
+    z.object({
+      orgSlug,
+      projectId: z.string().min(1).max(64),
+      kind: z.enum(KEY_KINDS),
+      name: z.string().min(1).max(100).optional(),
+      reportRateLimit: z.number().int().min(1).max(1_000_000).nullable().optional(),
+    }),
+  )
     .meta({
       role: "admin",
       family: "org",
@@ -29,32 +32,15 @@ export const keysRouter = router({
         tags,
       },
     })
-    .input(
-      z.object({
-        orgSlug,
-        projectId: z.string().min(1).max(64),
-        kind: z.enum(["secret", "publishable"]),
-        name: z.string().min(1).max(100).optional(),
-        reportRateLimit: z.number().int().min(1).max(1_000_000).nullable().optional(),
-      }),
-    )
-    .output(z.object({ key: z.string(), apiKey: apiKeySchema }))
-    .mutation(async ({ ctx, input }) => {
-      await organizationFor(ctx, input.orgSlug);
-      const project = await requireProject(ctx.domain, input.projectId);
-      return createApiKey(ctx.domain, { ...input, projectId: project.id });
-    }),
+    .output(z.object({ key: z.string(), apiKey: apiKeyViewSchema }))
+    .mutation(({ ctx, input }) => createApiKey(ctx.domain, { ...input, projectId: ctx.project.id })),
 
-  revoke: secretProcedure
+  revoke: orgProcedure(z.object({ orgSlug, keyId: z.string().min(1).max(64) }))
     .meta({
       role: "admin",
       family: "org",
       openapi: { method: "POST", path: "/organizations/{orgSlug}/api-keys/{keyId}/revoke", summary: "Revoke an API key", tags },
     })
-    .input(z.object({ orgSlug, keyId: z.string().min(1).max(64) }))
-    .output(z.object({ apiKey: apiKeySchema }))
-    .mutation(async ({ ctx, input }) => {
-      const org = await organizationFor(ctx, input.orgSlug);
-      return { apiKey: await revokeApiKey(ctx.domain, { orgId: org.id, keyId: input.keyId }) };
-    }),
+    .output(z.object({ apiKey: apiKeyViewSchema }))
+    .mutation(async ({ ctx, input }) => ({ apiKey: await revokeApiKey(ctx.domain, { orgId: ctx.org.id, keyId: input.keyId }) })),
 });

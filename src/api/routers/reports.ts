@@ -1,15 +1,15 @@
 import { z } from "zod";
 import { decideOnReport } from "../../domain/cases.ts";
-import { resolveReportWithAction } from "../../domain/enforcement.ts";
-import { DomainError } from "../../domain/errors.ts";
-import { createReport, listReports, requireReport, toReportViews } from "../../domain/reports.ts";
-import { listProjects, requireProject } from "../../domain/projects.ts";
-import { SEVERITIES } from "../../domain/severity.ts";
+import { resolveReport } from "../../domain/enforcement.ts";
+import { admitReportCreation } from "../../domain/rate-limit.ts";
+import { createReport, reportsWithProjects, reportView } from "../../domain/reports.ts";
 import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/validation.ts";
-import { STATUSES, type Status } from "../../domain/workflow.ts";
-import { isoDateTime, limitSchema } from "../schemas.ts";
-import { endFrom, resolveActionSchema } from "./enforcement.ts";
-import { authedProcedure, projectFor, router, secretProcedure } from "../trpc.ts";
+import { projectRefSchema } from "../../domain/views/project.ts";
+import { createdReportSchema, DISMISSAL_REASONS, RESOLUTION_CODES, reportViewSchema, STATUSES, TEAMS, type Status } from "../../domain/views/report.ts";
+import { SEVERITIES } from "../../domain/views/severity.ts";
+import { limitSchema } from "../schemas.ts";
+import { resolveActionSchema } from "./enforcement.ts";
+import { authedProcedure, projectProcedure, router, secretProcedure } from "../trpc.ts";
 
 const tags = ["reports"];
 const MAX_TEXT = 10_000;
@@ -59,54 +59,24 @@ const createInput = z
     path: ["subject"],
   });
 
-const summarySchema = z
-  .object({ id: z.string(), type: z.string(), externalId: z.string(), displayName: z.string(), handleLabel: z.string() })
-  .nullable();
-const decisionBase = { note: z.string().nullable(), at: isoDateTime, by: z.object({ type: z.string(), id: z.string().nullable() }) };
-
-export const reportSchema = z
-  .object({
-    id: z.string(),
-    projectId: z.string(),
-    caseId: z.string(),
-    status: z.enum(STATUSES),
-    severity: z.enum(SEVERITIES),
-    reasons: z.array(z.string()),
-    description: z.string().nullable(),
-    automated: z.boolean(),
-    subject: summarySchema,
-    reporter: summarySchema,
-    target: z.object({ contentType: z.string().nullable(), contentExternalId: z.string().nullable(), content: z.string().nullable() }).nullable(),
-    escalation: z.object({ team: z.string(), applied: z.boolean(), ...decisionBase }).nullable(),
-    resolution: z.object({ code: z.string().nullable(), ...decisionBase }).nullable(),
-    dismissal: z.object({ reason: z.string(), ...decisionBase }).nullable(),
-    ai: z
-      .object({ severity: z.enum(SEVERITIES), categories: z.array(z.string()), confidence: z.number(), reasoning: z.string(), analyzedAt: isoDateTime })
-      .nullable(),
-    createdAt: isoDateTime,
-    updatedAt: isoDateTime,
-  })
-  .meta({ id: "Report" });
-
 /**
- * Counts report creations per API key (FLAGSTAFF_REPORT_RATE_LIMIT a minute, or the key's own
- * limit) and puts the RateLimit headers on every answer. Dashboard users are not limited.
+ * Report creation's rate limit (the rule: src/domain/rate-limit.ts), before the input is read:
+ * the count becomes the RateLimit headers on every answer, a refusal a 429 with Retry-After.
  */
-const rateLimitedProcedure = authedProcedure.use(({ ctx, next }) => {
-  const key = ctx.caller.key;
-  if (!key) return next();
-  const d = ctx.reportRateLimiter.hit(key.id, key.reportRateLimit ?? ctx.config.reportRateLimit);
-  ctx.resHeaders.set("RateLimit-Limit", String(d.limit));
-  ctx.resHeaders.set("RateLimit-Remaining", String(d.remaining));
-  ctx.resHeaders.set("RateLimit-Reset", String(d.resetSeconds));
-  ctx.resHeaders.set("RateLimit-Policy", `${d.limit};w=60`);
-  if (!d.allowed) {
-    ctx.resHeaders.set("Retry-After", String(d.resetSeconds));
-    throw new DomainError(
-      "rate_limited",
-      `Reports were sent too often: at most ${d.limit} a minute per API key. Retry in ${d.resetSeconds} s.`,
-      { retryAfter: d.resetSeconds },
-    );
+const rateLimitedProcedure = authedProcedure.use(async ({ ctx, next }) => {
+  const { decision: d, refusal } = await admitReportCreation(
+    { limiter: ctx.reportRateLimiter, defaultLimit: ctx.config.reportRateLimit },
+    { key: ctx.caller.key },
+  );
+  if (d) {
+    ctx.resHeaders.set("RateLimit-Limit", String(d.limit));
+    ctx.resHeaders.set("RateLimit-Remaining", String(d.remaining));
+    ctx.resHeaders.set("RateLimit-Reset", String(d.resetSeconds));
+    ctx.resHeaders.set("RateLimit-Policy", `${d.limit};w=60`);
+  }
+  if (refusal) {
+    if (d) ctx.resHeaders.set("Retry-After", String(d.resetSeconds));
+    throw refusal;
   }
   return next();
 });
@@ -114,14 +84,6 @@ const rateLimitedProcedure = authedProcedure.use(({ ctx, next }) => {
 const reportIdInput = { reportId: z.string().min(1).max(64) };
 const okWithId = z.object({ ok: z.literal(true), reportId: z.string() });
 const decisionErrors = { 400: "Invalid body", 401: "Invalid or missing API key", 403: "Publishable key", 404: "Report not found", 409: "Not allowed in the report's status" };
-
-export const RESOLUTION_CODES = [
-  "NO_VIOLATION", "INSUFFICIENT_EVIDENCE", "DUPLICATE_REPORT", "SPAM_CONFIRMED", "HARASSMENT_CONFIRMED",
-  "HATE_SPEECH_CONFIRMED", "THREATS_CONFIRMED", "FRAUD_OR_SCAM_CONFIRMED", "POLICY_EXCEPTION_CONTEXTUAL",
-  "ESCALATED_EXTERNALLY", "ACCOUNT_LEVEL_ACTION", "CONTENT_LEVEL_ACTION",
-] as const;
-export const DISMISSAL_REASONS = ["false_positive", "duplicate", "out_of_scope", "not_actionable", "other"] as const;
-export const TEAMS = ["safety", "legal", "senior_moderator"] as const;
 
 const statusList = z
   .string()
@@ -137,7 +99,7 @@ const statusList = z
   });
 
 export const reportsRouter = router({
-  create: rateLimitedProcedure
+  create: projectProcedure(createInput, rateLimitedProcedure)
     .meta({
       family: "sdk",
       publishable: true,
@@ -152,12 +114,10 @@ export const reportsRouter = router({
         errorResponses: { 400: "Invalid body or unknown reason", 401: "Invalid or missing API key", 403: "Key of another project", 404: "Project not found", 413: "Body too large", 429: "Too many reports" },
       },
     })
-    .input(createInput)
-    .output(z.object({ report: z.object({ id: z.string(), projectId: z.string(), status: z.literal("OPEN"), createdAt: isoDateTime }) }))
+    .output(z.object({ report: createdReportSchema }))
     .mutation(async ({ ctx, input }) => {
-      const project = await projectFor(ctx, input.projectId);
       const created = await createReport(ctx.domain, {
-        project,
+        project: ctx.project,
         subject: input.subject,
         reporter: input.reporter,
         target: input.target,
@@ -169,7 +129,21 @@ export const reportsRouter = router({
       return { report: created.report };
     }),
 
-  list: secretProcedure
+  list: projectProcedure(
+    z.object({
+      sort: z.enum(["asc", "desc"]).default("desc"),
+      // An ISO timestamp with microseconds (the previous page's nextCursor): say so in the document.
+      cursor: z.string().max(64).meta({ format: "date-time", description: "The previous page's `nextCursor` (an ISO timestamp)" }).optional(),
+      limit: limitSchema(25),
+      projectId: projectIdSchema.optional(),
+      status: statusList.optional(),
+      severity: z.enum(SEVERITIES).optional(),
+      reason: z.string().min(1).max(100).optional(),
+      subjectExternalId: externalIdSchema.optional(),
+      contentExternalId: externalIdSchema.optional(),
+      automated: z.enum(["true", "false"]).transform((v) => v === "true").optional(),
+    }),
+  )
     .meta({
       family: "sdk",
       openapi: {
@@ -182,36 +156,14 @@ export const reportsRouter = router({
         errorResponses: { 400: "Invalid query", 401: "Invalid or missing API key", 403: "Publishable key" },
       },
     })
-    .input(
-      z.object({
-        sort: z.enum(["asc", "desc"]).default("desc"),
-        // An ISO timestamp with microseconds (the previous page's nextCursor): say so in the document.
-        cursor: z.string().max(64).meta({ format: "date-time", description: "The previous page's `nextCursor` (an ISO timestamp)" }).optional(),
-        limit: limitSchema(25),
-        projectId: projectIdSchema.optional(),
-        status: statusList.optional(),
-        severity: z.enum(SEVERITIES).optional(),
-        reason: z.string().min(1).max(100).optional(),
-        subjectExternalId: externalIdSchema.optional(),
-        contentExternalId: externalIdSchema.optional(),
-        automated: z.enum(["true", "false"]).transform((v) => v === "true").optional(),
-      }),
-    )
     .output(
       z.object({
-        projects: z.array(z.object({ id: z.string(), name: z.string() })),
-        reports: z.array(reportSchema),
+        projects: z.array(projectRefSchema),
+        reports: z.array(reportViewSchema),
         nextCursor: z.string().nullable(),
       }),
     )
-    .query(async ({ ctx, input }) => {
-      if (input.projectId) await requireProject(ctx.domain, input.projectId);
-      const page = await listReports(ctx.domain, { ...input, statuses: input.status });
-      return {
-        projects: (await listProjects(ctx.domain)).map((p) => ({ id: p.id, name: p.name })),
-        ...page,
-      };
-    }),
+    .query(({ ctx, input }) => reportsWithProjects(ctx.domain, { ...input, statuses: input.status })),
 
   get: secretProcedure
     .meta({
@@ -219,11 +171,8 @@ export const reportsRouter = router({
       openapi: { method: "GET", path: "/reports/{reportId}", summary: "Get a report", tags, errorResponses: { 401: "Invalid or missing API key", 403: "Publishable key", 404: "Report not found" } },
     })
     .input(z.object(reportIdInput))
-    .output(z.object({ report: reportSchema }))
-    .query(async ({ ctx, input }) => {
-      const row = await requireReport(ctx.domain, input.reportId);
-      return { report: (await toReportViews(ctx.domain, { rows: [row] }))[0]! };
-    }),
+    .output(z.object({ report: reportViewSchema }))
+    .query(async ({ ctx, input }) => ({ report: await reportView(ctx.domain, input.reportId) })),
 
   escalate: secretProcedure
     .meta({
@@ -232,9 +181,9 @@ export const reportsRouter = router({
         method: "POST",
         path: "/reports/{reportId}/escalate",
         summary: "Escalate a report",
-        description: "Records the escalation to a team (default senior_moderator). Unless the report is RESOLVED it becomes IN_REVIEW, with its case and the case's other open reports.",
+        description: "Records the escalation to a team (default senior_moderator). Unless the report is RESOLVED or APPEALED (its pending appeal decides it) it becomes IN_REVIEW, with its case and the case's other open reports.",
         tags,
-        // Allowed from every status (on RESOLVED it is recorded and changes nothing): never a 409.
+        // Allowed from every status (on RESOLVED and APPEALED it is recorded and changes nothing): never a 409.
         errorResponses: { 404: "Report not found" },
       },
     })
@@ -271,20 +220,12 @@ export const reportsRouter = router({
     )
     .output(z.object({ ok: z.literal(true), enforcementActionId: z.string().optional() }))
     .mutation(async ({ ctx, input }) => {
-      if (input.action) {
-        const { endsAt: _endsAt, durationSeconds: _duration, ...action } = input.action;
-        const applied = await resolveReportWithAction(ctx.domain, {
-          reportId: input.reportId,
-          resolution: { code: input.resolutionCode, note: input.note },
-          action: { ...action, endsAt: endFrom(input.action, ctx.clock.now()) },
-        });
-        return { ok: true as const, enforcementActionId: applied.id };
-      }
-      await decideOnReport(ctx.domain, {
+      const resolved = await resolveReport(ctx.domain, {
         reportId: input.reportId,
-        decision: { action: "resolve", code: input.resolutionCode, note: input.note },
+        resolution: { code: input.resolutionCode, note: input.note },
+        action: input.action,
       });
-      return { ok: true as const };
+      return { ok: true as const, ...resolved };
     }),
 
   dismiss: secretProcedure

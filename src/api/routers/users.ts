@@ -1,20 +1,7 @@
 import { z } from "zod";
-import { deleteUserSessions } from "../../domain/sessions.ts";
-import {
-  addUser,
-  changeUserRole,
-  disableUser,
-  enableUser,
-  generatePassword,
-  hashPassword,
-  listUsers,
-  MAX_PASSWORD,
-  MIN_PASSWORD,
-  requireUser,
-  ROLES,
-  setUserPasswordHash,
-  toUserView,
-} from "../../domain/users.ts";
+import { resetUserPassword } from "../../domain/sessions.ts";
+import { addUserWithPassword, changeUserRole, disableUser, enableUser, listUsers, MAX_PASSWORD, MIN_PASSWORD } from "../../domain/users.ts";
+import { ROLES } from "../../domain/views/user.ts";
 import { authedProcedure, router } from "../trpc.ts";
 
 const userId = z.string().min(1).max(64);
@@ -35,17 +22,7 @@ export const usersRouter = router({
         password: z.string().min(MIN_PASSWORD).max(MAX_PASSWORD).optional(),
       }),
     )
-    .mutation(async ({ ctx, input }) => {
-      const password = input.password ?? generatePassword();
-      // Hashed before the transaction: argon2 takes ~100 ms.
-      const passwordHash = await hashPassword(password);
-      const user = await addUser(ctx.domain, { email: input.email, role: input.role, name: input.name || null, passwordHash });
-      return {
-        user,
-        /** Shown once: only when Flagstaff generated it. */
-        generatedPassword: input.password ? null : password,
-      };
-    }),
+    .mutation(({ ctx, input }) => addUserWithPassword(ctx.domain, input)),
 
   setRole: adminProcedure
     .input(z.object({ userId, role: z.enum(ROLES) }))
@@ -60,12 +37,5 @@ export const usersRouter = router({
     .mutation(async ({ ctx, input }) => ({ user: await enableUser(ctx.domain, { userId: input.userId }) })),
 
   /** A new generated password, answered once; the user's sessions end. */
-  resetPassword: adminProcedure.input(z.object({ userId })).mutation(async ({ ctx, input }) => {
-    const user = await requireUser(ctx.domain, input.userId);
-    const password = generatePassword();
-    const passwordHash = await hashPassword(password);
-    await setUserPasswordHash(ctx.domain, { userId: user.id, passwordHash });
-    await deleteUserSessions(ctx.domain, user.id);
-    return { user: toUserView(user), generatedPassword: password };
-  }),
+  resetPassword: adminProcedure.input(z.object({ userId })).mutation(({ ctx, input }) => resetUserPassword(ctx.domain, input.userId)),
 });

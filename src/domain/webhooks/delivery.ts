@@ -18,6 +18,7 @@ import { transaction, type DomainContext } from "../context.ts";
 import { conflict, notFound } from "../errors.ts";
 import { newId } from "../ids.ts";
 import { safeFetch, ScanFailedError, ScanRefusedError } from "../linkscan/safe-fetch.ts";
+import type { AttemptView, DeliveryView } from "../views/webhook.ts";
 import { requireEndpoint, type EndpointRow } from "./endpoints.ts";
 import { enqueueDelivery } from "./outbox.ts";
 import { parseRetryAfter, retryDelayMs } from "./schedule.ts";
@@ -174,20 +175,6 @@ function describeDuration(ms: number): string {
 // ---------------------------------------------------------------------------------------------
 // The delivery log and manual replay.
 
-export interface DeliveryView {
-  /** Also the `webhook-id` header of every attempt. */
-  id: string;
-  endpointId: string;
-  eventType: string;
-  status: DeliveryRow["status"];
-  attempts: number;
-  lastStatusCode: number | null;
-  lastLatencyMs: number | null;
-  lastError: string | null;
-  createdAt: string;
-  deliveredAt: string | null;
-}
-
 export const toDeliveryView = (d: DeliveryRow): DeliveryView => ({
   id: d.id,
   endpointId: d.endpointId,
@@ -200,14 +187,6 @@ export const toDeliveryView = (d: DeliveryRow): DeliveryView => ({
   createdAt: iso(d.createdAt),
   deliveredAt: isoOrNull(d.deliveredAt),
 });
-
-export interface AttemptView {
-  id: string;
-  attemptedAt: string;
-  statusCode: number | null;
-  latencyMs: number;
-  error: string | null;
-}
 
 /** An endpoint's deliveries, newest first; `cursor` is the last id of the previous page. */
 export async function listDeliveries(

@@ -17,25 +17,9 @@ import type { Lookup } from "../linkscan/safe-fetch.ts";
 import { bareHostname, checkUrlSyntax, isForbiddenAddress, ScanRefusedError } from "../linkscan/ssrf.ts";
 import { parseEventTypes, type EventType } from "./outbox.ts";
 import { generateSecret, secretHint } from "./signing.ts";
+import type { EndpointView } from "../views/webhook.ts";
 
 export type EndpointRow = typeof webhookEndpoints.$inferSelect;
-
-export interface EndpointView {
-  id: string;
-  url: string;
-  description: string | null;
-  /** Empty: every event. */
-  eventTypes: EventType[];
-  enabled: boolean;
-  /** Why Flagstaff (or its owner) turned the endpoint off: a 410 answer, days of failures. */
-  disabledReason: string | null;
-  disabledAt: string | null;
-  /** Start of the current run of failed attempts; null while deliveries succeed. */
-  failingSince: string | null;
-  secretHint: string;
-  createdAt: string;
-  updatedAt: string;
-}
 
 export const toEndpointView = (e: EndpointRow): EndpointView => ({
   id: e.id,
@@ -216,4 +200,35 @@ export function rotateSecret(ctx: DomainContext, input: { endpointId: string }):
     await recordAudit(ctx, { action: "WEBHOOK_SECRET_ROTATED", entityType: "webhook_endpoint", entityId: endpointId });
     return { endpoint: toEndpointView({ ...before, secret, updatedAt: now }), secret };
   });
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the organization routes call: the URL is checked before anything is written.
+
+/** An endpoint of the context's organization as clients see it, or a 404. */
+export async function endpointView(ctx: Pick<DomainContext, "db" | "orgId">, endpointId: string): Promise<EndpointView> {
+  return toEndpointView(await requireEndpoint(ctx, endpointId));
+}
+
+/**
+ * A new endpoint at a URL checked first (checkWebhookUrl: `allowPrivate` is the installation's
+ * FLAGSTAFF_SCAN_ALLOW_PRIVATE); DNS is asked before any transaction opens.
+ */
+export async function addEndpoint(ctx: DomainContext, input: EndpointInput & { allowPrivate: boolean }): Promise<{ endpoint: EndpointView; secret: string }> {
+  const url = await checkWebhookUrl(input.url, input.allowPrivate);
+  return createEndpoint(ctx, { url, description: input.description, eventTypes: input.eventTypes, enabled: input.enabled });
+}
+
+/**
+ * Changes an endpoint (updateEndpoint): a missing one is a 404 before a new URL is checked
+ * (checkWebhookUrl, outside any transaction).
+ */
+export async function changeEndpoint(
+  ctx: DomainContext,
+  input: { endpointId: string; patch: Partial<EndpointInput>; allowPrivate: boolean },
+): Promise<EndpointView> {
+  await requireEndpoint(ctx, input.endpointId);
+  const { url, ...patch } = input.patch;
+  const checked = url === undefined ? undefined : await checkWebhookUrl(url, input.allowPrivate);
+  return updateEndpoint(ctx, { endpointId: input.endpointId, patch: { ...patch, url: checked } });
 }

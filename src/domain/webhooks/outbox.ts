@@ -9,10 +9,11 @@ import { webhookDeliveries, webhookEndpoints } from "../../db/schema.ts";
 import { enqueueJob } from "../jobs.ts";
 import { iso } from "../clock.ts";
 import type { DomainContext } from "../context.ts";
+import { EVENT_TYPES, type EventType } from "../views/webhook.ts";
 import { MAX_DELIVERY_ATTEMPTS } from "./schedule.ts";
 
-export const EVENT_TYPES = ["enforcement_action.created", "enforcement_action.updated", "enforcement_action.revoked"] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+// The event types are a vocabulary clients and the dashboard see (src/domain/views/webhook.ts).
+export { EVENT_TYPES, type EventType } from "../views/webhook.ts";
 
 /** Job kind of one delivery (payload `{ deliveryId }`). */
 export const DELIVER_JOB = "webhook.deliver";

@@ -1,11 +1,10 @@
 import { keepPreviousData, useInfiniteQuery } from "@tanstack/react-query";
 import { useState } from "react";
+import { AUDIT_ACTION_NAMES, AUDIT_ACTIONS, auditActionLabel, ENTITY_TYPES, isAuditAction } from "../../domain/views/audit.ts";
 import { trpc } from "../api.ts";
 import { href } from "../router.ts";
 import { dateTime, Field, QueryTable } from "../ui.tsx";
 import { describeEvent, usePeople } from "./case.tsx";
-
-const ENTITY_TYPES = ["report", "case", "project", "category", "user", "content_analysis", "api_key", "webhook_endpoint", "enforcement_action"];
 
 export function AuditPage() {
   const who = usePeople();
@@ -14,7 +13,7 @@ export function AuditPage() {
   const list = useInfiniteQuery({
     queryKey: ["audit", action, entityType],
     queryFn: ({ pageParam }) =>
-      trpc.dashboard.audit.query({ action: action.trim().toUpperCase() || undefined, entityType: entityType || undefined, cursor: pageParam, limit: 50 }),
+      trpc.dashboard.audit.query({ action: isAuditAction(action) ? action : undefined, entityType: entityType || undefined, cursor: pageParam, limit: 50 }),
     initialPageParam: undefined as string | undefined,
     getNextPageParam: (last) => last.nextCursor ?? undefined,
     placeholderData: keepPreviousData,
@@ -29,14 +28,17 @@ export function AuditPage() {
         <p className="muted">Every creation and change, newest first, with who made it.</p>
       </div>
       <form className="filters" onSubmit={(e) => e.preventDefault()} aria-label="Filter the audit log">
+        {/* The catalogue's actions only: the server answers 400 to any other name. */}
         <Field label="Action">
-          <input value={action} onChange={(e) => setAction(e.target.value)} placeholder="e.g. REPORT_RESOLVED" list="audit-actions" />
+          <select value={action} onChange={(e) => setAction(e.target.value)}>
+            <option value="">Any</option>
+            {AUDIT_ACTION_NAMES.map((a) => (
+              <option key={a} value={a}>
+                {AUDIT_ACTIONS[a].label}
+              </option>
+            ))}
+          </select>
         </Field>
-        <datalist id="audit-actions">
-          {["REPORT_CREATED", "REPORT_RESOLVED", "REPORT_DISMISSED", "REPORT_ESCALATED", "CASE_ASSIGNED", "CASE_NOTE_ADDED", "PROJECT_SETTINGS_CHANGED", "USER_CREATED"].map((a) => (
-            <option key={a} value={a} />
-          ))}
-        </datalist>
         <Field label="Entity">
           <select value={entityType} onChange={(e) => setEntityType(e.target.value)}>
             <option value="">Any</option>
@@ -61,7 +63,7 @@ export function AuditPage() {
             <tr key={e.id}>
               <td className="nowrap">{dateTime(e.createdAt)}</td>
               <td>
-                <code>{e.action}</code>
+                {auditActionLabel(e.action)} <code className="small-print">{e.action}</code>
               </td>
               <td>
                 {e.entityType}{" "}

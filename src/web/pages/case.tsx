@@ -1,5 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState, type FormEvent } from "react";
+import { auditActionLabel } from "../../domain/views/audit.ts";
+import type { Status } from "../../domain/views/report.ts";
 import { errorCode, errorMessage, trpc, type CaseDetail, type ReportView } from "../api.ts";
 import { useSession } from "../app.tsx";
 import { DecisionDialog, EnforceDialog, useClaim, type DecisionAction } from "../decisions.tsx";
@@ -7,7 +9,8 @@ import { href, navigate } from "../router.ts";
 import { Badge, BucketBadge, dateTime, Empty, ErrorNote, Field, Kbd, Loading, SeverityBadge, StatusBadge, TimeAgo, useShortcuts, useToast } from "../ui.tsx";
 import { caseTitle } from "./queue.tsx";
 
-const OPEN = ["OPEN", "TRIAGED", "IN_REVIEW"];
+// The workflow table's open statuses (OPEN_STATUSES of src/domain/workflow.ts).
+const OPEN: readonly string[] = ["OPEN", "TRIAGED", "IN_REVIEW"] satisfies Status[];
 
 /** #/reports/<id>: the case page of the report's case, scrolled to the report. */
 export function ReportRedirect({ reportId }: { reportId: string }) {
@@ -477,7 +480,7 @@ function AuditSection({ audit }: { audit: CaseDetail["audit"] }) {
       <ol className="timeline">
         {audit.map((e) => (
           <li key={e.id}>
-            <time dateTime={e.createdAt}>{dateTime(e.createdAt)}</time> <code>{e.action}</code> <span className="muted">{e.entityType}</span> by{" "}
+            <time dateTime={e.createdAt}>{dateTime(e.createdAt)}</time> {auditActionLabel(e.action)} <code className="small-print">{e.action}</code> <span className="muted">{e.entityType}</span> by{" "}
             {who(e.actor, e.actorEmail)} <span className="muted">{describeEvent(e)}</span>
           </li>
         ))}

@@ -1,5 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
+import type { KeyKind } from "../../domain/views/api-key.ts";
 import { trpc } from "../api.ts";
 import { useSession } from "../app.tsx";
 import { Badge, dateTime, Dialog, ErrorNote, Field, ProjectOptions, QueryTable, SecretDialog, TimeAgo, useToast } from "../ui.tsx";
@@ -9,7 +10,7 @@ export function KeysPage() {
   const qc = useQueryClient();
   const toast = useToast();
   const keys = useQuery({ queryKey: ["keys"], queryFn: () => trpc.keys.list.query({ orgSlug }) });
-  const [form, setForm] = useState({ projectId: projectId ?? "", kind: "publishable" as "secret" | "publishable", name: "", rateLimit: "" });
+  const [form, setForm] = useState({ projectId: projectId ?? "", kind: "publishable" as KeyKind, name: "", rateLimit: "" });
   const [shown, setShown] = useState<string | null>(null);
   const [revoking, setRevoking] = useState<{ id: string; name: string } | null>(null);
   const create = useMutation({

@@ -1,10 +1,13 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
+import { SEVERITIES, type Severity } from "../../domain/views/severity.ts";
 import { trpc } from "../api.ts";
 import { useSession } from "../app.tsx";
 import { ErrorNote, Field, formatDuration, Loading, ProjectOptions, StackedBars, type Series } from "../ui.tsx";
 
-const SEVERITY_COLORS: Record<string, string> = { LOW: "#94a3b8", MEDIUM: "#eab308", HIGH: "#f97316", CRITICAL: "#dc2626" };
+const SEVERITY_COLORS: Record<Severity, string> = { LOW: "#94a3b8", MEDIUM: "#eab308", HIGH: "#f97316", CRITICAL: "#dc2626" };
+/** The chart stacks the most severe first. */
+const SEVERITIES_DOWN = [...SEVERITIES].reverse();
 const CATEGORY_COLORS = ["#2563eb", "#16a34a", "#9333ea", "#0891b2", "#db2777", "#ca8a04", "#64748b"];
 
 export function OverviewPage() {
@@ -17,7 +20,7 @@ export function OverviewPage() {
     placeholderData: keepPreviousData,
   });
   const o = data.data;
-  const severitySeries: Series[] = o ? (["CRITICAL", "HIGH", "MEDIUM", "LOW"] as const).map((s) => ({ name: s, values: o.bySeverity[s], color: SEVERITY_COLORS[s]! })) : [];
+  const severitySeries: Series[] = o ? SEVERITIES_DOWN.map((s) => ({ name: s, values: o.bySeverity[s], color: SEVERITY_COLORS[s] })) : [];
   let categorySeries: Series[] = [];
   if (o) {
     const top = o.byCategory.slice(0, 6);

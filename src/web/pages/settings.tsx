@@ -1,13 +1,12 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState, type FormEvent } from "react";
+import { SEVERITIES, type Severity } from "../../domain/views/severity.ts";
 import { trpc, type Outputs } from "../api.ts";
 import { useSession } from "../app.tsx";
 import { Dialog, Empty, ErrorNote, Field, Loading, QueryTable, SeverityBadge, useToast } from "../ui.tsx";
 
 type Settings = Outputs["ai"]["settings"]["settings"];
 type Category = Outputs["categories"]["list"]["categories"][number];
-const SEVERITIES = ["LOW", "MEDIUM", "HIGH", "CRITICAL"] as const;
-type Severity = (typeof SEVERITIES)[number];
 
 export function SettingsPage() {
   const { orgSlug, projectId, projects, can } = useSession();

@@ -1,10 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
+import { ROLES } from "../../domain/views/user.ts";
 import { errorMessage, trpc, type Role } from "../api.ts";
 import { useSession } from "../app.tsx";
 import { dateTime, ErrorNote, Field, QueryTable, SecretDialog, useToast } from "../ui.tsx";
 
-const ROLES: Role[] = ["viewer", "moderator", "admin"];
 const ROLE_HELP: Record<Role, string> = {
   viewer: "reads everything, changes nothing",
   moderator: "works the queue: claims, decides, writes notes",

@@ -1,0 +1,30 @@
+/** How an AI content analysis looks to clients: the analyze route's answer and the stored analyses. */
+import { z } from "zod";
+import { isoDateTime } from "./common.ts";
+import { SEVERITIES } from "./severity.ts";
+
+/** Where an analyzed text came from: the analyze route, a report's enrichment, a linked page. */
+export const ANALYSIS_SOURCES = ["content", "enrichment", "link_scan"] as const;
+export type AnalysisSource = (typeof ANALYSIS_SOURCES)[number];
+
+/** What an analysis found, as the analyze route answers it. */
+export const analysisResultSchema = z.object({ categories: z.array(z.string()), severity: z.enum(SEVERITIES), confidence: z.number(), reasoning: z.string() });
+export type AnalysisResult = z.infer<typeof analysisResultSchema>;
+
+/** A stored analysis. */
+export const analysisViewSchema = z.object({
+  id: z.string(),
+  source: z.string(),
+  categories: z.array(z.string()),
+  severity: z.enum(SEVERITIES),
+  confidence: z.number(),
+  reasoning: z.string(),
+  reportId: z.string().nullable(),
+  externalId: z.string().nullable(),
+  contentType: z.string().nullable(),
+  url: z.string().nullable(),
+  sourceText: z.string(),
+  model: z.string(),
+  createdAt: isoDateTime,
+});
+export type AnalysisView = z.infer<typeof analysisViewSchema>;

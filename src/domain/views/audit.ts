@@ -1,0 +1,241 @@
+/**
+ * The audit trail's catalogue: every action an audit event can record, with what it is about
+ * (entity types), the shapes of its `before`, `after` and `data`, and a label for people. The
+ * writer (recordAudit in src/domain/audit.ts) is typed by it, the audit queries validate their
+ * `action` filter against it, and the dashboard takes its labels and filters from it.
+ *
+ * The shapes type the writer's arguments; they are not checked at run time (an audit event is
+ * written on every change, report creation included).
+ */
+import { z } from "zod";
+import { ANALYSIS_SOURCES } from "./analysis.ts";
+import { APPEAL_STATUSES } from "./appeal.ts";
+import { categoryViewSchema } from "./category.ts";
+import { actorSchema, isoDateTime } from "./common.ts";
+import { ACTION_KINDS, ACTION_STATUSES } from "./enforcement.ts";
+import { projectViewSchema } from "./project.ts";
+import { TEAMS } from "./report.ts";
+import { aiSettingsSchema } from "./settings.ts";
+import { BUCKETS, SEVERITIES } from "./severity.ts";
+import { ROLES } from "./user.ts";
+import { DELIVERY_STATUSES, EVENT_TYPES } from "./webhook.ts";
+
+/** What an audit event can be about. */
+export const ENTITY_TYPES = [
+  "report", "case", "appeal", "enforcement_action", "content_analysis", "url", "project", "category", "user", "webhook_endpoint", "webhook_delivery",
+] as const;
+export type EntityType = (typeof ENTITY_TYPES)[number];
+
+interface AuditActionSpec {
+  /** The action for people (the dashboard's audit pages). */
+  label: string;
+  /** The entity types its events are about. */
+  entity: readonly EntityType[];
+  before?: z.ZodType;
+  after?: z.ZodType;
+  data?: z.ZodType;
+}
+
+// Statuses come from stored rows (plain text columns), so the trail records them as strings.
+const status = z.object({ status: z.string() });
+const optionalNote = z.string().nullable().optional();
+/** What a decision on a report records (the workflow engine): the decision, whether it changed the report, its case. */
+const decided = { applied: z.boolean(), caseId: z.string() };
+const escalateData = z.object({ action: z.literal("escalate"), team: z.enum(TEAMS), note: optionalNote, ...decided });
+const resolveData = z.object({ action: z.literal("resolve"), code: z.string().nullable().optional(), note: optionalNote, ...decided });
+const dismissData = z.object({ action: z.literal("dismiss"), reason: z.string(), note: optionalNote, ...decided });
+const triageData = z.object({ action: z.literal("triage"), note: optionalNote, ...decided });
+const closeData = z.object({ action: z.literal("close"), note: optionalNote, ...decided });
+const enrichData = z.union([
+  z.object({ action: z.literal("enrich"), ...decided }),
+  // An AI enrichment records what the model found instead.
+  z.object({ action: z.literal("enrich"), severity: z.enum(SEVERITIES), confidence: z.number() }),
+]);
+/** The appeal workflow's moves of a report: which appeal and action led to them, and the report's case. */
+const appealMoveData = z.looseObject({ appealId: z.string().optional(), actionId: z.string().optional(), caseId: z.string() });
+const appealDecisionData = z.object({
+  note: z.string().nullable(),
+  actionId: z.string(),
+  reportId: z.string().nullable(),
+  reportMoved: z.boolean(),
+  revokedActionIds: z.array(z.string()),
+});
+const bucket = z.object({ bucket: z.enum(BUCKETS) });
+const assignee = z.object({ assigneeId: z.string().nullable() });
+/** The changed fields of an action, times as ISO strings. */
+const changedFields = z.record(z.string(), z.unknown());
+const endpointFields = z.object({ url: z.string(), description: z.string().nullable(), eventTypes: z.array(z.enum(EVENT_TYPES)), enabled: z.boolean() });
+
+export const AUDIT_ACTIONS = {
+  REPORT_CREATED: {
+    label: "Report filed",
+    entity: ["report"],
+    after: z.object({ status: z.literal("OPEN"), caseId: z.string(), reasons: z.array(z.string()), severity: z.enum(SEVERITIES), automated: z.boolean() }),
+  },
+  REPORT_TRIAGED: { label: "Report triaged", entity: ["report"], before: status, after: status, data: triageData },
+  REPORT_ESCALATED: { label: "Report escalated", entity: ["report"], before: status, after: status, data: escalateData },
+  REPORT_RESOLVED: { label: "Report resolved", entity: ["report"], before: status, after: status, data: resolveData },
+  REPORT_DISMISSED: { label: "Report dismissed", entity: ["report"], before: status, after: status, data: dismissData },
+  REPORT_STATUS_CHANGED: { label: "Report status changed", entity: ["report"], before: status, after: status, data: enrichData },
+  REPORT_MOVED: { label: "Report moved to another case", entity: ["report"], before: z.object({ caseId: z.string() }), after: z.object({ caseId: z.string() }) },
+  REPORT_APPEALED: { label: "Report appealed", entity: ["report"], before: status, after: status, data: appealMoveData },
+  REPORT_UPHELD: { label: "Report's decision upheld", entity: ["report"], before: status, after: status, data: appealMoveData },
+  REPORT_OVERTURNED: { label: "Report's decision overturned", entity: ["report"], before: status, after: status, data: appealMoveData },
+  // The workflow table's `close` (archiving: no route closes yet).
+  REPORT_CLOSED: { label: "Report closed", entity: ["report"], before: status, after: status, data: closeData },
+
+  CASE_OPENED: { label: "Case opened", entity: ["case"], after: z.object({ status: z.string(), bucket: z.enum(BUCKETS) }) },
+  CASE_BUCKET_RAISED: { label: "Case bucket raised", entity: ["case"], before: bucket, after: bucket },
+  CASE_STATUS_CHANGED: { label: "Case status changed", entity: ["case"], before: status, after: status, data: z.object({ action: z.string() }) },
+  CASE_ASSIGNED: { label: "Case claimed", entity: ["case"], before: assignee, after: assignee },
+  CASE_UNASSIGNED: { label: "Case released", entity: ["case"], before: assignee, after: assignee },
+  CASE_NOTE_ADDED: { label: "Note added", entity: ["case"], data: z.object({ noteId: z.string() }) },
+
+  APPEAL_FILED: {
+    label: "Appeal filed",
+    entity: ["appeal"],
+    after: z.object({ status: z.literal("pending") }),
+    data: z.object({ actionId: z.string(), reportId: z.string().nullable(), caseId: z.string().nullable() }),
+  },
+  APPEAL_UPHELD: { label: "Appeal upheld", entity: ["appeal"], before: z.object({ status: z.literal("pending") }), after: z.object({ status: z.enum(APPEAL_STATUSES) }), data: appealDecisionData },
+  APPEAL_OVERTURNED: { label: "Appeal overturned", entity: ["appeal"], before: z.object({ status: z.literal("pending") }), after: z.object({ status: z.enum(APPEAL_STATUSES) }), data: appealDecisionData },
+
+  ENFORCEMENT_ACTION_CREATED: {
+    label: "Enforcement action taken",
+    entity: ["enforcement_action"],
+    after: z.object({
+      kind: z.enum(ACTION_KINDS), reason: z.string(), endsAt: isoDateTime.nullable(), identityId: z.string(), reportId: z.string().nullable(), caseId: z.string().nullable(),
+    }),
+  },
+  ENFORCEMENT_ACTION_UPDATED: { label: "Enforcement action changed", entity: ["enforcement_action"], before: changedFields, after: changedFields },
+  ENFORCEMENT_ACTION_REVOKED: {
+    label: "Enforcement action revoked",
+    entity: ["enforcement_action"],
+    before: z.object({ status: z.enum(ACTION_STATUSES) }),
+    after: z.object({ status: z.literal("revoked") }),
+    // The reason, and what led to the revocation (an overturned appeal names itself).
+    data: z.looseObject({ reason: z.string().nullable(), appealId: z.string().optional() }),
+  },
+  ENFORCEMENT_ACTION_EXPIRED: {
+    label: "Enforcement action expired",
+    entity: ["enforcement_action"],
+    before: z.object({ status: z.literal("active") }),
+    after: z.object({ status: z.literal("expired") }),
+    data: z.object({ endsAt: isoDateTime.nullable() }),
+  },
+
+  AI_ANALYZED: {
+    label: "AI analysis",
+    // An enrichment is about its report; any other analysis about itself.
+    entity: ["report", "content_analysis"],
+    data: z.object({
+      analysisId: z.string(),
+      source: z.enum(ANALYSIS_SOURCES),
+      severity: z.enum(SEVERITIES),
+      confidence: z.number(),
+      categories: z.array(z.string()),
+      reasoning: z.string(),
+      model: z.string(),
+      confidenceSource: z.enum(["logprobs", "self_reported"]),
+      reportId: z.string().nullable(),
+      url: z.string().nullable(),
+    }),
+  },
+  LINK_SCAN_SKIPPED: {
+    label: "Link scan skipped",
+    entity: ["url"],
+    data: z.object({ url: z.string(), outcome: z.string(), reason: z.string(), fromCache: z.boolean() }),
+  },
+
+  PROJECT_CREATED: { label: "Project created", entity: ["project"], after: projectViewSchema },
+  PROJECT_RENAMED: { label: "Project renamed", entity: ["project"], before: z.object({ name: z.string() }), after: z.object({ name: z.string() }) },
+  PROJECT_DELETED: { label: "Project deleted", entity: ["project"], before: projectViewSchema },
+  PROJECT_SETTINGS_CHANGED: { label: "Project settings changed", entity: ["project"], before: aiSettingsSchema, after: aiSettingsSchema },
+
+  CATEGORY_CREATED: { label: "Category created", entity: ["category"], after: categoryViewSchema },
+  CATEGORY_UPDATED: { label: "Category changed", entity: ["category"], before: categoryViewSchema, after: categoryViewSchema },
+  CATEGORY_DELETED: { label: "Category deleted", entity: ["category"], before: categoryViewSchema },
+
+  USER_CREATED: { label: "User added", entity: ["user"], after: z.object({ email: z.string(), role: z.enum(ROLES) }) },
+  USER_ROLE_CHANGED: { label: "User's role changed", entity: ["user"], before: z.object({ role: z.enum(ROLES) }), after: z.object({ role: z.enum(ROLES) }) },
+  USER_DISABLED: { label: "User disabled", entity: ["user"] },
+  USER_ENABLED: { label: "User enabled", entity: ["user"] },
+  USER_PASSWORD_CHANGED: { label: "Password changed", entity: ["user"] },
+  USER_PASSWORD_RESET: { label: "Password reset", entity: ["user"] },
+
+  WEBHOOK_ENDPOINT_CREATED: {
+    label: "Webhook endpoint added",
+    entity: ["webhook_endpoint"],
+    after: z.object({ url: z.string(), eventTypes: z.array(z.enum(EVENT_TYPES)), enabled: z.boolean() }),
+  },
+  WEBHOOK_ENDPOINT_UPDATED: { label: "Webhook endpoint changed", entity: ["webhook_endpoint"], before: endpointFields, after: endpointFields },
+  WEBHOOK_ENDPOINT_DELETED: { label: "Webhook endpoint deleted", entity: ["webhook_endpoint"], before: endpointFields },
+  WEBHOOK_ENDPOINT_DISABLED: {
+    label: "Webhook endpoint disabled",
+    entity: ["webhook_endpoint"],
+    before: z.object({ enabled: z.literal(true) }),
+    after: z.object({ enabled: z.literal(false) }),
+    data: z.object({ reason: z.string() }),
+  },
+  WEBHOOK_SECRET_ROTATED: { label: "Webhook secret rotated", entity: ["webhook_endpoint"] },
+  WEBHOOK_DELIVERY_REPLAYED: {
+    label: "Webhook delivery replayed",
+    entity: ["webhook_delivery"],
+    before: z.object({ status: z.enum(DELIVERY_STATUSES) }),
+    after: z.object({ status: z.literal("pending") }),
+    data: z.object({ endpointId: z.string() }),
+  },
+} as const satisfies Record<string, AuditActionSpec>;
+
+export type AuditAction = keyof typeof AUDIT_ACTIONS;
+
+export const isAuditAction = (s: string): s is AuditAction => Object.hasOwn(AUDIT_ACTIONS, s);
+
+/** Every action name, in the catalogue's order. */
+export const AUDIT_ACTION_NAMES: readonly AuditAction[] = Object.keys(AUDIT_ACTIONS).filter(isAuditAction);
+
+/** An action name: the audit queries' `action` filter (an unknown name is a 400). */
+export const auditActionSchema = z.enum(AUDIT_ACTION_NAMES);
+
+/** The label of a stored action; a name outside the catalogue (an older server's) shows as itself. */
+export const auditActionLabel = (action: string): string => (isAuditAction(action) ? AUDIT_ACTIONS[action].label : action);
+
+/**
+ * The TypeScript shape of one part (`before`, `after` or `data`) of an action's events: never
+ * when the action records no such part.
+ */
+export type AuditShape<A extends AuditAction, K extends AuditPartName> = (typeof AUDIT_ACTIONS)[A] extends { readonly [P in K]: infer S extends z.ZodType }
+  ? z.input<S>
+  : never;
+export type AuditPartName = "before" | "after" | "data";
+
+/** True when T is a union of two or more types. */
+type IsUnion<T, U = T> = T extends unknown ? ([U] extends [T] ? false : true) : never;
+
+/**
+ * What a writer may pass as one part of an event of action A: the catalogue's shape when A is
+ * one action (a literal at the call site); anything when A is a union of actions, chosen at run
+ * time by a table (the workflow engine's): there only the name is checked, since TypeScript
+ * cannot tie the chosen name to its part.
+ */
+export type AuditPart<A extends AuditAction, K extends AuditPartName> = true extends IsUnion<A> ? unknown : AuditShape<A, K>;
+
+/** The entity types an action's events may be about. */
+export type AuditEntityOf<A extends AuditAction> = (typeof AUDIT_ACTIONS)[A]["entity"][number];
+
+/** An audit event as clients read it. `action` stays a string: events written before an action left the catalogue still read. */
+export const auditEventViewSchema = z
+  .object({
+    id: z.string(),
+    projectId: z.string().nullable(),
+    actor: actorSchema,
+    action: z.string(),
+    entityType: z.string(),
+    entityId: z.string(),
+    before: z.unknown(),
+    after: z.unknown(),
+    data: z.unknown(),
+    createdAt: isoDateTime,
+  })
+  .meta({ id: "AuditEvent" });
+export type AuditEventView = z.infer<typeof auditEventViewSchema>;

@@ -1,0 +1,62 @@
+/**
+ * How a report looks to clients, and the vocabularies of deciding on one: statuses (the
+ * workflow table's), resolution codes, dismissal reasons and escalation teams.
+ */
+import { z } from "zod";
+import { STATUSES } from "../workflow.ts";
+import { isoDateTime } from "./common.ts";
+import { identitySummarySchema } from "./identity.ts";
+import { SEVERITIES } from "./severity.ts";
+
+// The statuses are the workflow table's (src/domain/workflow.ts, pure): clients see them here.
+export { STATUSES, type Status } from "../workflow.ts";
+
+export const RESOLUTION_CODES = [
+  "NO_VIOLATION", "INSUFFICIENT_EVIDENCE", "DUPLICATE_REPORT", "SPAM_CONFIRMED", "HARASSMENT_CONFIRMED",
+  "HATE_SPEECH_CONFIRMED", "THREATS_CONFIRMED", "FRAUD_OR_SCAM_CONFIRMED", "POLICY_EXCEPTION_CONTEXTUAL",
+  "ESCALATED_EXTERNALLY", "ACCOUNT_LEVEL_ACTION", "CONTENT_LEVEL_ACTION",
+] as const;
+export type ResolutionCode = (typeof RESOLUTION_CODES)[number];
+
+export const DISMISSAL_REASONS = ["false_positive", "duplicate", "out_of_scope", "not_actionable", "other"] as const;
+export type DismissalReason = (typeof DISMISSAL_REASONS)[number];
+
+export const TEAMS = ["safety", "legal", "senior_moderator"] as const;
+export type Team = (typeof TEAMS)[number];
+/** Where an escalation goes when it names no team. */
+export const DEFAULT_TEAM: Team = "senior_moderator";
+
+// The decisions are stored as JSON and answered as stored: their codes, reasons, teams and
+// actor types are plain strings in the published document.
+const identitySummary = identitySummarySchema.nullable();
+const decisionBase = { note: z.string().nullable(), at: isoDateTime, by: z.object({ type: z.string(), id: z.string().nullable() }) };
+
+export const reportViewSchema = z
+  .object({
+    id: z.string(),
+    projectId: z.string(),
+    caseId: z.string(),
+    status: z.enum(STATUSES),
+    severity: z.enum(SEVERITIES),
+    reasons: z.array(z.string()),
+    description: z.string().nullable(),
+    automated: z.boolean(),
+    subject: identitySummary,
+    reporter: identitySummary,
+    target: z.object({ contentType: z.string().nullable(), contentExternalId: z.string().nullable(), content: z.string().nullable() }).nullable(),
+    escalation: z.object({ team: z.string(), applied: z.boolean(), ...decisionBase }).nullable(),
+    resolution: z.object({ code: z.string().nullable(), ...decisionBase }).nullable(),
+    dismissal: z.object({ reason: z.string(), ...decisionBase }).nullable(),
+    /** The AI enrichment, once it has run. */
+    ai: z
+      .object({ severity: z.enum(SEVERITIES), categories: z.array(z.string()), confidence: z.number(), reasoning: z.string(), analyzedAt: isoDateTime })
+      .nullable(),
+    createdAt: isoDateTime,
+    updatedAt: isoDateTime,
+  })
+  .meta({ id: "Report" });
+export type ReportView = z.infer<typeof reportViewSchema>;
+
+/** What report creation answers: the new report is always OPEN. */
+export const createdReportSchema = z.object({ id: z.string(), projectId: z.string(), status: z.literal("OPEN"), createdAt: isoDateTime });
+export type CreatedReportView = z.infer<typeof createdReportSchema>;

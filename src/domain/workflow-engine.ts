@@ -1,0 +1,364 @@
+/**
+ * The workflow engine: the one function through which a report or a case changes status.
+ *
+ * `applyTransition(ctx, { target, move })` checks the move against the table (`MOVES` in
+ * workflow.ts, which stays a pure vocabulary the dashboard and the storage layer import), then,
+ * in the caller's transaction: writes the statuses (the report, the other reports of its case
+ * that move with it, the case), one audit event per report and one per case moved, and runs the
+ * action's further effects (webhook events, jobs). An effect that enqueues a job (a webhook
+ * delivery is one) wakes the job workers once the transaction commits (`enqueueJob` tells the
+ * store), so no caller has to.
+ *
+ * What each action does besides its status is declared once, in EFFECTS below. To make
+ * something happen "when a report is decided", add it to ON_DECIDED; for one action only, to
+ * that action's `then`. docs/workflow.md describes the engine for people.
+ */
+import { and, asc, eq, inArray, ne } from "drizzle-orm";
+import { cases, reports } from "../db/schema.ts";
+import { recordAudit, type Actor, type AuditAction } from "./audit.ts";
+import { iso } from "./clock.ts";
+import { transaction, type DomainContext } from "./context.ts";
+import { conflict, notFound } from "./errors.ts";
+import { findOpenCase } from "./open-case.ts";
+import type { Severity } from "./severity.ts";
+import type { Team } from "./views/report.ts";
+import { enqueueWebhookEvent, type EventType } from "./webhooks/outbox.ts";
+import { asStatus, isOpenStatus, nextStatus, OPEN_STATUSES, type Status, type WorkflowAction } from "./workflow.ts";
+
+type ReportRow = typeof reports.$inferSelect;
+type CaseRow = typeof cases.$inferSelect;
+
+/** The appeal an appeal, uphold or overturn move comes from. */
+interface AppealRef {
+  appealId: string;
+  actionId: string;
+}
+
+/** What each action carries: recorded on the report (decisions) and in its audit events. */
+export interface ActionData {
+  triage: { note?: string | null };
+  /** What the AI found (for the audit event). */
+  enrich: { severity?: Severity; confidence?: number };
+  escalate: { team: Team; note?: string | null };
+  resolve: { code?: string | null; note?: string | null };
+  dismiss: { reason: string; note?: string | null };
+  appeal: AppealRef;
+  uphold: AppealRef;
+  overturn: AppealRef;
+  close: { note?: string | null };
+}
+
+/** One action of the table with its data: `{ action: "resolve", code, note }`. */
+export type Move<A extends WorkflowAction = WorkflowAction> = { [K in A]: { action: K } & ActionData[K] }[A];
+
+/** What a transition applies to: a report (and through it its case), or a case alone. */
+export type Target = { reportId: string } | { caseId: string };
+
+export interface StatusChange {
+  id: string;
+  projectId: string;
+  from: Status;
+  to: Status;
+}
+export type ReportChange = StatusChange & { caseId: string };
+
+/** What a transition did; effects receive it. */
+export interface Transition<A extends WorkflowAction = WorkflowAction> {
+  move: Move<A>;
+  /** The time of the change (ms since the epoch). */
+  at: number;
+  /** False only when a `refused: "skip"` transition was not allowed (or its target is gone): nothing was written. */
+  allowed: boolean;
+  /** Whether the target's status changed (an escalation of a RESOLVED report is recorded without a move). */
+  changed: boolean;
+  /** The report acted on (its status may be unchanged, see `changed`); null for a case target. */
+  report: ReportChange | null;
+  /** The other reports of its case that moved with it. */
+  fellows: ReportChange[];
+  /** The case, when its status changed. */
+  case: StatusChange | null;
+}
+
+/** A further effect of an action, run in the transition's transaction after the status writes. */
+export type Effect<A extends WorkflowAction = WorkflowAction> = (ctx: DomainContext, t: Transition<A>) => Promise<void>;
+
+/** Every report a transition moved (the target first). */
+export const reportsMoved = (t: Transition): ReportChange[] => [t.report, ...t.fellows].filter((r): r is ReportChange => r !== null && r.from !== r.to);
+
+/**
+ * An effect announcing each report the transition moved through the webhook outbox (one event
+ * per report, in the transition's transaction; the delivery jobs wake the workers after COMMIT).
+ */
+export const announceEachReport =
+  (type: EventType, data: (r: ReportChange, t: Transition) => unknown): Effect =>
+  async (ctx, t) => {
+    for (const r of reportsMoved(t)) await enqueueWebhookEvent(ctx, { type, data: data(r, t), now: t.at });
+  };
+
+/**
+ * What follows every decision on a report: resolve and dismiss, and uphold and overturn (the
+ * decision on its appeal). The one place for "when a report is decided, do X": every route,
+ * job and domain function that decides a report reaches it through applyTransition.
+ */
+const ON_DECIDED: readonly Effect[] = [
+  // A `report.decided` webhook event goes here (after adding it to EVENT_TYPES in
+  // webhooks/outbox.ts), one per report the decision moved:
+  // announceEachReport("report.decided", (r, t) => ({ reportId: r.id, caseId: r.caseId, status: r.to, decision: t.move.action })),
+];
+
+/** How the table's move of one report spreads to its case. */
+interface Effects<A extends WorkflowAction> {
+  /** The audit action of each report the move is applied to. */
+  audit: AuditAction;
+  /** The `data` of that audit event. */
+  auditData: (move: Move<A>, r: { caseId: string; applied: boolean }) => Record<string, unknown>;
+  /** Columns written on each report beside its status: the record of a decision. */
+  record?: (move: Move<A>, stamp: Stamp) => Partial<typeof reports.$inferInsert>;
+  /**
+   * Which other reports of the case move with the report (each one only as the table allows):
+   * "open" its open ones, "same-status" those in the report's status, "none".
+   */
+  fellows: "open" | "same-status" | "none";
+  /** The case: "follows" takes the report's new status; "table" moves as the table allows from its own. */
+  case: "follows" | "table";
+  /** The 409 message when the table refuses the move from `status`. */
+  refusal: (status: Status, entity: "Report" | "Case") => string;
+  /** Further effects (webhook events, jobs), run after the status writes. */
+  then: readonly Effect<A>[];
+}
+
+/** Who decided and when, written into a decision's record. */
+interface Stamp {
+  actor: Actor;
+  now: number;
+  /** Whether the status moved (an escalation of a RESOLVED report is recorded, not applied). */
+  applied: boolean;
+}
+const stamped = (note: string | null | undefined, s: Stamp) => ({ note: note ?? null, at: iso(s.now), by: s.actor });
+
+/** The audit data of a moderator's decision: what was decided, whether it moved the report, and the case. */
+const decisionAudit = (move: Move, r: { caseId: string; applied: boolean }) => ({ ...move, applied: r.applied, caseId: r.caseId });
+const appealAudit = (move: Move<"appeal" | "uphold" | "overturn">, r: { caseId: string }) => ({ appealId: move.appealId, actionId: move.actionId, caseId: r.caseId });
+const refused = (what: string) => (status: Status, entity: "Report" | "Case") => `${entity} is ${status}: ${what}`;
+
+const EFFECTS: { [A in WorkflowAction]: Effects<A> } = {
+  triage: {
+    audit: "REPORT_TRIAGED",
+    auditData: decisionAudit,
+    fellows: "open",
+    case: "follows",
+    refusal: refused("only OPEN reports can be triaged"),
+    then: [],
+  },
+  enrich: {
+    audit: "REPORT_STATUS_CHANGED",
+    auditData: (m) => ({ action: m.action, severity: m.severity, confidence: m.confidence }),
+    // Only the analyzed report moves; its case goes to IN_REVIEW if it is still OPEN.
+    fellows: "none",
+    case: "table",
+    refusal: refused("only OPEN reports move to IN_REVIEW on enrichment"),
+    then: [],
+  },
+  escalate: {
+    audit: "REPORT_ESCALATED",
+    auditData: decisionAudit,
+    record: (m, s) => ({ escalation: JSON.stringify({ team: m.team, applied: s.applied, ...stamped(m.note, s) }) }),
+    fellows: "open",
+    case: "follows",
+    refusal: refused("not allowed"), // from any status (a no-op on RESOLVED and APPEALED): never refused
+    then: [],
+  },
+  resolve: {
+    audit: "REPORT_RESOLVED",
+    auditData: decisionAudit,
+    record: (m, s) => ({ resolution: JSON.stringify({ code: m.code ?? null, ...stamped(m.note, s) }) }),
+    fellows: "open",
+    case: "follows",
+    refusal: refused("only OPEN, TRIAGED or IN_REVIEW reports can be resolved"),
+    then: ON_DECIDED,
+  },
+  dismiss: {
+    audit: "REPORT_DISMISSED",
+    auditData: decisionAudit,
+    record: (m, s) => ({ dismissal: JSON.stringify({ reason: m.reason, ...stamped(m.note, s) }) }),
+    fellows: "open",
+    case: "follows",
+    refusal: refused("only OPEN, TRIAGED or IN_REVIEW reports can be dismissed"),
+    then: ON_DECIDED,
+  },
+  appeal: {
+    audit: "REPORT_APPEALED",
+    auditData: appealAudit,
+    fellows: "same-status",
+    case: "table",
+    refusal: (status) => `The action's report is ${status}: only an action whose report is RESOLVED can be appealed`,
+    then: [],
+  },
+  uphold: {
+    audit: "REPORT_UPHELD",
+    auditData: appealAudit,
+    fellows: "same-status",
+    case: "table",
+    refusal: refused("only APPEALED reports can be upheld"),
+    then: ON_DECIDED,
+  },
+  overturn: {
+    audit: "REPORT_OVERTURNED",
+    auditData: appealAudit,
+    fellows: "same-status",
+    case: "table",
+    refusal: refused("only APPEALED reports can be overturned"),
+    then: ON_DECIDED,
+  },
+  // No route closes yet (archiving is planned); the table has the move, so the engine has its effects.
+  close: {
+    audit: "REPORT_CLOSED",
+    auditData: decisionAudit,
+    fellows: "same-status",
+    case: "table",
+    refusal: refused("only RESOLVED or DISMISSED reports can be closed"),
+    then: [],
+  },
+};
+
+const effectsOf = <A extends WorkflowAction>(action: A): Effects<A> => EFFECTS[action];
+
+export interface TransitionInput<A extends WorkflowAction> {
+  target: Target;
+  move: Move<A>;
+  /**
+   * When the table refuses the move (or the target is not found): "conflict" (default) throws
+   * the action's 409 (404 for a missing target); "skip" writes nothing and answers `allowed: false`.
+   */
+  refused?: "conflict" | "skip";
+}
+
+/**
+ * Applies one move of the table to a report (with its case and the case's reports, as the
+ * action's effects say) or to a case alone, in the caller's transaction (its own otherwise).
+ * Reports and cases of the context's organization only.
+ */
+export function applyTransition<A extends WorkflowAction>(ctx: DomainContext, input: TransitionInput<A>): Promise<Transition<A>> {
+  const { target, move } = input;
+  const skip = input.refused === "skip";
+  return transaction(ctx, () => ("reportId" in target ? onReport(ctx, target.reportId, move, skip) : onCase(ctx, target.caseId, move, skip)));
+}
+
+const nothing = <A extends WorkflowAction>(move: Move<A>, at: number): Transition<A> => ({ move, at, allowed: false, changed: false, report: null, fellows: [], case: null });
+
+async function onReport<A extends WorkflowAction>(ctx: DomainContext, reportId: string, move: Move<A>, skip: boolean): Promise<Transition<A>> {
+  const effects = effectsOf<A>(move.action);
+  const now = ctx.clock.now();
+  const [row] = await ctx.db.select().from(reports).where(and(eq(reports.id, reportId), eq(reports.orgId, ctx.orgId))).limit(1);
+  if (!row) {
+    if (skip) return nothing(move, now);
+    throw notFound("Report not found");
+  }
+  const from = asStatus(row.status);
+  const own = nextStatus(from, move.action);
+  if (!own.allowed) {
+    if (skip) return nothing(move, now);
+    throw conflict(effects.refusal(from, "Report"));
+  }
+  let [theCase] = await ctx.db.select().from(cases).where(eq(cases.id, row.caseId)).limit(1);
+  if (!theCase) throw notFound("Case not found");
+  const report = { ...row };
+  // Back into review out of a closed case (escalation): reopen it, or join the case open for
+  // the same target by then.
+  if (own.changed && isOpenStatus(own.to) && theCase.isOpen === 0) theCase = await rehome(ctx, report, theCase, now);
+
+  const t: Transition<A> = { move, at: now, allowed: true, changed: own.changed, report: null, fellows: [], case: null };
+  t.report = await writeReport(ctx, effects, move, report, own.to, own.changed, now);
+  if (own.changed) {
+    for (const fellow of await fellowsOf(ctx, effects.fellows, report, from)) {
+      const m = nextStatus(asStatus(fellow.status), move.action);
+      if (m.allowed && m.changed) t.fellows.push(await writeReport(ctx, effects, move, fellow, m.to, true, now));
+    }
+    const caseMove = nextStatus(asStatus(theCase.status), move.action);
+    const caseTo = effects.case === "follows" ? own.to : caseMove.allowed ? caseMove.to : null;
+    if (caseTo !== null && caseTo !== theCase.status) t.case = await writeCase(ctx, theCase, caseTo, move.action, now);
+  }
+  for (const effect of effects.then) await effect(ctx, t);
+  return t;
+}
+
+async function onCase<A extends WorkflowAction>(ctx: DomainContext, caseId: string, move: Move<A>, skip: boolean): Promise<Transition<A>> {
+  const effects = effectsOf<A>(move.action);
+  const now = ctx.clock.now();
+  const [c] = await ctx.db.select().from(cases).where(and(eq(cases.id, caseId), eq(cases.orgId, ctx.orgId))).limit(1);
+  if (!c) {
+    if (skip) return nothing(move, now);
+    throw notFound("Case not found");
+  }
+  const from = asStatus(c.status);
+  const m = nextStatus(from, move.action);
+  if (!m.allowed) {
+    if (skip) return nothing(move, now);
+    throw conflict(effects.refusal(from, "Case"));
+  }
+  const t: Transition<A> = { move, at: now, allowed: true, changed: m.changed, report: null, fellows: [], case: null };
+  if (m.changed) t.case = await writeCase(ctx, c, m.to, move.action, now);
+  for (const effect of effects.then) await effect(ctx, t);
+  return t;
+}
+
+/** The other reports of the report's case that the action's `fellows` rule names. */
+async function fellowsOf(ctx: DomainContext, rule: "open" | "same-status" | "none", report: ReportRow, from: Status): Promise<ReportRow[]> {
+  if (rule === "none") return [];
+  const statuses = rule === "open" ? OPEN_STATUSES : [from];
+  return await ctx.db
+    .select()
+    .from(reports)
+    .where(and(eq(reports.caseId, report.caseId), ne(reports.id, report.id), inArray(reports.status, [...statuses])))
+    .orderBy(asc(reports.createdUs));
+}
+
+async function writeReport<A extends WorkflowAction>(
+  ctx: DomainContext,
+  effects: Effects<A>,
+  move: Move<A>,
+  r: ReportRow,
+  to: Status,
+  applied: boolean,
+  now: number,
+): Promise<ReportChange> {
+  await ctx.db
+    .update(reports)
+    .set({ status: to, updatedAt: now, ...effects.record?.(move, { actor: ctx.actor, now, applied }) })
+    .where(eq(reports.id, r.id));
+  await recordAudit(ctx, {
+    projectId: r.projectId, action: effects.audit,
+    entityType: "report", entityId: r.id,
+    before: { status: r.status }, after: { status: to },
+    data: effects.auditData(move, { caseId: r.caseId, applied }),
+  });
+  return { id: r.id, projectId: r.projectId, caseId: r.caseId, from: asStatus(r.status), to };
+}
+
+async function writeCase(ctx: DomainContext, c: CaseRow, to: Status, action: WorkflowAction, now: number): Promise<StatusChange> {
+  await ctx.db.update(cases).set({ status: to, isOpen: isOpenStatus(to) ? 1 : 0, updatedAt: now }).where(eq(cases.id, c.id));
+  await recordAudit(ctx, {
+    projectId: c.projectId, action: "CASE_STATUS_CHANGED",
+    entityType: "case", entityId: c.id, before: { status: c.status }, after: { status: to }, data: { action },
+  });
+  return { id: c.id, projectId: c.projectId, from: asStatus(c.status), to };
+}
+
+/**
+ * A report leaving a closed case for an open status reopens that case, unless another case is
+ * open for the same target by then: the report then moves into that one (two open cases for
+ * one target would split the incident). Updates `report.caseId`; returns the report's case.
+ */
+async function rehome(ctx: DomainContext, report: ReportRow, c: CaseRow, now: number): Promise<CaseRow> {
+  const open = await findOpenCase(ctx, c);
+  if (!open) return c;
+  await ctx.db.update(reports).set({ caseId: open.id }).where(eq(reports.id, report.id));
+  await ctx.db.update(cases).set({ reportCount: open.reportCount + 1, updatedAt: now }).where(eq(cases.id, open.id));
+  await ctx.db.update(cases).set({ reportCount: c.reportCount - 1, updatedAt: now }).where(eq(cases.id, c.id));
+  report.caseId = open.id;
+  await recordAudit(ctx, {
+    projectId: c.projectId, action: "REPORT_MOVED", entityType: "report", entityId: report.id,
+    before: { caseId: c.id }, after: { caseId: open.id },
+  });
+  return open;
+}

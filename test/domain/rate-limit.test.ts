@@ -1,0 +1,103 @@
+/**
+ * The report rate limiter (src/domain/rate-limit.ts; docs/workflow.md, "Rate limit"): a fixed
+ * window per key that starts at the key's first hit, on a fake clock. The route asks it with the
+ * key's own limit, else FLAGSTAFF_REPORT_RATE_LIMIT, and answers `resetSeconds` as Retry-After.
+ */
+import { describe, expect, test } from "bun:test";
+import { createRateLimiter } from "../../src/domain/rate-limit.ts";
+import { fakeClock } from "../helpers/builders.ts";
+
+/** A limiter on a clock of its own, and a way to hit it `times` times in a row. */
+function limiter(windowMs?: number) {
+  const clock = fakeClock();
+  const limits = createRateLimiter(() => clock.now(), windowMs);
+  const hits = (key: string, limit: number, times: number) => Array.from({ length: times }, () => limits.hit(key, limit));
+  return { clock, limits, hits };
+}
+
+describe("within one window", () => {
+  test("the first `limit` hits are allowed, counting down; the next are refused", () => {
+    const { hits } = limiter();
+    const answers = hits("key-a", 3, 5);
+    expect(answers.map((d) => [d.allowed, d.remaining])).toEqual([
+      [true, 2],
+      [true, 1],
+      [true, 0],
+      [false, 0],
+      [false, 0],
+    ]);
+    expect(answers.every((d) => d.limit === 3)).toBe(true);
+  });
+
+  test("resetSeconds (Retry-After) is the rest of the window, rounded up, at least 1", () => {
+    const { clock, limits } = limiter();
+    expect(limits.hit("key-a", 1).resetSeconds).toBe(60);
+    clock.advance(30_000);
+    expect(limits.hit("key-a", 1)).toMatchObject({ allowed: false, resetSeconds: 30 });
+    clock.advance(29_200);
+    expect(limits.hit("key-a", 1)).toMatchObject({ allowed: false, resetSeconds: 1 });
+    clock.advance(799);
+    expect(limits.hit("key-a", 1)).toMatchObject({ allowed: false, resetSeconds: 1 });
+  });
+
+  test("each key is counted apart, with its own limit", () => {
+    const { limits, hits } = limiter();
+    expect(hits("default-key", 10, 10).every((d) => d.allowed)).toBe(true);
+    expect(limits.hit("default-key", 10).allowed).toBe(false);
+    // A key with its own, higher limit is not held back by the other's.
+    const own = hits("bulk-key", 1_000, 11);
+    expect(own.every((d) => d.allowed)).toBe(true);
+    expect(own.at(-1)).toMatchObject({ limit: 1_000, remaining: 989 });
+    // A key with a lower limit of its own.
+    expect(hits("strict-key", 2, 3).map((d) => d.allowed)).toEqual([true, true, false]);
+  });
+});
+
+describe("windows", () => {
+  test("a window starts at the key's first hit, not on the minute, and resets after it", () => {
+    const { clock, limits, hits } = limiter();
+    clock.advance(10_000);
+    expect(hits("key-a", 2, 2).every((d) => d.allowed)).toBe(true);
+    clock.advance(59_999);
+    expect(limits.hit("key-a", 2)).toMatchObject({ allowed: false, resetSeconds: 1 });
+    clock.advance(1);
+    expect(limits.hit("key-a", 2)).toMatchObject({ allowed: true, remaining: 1, resetSeconds: 60 });
+  });
+
+  test("refused hits neither count nor push the window back", () => {
+    const { clock, limits, hits } = limiter();
+    limits.hit("key-a", 1);
+    for (let i = 0; i < 5; i++) {
+      clock.advance(10_000);
+      expect(limits.hit("key-a", 1).allowed).toBe(false);
+    }
+    clock.advance(10_000); // 60 s after the first hit
+    expect(hits("key-a", 1, 2).map((d) => d.allowed)).toEqual([true, false]);
+  });
+
+  test("keys' windows run on their own clocks", () => {
+    const { clock, limits } = limiter();
+    limits.hit("early", 1);
+    clock.advance(45_000);
+    limits.hit("late", 1);
+    clock.advance(15_000);
+    expect(limits.hit("early", 1).allowed).toBe(true);
+    expect(limits.hit("late", 1)).toMatchObject({ allowed: false, resetSeconds: 45 });
+  });
+
+  test("idle keys start afresh, however long they were away", () => {
+    const { clock, limits } = limiter();
+    limits.hit("key-a", 1);
+    clock.advance(3 * 3_600_000);
+    limits.hit("someone-else", 1); // the limiter forgets finished windows now and then
+    expect(limits.hit("key-a", 1)).toMatchObject({ allowed: true, remaining: 0, resetSeconds: 60 });
+  });
+
+  test("the window length is a parameter (one minute by default)", () => {
+    const { clock, limits } = limiter(1_000);
+    expect(limits.hit("key-a", 1)).toMatchObject({ allowed: true, resetSeconds: 1 });
+    expect(limits.hit("key-a", 1).allowed).toBe(false);
+    clock.advance(1_000);
+    expect(limits.hit("key-a", 1).allowed).toBe(true);
+  });
+});
