@@ -13,7 +13,7 @@ import { iso, isoOrNull } from "./clock.ts";
 import type { DomainContext, ReadContext } from "./context.ts";
 import { actionViews, type EnforcementActionView } from "./enforcement.ts";
 import { notFound } from "./errors.ts";
-import { toIdentityView, type IdentityView } from "./identities.ts";
+import { getIdentity, toIdentityView, type IdentityView } from "./identities.ts";
 import { toReportViews, type ReportView } from "./reports.ts";
 import { BUCKETS, maxSeverity, SEVERITIES, type Bucket, type Severity } from "./severity.ts";
 import { userEmails } from "./users.ts";
@@ -298,7 +298,7 @@ export async function caseDetail(ctx: TenantRead, caseId: string): Promise<CaseD
   const rows = await reportsOfCase(ctx, c.id);
   const reportViews = await toReportViews(ctx, { rows });
   const reportIds = rows.map((r) => r.id);
-  const [subjectRow] = c.subjectIdentityId ? await ctx.db.select().from(identities).where(eq(identities.id, c.subjectIdentityId)).limit(1) : [];
+  const subject = c.subjectIdentityId ? await getIdentity(ctx, c.subjectIdentityId) : null;
   const [project] = await ctx.db.select({ name: projects.name }).from(projects).where(eq(projects.id, c.projectId)).limit(1);
 
   const reporterIds = [...new Set(rows.map((r) => r.reporterIdentityId).filter((x): x is string => !!x))].slice(0, 20);
@@ -322,7 +322,7 @@ export async function caseDetail(ctx: TenantRead, caseId: string): Promise<CaseD
     projectName: project?.name ?? "",
     assignee: c.assigneeId ? { id: c.assigneeId, email: emails.get(c.assigneeId) ?? "unknown user" } : null,
     reports: reportViews,
-    subject: subjectRow ? toIdentityView(subjectRow) : null,
+    subject,
     subjectCases: c.subjectIdentityId ? await subjectHistory(ctx, { subjectIdentityId: c.subjectIdentityId, exceptCaseId: c.id }) : [],
     subjectEnforcement: c.subjectIdentityId ? await enforcementOf(ctx, { identityId: c.subjectIdentityId, now }) : [],
     caseEnforcement,

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState, type FormEvent } from "react";
 import { auditActionLabel } from "../../domain/views/audit.ts";
-import type { Status } from "../../domain/views/report.ts";
+import { isOpenStatus } from "../../domain/workflow.ts";
 import { errorCode, errorMessage, trpc, type CaseDetail, type ReportView } from "../api.ts";
 import { useSession } from "../app.tsx";
 import { DecisionDialog, EnforceDialog, useClaim, type DecisionAction } from "../decisions.tsx";
@@ -9,8 +9,6 @@ import { href, navigate } from "../router.ts";
 import { Badge, BucketBadge, dateTime, Empty, ErrorNote, Field, Kbd, Loading, SeverityBadge, StatusBadge, TimeAgo, useShortcuts, useToast } from "../ui.tsx";
 import { caseTitle } from "./queue.tsx";
 
-// The workflow table's open statuses (OPEN_STATUSES of src/domain/workflow.ts).
-const OPEN: readonly string[] = ["OPEN", "TRIAGED", "IN_REVIEW"] satisfies Status[];
 
 /** #/reports/<id>: the case page of the report's case, scrolled to the report. */
 export function ReportRedirect({ reportId }: { reportId: string }) {
@@ -52,8 +50,8 @@ export function CasePage({ caseId, focusReport }: { caseId: string; focusReport:
   }, [focusReport, detail.data]);
 
   const d = detail.data;
-  const isOpen = d ? OPEN.includes(d.case.status) : false;
-  const openReport = d?.reports.find((r) => OPEN.includes(r.status)) ?? null;
+  const isOpen = d ? isOpenStatus(d.case.status) : false;
+  const openReport = d?.reports.find((r) => isOpenStatus(r.status)) ?? null;
   const mine = d?.assignee?.id === me.user.id;
   const taken = d?.assignee && !mine;
   const isModerator = can("moderator");
