@@ -6,8 +6,8 @@ import { formatInitBanner, initOrganization } from "./commands/init.ts";
 import { keysCommand, UsageError } from "./commands/keys.ts";
 import { serve } from "./commands/serve.ts";
 import { ConfigError, loadConfig } from "./config.ts";
-import { openSqliteStore } from "./db/store.ts";
-import { migrateDatabase } from "./db/migrate.ts";
+import { SchemaTooNewError } from "./db/migrate.ts";
+import { DatabaseUnavailableError, openStore, redact } from "./db/open.ts";
 import { offsetClock } from "./domain/clock.ts";
 import { setLogLevel } from "./log.ts";
 
@@ -20,7 +20,8 @@ const USAGE = `usage: flagstaff <command>
   keys create --project ID [--kind secret|publishable] [--name N] [--rate-limit N] [--json]
   keys list [--org SLUG] [--json]
   keys revoke KEY_ID
-  backup <file>             an online, consistent copy of the database (safe while serving)
+  backup <file>             an online, consistent copy of the database (safe while serving);
+                            on PostgreSQL, explains pg_dump (docs/operations.md)
 
 Configuration comes from the environment: see README.md.`;
 
@@ -53,19 +54,27 @@ async function main(argv: string[]): Promise<number> {
   }
 
   if (command === "backup") {
-    // Before openDatabase: a backup neither creates nor migrates the database it copies.
+    if (config.databaseUrl) {
+      // PostgreSQL's own tools back it up (and restore it to any point in time with WAL archiving).
+      process.stderr.write(
+        "flagstaff: on PostgreSQL, back up with PostgreSQL's tools, e.g.\n" +
+          `  pg_dump --format=custom --file=${rest[0] ?? "flagstaff.dump"} "$FLAGSTAFF_DATABASE_URL"\n` +
+          "and restore with pg_restore --clean --dbname=… (docs/operations.md, \"Backup and restore on PostgreSQL\").\n",
+      );
+      return 2;
+    }
+    // Before opening the store: a backup neither creates nor migrates the database it copies.
     process.stdout.write(formatBackup(backupDatabase(config.dbPath, rest[0])) + "\n");
     return 0;
   }
 
   const clock = offsetClock(config.clockOffsetMs);
-  const store = openSqliteStore(config.dbPath);
+  const { store, applied } = await openStore(config);
   const ctx = { store, db: store.db, clock };
   try {
-    const applied = migrateDatabase(store.writer);
     switch (command) {
       case "migrate":
-        process.stdout.write(`${applied} migration(s) applied to ${config.dbPath}\n`);
+        process.stdout.write(`${applied} migration(s) applied to ${config.databaseUrl ? redact(config.databaseUrl) : config.dbPath}\n`);
         return 0;
       case "init": {
         const plan = values.plan ?? "enterprise";
@@ -82,7 +91,7 @@ async function main(argv: string[]): Promise<number> {
         return 2;
     }
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -91,6 +100,10 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exit(code);
   },
   (err: unknown) => {
+    if (err instanceof DatabaseUnavailableError || err instanceof SchemaTooNewError) {
+      process.stderr.write(`flagstaff: ${err.message}\n`);
+      process.exit(1);
+    }
     if (err instanceof ConfigError || err instanceof UsageError) {
       process.stderr.write(`flagstaff: ${err.message}\n`);
       process.exit(2);

@@ -12,6 +12,10 @@ const configSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3001),
   HOST: z.string().min(1).default("0.0.0.0"),
   FLAGSTAFF_DB: z.string().min(1).default("./data/flagstaff.db"),
+  /** A postgres:// URL runs Flagstaff on PostgreSQL instead of SQLite (src/db/engine.ts). */
+  FLAGSTAFF_DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//i, "must be a postgres:// or postgresql:// URL").optional(),
+  /** Most PostgreSQL connections one instance opens. */
+  FLAGSTAFF_DATABASE_POOL: z.coerce.number().int().min(2).max(500).default(10),
   OLLAMA_HOST: z.url({ protocol: /^https?$/ }).default("http://127.0.0.1:11434"),
   FLAGSTAFF_AI_MODEL: z.string().min(1).default("llama3.2"),
   FLAGSTAFF_AI_TIMEOUT_MS: positiveInt(30_000),
@@ -47,6 +51,9 @@ export interface Config {
   port: number;
   host: string;
   dbPath: string;
+  /** PostgreSQL's URL when Flagstaff runs on it, else null (SQLite at dbPath). */
+  databaseUrl: string | null;
+  databasePool: number;
   ollamaHost: string;
   aiModel: string;
   aiTimeoutMs: number;
@@ -94,6 +101,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     port: c.PORT,
     host: c.HOST,
     dbPath: c.FLAGSTAFF_DB,
+    databaseUrl: c.FLAGSTAFF_DATABASE_URL ?? null,
+    databasePool: c.FLAGSTAFF_DATABASE_POOL,
     ollamaHost: c.OLLAMA_HOST,
     aiModel: c.FLAGSTAFF_AI_MODEL,
     aiTimeoutMs: c.FLAGSTAFF_AI_TIMEOUT_MS,

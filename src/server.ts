@@ -37,9 +37,9 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     return jsonError(500, "Internal server error");
   });
 
-  app.get("/healthz", () => {
+  app.get("/healthz", async () => {
     try {
-      services.db.$client.query("SELECT 1").get();
+      await services.store.ping();
       return Response.json({ status: "ok" });
     } catch (err) {
       log.error("health check failed", errorFields(err));
@@ -48,10 +48,10 @@ export function createApp(services: Services, opts: AppOptions = {}) {
   });
 
   // Readiness: the database answers and the process is not shutting down.
-  app.get("/readyz", () => {
+  app.get("/readyz", async () => {
     if (opts.isDraining?.()) return Response.json({ status: "draining" }, { status: 503 });
     try {
-      services.db.$client.query("SELECT 1").get();
+      await services.store.ping();
       return Response.json({ status: "ready" });
     } catch (err) {
       log.error("readiness check failed", errorFields(err));
@@ -59,8 +59,8 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     }
   });
 
-  registerDatabaseGauges(services.db, services.config.dbPath, () => services.clock.now());
-  app.get("/metrics", () => new Response(renderMetrics(), { headers: { "content-type": METRICS_CONTENT_TYPE } }));
+  registerDatabaseGauges(services, services.store.engine === "sqlite" ? services.config.dbPath : null, () => services.clock.now());
+  app.get("/metrics", async () => new Response(await renderMetrics(), { headers: { "content-type": METRICS_CONTENT_TYPE } }));
 
   app.get(`${SDK_PREFIX}/openapi.json`, () => Response.json(sdkOpenApiDocument()));
   app.get(`${ORG_PREFIX}/openapi.json`, () => Response.json(orgOpenApiDocument()));

@@ -1,22 +1,24 @@
 import type { Services } from "./api/context.ts";
 import { observeAiCall } from "./api/metrics.ts";
 import type { Config } from "./config.ts";
-import { migrateDatabase } from "./db/migrate.ts";
-import { openSqliteStore } from "./db/store.ts";
+import { openStore } from "./db/open.ts";
 import { offsetClock } from "./domain/clock.ts";
-import { createRateLimiter } from "./domain/rate-limit.ts";
+import { createRateLimiter, createSharedRateLimiter } from "./domain/rate-limit.ts";
 
-/** Opens and migrates the database and builds the long-lived services of one process. */
-export function createServices(config: Config): Services {
-  const store = openSqliteStore(config.dbPath);
-  migrateDatabase(store.writer);
+/**
+ * Opens and migrates the database (SQLite, or PostgreSQL when FLAGSTAFF_DATABASE_URL is set)
+ * and builds the long-lived services of one process.
+ */
+export async function createServices(config: Config): Promise<Services> {
+  const { store } = await openStore(config);
   const clock = offsetClock(config.clockOffsetMs);
   return {
     store,
     db: store.db,
     config,
     clock,
-    reportRateLimiter: createRateLimiter(() => clock.now()),
+    // One process counts report creations in memory; instances on PostgreSQL count together.
+    reportRateLimiter: store.engine === "postgres" ? createSharedRateLimiter({ store, clock }) : createRateLimiter(() => clock.now()),
     onAiCall: observeAiCall,
   };
 }

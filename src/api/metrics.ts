@@ -17,7 +17,8 @@
  *   process_resident_memory_bytes, process_heap_bytes, process_start_time_seconds, process_cpu_seconds_total
  */
 import { statSync } from "node:fs";
-import type { Db } from "../db/client.ts";
+import type { ReadContext } from "../domain/context.ts";
+import { countJobsByStatus, oldestDueRunAt } from "../domain/jobs.ts";
 
 /** Latency buckets in seconds: 0.5 ms to 10 s. */
 const HTTP_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -101,16 +102,23 @@ class CollectedGauge implements Metric {
     readonly name: string,
     readonly help: string,
     readonly labelNames: readonly string[],
-    readonly collect: () => { labels: string[]; value: number }[],
+    readonly collect: () => { labels: string[]; value: number }[] | Promise<{ labels: string[]; value: number }[]>,
   ) {}
 
-  render(out: string[]): void {
-    let samples: { labels: string[]; value: number }[];
+  private samples: { labels: string[]; value: number }[] | null = null;
+
+  /** Reads the gauge for the next render (the database answers asynchronously). */
+  async refresh(): Promise<void> {
     try {
-      samples = this.collect();
+      this.samples = await this.collect();
     } catch {
-      return; // a gauge that cannot be read right now is left out of this scrape
+      this.samples = null; // a gauge that cannot be read right now is left out of this scrape
     }
+  }
+
+  render(out: string[]): void {
+    const samples = this.samples;
+    if (!samples) return;
     out.push(`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`);
     for (const { labels, value } of samples) out.push(`${this.name}${formatLabels(this.labelNames, labels)} ${formatNumber(value)}`);
   }
@@ -145,7 +153,7 @@ const metrics: Metric[] = [
   }),
 ];
 
-const databaseGauges: Metric[] = [];
+const databaseGauges: CollectedGauge[] = [];
 
 // ---------------------------------------------------------------------------------------------
 // What other code calls.
@@ -180,23 +188,23 @@ export function observeAiCall(ms: number, ok: boolean): void {
 
 /**
  * Gauges read from the database when scraped: job queue depth by status, age of the oldest due
- * job, and the size of the database and WAL files. Each is an index search, cheap at any size.
+ * job, and on SQLite the size of the database and WAL files. Each is an index search, cheap at
+ * any size.
  */
-export function registerDatabaseGauges(db: Db, dbPath: string, now: () => number): void {
+export function registerDatabaseGauges(ctx: Pick<ReadContext, "db">, dbPath: string | null, now: () => number): void {
   databaseGauges.length = 0; // one database per process; a second call replaces the first
-  const count = db.$client.query<{ n: number }, [string]>("SELECT count(*) AS n FROM jobs WHERE status = ?");
-  const oldestDue = db.$client.query<{ t: number | null }, [number]>("SELECT min(run_at) AS t FROM jobs WHERE status = 'pending' AND run_at <= ?");
   databaseGauges.push(
-    new CollectedGauge("flagstaff_jobs", "Background jobs by status (pending: waiting or scheduled for a retry, running: leased, dead: gave up).", ["status"], () =>
-      ["pending", "running", "dead"].map((status) => ({ labels: [status], value: count.get(status)?.n ?? 0 })),
-    ),
-    new CollectedGauge("flagstaff_jobs_oldest_pending_age_seconds", "How long the oldest due job has been waiting (0 when none).", [], () => {
+    new CollectedGauge("flagstaff_jobs", "Background jobs by status (pending: waiting or scheduled for a retry, running: leased, dead: gave up).", ["status"], async () => {
+      const counts = await countJobsByStatus(ctx, ["pending", "running", "dead"]);
+      return Object.entries(counts).map(([status, n]) => ({ labels: [status], value: n }));
+    }),
+    new CollectedGauge("flagstaff_jobs_oldest_pending_age_seconds", "How long the oldest due job has been waiting (0 when none).", [], async () => {
       const t = now();
-      const oldest = oldestDue.get(t)?.t;
+      const oldest = await oldestDueRunAt(ctx, t);
       return [{ labels: [], value: oldest == null ? 0 : Math.max(0, (t - oldest) / 1000) }];
     }),
   );
-  if (dbPath !== ":memory:") {
+  if (dbPath !== null && dbPath !== ":memory:") {
     databaseGauges.push(
       new CollectedGauge("flagstaff_db_size_bytes", "Size of the SQLite database file and of its write-ahead log.", ["file"], () =>
         [
@@ -209,7 +217,8 @@ export function registerDatabaseGauges(db: Db, dbPath: string, now: () => number
 }
 
 /** Every metric in the Prometheus text format. */
-export function renderMetrics(): string {
+export async function renderMetrics(): Promise<string> {
+  await Promise.all([...metrics, ...databaseGauges].map((g) => (g instanceof CollectedGauge ? g.refresh() : undefined)));
   const out: string[] = [];
   for (const m of [...metrics, ...databaseGauges]) m.render(out);
   return out.join("\n") + "\n";

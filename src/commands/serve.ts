@@ -4,6 +4,7 @@ import { observeJobRun } from "../api/metrics.ts";
 import { listOrganizations } from "../domain/organizations.ts";
 import { errorFields, log } from "../log.ts";
 import { createApp } from "../server.ts";
+import { redact } from "../db/open.ts";
 import { createServices } from "../services.ts";
 import { startExpiryScheduler } from "../jobs/enforcement-jobs.ts";
 import { jobHandlers } from "../jobs/handlers.ts";
@@ -18,17 +19,18 @@ const SHUTDOWN_GRACE_MS = 20_000;
  * or SIGINT, when it stops accepting, lets requests in flight finish, and closes the database.
  */
 export async function serve(config: Config): Promise<void> {
-  const services = createServices(config);
+  const services = await createServices(config);
   const isEmpty = (await listOrganizations(services)).length === 0;
   const bootstrap = isEmpty ? await initOrganization(services) : null;
 
   // The workers register with the store: whatever enqueues a job wakes them once its
   // transaction committed (src/db/store.ts).
   const workers = startWorkers(services.store, services.clock, jobHandlers(services), { ...config.jobs, onJobRun: observeJobRun });
-  const expiry = startExpiryScheduler(services);
+  // Once across instances (on PostgreSQL, the instance holding its advisory lock).
+  const expiry = services.store.singleton("enforcement-expiry", () => startExpiryScheduler(services));
 
-  // WAL checkpoints (and their fsyncs) run on a thread of their own (src/db/checkpoint.ts).
-  const checkpointer = startCheckpointer(services.store.writer, config.dbPath);
+  // SQLite: WAL checkpoints (and their fsyncs) run on a thread of their own (src/db/checkpoint.ts).
+  const checkpointer = services.store.engine === "sqlite" ? startCheckpointer(services.store.writer, config.dbPath) : null;
 
   let stopping = false;
   const app = createApp(services, { isDraining: () => stopping });
@@ -41,7 +43,7 @@ export async function serve(config: Config): Promise<void> {
   if (bootstrap) process.stdout.write(formatInitBanner(bootstrap, baseUrl) + "\n");
   // Tests and scripts wait for this exact line to learn the port.
   process.stdout.write(`Flagstaff listening on ${baseUrl}\n`);
-  log.info("listening", { url: baseUrl, db: config.dbPath });
+  log.info("listening", { url: baseUrl, engine: services.store.engine, db: services.store.engine === "sqlite" ? config.dbPath : redact(config.databaseUrl ?? "") });
 
   // Graceful shutdown (docs/operations.md): /readyz turns 503; the listener closes (idle
   // keep-alive connections at once); requests in flight finish, for up to SHUTDOWN_GRACE_MS;
@@ -65,10 +67,10 @@ export async function serve(config: Config): Promise<void> {
         log.warn("requests still in flight after the grace period: closing their connections", { requestsInFlight: server.pendingRequests });
         await server.stop(true);
       }
-      expiry.stop();
+      await expiry.stop();
       await workers.drain(10_000); // let running jobs finish, give back the rest
-      await checkpointer.stop();
-      services.store.close(); // the last connections: checkpoints and removes the WAL
+      await checkpointer?.stop();
+      await services.store.close(); // the last connections (SQLite: checkpoints and removes the WAL)
       log.info("stopped", { signal });
     } catch (err) {
       log.error("error during shutdown", errorFields(err));

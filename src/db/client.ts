@@ -2,7 +2,7 @@ import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
-import * as schema from "./schema.ts";
+import * as schema from "./schema-sqlite.ts";
 
 export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
 

@@ -9,6 +9,7 @@ import m6 from "../../drizzle/0006_reporter_index.sql" with { type: "text" };
 import m7 from "../../drizzle/0007_jobs_org.sql" with { type: "text" };
 import m8 from "../../drizzle/0008_category_keys.sql" with { type: "text" };
 import m9 from "../../drizzle/0009_user_email_per_org.sql" with { type: "text" };
+import m10 from "../../drizzle/0010_rate_windows.sql" with { type: "text" };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -28,4 +29,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0007_jobs_org", when: 1795310439076, breakpoints: true, sql: m7 },
   { tag: "0008_category_keys", when: 1795422839540, breakpoints: true, sql: m8 },
   { tag: "0009_user_email_per_org", when: 1795423125524, breakpoints: true, sql: m9 },
+  { tag: "0010_rate_windows", when: 1795437568603, breakpoints: true, sql: m10 },
 ];

@@ -22,5 +22,29 @@ export function statements<T>(build: (db: Db) => T): (db: Db) => T {
   };
 }
 
+/**
+ * Like `statements`, for queries whose SQL depends on which options are given (a list's
+ * filters): `shaped(build)(db, shape, q)` prepares `build(db, q)` once per connection and shape,
+ * where `shape` names what the SQL depends on (which filters are present, not their values,
+ * which are placeholders).
+ */
+export function shapedStatements<Q, T>(build: (db: Db, q: Q) => T): (handle: Db, shape: string, q: Q) => T {
+  const cache = new WeakMap<Db, Map<string, T>>();
+  return (handle, shape, q) => {
+    const db = connectionOf(handle);
+    let byShape = cache.get(db);
+    if (byShape === undefined) {
+      byShape = new Map();
+      cache.set(db, byShape);
+    }
+    let s = byShape.get(shape);
+    if (s === undefined) {
+      s = build(db, q);
+      byShape.set(shape, s);
+    }
+    return s;
+  };
+}
+
 /** A named placeholder usable where drizzle wants an SQL value (`.set({...})`, `.values({...})`). */
 export const param = (name: string): SQL => sql`${sql.placeholder(name)}`;

@@ -1,10 +1,12 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Database } from "bun:sqlite";
+import { sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { writeGate } from "./checkpoint.ts";
 import { openDatabase, type Db } from "./client.ts";
+import type { Engine } from "./engine.ts";
 
 /**
  * The storage boundary the domain stands on. Domain code reads and writes through `store.db`
@@ -26,13 +28,17 @@ import { openDatabase, type Db } from "./client.ts";
  * - `afterCommit` hooks run once the outermost transaction committed (job queue wake-ups).
  */
 export interface Store {
+  readonly engine: Engine;
   /** The handle for every query: the current transaction's inside one, else the reader. */
   readonly db: Db;
   /**
    * Runs `fn` in a transaction (a savepoint inside another) and settles after COMMIT. `fn` must
-   * not wait on anything but the database (no network calls inside a transaction).
+   * not wait on anything but the database (no network calls inside a transaction). Write
+   * transactions run one at a time (on PostgreSQL across every instance). `exclusive: false`
+   * is for work that touches only rows it locks itself (the job queue's claims and updates of
+   * leased jobs): on PostgreSQL it runs beside other transactions; on SQLite it changes nothing.
    */
-  transaction<T>(fn: () => Promise<T>): Promise<T>;
+  transaction<T>(fn: () => Promise<T>, opts?: { exclusive?: boolean }): Promise<T>;
   /** True inside a transaction of the current async flow. */
   inTransaction(): boolean;
   /** Runs `fn` after the current transaction commits (at once when there is none). */
@@ -41,9 +47,29 @@ export interface Store {
   jobEnqueued(): void;
   /** Who to wake when jobs were enqueued (the worker pool, once it runs). */
   onJobsEnqueued(listener: () => void): void;
+  /**
+   * `subquery`, its rows locked for this transaction and rows locked by others skipped
+   * (FOR UPDATE SKIP LOCKED on PostgreSQL; on SQLite, where one writer runs at a time, as is).
+   */
+  skipLocked(subquery: SQLWrapper): SQL;
+  /** Throws when the database does not answer (health checks). */
+  ping(): Promise<void>;
+  /**
+   * Runs `start` on one instance only (the expiry scheduler, say): at once on SQLite, where one
+   * process serves; on PostgreSQL on the instance elected through an advisory lock, and on
+   * another within seconds when that one dies.
+   */
+  singleton(name: string, start: () => { stop(): Promise<void> | void }): Singleton;
   /** The writing connection, for what is not domain work: migrations, checkpoints, backups. */
   readonly writer: Db;
-  close(): void;
+  close(): Promise<void>;
+}
+
+/** A task elected to run once across instances (Store.singleton). */
+export interface Singleton {
+  /** True while this instance runs the task. */
+  readonly leading: boolean;
+  stop(): Promise<void>;
 }
 
 interface TxState {
@@ -52,7 +78,7 @@ interface TxState {
 }
 
 /** A FIFO async lock: one holder at a time, waiters in arrival order. */
-class Lock {
+export class Lock {
   private held = false;
   private readonly waiters: (() => void)[] = [];
 
@@ -95,8 +121,8 @@ export function openSqliteStore(path: string): Store {
   if (!scratch) return store;
   return {
     ...store,
-    close() {
-      store.close();
+    async close() {
+      await store.close();
       rmSync(scratch, { recursive: true, force: true });
     },
   };
@@ -106,32 +132,42 @@ function sqliteStore(writer: Db, reader: Db): Store {
   const current = new AsyncLocalStorage<TxState>();
   const lock = new Lock();
   let jobsListener: (() => void) | null = null;
-  let savepointNames = 0;
 
   // Drizzle's handle, resolved per access: every method runs on the connection of the moment.
+  // Methods are bound once per connection, not on every access (this runs for every query).
+  const bound = new Map<Db, Map<PropertyKey, unknown>>([[writer, new Map()], [reader, new Map()]]);
   const db = new Proxy(reader, {
     get(_target, prop) {
       const handle = current.getStore() ? writer : reader;
       if (prop === CONNECTION) return handle;
+      const methods = bound.get(handle)!;
+      const known = methods.get(prop);
+      if (known !== undefined) return known;
       const value: unknown = Reflect.get(handle, prop, handle);
-      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(handle) : value;
+      if (typeof value !== "function") return value;
+      const method = (value as (...a: unknown[]) => unknown).bind(handle);
+      methods.set(prop, method);
+      return method;
     },
   }) as Db;
 
   const sqlite: Database = writer.$client;
+  // Transaction statements run for every write (several per report in a group commit): kept
+  // compiled (`query` caches the statement) rather than compiled again by each `run`.
+  const exec = (statement: string) => sqlite.query(statement).run();
 
   async function nested<T>(state: TxState, fn: () => Promise<T>): Promise<T> {
-    const name = `sp${++savepointNames}`;
-    sqlite.run(`SAVEPOINT ${name}`);
-    state.savepoints++;
+    // Named by depth: a finite set of names, so their statements stay cached too.
+    const name = `sp${++state.savepoints}`;
+    exec(`SAVEPOINT ${name}`);
     try {
       const result = await fn();
-      sqlite.run(`RELEASE ${name}`);
+      exec(`RELEASE ${name}`);
       return result;
     } catch (err) {
       if (sqlite.inTransaction) {
-        sqlite.run(`ROLLBACK TO ${name}`);
-        sqlite.run(`RELEASE ${name}`);
+        exec(`ROLLBACK TO ${name}`);
+        exec(`RELEASE ${name}`);
       }
       throw err;
     } finally {
@@ -139,6 +175,7 @@ function sqliteStore(writer: Db, reader: Db): Store {
     }
   }
 
+  // `exclusive` means nothing here: SQLite has one writer, every transaction is exclusive.
   async function transaction<T>(fn: () => Promise<T>): Promise<T> {
     const active = current.getStore();
     if (active) return nested(active, fn);
@@ -151,14 +188,14 @@ function sqliteStore(writer: Db, reader: Db): Store {
       // The checkpointer may ask writes to wait for one pass of its own (src/db/checkpoint.ts).
       const gate = writeGate(writer);
       if (gate) await gate;
-      sqlite.run("BEGIN IMMEDIATE");
+      exec("BEGIN IMMEDIATE");
       try {
         result = await current.run(state, fn);
         // Some SQLite errors (disk full, I/O) roll back the whole transaction on their own.
         if (!sqlite.inTransaction) throw new Error("the transaction was rolled back by SQLite");
-        sqlite.run("COMMIT");
+        exec("COMMIT");
       } catch (err) {
-        if (sqlite.inTransaction) sqlite.run("ROLLBACK");
+        if (sqlite.inTransaction) exec("ROLLBACK");
         throw err;
       }
     } finally {
@@ -169,6 +206,7 @@ function sqliteStore(writer: Db, reader: Db): Store {
   }
 
   return {
+    engine: "sqlite",
     db,
     writer,
     transaction,
@@ -185,7 +223,24 @@ function sqliteStore(writer: Db, reader: Db): Store {
     onJobsEnqueued(listener) {
       jobsListener = listener;
     },
-    close() {
+    skipLocked: (subquery) => sql`${subquery}`,
+    async ping() {
+      reader.$client.query("SELECT 1").get();
+    },
+    singleton(_name, start) {
+      const task = start();
+      let leading = true;
+      return {
+        get leading() {
+          return leading;
+        },
+        async stop() {
+          leading = false;
+          await task.stop();
+        },
+      };
+    },
+    async close() {
       reader.$client.close();
       writer.$client.close();
     },

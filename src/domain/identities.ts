@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, gte, lt, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, eq, gt, gte, lt, or, sql, type SQL } from "drizzle-orm";
 import { param, statements } from "../db/prepared.ts";
 import { identities } from "../db/schema.ts";
 import { iso, isoOrNull } from "./clock.ts";
@@ -176,9 +176,10 @@ async function searchCondition(ctx: Pick<DomainContext, "db">, projectId: string
     sql`SELECT id FROM identities WHERE project_id = ${projectId} AND lower(name) >= ${lower} AND lower(name) < ${lower + MAX_CHAR}`,
     sql`SELECT id FROM identities WHERE project_id = ${projectId} AND lower(username) >= ${lower} AND lower(username) < ${lower + MAX_CHAR}`,
   ];
-  // SQLite-only: drizzle's raw `get` answers the row as an array of values.
-  const [candidates] = await ctx.db.get<[number]>(sql`SELECT count(*) FROM (${sql.join(arms, sql` UNION ALL `)} LIMIT ${SPARSE_MATCHES})`);
-  if (candidates < SPARSE_MATCHES) return sql`${identities.id} IN (${sql.join(arms, sql` UNION `)})`;
+  const [row] = await ctx.db
+    .select({ n: count() })
+    .from(sql`(${sql.join(arms, sql` UNION ALL `)} LIMIT ${SPARSE_MATCHES}) AS candidates`);
+  if ((row?.n ?? 0) < SPARSE_MATCHES) return sql`${identities.id} IN (${sql.join(arms, sql` UNION `)})`;
   return or(
     and(gte(identities.externalId, search), lt(identities.externalId, search + MAX_CHAR)),
     and(gte(sql`lower(${identities.name})`, lower), lt(sql`lower(${identities.name})`, lower + MAX_CHAR)),

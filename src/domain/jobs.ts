@@ -42,12 +42,19 @@ export async function enqueueJob(ctx: ReadContext, input: EnqueueInput): Promise
 }
 
 /**
+ * The queue's own transactions touch only job rows they lock (a claim) or lease: on PostgreSQL
+ * they run beside other writes, so instances claim jobs together (Store.transaction).
+ */
+const LEASED_ROWS_ONLY = { exclusive: false } as const;
+
+/**
  * Leases the next due job: a pending one whose time has come, or a running one whose lease
- * expired (its worker died). One UPDATE … RETURNING in a transaction of its own, so two workers
- * never take the same job.
+ * expired (its worker died). One UPDATE … RETURNING in a transaction of its own, its row
+ * locked FOR UPDATE SKIP LOCKED on PostgreSQL, so two workers (of any instance) never take the
+ * same job and never wait for each other.
  */
 export function claimJob(ctx: ReadContext, input: { workerId: string; leaseMs: number }): Promise<JobRow | null> {
-  return transaction(ctx, async () => {
+  return ctx.store.transaction(async () => {
     const now = ctx.clock.now();
     const next = ctx.db
       .select({ id: jobs.id })
@@ -58,33 +65,34 @@ export function claimJob(ctx: ReadContext, input: { workerId: string; leaseMs: n
     const [row] = await ctx.db
       .update(jobs)
       .set({ status: "running", attempts: sql`${jobs.attempts} + 1`, leaseUntil: now + input.leaseMs, leasedBy: input.workerId, updatedAt: now })
-      .where(inArray(jobs.id, next))
+      // Another instance's claim in progress holds its row: take the next one instead of waiting.
+      .where(inArray(jobs.id, ctx.store.skipLocked(next)))
       .returning();
     return row ?? null;
-  });
+  }, LEASED_ROWS_ONLY);
 }
 
 /** Marks a leased job done, unless its lease passed to another worker meanwhile. */
 export function completeJob(ctx: ReadContext, input: { job: JobRow; workerId: string }): Promise<void> {
-  return transaction(ctx, async () => {
+  return ctx.store.transaction(async () => {
     await ctx.db
       .update(jobs)
       .set({ status: "done", leaseUntil: null, leasedBy: null, lastError: null, updatedAt: ctx.clock.now() })
       .where(and(eq(jobs.id, input.job.id), eq(jobs.leasedBy, input.workerId)));
-  });
+  }, LEASED_ROWS_ONLY);
 }
 
 /** A failed attempt: retry at `retryAt`, or dead when that was the last attempt. */
 export function failJob(ctx: ReadContext, input: { job: JobRow; workerId: string; error: string; retryAt: number }): Promise<JobStatus> {
   const { job } = input;
   const status: JobStatus = job.attempts >= job.maxAttempts ? "dead" : "pending";
-  return transaction(ctx, async () => {
+  return ctx.store.transaction(async () => {
     await ctx.db
       .update(jobs)
       .set({ status, runAt: status === "pending" ? input.retryAt : job.runAt, leaseUntil: null, leasedBy: null, lastError: input.error.slice(0, 2000), updatedAt: ctx.clock.now() })
       .where(and(eq(jobs.id, job.id), eq(jobs.leasedBy, input.workerId)));
     return status;
-  });
+  }, LEASED_ROWS_ONLY);
 }
 
 /**
@@ -92,7 +100,7 @@ export function failJob(ctx: ReadContext, input: { job: JobRow; workerId: string
  * after their lease; the attempt they were in does not count.
  */
 export function releaseLeases(ctx: ReadContext, input: { workerId: string }): Promise<number> {
-  return transaction(ctx, async () => {
+  return ctx.store.transaction(async () => {
     const now = ctx.clock.now();
     const released = await ctx.db
       .update(jobs)
@@ -107,7 +115,7 @@ export function releaseLeases(ctx: ReadContext, input: { workerId: string }): Pr
       .where(and(eq(jobs.status, "running"), eq(jobs.leasedBy, input.workerId)))
       .returning({ id: jobs.id });
     return released.length;
-  });
+  }, LEASED_ROWS_ONLY);
 }
 
 /** When the next job becomes due (pending run time or expiring lease), to sleep until then. */
@@ -116,6 +124,20 @@ export async function nextDueAt(ctx: Pick<ReadContext, "db">): Promise<number | 
   const [leased] = await ctx.db.select({ t: min(jobs.leaseUntil) }).from(jobs).where(eq(jobs.status, "running"));
   const times = [pending?.t, leased?.t].filter((t): t is number => t != null);
   return times.length ? Math.min(...times) : null;
+}
+
+/** How many jobs are in each of `statuses` (metrics). */
+export async function countJobsByStatus(ctx: Pick<ReadContext, "db">, statuses: JobStatus[]): Promise<Record<string, number>> {
+  const rows = await ctx.db.select({ status: jobs.status, n: count() }).from(jobs).where(inArray(jobs.status, statuses)).groupBy(jobs.status);
+  const counts: Record<string, number> = Object.fromEntries(statuses.map((s) => [s, 0]));
+  for (const r of rows) counts[r.status] = r.n;
+  return counts;
+}
+
+/** The run time of the oldest pending job that is due at `now` (null when none). */
+export async function oldestDueRunAt(ctx: Pick<ReadContext, "db">, now: number): Promise<number | null> {
+  const [row] = await ctx.db.select({ t: min(jobs.runAt) }).from(jobs).where(and(eq(jobs.status, "pending"), lte(jobs.runAt, now)));
+  return row?.t ?? null;
 }
 
 export const toJobView = (j: JobRow): JobView => ({

@@ -52,8 +52,13 @@ const projectOfOrg = statements((db) =>
     .prepare(),
 );
 
+/** Every listing of reports names the organization's projects: kept prepared. */
+const projectsOfOrg = statements((db) =>
+  db.select().from(projects).where(eq(projects.orgId, sql.placeholder("orgId"))).orderBy(asc(projects.createdAt)).prepare(),
+);
+
 export function listProjects(ctx: Pick<DomainContext, "db" | "orgId">): Promise<Project[]> {
-  return ctx.db.select().from(projects).where(eq(projects.orgId, ctx.orgId)).orderBy(asc(projects.createdAt));
+  return projectsOfOrg(ctx.db).execute({ orgId: ctx.orgId });
 }
 
 export const toProjectView = (p: Project): ProjectView => ({

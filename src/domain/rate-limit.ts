@@ -1,8 +1,12 @@
 /**
  * A fixed-window counter per key: at most `limit` hits per window of `windowMs`, the window
- * starting at the first hit. Kept in memory: one Flagstaff process serves an installation,
- * and a restart forgiving the current minute is acceptable.
+ * starting at the first hit. On SQLite, kept in memory: one Flagstaff process serves an
+ * installation, and a restart forgiving the current minute is acceptable. On PostgreSQL,
+ * several instances count together in the `rate_windows` table (sharedWindows).
  */
+import { sql } from "drizzle-orm";
+import { rateWindows } from "../db/schema.ts";
+import type { ReadContext } from "./context.ts";
 import { DomainError } from "./errors.ts";
 
 export interface RateDecision {
@@ -14,10 +18,15 @@ export interface RateDecision {
 }
 
 export interface RateLimiter {
+  hit(key: string, limit: number): RateDecision | Promise<RateDecision>;
+}
+
+/** The in-memory limiter (one process): answers at once. */
+export interface MemoryRateLimiter extends RateLimiter {
   hit(key: string, limit: number): RateDecision;
 }
 
-export function createRateLimiter(now: () => number, windowMs = 60_000): RateLimiter {
+export function createRateLimiter(now: () => number, windowMs = 60_000): MemoryRateLimiter {
   const windows = new Map<string, { start: number; count: number }>();
   let lastSweep = now();
 
@@ -46,6 +55,83 @@ export function createRateLimiter(now: () => number, windowMs = 60_000): RateLim
 }
 
 // ---------------------------------------------------------------------------------------------
+// Windows shared by every instance (PostgreSQL)
+
+/** One counted hit: the count after it (refused hits count too) and when its window began. */
+export interface WindowHit {
+  count: number;
+  windowStart: number;
+}
+
+/**
+ * Fixed windows in the `rate_windows` table, for instances that must count together. Each hit
+ * is one atomic upsert (a new window when the old one ended, else one more), so concurrent
+ * hits from any instance are each counted once and never both take the last place. They run
+ * in transactions of their own that touch only their row (`exclusive: false`).
+ */
+export function sharedWindows(ctx: Pick<ReadContext, "store" | "clock">) {
+  const run = <T>(fn: () => Promise<T>) => ctx.store.transaction(fn, { exclusive: false });
+  return {
+    hit(key: string, windowMs: number): Promise<WindowHit> {
+      return run(async () => {
+        const now = ctx.clock.now();
+        const ended = sql`${rateWindows.windowStart} <= ${now - windowMs}`;
+        const [row] = await ctx.store.db
+          .insert(rateWindows)
+          .values({ key, windowStart: now, count: 1 })
+          .onConflictDoUpdate({
+            target: rateWindows.key,
+            set: {
+              windowStart: sql`CASE WHEN ${ended} THEN ${now} ELSE ${rateWindows.windowStart} END`,
+              count: sql`CASE WHEN ${ended} THEN 1 ELSE ${rateWindows.count} + 1 END`,
+            },
+          })
+          .returning({ count: rateWindows.count, windowStart: rateWindows.windowStart });
+        return row!;
+      });
+    },
+    /** Takes back one hit of the current window (one that turned out not to count). */
+    giveBack(key: string, windowMs: number): Promise<void> {
+      return run(async () => {
+        const now = ctx.clock.now();
+        await ctx.store.db
+          .update(rateWindows)
+          .set({ count: sql`${rateWindows.count} - 1` })
+          .where(sql`${rateWindows.key} = ${key} AND ${rateWindows.windowStart} > ${now - windowMs} AND ${rateWindows.count} > 0`);
+      });
+    },
+    /** Forgets the key's window. */
+    clear(key: string): Promise<void> {
+      return run(async () => {
+        await ctx.store.db.delete(rateWindows).where(sql`${rateWindows.key} = ${key}`);
+      });
+    },
+    /** Removes windows that ended long ago (called now and then, by any instance). */
+    sweep(olderThanMs: number): Promise<void> {
+      return run(async () => {
+        await ctx.store.db.delete(rateWindows).where(sql`${rateWindows.windowStart} < ${ctx.clock.now() - olderThanMs}`);
+      });
+    },
+  };
+}
+
+/** The report limiter of instances that count together: the same answers as createRateLimiter. */
+export function createSharedRateLimiter(ctx: Pick<ReadContext, "store" | "clock">, windowMs = 60_000): RateLimiter {
+  const windows = sharedWindows(ctx);
+  let hits = 0;
+  return {
+    async hit(key, limit) {
+      // Now and then, forget windows that ended an hour ago or more.
+      if (++hits % 1000 === 0) await windows.sweep(Math.max(windowMs, 3_600_000));
+      const { count, windowStart } = await windows.hit(`report:${key}`, windowMs);
+      const resetSeconds = Math.max(1, Math.ceil((windowStart + windowMs - ctx.clock.now()) / 1000));
+      const allowed = count <= limit;
+      return { allowed, limit, remaining: allowed ? limit - count : 0, resetSeconds };
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
 // Report creation
 
 /** What report creation's limit needs of the caller: its API key, when it has one. */
@@ -68,7 +154,7 @@ export interface ReportAdmission {
 export async function admitReportCreation(ctx: { limiter: RateLimiter; defaultLimit: number }, input: ReportRateInput): Promise<ReportAdmission> {
   const key = input.key;
   if (!key) return { decision: null, refusal: null };
-  const d = ctx.limiter.hit(key.id, key.reportRateLimit ?? ctx.defaultLimit);
+  const d = await ctx.limiter.hit(key.id, key.reportRateLimit ?? ctx.defaultLimit);
   const refusal = d.allowed
     ? null
     : new DomainError("rate_limited", `Reports were sent too often: at most ${d.limit} a minute per API key. Retry in ${d.resetSeconds} s.`, {

@@ -1,6 +1,6 @@
-import { and, asc, desc, eq, getTableColumns, gt, inArray, lt, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, fillPlaceholders, getTableColumns, gt, inArray, lt, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
-import { param, statements } from "../db/prepared.ts";
+import { param, shapedStatements, statements } from "../db/prepared.ts";
 import { identities, reportReasons, reports } from "../db/schema.ts";
 import { recordAudit } from "./audit.ts";
 import { joinOrOpenCase } from "./cases.ts";
@@ -183,7 +183,7 @@ export async function listReports(
   ctx: Pick<DomainContext, "db" | "orgId">,
   q: ReportQuery,
 ): Promise<{ reports: ReportView[]; nextCursor: string | null }> {
-  const lists = await Promise.all(reportListQueries(ctx, q).map(async (query) => (await query).map((r) => r.report)));
+  const lists = await Promise.all(reportListQueries(ctx, q).map(async (query) => (await query.execute()).map((r) => r.report)));
   const rows = mergeByTime(lists, q.sort).slice(0, q.limit + 1);
   const page = rows.slice(0, q.limit);
   const last = page.at(-1);
@@ -193,15 +193,21 @@ export async function listReports(
   };
 }
 
+/** One query of a listing, prepared (its SQL, for the plan test, and a way to run it). */
+export interface ReportListQuery {
+  toSQL(): { sql: string; params: unknown[] };
+  execute(): Promise<{ report: ReportRow }[]>;
+}
+
 /**
  * The queries behind listReports, each returning one row more than the page (to know whether
  * another page follows). A list of statuses becomes one query per status, each an index
  * search of (org, status, time), merged afterwards: one `IN` query would have to either walk
  * the whole organization or sort every matching report. Exported so a test can check the
- * plans: every filter must be an index search. It only builds the queries (awaiting one runs
- * it), so it stays synchronous.
+ * plans: every filter must be an index search. Each is prepared once per shape (which filters
+ * are given) and connection: building and compiling the SQL cost more than running it.
  */
-export function reportListQueries(ctx: Pick<DomainContext, "db" | "orgId">, q: ReportQuery) {
+export function reportListQueries(ctx: Pick<DomainContext, "db" | "orgId">, q: ReportQuery): ReportListQuery[] {
   if (q.statuses && q.statuses.length > 1 && !q.reason) {
     return [...new Set(q.statuses)].map((status) => reportListQuery(ctx.db, ctx.orgId, { ...q, statuses: [status] }));
   }
@@ -215,40 +221,89 @@ function mergeByTime(lists: ReportRow[][], sort: "asc" | "desc"): ReportRow[] {
   return lists.flat().sort((a, b) => sign * (a.createdUs - b.createdUs));
 }
 
-function reportListQuery(db: Db, orgId: string, q: ReportQuery) {
-  const after = q.cursor === undefined ? undefined : parseCursor(q.cursor);
+/** The placeholder values of a listing query (names as in buildReportList). */
+function reportListParams(orgId: string, q: ReportQuery): Record<string, unknown> {
+  const values: Record<string, unknown> = { orgId, limit: q.limit + 1 };
+  if (q.projectId) values.projectId = q.projectId;
+  q.statuses?.forEach((status, i) => (values[`status${i}`] = status));
+  if (q.severity) values.severity = q.severity;
+  if (q.subjectExternalId) values.subjectExternalId = q.subjectExternalId;
+  if (q.contentExternalId) values.contentExternalId = q.contentExternalId;
+  if (q.automated !== undefined) values.automated = q.automated ? 1 : 0;
+  if (q.reason) values.reason = q.reason;
+  if (q.cursor !== undefined) values.after = parseCursor(q.cursor);
+  return values;
+}
+
+/** What the SQL of a listing depends on: the filters given, not their values. */
+const reportListShape = (q: ReportQuery): string =>
+  [
+    q.sort,
+    q.projectId ? "p" : "",
+    q.statuses?.length ?? 0,
+    q.severity ? "v" : "",
+    q.subjectExternalId ? "s" : "",
+    q.contentExternalId ? "c" : "",
+    q.automated !== undefined ? "a" : "",
+    q.reason ? "r" : "",
+    q.cursor !== undefined ? "after" : "",
+  ].join("|");
+
+function reportListQuery(db: Db, orgId: string, q: ReportQuery): ReportListQuery {
+  const values = reportListParams(orgId, q);
+  const statement = listStatements(db, reportListShape(q), q);
+  return {
+    toSQL: () => {
+      const { sql, params } = statement.getQuery();
+      return { sql, params: fillPlaceholders(params, values) };
+    },
+    execute: () => statement.execute(values) as Promise<{ report: ReportRow }[]>,
+  };
+}
+
+/** Builds a listing query of one shape, every value a placeholder (reportListParams). */
+const listStatements = shapedStatements((db: Db, q: ReportQuery) => {
   const order = q.sort === "asc" ? asc : desc;
   const where: SQL[] = [];
   // The project filter stands alone (the project was checked to be the caller's), so the
   // planner takes its (project_id, created_us) index rather than the organization's.
-  if (q.projectId) where.push(eq(reports.projectId, q.projectId));
-  else where.push(eq(reports.orgId, orgId));
-  if (q.statuses?.length) where.push(q.statuses.length === 1 ? eq(reports.status, q.statuses[0]!) : inArray(reports.status, q.statuses));
-  if (q.severity) where.push(eq(reports.severity, q.severity));
-  if (q.subjectExternalId) where.push(eq(reports.subjectExternalId, q.subjectExternalId));
-  if (q.contentExternalId) where.push(eq(reports.contentExternalId, q.contentExternalId));
-  if (q.automated !== undefined) where.push(eq(reports.automated, q.automated ? 1 : 0));
+  if (q.projectId) where.push(eq(reports.projectId, sql.placeholder("projectId")));
+  else where.push(eq(reports.orgId, sql.placeholder("orgId")));
+  if (q.statuses?.length) {
+    where.push(
+      q.statuses.length === 1
+        ? eq(reports.status, sql.placeholder("status0"))
+        : inArray(reports.status, q.statuses.map((_, i) => sql.placeholder(`status${i}`))),
+    );
+  }
+  if (q.severity) where.push(eq(reports.severity, sql.placeholder("severity")));
+  if (q.subjectExternalId) where.push(eq(reports.subjectExternalId, sql.placeholder("subjectExternalId")));
+  if (q.contentExternalId) where.push(eq(reports.contentExternalId, sql.placeholder("contentExternalId")));
+  if (q.automated !== undefined) where.push(eq(reports.automated, sql.placeholder("automated")));
+  const after = sql.placeholder("after");
 
   if (q.reason) {
     // Reason filter: walk the reasons index, then fetch each report by primary key.
-    const reasonWhere: SQL[] = [eq(reportReasons.orgId, orgId), eq(reportReasons.name, q.reason)];
-    if (after !== undefined) reasonWhere.push(q.sort === "asc" ? gt(reportReasons.createdUs, after) : lt(reportReasons.createdUs, after));
+    const reasonWhere: SQL[] = [eq(reportReasons.orgId, sql.placeholder("orgId")), eq(reportReasons.name, sql.placeholder("reason"))];
+    if (q.cursor !== undefined) reasonWhere.push(q.sort === "asc" ? gt(reportReasons.createdUs, after) : lt(reportReasons.createdUs, after));
     return db
       .select({ report: reports })
       .from(reportReasons)
       .innerJoin(reports, eq(reports.id, reportReasons.reportId))
       .where(and(...reasonWhere, ...where))
       .orderBy(order(reportReasons.createdUs))
-      .limit(q.limit + 1);
+      .limit(sql.placeholder("limit"))
+      .prepare();
   }
-  if (after !== undefined) where.push(q.sort === "asc" ? gt(reports.createdUs, after) : lt(reports.createdUs, after));
+  if (q.cursor !== undefined) where.push(q.sort === "asc" ? gt(reports.createdUs, after) : lt(reports.createdUs, after));
   return db
     .select({ report: reports })
     .from(reports)
     .where(and(...where))
     .orderBy(order(reports.createdUs))
-    .limit(q.limit + 1);
-}
+    .limit(sql.placeholder("limit"))
+    .prepare();
+});
 
 const summary = (i: IdentityRow | undefined): IdentitySummary | null =>
   i
@@ -265,10 +320,19 @@ const summary = (i: IdentityRow | undefined): IdentitySummary | null =>
 export async function toReportViews(ctx: Pick<DomainContext, "db">, input: { rows: ReportRow[] }): Promise<ReportView[]> {
   const { rows } = input;
   const ids = [...new Set(rows.flatMap((r) => [r.subjectIdentityId, r.reporterIdentityId]).filter((x): x is string => x != null))];
-  const found = ids.length ? await ctx.db.select().from(identities).where(inArray(identities.id, ids)) : [];
+  const found = ids.length ? await identitiesByIds(ctx.db, String(ids.length), ids.length).execute(Object.fromEntries(ids.map((id, i) => [`id${i}`, id]))) : [];
   const byId = new Map(found.map((i) => [i.id, i] as const));
   return rows.map((r) => toReportView(r, byId));
 }
+
+/** The identities of a page, by id: prepared once per number of ids. */
+const identitiesByIds = shapedStatements((db: Db, count: number) =>
+  db
+    .select()
+    .from(identities)
+    .where(inArray(identities.id, Array.from({ length: count }, (_, i) => sql.placeholder(`id${i}`))))
+    .prepare(),
+);
 
 function toReportView(r: ReportRow, identitiesById: Map<string, IdentityRow>): ReportView {
   const hasTarget = r.contentExternalId != null || r.contentType != null || r.content != null;

@@ -8,11 +8,11 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { and, eq, lt, ne, or } from "drizzle-orm";
 import { sessions, users } from "../db/schema.ts";
-import type { Clock } from "./clock.ts";
 import { transaction, type DomainContext, type ReadContext } from "./context.ts";
 import { DomainError } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { passwordGate } from "./password-gate.ts";
+import { sharedWindows } from "./rate-limit.ts";
 import { getOrganization, type Organization } from "./organizations.ts";
 import {
   generatePassword,
@@ -258,10 +258,38 @@ export class LoginThrottle {
   }
 }
 
-let throttle: LoginThrottle | null = null;
-/** The process's sign-in throttle (one server per process). */
-export function loginThrottle(clock: Clock): LoginThrottle {
-  throttle ??= new LoginThrottle(() => clock.now());
+/** What checkPassword asks of a throttle: LoginThrottle in memory, or one shared by instances. */
+export interface SignInThrottle {
+  reserve(email: string, ip: string): number | Promise<number>;
+  release(email: string, ip: string): void | Promise<void>;
+  succeed(email: string, ip: string): void | Promise<void>;
+}
+
+/**
+ * The throttle of instances that sign users in together (PostgreSQL): the same rule as
+ * LoginThrottle, its windows in the `rate_windows` table (sharedWindows: each reservation one
+ * atomic upsert, so parallel attempts through any instance never both take the last place).
+ */
+export function sharedLoginThrottle(ctx: Pick<ReadContext, "store" | "clock">): SignInThrottle {
+  const windows = sharedWindows(ctx);
+  const k = (email: string, ip: string) => `signin:${key(email, ip)}`;
+  return {
+    async reserve(email, ip) {
+      const { count, windowStart } = await windows.hit(k(email, ip), LOGIN_WINDOW_MS);
+      if (count <= LOGIN_MAX_FAILURES) return 0;
+      // Refused: this attempt does not count (the window's end stays where it is either way).
+      await windows.giveBack(k(email, ip), LOGIN_WINDOW_MS);
+      return Math.max(1, Math.ceil((windowStart + LOGIN_WINDOW_MS - ctx.clock.now()) / 1000));
+    },
+    release: (email, ip) => windows.giveBack(k(email, ip), LOGIN_WINDOW_MS),
+    succeed: (email, ip) => windows.clear(k(email, ip)),
+  };
+}
+
+let throttle: SignInThrottle | null = null;
+/** The process's sign-in throttle: in memory on SQLite (one process), shared on PostgreSQL. */
+export function loginThrottle(ctx: Pick<ReadContext, "store" | "clock">): SignInThrottle {
+  throttle ??= ctx.store.engine === "postgres" ? sharedLoginThrottle(ctx) : new LoginThrottle(() => ctx.clock.now());
   return throttle;
 }
 
@@ -274,12 +302,12 @@ export function loginThrottle(clock: Clock): LoginThrottle {
  * the accounts tried to one organization's (a password change: the caller's own account).
  */
 export async function checkPassword(
-  ctx: Pick<ReadContext, "db" | "clock">,
+  ctx: Pick<ReadContext, "store" | "db" | "clock">,
   input: { email: string; password: string; ip: string; orgId?: string },
 ): Promise<UserRow | null> {
   const { email, ip } = input;
-  const throttle = loginThrottle(ctx.clock);
-  const wait = throttle.reserve(email, ip);
+  const throttle = loginThrottle(ctx);
+  const wait = await throttle.reserve(email, ip);
   if (wait > 0) {
     throw new DomainError("rate_limited", `Too many failed sign-ins: try again in ${Math.ceil(wait / 60)} minute(s)`, { retryAfter: wait });
   }
@@ -289,10 +317,10 @@ export async function checkPassword(
     user = await passwordGate().run(ip, () => verifyCredentials(ctx, { email, password: input.password, orgId: input.orgId }));
   } catch (err) {
     // The password was not checked (the gate refused it, say): this attempt was no guess.
-    throttle.release(email, ip);
+    await throttle.release(email, ip);
     throw err;
   }
-  if (user) throttle.succeed(email, ip);
+  if (user) await throttle.succeed(email, ip);
   return user;
 }
 

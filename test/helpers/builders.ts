@@ -17,9 +17,11 @@ import { expect } from "bun:test";
 import { and, eq } from "drizzle-orm";
 import type { OrgClient, SdkClient, SdkComponents, SdkOperations } from "../../clients/typescript/index.ts";
 import { initOrganization, type InitResult } from "../../src/commands/init.ts";
-import { migrateDatabase } from "../../src/db/migrate.ts";
+import { migrateStore } from "../../src/db/migrate.ts";
+import { openPostgresStore } from "../../src/db/store-pg.ts";
 import { cases, projects, reports } from "../../src/db/schema.ts";
 import { openSqliteStore, type Store } from "../../src/db/store.ts";
+import { createTestDatabase, TEST_PG_URL } from "./pg.ts";
 import { decideAppeal, fileAppeal } from "../../src/domain/appeals.ts";
 import { listAudit, type Actor, type AuditEventView } from "../../src/domain/audit.ts";
 import { decideOnReport, triageCase, type CaseRow } from "../../src/domain/cases.ts";
@@ -127,8 +129,8 @@ export interface DomainWorld {
   addProject(opts?: { name?: string; ai?: { threshold: number } }): Promise<Project>;
   /** Another organization in the same store, with the same clock. */
   secondOrganization(opts?: { name?: string; plan?: Plan }): Promise<DomainWorld>;
-  /** Closes the store (and removes its folder): once, by the world that opened it. */
-  close(): void;
+  /** Closes the store (and removes its folder or database): once, by the world that opened it. */
+  close(): Promise<void>;
 }
 
 /**
@@ -137,9 +139,30 @@ export interface DomainWorld {
  * and let each test file its own reports.
  */
 export async function domainWorld(opts: { clock?: FakeClock; plan?: Plan; name?: string } = {}): Promise<DomainWorld> {
-  const store = openSqliteStore(":memory:");
-  migrateDatabase(store.writer);
+  const store = await openTestStore();
   return worldOf(store, opts.clock ?? fakeClock(), { name: opts.name, plan: opts.plan }, true);
+}
+
+/**
+ * A migrated store of the pass's engine: SQLite in a temporary folder, or on the PostgreSQL
+ * pass a fresh database of the test cluster (dropped when the store closes).
+ */
+export async function openTestStore(): Promise<Store> {
+  if (!TEST_PG_URL) {
+    const store = openSqliteStore(":memory:");
+    await migrateStore(store);
+    return store;
+  }
+  const database = await createTestDatabase();
+  const store = openPostgresStore({ url: database.url, poolSize: 5 });
+  await migrateStore(store);
+  return {
+    ...store,
+    async close() {
+      await store.close();
+      await database.drop();
+    },
+  };
 }
 
 async function worldOf(store: Store, clock: FakeClock, org: { name?: string; plan?: Plan }, owner: boolean): Promise<DomainWorld> {
@@ -248,8 +271,8 @@ async function worldOf(store: Store, clock: FakeClock, org: { name?: string; pla
       return requireProject(ctx, project.id);
     },
     secondOrganization: (o = {}) => worldOf(store, clock, { name: o.name ?? "Other Org", plan: o.plan }, false),
-    close() {
-      if (owner) store.close();
+    async close() {
+      if (owner) await store.close();
     },
   };
   return world;

@@ -13,6 +13,7 @@ const CLI = join(ROOT, "src", "cli.ts");
 import type { InitResult } from "../../src/commands/init.ts";
 import type { OrgClient, SdkClient } from "../../clients/typescript/index.ts";
 import { checkedOrgClient, checkedSdkClient } from "./contract.ts";
+import { databaseForPath, TEST_PG_URL } from "./pg.ts";
 
 export type { InitResult };
 
@@ -30,10 +31,21 @@ export interface CallResult<T = any> {
   headers: Headers;
 }
 
+/**
+ * The environment of a flagstaff process for this pass: on the PostgreSQL pass, the database
+ * standing for its FLAGSTAFF_DB path (test/helpers/pg.ts) unless it names one itself.
+ */
+export async function engineEnv(env: Record<string, string | undefined>): Promise<Record<string, string | undefined>> {
+  const full = { ...process.env, ...env };
+  if (!TEST_PG_URL || env.FLAGSTAFF_DATABASE_URL !== undefined) return full;
+  if (!full.FLAGSTAFF_DB) throw new Error("a flagstaff process of the tests needs FLAGSTAFF_DB (on PostgreSQL, it names the database)");
+  return { ...full, FLAGSTAFF_DATABASE_URL: (await databaseForPath(full.FLAGSTAFF_DB)).url };
+}
+
 /** Runs the flagstaff command line against a database; returns stdout, stderr and the exit code. */
 export async function runCli(args: string[], env: Record<string, string>) {
   const proc = Bun.spawn([process.execPath, CLI, ...args], {
-    env: { ...process.env, FLAGSTAFF_LOG_LEVEL: "warn", ...env },
+    env: await engineEnv({ FLAGSTAFF_LOG_LEVEL: "warn", ...env }),
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -68,7 +80,7 @@ export class TestServer {
   /** Starts (or restarts) the serve process and waits for its "listening" line. */
   async start(): Promise<void> {
     const proc = Bun.spawn([process.execPath, CLI, "serve"], {
-      env: { ...process.env, ...this.env },
+      env: await engineEnv(this.env),
       stdout: "pipe",
       stderr: "pipe",
     });
@@ -135,6 +147,7 @@ export class TestServer {
   async dispose(): Promise<void> {
     await this.stop();
     rmSync(this.dir, { recursive: true, force: true });
+    if (TEST_PG_URL && this.env.FLAGSTAFF_DATABASE_URL === undefined) await (await databaseForPath(this.dbPath)).drop();
   }
 }
 

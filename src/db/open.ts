@@ -1,0 +1,51 @@
+import type { Config } from "../config.ts";
+import { ENGINE } from "./engine.ts";
+import { migrateStore } from "./migrate.ts";
+import { openPostgresStore, withMigrationLock } from "./store-pg.ts";
+import { openSqliteStore, type Store } from "./store.ts";
+
+/** The database cannot be used: start-up stops with this message. */
+export class DatabaseUnavailableError extends Error {}
+
+/**
+ * Opens the configured engine's store (PostgreSQL when FLAGSTAFF_DATABASE_URL is set, else
+ * SQLite at FLAGSTAFF_DB) and migrates it. On PostgreSQL, instances starting together migrate
+ * one at a time (an advisory lock), and an unreachable database is a clear error, not a hang.
+ */
+export async function openStore(config: Pick<Config, "dbPath" | "databaseUrl" | "databasePool">): Promise<{ store: Store; applied: number }> {
+  if (!config.databaseUrl) {
+    const store = openSqliteStore(config.dbPath);
+    try {
+      return { store, applied: await migrateStore(store) };
+    } catch (err) {
+      await store.close();
+      throw err;
+    }
+  }
+  if (ENGINE !== "postgres") throw new Error("FLAGSTAFF_DATABASE_URL was set after start-up: the engine is chosen when the program starts");
+  const url = config.databaseUrl;
+  const store = openPostgresStore({ url, poolSize: config.databasePool });
+  try {
+    await store.ping();
+  } catch (err) {
+    await store.close().catch(() => {});
+    throw new DatabaseUnavailableError(`cannot reach PostgreSQL at ${redact(url)}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  try {
+    return { store, applied: await withMigrationLock(url, () => migrateStore(store)) };
+  } catch (err) {
+    await store.close().catch(() => {});
+    throw err;
+  }
+}
+
+/** The URL without its password, for messages. */
+export function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = "***";
+    return u.toString();
+  } catch {
+    return "(an invalid URL)";
+  }
+}

@@ -1,0 +1,502 @@
+/**
+ * The PostgreSQL (15+) schema: a table-for-table mirror of src/db/schema-sqlite.ts, under the
+ * same export names, and the input of the PostgreSQL migrations (drizzle-pg/, generated with
+ * `drizzle-kit generate --config drizzle.pg.config.ts`; `npm run db:generate` does both
+ * dialects). Change the two together: test/schema-dialects.test.ts fails when a table, column,
+ * index or constraint is in one and not the other.
+ *
+ * The domain is typed against the SQLite definitions (src/db/schema.ts hands it either set under
+ * those types), so every column here has the same TypeScript type as its SQLite twin:
+ * - SQLite `integer` columns are JS numbers here too. Times (`*_at` in ms, `*_us` in µs, run_at,
+ *   lease_until, starts_at, ends_at, window_start, failing_since…) pass 2^31, so they are
+ *   `bigint` read and written as numbers (`mode: "number"`; ms and µs since the epoch stay far
+ *   below 2^53). Small counters, scores and 0/1 flags are `integer` and stay 0/1 integers, not
+ *   `boolean`, so the domain's `= 1` comparisons and its writes mean the same on both engines.
+ * - JSON is `text`, not `jsonb`: the domain stores and parses the text itself.
+ * - Enumerations are `text` with the same `enum` lists: they type the columns and, as on
+ *   SQLite, add no CHECK constraint or PostgreSQL enum type.
+ * - Indexes have the same names, columns, expressions and partial WHERE clauses.
+ *
+ * Collation: SQLite compares text byte-wise, and the domain's prefix searches (a range from
+ * `prefix` to `prefix + MAX_CHAR`) rely on it. The lower(name)/lower(username) expression
+ * indexes therefore say COLLATE "C". Drizzle's pg-core has no per-column collation, so plain
+ * columns (identities.external_id among them) take the database's collation: create the
+ * database with a C collation (`CREATE DATABASE … TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C'`)
+ * for byte-wise comparisons everywhere.
+ */
+import { sql } from "drizzle-orm";
+import { bigint, index, integer, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { KEY_KINDS } from "../domain/views/api-key.ts";
+import { APPEAL_STATUSES } from "../domain/views/appeal.ts";
+import { ACTION_KINDS } from "../domain/views/enforcement.ts";
+import { JOB_STATUSES } from "../domain/views/job.ts";
+import { PLANS } from "../domain/views/organization.ts";
+import { BUCKETS, SEVERITIES } from "../domain/views/severity.ts";
+import { ROLES } from "../domain/views/user.ts";
+import { DELIVERY_STATUSES } from "../domain/views/webhook.ts";
+
+/** A time (ms or µs since the epoch) or anything else that may pass 2^31, as a JS number. */
+const big = <N extends string>(name: N) => bigint(name, { mode: "number" });
+
+export const organizations = pgTable("organizations", {
+  id: text("id").primaryKey(),
+  slug: text("slug").notNull().unique(),
+  name: text("name").notNull(),
+  plan: text("plan", { enum: PLANS }).notNull().default("enterprise"),
+  createdAt: big("created_at").notNull(),
+});
+
+export const projects = pgTable(
+  "projects",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    aiEnabled: integer("ai_enabled").notNull().default(0),
+    aiThreshold: integer("ai_threshold").notNull().default(70),
+    scanLinks: integer("scan_links").notNull().default(0),
+    createdAt: big("created_at").notNull(),
+    updatedAt: big("updated_at").notNull(),
+  },
+  (t) => [index("projects_org_idx").on(t.orgId)],
+);
+
+export const apiKeys = pgTable(
+  "api_keys",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    kind: text("kind", { enum: KEY_KINDS }).notNull(),
+    name: text("name").notNull(),
+    prefix: text("prefix").notNull(),
+    hash: text("hash").notNull(),
+    reportRateLimit: integer("report_rate_limit"),
+    createdAt: big("created_at").notNull(),
+    lastUsedAt: big("last_used_at"),
+    revokedAt: big("revoked_at"),
+  },
+  (t) => [uniqueIndex("api_keys_hash_idx").on(t.hash), index("api_keys_org_idx").on(t.orgId)],
+);
+
+export const identities = pgTable(
+  "identities",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    type: text("type").notNull(),
+    /** Prefix-searched: compares byte-wise only in a C-collated database (see the top comment). */
+    externalId: text("external_id").notNull(),
+    name: text("name"),
+    username: text("username"),
+    avatarUrl: text("avatar_url"),
+    metadata: text("metadata"),
+    reportCount: integer("report_count").notNull().default(0),
+    lastSeenAt: big("last_seen_at"),
+    lastReportedAt: big("last_reported_at"),
+    createdAt: big("created_at").notNull(),
+    updatedAt: big("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("identities_key_idx").on(t.projectId, t.type, t.externalId),
+    index("identities_project_id_idx").on(t.projectId, t.id),
+    index("identities_external_idx").on(t.projectId, t.externalId),
+    index("identities_name_idx").on(t.projectId, sql`lower(${t.name}) COLLATE "C"`),
+    index("identities_username_idx").on(t.projectId, sql`lower(${t.username}) COLLATE "C"`),
+  ],
+);
+
+export const users = pgTable(
+  "users",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    email: text("email").notNull(),
+    name: text("name"),
+    passwordHash: text("password_hash").notNull(),
+    role: text("role", { enum: ROLES }).notNull(),
+    createdAt: big("created_at").notNull(),
+    disabledAt: big("disabled_at"),
+  },
+  (t) => [
+    index("users_org_idx").on(t.orgId),
+    uniqueIndex("users_org_email_idx").on(t.orgId, t.email),
+    index("users_email_idx").on(t.email),
+  ],
+);
+
+export const auditEvents = pgTable(
+  "audit_events",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    projectId: text("project_id"),
+    actorType: text("actor_type").notNull(),
+    actorId: text("actor_id"),
+    action: text("action").notNull(),
+    entityType: text("entity_type").notNull(),
+    entityId: text("entity_id").notNull(),
+    before: text("before"),
+    after: text("after"),
+    data: text("data"),
+    createdAt: big("created_at").notNull(),
+  },
+  (t) => [
+    index("audit_org_idx").on(t.orgId, t.id),
+    index("audit_entity_idx").on(t.orgId, t.entityType, t.entityId, t.id),
+    index("audit_action_idx").on(t.orgId, t.action, t.id),
+  ],
+);
+
+export const reportCategories = pgTable(
+  "report_categories",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    nameKey: text("name_key").notNull(),
+    description: text("description"),
+    severityHint: text("severity_hint", { enum: SEVERITIES }).notNull(),
+    createdAt: big("created_at").notNull(),
+    updatedAt: big("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("report_categories_key_idx").on(t.projectId, t.nameKey)],
+);
+
+export const cases = pgTable(
+  "cases",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    status: text("status").notNull(),
+    bucket: text("bucket", { enum: BUCKETS }).notNull(),
+    isOpen: integer("is_open").notNull(),
+    contentType: text("content_type"),
+    contentExternalId: text("content_external_id"),
+    subjectIdentityId: text("subject_identity_id"),
+    reportCount: integer("report_count").notNull(),
+    assigneeId: text("assignee_id"),
+    assignedAt: big("assigned_at"),
+    createdAt: big("created_at").notNull(),
+    updatedAt: big("updated_at").notNull(),
+    lastReportAt: big("last_report_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("cases_open_target_idx")
+      .on(t.projectId, t.contentType, t.contentExternalId)
+      .where(sql`${t.isOpen} = 1 AND ${t.contentExternalId} IS NOT NULL`),
+    uniqueIndex("cases_open_subject_idx")
+      .on(t.projectId, t.subjectIdentityId)
+      .where(sql`${t.isOpen} = 1 AND ${t.contentExternalId} IS NULL AND ${t.subjectIdentityId} IS NOT NULL`),
+    index("cases_queue_idx").on(t.orgId, t.isOpen, t.bucket, t.createdAt),
+    index("cases_subject_idx").on(t.subjectIdentityId),
+  ],
+);
+
+export const reports = pgTable(
+  "reports",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    caseId: text("case_id")
+      .notNull()
+      .references(() => cases.id, { onDelete: "cascade" }),
+    status: text("status").notNull(),
+    severity: text("severity").notNull(),
+    reasons: text("reasons").notNull(),
+    description: text("description"),
+    automated: integer("automated").notNull(),
+    subjectIdentityId: text("subject_identity_id"),
+    subjectExternalId: text("subject_external_id"),
+    reporterIdentityId: text("reporter_identity_id"),
+    contentType: text("content_type"),
+    contentExternalId: text("content_external_id"),
+    content: text("content"),
+    escalation: text("escalation"),
+    resolution: text("resolution"),
+    dismissal: text("dismissal"),
+    createdById: text("created_by_id"),
+    aiSeverity: text("ai_severity"),
+    aiCategories: text("ai_categories"),
+    aiConfidence: integer("ai_confidence"),
+    aiReasoning: text("ai_reasoning"),
+    aiAnalyzedAt: big("ai_analyzed_at"),
+    createdUs: big("created_us").notNull(),
+    updatedAt: big("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("reports_org_created_idx").on(t.orgId, t.createdUs),
+    index("reports_project_created_idx").on(t.projectId, t.createdUs),
+    index("reports_status_idx").on(t.orgId, t.status, t.createdUs),
+    index("reports_severity_idx").on(t.orgId, t.severity, t.createdUs),
+    index("reports_automated_idx").on(t.orgId, t.automated, t.createdUs),
+    index("reports_subject_idx").on(t.orgId, t.subjectExternalId, t.createdUs),
+    index("reports_content_idx").on(t.orgId, t.contentExternalId, t.createdUs),
+    index("reports_case_idx").on(t.caseId, t.createdUs),
+    index("reports_subject_identity_idx").on(t.subjectIdentityId, t.createdUs),
+    index("reports_reporter_identity_idx").on(t.reporterIdentityId, t.createdUs),
+  ],
+);
+
+export const reportReasons = pgTable(
+  "report_reasons",
+  {
+    reportId: text("report_id")
+      .notNull()
+      .references(() => reports.id, { onDelete: "cascade" }),
+    orgId: text("org_id").notNull(),
+    name: text("name").notNull(),
+    createdUs: big("created_us").notNull(),
+  },
+  (t) => [
+    uniqueIndex("report_reasons_pk").on(t.reportId, t.name),
+    index("report_reasons_list_idx").on(t.orgId, t.name, t.createdUs),
+  ],
+);
+
+export const caseNotes = pgTable(
+  "case_notes",
+  {
+    id: text("id").primaryKey(),
+    caseId: text("case_id")
+      .notNull()
+      .references(() => cases.id, { onDelete: "cascade" }),
+    orgId: text("org_id").notNull(),
+    authorType: text("author_type").notNull(),
+    authorId: text("author_id"),
+    body: text("body").notNull(),
+    createdAt: big("created_at").notNull(),
+  },
+  (t) => [index("case_notes_case_idx").on(t.caseId, t.id)],
+);
+
+export const contentAnalyses = pgTable(
+  "content_analyses",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    source: text("source").notNull(),
+    reportId: text("report_id"),
+    externalId: text("external_id"),
+    contentType: text("content_type"),
+    url: text("url"),
+    sourceText: text("source_text").notNull(),
+    categories: text("categories").notNull(),
+    severity: text("severity").notNull(),
+    confidence: integer("confidence").notNull(),
+    reasoning: text("reasoning").notNull(),
+    model: text("model").notNull(),
+    latencyMs: integer("latency_ms").notNull(),
+    createdAt: big("created_at").notNull(),
+  },
+  (t) => [index("content_analyses_project_idx").on(t.projectId, t.id), index("content_analyses_report_idx").on(t.reportId)],
+);
+
+export const jobs = pgTable(
+  "jobs",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id"),
+    kind: text("kind").notNull(),
+    payload: text("payload").notNull(),
+    status: text("status", { enum: JOB_STATUSES }).notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    maxAttempts: integer("max_attempts").notNull(),
+    runAt: big("run_at").notNull(),
+    leaseUntil: big("lease_until"),
+    leasedBy: text("leased_by"),
+    lastError: text("last_error"),
+    createdAt: big("created_at").notNull(),
+    updatedAt: big("updated_at").notNull(),
+  },
+  (t) => [
+    index("jobs_due_idx").on(t.status, t.runAt),
+    index("jobs_lease_idx").on(t.status, t.leaseUntil),
+    index("jobs_kind_idx").on(t.kind, t.status),
+    index("jobs_org_idx").on(t.orgId, t.updatedAt),
+  ],
+);
+
+export const urlScanCache = pgTable("url_scan_cache", {
+  url: text("url").primaryKey(),
+  fetchedAt: big("fetched_at").notNull(),
+  finalUrl: text("final_url"),
+  statusCode: integer("status_code"),
+  contentType: text("content_type"),
+  kind: text("kind").notNull(),
+  title: text("title"),
+  text: text("text"),
+  reason: text("reason"),
+  /** Body bytes read: at most the fetch cap (100 KB by default). */
+  bytes: integer("bytes"),
+});
+
+export const enforcementActions = pgTable(
+  "enforcement_actions",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    identityId: text("identity_id")
+      .notNull()
+      .references(() => identities.id, { onDelete: "cascade" }),
+    kind: text("kind", { enum: ACTION_KINDS }).notNull(),
+    reason: text("reason").notNull(),
+    note: text("note"),
+    reportId: text("report_id"),
+    caseId: text("case_id"),
+    contentType: text("content_type"),
+    contentExternalId: text("content_external_id"),
+    startsAt: big("starts_at").notNull(),
+    endsAt: big("ends_at"),
+    expiredAt: big("expired_at"),
+    revokedAt: big("revoked_at"),
+    revokedByType: text("revoked_by_type"),
+    revokedById: text("revoked_by_id"),
+    revokeReason: text("revoke_reason"),
+    createdByType: text("created_by_type").notNull(),
+    createdById: text("created_by_id"),
+    createdAt: big("created_at").notNull(),
+    updatedAt: big("updated_at").notNull(),
+  },
+  (t) => [
+    index("enforcement_identity_idx").on(t.identityId, t.id),
+    index("enforcement_project_idx").on(t.projectId, t.id),
+    index("enforcement_report_idx").on(t.reportId),
+    index("enforcement_expiry_idx").on(t.endsAt).where(sql`${t.revokedAt} IS NULL AND ${t.expiredAt} IS NULL AND ${t.endsAt} IS NOT NULL`),
+  ],
+);
+
+export const appeals = pgTable(
+  "appeals",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull(),
+    actionId: text("action_id")
+      .notNull()
+      .references(() => enforcementActions.id, { onDelete: "cascade" }),
+    reportId: text("report_id"),
+    caseId: text("case_id"),
+    text: text("text").notNull(),
+    status: text("status", { enum: APPEAL_STATUSES }).notNull(),
+    decidedByType: text("decided_by_type"),
+    decidedById: text("decided_by_id"),
+    decisionNote: text("decision_note"),
+    createdAt: big("created_at").notNull(),
+    decidedAt: big("decided_at"),
+  },
+  (t) => [index("appeals_action_idx").on(t.actionId), index("appeals_org_status_idx").on(t.orgId, t.status, t.createdAt)],
+);
+
+export const webhookEndpoints = pgTable(
+  "webhook_endpoints",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    url: text("url").notNull(),
+    secret: text("secret").notNull(),
+    description: text("description"),
+    eventTypes: text("event_types").notNull(),
+    enabled: integer("enabled").notNull(),
+    disabledReason: text("disabled_reason"),
+    disabledAt: big("disabled_at"),
+    failingSince: big("failing_since"),
+    createdAt: big("created_at").notNull(),
+    updatedAt: big("updated_at").notNull(),
+  },
+  (t) => [index("webhook_endpoints_org_idx").on(t.orgId)],
+);
+
+export const webhookDeliveries = pgTable(
+  "webhook_deliveries",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull(),
+    endpointId: text("endpoint_id")
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: "cascade" }),
+    eventType: text("event_type").notNull(),
+    payload: text("payload").notNull(),
+    status: text("status", { enum: DELIVERY_STATUSES }).notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    lastStatusCode: integer("last_status_code"),
+    lastLatencyMs: integer("last_latency_ms"),
+    lastError: text("last_error"),
+    createdAt: big("created_at").notNull(),
+    deliveredAt: big("delivered_at"),
+  },
+  (t) => [index("webhook_deliveries_endpoint_idx").on(t.endpointId, t.id)],
+);
+
+export const webhookAttempts = pgTable(
+  "webhook_attempts",
+  {
+    id: text("id").primaryKey(),
+    deliveryId: text("delivery_id")
+      .notNull()
+      .references(() => webhookDeliveries.id, { onDelete: "cascade" }),
+    attemptedAt: big("attempted_at").notNull(),
+    statusCode: integer("status_code"),
+    latencyMs: integer("latency_ms").notNull(),
+    error: text("error"),
+  },
+  (t) => [index("webhook_attempts_delivery_idx").on(t.deliveryId, t.attemptedAt)],
+);
+
+export const sessions = pgTable(
+  "sessions",
+  {
+    id: text("id").primaryKey(),
+    tokenHash: text("token_hash").notNull().unique(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    orgId: text("org_id").notNull(),
+    csrfToken: text("csrf_token").notNull(),
+    createdAt: big("created_at").notNull(),
+    expiresAt: big("expires_at").notNull(),
+    lastSeenAt: big("last_seen_at").notNull(),
+  },
+  (t) => [index("sessions_user_idx").on(t.userId)],
+);
+
+export const rateWindows = pgTable("rate_windows", {
+  key: text("key").primaryKey(),
+  windowStart: big("window_start").notNull(),
+  count: integer("count").notNull(),
+});

@@ -1,0 +1,546 @@
+/**
+ * The drizzle schema. Every table lives here so drizzle-kit can diff it into migrations
+ * (`npm run db:generate`). Times are integer milliseconds since the epoch unless a column
+ * name says otherwise; JSON columns hold text parsed by the domain layer.
+ */
+import { sql } from "drizzle-orm";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+// The enumerations are the domain's vocabularies (pure modules: src/domain/views). SQLite keeps
+// them as plain text (no CHECK constraint), so they type the columns and change no migration.
+import { KEY_KINDS } from "../domain/views/api-key.ts";
+import { APPEAL_STATUSES } from "../domain/views/appeal.ts";
+import { ACTION_KINDS } from "../domain/views/enforcement.ts";
+import { JOB_STATUSES } from "../domain/views/job.ts";
+import { PLANS } from "../domain/views/organization.ts";
+import { BUCKETS, SEVERITIES } from "../domain/views/severity.ts";
+import { ROLES } from "../domain/views/user.ts";
+import { DELIVERY_STATUSES } from "../domain/views/webhook.ts";
+
+export const organizations = sqliteTable("organizations", {
+  id: text("id").primaryKey(),
+  slug: text("slug").notNull().unique(),
+  name: text("name").notNull(),
+  plan: text("plan", { enum: PLANS }).notNull().default("enterprise"),
+  createdAt: integer("created_at").notNull(),
+});
+
+export const projects = sqliteTable(
+  "projects",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    /** AI settings: classification on/off, the confidence (1–100) that files a report, link scanning. */
+    aiEnabled: integer("ai_enabled").notNull().default(0),
+    aiThreshold: integer("ai_threshold").notNull().default(70),
+    scanLinks: integer("scan_links").notNull().default(0),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [index("projects_org_idx").on(t.orgId)],
+);
+
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    kind: text("kind", { enum: KEY_KINDS }).notNull(),
+    name: text("name").notNull(),
+    /** First characters of the key, kept so people can tell keys apart; never enough to use. */
+    prefix: text("prefix").notNull(),
+    /** SHA-256 of the whole key, hex. The key itself is never stored. */
+    hash: text("hash").notNull(),
+    /** Per-key override of FLAGSTAFF_REPORT_RATE_LIMIT (report creations per minute). */
+    reportRateLimit: integer("report_rate_limit"),
+    createdAt: integer("created_at").notNull(),
+    lastUsedAt: integer("last_used_at"),
+    revokedAt: integer("revoked_at"),
+  },
+  (t) => [uniqueIndex("api_keys_hash_idx").on(t.hash), index("api_keys_org_idx").on(t.orgId)],
+);
+
+export const identities = sqliteTable(
+  "identities",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    type: text("type").notNull(),
+    externalId: text("external_id").notNull(),
+    name: text("name"),
+    username: text("username"),
+    avatarUrl: text("avatar_url"),
+    /** JSON text; null when never set. */
+    metadata: text("metadata"),
+    reportCount: integer("report_count").notNull().default(0),
+    lastSeenAt: integer("last_seen_at"),
+    lastReportedAt: integer("last_reported_at"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("identities_key_idx").on(t.projectId, t.type, t.externalId),
+    // Paging walks ids (UUIDv7, so creation order); prefix search walks these.
+    index("identities_project_id_idx").on(t.projectId, t.id),
+    index("identities_external_idx").on(t.projectId, t.externalId),
+    index("identities_name_idx").on(t.projectId, sql`lower(${t.name})`),
+    index("identities_username_idx").on(t.projectId, sql`lower(${t.username})`),
+  ],
+);
+
+export const users = sqliteTable(
+  "users",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    /** Normalised (normalizeEmail). Unique per organization only: one person may have accounts in several. */
+    email: text("email").notNull(),
+    name: text("name"),
+    passwordHash: text("password_hash").notNull(),
+    role: text("role", { enum: ROLES }).notNull(),
+    createdAt: integer("created_at").notNull(),
+    disabledAt: integer("disabled_at"),
+  },
+  (t) => [
+    index("users_org_idx").on(t.orgId),
+    uniqueIndex("users_org_email_idx").on(t.orgId, t.email),
+    // Sign-in looks an email up across organizations.
+    index("users_email_idx").on(t.email),
+  ],
+);
+
+export const auditEvents = sqliteTable(
+  "audit_events",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    projectId: text("project_id"),
+    /** "api_key", "user" or "system". */
+    actorType: text("actor_type").notNull(),
+    actorId: text("actor_id"),
+    action: text("action").notNull(),
+    entityType: text("entity_type").notNull(),
+    entityId: text("entity_id").notNull(),
+    /** JSON: state before and after the change, and anything else worth keeping. */
+    before: text("before"),
+    after: text("after"),
+    data: text("data"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [
+    index("audit_org_idx").on(t.orgId, t.id),
+    index("audit_entity_idx").on(t.orgId, t.entityType, t.entityId, t.id),
+    index("audit_action_idx").on(t.orgId, t.action, t.id),
+  ],
+);
+
+/** A project's report categories: the names reports may give as reasons. */
+export const reportCategories = sqliteTable(
+  "report_categories",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    /**
+     * categoryKey(name) (src/domain/category-key.ts): what makes two names the same category.
+     * Unique per project; report reasons are matched against it.
+     */
+    nameKey: text("name_key").notNull(),
+    /** Steers the AI classifier; shown to moderators too. */
+    description: text("description"),
+    severityHint: text("severity_hint", { enum: SEVERITIES }).notNull(),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("report_categories_key_idx").on(t.projectId, t.nameKey)],
+);
+
+/**
+ * A case: one incident (a content target, or a subject when there is no target) with the
+ * reports that describe it. `isOpen` is 1 while new reports may join it.
+ */
+export const cases = sqliteTable(
+  "cases",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    status: text("status").notNull(),
+    bucket: text("bucket", { enum: BUCKETS }).notNull(),
+    isOpen: integer("is_open").notNull(),
+    contentType: text("content_type"),
+    contentExternalId: text("content_external_id"),
+    subjectIdentityId: text("subject_identity_id"),
+    reportCount: integer("report_count").notNull(),
+    assigneeId: text("assignee_id"),
+    assignedAt: integer("assigned_at"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+    lastReportAt: integer("last_report_at").notNull(),
+  },
+  (t) => [
+    // At most one open case per content target, and per subject for target-less reports.
+    uniqueIndex("cases_open_target_idx")
+      .on(t.projectId, t.contentType, t.contentExternalId)
+      .where(sql`${t.isOpen} = 1 AND ${t.contentExternalId} IS NOT NULL`),
+    uniqueIndex("cases_open_subject_idx")
+      .on(t.projectId, t.subjectIdentityId)
+      .where(sql`${t.isOpen} = 1 AND ${t.contentExternalId} IS NULL AND ${t.subjectIdentityId} IS NOT NULL`),
+    // The review queue: open cases of an organization by bucket, then age.
+    index("cases_queue_idx").on(t.orgId, t.isOpen, t.bucket, t.createdAt),
+    index("cases_subject_idx").on(t.subjectIdentityId),
+  ],
+);
+
+/**
+ * Reports. `createdUs` is the creation time in microseconds, made strictly increasing by the
+ * domain layer, so it is a unique sort key and paging by an ISO timestamp never skips or
+ * repeats a report even when many share a millisecond.
+ */
+export const reports = sqliteTable(
+  "reports",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    caseId: text("case_id")
+      .notNull()
+      .references(() => cases.id, { onDelete: "cascade" }),
+    status: text("status").notNull(),
+    /** Highest severity hint of the reasons: LOW, MEDIUM, HIGH or CRITICAL. */
+    severity: text("severity").notNull(),
+    /** JSON array of category names, as stored in the project's categories. */
+    reasons: text("reasons").notNull(),
+    description: text("description"),
+    automated: integer("automated").notNull(),
+    subjectIdentityId: text("subject_identity_id"),
+    subjectExternalId: text("subject_external_id"),
+    reporterIdentityId: text("reporter_identity_id"),
+    contentType: text("content_type"),
+    contentExternalId: text("content_external_id"),
+    content: text("content"),
+    /** JSON: { team, note, at, by } / { code, note, at, by } / { reason, note, at, by }. */
+    escalation: text("escalation"),
+    resolution: text("resolution"),
+    dismissal: text("dismissal"),
+    createdById: text("created_by_id"),
+    /** AI enrichment, set once by the enrichment job (null until then). */
+    aiSeverity: text("ai_severity"),
+    aiCategories: text("ai_categories"),
+    aiConfidence: integer("ai_confidence"),
+    aiReasoning: text("ai_reasoning"),
+    aiAnalyzedAt: integer("ai_analyzed_at"),
+    createdUs: integer("created_us").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("reports_org_created_idx").on(t.orgId, t.createdUs),
+    index("reports_project_created_idx").on(t.projectId, t.createdUs),
+    index("reports_status_idx").on(t.orgId, t.status, t.createdUs),
+    index("reports_severity_idx").on(t.orgId, t.severity, t.createdUs),
+    index("reports_automated_idx").on(t.orgId, t.automated, t.createdUs),
+    index("reports_subject_idx").on(t.orgId, t.subjectExternalId, t.createdUs),
+    index("reports_content_idx").on(t.orgId, t.contentExternalId, t.createdUs),
+    index("reports_case_idx").on(t.caseId, t.createdUs),
+    index("reports_subject_identity_idx").on(t.subjectIdentityId, t.createdUs),
+    index("reports_reporter_identity_idx").on(t.reporterIdentityId, t.createdUs),
+  ],
+);
+
+/** One row per reason of a report, so listing by reason is an index search. */
+export const reportReasons = sqliteTable(
+  "report_reasons",
+  {
+    reportId: text("report_id")
+      .notNull()
+      .references(() => reports.id, { onDelete: "cascade" }),
+    orgId: text("org_id").notNull(),
+    name: text("name").notNull(),
+    createdUs: integer("created_us").notNull(),
+  },
+  (t) => [
+    uniqueIndex("report_reasons_pk").on(t.reportId, t.name),
+    index("report_reasons_list_idx").on(t.orgId, t.name, t.createdUs),
+  ],
+);
+
+export const caseNotes = sqliteTable(
+  "case_notes",
+  {
+    id: text("id").primaryKey(),
+    caseId: text("case_id")
+      .notNull()
+      .references(() => cases.id, { onDelete: "cascade" }),
+    orgId: text("org_id").notNull(),
+    authorType: text("author_type").notNull(),
+    authorId: text("author_id"),
+    body: text("body").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("case_notes_case_idx").on(t.caseId, t.id)],
+);
+
+/** Every AI classification: of analyzed content, of a report being enriched, of a scanned URL. */
+export const contentAnalyses = sqliteTable(
+  "content_analyses",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    /** "content" (analyze route), "enrichment" (a report) or "link_scan" (a URL). */
+    source: text("source").notNull(),
+    /** The report this analysis created (content, link scans) or enriched. */
+    reportId: text("report_id"),
+    externalId: text("external_id"),
+    contentType: text("content_type"),
+    url: text("url"),
+    /** The text that was classified (as the model saw it, before windowing). */
+    sourceText: text("source_text").notNull(),
+    categories: text("categories").notNull(),
+    severity: text("severity").notNull(),
+    confidence: integer("confidence").notNull(),
+    reasoning: text("reasoning").notNull(),
+    model: text("model").notNull(),
+    latencyMs: integer("latency_ms").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("content_analyses_project_idx").on(t.projectId, t.id), index("content_analyses_report_idx").on(t.reportId)],
+);
+
+/**
+ * The durable job queue: background work (enrichment, link scans, webhook deliveries) that
+ * survives restarts. A job is leased while it runs; a lease that expires (its process died)
+ * makes the job available again: at-least-once.
+ */
+export const jobs = sqliteTable(
+  "jobs",
+  {
+    id: text("id").primaryKey(),
+    /** The organization the work is for: operators of one organization see only its jobs. */
+    orgId: text("org_id"),
+    kind: text("kind").notNull(),
+    payload: text("payload").notNull(),
+    /** pending → running → done, or back to pending for a retry, or dead after the last attempt. */
+    status: text("status", { enum: JOB_STATUSES }).notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    maxAttempts: integer("max_attempts").notNull(),
+    runAt: integer("run_at").notNull(),
+    leaseUntil: integer("lease_until"),
+    leasedBy: text("leased_by"),
+    lastError: text("last_error"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    index("jobs_due_idx").on(t.status, t.runAt),
+    index("jobs_lease_idx").on(t.status, t.leaseUntil),
+    index("jobs_kind_idx").on(t.kind, t.status),
+    index("jobs_org_idx").on(t.orgId, t.updatedAt),
+  ],
+);
+
+/** Link scans: what a URL gave when fetched, kept 24 hours so a second scan does not fetch. */
+export const urlScanCache = sqliteTable("url_scan_cache", {
+  /** The normalised URL (see extract-urls.ts). */
+  url: text("url").primaryKey(),
+  fetchedAt: integer("fetched_at").notNull(),
+  finalUrl: text("final_url"),
+  statusCode: integer("status_code"),
+  contentType: text("content_type"),
+  /** "html", "feed", "text", "skipped" (binary or refused) or "error". */
+  kind: text("kind").notNull(),
+  title: text("title"),
+  text: text("text"),
+  /** Why nothing was scored: a binary type, a refused address, a timeout. */
+  reason: text("reason"),
+  bytes: integer("bytes"),
+});
+
+/** Enforcement actions on identities: warnings, mutes, suspensions, bans, content removals. */
+export const enforcementActions = sqliteTable(
+  "enforcement_actions",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    identityId: text("identity_id")
+      .notNull()
+      .references(() => identities.id, { onDelete: "cascade" }),
+    kind: text("kind", { enum: ACTION_KINDS }).notNull(),
+    reason: text("reason").notNull(),
+    note: text("note"),
+    reportId: text("report_id"),
+    caseId: text("case_id"),
+    contentType: text("content_type"),
+    contentExternalId: text("content_external_id"),
+    startsAt: integer("starts_at").notNull(),
+    endsAt: integer("ends_at"),
+    /** Set by the scheduler when an action with an end reaches it. */
+    expiredAt: integer("expired_at"),
+    revokedAt: integer("revoked_at"),
+    revokedByType: text("revoked_by_type"),
+    revokedById: text("revoked_by_id"),
+    revokeReason: text("revoke_reason"),
+    createdByType: text("created_by_type").notNull(),
+    createdById: text("created_by_id"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    index("enforcement_identity_idx").on(t.identityId, t.id),
+    index("enforcement_project_idx").on(t.projectId, t.id),
+    index("enforcement_report_idx").on(t.reportId),
+    // The expiry scheduler's search: actions with an end, neither revoked nor expired yet.
+    index("enforcement_expiry_idx").on(t.endsAt).where(sql`${t.revokedAt} IS NULL AND ${t.expiredAt} IS NULL AND ${t.endsAt} IS NOT NULL`),
+  ],
+);
+
+/** A user's appeal against an enforcement action, forwarded by the platform. */
+export const appeals = sqliteTable(
+  "appeals",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull(),
+    actionId: text("action_id")
+      .notNull()
+      .references(() => enforcementActions.id, { onDelete: "cascade" }),
+    reportId: text("report_id"),
+    caseId: text("case_id"),
+    text: text("text").notNull(),
+    status: text("status", { enum: APPEAL_STATUSES }).notNull(),
+    decidedByType: text("decided_by_type"),
+    decidedById: text("decided_by_id"),
+    decisionNote: text("decision_note"),
+    createdAt: integer("created_at").notNull(),
+    decidedAt: integer("decided_at"),
+  },
+  (t) => [index("appeals_action_idx").on(t.actionId), index("appeals_org_status_idx").on(t.orgId, t.status, t.createdAt)],
+);
+
+/** Where an organization wants enforcement events delivered (Standard Webhooks). */
+export const webhookEndpoints = sqliteTable(
+  "webhook_endpoints",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    url: text("url").notNull(),
+    /** `whsec_…`: signing needs the secret itself, so it is stored, and shown once at creation. */
+    secret: text("secret").notNull(),
+    description: text("description"),
+    /** JSON array of event types; empty means every event. */
+    eventTypes: text("event_types").notNull(),
+    enabled: integer("enabled").notNull(),
+    disabledReason: text("disabled_reason"),
+    disabledAt: integer("disabled_at"),
+    /** When the current run of failed deliveries began (null while deliveries succeed). */
+    failingSince: integer("failing_since"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [index("webhook_endpoints_org_idx").on(t.orgId)],
+);
+
+/** One message to one endpoint: written in the transaction of the change (the outbox), then delivered by a job. */
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    /** The `webhook-id` header: stays the same across retries and replays of one message. */
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull(),
+    endpointId: text("endpoint_id")
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: "cascade" }),
+    eventType: text("event_type").notNull(),
+    payload: text("payload").notNull(),
+    /** pending → delivered, or failed (retries exhausted / endpoint disabled). */
+    status: text("status", { enum: DELIVERY_STATUSES }).notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    lastStatusCode: integer("last_status_code"),
+    lastLatencyMs: integer("last_latency_ms"),
+    lastError: text("last_error"),
+    createdAt: integer("created_at").notNull(),
+    deliveredAt: integer("delivered_at"),
+  },
+  (t) => [index("webhook_deliveries_endpoint_idx").on(t.endpointId, t.id)],
+);
+
+/** Every delivery attempt, for the delivery log. */
+export const webhookAttempts = sqliteTable(
+  "webhook_attempts",
+  {
+    id: text("id").primaryKey(),
+    deliveryId: text("delivery_id")
+      .notNull()
+      .references(() => webhookDeliveries.id, { onDelete: "cascade" }),
+    attemptedAt: integer("attempted_at").notNull(),
+    statusCode: integer("status_code"),
+    latencyMs: integer("latency_ms").notNull(),
+    error: text("error"),
+  },
+  (t) => [index("webhook_attempts_delivery_idx").on(t.deliveryId, t.attemptedAt)],
+);
+
+/** Dashboard sessions. The cookie holds a random token; only its SHA-256 is stored. */
+export const sessions = sqliteTable(
+  "sessions",
+  {
+    id: text("id").primaryKey(),
+    tokenHash: text("token_hash").notNull().unique(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    orgId: text("org_id").notNull(),
+    /** Sent by the dashboard in a header on every mutation (double-submit CSRF defence). */
+    csrfToken: text("csrf_token").notNull(),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    lastSeenAt: integer("last_seen_at").notNull(),
+  },
+  (t) => [index("sessions_user_idx").on(t.userId)],
+);
+
+/**
+ * Fixed-window counters shared by every instance (report creations per API key, sign-in
+ * attempts per email and address): used on PostgreSQL, where several instances must count
+ * together. One process on SQLite counts in memory (src/domain/rate-limit.ts); the table exists
+ * on both so the two schemas stay one.
+ */
+export const rateWindows = sqliteTable("rate_windows", {
+  /** What is counted and for whom, e.g. `report:<api key id>` or `signin:<email>|<address>`. */
+  key: text("key").primaryKey(),
+  windowStart: integer("window_start").notNull(),
+  count: integer("count").notNull(),
+});
