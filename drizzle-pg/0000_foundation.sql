@@ -339,8 +339,8 @@ CREATE INDEX "enforcement_expiry_idx" ON "enforcement_actions" USING btree ("end
 CREATE UNIQUE INDEX "identities_key_idx" ON "identities" USING btree ("project_id","type","external_id");--> statement-breakpoint
 CREATE INDEX "identities_project_id_idx" ON "identities" USING btree ("project_id","id");--> statement-breakpoint
 CREATE INDEX "identities_external_idx" ON "identities" USING btree ("project_id","external_id");--> statement-breakpoint
-CREATE INDEX "identities_name_idx" ON "identities" USING btree ("project_id",lower("name") COLLATE "C");--> statement-breakpoint
-CREATE INDEX "identities_username_idx" ON "identities" USING btree ("project_id",lower("username") COLLATE "C");--> statement-breakpoint
+CREATE INDEX "identities_name_idx" ON "identities" USING btree ("project_id",lower("name"));--> statement-breakpoint
+CREATE INDEX "identities_username_idx" ON "identities" USING btree ("project_id",lower("username"));--> statement-breakpoint
 CREATE INDEX "jobs_due_idx" ON "jobs" USING btree ("status","run_at");--> statement-breakpoint
 CREATE INDEX "jobs_lease_idx" ON "jobs" USING btree ("status","lease_until");--> statement-breakpoint
 CREATE INDEX "jobs_kind_idx" ON "jobs" USING btree ("kind","status");--> statement-breakpoint

@@ -2,7 +2,8 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runCli } from "./helpers/server.ts";
+import { rawDb } from "./helpers/raw-db.ts";
+import { engineEnv, runCli } from "./helpers/server.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "flagstaff-cli-"));
 const env = { FLAGSTAFF_DB: join(dir, "db.sqlite") };
@@ -50,10 +51,9 @@ test("keys create, list and revoke", async () => {
 
 test("keys are stored as hashes only", async () => {
   const init = JSON.parse((await runCli(["init", "--json", "--org", "Hash Org"], env)).stdout);
-  const { Database } = await import("bun:sqlite");
-  const db = new Database(env.FLAGSTAFF_DB, { readonly: true });
-  const dump = JSON.stringify(db.query("SELECT * FROM api_keys").all());
-  db.close();
+  const db = await rawDb(env.FLAGSTAFF_DB, { readonly: true });
+  const dump = JSON.stringify(await db.all("SELECT * FROM api_keys"));
+  await db.close();
   expect(dump).not.toContain(init.secretKey);
   expect(dump).not.toContain(init.publishableKey.slice(12));
 });
@@ -76,7 +76,7 @@ test("an unknown command exits 2 with the usage", async () => {
 test("serve on an empty database prints usable keys and the admin login once", async () => {
   const fresh = join(dir, "fresh.sqlite");
   const proc = Bun.spawn([process.execPath, join(import.meta.dir, "..", "src", "cli.ts"), "serve"], {
-    env: { ...process.env, FLAGSTAFF_DB: fresh, PORT: "0", HOST: "127.0.0.1", FLAGSTAFF_LOG_LEVEL: "warn" },
+    env: await engineEnv({ FLAGSTAFF_DB: fresh, PORT: "0", HOST: "127.0.0.1", FLAGSTAFF_LOG_LEVEL: "warn" }),
     stdout: "pipe",
   });
   const reader = proc.stdout.getReader();
@@ -102,7 +102,7 @@ test("serve on an empty database prints usable keys and the admin login once", a
 
   // A second start on the same database does not print keys again.
   const again = Bun.spawn([process.execPath, join(import.meta.dir, "..", "src", "cli.ts"), "serve"], {
-    env: { ...process.env, FLAGSTAFF_DB: fresh, PORT: "0", HOST: "127.0.0.1", FLAGSTAFF_LOG_LEVEL: "warn" },
+    env: await engineEnv({ FLAGSTAFF_DB: fresh, PORT: "0", HOST: "127.0.0.1", FLAGSTAFF_LOG_LEVEL: "warn" }),
     stdout: "pipe",
   });
   const r2 = again.stdout.getReader();

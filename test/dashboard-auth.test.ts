@@ -3,10 +3,10 @@
  * passwords, HttpOnly SameSite cookies, throttling, expiry, CSRF and origin checks, roles
  * enforced on the server for every procedure, user management, and the dashboard's own reads.
  */
-import { Database } from "bun:sqlite";
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { fileReport as fileReportOn } from "./helpers/builders.ts";
+import { rawDb } from "./helpers/raw-db.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
 let server: TestServer;
@@ -121,15 +121,15 @@ describe("sign-in", () => {
   test("only the SHA-256 of the session token is stored", async () => {
     const s = await admin();
     const token = s.cookie.split("=")[1]!;
-    const db = new Database(server.dbPath, { readonly: true });
+    const db = await rawDb(server.dbPath, { readonly: true });
     try {
-      const rows = db.query("SELECT token_hash FROM sessions").all() as { token_hash: string }[];
+      const rows = await db.all<{ token_hash: string }>("SELECT token_hash FROM sessions");
       expect(rows.some((r) => r.token_hash === createHash("sha256").update(token).digest("hex"))).toBe(true);
       expect(rows.some((r) => r.token_hash === token)).toBe(false);
-      const user = db.query("SELECT password_hash FROM users WHERE email = ?").get(server.demo.adminEmail) as { password_hash: string };
-      expect(user.password_hash).toStartWith("$argon2id$");
+      const user = await db.get<{ password_hash: string }>("SELECT password_hash FROM users WHERE email = ?", server.demo.adminEmail);
+      expect(user?.password_hash).toStartWith("$argon2id$");
     } finally {
-      db.close();
+      await db.close();
     }
   });
 
@@ -189,14 +189,13 @@ describe("sign-out and expiry", () => {
   test("a session unused for 12 hours has ended; one past its 7-day limit too", async () => {
     const idle = await admin();
     const old = await admin();
-    const db = new Database(server.dbPath);
+    const db = await rawDb(server.dbPath);
     try {
-      db.exec("PRAGMA busy_timeout = 5000");
       const hash = (s: Session) => createHash("sha256").update(s.cookie.split("=")[1]!).digest("hex");
-      db.query("UPDATE sessions SET last_seen_at = last_seen_at - ? WHERE token_hash = ?").run(13 * 3_600_000, hash(idle));
-      db.query("UPDATE sessions SET expires_at = ? WHERE token_hash = ?").run(Date.now() - 1000, hash(old));
+      await db.run("UPDATE sessions SET last_seen_at = last_seen_at - ? WHERE token_hash = ?", 13 * 3_600_000, hash(idle));
+      await db.run("UPDATE sessions SET expires_at = ? WHERE token_hash = ?", Date.now() - 1000, hash(old));
     } finally {
-      db.close();
+      await db.close();
     }
     expect((await idle.query("auth.me")).status).toBe(401);
     expect((await old.query("auth.me")).status).toBe(401);

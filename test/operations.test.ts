@@ -6,6 +6,8 @@ import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { TEST_ENGINE } from "./helpers/pg.ts";
+import { rawDb } from "./helpers/raw-db.ts";
 import { runCli, startServer, type TestServer } from "./helpers/server.ts";
 import { until } from "./helpers/wait.ts";
 
@@ -65,7 +67,15 @@ describe("a running server", () => {
     expect(refused.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
   });
 
-  test("flagstaff backup <file> makes a consistent copy while the server takes writes", async () => {
+  test.skipIf(TEST_ENGINE !== "postgres")("flagstaff backup on PostgreSQL explains pg_dump and writes nothing (PostgreSQL)", async () => {
+    const file = join(server.dir, "backup.dump");
+    const r = await runCli(["backup", file], server.env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("pg_dump --format=custom");
+    expect(existsSync(file)).toBe(false);
+  });
+
+  test.skipIf(TEST_ENGINE !== "sqlite")("flagstaff backup <file> makes a consistent copy while the server takes writes (SQLite)", async () => {
     for (let i = 0; i < 20; i++) expect((await server.call("POST", `/projects/${server.demo.projectId}/reports`, { body: report(100 + i) })).status).toBe(201);
     // Keep writing while the backup runs.
     let writing = true;
@@ -110,17 +120,17 @@ describe("a running server", () => {
     const bodies = Array.from({ length: 24 }, (_, i) => (i % 6 === 3 ? { ...report(500 + i), reason: "no-such-reason" } : report(500 + i)));
     const answers = await Promise.all(bodies.map((body) => server.call("POST", `/projects/${server.demo.projectId}/reports`, { body })));
     expect(answers.map((a) => a.status)).toEqual(bodies.map((b) => (b.reason === "no-such-reason" ? 400 : 201)));
-    const db = new Database(server.dbPath, { readonly: true });
+    const db = await rawDb(server.dbPath, { readonly: true });
     try {
       for (const a of answers.filter((x) => x.status === 201)) {
-        expect(db.query("SELECT count(*) AS n FROM reports WHERE id = ?").get(a.body.report.id)).toEqual({ n: 1 });
+        expect(await db.get("SELECT count(*) AS n FROM reports WHERE id = ?", a.body.report.id)).toEqual({ n: 1 });
       }
       // The refused reports left no identity behind (their savepoints rolled back).
       for (const b of bodies.filter((x) => x.reason === "no-such-reason")) {
-        expect(db.query("SELECT count(*) AS n FROM identities WHERE external_id = ?").get(b.subject.externalId)).toEqual({ n: 0 });
+        expect(await db.get("SELECT count(*) AS n FROM identities WHERE external_id = ?", b.subject.externalId)).toEqual({ n: 0 });
       }
     } finally {
-      db.close();
+      await db.close();
     }
   });
 
@@ -195,13 +205,13 @@ describe("SIGTERM", () => {
       expect(await proc.exited).toBe(0);
       server.proc = null;
 
-      const db = new Database(server.dbPath, { readonly: true });
+      const db = await rawDb(server.dbPath, { readonly: true });
       try {
-        expect(db.query("SELECT id FROM reports WHERE id = ?").get(created.report.id)).toEqual({ id: created.report.id });
+        expect(await db.get("SELECT id FROM reports WHERE id = ?", created.report.id)).toEqual({ id: created.report.id });
         // Running jobs finished or were given back: none is left leased to the stopped process.
-        expect((db.query("SELECT count(*) AS n FROM jobs WHERE status = 'running'").get() as { n: number }).n).toBe(0);
+        expect((await db.get<{ n: number }>("SELECT count(*) AS n FROM jobs WHERE status = 'running'"))?.n).toBe(0);
       } finally {
-        db.close();
+        await db.close();
       }
     } finally {
       await server.dispose();

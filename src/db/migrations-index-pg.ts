@@ -3,5 +3,5 @@ import type { EmbeddedMigration } from "./migrations-index.ts";
 import m0 from "../../drizzle-pg/0000_foundation.sql" with { type: "text" };
 
 export const embeddedPgMigrations: EmbeddedMigration[] = [
-  { tag: "0000_foundation", when: 1795437564606, breakpoints: true, sql: m0 },
+  { tag: "0000_foundation", when: 1795439365595, breakpoints: true, sql: m0 },
 ];

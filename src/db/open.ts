@@ -1,4 +1,6 @@
+import { sql, type SQL } from "drizzle-orm";
 import type { Config } from "../config.ts";
+import { log } from "../log.ts";
 import { ENGINE } from "./engine.ts";
 import { migrateStore } from "./migrate.ts";
 import { openPostgresStore, withMigrationLock } from "./store-pg.ts";
@@ -31,11 +33,25 @@ export async function openStore(config: Pick<Config, "dbPath" | "databaseUrl" | 
     await store.close().catch(() => {});
     throw new DatabaseUnavailableError(`cannot reach PostgreSQL at ${redact(url)}: ${err instanceof Error ? err.message : String(err)}`);
   }
+  await warnUnlessByteWise(store);
   try {
     return { store, applied: await withMigrationLock(url, () => migrateStore(store)) };
   } catch (err) {
     await store.close().catch(() => {});
     throw err;
+  }
+}
+
+/**
+ * Prefix searches compare text byte-wise, as SQLite does: on a database of another collation
+ * they still answer, but may miss or add names with letters outside ASCII. Said once at start.
+ */
+async function warnUnlessByteWise(store: Store): Promise<void> {
+  // `writer` is the pool's Drizzle handle (typed as the SQLite one the domain is written for).
+  const pg = store.writer as unknown as { execute(q: SQL): Promise<{ c: string }[]> };
+  const [row] = await pg.execute(sql`SELECT datcollate AS c FROM pg_database WHERE datname = current_database()`);
+  if (row && !["C", "POSIX", "C.UTF-8", "C.utf8"].includes(row.c)) {
+    log.warn("the database's collation is not C: create it with LC_COLLATE 'C' (docs/operations.md) for byte-wise prefix search", { collation: row.c });
   }
 }
 

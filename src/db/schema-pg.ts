@@ -18,11 +18,11 @@
  * - Indexes have the same names, columns, expressions and partial WHERE clauses.
  *
  * Collation: SQLite compares text byte-wise, and the domain's prefix searches (a range from
- * `prefix` to `prefix + MAX_CHAR`) rely on it. The lower(name)/lower(username) expression
- * indexes therefore say COLLATE "C". Drizzle's pg-core has no per-column collation, so plain
- * columns (identities.external_id among them) take the database's collation: create the
- * database with a C collation (`CREATE DATABASE … TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C'`)
- * for byte-wise comparisons everywhere.
+ * `prefix` to `prefix + MAX_CHAR`) rely on it. Flagstaff's database is created with the C
+ * collation (`CREATE DATABASE … TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C'`,
+ * docs/operations.md), so every column and index compares byte-wise as on SQLite. The indexes
+ * say no COLLATE of their own: PostgreSQL uses an index only for queries of its collation, and
+ * the domain's queries are the same SQL on both engines.
  */
 import { sql } from "drizzle-orm";
 import { bigint, index, integer, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
@@ -109,8 +109,8 @@ export const identities = pgTable(
     uniqueIndex("identities_key_idx").on(t.projectId, t.type, t.externalId),
     index("identities_project_id_idx").on(t.projectId, t.id),
     index("identities_external_idx").on(t.projectId, t.externalId),
-    index("identities_name_idx").on(t.projectId, sql`lower(${t.name}) COLLATE "C"`),
-    index("identities_username_idx").on(t.projectId, sql`lower(${t.username}) COLLATE "C"`),
+    index("identities_name_idx").on(t.projectId, sql`lower(${t.name})`),
+    index("identities_username_idx").on(t.projectId, sql`lower(${t.username})`),
   ],
 );
 

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# The README's test command (`npm test`): type-checks, then runs the whole suite twice, on each
+# storage engine:
+#
+#   == SQLite ==      bun test --timeout 30000 [args]
+#   == PostgreSQL ==  the same, under scripts/pg-cluster.ts (a throwaway cluster; the tests see its
+#                     admin URL as FLAGSTAFF_TEST_POSTGRES_URL and give each server a database)
+#
+# Arguments are passed to both `bun test` runs: `npm test -- test/reports.test.ts` runs one file
+# on both engines. It fails when either pass fails (both run regardless).
+#
+# - FLAGSTAFF_TEST_ENGINES=sqlite or =postgres (or "sqlite,postgres", the default) picks the passes.
+# - FLAGSTAFF_TEST_POSTGRES_URL set: the PostgreSQL pass uses that server (a superuser URL, e.g.
+#   postgres://postgres@127.0.0.1:5432/postgres) instead of starting a throwaway cluster.
+# - FLAGSTAFF_SKIP_TYPECHECK=1 skips `tsc --noEmit`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PWD/node_modules/.bin:$PATH"
+
+# Which engine a pass runs on is the harness's choice alone: not a database from the shell.
+EXTERNAL_PG_URL="${FLAGSTAFF_TEST_POSTGRES_URL:-}"
+unset FLAGSTAFF_DATABASE_URL FLAGSTAFF_TEST_POSTGRES_URL
+
+run_sqlite=false
+run_postgres=false
+IFS=', ' read -r -a ENGINES <<<"${FLAGSTAFF_TEST_ENGINES:-sqlite,postgres}"
+for engine in "${ENGINES[@]}"; do
+  case "$engine" in
+    sqlite) run_sqlite=true ;;
+    postgres | postgresql | pg) run_postgres=true ;;
+    "") ;;
+    *)
+      echo "scripts/test.sh: FLAGSTAFF_TEST_ENGINES=$FLAGSTAFF_TEST_ENGINES: unknown engine '$engine' (sqlite, postgres)" >&2
+      exit 2
+      ;;
+  esac
+done
+if ! $run_sqlite && ! $run_postgres; then
+  echo "scripts/test.sh: FLAGSTAFF_TEST_ENGINES=${FLAGSTAFF_TEST_ENGINES:-} names no engine (sqlite, postgres)" >&2
+  exit 2
+fi
+
+bash scripts/ensure-chromium.sh
+if $run_postgres && [ -z "$EXTERNAL_PG_URL" ]; then
+  bash scripts/ensure-postgres.sh
+fi
+
+if [ "${FLAGSTAFF_SKIP_TYPECHECK:-}" != "1" ]; then
+  tsc --noEmit
+fi
+
+status=0
+summary=()
+
+if $run_sqlite; then
+  echo
+  echo "== SQLite =="
+  if bun test --timeout 30000 "$@"; then
+    summary+=("SQLite: passed")
+  else
+    rc=$?
+    status=1
+    summary+=("SQLite: FAILED (exit $rc)")
+  fi
+fi
+
+if $run_postgres; then
+  echo
+  if [ -n "$EXTERNAL_PG_URL" ]; then
+    echo "== PostgreSQL == (FLAGSTAFF_TEST_POSTGRES_URL: the server given)"
+    pg_run=(env "FLAGSTAFF_TEST_POSTGRES_URL=$EXTERNAL_PG_URL" bun test --timeout 30000 "$@")
+  else
+    echo "== PostgreSQL =="
+    pg_run=(bun scripts/pg-cluster.ts -- bun test --timeout 30000 "$@")
+  fi
+  if "${pg_run[@]}"; then
+    summary+=("PostgreSQL: passed")
+  else
+    rc=$?
+    status=1
+    summary+=("PostgreSQL: FAILED (exit $rc)")
+  fi
+fi
+
+echo
+echo "== Summary =="
+printf '%s\n' "${summary[@]}"
+exit "$status"
