@@ -1,7 +1,6 @@
 import type { Config } from "../config.ts";
 import { startCheckpointer } from "../db/checkpoint.ts";
 import { observeJobRun } from "../api/metrics.ts";
-import { listOrganizations } from "../domain/organizations.ts";
 import { errorFields, log } from "../log.ts";
 import { createApp } from "../server.ts";
 import { redact } from "../db/open.ts";
@@ -9,7 +8,7 @@ import { createServices } from "../services.ts";
 import { startExpiryScheduler } from "../jobs/enforcement-jobs.ts";
 import { jobHandlers } from "../jobs/handlers.ts";
 import { startWorkers } from "../jobs/worker.ts";
-import { formatInitBanner, initOrganization } from "./init.ts";
+import { bootstrapIfEmpty, formatInitBanner } from "./init.ts";
 
 /** How long requests in flight may take to finish once SIGTERM came. */
 const SHUTDOWN_GRACE_MS = 20_000;
@@ -20,8 +19,8 @@ const SHUTDOWN_GRACE_MS = 20_000;
  */
 export async function serve(config: Config): Promise<void> {
   const services = await createServices(config);
-  const isEmpty = (await listOrganizations(services)).length === 0;
-  const bootstrap = isEmpty ? await initOrganization(services) : null;
+  // On an empty database, the demo organization (one, however many instances start together).
+  const bootstrap = await bootstrapIfEmpty(services);
 
   // The workers register with the store: whatever enqueues a job wakes them once its
   // transaction committed (src/db/store.ts).
