@@ -1,10 +1,9 @@
-import { AsyncLocalStorage } from "node:async_hooks";
 import { sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import type { Db } from "./client.ts";
 import * as pgSchema from "./schema-pg.ts";
-import { CONNECTION, Lock, type Singleton, type Store } from "./store.ts";
+import { Lock, transactionScope, type Singleton, type Store, type TxScope } from "./store.ts";
 
 /**
  * The PostgreSQL engine of the store (src/db/store.ts says what every engine promises).
@@ -38,11 +37,6 @@ export interface PostgresStoreOptions {
   poolSize: number;
 }
 
-interface TxState {
-  handle: Db;
-  afterCommit: (() => void)[];
-}
-
 export type PostgresClient = postgres.Sql;
 
 /** The postgres.js client with our settings: int8 (counts, times) read as numbers. */
@@ -60,19 +54,10 @@ export function postgresClient(url: string, max: number): PostgresClient {
 export function openPostgresStore(opts: PostgresStoreOptions): Store {
   const client = postgresClient(opts.url, opts.poolSize);
   const pool = drizzle(client, { schema: pgSchema }) as unknown as Db;
-  const current = new AsyncLocalStorage<TxState>();
+  // Outside a transaction, `db` is the pool; inside, the transaction's handle.
+  const { current, shared } = transactionScope<TxScope>(pool);
   const lock = new Lock();
-  let jobsListener: (() => void) | null = null;
   const singletons: Singleton[] = [];
-
-  const db = new Proxy(pool, {
-    get(_target, prop) {
-      const handle = current.getStore()?.handle ?? pool;
-      if (prop === CONNECTION) return handle;
-      const value: unknown = Reflect.get(handle, prop, handle);
-      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(handle) : value;
-    },
-  }) as Db;
 
   type PgTx = { transaction<T>(fn: (tx: PgTx) => Promise<T>): Promise<T>; execute(q: SQL): Promise<unknown> };
   const poolTx = pool as unknown as PgTx;
@@ -102,23 +87,10 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
   }
 
   return {
+    ...shared,
     engine: "postgres",
-    db,
     writer: pool,
     transaction,
-    inTransaction: () => current.getStore() !== undefined,
-    afterCommit(fn) {
-      const active = current.getStore();
-      if (active) {
-        if (!active.afterCommit.includes(fn)) active.afterCommit.push(fn);
-      } else fn();
-    },
-    jobEnqueued() {
-      if (jobsListener) this.afterCommit(jobsListener);
-    },
-    onJobsEnqueued(listener) {
-      jobsListener = listener;
-    },
     skipLocked: (subquery: SQLWrapper) => sql`(${subquery} FOR UPDATE SKIP LOCKED)`,
     async ping() {
       await client`SELECT 1`;

@@ -72,9 +72,63 @@ export interface Singleton {
   stop(): Promise<void>;
 }
 
-interface TxState {
-  afterCommit: (() => void)[];
+interface TxState extends TxScope {
   savepoints: number;
+}
+
+/** What every engine keeps about the transaction of an async flow. */
+export interface TxScope {
+  /** The Drizzle handle of the transaction (SQLite: the writing connection). */
+  handle: Db;
+  /** Run once the outermost transaction committed. */
+  afterCommit: (() => void)[];
+}
+
+/**
+ * The parts of a store that follow the current transaction through the async context, the same
+ * on every engine: `db`, whose every method runs on the transaction's handle inside one and on
+ * `outside` otherwise; `inTransaction`, `afterCommit` and the job workers' wake-up. The engine
+ * runs each transaction's body in `current.run(scope, fn)`.
+ */
+export function transactionScope<S extends TxScope>(outside: Db) {
+  const current = new AsyncLocalStorage<S>();
+  let jobsListener: (() => void) | null = null;
+  // Methods are bound once per handle, not on every access (this runs for every query).
+  const bound = new WeakMap<Db, Map<PropertyKey, unknown>>();
+  const db = new Proxy(outside, {
+    get(_target, prop) {
+      const handle = current.getStore()?.handle ?? outside;
+      if (prop === CONNECTION) return handle;
+      let methods = bound.get(handle);
+      if (!methods) bound.set(handle, (methods = new Map()));
+      const known = methods.get(prop);
+      if (known !== undefined) return known;
+      const value: unknown = Reflect.get(handle, prop, handle);
+      if (typeof value !== "function") return value;
+      const method = (value as (...a: unknown[]) => unknown).bind(handle);
+      methods.set(prop, method);
+      return method;
+    },
+  }) as Db;
+
+  const afterCommit = (fn: () => void): void => {
+    const active = current.getStore();
+    if (active) {
+      if (!active.afterCommit.includes(fn)) active.afterCommit.push(fn);
+    } else fn();
+  };
+  const shared: Pick<Store, "db" | "inTransaction" | "afterCommit" | "jobEnqueued" | "onJobsEnqueued"> = {
+    db,
+    inTransaction: () => current.getStore() !== undefined,
+    afterCommit,
+    jobEnqueued() {
+      if (jobsListener) afterCommit(jobsListener);
+    },
+    onJobsEnqueued(listener) {
+      jobsListener = listener;
+    },
+  };
+  return { current, shared };
 }
 
 /** A FIFO async lock: one holder at a time, waiters in arrival order. */
@@ -129,27 +183,9 @@ export function openSqliteStore(path: string): Store {
 }
 
 function sqliteStore(writer: Db, reader: Db): Store {
-  const current = new AsyncLocalStorage<TxState>();
+  // Outside a transaction, `db` is the reading connection; inside, the writing one.
+  const { current, shared } = transactionScope<TxState>(reader);
   const lock = new Lock();
-  let jobsListener: (() => void) | null = null;
-
-  // Drizzle's handle, resolved per access: every method runs on the connection of the moment.
-  // Methods are bound once per connection, not on every access (this runs for every query).
-  const bound = new Map<Db, Map<PropertyKey, unknown>>([[writer, new Map()], [reader, new Map()]]);
-  const db = new Proxy(reader, {
-    get(_target, prop) {
-      const handle = current.getStore() ? writer : reader;
-      if (prop === CONNECTION) return handle;
-      const methods = bound.get(handle)!;
-      const known = methods.get(prop);
-      if (known !== undefined) return known;
-      const value: unknown = Reflect.get(handle, prop, handle);
-      if (typeof value !== "function") return value;
-      const method = (value as (...a: unknown[]) => unknown).bind(handle);
-      methods.set(prop, method);
-      return method;
-    },
-  }) as Db;
 
   const sqlite: Database = writer.$client;
   // Transaction statements run for every write (several per report in a group commit): kept
@@ -182,7 +218,7 @@ function sqliteStore(writer: Db, reader: Db): Store {
 
     const wait = lock.acquire();
     if (wait) await wait;
-    const state: TxState = { afterCommit: [], savepoints: 0 };
+    const state: TxState = { handle: writer, afterCommit: [], savepoints: 0 };
     let result: T;
     try {
       // The checkpointer may ask writes to wait for one pass of its own (src/db/checkpoint.ts).
@@ -206,23 +242,10 @@ function sqliteStore(writer: Db, reader: Db): Store {
   }
 
   return {
+    ...shared,
     engine: "sqlite",
-    db,
     writer,
     transaction,
-    inTransaction: () => current.getStore() !== undefined,
-    afterCommit(fn) {
-      const active = current.getStore();
-      if (active) {
-        if (!active.afterCommit.includes(fn)) active.afterCommit.push(fn);
-      } else fn();
-    },
-    jobEnqueued() {
-      if (jobsListener) this.afterCommit(jobsListener);
-    },
-    onJobsEnqueued(listener) {
-      jobsListener = listener;
-    },
     skipLocked: (subquery) => sql`${subquery}`,
     async ping() {
       reader.$client.query("SELECT 1").get();

@@ -17,6 +17,9 @@ export interface RateDecision {
   resetSeconds: number;
 }
 
+/** Seconds until a window that began at `start` ends (rounded up, at least 1): Retry-After. */
+export const secondsLeft = (start: number, windowMs: number, now: number): number => Math.max(1, Math.ceil((start + windowMs - now) / 1000));
+
 export interface RateLimiter {
   hit(key: string, limit: number): RateDecision | Promise<RateDecision>;
 }
@@ -46,7 +49,7 @@ export function createRateLimiter(now: () => number, windowMs = 60_000): MemoryR
         w = { start: t, count: 0 };
         windows.set(key, w);
       }
-      const resetSeconds = Math.max(1, Math.ceil((w.start + windowMs - t) / 1000));
+      const resetSeconds = secondsLeft(w.start, windowMs, t);
       if (w.count >= limit) return { allowed: false, limit, remaining: 0, resetSeconds };
       w.count++;
       return { allowed: true, limit, remaining: limit - w.count, resetSeconds };
@@ -124,7 +127,7 @@ export function createSharedRateLimiter(ctx: Pick<ReadContext, "store" | "clock"
       // Now and then, forget windows that ended an hour ago or more.
       if (++hits % 1000 === 0) await windows.sweep(Math.max(windowMs, 3_600_000));
       const { count, windowStart } = await windows.hit(`report:${key}`, windowMs);
-      const resetSeconds = Math.max(1, Math.ceil((windowStart + windowMs - ctx.clock.now()) / 1000));
+      const resetSeconds = secondsLeft(windowStart, windowMs, ctx.clock.now());
       const allowed = count <= limit;
       return { allowed, limit, remaining: allowed ? limit - count : 0, resetSeconds };
     },

@@ -12,7 +12,7 @@ import { transaction, type DomainContext, type ReadContext } from "./context.ts"
 import { DomainError } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { passwordGate } from "./password-gate.ts";
-import { sharedWindows } from "./rate-limit.ts";
+import { secondsLeft, sharedWindows } from "./rate-limit.ts";
 import { getOrganization, type Organization } from "./organizations.ts";
 import {
   generatePassword,
@@ -224,7 +224,7 @@ export class LoginThrottle {
     const t = this.now();
     const k = key(email, ip);
     const w = this.live(k, t);
-    if (w && w.attempts >= LOGIN_MAX_FAILURES) return Math.max(1, Math.ceil((w.start + LOGIN_WINDOW_MS - t) / 1000));
+    if (w && w.attempts >= LOGIN_MAX_FAILURES) return secondsLeft(w.start, LOGIN_WINDOW_MS, t);
     if (w) w.attempts += 1;
     else {
       if (this.windows.size > 100_000) this.sweep(t);
@@ -279,7 +279,7 @@ export function sharedLoginThrottle(ctx: Pick<ReadContext, "store" | "clock">): 
       if (count <= LOGIN_MAX_FAILURES) return 0;
       // Refused: this attempt does not count (the window's end stays where it is either way).
       await windows.giveBack(k(email, ip), LOGIN_WINDOW_MS);
-      return Math.max(1, Math.ceil((windowStart + LOGIN_WINDOW_MS - ctx.clock.now()) / 1000));
+      return secondsLeft(windowStart, LOGIN_WINDOW_MS, ctx.clock.now());
     },
     release: (email, ip) => windows.giveBack(k(email, ip), LOGIN_WINDOW_MS),
     succeed: (email, ip) => windows.clear(k(email, ip)),

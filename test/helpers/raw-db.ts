@@ -4,7 +4,7 @@
  * Write the SQL with `?` placeholders; on PostgreSQL they become $1, $2, …
  */
 import { Database } from "bun:sqlite";
-import postgres from "postgres";
+import { postgresClient } from "../../src/db/store-pg.ts";
 import { databaseForPath, TEST_PG_URL } from "./pg.ts";
 
 export interface RawDb {
@@ -26,11 +26,8 @@ export async function rawDb(path: string, opts: { readonly?: boolean } = {}): Pr
       close: async () => db.close(),
     };
   }
-  const sql = postgres((await databaseForPath(path)).url, {
-    max: 1,
-    onnotice: () => {},
-    types: { int8: { to: 20, from: [20], serialize: (x: unknown) => String(x), parse: (x: string) => Number(x) } },
-  });
+  // The server's own client settings (int8 counts and times read as numbers).
+  const sql = postgresClient((await databaseForPath(path)).url, 1);
   let n = 0;
   const numbered = (q: string) => q.replace(/\?/g, () => `$${++n}`);
   const exec = (q: string, p: unknown[]) => {
