@@ -36,6 +36,12 @@ export const projects = sqliteTable(
     aiEnabled: integer("ai_enabled").notNull().default(0),
     aiThreshold: integer("ai_threshold").notNull().default(70),
     scanLinks: integer("scan_links").notNull().default(0),
+    /**
+     * Bumped by every change of the project's report categories, in the change's transaction:
+     * report creation keeps the categories in memory for as long as the project row it reads
+     * says this number (src/domain/categories.ts), on every instance.
+     */
+    categoriesVersion: integer("categories_version").notNull().default(0),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },

@@ -1,6 +1,7 @@
 import { and, asc, eq, ne, sql } from "drizzle-orm";
 import { statements } from "../db/prepared.ts";
-import { reportCategories } from "../db/schema.ts";
+import type { Store } from "../db/store.ts";
+import { projects, reportCategories } from "../db/schema.ts";
 import { recordAudit } from "./audit.ts";
 import { iso } from "./clock.ts";
 import { categoryKey } from "./category-key.ts";
@@ -37,6 +38,7 @@ export async function seedDefaultCategories(ctx: ReadContext, projectId: string)
     await ctx.db
       .insert(reportCategories)
       .values(DEFAULT_CATEGORIES.map((c) => ({ id: newId(), projectId, ...c, nameKey: categoryKey(c.name), createdAt: now, updatedAt: now })));
+    await categoriesChanged(ctx, projectId);
   });
 }
 
@@ -49,11 +51,47 @@ export type ReasonCategory = Pick<CategoryRow, "id" | "name" | "nameKey" | "seve
 
 /**
  * listCategories with only the columns resolveReasons and report creation use, in no particular
- * order: every report runs it, and reading the descriptions or sorting would cost more than the
- * rest of the query.
+ * order, read from the database.
  */
 export function reasonCategories(ctx: Pick<DomainContext, "db">, projectId: string): Promise<ReasonCategory[]> {
   return categoryStatements(ctx.db).reasons.execute({ projectId });
+}
+
+/** What report creation keeps of a project's categories, per store. */
+interface CachedCategories {
+  version: number;
+  categories: ReasonCategory[];
+}
+const cachedCategories = new WeakMap<Store, Map<string, CachedCategories>>();
+
+/**
+ * A project's report reasons resolved to its categories, as resolveReasons, for report creation
+ * (every report runs it). The categories are kept in memory while `project.categoriesVersion`
+ * (read with the project by the same request) is the version they were read at: every change
+ * of a category bumps it in its own transaction (categoriesChanged), so a change made through
+ * any instance is seen by the next report that reads the project.
+ */
+export async function resolveProjectReasons(
+  ctx: Pick<DomainContext, "store" | "db">,
+  project: { id: string; categoriesVersion: number },
+  names: readonly string[],
+): Promise<ReasonCategory[]> {
+  let byProject = cachedCategories.get(ctx.store);
+  if (!byProject) cachedCategories.set(ctx.store, (byProject = new Map()));
+  let cached = byProject.get(project.id);
+  if (cached?.version !== project.categoriesVersion) {
+    cached = { version: project.categoriesVersion, categories: await reasonCategories(ctx, project.id) };
+    byProject.set(project.id, cached);
+  }
+  return resolveReasons(cached.categories, names);
+}
+
+/** Says that a project's categories changed (in the change's transaction): see resolveProjectReasons. */
+async function categoriesChanged(ctx: Pick<DomainContext, "db">, projectId: string): Promise<void> {
+  await ctx.db
+    .update(projects)
+    .set({ categoriesVersion: sql`${projects.categoriesVersion} + 1` })
+    .where(eq(projects.id, projectId));
 }
 
 const categoryStatements = statements((db) => {
@@ -150,6 +188,7 @@ export function createCategory(ctx: DomainContext, input: { projectId: string } 
       updatedAt: now,
     };
     await ctx.db.insert(reportCategories).values(row);
+    await categoriesChanged(ctx, projectId);
     await recordAudit(ctx, { projectId, action: "CATEGORY_CREATED", entityType: "category", entityId: row.id, after: toCategoryView(row) });
     return toCategoryView(row);
   });
@@ -183,6 +222,7 @@ export function updateCategory(
       updatedAt: ctx.clock.now(),
     };
     await ctx.db.update(reportCategories).set(after).where(eq(reportCategories.id, categoryId));
+    await categoriesChanged(ctx, projectId);
     await recordAudit(ctx, {
       projectId, action: "CATEGORY_UPDATED", entityType: "category", entityId: categoryId,
       before: toCategoryView(before), after: toCategoryView(after),
@@ -197,6 +237,7 @@ export function deleteCategory(ctx: DomainContext, input: { projectId: string; c
   return transaction(ctx, async () => {
     const before = await requireCategory(ctx, projectId, categoryId);
     await ctx.db.delete(reportCategories).where(eq(reportCategories.id, categoryId));
+    await categoriesChanged(ctx, projectId);
     await recordAudit(ctx, { projectId, action: "CATEGORY_DELETED", entityType: "category", entityId: categoryId, before: toCategoryView(before) });
   });
 }

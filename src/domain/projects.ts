@@ -22,12 +22,14 @@ export async function createProject(ctx: DomainContext, input: { name: string })
     aiEnabled: 0,
     aiThreshold: 70,
     scanLinks: 0,
+    categoriesVersion: 0,
     createdAt: now,
     updatedAt: now,
   };
   await transaction(ctx, async () => {
     await ctx.db.insert(projects).values(row);
     await seedDefaultCategories(ctx, row.id);
+    row.categoriesVersion++; // as seedDefaultCategories left it
     await recordAudit(ctx, { projectId: row.id, action: "PROJECT_CREATED", entityType: "project", entityId: row.id, after: toProjectView(row) });
   });
   return row;

@@ -4,7 +4,7 @@ import { param, shapedStatements, statements } from "../db/prepared.ts";
 import { identities, reportReasons, reports } from "../db/schema.ts";
 import { recordAudit } from "./audit.ts";
 import { joinOrOpenCase } from "./cases.ts";
-import { reasonCategories, resolveReasons } from "./categories.ts";
+import { resolveProjectReasons } from "./categories.ts";
 import { iso } from "./clock.ts";
 import { transaction, type DomainContext } from "./context.ts";
 import { notFound } from "./errors.ts";
@@ -63,7 +63,7 @@ export function createReport(ctx: DomainContext, input: CreateReportInput): Prom
   const { project } = input;
   return transaction(ctx, async () => {
     const q = createStatements(ctx.db);
-    const categories = resolveReasons(await reasonCategories(ctx, project.id), input.reasonNames);
+    const categories = await resolveProjectReasons(ctx, project, input.reasonNames);
     const now = ctx.clock.now();
     const createdUs = await nextCreatedUs(ctx, { nowMs: now });
     const subject = input.subject

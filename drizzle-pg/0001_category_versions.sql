@@ -1,0 +1,1 @@
+ALTER TABLE "projects" ADD COLUMN "categories_version" integer DEFAULT 0 NOT NULL;
