@@ -89,6 +89,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
   return {
     ...shared,
     engine: "postgres",
+    soleWriter: false,
     writer: pool,
     transaction,
     skipLocked: (subquery: SQLWrapper) => sql`(${subquery} FOR UPDATE SKIP LOCKED)`,

@@ -29,6 +29,12 @@ import type { Engine } from "./engine.ts";
  */
 export interface Store {
   readonly engine: Engine;
+  /**
+   * True when this process is the only one writing the database (SQLite): what it wrote last is
+   * what the database holds last, so the domain may remember such things instead of asking
+   * (report-time.ts). False on PostgreSQL, where other instances write too.
+   */
+  readonly soleWriter: boolean;
   /** The handle for every query: the current transaction's inside one, else the reader. */
   readonly db: Db;
   /**
@@ -244,6 +250,7 @@ function sqliteStore(writer: Db, reader: Db): Store {
   return {
     ...shared,
     engine: "sqlite",
+    soleWriter: true,
     writer,
     transaction,
     skipLocked: (subquery) => sql`${subquery}`,

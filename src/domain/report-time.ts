@@ -3,27 +3,36 @@
  * can share a millisecond; giving each its own microsecond makes the time a unique sort key,
  * so a cursor that is an ISO timestamp pages without skipping or repeating anything.
  */
-import { max } from "drizzle-orm";
+import { eq, max } from "drizzle-orm";
 import type { Store } from "../db/store.ts";
 import { reports } from "../db/schema.ts";
 import type { DomainContext } from "./context.ts";
 import { badRequest } from "./errors.ts";
 
-/** The last time handed out, per store (one process may open several: tests, the CLI). */
-const lastUsOf = new WeakMap<Store, number>();
+/**
+ * The last time handed out, per database connection that writes (one process may open several
+ * stores: tests, the CLI; stores over the same connection share it).
+ */
+const lastUsOf = new WeakMap<Store["writer"], number>();
 
 /**
- * The next creation time: `nowMs` in microseconds, or one past the last one handed out. Called
- * inside the report's transaction, which the store serializes, so times never repeat.
+ * The next creation time of a report of the organization: `nowMs` in microseconds, or one past
+ * the organization's last one. Called inside the report's transaction, which the store
+ * serializes (across instances on PostgreSQL), so times never repeat within an organization
+ * (a unique index says so) and follow the order of the commits. A sole writer remembers the
+ * last time it handed out (across organizations: still strictly increasing for each); with
+ * other instances writing, the organization's last time is read in the transaction (one step
+ * down the unique index (org_id, created_us)).
  */
-export async function nextCreatedUs(ctx: Pick<DomainContext, "store" | "db">, input: { nowMs: number }): Promise<number> {
-  let lastUs = lastUsOf.get(ctx.store);
+export async function nextCreatedUs(ctx: Pick<DomainContext, "store" | "db" | "orgId">, input: { nowMs: number }): Promise<number> {
+  let lastUs = ctx.store.soleWriter ? lastUsOf.get(ctx.store.writer) : undefined;
   if (lastUs === undefined) {
-    const [row] = await ctx.db.select({ m: max(reports.createdUs) }).from(reports);
+    const where = ctx.store.soleWriter ? undefined : eq(reports.orgId, ctx.orgId);
+    const [row] = await ctx.db.select({ m: max(reports.createdUs) }).from(reports).where(where);
     lastUs = row?.m ?? 0;
   }
   const us = Math.max(input.nowMs * 1000, lastUs + 1);
-  lastUsOf.set(ctx.store, us);
+  if (ctx.store.soleWriter) lastUsOf.set(ctx.store.writer, us);
   return us;
 }
 

@@ -38,8 +38,7 @@ test("every change of a category bumps the project's categories version", async 
 });
 
 test("a category added, renamed or deleted through another instance is seen by this one's next report", async () => {
-  // Another instance on the same data: a store object of its own, so a cache of its own.
-  const other: Store = { ...world.store };
+  const other = world.anotherInstance();
   await fileWith(world.store, "spam"); // this instance has the categories in memory now
   expect((await refusal(fileWith(world.store, "brigading"))).http).toBe(400);
 

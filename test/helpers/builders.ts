@@ -129,6 +129,12 @@ export interface DomainWorld {
   addProject(opts?: { name?: string; ai?: { threshold: number } }): Promise<Project>;
   /** Another organization in the same store, with the same clock. */
   secondOrganization(opts?: { name?: string; plan?: Plan }): Promise<DomainWorld>;
+  /**
+   * A second instance's store on the same data, with caches of its own: on PostgreSQL a store
+   * with its own pool on the same database (closed with the world); on SQLite, where one
+   * process serves, a store object of its own over the same connections.
+   */
+  anotherInstance(): Store;
   /** Closes the store (and removes its folder or database): once, by the world that opened it. */
   close(): Promise<void>;
 }
@@ -156,14 +162,25 @@ export async function openTestStore(): Promise<Store> {
   const database = await createTestDatabase();
   const store = openPostgresStore({ url: database.url, poolSize: 5 });
   await migrateStore(store);
-  return {
+  const others: Store[] = [];
+  const opened: Store = {
     ...store,
     async close() {
+      for (const other of others) await other.close();
       await store.close();
       await database.drop();
     },
   };
+  secondInstances.set(opened, () => {
+    const other = openPostgresStore({ url: database.url, poolSize: 5 });
+    others.push(other);
+    return other;
+  });
+  return opened;
 }
+
+/** How openTestStore opens a second instance's store on the same PostgreSQL database. */
+const secondInstances = new WeakMap<Store, () => Store>();
 
 async function worldOf(store: Store, clock: FakeClock, org: { name?: string; plan?: Plan }, owner: boolean): Promise<DomainWorld> {
   const init = await initOrganization({ store, db: store.db, clock }, { org: org.name ?? "Demo", plan: org.plan });
@@ -271,6 +288,7 @@ async function worldOf(store: Store, clock: FakeClock, org: { name?: string; pla
       return requireProject(ctx, project.id);
     },
     secondOrganization: (o = {}) => worldOf(store, clock, { name: o.name ?? "Other Org", plan: o.plan }, false),
+    anotherInstance: () => secondInstances.get(store)?.() ?? { ...store },
     async close() {
       if (owner) await store.close();
     },
