@@ -568,6 +568,13 @@ describe("extractText", () => {
     expect(content.text).not.toContain("color");
   });
 
+  test("NUL characters of a page are dropped (PostgreSQL could not store them)", () => {
+    const text = extractText("text/plain", new TextEncoder().encode("buy\u0000 now"), "https://e.test/");
+    expect(text).toEqual({ kind: "text", text: "buy now" });
+    const html = extractText("text/html", new TextEncoder().encode("<title>a\u0000b</title><p>c\u0000d</p>"), "https://e.test/");
+    expect(html).toMatchObject({ title: "ab", text: expect.stringContaining("cd") });
+  });
+
   test("og:description is used when there is no meta description", () => {
     const html = `<html><head><meta property="og:description" content="From OG"></head><body>x</body></html>`;
     expect(extractText("text/html", new TextEncoder().encode(html), "https://e.test/")).toMatchObject({ description: "From OG" });

@@ -7,6 +7,7 @@ import { ERROR_KINDS } from "./http-errors.ts";
 import { requireProject, type Project } from "../domain/projects.ts";
 import { requireOrganizationBySlug, type Organization } from "../domain/organizations.ts";
 import { csrfMatches } from "../domain/sessions.ts";
+import { containsNul, NUL_REFUSED } from "../domain/validation.ts";
 import { hasRole, type Role } from "../domain/users.ts";
 import type { Caller, Context, RequestFacts } from "./context.ts";
 
@@ -72,8 +73,14 @@ const keyKindGate = t.middleware(({ ctx, meta, next }) => {
 
 const baseProcedure = t.procedure.use(translateDomainErrors).use(keyKindGate);
 
+/** A 400 for input holding U+0000 anywhere (the rule: src/domain/validation.ts; authedProcedure checks it too). */
+const refuseNul = t.middleware(async ({ getRawInput, next }) => {
+  if (containsNul(await getRawInput())) throw new TRPCError({ code: "BAD_REQUEST", message: NUL_REFUSED });
+  return next();
+});
+
 /** Procedures anyone may call (signing in): domain errors are still translated. */
-export const publicProcedure = baseProcedure;
+export const publicProcedure = baseProcedure.use(refuseNul);
 
 /**
  * A session's mutations must come from the dashboard itself: not from another site (an Origin
@@ -102,8 +109,9 @@ const ROLE_REFUSED = (needed: Role) => `This needs the ${needed} role`;
  * "moderator" for mutations, or the role the procedure's meta names; a session's mutations
  * must also pass the CSRF and origin checks. Keys are limited by kind instead: secret keys act
  * as admins; publishable keys reach only procedures with `meta.publishable` (keyKindGate).
+ * Input holding U+0000 anywhere is a 400 here (containsNul), before anything reads it.
  */
-export const authedProcedure = baseProcedure.use(({ ctx, next, type, meta }) => {
+export const authedProcedure = baseProcedure.use(async ({ ctx, next, type, meta, getRawInput }) => {
   if (!ctx.auth.ok) throw new TRPCError({ code: "UNAUTHORIZED", message: ctx.auth.reason });
   const caller = ctx.auth.caller;
   if (caller.session) {
@@ -118,6 +126,7 @@ export const authedProcedure = baseProcedure.use(({ ctx, next, type, meta }) => 
   } else if (meta?.role && !hasRole(caller.role, meta.role)) {
     throw new TRPCError({ code: "FORBIDDEN", message: ROLE_REFUSED(meta.role) });
   }
+  if (containsNul(await getRawInput())) throw new TRPCError({ code: "BAD_REQUEST", message: NUL_REFUSED });
   // The domain's context for this caller: every procedure hands it to the domain as is.
   const domain: DomainContext = domainContext(ctx.store, ctx.clock, caller.actor, caller.orgId);
   return next({ ctx: { caller, domain } });

@@ -16,3 +16,28 @@ export const externalIdSchema = z
 export const typeNameSchema = externalIdSchema;
 
 export const projectIdSchema = z.string().min(1).max(64);
+
+/**
+ * Text never holds U+0000 (NUL): PostgreSQL cannot store it in a text value, so one engine would
+ * refuse what the other keeps. Every request's input is checked once (src/api/trpc.ts), so
+ * both engines answer the same 400.
+ */
+export const NUL_REFUSED = "Text must not contain the NUL character (U+0000)";
+
+/** Whether a string of `value` (keys too), at any depth, contains U+0000. Iterative. */
+export function containsNul(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length) {
+    const v = stack.pop();
+    if (typeof v === "string") {
+      if (v.includes("\u0000")) return true;
+    } else if (typeof v === "object" && v !== null) {
+      if (Array.isArray(v)) stack.push(...v);
+      else for (const [k, child] of Object.entries(v)) {
+        if (k.includes("\u0000")) return true;
+        stack.push(child);
+      }
+    }
+  }
+  return false;
+}

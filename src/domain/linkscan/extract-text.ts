@@ -26,7 +26,8 @@ export function extractText(contentType: string | null, body: Uint8Array, url: s
   const { mime, charset } = parseContentType(contentType);
   const kind = classify(mime, body, url);
   if (typeof kind === "object") return { kind: "skipped", reason: kind.skip };
-  const decoded = decode(body, charset, kind === "html" || kind === "xml");
+  // NUL is no text, and PostgreSQL cannot store it (src/domain/validation.ts): dropped here, once.
+  const decoded = decode(body, charset, kind === "html" || kind === "xml").replaceAll("\u0000", "");
   switch (kind) {
     case "html":
       return extractHtml(decoded);

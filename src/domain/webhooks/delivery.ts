@@ -135,7 +135,9 @@ async function attempt(endpoint: EndpointRow, delivery: DeliveryRow, attemptAt: 
     const latencyMs = latency();
     const status = answer.status;
     if (status >= 200 && status <= 299) return { statusCode: status, latencyMs, error: null, retryAfterMs: null };
-    const snippet = new TextDecoder().decode(answer.body).replace(/\s+/g, " ").trim().slice(0, SNIPPET_CHARS);
+    // Control characters (NUL among them, which PostgreSQL cannot store) become spaces too.
+    // eslint-disable-next-line no-control-regex
+    const snippet = new TextDecoder().decode(answer.body).replace(/[\s\u0000-\u001f\u007f]+/g, " ").trim().slice(0, SNIPPET_CHARS);
     const kind = status >= 300 && status <= 399 ? " (redirects are not followed: update the URL)" : "";
     const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(answer.headers.get("retry-after"), Date.now()) : null;
     return { statusCode: status, latencyMs, error: `HTTP ${status}${kind}${snippet ? `: ${snippet}` : ""}`, retryAfterMs };
