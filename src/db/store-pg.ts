@@ -51,11 +51,28 @@ export function postgresClient(url: string, max: number): PostgresClient {
   });
 }
 
+/** What the store keeps about a transaction: its postgres.js client too (see `routed`). */
+interface PgScope extends TxScope {
+  sql: postgres.Sql;
+}
+
 export function openPostgresStore(opts: PostgresStoreOptions): Store {
   const client = postgresClient(opts.url, opts.poolSize);
   const pool = drizzle(client, { schema: pgSchema }) as unknown as Db;
+  // Prepared statements (src/db/prepared.ts) are built once, on a Drizzle handle whose client
+  // sends each query to the transaction of the moment (else to the pool): built per transaction
+  // handle instead, every report would build its statements again, which costs far more CPU
+  // than running them. postgres.js keeps them prepared per connection by their SQL text.
+  const routed = drizzle(
+    {
+      unsafe: (query: string, params?: unknown[], queryOptions?: unknown) =>
+        (current.getStore()?.sql ?? client).unsafe(query, params as postgres.ParameterOrJSON<never>[], queryOptions as postgres.UnsafeQueryOptions),
+      options: client.options,
+    } as unknown as postgres.Sql,
+    { schema: pgSchema },
+  ) as unknown as Db;
   // Outside a transaction, `db` is the pool; inside, the transaction's handle.
-  const { current, shared } = transactionScope<TxScope>(pool);
+  const { current, shared } = transactionScope<PgScope>(pool, { statementHandle: routed });
   const lock = new Lock();
   const singletons: Singleton[] = [];
 
@@ -65,7 +82,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
   async function transaction<T>(fn: () => Promise<T>, opts: { exclusive?: boolean } = {}): Promise<T> {
     const active = current.getStore();
     if (active) {
-      return (active.handle as unknown as PgTx).transaction((sp) => current.run({ handle: sp as unknown as Db, afterCommit: active.afterCommit }, fn));
+      return (active.handle as unknown as PgTx).transaction((sp) => current.run({ handle: sp as unknown as Db, sql: clientOf(sp), afterCommit: active.afterCommit }, fn));
     }
     const exclusive = opts.exclusive !== false;
     // One write transaction of this instance at a time waits for the database's write lock:
@@ -77,7 +94,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
     try {
       result = await poolTx.transaction(async (tx) => {
         if (exclusive) await tx.execute(sql`SELECT pg_advisory_xact_lock(${WRITE_LOCK})`);
-        return current.run({ handle: tx as unknown as Db, afterCommit: hooks }, fn);
+        return current.run({ handle: tx as unknown as Db, sql: clientOf(tx), afterCommit: hooks }, fn);
       });
     } finally {
       if (exclusive) lock.release();
@@ -106,6 +123,16 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
       await client.end({ timeout: 5 });
     },
   };
+}
+
+/**
+ * The postgres.js client of a Drizzle transaction (the reserved connection of a BEGIN, or a
+ * SAVEPOINT's): Drizzle 0.45's PostgresJsTransaction keeps it as `session.client`.
+ */
+function clientOf(tx: unknown): postgres.Sql {
+  const sql = (tx as { session?: { client?: postgres.Sql } }).session?.client;
+  if (!sql) throw new Error("a Drizzle postgres-js transaction without session.client: check the Drizzle version");
+  return sql;
 }
 
 /** A stable 32-bit hash of a singleton's name (FNV-1a). */

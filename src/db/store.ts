@@ -94,9 +94,11 @@ export interface TxScope {
  * The parts of a store that follow the current transaction through the async context, the same
  * on every engine: `db`, whose every method runs on the transaction's handle inside one and on
  * `outside` otherwise; `inTransaction`, `afterCommit` and the job workers' wake-up. The engine
- * runs each transaction's body in `current.run(scope, fn)`.
+ * runs each transaction's body in `current.run(scope, fn)`. `statementHandle`, when given, is the
+ * handle prepared statements are built on whatever the transaction (`connectionOf`): one that
+ * finds the current transaction's connection itself at each execution (PostgreSQL).
  */
-export function transactionScope<S extends TxScope>(outside: Db) {
+export function transactionScope<S extends TxScope>(outside: Db, opts: { statementHandle?: Db } = {}) {
   const current = new AsyncLocalStorage<S>();
   let jobsListener: (() => void) | null = null;
   // Methods are bound once per handle, not on every access (this runs for every query).
@@ -104,7 +106,7 @@ export function transactionScope<S extends TxScope>(outside: Db) {
   const db = new Proxy(outside, {
     get(_target, prop) {
       const handle = current.getStore()?.handle ?? outside;
-      if (prop === CONNECTION) return handle;
+      if (prop === CONNECTION) return opts.statementHandle ?? handle;
       let methods = bound.get(handle);
       if (!methods) bound.set(handle, (methods = new Map()));
       const known = methods.get(prop);

@@ -3,7 +3,7 @@ import { param, statements } from "../db/prepared.ts";
 import { caseNotes, cases, reports, users } from "../db/schema.ts";
 import { recordAudit, type Actor } from "./audit.ts";
 import { iso, isoOrNull } from "./clock.ts";
-import { transaction, type DomainContext } from "./context.ts";
+import { together, transaction, type DomainContext } from "./context.ts";
 import { conflict, notFound } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { findOpenCase, type CaseKey } from "./open-case.ts";
@@ -74,13 +74,15 @@ export async function joinOrOpenCase(ctx: DomainContext, input: CaseKey & { buck
   if (existing) {
     const bucket = higherBucket(existing.bucket, input.bucket);
     const updated = { ...existing, bucket, reportCount: existing.reportCount + 1, lastReportAt: input.now, updatedAt: input.now };
-    await caseStatements(ctx.db).join.execute({ id: existing.id, bucket, reportCount: updated.reportCount, now: input.now });
-    if (bucket !== existing.bucket) {
-      await recordAudit(ctx, {
-        projectId: input.projectId, action: "CASE_BUCKET_RAISED",
-        entityType: "case", entityId: existing.id, before: { bucket: existing.bucket }, after: { bucket },
-      });
-    }
+    await together(
+      caseStatements(ctx.db).join.execute({ id: existing.id, bucket, reportCount: updated.reportCount, now: input.now }),
+      bucket !== existing.bucket
+        ? recordAudit(ctx, {
+            projectId: input.projectId, action: "CASE_BUCKET_RAISED",
+            entityType: "case", entityId: existing.id, before: { bucket: existing.bucket }, after: { bucket },
+          })
+        : null,
+    );
     return updated;
   }
   const row: CaseRow = {
@@ -100,11 +102,13 @@ export async function joinOrOpenCase(ctx: DomainContext, input: CaseKey & { buck
     updatedAt: input.now,
     lastReportAt: input.now,
   };
-  await caseStatements(ctx.db).insert.execute(row);
-  await recordAudit(ctx, {
-    projectId: input.projectId, action: "CASE_OPENED",
-    entityType: "case", entityId: row.id, after: { status: "OPEN", bucket: row.bucket },
-  });
+  await together(
+    caseStatements(ctx.db).insert.execute(row),
+    recordAudit(ctx, {
+      projectId: input.projectId, action: "CASE_OPENED",
+      entityType: "case", entityId: row.id, after: { status: "OPEN", bucket: row.bucket },
+    }),
+  );
   return row;
 }
 

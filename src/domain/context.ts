@@ -34,3 +34,19 @@ export function domainContext(store: Store, clock: Clock, actor: Actor, orgId: s
 export function transaction<T>(ctx: Pick<DomainContext, "store">, fn: () => Promise<T>): Promise<T> {
   return ctx.store.transaction(fn);
 }
+
+/**
+ * Awaits statements issued together, in the order given, and answers their results. On
+ * PostgreSQL statements issued without waiting for each other travel in one round trip
+ * (postgres.js pipelines them on the transaction's connection) and run in the order sent; on
+ * SQLite they run in that order at once. Use it for statements that do not need each other's
+ * answers (a report's reasons and its audit event, two identities' lookups). Every statement
+ * settles before it answers; when some failed, the first failure in argument order is thrown
+ * (on PostgreSQL the ones after it failed only because the transaction was aborted by it).
+ */
+export async function together<T extends readonly unknown[]>(...work: { [K in keyof T]: Promise<T[K]> | T[K] }): Promise<T> {
+  const settled = await Promise.allSettled(work);
+  const failed = settled.find((s) => s.status === "rejected");
+  if (failed) throw failed.reason;
+  return settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as unknown as T;
+}

@@ -6,7 +6,7 @@ import { recordAudit } from "./audit.ts";
 import { joinOrOpenCase } from "./cases.ts";
 import { resolveProjectReasons } from "./categories.ts";
 import { iso } from "./clock.ts";
-import { transaction, type DomainContext } from "./context.ts";
+import { together, transaction, type DomainContext } from "./context.ts";
 import { notFound } from "./errors.ts";
 import { upsertIdentity, type DisplayInput, type IdentityRow } from "./identities.ts";
 import { enqueueJob } from "./jobs.ts";
@@ -65,13 +65,17 @@ export function createReport(ctx: DomainContext, input: CreateReportInput): Prom
     const q = createStatements(ctx.db);
     const categories = await resolveProjectReasons(ctx, project, input.reasonNames);
     const now = ctx.clock.now();
-    const createdUs = await nextCreatedUs(ctx, { nowMs: now });
-    const subject = input.subject
-      ? await upsertIdentity(ctx, { projectId: project.id, ...identityKey(input.subject), reportedAt: now, now })
-      : null;
-    const reporter = input.reporter
-      ? await upsertIdentity(ctx, { projectId: project.id, ...identityKey(input.reporter), seenAt: now, now })
-      : null;
+    // Independent lookups and writes go together (one round trip each on PostgreSQL); the same
+    // person as subject and reporter is upserted once, then again as reporter.
+    const subjectKey = input.subject ? identityKey(input.subject) : null;
+    const reporterKey = input.reporter ? identityKey(input.reporter) : null;
+    const samePerson = !!subjectKey && !!reporterKey && subjectKey.type === reporterKey.type && subjectKey.externalId === reporterKey.externalId;
+    const [createdUs, subject, reporterAlone] = await together(
+      nextCreatedUs(ctx, { nowMs: now }),
+      subjectKey ? upsertIdentity(ctx, { projectId: project.id, ...subjectKey, reportedAt: now, now }) : null,
+      reporterKey && !samePerson ? upsertIdentity(ctx, { projectId: project.id, ...reporterKey, seenAt: now, now }) : null,
+    );
+    const reporter = samePerson && reporterKey ? await upsertIdentity(ctx, { projectId: project.id, ...reporterKey, seenAt: now, now }) : reporterAlone;
     const names = categories.map((c) => c.name);
     const severity = maxSeverity(categories.map((c) => c.severityHint));
     const contentExternalId = input.target?.contentExternalId ?? null;
@@ -115,18 +119,21 @@ export function createReport(ctx: DomainContext, input: CreateReportInput): Prom
       createdUs,
       updatedAt: now,
     };
-    await q.insertReport.execute(row);
-    for (const name of names) await q.insertReason.execute({ reportId: row.id, orgId: project.orgId, name, createdUs });
-    if (input.enrich !== false && project.aiEnabled === 1) {
-      await enqueueJob(ctx, { orgId: project.orgId, kind: ENRICH_JOB, payload: { reportId: row.id }, maxAttempts: input.enrichMaxAttempts ?? 50 });
-    }
-    await recordAudit(ctx, {
-      projectId: project.id,
-      action: "REPORT_CREATED",
-      entityType: "report",
-      entityId: row.id,
-      after: { status: "OPEN", caseId: theCase.id, reasons: names, severity, automated: input.automated },
-    });
+    // The report first (its reasons refer to it), then everything that refers to it.
+    await together(
+      q.insertReport.execute(row),
+      ...names.map((name) => q.insertReason.execute({ reportId: row.id, orgId: project.orgId, name, createdUs })),
+      input.enrich !== false && project.aiEnabled === 1
+        ? enqueueJob(ctx, { orgId: project.orgId, kind: ENRICH_JOB, payload: { reportId: row.id }, maxAttempts: input.enrichMaxAttempts ?? 50 })
+        : null,
+      recordAudit(ctx, {
+        projectId: project.id,
+        action: "REPORT_CREATED",
+        entityType: "report",
+        entityId: row.id,
+        after: { status: "OPEN", caseId: theCase.id, reasons: names, severity, automated: input.automated },
+      }),
+    );
     return {
       report: { id: row.id, projectId: row.projectId, status: "OPEN", createdAt: isoFromUs(createdUs) },
       row,
