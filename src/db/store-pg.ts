@@ -79,7 +79,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
   type PgTx = { transaction<T>(fn: (tx: PgTx) => Promise<T>): Promise<T>; execute(q: SQL): Promise<unknown> };
   const poolTx = pool as unknown as PgTx;
 
-  async function transaction<T>(fn: () => Promise<T>, opts: { exclusive?: boolean } = {}): Promise<T> {
+  async function transaction<T>(fn: () => Promise<T>, opts: { exclusive?: boolean; durable?: boolean } = {}): Promise<T> {
     const active = current.getStore();
     if (active) {
       return (active.handle as unknown as PgTx).transaction((sp) => current.run({ handle: sp as unknown as Db, sql: clientOf(sp), afterCommit: active.afterCommit }, fn));
@@ -94,6 +94,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
     try {
       result = await poolTx.transaction(async (tx) => {
         if (exclusive) await tx.execute(sql`SELECT pg_advisory_xact_lock(${WRITE_LOCK})`);
+        if (opts.durable === false) await tx.execute(sql`SET LOCAL synchronous_commit = off`);
         return current.run({ handle: tx as unknown as Db, sql: clientOf(tx), afterCommit: hooks }, fn);
       });
     } finally {

@@ -43,8 +43,12 @@ export interface Store {
    * transactions run one at a time (on PostgreSQL across every instance). `exclusive: false`
    * is for work that touches only rows it locks itself (the job queue's claims and updates of
    * leased jobs): on PostgreSQL it runs beside other transactions; on SQLite it changes nothing.
+   * `durable: false` is for counters whose last moments may be lost in a crash (rate-limit
+   * windows): on PostgreSQL its COMMIT does not wait for the disk (synchronous_commit off for
+   * that transaction), so a row every request updates is not held for an fsync each time; on
+   * SQLite (synchronous=NORMAL for every commit) it changes nothing.
    */
-  transaction<T>(fn: () => Promise<T>, opts?: { exclusive?: boolean }): Promise<T>;
+  transaction<T>(fn: () => Promise<T>, opts?: { exclusive?: boolean; durable?: boolean }): Promise<T>;
   /** True inside a transaction of the current async flow. */
   inTransaction(): boolean;
   /** Runs `fn` after the current transaction commits (at once when there is none). */

@@ -70,10 +70,11 @@ export interface WindowHit {
  * Fixed windows in the `rate_windows` table, for instances that must count together. Each hit
  * is one atomic upsert (a new window when the old one ended, else one more), so concurrent
  * hits from any instance are each counted once and never both take the last place. They run
- * in transactions of their own that touch only their row (`exclusive: false`).
+ * in transactions of their own that touch only their row (`exclusive: false`) and need not wait
+ * for the disk (`durable: false`: a crash may forget the last moments of a window, never more).
  */
 export function sharedWindows(ctx: Pick<ReadContext, "store" | "clock">) {
-  const run = <T>(fn: () => Promise<T>) => ctx.store.transaction(fn, { exclusive: false });
+  const run = <T>(fn: () => Promise<T>) => ctx.store.transaction(fn, { exclusive: false, durable: false });
   return {
     hit(key: string, windowMs: number): Promise<WindowHit> {
       return run(async () => {
