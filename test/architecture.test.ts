@@ -91,7 +91,6 @@ export const RULES: Rule[] = [
 export const KNOWN_VIOLATIONS: Record<string, string> = {
   // routers → storage: queries in routers
   // web → server code
-  "src/web/api.ts → src/api/trpc-batch.ts": "imports the value MAX_BATCH_CALLS, so the transport's batch guard (and @trpc/server/rpc) lands in the browser bundle",
 };
 
 // ---------------------------------------------------------------------------------------------

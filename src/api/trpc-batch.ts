@@ -3,15 +3,14 @@
  * A batch is one HTTP request, so it slips past every per-request limit: one unauthenticated
  * 8 KB request carried 150 sign-ins, each an argon2id verification. Hence a cap on the calls a
  * batch may carry, and procedures whose meta says `unbatched` (costly ones: sign-in, password
- * change) must come alone. This module has no server imports: the dashboard's client reads
- * MAX_BATCH_CALLS from it to split its own batches (src/web/api.ts).
+ * change) must come alone. The limit itself is MAX_BATCH_CALLS (src/domain/validation.ts),
+ * which the dashboard's client reads too, to split its own batches.
  */
 import type { AnyTRPCProcedure } from "@trpc/server";
 import { TRPC_ERROR_CODES_BY_KEY } from "@trpc/server/rpc";
+import { MAX_BATCH_CALLS } from "../domain/validation.ts";
 import type { Meta } from "./trpc.ts";
 
-/** Most calls one batch request may carry. The dashboard never sends more (it splits). */
-export const MAX_BATCH_CALLS = 20;
 
 /**
  * The 400 to answer for a batch that breaks the limits, or null to let tRPC handle the

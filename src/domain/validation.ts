@@ -41,3 +41,10 @@ export function containsNul(value: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * Most calls one tRPC batch request may carry (src/api/trpc-batch.ts refuses more): a batch is
+ * one HTTP request and would slip past every per-request limit. Here, in a pure module, so the
+ * dashboard's client (src/web/api.ts) splits its own batches by the same number.
+ */
+export const MAX_BATCH_CALLS = 20;
