@@ -75,9 +75,24 @@ const baseProcedure = t.procedure.use(translateDomainErrors).use(keyKindGate);
 
 /** A 400 for input holding U+0000 anywhere (the rule: src/domain/validation.ts; authedProcedure checks it too). */
 const refuseNul = t.middleware(async ({ getRawInput, next }) => {
-  if (containsNul(await getRawInput())) throw new TRPCError({ code: "BAD_REQUEST", message: NUL_REFUSED });
+  if (await inputHoldsNul(getRawInput)) throw new TRPCError({ code: "BAD_REQUEST", message: NUL_REFUSED });
   return next();
 });
+
+/**
+ * Whether the raw input holds U+0000. Input that cannot be read at all is left to the
+ * procedure: one that takes input answers its own 400, one that takes none ignores it (as it
+ * did before this check existed).
+ */
+async function inputHoldsNul(getRawInput: () => Promise<unknown>): Promise<boolean> {
+  let raw: unknown;
+  try {
+    raw = await getRawInput();
+  } catch {
+    return false;
+  }
+  return containsNul(raw);
+}
 
 /** Procedures anyone may call (signing in): domain errors are still translated. */
 export const publicProcedure = baseProcedure.use(refuseNul);
@@ -126,7 +141,7 @@ export const authedProcedure = baseProcedure.use(async ({ ctx, next, type, meta,
   } else if (meta?.role && !hasRole(caller.role, meta.role)) {
     throw new TRPCError({ code: "FORBIDDEN", message: ROLE_REFUSED(meta.role) });
   }
-  if (containsNul(await getRawInput())) throw new TRPCError({ code: "BAD_REQUEST", message: NUL_REFUSED });
+  if (await inputHoldsNul(getRawInput)) throw new TRPCError({ code: "BAD_REQUEST", message: NUL_REFUSED });
   // The domain's context for this caller: every procedure hands it to the domain as is.
   const domain: DomainContext = domainContext(ctx.store, ctx.clock, caller.actor, caller.orgId);
   return next({ ctx: { caller, domain } });
