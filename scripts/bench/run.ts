@@ -2,9 +2,10 @@
  * `bun run bench`: Flagstaff's performance on this machine, measured against two ceilings of
  * the same machine, printed as markdown tables and written as JSON to bench-results/.
  *
- *   bun scripts/bench/run.ts [--quick] [--reports N] [--binary dist/flagstaff]
+ *   bun scripts/bench/run.ts [--quick] [--reports N] [--binary dist/flagstaff] [--no-build] [--no-postgres]
  *
- * What runs, in order (about 4 minutes; --quick shortens every phase, for trying it out):
+ * What runs, in order (about 8½ minutes on the 2-core benchmark machine, 4½ of them the
+ * PostgreSQL section; --quick shortens every phase, about 3½ minutes, for trying it out):
  *  1. the binary is built (scripts/build.ts): everything below runs the compiled dist/flagstaff,
  *     as a self-hoster would, with its JSON access log written to a file (level info);
  *  2. ceilings: a bare Bun.serve answering fixed JSON; a bare Bun.serve inserting one row per
@@ -17,7 +18,19 @@
  *  4. GET /reports with 1,000,000 reports seeded (scripts/bench/seed.ts), one connection, the
  *     default query and each filter, after a warm-up pass;
  *  5. start-up of the compiled binary to a 200 from /readyz, five times, on the 1M database,
- *     with an empty environment (env -i) from an empty folder.
+ *     with an empty environment (env -i) from an empty folder;
+ *  6. PostgreSQL (about 4½ minutes, one of them copying the 1M database; skipped with
+ *     --no-postgres, or with a line saying so when no PostgreSQL server programs are found):
+ *     a throwaway cluster (scripts/pg-cluster.ts, its default settings, stopped at the end and
+ *     on Ctrl-C), a database per phase, the same binary with FLAGSTAFF_DATABASE_URL:
+ *     - report creation at 8 and 32 connections on a database made by `flagstaff init`, with
+ *       one instance, then two `serve` processes on the same database loaded by two wrk at
+ *       once, each with half the connections (summed 2xx req/s, the worse p99); the reports
+ *       each run stored are counted against the 201s;
+ *     - GET /reports on a copy of step 4's database (scripts/bench/copy-to-postgres.ts, into a
+ *       database made by `flagstaff migrate`: same rows, same API key), the same queries, one
+ *       connection, with one instance, then one connection to each of two instances at once;
+ *     printed beside this run's SQLite figures (and under `postgres` in the JSON).
  * The load generator is wrk (Debian's package; installed when missing), on the same machine.
  */
 import { Database } from "bun:sqlite";
@@ -25,6 +38,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import postgres from "postgres";
+import { findPgBinDir, startPgCluster, type PgCluster } from "../pg-cluster.ts";
+import { copySqliteToPostgres, type CopyResult } from "./copy-to-postgres.ts";
 import { seedReports } from "./seed.ts";
 import { ensureWrk, fmtInt, fmtMs, markdownTable, ROOT, rssMb, run, sampleRss, startServer, wrk, type Server, type WrkResult } from "./lib.ts";
 
@@ -35,6 +51,7 @@ const { values: args } = parseArgs({
     reports: { type: "string" },
     binary: { type: "string", default: "dist/flagstaff" },
     "no-build": { type: "boolean" },
+    "no-postgres": { type: "boolean" },
   },
 });
 const QUICK = !!args.quick;
@@ -46,9 +63,17 @@ const BUN = process.execPath;
 const work = mkdtempSync(join(tmpdir(), "flagstaff-bench-"));
 const log = (s: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${s}`);
 const servers: Server[] = [];
+/** The PostgreSQL section's cluster while it runs (stopped by the section, or on SIGINT and errors). */
+let cluster: PgCluster | null = null;
+async function stopCluster(): Promise<void> {
+  const c = cluster;
+  cluster = null;
+  await c?.stop();
+}
 
-process.on("SIGINT", () => {
+process.on("SIGINT", async () => {
   for (const s of servers) s.proc.kill("SIGKILL");
+  await stopCluster().catch(() => {});
   rmSync(work, { recursive: true, force: true });
   process.exit(130);
 });
@@ -133,7 +158,7 @@ try {
   log("GET /reports");
   const big = await startServer([BINARY, "serve"], flagstaffEnv(bigDb), { logFile: join(bigDir, "server.log"), cwd: bigDir });
   servers.push(big);
-  const firstPage = (await (await fetch(`${big.url}/sdk/flagstaff/v1/reports`, { headers: { authorization: `Bearer ${bigInit.secretKey}` } })).json()) as { nextCursor: string };
+  const firstPage = await firstPageOf(big.url, bigInit.secretKey);
   const queries: [string, string][] = [
     ["default (newest first)", ""],
     ["sort=asc", "sort=asc"],
@@ -183,6 +208,10 @@ try {
   results.startup = { runs: startups, medianMs: readyMs[2], maxMs: readyMs[4], database: `${fmtInt(SEED_COUNT)} reports` };
 
   // -------------------------------------------------------------------------------------------
+  const pgSection = await postgresSection(wrkBin, { bigDb, bigInit, queries, firstPage });
+  results.postgres = pgSection;
+
+  // -------------------------------------------------------------------------------------------
   const c32 = creation[2]!;
   const worstGet = gets.reduce((a, b) => (b.latencyMs.p99 > a.latencyMs.p99 ? b : a));
   results.ratios = {
@@ -201,7 +230,7 @@ try {
     target("start-up to ready (median of 5)", "≤ 300 ms", `${readyMs[2]} ms`, readyMs[2]! <= 300),
   ];
 
-  const out = render(results, { ceilingJson, ceilingInsert, ceilingSqlite, creation, identity, gets, getsC8, rssIdle, rssLoad, startups });
+  const out = render(results, { ceilingJson, ceilingInsert, ceilingSqlite, creation, identity, gets, getsC8, rssIdle, rssLoad, startups, pg: pgSection });
   console.log(out);
   const dir = join(ROOT, "bench-results");
   mkdirSync(dir, { recursive: true });
@@ -212,6 +241,7 @@ try {
   console.log(`\nJSON: ${file}`);
 } finally {
   for (const s of servers) if (s.proc.exitCode === null) s.proc.kill("SIGKILL");
+  await stopCluster().catch((err: unknown) => log(`stopping PostgreSQL failed: ${err instanceof Error ? err.message : String(err)}`));
   rmSync(work, { recursive: true, force: true });
 }
 
@@ -231,6 +261,213 @@ function countReports(path: string): number {
     return (db.query("SELECT count(*) AS n FROM reports").get() as { n: number }).n;
   } finally {
     db.close();
+  }
+}
+
+/** The first page of GET /reports (default query): its report ids and cursor. */
+interface FirstPage {
+  ids: string[];
+  nextCursor: string;
+}
+
+async function firstPageOf(baseUrl: string, key: string): Promise<FirstPage> {
+  const res = await fetch(`${baseUrl}/sdk/flagstaff/v1/reports`, { headers: { authorization: `Bearer ${key}` } });
+  if (res.status !== 200) throw new Error(`GET /reports answered ${res.status}: ${await res.text()}`);
+  const body = (await res.json()) as { reports: { id: string }[]; nextCursor: string };
+  return { ids: body.reports.map((r) => r.id), nextCursor: body.nextCursor };
+}
+
+/** Requests per second answered 2xx: an error answered fast is no throughput. */
+function okRps(w: WrkResult): number {
+  return w.requests ? (w.rps * (w.requests - w.non2xx - w.socketErrors)) / w.requests : 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// PostgreSQL
+
+/** Two wrk processes at once, one per instance, each with its share of the connections. */
+interface SplitResult {
+  /** All connections, both wrk processes together. */
+  connections: number;
+  /** Summed over both: requests answered 2xx per second. */
+  rps2xx: number;
+  /** The worse of the two. */
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+  runs: WrkResult[];
+}
+
+interface PgSection {
+  server: { version: string; settings: Record<string, string> };
+  creation: { oneInstance: WrkResult[]; twoInstances: SplitResult[] };
+  creationCheck: { acknowledged: number; newReportsInDatabase: number; errors: number };
+  copy: CopyResult;
+  listReports: {
+    reports: number;
+    oneInstance: (WrkResult & { query: string })[];
+    defaultQueryAt8Connections: WrkResult;
+    twoInstances: (SplitResult & { query: string })[];
+    /** The same report ids and cursor on the first page of the default query as on SQLite. */
+    firstPageSameAsSqlite: boolean;
+  };
+}
+type PgOutcome = PgSection | { skipped: string };
+
+function pgEnv(url: string): Record<string, string> {
+  return cleanEnv({ FLAGSTAFF_DATABASE_URL: url, PORT: "0", HOST: "127.0.0.1", FLAGSTAFF_REPORT_RATE_LIMIT: "100000000", FLAGSTAFF_LOG_LEVEL: "info" });
+}
+
+async function wrkSplit(
+  wrkBin: string,
+  urls: string[],
+  opts: { connections: number; seconds: number; script: string; env: Record<string, string> },
+): Promise<SplitResult> {
+  // One wrk thread each: two processes of one thread, as one process of two threads drives one instance.
+  const runs = await Promise.all(urls.map((url) => wrk(wrkBin, { ...opts, url, connections: opts.connections / urls.length, threads: 1 })));
+  return {
+    connections: opts.connections,
+    rps2xx: Math.round(runs.reduce((n, r) => n + okRps(r), 0)),
+    p50Ms: Math.max(...runs.map((r) => r.latencyMs.p50)),
+    p99Ms: Math.max(...runs.map((r) => r.latencyMs.p99)),
+    errors: runs.reduce((n, r) => n + r.non2xx + r.socketErrors, 0),
+    runs,
+  };
+}
+
+/**
+ * Report creation and GET /reports on PostgreSQL (a throwaway cluster of this machine, its
+ * default settings), with one instance of the binary, then two on the same database.
+ */
+async function postgresSection(
+  wrkBin: string,
+  sqlite: { bigDb: string; bigInit: { projectId: string; secretKey: string }; queries: [string, string][]; firstPage: FirstPage },
+): Promise<PgOutcome> {
+  if (args["no-postgres"]) {
+    log("PostgreSQL: skipped (--no-postgres)");
+    return { skipped: "--no-postgres" };
+  }
+  try {
+    findPgBinDir();
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    log(`PostgreSQL: skipped: ${reason}`);
+    return { skipped: reason };
+  }
+  log("PostgreSQL: starting a throwaway cluster");
+  const pg = await startPgCluster();
+  cluster = pg;
+  const admin = postgres(pg.url, { max: 1, onnotice: () => {} });
+  const mine: Server[] = [];
+  const start = async (url: string, dir: string, name: string) => {
+    const s = await startServer([BINARY, "serve"], pgEnv(url), { logFile: join(dir, `server-${name}.log`), cwd: dir });
+    servers.push(s);
+    mine.push(s);
+    return s;
+  };
+  try {
+    const [version] = await admin<{ v: string }[]>`SELECT current_setting('server_version') AS v`;
+    const settingRows = await admin<{ name: string; setting: string; unit: string | null }[]>`
+      SELECT name, setting, unit FROM pg_settings
+      WHERE name IN ('shared_buffers', 'work_mem', 'synchronous_commit', 'fsync', 'wal_level', 'max_connections') ORDER BY name`;
+    const settings = Object.fromEntries(settingRows.map((r) => [r.name, r.unit === "8kB" ? `${(Number(r.setting) * 8) / 1024} MB` : r.unit ? `${r.setting} ${r.unit}` : r.setting]));
+    const createDatabase = async (name: string) => {
+      await admin.unsafe(`CREATE DATABASE ${name} TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C' ENCODING 'UTF8'`);
+      const u = new URL(pg.url);
+      u.pathname = `/${name}`;
+      return u.toString();
+    };
+
+    // ---- report creation: one instance at 8 and 32 connections, then two instances sharing them
+    log("PostgreSQL: report creation, one instance then two");
+    const createUrl = await createDatabase("bench_create");
+    const createDir = mkdtempSync(join(work, "pg-create-"));
+    const init = JSON.parse(await run([BINARY, "init", "--json"], cleanEnv({ FLAGSTAFF_DATABASE_URL: createUrl }), createDir)) as { projectId: string; secretKey: string };
+    const keyEnv = { KEY: init.secretKey, PROJECT: init.projectId };
+    const db = postgres(createUrl, { max: 1, onnotice: () => {} });
+    const check = { acknowledged: 0, newReportsInDatabase: 0, errors: 0 };
+    // Reports stored by one measured run (the warm-ups between runs are left out): counted
+    // before and after, each time once the requests still in flight when the previous wrk
+    // stopped have been answered (at most one per connection, written within milliseconds).
+    const storedReports = async () => {
+      await Bun.sleep(500);
+      const [row] = await db<{ n: number }[]>`SELECT count(*)::int AS n FROM reports`;
+      return row!.n;
+    };
+    const measured = async <T>(runs: () => Promise<T>, wrks: (t: T) => WrkResult[]): Promise<T> => {
+      const before = await storedReports();
+      const t = await runs();
+      const after = await storedReports();
+      check.newReportsInDatabase += after - before;
+      for (const r of wrks(t)) {
+        check.acknowledged += r.requests - r.non2xx - r.socketErrors;
+        check.errors += r.non2xx + r.socketErrors;
+      }
+      return t;
+    };
+    const a = await start(createUrl, createDir, "a");
+    await wrk(wrkBin, { url: a.url, connections: 32, seconds: 3, script: "report.lua", env: keyEnv }); // warm-up
+    const oneInstance: WrkResult[] = [];
+    for (const c of [8, 32]) {
+      const r = await measured(() => wrk(wrkBin, { url: a.url, connections: c, seconds: LOAD_S, script: "report.lua", env: keyEnv }), (r) => [r]);
+      log(`  one instance, c=${c}: ${fmtInt(okRps(r))} 2xx/s p50 ${r.latencyMs.p50} ms p99 ${r.latencyMs.p99} ms (errors ${r.non2xx + r.socketErrors})`);
+      oneInstance.push(r);
+    }
+    const b = await start(createUrl, createDir, "b");
+    await wrk(wrkBin, { url: b.url, connections: 16, seconds: 3, script: "report.lua", env: keyEnv }); // warm-up of the second
+    const twoInstances: SplitResult[] = [];
+    for (const c of [8, 32]) {
+      const r = await measured(() => wrkSplit(wrkBin, [a.url, b.url], { connections: c, seconds: LOAD_S, script: "report.lua", env: keyEnv }), (r) => r.runs);
+      log(`  two instances, c=${c / 2}+${c / 2}: ${fmtInt(r.rps2xx)} 2xx/s, worse p99 ${r.p99Ms} ms (errors ${r.errors})`);
+      twoInstances.push(r);
+    }
+    await Promise.all([a.stop(), b.stop()]);
+    await db.end({ timeout: 5 });
+
+    // ---- GET /reports on a copy of the SQLite phase's seeded database
+    log(`PostgreSQL: copying the ${fmtInt(SEED_COUNT)}-report database into it (scripts/bench/copy-to-postgres.ts)`);
+    const getUrl = await createDatabase("bench_get");
+    const getDir = mkdtempSync(join(work, "pg-get-"));
+    await run([BINARY, "migrate"], cleanEnv({ FLAGSTAFF_DATABASE_URL: getUrl }), getDir);
+    const copy = await copySqliteToPostgres(sqlite.bigDb, getUrl, { log: (s) => log(`  ${s}`) });
+    log(`  ${fmtInt(copy.rows)} rows: copy ${(copy.copyMs / 1000).toFixed(1)} s, ANALYZE ${(copy.analyzeMs / 1000).toFixed(1)} s`);
+
+    log("PostgreSQL: GET /reports, one instance then two");
+    const getEnv = { KEY: sqlite.bigInit.secretKey };
+    const ga = await start(getUrl, getDir, "a");
+    const pgFirst = await firstPageOf(ga.url, sqlite.bigInit.secretKey);
+    const firstPageSameAsSqlite = JSON.stringify(pgFirst) === JSON.stringify(sqlite.firstPage);
+    if (!firstPageSameAsSqlite) log("  warning: the first page of GET /reports differs from SQLite's on the same data");
+    const listUrl = (base: string, q: string) => `${base}/sdk/flagstaff/v1/reports${q ? "?" + q : ""}`;
+    for (const [, q] of sqlite.queries) await wrk(wrkBin, { url: listUrl(ga.url, q), connections: 1, seconds: 1, script: "get.lua", env: getEnv }); // warm-up
+    const oneGets: (WrkResult & { query: string })[] = [];
+    for (const [name, q] of sqlite.queries) {
+      const r = await wrk(wrkBin, { url: listUrl(ga.url, q), connections: 1, seconds: GET_S, script: "get.lua", env: getEnv });
+      log(`  one instance, ${name}: p50 ${r.latencyMs.p50} ms p99 ${r.latencyMs.p99} ms`);
+      oneGets.push({ query: name, ...r });
+    }
+    const getsC8 = await wrk(wrkBin, { url: listUrl(ga.url, ""), connections: 8, seconds: GET_S, script: "get.lua", env: getEnv });
+    const gb = await start(getUrl, getDir, "b");
+    for (const [, q] of sqlite.queries) await wrk(wrkBin, { url: listUrl(gb.url, q), connections: 1, seconds: 1, script: "get.lua", env: getEnv }); // warm-up of the second
+    const twoGets: (SplitResult & { query: string })[] = [];
+    for (const [name, q] of sqlite.queries) {
+      const r = await wrkSplit(wrkBin, [listUrl(ga.url, q), listUrl(gb.url, q)], { connections: 2, seconds: GET_S, script: "get.lua", env: getEnv });
+      log(`  two instances, ${name}: ${fmtInt(r.rps2xx)} 2xx/s, worse p99 ${r.p99Ms} ms`);
+      twoGets.push({ query: name, ...r });
+    }
+    await Promise.all([ga.stop(), gb.stop()]);
+
+    return {
+      server: { version: version!.v, settings },
+      creation: { oneInstance, twoInstances },
+      creationCheck: check,
+      copy,
+      listReports: { reports: SEED_COUNT, oneInstance: oneGets, defaultQueryAt8Connections: getsC8, twoInstances: twoGets, firstPageSameAsSqlite },
+    };
+  } finally {
+    for (const s of mine) if (s.proc.exitCode === null) await s.kill();
+    await admin.end({ timeout: 5 });
+    await stopCluster();
   }
 }
 
@@ -258,6 +495,7 @@ function render(
     rssIdle: number;
     rssLoad: number;
     startups: { readyMs: number; rssMb: number }[];
+    pg: PgOutcome;
   },
 ): string {
   const machine = r.machine as { cpus: number; cpuModel: string; memoryGb: number; bun: string };
@@ -294,6 +532,7 @@ function render(
   lines.push("");
   lines.push(`Default query at 8 connections: ${fmtInt(m.getsC8.rps)} req/s, p50 ${fmtMs(m.getsC8.latencyMs.p50)} ms, p99 ${fmtMs(m.getsC8.latencyMs.p99)} ms.`);
   lines.push("");
+  lines.push(...renderPostgres(m.pg, m.creation, m.gets, m.getsC8, seed.reports));
   lines.push("### Memory and start-up");
   lines.push("");
   lines.push(
@@ -319,4 +558,77 @@ function render(
   const targets = r.targets as { what: string; goal: string; measured: string; met: boolean }[];
   lines.push(markdownTable(["Target", "Goal", "Measured", "Met"], targets.map((t) => [t.what, t.goal, t.measured, t.met ? "yes" : "**no**"])));
   return lines.join("\n");
+}
+
+function renderPostgres(pg: PgOutcome, creation: WrkResult[], gets: (WrkResult & { query: string })[], getsC8: WrkResult, reports: number): string[] {
+  const lines: string[] = ["### SQLite and PostgreSQL", ""];
+  if ("skipped" in pg) {
+    lines.push(`PostgreSQL: skipped (${pg.skipped}).`, "");
+    return lines;
+  }
+  const s = pg.server.settings;
+  lines.push(
+    `PostgreSQL ${pg.server.version}, a throwaway cluster on this machine with its default settings (shared_buffers ${s.shared_buffers}, synchronous_commit ${s.synchronous_commit}, fsync ${s.fsync}), ` +
+      "the same binary with FLAGSTAFF_DATABASE_URL and its default pool of 10 connections per instance; two instances are two `serve` processes on one database, " +
+      "loaded by two wrk processes at once (one thread each, half the connections each): summed 2xx req/s, the worse p99 of the two. " +
+      "SQLite figures are this run's, from the tables above.",
+  );
+  lines.push("");
+  lines.push("Report creation (POST …/reports), 2xx req/s and p99:");
+  lines.push("");
+  const rows: (string | number)[][] = [];
+  pg.creation.oneInstance.forEach((one, i) => {
+    const lite = creation.find((c) => c.connections === one.connections);
+    const two = pg.creation.twoInstances[i]!;
+    rows.push([
+      one.connections,
+      lite ? fmtInt(okRps(lite)) : "—",
+      lite ? fmtMs(lite.latencyMs.p99) : "—",
+      fmtInt(okRps(one)),
+      fmtMs(one.latencyMs.p99),
+      fmtInt(two.rps2xx),
+      fmtMs(two.p99Ms),
+    ]);
+  });
+  lines.push(markdownTable(["Conn.", "SQLite req/s", "SQLite p99 ms", "PG 1 inst. req/s", "PG 1 inst. p99 ms", "PG 2 inst. req/s", "PG 2 inst. p99 ms"], rows));
+  lines.push("");
+  const check = pg.creationCheck;
+  lines.push(
+    `PostgreSQL report creation runs: ${fmtInt(check.acknowledged)} answered 201 within wrk's clock, ${fmtInt(check.newReportsInDatabase)} new reports in the database ` +
+      `(${fmtInt(check.newReportsInDatabase - check.acknowledged)} more were in flight when wrk stopped counting), ${check.errors} errors.`,
+  );
+  lines.push("");
+  const list = pg.listReports;
+  lines.push(
+    `GET /reports with ${fmtInt(reports)} reports, one connection per instance, p99 ms (and req/s). PostgreSQL holds a copy of the SQLite database ` +
+      `(scripts/bench/copy-to-postgres.ts: ${fmtInt(pg.copy.rows)} rows in ${(pg.copy.copyMs / 1000).toFixed(1)} s, ANALYZE ${(pg.copy.analyzeMs / 1000).toFixed(1)} s); ` +
+      `first page of the default query ${list.firstPageSameAsSqlite ? "identical to SQLite's" : "**different from SQLite's**"}:`,
+  );
+  lines.push("");
+  lines.push(
+    markdownTable(
+      ["Query", "SQLite p99", "PG 1 inst. p99", "PG 2 inst. p99", "SQLite req/s", "PG 1 inst. req/s", "PG 2 inst. req/s", "Errors (PG)"],
+      list.oneInstance.map((one, i) => {
+        const lite = gets.find((g) => g.query === one.query);
+        const two = list.twoInstances[i]!;
+        return [
+          one.query,
+          lite ? fmtMs(lite.latencyMs.p99) : "—",
+          fmtMs(one.latencyMs.p99),
+          fmtMs(two.p99Ms),
+          lite ? fmtInt(okRps(lite)) : "—",
+          fmtInt(okRps(one)),
+          fmtInt(two.rps2xx),
+          one.non2xx + one.socketErrors + two.errors,
+        ];
+      }),
+    ),
+  );
+  lines.push("");
+  const c8 = list.defaultQueryAt8Connections;
+  lines.push(
+    `Default query at 8 connections, one instance: PostgreSQL ${fmtInt(okRps(c8))} req/s, p99 ${fmtMs(c8.latencyMs.p99)} ms; SQLite ${fmtInt(okRps(getsC8))} req/s, p99 ${fmtMs(getsC8.latencyMs.p99)} ms.`,
+  );
+  lines.push("");
+  return lines;
 }
