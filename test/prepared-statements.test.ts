@@ -10,6 +10,7 @@ import { param, statements } from "../src/db/prepared.ts";
 import { organizations } from "../src/db/schema.ts";
 import type { Store } from "../src/db/store.ts";
 import { openTestStore } from "./helpers/builders.ts";
+import { TEST_ENGINE } from "./helpers/pg.ts";
 
 let store: Store;
 beforeEach(async () => {
@@ -65,4 +66,31 @@ test("a failed transaction undoes their writes; a failed nested one only its own
   });
   expect(await find("prepared-kept")).toBe(true);
   expect(await find("prepared-nested")).toBe(false);
+});
+
+test.skipIf(TEST_ENGINE !== "postgres")("a detached, non-durable transaction commits on its own; the open one stays durable (PostgreSQL)", async () => {
+  let outerSetting = "";
+  // A read started outside the transaction's flow, run while the transaction is open.
+  let go!: () => void;
+  const signal = new Promise<void>((resolve) => (go = resolve));
+  const readOutside = (async () => {
+    await signal;
+    return find("detached-hit");
+  })();
+  let seenOutsideBeforeOuterCommit = false;
+  await expect(
+    store.transaction(async () => {
+      await store.transaction(() => insert("detached-hit"), { exclusive: false, durable: false, detached: true });
+      go();
+      seenOutsideBeforeOuterCommit = await readOutside; // committed already
+      // The PostgreSQL Drizzle handle of the transaction (this test runs on PostgreSQL only).
+      const pg = store.db as unknown as { execute(q: ReturnType<typeof sql>): Promise<{ synchronous_commit: string }[]> };
+      const rows = await pg.execute(sql`SHOW synchronous_commit`);
+      outerSetting = rows[0]!.synchronous_commit;
+      throw new Error("the outer transaction fails");
+    }),
+  ).rejects.toThrow("the outer transaction fails");
+  expect(seenOutsideBeforeOuterCommit).toBe(true);
+  expect(outerSetting).toBe("on");
+  expect(await find("detached-hit")).toBe(true); // the outer rollback did not undo it
 });

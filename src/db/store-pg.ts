@@ -79,8 +79,11 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
   type PgTx = { transaction<T>(fn: (tx: PgTx) => Promise<T>): Promise<T>; execute(q: SQL): Promise<unknown> };
   const poolTx = pool as unknown as PgTx;
 
-  async function transaction<T>(fn: () => Promise<T>, opts: { exclusive?: boolean; durable?: boolean } = {}): Promise<T> {
+  async function transaction<T>(fn: () => Promise<T>, opts: { exclusive?: boolean; durable?: boolean; detached?: boolean } = {}): Promise<T> {
     const active = current.getStore();
+    // A detached transaction never joins the open one: it runs on a connection of its own, as if
+    // no transaction were open (it touches only rows the open one does not: rate windows).
+    if (active && opts.detached) return current.exit(() => transaction(fn, { ...opts, detached: false }));
     if (active) {
       return (active.handle as unknown as PgTx).transaction((sp) => current.run({ handle: sp as unknown as Db, sql: clientOf(sp), afterCommit: active.afterCommit }, fn));
     }

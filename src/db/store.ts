@@ -46,9 +46,15 @@ export interface Store {
    * `durable: false` is for counters whose last moments may be lost in a crash (rate-limit
    * windows): on PostgreSQL its COMMIT does not wait for the disk (synchronous_commit off for
    * that transaction), so a row every request updates is not held for an fsync each time; on
-   * SQLite (synchronous=NORMAL for every commit) it changes nothing.
+   * SQLite (synchronous=NORMAL for every commit) it changes nothing. It applies to an outermost
+   * transaction only: nested in a durable one, it is part of that one.
+   * `detached: true` (with `exclusive: false`, for rows no other transaction of the request
+   * touches: rate windows) never joins a transaction open in the caller's flow: on PostgreSQL
+   * it is a transaction of its own on another connection, committed at once, so the open one
+   * (a group commit of reports, holding the write lock) neither waits for it nor holds its row
+   * locks; on SQLite, where one connection writes, it is a savepoint of the open one.
    */
-  transaction<T>(fn: () => Promise<T>, opts?: { exclusive?: boolean; durable?: boolean }): Promise<T>;
+  transaction<T>(fn: () => Promise<T>, opts?: { exclusive?: boolean; durable?: boolean; detached?: boolean }): Promise<T>;
   /** True inside a transaction of the current async flow. */
   inTransaction(): boolean;
   /** Runs `fn` after the current transaction commits (at once when there is none). */

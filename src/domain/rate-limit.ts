@@ -74,7 +74,9 @@ export interface WindowHit {
  * for the disk (`durable: false`: a crash may forget the last moments of a window, never more).
  */
 export function sharedWindows(ctx: Pick<ReadContext, "store" | "clock">) {
-  const run = <T>(fn: () => Promise<T>) => ctx.store.transaction(fn, { exclusive: false, durable: false });
+  // Detached: a hit made while a report's group transaction is open commits on its own at once,
+  // so another instance's hit of the same key does not wait for that group.
+  const run = <T>(fn: () => Promise<T>) => ctx.store.transaction(fn, { exclusive: false, durable: false, detached: true });
   return {
     hit(key: string, windowMs: number): Promise<WindowHit> {
       return run(async () => {
