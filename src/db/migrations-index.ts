@@ -11,6 +11,7 @@ import m8 from "../../drizzle/0008_category_keys.sql" with { type: "text" };
 import m9 from "../../drizzle/0009_user_email_per_org.sql" with { type: "text" };
 import m10 from "../../drizzle/0010_rate_windows.sql" with { type: "text" };
 import m11 from "../../drizzle/0011_category_versions.sql" with { type: "text" };
+import m12 from "../../drizzle/0012_moderators_day.sql" with { type: "text" };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -32,4 +33,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0009_user_email_per_org", when: 1795423125524, breakpoints: true, sql: m9 },
   { tag: "0010_rate_windows", when: 1795437568603, breakpoints: true, sql: m10 },
   { tag: "0011_category_versions", when: 1795442836207, breakpoints: true, sql: m11 },
+  { tag: "0012_moderators_day", when: 1795595291367, breakpoints: true, sql: m12 },
 ];

@@ -32,6 +32,8 @@ import { ACTION_KINDS } from "../domain/views/enforcement.ts";
 import { JOB_STATUSES } from "../domain/views/job.ts";
 import { PLANS } from "../domain/views/organization.ts";
 import { BUCKETS, SEVERITIES } from "../domain/views/severity.ts";
+import { TEAMS } from "../domain/views/report.ts";
+import { TEMPLATE_KINDS } from "../domain/views/template.ts";
 import { ROLES } from "../domain/views/user.ts";
 import { DELIVERY_STATUSES } from "../domain/views/webhook.ts";
 
@@ -205,6 +207,16 @@ export const cases = pgTable(
     createdAt: big("created_at").notNull(),
     updatedAt: big("updated_at").notNull(),
     lastReportAt: big("last_report_at").notNull(),
+    /** The team an open case was last escalated to (null once decided, or never escalated). */
+    escalatedTeam: text("escalated_team", { enum: TEAMS }),
+    escalatedAt: big("escalated_at"),
+    /** The last decision that took the case out of review: resolve, dismiss, uphold, overturn. */
+    decision: text("decision"),
+    /** Its resolution code or dismissal reason. */
+    decisionCode: text("decision_code"),
+    decidedAt: big("decided_at"),
+    decidedByType: text("decided_by_type"),
+    decidedById: text("decided_by_id"),
   },
   (t) => [
     uniqueIndex("cases_open_target_idx")
@@ -215,6 +227,11 @@ export const cases = pgTable(
       .where(sql`${t.isOpen} = 1 AND ${t.contentExternalId} IS NULL AND ${t.subjectIdentityId} IS NOT NULL`),
     index("cases_queue_idx").on(t.orgId, t.isOpen, t.bucket, t.createdAt),
     index("cases_subject_idx").on(t.subjectIdentityId),
+    // The queue's views: escalated to a team, claimed by someone, appealed; the closed cases' list.
+    index("cases_escalated_idx").on(t.orgId, t.escalatedTeam).where(sql`${t.isOpen} = 1 AND ${t.escalatedTeam} IS NOT NULL`),
+    index("cases_open_assignee_idx").on(t.orgId, t.assigneeId).where(sql`${t.isOpen} = 1`),
+    index("cases_appealed_idx").on(t.orgId, t.createdAt).where(sql`${t.status} = 'APPEALED'`),
+    index("cases_decided_idx").on(t.orgId, t.decidedAt).where(sql`${t.decidedAt} IS NOT NULL`),
   ],
 );
 
@@ -298,6 +315,58 @@ export const caseNotes = pgTable(
     createdAt: big("created_at").notNull(),
   },
   (t) => [index("case_notes_case_idx").on(t.caseId, t.id)],
+);
+
+/** Free tags on a case (lower-case words a team agrees on), shown on the queue's rows and filterable. */
+export const caseTags = pgTable(
+  "case_tags",
+  {
+    caseId: text("case_id")
+      .notNull()
+      .references(() => cases.id, { onDelete: "cascade" }),
+    orgId: text("org_id").notNull(),
+    tag: text("tag").notNull(),
+    createdAt: big("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("case_tags_pk").on(t.caseId, t.tag), index("case_tags_org_idx").on(t.orgId, t.tag)],
+);
+
+/** A project's decision templates (src/domain/views/template.ts). */
+export const decisionTemplates = pgTable(
+  "decision_templates",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull(),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    kind: text("kind", { enum: TEMPLATE_KINDS }).notNull(),
+    body: text("body").notNull(),
+    createdAt: big("created_at").notNull(),
+    updatedAt: big("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("decision_templates_name_idx").on(t.projectId, t.name)],
+);
+
+/**
+ * A decision made on several cases at once, kept so that it can be undone for a while: what
+ * each report and case was before (`items`, JSON), until when it may be undone, and whether it was.
+ */
+export const bulkDecisions = pgTable(
+  "bulk_decisions",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull(),
+    actorType: text("actor_type").notNull(),
+    actorId: text("actor_id"),
+    action: text("action").notNull(),
+    items: text("items").notNull(),
+    createdAt: big("created_at").notNull(),
+    undoUntil: big("undo_until").notNull(),
+    undoneAt: big("undone_at"),
+  },
+  (t) => [index("bulk_decisions_org_idx").on(t.orgId, t.createdAt)],
 );
 
 export const contentAnalyses = pgTable(

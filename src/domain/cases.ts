@@ -10,7 +10,7 @@ import { findOpenCase, type CaseKey } from "./open-case.ts";
 import { BUCKETS, higherBucket, type Bucket } from "./severity.ts";
 import type { Status } from "./workflow.ts";
 import { applyTransition, type Move } from "./workflow-engine.ts";
-import type { CaseView, NoteView } from "./views/case.ts";
+import type { CaseDecisionAction, CaseView, NoteView } from "./views/case.ts";
 
 export type { CaseView, NoteView } from "./views/case.ts";
 
@@ -30,6 +30,11 @@ export const toCaseView = (c: CaseRow): CaseView => ({
   createdAt: iso(c.createdAt),
   updatedAt: iso(c.updatedAt),
   lastReportAt: iso(c.lastReportAt),
+  escalation: c.escalatedTeam ? { team: c.escalatedTeam, at: iso(c.escalatedAt ?? c.updatedAt) } : null,
+  decision:
+    c.decision && c.decidedAt != null
+      ? { action: c.decision as CaseDecisionAction, code: c.decisionCode, at: iso(c.decidedAt), by: { type: (c.decidedByType ?? "system") as Actor["type"], id: c.decidedById } }
+      : null,
 });
 
 /**
@@ -101,6 +106,13 @@ export async function joinOrOpenCase(ctx: DomainContext, input: CaseKey & { buck
     createdAt: input.now,
     updatedAt: input.now,
     lastReportAt: input.now,
+    escalatedTeam: null,
+    escalatedAt: null,
+    decision: null,
+    decisionCode: null,
+    decidedAt: null,
+    decidedByType: null,
+    decidedById: null,
   };
   await together(
     caseStatements(ctx.db).insert.execute(row),

@@ -14,7 +14,7 @@
  * that action's `then`. docs/workflow.md describes the engine for people.
  */
 import { and, asc, eq, inArray, ne } from "drizzle-orm";
-import { cases, reports } from "../db/schema.ts";
+import { cases, reports, users } from "../db/schema.ts";
 import { recordAudit, type Actor, type AuditAction } from "./audit.ts";
 import { iso } from "./clock.ts";
 import { transaction, type DomainContext } from "./context.ts";
@@ -46,7 +46,17 @@ export interface ActionData {
   uphold: AppealRef;
   overturn: AppealRef;
   close: { note?: string | null };
+  /**
+   * A bulk decision undone (src/domain/bulk.ts): back to status `to`, with the decision records
+   * the report (`record`) or the case (`caseRecord`) had before.
+   */
+  undo: { to: Status; bulkId: string; record?: ReportRecord; caseRecord?: CaseRecord };
 }
+
+/** The decision records of a report, as stored (JSON text). */
+export type ReportRecord = Partial<Pick<ReportRow, "escalation" | "resolution" | "dismissal">>;
+/** The decision columns of a case. */
+export type CaseRecord = Partial<Pick<CaseRow, "escalatedTeam" | "escalatedAt" | "decision" | "decisionCode" | "decidedAt" | "decidedByType" | "decidedById">>;
 
 /** One action of the table with its data: `{ action: "resolve", code, note }`. */
 export type Move<A extends WorkflowAction = WorkflowAction> = { [K in A]: { action: K } & ActionData[K] }[A];
@@ -71,6 +81,11 @@ export interface Transition<A extends WorkflowAction = WorkflowAction> {
   allowed: boolean;
   /** Whether the target's status changed (an escalation of a RESOLVED report is recorded without a move). */
   changed: boolean;
+  /**
+   * Whether the move took effect, status changed or not (an escalation of an IN_REVIEW report
+   * is applied; one of a RESOLVED report is only recorded).
+   */
+  applied: boolean;
   /** The report acted on (its status may be unchanged, see `changed`); null for a case target. */
   report: ReportChange | null;
   /** The other reports of its case that moved with it. */
@@ -96,6 +111,20 @@ export const announceEachReport =
   };
 
 /**
+ * An applied escalation marks its case as escalated to the team (the queue's team views) and
+ * records the escalation once on the case (`CASE_ESCALATED`: the overview counts these, one per
+ * escalation however many reports moved with it).
+ */
+const markCaseEscalated: Effect<"escalate"> = async (ctx, t) => {
+  if (!t.applied || !t.report) return;
+  await ctx.db.update(cases).set({ escalatedTeam: t.move.team, escalatedAt: t.at }).where(eq(cases.id, t.report.caseId));
+  await recordAudit(ctx, {
+    projectId: t.report.projectId, action: "CASE_ESCALATED",
+    entityType: "case", entityId: t.report.caseId, data: { team: t.move.team, note: t.move.note ?? null, reportId: t.report.id },
+  });
+};
+
+/**
  * What follows every decision on a report: resolve and dismiss, and uphold and overturn (the
  * decision on its appeal). The one place for "when a report is decided, do X": every route,
  * job and domain function that decides a report reaches it through applyTransition.
@@ -119,8 +148,11 @@ interface Effects<A extends WorkflowAction> {
    * "open" its open ones, "same-status" those in the report's status, "none".
    */
   fellows: "open" | "same-status" | "none";
-  /** The case: "follows" takes the report's new status; "table" moves as the table allows from its own. */
-  case: "follows" | "table";
+  /**
+   * The case: "follows" takes the report's new status; "table" moves as the table allows from
+   * its own; "none" leaves it (undo: the case is restored by a move of its own).
+   */
+  case: "follows" | "table" | "none";
   /** The 409 message when the table refuses the move from `status`. */
   refusal: (status: Status, entity: "Report" | "Case") => string;
   /** Further effects (webhook events, jobs), run after the status writes. */
@@ -166,7 +198,7 @@ const EFFECTS: { [A in WorkflowAction]: Effects<A> } = {
     fellows: "open",
     case: "follows",
     refusal: refused("not allowed"), // from any status (a no-op on RESOLVED and APPEALED): never refused
-    then: [],
+    then: [markCaseEscalated],
   },
   resolve: {
     audit: "REPORT_RESOLVED",
@@ -219,6 +251,16 @@ const EFFECTS: { [A in WorkflowAction]: Effects<A> } = {
     refusal: refused("only RESOLVED or DISMISSED reports can be closed"),
     then: [],
   },
+  // Each report and case of a bulk decision is restored by a move of its own (src/domain/bulk.ts).
+  undo: {
+    audit: "REPORT_DECISION_UNDONE",
+    auditData: (m, r) => ({ bulkId: m.bulkId, to: m.to, caseId: r.caseId }),
+    record: (m) => ({ ...m.record }),
+    fellows: "none",
+    case: "none",
+    refusal: refused("only a report its bulk decision left RESOLVED, DISMISSED or IN_REVIEW can be restored"),
+    then: [],
+  },
 };
 
 const effectsOf = <A extends WorkflowAction>(action: A): Effects<A> => EFFECTS[action];
@@ -231,7 +273,17 @@ export interface TransitionInput<A extends WorkflowAction> {
    * the action's 409 (404 for a missing target); "skip" writes nothing and answers `allowed: false`.
    */
   refused?: "conflict" | "skip";
+  /**
+   * A moderator's decision on a case someone else claimed: "respect" (default) refuses it with
+   * a 409 naming who holds the claim; "take_over" decides and moves the claim to the actor.
+   * Only dashboard users are bound by claims (CLAIM_BOUND): API keys and Flagstaff itself act
+   * for the platform, not for a moderator.
+   */
+  claim?: "respect" | "take_over";
 }
+
+/** The actions a claim holds against: a moderator's own decisions on an open case. */
+const CLAIM_BOUND: ReadonlySet<WorkflowAction> = new Set(["triage", "escalate", "resolve", "dismiss"]);
 
 /**
  * Applies one move of the table to a report (with its case and the case's reports, as the
@@ -241,12 +293,48 @@ export interface TransitionInput<A extends WorkflowAction> {
 export function applyTransition<A extends WorkflowAction>(ctx: DomainContext, input: TransitionInput<A>): Promise<Transition<A>> {
   const { target, move } = input;
   const skip = input.refused === "skip";
-  return transaction(ctx, () => ("reportId" in target ? onReport(ctx, target.reportId, move, skip) : onCase(ctx, target.caseId, move, skip)));
+  const claim = input.claim ?? "respect";
+  return transaction(ctx, () =>
+    "reportId" in target ? onReport(ctx, target.reportId, move, skip, claim) : onCase(ctx, target.caseId, move, skip),
+  );
 }
 
-const nothing = <A extends WorkflowAction>(move: Move<A>, at: number): Transition<A> => ({ move, at, allowed: false, changed: false, report: null, fellows: [], case: null });
+const nothing = <A extends WorkflowAction>(move: Move<A>, at: number): Transition<A> => ({
+  move, at, allowed: false, changed: false, applied: false, report: null, fellows: [], case: null,
+});
 
-async function onReport<A extends WorkflowAction>(ctx: DomainContext, reportId: string, move: Move<A>, skip: boolean): Promise<Transition<A>> {
+/** The status an `undo` goes back to (undefined for every other action). */
+const restoreOf = (move: Move): Status | undefined => (move.action === "undo" ? move.to : undefined);
+
+/**
+ * Claims hold: a dashboard user's decision on an open case another user claimed is refused,
+ * naming the holder, unless it takes the claim over (then the case becomes the actor's, audited).
+ */
+async function checkClaim(ctx: DomainContext, c: CaseRow, move: Move, claim: "respect" | "take_over", now: number): Promise<void> {
+  if (!CLAIM_BOUND.has(move.action) || ctx.actor.type !== "user" || !c.assigneeId || c.assigneeId === ctx.actor.id || c.isOpen !== 1) return;
+  if (claim === "respect") {
+    const [holder] = await ctx.db.select({ email: users.email }).from(users).where(eq(users.id, c.assigneeId)).limit(1);
+    throw conflict(`${CLAIMED_BY}${holder?.email ?? "another user"}: take it over to decide on it`);
+  }
+  await ctx.db.update(cases).set({ assigneeId: ctx.actor.id, assignedAt: now, updatedAt: now }).where(eq(cases.id, c.id));
+  await recordAudit(ctx, {
+    projectId: c.projectId, action: "CASE_ASSIGNED", entityType: "case", entityId: c.id,
+    before: { assigneeId: c.assigneeId }, after: { assigneeId: ctx.actor.id }, data: { takenOverFrom: c.assigneeId, by: move.action },
+  });
+  c.assigneeId = ctx.actor.id;
+  c.assignedAt = now;
+}
+
+/** How the 409 of a claimed case begins (the dashboard recognises it and offers to take over). */
+export const CLAIMED_BY = "This case is claimed by ";
+
+async function onReport<A extends WorkflowAction>(
+  ctx: DomainContext,
+  reportId: string,
+  move: Move<A>,
+  skip: boolean,
+  claim: "respect" | "take_over",
+): Promise<Transition<A>> {
   const effects = effectsOf<A>(move.action);
   const now = ctx.clock.now();
   const [row] = await ctx.db.select().from(reports).where(and(eq(reports.id, reportId), eq(reports.orgId, ctx.orgId))).limit(1);
@@ -255,28 +343,32 @@ async function onReport<A extends WorkflowAction>(ctx: DomainContext, reportId: 
     throw notFound("Report not found");
   }
   const from = asStatus(row.status);
-  const own = nextStatus(from, move.action);
+  const own = nextStatus(from, move.action, restoreOf(move as Move));
   if (!own.allowed) {
     if (skip) return nothing(move, now);
     throw conflict(effects.refusal(from, "Report"));
   }
   let [theCase] = await ctx.db.select().from(cases).where(eq(cases.id, row.caseId)).limit(1);
   if (!theCase) throw notFound("Case not found");
+  await checkClaim(ctx, theCase, move as Move, claim, now);
   const report = { ...row };
   // Back into review out of a closed case (escalation): reopen it, or join the case open for
   // the same target by then.
   if (own.changed && isOpenStatus(own.to) && theCase.isOpen === 0) theCase = await rehome(ctx, report, theCase, now);
 
-  const t: Transition<A> = { move, at: now, allowed: true, changed: own.changed, report: null, fellows: [], case: null };
-  t.report = await writeReport(ctx, effects, move, report, own.to, own.changed, now);
-  if (own.changed) {
+  const applied = !own.noop;
+  const t: Transition<A> = { move, at: now, allowed: true, changed: own.changed, applied, report: null, fellows: [], case: null };
+  t.report = await writeReport(ctx, effects, move, report, own.to, applied, now);
+  // An applied move spreads to the case and its other reports even when the report itself was
+  // already there (escalating an IN_REVIEW report takes its OPEN fellows into review too).
+  if (applied) {
     for (const fellow of await fellowsOf(ctx, effects.fellows, report, from)) {
-      const m = nextStatus(asStatus(fellow.status), move.action);
+      const m = nextStatus(asStatus(fellow.status), move.action, restoreOf(move as Move));
       if (m.allowed && m.changed) t.fellows.push(await writeReport(ctx, effects, move, fellow, m.to, true, now));
     }
-    const caseMove = nextStatus(asStatus(theCase.status), move.action);
-    const caseTo = effects.case === "follows" ? own.to : caseMove.allowed ? caseMove.to : null;
-    if (caseTo !== null && caseTo !== theCase.status) t.case = await writeCase(ctx, theCase, caseTo, move.action, now);
+    const caseMove = nextStatus(asStatus(theCase.status), move.action, restoreOf(move as Move));
+    const caseTo = effects.case === "follows" ? own.to : effects.case === "table" && caseMove.allowed ? caseMove.to : null;
+    if (caseTo !== null && caseTo !== theCase.status) t.case = await writeCase(ctx, theCase, caseTo, move as Move, now);
   }
   for (const effect of effects.then) await effect(ctx, t);
   return t;
@@ -291,13 +383,13 @@ async function onCase<A extends WorkflowAction>(ctx: DomainContext, caseId: stri
     throw notFound("Case not found");
   }
   const from = asStatus(c.status);
-  const m = nextStatus(from, move.action);
+  const m = nextStatus(from, move.action, restoreOf(move as Move));
   if (!m.allowed) {
     if (skip) return nothing(move, now);
     throw conflict(effects.refusal(from, "Case"));
   }
-  const t: Transition<A> = { move, at: now, allowed: true, changed: m.changed, report: null, fellows: [], case: null };
-  if (m.changed) t.case = await writeCase(ctx, c, m.to, move.action, now);
+  const t: Transition<A> = { move, at: now, allowed: true, changed: m.changed, applied: !m.noop, report: null, fellows: [], case: null };
+  if (m.changed || move.action === "undo") t.case = await writeCase(ctx, c, m.to, move as Move, now);
   for (const effect of effects.then) await effect(ctx, t);
   return t;
 }
@@ -335,12 +427,37 @@ async function writeReport<A extends WorkflowAction>(
   return { id: r.id, projectId: r.projectId, caseId: r.caseId, from: asStatus(r.status), to };
 }
 
-async function writeCase(ctx: DomainContext, c: CaseRow, to: Status, action: WorkflowAction, now: number): Promise<StatusChange> {
-  await ctx.db.update(cases).set({ status: to, isOpen: isOpenStatus(to) ? 1 : 0, updatedAt: now }).where(eq(cases.id, c.id));
-  await recordAudit(ctx, {
-    projectId: c.projectId, action: "CASE_STATUS_CHANGED",
-    entityType: "case", entityId: c.id, before: { status: c.status }, after: { status: to }, data: { action },
-  });
+/** The decisions that take a case out of review, and the code each records on it. */
+const DECISION_CODE: Partial<{ [A in WorkflowAction]: (m: Move<A>, c: CaseRow) => string | null }> = {
+  resolve: (m) => m.code ?? null,
+  dismiss: (m) => m.reason,
+  // A decided appeal keeps the decision's code: upheld or overturned, it is about that decision.
+  uphold: (_m, c) => c.decisionCode,
+  overturn: (_m, c) => c.decisionCode,
+  close: (_m, c) => c.decisionCode,
+};
+
+/**
+ * Writes a case's status. A decision that takes it out of review records itself on the case
+ * (who, when, which code: the closed cases' list) and ends its escalation; an undo restores the
+ * columns the case had before.
+ */
+async function writeCase(ctx: DomainContext, c: CaseRow, to: Status, move: Move, now: number): Promise<StatusChange> {
+  const { action } = move;
+  const codeOf = DECISION_CODE[action] as ((m: Move, c: CaseRow) => string | null) | undefined;
+  const decided: CaseRecord =
+    codeOf && !isOpenStatus(to)
+      ? { decision: action, decisionCode: codeOf(move, c), decidedAt: now, decidedByType: ctx.actor.type, decidedById: ctx.actor.id, escalatedTeam: null, escalatedAt: null }
+      : move.action === "undo"
+        ? { ...move.caseRecord }
+        : {};
+  await ctx.db.update(cases).set({ status: to, isOpen: isOpenStatus(to) ? 1 : 0, updatedAt: now, ...decided }).where(eq(cases.id, c.id));
+  if (to !== c.status) {
+    await recordAudit(ctx, {
+      projectId: c.projectId, action: "CASE_STATUS_CHANGED",
+      entityType: "case", entityId: c.id, before: { status: c.status }, after: { status: to }, data: { action },
+    });
+  }
   return { id: c.id, projectId: c.projectId, from: asStatus(c.status), to };
 }
 

@@ -16,15 +16,18 @@
  * | uphold   | APPEALED                               | CLOSED      | the decision stands                           |
  * | overturn | APPEALED                               | CLOSED      | the decision is reversed (actions revoked)    |
  * | close    | RESOLVED, DISMISSED                    | CLOSED      | archived: no further appeal                   |
+ * | undo     | RESOLVED, DISMISSED, IN_REVIEW         | (before)    | a bulk decision undone in its window: back to |
+ * |          |                                        |             | the open status it had (OPEN, TRIAGED, ...)   |
  */
 export const STATUSES = ["OPEN", "TRIAGED", "IN_REVIEW", "RESOLVED", "DISMISSED", "APPEALED", "CLOSED"] as const;
 export type Status = (typeof STATUSES)[number];
 
-export type WorkflowAction = "triage" | "enrich" | "escalate" | "resolve" | "dismiss" | "appeal" | "uphold" | "overturn" | "close";
+export type WorkflowAction = "triage" | "enrich" | "escalate" | "resolve" | "dismiss" | "appeal" | "uphold" | "overturn" | "close" | "undo";
 
 interface Move {
   from: readonly Status[] | "any";
-  to: Status;
+  /** "restore": back to the open status the thing had before (given with the move). */
+  to: Status | "restore";
   /** Statuses in which the action is accepted but changes nothing (it is still recorded). */
   noop?: readonly Status[];
 }
@@ -43,20 +46,31 @@ export const MOVES: Record<WorkflowAction, Move> = {
   uphold: { from: ["APPEALED"], to: "CLOSED" },
   overturn: { from: ["APPEALED"], to: "CLOSED" },
   close: { from: ["RESOLVED", "DISMISSED"], to: "CLOSED" },
+  // Undoing a bulk decision (src/domain/bulk.ts) within its window: IN_REVIEW is an undone escalation.
+  undo: { from: ["RESOLVED", "DISMISSED", "IN_REVIEW"], to: "restore" },
 };
 
 /** Statuses a report or case can still be worked in; new reports join cases in these. */
 export const OPEN_STATUSES: readonly Status[] = DECIDABLE;
 export const isOpenStatus = (s: string): boolean => (OPEN_STATUSES as readonly string[]).includes(s);
 
-export type MoveResult = { allowed: true; to: Status; changed: boolean } | { allowed: false };
+/**
+ * `noop`: the action is accepted in this status but changes nothing there (an escalation of a
+ * RESOLVED report): recorded, not applied.
+ */
+export type MoveResult = { allowed: true; to: Status; changed: boolean; noop: boolean } | { allowed: false };
 
-/** Where `action` takes something in status `from`, or that it may not. */
-export function nextStatus(from: Status, action: WorkflowAction): MoveResult {
+/**
+ * Where `action` takes something in status `from`, or that it may not. `restore` is the status
+ * an `undo` goes back to: one of the open statuses, else the move is refused.
+ */
+export function nextStatus(from: Status, action: WorkflowAction, restore?: Status): MoveResult {
   const move = MOVES[action];
-  if (move.noop?.includes(from)) return { allowed: true, to: from, changed: false };
+  if (move.noop?.includes(from)) return { allowed: true, to: from, changed: false, noop: true };
   if (move.from !== "any" && !move.from.includes(from)) return { allowed: false };
-  return { allowed: true, to: move.to, changed: move.to !== from };
+  const to = move.to === "restore" ? restore : move.to;
+  if (to === undefined || (move.to === "restore" && !isOpenStatus(to))) return { allowed: false };
+  return { allowed: true, to, changed: to !== from, noop: false };
 }
 
 export const asStatus = (s: string): Status => {

@@ -4,8 +4,9 @@
  * case: decideOnReport (escalate, resolve, dismiss), triageCase, fileAppeal, decideAppeal and
  * enrichReport. In process, on an in-memory store.
  *
- * A cell reads `→ STATUS` (moves there), `= (kept)` (accepted, nothing moves; still recorded)
- * or `409` (refused, nothing changes).
+ * A cell reads `→ STATUS` (goes there, or stays there applied: an escalation of an IN_REVIEW
+ * report), `= (kept)` (accepted, nothing moves; only recorded) or `409` (refused, nothing changes).
+ * The `undo` row restores the open status a bulk decision found (here: OPEN).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startFakeOllama, type FakeOllama } from "../../scripts/fake-ollama.ts";
@@ -27,13 +28,14 @@ const TABLE: Record<WorkflowAction, readonly Cell[]> = {
   //          OPEN          TRIAGED       IN_REVIEW     RESOLVED      DISMISSED     APPEALED      CLOSED
   triage:   ["TRIAGED",    R,            R,            R,            R,            R,            R],
   enrich:   ["IN_REVIEW",  R,            R,            R,            R,            R,            R],
-  escalate: ["IN_REVIEW",  "IN_REVIEW",  KEPT,         KEPT,         "IN_REVIEW",  KEPT,         "IN_REVIEW"],
+  escalate: ["IN_REVIEW",  "IN_REVIEW",  "IN_REVIEW",  KEPT,         "IN_REVIEW",  KEPT,         "IN_REVIEW"],
   resolve:  ["RESOLVED",   "RESOLVED",   "RESOLVED",   R,            R,            R,            R],
   dismiss:  ["DISMISSED",  "DISMISSED",  "DISMISSED",  R,            R,            R,            R],
   appeal:   [R,            R,            R,            "APPEALED",   R,            R,            R],
   uphold:   [R,            R,            R,            R,            R,            "CLOSED",     R],
   overturn: [R,            R,            R,            R,            R,            "CLOSED",     R],
   close:    [R,            R,            R,            "CLOSED",     "CLOSED",     R,            R],
+  undo:     [R,            R,            "OPEN",       "OPEN",       "OPEN",       R,            R],
 };
 const ACTIONS = Object.keys(TABLE) as WorkflowAction[];
 const cellOf = (action: WorkflowAction, from: Status): Cell => TABLE[action][STATUSES.indexOf(from)]!;
@@ -41,6 +43,13 @@ const show = (cell: Cell): string => (cell === REFUSED ? "409" : cell === KEPT ?
 const row = (action: WorkflowAction, from: Status, cell: Cell) => `${action.padEnd(8)} from ${from.padEnd(9)} ${show(cell)}`;
 
 describe("the table (nextStatus)", () => {
+  test("undo goes back only to an open status, and only to one it is given", () => {
+    expect(nextStatus("DISMISSED", "undo", "TRIAGED")).toEqual({ allowed: true, to: "TRIAGED", changed: true, noop: false });
+    expect(nextStatus("RESOLVED", "undo", "IN_REVIEW")).toEqual({ allowed: true, to: "IN_REVIEW", changed: true, noop: false });
+    expect(nextStatus("DISMISSED", "undo", "CLOSED")).toEqual({ allowed: false });
+    expect(nextStatus("DISMISSED", "undo")).toEqual({ allowed: false });
+  });
+
   test("has a row for every action and a cell for every status", () => {
     for (const action of ACTIONS) expect(TABLE[action].length).toBe(STATUSES.length);
     expect(STATUSES).toEqual(["OPEN", "TRIAGED", "IN_REVIEW", "RESOLVED", "DISMISSED", "APPEALED", "CLOSED"]);
@@ -50,10 +59,10 @@ describe("the table (nextStatus)", () => {
     for (const from of STATUSES) {
       const cell = cellOf(action, from);
       test(row(action, from, cell), () => {
-        const move = nextStatus(from, action);
+        const move = nextStatus(from, action, action === "undo" ? "OPEN" : undefined);
         if (cell === REFUSED) expect(move).toEqual({ allowed: false });
-        else if (cell === KEPT) expect(move).toEqual({ allowed: true, to: from, changed: false });
-        else expect(move).toEqual({ allowed: true, to: cell, changed: true });
+        else if (cell === KEPT) expect(move).toEqual({ allowed: true, to: from, changed: false, noop: true });
+        else expect(move).toEqual({ allowed: true, to: cell, changed: cell !== from, noop: false });
       });
     }
   }
@@ -167,8 +176,8 @@ describe("through the domain's entry points (a report alone in its case)", () =>
 });
 
 describe("what each move leaves behind", () => {
-  test("an escalation that changes nothing is still recorded (applied: false), on the report only", async () => {
-    for (const from of ["RESOLVED", "IN_REVIEW"] as const) {
+  test("an escalation of a RESOLVED report is only recorded (applied: false), on the report only", async () => {
+    for (const from of ["RESOLVED"] as const) {
       const r = await world.reportIn(from);
       const caseBefore = (await world.audit(r.caseId)).actions;
       expect(await decideOnReport(world.ctx, { reportId: r.reportId, decision: { action: "escalate", team: "legal", note: "counsel asked" } })).toEqual({ changed: false });
@@ -183,6 +192,22 @@ describe("what each move leaves behind", () => {
       expect((await world.report(r.reportId)).escalation).toContain('"applied":false');
       expect((await world.audit(r.caseId)).actions).toEqual(caseBefore);
     }
+  });
+
+  test("an escalation of an IN_REVIEW report is applied: the case is marked with the team and records it once", async () => {
+    const r = await world.reportIn("IN_REVIEW");
+    expect(await decideOnReport(world.ctx, { reportId: r.reportId, decision: { action: "escalate", team: "legal", note: "counsel asked" } })).toEqual({ changed: false });
+    const { events } = await world.audit(r.reportId);
+    expect(events.at(-1)).toMatchObject({ action: "REPORT_ESCALATED", before: { status: "IN_REVIEW" }, after: { status: "IN_REVIEW" }, data: { team: "legal", applied: true } });
+    const onCase = await world.audit(r.caseId);
+    expect(onCase.events.at(-1)).toMatchObject({ action: "CASE_ESCALATED", actor: world.ctx.actor, data: { team: "legal", note: "counsel asked", reportId: r.reportId } });
+    const c = await world.caseOf(r.caseId);
+    expect(c.escalatedTeam).toBe("legal");
+    expect(c.escalatedAt).toBe(world.clock.now());
+    // Deciding the case ends its escalation and records the decision on it.
+    await decideOnReport(world.ctx, { reportId: r.reportId, decision: { action: "resolve", code: "THREATS_CONFIRMED" } });
+    const decided = await world.caseOf(r.caseId);
+    expect(decided).toMatchObject({ escalatedTeam: null, decision: "resolve", decisionCode: "THREATS_CONFIRMED", decidedAt: world.clock.now(), decidedById: world.ctx.actor.id });
   });
 
   test("a move writes one event on the report and one on its case, by the deciding actor", async () => {

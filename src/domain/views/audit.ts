@@ -16,6 +16,7 @@ import { ACTION_KINDS, ACTION_STATUSES } from "./enforcement.ts";
 import { projectViewSchema } from "./project.ts";
 import { TEAMS } from "./report.ts";
 import { aiSettingsSchema } from "./settings.ts";
+import { TEMPLATE_KINDS } from "./template.ts";
 import { BUCKETS, SEVERITIES } from "./severity.ts";
 import { ROLES } from "./user.ts";
 import { DELIVERY_STATUSES, EVENT_TYPES } from "./webhook.ts";
@@ -23,6 +24,7 @@ import { DELIVERY_STATUSES, EVENT_TYPES } from "./webhook.ts";
 /** What an audit event can be about. */
 export const ENTITY_TYPES = [
   "report", "case", "appeal", "enforcement_action", "content_analysis", "url", "project", "category", "user", "webhook_endpoint", "webhook_delivery",
+  "decision_template", "bulk_decision",
 ] as const;
 export type EntityType = (typeof ENTITY_TYPES)[number];
 
@@ -59,7 +61,10 @@ const appealDecisionData = z.object({
   reportId: z.string().nullable(),
   reportMoved: z.boolean(),
   revokedActionIds: z.array(z.string()),
+  // An appeal settled because its action was revoked outside it (src/domain/appeals.ts).
+  settledByRevocation: z.boolean().optional(),
 });
+const templateFields = z.object({ name: z.string(), kind: z.enum(TEMPLATE_KINDS), body: z.string() });
 const bucket = z.object({ bucket: z.enum(BUCKETS) });
 const assignee = z.object({ assigneeId: z.string().nullable() });
 /** The changed fields of an action, times as ISO strings. */
@@ -83,11 +88,31 @@ export const AUDIT_ACTIONS = {
   REPORT_OVERTURNED: { label: "Report's decision overturned", entity: ["report"], before: status, after: status, data: appealMoveData },
   // The workflow table's `close` (archiving: no route closes yet).
   REPORT_CLOSED: { label: "Report closed", entity: ["report"], before: status, after: status, data: closeData },
+  REPORT_DECISION_UNDONE: {
+    label: "Report's decision undone",
+    entity: ["report"],
+    before: status,
+    after: status,
+    data: z.object({ bulkId: z.string(), to: z.string(), caseId: z.string() }),
+  },
 
   CASE_OPENED: { label: "Case opened", entity: ["case"], after: z.object({ status: z.string(), bucket: z.enum(BUCKETS) }) },
   CASE_BUCKET_RAISED: { label: "Case bucket raised", entity: ["case"], before: bucket, after: bucket },
   CASE_STATUS_CHANGED: { label: "Case status changed", entity: ["case"], before: status, after: status, data: z.object({ action: z.string() }) },
-  CASE_ASSIGNED: { label: "Case claimed", entity: ["case"], before: assignee, after: assignee },
+  CASE_ASSIGNED: {
+    label: "Case claimed",
+    entity: ["case"],
+    before: assignee,
+    after: assignee,
+    // A decision that took over someone else's claim says whose, and which decision it was.
+    data: z.object({ takenOverFrom: z.string(), by: z.string() }).optional(),
+  },
+  CASE_ESCALATED: {
+    label: "Case escalated",
+    entity: ["case"],
+    data: z.object({ team: z.enum(TEAMS), note: z.string().nullable(), reportId: z.string() }),
+  },
+  CASE_TAGS_CHANGED: { label: "Case tags changed", entity: ["case"], before: z.object({ tags: z.array(z.string()) }), after: z.object({ tags: z.array(z.string()) }) },
   CASE_UNASSIGNED: { label: "Case released", entity: ["case"], before: assignee, after: assignee },
   CASE_NOTE_ADDED: { label: "Note added", entity: ["case"], data: z.object({ noteId: z.string() }) },
 
@@ -99,6 +124,21 @@ export const AUDIT_ACTIONS = {
   },
   APPEAL_UPHELD: { label: "Appeal upheld", entity: ["appeal"], before: z.object({ status: z.literal("pending") }), after: z.object({ status: z.enum(APPEAL_STATUSES) }), data: appealDecisionData },
   APPEAL_OVERTURNED: { label: "Appeal overturned", entity: ["appeal"], before: z.object({ status: z.literal("pending") }), after: z.object({ status: z.enum(APPEAL_STATUSES) }), data: appealDecisionData },
+
+  BULK_DECISION_MADE: {
+    label: "Bulk decision",
+    entity: ["bulk_decision"],
+    data: z.object({ action: z.string(), caseIds: z.array(z.string()), skipped: z.number(), undoUntil: isoDateTime }),
+  },
+  BULK_DECISION_UNDONE: {
+    label: "Bulk decision undone",
+    entity: ["bulk_decision"],
+    data: z.object({ action: z.string(), restoredCaseIds: z.array(z.string()), notRestored: z.number() }),
+  },
+
+  DECISION_TEMPLATE_CREATED: { label: "Decision template added", entity: ["decision_template"], after: templateFields },
+  DECISION_TEMPLATE_UPDATED: { label: "Decision template changed", entity: ["decision_template"], before: templateFields, after: templateFields },
+  DECISION_TEMPLATE_DELETED: { label: "Decision template deleted", entity: ["decision_template"], before: templateFields },
 
   ENFORCEMENT_ACTION_CREATED: {
     label: "Enforcement action taken",

@@ -2,7 +2,12 @@
 import { z } from "zod";
 import { STATUSES } from "../workflow.ts";
 import { actorSchema, isoDateTime } from "./common.ts";
+import { TEAMS } from "./report.ts";
 import { BUCKETS } from "./severity.ts";
+
+/** The decisions that take a case out of review (the workflow actions of that name). */
+export const CASE_DECISION_ACTIONS = ["resolve", "dismiss", "uphold", "overturn", "close"] as const;
+export type CaseDecisionAction = (typeof CASE_DECISION_ACTIONS)[number];
 
 export const caseViewSchema = z.object({
   id: z.string(),
@@ -18,6 +23,12 @@ export const caseViewSchema = z.object({
   createdAt: isoDateTime,
   updatedAt: isoDateTime,
   lastReportAt: isoDateTime,
+  /** The team an open case was last escalated to; null once it is decided. */
+  escalation: z.object({ team: z.enum(TEAMS), at: isoDateTime }).nullable(),
+  /** The last decision that took the case out of review (resolution code or dismissal reason in `code`). */
+  decision: z
+    .object({ action: z.enum(CASE_DECISION_ACTIONS), code: z.string().nullable(), at: isoDateTime, by: actorSchema })
+    .nullable(),
 });
 export type CaseView = z.infer<typeof caseViewSchema>;
 
