@@ -839,6 +839,8 @@ export interface operations {
                     /** @enum {string} */
                     team?: "safety" | "legal" | "senior_moderator";
                     note?: string;
+                    /** @description Dashboard sessions: decide on a case another moderator claimed, taking the claim over (without it: 409 naming who holds the claim). API keys are not bound by claims. */
+                    takeOver?: boolean;
                 };
             };
         };
@@ -934,6 +936,8 @@ export interface operations {
                         endsAt?: string;
                         durationSeconds?: number;
                     };
+                    /** @description Dashboard sessions: decide on a case another moderator claimed, taking the claim over (without it: 409 naming who holds the claim). API keys are not bound by claims. */
+                    takeOver?: boolean;
                 };
             };
         };
@@ -1022,6 +1026,8 @@ export interface operations {
                     /** @enum {string} */
                     reason: "false_positive" | "duplicate" | "out_of_scope" | "not_actionable" | "other";
                     note?: string;
+                    /** @description Dashboard sessions: decide on a case another moderator claimed, taking the claim over (without it: 409 naming who holds the claim). API keys are not bound by claims. */
+                    takeOver?: boolean;
                 };
             };
         };

@@ -10,6 +10,7 @@ import { jobsRouter } from "./routers/jobs.ts";
 import { keysRouter } from "./routers/keys.ts";
 import { projectsRouter } from "./routers/projects.ts";
 import { reportsRouter } from "./routers/reports.ts";
+import { templatesRouter } from "./routers/templates.ts";
 import { usersRouter } from "./routers/users.ts";
 import { webhooksRouter } from "./routers/webhooks.ts";
 import { router } from "./trpc.ts";
@@ -30,6 +31,7 @@ export const appRouter = router({
   dashboard: dashboardRouter,
   enforcement: enforcementRouter,
   webhooks: webhooksRouter,
+  templates: templatesRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -169,8 +169,8 @@ export type Decision = Move<"escalate" | "resolve" | "dismiss" | "triage" | "enr
  * the workflow engine. Refused (409) when the report's own status does not allow it.
  * Escalating a RESOLVED or APPEALED report changes no status but is still recorded.
  */
-export async function decideOnReport(ctx: DomainContext, input: { reportId: string; decision: Decision }): Promise<{ changed: boolean }> {
-  const t = await applyTransition(ctx, { target: { reportId: input.reportId }, move: input.decision });
+export async function decideOnReport(ctx: DomainContext, input: { reportId: string; decision: Decision; takeOver?: boolean }): Promise<{ changed: boolean }> {
+  const t = await applyTransition(ctx, { target: { reportId: input.reportId }, move: input.decision, claim: input.takeOver ? "take_over" : "respect" });
   return { changed: t.changed };
 }
 
@@ -203,7 +203,7 @@ export async function reviewQueue(ctx: Pick<DomainContext, "db" | "orgId">, q: Q
 }
 
 /** Triages a case: its first OPEN report is triaged, and with it the case and its other open reports. */
-export function triageCase(ctx: DomainContext, caseId: string): Promise<void> {
+export function triageCase(ctx: DomainContext, caseId: string, opts: { takeOver?: boolean } = {}): Promise<void> {
   return transaction(ctx, async () => {
     const c = await requireCase(ctx, caseId);
     const [first] = await ctx.db
@@ -212,7 +212,7 @@ export function triageCase(ctx: DomainContext, caseId: string): Promise<void> {
       .where(and(eq(reports.caseId, c.id), eq(reports.status, "OPEN")))
       .limit(1);
     if (!first) throw conflict(`Case is ${c.status}: only cases with OPEN reports can be triaged`);
-    await applyTransition(ctx, { target: { reportId: first.id }, move: { action: "triage" } });
+    await applyTransition(ctx, { target: { reportId: first.id }, move: { action: "triage" }, claim: opts.takeOver ? "take_over" : "respect" });
   });
 }
 

@@ -3,8 +3,8 @@
  * filters and everything a row shows, a case with its whole context, an identity's profile,
  * the team lead's figures and charts, and the change counter the dashboard polls.
  */
-import { and, asc, desc, eq, gte, inArray, isNull, sql, type SQL, type SQLWrapper } from "drizzle-orm";
-import { auditEvents, cases, contentAnalyses, enforcementActions, identities, projects, reportCategories, reportReasons, reports, urlScanCache, users } from "../db/schema.ts";
+import { and, asc, desc, eq, gt, gte, inArray, isNull, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
+import { auditEvents, caseTags, cases, contentAnalyses, enforcementActions, identities, projects, reportCategories, reportReasons, reports, urlScanCache, users } from "../db/schema.ts";
 import { toAnalysisView, type AnalysisView } from "./analysis.ts";
 import { toAuditEventView, type AuditEventView } from "./audit.ts";
 import { categoryKey } from "./category-key.ts";
@@ -12,11 +12,14 @@ import { listCaseNotes, reportsOfCase, reportsOfCases, requireCase, subjectHisto
 import { iso, isoOrNull } from "./clock.ts";
 import type { DomainContext, ReadContext } from "./context.ts";
 import { actionViews, type EnforcementActionView } from "./enforcement.ts";
-import { notFound } from "./errors.ts";
+import { badRequest, notFound } from "./errors.ts";
 import { getIdentity, toIdentityView, type IdentityView } from "./identities.ts";
 import { toReportViews, type ReportView } from "./reports.ts";
 import { BUCKETS, maxSeverity, SEVERITIES, type Bucket, type Severity } from "./severity.ts";
+import { tagsOfCases } from "./tags.ts";
 import { userEmails } from "./users.ts";
+import { QUEUE_VIEWS, teamOfView, type QueueView } from "./views/queue.ts";
+import type { Team } from "./views/report.ts";
 import { OPEN_STATUSES, type Status } from "./workflow.ts";
 
 /** The dashboard reads one organization's data, the context's. */
@@ -46,14 +49,20 @@ export async function changeVersion(ctx: Pick<DomainContext, "db" | "orgId">): P
 /** The queue's filters; the organization is the context's. */
 export interface QueueFilter {
   projectId?: string;
+  /** Which cases: every open one (default), unclaimed, mine, escalated to a team, appealed. */
+  view?: QueueView;
   status?: Status;
   /** A category (reason) name: cases with at least one report giving it. */
   category?: string;
   /** Severity bucket: emergency (CRITICAL), high (HIGH), normal (the rest). */
   bucket?: Bucket;
-  /** "me": claimed by this user; "unclaimed": nobody's. */
+  /** "me": claimed by this user; "unclaimed": nobody's (the views "mine" and "unassigned" say the same). */
   assigned?: "me" | "unclaimed";
+  /** A case tag. */
+  tag?: string;
   userId?: string | null;
+  /** Where the previous page ended (its `nextCursor`). */
+  cursor?: string;
   limit: number;
 }
 
@@ -81,8 +90,21 @@ export interface QueueItem {
   ai: { severity: Severity; confidence: number } | null;
   assignee: Person | null;
   assignedAt: string | null;
+  /** The team the case is escalated to (open cases), and when. */
+  escalation: { team: Team; at: string } | null;
+  tags: string[];
   createdAt: string;
   lastReportAt: string;
+}
+
+export interface QueuePage {
+  items: QueueItem[];
+  /** Cases under every filter, by bucket, and in all (the "N" of "showing … of N"). */
+  counts: Record<Bucket, number> & { total: number };
+  /** Each view's count under the project filter alone (the tabs). */
+  views: Record<QueueView, number>;
+  /** The cursor of the next page, null on the last one. */
+  nextCursor: string | null;
 }
 
 const EXCERPT = 180;
@@ -95,11 +117,6 @@ const excerptOf = (s: string | null | undefined): string | null => {
 /** Buckets in queue order: emergency, then high, then normal. */
 const QUEUE_BUCKETS = [...BUCKETS].reverse() as Bucket[];
 
-/**
- * Open cases, emergency first, then high, then normal, oldest first within a bucket (each
- * bucket is one search of the (org, open, bucket, created) index), with the counts per bucket
- * under the same filters.
- */
 /** The names, as the organization's projects spell them, of the category named `name` (any spelling). */
 async function categorySpellings(ctx: Pick<DomainContext, "db" | "orgId">, name: string): Promise<string[]> {
   const rows = await ctx.db
@@ -110,33 +127,94 @@ async function categorySpellings(ctx: Pick<DomainContext, "db" | "orgId">, name:
   return [...new Set([name, ...rows.map((r) => r.name)])];
 }
 
-export async function queue(ctx: TenantRead, f: QueueFilter): Promise<{ items: QueueItem[]; counts: Record<Bucket, number> & { total: number } }> {
+/**
+ * A position in the queue: the bucket's place in queue order, the case's creation time and its
+ * id (the order within a bucket), as `<bucket index>.<created ms>.<id>`.
+ */
+interface QueueCursor {
+  bucket: number;
+  createdAt: number;
+  id: string;
+}
+const encodeCursor = (c: QueueCursor): string => `${c.bucket}.${c.createdAt}.${c.id}`;
+function decodeCursor(s: string): QueueCursor {
+  const m = /^([0-2])\.(\d{1,16})\.([0-9a-zA-Z-]{1,64})$/.exec(s);
+  if (!m) throw badRequest("cursor: not a cursor of this queue (pass back nextCursor as it came)");
+  return { bucket: Number(m[1]), createdAt: Number(m[2]), id: m[3]! };
+}
+
+/** The cases a view holds (before any other filter). */
+function viewCondition(ctx: Pick<DomainContext, "orgId">, view: QueueView, userId: string | null | undefined): SQL[] {
+  if (view === "appealed") return [eq(cases.orgId, ctx.orgId), eq(cases.status, "APPEALED")];
+  const open = [eq(cases.orgId, ctx.orgId), eq(cases.isOpen, 1)];
+  const team = teamOfView(view);
+  if (team) return [...open, eq(cases.escalatedTeam, team)];
+  if (view === "unassigned") return [...open, isNull(cases.assigneeId)];
+  // "mine" without a user (an API key): nobody's cases are the key's.
+  if (view === "mine") return [...open, userId ? eq(cases.assigneeId, userId) : sql`1 = 0`];
+  return open;
+}
+
+/**
+ * One page of the queue: emergency first, then high, then normal, oldest first within a bucket
+ * (each bucket a search of the (org, open, bucket, created) index from the cursor on), with the
+ * counts per bucket under the same filters and each view's count, so that every case is
+ * reachable page by page and the page can say "51–100 of 19,938".
+ */
+export async function queue(ctx: TenantRead, f: QueueFilter): Promise<QueuePage> {
   const counts = { emergency: 0, high: 0, normal: 0, total: 0 };
   const rows: (typeof cases.$inferSelect)[] = [];
+  const view: QueueView = f.view ?? (f.assigned === "me" ? "mine" : f.assigned === "unclaimed" ? "unassigned" : "open");
+  const cursor = f.cursor ? decodeCursor(f.cursor) : null;
   // Reports keep their reasons in their project's spelling of the category: the filter matches
   // every spelling whose key (src/domain/category-key.ts) is the filter's, never SQLite's
   // ASCII-only lower().
   const categoryNames = f.category ? await categorySpellings(ctx, f.category) : null;
-  for (const bucket of QUEUE_BUCKETS) {
-    if (f.bucket && f.bucket !== bucket) continue;
-    const where: (SQL | undefined)[] = [eq(cases.orgId, ctx.orgId), eq(cases.isOpen, 1), eq(cases.bucket, bucket)];
-    if (f.projectId) where.push(eq(cases.projectId, f.projectId));
-    if (f.status) where.push(eq(cases.status, f.status));
-    if (f.assigned === "me" && f.userId) where.push(eq(cases.assigneeId, f.userId));
-    if (f.assigned === "unclaimed") where.push(isNull(cases.assigneeId));
-    if (categoryNames) {
-      where.push(
-        sql`exists (select 1 from ${reports} r join report_reasons rr on rr.report_id = r.id
-                    where r.case_id = ${cases.id} and rr.name in ${categoryNames})`,
-      );
-    }
-    const cond = and(...where);
-    const [count] = await ctx.db.select({ n: sql<number>`count(*)` }).from(cases).where(cond);
-    counts[bucket] = count?.n ?? 0;
-    counts.total += counts[bucket];
-    if (rows.length < f.limit) rows.push(...(await ctx.db.select().from(cases).where(cond).orderBy(asc(cases.createdAt)).limit(f.limit - rows.length)));
+  const filters: SQL[] = viewCondition(ctx, view, f.userId);
+  if (f.projectId) filters.push(eq(cases.projectId, f.projectId));
+  if (f.status) filters.push(eq(cases.status, f.status));
+  if (f.assigned === "me") filters.push(f.userId ? eq(cases.assigneeId, f.userId) : sql`1 = 0`);
+  if (f.assigned === "unclaimed") filters.push(isNull(cases.assigneeId));
+  if (f.tag) filters.push(sql`exists (select 1 from ${caseTags} ct where ct.case_id = ${cases.id} and ct.tag = ${f.tag})`);
+  if (categoryNames) {
+    filters.push(
+      sql`exists (select 1 from ${reports} r join report_reasons rr on rr.report_id = r.id
+                  where r.case_id = ${cases.id} and rr.name in ${categoryNames})`,
+    );
   }
-  return { items: await toQueueItems(ctx, rows), counts };
+  let nextCursor: string | null = null;
+  for (const [index, bucket] of QUEUE_BUCKETS.entries()) {
+    if (f.bucket && f.bucket !== bucket) continue;
+    const where = and(...filters, eq(cases.bucket, bucket));
+    const [count] = await ctx.db.select({ n: sql<number>`count(*)` }).from(cases).where(where);
+    counts[bucket] = Number(count?.n ?? 0);
+    counts.total += counts[bucket];
+    if (rows.length > f.limit || (cursor && index < cursor.bucket)) continue;
+    const after =
+      cursor && index === cursor.bucket
+        ? or(gt(cases.createdAt, cursor.createdAt), and(eq(cases.createdAt, cursor.createdAt), gt(cases.id, cursor.id)))
+        : undefined;
+    // One more than the page holds: whether a next page exists.
+    const want = f.limit + 1 - rows.length;
+    rows.push(...(await ctx.db.select().from(cases).where(and(where, after)).orderBy(asc(cases.createdAt), asc(cases.id)).limit(want)));
+  }
+  if (rows.length > f.limit) {
+    rows.length = f.limit;
+    const last = rows.at(-1)!;
+    nextCursor = encodeCursor({ bucket: QUEUE_BUCKETS.indexOf(last.bucket), createdAt: last.createdAt, id: last.id });
+  }
+  return { items: await toQueueItems(ctx, rows), counts, views: await viewCounts(ctx, f), nextCursor };
+}
+
+/** Each view's count under the project filter alone: the queue's tabs. */
+async function viewCounts(ctx: TenantRead, f: Pick<QueueFilter, "projectId" | "userId">): Promise<Record<QueueView, number>> {
+  const out = {} as Record<QueueView, number>;
+  for (const view of QUEUE_VIEWS) {
+    const where = and(...viewCondition(ctx, view, f.userId), f.projectId ? eq(cases.projectId, f.projectId) : undefined);
+    const [row] = await ctx.db.select({ n: sql<number>`count(*)` }).from(cases).where(where);
+    out[view] = Number(row?.n ?? 0);
+  }
+  return out;
 }
 
 async function toQueueItems(ctx: TenantRead, rows: (typeof cases.$inferSelect)[]): Promise<QueueItem[]> {
@@ -153,6 +231,7 @@ async function toQueueItems(ctx: TenantRead, rows: (typeof cases.$inferSelect)[]
   const projectRows = await ctx.db.select({ id: projects.id, name: projects.name }).from(projects).where(eq(projects.orgId, ctx.orgId));
   const projectNames = new Map(projectRows.map((p) => [p.id, p.name] as const));
   const emails = await userEmails(ctx, { ids: rows.map((c) => c.assigneeId) });
+  const tags = await tagsOfCases(ctx, { caseIds: rows.map((c) => c.id) });
   return rows.map((c) => {
     const list = (byCase.get(c.id) ?? []).sort((a, b) => a.createdUs - b.createdUs);
     const newest = list.at(-1);
@@ -176,6 +255,8 @@ async function toQueueItems(ctx: TenantRead, rows: (typeof cases.$inferSelect)[]
       ai: topAi ? { severity: topAi.aiSeverity as Severity, confidence: topAi.aiConfidence ?? 0 } : null,
       assignee: c.assigneeId ? { id: c.assigneeId, email: emails.get(c.assigneeId) ?? "unknown user" } : null,
       assignedAt: isoOrNull(c.assignedAt),
+      escalation: c.escalatedTeam ? { team: c.escalatedTeam, at: iso(c.escalatedAt ?? c.updatedAt) } : null,
+      tags: tags.get(c.id) ?? [],
       createdAt: iso(c.createdAt),
       lastReportAt: iso(c.lastReportAt),
     };
@@ -390,6 +471,7 @@ export interface Overview {
     /** Decisions in the period. */
     actioned: number;
     dismissed: number;
+    /** Escalations in the period (CASE_ESCALATED events: one per escalation that took effect). */
     escalated: number;
     /** actioned / (actioned + dismissed), null without decisions. */
     actionRate: number | null;
@@ -499,9 +581,20 @@ export async function overview(ctx: TenantRead, q: { projectId?: string; days: n
       );
   const resolvedRows = await decisions("REPORT_RESOLVED");
   const dismissedRows = await decisions("REPORT_DISMISSED");
-  // Only escalations that moved the report count (their data says `applied`; read here rather
-  // than with a JSON function of one SQL dialect).
-  const escalatedRows = (await decisions("REPORT_ESCALATED")).filter((r) => wasApplied(r.data));
+  // Escalations: one CASE_ESCALATED event per escalation that took effect, however many reports
+  // moved with it (escalating a case already IN_REVIEW counts; one of a RESOLVED report does not).
+  const [escalated] = await ctx.db
+    .select({ n: count })
+    .from(auditEvents)
+    .where(
+      and(
+        eq(auditEvents.orgId, ctx.orgId),
+        eq(auditEvents.action, "CASE_ESCALATED"),
+        gte(auditEvents.id, idFloor),
+        gte(auditEvents.createdAt, since),
+        q.projectId ? eq(auditEvents.projectId, q.projectId) : undefined,
+      ),
+    );
   const distinct = (rows: { id: string }[]) => new Set(rows.map((r) => r.id)).size;
   const actioned = distinct(resolvedRows);
   const dismissed = distinct(dismissedRows);
@@ -519,19 +612,11 @@ export async function overview(ctx: TenantRead, q: { projectId?: string; days: n
       received,
       actioned,
       dismissed,
-      escalated: distinct(escalatedRows),
+      escalated: Number(escalated?.n ?? 0),
       actionRate: actioned + dismissed ? actioned / (actioned + dismissed) : null,
       medianDecisionMs,
     },
   };
-}
-
-/** An escalation's audit data says whether it was applied (`"applied": true`; 1 counts too). */
-function wasApplied(data: string | null): boolean {
-  if (data == null) return false;
-  const parsed: unknown = JSON.parse(data);
-  if (typeof parsed !== "object" || parsed === null || !("applied" in parsed)) return false;
-  return parsed.applied === true || parsed.applied === 1;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -324,7 +324,7 @@ export interface ResolveActionInput {
  */
 export async function resolveReportWithAction(
   ctx: DomainContext,
-  input: { reportId: string; resolution: { code?: string | null; note?: string | null }; action: ResolveActionInput },
+  input: { reportId: string; resolution: { code?: string | null; note?: string | null }; action: ResolveActionInput; takeOver?: boolean },
 ): Promise<EnforcementActionView> {
   const { reportId, resolution, action } = input;
   const kind = action.kind ?? (resolution.code === "CONTENT_LEVEL_ACTION" ? "content_removal" : undefined);
@@ -338,7 +338,11 @@ export async function resolveReportWithAction(
   }
   return transaction(ctx, async () => {
     // The resolution goes through the workflow engine like any other (409 unless the report is open).
-    await applyTransition(ctx, { target: { reportId }, move: { action: "resolve", code: resolution.code, note: resolution.note } });
+    await applyTransition(ctx, {
+      target: { reportId },
+      move: { action: "resolve", code: resolution.code, note: resolution.note },
+      claim: input.takeOver ? "take_over" : "respect",
+    });
     const [report] = await ctx.db.select().from(reports).where(eq(reports.id, reportId)).limit(1);
     const project = await requireProject(ctx, report!.projectId);
     const reasons = JSON.parse(report!.reasons) as string[];
@@ -366,15 +370,17 @@ export async function resolveReport(
     reportId: string;
     resolution: { code?: string | null; note?: string | null };
     action?: (Omit<ResolveActionInput, "endsAt"> & ActionTiming) | null;
+    /** Decide on a case another moderator claimed, taking the claim over (claims: workflow-engine.ts). */
+    takeOver?: boolean;
   },
 ): Promise<{ enforcementActionId?: string }> {
-  const { reportId, resolution } = input;
+  const { reportId, resolution, takeOver } = input;
   if (input.action) {
     const { endsAt, durationSeconds, ...action } = input.action;
-    const applied = await resolveReportWithAction(ctx, { reportId, resolution, action: { ...action, endsAt: actionEnd(ctx, { endsAt, durationSeconds }) } });
+    const applied = await resolveReportWithAction(ctx, { reportId, resolution, takeOver, action: { ...action, endsAt: actionEnd(ctx, { endsAt, durationSeconds }) } });
     return { enforcementActionId: applied.id };
   }
-  await decideOnReport(ctx, { reportId, decision: { action: "resolve", code: resolution.code, note: resolution.note } });
+  await decideOnReport(ctx, { reportId, decision: { action: "resolve", code: resolution.code, note: resolution.note }, takeOver });
   return {};
 }
 

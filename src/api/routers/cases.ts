@@ -1,6 +1,10 @@
 import { z } from "zod";
 import { caseFile } from "../../domain/case-file.ts";
+import { decideInBulk, MAX_BULK_CASES, undoBulkDecision } from "../../domain/bulk.ts";
 import { addCaseNote, assignCase, reviewQueue, triageCase } from "../../domain/cases.ts";
+import { setCaseTags } from "../../domain/tags.ts";
+import { DISMISSAL_REASONS, RESOLUTION_CODES, TEAMS } from "../../domain/views/report.ts";
+import { MAX_TAGS_PER_CASE, tagSchema } from "../../domain/views/tag.ts";
 import { limitSchema } from "../schemas.ts";
 import { projectProcedure, router, secretProcedure } from "../trpc.ts";
 
@@ -13,8 +17,8 @@ export const casesRouter = router({
 
   detail: secretProcedure.input(z.object({ caseId })).query(({ ctx, input }) => caseFile(ctx.domain, input.caseId)),
 
-  triage: secretProcedure.input(z.object({ caseId })).mutation(async ({ ctx, input }) => {
-    await triageCase(ctx.domain, input.caseId);
+  triage: secretProcedure.input(z.object({ caseId, takeOver: z.boolean().optional() })).mutation(async ({ ctx, input }) => {
+    await triageCase(ctx.domain, input.caseId, { takeOver: input.takeOver });
     return { ok: true as const };
   }),
 
@@ -23,6 +27,32 @@ export const casesRouter = router({
     .mutation(async ({ ctx, input }) => ({
       case: await assignCase(ctx.domain, { caseId: input.caseId, assigneeId: input.assigneeId }),
     })),
+
+  /**
+   * One decision on many cases (the queue's bulk bar), undoable for a while (cases.undoBulk).
+   * Cases claimed by another moderator are skipped unless `othersClaims` is "take_over".
+   */
+  bulkDecide: secretProcedure
+    .input(
+      z.object({
+        caseIds: z.array(caseId).min(1).max(MAX_BULK_CASES),
+        decision: z.discriminatedUnion("action", [
+          z.object({ action: z.literal("resolve"), code: z.enum(RESOLUTION_CODES).optional(), note: z.string().max(2000).optional() }),
+          z.object({ action: z.literal("dismiss"), reason: z.enum(DISMISSAL_REASONS), note: z.string().max(2000).optional() }),
+          z.object({ action: z.literal("escalate"), team: z.enum(TEAMS).default("senior_moderator"), note: z.string().max(2000).optional() }),
+        ]),
+        othersClaims: z.enum(["skip", "take_over"]).default("skip"),
+      }),
+    )
+    .mutation(({ ctx, input }) => decideInBulk(ctx.domain, input)),
+
+  /** Undoes a bulk decision of the caller's within its window: what it changed goes back. */
+  undoBulk: secretProcedure.input(z.object({ bulkId: caseId })).mutation(({ ctx, input }) => undoBulkDecision(ctx.domain, input)),
+
+  /** Replaces a case's tags. */
+  setTags: secretProcedure
+    .input(z.object({ caseId, tags: z.array(tagSchema).max(MAX_TAGS_PER_CASE) }))
+    .mutation(async ({ ctx, input }) => ({ tags: await setCaseTags(ctx.domain, input) })),
 
   addNote: secretProcedure
     .input(z.object({ caseId, body: z.string().trim().min(1).max(5000) }))

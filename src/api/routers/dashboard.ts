@@ -2,7 +2,10 @@ import { z } from "zod";
 import { caseDetail, changeVersion, identityProfile, overview, people, queue, withActorEmails } from "../../domain/dashboard.ts";
 import { listAudit } from "../../domain/audit.ts";
 import { auditFilters } from "./audit.ts";
+import { tagsInUse } from "../../domain/tags.ts";
+import { QUEUE_PAGE_SIZE, QUEUE_VIEWS } from "../../domain/views/queue.ts";
 import { BUCKETS } from "../../domain/views/severity.ts";
+import { tagSchema } from "../../domain/views/tag.ts";
 import { OPEN_STATUSES, type Status } from "../../domain/workflow.ts";
 import { limitSchema } from "../schemas.ts";
 import { authedProcedure, projectProcedure, router, secretProcedure } from "../trpc.ts";
@@ -20,18 +23,27 @@ export const dashboardRouter = router({
    */
   changes: authedProcedure.query(async ({ ctx }) => ({ version: await changeVersion(ctx.domain) })),
 
-  /** Open cases by severity bucket then age, with filters, counts and who claimed each. */
+  /**
+   * One page of the queue: open cases by severity bucket then age (or the appealed ones), with
+   * filters, counts, each view's count, who claimed each case and where the next page starts.
+   */
   queue: projectProcedure(
     z.object({
       projectId: id.optional(),
+      view: z.enum(QUEUE_VIEWS).optional(),
       status: z.enum(OPEN_STATUSES as [Status, ...Status[]]).optional(),
       category: z.string().min(1).max(100).optional(),
       bucket: z.enum(BUCKETS).optional(),
       assigned: z.enum(["me", "unclaimed"]).optional(),
-      limit: limitSchema(100),
+      tag: tagSchema.optional(),
+      cursor: z.string().max(120).optional(),
+      limit: limitSchema(QUEUE_PAGE_SIZE),
     }),
   )
     .query(({ ctx, input }) => queue(ctx.domain, { ...input, userId: ctx.caller.user?.id ?? null })),
+
+  /** The organization's case tags in use, most used first (the queue's tag filter). */
+  tags: secretProcedure.query(async ({ ctx }) => ({ tags: await tagsInUse(ctx.domain) })),
 
   /** A case with its reports, subject and reporters with their history, AI, link scans, notes and audit trail. */
   case: secretProcedure.input(z.object({ caseId: id })).query(({ ctx, input }) => caseDetail(ctx.domain, input.caseId)),

@@ -82,6 +82,11 @@ const rateLimitedProcedure = authedProcedure.use(async ({ ctx, next }) => {
 });
 
 const reportIdInput = { reportId: z.string().min(1).max(64) };
+/** Dashboard users only: decide on a case another moderator claimed, taking it over (else 409 naming who holds it). */
+const takeOver = z
+  .boolean()
+  .optional()
+  .meta({ description: "Dashboard sessions: decide on a case another moderator claimed, taking the claim over (without it: 409 naming who holds the claim). API keys are not bound by claims." });
 const okWithId = z.object({ ok: z.literal(true), reportId: z.string() });
 const decisionErrors = { 400: "Invalid body", 401: "Invalid or missing API key", 403: "Publishable key", 404: "Report not found", 409: "Not allowed in the report's status" };
 
@@ -187,12 +192,13 @@ export const reportsRouter = router({
         errorResponses: { 404: "Report not found" },
       },
     })
-    .input(z.object({ ...reportIdInput, team: z.enum(TEAMS).optional(), note: z.string().max(2000).optional() }))
+    .input(z.object({ ...reportIdInput, team: z.enum(TEAMS).optional(), note: z.string().max(2000).optional(), takeOver }))
     .output(okWithId)
     .mutation(async ({ ctx, input }) => {
       await decideOnReport(ctx.domain, {
         reportId: input.reportId,
         decision: { action: "escalate", team: input.team ?? "senior_moderator", note: input.note },
+        takeOver: input.takeOver,
       });
       return { ok: true as const, reportId: input.reportId };
     }),
@@ -216,6 +222,7 @@ export const reportsRouter = router({
         resolutionCode: z.enum(RESOLUTION_CODES).optional(),
         note: z.string().max(2000).optional(),
         action: resolveActionSchema.optional(),
+        takeOver,
       }),
     )
     .output(z.object({ ok: z.literal(true), enforcementActionId: z.string().optional() }))
@@ -224,6 +231,7 @@ export const reportsRouter = router({
         reportId: input.reportId,
         resolution: { code: input.resolutionCode, note: input.note },
         action: input.action,
+        takeOver: input.takeOver,
       });
       return { ok: true as const, ...resolved };
     }),
@@ -240,12 +248,13 @@ export const reportsRouter = router({
         errorResponses: decisionErrors,
       },
     })
-    .input(z.object({ ...reportIdInput, reason: z.enum(DISMISSAL_REASONS), note: z.string().max(2000).optional() }))
+    .input(z.object({ ...reportIdInput, reason: z.enum(DISMISSAL_REASONS), note: z.string().max(2000).optional(), takeOver }))
     .output(z.object({ ok: z.literal(true) }))
     .mutation(async ({ ctx, input }) => {
       await decideOnReport(ctx.domain, {
         reportId: input.reportId,
         decision: { action: "dismiss", reason: input.reason, note: input.note },
+        takeOver: input.takeOver,
       });
       return { ok: true as const };
     }),

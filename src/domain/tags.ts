@@ -1,0 +1,49 @@
+/**
+ * Tags on cases (src/domain/views/tag.ts holds the rule of what a tag is): set as a whole list,
+ * audited, read with the queue's rows, and the organization's tags in use for the filter.
+ */
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import { caseTags } from "../db/schema.ts";
+import { recordAudit } from "./audit.ts";
+import { requireCase } from "./cases.ts";
+import { transaction, type DomainContext } from "./context.ts";
+import { badRequest } from "./errors.ts";
+import { MAX_TAGS_PER_CASE, normaliseTag } from "./views/tag.ts";
+
+/** Replaces a case's tags with `tags` (normalised, without repeats); audited when they change. */
+export async function setCaseTags(ctx: DomainContext, input: { caseId: string; tags: string[] }): Promise<string[]> {
+  const tags = [...new Set(input.tags.map(normaliseTag).filter((t): t is string => t !== null))].sort();
+  if (tags.length > MAX_TAGS_PER_CASE) throw badRequest(`tags: at most ${MAX_TAGS_PER_CASE} per case`);
+  return transaction(ctx, async () => {
+    const c = await requireCase(ctx, input.caseId);
+    const before = (await tagsOfCases(ctx, { caseIds: [c.id] })).get(c.id) ?? [];
+    if (before.join("\u0001") === tags.join("\u0001")) return tags;
+    const now = ctx.clock.now();
+    await ctx.db.delete(caseTags).where(eq(caseTags.caseId, c.id));
+    if (tags.length) await ctx.db.insert(caseTags).values(tags.map((tag) => ({ caseId: c.id, orgId: ctx.orgId, tag, createdAt: now })));
+    await recordAudit(ctx, { projectId: c.projectId, action: "CASE_TAGS_CHANGED", entityType: "case", entityId: c.id, before: { tags: before }, after: { tags } });
+    return tags;
+  });
+}
+
+/** The tags of each case, sorted. */
+export async function tagsOfCases(ctx: Pick<DomainContext, "db">, input: { caseIds: string[] }): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  if (!input.caseIds.length) return out;
+  const rows = await ctx.db.select({ caseId: caseTags.caseId, tag: caseTags.tag }).from(caseTags).where(inArray(caseTags.caseId, input.caseIds)).orderBy(asc(caseTags.tag));
+  for (const r of rows) out.set(r.caseId, [...(out.get(r.caseId) ?? []), r.tag]);
+  return out;
+}
+
+/** The organization's tags in use, most used first (the queue's tag filter offers them). */
+export async function tagsInUse(ctx: Pick<DomainContext, "db" | "orgId">, input: { limit?: number } = {}): Promise<{ tag: string; cases: number }[]> {
+  const n = sql<number>`count(*)`;
+  const rows = await ctx.db
+    .select({ tag: caseTags.tag, cases: n })
+    .from(caseTags)
+    .where(and(eq(caseTags.orgId, ctx.orgId)))
+    .groupBy(caseTags.tag)
+    .orderBy(sql`count(*) desc`, asc(caseTags.tag))
+    .limit(input.limit ?? 100);
+  return rows.map((r) => ({ tag: r.tag, cases: Number(r.cases) }));
+}
