@@ -74,6 +74,29 @@ describe("link scanning", () => {
     expect(everything).not.toContain(SECRET_STYLE_TEXT);
   });
 
+  test("the report a scan files names who posted the link: the author of analyzed content, the subject of an enriched report", async () => {
+    scoreUrls("HIGH", 90);
+    const url = `${pages.url}/page/one?posted-by=author`;
+    const r = await server.call("POST", `/api/v1/organizations/${server.demo.orgSlug}/projects/${server.demo.projectId}/content`, {
+      body: { content: `look at ${url}`, author: { type: "user", externalId: "poster-1", display: { name: "Paula Poster" } } },
+    });
+    expect(r.status).toBe(200);
+    const scan = await until("the scan", async () => (await scans(server)).find((a) => a.url === url && a.reportId));
+    const report = (await server.call("GET", `/reports/${scan.reportId}`)).body.report;
+    expect(report.subject).toMatchObject({ externalId: "poster-1", displayName: "Paula Poster" });
+
+    // A report whose content holds a link: its enrichment scans the link, and the scan's report names the report's subject.
+    const linked = `${pages.url}/page/one?posted-by=subject`;
+    const filed = await server.call("POST", `/projects/${server.demo.projectId}/reports`, {
+      body: { reason: "spam", subject: { type: "user", externalId: "poster-2" }, target: { contentExternalId: "post-with-link", content: `buy at ${linked}` } },
+    });
+    expect(filed.status).toBe(201);
+    const scan2 = await until("the enrichment's scan", async () => (await scans(server)).find((a) => a.url === linked && a.reportId));
+    const report2 = (await server.call("GET", `/reports/${scan2.reportId}`)).body.report;
+    expect(report2.subject).toMatchObject({ externalId: "poster-2" });
+    expect(report2.target).toMatchObject({ contentExternalId: linked, contentType: "url" });
+  });
+
   test("below the threshold no report is created, but the scan is stored", async () => {
     scoreUrls("HIGH", 40);
     const url = `${pages.url}/page/two`;

@@ -1581,6 +1581,16 @@ export interface operations {
                     content: string;
                     externalId?: string;
                     contentType?: string;
+                    /** @description Who wrote the content: the subject of a report filed for it, or for a link in it (upserted like a report's subject). */
+                    author?: {
+                        type: string;
+                        externalId: string;
+                        display?: {
+                            name?: string | null;
+                            username?: string | null;
+                            avatarUrl?: string | null;
+                        } | null;
+                    };
                 };
             };
         };

@@ -1,7 +1,7 @@
 import { desc, eq } from "drizzle-orm";
 import { AiUnavailableError, classify, type Classification } from "../ai/classifier.ts";
 import type { Config } from "../config.ts";
-import { contentAnalyses, reports } from "../db/schema.ts";
+import { contentAnalyses, identities, reports } from "../db/schema.ts";
 import { recordAudit, systemActor } from "./audit.ts";
 import { raiseCaseBucket } from "./cases.ts";
 import { listCategories, type CategoryRow } from "./categories.ts";
@@ -10,11 +10,12 @@ import { iso } from "./clock.ts";
 import { transaction, type DomainContext } from "./context.ts";
 import { badRequest } from "./errors.ts";
 import { newId } from "./ids.ts";
+import { upsertIdentity } from "./identities.ts";
 import { enqueueLinkScans } from "./linkscan/scan.ts";
 import { log } from "../log.ts";
 import { getOrganization } from "./organizations.ts";
 import { requireProject, type Project } from "./projects.ts";
-import { createReport } from "./reports.ts";
+import { createReport, type IdentityRef } from "./reports.ts";
 import { aiSettingsOf, assertPlanAllowsAi } from "./settings.ts";
 import { applyTransition } from "./workflow-engine.ts";
 import type { Severity } from "./severity.ts";
@@ -163,6 +164,8 @@ export interface AnalyzeInput {
   content: string;
   externalId?: string | null;
   contentType?: string | null;
+  /** Who wrote the content: the subject of a report filed for it or for a link in it. */
+  author?: IdentityRef | null;
 }
 
 /**
@@ -182,11 +185,15 @@ export async function analyzeContent(
 
   return transaction(ctx, async () => {
     const fresh = await requireProject(ctx, input.projectId);
+    // The author is upserted like a report's subject (their display fields kept for the reports
+    // this content or its links may file).
+    if (input.author) await upsertIdentity(ctx, { projectId: fresh.id, ...input.author, seenAt: ctx.clock.now(), now: ctx.clock.now() });
     const reportId = await fileIfWarranted(ctx, {
       project: fresh,
       categories,
       analysis,
       target: { content: input.content, externalId: input.externalId ?? null, contentType: input.contentType ?? null },
+      subject: input.author ?? null,
     });
     const analysisId = await storeAnalysis(ctx, {
       project: fresh,
@@ -197,7 +204,8 @@ export async function analyzeContent(
       externalId: input.externalId,
       contentType: input.contentType,
     });
-    await enqueueLinkScans(ctx, { project: fresh, text: input.content });
+    const poster = input.author ? { type: input.author.type, externalId: input.author.externalId } : null;
+    await enqueueLinkScans(ctx, { project: fresh, text: input.content, poster });
     return { analysis, reportCreated: reportId !== null, reportId, analysisId, project: fresh };
   });
 }
@@ -213,6 +221,8 @@ export async function fileIfWarranted(
     categories: readonly CategoryRow[];
     analysis: AnalysisResult;
     target: { content: string; externalId: string | null; contentType: string | null; url?: string };
+    /** Who posted the content, when known: the report's subject. */
+    subject?: IdentityRef | null;
   },
 ): Promise<string | null> {
   const { project, analysis, target } = input;
@@ -227,6 +237,7 @@ export async function fileIfWarranted(
       content: target.content,
     },
     reasonNames: [reason],
+    subject: input.subject ?? null,
     description: describeAnalysis(analysis, target.content, target.url),
     automated: true,
     // An automated report carries its analysis already: no enrichment job for it.
@@ -335,7 +346,11 @@ export async function enrichReport(ctx: AiContext, reportId: string): Promise<"e
       });
     }
     if (escalates && analysis.severity === "CRITICAL") await raiseCaseBucket(sys, { caseId: current.caseId, bucket: "emergency" });
-    await enqueueLinkScans(sys, { project, text });
+    // The report's subject posted the text: a report a link scan files names them.
+    const [poster] = current.subjectIdentityId
+      ? await sys.db.select({ type: identities.type, externalId: identities.externalId }).from(identities).where(eq(identities.id, current.subjectIdentityId)).limit(1)
+      : [];
+    await enqueueLinkScans(sys, { project, text, poster: poster ?? null });
     return "enriched";
   });
 }

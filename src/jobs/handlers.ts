@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { z } from "zod";
 import { reports } from "../db/schema.ts";
 import { enrichReport } from "../domain/analysis.ts";
-import { LINK_SCAN_JOB, runLinkScan } from "../domain/linkscan/scan.ts";
+import { LINK_SCAN_JOB, linkScanPayloadSchema, runLinkScan } from "../domain/linkscan/scan.ts";
 import { ENRICH_JOB } from "../domain/reports.ts";
 import { jobContext, type JobDeps } from "./context.ts";
 import { enforcementJobHandlers } from "./enforcement-jobs.ts";
@@ -10,7 +10,6 @@ import type { JobRow } from "../domain/jobs.ts";
 import type { JobHandler } from "./worker.ts";
 
 const reportPayload = z.object({ reportId: z.string() });
-const linkScanPayload = z.object({ orgId: z.string(), projectId: z.string(), url: z.string() });
 
 /**
  * The organization of an enrichment job. Jobs enqueued before jobs carried one (migration 0007)
@@ -34,7 +33,7 @@ export function jobHandlers(deps: JobDeps): Record<string, JobHandler> {
       await enrichReport({ ...jobContext(deps, orgId), config, onAiCall }, reportId);
     },
     [LINK_SCAN_JOB]: async (payload, job) => {
-      const p = linkScanPayload.parse(payload);
+      const p = linkScanPayloadSchema.parse(payload);
       const ctx = { ...jobContext(deps, job.orgId ?? p.orgId), config, onAiCall, allowPrivate: config.scanAllowPrivate, timeoutMs: config.scanTimeoutMs };
       await runLinkScan(ctx, p);
     },

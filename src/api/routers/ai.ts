@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { identityRefSchema } from "./reports.ts";
 import { analyzeContent, recentAnalyses } from "../../domain/analysis.ts";
 import { aiSettingsOf, updateAiSettings } from "../../domain/settings.ts";
 import { externalIdSchema, projectIdSchema } from "../../domain/validation.ts";
@@ -47,6 +48,7 @@ export const aiRouter = router({
       content: z.string({ error: "content is required" }).min(1, "content is required").max(MAX_CONTENT, `content must be at most ${MAX_CONTENT} characters`),
       externalId: externalIdSchema.optional(),
       contentType: z.string().min(1).max(64).optional(),
+      author: identityRefSchema.optional().meta({ description: "Who wrote the content: the subject of a report filed for it, or for a link in it (upserted like a report's subject)." }),
     }),
   )
     .meta({
@@ -71,7 +73,7 @@ export const aiRouter = router({
     .mutation(async ({ ctx, input }) => {
       const result = await analyzeContent(
         { ...ctx.domain, config: ctx.config, onAiCall: ctx.onAiCall },
-        { projectId: ctx.project.id, content: input.content, externalId: input.externalId, contentType: input.contentType },
+        { projectId: ctx.project.id, content: input.content, externalId: input.externalId, contentType: input.contentType, author: input.author },
       );
       return { analysis: result.analysis, reportCreated: result.reportCreated, reportId: result.reportId };
     }),

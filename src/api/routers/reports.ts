@@ -23,7 +23,8 @@ const displaySchema = z
   .nullable()
   .optional();
 
-const identityRefSchema = z.object({ type: typeNameSchema, externalId: externalIdSchema, display: displaySchema });
+/** A person on the platform, as reports (and analyzed content's `author`) name them. */
+export const identityRefSchema = z.object({ type: typeNameSchema, externalId: externalIdSchema, display: displaySchema });
 
 const reasonName = z.string().min(1).max(100);
 /** `"spam"`, `["spam", "threats"]`, `{ names: [...] }` or `{ name: "spam" }`. */

@@ -5,6 +5,7 @@
  * 24 hours, so a URL seen again within a day is not fetched again.
  */
 import { eq } from "drizzle-orm";
+import { z } from "zod";
 import { urlScanCache } from "../../db/schema.ts";
 import { enqueueJob } from "../jobs.ts";
 import { log } from "../../log.ts";
@@ -21,11 +22,18 @@ import { safeFetch, ScanFailedError, ScanRefusedError } from "./safe-fetch.ts";
 export const LINK_SCAN_JOB = "link.scan";
 export const CACHE_TTL_MS = 24 * 60 * 60 * 1000;
 
-export interface LinkScanPayload {
-  orgId: string;
-  projectId: string;
-  url: string;
-}
+/** A scan job's payload (the job handler parses it with this schema). */
+export const linkScanPayloadSchema = z.object({
+  orgId: z.string(),
+  projectId: z.string(),
+  url: z.string(),
+  /**
+   * Who posted the text the URL was found in, when the text came with one (the subject of the
+   * report being enriched, the author of analyzed content): the report a scan files names them.
+   */
+  poster: z.object({ type: z.string(), externalId: z.string() }).nullable().optional(),
+});
+export type LinkScanPayload = z.infer<typeof linkScanPayloadSchema>;
 
 /**
  * A scan job's context: Flagstaff acting for the payload's organization, what asking the AI
@@ -45,13 +53,13 @@ export interface ScanContext extends AiContext {
  */
 export async function enqueueLinkScans(
   ctx: ReadContext,
-  input: { project: { id: string; orgId: string; scanLinks: number }; text: string },
+  input: { project: { id: string; orgId: string; scanLinks: number }; text: string; poster?: LinkScanPayload["poster"] },
 ): Promise<number> {
   const { project } = input;
   if (project.scanLinks !== 1) return 0;
   const urls = extractUrls(input.text);
   for (const url of urls) {
-    const payload: LinkScanPayload = { orgId: project.orgId, projectId: project.id, url };
+    const payload: LinkScanPayload = { orgId: project.orgId, projectId: project.id, url, ...(input.poster ? { poster: input.poster } : {}) };
     await enqueueJob(ctx, { orgId: project.orgId, kind: LINK_SCAN_JOB, payload, maxAttempts: 10 });
   }
   return urls.length;
@@ -92,6 +100,7 @@ async function scanOne(ctx: ScanContext, p: LinkScanPayload, url: string): Promi
       categories,
       analysis: classification,
       target: { content: sourceText.slice(0, 10_000), externalId: url, contentType: "url", url },
+      subject: p.poster ?? null,
     });
     await storeAnalysis(ctx, { project, source: "link_scan", classification, sourceText, reportId, url, externalId: url, contentType: "url" });
   });
