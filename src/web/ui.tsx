@@ -139,30 +139,58 @@ export function QueryTable({
   );
 }
 
+interface ToastAction {
+  label: string;
+  run: () => void;
+}
 interface Toast {
   id: number;
   text: string;
   tone: "ok" | "error";
+  action?: ToastAction;
 }
-const ToastContext = createContext<(text: string, tone?: Toast["tone"]) => void>(() => {});
+/** Shows a short message; `action` adds a button to it (an "Undo"), `ms` how long it stays. */
+type Notify = (text: string, tone?: Toast["tone"], opts?: { action?: ToastAction; ms?: number }) => void;
+const ToastContext = createContext<Notify>(() => {});
 export const useToast = () => useContext(ToastContext);
 
-/** Short confirmations and errors, announced to screen readers through a live region. */
+/** Short confirmations and errors, announced to screen readers through a live region; some carry an action (Undo). */
 export function ToastProvider({ children }: { children: ReactNode }) {
   const [toasts, setToasts] = useState<Toast[]>([]);
   const next = useRef(0);
-  const notify = useCallback((text: string, tone: Toast["tone"] = "ok") => {
-    const id = ++next.current;
-    setToasts((t) => [...t.slice(-3), { id, text, tone }]);
-    setTimeout(() => setToasts((t) => t.filter((x) => x.id !== id)), tone === "error" ? 8000 : 4000);
-  }, []);
+  const dismiss = useCallback((id: number) => setToasts((t) => t.filter((x) => x.id !== id)), []);
+  const notify = useCallback<Notify>(
+    (text, tone = "ok", opts = {}) => {
+      const id = ++next.current;
+      setToasts((t) => [...t.slice(-3), { id, text, tone, action: opts.action }]);
+      setTimeout(() => dismiss(id), opts.ms ?? (tone === "error" ? 8000 : 4000));
+    },
+    [dismiss],
+  );
   return (
     <ToastContext.Provider value={notify}>
       {children}
       <div className="toasts" role="status" aria-live="polite">
         {toasts.map((t) => (
           <div key={t.id} className={`toast toast-${t.tone}`}>
-            {t.text}
+            <span>{t.text}</span>
+            {t.action && (
+              <span className="toast-actions">
+                <button
+                  type="button"
+                  className="small toast-action"
+                  onClick={() => {
+                    dismiss(t.id);
+                    t.action!.run();
+                  }}
+                >
+                  {t.action.label}
+                </button>
+                <button type="button" className="small ghost toast-close" aria-label="Dismiss" onClick={() => dismiss(t.id)}>
+                  ✕
+                </button>
+              </span>
+            )}
           </div>
         ))}
       </div>
