@@ -2,6 +2,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { createContext, useContext, useEffect, useRef, useState, type ReactNode } from "react";
 import { can, errorCode, setCsrfToken, trpc, type Me, type Outputs, type Role } from "./api.ts";
+import { AppealsPage } from "./pages/appeals.tsx";
 import { AuditPage } from "./pages/audit.tsx";
 import { AnalysesPage } from "./pages/analyses.tsx";
 import { CasePage, ReportRedirect } from "./pages/case.tsx";
@@ -11,6 +12,7 @@ import { LoginPage } from "./pages/login.tsx";
 import { OverviewPage } from "./pages/overview.tsx";
 import { ProjectsPage } from "./pages/projects.tsx";
 import { QueuePage } from "./pages/queue.tsx";
+import { ClosedCasesPage, GlobalSearchBox, SearchPage } from "./pages/search.tsx";
 import { SettingsPage } from "./pages/settings.tsx";
 import { UsersPage } from "./pages/users.tsx";
 import { WebhooksPage } from "./pages/webhooks.tsx";
@@ -116,6 +118,7 @@ function Shell({ me }: { me: SignedIn }) {
             )}
           </span>
           <span className="spacer" />
+          <GlobalSearchBox />
           {list.length > 0 && (
             <Field label="Project" className="project-picker">
               <select value={current ?? ""} onChange={(e) => setProjectId(e.target.value)}>
@@ -138,6 +141,8 @@ function Shell({ me }: { me: SignedIn }) {
 
 const NAV: { page: string; label: string; role: Role }[] = [
   { page: "queue", label: "Review queue", role: "viewer" },
+  { page: "appeals", label: "Appeals", role: "viewer" },
+  { page: "closed", label: "Closed cases", role: "viewer" },
   { page: "overview", label: "Overview", role: "viewer" },
   { page: "identities", label: "Identities", role: "viewer" },
   { page: "analyses", label: "AI analyses", role: "viewer" },
@@ -175,6 +180,12 @@ function Page({ route }: { route: Route }) {
       return id ? <CasePage key={id} caseId={id} focusReport={route.query.get("report")} /> : <QueuePage />;
     case "reports":
       return id ? <ReportRedirect reportId={id} /> : <QueuePage />;
+    case "appeals":
+      return <AppealsPage />;
+    case "closed":
+      return <ClosedCasesPage />;
+    case "search":
+      return <SearchPage />;
     case "overview":
       return <OverviewPage />;
     case "identities":
