@@ -33,6 +33,7 @@ import { Database } from "bun:sqlite";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import postgres from "postgres";
+import { isSqliteSearchTable } from "../../src/db/search.ts";
 
 export interface CopyResult {
   /** Rows copied per table, in the order they were copied. */
@@ -56,7 +57,8 @@ export async function copySqliteToPostgres(sqlitePath: string, postgresUrl: stri
     // ---- what is on each side
     const liteTables = (lite.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name").all() as { name: string }[])
       .map((t) => t.name)
-      .filter((t) => !SKIPPED.has(t));
+      // The search index's FTS5 tables are SQLite's own index (PostgreSQL builds its own from the rows).
+      .filter((t) => !SKIPPED.has(t) && !isSqliteSearchTable(t));
     const liteColumns = new Map(liteTables.map((t) => [t, (lite.query(`PRAGMA table_info(${quoteIdent(t)})`).all() as { name: string }[]).map((c) => c.name)]));
 
     const pgColumnRows = await sql<{ table_name: string; column_name: string }[]>`

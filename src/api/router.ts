@@ -10,6 +10,7 @@ import { jobsRouter } from "./routers/jobs.ts";
 import { keysRouter } from "./routers/keys.ts";
 import { projectsRouter } from "./routers/projects.ts";
 import { reportsRouter } from "./routers/reports.ts";
+import { searchRouter } from "./routers/search.ts";
 import { templatesRouter } from "./routers/templates.ts";
 import { usersRouter } from "./routers/users.ts";
 import { webhooksRouter } from "./routers/webhooks.ts";
@@ -32,6 +33,7 @@ export const appRouter = router({
   enforcement: enforcementRouter,
   webhooks: webhooksRouter,
   templates: templatesRouter,
+  search: searchRouter,
 });
 
 export type AppRouter = typeof appRouter;

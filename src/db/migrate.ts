@@ -13,11 +13,13 @@ export class SchemaTooNewError extends Error {}
  * own migrator would from the drizzle/ (SQLite) or drizzle-pg/ (PostgreSQL) folder (same
  * bookkeeping table, same hashes), so `drizzle-kit` and this stay interchangeable. Returns how
  * many were applied. Refuses (SchemaTooNewError) a database that has migrations this binary
- * does not know: a newer version migrated it, and this one would misread its tables.
+ * does not know: a newer version migrated it, and this one would misread its tables. `count`
+ * applies only the first `count` migrations: tests build a database as an older version left it,
+ * to check a later migration's backfill.
  */
-export async function migrateStore(store: Store): Promise<number> {
-  if (store.engine === "postgres") return migratePostgres(store.writer);
-  return migrateDatabase(store.writer);
+export async function migrateStore(store: Store, opts: { count?: number } = {}): Promise<number> {
+  if (store.engine === "postgres") return migratePostgres(store.writer, opts.count === undefined ? embeddedPgMigrations : embeddedPgMigrations.slice(0, opts.count));
+  return migrateDatabase(store.writer, opts.count === undefined ? embeddedMigrations : embeddedMigrations.slice(0, opts.count));
 }
 
 const toDrizzle = (migrations: readonly EmbeddedMigration[]) =>
@@ -61,7 +63,7 @@ function appliedCount(db: Db): number {
 }
 
 /** PostgreSQL: drizzle's migrator (table drizzle.__drizzle_migrations), in one transaction. */
-async function migratePostgres(db: Db): Promise<number> {
+async function migratePostgres(db: Db, migrations: readonly EmbeddedMigration[] = embeddedPgMigrations): Promise<number> {
   const pg = db as unknown as { execute(q: string): Promise<Record<string, unknown>[]> } & MigratorInternals;
   const count = async () => {
     const [row] = await pg.execute("SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL AS present");
@@ -71,6 +73,6 @@ async function migratePostgres(db: Db): Promise<number> {
   };
   const before = await count();
   if (before > embeddedPgMigrations.length) throw tooNew(before, embeddedPgMigrations.length);
-  await pg.dialect.migrate(toDrizzle(embeddedPgMigrations), pg.session, {});
+  await pg.dialect.migrate(toDrizzle(migrations), pg.session, {});
   return (await count()) - before;
 }

@@ -12,6 +12,7 @@ import m9 from "../../drizzle/0009_user_email_per_org.sql" with { type: "text" }
 import m10 from "../../drizzle/0010_rate_windows.sql" with { type: "text" };
 import m11 from "../../drizzle/0011_category_versions.sql" with { type: "text" };
 import m12 from "../../drizzle/0012_moderators_day.sql" with { type: "text" };
+import m13 from "../../drizzle/0013_search.sql" with { type: "text" };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -34,4 +35,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0010_rate_windows", when: 1795437568603, breakpoints: true, sql: m10 },
   { tag: "0011_category_versions", when: 1795442836207, breakpoints: true, sql: m11 },
   { tag: "0012_moderators_day", when: 1795595291367, breakpoints: true, sql: m12 },
+  { tag: "0013_search", when: 1795602007995, breakpoints: true, sql: m13 },
 ];

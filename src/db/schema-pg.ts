@@ -23,6 +23,12 @@
  * docs/operations.md), so every column and index compares byte-wise as on SQLite. The indexes
  * say no COLLATE of their own: PostgreSQL uses an index only for queries of its collation, and
  * the domain's queries are the same SQL on both engines.
+ *
+ * Full-text search is the one thing each dialect indexes its own way, outside these definitions
+ * (drizzle cannot state either): drizzle-pg/0003_search.sql adds GIN indexes over
+ * `flagstaff_search_document(…)` of reports (description, content, ai_reasoning) and identities
+ * (external_id, name, username); drizzle/0013_search.sql adds FTS5 tables and their triggers on
+ * SQLite. src/db/search.ts says how queries reach them (`Store.textSearch`).
  */
 import { sql } from "drizzle-orm";
 import { bigint, index, integer, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";

@@ -2,6 +2,12 @@
  * The drizzle schema. Every table lives here so drizzle-kit can diff it into migrations
  * (`npm run db:generate`). Times are integer milliseconds since the epoch unless a column
  * name says otherwise; JSON columns hold text parsed by the domain layer.
+ *
+ * Full-text search is indexed outside these definitions (drizzle cannot state an FTS5 table):
+ * drizzle/0013_search.sql adds the FTS5 tables `reports_search` (description, content,
+ * ai_reasoning) and `identities_search` (external_id, name, username) over these rows, with the
+ * triggers that keep them in step; drizzle-pg/0003_search.sql is PostgreSQL's GIN equivalent.
+ * src/db/search.ts says how queries reach them (`Store.textSearch`).
  */
 import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";

@@ -3,6 +3,7 @@ import { drizzle } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import type { Db } from "./client.ts";
 import * as pgSchema from "./schema-pg.ts";
+import { postgresTextSearch } from "./search.ts";
 import { Lock, transactionScope, type Singleton, type Store, type TxScope } from "./store.ts";
 
 /**
@@ -114,6 +115,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
     writer: pool,
     transaction,
     skipLocked: (subquery: SQLWrapper) => sql`(${subquery} FOR UPDATE SKIP LOCKED)`,
+    textSearch: postgresTextSearch,
     async ping() {
       await client`SELECT 1`;
     },

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { writeGate } from "./checkpoint.ts";
 import { openDatabase, type Db } from "./client.ts";
 import type { Engine } from "./engine.ts";
+import { sqliteTextSearch, type SearchIndex } from "./search.ts";
 
 /**
  * The storage boundary the domain stands on. Domain code reads and writes through `store.db`
@@ -68,6 +69,12 @@ export interface Store {
    * (FOR UPDATE SKIP LOCKED on PostgreSQL; on SQLite, where one writer runs at a time, as is).
    */
   skipLocked(subquery: SQLWrapper): SQL;
+  /**
+   * The condition "this row of `index`'s table holds every word" (full-text search, case and
+   * accents ignored, each word the start of a word of the text), as the engine's index answers
+   * it: FTS5 on SQLite, GIN over tsvectors on PostgreSQL (src/db/search.ts).
+   */
+  textSearch(index: SearchIndex, words: readonly string[]): SQL;
   /** Throws when the database does not answer (health checks). */
   ping(): Promise<void>;
   /**
@@ -266,6 +273,7 @@ function sqliteStore(writer: Db, reader: Db): Store {
     writer,
     transaction,
     skipLocked: (subquery) => sql`${subquery}`,
+    textSearch: sqliteTextSearch,
     async ping() {
       reader.$client.query("SELECT 1").get();
     },

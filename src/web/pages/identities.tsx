@@ -4,6 +4,7 @@ import { trpc, type Outputs } from "../api.ts";
 import { useSession } from "../app.tsx";
 import { href } from "../router.ts";
 import { dateTime, ErrorNote, Field, Loading, QueryTable, SeverityBadge, StatusBadge, Table, TimeAgo } from "../ui.tsx";
+import { IdentityAppeals } from "./appeals.tsx";
 import { CaseList, EnforcementList } from "./case.tsx";
 
 function useDebounced<T>(value: T, ms = 250): T {
@@ -21,7 +22,14 @@ export function IdentitiesPage() {
   const q = useDebounced(search.trim());
   const list = useInfiniteQuery({
     queryKey: ["identities", projectId, q],
-    queryFn: ({ pageParam }) => trpc.identities.list.query({ projectId: projectId!, search: q || undefined, cursor: pageParam, limit: 50 }),
+    // Words typed go to the full-text search (any word of a name, any case, any accents: "webb",
+    // "muller", "U-1007"); without any, the project's identities in order.
+    queryFn: ({ pageParam }): Promise<Outputs["identities"]["list"]> =>
+      q
+        ? trpc.search.find
+            .query({ q, projectId: projectId!, kind: "identities", cursor: pageParam, limit: 50 })
+            .then((r) => ({ identities: r.identities.items, nextCursor: r.identities.nextCursor }))
+        : trpc.identities.list.query({ projectId: projectId!, cursor: pageParam, limit: 50 }),
     initialPageParam: undefined as string | undefined,
     getNextPageParam: (last) => last.nextCursor ?? undefined,
     enabled: !!projectId,
@@ -37,7 +45,7 @@ export function IdentitiesPage() {
       </div>
       <form role="search" className="filters" onSubmit={(e) => e.preventDefault()}>
         <Field label="Search" className="grow">
-          <input type="search" placeholder="External ID, name or username (prefix)" value={search} onChange={(e) => setSearch(e.target.value)} />
+          <input type="search" placeholder="Name, username or external ID: any word, any accents" value={search} onChange={(e) => setSearch(e.target.value)} />
         </Field>
       </form>
       <QueryTable
@@ -103,6 +111,7 @@ export function IdentityPage({ identityId }: { identityId: string }) {
             <h2 id="about-title">Reports about {i.displayName}</h2>
             <ReportTable reports={p.reportsAbout} empty="Nobody reported this identity." />
           </section>
+          <IdentityAppeals identityId={identityId} />
           <section className="card" aria-labelledby="filed-title">
             <h2 id="filed-title">Reports filed by {i.displayName}</h2>
             <ReportTable reports={p.reportsFiled} empty="This identity filed no report." />
