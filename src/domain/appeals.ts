@@ -2,23 +2,28 @@
  * Appeals: a platform forwards its user's appeal against an enforcement action; a moderator
  * upholds it (the decision stands) or overturns it (the decision is reversed and its actions
  * revoked). The linked report and its case move through the workflow engine (workflow-engine.ts):
- * appeal RESOLVED → APPEALED, uphold and overturn APPEALED → CLOSED.
+ * appeal RESOLVED → APPEALED, uphold and overturn APPEALED → CLOSED. Revoking an action whose
+ * appeal is pending settles that appeal as overturned (revokeActionSettlingAppeal), so no case
+ * waits in APPEALED for an appeal nobody can decide any more. docs/enforcement.md describes the
+ * rules for people.
  */
-import { and, asc, desc, eq, gt, isNull, lt, type SQL } from "drizzle-orm";
-import { appeals, enforcementActions, reports } from "../db/schema.ts";
+import { and, asc, desc, eq, gt, inArray, isNull, lt, or, sql, type SQL } from "drizzle-orm";
+import { appeals, cases, enforcementActions, identities, reports } from "../db/schema.ts";
 import { recordAudit, type Actor, type AuditAction } from "./audit.ts";
 import { iso, isoOrNull } from "./clock.ts";
 import { transaction, type DomainContext } from "./context.ts";
-import { conflict, notFound } from "./errors.ts";
-import { getActionView, requireAction, revokeEnforcementAction, type EnforcementActionView } from "./enforcement.ts";
+import { badRequest, conflict, notFound } from "./errors.ts";
+import { getActionView, requireAction, revokeEnforcementAction, toActionView, type ActionRow, type EnforcementActionView } from "./enforcement.ts";
+import { toIdentityView } from "./identities.ts";
 import { newId } from "./ids.ts";
+import { userEmails } from "./users.ts";
 import { applyTransition } from "./workflow-engine.ts";
-import type { AppealStatus, AppealView } from "./views/appeal.ts";
+import type { AppealDecision, AppealFilter, AppealInbox, AppealItem, AppealStatus, AppealView } from "./views/appeal.ts";
+import type { Status } from "./workflow.ts";
 
-export type { AppealStatus, AppealView } from "./views/appeal.ts";
+export type { AppealDecision, AppealFilter, AppealInbox, AppealItem, AppealStatus, AppealView } from "./views/appeal.ts";
 
 export type AppealRow = typeof appeals.$inferSelect;
-export type AppealDecision = "uphold" | "overturn";
 
 function toAppealView(a: AppealRow, projectId: string): AppealView {
   return {
@@ -96,6 +101,27 @@ export async function requireAppeal(ctx: Pick<DomainContext, "db" | "orgId">, ap
 }
 
 /**
+ * Writes the decision on a pending appeal (who, when, the note) and moves its report and case
+ * APPEALED → CLOSED through the workflow engine. A report no longer APPEALED stays as it is
+ * (`reportMoved: false`). Inside the caller's transaction; the caller writes the audit event.
+ */
+async function recordDecision(
+  ctx: DomainContext,
+  input: { appeal: AppealRow; action: ActionRow; decision: AppealDecision; note: string | null },
+): Promise<{ decided: AppealRow; reportMoved: boolean }> {
+  const { appeal, action, decision, note } = input;
+  const { actor } = ctx;
+  const now = ctx.clock.now();
+  const status: AppealStatus = decision === "uphold" ? "upheld" : "overturned";
+  const set = { status, decidedByType: actor.type, decidedById: actor.id, decisionNote: note, decidedAt: now };
+  await ctx.db.update(appeals).set(set).where(eq(appeals.id, appeal.id));
+  const reportMoved = appeal.reportId
+    ? (await applyTransition(ctx, { target: { reportId: appeal.reportId }, move: { action: decision, appealId: appeal.id, actionId: action.id }, refused: "skip" })).changed
+    : false;
+  return { decided: { ...appeal, ...set }, reportMoved };
+}
+
+/**
  * A moderator's decision on a pending appeal (409 once decided). Uphold: the report and case
  * go APPEALED → CLOSED and the action stands. Overturn: the same moves, and the appealed action
  * and every other action of the same report still unrevoked are revoked and announced.
@@ -104,23 +130,14 @@ export function decideAppeal(
   ctx: DomainContext,
   input: { appealId: string; decision: AppealDecision; note?: string | null },
 ): Promise<{ appeal: AppealView; revoked: EnforcementActionView[] }> {
-  const { decision, note } = input;
-  const { actor } = ctx;
+  const { decision } = input;
+  const note = input.note ?? null;
   return transaction(ctx, async () => {
     const appeal = await requireAppeal(ctx, input.appealId);
     if (appeal.status !== "pending") throw conflict(`The appeal was already ${appeal.status}`);
     const action = await requireAction(ctx, { actionId: appeal.actionId });
-    const now = ctx.clock.now();
-    const status: AppealStatus = decision === "uphold" ? "upheld" : "overturned";
-    const decided: AppealRow = { ...appeal, status, decidedByType: actor.type, decidedById: actor.id, decisionNote: note ?? null, decidedAt: now };
-    await ctx.db
-      .update(appeals)
-      .set({ status, decidedByType: actor.type, decidedById: actor.id, decisionNote: note ?? null, decidedAt: now })
-      .where(eq(appeals.id, appeal.id));
-    // APPEALED → CLOSED, with its case; a report no longer APPEALED stays as it is (reportMoved: false).
-    const reportMoved = appeal.reportId
-      ? (await applyTransition(ctx, { target: { reportId: appeal.reportId }, move: { action: decision, appealId: appeal.id, actionId: action.id }, refused: "skip" })).changed
-      : false;
+    // Decided first: the revocations below then find no pending appeal to settle.
+    const { decided, reportMoved } = await recordDecision(ctx, { appeal, action, decision, note });
 
     const revoked: EnforcementActionView[] = [];
     if (decision === "overturn") {
@@ -134,16 +151,63 @@ export function decideAppeal(
           ).map((a) => a.id)
         : [];
       if (action.revokedAt === null && !toRevoke.includes(action.id)) toRevoke.unshift(action.id);
+      // Another action of the report with an appeal of its own still pending (possible only for
+      // reports an older version sent back to review) has that appeal settled too.
       for (const id of toRevoke) {
-        revoked.push(await revokeEnforcementAction(ctx, { actionId: id, reason, data: { appealId: appeal.id } }));
+        revoked.push((await revokeActionSettlingAppeal(ctx, { actionId: id, reason, data: { appealId: appeal.id } })).action);
       }
     }
     await recordAudit(ctx, {
       projectId: action.projectId, action: AUDIT[decision], entityType: "appeal", entityId: appeal.id,
-      before: { status: "pending" }, after: { status },
-      data: { note: note ?? null, actionId: action.id, reportId: appeal.reportId, reportMoved, revokedActionIds: revoked.map((a) => a.id) },
+      before: { status: "pending" }, after: { status: decided.status },
+      data: { note, actionId: action.id, reportId: appeal.reportId, reportMoved, revokedActionIds: revoked.map((a) => a.id) },
     });
     return { appeal: toAppealView(decided, action.projectId), revoked };
+  });
+}
+
+/** How the note of an appeal settled by revoking its action begins (the revocation's reason follows). */
+export const SETTLED_BY_REVOCATION = "Overturned by revoking the action";
+
+/**
+ * Revokes an enforcement action (the revoke route), settling its pending appeal first: the
+ * appeal is decided as overturned by whoever revokes, with the note "Overturned by revoking the
+ * action" (and the revocation's reason), and its report and case go APPEALED → CLOSED through
+ * the workflow engine, as on any overturn. Only the revoked action is revoked: the report's
+ * other actions stand (overturning the appeal itself revokes them all). Audit:
+ * `APPEAL_OVERTURNED` with `settledByRevocation: true`, then `ENFORCEMENT_ACTION_REVOKED` with
+ * the appeal's id. Without a pending appeal this is a plain revocation (`data` goes into its
+ * audit event). 409 when the action is already revoked (nothing is settled then).
+ */
+export function revokeActionSettlingAppeal(
+  ctx: DomainContext,
+  input: { actionId: string; projectId?: string; reason?: string | null; data?: Record<string, unknown> },
+): Promise<{ action: EnforcementActionView; appeal: AppealView | null }> {
+  return transaction(ctx, async () => {
+    const action = await requireAction(ctx, { actionId: input.actionId, projectId: input.projectId });
+    if (action.revokedAt !== null) throw conflict("The action is already revoked");
+    const [pending] = await ctx.db
+      .select()
+      .from(appeals)
+      .where(and(eq(appeals.actionId, action.id), eq(appeals.status, "pending")))
+      .limit(1);
+    let settled: AppealView | null = null;
+    if (pending) {
+      const note = input.reason ? `${SETTLED_BY_REVOCATION}: ${input.reason}` : SETTLED_BY_REVOCATION;
+      const { decided, reportMoved } = await recordDecision(ctx, { appeal: pending, action, decision: "overturn", note });
+      await recordAudit(ctx, {
+        projectId: action.projectId, action: AUDIT.overturn, entityType: "appeal", entityId: pending.id,
+        before: { status: "pending" }, after: { status: decided.status },
+        data: { note, actionId: action.id, reportId: pending.reportId, reportMoved, revokedActionIds: [action.id], settledByRevocation: true },
+      });
+      settled = toAppealView(decided, action.projectId);
+    }
+    const revoked = await revokeEnforcementAction(ctx, {
+      actionId: action.id,
+      reason: input.reason,
+      data: pending ? { ...input.data, appealId: pending.id } : input.data,
+    });
+    return { action: revoked, appeal: settled };
   });
 }
 
@@ -204,4 +268,115 @@ export async function appealWithAction(
 ): Promise<{ appeal: AppealView; action: EnforcementActionView }> {
   const appeal = await getAppeal(ctx, appealId);
   return { appeal, action: await getActionView(ctx, await requireAction(ctx, { actionId: appeal.actionId })) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The dashboard's appeals: the inbox, and the appeals of a case or of an identity.
+
+export interface AppealInboxQuery {
+  /** Default: every appeal, newest first. */
+  status?: AppealFilter;
+  projectId?: string;
+  /** The appeals filed from one case (the case page). */
+  caseId?: string;
+  /** The appeals against actions applied to one identity (the identity page). */
+  identityId?: string;
+  /** `nextCursor` of the previous page. */
+  cursor?: string;
+  limit: number;
+}
+
+const DECIDED: readonly AppealStatus[] = ["upheld", "overturned"];
+
+function statusWhere(filter: AppealFilter): SQL {
+  return filter === "decided" ? inArray(appeals.status, [...DECIDED]) : eq(appeals.status, filter);
+}
+
+/** A page boundary: the sort key (ms) and the id of the last appeal shown. */
+function parseCursor(cursor: string): { at: number; id: string } {
+  const m = /^(\d{1,16})_(.{1,64})$/.exec(cursor);
+  if (!m) throw badRequest("cursor: pass back the nextCursor of the previous page");
+  return { at: Number(m[1]), id: m[2]! };
+}
+
+/**
+ * Appeals as the dashboard shows them, each with its action, the identity the action applies
+ * to, its case and the email of whoever decided it, with the counts of pending and decided
+ * appeals (of the project when one is given). Order: pending oldest first (the review order:
+ * filed first, answered first); decided (`decided`, `upheld`, `overturned`) by their decision,
+ * newest first; unfiltered newest first.
+ */
+export async function appealsInbox(ctx: Pick<DomainContext, "db" | "orgId" | "clock">, q: AppealInboxQuery): Promise<AppealInbox> {
+  const now = ctx.clock.now();
+  const byDecision = q.status !== undefined && q.status !== "pending";
+  const ascending = q.status === "pending";
+  const key = byDecision ? appeals.decidedAt : appeals.createdAt;
+
+  const scope: SQL[] = [eq(appeals.orgId, ctx.orgId)];
+  if (q.projectId) scope.push(eq(enforcementActions.projectId, q.projectId));
+  const where: SQL[] = [...scope];
+  if (q.status) where.push(statusWhere(q.status));
+  if (q.caseId) where.push(eq(appeals.caseId, q.caseId));
+  if (q.identityId) where.push(eq(enforcementActions.identityId, q.identityId));
+  if (q.cursor) {
+    const c = parseCursor(q.cursor);
+    where.push(
+      ascending
+        ? or(gt(key, c.at), and(eq(key, c.at), gt(appeals.id, c.id)))!
+        : or(lt(key, c.at), and(eq(key, c.at), lt(appeals.id, c.id)))!,
+    );
+  }
+  const order = ascending ? [asc(key), asc(appeals.id)] : [desc(key), desc(appeals.id)];
+  const rows = await ctx.db
+    .select({
+      appeal: appeals,
+      action: enforcementActions,
+      identity: identities,
+      caseId: cases.id,
+      caseStatus: cases.status,
+      caseContentType: cases.contentType,
+      caseContentExternalId: cases.contentExternalId,
+    })
+    .from(appeals)
+    .innerJoin(enforcementActions, eq(enforcementActions.id, appeals.actionId))
+    .innerJoin(identities, eq(identities.id, enforcementActions.identityId))
+    .leftJoin(cases, eq(cases.id, appeals.caseId))
+    .where(and(...where))
+    .orderBy(...order)
+    .limit(q.limit + 1);
+  const page = rows.slice(0, q.limit);
+
+  const emails = await userEmails(ctx, { ids: page.filter((r) => r.appeal.decidedByType === "user").map((r) => r.appeal.decidedById) });
+  const items: AppealItem[] = page.map((r) => {
+    const i = r.identity;
+    const who = toIdentityView(i);
+    return {
+      appeal: toAppealView(r.appeal, r.action.projectId),
+      action: toActionView(r.action, { id: i.id, type: i.type, externalId: i.externalId }, now),
+      identity: { id: i.id, type: i.type, externalId: i.externalId, displayName: who.displayName, handleLabel: who.handleLabel },
+      case: r.caseId === null ? null : { id: r.caseId, status: r.caseStatus as Status, contentType: r.caseContentType, contentExternalId: r.caseContentExternalId },
+      decidedByEmail: r.appeal.decidedByType === "user" && r.appeal.decidedById ? (emails.get(r.appeal.decidedById) ?? null) : null,
+    };
+  });
+  const last = page.at(-1);
+  const lastKey = last ? (byDecision ? last.appeal.decidedAt : last.appeal.createdAt) : null;
+
+  const counted = q.projectId
+    ? ctx.db
+        .select({ status: appeals.status, n: sql<number>`count(*)` })
+        .from(appeals)
+        .innerJoin(enforcementActions, eq(enforcementActions.id, appeals.actionId))
+        .where(and(...scope))
+        .groupBy(appeals.status)
+    : ctx.db.select({ status: appeals.status, n: sql<number>`count(*)` }).from(appeals).where(and(...scope)).groupBy(appeals.status);
+  const counts = { pending: 0, decided: 0 };
+  for (const c of await counted) {
+    if (c.status === "pending") counts.pending += Number(c.n);
+    else counts.decided += Number(c.n);
+  }
+  return {
+    items,
+    nextCursor: rows.length > q.limit && last && lastKey !== null ? `${lastKey}_${last.appeal.id}` : null,
+    counts,
+  };
 }

@@ -6,7 +6,7 @@
  * describes the rules for people.
  */
 import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lt, lte, not, or, type SQL } from "drizzle-orm";
-import { enforcementActions, identities, reports } from "../db/schema.ts";
+import { appeals, enforcementActions, identities, reports } from "../db/schema.ts";
 import { recordAudit, systemActor, type Actor } from "./audit.ts";
 import { decideOnReport } from "./cases.ts";
 import { iso, isoOrNull } from "./clock.ts";
@@ -263,6 +263,10 @@ function auditable(row: ActionRow, changed: Partial<ActionRow>): Record<string, 
  * Revokes an action (it stops being in force at once) and announces it
  * (enforcement_action.revoked). An action past its end can still be revoked, which clears it
  * from the identity's record; 409 when it is already revoked. Call inside or outside a transaction.
+ *
+ * An action whose appeal is pending is revoked through revokeActionSettlingAppeal (appeals.ts),
+ * which decides the appeal first (overturned), so its case never waits in APPEALED for an appeal
+ * nobody can decide any more; here such an action is refused (409).
  */
 export function revokeEnforcementAction(
   ctx: DomainContext,
@@ -272,6 +276,8 @@ export function revokeEnforcementAction(
   return transaction(ctx, async () => {
     const before = await requireAction(ctx, { actionId: input.actionId, projectId: input.projectId });
     if (before.revokedAt !== null) throw conflict("The action is already revoked");
+    const [pending] = await ctx.db.select({ id: appeals.id }).from(appeals).where(and(eq(appeals.actionId, before.id), eq(appeals.status, "pending"))).limit(1);
+    if (pending) throw conflict(`An appeal of this action is pending (${pending.id}): decide the appeal, or revoke the action through the revoke route, which settles it`);
     const now = ctx.clock.now();
     const set = { revokedAt: now, revokedByType: actor.type, revokedById: actor.id, revokeReason: input.reason ?? null, updatedAt: now };
     await ctx.db.update(enforcementActions).set(set).where(eq(enforcementActions.id, before.id));

@@ -1,15 +1,16 @@
 import { z } from "zod";
-import { appealWithAction, actionWithAppeals, decideAppeal, fileAppeal, listAppeals } from "../../domain/appeals.ts";
 import {
-  actionEnd,
-  createEnforcementAction,
-  findEnforcementActions,
-  listIdentityActions,
-  revokeEnforcementAction,
-  updateEnforcementAction,
-} from "../../domain/enforcement.ts";
+  appealsInbox,
+  appealWithAction,
+  actionWithAppeals,
+  decideAppeal,
+  fileAppeal,
+  listAppeals,
+  revokeActionSettlingAppeal,
+} from "../../domain/appeals.ts";
+import { actionEnd, createEnforcementAction, findEnforcementActions, listIdentityActions, updateEnforcementAction } from "../../domain/enforcement.ts";
 import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/validation.ts";
-import { APPEAL_STATUSES, appealViewSchema } from "../../domain/views/appeal.ts";
+import { APPEAL_FILTERS, APPEAL_STATUSES, appealInboxSchema, appealViewSchema } from "../../domain/views/appeal.ts";
 import { ACTION_KINDS, ACTION_STATUSES, enforcementActionViewSchema } from "../../domain/views/enforcement.ts";
 import { limitSchema } from "../schemas.ts";
 import { orgProcedure, projectProcedure, router } from "../trpc.ts";
@@ -179,9 +180,11 @@ export const enforcementRouter = router({
   revoke: projectProcedure(z.object({ ...orgProject, actionId: id, reason: noteText.optional() }))
     .meta({ family: "org", openapi: { method: "POST", path: `${base}/{actionId}/revoke`, summary: "Revoke an enforcement action", tags, errorResponses: { 409: "The action is already revoked" } } })
     .output(z.object({ action: enforcementActionViewSchema }))
-    .mutation(async ({ ctx, input }) => ({
-      action: await revokeEnforcementAction(ctx.domain, { actionId: input.actionId, projectId: ctx.project.id, reason: input.reason }),
-    })),
+    // A pending appeal of the action is settled first: overturned by the revocation (docs/enforcement.md).
+    .mutation(async ({ ctx, input }) => {
+      const { action } = await revokeActionSettlingAppeal(ctx.domain, { actionId: input.actionId, projectId: ctx.project.id, reason: input.reason });
+      return { action };
+    }),
 
   listAppeals: projectProcedure(
     z.object({
@@ -205,6 +208,24 @@ export const enforcementRouter = router({
     })
     .output(z.object({ appeals: z.array(appealViewSchema), nextCursor: z.string().nullable() }))
     .query(({ ctx, input }) => listAppeals(ctx.domain, input)),
+
+  /**
+   * The dashboard's appeals (tRPC only): the inbox (pending oldest first, decided by decision,
+   * newest first), or the appeals of a case or of an identity, each with its action, the
+   * identity, the case and who decided it, and the counts of pending and decided appeals.
+   */
+  appealsInbox: projectProcedure(
+    z.object({
+      projectId: projectIdSchema.optional(),
+      status: z.enum(APPEAL_FILTERS).optional(),
+      caseId: id.optional(),
+      identityId: id.optional(),
+      cursor: z.string().max(120).optional(),
+      limit: limitSchema(25),
+    }),
+  )
+    .output(appealInboxSchema)
+    .query(({ ctx, input }) => appealsInbox(ctx.domain, { ...input, projectId: ctx.project?.id })),
 
   getAppeal: orgProcedure(z.object({ orgSlug, appealId: id }))
     .meta({ family: "org", openapi: { method: "GET", path: "/organizations/{orgSlug}/appeals/{appealId}", summary: "Get an appeal and its action", tags } })
