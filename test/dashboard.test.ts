@@ -427,6 +427,10 @@ describe("dashboard in Chromium", () => {
       await bar.getByRole("button", { name: "Dismiss" }).click();
       const dialog = page.getByRole("dialog", { name: "Dismiss 2 cases" });
       await dialog.getByLabel("Reason").selectOption("not_actionable");
+      // One of them is a colleague's: the dialog asks whether to take it over (else it is skipped).
+      const takeOver = dialog.getByRole("checkbox", { name: "Take over 1 case claimed by others" });
+      expect(await takeOver.isChecked()).toBe(false);
+      await takeOver.check();
       await dialog.getByRole("button", { name: "Confirm dismiss" }).click();
       await page.getByText("Dismissed 2 cases").waitFor();
       await page.getByRole("link", { name: "post p-77" }).waitFor({ state: "detached", timeout: 10_000 });

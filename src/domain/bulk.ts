@@ -16,13 +16,16 @@ import { bulkDecisions, cases, reports } from "../db/schema.ts";
 import { recordAudit } from "./audit.ts";
 import { iso } from "./clock.ts";
 import { transaction, type DomainContext } from "./context.ts";
-import { conflict, DomainError, forbidden, notFound } from "./errors.ts";
+import { badRequest, conflict, DomainError, forbidden, notFound } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { userEmails } from "./users.ts";
 import { findOpenCase } from "./open-case.ts";
 import type { DismissalReason, ResolutionCode, Team } from "./views/report.ts";
 import { asStatus, isOpenStatus, OPEN_STATUSES, type Status } from "./workflow.ts";
 import { applyTransition, type CaseRecord, type ReportRecord } from "./workflow-engine.ts";
+
+/** Resolution codes that carry an enforcement action: never applied in bulk without one. */
+const ACTION_RESOLUTION_CODES: readonly ResolutionCode[] = ["ACCOUNT_LEVEL_ACTION", "CONTENT_LEVEL_ACTION"];
 
 /** How long a bulk decision can be undone. */
 export const UNDO_WINDOW_MS = 60_000;
@@ -64,6 +67,13 @@ export function decideInBulk(
 ): Promise<BulkOutcome> {
   const caseIds = [...new Set(input.caseIds)];
   const { decision } = input;
+  // These codes say an action was taken: resolving many cases with one, without the action,
+  // would record what did not happen. Each case is resolved with its action (reports.resolve).
+  if (decision.action === "resolve" && decision.code && ACTION_RESOLUTION_CODES.includes(decision.code)) {
+    return Promise.reject(
+      badRequest(`decision.code: ${decision.code} takes an enforcement action per case; resolve each case with its action (reports.resolve with action)`),
+    );
+  }
   return transaction(ctx, async () => {
     const now = ctx.clock.now();
     const rows = await ctx.db.select().from(cases).where(and(eq(cases.orgId, ctx.orgId), inArray(cases.id, caseIds)));

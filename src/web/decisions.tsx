@@ -1,34 +1,62 @@
 /**
- * Deciding on cases: resolve, dismiss, escalate (one case or many at once), claim and release.
- * A decision is made on one open report of the case and applies to the whole case
- * (docs/workflow.md), through the same procedures the SDK routes use.
+ * Deciding on cases: resolve, dismiss, escalate (one case or many at once), claim and release,
+ * enforce. A decision on one case is made on one of its open reports and applies to the whole
+ * case (docs/workflow.md), through the same procedures the SDK routes use; a decision on several
+ * cases is one `cases.bulkDecide`, undoable from its notice for the undo window.
+ *
+ * Claims hold: a case claimed by someone else is decided only when the moderator says to take
+ * it over (the server refuses it otherwise, 409 naming the holder).
  */
-import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { useState, type FormEvent } from "react";
-import { ACTION_KINDS, CONTENT_KINDS, TIMED_KINDS, type ActionKind } from "../domain/views/enforcement.ts";
-import {
-  DEFAULT_TEAM,
-  DISMISSAL_REASONS,
-  RESOLUTION_CODES,
-  TEAMS,
-  type DismissalReason,
-  type ResolutionCode,
-  type Team,
-} from "../domain/views/report.ts";
-import { errorMessage, trpc } from "./api.ts";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useEffect, useRef, useState, type FormEvent, type ReactNode } from "react";
+import { plainWords, renderTemplate, type TemplateValues } from "../domain/template-text.ts";
+import { ACCOUNT_KINDS, ACTION_KINDS, CONTENT_KINDS, TIMED_KINDS, type ActionKind } from "../domain/views/enforcement.ts";
+import { DEFAULT_TEAM, DISMISSAL_REASONS, RESOLUTION_CODES, TEAMS, type DismissalReason, type ResolutionCode, type Team } from "../domain/views/report.ts";
+import type { TemplateKind } from "../domain/views/template.ts";
+import { errorCode, errorMessage, trpc, type Inputs } from "./api.ts";
+import { useSession } from "./app.tsx";
 import { Dialog, ErrorNote, Field, useToast } from "./ui.tsx";
 
 /** The default team first: the order the dialog offers them in. */
 const TEAM_CHOICES: readonly Team[] = [DEFAULT_TEAM, ...TEAMS.filter((t) => t !== DEFAULT_TEAM)];
 
 const humanize = (s: string) => s.toLowerCase().replace(/_/g, " ").replace(/^\w/, (c) => c.toUpperCase());
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/** How the server's 409 for a case claimed by someone else begins (CLAIMED_BY, src/domain/workflow-engine.ts). */
+const CLAIMED_BY = "This case is claimed by ";
+const claimRefusal = (err: unknown): string | null => {
+  if (errorCode(err) !== "CONFLICT") return null;
+  const message = errorMessage(err);
+  return message.startsWith(CLAIMED_BY) ? message.slice(CLAIMED_BY.length).split(":")[0]!.trim() : null;
+};
+
+/** Resolution codes that carry an enforcement action, and the kinds each takes. */
+const ACTION_CODES: Partial<Record<ResolutionCode, readonly ActionKind[]>> = {
+  ACCOUNT_LEVEL_ACTION: ACCOUNT_KINDS,
+  CONTENT_LEVEL_ACTION: CONTENT_KINDS,
+};
 
 export type DecisionAction = "resolve" | "dismiss" | "escalate";
+
+/**
+ * A case to decide on. The queue knows everything about its rows; a target with only the ids
+ * (the case page's) is completed from the case already loaded (`dashboard.case`).
+ */
 export interface DecisionTarget {
   caseId: string;
   /** An open report of the case (null: nothing left to decide). */
   reportId: string | null;
   label: string;
+  projectId?: string;
+  /** The case's severity bucket: emergency, high or normal. */
+  bucket?: string;
+  /** The report categories the case's reports give. */
+  reasons?: string[];
+  /** Who claimed the case (null: nobody). */
+  assignee?: { id: string; email: string } | null;
+  hasSubject?: boolean;
+  hasContent?: boolean;
 }
 
 const VERB: Record<DecisionAction, [string, string]> = {
@@ -37,7 +65,134 @@ const VERB: Record<DecisionAction, [string, string]> = {
   escalate: ["Escalate", "Escalated"],
 };
 
-/** The dialog that asks what a decision needs (code, reason, team, note) and applies it to every target. */
+/** An action in words, for templates and notices: "24-hour suspension", "3-day mute", "ban". */
+export function describeAction(kind: ActionKind, duration: string, unit: "hours" | "days"): string {
+  const n = Number(duration);
+  if (!TIMED_KINDS.includes(kind) || !duration || !(n > 0)) return plainWords(kind);
+  return `${n}-${unit === "hours" ? "hour" : "day"} ${plainWords(kind)}`;
+}
+
+const durationSeconds = (kind: ActionKind, duration: string, unit: "hours" | "days"): number | undefined =>
+  TIMED_KINDS.includes(kind) && duration && Number(duration) > 0 ? Math.round(Number(duration) * (unit === "hours" ? 3600 : 86400)) : undefined;
+
+/** The fields of an enforcement action: kind, duration for the timed kinds. */
+function ActionKindFields({
+  kinds,
+  kind,
+  setKind,
+  duration,
+  setDuration,
+  unit,
+  setUnit,
+  autoFocus,
+}: {
+  kinds: readonly ActionKind[];
+  kind: ActionKind;
+  setKind: (k: ActionKind) => void;
+  duration: string;
+  setDuration: (d: string) => void;
+  unit: "hours" | "days";
+  setUnit: (u: "hours" | "days") => void;
+  autoFocus?: boolean;
+}) {
+  return (
+    <>
+      <Field label="Action">
+        <select value={kind} onChange={(e) => setKind(e.target.value as ActionKind)} data-autofocus={autoFocus ? true : undefined}>
+          {kinds.map((k) => (
+            <option key={k} value={k}>
+              {humanize(k)}
+            </option>
+          ))}
+        </select>
+      </Field>
+      {TIMED_KINDS.includes(kind) && (
+        <div className="inline-form">
+          <Field label={kind === "mute" ? "Duration (empty: permanent)" : "Duration"}>
+            <input type="number" min={1} value={duration} required={kind === "suspension"} onChange={(e) => setDuration(e.target.value)} />
+          </Field>
+          <Field label="Unit">
+            <select value={unit} onChange={(e) => setUnit(e.target.value as "hours" | "days")}>
+              <option value="hours">hours</option>
+              <option value="days">days</option>
+            </select>
+          </Field>
+        </div>
+      )}
+    </>
+  );
+}
+
+/**
+ * The project's decision templates of one kind as a picker: choosing one fills the note with
+ * its text, placeholders filled from the dialog (and again when those change, as long as the
+ * note is still the template's text).
+ */
+function TemplatePicker({ projectId, kind, values, note, setNote }: { projectId: string | null | undefined; kind: TemplateKind; values: TemplateValues; note: string; setNote: (n: string) => void }) {
+  const templates = useQuery({
+    queryKey: ["templates", projectId, kind],
+    queryFn: () => trpc.templates.list.query({ projectId: projectId!, kind }),
+    enabled: !!projectId,
+    staleTime: 30_000,
+  });
+  const [templateId, setTemplateId] = useState("");
+  const filled = useRef<string | null>(null);
+  const chosen = templates.data?.templates.find((t) => t.id === templateId);
+  const text = chosen ? renderTemplate(chosen.body, values) : null;
+  useEffect(() => {
+    if (text === null) return;
+    // The note follows the template until the moderator edits it.
+    if (filled.current === null || note === filled.current || !note.trim()) {
+      setNote(text);
+      filled.current = text;
+    }
+  }, [text]);
+  const list = templates.data?.templates ?? [];
+  if (!list.length) return null;
+  return (
+    <Field label="Template" hint="Fills the note; {action}, {reason} and {category} are filled in.">
+      <select
+        value={templateId}
+        onChange={(e) => {
+          filled.current = null;
+          setTemplateId(e.target.value);
+        }}
+      >
+        <option value="">No template</option>
+        {list.map((t) => (
+          <option key={t.id} value={t.id}>
+            {t.name}
+          </option>
+        ))}
+      </select>
+    </Field>
+  );
+}
+
+/** What a target knows, completed for a lone target from the case already loaded (the case page). */
+function useCompleted(targets: DecisionTarget[], open: boolean): DecisionTarget[] {
+  const lone = targets.length === 1 && targets[0]!.assignee === undefined ? targets[0]! : null;
+  const detail = useQuery({
+    queryKey: ["case", lone?.caseId],
+    queryFn: () => trpc.dashboard.case.query({ caseId: lone!.caseId }),
+    enabled: open && !!lone,
+  });
+  const d = detail.data;
+  if (!lone || !d) return targets;
+  return [
+    {
+      ...lone,
+      projectId: lone.projectId ?? d.case.projectId,
+      bucket: lone.bucket ?? d.case.bucket,
+      reasons: lone.reasons ?? [...new Set(d.reports.flatMap((r) => r.reasons))],
+      assignee: d.assignee,
+      hasSubject: lone.hasSubject ?? d.subject != null,
+      hasContent: lone.hasContent ?? d.case.contentExternalId != null,
+    },
+  ];
+}
+
+/** The dialog that asks what a decision needs (code, reason, team, note, action) and applies it to every target. */
 export function DecisionDialog({
   action,
   targets,
@@ -49,94 +204,259 @@ export function DecisionDialog({
   onClose: () => void;
   onDone?: () => void;
 }) {
+  const title = action ? `${VERB[action][0]} ${targets.length === 1 ? targets[0]!.label : `${targets.length} cases`}` : "";
+  return (
+    <Dialog open={!!action} title={title} onClose={onClose}>
+      {action && <DecisionForm key={`${action}:${targets.map((t) => t.caseId).join(",")}`} action={action} targets={targets} onClose={onClose} onDone={onDone} />}
+    </Dialog>
+  );
+}
+
+type BulkInput = Inputs["cases"]["bulkDecide"];
+interface Outcome {
+  /** The notice. */
+  text: string;
+  /** Cases that could not be decided, with why. */
+  failed: string[];
+  bulkId: string | null;
+  undoUntil: string | null;
+}
+
+function DecisionForm({ action, targets: given, onClose, onDone }: { action: DecisionAction; targets: DecisionTarget[]; onClose: () => void; onDone?: () => void }) {
   const qc = useQueryClient();
   const toast = useToast();
+  const { me } = useSession();
+  const targets = useCompleted(given, true);
   const [code, setCode] = useState<ResolutionCode>("NO_VIOLATION");
   const [reason, setReason] = useState<DismissalReason>("not_actionable");
   const [team, setTeam] = useState<Team>(DEFAULT_TEAM);
   const [note, setNote] = useState("");
+  const [takeOver, setTakeOver] = useState(false);
+  /** The holder the server named when it refused a decision on a claimed case. */
+  const [refusedBy, setRefusedBy] = useState<string | null>(null);
+  const kinds = action === "resolve" ? ACTION_CODES[code] : undefined;
+  const [kind, setKind] = useState<ActionKind>("suspension");
+  const [duration, setDuration] = useState("24");
+  const [unit, setUnit] = useState<"hours" | "days">("hours");
+  const [actionReason, setActionReason] = useState("");
+  const actionKind: ActionKind | null = kinds ? (kinds.includes(kind) ? kind : kinds[0]!) : null;
+
+  const single = targets.length === 1;
+  const projectIds = [...new Set(targets.map((t) => t.projectId).filter((p): p is string => !!p))];
+  const categories = [...new Set(targets.flatMap((t) => t.reasons ?? []))];
+  const claimedByOthers = targets.filter((t) => t.assignee && t.assignee.id !== me.user.id);
+  const serious = targets.filter((t) => t.bucket === "high" || t.bucket === "emergency");
+  // What the serious cases carry beyond what every selected case has in common.
+  const shared = targets.length ? (targets[0]!.reasons ?? []).filter((r) => targets.every((t) => t.reasons?.includes(r))) : [];
+  const alsoCarry = [...new Set(serious.flatMap((t) => t.reasons ?? []))].filter((r) => !shared.includes(r));
+  const defaultActionReason = categories.join(", ") || "policy violation";
+
+  const templateValues: TemplateValues =
+    action === "resolve"
+      ? { reason: plainWords(code), action: actionKind ? describeAction(actionKind, duration, unit) : "", category: categories.join(", ") }
+      : action === "dismiss"
+        ? { reason: plainWords(reason), category: categories.join(", ") }
+        : {};
+
+  /** Undo of a bulk decision, from its notice (the dialog is gone by then). */
+  const undo = async (bulkId: string) => {
+    try {
+      const r = await trpc.cases.undoBulk.mutate({ bulkId });
+      const not = r.notRestored.length ? `; ${plural(r.notRestored.length, "case")} left as they are (${r.notRestored.map((n) => n.reason).join("; ")})` : "";
+      toast(`Undone: ${plural(r.restored.length, "case")} back as before${not}`);
+    } catch (err) {
+      toast(errorMessage(err), "error");
+    }
+    void qc.invalidateQueries();
+  };
   const decide = useMutation({
-    mutationFn: async () => {
-      const live = targets.filter((t): t is DecisionTarget & { reportId: string } => t.reportId != null);
+    mutationFn: async (): Promise<Outcome> => {
       const trimmed = note.trim() || undefined;
-      // httpBatchLink sends these together in one request.
-      const results = await Promise.allSettled(
-        live.map((t) =>
-          action === "resolve"
-            ? trpc.reports.resolve.mutate({ reportId: t.reportId, resolutionCode: code, note: trimmed })
-            : action === "dismiss"
-              ? trpc.reports.dismiss.mutate({ reportId: t.reportId, reason, note: trimmed })
-              : trpc.reports.escalate.mutate({ reportId: t.reportId, team, note: trimmed }),
-        ),
-      );
-      const failed = results.flatMap((r, i) => (r.status === "rejected" ? [`${live[i]!.label}: ${errorMessage(r.reason)}`] : []));
-      return { done: results.length - failed.length, failed, skipped: targets.length - live.length };
+      const actionInput = actionKind
+        ? { kind: actionKind, reason: actionReason.trim() || defaultActionReason, durationSeconds: durationSeconds(actionKind, duration, unit) }
+        : undefined;
+      if (single) {
+        const t = targets[0]!;
+        if (!t.reportId) throw new Error("Nothing is open in this case any more.");
+        const over = takeOver || undefined;
+        if (action === "resolve") {
+          const r = await trpc.reports.resolve.mutate({ reportId: t.reportId, resolutionCode: code, note: trimmed, action: actionInput, takeOver: over });
+          return { text: `${VERB.resolve[1]} ${t.label}${r.enforcementActionId && actionKind ? ` with a ${describeAction(actionKind, duration, unit)}` : ""}`, failed: [], bulkId: null, undoUntil: null };
+        }
+        if (action === "dismiss") await trpc.reports.dismiss.mutate({ reportId: t.reportId, reason, note: trimmed, takeOver: over });
+        else await trpc.reports.escalate.mutate({ reportId: t.reportId, team, note: trimmed, takeOver: over });
+        return { text: `${VERB[action][1]} ${t.label}`, failed: [], bulkId: null, undoUntil: null };
+      }
+      if (actionInput) {
+        // An enforcement action per case: each case resolved with its own action through the
+        // same procedure as one case (no bulk undo: actions are revoked on the case page).
+        const mine = targets.filter((t) => takeOver || !claimedByOthers.includes(t));
+        const skipped = targets.length - mine.length;
+        const results = await Promise.allSettled(
+          mine.map((t) =>
+            t.reportId
+              ? trpc.reports.resolve.mutate({ reportId: t.reportId, resolutionCode: code, note: trimmed, action: actionInput, takeOver: takeOver || undefined })
+              : Promise.reject(new Error("nothing open")),
+          ),
+        );
+        const failed = results.flatMap((r, i) => (r.status === "rejected" ? [`${mine[i]!.label}: ${errorMessage(r.reason)}`] : []));
+        const done = results.length - failed.length;
+        const what = describeAction(actionInput.kind, duration, unit);
+        return {
+          text: `${VERB.resolve[1]} ${plural(done, "case")}, each with a ${what}${skipped ? `; skipped ${skipped} claimed by others` : ""}`,
+          failed,
+          bulkId: null,
+          undoUntil: null,
+        };
+      }
+      const decision: BulkInput["decision"] =
+        action === "resolve" ? { action, code, note: trimmed } : action === "dismiss" ? { action, reason, note: trimmed } : { action, team, note: trimmed };
+      const out = await trpc.cases.bulkDecide.mutate({ caseIds: targets.map((t) => t.caseId), decision, othersClaims: takeOver ? "take_over" : "skip" });
+      const label = new Map(targets.map((t) => [t.caseId, t.label] as const));
+      const whys = new Map<string, number>();
+      for (const s of out.skipped) whys.set(s.reason, (whys.get(s.reason) ?? 0) + 1);
+      const skippedText = out.skipped.length
+        ? `; skipped ${out.skipped.length} (${[...whys].map(([why, n]) => (n > 1 ? `${n} ${why}` : why)).join("; ")})`
+        : "";
+      return {
+        text: `${VERB[action][1]} ${plural(out.decided.length, "case")}${skippedText}`,
+        failed: out.skipped.length && !out.decided.length ? out.skipped.map((s) => `${label.get(s.caseId) ?? s.caseId}: ${s.reason}`) : [],
+        bulkId: out.bulkId,
+        undoUntil: out.undoUntil,
+      };
     },
-    onSuccess: ({ done, failed, skipped }) => {
-      if (action) toast(`${VERB[action][1]} ${done} case${done === 1 ? "" : "s"}${skipped ? ` (${skipped} had nothing open)` : ""}`);
-      if (failed.length) toast(`Failed: ${failed.join("; ")}`, "error");
-      setNote("");
+    onSuccess: (out) => {
+      if (out.bulkId && out.undoUntil) {
+        const bulkId = out.bulkId;
+        // The notice stays for the undo window (by the server's clock, at most a minute here).
+        const ms = Math.max(5000, Math.min(60_000, Date.parse(out.undoUntil) - Date.now()));
+        toast(out.text, "ok", { action: { label: "Undo", run: () => void undo(bulkId) }, ms });
+      } else {
+        toast(out.text);
+      }
+      if (out.failed.length) toast(`Not decided: ${out.failed.join("; ")}`, "error");
       void qc.invalidateQueries();
       onDone?.();
       onClose();
     },
+    onError: (err) => {
+      const holder = claimRefusal(err);
+      if (holder) setRefusedBy(holder);
+    },
   });
-  if (!action) return <Dialog open={false} title="" onClose={onClose}>{null}</Dialog>;
+
   const submit = (e: FormEvent) => {
     e.preventDefault();
     decide.mutate();
   };
-  const title = `${VERB[action][0]} ${targets.length === 1 ? targets[0]!.label : `${targets.length} cases`}`;
+  const holder = single ? (claimedByOthers[0]?.assignee?.email ?? refusedBy) : null;
+  let care: ReactNode = null;
+  if (!single && (serious.length || claimedByOthers.length)) {
+    care = (
+      <div className="bulk-care" data-testid="bulk-care">
+        {serious.length > 0 && (
+          <>
+            <p>
+              <strong>
+                {`${serious.length} ${serious.length === 1 ? "is" : "are"} HIGH or emergency${alsoCarry.length ? `; ${serious.length === 1 ? "it also carries" : "they also carry"}: ${alsoCarry.join(", ")}` : ""}`}
+              </strong>
+            </p>
+            <ul>
+              {serious.slice(0, 5).map((t) => (
+                <li key={t.caseId}>
+                  {t.label} <span className="muted">({t.bucket}; {(t.reasons ?? []).join(", ")})</span>
+                </li>
+              ))}
+              {serious.length > 5 && <li>and {serious.length - 5} more</li>}
+            </ul>
+          </>
+        )}
+        {claimedByOthers.length > 0 && (
+          <div className="switch">
+            <input id="take-over-many" type="checkbox" checked={takeOver} onChange={(e) => setTakeOver(e.target.checked)} aria-describedby="take-over-many-hint" />
+            <span>
+              <label htmlFor="take-over-many">{`Take over ${plural(claimedByOthers.length, "case")} claimed by others`}</label>
+              <span id="take-over-many-hint" className="field-hint">
+                {`Claimed by ${[...new Set(claimedByOthers.map((t) => t.assignee!.email))].join(", ")}. Unticked, ${claimedByOthers.length === 1 ? "it is" : "they are"} skipped.`}
+              </span>
+            </span>
+          </div>
+        )}
+      </div>
+    );
+  }
   return (
-    <Dialog open title={title} onClose={onClose}>
-      <form onSubmit={submit} className="stack">
-        {action === "resolve" && (
-          <Field label="Resolution">
-            <select value={code} onChange={(e) => setCode(e.target.value as ResolutionCode)} autoFocus>
-              {RESOLUTION_CODES.map((c) => (
-                <option key={c} value={c}>
-                  {humanize(c)}
-                </option>
-              ))}
-            </select>
-          </Field>
-        )}
-        {action === "dismiss" && (
-          <Field label="Reason">
-            <select value={reason} onChange={(e) => setReason(e.target.value as DismissalReason)} autoFocus>
-              {DISMISSAL_REASONS.map((r) => (
-                <option key={r} value={r}>
-                  {humanize(r)}
-                </option>
-              ))}
-            </select>
-          </Field>
-        )}
-        {action === "escalate" && (
-          <Field label="Team">
-            <select value={team} onChange={(e) => setTeam(e.target.value as Team)} autoFocus>
-              {TEAM_CHOICES.map((t) => (
-                <option key={t} value={t}>
-                  {humanize(t)}
-                </option>
-              ))}
-            </select>
-          </Field>
-        )}
-        <Field label="Note (optional)" hint="Kept with the decision and sent back to the platform.">
-          <textarea rows={3} maxLength={2000} value={note} onChange={(e) => setNote(e.target.value)} />
-        </Field>
-        {targets.length > 1 && <p className="muted">Applies to each case and to every open report in it.</p>}
-        <div className="actions">
-          <button type="button" className="secondary" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" className={action === "escalate" ? "warn" : "primary"} disabled={decide.isPending}>
-            {decide.isPending ? "Working…" : `Confirm ${VERB[action][0].toLowerCase()}`}
-          </button>
+    <form onSubmit={submit} className="stack">
+      {single && holder && (
+        <div className="claim-warning" role="note">
+          <p>{`Taken by ${holder}: they are working on this case. Deciding on it takes it over from them.`}</p>
+          <label className="check">
+            <input type="checkbox" checked={takeOver} onChange={(e) => setTakeOver(e.target.checked)} /> {`Take over this case from ${holder}`}
+          </label>
         </div>
-      </form>
-    </Dialog>
+      )}
+      {action === "resolve" && (
+        <Field label="Resolution">
+          <select value={code} onChange={(e) => setCode(e.target.value as ResolutionCode)} data-autofocus>
+            {RESOLUTION_CODES.map((c) => (
+              <option key={c} value={c}>
+                {humanize(c)}
+              </option>
+            ))}
+          </select>
+        </Field>
+      )}
+      {action === "resolve" && kinds && actionKind && (
+        <fieldset className="stack action-fields">
+          <legend>{single ? "Enforcement action, applied with the resolution" : "Enforcement action, applied to each case with its resolution"}</legend>
+          <ActionKindFields kinds={kinds} kind={actionKind} setKind={setKind} duration={duration} setDuration={setDuration} unit={unit} setUnit={setUnit} />
+          <Field label="Action reason" hint="Shown to the platform (and possibly to the user).">
+            <input value={actionReason} placeholder={defaultActionReason} onChange={(e) => setActionReason(e.target.value)} maxLength={1000} />
+          </Field>
+          {!single && <p className="muted">{`Each of the ${targets.length} cases is resolved on its own with its own action; this cannot be undone from the notice (revoke actions on the case pages).`}</p>}
+          {code === "ACCOUNT_LEVEL_ACTION" && targets.some((t) => t.hasSubject === false) && (
+            <p className="muted">A case about content alone has no account to act on: it is refused.</p>
+          )}
+        </fieldset>
+      )}
+      {action === "dismiss" && (
+        <Field label="Reason">
+          <select value={reason} onChange={(e) => setReason(e.target.value as DismissalReason)} data-autofocus>
+            {DISMISSAL_REASONS.map((r) => (
+              <option key={r} value={r}>
+                {humanize(r)}
+              </option>
+            ))}
+          </select>
+        </Field>
+      )}
+      {action === "escalate" && (
+        <Field label="Team">
+          <select value={team} onChange={(e) => setTeam(e.target.value as Team)} data-autofocus>
+            {TEAM_CHOICES.map((t) => (
+              <option key={t} value={t}>
+                {humanize(t)}
+              </option>
+            ))}
+          </select>
+        </Field>
+      )}
+      {action !== "escalate" && projectIds.length === 1 && <TemplatePicker projectId={projectIds[0]} kind={action} values={templateValues} note={note} setNote={setNote} />}
+      <Field label="Note (optional)" hint="Kept with the decision and sent back to the platform.">
+        <textarea rows={3} maxLength={2000} value={note} onChange={(e) => setNote(e.target.value)} />
+      </Field>
+      {care}
+      {!single && <p className="muted">{`Applies to each case and to every open report in it.${actionKind ? "" : " It can be undone from the notice for a minute."}`}</p>}
+      <ErrorNote error={decide.error} />
+      <div className="actions">
+        <button type="button" className="secondary" onClick={onClose}>
+          Cancel
+        </button>
+        <button type="submit" className={action === "escalate" ? "warn" : "primary"} disabled={decide.isPending}>
+          {decide.isPending ? "Working…" : `Confirm ${VERB[action][0].toLowerCase()}`}
+        </button>
+      </div>
+    </form>
   );
 }
 
@@ -159,10 +479,10 @@ export function useClaim() {
   });
 }
 
-
 /**
  * Enforce: an action against the case's subject (or its content) linked to one of its reports,
- * through the enforcement procedures the organization routes use.
+ * through the enforcement procedures the organization routes use. The project's "enforce"
+ * templates fill the internal note.
  */
 export function EnforceDialog({
   open,
@@ -173,6 +493,7 @@ export function EnforceDialog({
   defaultReason,
   hasSubject,
   hasContent,
+  categories,
 }: {
   open: boolean;
   onClose: () => void;
@@ -182,6 +503,8 @@ export function EnforceDialog({
   defaultReason: string;
   hasSubject: boolean;
   hasContent: boolean;
+  /** The case's report categories, for templates' {category} (default: defaultReason). */
+  categories?: string[];
 }) {
   const qc = useQueryClient();
   const toast = useToast();
@@ -199,7 +522,7 @@ export function EnforceDialog({
         reason: reason.trim() || defaultReason,
         note: note.trim() || null,
         reportId: reportId ?? undefined,
-        durationSeconds: TIMED_KINDS.includes(kind) && duration ? Math.round(Number(duration) * (unit === "hours" ? 3600 : 86400)) : undefined,
+        durationSeconds: durationSeconds(kind, duration, unit),
       }),
     onSuccess: (r) => {
       toast(`${r.action.kind.replace("_", " ")} recorded`);
@@ -209,6 +532,7 @@ export function EnforceDialog({
     },
   });
   const available = ACTION_KINDS.filter((k) => (CONTENT_KINDS.includes(k) ? hasContent : hasSubject));
+  const values: TemplateValues = { action: describeAction(kind, duration, unit), reason: reason.trim() || defaultReason, category: (categories ?? [defaultReason]).join(", ") };
   return (
     <Dialog open={open} title="Enforce" onClose={onClose}>
       <form
@@ -218,31 +542,11 @@ export function EnforceDialog({
           enforce.mutate();
         }}
       >
-        <Field label="Action">
-          <select value={kind} onChange={(e) => setKind(e.target.value as ActionKind)} autoFocus>
-            {available.map((k) => (
-              <option key={k} value={k}>
-                {humanize(k)}
-              </option>
-            ))}
-          </select>
-        </Field>
-        {TIMED_KINDS.includes(kind) && (
-          <div className="inline-form">
-            <Field label={kind === "mute" ? "Duration (empty: permanent)" : "Duration"}>
-              <input type="number" min={1} value={duration} required={kind === "suspension"} onChange={(e) => setDuration(e.target.value)} />
-            </Field>
-            <Field label="Unit">
-              <select value={unit} onChange={(e) => setUnit(e.target.value as "hours" | "days")}>
-                <option value="hours">hours</option>
-                <option value="days">days</option>
-              </select>
-            </Field>
-          </div>
-        )}
+        <ActionKindFields kinds={available} kind={kind} setKind={setKind} duration={duration} setDuration={setDuration} unit={unit} setUnit={setUnit} autoFocus />
         <Field label="Reason" hint="Shown to the platform (and possibly to the user).">
           <input value={reason} onChange={(e) => setReason(e.target.value)} maxLength={1000} required />
         </Field>
+        {open && <TemplatePicker projectId={projectId} kind="enforce" values={values} note={note} setNote={setNote} />}
         <Field label="Internal note (optional)">
           <textarea rows={2} maxLength={2000} value={note} onChange={(e) => setNote(e.target.value)} />
         </Field>

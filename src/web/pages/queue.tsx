@@ -1,16 +1,29 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useEffect, useMemo, useRef, useState } from "react";
+import { QUEUE_PAGE_SIZE, QUEUE_VIEWS, teamOfView, type QueueView } from "../../domain/views/queue.ts";
 import { trpc, type Inputs, type QueueItem } from "../api.ts";
 import { useSession } from "../app.tsx";
 import { DecisionDialog, useClaim, type DecisionAction, type DecisionTarget } from "../decisions.tsx";
 import { href, navigate } from "../router.ts";
-import { Badge, BucketBadge, Field, Kbd, ProjectOptions, QueryTable, SeverityBadge, StatusBadge, TimeAgo, useShortcuts } from "../ui.tsx";
+import { Badge, BucketBadge, Dialog, Field, Kbd, ProjectOptions, QueryTable, SeverityBadge, StatusBadge, TimeAgo, useShortcuts } from "../ui.tsx";
 
 type QueueInput = Inputs["dashboard"]["queue"];
-type Filters = { projectId: string; status: string; category: string; bucket: string; assigned: string };
-const NO_FILTERS: Filters = { projectId: "", status: "", category: "", bucket: "", assigned: "" };
+type Filters = { view: string; projectId: string; status: string; category: string; bucket: string; assigned: string; tag: string };
+const NO_FILTERS: Filters = { view: "", projectId: "", status: "", category: "", bucket: "", assigned: "", tag: "" };
 const FILTERS_KEY = "flagstaff.queueFilters";
+/** Where the moderator was in the queue (page cursors, highlighted row), so that coming back from a case lands there. */
+const POSITION_KEY = "flagstaff.queuePosition";
 const BUCKET_SAYS: Record<string, string[]> = { emergency: ["CRITICAL"], high: ["HIGH"] };
+
+const humanize = (s: string) => s.toLowerCase().replace(/_/g, " ");
+
+const VIEW_LABELS: Partial<Record<QueueView, string>> = { open: "All open", unassigned: "Unassigned", mine: "Mine", appealed: "Appealed" };
+
+/** The tab label of a view. */
+export function viewLabel(view: QueueView): string {
+  const team = teamOfView(view);
+  return team ? `Escalated: ${humanize(team)}` : (VIEW_LABELS[view] ?? view);
+}
 
 export function caseTitle(c: { target: { contentType: string | null; contentExternalId: string } | null; subject: { displayName: string } | null }): string {
   if (c.target) return `${c.target.contentType ?? "content"} ${c.target.contentExternalId}`;
@@ -26,22 +39,50 @@ function loadFilters(): Filters {
   }
 }
 
+interface Position {
+  /** The filters the position belongs to (JSON of Filters). */
+  filters: string;
+  /** The cursor of each page before the current one (the first page has none). */
+  cursors: string[];
+  index: number;
+  caseId: string | null;
+}
+
+function loadPosition(filters: Filters): Position {
+  const fresh: Position = { filters: JSON.stringify(filters), cursors: [], index: 0, caseId: null };
+  try {
+    const saved = JSON.parse(sessionStorage.getItem(POSITION_KEY) ?? "null") as Position | null;
+    return saved && saved.filters === fresh.filters && Array.isArray(saved.cursors) ? saved : fresh;
+  } catch {
+    return fresh;
+  }
+}
+
 export function QueuePage() {
   const { me, can, projects } = useSession();
   const isModerator = can("moderator");
   const [filters, setFiltersState] = useState<Filters>(loadFilters);
-  const setFilter = (k: keyof Filters, v: string) => {
-    const next = { ...filters, [k]: v, ...(k === "projectId" ? { category: "" } : {}) };
+  const initial = useRef<Position | null>(null);
+  initial.current ??= loadPosition(filters);
+  /** Cursors of the pages before this one: the page is cursors.length + 1. */
+  const [cursors, setCursors] = useState<string[]>(initial.current.cursors);
+  const applyFilters = (next: Filters) => {
     sessionStorage.setItem(FILTERS_KEY, JSON.stringify(next));
     setFiltersState(next);
+    setCursors([]);
+    setActive(0);
   };
+  const setFilter = (k: keyof Filters, v: string) => applyFilters({ ...filters, [k]: v, ...(k === "projectId" ? { category: "" } : {}) });
   const input: QueueInput = {
     projectId: filters.projectId || undefined,
+    view: (filters.view || undefined) as QueueInput["view"],
     status: (filters.status || undefined) as QueueInput["status"],
     category: filters.category || undefined,
     bucket: (filters.bucket || undefined) as QueueInput["bucket"],
     assigned: (filters.assigned || undefined) as QueueInput["assigned"],
-    limit: 100,
+    tag: filters.tag || undefined,
+    cursor: cursors.at(-1),
+    limit: QUEUE_PAGE_SIZE,
   };
   const queue = useQuery({ queryKey: ["queue", input], queryFn: () => trpc.dashboard.queue.query(input), placeholderData: keepPreviousData });
   const categoryProjects = filters.projectId ? [filters.projectId] : projects.map((p) => p.id);
@@ -53,15 +94,26 @@ export function QueuePage() {
     },
     enabled: categoryProjects.length > 0,
   });
+  const tags = useQuery({ queryKey: ["tags"], queryFn: () => trpc.dashboard.tags.query(), staleTime: 30_000 });
 
   const items = queue.data?.items ?? [];
   const counts = queue.data?.counts;
-  const [active, setActive] = useState(0);
+  const [active, setActive] = useState(initial.current.index);
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [dialog, setDialog] = useState<{ action: DecisionAction; targets: DecisionTarget[] } | null>(null);
   const [help, setHelp] = useState(false);
   const claim = useClaim();
   const rows = useRef<(HTMLTableRowElement | null)[]>([]);
+  /**
+   * After a dialog closes, focus goes back to the highlighted row; after a decision, again once
+   * the queue fetched after it (`after`) has arrived and the decided row is gone.
+   */
+  const refocus = useRef<{ after: number } | null>(null);
+  const restored = useRef(false);
+  /** The highlighted case's id as of the last render. */
+  const activeId = useRef<string | null>(null);
+  /** Where the highlight went when the rows last changed (read before the state has it). */
+  const settled = useRef<number | null>(null);
 
   // Rows that arrived since the page was opened are marked "new".
   const seen = useRef<Set<string> | null>(null);
@@ -79,23 +131,70 @@ export function QueuePage() {
     for (const c of items) seen.current.add(c.id);
   }, [queue.data]);
 
-  // Selection only keeps cases that are still in the queue.
+  const focusLink = (i: number) => rows.current[i]?.querySelector<HTMLElement>("a.case-link")?.focus();
+
+  // Selection only keeps cases that are still in the queue; the highlight stays on its case, or
+  // keeps its position when the case has gone (the row below a decided case takes its place);
+  // on coming back from a case it is where it was (the same case, or the same position).
   useEffect(() => {
     setSelected((s) => {
       const ids = new Set(items.map((c) => c.id));
       const next = new Set([...s].filter((id) => ids.has(id)));
       return next.size === s.size ? s : next;
     });
-    setActive((a) => Math.min(a, Math.max(0, items.length - 1)));
+    if (!queue.data || queue.isPlaceholderData) return;
+    if (!restored.current) {
+      restored.current = true;
+      const saved = initial.current;
+      const at = saved?.caseId ? items.findIndex((c) => c.id === saved.caseId) : -1;
+      const index = at >= 0 ? at : Math.min(saved?.index ?? 0, Math.max(0, items.length - 1));
+      setActive(index);
+      // Back from a case (a position was saved): the keyboard carries on from that row.
+      if (saved?.caseId) requestAnimationFrame(() => focusLink(index));
+      return;
+    }
+    // The highlighted case where it is now (cases above it may have come or gone), else its position.
+    const at = activeId.current ? items.findIndex((c) => c.id === activeId.current) : -1;
+    const next = at >= 0 ? at : Math.min(active, Math.max(0, items.length - 1));
+    settled.current = next;
+    setActive(next);
   }, [items]);
+
+  useEffect(() => {
+    activeId.current = items[active]?.id ?? null;
+    if (!restored.current) return;
+    const position: Position = { filters: JSON.stringify(filters), cursors, index: active, caseId: activeId.current };
+    sessionStorage.setItem(POSITION_KEY, JSON.stringify(position));
+  }, [active, items, cursors, filters]);
+
+  useEffect(() => {
+    // The rows' effect above set `settled` in this same commit when the rows changed.
+    const index = settled.current ?? Math.min(active, Math.max(0, items.length - 1));
+    settled.current = null;
+    const r = refocus.current;
+    if (!r || dialog || help) return;
+    focusLink(index);
+    if (queue.dataUpdatedAt >= r.after && !queue.isFetching) refocus.current = null;
+  }, [dialog, help, items, queue.dataUpdatedAt, queue.isFetching]);
 
   const current: QueueItem | undefined = items[active];
   const focusRow = (i: number) => {
     const n = Math.max(0, Math.min(items.length - 1, i));
     setActive(n);
-    rows.current[n]?.querySelector<HTMLElement>("a.case-link")?.focus();
+    focusLink(n);
   };
-  const targetsFor = (list: QueueItem[]): DecisionTarget[] => list.map((c) => ({ caseId: c.id, reportId: c.openReportId, label: caseTitle(c) }));
+  const targetsFor = (list: QueueItem[]): DecisionTarget[] =>
+    list.map((c) => ({
+      caseId: c.id,
+      reportId: c.openReportId,
+      label: caseTitle(c),
+      projectId: c.projectId,
+      bucket: c.bucket,
+      reasons: c.reasons,
+      assignee: c.assignee,
+      hasSubject: c.subject != null,
+      hasContent: c.target != null,
+    }));
   const chosen = (): QueueItem[] => (selected.size ? items.filter((c) => selected.has(c.id)) : current ? [current] : []);
   const decide = (action: DecisionAction) => {
     const list = chosen();
@@ -113,6 +212,19 @@ export function QueuePage() {
       else next.add(id);
       return next;
     });
+  const nextPage = () => {
+    const next = queue.data?.nextCursor;
+    if (!next) return;
+    setCursors((c) => [...c, next]);
+    setActive(0);
+    document.getElementById("queue-title")?.scrollIntoView({ block: "start" });
+  };
+  const previousPage = () => {
+    if (!cursors.length) return;
+    setCursors((c) => c.slice(0, -1));
+    setActive(0);
+    document.getElementById("queue-title")?.scrollIntoView({ block: "start" });
+  };
 
   useShortcuts({
     j: () => focusRow(active + 1),
@@ -120,8 +232,11 @@ export function QueuePage() {
     k: () => focusRow(active - 1),
     ArrowUp: () => focusRow(active - 1),
     o: () => current && navigate(href("cases", current.id)),
+    // Enter on a focused link or button is that element's own (useShortcuts leaves it alone).
     Enter: () => current && navigate(href("cases", current.id)),
-    "?": () => setHelp((h) => !h),
+    "]": nextPage,
+    "[": previousPage,
+    "?": () => setHelp(true),
     ...(isModerator
       ? {
           x: () => current && toggleSelect(current.id),
@@ -136,6 +251,11 @@ export function QueuePage() {
   const multiProject = projects.length > 1;
   const selectedItems = items.filter((c) => selected.has(c.id));
   const othersClaimed = selectedItems.filter((c) => c.assignee && c.assignee.id !== me.user.id).length;
+  const view = (filters.view || "open") as QueueView;
+  const first = cursors.length * QUEUE_PAGE_SIZE + 1;
+  // While another page loads, the rows shown are the previous page's: no range for them.
+  const range = !counts || queue.isPlaceholderData ? "…" : items.length ? `${first}–${first + items.length - 1} of ${counts.total}` : `0 of ${counts.total}`;
+  const filtered = Object.entries(filters).some(([k, v]) => k !== "view" && v);
 
   return (
     <section aria-labelledby="queue-title">
@@ -144,7 +264,7 @@ export function QueuePage() {
         <p className="counts" aria-live="polite" data-testid="queue-count">
           {counts ? (
             <>
-              <strong>{counts.total}</strong> open case{counts.total === 1 ? "" : "s"}
+              <strong>{counts.total}</strong> {view === "appealed" ? "appealed" : "open"} case{counts.total === 1 ? "" : "s"}
               <span className="count-chip count-emergency">{counts.emergency} emergency</span>
               <span className="count-chip count-high">{counts.high} high</span>
               <span className="count-chip count-normal">{counts.normal} normal</span>
@@ -154,6 +274,17 @@ export function QueuePage() {
           )}
         </p>
       </div>
+
+      <ul className="views" aria-label="Queue views">
+        {QUEUE_VIEWS.map((v) => (
+          <li key={v}>
+            <button type="button" className="small secondary" aria-pressed={view === v} onClick={() => setFilter("view", v === "open" ? "" : v)} data-view={v}>
+              {viewLabel(v)}
+              <span className="view-count">{queue.data?.views[v] ?? "…"}</span>
+            </button>
+          </li>
+        ))}
+      </ul>
 
       <form className="filters" aria-label="Filter the queue" onSubmit={(e) => e.preventDefault()}>
         {multiProject && (
@@ -197,8 +328,19 @@ export function QueuePage() {
             <option value="unclaimed">Unclaimed</option>
           </select>
         </Field>
-        {Object.values(filters).some(Boolean) && (
-          <button type="button" className="ghost small" onClick={() => (sessionStorage.removeItem(FILTERS_KEY), setFiltersState(NO_FILTERS))}>
+        <Field label="Tag">
+          <select value={filters.tag} onChange={(e) => setFilter("tag", e.target.value)}>
+            <option value="">Any tag or none</option>
+            {filters.tag && !(tags.data?.tags ?? []).some((t) => t.tag === filters.tag) && <option value={filters.tag}>{filters.tag}</option>}
+            {(tags.data?.tags ?? []).map((t) => (
+              <option key={t.tag} value={t.tag}>
+                {t.tag} ({t.cases})
+              </option>
+            ))}
+          </select>
+        </Field>
+        {filtered && (
+          <button type="button" className="ghost small" onClick={() => applyFilters({ ...NO_FILTERS, view: filters.view })}>
             Clear filters
           </button>
         )}
@@ -232,7 +374,13 @@ export function QueuePage() {
         error={queue.error}
         pending={queue.isPending}
         isEmpty={items.length === 0}
-        empty={<>Nothing to review{Object.values(filters).some(Boolean) ? " with these filters" : ""}. New reports appear here by themselves.</>}
+        empty={
+          cursors.length ? (
+            <>Nothing more on this page: the cases here were decided meanwhile.</>
+          ) : (
+            <>Nothing to review{filtered || view !== "open" ? " in this view with these filters" : ""}. New reports appear here by themselves.</>
+          )
+        }
         className="queue"
         describedBy="queue-help"
         columns={[
@@ -286,12 +434,22 @@ export function QueuePage() {
                   {caseTitle(c)}
                 </a>
                 {fresh.has(c.id) && <Badge tone="blue">new</Badge>}
+                {c.escalation && (
+                  <span className="badge badge-purple badge-escalated" data-testid="escalation" title={`Escalated ${new Date(c.escalation.at).toLocaleString()}`}>
+                    Escalated to {humanize(c.escalation.team)}
+                  </span>
+                )}
                 {c.subject && c.target && <span className="muted"> · about {c.subject.displayName}</span>}
                 {c.excerpt && <p className="excerpt">{c.excerpt}</p>}
                 <div className="chips">
                   {c.reasons.map((r) => (
                     <span key={r} className="chip">
                       {r}
+                    </span>
+                  ))}
+                  {c.tags.map((t) => (
+                    <span key={`tag-${t}`} className="chip chip-tag" data-tag={t}>
+                      <span className="sr-only">tag </span>#{t}
                     </span>
                   ))}
                   {c.ai && (
@@ -330,6 +488,20 @@ export function QueuePage() {
         })}
       </QueryTable>
 
+      {counts && (counts.total > 0 || cursors.length > 0) && (
+        <nav className="pager" aria-label="Queue pages">
+          <button type="button" className="small secondary" onClick={previousPage} disabled={!cursors.length}>
+            Previous page
+          </button>
+          <span className="range" data-testid="queue-range" aria-live="polite">
+            {range}
+          </span>
+          <button type="button" className="small secondary" onClick={nextPage} disabled={!queue.data?.nextCursor}>
+            Next page
+          </button>
+        </nav>
+      )}
+
       <p id="queue-help" className="shortcuts muted">
         Keys: <Kbd>j</Kbd>/<Kbd>k</Kbd> move, <Kbd>Enter</Kbd> open
         {isModerator && (
@@ -337,18 +509,76 @@ export function QueuePage() {
             , <Kbd>c</Kbd> claim, <Kbd>x</Kbd> select, <Kbd>r</Kbd> resolve, <Kbd>d</Kbd> dismiss, <Kbd>e</Kbd> escalate
           </>
         )}
-        , <Kbd>?</Kbd> help
+        , <Kbd>[</Kbd>/<Kbd>]</Kbd> pages, <Kbd>?</Kbd> help
       </p>
-      {help && (
-        <div className="card help" role="note">
-          <h2>Keyboard shortcuts</h2>
+      <Dialog
+        open={help}
+        title="Keyboard shortcuts"
+        onClose={() => {
+          refocus.current ??= { after: 0 };
+          setHelp(false);
+        }}
+      >
+        <div className="stack">
+          <table className="keys">
+            <caption className="sr-only">Queue shortcuts</caption>
+            <tbody>
+              {[
+                ["j / ↓", "next case"],
+                ["k / ↑", "previous case"],
+                ["Enter / o", "open the highlighted case (Enter on a focused link or button presses that instead)"],
+                ["] / [", "next / previous page"],
+                ...(isModerator
+                  ? [
+                      ["c", "claim or release the highlighted case"],
+                      ["x", "select the highlighted case"],
+                      ["r", "resolve"],
+                      ["d", "dismiss"],
+                      ["e", "escalate"],
+                    ]
+                  : []),
+                ["?", "this help"],
+                ["Esc", "close a dialog"],
+              ].map(([key, what]) => (
+                <tr key={key}>
+                  <th scope="row">
+                    <Kbd>{key}</Kbd>
+                  </th>
+                  <td>{what}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
           <p>
-            Resolve, dismiss and escalate act on the selected cases, or on the highlighted one when nothing is selected. A decision applies to
-            every open report of a case. Claiming a case shows it as taken to everyone else.
+            Resolve, dismiss and escalate act on the selected cases, or on the highlighted one when nothing is selected. A decision applies to every
+            open report of a case. Claiming a case shows it as taken to everyone else; deciding on a case someone else claimed asks to take it over.
           </p>
+          <div className="actions">
+            <button
+              type="button"
+              className="primary"
+              onClick={() => {
+                refocus.current ??= { after: 0 };
+                setHelp(false);
+              }}
+            >
+              Done
+            </button>
+          </div>
         </div>
-      )}
-      <DecisionDialog action={dialog?.action ?? null} targets={dialog?.targets ?? []} onClose={() => setDialog(null)} onDone={() => setSelected(new Set())} />
+      </Dialog>
+      <DecisionDialog
+        action={dialog?.action ?? null}
+        targets={dialog?.targets ?? []}
+        onClose={() => {
+          refocus.current ??= { after: 0 };
+          setDialog(null);
+        }}
+        onDone={() => {
+          setSelected(new Set());
+          refocus.current = { after: Date.now() };
+        }}
+      />
     </section>
   );
 }

@@ -1,12 +1,14 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState, type FormEvent } from "react";
 import { SEVERITIES, type Severity } from "../../domain/views/severity.ts";
+import { TEMPLATE_BODY_MAX, TEMPLATE_KINDS, TEMPLATE_NAME_MAX, TEMPLATE_PLACEHOLDERS, type TemplateKind } from "../../domain/views/template.ts";
 import { trpc, type Outputs } from "../api.ts";
 import { useSession } from "../app.tsx";
 import { Dialog, Empty, ErrorNote, Field, Loading, QueryTable, SeverityBadge, useToast } from "../ui.tsx";
 
 type Settings = Outputs["ai"]["settings"]["settings"];
 type Category = Outputs["categories"]["list"]["categories"][number];
+type Template = Outputs["templates"]["list"]["templates"][number];
 
 export function SettingsPage() {
   const { orgSlug, projectId, projects, can } = useSession();
@@ -22,6 +24,7 @@ export function SettingsPage() {
       </div>
       <AiSettings key={`ai-${projectId}`} orgSlug={orgSlug} projectId={projectId} editable={can("admin")} />
       <Categories key={`cat-${projectId}`} orgSlug={orgSlug} projectId={projectId} editable={can("admin")} />
+      <Templates key={`tpl-${projectId}`} projectId={projectId} editable={can("admin")} />
     </section>
   );
 }
@@ -224,6 +227,123 @@ function Categories({ orgSlug, projectId, editable }: { orgSlug: string; project
             </button>
             <button type="button" className="danger" onClick={() => deleting && remove.mutate(deleting)} disabled={remove.isPending}>
               Delete category
+            </button>
+          </div>
+        </div>
+      </Dialog>
+    </section>
+  );
+}
+
+const KIND_LABEL: Record<TemplateKind, string> = { resolve: "Resolve", dismiss: "Dismiss", enforce: "Enforce" };
+const PLACEHOLDER_LIST = TEMPLATE_PLACEHOLDERS.map((p) => `{${p}}`).join(", ");
+
+/** The project's decision templates, offered in the resolve, dismiss and enforce dialogs. */
+function Templates({ projectId, editable }: { projectId: string; editable: boolean }) {
+  const qc = useQueryClient();
+  const toast = useToast();
+  const list = useQuery({ queryKey: ["templates", projectId, "all"], queryFn: () => trpc.templates.list.query({ projectId }) });
+  const [editing, setEditing] = useState<(Partial<Template> & { kind: TemplateKind }) | null>(null);
+  const [deleting, setDeleting] = useState<Template | null>(null);
+  const refresh = () => qc.invalidateQueries({ queryKey: ["templates"] });
+  const save = useMutation({
+    mutationFn: (t: NonNullable<typeof editing>) =>
+      t.id
+        ? trpc.templates.update.mutate({ projectId, templateId: t.id, name: t.name, kind: t.kind, body: t.body })
+        : trpc.templates.create.mutate({ projectId, name: t.name ?? "", kind: t.kind, body: t.body ?? "" }),
+    onSuccess: (r) => (setEditing(null), toast(`Template ${r.template.name} saved`), refresh()),
+  });
+  const remove = useMutation({
+    mutationFn: (t: Template) => trpc.templates.delete.mutate({ projectId, templateId: t.id }),
+    onSuccess: () => (setDeleting(null), toast("Template deleted"), refresh()),
+  });
+  const templates = list.data?.templates ?? [];
+  return (
+    <section className="card" aria-labelledby="templates-title">
+      <div className="section-head">
+        <h2 id="templates-title">Decision templates</h2>
+        {editable && (
+          <button type="button" className="secondary small" onClick={() => (save.reset(), setEditing({ name: "", kind: "resolve", body: "" }))}>
+            Add template
+          </button>
+        )}
+      </div>
+      <p className="muted">
+        Ready-made notes offered in the resolve, dismiss and enforce dialogs. {PLACEHOLDER_LIST} are filled in with the action, the reason and the
+        case&apos;s categories.
+      </p>
+      <QueryTable
+        error={list.error}
+        pending={list.isPending}
+        isEmpty={templates.length === 0}
+        empty={<>No templates yet{editable ? "" : " (admins add them)"}.</>}
+        className="templates"
+        columns={[{ label: "Name" }, { label: "Dialog" }, { label: "Text" }, editable && { label: "Actions", srOnly: true }]}
+      >
+        {templates.map((t) => (
+          <tr key={t.id}>
+            <td>{t.name}</td>
+            <td>{KIND_LABEL[t.kind]}</td>
+            <td className="template-body">{t.body}</td>
+            {editable && (
+              <td className="row-actions">
+                <button type="button" className="small secondary" onClick={() => (save.reset(), setEditing({ ...t }))} aria-label={`Edit template ${t.name}`}>
+                  Edit
+                </button>
+                <button type="button" className="small danger" onClick={() => (remove.reset(), setDeleting(t))} aria-label={`Delete template ${t.name}`}>
+                  Delete
+                </button>
+              </td>
+            )}
+          </tr>
+        ))}
+      </QueryTable>
+      <Dialog open={!!editing} title={editing?.id ? `Edit template ${editing.name}` : "New template"} onClose={() => setEditing(null)}>
+        {editing && (
+          <form
+            className="stack"
+            onSubmit={(e) => {
+              e.preventDefault();
+              save.mutate(editing);
+            }}
+          >
+            <Field label="Template name">
+              <input value={editing.name ?? ""} onChange={(e) => setEditing({ ...editing, name: e.target.value })} maxLength={TEMPLATE_NAME_MAX} required />
+            </Field>
+            <Field label="Offered in">
+              <select value={editing.kind} onChange={(e) => setEditing({ ...editing, kind: e.target.value as TemplateKind })}>
+                {TEMPLATE_KINDS.map((k) => (
+                  <option key={k} value={k}>
+                    {KIND_LABEL[k]} dialog
+                  </option>
+                ))}
+              </select>
+            </Field>
+            <Field label="Text" hint={`Placeholders: ${PLACEHOLDER_LIST}.`}>
+              <textarea rows={4} maxLength={TEMPLATE_BODY_MAX} value={editing.body ?? ""} onChange={(e) => setEditing({ ...editing, body: e.target.value })} required />
+            </Field>
+            <ErrorNote error={save.error} />
+            <div className="actions">
+              <button type="button" className="secondary" onClick={() => setEditing(null)}>
+                Cancel
+              </button>
+              <button type="submit" className="primary" disabled={save.isPending}>
+                Save template
+              </button>
+            </div>
+          </form>
+        )}
+      </Dialog>
+      <Dialog open={!!deleting} title={`Delete template ${deleting?.name ?? ""}?`} onClose={() => setDeleting(null)}>
+        <div className="stack">
+          <p>Decisions already made keep their notes; the template is no longer offered.</p>
+          <ErrorNote error={remove.error} />
+          <div className="actions">
+            <button type="button" className="secondary" onClick={() => setDeleting(null)}>
+              Cancel
+            </button>
+            <button type="button" className="danger" onClick={() => deleting && remove.mutate(deleting)} disabled={remove.isPending}>
+              Delete template
             </button>
           </div>
         </div>
