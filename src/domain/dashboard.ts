@@ -371,6 +371,8 @@ export interface CaseDetail {
   analyses: AnalysisDetail[];
   notes: (NoteView & { authorEmail: string | null })[];
   audit: AuditEntry[];
+  /** The case's tags, sorted. */
+  tags: string[];
 }
 
 export async function caseDetail(ctx: TenantRead, caseId: string): Promise<CaseDetail> {
@@ -379,7 +381,10 @@ export async function caseDetail(ctx: TenantRead, caseId: string): Promise<CaseD
   const rows = await reportsOfCase(ctx, c.id);
   const reportViews = await toReportViews(ctx, { rows });
   const reportIds = rows.map((r) => r.id);
-  const subject = c.subjectIdentityId ? await getIdentity(ctx, c.subjectIdentityId) : null;
+  // The case's subject; a case opened by a report about content alone (a link scan that knew no
+  // poster) takes the subject of the first of its reports that names one.
+  const subjectId = c.subjectIdentityId ?? rows.find((r) => r.subjectIdentityId != null)?.subjectIdentityId ?? null;
+  const subject = subjectId ? await getIdentity(ctx, subjectId) : null;
   const [project] = await ctx.db.select({ name: projects.name }).from(projects).where(eq(projects.id, c.projectId)).limit(1);
 
   const reporterIds = [...new Set(rows.map((r) => r.reporterIdentityId).filter((x): x is string => !!x))].slice(0, 20);
@@ -404,13 +409,14 @@ export async function caseDetail(ctx: TenantRead, caseId: string): Promise<CaseD
     assignee: c.assigneeId ? { id: c.assigneeId, email: emails.get(c.assigneeId) ?? "unknown user" } : null,
     reports: reportViews,
     subject,
-    subjectCases: c.subjectIdentityId ? await subjectHistory(ctx, { subjectIdentityId: c.subjectIdentityId, exceptCaseId: c.id }) : [],
-    subjectEnforcement: c.subjectIdentityId ? await enforcementOf(ctx, { identityId: c.subjectIdentityId, now }) : [],
+    subjectCases: subjectId ? await subjectHistory(ctx, { subjectIdentityId: subjectId, exceptCaseId: c.id }) : [],
+    subjectEnforcement: subjectId ? await enforcementOf(ctx, { identityId: subjectId, now }) : [],
     caseEnforcement,
     reporters: reporterRows.map((i) => ({ identity: toIdentityView(i), filed: stats.get(i.id) ?? {} })),
     analyses: await analysesOfReports(ctx, reportIds),
     notes: notes.map((n) => ({ ...n, authorEmail: n.author.type === "user" && n.author.id ? (emails.get(n.author.id) ?? null) : null })),
     audit: await auditOfCase(ctx, c.id, reportIds),
+    tags: (await tagsOfCases(ctx, { caseIds: [c.id] })).get(c.id) ?? [],
   };
 }
 

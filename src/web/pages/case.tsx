@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useEffect, useState, type FormEvent } from "react";
+import { useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from "react";
 import { auditActionLabel } from "../../domain/views/audit.ts";
+import { MAX_TAGS_PER_CASE, normaliseTag, TAG_MAX_LENGTH } from "../../domain/views/tag.ts";
 import { isOpenStatus } from "../../domain/workflow.ts";
 import { errorCode, errorMessage, trpc, type CaseDetail, type ReportView } from "../api.ts";
 import { useSession } from "../app.tsx";
@@ -8,6 +9,7 @@ import { DecisionDialog, EnforceDialog, useClaim, type DecisionAction } from "..
 import { href, navigate } from "../router.ts";
 import { Badge, BucketBadge, dateTime, Empty, ErrorNote, Field, Kbd, Loading, SeverityBadge, StatusBadge, TimeAgo, useShortcuts, useToast } from "../ui.tsx";
 import { caseTitle } from "./queue.tsx";
+import { CaseAppeals } from "./appeals.tsx";
 
 
 /** #/reports/<id>: the case page of the report's case, scrolled to the report. */
@@ -37,6 +39,15 @@ export function CasePage({ caseId, focusReport }: { caseId: string; focusReport:
   const [enforcing, setEnforcing] = useState(false);
   const detail = useQuery({ queryKey: ["case", caseId], queryFn: () => trpc.dashboard.case.query({ caseId }) });
   const [dialog, setDialog] = useState<DecisionAction | null>(null);
+  // After a decision the button that opened the dialog may be gone or disabled: focus moves to
+  // the case's heading (once the dialog has closed and handed focus back), never to nowhere.
+  const heading = useRef<HTMLHeadingElement>(null);
+  const [decided, setDecided] = useState(false);
+  useEffect(() => {
+    if (!decided || dialog !== null) return;
+    heading.current?.focus();
+    setDecided(false);
+  }, [decided, dialog]);
   const claim = useClaim();
   const toast = useToast();
   const triage = useMutation({
@@ -103,11 +114,15 @@ export function CasePage({ caseId, focusReport }: { caseId: string; focusReport:
       </nav>
       <header className="case-head">
         <div>
-          <h1 id="case-title">{title}</h1>
+          <h1 id="case-title" ref={heading} tabIndex={-1}>
+            {title}
+          </h1>
           <p className="meta">
             <StatusBadge status={c.status} /> <BucketBadge bucket={c.bucket} /> <span className="muted">{d!.projectName}</span> ·{" "}
             {c.reportCount} report{c.reportCount === 1 ? "" : "s"} · opened <TimeAgo iso={c.createdAt} /> · last report <TimeAgo iso={c.lastReportAt} />
           </p>
+          <CaseState detail={d!} />
+          <CaseTags caseId={caseId} tags={d!.tags} canWrite={isModerator} />
         </div>
         <div className="claim-box">
           {d!.assignee ? (
@@ -150,10 +165,18 @@ export function CasePage({ caseId, focusReport }: { caseId: string; focusReport:
         <div className="case-main">
           <section aria-labelledby="reports-title" className="card">
             <h2 id="reports-title">Reports ({d!.reports.length})</h2>
-            {d!.reports.map((r) => (
-              <ReportCard key={r.id} report={r} highlighted={r.id === focusReport} />
-            ))}
+            {groupReports(d!.reports).map((g, i, all) => {
+              // An AI finding shown on an earlier card is not repeated in full on the next ones.
+              const ai = aiKey(g[0]!);
+              const aiShown = ai !== null && all.slice(0, i).some((earlier) => aiKey(earlier[0]!) === ai);
+              return g.length === 1 ? (
+                <ReportCard key={g[0]!.id} report={g[0]!} highlighted={g[0]!.id === focusReport} caseSubjectId={d!.subject?.id ?? null} aiShown={aiShown} />
+              ) : (
+                <ReportGroup key={g[0]!.id} reports={g} focusReport={focusReport} caseSubjectId={d!.subject?.id ?? null} aiShown={aiShown} />
+              );
+            })}
           </section>
+          <CaseAppeals caseId={caseId} />
           <AnalysesSection analyses={d!.analyses} />
           <NotesSection caseId={caseId} notes={d!.notes} canWrite={isModerator} />
           <AuditSection audit={d!.audit} />
@@ -173,21 +196,41 @@ export function CasePage({ caseId, focusReport }: { caseId: string; focusReport:
           defaultReason={d!.reports.flatMap((r) => r.reasons)[0] ?? "policy violation"}
           hasSubject={!!d!.subject}
           hasContent={c.contentExternalId != null}
+          categories={[...new Set(d!.reports.flatMap((r) => r.reasons))]}
         />
       )}
       <DecisionDialog
         action={dialog}
         targets={[{ caseId, reportId: dialog === "escalate" ? (escalateReport?.id ?? null) : (openReport?.id ?? null), label: title }]}
         onClose={() => setDialog(null)}
+        onDone={() => setDecided(true)}
       />
     </article>
   );
 }
 
-function ReportCard({ report: r, highlighted }: { report: ReportView; highlighted: boolean }) {
+function ReportCard({
+  report: r,
+  highlighted,
+  caseSubjectId,
+  banner,
+  aiShown = false,
+}: {
+  report: ReportView;
+  highlighted: boolean;
+  caseSubjectId: string | null;
+  /** An earlier card shows the same AI finding: say so in one line. */
+  aiShown?: boolean;
+  /** Above the card: what it stands for when it stands for several identical reports. */
+  banner?: ReactNode;
+}) {
   const who = usePeople();
+  // A report from a link scan (automated, about a URL) names who posted the link; any other
+  // report names its subject when the case's subject is someone else.
+  const linkScan = r.automated && r.target?.contentType === "url";
   return (
     <div id={`report-${r.id}`} className={`report ${highlighted ? "highlight" : ""}`}>
+      {banner}
       <div className="report-head">
         <SeverityBadge severity={r.severity} /> <StatusBadge status={r.status} />
         {r.reasons.map((x) => (
@@ -210,6 +253,12 @@ function ReportCard({ report: r, highlighted }: { report: ReportView; highlighte
           {r.target.content && <blockquote className="content">{r.target.content}</blockquote>}
         </div>
       )}
+      {r.subject && (linkScan || r.subject.id !== caseSubjectId) && (
+        <p className="small-print">
+          {linkScan ? "Link posted by" : "About"} <a href={href("identity", r.subject.id)}>{r.subject.displayName}</a>{" "}
+          <span className="muted">({r.subject.handleLabel})</span>
+        </p>
+      )}
       <p className="small-print">
         {r.reporter ? (
           <>
@@ -220,7 +269,12 @@ function ReportCard({ report: r, highlighted }: { report: ReportView; highlighte
         )}
         <span className="muted"> · report {r.id}</span>
       </p>
-      {r.ai && (
+      {r.ai && aiShown && (
+        <p className="ai small-print">
+          AI analysis: the same finding as above (<SeverityBadge severity={r.ai.severity} /> {r.ai.categories.join(", ") || "no category"}).
+        </p>
+      )}
+      {r.ai && !aiShown && (
         <div className="ai">
           <strong>AI analysis</strong> <SeverityBadge severity={r.ai.severity} /> {r.ai.confidence}% confident
           {r.ai.categories.length > 0 && <> · {r.ai.categories.join(", ")}</>}
@@ -249,6 +303,178 @@ function ReportCard({ report: r, highlighted }: { report: ReportView; highlighte
             </li>
           )}
         </ul>
+      )}
+    </div>
+  );
+}
+
+/**
+ * The case's reports in order, identical automated reports (the same URL scanned again and
+ * again: still open or decided alike, same reasons, description, target, subject and AI finding) gathered into one
+ * group where the first of them stands for the rest. Reports people filed stay one each.
+ */
+export function groupReports(reports: readonly ReportView[]): ReportView[][] {
+  const groups: ReportView[][] = [];
+  const byKey = new Map<string, ReportView[]>();
+  for (const r of reports) {
+    if (!r.automated) {
+      groups.push([r]);
+      continue;
+    }
+    const key = JSON.stringify([
+      // Open reports of one case move together; OPEN beside IN_REVIEW is no difference.
+      isOpenStatus(r.status) ? "open" : r.status, r.severity, [...r.reasons].sort(), r.description, r.target, r.subject?.id ?? null, r.reporter?.id ?? null,
+      r.ai ? [r.ai.severity, [...r.ai.categories].sort(), r.ai.reasoning] : null,
+      r.escalation?.team ?? null, r.resolution?.code ?? null, r.dismissal?.reason ?? null,
+    ]);
+    const group = byKey.get(key);
+    if (group) group.push(r);
+    else {
+      const fresh = [r];
+      byKey.set(key, fresh);
+      groups.push(fresh);
+    }
+  }
+  return groups;
+}
+
+/** What makes two AI findings the same: severity, categories and reasoning. */
+const aiKey = (r: ReportView): string | null => (r.ai ? JSON.stringify([r.ai.severity, [...r.ai.categories].sort(), r.ai.reasoning]) : null);
+
+/** A button that shows and hides the element it controls (`aria-expanded`). */
+function Disclosure({ open, onToggle, controls, children }: { open: boolean; onToggle: () => void; controls: string; children: ReactNode }) {
+  return (
+    <button type="button" className="small ghost" aria-expanded={open} aria-controls={controls} onClick={onToggle}>
+      {children}
+    </button>
+  );
+}
+
+/** One card for identical automated reports, with their count; expands to list each of them. */
+function ReportGroup({
+  reports,
+  focusReport,
+  caseSubjectId,
+  aiShown,
+}: {
+  reports: ReportView[];
+  focusReport: string | null;
+  caseSubjectId: string | null;
+  aiShown: boolean;
+}) {
+  const first = reports[0]!;
+  const holdsFocus = focusReport != null && reports.some((r) => r.id === focusReport);
+  const [open, setOpen] = useState(holdsFocus);
+  const listId = useId();
+  const last = reports.at(-1)!;
+  const banner = (
+    <p className="group-banner">
+      <span className="collapsed-count">
+        {reports.length} identical automated reports
+      </span>{" "}
+      <span className="muted">
+        · first <TimeAgo iso={first.createdAt} />, last <TimeAgo iso={last.createdAt} />
+      </span>{" "}
+      <Disclosure open={open} onToggle={() => setOpen((o) => !o)} controls={listId}>
+        {open ? "Hide the list" : `Show all ${reports.length}`}
+      </Disclosure>
+    </p>
+  );
+  return (
+    <div className="report-group">
+      <ReportCard report={first} highlighted={holdsFocus} caseSubjectId={caseSubjectId} banner={banner} aiShown={aiShown} />
+      <ol id={listId} className="group-list small-print" hidden={!open}>
+        {reports.map((r) => (
+          <li key={r.id} id={r.id === first.id ? undefined : `report-${r.id}`} className={r.id === focusReport ? "highlight" : undefined}>
+            report {r.id} · {dateTime(r.createdAt)} <StatusBadge status={r.status} />
+          </li>
+        ))}
+      </ol>
+    </div>
+  );
+}
+
+const DECISION_SAYS: Record<string, string> = { resolve: "Resolved", dismiss: "Dismissed", uphold: "Appeal upheld", overturn: "Appeal overturned", close: "Closed" };
+const words = (s: string) => s.toLowerCase().replace(/_/g, " ");
+
+/** Where the case stands: the team it is escalated to and since when, and the decision taken on it. */
+function CaseState({ detail: d }: { detail: CaseDetail }) {
+  const who = usePeople();
+  const { escalation, decision } = d.case;
+  if (!escalation && !decision) return null;
+  return (
+    <ul className="case-state plain">
+      {escalation && (
+        <li>
+          <Badge tone="orange">Escalated to {words(escalation.team)}</Badge> <span className="muted">since {dateTime(escalation.at)}</span> (
+          <TimeAgo iso={escalation.at} />)
+        </li>
+      )}
+      {decision && (
+        <li>
+          {/* A case open again (a report escalated out of it, an appeal overturned) keeps its last decision. */}
+          <strong>{isOpenStatus(d.case.status) ? "Last decision:" : "Decision:"}</strong> {DECISION_SAYS[decision.action] ?? decision.action}
+          {decision.code ? ` (${words(decision.code)})` : ""} by {who(decision.by)} · {dateTime(decision.at)}
+        </li>
+      )}
+    </ul>
+  );
+}
+
+/** The case's tags: shown to everyone, added and removed by moderators (cases.setTags, the whole list each time). */
+function CaseTags({ caseId, tags, canWrite }: { caseId: string; tags: string[]; canWrite: boolean }) {
+  const qc = useQueryClient();
+  const toast = useToast();
+  const [draft, setDraft] = useState("");
+  const inUse = useQuery({ queryKey: ["tags"], queryFn: () => trpc.dashboard.tags.query(), enabled: canWrite, staleTime: 60_000 });
+  const listId = useId();
+  const save = useMutation({
+    mutationFn: (next: string[]) => trpc.cases.setTags.mutate({ caseId, tags: next }),
+    onSuccess: () => {
+      setDraft("");
+      void qc.invalidateQueries({ queryKey: ["case", caseId] });
+      void qc.invalidateQueries({ queryKey: ["tags"] });
+    },
+    onError: (e) => toast(errorMessage(e), "error"),
+  });
+  const normalised = normaliseTag(draft);
+  const add = (e: FormEvent) => {
+    e.preventDefault();
+    if (!normalised || tags.includes(normalised)) return setDraft("");
+    save.mutate([...tags, normalised]);
+  };
+  const full = tags.length >= MAX_TAGS_PER_CASE;
+  return (
+    <div className="case-tags">
+      <ul className="tag-editor case-tag-list" aria-label="Tags">
+        {tags.length === 0 && <li className="muted">No tags.</li>}
+        {tags.map((t) => (
+          <li key={t} className="chip chip-tag">
+            {t}
+            {canWrite && (
+              <button type="button" className="small ghost" aria-label={`Remove tag ${t}`} disabled={save.isPending} onClick={() => save.mutate(tags.filter((x) => x !== t))}>
+                ✕
+              </button>
+            )}
+          </li>
+        ))}
+      </ul>
+      {canWrite && (
+        <form className="inline-form" onSubmit={add}>
+          <Field label="Add a tag" hint={full ? `At most ${MAX_TAGS_PER_CASE} tags.` : `Letters, digits, - and _, up to ${TAG_MAX_LENGTH}.`}>
+            <input value={draft} onChange={(e) => setDraft(e.target.value)} maxLength={100} list={listId} disabled={full} autoComplete="off" />
+          </Field>
+          <datalist id={listId}>
+            {(inUse.data?.tags ?? [])
+              .filter((t) => !tags.includes(t.tag))
+              .map((t) => (
+                <option key={t.tag} value={t.tag} />
+              ))}
+          </datalist>
+          <button type="submit" className="secondary" disabled={!normalised || full || save.isPending}>
+            Add tag
+          </button>
+        </form>
       )}
     </div>
   );
@@ -372,6 +598,25 @@ function ReportersSection({ reporters }: { reporters: CaseDetail["reporters"] })
   );
 }
 
+type AnalysisDetail = CaseDetail["analyses"][number];
+
+/** Analyses with the same source, URL, severity, categories and reasoning gathered (newest first), in order. */
+export function groupAnalyses(analyses: readonly AnalysisDetail[]): AnalysisDetail[][] {
+  const groups: AnalysisDetail[][] = [];
+  const byKey = new Map<string, AnalysisDetail[]>();
+  for (const a of analyses) {
+    const key = JSON.stringify([a.source, a.url, a.severity, [...a.categories].sort(), a.reasoning]);
+    const group = byKey.get(key);
+    if (group) group.push(a);
+    else {
+      const fresh = [a];
+      byKey.set(key, fresh);
+      groups.push(fresh);
+    }
+  }
+  return groups;
+}
+
 function AnalysesSection({ analyses }: { analyses: CaseDetail["analyses"] }) {
   return (
     <section className="card" aria-labelledby="analyses-title">
@@ -380,30 +625,60 @@ function AnalysesSection({ analyses }: { analyses: CaseDetail["analyses"] }) {
         <p className="muted">No analysis for these reports (AI may be off for the project, or still running).</p>
       ) : (
         <ul className="plain">
-          {analyses.map((a) => (
-            <li key={a.id} className="analysis">
-              <Badge tone={a.source === "link_scan" ? "blue" : "purple"}>{a.source.replace("_", " ")}</Badge> <SeverityBadge severity={a.severity} />{" "}
-              {a.confidence}% · {a.categories.join(", ") || "no category"} <span className="muted">· {a.model}</span>
-              {a.url && (
-                <p className="small-print">
-                  <span className="url">{a.url}</span>
-                  {a.scan && (
-                    <span className="muted">
-                      {" "}
-                      · {a.scan.kind}
-                      {a.scan.statusCode ? ` ${a.scan.statusCode}` : ""}
-                      {a.scan.title ? ` · “${a.scan.title}”` : ""}
-                      {a.scan.reason ? ` · ${a.scan.reason}` : ""}
-                    </span>
-                  )}
-                </p>
-              )}
-              <p>{a.reasoning}</p>
-            </li>
+          {groupAnalyses(analyses).map((group) => (
+            <AnalysisCard key={group[0]!.id} group={group} />
           ))}
         </ul>
       )}
     </section>
+  );
+}
+
+/** One analysis, or identical ones (the same finding for each duplicate report) once with their count. */
+function AnalysisCard({ group }: { group: AnalysisDetail[] }) {
+  const a = group[0]!;
+  const [open, setOpen] = useState(false);
+  const listId = useId();
+  const confidences = group.map((x) => x.confidence);
+  const low = Math.min(...confidences);
+  const high = Math.max(...confidences);
+  return (
+    <li className="analysis">
+      {group.length > 1 && (
+        <p className="group-banner">
+          <span className="collapsed-count">{group.length} identical analyses</span>{" "}
+          <Disclosure open={open} onToggle={() => setOpen((o) => !o)} controls={listId}>
+            {open ? "Hide the list" : `Show all ${group.length}`}
+          </Disclosure>
+        </p>
+      )}
+      <Badge tone={a.source === "link_scan" ? "blue" : "purple"}>{a.source.replace("_", " ")}</Badge> <SeverityBadge severity={a.severity} />{" "}
+      {low === high ? low : `${low}–${high}`}% · {a.categories.join(", ") || "no category"} <span className="muted">· {a.model}</span>
+      {a.url && (
+        <p className="small-print">
+          <span className="url">{a.url}</span>
+          {a.scan && (
+            <span className="muted">
+              {" "}
+              · {a.scan.kind}
+              {a.scan.statusCode ? ` ${a.scan.statusCode}` : ""}
+              {a.scan.title ? ` · “${a.scan.title}”` : ""}
+              {a.scan.reason ? ` · ${a.scan.reason}` : ""}
+            </span>
+          )}
+        </p>
+      )}
+      <p>{a.reasoning}</p>
+      {group.length > 1 && (
+        <ol id={listId} className="group-list small-print" hidden={!open}>
+          {group.map((x) => (
+            <li key={x.id}>
+              {dateTime(x.createdAt)} · {x.confidence}%{x.reportId ? <> · report {x.reportId}</> : null}
+            </li>
+          ))}
+        </ol>
+      )}
+    </li>
   );
 }
 
