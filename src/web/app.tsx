@@ -1,6 +1,6 @@
 /** The dashboard shell: sign-in gate, navigation, the current project, live updates, pages. */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { createContext, useContext, useEffect, useRef, useState, type ReactNode } from "react";
+import { createContext, useContext, useEffect, useRef, useState, type MouseEvent, type ReactNode } from "react";
 import { can, errorCode, setCsrfToken, trpc, type Me, type Outputs, type Role } from "./api.ts";
 import { AppealsPage } from "./pages/appeals.tsx";
 import { AuditPage } from "./pages/audit.tsx";
@@ -92,7 +92,8 @@ function Shell({ me }: { me: SignedIn }) {
 
   return (
     <SessionContext.Provider value={session}>
-      <a className="skip" href="#main">
+      {/* Hash routes: following "#main" would change the route, so the link moves focus itself. */}
+      <a className="skip" href="#main" onClick={skipToMain}>
         Skip to content
       </a>
       <div className="shell">
@@ -137,6 +138,12 @@ function Shell({ me }: { me: SignedIn }) {
       </div>
     </SessionContext.Provider>
   );
+}
+
+/** The skip link: focus the page's main region, leaving the URL (the route) as it is. */
+function skipToMain(e: MouseEvent<HTMLAnchorElement>) {
+  e.preventDefault();
+  document.getElementById("main")?.focus();
 }
 
 const NAV: { page: string; label: string; role: Role }[] = [

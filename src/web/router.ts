@@ -12,8 +12,15 @@ export interface Route {
   query: URLSearchParams;
 }
 
+/**
+ * A route is a hash starting with "#/". Any other fragment ("#main", the skip link's) is an
+ * in-page anchor, not a page: it never changes the route (useRoute keeps the current one, and a
+ * page opened on such a fragment shows the queue).
+ */
+export const isRouteHash = (hash: string): boolean => hash === "" || hash === "#" || hash.startsWith("#/");
+
 export function parseHash(hash: string): Route {
-  const raw = hash.replace(/^#\/?/, "");
+  const raw = isRouteHash(hash) ? hash.replace(/^#\/?/, "") : "";
   const [path = "", qs = ""] = raw.split("?");
   const [page = "", ...params] = path.split("/").filter(Boolean).map(decodeURIComponent);
   return { page: page || "queue", params, query: new URLSearchParams(qs) };
@@ -22,7 +29,9 @@ export function parseHash(hash: string): Route {
 export function useRoute(): Route {
   const [route, setRoute] = useState(() => parseHash(location.hash));
   useEffect(() => {
-    const onChange = () => setRoute(parseHash(location.hash));
+    const onChange = () => {
+      if (isRouteHash(location.hash)) setRoute(parseHash(location.hash));
+    };
     addEventListener("hashchange", onChange);
     return () => removeEventListener("hashchange", onChange);
   }, []);

@@ -201,26 +201,81 @@ export function ToastProvider({ children }: { children: ReactNode }) {
 // ---------------------------------------------------------------------------------------------
 // Dialog: the native <dialog> (modal, focus kept inside, Escape closes).
 
+/** The controls a dialog may start on: its fields, in tree order. */
+const DIALOG_FIELDS = 'input:not([type="hidden"]):not(:disabled), select:not(:disabled), textarea:not(:disabled)';
+
+/**
+ * Where focus goes when a dialog opens: an element marked `data-autofocus`, else its first
+ * visible field, else its title. (React's `autoFocus` runs before `showModal()`, while the dialog
+ * is still closed, and the browser's own choice would be the ✕ button.)
+ */
+function initialFocus(d: HTMLDialogElement): HTMLElement | null {
+  const marked = d.querySelector<HTMLElement>("[data-autofocus]");
+  if (marked) return marked;
+  const field = [...d.querySelectorAll<HTMLElement>(DIALOG_FIELDS)].find((el) => el.getClientRects().length > 0);
+  return field ?? d.querySelector<HTMLElement>(".dialog-title");
+}
+
+/**
+ * A modal dialog. It opens with focus on its first field (or on its title when it has none);
+ * the ✕ button comes last in the tab order (drawn at the top right); Escape closes it; on closing,
+ * focus returns to the control that opened it (or to the page's main region when that control is
+ * gone).
+ */
 export function Dialog({ open, title, onClose, children }: { open: boolean; title: string; onClose: () => void; children: ReactNode }) {
   const ref = useRef<HTMLDialogElement>(null);
+  const opener = useRef<Element | null>(null);
+  const isOpen = useRef(open);
+  isOpen.current = open;
   const titleId = useId();
+  /** Focus back to the opener, unless something outside the dialog has it already. */
+  const giveFocusBack = () => {
+    const d = ref.current;
+    const to = opener.current;
+    opener.current = null;
+    if (!d || !to) return;
+    const now = document.activeElement;
+    if (now && now !== document.body && !d.contains(now)) return;
+    if (to instanceof HTMLElement && to.isConnected && to !== document.body) to.focus();
+    else document.getElementById("main")?.focus();
+  };
   useEffect(() => {
     const d = ref.current;
     if (!d) return;
-    if (open && !d.open) d.showModal();
-    if (!open && d.open) d.close();
+    if (open && !d.open) {
+      opener.current = document.activeElement;
+      d.showModal();
+      initialFocus(d)?.focus();
+    }
+    if (!open && d.open) {
+      d.close();
+      giveFocusBack();
+    }
   }, [open]);
   return (
-    <dialog ref={ref} aria-labelledby={titleId} onClose={onClose} onCancel={(e) => (e.preventDefault(), onClose())}>
+    <dialog
+      ref={ref}
+      aria-labelledby={titleId}
+      // Closed by the browser itself (an Escape it would not let us cancel): tell the owner. The
+      // event comes a task after close(): by then the dialog may have been opened again.
+      onClose={() => {
+        if (ref.current?.open) return;
+        giveFocusBack();
+        if (isOpen.current) onClose();
+      }}
+      onCancel={(e) => (e.preventDefault(), onClose())}
+    >
       {open && (
         <>
           <header className="dialog-head">
-            <h2 id={titleId}>{title}</h2>
-            <button type="button" className="ghost" aria-label="Close" onClick={onClose}>
-              ✕
-            </button>
+            <h2 id={titleId} className="dialog-title" tabIndex={-1}>
+              {title}
+            </h2>
           </header>
           {children}
+          <button type="button" className="ghost dialog-close" aria-label="Close" onClick={onClose}>
+            ✕
+          </button>
         </>
       )}
     </dialog>
@@ -311,7 +366,15 @@ export function SecretDialog({ title, secret, note, copyLabel, testId, onClose }
 const typing = (el: EventTarget | null): boolean =>
   el instanceof HTMLElement && (el.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(el.tagName));
 
-/** Single-key shortcuts, ignored while typing in a field, with a modifier, or with a dialog open. */
+/** Keys that press a focused link or button: theirs, never a shortcut's. */
+const PRESS_KEYS = new Set(["Enter", " "]);
+const pressable = (el: EventTarget | null): boolean =>
+  el instanceof Element && el.closest("a[href], button, summary, [role='button'], [role='link'], [role='tab'], [role='menuitem']") !== null;
+
+/**
+ * Single-key shortcuts, ignored while typing in a field, with a modifier, or with a dialog open;
+ * Enter and Space on a focused link or button act on that element, not as shortcuts.
+ */
 export function useShortcuts(map: Record<string, (e: KeyboardEvent) => void>, enabled = true): void {
   const ref = useRef(map);
   ref.current = map;
@@ -319,6 +382,7 @@ export function useShortcuts(map: Record<string, (e: KeyboardEvent) => void>, en
     if (!enabled) return;
     const onKey = (e: KeyboardEvent) => {
       if (e.ctrlKey || e.metaKey || e.altKey || typing(e.target) || document.querySelector("dialog[open]")) return;
+      if (PRESS_KEYS.has(e.key) && pressable(e.target)) return;
       const fn = ref.current[e.key];
       if (fn) {
         e.preventDefault();

@@ -61,36 +61,36 @@ export function OverviewPage() {
             <div className="figure">
               <dt>Pending</dt>
               <dd>{f.pending}</dd>
-              <p className="muted">reports waiting for a decision</p>
+              <dd className="figure-note muted">reports waiting for a decision</dd>
             </div>
             <div className="figure">
               <dt>Actioned</dt>
               <dd>{f.actioned}</dd>
-              <p className="muted">resolved in the period</p>
+              <dd className="figure-note muted">resolved in the period</dd>
             </div>
             <div className="figure">
               <dt>Escalated</dt>
               <dd>{f.escalated}</dd>
-              <p className="muted">in the period</p>
+              <dd className="figure-note muted">in the period</dd>
             </div>
             <div className="figure">
               <dt>Action rate</dt>
               <dd>{f.actionRate == null ? "—" : `${Math.round(f.actionRate * 100)} %`}</dd>
-              <p className="muted">
+              <dd className="figure-note muted">
                 resolved of {f.actioned + f.dismissed} decided ({f.dismissed} dismissed)
-              </p>
+              </dd>
             </div>
             <div className="figure">
               <dt>Median time to decision</dt>
               <dd>{f.medianDecisionMs == null ? "—" : formatDuration(f.medianDecisionMs)}</dd>
-              <p className="muted">from report to resolve or dismiss</p>
+              <dd className="figure-note muted">from report to resolve or dismiss</dd>
             </div>
             <div className="figure">
               <dt>Open cases</dt>
               <dd>{f.openCases.emergency + f.openCases.high + f.openCases.normal}</dd>
-              <p className="muted">
+              <dd className="figure-note muted">
                 {f.openCases.emergency} emergency · {f.openCases.high} high · {f.openCases.normal} normal
-              </p>
+              </dd>
             </div>
           </dl>
           <div className="charts">

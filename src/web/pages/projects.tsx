@@ -112,7 +112,8 @@ export function ProjectsPage() {
           <details>
             <summary>SDK snippet</summary>
             <div className="snippet">
-              <pre>
+              {/* Focusable: a long line scrolls sideways, and keyboard users can scroll it too. */}
+              <pre tabIndex={0}>
                 <code>{sdkSnippet(p.id)}</code>
               </pre>
               <CopyButton text={sdkSnippet(p.id)} label="Copy snippet" />

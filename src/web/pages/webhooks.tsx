@@ -199,7 +199,9 @@ function DeliveryDialog({ orgSlug, deliveryId, onClose }: { orgSlug: string; del
           <p>
             <code>{d.data.delivery.id}</code> · {d.data.delivery.eventType}
           </p>
-          <pre className="json">{JSON.stringify(d.data.payload, null, 2)}</pre>
+          <pre className="json" tabIndex={0}>
+            {JSON.stringify(d.data.payload, null, 2)}
+          </pre>
           <h3>Attempts</h3>
           <ol className="plain">
             {d.data.attempts.map((a) => (
