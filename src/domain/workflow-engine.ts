@@ -21,6 +21,7 @@ import { transaction, type DomainContext } from "./context.ts";
 import { conflict, notFound } from "./errors.ts";
 import { findOpenCase } from "./open-case.ts";
 import type { Severity } from "./severity.ts";
+import { CLAIMED_BY } from "./views/case.ts";
 import type { Team } from "./views/report.ts";
 import { enqueueWebhookEvent, type EventType } from "./webhooks/outbox.ts";
 import { asStatus, isOpenStatus, nextStatus, OPEN_STATUSES, type Status, type WorkflowAction } from "./workflow.ts";
@@ -325,8 +326,6 @@ async function checkClaim(ctx: DomainContext, c: CaseRow, move: Move, claim: "re
   c.assignedAt = now;
 }
 
-/** How the 409 of a claimed case begins (the dashboard recognises it and offers to take over). */
-export const CLAIMED_BY = "This case is claimed by ";
 
 async function onReport<A extends WorkflowAction>(
   ctx: DomainContext,

@@ -13,6 +13,7 @@ import { plainWords, renderTemplate, type TemplateValues } from "../domain/templ
 import { ACCOUNT_KINDS, ACTION_KINDS, CONTENT_KINDS, TIMED_KINDS, type ActionKind } from "../domain/views/enforcement.ts";
 import { DEFAULT_TEAM, DISMISSAL_REASONS, RESOLUTION_CODES, TEAMS, type DismissalReason, type ResolutionCode, type Team } from "../domain/views/report.ts";
 import type { TemplateKind } from "../domain/views/template.ts";
+import { CLAIMED_BY } from "../domain/views/case.ts";
 import { errorCode, errorMessage, trpc, type Inputs } from "./api.ts";
 import { useSession } from "./app.tsx";
 import { Dialog, ErrorNote, Field, useToast } from "./ui.tsx";
@@ -23,8 +24,6 @@ const TEAM_CHOICES: readonly Team[] = [DEFAULT_TEAM, ...TEAMS.filter((t) => t !=
 const humanize = (s: string) => s.toLowerCase().replace(/_/g, " ").replace(/^\w/, (c) => c.toUpperCase());
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
-/** How the server's 409 for a case claimed by someone else begins (CLAIMED_BY, src/domain/workflow-engine.ts). */
-const CLAIMED_BY = "This case is claimed by ";
 const claimRefusal = (err: unknown): string | null => {
   if (errorCode(err) !== "CONFLICT") return null;
   const message = errorMessage(err);

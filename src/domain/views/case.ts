@@ -5,6 +5,9 @@ import { actorSchema, isoDateTime } from "./common.ts";
 import { TEAMS } from "./report.ts";
 import { BUCKETS } from "./severity.ts";
 
+/** How the 409 of a case claimed by someone else begins: the dashboard recognises it and offers to take over. */
+export const CLAIMED_BY = "This case is claimed by ";
+
 /** The decisions that take a case out of review (the workflow actions of that name). */
 export const CASE_DECISION_ACTIONS = ["resolve", "dismiss", "uphold", "overturn", "close"] as const;
 export type CaseDecisionAction = (typeof CASE_DECISION_ACTIONS)[number];
