@@ -4,10 +4,12 @@ import m0 from "../../drizzle-pg/0000_foundation.sql" with { type: "text" };
 import m1 from "../../drizzle-pg/0001_category_versions.sql" with { type: "text" };
 import m2 from "../../drizzle-pg/0002_moderators_day.sql" with { type: "text" };
 import m3 from "../../drizzle-pg/0003_search.sql" with { type: "text" };
+import m4 from "../../drizzle-pg/0004_reporters_and_dsa.sql" with { type: "text" };
 
 export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0000_foundation", when: 1795439365595, breakpoints: true, sql: m0 },
   { tag: "0001_category_versions", when: 1795442836911, breakpoints: true, sql: m1 },
   { tag: "0002_moderators_day", when: 1795595292015, breakpoints: true, sql: m2 },
   { tag: "0003_search", when: 1795602008639, breakpoints: true, sql: m3 },
+  { tag: "0004_reporters_and_dsa", when: 1795603140192, breakpoints: true, sql: m4 },
 ];

@@ -50,6 +50,8 @@ export const projects = sqliteTable(
      * says this number (src/domain/categories.ts), on every instance.
      */
     categoriesVersion: integer("categories_version").notNull().default(0),
+    /** JSON: the project's statements-of-reasons settings (src/domain/views/dsa.ts); null = defaults. */
+    dsaSettings: text("dsa_settings"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
@@ -96,6 +98,11 @@ export const identities = sqliteTable(
     /** JSON text; null when never set. */
     metadata: text("metadata"),
     reportCount: integer("report_count").notNull().default(0),
+    /** A trusted flagger (DSA Art. 22), set by admins: their reports go first and say so. */
+    trustedFlagger: integer("trusted_flagger").notNull().default(0),
+    /** Until when this identity's reports are stored but dismissed unseen (null: not muted). */
+    mutedUntil: integer("muted_until"),
+    muteReason: text("mute_reason"),
     lastSeenAt: integer("last_seen_at"),
     lastReportedAt: integer("last_reported_at"),
     createdAt: integer("created_at").notNull(),
@@ -220,6 +227,8 @@ export const cases = sqliteTable(
     decidedAt: integer("decided_at"),
     decidedByType: text("decided_by_type"),
     decidedById: text("decided_by_id"),
+    /** 1 when a trusted flagger reported into the case: it goes first in the queue. */
+    trustedFlagged: integer("trusted_flagged").notNull().default(0),
   },
   (t) => [
     // At most one open case per content target, and per subject for target-less reports.
@@ -237,6 +246,7 @@ export const cases = sqliteTable(
     index("cases_open_assignee_idx").on(t.orgId, t.assigneeId).where(sql`${t.isOpen} = 1`),
     index("cases_appealed_idx").on(t.orgId, t.createdAt).where(sql`${t.status} = 'APPEALED'`),
     index("cases_decided_idx").on(t.orgId, t.decidedAt).where(sql`${t.decidedAt} IS NOT NULL`),
+    index("cases_trusted_idx").on(t.orgId, t.createdAt).where(sql`${t.isOpen} = 1 AND ${t.trustedFlagged} = 1`),
   ],
 );
 
@@ -282,6 +292,10 @@ export const reports = sqliteTable(
     aiConfidence: integer("ai_confidence"),
     aiReasoning: text("ai_reasoning"),
     aiAnalyzedAt: integer("ai_analyzed_at"),
+    /** JSON: the notifier's DSA Art. 16 notice ({ explanation, legalGround, notifierName, notifierEmail, goodFaith }), or null. */
+    notice: text("notice"),
+    /** 1 when the reporter was a trusted flagger when the report was filed. */
+    reporterTrusted: integer("reporter_trusted").notNull().default(0),
     createdUs: integer("created_us").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
@@ -527,6 +541,69 @@ export const appeals = sqliteTable(
     decidedAt: integer("decided_at"),
   },
   (t) => [index("appeals_action_idx").on(t.actionId), index("appeals_org_status_idx").on(t.orgId, t.status, t.createdAt)],
+);
+
+/**
+ * Statements of reasons (DSA Art. 17 and 24(5)): one per enforcement action that restricts
+ * something, in the EU Transparency Database's field names (`body`, JSON), immutable once made.
+ */
+export const statements = sqliteTable(
+  "statements",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    actionId: text("action_id")
+      .notNull()
+      .references(() => enforcementActions.id, { onDelete: "cascade" }),
+    /** The platform's unique id of the statement (the database's `puid`). */
+    puid: text("puid").notNull(),
+    /** JSON: the statement's fields, as submitted. */
+    body: text("body").notNull(),
+    createdAt: integer("created_at").notNull(),
+    /** When the Transparency Database accepted it (or already had its puid). */
+    submittedAt: integer("submitted_at"),
+  },
+  (t) => [
+    uniqueIndex("statements_puid_idx").on(t.orgId, t.puid),
+    uniqueIndex("statements_action_idx").on(t.actionId),
+    index("statements_org_created_idx").on(t.orgId, t.createdAt),
+    index("statements_unsubmitted_idx").on(t.orgId, t.createdAt).where(sql`${t.submittedAt} IS NULL`),
+  ],
+);
+
+/** Where an organization submits its statements (the EU Transparency Database API); the token is write-only. */
+export const transparencySubmission = sqliteTable("transparency_submission", {
+  orgId: text("org_id")
+    .primaryKey()
+    .references(() => organizations.id, { onDelete: "cascade" }),
+  endpointUrl: text("endpoint_url").notNull(),
+  token: text("token").notNull(),
+  enabled: integer("enabled").notNull().default(0),
+  updatedAt: integer("updated_at").notNull(),
+});
+
+/** Each submission attempt: a batch of at most 100 statements, with its outcome. */
+export const transparencySubmissions = sqliteTable(
+  "transparency_submissions",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    /** "submitted" or "failed". */
+    status: text("status").notNull(),
+    httpStatus: integer("http_status"),
+    error: text("error"),
+    /** JSON array of the batch's puids. */
+    puids: text("puids").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("transparency_submissions_org_idx").on(t.orgId, t.createdAt)],
 );
 
 /** Where an organization wants enforcement events delivered (Standard Webhooks). */

@@ -113,6 +113,7 @@ export async function joinOrOpenCase(ctx: DomainContext, input: CaseKey & { buck
     decidedAt: null,
     decidedByType: null,
     decidedById: null,
+    trustedFlagged: 0,
   };
   await together(
     caseStatements(ctx.db).insert.execute(row),

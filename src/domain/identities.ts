@@ -75,6 +75,9 @@ export async function upsertIdentity(ctx: Pick<DomainContext, "store" | "db">, i
     type: input.type,
     externalId: input.externalId,
     createdAt: input.now,
+    trustedFlagger: 0,
+    mutedUntil: null,
+    muteReason: null,
     ...fields,
   };
   await q.insert.execute(row);

@@ -23,6 +23,7 @@ export async function createProject(ctx: DomainContext, input: { name: string })
     aiThreshold: 70,
     scanLinks: 0,
     categoriesVersion: 0,
+    dsaSettings: null,
     createdAt: now,
     updatedAt: now,
   };

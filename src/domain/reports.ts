@@ -116,6 +116,8 @@ export function createReport(ctx: DomainContext, input: CreateReportInput): Prom
       aiConfidence: null,
       aiReasoning: null,
       aiAnalyzedAt: null,
+      notice: null,
+      reporterTrusted: 0,
       createdUs,
       updatedAt: now,
     };
