@@ -7,15 +7,15 @@
  * with a message saying how to install it (`npm test` and .ci/run first run
  * scripts/ensure-chromium.sh, which installs it with apt when it can).
  */
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chromium, type Browser, type BrowserContext, type Page, type Response } from "playwright-core";
+import type { Browser, BrowserContext, Page, Response } from "playwright-core";
 import { DASHBOARD_CSP } from "../src/api/dashboard-page.ts";
+import { keyCall as keyCallTo, launchChromium, sdkReport as sdkReportTo, signIn as signInTo } from "./helpers/browser.ts";
 import { ROOT, startServer, type TestServer } from "./helpers/server.ts";
 import { until } from "./helpers/wait.ts";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const ARTIFACTS = join(ROOT, "test-artifacts");
 const T = 90_000;
 
@@ -43,28 +43,10 @@ async function watchCsp(context: BrowserContext, into: string[]): Promise<void> 
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `Chromium is not installed at ${CHROMIUM}: the dashboard's browser tests need it. ` +
-        "Run `bash scripts/ensure-chromium.sh` (as `npm test` does: it installs Debian's package with apt-get when it can, or says how), or set CHROMIUM_PATH.",
-    );
-  }
   mkdirSync(ARTIFACTS, { recursive: true });
   server = await startServer({ FLAGSTAFF_REPORT_RATE_LIMIT: "100000" });
   // playwright-core starts Chromium with a fresh, temporary --user-data-dir of its own.
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  browser = await launchChromium();
   admin = await browser.newContext({ viewport: { width: 1366, height: 900 } });
   await watchCsp(admin, cspViolations);
   page = await admin.newPage();
@@ -75,38 +57,9 @@ afterAll(async () => {
   await server?.dispose();
 });
 
-/** Files a report the way a platform does: the SDK route with the publishable key. */
-async function sdkReport(body: Record<string, unknown>): Promise<string> {
-  const res = await fetch(`${server.sdk}/projects/${server.demo.projectId}/reports`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${server.demo.publishableKey}`, "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  const json = (await res.json()) as { report: { id: string } };
-  expect(res.status).toBe(201);
-  return json.report.id;
-}
-
-/** A tRPC call with the secret key (the test's back door for setting up data). */
-async function keyCall(method: "GET" | "POST", path: string, input: unknown): Promise<any> {
-  const url = method === "GET" ? `${server.url}/trpc/${path}?input=${encodeURIComponent(JSON.stringify(input))}` : `${server.url}/trpc/${path}`;
-  const res = await fetch(url, {
-    method,
-    headers: { authorization: `Bearer ${server.demo.secretKey}`, "content-type": "application/json" },
-    body: method === "POST" ? JSON.stringify(input) : undefined,
-  });
-  const json = (await res.json()) as any;
-  if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json.result.data;
-}
-
-async function signIn(p: Page, email: string, password: string): Promise<void> {
-  await p.goto(server.url + "/");
-  await p.getByLabel("Email").fill(email);
-  await p.getByLabel("Password").fill(password);
-  await p.getByRole("button", { name: "Sign in" }).click();
-  await p.getByRole("heading", { name: "Review queue" }).waitFor({ timeout: 15_000 });
-}
+const sdkReport = (body: Record<string, unknown>) => sdkReportTo(server, body);
+const keyCall = (method: "GET" | "POST", path: string, input: unknown) => keyCallTo(server, method, path, input);
+const signIn = (p: Page, email: string, password: string) => signInTo(p, server.url, email, password);
 
 const shot = (p: Page, name: string) => p.screenshot({ path: join(ARTIFACTS, name), fullPage: true });
 

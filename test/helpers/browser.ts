@@ -58,6 +58,31 @@ export async function signIn(p: Page, url: string, email: string, password: stri
   await p.getByRole("heading", { name: "Review queue" }).waitFor({ timeout: 15_000 });
 }
 
+/** Files a report the way a platform does (the SDK route, the demo's publishable key); answers its id. */
+export async function sdkReport(server: TestServer, body: Record<string, unknown>): Promise<string> {
+  const res = await fetch(`${server.sdk}/projects/${server.demo.projectId}/reports`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${server.demo.publishableKey}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const json = (await res.json()) as { report: { id: string } };
+  if (res.status !== 201) throw new Error(`report: ${res.status} ${JSON.stringify(json)}`);
+  return json.report.id;
+}
+
+/** A tRPC call with the demo's secret key: a test's back door for setting up and checking data. */
+export async function keyCall(server: TestServer, method: "GET" | "POST", path: string, input: unknown): Promise<any> {
+  const url = method === "GET" ? `${server.url}/trpc/${path}?input=${encodeURIComponent(JSON.stringify(input))}` : `${server.url}/trpc/${path}`;
+  const res = await fetch(url, {
+    method,
+    headers: { authorization: `Bearer ${server.demo.secretKey}`, "content-type": "application/json" },
+    body: method === "POST" ? JSON.stringify(input) : undefined,
+  });
+  const json = (await res.json()) as any;
+  if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
+  return json.result.data;
+}
+
 /** A server (env added to the test defaults), Chromium, and the demo admin signed in. */
 export async function openDashboard(env: Record<string, string> = {}): Promise<DashboardSession> {
   mkdirSync(ARTIFACTS, { recursive: true });
@@ -75,27 +100,8 @@ export async function openDashboard(env: Record<string, string> = {}): Promise<D
     browser,
     admin,
     page,
-    async sdkReport(body) {
-      const res = await fetch(`${server.sdk}/projects/${server.demo.projectId}/reports`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${server.demo.publishableKey}`, "content-type": "application/json" },
-        body: JSON.stringify(body),
-      });
-      const json = (await res.json()) as { report: { id: string } };
-      if (res.status !== 201) throw new Error(`report: ${res.status} ${JSON.stringify(json)}`);
-      return json.report.id;
-    },
-    async keyCall(method, path, input) {
-      const url = method === "GET" ? `${server.url}/trpc/${path}?input=${encodeURIComponent(JSON.stringify(input))}` : `${server.url}/trpc/${path}`;
-      const res = await fetch(url, {
-        method,
-        headers: { authorization: `Bearer ${server.demo.secretKey}`, "content-type": "application/json" },
-        body: method === "POST" ? JSON.stringify(input) : undefined,
-      });
-      const json = (await res.json()) as any;
-      if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
-      return json.result.data;
-    },
+    sdkReport: (body) => sdkReport(server, body),
+    keyCall: (method, path, input) => keyCall(server, method, path, input),
     signedIn: newSignedIn,
     shot: (p, name) => p.screenshot({ path: join(ARTIFACTS, name), fullPage: true }),
     async close() {
