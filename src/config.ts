@@ -41,6 +41,8 @@ const configSchema = z.object({
   FLAGSTAFF_WEBHOOK_DISABLE_AFTER_MS: positiveInt(5 * 24 * 3_600_000),
   /** Longest pause of the scheduler that ends suspensions and mutes whose end has come. */
   FLAGSTAFF_ENFORCEMENT_TICK_MS: positiveInt(5_000),
+  /** How often organizations with statements not yet in the Transparency Database get a submission run. */
+  FLAGSTAFF_TRANSPARENCY_TICK_MS: positiveInt(10 * 60_000),
   /** The dashboard in its development build (React's dev build, unminified, rebuilt on each page load). */
   FLAGSTAFF_DEV: flag,
 });
@@ -68,6 +70,7 @@ export interface Config {
   enrichMaxAttempts: number;
   webhooks: { timeoutMs: number; retryScale: number; disableAfterMs: number };
   enforcementTickMs: number;
+  transparencyTickMs: number;
   /** FLAGSTAFF_DEV: serve the dashboard's development build (src/api/dashboard-page.ts). */
   dev: boolean;
 }
@@ -127,6 +130,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       disableAfterMs: c.FLAGSTAFF_WEBHOOK_DISABLE_AFTER_MS,
     },
     enforcementTickMs: c.FLAGSTAFF_ENFORCEMENT_TICK_MS,
+    transparencyTickMs: c.FLAGSTAFF_TRANSPARENCY_TICK_MS,
     dev: c.FLAGSTAFF_DEV,
   };
 }

@@ -154,6 +154,25 @@ describe("SDK routes, success and state errors", () => {
     expect(list.data?.identities.map((i) => i.externalId)).toEqual(["u-1"]);
   });
 
+  test("reporters (organization route): read, mark trusted, mute until a time", async () => {
+    const path = { ...op(), typeName: "user", externalId: "u-1" };
+    const read = await org.GET("/organizations/{orgSlug}/projects/{projectId}/identities/{typeName}/{externalId}", { params: { path } });
+    expect(read.data?.reporter).toMatchObject({ trustedFlagger: false, mutedUntil: null, reportsDecided: 0 });
+    const until = new Date(Date.now() + 3_600_000).toISOString();
+    const changed = await org.PATCH("/organizations/{orgSlug}/projects/{projectId}/identities/{typeName}/{externalId}", {
+      params: { path },
+      body: { trustedFlagger: true, mutedUntil: until, muteReason: "Manifestly unfounded notices" },
+    });
+    expect(changed.data?.reporter).toMatchObject({ trustedFlagger: true, muteReason: "Manifestly unfounded notices" });
+    expect(changed.data?.identity.externalId).toBe("u-1");
+    // Unmuted again, so the reports this suite files as u-1 are not dismissed.
+    const unmuted = await org.PATCH("/organizations/{orgSlug}/projects/{projectId}/identities/{typeName}/{externalId}", {
+      params: { path },
+      body: { trustedFlagger: false, mutedUntil: null },
+    });
+    expect(unmuted.data?.reporter).toMatchObject({ trustedFlagger: false, mutedUntil: null });
+  });
+
   test("reports: create (201), reasons, list, get; a key over its rate limit gets 429 with retryAfter", async () => {
     const reasons = await sdk.GET("/projects/{projectId}/report-reasons", { params: { path: { projectId } } });
     expect(reasons.data?.reasons.some((r) => r.name === "spam")).toBe(true);
@@ -299,6 +318,47 @@ describe("SDK routes, success and state errors", () => {
     const deleted = await org.DELETE("/organizations/{orgSlug}/webhook-endpoints/{endpointId}", { params: { path: { orgSlug, endpointId: doomed.data!.endpoint.id } } });
     expect(deleted.response.status).toBe(200);
   });
+
+  test("transparency: submission settings (409 to submit before they are set), attempts, the report", async () => {
+    const early = await org.POST("/organizations/{orgSlug}/transparency/submission/run", { params: { path: orgPath } });
+    expect(early.response.status).toBe(409);
+    const before = await org.GET("/organizations/{orgSlug}/transparency/submission", { params: { path: orgPath } });
+    expect(before.data?.submission.tokenSet).toBe(false);
+    // A stand-in that accepts everything: the submission's own behaviour is test/transparency-submission.test.ts.
+    const url = `http://127.0.0.1:${receiver.port}/tdb`;
+    const set = await org.PUT("/organizations/{orgSlug}/transparency/submission", { params: { path: orgPath }, body: { endpointUrl: url, token: "t", enabled: false } });
+    expect(set.data?.submission).toMatchObject({ endpointUrl: url, enabled: false, tokenSet: true });
+    expect((await org.PUT("/organizations/{orgSlug}/transparency/submission", { params: { path: orgPath }, body: { endpointUrl: url, enabled: true } })).response.status).toBe(200);
+    const run = await org.POST("/organizations/{orgSlug}/transparency/submission/run", { params: { path: orgPath } });
+    expect(run.data?.queued).toBe(true);
+    const attempts = await org.GET("/organizations/{orgSlug}/transparency/submissions", { params: { path: orgPath, query: { limit: 10 } } });
+    expect(attempts.response.status).toBe(200);
+    const report = await org.GET("/organizations/{orgSlug}/transparency/report", { params: { path: orgPath } });
+    expect(report.data?.reports.total).toBeGreaterThan(0);
+  });
+});
+
+describe("statements of reasons (DSA)", () => {
+  test("an action's statement, the project's DSA settings (read, replace), the export", async () => {
+    const created = await org.POST("/organizations/{orgSlug}/projects/{projectId}/enforcement-actions", {
+      params: { path: op() },
+      body: { kind: "ban", reason: "Spam wave", identity: { type: "user", externalId: "u-dsa" } },
+    });
+    expect(created.response.status).toBe(201);
+    const actionId = created.data!.action.id;
+    const statement = await sdk.GET("/projects/{projectId}/enforcement-actions/{actionId}/statement", { params: { path: { projectId, actionId } } });
+    expect(statement.data?.statement.decision_account).toBe("DECISION_ACCOUNT_TERMINATED");
+    const settings = await org.GET("/organizations/{orgSlug}/projects/{projectId}/dsa-settings", { params: { path: op() } });
+    expect(settings.data?.settings.territorialScope.length).toBe(30);
+    const put = await org.PUT("/organizations/{orgSlug}/projects/{projectId}/dsa-settings", {
+      params: { path: op() },
+      body: { categories: { spam: { category: "STATEMENT_CATEGORY_SCAMS_AND_FRAUD" } }, territorialScope: ["DE"] },
+    });
+    expect(put.data?.settings.territorialScope).toEqual(["DE"]);
+    const day = new Date().toISOString().slice(0, 10);
+    const exported = await org.GET("/organizations/{orgSlug}/transparency/statements", { params: { path: { orgSlug }, query: { from: day, to: day } } });
+    expect(exported.data?.statements.map((s) => s.puid)).toContain(`flagstaff-${actionId}`);
+  });
 });
 
 /**
@@ -343,8 +403,13 @@ describe("errors every route documents", () => {
     "POST /organizations/{orgSlug}/projects/{projectId}/content": { content: "hello" },
     "POST /organizations/{orgSlug}/projects/{projectId}/enforcement-actions": { kind: "warning", reason: "Sweep", identity: { type: "user", externalId: "u-1" } },
     "POST /organizations/{orgSlug}/webhook-endpoints": { url: "http://127.0.0.1:9/sweep" },
+    "PUT /organizations/{orgSlug}/transparency/submission": { endpointUrl: "http://127.0.0.1:9/sweep", token: "t", enabled: false },
   };
   const validBody = (method: Method, path: string) => (hasBody(method) ? { rawBody: JSON.stringify(VALID_BODIES[`${method} ${path}`] ?? {}) } : {});
+  /** A query each GET with required parameters would accept (the same reason as VALID_BODIES). */
+  const VALID_QUERIES: Record<string, Record<string, string>> = {
+    "GET /organizations/{orgSlug}/transparency/statements": { from: "2026-01-01", to: "2026-01-31" },
+  };
   const pathParams = (path: string) => Object.fromEntries([...path.matchAll(/\{(\w+)\}/g)].map(([, name]) => [name!, ids[name!] ?? `missing-${name}`]));
 
   for (const family of ["sdk", "org"] as const) {
@@ -367,7 +432,8 @@ describe("errors every route documents", () => {
             : path.includes("{reportId}")
               ? { path: { reportId: "no-such-report" } }
               : { query: { projectId: "00000000-0000-4000-8000-000000000000" } };
-        const r = await call(family, server.demo.secretKey, method, path, { ...unknown, ...validBody(method, path) });
+        const query = VALID_QUERIES[`${method} ${path}`];
+        const r = await call(family, server.demo.secretKey, method, path, { ...unknown, ...(query ? { query: { ...query, ...unknown.query } } : {}), ...validBody(method, path) });
         expect(`${method} ${path} ${r.response.status}`).toBe(`${method} ${path} 404`);
       }
     });
@@ -400,6 +466,7 @@ const PROVOKED_ELSEWHERE: Record<string, string> = {
   // DNS that does not answer: test/webhook-url.test.ts, with a resolver that fails.
   "org POST /organizations/{orgSlug}/webhook-endpoints 503": "test/webhook-url.test.ts",
   "org PATCH /organizations/{orgSlug}/webhook-endpoints/{endpointId} 503": "test/webhook-url.test.ts",
+  "org PUT /organizations/{orgSlug}/transparency/submission 503": "test/transparency-submission.test.ts",
 };
 
 test("every documented answer of every route was produced and matched its document", () => {

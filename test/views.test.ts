@@ -21,8 +21,11 @@ import { apiKeyViewSchema } from "../src/domain/views/api-key.ts";
 import { enforcementActionViewSchema } from "../src/domain/views/enforcement.ts";
 import { identityViewSchema } from "../src/domain/views/identity.ts";
 import { projectViewSchema } from "../src/domain/views/project.ts";
-import { reportViewSchema } from "../src/domain/views/report.ts";
+import { noticeSchema, reportOutcomeSchema, reportViewSchema } from "../src/domain/views/report.ts";
 import { aiSettingsSchema } from "../src/domain/views/settings.ts";
+import { reporterViewSchema } from "../src/domain/views/reporter.ts";
+import { dsaSettingsSchema, statementSchema } from "../src/domain/views/dsa.ts";
+import { submissionAttemptViewSchema, submissionSettingsViewSchema, transparencyReportSchema } from "../src/domain/views/transparency.ts";
 import { domainWorld, type DomainWorld } from "./helpers/builders.ts";
 
 type Json = Record<string, unknown>;
@@ -41,6 +44,8 @@ const keysOf = (schema: ObjectSchema): string[] => Object.keys(schema.shape);
 describe("the OpenAPI documents publish the domain's view schemas", () => {
   const components: [family: "sdk" | "org", id: string, schema: ObjectSchema][] = [
     ["sdk", "Report", reportViewSchema],
+    ["sdk", "ReportNotice", noticeSchema],
+    ["sdk", "ReportOutcome", reportOutcomeSchema],
     ["sdk", "Identity", identityViewSchema],
     ["sdk", "EnforcementAction", enforcementActionViewSchema],
     ["sdk", "Appeal", appealViewSchema],
@@ -51,6 +56,13 @@ describe("the OpenAPI documents publish the domain's view schemas", () => {
     ["org", "Project", projectViewSchema],
     ["org", "ProjectSettings", aiSettingsSchema],
     ["org", "ReportCategory", categoryViewSchema],
+    ["sdk", "StatementOfReasons", statementSchema],
+    ["org", "StatementOfReasons", statementSchema],
+    ["org", "DsaSettings", dsaSettingsSchema],
+    ["org", "Reporter", reporterViewSchema],
+    ["org", "TransparencySubmissionSettings", submissionSettingsViewSchema],
+    ["org", "TransparencySubmissionAttempt", submissionAttemptViewSchema],
+    ["org", "TransparencyReport", transparencyReportSchema],
   ];
   for (const [family, id, schema] of components) {
     test(`${family} ${id}: the properties are the view schema's keys, in its order`, () => {

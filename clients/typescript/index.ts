@@ -33,15 +33,19 @@ function withKey(opts: FlagstaffClientOptions, prefix: string): ClientOptions {
   };
 }
 
-export type SdkClient = Client<SdkPaths>;
-export type OrgClient = Client<OrgPaths>;
+/**
+ * Answers are typed as their JSON form: a route that also answers `text/csv` (with
+ * `format=csv`) is read as text with `parseAs: "text"` and the result cast to string.
+ */
+export type SdkClient = Client<SdkPaths, "application/json">;
+export type OrgClient = Client<OrgPaths, "application/json">;
 
 /** The SDK routes (`/sdk/flagstaff/v1`): reports, identities, report reasons, appeals. */
 export function createSdkClient(opts: FlagstaffClientOptions): SdkClient {
-  return createClient<SdkPaths>(withKey(opts, "/sdk/flagstaff/v1"));
+  return createClient<SdkPaths, "application/json">(withKey(opts, "/sdk/flagstaff/v1"));
 }
 
 /** The organization routes (`/api/v1`, secret keys only). */
 export function createOrgClient(opts: FlagstaffClientOptions): OrgClient {
-  return createClient<OrgPaths>(withKey(opts, "/api/v1"));
+  return createClient<OrgPaths, "application/json">(withKey(opts, "/api/v1"));
 }

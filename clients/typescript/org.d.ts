@@ -4,6 +4,30 @@
  */
 
 export interface paths {
+    "/organizations/{orgSlug}/projects/{projectId}/identities/{typeName}/{externalId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an identity and its standing as a reporter
+         * @description The identity (the SDK's fifteen fields) and `reporter`: whether it is a trusted flagger (DSA Art. 22), whether and until when it is muted (Art. 23), and its accuracy, (upheld + 1) / (decided + 2) over its decided reports.
+         */
+        get: operations["identities-reporter"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Mark a trusted flagger, mute or unmute a reporter
+         * @description `trustedFlagger` (admins only): the identity's reports go first in the queue and say so. `mutedUntil` (a future ISO date-time, or null to unmute) with `muteReason`: until then the identity's reports are accepted as usual (201) but stored dismissed (`not_actionable`, by the system), never queued and never announced. Each change is audited.
+         */
+        patch: operations["identities-updateReporter"];
+        trace?: never;
+    };
     "/organizations/{orgSlug}/projects/{projectId}/categories": {
         parameters: {
             query?: never;
@@ -433,10 +457,164 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/organizations/{orgSlug}/projects/{projectId}/dsa-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a project's DSA settings
+         * @description How the project's report categories map to the Transparency Database's categories and decision grounds, and the default territorial scope of its statements of reasons.
+         */
+        get: operations["transparency-getDsaSettings"];
+        /**
+         * Replace a project's DSA settings
+         * @description Fields left out take their defaults. 400 names the field: an unknown STATEMENT_CATEGORY_…, a country outside the EU/EEA, an illegal-content ground without `legalGround`, or a category the project does not have. Statements already made keep the settings they were made with.
+         */
+        put: operations["transparency-setDsaSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/transparency/statements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export statements of reasons
+         * @description The statements of reasons made from `from` to `to` (UTC days, both included), oldest first, in the EU Transparency Database API v2 field names. `format=csv` answers `text/csv`: the field names as the header row, array fields (`decision_visibility`, `content_type`, `territorial_scope`, `category_addition`, `category_specification`) joined with commas inside one quoted cell, absent fields empty. Page with `nextCursor` (JSON) as `cursor`; up to `limit` (default and maximum 1000) a page.
+         */
+        get: operations["transparency-exportStatements"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/transparency/submission": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the Transparency Database submission settings
+         * @description `tokenSet` says whether a token is stored; the token itself is write-only. `pendingStatements`: statements not in the database yet.
+         */
+        get: operations["transparency-getSubmission"];
+        /**
+         * Set the Transparency Database submission
+         * @description `endpointUrl`: the API's base URL (statements go to `{endpointUrl}/statements`, at most 100 a request); https, and its host must resolve to a public address. `token`: the API token, required the first time, kept when left out, never shown again. `enabled: true` starts a run at once.
+         */
+        put: operations["transparency-setSubmission"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/transparency/submission/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Submit the pending statements now
+         * @description Queues a submission run (one already queued or running is not doubled). 409 when submission is not set up or not enabled.
+         */
+        post: operations["transparency-runSubmission"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/transparency/submissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The Transparency Database submission attempts, newest first
+         * @description One entry per request to the database: `submitted` (201, or the database already had these puids) or `failed` with the HTTP status and the reason. A 422 refusal names the statements refused, which are not sent again. Page with `nextCursor` as `cursor`.
+         */
+        get: operations["transparency-submissions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/transparency/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The transparency report of a period
+         * @description From `from` to `to` (UTC days, both included; default the 30 days up to today; at most 366 days), of the organization or of one project: reports and notices by category and source, decisions by resolution code and dismissal reason, automated detections and decisions, enforcement actions by kind, statements of reasons by ground, category and source, appeals and their outcomes, and the median time from a report to its decision. `format=csv` answers `text/csv` with the header `section,key,value` and one row per number.
+         */
+        get: operations["transparency-report"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        Identity: {
+            id: string;
+            externalId: string;
+            projectId: string;
+            type: string;
+            name: string | null;
+            username: string | null;
+            avatarUrl: string | null;
+            metadata: unknown;
+            reportCount: number;
+            lastSeenAt: string | null;
+            lastReportedAt: string | null;
+            displayName: string;
+            handleLabel: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        Reporter: {
+            trustedFlagger: boolean;
+            mutedUntil: string | null;
+            muteReason: string | null;
+            accuracy: number;
+            reportsDecided: number;
+        };
         ReportCategory: {
             id: string;
             name: string;
@@ -557,6 +735,211 @@ export interface components {
             createdAt: string;
             decidedAt: string | null;
         };
+        /** @description A project's statement-of-reasons settings (docs/dsa.md). */
+        DsaSettings: {
+            /** @default {} */
+            categories: {
+                [key: string]: {
+                    /** @enum {string} */
+                    category: "STATEMENT_CATEGORY_ANIMAL_WELFARE" | "STATEMENT_CATEGORY_CONSUMER_INFORMATION" | "STATEMENT_CATEGORY_CYBER_VIOLENCE" | "STATEMENT_CATEGORY_CYBER_VIOLENCE_AGAINST_WOMEN" | "STATEMENT_CATEGORY_DATA_PROTECTION_AND_PRIVACY_VIOLATIONS" | "STATEMENT_CATEGORY_ILLEGAL_OR_HARMFUL_SPEECH" | "STATEMENT_CATEGORY_INTELLECTUAL_PROPERTY_INFRINGEMENTS" | "STATEMENT_CATEGORY_NEGATIVE_EFFECTS_ON_CIVIC_DISCOURSE_OR_ELECTIONS" | "STATEMENT_CATEGORY_NOT_SPECIFIED_NOTICE" | "STATEMENT_CATEGORY_OTHER_VIOLATION_TC" | "STATEMENT_CATEGORY_PROTECTION_OF_MINORS" | "STATEMENT_CATEGORY_RISK_FOR_PUBLIC_SECURITY" | "STATEMENT_CATEGORY_SCAMS_AND_FRAUD" | "STATEMENT_CATEGORY_SELF_HARM" | "STATEMENT_CATEGORY_UNSAFE_AND_PROHIBITED_PRODUCTS" | "STATEMENT_CATEGORY_VIOLENCE";
+                    /**
+                     * @default DECISION_GROUND_INCOMPATIBLE_CONTENT
+                     * @enum {string}
+                     */
+                    ground: "DECISION_GROUND_ILLEGAL_CONTENT" | "DECISION_GROUND_INCOMPATIBLE_CONTENT";
+                    legalGround?: string;
+                    termsReference?: string;
+                    /** Format: uri */
+                    referenceUrl?: string;
+                };
+            };
+            /**
+             * @default [
+             *       "AT",
+             *       "BE",
+             *       "BG",
+             *       "HR",
+             *       "CY",
+             *       "CZ",
+             *       "DK",
+             *       "EE",
+             *       "FI",
+             *       "FR",
+             *       "DE",
+             *       "GR",
+             *       "HU",
+             *       "IE",
+             *       "IT",
+             *       "LV",
+             *       "LT",
+             *       "LU",
+             *       "MT",
+             *       "NL",
+             *       "PL",
+             *       "PT",
+             *       "RO",
+             *       "SK",
+             *       "SI",
+             *       "ES",
+             *       "SE",
+             *       "IS",
+             *       "LI",
+             *       "NO"
+             *     ]
+             */
+            territorialScope: ("AT" | "BE" | "BG" | "HR" | "CY" | "CZ" | "DK" | "EE" | "FI" | "FR" | "DE" | "GR" | "HU" | "IE" | "IT" | "LV" | "LT" | "LU" | "MT" | "NL" | "PL" | "PT" | "RO" | "SK" | "SI" | "ES" | "SE" | "IS" | "LI" | "NO")[];
+            /** @default Terms of service */
+            defaultTermsReference: string;
+            /** @enum {string} */
+            accountType?: "ACCOUNT_TYPE_BUSINESS" | "ACCOUNT_TYPE_PRIVATE";
+        };
+        /** @description A statement of reasons (DSA Art. 17) in the EU Transparency Database API v2 field names. */
+        StatementOfReasons: {
+            puid: string;
+            decision_visibility?: ("DECISION_VISIBILITY_CONTENT_REMOVED" | "DECISION_VISIBILITY_CONTENT_DISABLED" | "DECISION_VISIBILITY_CONTENT_DEMOTED" | "DECISION_VISIBILITY_CONTENT_AGE_RESTRICTED" | "DECISION_VISIBILITY_CONTENT_INTERACTION_RESTRICTED" | "DECISION_VISIBILITY_CONTENT_LABELLED" | "DECISION_VISIBILITY_OTHER")[];
+            decision_visibility_other?: string;
+            end_date_visibility_restriction?: string | null;
+            /** @enum {string} */
+            decision_monetary?: "DECISION_MONETARY_SUSPENSION" | "DECISION_MONETARY_TERMINATION" | "DECISION_MONETARY_OTHER";
+            decision_monetary_other?: string;
+            end_date_monetary_restriction?: string | null;
+            /** @enum {string} */
+            decision_provision?: "DECISION_PROVISION_PARTIAL_SUSPENSION" | "DECISION_PROVISION_TOTAL_SUSPENSION" | "DECISION_PROVISION_PARTIAL_TERMINATION" | "DECISION_PROVISION_TOTAL_TERMINATION";
+            end_date_service_restriction?: string | null;
+            /** @enum {string} */
+            decision_account?: "DECISION_ACCOUNT_SUSPENDED" | "DECISION_ACCOUNT_TERMINATED";
+            end_date_account_restriction?: string | null;
+            /** @enum {string} */
+            account_type?: "ACCOUNT_TYPE_BUSINESS" | "ACCOUNT_TYPE_PRIVATE";
+            /** @enum {string} */
+            decision_ground: "DECISION_GROUND_ILLEGAL_CONTENT" | "DECISION_GROUND_INCOMPATIBLE_CONTENT";
+            /** Format: uri */
+            decision_ground_reference_url?: string;
+            illegal_content_legal_ground?: string;
+            illegal_content_explanation?: string;
+            incompatible_content_ground?: string;
+            incompatible_content_explanation?: string;
+            /** @enum {string} */
+            incompatible_content_illegal?: "Yes" | "No";
+            content_type: ("CONTENT_TYPE_APP" | "CONTENT_TYPE_AUDIO" | "CONTENT_TYPE_IMAGE" | "CONTENT_TYPE_PRODUCT" | "CONTENT_TYPE_SYNTHETIC_MEDIA" | "CONTENT_TYPE_TEXT" | "CONTENT_TYPE_VIDEO" | "CONTENT_TYPE_OTHER")[];
+            content_type_other?: string;
+            /** @enum {string} */
+            category: "STATEMENT_CATEGORY_ANIMAL_WELFARE" | "STATEMENT_CATEGORY_CONSUMER_INFORMATION" | "STATEMENT_CATEGORY_CYBER_VIOLENCE" | "STATEMENT_CATEGORY_CYBER_VIOLENCE_AGAINST_WOMEN" | "STATEMENT_CATEGORY_DATA_PROTECTION_AND_PRIVACY_VIOLATIONS" | "STATEMENT_CATEGORY_ILLEGAL_OR_HARMFUL_SPEECH" | "STATEMENT_CATEGORY_INTELLECTUAL_PROPERTY_INFRINGEMENTS" | "STATEMENT_CATEGORY_NEGATIVE_EFFECTS_ON_CIVIC_DISCOURSE_OR_ELECTIONS" | "STATEMENT_CATEGORY_NOT_SPECIFIED_NOTICE" | "STATEMENT_CATEGORY_OTHER_VIOLATION_TC" | "STATEMENT_CATEGORY_PROTECTION_OF_MINORS" | "STATEMENT_CATEGORY_RISK_FOR_PUBLIC_SECURITY" | "STATEMENT_CATEGORY_SCAMS_AND_FRAUD" | "STATEMENT_CATEGORY_SELF_HARM" | "STATEMENT_CATEGORY_UNSAFE_AND_PROHIBITED_PRODUCTS" | "STATEMENT_CATEGORY_VIOLENCE";
+            category_addition?: ("STATEMENT_CATEGORY_ANIMAL_WELFARE" | "STATEMENT_CATEGORY_CONSUMER_INFORMATION" | "STATEMENT_CATEGORY_CYBER_VIOLENCE" | "STATEMENT_CATEGORY_CYBER_VIOLENCE_AGAINST_WOMEN" | "STATEMENT_CATEGORY_DATA_PROTECTION_AND_PRIVACY_VIOLATIONS" | "STATEMENT_CATEGORY_ILLEGAL_OR_HARMFUL_SPEECH" | "STATEMENT_CATEGORY_INTELLECTUAL_PROPERTY_INFRINGEMENTS" | "STATEMENT_CATEGORY_NEGATIVE_EFFECTS_ON_CIVIC_DISCOURSE_OR_ELECTIONS" | "STATEMENT_CATEGORY_NOT_SPECIFIED_NOTICE" | "STATEMENT_CATEGORY_OTHER_VIOLATION_TC" | "STATEMENT_CATEGORY_PROTECTION_OF_MINORS" | "STATEMENT_CATEGORY_RISK_FOR_PUBLIC_SECURITY" | "STATEMENT_CATEGORY_SCAMS_AND_FRAUD" | "STATEMENT_CATEGORY_SELF_HARM" | "STATEMENT_CATEGORY_UNSAFE_AND_PROHIBITED_PRODUCTS" | "STATEMENT_CATEGORY_VIOLENCE")[];
+            category_specification?: string[];
+            category_specification_other?: string;
+            territorial_scope: ("AT" | "BE" | "BG" | "HR" | "CY" | "CZ" | "DK" | "EE" | "FI" | "FR" | "DE" | "GR" | "HU" | "IE" | "IT" | "LV" | "LT" | "LU" | "MT" | "NL" | "PL" | "PT" | "RO" | "SK" | "SI" | "ES" | "SE" | "IS" | "LI" | "NO")[];
+            content_language?: string;
+            content_date: string;
+            application_date: string;
+            decision_facts: string;
+            /** @enum {string} */
+            source_type: "SOURCE_ARTICLE_16" | "SOURCE_TRUSTED_FLAGGER" | "SOURCE_TYPE_OTHER_NOTIFICATION" | "SOURCE_VOLUNTARY";
+            source_identity?: string;
+            /** @enum {string} */
+            automated_detection: "Yes" | "No";
+            /** @enum {string} */
+            automated_decision: "AUTOMATED_DECISION_FULLY" | "AUTOMATED_DECISION_PARTIALLY" | "AUTOMATED_DECISION_NOT_AUTOMATED";
+        };
+        TransparencySubmissionSettings: {
+            endpointUrl: string | null;
+            enabled: boolean;
+            tokenSet: boolean;
+            pendingStatements: number;
+            updatedAt: string | null;
+        };
+        TransparencySubmissionAttempt: {
+            id: string;
+            /** @enum {string} */
+            status: "submitted" | "failed";
+            httpStatus: number | null;
+            error: string | null;
+            puidsCount: number;
+            puids: string[];
+            /** Format: date-time */
+            createdAt: string;
+        };
+        TransparencyReport: {
+            period: {
+                from: string;
+                to: string;
+                projectId: string | null;
+            };
+            /** Format: date-time */
+            generatedAt: string;
+            reports: {
+                total: number;
+                bySource: {
+                    key: string;
+                    count: number;
+                }[];
+                byCategory: {
+                    category: string;
+                    count: number;
+                    bySource: {
+                        key: string;
+                        count: number;
+                    }[];
+                }[];
+                automated: number;
+            };
+            notices: {
+                total: number;
+                article16: number;
+                trustedFlagger: number;
+            };
+            decisions: {
+                total: number;
+                resolved: {
+                    key: string;
+                    count: number;
+                }[];
+                dismissed: {
+                    key: string;
+                    count: number;
+                }[];
+                automated: number;
+                mutedReporterDismissals: number;
+                medianMsToDecision: number | null;
+            };
+            actions: {
+                total: number;
+                byKind: {
+                    key: string;
+                    count: number;
+                }[];
+            };
+            statements: {
+                total: number;
+                byGround: {
+                    key: string;
+                    count: number;
+                }[];
+                byCategory: {
+                    key: string;
+                    count: number;
+                }[];
+                bySource: {
+                    key: string;
+                    count: number;
+                }[];
+                automatedDetection: {
+                    key: string;
+                    count: number;
+                }[];
+                automatedDecision: {
+                    key: string;
+                    count: number;
+                }[];
+            };
+            appeals: {
+                received: number;
+                pending: number;
+                upheld: number;
+                overturned: number;
+                medianMsToDecision: number | null;
+            };
+        };
         /** @description Every error the server answers. */
         Error: {
             /** @description What went wrong, safe to show */
@@ -571,6 +954,151 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    "identities-reporter": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                projectId: string;
+                typeName: string;
+                externalId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        identity: components["schemas"]["Identity"];
+                        reporter: components["schemas"]["Reporter"];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Organization, project or identity not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "identities-updateReporter": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                projectId: string;
+                typeName: string;
+                externalId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    trustedFlagger?: boolean;
+                    mutedUntil?: string | null;
+                    muteReason?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        identity: components["schemas"]["Identity"];
+                        reporter: components["schemas"]["Reporter"];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description trustedFlagger needs the admin role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Organization, project or identity not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "categories-list": {
         parameters: {
             query?: never;
@@ -878,7 +1406,7 @@ export interface operations {
     "audit-list": {
         parameters: {
             query?: {
-                action?: "REPORT_CREATED" | "REPORT_TRIAGED" | "REPORT_ESCALATED" | "REPORT_RESOLVED" | "REPORT_DISMISSED" | "REPORT_STATUS_CHANGED" | "REPORT_MOVED" | "REPORT_APPEALED" | "REPORT_UPHELD" | "REPORT_OVERTURNED" | "REPORT_CLOSED" | "REPORT_DECISION_UNDONE" | "CASE_OPENED" | "CASE_BUCKET_RAISED" | "CASE_STATUS_CHANGED" | "CASE_ASSIGNED" | "CASE_ESCALATED" | "CASE_TAGS_CHANGED" | "CASE_UNASSIGNED" | "CASE_NOTE_ADDED" | "APPEAL_FILED" | "APPEAL_UPHELD" | "APPEAL_OVERTURNED" | "BULK_DECISION_MADE" | "BULK_DECISION_UNDONE" | "DECISION_TEMPLATE_CREATED" | "DECISION_TEMPLATE_UPDATED" | "DECISION_TEMPLATE_DELETED" | "ENFORCEMENT_ACTION_CREATED" | "ENFORCEMENT_ACTION_UPDATED" | "ENFORCEMENT_ACTION_REVOKED" | "ENFORCEMENT_ACTION_EXPIRED" | "AI_ANALYZED" | "LINK_SCAN_SKIPPED" | "PROJECT_CREATED" | "PROJECT_RENAMED" | "PROJECT_DELETED" | "PROJECT_SETTINGS_CHANGED" | "CATEGORY_CREATED" | "CATEGORY_UPDATED" | "CATEGORY_DELETED" | "USER_CREATED" | "USER_ROLE_CHANGED" | "USER_DISABLED" | "USER_ENABLED" | "USER_PASSWORD_CHANGED" | "USER_PASSWORD_RESET" | "WEBHOOK_ENDPOINT_CREATED" | "WEBHOOK_ENDPOINT_UPDATED" | "WEBHOOK_ENDPOINT_DELETED" | "WEBHOOK_ENDPOINT_DISABLED" | "WEBHOOK_SECRET_ROTATED" | "WEBHOOK_DELIVERY_REPLAYED";
+                action?: "REPORT_CREATED" | "REPORT_TRIAGED" | "REPORT_ESCALATED" | "REPORT_RESOLVED" | "REPORT_DISMISSED" | "REPORT_STATUS_CHANGED" | "REPORT_MOVED" | "REPORT_APPEALED" | "REPORT_UPHELD" | "REPORT_OVERTURNED" | "REPORT_CLOSED" | "REPORT_DECISION_UNDONE" | "REPORTER_TRUSTED_CHANGED" | "REPORTER_MUTED" | "REPORTER_UNMUTED" | "CASE_OPENED" | "CASE_BUCKET_RAISED" | "CASE_STATUS_CHANGED" | "CASE_ASSIGNED" | "CASE_ESCALATED" | "CASE_TAGS_CHANGED" | "CASE_UNASSIGNED" | "CASE_NOTE_ADDED" | "APPEAL_FILED" | "APPEAL_UPHELD" | "APPEAL_OVERTURNED" | "BULK_DECISION_MADE" | "BULK_DECISION_UNDONE" | "DECISION_TEMPLATE_CREATED" | "DECISION_TEMPLATE_UPDATED" | "DECISION_TEMPLATE_DELETED" | "ENFORCEMENT_ACTION_CREATED" | "ENFORCEMENT_ACTION_UPDATED" | "ENFORCEMENT_ACTION_REVOKED" | "ENFORCEMENT_ACTION_EXPIRED" | "AI_ANALYZED" | "LINK_SCAN_SKIPPED" | "PROJECT_CREATED" | "PROJECT_RENAMED" | "PROJECT_DELETED" | "PROJECT_SETTINGS_CHANGED" | "PROJECT_DSA_SETTINGS_CHANGED" | "CATEGORY_CREATED" | "CATEGORY_UPDATED" | "CATEGORY_DELETED" | "USER_CREATED" | "USER_ROLE_CHANGED" | "USER_DISABLED" | "USER_ENABLED" | "USER_PASSWORD_CHANGED" | "USER_PASSWORD_RESET" | "WEBHOOK_ENDPOINT_CREATED" | "WEBHOOK_ENDPOINT_UPDATED" | "WEBHOOK_ENDPOINT_DELETED" | "WEBHOOK_ENDPOINT_DISABLED" | "WEBHOOK_SECRET_ROTATED" | "TRANSPARENCY_SUBMISSION_CHANGED" | "WEBHOOK_DELIVERY_REPLAYED";
                 entityType?: string;
                 entityId?: string;
                 projectId?: string;
@@ -2467,7 +2995,7 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
-                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked")[];
+                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
                             enabled: boolean;
                             disabledReason: string | null;
                             disabledAt: string | null;
@@ -2478,7 +3006,7 @@ export interface operations {
                             /** Format: date-time */
                             updatedAt: string;
                         }[];
-                        eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked")[];
+                        eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
                     };
                 };
             };
@@ -2534,7 +3062,7 @@ export interface operations {
                 "application/json": {
                     url: string;
                     description?: string | null;
-                    eventTypes?: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked")[];
+                    eventTypes?: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
                     enabled?: boolean;
                 };
             };
@@ -2551,7 +3079,7 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
-                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked")[];
+                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
                             enabled: boolean;
                             disabledReason: string | null;
                             disabledAt: string | null;
@@ -2645,7 +3173,7 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
-                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked")[];
+                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
                             enabled: boolean;
                             disabledReason: string | null;
                             disabledAt: string | null;
@@ -2774,7 +3302,7 @@ export interface operations {
                 "application/json": {
                     url?: string;
                     description?: string | null;
-                    eventTypes?: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked")[];
+                    eventTypes?: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
                     enabled?: boolean;
                 };
             };
@@ -2791,7 +3319,7 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
-                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked")[];
+                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
                             enabled: boolean;
                             disabledReason: string | null;
                             disabledAt: string | null;
@@ -2884,7 +3412,7 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
-                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked")[];
+                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
                             enabled: boolean;
                             disabledReason: string | null;
                             disabledAt: string | null;
@@ -3191,6 +3719,625 @@ export interface operations {
             };
             /** @description Request body too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "transparency-getDsaSettings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        settings: components["schemas"]["DsaSettings"];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "transparency-setDsaSettings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @default {} */
+                    categories?: {
+                        [key: string]: {
+                            /** @enum {string} */
+                            category: "STATEMENT_CATEGORY_ANIMAL_WELFARE" | "STATEMENT_CATEGORY_CONSUMER_INFORMATION" | "STATEMENT_CATEGORY_CYBER_VIOLENCE" | "STATEMENT_CATEGORY_CYBER_VIOLENCE_AGAINST_WOMEN" | "STATEMENT_CATEGORY_DATA_PROTECTION_AND_PRIVACY_VIOLATIONS" | "STATEMENT_CATEGORY_ILLEGAL_OR_HARMFUL_SPEECH" | "STATEMENT_CATEGORY_INTELLECTUAL_PROPERTY_INFRINGEMENTS" | "STATEMENT_CATEGORY_NEGATIVE_EFFECTS_ON_CIVIC_DISCOURSE_OR_ELECTIONS" | "STATEMENT_CATEGORY_NOT_SPECIFIED_NOTICE" | "STATEMENT_CATEGORY_OTHER_VIOLATION_TC" | "STATEMENT_CATEGORY_PROTECTION_OF_MINORS" | "STATEMENT_CATEGORY_RISK_FOR_PUBLIC_SECURITY" | "STATEMENT_CATEGORY_SCAMS_AND_FRAUD" | "STATEMENT_CATEGORY_SELF_HARM" | "STATEMENT_CATEGORY_UNSAFE_AND_PROHIBITED_PRODUCTS" | "STATEMENT_CATEGORY_VIOLENCE";
+                            /**
+                             * @default DECISION_GROUND_INCOMPATIBLE_CONTENT
+                             * @enum {string}
+                             */
+                            ground?: "DECISION_GROUND_ILLEGAL_CONTENT" | "DECISION_GROUND_INCOMPATIBLE_CONTENT";
+                            legalGround?: string;
+                            termsReference?: string;
+                            /** Format: uri */
+                            referenceUrl?: string;
+                        };
+                    };
+                    /**
+                     * @default [
+                     *       "AT",
+                     *       "BE",
+                     *       "BG",
+                     *       "HR",
+                     *       "CY",
+                     *       "CZ",
+                     *       "DK",
+                     *       "EE",
+                     *       "FI",
+                     *       "FR",
+                     *       "DE",
+                     *       "GR",
+                     *       "HU",
+                     *       "IE",
+                     *       "IT",
+                     *       "LV",
+                     *       "LT",
+                     *       "LU",
+                     *       "MT",
+                     *       "NL",
+                     *       "PL",
+                     *       "PT",
+                     *       "RO",
+                     *       "SK",
+                     *       "SI",
+                     *       "ES",
+                     *       "SE",
+                     *       "IS",
+                     *       "LI",
+                     *       "NO"
+                     *     ]
+                     */
+                    territorialScope?: ("AT" | "BE" | "BG" | "HR" | "CY" | "CZ" | "DK" | "EE" | "FI" | "FR" | "DE" | "GR" | "HU" | "IE" | "IT" | "LV" | "LT" | "LU" | "MT" | "NL" | "PL" | "PT" | "RO" | "SK" | "SI" | "ES" | "SE" | "IS" | "LI" | "NO")[];
+                    /** @default Terms of service */
+                    defaultTermsReference?: string;
+                    /** @enum {string} */
+                    accountType?: "ACCOUNT_TYPE_BUSINESS" | "ACCOUNT_TYPE_PRIVATE";
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        settings: components["schemas"]["DsaSettings"];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "transparency-exportStatements": {
+        parameters: {
+            query: {
+                from: string;
+                to: string;
+                format?: "json" | "csv";
+                projectId?: string;
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                orgSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description With `format=csv`, when there are more: the `cursor` of the next page */
+                    "Next-Cursor"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statements: components["schemas"]["StatementOfReasons"][];
+                        nextCursor: string | null;
+                    };
+                    "text/csv": string;
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "transparency-getSubmission": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        submission: components["schemas"]["TransparencySubmissionSettings"];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "transparency-setSubmission": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    endpointUrl: string;
+                    token?: string;
+                    enabled: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        submission: components["schemas"]["TransparencySubmissionSettings"];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The URL's host name could not be resolved now (DNS did not answer): try again */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "transparency-runSubmission": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        queued: true;
+                        pendingStatements: number;
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Submission is not set up or not enabled */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "transparency-submissions": {
+        parameters: {
+            query?: {
+                status?: "submitted" | "failed";
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                orgSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        submissions: components["schemas"]["TransparencySubmissionAttempt"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "transparency-report": {
+        parameters: {
+            query?: {
+                from?: string;
+                to?: string;
+                format?: "json" | "csv";
+                projectId?: string;
+            };
+            header?: never;
+            path: {
+                orgSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description With `format=csv`, when there are more: the `cursor` of the next page */
+                    "Next-Cursor"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TransparencyReport"];
+                    "text/csv": string;
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

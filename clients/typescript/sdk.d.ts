@@ -91,7 +91,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a report */
+        /**
+         * Get a report
+         * @description The report, and beside it its `outcome` once decided (`resolved`, `dismissed`, or `closed` after an appeal; null while open or appealed): the resolution code or dismissal reason, the public text to pass on to the reporter (the project's decision template of that kind, else a default sentence) and when it was decided.
+         */
         get: operations["reports-get"];
         put?: never;
         post?: never;
@@ -221,6 +224,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{projectId}/enforcement-actions/{actionId}/statement": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an enforcement action's statement of reasons
+         * @description The statement of reasons made with the action, in the EU DSA Transparency Database API v2 field names (docs/dsa.md). 404 for an action that restricts nothing (a warning) and so has none.
+         */
+        get: operations["enforcement-statement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -305,6 +328,7 @@ export interface components {
                     id: string | null;
                 };
             } | null;
+            notice: components["schemas"]["ReportNotice"] | null;
             ai: {
                 /** @enum {string} */
                 severity: "LOW" | "MEDIUM" | "HIGH" | "CRITICAL";
@@ -318,6 +342,21 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+        };
+        ReportNotice: {
+            explanation: string | null;
+            legalGround: string | null;
+            notifierName: string | null;
+            notifierEmail: string | null;
+            goodFaith: boolean | null;
+        };
+        ReportOutcome: {
+            /** @enum {string} */
+            outcome: "resolved" | "dismissed" | "closed";
+            code: string | null;
+            text: string;
+            /** Format: date-time */
+            decidedAt: string;
         };
         EnforcementAction: {
             id: string;
@@ -384,6 +423,54 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             decidedAt: string | null;
+        };
+        /** @description A statement of reasons (DSA Art. 17) in the EU Transparency Database API v2 field names. */
+        StatementOfReasons: {
+            puid: string;
+            decision_visibility?: ("DECISION_VISIBILITY_CONTENT_REMOVED" | "DECISION_VISIBILITY_CONTENT_DISABLED" | "DECISION_VISIBILITY_CONTENT_DEMOTED" | "DECISION_VISIBILITY_CONTENT_AGE_RESTRICTED" | "DECISION_VISIBILITY_CONTENT_INTERACTION_RESTRICTED" | "DECISION_VISIBILITY_CONTENT_LABELLED" | "DECISION_VISIBILITY_OTHER")[];
+            decision_visibility_other?: string;
+            end_date_visibility_restriction?: string | null;
+            /** @enum {string} */
+            decision_monetary?: "DECISION_MONETARY_SUSPENSION" | "DECISION_MONETARY_TERMINATION" | "DECISION_MONETARY_OTHER";
+            decision_monetary_other?: string;
+            end_date_monetary_restriction?: string | null;
+            /** @enum {string} */
+            decision_provision?: "DECISION_PROVISION_PARTIAL_SUSPENSION" | "DECISION_PROVISION_TOTAL_SUSPENSION" | "DECISION_PROVISION_PARTIAL_TERMINATION" | "DECISION_PROVISION_TOTAL_TERMINATION";
+            end_date_service_restriction?: string | null;
+            /** @enum {string} */
+            decision_account?: "DECISION_ACCOUNT_SUSPENDED" | "DECISION_ACCOUNT_TERMINATED";
+            end_date_account_restriction?: string | null;
+            /** @enum {string} */
+            account_type?: "ACCOUNT_TYPE_BUSINESS" | "ACCOUNT_TYPE_PRIVATE";
+            /** @enum {string} */
+            decision_ground: "DECISION_GROUND_ILLEGAL_CONTENT" | "DECISION_GROUND_INCOMPATIBLE_CONTENT";
+            /** Format: uri */
+            decision_ground_reference_url?: string;
+            illegal_content_legal_ground?: string;
+            illegal_content_explanation?: string;
+            incompatible_content_ground?: string;
+            incompatible_content_explanation?: string;
+            /** @enum {string} */
+            incompatible_content_illegal?: "Yes" | "No";
+            content_type: ("CONTENT_TYPE_APP" | "CONTENT_TYPE_AUDIO" | "CONTENT_TYPE_IMAGE" | "CONTENT_TYPE_PRODUCT" | "CONTENT_TYPE_SYNTHETIC_MEDIA" | "CONTENT_TYPE_TEXT" | "CONTENT_TYPE_VIDEO" | "CONTENT_TYPE_OTHER")[];
+            content_type_other?: string;
+            /** @enum {string} */
+            category: "STATEMENT_CATEGORY_ANIMAL_WELFARE" | "STATEMENT_CATEGORY_CONSUMER_INFORMATION" | "STATEMENT_CATEGORY_CYBER_VIOLENCE" | "STATEMENT_CATEGORY_CYBER_VIOLENCE_AGAINST_WOMEN" | "STATEMENT_CATEGORY_DATA_PROTECTION_AND_PRIVACY_VIOLATIONS" | "STATEMENT_CATEGORY_ILLEGAL_OR_HARMFUL_SPEECH" | "STATEMENT_CATEGORY_INTELLECTUAL_PROPERTY_INFRINGEMENTS" | "STATEMENT_CATEGORY_NEGATIVE_EFFECTS_ON_CIVIC_DISCOURSE_OR_ELECTIONS" | "STATEMENT_CATEGORY_NOT_SPECIFIED_NOTICE" | "STATEMENT_CATEGORY_OTHER_VIOLATION_TC" | "STATEMENT_CATEGORY_PROTECTION_OF_MINORS" | "STATEMENT_CATEGORY_RISK_FOR_PUBLIC_SECURITY" | "STATEMENT_CATEGORY_SCAMS_AND_FRAUD" | "STATEMENT_CATEGORY_SELF_HARM" | "STATEMENT_CATEGORY_UNSAFE_AND_PROHIBITED_PRODUCTS" | "STATEMENT_CATEGORY_VIOLENCE";
+            category_addition?: ("STATEMENT_CATEGORY_ANIMAL_WELFARE" | "STATEMENT_CATEGORY_CONSUMER_INFORMATION" | "STATEMENT_CATEGORY_CYBER_VIOLENCE" | "STATEMENT_CATEGORY_CYBER_VIOLENCE_AGAINST_WOMEN" | "STATEMENT_CATEGORY_DATA_PROTECTION_AND_PRIVACY_VIOLATIONS" | "STATEMENT_CATEGORY_ILLEGAL_OR_HARMFUL_SPEECH" | "STATEMENT_CATEGORY_INTELLECTUAL_PROPERTY_INFRINGEMENTS" | "STATEMENT_CATEGORY_NEGATIVE_EFFECTS_ON_CIVIC_DISCOURSE_OR_ELECTIONS" | "STATEMENT_CATEGORY_NOT_SPECIFIED_NOTICE" | "STATEMENT_CATEGORY_OTHER_VIOLATION_TC" | "STATEMENT_CATEGORY_PROTECTION_OF_MINORS" | "STATEMENT_CATEGORY_RISK_FOR_PUBLIC_SECURITY" | "STATEMENT_CATEGORY_SCAMS_AND_FRAUD" | "STATEMENT_CATEGORY_SELF_HARM" | "STATEMENT_CATEGORY_UNSAFE_AND_PROHIBITED_PRODUCTS" | "STATEMENT_CATEGORY_VIOLENCE")[];
+            category_specification?: string[];
+            category_specification_other?: string;
+            territorial_scope: ("AT" | "BE" | "BG" | "HR" | "CY" | "CZ" | "DK" | "EE" | "FI" | "FR" | "DE" | "GR" | "HU" | "IE" | "IT" | "LV" | "LT" | "LU" | "MT" | "NL" | "PL" | "PT" | "RO" | "SK" | "SI" | "ES" | "SE" | "IS" | "LI" | "NO")[];
+            content_language?: string;
+            content_date: string;
+            application_date: string;
+            decision_facts: string;
+            /** @enum {string} */
+            source_type: "SOURCE_ARTICLE_16" | "SOURCE_TRUSTED_FLAGGER" | "SOURCE_TYPE_OTHER_NOTIFICATION" | "SOURCE_VOLUNTARY";
+            source_identity?: string;
+            /** @enum {string} */
+            automated_detection: "Yes" | "No";
+            /** @enum {string} */
+            automated_decision: "AUTOMATED_DECISION_FULLY" | "AUTOMATED_DECISION_PARTIALLY" | "AUTOMATED_DECISION_NOT_AUTOMATED";
         };
         /** @description Every error the server answers. */
         Error: {
@@ -594,6 +681,17 @@ export interface operations {
                     };
                     description?: string | null;
                     automated?: boolean;
+                    /** @description DSA Art. 16 notice fields, all optional: `explanation` (≤ 5000), `legalGround` (≤ 500), `notifierName` (≤ 200), `notifierEmail` (an email address, ≤ 254), `goodFaith`. Stored with the report; the name and email come back in the `report.decided` webhook event. */
+                    notice?: {
+                        /** @description Why the notifier considers the content illegal (DSA Art. 16(2)(a)) */
+                        explanation?: string | null;
+                        /** @description The legal ground claimed, e.g. a law and its article */
+                        legalGround?: string | null;
+                        notifierName?: string | null;
+                        notifierEmail?: string | null;
+                        /** @description The notifier's statement that the notice is accurate and complete, in good faith */
+                        goodFaith?: boolean | null;
+                    } | null;
                 };
             };
         };
@@ -783,6 +881,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         report: components["schemas"]["Report"];
+                        outcome: components["schemas"]["ReportOutcome"] | null;
                     };
                 };
             };
@@ -1309,6 +1408,70 @@ export interface operations {
             };
             /** @description Request body too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "enforcement-statement": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                actionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        actionId: string;
+                        statement: components["schemas"]["StatementOfReasons"];
+                        createdAt: string;
+                        submittedAt: string | null;
+                    };
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Publishable key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Project or action not found, or the action has no statement (a warning) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -44,9 +44,11 @@ const FAMILIES: Record<RouteFamily, FamilyInfo> = {
       categories: "A project's report categories.",
       ai: "AI classification of text and its stored analyses.",
       enforcement: "Enforcement actions and appeals.",
+      reporters: "Identities as reporters: trusted flaggers, muted reporters, accuracy (DSA Art. 22, 23; docs/dsa.md).",
       webhooks: "Signed outbound webhooks (Standard Webhooks) and their delivery log.",
       "api-keys": "API keys (shown once, stored hashed).",
       audit: "The audit trail of every change.",
+      transparency: "DSA statements of reasons, their settings and export (docs/dsa.md).",
     },
   },
 };
@@ -188,11 +190,16 @@ function finishRequestBody(op: Json): void {
 function responsesOf(route: RestRoute, generated: Json): Json {
   const success = generated["200"] as Json;
   const status = route.successStatus;
+  if (route.meta.csv) {
+    // format=csv: the same data as CSV (src/api/rest.ts).
+    (success.content as Json)["text/csv"] = { schema: { type: "string", description: "With `format=csv`: a header row of field names, then one row per item" } };
+  }
   const responses: Json = {
     [status]: {
       ...success,
       description: status === 201 ? "Created" : "OK",
       ...(route.procedurePath === "reports.create" ? { headers: RATE_LIMIT_HEADERS } : {}),
+      ...(route.meta.csv ? { headers: { "Next-Cursor": { description: "With `format=csv`, when there are more: the `cursor` of the next page", schema: { type: "string" } } } } : {}),
     },
   };
   const described = route.meta.openapi?.errorResponses ?? {};

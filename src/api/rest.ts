@@ -81,6 +81,13 @@ export function mountRest(app: Elysia, services: Services): void {
           const fn = segments.reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], caller) as CallerFn;
           const input = { ...body, ...params };
           const result = await (grouped ? group.run(() => fn(input)) : fn(input));
+          if (route.meta.csv && fromQuery && (body as Record<string, unknown>).format === "csv") {
+            resHeaders.set("content-type", "text/csv; charset=utf-8");
+            // A paged result's cursor has no place in the CSV text: it goes in a header.
+            const next = (result as { nextCursor?: unknown }).nextCursor;
+            if (typeof next === "string") resHeaders.set("next-cursor", next);
+            return new Response((route.meta.csv as (r: unknown) => string)(result), { status: route.successStatus, headers: resHeaders });
+          }
           resHeaders.set("content-type", "application/json");
           return new Response(JSON.stringify(result), { status: route.successStatus, headers: resHeaders });
         } catch (err) {

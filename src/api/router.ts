@@ -12,6 +12,7 @@ import { projectsRouter } from "./routers/projects.ts";
 import { reportsRouter } from "./routers/reports.ts";
 import { searchRouter } from "./routers/search.ts";
 import { templatesRouter } from "./routers/templates.ts";
+import { transparencyRouter } from "./routers/transparency.ts";
 import { usersRouter } from "./routers/users.ts";
 import { webhooksRouter } from "./routers/webhooks.ts";
 import { router } from "./trpc.ts";
@@ -34,6 +35,7 @@ export const appRouter = router({
   webhooks: webhooksRouter,
   templates: templatesRouter,
   search: searchRouter,
+  transparency: transparencyRouter,
 });
 
 export type AppRouter = typeof appRouter;

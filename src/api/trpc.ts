@@ -34,6 +34,11 @@ export type Meta = OpenApiMeta<{
    * one request cannot multiply the work (src/api/trpc-batch.ts).
    */
   unbatched?: boolean;
+  /**
+   * The REST route also answers `text/csv` when its query says `format=csv`: this turns the
+   * procedure's (JSON) result into the CSV text (src/api/rest.ts; documented by src/api/openapi.ts).
+   */
+  csv?: (result: never) => string;
 }>;
 
 // isDev off: error responses never carry stack traces.

@@ -6,6 +6,7 @@ import { createApp } from "../server.ts";
 import { redact } from "../db/open.ts";
 import { createServices } from "../services.ts";
 import { startExpiryScheduler } from "../jobs/enforcement-jobs.ts";
+import { startSubmissionScheduler } from "../jobs/transparency-jobs.ts";
 import { jobHandlers } from "../jobs/handlers.ts";
 import { startWorkers } from "../jobs/worker.ts";
 import { bootstrapIfEmpty, formatInitBanner } from "./init.ts";
@@ -27,6 +28,7 @@ export async function serve(config: Config): Promise<void> {
   const workers = startWorkers(services.store, services.clock, jobHandlers(services), { ...config.jobs, onJobRun: observeJobRun });
   // Once across instances (on PostgreSQL, the instance holding its advisory lock).
   const expiry = services.store.singleton("enforcement-expiry", () => startExpiryScheduler(services));
+  const transparency = services.store.singleton("transparency-submission", () => startSubmissionScheduler(services));
 
   // SQLite: WAL checkpoints (and their fsyncs) run on a thread of their own (src/db/checkpoint.ts).
   const checkpointer = services.store.engine === "sqlite" ? startCheckpointer(services.store.writer, config.dbPath) : null;
@@ -67,6 +69,7 @@ export async function serve(config: Config): Promise<void> {
         await server.stop(true);
       }
       await expiry.stop();
+      await transparency.stop();
       await workers.drain(10_000); // let running jobs finish, give back the rest
       await checkpointer?.stop();
       await services.store.close(); // the last connections (SQLite: checkpoints and removes the WAL)

@@ -93,6 +93,8 @@ export interface QueueItem {
   /** The team the case is escalated to (open cases), and when. */
   escalation: { team: Team; at: string } | null;
   tags: string[];
+  /** A trusted flagger (DSA Art. 22) reported into the case: it goes first in its bucket. */
+  trustedFlagged: boolean;
   createdAt: string;
   lastReportAt: string;
 }
@@ -128,19 +130,28 @@ async function categorySpellings(ctx: Pick<DomainContext, "db" | "orgId">, name:
 }
 
 /**
- * A position in the queue: the bucket's place in queue order, the case's creation time and its
- * id (the order within a bucket), as `<bucket index>.<created ms>.<id>`.
+ * The queue's segments, in order: each bucket (emergency, high, normal), within it first the
+ * cases a trusted flagger reported into (DSA Art. 22), then the others.
+ */
+const QUEUE_SEGMENTS = QUEUE_BUCKETS.flatMap((bucket) => [
+  { bucket, trusted: 1 },
+  { bucket, trusted: 0 },
+]);
+
+/**
+ * A position in the queue: the segment's place in queue order (QUEUE_SEGMENTS), the case's
+ * creation time and its id (the order within a segment), as `<segment>.<created ms>.<id>`.
  */
 interface QueueCursor {
-  bucket: number;
+  segment: number;
   createdAt: number;
   id: string;
 }
-const encodeCursor = (c: QueueCursor): string => `${c.bucket}.${c.createdAt}.${c.id}`;
+const encodeCursor = (c: QueueCursor): string => `${c.segment}.${c.createdAt}.${c.id}`;
 function decodeCursor(s: string): QueueCursor {
-  const m = /^([0-2])\.(\d{1,16})\.([0-9a-zA-Z-]{1,64})$/.exec(s);
+  const m = /^([0-5])\.(\d{1,16})\.([0-9a-zA-Z-]{1,64})$/.exec(s);
   if (!m) throw badRequest("cursor: not a cursor of this queue (pass back nextCursor as it came)");
-  return { bucket: Number(m[1]), createdAt: Number(m[2]), id: m[3]! };
+  return { segment: Number(m[1]), createdAt: Number(m[2]), id: m[3]! };
 }
 
 /** The cases a view holds (before any other filter). */
@@ -156,8 +167,9 @@ function viewCondition(ctx: Pick<DomainContext, "orgId">, view: QueueView, userI
 }
 
 /**
- * One page of the queue: emergency first, then high, then normal, oldest first within a bucket
- * (each bucket a search of the (org, open, bucket, created) index from the cursor on), with the
+ * One page of the queue: emergency first, then high, then normal; within a bucket the cases a
+ * trusted flagger reported into first (a search of the cases_trusted_idx partial index), then
+ * the others (the (org, open, bucket, created) index), each oldest first from the cursor on, with the
  * counts per bucket under the same filters and each view's count, so that every case is
  * reachable page by page and the page can say "51–100 of 19,938".
  */
@@ -183,15 +195,18 @@ export async function queue(ctx: TenantRead, f: QueueFilter): Promise<QueuePage>
     );
   }
   let nextCursor: string | null = null;
-  for (const [index, bucket] of QUEUE_BUCKETS.entries()) {
+  for (const bucket of QUEUE_BUCKETS) {
     if (f.bucket && f.bucket !== bucket) continue;
-    const where = and(...filters, eq(cases.bucket, bucket));
-    const [count] = await ctx.db.select({ n: sql<number>`count(*)` }).from(cases).where(where);
+    const [count] = await ctx.db.select({ n: sql<number>`count(*)` }).from(cases).where(and(...filters, eq(cases.bucket, bucket)));
     counts[bucket] = Number(count?.n ?? 0);
     counts.total += counts[bucket];
-    if (rows.length > f.limit || (cursor && index < cursor.bucket)) continue;
+  }
+  for (const [index, segment] of QUEUE_SEGMENTS.entries()) {
+    if ((f.bucket && f.bucket !== segment.bucket) || !counts[segment.bucket]) continue;
+    if (rows.length > f.limit || (cursor && index < cursor.segment)) continue;
+    const where = and(...filters, eq(cases.bucket, segment.bucket), eq(cases.trustedFlagged, segment.trusted));
     const after =
-      cursor && index === cursor.bucket
+      cursor && index === cursor.segment
         ? or(gt(cases.createdAt, cursor.createdAt), and(eq(cases.createdAt, cursor.createdAt), gt(cases.id, cursor.id)))
         : undefined;
     // One more than the page holds: whether a next page exists.
@@ -201,7 +216,8 @@ export async function queue(ctx: TenantRead, f: QueueFilter): Promise<QueuePage>
   if (rows.length > f.limit) {
     rows.length = f.limit;
     const last = rows.at(-1)!;
-    nextCursor = encodeCursor({ bucket: QUEUE_BUCKETS.indexOf(last.bucket), createdAt: last.createdAt, id: last.id });
+    const segment = QUEUE_SEGMENTS.findIndex((s) => s.bucket === last.bucket && s.trusted === (last.trustedFlagged === 1 ? 1 : 0));
+    nextCursor = encodeCursor({ segment, createdAt: last.createdAt, id: last.id });
   }
   return { items: await toQueueItems(ctx, rows), counts, views: await viewCounts(ctx, f), nextCursor };
 }
@@ -257,6 +273,7 @@ async function toQueueItems(ctx: TenantRead, rows: (typeof cases.$inferSelect)[]
       assignedAt: isoOrNull(c.assignedAt),
       escalation: c.escalatedTeam ? { team: c.escalatedTeam, at: iso(c.escalatedAt ?? c.updatedAt) } : null,
       tags: tags.get(c.id) ?? [],
+      trustedFlagged: c.trustedFlagged === 1,
       createdAt: iso(c.createdAt),
       lastReportAt: iso(c.lastReportAt),
     };

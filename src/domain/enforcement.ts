@@ -15,6 +15,8 @@ import { badRequest, conflict, notFound } from "./errors.ts";
 import { upsertIdentity } from "./identities.ts";
 import { newId } from "./ids.ts";
 import { requireProject, type Project } from "./projects.ts";
+import { makeStatementForAction } from "./statements.ts";
+import { scheduleSubmissionIfEnabled } from "./transparency-submission.ts";
 import { enqueueWebhookEvent, type EventType } from "./webhooks/outbox.ts";
 import { applyTransition } from "./workflow-engine.ts";
 import {
@@ -86,8 +88,8 @@ const viewOf = async (ctx: Pick<DomainContext, "db" | "clock">, row: ActionRow, 
  * Writes the webhook deliveries of an event about `view`, for the context's organization (call
  * inside the change's transaction; `now` is the change's time).
  */
-async function announce(ctx: DomainContext, now: number, type: EventType, view: EnforcementActionView): Promise<void> {
-  await enqueueWebhookEvent(ctx, { type, data: { action: view, identity: view.identity }, now });
+async function announce(ctx: DomainContext, now: number, type: EventType, view: EnforcementActionView, extra: Record<string, unknown> = {}): Promise<void> {
+  await enqueueWebhookEvent(ctx, { type, data: { action: view, identity: view.identity, ...extra }, now });
 }
 
 /** An action of the context's organization (and of `projectId` when given), or a 404. */
@@ -194,7 +196,11 @@ export function createEnforcementAction(ctx: DomainContext, input: CreateActionI
       entityType: "enforcement_action", entityId: row.id,
       after: { kind: row.kind, reason: row.reason, endsAt: view.endsAt, identityId, reportId: row.reportId, caseId: row.caseId },
     });
-    await announce(ctx, now, "enforcement_action.created", view);
+    // Its statement of reasons (DSA Art. 17; null for a warning), in the same transaction, carried by the event.
+    const statement = await makeStatementForAction(ctx, { action: row, report, dsaSettings: project.dsaSettings });
+    // Submitted to the Transparency Database soon after, when the organization does (docs/dsa.md).
+    if (statement) await scheduleSubmissionIfEnabled(ctx);
+    await announce(ctx, now, "enforcement_action.created", view, { statement });
     return view;
   });
 }

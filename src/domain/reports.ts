@@ -12,10 +12,12 @@ import { upsertIdentity, type DisplayInput, type IdentityRow } from "./identitie
 import { enqueueJob } from "./jobs.ts";
 import { newId } from "./ids.ts";
 import { listProjects, type Project } from "./projects.ts";
+import { dismissMutedReport, isMuted, markCaseTrustedFlagged } from "./reporters.ts";
 import { formatCursor, isoFromUs, nextCreatedUs, parseCursor } from "./report-time.ts";
-import { bucketFor, maxSeverity, type Severity } from "./severity.ts";
+import { BUCKETS, bucketFor, maxSeverity, type Severity } from "./severity.ts";
 import type { IdentitySummary } from "./views/identity.ts";
-import type { CreatedReportView, ReportView } from "./views/report.ts";
+import { reportOutcome } from "./report-outcomes.ts";
+import type { CreatedReportView, Notice, NoticeInput, ReportOutcome, ReportView } from "./views/report.ts";
 import type { ProjectRef } from "./views/project.ts";
 import type { Status } from "./workflow.ts";
 
@@ -38,6 +40,8 @@ export interface CreateReportInput {
   reasonNames: string[];
   description?: string | null;
   automated: boolean;
+  /** The notice fields (DSA Art. 16), checked by the caller (noticeInputSchema); stored as JSON. */
+  notice?: NoticeInput | null;
   /** Queue AI enrichment when the project has AI on (default true). */
   enrich?: boolean;
   /** Attempts the enrichment job gets before it is dead (default 50). */
@@ -80,6 +84,10 @@ export function createReport(ctx: DomainContext, input: CreateReportInput): Prom
     const severity = maxSeverity(categories.map((c) => c.severityHint));
     const contentExternalId = input.target?.contentExternalId ?? null;
     const contentType = contentExternalId ? (input.target?.contentType ?? "") : (input.target?.contentType ?? null);
+    // The reporter's weight (src/domain/reporters.ts), from the row the upsert answered: a muted
+    // reporter's report is stored, then dismissed unseen; a trusted flagger's goes first.
+    const muted = !!reporter && isMuted(reporter, now);
+    const trusted = !muted && reporter?.trustedFlagger === 1;
 
     const theCase = await joinOrOpenCase(ctx, {
       orgId: project.orgId,
@@ -87,7 +95,8 @@ export function createReport(ctx: DomainContext, input: CreateReportInput): Prom
       contentType,
       contentExternalId,
       subjectIdentityId: subject?.id ?? null,
-      bucket: bucketFor(severity),
+      // A muted reporter's report raises no case's bucket.
+      bucket: muted ? BUCKETS[0] : bucketFor(severity),
       now,
     });
 
@@ -116,8 +125,8 @@ export function createReport(ctx: DomainContext, input: CreateReportInput): Prom
       aiConfidence: null,
       aiReasoning: null,
       aiAnalyzedAt: null,
-      notice: null,
-      reporterTrusted: 0,
+      notice: noticeText(input.notice),
+      reporterTrusted: trusted ? 1 : 0,
       createdUs,
       updatedAt: now,
     };
@@ -125,7 +134,8 @@ export function createReport(ctx: DomainContext, input: CreateReportInput): Prom
     await together(
       q.insertReport.execute(row),
       ...names.map((name) => q.insertReason.execute({ reportId: row.id, orgId: project.orgId, name, createdUs })),
-      input.enrich !== false && project.aiEnabled === 1
+      trusted && theCase.trustedFlagged !== 1 ? markCaseTrustedFlagged(ctx, theCase.id) : null,
+      input.enrich !== false && project.aiEnabled === 1 && !muted
         ? enqueueJob(ctx, { orgId: project.orgId, kind: ENRICH_JOB, payload: { reportId: row.id }, maxAttempts: input.enrichMaxAttempts ?? 50 })
         : null,
       recordAudit(ctx, {
@@ -136,6 +146,7 @@ export function createReport(ctx: DomainContext, input: CreateReportInput): Prom
         after: { status: "OPEN", caseId: theCase.id, reasons: names, severity, automated: input.automated },
       }),
     );
+    if (muted) await dismissMutedReport(ctx, row.id);
     return {
       report: { id: row.id, projectId: row.projectId, status: "OPEN", createdAt: isoFromUs(createdUs) },
       row,
@@ -156,6 +167,19 @@ const createStatements = statements((db) => ({
     .values({ reportId: param("reportId"), orgId: param("orgId"), name: param("name"), createdUs: param("createdUs") })
     .prepare(),
 }));
+
+/** A notice as stored: every field (null when not given), or null when it has none. */
+function noticeText(n: NoticeInput | null | undefined): string | null {
+  if (!n) return null;
+  const notice: Notice = {
+    explanation: n.explanation ?? null,
+    legalGround: n.legalGround ?? null,
+    notifierName: n.notifierName ?? null,
+    notifierEmail: n.notifierEmail ?? null,
+    goodFaith: n.goodFaith ?? null,
+  };
+  return Object.values(notice).some((v) => v !== null) ? JSON.stringify(notice) : null;
+}
 
 const identityKey = (ref: IdentityRef) => ({ type: ref.type, externalId: ref.externalId, display: ref.display });
 
@@ -360,6 +384,7 @@ function toReportView(r: ReportRow, identitiesById: Map<string, IdentityRow>): R
     escalation: r.escalation ? JSON.parse(r.escalation) : null,
     resolution: r.resolution ? JSON.parse(r.resolution) : null,
     dismissal: r.dismissal ? JSON.parse(r.dismissal) : null,
+    notice: r.notice ? (JSON.parse(r.notice) as Notice) : null,
     ai:
       r.aiAnalyzedAt != null
         ? {
@@ -379,6 +404,17 @@ function toReportView(r: ReportRow, identitiesById: Map<string, IdentityRow>): R
 export async function reportView(ctx: Pick<DomainContext, "db" | "orgId">, reportId: string): Promise<ReportView> {
   const row = await requireReport(ctx, reportId);
   return (await toReportViews(ctx, { rows: [row] }))[0]!;
+}
+
+/**
+ * A report with its outcome (src/domain/report-outcomes.ts; null while undecided): the SDK's
+ * `GET /reports/{reportId}`. The outcome sits beside the report, not in it: its text needs the
+ * project's templates, which listings and the case page do not pay for.
+ */
+export async function reportWithOutcome(ctx: Pick<DomainContext, "db" | "orgId">, reportId: string): Promise<{ report: ReportView; outcome: ReportOutcome | null }> {
+  const row = await requireReport(ctx, reportId);
+  const [report] = await toReportViews(ctx, { rows: [row] });
+  return { report: report!, outcome: await reportOutcome(ctx, row) };
 }
 
 /** A page of reports (listReports) with the organization's projects, by id and name, to name them by. */

@@ -20,6 +20,7 @@ import { iso } from "./clock.ts";
 import { transaction, type DomainContext } from "./context.ts";
 import { conflict, notFound } from "./errors.ts";
 import { findOpenCase } from "./open-case.ts";
+import { announceReportDecided } from "./report-outcomes.ts";
 import type { Severity } from "./severity.ts";
 import { CLAIMED_BY } from "./views/case.ts";
 import type { Team } from "./views/report.ts";
@@ -42,7 +43,8 @@ export interface ActionData {
   enrich: { severity?: Severity; confidence?: number };
   escalate: { team: Team; note?: string | null };
   resolve: { code?: string | null; note?: string | null };
-  dismiss: { reason: string; note?: string | null };
+  /** `mutedReporter`: the system dismissing a muted reporter's report on intake (src/domain/reporters.ts). */
+  dismiss: { reason: string; note?: string | null; mutedReporter?: true };
   appeal: AppealRef;
   uphold: AppealRef;
   overturn: AppealRef;
@@ -93,6 +95,11 @@ export interface Transition<A extends WorkflowAction = WorkflowAction> {
   fellows: ReportChange[];
   /** The case, when its status changed. */
   case: StatusChange | null;
+  /**
+   * A silent move (TransitionInput.silent): nobody outside hears of it, so effects announce
+   * nothing (announceEachReport checks it; an effect of its own that tells the platform must too).
+   */
+  silent: boolean;
 }
 
 /** A further effect of an action, run in the transition's transaction after the status writes. */
@@ -108,6 +115,7 @@ export const reportsMoved = (t: Transition): ReportChange[] => [t.report, ...t.f
 export const announceEachReport =
   (type: EventType, data: (r: ReportChange, t: Transition) => unknown): Effect =>
   async (ctx, t) => {
+    if (t.silent) return;
     for (const r of reportsMoved(t)) await enqueueWebhookEvent(ctx, { type, data: data(r, t), now: t.at });
   };
 
@@ -131,9 +139,8 @@ const markCaseEscalated: Effect<"escalate"> = async (ctx, t) => {
  * job and domain function that decides a report reaches it through applyTransition.
  */
 const ON_DECIDED: readonly Effect[] = [
-  // A `report.decided` webhook event goes here (after adding it to EVENT_TYPES in
-  // webhooks/outbox.ts), one per report the decision moved:
-  // announceEachReport("report.decided", (r, t) => ({ reportId: r.id, caseId: r.caseId, status: r.to, decision: t.move.action })),
+  // `report.decided` (src/domain/report-outcomes.ts), one per report the decision moved; none for a silent move.
+  announceReportDecided,
 ];
 
 /** How the table's move of one report spreads to its case. */
@@ -213,7 +220,7 @@ const EFFECTS: { [A in WorkflowAction]: Effects<A> } = {
   dismiss: {
     audit: "REPORT_DISMISSED",
     auditData: decisionAudit,
-    record: (m, s) => ({ dismissal: JSON.stringify({ reason: m.reason, ...stamped(m.note, s) }) }),
+    record: (m, s) => ({ dismissal: JSON.stringify({ reason: m.reason, ...stamped(m.note, s), ...(m.mutedReporter ? { mutedReporter: true } : {}) }) }),
     fellows: "open",
     case: "follows",
     refusal: refused("only OPEN, TRIAGED or IN_REVIEW reports can be dismissed"),
@@ -281,6 +288,17 @@ export interface TransitionInput<A extends WorkflowAction> {
    * for the platform, not for a moderator.
    */
   claim?: "respect" | "take_over";
+  /**
+   * No webhook event for this move (`Transition.silent`): a muted reporter's report dismissed
+   * on intake is never announced (src/domain/reports.ts).
+   */
+  silent?: boolean;
+  /**
+   * The move applies to the report alone: no other report of its case moves with it, and the
+   * case follows only when the report is its only one (a muted reporter's report dismissed on
+   * intake must not decide the reports it joined).
+   */
+  alone?: boolean;
 }
 
 /** The actions a claim holds against: a moderator's own decisions on an open case. */
@@ -295,13 +313,14 @@ export function applyTransition<A extends WorkflowAction>(ctx: DomainContext, in
   const { target, move } = input;
   const skip = input.refused === "skip";
   const claim = input.claim ?? "respect";
+  const how = { silent: input.silent === true, alone: input.alone === true };
   return transaction(ctx, () =>
-    "reportId" in target ? onReport(ctx, target.reportId, move, skip, claim) : onCase(ctx, target.caseId, move, skip),
+    "reportId" in target ? onReport(ctx, target.reportId, move, skip, claim, how) : onCase(ctx, target.caseId, move, skip, how.silent),
   );
 }
 
 const nothing = <A extends WorkflowAction>(move: Move<A>, at: number): Transition<A> => ({
-  move, at, allowed: false, changed: false, applied: false, report: null, fellows: [], case: null,
+  move, at, allowed: false, changed: false, applied: false, report: null, fellows: [], case: null, silent: false,
 });
 
 /** The status an `undo` goes back to (undefined for every other action). */
@@ -333,6 +352,7 @@ async function onReport<A extends WorkflowAction>(
   move: Move<A>,
   skip: boolean,
   claim: "respect" | "take_over",
+  how: { silent: boolean; alone: boolean } = { silent: false, alone: false },
 ): Promise<Transition<A>> {
   const effects = effectsOf<A>(move.action);
   const now = ctx.clock.now();
@@ -356,24 +376,25 @@ async function onReport<A extends WorkflowAction>(
   if (own.changed && isOpenStatus(own.to) && theCase.isOpen === 0) theCase = await rehome(ctx, report, theCase, now);
 
   const applied = !own.noop;
-  const t: Transition<A> = { move, at: now, allowed: true, changed: own.changed, applied, report: null, fellows: [], case: null };
+  const t: Transition<A> = { move, at: now, allowed: true, changed: own.changed, applied, report: null, fellows: [], case: null, silent: how.silent };
   t.report = await writeReport(ctx, effects, move, report, own.to, applied, now);
   // An applied move spreads to the case and its other reports even when the report itself was
   // already there (escalating an IN_REVIEW report takes its OPEN fellows into review too).
   if (applied) {
-    for (const fellow of await fellowsOf(ctx, effects.fellows, report, from)) {
+    for (const fellow of await fellowsOf(ctx, how.alone ? "none" : effects.fellows, report, from)) {
       const m = nextStatus(asStatus(fellow.status), move.action, restoreOf(move as Move));
       if (m.allowed && m.changed) t.fellows.push(await writeReport(ctx, effects, move, fellow, m.to, true, now));
     }
     const caseMove = nextStatus(asStatus(theCase.status), move.action, restoreOf(move as Move));
-    const caseTo = effects.case === "follows" ? own.to : effects.case === "table" && caseMove.allowed ? caseMove.to : null;
+    const caseRule = how.alone && theCase.reportCount > 1 ? "none" : effects.case;
+    const caseTo = caseRule === "follows" ? own.to : caseRule === "table" && caseMove.allowed ? caseMove.to : null;
     if (caseTo !== null && caseTo !== theCase.status) t.case = await writeCase(ctx, theCase, caseTo, move as Move, now);
   }
   for (const effect of effects.then) await effect(ctx, t);
   return t;
 }
 
-async function onCase<A extends WorkflowAction>(ctx: DomainContext, caseId: string, move: Move<A>, skip: boolean): Promise<Transition<A>> {
+async function onCase<A extends WorkflowAction>(ctx: DomainContext, caseId: string, move: Move<A>, skip: boolean, silent = false): Promise<Transition<A>> {
   const effects = effectsOf<A>(move.action);
   const now = ctx.clock.now();
   const [c] = await ctx.db.select().from(cases).where(and(eq(cases.id, caseId), eq(cases.orgId, ctx.orgId))).limit(1);
@@ -387,7 +408,7 @@ async function onCase<A extends WorkflowAction>(ctx: DomainContext, caseId: stri
     if (skip) return nothing(move, now);
     throw conflict(effects.refusal(from, "Case"));
   }
-  const t: Transition<A> = { move, at: now, allowed: true, changed: m.changed, applied: !m.noop, report: null, fellows: [], case: null };
+  const t: Transition<A> = { move, at: now, allowed: true, changed: m.changed, applied: !m.noop, report: null, fellows: [], case: null, silent };
   if (m.changed || move.action === "undo") t.case = await writeCase(ctx, c, m.to, move as Move, now);
   for (const effect of effects.then) await effect(ctx, t);
   return t;

@@ -6,6 +6,7 @@ import { LINK_SCAN_JOB, linkScanPayloadSchema, runLinkScan } from "../domain/lin
 import { ENRICH_JOB } from "../domain/reports.ts";
 import { jobContext, type JobDeps } from "./context.ts";
 import { enforcementJobHandlers } from "./enforcement-jobs.ts";
+import { transparencyJobHandlers } from "./transparency-jobs.ts";
 import type { JobRow } from "../domain/jobs.ts";
 import type { JobHandler } from "./worker.ts";
 
@@ -26,6 +27,7 @@ export function jobHandlers(deps: JobDeps): Record<string, JobHandler> {
   const { config, onAiCall } = deps;
   return {
     ...enforcementJobHandlers(deps),
+    ...transparencyJobHandlers(deps),
     [ENRICH_JOB]: async (payload, job) => {
       const { reportId } = reportPayload.parse(payload);
       const orgId = await enrichOrgId(deps, job, reportId);

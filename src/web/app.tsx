@@ -15,6 +15,7 @@ import { QueuePage } from "./pages/queue.tsx";
 import { ClosedCasesPage, GlobalSearchBox, SearchPage } from "./pages/search.tsx";
 import { SettingsPage } from "./pages/settings.tsx";
 import { UsersPage } from "./pages/users.tsx";
+import { TransparencyPage } from "./pages/transparency.tsx";
 import { WebhooksPage } from "./pages/webhooks.tsx";
 import { href, useRoute, type Route } from "./router.ts";
 import { ErrorNote, Field, Loading, ProjectOptions, TimeAgo, useToast } from "./ui.tsx";
@@ -154,6 +155,7 @@ const NAV: { page: string; label: string; role: Role }[] = [
   { page: "identities", label: "Identities", role: "viewer" },
   { page: "analyses", label: "AI analyses", role: "viewer" },
   { page: "audit", label: "Audit log", role: "viewer" },
+  { page: "transparency", label: "Transparency", role: "viewer" },
   { page: "projects", label: "Projects", role: "viewer" },
   { page: "settings", label: "Project settings", role: "viewer" },
   { page: "keys", label: "API keys", role: "admin" },
@@ -203,6 +205,8 @@ function Page({ route }: { route: Route }) {
       return <AnalysesPage />;
     case "audit":
       return <AuditPage />;
+    case "transparency":
+      return <TransparencyPage />;
     case "projects":
       return <ProjectsPage />;
     case "settings":

@@ -10,6 +10,8 @@ import {
 } from "../../domain/appeals.ts";
 import { actionEnd, createEnforcementAction, findEnforcementActions, listIdentityActions, updateEnforcementAction } from "../../domain/enforcement.ts";
 import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/validation.ts";
+import { getActionStatement } from "../../domain/statements.ts";
+import { statementRecordSchema } from "../../domain/views/dsa.ts";
 import { APPEAL_FILTERS, APPEAL_STATUSES, appealInboxSchema, appealViewSchema } from "../../domain/views/appeal.ts";
 import { ACTION_KINDS, ACTION_STATUSES, enforcementActionViewSchema } from "../../domain/views/enforcement.ts";
 import { limitSchema } from "../schemas.ts";
@@ -106,6 +108,23 @@ export const enforcementRouter = router({
     .mutation(async ({ ctx, input }) => ({
       appeal: await fileAppeal(ctx.domain, { projectId: ctx.project.id, actionId: input.actionId, text: input.text }),
     })),
+
+  /** SDK: an action's statement of reasons (DSA Art. 17), to show the affected user. */
+  statement: projectProcedure(z.object({ projectId: projectIdSchema, actionId: id }))
+    .meta({
+      family: "sdk",
+      openapi: {
+        method: "GET",
+        path: "/projects/{projectId}/enforcement-actions/{actionId}/statement",
+        summary: "Get an enforcement action's statement of reasons",
+        description:
+          "The statement of reasons made with the action, in the EU DSA Transparency Database API v2 field names (docs/dsa.md). 404 for an action that restricts nothing (a warning) and so has none.",
+        tags,
+        errorResponses: { ...sdkErrors, 404: "Project or action not found, or the action has no statement (a warning)" },
+      },
+    })
+    .output(statementRecordSchema)
+    .query(({ ctx, input }) => getActionStatement(ctx.domain, { projectId: ctx.project.id, actionId: input.actionId })),
 
   list: projectProcedure(
     z.object({

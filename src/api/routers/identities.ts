@@ -1,13 +1,27 @@
 import { z } from "zod";
+import { DomainError } from "../../domain/errors.ts";
 import { listIdentities, saveIdentity } from "../../domain/identities.ts";
+import { getReporter, reporterWeights, updateReporter } from "../../domain/reporters.ts";
+import { hasRole } from "../../domain/users.ts";
 import { jsonDepthExceeds } from "../../domain/json-depth.ts";
 import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/validation.ts";
 import { identityViewSchema } from "../../domain/views/identity.ts";
+import { identityReporterSchema, MUTE_REASON_MAX, reporterViewSchema } from "../../domain/views/reporter.ts";
 import { limitSchema } from "../schemas.ts";
-import { projectProcedure, router } from "../trpc.ts";
+import { projectProcedure, router, secretProcedure } from "../trpc.ts";
 
 const displayText = (max: number) => z.string().max(max).nullable().optional();
 const MAX_METADATA_DEPTH = 16;
+
+/** The organization's route of one identity: its standing as a reporter (DSA Art. 22, 23). */
+const reporterPath = "/organizations/{orgSlug}/projects/{projectId}/identities/{typeName}/{externalId}";
+const reporterKey = { orgSlug: z.string().min(1).max(64), projectId: projectIdSchema, typeName: typeNameSchema, externalId: externalIdSchema };
+/** An ISO date-time with its zone, as milliseconds since the epoch. */
+const instant = z
+  .string()
+  .max(64)
+  .refine((s) => /^\d{4}-\d\d-\d\dT/.test(s) && !Number.isNaN(Date.parse(s)), "must be an ISO date-time such as 2030-01-31T12:00:00Z")
+  .transform((s) => Date.parse(s));
 
 export const identitiesRouter = router({
   upsert: projectProcedure(
@@ -74,4 +88,61 @@ export const identitiesRouter = router({
     })
     .output(z.object({ identities: z.array(identityViewSchema), nextCursor: z.string().nullable() }))
     .query(({ ctx, input }) => listIdentities(ctx.domain, { projectId: ctx.project.id, search: input.search, cursor: input.cursor, limit: input.limit })),
+
+  /** Organization: an identity with its standing as a reporter. */
+  reporter: projectProcedure(z.object(reporterKey))
+    .meta({
+      family: "org",
+      openapi: {
+        method: "GET",
+        path: reporterPath,
+        summary: "Get an identity and its standing as a reporter",
+        description:
+          "The identity (the SDK's fifteen fields) and `reporter`: whether it is a trusted flagger (DSA Art. 22), whether and until when it is muted (Art. 23), and its accuracy, (upheld + 1) / (decided + 2) over its decided reports.",
+        tags: ["reporters"],
+        errorResponses: { 404: "Organization, project or identity not found" },
+      },
+    })
+    .output(identityReporterSchema)
+    .query(({ ctx, input }) => getReporter(ctx.domain, { projectId: ctx.project.id, type: input.typeName, externalId: input.externalId })),
+
+  /** Organization: marks a trusted flagger (admins), mutes or unmutes a reporter (moderators). */
+  updateReporter: projectProcedure(
+    z.object({
+      ...reporterKey,
+      trustedFlagger: z.boolean().optional(),
+      mutedUntil: instant.nullable().optional(),
+      muteReason: z.string().max(MUTE_REASON_MAX).nullable().optional(),
+    }),
+  )
+    .meta({
+      family: "org",
+      openapi: {
+        method: "PATCH",
+        path: reporterPath,
+        summary: "Mark a trusted flagger, mute or unmute a reporter",
+        description:
+          "`trustedFlagger` (admins only): the identity's reports go first in the queue and say so. `mutedUntil` (a future ISO date-time, or null to unmute) with `muteReason`: until then the identity's reports are accepted as usual (201) but stored dismissed (`not_actionable`, by the system), never queued and never announced. Each change is audited.",
+        tags: ["reporters"],
+        errorResponses: { 403: "trustedFlagger needs the admin role", 404: "Organization, project or identity not found" },
+      },
+    })
+    .output(identityReporterSchema)
+    .mutation(({ ctx, input }) => {
+      if (input.trustedFlagger !== undefined && !hasRole(ctx.caller.role, "admin")) {
+        throw new DomainError("forbidden", "Marking a trusted flagger needs the admin role");
+      }
+      return updateReporter(ctx.domain, {
+        projectId: ctx.project.id,
+        type: input.typeName,
+        externalId: input.externalId,
+        patch: { trustedFlagger: input.trustedFlagger, mutedUntil: input.mutedUntil, muteReason: input.muteReason },
+      });
+    }),
+
+  /** Dashboard (tRPC): the standing of the reporters of a case's reports, by identity id. */
+  reporterWeights: secretProcedure
+    .input(z.object({ identityIds: z.array(z.string().min(1).max(64)).max(200) }))
+    .output(z.object({ reporters: z.record(z.string(), reporterViewSchema) }))
+    .query(async ({ ctx, input }) => ({ reporters: await reporterWeights(ctx.domain, input.identityIds) })),
 });

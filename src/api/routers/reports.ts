@@ -2,10 +2,12 @@ import { z } from "zod";
 import { decideOnReport } from "../../domain/cases.ts";
 import { resolveReport } from "../../domain/enforcement.ts";
 import { admitReportCreation } from "../../domain/rate-limit.ts";
-import { createReport, reportsWithProjects, reportView } from "../../domain/reports.ts";
+import { createReport, reportsWithProjects, reportWithOutcome } from "../../domain/reports.ts";
 import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/validation.ts";
 import { projectRefSchema } from "../../domain/views/project.ts";
-import { createdReportSchema, DISMISSAL_REASONS, RESOLUTION_CODES, reportViewSchema, STATUSES, TEAMS, type Status } from "../../domain/views/report.ts";
+import {
+  createdReportSchema, DISMISSAL_REASONS, noticeInputSchema, reportOutcomeSchema, RESOLUTION_CODES, reportViewSchema, STATUSES, TEAMS, type Status,
+} from "../../domain/views/report.ts";
 import { SEVERITIES } from "../../domain/views/severity.ts";
 import { limitSchema } from "../schemas.ts";
 import { resolveActionSchema } from "./enforcement.ts";
@@ -54,6 +56,10 @@ const createInput = z
     reason: reasonSchema,
     description: z.string().max(MAX_TEXT, `must be at most ${MAX_TEXT} characters`).nullable().optional(),
     automated: z.boolean().optional(),
+    notice: noticeInputSchema
+      .nullable()
+      .optional()
+      .meta({ description: "DSA Art. 16 notice fields, all optional: `explanation` (≤ 5000), `legalGround` (≤ 500), `notifierName` (≤ 200), `notifierEmail` (an email address, ≤ 254), `goodFaith`. Stored with the report; the name and email come back in the `report.decided` webhook event." }),
   })
   .refine((b) => b.subject != null || b.target != null, {
     message: "a report needs a subject or a target (it is about a person or about content)",
@@ -130,6 +136,7 @@ export const reportsRouter = router({
         reasonNames: reasonNames(input.reason),
         description: input.description,
         automated: input.automated ?? false,
+        notice: input.notice,
         enrichMaxAttempts: ctx.config.enrichMaxAttempts,
       });
       return { report: created.report };
@@ -174,11 +181,19 @@ export const reportsRouter = router({
   get: secretProcedure
     .meta({
       family: "sdk",
-      openapi: { method: "GET", path: "/reports/{reportId}", summary: "Get a report", tags, errorResponses: { 401: "Invalid or missing API key", 403: "Publishable key", 404: "Report not found" } },
+      openapi: {
+        method: "GET",
+        path: "/reports/{reportId}",
+        summary: "Get a report",
+        description:
+          "The report, and beside it its `outcome` once decided (`resolved`, `dismissed`, or `closed` after an appeal; null while open or appealed): the resolution code or dismissal reason, the public text to pass on to the reporter (the project's decision template of that kind, else a default sentence) and when it was decided.",
+        tags,
+        errorResponses: { 401: "Invalid or missing API key", 403: "Publishable key", 404: "Report not found" },
+      },
     })
     .input(z.object(reportIdInput))
-    .output(z.object({ report: reportViewSchema }))
-    .query(async ({ ctx, input }) => ({ report: await reportView(ctx.domain, input.reportId) })),
+    .output(z.object({ report: reportViewSchema, outcome: reportOutcomeSchema.nullable() }))
+    .query(({ ctx, input }) => reportWithOutcome(ctx.domain, input.reportId)),
 
   escalate: secretProcedure
     .meta({

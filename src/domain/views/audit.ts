@@ -16,6 +16,7 @@ import { ACTION_KINDS, ACTION_STATUSES } from "./enforcement.ts";
 import { projectViewSchema } from "./project.ts";
 import { TEAMS } from "./report.ts";
 import { aiSettingsSchema } from "./settings.ts";
+import { dsaSettingsSchema } from "./dsa.ts";
 import { TEMPLATE_KINDS } from "./template.ts";
 import { BUCKETS, SEVERITIES } from "./severity.ts";
 import { ROLES } from "./user.ts";
@@ -24,7 +25,7 @@ import { DELIVERY_STATUSES, EVENT_TYPES } from "./webhook.ts";
 /** What an audit event can be about. */
 export const ENTITY_TYPES = [
   "report", "case", "appeal", "enforcement_action", "content_analysis", "url", "project", "category", "user", "webhook_endpoint", "webhook_delivery",
-  "decision_template", "bulk_decision",
+  "decision_template", "bulk_decision", "identity", "transparency_submission",
 ] as const;
 export type EntityType = (typeof ENTITY_TYPES)[number];
 
@@ -45,7 +46,7 @@ const optionalNote = z.string().nullable().optional();
 const decided = { applied: z.boolean(), caseId: z.string() };
 const escalateData = z.object({ action: z.literal("escalate"), team: z.enum(TEAMS), note: optionalNote, ...decided });
 const resolveData = z.object({ action: z.literal("resolve"), code: z.string().nullable().optional(), note: optionalNote, ...decided });
-const dismissData = z.object({ action: z.literal("dismiss"), reason: z.string(), note: optionalNote, ...decided });
+const dismissData = z.object({ action: z.literal("dismiss"), reason: z.string(), note: optionalNote, mutedReporter: z.literal(true).optional(), ...decided });
 const triageData = z.object({ action: z.literal("triage"), note: optionalNote, ...decided });
 const closeData = z.object({ action: z.literal("close"), note: optionalNote, ...decided });
 const enrichData = z.union([
@@ -94,6 +95,26 @@ export const AUDIT_ACTIONS = {
     before: status,
     after: status,
     data: z.object({ bulkId: z.string(), to: z.string(), caseId: z.string() }),
+  },
+
+  // A reporter's weight (DSA Art. 22, 23; src/domain/reporters.ts), on the identity.
+  REPORTER_TRUSTED_CHANGED: {
+    label: "Trusted flagger mark changed",
+    entity: ["identity"],
+    before: z.object({ trustedFlagger: z.boolean() }),
+    after: z.object({ trustedFlagger: z.boolean() }),
+  },
+  REPORTER_MUTED: {
+    label: "Reporter muted",
+    entity: ["identity"],
+    before: z.object({ mutedUntil: isoDateTime.nullable(), muteReason: z.string().nullable() }),
+    after: z.object({ mutedUntil: isoDateTime, muteReason: z.string().nullable() }),
+  },
+  REPORTER_UNMUTED: {
+    label: "Reporter unmuted",
+    entity: ["identity"],
+    before: z.object({ mutedUntil: isoDateTime.nullable(), muteReason: z.string().nullable() }),
+    after: z.object({ mutedUntil: z.null(), muteReason: z.string().nullable() }),
   },
 
   CASE_OPENED: { label: "Case opened", entity: ["case"], after: z.object({ status: z.string(), bucket: z.enum(BUCKETS) }) },
@@ -191,6 +212,7 @@ export const AUDIT_ACTIONS = {
   PROJECT_RENAMED: { label: "Project renamed", entity: ["project"], before: z.object({ name: z.string() }), after: z.object({ name: z.string() }) },
   PROJECT_DELETED: { label: "Project deleted", entity: ["project"], before: projectViewSchema },
   PROJECT_SETTINGS_CHANGED: { label: "Project settings changed", entity: ["project"], before: aiSettingsSchema, after: aiSettingsSchema },
+  PROJECT_DSA_SETTINGS_CHANGED: { label: "Statement-of-reasons settings changed", entity: ["project"], before: dsaSettingsSchema, after: dsaSettingsSchema },
 
   CATEGORY_CREATED: { label: "Category created", entity: ["category"], after: categoryViewSchema },
   CATEGORY_UPDATED: { label: "Category changed", entity: ["category"], before: categoryViewSchema, after: categoryViewSchema },
@@ -218,6 +240,14 @@ export const AUDIT_ACTIONS = {
     data: z.object({ reason: z.string() }),
   },
   WEBHOOK_SECRET_ROTATED: { label: "Webhook secret rotated", entity: ["webhook_endpoint"] },
+  // Where statements of reasons leave the installation (src/domain/transparency-submission.ts); the token is never recorded.
+  TRANSPARENCY_SUBMISSION_CHANGED: {
+    label: "Transparency Database submission changed",
+    entity: ["transparency_submission"],
+    before: z.object({ endpointUrl: z.string(), enabled: z.boolean() }).nullable(),
+    after: z.object({ endpointUrl: z.string(), enabled: z.boolean() }),
+    data: z.object({ tokenChanged: z.boolean() }),
+  },
   WEBHOOK_DELIVERY_REPLAYED: {
     label: "Webhook delivery replayed",
     entity: ["webhook_delivery"],

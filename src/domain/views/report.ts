@@ -31,6 +31,55 @@ export const DEFAULT_TEAM: Team = "senior_moderator";
 const identitySummary = identitySummarySchema.nullable();
 const decisionBase = { note: z.string().nullable(), at: isoDateTime, by: z.object({ type: z.string(), id: z.string().nullable() }) };
 
+/**
+ * A notice (DSA Art. 16): what a notifier may add to a report, all optional. The limits are
+ * checked on creation (400 naming the field) and the fields are stored as given.
+ */
+export const NOTICE_LIMITS = { explanation: 5000, legalGround: 500, notifierName: 200, notifierEmail: 254 } as const;
+const atMost = (n: number) => `must be at most ${n} characters`;
+export const noticeInputSchema = z
+  .object({
+    explanation: z.string().max(NOTICE_LIMITS.explanation, atMost(NOTICE_LIMITS.explanation)).nullable().optional()
+      .meta({ description: "Why the notifier considers the content illegal (DSA Art. 16(2)(a))" }),
+    legalGround: z.string().max(NOTICE_LIMITS.legalGround, atMost(NOTICE_LIMITS.legalGround)).nullable().optional()
+      .meta({ description: "The legal ground claimed, e.g. a law and its article" }),
+    notifierName: z.string().max(NOTICE_LIMITS.notifierName, atMost(NOTICE_LIMITS.notifierName)).nullable().optional(),
+    notifierEmail: z.email("must be an email address").max(NOTICE_LIMITS.notifierEmail, atMost(NOTICE_LIMITS.notifierEmail)).nullable().optional(),
+    goodFaith: z.boolean().nullable().optional().meta({ description: "The notifier's statement that the notice is accurate and complete, in good faith" }),
+  });
+export type NoticeInput = z.infer<typeof noticeInputSchema>;
+
+/** A report's notice as stored and shown: every field, null when not given. */
+export const noticeSchema = z
+  .object({
+    explanation: z.string().nullable(),
+    legalGround: z.string().nullable(),
+    notifierName: z.string().nullable(),
+    notifierEmail: z.string().nullable(),
+    goodFaith: z.boolean().nullable(),
+  })
+  .meta({ id: "ReportNotice" });
+export type Notice = z.infer<typeof noticeSchema>;
+
+/** How a decided report ended, as its reporter may be told: resolved, dismissed, or closed (after an appeal). */
+export const OUTCOMES = ["resolved", "dismissed", "closed"] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+
+/**
+ * A report's outcome (null while it is not decided): `code` is the resolution code or the
+ * dismissal reason, `text` the public sentence (the project's decision template of that kind,
+ * else a default).
+ */
+export const reportOutcomeSchema = z
+  .object({
+    outcome: z.enum(OUTCOMES),
+    code: z.string().nullable(),
+    text: z.string(),
+    decidedAt: isoDateTime,
+  })
+  .meta({ id: "ReportOutcome" });
+export type ReportOutcome = z.infer<typeof reportOutcomeSchema>;
+
 export const reportViewSchema = z
   .object({
     id: z.string(),
@@ -47,6 +96,8 @@ export const reportViewSchema = z
     escalation: z.object({ team: z.string(), applied: z.boolean(), ...decisionBase }).nullable(),
     resolution: z.object({ code: z.string().nullable(), ...decisionBase }).nullable(),
     dismissal: z.object({ reason: z.string(), ...decisionBase }).nullable(),
+    /** The notice fields (DSA Art. 16) the report was filed with; null when none. */
+    notice: noticeSchema.nullable(),
     /** The AI enrichment, once it has run. */
     ai: z
       .object({ severity: z.enum(SEVERITIES), categories: z.array(z.string()), confidence: z.number(), reasoning: z.string(), analyzedAt: isoDateTime })

@@ -1,9 +1,35 @@
 /** How webhook endpoints, their deliveries and delivery attempts look to clients; the event types. */
 import { z } from "zod";
 import { isoDateTime } from "./common.ts";
+import { OUTCOMES } from "./report.ts";
 
-export const EVENT_TYPES = ["enforcement_action.created", "enforcement_action.updated", "enforcement_action.revoked"] as const;
+export const EVENT_TYPES = ["enforcement_action.created", "enforcement_action.updated", "enforcement_action.revoked", "report.decided"] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
+
+/**
+ * The `data` of a `report.decided` event (docs/enforcement.md, docs/dsa.md): one per report a
+ * decision moved (resolved, dismissed, or closed by the decision on an appeal), so the platform
+ * can tell its reporter (DSA Art. 16(5)). `reporter` is null for an anonymous report, `notice`
+ * null when the report carried no notifier name or email.
+ */
+export const reportDecidedEventSchema = z
+  .object({
+    reportId: z.string(),
+    projectId: z.string(),
+    caseId: z.string(),
+    reporter: z.object({ type: z.string(), externalId: z.string() }).nullable(),
+    notice: z.object({ notifierName: z.string().nullable(), notifierEmail: z.string().nullable() }).nullable(),
+    outcome: z.enum(OUTCOMES),
+    /** The resolution code (resolved; closed: the decision's code) or the dismissal reason (dismissed). */
+    code: z.string().nullable(),
+    /** Closed after an appeal: whether the decision was upheld or overturned; else null. */
+    appeal: z.enum(["upheld", "overturned"]).nullable(),
+    /** The public outcome text: the project's decision template of that kind, else a default sentence. */
+    text: z.string(),
+    decidedAt: isoDateTime,
+  })
+  .meta({ id: "ReportDecidedEvent" });
+export type ReportDecidedEvent = z.infer<typeof reportDecidedEventSchema>;
 
 export const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];

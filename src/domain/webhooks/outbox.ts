@@ -37,6 +37,21 @@ export function eventBody(type: EventType, occurredAt: number, data: unknown): s
 /** What the outbox writes with: the organization's data, in the change's transaction. */
 type OutboxContext = Pick<DomainContext, "store" | "db" | "clock" | "orgId">;
 
+/** The enabled endpoints of the context's organization that want an event of `type`. */
+async function endpointsWanting(ctx: Pick<DomainContext, "db" | "orgId">, type: EventType): Promise<{ id: string }[]> {
+  return (
+    await ctx.db
+      .select({ id: webhookEndpoints.id, eventTypes: webhookEndpoints.eventTypes })
+      .from(webhookEndpoints)
+      .where(and(eq(webhookEndpoints.orgId, ctx.orgId), eq(webhookEndpoints.enabled, 1)))
+  ).filter((e) => wantsEvent(parseEventTypes(e.eventTypes), type));
+}
+
+/** Whether any enabled endpoint of the organization wants events of `type` (to skip building a payload no one gets). */
+export async function isWanted(ctx: Pick<DomainContext, "db" | "orgId">, type: EventType): Promise<boolean> {
+  return (await endpointsWanting(ctx, type)).length > 0;
+}
+
 /**
  * Writes the deliveries of one event of the context's organization and their jobs. Call inside
  * the transaction of the change; `now` is the change's time (the event's timestamp, default now).
@@ -44,12 +59,7 @@ type OutboxContext = Pick<DomainContext, "store" | "db" | "clock" | "orgId">;
  */
 export async function enqueueWebhookEvent(ctx: OutboxContext, input: { type: EventType; data: unknown; now?: number }): Promise<string[]> {
   const { type } = input;
-  const endpoints = (
-    await ctx.db
-      .select({ id: webhookEndpoints.id, eventTypes: webhookEndpoints.eventTypes })
-      .from(webhookEndpoints)
-      .where(and(eq(webhookEndpoints.orgId, ctx.orgId), eq(webhookEndpoints.enabled, 1)))
-  ).filter((e) => wantsEvent(parseEventTypes(e.eventTypes), type));
+  const endpoints = await endpointsWanting(ctx, type);
   if (endpoints.length === 0) return [];
   const now = input.now ?? ctx.clock.now();
   const body = eventBody(type, now, input.data);

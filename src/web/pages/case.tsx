@@ -6,6 +6,7 @@ import { isOpenStatus } from "../../domain/workflow.ts";
 import { errorCode, errorMessage, trpc, type CaseDetail, type ReportView } from "../api.ts";
 import { useSession } from "../app.tsx";
 import { DecisionDialog, EnforceDialog, useClaim, type DecisionAction } from "../decisions.tsx";
+import { StatementDisclosure } from "../dsa.tsx";
 import { href, navigate } from "../router.ts";
 import { Badge, BucketBadge, dateTime, Empty, ErrorNote, Field, Kbd, Loading, SeverityBadge, StatusBadge, TimeAgo, useShortcuts, useToast } from "../ui.tsx";
 import { caseTitle } from "./queue.tsx";
@@ -269,6 +270,7 @@ function ReportCard({
         )}
         <span className="muted"> · report {r.id}</span>
       </p>
+      {r.notice && <NoticeBlock notice={r.notice} />}
       {r.ai && aiShown && (
         <p className="ai small-print">
           AI analysis: the same finding as above (<SeverityBadge severity={r.ai.severity} /> {r.ai.categories.join(", ") || "no category"}).
@@ -325,7 +327,7 @@ export function groupReports(reports: readonly ReportView[]): ReportView[][] {
       // Open reports of one case move together; OPEN beside IN_REVIEW is no difference.
       isOpenStatus(r.status) ? "open" : r.status, r.severity, [...r.reasons].sort(), r.description, r.target, r.subject?.id ?? null, r.reporter?.id ?? null,
       r.ai ? [r.ai.severity, [...r.ai.categories].sort(), r.ai.reasoning] : null,
-      r.escalation?.team ?? null, r.resolution?.code ?? null, r.dismissal?.reason ?? null,
+      r.escalation?.team ?? null, r.resolution?.code ?? null, r.dismissal?.reason ?? null, r.notice,
     ]);
     const group = byKey.get(key);
     if (group) group.push(r);
@@ -336,6 +338,42 @@ export function groupReports(reports: readonly ReportView[]): ReportView[][] {
     }
   }
   return groups;
+}
+
+/** A report's DSA Art. 16 notice: the notifier's explanation, legal ground, contact and good-faith statement. */
+function NoticeBlock({ notice: n }: { notice: NonNullable<ReportView["notice"]> }) {
+  const contact = [n.notifierName, n.notifierEmail].filter(Boolean).join(" · ");
+  return (
+    <div className="notice small-print">
+      <strong>Notice</strong> <span className="muted">(DSA Art. 16)</span>
+      <dl>
+        {n.legalGround && (
+          <>
+            <dt>Legal ground</dt>
+            <dd>{n.legalGround}</dd>
+          </>
+        )}
+        {n.explanation && (
+          <>
+            <dt>Explanation</dt>
+            <dd>{n.explanation}</dd>
+          </>
+        )}
+        {contact && (
+          <>
+            <dt>Notifier</dt>
+            <dd>{contact}</dd>
+          </>
+        )}
+        {n.goodFaith !== null && (
+          <>
+            <dt>Good faith</dt>
+            <dd>{n.goodFaith ? "stated" : "not stated"}</dd>
+          </>
+        )}
+      </dl>
+    </div>
+  );
 }
 
 /** What makes two AI findings the same: severity, categories and reasoning. */
@@ -563,6 +601,7 @@ export function EnforcementList({ title, actions }: { title: string; actions: Ca
                   Revoke
                 </button>
               )}
+              <StatementDisclosure actionId={a.id} kind={a.kind} />
             </li>
           ))}
         </ul>
@@ -572,6 +611,13 @@ export function EnforcementList({ title, actions }: { title: string; actions: Ca
 }
 
 function ReportersSection({ reporters }: { reporters: CaseDetail["reporters"] }) {
+  // Each reporter's standing (DSA Art. 22, 23): trusted-flagger mark, mute, accuracy.
+  const ids = reporters.map((r) => r.identity.id);
+  const weights = useQuery({
+    queryKey: ["reporter-weights", ids],
+    queryFn: () => trpc.identities.reporterWeights.query({ identityIds: ids }),
+    enabled: ids.length > 0,
+  });
   return (
     <section className="card" aria-labelledby="reporters-title">
       <h2 id="reporters-title">Reporters</h2>
@@ -584,7 +630,18 @@ function ReportersSection({ reporters }: { reporters: CaseDetail["reporters"] })
             return (
               <li key={identity.id}>
                 <a href={href("identity", identity.id)}>{identity.displayName}</a> <span className="muted">{identity.handleLabel}</span>
+                {weights.data?.reporters[identity.id]?.trustedFlagger && (
+                  <span className="badge badge-green" data-testid="trusted-flagger">
+                    Trusted flagger
+                  </span>
+                )}
+                {weights.data?.reporters[identity.id]?.mutedUntil && <Badge tone="gray">muted</Badge>}
                 <div className="small-print muted">
+                  {weights.data?.reporters[identity.id] && (
+                    <span data-testid="reporter-accuracy">
+                      Accuracy {Math.round(weights.data.reporters[identity.id]!.accuracy * 100)} % of {weights.data.reporters[identity.id]!.reportsDecided} decided ·{" "}
+                    </span>
+                  )}
                   {total} report{total === 1 ? "" : "s"} filed
                   {filed.RESOLVED ? ` · ${filed.RESOLVED} upheld` : ""}
                   {filed.DISMISSED ? ` · ${filed.DISMISSED} dismissed` : ""}

@@ -1,4 +1,4 @@
-import { keepPreviousData, useInfiniteQuery, useQuery } from "@tanstack/react-query";
+import { keepPreviousData, useInfiniteQuery, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { trpc, type Outputs } from "../api.ts";
 import { useSession } from "../app.tsx";
@@ -137,6 +137,7 @@ export function IdentityPage({ identityId }: { identityId: string }) {
               </>
             )}
           </section>
+          <ReporterPanel identity={i} />
           <section className="card" aria-labelledby="cases-title">
             <h2 id="cases-title">Cases</h2>
             <CaseList cases={p.cases} />
@@ -170,5 +171,77 @@ function ReportTable({ reports, empty }: { reports: Profile["reportsAbout"]; emp
         </tr>
       ))}
     </Table>
+  );
+}
+
+/**
+ * The identity as a reporter (DSA Art. 22, 23): trusted-flagger mark (admins toggle it), mute
+ * (moderators mute until a time with a reason, or unmute), accuracy over its decided reports.
+ */
+function ReporterPanel({ identity }: { identity: Profile["identity"] }) {
+  const { orgSlug, can } = useSession();
+  const qc = useQueryClient();
+  const key = { orgSlug, projectId: identity.projectId, typeName: identity.type, externalId: identity.externalId };
+  const reporter = useQuery({ queryKey: ["reporter", identity.id], queryFn: () => trpc.identities.reporter.query(key) });
+  const [until, setUntil] = useState("");
+  const [reason, setReason] = useState("");
+  const update = useMutation({
+    mutationFn: (patch: { trustedFlagger?: boolean; mutedUntil?: string | null; muteReason?: string | null }) => trpc.identities.updateReporter.mutate({ ...key, ...patch }),
+    onSuccess: () => {
+      setUntil("");
+      setReason("");
+      void qc.invalidateQueries({ queryKey: ["reporter", identity.id] });
+    },
+  });
+  const r = reporter.data?.reporter;
+  return (
+    <section className="card" aria-labelledby="reporter-title">
+      <h2 id="reporter-title">As a reporter</h2>
+      {reporter.error && <ErrorNote error={reporter.error} />}
+      {r && (
+        <>
+          <dl className="facts">
+            <dt>Trusted flagger</dt>
+            <dd data-testid="reporter-trusted">{r.trustedFlagger ? "Yes" : "No"}</dd>
+            <dt>Accuracy</dt>
+            <dd data-testid="reporter-accuracy">
+              {Math.round(r.accuracy * 100)} % <span className="muted">({r.reportsDecided} decided)</span>
+            </dd>
+            <dt>Muted</dt>
+            <dd data-testid="reporter-muted">{r.mutedUntil ? `until ${dateTime(r.mutedUntil)}${r.muteReason ? `: ${r.muteReason}` : ""}` : "No"}</dd>
+          </dl>
+          {can("admin") && (
+            <button type="button" className="secondary" disabled={update.isPending} onClick={() => update.mutate({ trustedFlagger: !r.trustedFlagger })}>
+              {r.trustedFlagger ? "Remove trusted flagger mark" : "Mark as trusted flagger"}
+            </button>
+          )}
+          {can("moderator") &&
+            (r.mutedUntil ? (
+              <button type="button" className="secondary" disabled={update.isPending} onClick={() => update.mutate({ mutedUntil: null })}>
+                Unmute
+              </button>
+            ) : (
+              <form
+                className="stack-xs"
+                onSubmit={(e) => {
+                  e.preventDefault();
+                  if (until) update.mutate({ mutedUntil: new Date(until).toISOString(), muteReason: reason.trim() || null });
+                }}
+              >
+                <Field label="Mute until">
+                  <input type="datetime-local" required value={until} onChange={(e) => setUntil(e.target.value)} />
+                </Field>
+                <Field label="Reason">
+                  <input type="text" maxLength={1000} value={reason} onChange={(e) => setReason(e.target.value)} />
+                </Field>
+                <button type="submit" disabled={update.isPending || !until}>
+                  Mute reporter
+                </button>
+              </form>
+            ))}
+          {update.error && <ErrorNote error={update.error} />}
+        </>
+      )}
+    </section>
   );
 }

@@ -434,6 +434,11 @@ export function QueuePage() {
                   {caseTitle(c)}
                 </a>
                 {fresh.has(c.id) && <Badge tone="blue">new</Badge>}
+                {c.trustedFlagged && (
+                  <span className="badge badge-green" data-testid="trusted-flagger" title="A trusted flagger (DSA Art. 22) reported this: it goes first in its bucket">
+                    Trusted flagger
+                  </span>
+                )}
                 {c.escalation && (
                   <span className="badge badge-purple badge-escalated" data-testid="escalation" title={`Escalated ${new Date(c.escalation.at).toLocaleString()}`}>
                     Escalated to {humanize(c.escalation.team)}

@@ -4,6 +4,7 @@ import { SEVERITIES, type Severity } from "../../domain/views/severity.ts";
 import { TEMPLATE_BODY_MAX, TEMPLATE_KINDS, TEMPLATE_NAME_MAX, TEMPLATE_PLACEHOLDERS, type TemplateKind } from "../../domain/views/template.ts";
 import { trpc, type Outputs } from "../api.ts";
 import { useSession } from "../app.tsx";
+import { DsaSettingsSection } from "../dsa.tsx";
 import { Dialog, Empty, ErrorNote, Field, Loading, QueryTable, SeverityBadge, useToast } from "../ui.tsx";
 
 type Settings = Outputs["ai"]["settings"]["settings"];
@@ -25,6 +26,7 @@ export function SettingsPage() {
       <AiSettings key={`ai-${projectId}`} orgSlug={orgSlug} projectId={projectId} editable={can("admin")} />
       <Categories key={`cat-${projectId}`} orgSlug={orgSlug} projectId={projectId} editable={can("admin")} />
       <Templates key={`tpl-${projectId}`} projectId={projectId} editable={can("admin")} />
+      <DsaSettingsSection key={`dsa-${projectId}`} orgSlug={orgSlug} projectId={projectId} editable={can("admin")} />
     </section>
   );
 }

@@ -1,0 +1,102 @@
+/**
+ * The reporter accuracy rule (src/domain/reporters.ts), in process: upheld ÷ decided with a
+ * uniform prior, what counts as upheld (resolved, or closed with the resolution standing) and
+ * as decided (resolved, dismissed, closed; a pending appeal and the system's dismissals of a
+ * muted reporter's reports do not count), and a mute that ends on its time.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { decideAppeal } from "../../src/domain/appeals.ts";
+import { getReporter, isMuted, reporterAccuracy, reporterTallies, updateReporter } from "../../src/domain/reporters.ts";
+import { domainWorld, refusal, type DomainWorld } from "../helpers/builders.ts";
+
+let world: DomainWorld;
+beforeAll(async () => {
+  world = await domainWorld();
+});
+afterAll(() => world.close());
+
+let n = 0;
+const person = () => ({ type: "user", externalId: `reporter-${++n}` });
+const key = (who: { type: string; externalId: string }) => ({ projectId: world.project.id, type: who.type, externalId: who.externalId });
+
+describe("reporterAccuracy", () => {
+  test("(upheld + 1) / (decided + 2): no decision is 1/2, one report is never 0 % or 100 %", () => {
+    expect(reporterAccuracy({ upheld: 0, decided: 0 })).toBe(0.5);
+    expect(reporterAccuracy({ upheld: 1, decided: 1 })).toBeCloseTo(2 / 3, 12);
+    expect(reporterAccuracy({ upheld: 0, decided: 1 })).toBeCloseTo(1 / 3, 12);
+    expect(reporterAccuracy({ upheld: 9, decided: 10 })).toBeCloseTo(10 / 12, 12);
+    expect(reporterAccuracy({ upheld: 0, decided: 1000 })).toBeGreaterThan(0);
+    expect(reporterAccuracy({ upheld: 1000, decided: 1000 })).toBeLessThan(1);
+  });
+});
+
+describe("the tally of a reporter's reports", () => {
+  test("resolved and upheld-after-appeal count as upheld; dismissed and overturned as decided only; open and appealed not at all", async () => {
+    const who = person();
+    const as = { reporter: who };
+    await world.reportIn("RESOLVED", as); // upheld
+    await world.reportIn("DISMISSED", as); // decided
+    await world.reportIn("CLOSED", as); // an appeal upheld the resolution: upheld
+    await world.reportIn("APPEALED", as); // pending: neither
+    await world.fileReport(as); // open: neither
+    const overturned = await world.reportIn("APPEALED", as);
+    await decideAppeal(world.ctx, { appealId: overturned.appealId!, decision: "overturn" }); // decided, not upheld
+    const { identity, reporter } = await getReporter(world.ctx, key(who));
+    expect((await world.report(overturned.reportId)).status).toBe("CLOSED");
+    const tally = (await reporterTallies(world.ctx, [identity.id])).get(identity.id);
+    expect(tally).toEqual({ upheld: 2, decided: 4 });
+    expect(reporter.reportsDecided).toBe(4);
+    expect(reporter.accuracy).toBeCloseTo(3 / 6, 12);
+  });
+
+  test("a muted reporter's reports, dismissed by the system, are no decision; the mute ends on its time", async () => {
+    const who = person();
+    await world.reportIn("RESOLVED", { reporter: who });
+    const hour = 3_600_000;
+    const muted = await updateReporter(world.ctx, { ...key(who), patch: { mutedUntil: world.clock.now() + hour, muteReason: "floods" } });
+    expect(muted.reporter.muteReason).toBe("floods");
+    const filed = await world.fileReport({ reporter: who });
+    const row = await world.report(filed.reportId);
+    expect(row.status).toBe("DISMISSED");
+    expect(JSON.parse(row.dismissal!)).toMatchObject({ reason: "not_actionable", by: { type: "system", id: null } });
+    expect((await world.caseOf(filed.caseId)).isOpen).toBe(0);
+    const after = await getReporter(world.ctx, key(who));
+    expect(after.reporter).toMatchObject({ reportsDecided: 1, accuracy: 2 / 3 });
+
+    expect(isMuted({ mutedUntil: world.clock.now() + hour }, world.clock.now())).toBe(true);
+    world.clock.advance(hour + 1);
+    expect((await getReporter(world.ctx, key(who))).reporter.mutedUntil).toBeNull();
+    const later = await world.fileReport({ reporter: who });
+    expect((await world.report(later.reportId)).status).toBe("OPEN");
+  });
+
+  test("a mute must end in the future; a reason needs a mute", async () => {
+    const who = person();
+    await world.fileReport({ reporter: who });
+    expect((await refusal(updateReporter(world.ctx, { ...key(who), patch: { mutedUntil: world.clock.now() - 1 } }))).http).toBe(400);
+    expect((await refusal(updateReporter(world.ctx, { ...key(who), patch: { muteReason: "why" } }))).http).toBe(400);
+    expect((await refusal(getReporter(world.ctx, key(person())))).http).toBe(404);
+  });
+});
+
+describe("a trusted flagger's report on intake", () => {
+  test("records the mark on the report and marks the case it opens or joins; an ordinary report does not", async () => {
+    const flagger = person();
+    const plain = await world.fileReport({ reporter: flagger });
+    expect((await world.report(plain.reportId)).reporterTrusted).toBe(0);
+    expect((await world.caseOf(plain.caseId)).trustedFlagged).toBe(0);
+    await updateReporter(world.ctx, { ...key(flagger), patch: { trustedFlagger: true } });
+    const target = { contentType: "post", contentExternalId: `joined-${++n}` };
+    const opened = await world.fileReport({ target, reporter: person() });
+    const joined = await world.fileReport({ target, reporter: flagger });
+    expect(joined.caseId).toBe(opened.caseId);
+    expect((await world.report(joined.reportId)).reporterTrusted).toBe(1);
+    expect((await world.report(opened.reportId)).reporterTrusted).toBe(0);
+    expect((await world.caseOf(opened.caseId)).trustedFlagged).toBe(1);
+    // Muted, the mark carries no weight: the report is dismissed and marks nothing.
+    await updateReporter(world.ctx, { ...key(flagger), patch: { mutedUntil: world.clock.now() + 60_000 } });
+    const muted = await world.fileReport({ reporter: flagger });
+    expect((await world.report(muted.reportId)).reporterTrusted).toBe(0);
+    expect((await world.caseOf(muted.caseId)).trustedFlagged).toBe(0);
+  });
+});
