@@ -5,6 +5,7 @@ import m1 from "../../drizzle-pg/0001_category_versions.sql" with { type: "text"
 import m2 from "../../drizzle-pg/0002_moderators_day.sql" with { type: "text" };
 import m3 from "../../drizzle-pg/0003_search.sql" with { type: "text" };
 import m4 from "../../drizzle-pg/0004_reporters_and_dsa.sql" with { type: "text" };
+import m5 from "../../drizzle-pg/0005_queues_and_rules.sql" with { type: "text" };
 
 export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0000_foundation", when: 1795439365595, breakpoints: true, sql: m0 },
@@ -12,4 +13,5 @@ export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0002_moderators_day", when: 1795595292015, breakpoints: true, sql: m2 },
   { tag: "0003_search", when: 1795602008639, breakpoints: true, sql: m3 },
   { tag: "0004_reporters_and_dsa", when: 1795603140192, breakpoints: true, sql: m4 },
+  { tag: "0005_queues_and_rules", when: 1795604527598, breakpoints: true, sql: m5 },
 ];

@@ -232,6 +232,10 @@ export const cases = pgTable(
     decidedById: text("decided_by_id"),
     /** 1 when a trusted flagger reported into the case: it goes first in the queue. */
     trustedFlagged: integer("trusted_flagged").notNull().default(0),
+    /** The queue the case is in (null: the organization's default queue). */
+    queueId: text("queue_id"),
+    /** Raised by rules (`priority` effect): higher first in queues ordered by priority. */
+    priority: integer("priority").notNull().default(0),
   },
   (t) => [
     uniqueIndex("cases_open_target_idx")
@@ -248,6 +252,7 @@ export const cases = pgTable(
     index("cases_appealed_idx").on(t.orgId, t.createdAt).where(sql`${t.status} = 'APPEALED'`),
     index("cases_decided_idx").on(t.orgId, t.decidedAt).where(sql`${t.decidedAt} IS NOT NULL`),
     index("cases_trusted_idx").on(t.orgId, t.createdAt).where(sql`${t.isOpen} = 1 AND ${t.trustedFlagged} = 1`),
+    index("cases_open_queue_idx").on(t.orgId, t.queueId, t.bucket, t.createdAt).where(sql`${t.isOpen} = 1`),
   ],
 );
 
@@ -514,6 +519,94 @@ export const appeals = pgTable(
     decidedAt: big("decided_at"),
   },
   (t) => [index("appeals_action_idx").on(t.actionId), index("appeals_org_status_idx").on(t.orgId, t.status, t.createdAt)],
+);
+
+/** Review queues of an organization (optionally of one project): who may work them and in which order. */
+export const queues = pgTable(
+  "queues",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    projectId: text("project_id").references(() => projects.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    description: text("description"),
+    /** severity_age (bucket then age, the default), priority, or age. */
+    ordering: text("ordering").notNull().default("severity_age"),
+    /** 1 for the organization's default queue: where a case no rule routes goes. */
+    isDefault: integer("is_default").notNull().default(0),
+    /** JSON { users: string[], roles: string[] }: who may work it; both empty = everyone. */
+    access: text("access").notNull().default('{"users":[],"roles":[]}'),
+    createdAt: big("created_at").notNull(),
+    updatedAt: big("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("queues_org_name_idx").on(t.orgId, t.name), index("queues_org_idx").on(t.orgId)],
+);
+
+/** Automation rules: a condition tree over a report's facts and the effects it takes. */
+export const rules = pgTable(
+  "rules",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    projectId: text("project_id").references(() => projects.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    description: text("description"),
+    /** report.created or report.enriched. */
+    trigger: text("trigger").notNull(),
+    /** live, shadow or disabled. */
+    mode: text("mode").notNull(),
+    /** JSON: the condition tree. */
+    whenJson: text("when_json").notNull(),
+    /** JSON: the list of effects. */
+    thenJson: text("then_json").notNull(),
+    /** 1, 2, …: every change makes a new version (kept in rule_versions). */
+    version: integer("version").notNull(),
+    createdAt: big("created_at").notNull(),
+    updatedAt: big("updated_at").notNull(),
+  },
+  (t) => [index("rules_org_trigger_idx").on(t.orgId, t.trigger, t.mode)],
+);
+
+/** Every version of every rule, as it was: hits and audit events name a version. */
+export const ruleVersions = pgTable(
+  "rule_versions",
+  {
+    ruleId: text("rule_id").notNull(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    version: integer("version").notNull(),
+    /** JSON: the whole rule at this version. */
+    body: text("body").notNull(),
+    createdByType: text("created_by_type").notNull(),
+    createdById: text("created_by_id"),
+    createdAt: big("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("rule_versions_idx").on(t.ruleId, t.version)],
+);
+
+/** Each evaluation that matched: the evidence of shadow mode and of live rules alike. */
+export const ruleHits = pgTable(
+  "rule_hits",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    ruleId: text("rule_id").notNull(),
+    version: integer("version").notNull(),
+    reportId: text("report_id").notNull(),
+    /** JSON: the effects the rule took or would have taken. */
+    effects: text("effects").notNull(),
+    /** 1 when the effects were applied (live), 0 when only recorded (shadow). */
+    applied: integer("applied").notNull(),
+    at: big("at").notNull(),
+  },
+  (t) => [index("rule_hits_rule_idx").on(t.ruleId, t.at), index("rule_hits_report_idx").on(t.reportId)],
 );
 
 /**

@@ -114,6 +114,8 @@ export async function joinOrOpenCase(ctx: DomainContext, input: CaseKey & { buck
     decidedByType: null,
     decidedById: null,
     trustedFlagged: 0,
+    queueId: null,
+    priority: 0,
   };
   await together(
     caseStatements(ctx.db).insert.execute(row),
