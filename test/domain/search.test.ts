@@ -7,22 +7,19 @@
  * moderator and date.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eq, sql, type SQL } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import { startFakeOllama, type FakeOllama } from "../../scripts/fake-ollama.ts";
-import { initOrganization } from "../../src/commands/init.ts";
 import { loadConfig } from "../../src/config.ts";
 import { migrateStore } from "../../src/db/migrate.ts";
 import { embeddedMigrations } from "../../src/db/migrations-index.ts";
 import { embeddedPgMigrations } from "../../src/db/migrations-index-pg.ts";
-import { projects } from "../../src/db/schema.ts";
 import { openPostgresStore } from "../../src/db/store-pg.ts";
 import { openSqliteStore, type Store } from "../../src/db/store.ts";
 import { enrichReport } from "../../src/domain/analysis.ts";
 import { decideOnReport } from "../../src/domain/cases.ts";
 import { domainContext, type DomainContext } from "../../src/domain/context.ts";
 import { saveIdentity } from "../../src/domain/identities.ts";
-import { deleteProject, type Project } from "../../src/domain/projects.ts";
-import { createReport } from "../../src/domain/reports.ts";
+import { deleteProject } from "../../src/domain/projects.ts";
 import { closedCases, excerptParts, search } from "../../src/domain/search.ts";
 import { addUser } from "../../src/domain/users.ts";
 import { domainWorld, fakeClock, refusal, type DomainWorld } from "../helpers/builders.ts";
@@ -287,18 +284,21 @@ describe("the migration", () => {
       const before = list.findIndex((m) => m.tag.endsWith("_search"));
       expect(before).toBeGreaterThan(0);
       await migrateStore(store, { count: before });
-      const clock = fakeClock();
-      const init = await initOrganization({ store, db: store.db, clock }, { org: "Backfill" });
-      const [project] = await store.db.select().from(projects).where(eq(projects.id, init.projectId));
-      const ctx: DomainContext = domainContext(store, clock, { type: "system", id: null }, project!.orgId);
-      await createReport(ctx, {
-        project: project as Project,
-        reasonNames: ["spam"],
-        subject: { type: "user", externalId: "U-2048", display: { name: "Zoë Ångström" } },
-        target: { contentType: "post", contentExternalId: "p-1", content: "Selling Fjörd tickets" },
-        description: "older than search",
-        automated: false,
-      });
+      // Rows as the schema of that time has them, in plain SQL: the domain's code of today
+      // writes today's columns, which later migrations add.
+      const db = store.db as unknown as { execute(q: SQL): Promise<unknown>; run(q: SQL): unknown };
+      const run = (q: SQL) => store.transaction(async () => void (await (store.engine === "postgres" ? db.execute(q) : db.run(q))));
+      const now = Date.now();
+      await run(sql`INSERT INTO organizations (id, slug, name, plan, created_at) VALUES ('o-old', 'backfill', 'Backfill', 'enterprise', ${now})`);
+      await run(sql`INSERT INTO projects (id, org_id, name, ai_enabled, ai_threshold, scan_links, categories_version, created_at, updated_at)
+        VALUES ('p-old', 'o-old', 'Old', 0, 70, 0, 0, ${now}, ${now})`);
+      await run(sql`INSERT INTO identities (id, project_id, type, external_id, name, username, report_count, created_at, updated_at)
+        VALUES ('i-old', 'p-old', 'user', 'U-2048', 'Zoë Ångström', NULL, 1, ${now}, ${now})`);
+      await run(sql`INSERT INTO cases (id, org_id, project_id, status, bucket, is_open, content_type, content_external_id, subject_identity_id, report_count, created_at, updated_at, last_report_at)
+        VALUES ('c-old', 'o-old', 'p-old', 'OPEN', 'normal', 1, 'post', 'p-1', 'i-old', 1, ${now}, ${now}, ${now})`);
+      await run(sql`INSERT INTO reports (id, org_id, project_id, case_id, status, severity, reasons, description, automated, subject_identity_id, subject_external_id, content_type, content_external_id, content, created_us, updated_at)
+        VALUES ('r-old', 'o-old', 'p-old', 'c-old', 'OPEN', 'LOW', '["spam"]', 'older than search', 0, 'i-old', 'U-2048', 'post', 'p-1', 'Selling Fjörd tickets', ${now * 1000}, ${now})`);
+      const ctx: DomainContext = domainContext(store, fakeClock(), { type: "system", id: null }, "o-old");
       expect(await migrateStore(store)).toBe(list.length - before);
       expect(ids(await search(ctx, { q: "zoe angstrom" })).identities).toHaveLength(1);
       expect(ids(await search(ctx, { q: "2048" })).identities).toHaveLength(1);
