@@ -137,6 +137,60 @@ describe("organization routes, success and state errors", () => {
     await org.PATCH("/organizations/{orgSlug}/projects/{projectId}/settings", { params: { path }, body: { aiEnabled: false } });
   });
 
+  test("queues: list (the default made on first need), create, a duplicate name is 409, get, change, the default cannot be deleted (409), delete", async () => {
+    const list = await org.GET("/organizations/{orgSlug}/queues", { params: { path: { orgSlug } } });
+    expect(list.response.status).toBe(200);
+    const def = list.data!.queues.find((q) => q.isDefault)!;
+    expect(def).toBeDefined();
+    const created = await org.POST("/organizations/{orgSlug}/queues", { params: { path: { orgSlug } }, body: { name: "Contract queue", ordering: "priority" } });
+    expect(created.response.status).toBe(201);
+    const queueId = created.data!.queue.id;
+    ids.queueId = queueId;
+    const again = await org.POST("/organizations/{orgSlug}/queues", { params: { path: { orgSlug } }, body: { name: "Contract queue" } });
+    expect(again.response.status).toBe(409);
+    const got = await org.GET("/organizations/{orgSlug}/queues/{queueId}", { params: { path: { orgSlug, queueId } } });
+    expect(got.data?.queue.ordering).toBe("priority");
+    const changed = await org.PATCH("/organizations/{orgSlug}/queues/{queueId}", { params: { path: { orgSlug, queueId } }, body: { description: "For the contract" } });
+    expect(changed.data?.queue.description).toBe("For the contract");
+    const clash = await org.PATCH("/organizations/{orgSlug}/queues/{queueId}", { params: { path: { orgSlug, queueId } }, body: { name: def.name } });
+    expect(clash.response.status).toBe(409);
+    const keepDefault = await org.DELETE("/organizations/{orgSlug}/queues/{queueId}", { params: { path: { orgSlug, queueId: def.id } } });
+    expect(keepDefault.response.status).toBe(409);
+    const doomed = await org.POST("/organizations/{orgSlug}/queues", { params: { path: { orgSlug } }, body: { name: "Doomed queue" } });
+    const deleted = await org.DELETE("/organizations/{orgSlug}/queues/{queueId}", { params: { path: { orgSlug, queueId: doomed.data!.queue.id } } });
+    expect(deleted.response.status).toBe(200);
+  });
+
+  test("rules: create (201), list, get, change (a new version), hits, test a saved rule and a draft, an invalid rule is 400, delete", async () => {
+    const path = { orgSlug };
+    const when = { all: [{ field: "report.reasons" as const, op: "includes" as const, value: "spam" }, { field: "ai.confidence" as const, op: "gte" as const, value: 90 }] };
+    const then = [{ type: "route" as const, queueId: ids.queueId! }, { type: "priority" as const, by: 5 }];
+    const created = await org.POST("/organizations/{orgSlug}/rules", { params: { path }, body: { name: "Contract rule", trigger: "report.enriched", mode: "shadow", when, then } });
+    expect(created.response.status).toBe(201);
+    const ruleId = created.data!.rule.id;
+    ids.ruleId = ruleId;
+    expect((await org.GET("/organizations/{orgSlug}/rules", { params: { path } })).data?.rules.map((r) => r.id)).toContain(ruleId);
+    expect((await org.GET("/organizations/{orgSlug}/rules/{ruleId}", { params: { path: { orgSlug, ruleId } } })).data?.rule.version).toBe(1);
+    const changed = await org.PATCH("/organizations/{orgSlug}/rules/{ruleId}", { params: { path: { orgSlug, ruleId } }, body: { mode: "disabled" } });
+    expect(changed.data?.rule.version).toBe(2);
+    const invalid = await org.PATCH("/organizations/{orgSlug}/rules/{ruleId}", {
+      params: { path: { orgSlug, ruleId } },
+      body: { when: { all: [{ field: "report.text", op: "gt", value: 1 }] } as never },
+    });
+    expect(invalid.response.status).toBe(400);
+    expect(invalid.error?.error).toStartWith("when.all[0].op: ");
+    const hits = await org.GET("/organizations/{orgSlug}/rules/{ruleId}/hits", { params: { path: { orgSlug, ruleId } } });
+    expect(hits.data?.counts).toEqual({ last24h: 0, last7d: 0 });
+    const tested = await org.POST("/organizations/{orgSlug}/rules/{ruleId}/test", { params: { path: { orgSlug, ruleId } }, body: { limit: 10 } });
+    expect(tested.response.status).toBe(200);
+    const drafted = await org.POST("/organizations/{orgSlug}/rules/test", { params: { path }, body: { rule: { when: { all: [] }, then: [{ type: "tag", tag: "x" }] } } });
+    expect(drafted.response.status).toBe(200);
+    expect(drafted.data!.matches.length).toBe(drafted.data!.evaluated);
+    const doomed = await org.POST("/organizations/{orgSlug}/rules", { params: { path }, body: { name: "Doomed rule", trigger: "report.created", mode: "disabled", when, then } });
+    const deleted = await org.DELETE("/organizations/{orgSlug}/rules/{ruleId}", { params: { path: { orgSlug, ruleId: doomed.data!.rule.id } } });
+    expect(deleted.response.status).toBe(200);
+  });
+
   test("audit events", async () => {
     const audit = await org.GET("/organizations/{orgSlug}/audit-events", { params: { path: orgPath, query: { limit: 5 } } });
     expect(audit.data!.events.length).toBe(5);
@@ -403,6 +457,9 @@ describe("errors every route documents", () => {
     "POST /organizations/{orgSlug}/projects/{projectId}/content": { content: "hello" },
     "POST /organizations/{orgSlug}/projects/{projectId}/enforcement-actions": { kind: "warning", reason: "Sweep", identity: { type: "user", externalId: "u-1" } },
     "POST /organizations/{orgSlug}/webhook-endpoints": { url: "http://127.0.0.1:9/sweep" },
+    "POST /organizations/{orgSlug}/rules": { name: "Sweep", trigger: "report.created", mode: "disabled", when: { all: [] }, then: [{ type: "tag", tag: "sweep" }] },
+    "POST /organizations/{orgSlug}/rules/test": { rule: { when: { all: [] }, then: [{ type: "tag", tag: "sweep" }] } },
+    "POST /organizations/{orgSlug}/queues": { name: "Sweep" },
     "PUT /organizations/{orgSlug}/transparency/submission": { endpointUrl: "http://127.0.0.1:9/sweep", token: "t", enabled: false },
   };
   const validBody = (method: Method, path: string) => (hasBody(method) ? { rawBody: JSON.stringify(VALID_BODIES[`${method} ${path}`] ?? {}) } : {});

@@ -261,7 +261,9 @@ describe("submission", () => {
     tdb.failNext(1, 503);
     const puid = await puidOf(await restrict("suspension"));
     expect((await run()).status).toBe(200);
-    await until("submitted after the retry", async () => tdb.stored.has(puid) || undefined, 20_000);
+    // The database has it before our server writes down the attempt: wait for the record.
+    await until("submitted after the retry", async () => (await attempts()).some((x) => x.status === "submitted" && x.puids.includes(puid)) || undefined, 20_000);
+    expect(tdb.stored.has(puid)).toBe(true);
     const log = (await attempts()).filter((x) => x.puids.includes(puid));
     expect(log.map((x) => [x.status, x.httpStatus])).toEqual([
       ["submitted", 201],

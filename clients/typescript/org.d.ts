@@ -585,10 +585,220 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/organizations/{orgSlug}/rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List rules
+         * @description Oldest first, the order they are evaluated in. With `projectId`: that project's rules and the organization-wide ones.
+         */
+        get: operations["rules-list"];
+        put?: never;
+        /**
+         * Create a rule
+         * @description A rule at version 1. `route` effects must name queues of the organization (and of the rule's project, or of none).
+         */
+        post: operations["rules-create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/rules/{ruleId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a rule */
+        get: operations["rules-get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a rule
+         * @description Its versions and hits are kept as evidence.
+         */
+        delete: operations["rules-delete"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a rule
+         * @description Any part of the rule (`when` and `then` are replaced whole). A change makes a new version, kept and audited; a patch that changes nothing keeps the version.
+         */
+        patch: operations["rules-update"];
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/rules/{ruleId}/hits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A rule's hits, newest first
+         * @description Every evaluation that matched: the version, the report, the effects, and whether they were applied (live) or only recorded (shadow). `counts` are the hits of the last 24 hours and 7 days; pass `nextCursor` back as `cursor`.
+         */
+        get: operations["rules-hits"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/rules/{ruleId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Try a rule on the latest reports
+         * @description Evaluates the rule (whatever its mode) against the organization's latest `limit` reports (default 100, at most 1000; of the rule's project when it has one) and answers those it matches with the effects it would take. Changes nothing.
+         */
+        post: operations["rules-test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/rules/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Try an unsaved rule on the latest reports
+         * @description As the saved rule's test, for a draft: `rule` needs `when` and `then` (its other fields are optional). Changes nothing.
+         */
+        post: operations["rules-testDraft"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/queues": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List review queues
+         * @description The default queue first (created on first need), with each queue's open cases.
+         */
+        get: operations["queues-list"];
+        put?: never;
+        /**
+         * Create a review queue
+         * @description `isDefault: true` makes it the organization's default queue (the flag moves; no case moves). `access` empty = everyone.
+         */
+        post: operations["queues-create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/queues/{queueId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a review queue */
+        get: operations["queues-get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a review queue
+         * @description Its open cases move to the default queue (each move audited). The default queue cannot be deleted.
+         */
+        delete: operations["queues-delete"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a review queue
+         * @description Only the fields given change. `isDefault: true` makes it the default queue (the flag moves from the old one; no case moves).
+         */
+        patch: operations["queues-update"];
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description A condition tree (docs/rules.md): { all: [conditions] }, { any: [conditions] }, { not: condition } or a comparison { field, op, value }. At most 10 deep and 100 nodes; the op must suit the field's kind. */
+        RuleCondition: {
+            all: components["schemas"]["RuleCondition"][];
+        } | {
+            any: components["schemas"]["RuleCondition"][];
+        } | {
+            not: components["schemas"]["RuleCondition"];
+        } | {
+            /** @enum {string} */
+            field: "report.reasons" | "report.severity" | "report.automated" | "report.contentType" | "report.text" | "ai.severity" | "ai.confidence" | "ai.categories" | "subject.reportCount" | "subject.openCases" | "subject.activeActions" | "subject.actionsLast30d" | "reporter.trusted" | "reporter.accuracy" | "reporter.reportsLast24h" | "target.distinctReportersLast24h";
+            /** @enum {string} */
+            op: "eq" | "ne" | "in" | "includes" | "gt" | "gte" | "lt" | "lte" | "contains" | "matches";
+            value: unknown;
+        };
+        RuleEffect: {
+            /** @constant */
+            type: "route";
+            queueId: string;
+        } | {
+            /** @constant */
+            type: "priority";
+            by: number;
+        } | {
+            /** @constant */
+            type: "tag";
+            tag: string;
+        } | {
+            /** @constant */
+            type: "escalate";
+            /** @enum {string} */
+            team: "safety" | "legal" | "senior_moderator";
+        } | {
+            /** @constant */
+            type: "dismiss";
+            /** @enum {string} */
+            reason: "false_positive" | "duplicate" | "out_of_scope" | "not_actionable" | "other";
+        } | {
+            /** @constant */
+            type: "resolve";
+            /** @enum {string} */
+            resolutionCode: "NO_VIOLATION" | "INSUFFICIENT_EVIDENCE" | "DUPLICATE_REPORT" | "SPAM_CONFIRMED" | "HARASSMENT_CONFIRMED" | "HATE_SPEECH_CONFIRMED" | "THREATS_CONFIRMED" | "FRAUD_OR_SCAM_CONFIRMED" | "POLICY_EXCEPTION_CONTEXTUAL" | "ESCALATED_EXTERNALLY" | "ACCOUNT_LEVEL_ACTION" | "CONTENT_LEVEL_ACTION";
+            action?: {
+                /** @enum {string} */
+                kind: "warning" | "mute" | "suspension" | "ban" | "content_removal";
+                reason?: string;
+                durationSeconds?: number;
+            };
+        } | {
+            /** @constant */
+            type: "mute_reporter";
+            durationSeconds: number;
+        };
         Identity: {
             id: string;
             externalId: string;
@@ -939,6 +1149,51 @@ export interface components {
                 overturned: number;
                 medianMsToDecision: number | null;
             };
+        };
+        Rule: {
+            id: string;
+            version: number;
+            name: string;
+            description: string | null;
+            projectId: string | null;
+            /** @enum {string} */
+            trigger: "report.created" | "report.enriched";
+            /** @enum {string} */
+            mode: "live" | "shadow" | "disabled";
+            when: components["schemas"]["RuleCondition"];
+            then: components["schemas"]["RuleEffect"][];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        RuleHit: {
+            id: string;
+            ruleId: string;
+            version: number;
+            reportId: string;
+            effects: components["schemas"]["RuleEffect"][];
+            applied: boolean;
+            /** Format: date-time */
+            at: string;
+        };
+        Queue: {
+            id: string;
+            name: string;
+            description: string | null;
+            projectId: string | null;
+            /** @enum {string} */
+            ordering: "severity_age" | "priority" | "age";
+            isDefault: boolean;
+            access: {
+                users: string[];
+                roles: ("viewer" | "moderator" | "admin")[];
+            };
+            openCases: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
         };
         /** @description Every error the server answers. */
         Error: {
@@ -1406,7 +1661,7 @@ export interface operations {
     "audit-list": {
         parameters: {
             query?: {
-                action?: "REPORT_CREATED" | "REPORT_TRIAGED" | "REPORT_ESCALATED" | "REPORT_RESOLVED" | "REPORT_DISMISSED" | "REPORT_STATUS_CHANGED" | "REPORT_MOVED" | "REPORT_APPEALED" | "REPORT_UPHELD" | "REPORT_OVERTURNED" | "REPORT_CLOSED" | "REPORT_DECISION_UNDONE" | "REPORTER_TRUSTED_CHANGED" | "REPORTER_MUTED" | "REPORTER_UNMUTED" | "CASE_OPENED" | "CASE_BUCKET_RAISED" | "CASE_STATUS_CHANGED" | "CASE_ASSIGNED" | "CASE_ESCALATED" | "CASE_TAGS_CHANGED" | "CASE_UNASSIGNED" | "CASE_NOTE_ADDED" | "APPEAL_FILED" | "APPEAL_UPHELD" | "APPEAL_OVERTURNED" | "BULK_DECISION_MADE" | "BULK_DECISION_UNDONE" | "DECISION_TEMPLATE_CREATED" | "DECISION_TEMPLATE_UPDATED" | "DECISION_TEMPLATE_DELETED" | "ENFORCEMENT_ACTION_CREATED" | "ENFORCEMENT_ACTION_UPDATED" | "ENFORCEMENT_ACTION_REVOKED" | "ENFORCEMENT_ACTION_EXPIRED" | "AI_ANALYZED" | "LINK_SCAN_SKIPPED" | "PROJECT_CREATED" | "PROJECT_RENAMED" | "PROJECT_DELETED" | "PROJECT_SETTINGS_CHANGED" | "PROJECT_DSA_SETTINGS_CHANGED" | "CATEGORY_CREATED" | "CATEGORY_UPDATED" | "CATEGORY_DELETED" | "USER_CREATED" | "USER_ROLE_CHANGED" | "USER_DISABLED" | "USER_ENABLED" | "USER_PASSWORD_CHANGED" | "USER_PASSWORD_RESET" | "WEBHOOK_ENDPOINT_CREATED" | "WEBHOOK_ENDPOINT_UPDATED" | "WEBHOOK_ENDPOINT_DELETED" | "WEBHOOK_ENDPOINT_DISABLED" | "WEBHOOK_SECRET_ROTATED" | "TRANSPARENCY_SUBMISSION_CHANGED" | "WEBHOOK_DELIVERY_REPLAYED";
+                action?: "REPORT_CREATED" | "REPORT_TRIAGED" | "REPORT_ESCALATED" | "REPORT_RESOLVED" | "REPORT_DISMISSED" | "REPORT_STATUS_CHANGED" | "REPORT_MOVED" | "REPORT_APPEALED" | "REPORT_UPHELD" | "REPORT_OVERTURNED" | "REPORT_CLOSED" | "REPORT_DECISION_UNDONE" | "REPORTER_TRUSTED_CHANGED" | "REPORTER_MUTED" | "REPORTER_UNMUTED" | "CASE_OPENED" | "CASE_BUCKET_RAISED" | "CASE_STATUS_CHANGED" | "CASE_ASSIGNED" | "CASE_ESCALATED" | "CASE_TAGS_CHANGED" | "CASE_UNASSIGNED" | "CASE_NOTE_ADDED" | "CASE_PRIORITY_CHANGED" | "CASE_QUEUE_CHANGED" | "APPEAL_FILED" | "APPEAL_UPHELD" | "APPEAL_OVERTURNED" | "BULK_DECISION_MADE" | "BULK_DECISION_UNDONE" | "DECISION_TEMPLATE_CREATED" | "DECISION_TEMPLATE_UPDATED" | "DECISION_TEMPLATE_DELETED" | "ENFORCEMENT_ACTION_CREATED" | "ENFORCEMENT_ACTION_UPDATED" | "ENFORCEMENT_ACTION_REVOKED" | "ENFORCEMENT_ACTION_EXPIRED" | "AI_ANALYZED" | "LINK_SCAN_SKIPPED" | "PROJECT_CREATED" | "PROJECT_RENAMED" | "PROJECT_DELETED" | "PROJECT_SETTINGS_CHANGED" | "PROJECT_DSA_SETTINGS_CHANGED" | "QUEUE_CREATED" | "QUEUE_UPDATED" | "QUEUE_DELETED" | "RULE_CREATED" | "RULE_UPDATED" | "RULE_DELETED" | "CATEGORY_CREATED" | "CATEGORY_UPDATED" | "CATEGORY_DELETED" | "USER_CREATED" | "USER_ROLE_CHANGED" | "USER_DISABLED" | "USER_ENABLED" | "USER_PASSWORD_CHANGED" | "USER_PASSWORD_RESET" | "WEBHOOK_ENDPOINT_CREATED" | "WEBHOOK_ENDPOINT_UPDATED" | "WEBHOOK_ENDPOINT_DELETED" | "WEBHOOK_ENDPOINT_DISABLED" | "WEBHOOK_SECRET_ROTATED" | "TRANSPARENCY_SUBMISSION_CHANGED" | "WEBHOOK_DELIVERY_REPLAYED";
                 entityType?: string;
                 entityId?: string;
                 projectId?: string;
@@ -4338,6 +4593,978 @@ export interface operations {
             };
             /** @description The organization, project or resource does not exist, or belongs to another organization */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "rules-list": {
+        parameters: {
+            query?: {
+                projectId?: string;
+            };
+            header?: never;
+            path: {
+                orgSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        rules: components["schemas"]["Rule"][];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "rules-create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    description?: string | null;
+                    projectId?: string | null;
+                    /** @enum {string} */
+                    trigger: "report.created" | "report.enriched";
+                    /** @enum {string} */
+                    mode: "live" | "shadow" | "disabled";
+                    when: components["schemas"]["RuleCondition"];
+                    then: components["schemas"]["RuleEffect"][];
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        rule: components["schemas"]["Rule"];
+                    };
+                };
+            };
+            /** @description Invalid rule: the message names the path of the first error, such as `when.all[2].op: …` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "rules-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                ruleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        rule: components["schemas"]["Rule"];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "rules-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                ruleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "rules-update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                ruleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    description?: string | null;
+                    projectId?: string | null;
+                    /** @enum {string} */
+                    trigger?: "report.created" | "report.enriched";
+                    /** @enum {string} */
+                    mode?: "live" | "shadow" | "disabled";
+                    when?: components["schemas"]["RuleCondition"];
+                    then?: components["schemas"]["RuleEffect"][];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        rule: components["schemas"]["Rule"];
+                    };
+                };
+            };
+            /** @description Invalid rule: the message names the path of the first error, such as `when.all[2].op: …` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "rules-hits": {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                orgSlug: string;
+                ruleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        hits: components["schemas"]["RuleHit"][];
+                        counts: {
+                            last24h: number;
+                            last7d: number;
+                        };
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "rules-test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                ruleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    limit?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        evaluated: number;
+                        matches: {
+                            reportId: string;
+                            effects: components["schemas"]["RuleEffect"][];
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "rules-testDraft": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    rule: {
+                        name?: string;
+                        description?: string | null;
+                        projectId?: string | null;
+                        /** @enum {string} */
+                        trigger?: "report.created" | "report.enriched";
+                        /** @enum {string} */
+                        mode?: "live" | "shadow" | "disabled";
+                        when: components["schemas"]["RuleCondition"];
+                        then: components["schemas"]["RuleEffect"][];
+                    };
+                    limit?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        evaluated: number;
+                        matches: {
+                            reportId: string;
+                            effects: components["schemas"]["RuleEffect"][];
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid rule: the message names the path of the first error, such as `when.all[2].op: …` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "queues-list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        queues: components["schemas"]["Queue"][];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "queues-create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    description?: string | null;
+                    projectId?: string | null;
+                    /** @enum {string} */
+                    ordering?: "severity_age" | "priority" | "age";
+                    isDefault?: boolean;
+                    access?: {
+                        users: string[];
+                        roles: ("viewer" | "moderator" | "admin")[];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        queue: components["schemas"]["Queue"];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Another queue of the organization has this name */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "queues-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                queueId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        queue: components["schemas"]["Queue"];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "queues-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                queueId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        movedCases: number;
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The default queue cannot be deleted */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "queues-update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                queueId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    description?: string | null;
+                    projectId?: string | null;
+                    /** @enum {string} */
+                    ordering?: "severity_age" | "priority" | "age";
+                    /** @constant */
+                    isDefault?: true;
+                    access?: {
+                        users: string[];
+                        roles: ("viewer" | "moderator" | "admin")[];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        queue: components["schemas"]["Queue"];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Another queue of the organization has this name */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -2,7 +2,7 @@
  * `bun run bench`: Flagstaff's performance on this machine, measured against two ceilings of
  * the same machine, printed as markdown tables and written as JSON to bench-results/.
  *
- *   bun scripts/bench/run.ts [--quick] [--reports N] [--binary dist/flagstaff] [--no-build] [--no-postgres]
+ *   bun scripts/bench/run.ts [--quick] [--reports N] [--binary dist/flagstaff] [--no-build] [--no-postgres] [--only rules]
  *
  * What runs, in order (about 8½ minutes on the 2-core benchmark machine, 4½ of them the
  * PostgreSQL section; --quick shortens every phase, about 3½ minutes, for trying it out):
@@ -30,7 +30,10 @@
  *     - GET /reports on a copy of step 4's database (scripts/bench/copy-to-postgres.ts, into a
  *       database made by `flagstaff migrate`: same rows, same API key), the same queries, one
  *       connection, with one instance, then one connection to each of two instances at once;
- *     printed beside this run's SQLite figures (and under `postgres` in the JSON).
+ *     printed beside this run's SQLite figures (and under `postgres` in the JSON);
+ *  7. rules on intake (scripts/bench/rules.ts, about 1 minute): report creation at 32
+ *     connections with 50 live report.created rules beside the same without rules, alternating,
+ *     and their ratio (target ≥ 0.8). `--only rules` builds the binary and runs this step alone.
  * The load generator is wrk (Debian's package; installed when missing), on the same machine.
  */
 import { Database } from "bun:sqlite";
@@ -41,6 +44,7 @@ import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { findPgBinDir, startPgCluster, type PgCluster } from "../pg-cluster.ts";
 import { copySqliteToPostgres, type CopyResult } from "./copy-to-postgres.ts";
+import { renderRules, rulesComparison } from "./rules.ts";
 import { seedReports } from "./seed.ts";
 import { ensureWrk, fmtInt, fmtMs, markdownTable, ROOT, rssMb, run, sampleRss, startServer, wrk, type Server, type WrkResult } from "./lib.ts";
 
@@ -52,6 +56,7 @@ const { values: args } = parseArgs({
     binary: { type: "string", default: "dist/flagstaff" },
     "no-build": { type: "boolean" },
     "no-postgres": { type: "boolean" },
+    only: { type: "string" },
   },
 });
 const QUICK = !!args.quick;
@@ -93,152 +98,167 @@ try {
     log("building dist/flagstaff");
     await run([BUN, join(ROOT, "scripts/build.ts"), "--no-smoke", "--outfile", BINARY]);
   }
+  const rulesDeps = { wrkBin, binary: BINARY, work, seconds: LOAD_S, env: flagstaffEnv, cleanEnv, log, servers };
+  if (args.only === "rules") {
+    log("rules on intake");
+    const r = await rulesComparison(rulesDeps);
+    console.log(renderRules(r));
+    process.exitCode = 0;
+  } else {
+    if (args.only) throw new Error(`--only: unknown section ${args.only} (known: rules)`);
 
-  // -------------------------------------------------------------------------------------------
-  log("ceilings");
-  const bareJson = await startServer([BUN, join(ROOT, "scripts/bench/bare.ts"), "json"], cleanEnv());
-  servers.push(bareJson);
-  await wrk(wrkBin, { url: bareJson.url + "/", connections: 32, seconds: 2, script: "plain.lua" });
-  const ceilingJson = await wrk(wrkBin, { url: bareJson.url + "/", connections: 32, seconds: LOAD_S, script: "plain.lua" });
-  await bareJson.stop();
-  const bareInsert = await startServer([BUN, join(ROOT, "scripts/bench/bare.ts"), "insert", join(work, "bare-insert.db")], cleanEnv());
-  servers.push(bareInsert);
-  await wrk(wrkBin, { url: bareInsert.url + "/", connections: 32, seconds: 2, script: "plain.lua", env: { METHOD: "POST" } });
-  const ceilingInsert = await wrk(wrkBin, { url: bareInsert.url + "/", connections: 32, seconds: LOAD_S, script: "plain.lua", env: { METHOD: "POST" } });
-  await bareInsert.stop();
-  const sqliteOut = await run([BUN, join(ROOT, "scripts/bench/bare.ts"), "sqlite", join(work, "bare-sqlite.db"), String(LOAD_S * 1000)]);
-  const sqliteRun = JSON.parse(sqliteOut.split("\n").find((l) => l.startsWith("BENCH_JSON "))!.slice(11)) as { rows: number; ms: number };
-  const ceilingSqlite = Math.round(sqliteRun.rows / (sqliteRun.ms / 1000));
-  results.ceilings = { bareJsonC32: ceilingJson, bareInsertC32: ceilingInsert, bareSqliteRowsPerSecond: ceilingSqlite };
+    // -------------------------------------------------------------------------------------------
+    log("ceilings");
+    const bareJson = await startServer([BUN, join(ROOT, "scripts/bench/bare.ts"), "json"], cleanEnv());
+    servers.push(bareJson);
+    await wrk(wrkBin, { url: bareJson.url + "/", connections: 32, seconds: 2, script: "plain.lua" });
+    const ceilingJson = await wrk(wrkBin, { url: bareJson.url + "/", connections: 32, seconds: LOAD_S, script: "plain.lua" });
+    await bareJson.stop();
+    const bareInsert = await startServer([BUN, join(ROOT, "scripts/bench/bare.ts"), "insert", join(work, "bare-insert.db")], cleanEnv());
+    servers.push(bareInsert);
+    await wrk(wrkBin, { url: bareInsert.url + "/", connections: 32, seconds: 2, script: "plain.lua", env: { METHOD: "POST" } });
+    const ceilingInsert = await wrk(wrkBin, { url: bareInsert.url + "/", connections: 32, seconds: LOAD_S, script: "plain.lua", env: { METHOD: "POST" } });
+    await bareInsert.stop();
+    const sqliteOut = await run([BUN, join(ROOT, "scripts/bench/bare.ts"), "sqlite", join(work, "bare-sqlite.db"), String(LOAD_S * 1000)]);
+    const sqliteRun = JSON.parse(sqliteOut.split("\n").find((l) => l.startsWith("BENCH_JSON "))!.slice(11)) as { rows: number; ms: number };
+    const ceilingSqlite = Math.round(sqliteRun.rows / (sqliteRun.ms / 1000));
+    results.ceilings = { bareJsonC32: ceilingJson, bareInsertC32: ceilingInsert, bareSqliteRowsPerSecond: ceilingSqlite };
 
-  // -------------------------------------------------------------------------------------------
-  log("report creation and identity upserts");
-  const createDir = mkdtempSync(join(work, "create-"));
-  const createDb = join(createDir, "flagstaff.db");
-  const init = JSON.parse(await run([BINARY, "init", "--json"], cleanEnv({ FLAGSTAFF_DB: createDb }), createDir)) as { projectId: string; secretKey: string };
-  const app = await startServer([BINARY, "serve"], flagstaffEnv(createDb), { logFile: join(createDir, "server.log"), cwd: createDir });
-  servers.push(app);
-  await Bun.sleep(2000);
-  const rssIdle = rssMb(app.proc.pid);
-  const loadRss = sampleRss(app.proc.pid);
-  const keyEnv = { KEY: init.secretKey, PROJECT: init.projectId };
-  await wrk(wrkBin, { url: app.url, connections: 32, seconds: 3, script: "report.lua", env: keyEnv }); // warm-up
-  const storedBefore = countReports(createDb); // a reader beside the server (WAL)
-  const creation: WrkResult[] = [];
-  for (const c of [1, 8, 32, 128]) {
-    const r = await wrk(wrkBin, { url: app.url, connections: c, seconds: LOAD_S, script: "report.lua", env: keyEnv });
-    log(`  reports c=${c}: ${fmtInt(r.rps)}/s p50 ${r.latencyMs.p50} ms p99 ${r.latencyMs.p99} ms (non-2xx ${r.non2xx})`);
-    creation.push(r);
-  }
-  const identity = await wrk(wrkBin, { url: app.url, connections: 32, seconds: LOAD_S, script: "identity.lua", env: keyEnv });
-  log(`  identities c=32: ${fmtInt(identity.rps)}/s p99 ${identity.latencyMs.p99} ms`);
-  const rssLoad = loadRss.stop();
-  const stopStarted = performance.now();
-  const stopCode = await app.stop();
-  const stopMs = performance.now() - stopStarted;
-  // Every acknowledged report must be in the database (wrk counts answers; non-2xx are reported apart).
-  // wrk counts answers, not 201s alone: with no non-2xx and no socket errors, every request
-  // of the measured runs was acknowledged with 201.
-  const acknowledged = creation.reduce((n, r) => n + r.requests - r.non2xx - r.socketErrors, 0);
-  const stored = countReports(createDb) - storedBefore;
-  results.creation = creation;
-  results.identityUpsertC32 = identity;
-  results.memoryMb = { idle: round1(rssIdle), underLoadMax: round1(rssLoad) };
-  results.creationCheck = { acknowledged, newReportsInDatabase: stored, errors: creation.reduce((n, r) => n + r.non2xx + r.socketErrors, 0) };
-  results.gracefulStop = { exitCode: stopCode, ms: Math.round(stopMs) };
-
-  // -------------------------------------------------------------------------------------------
-  log(`seeding ${fmtInt(SEED_COUNT)} reports`);
-  const bigDir = mkdtempSync(join(work, "big-"));
-  const bigDb = join(bigDir, "flagstaff.db");
-  const bigInit = JSON.parse(await run([BINARY, "init", "--json"], cleanEnv({ FLAGSTAFF_DB: bigDb }), bigDir)) as { projectId: string; secretKey: string };
-  const seeded = seedReports(bigDb, { count: SEED_COUNT, log: (s) => (/000 \//.test(s) && !/[1-9]50000 \//.test(s) ? log("  " + s) : undefined) });
-  results.seed = { reports: seeded.reports, cases: seeded.cases, identities: seeded.identities, seconds: Math.round(seeded.ms / 100) / 10 };
-
-  log("GET /reports");
-  const big = await startServer([BINARY, "serve"], flagstaffEnv(bigDb), { logFile: join(bigDir, "server.log"), cwd: bigDir });
-  servers.push(big);
-  const firstPage = await firstPageOf(big.url, bigInit.secretKey);
-  const queries: [string, string][] = [
-    ["default (newest first)", ""],
-    ["sort=asc", "sort=asc"],
-    ["second page (cursor)", `cursor=${encodeURIComponent(firstPage.nextCursor)}`],
-    ["projectId", `projectId=${bigInit.projectId}`],
-    ["status=OPEN", "status=OPEN"],
-    ["status=RESOLVED", "status=RESOLVED"],
-    ["status=OPEN,TRIAGED,IN_REVIEW", "status=OPEN,TRIAGED,IN_REVIEW"],
-    ["severity=CRITICAL", "severity=CRITICAL"],
-    [`reason=${seeded.sample.reason}`, `reason=${seeded.sample.reason}`],
-    ["subjectExternalId", `subjectExternalId=${seeded.sample.subjectExternalId}`],
-    ["contentExternalId", `contentExternalId=${seeded.sample.contentExternalId}`],
-    ["automated=true", "automated=true"],
-    ["limit=100", "limit=100"],
-  ];
-  const getEnv = { KEY: bigInit.secretKey };
-  const listUrl = (q: string) => `${big.url}/sdk/flagstaff/v1/reports${q ? "?" + q : ""}`;
-  for (const [, q] of queries) await wrk(wrkBin, { url: listUrl(q), connections: 1, seconds: 1, script: "get.lua", env: getEnv }); // warm-up
-  const gets: (WrkResult & { query: string })[] = [];
-  for (const [name, q] of queries) {
-    const r = await wrk(wrkBin, { url: listUrl(q), connections: 1, seconds: GET_S, script: "get.lua", env: getEnv });
-    log(`  ${name}: p50 ${r.latencyMs.p50} ms p99 ${r.latencyMs.p99} ms`);
-    gets.push({ query: name, ...r });
-  }
-  const getsC8 = await wrk(wrkBin, { url: listUrl(""), connections: 8, seconds: GET_S, script: "get.lua", env: getEnv });
-  results.listReports = { reports: SEED_COUNT, connections: 1, runs: gets, defaultQueryAt8Connections: getsC8, rssAfterMb: round1(rssMb(big.proc.pid)) };
-  await big.stop();
-
-  // -------------------------------------------------------------------------------------------
-  log("start-up of the compiled binary");
-  const startups: { readyMs: number; rssMb: number }[] = [];
-  const emptyDir = mkdtempSync(join(work, "empty-"));
-  for (let i = 0; i < 5; i++) {
-    const started = performance.now();
-    const proc = Bun.spawn([BINARY, "serve"], { cwd: emptyDir, env: cleanEnv({ FLAGSTAFF_DB: bigDb, PORT: "3199", HOST: "127.0.0.1" }), stdout: "ignore", stderr: "ignore" });
-    let ready = false;
-    while (!ready && performance.now() - started < 10_000) {
-      ready = await fetch("http://127.0.0.1:3199/readyz").then((r) => r.status === 200, () => false);
-      if (!ready) await Bun.sleep(2);
+    // -------------------------------------------------------------------------------------------
+    log("report creation and identity upserts");
+    const createDir = mkdtempSync(join(work, "create-"));
+    const createDb = join(createDir, "flagstaff.db");
+    const init = JSON.parse(await run([BINARY, "init", "--json"], cleanEnv({ FLAGSTAFF_DB: createDb }), createDir)) as { projectId: string; secretKey: string };
+    const app = await startServer([BINARY, "serve"], flagstaffEnv(createDb), { logFile: join(createDir, "server.log"), cwd: createDir });
+    servers.push(app);
+    await Bun.sleep(2000);
+    const rssIdle = rssMb(app.proc.pid);
+    const loadRss = sampleRss(app.proc.pid);
+    const keyEnv = { KEY: init.secretKey, PROJECT: init.projectId };
+    await wrk(wrkBin, { url: app.url, connections: 32, seconds: 3, script: "report.lua", env: keyEnv }); // warm-up
+    const storedBefore = countReports(createDb); // a reader beside the server (WAL)
+    const creation: WrkResult[] = [];
+    for (const c of [1, 8, 32, 128]) {
+      const r = await wrk(wrkBin, { url: app.url, connections: c, seconds: LOAD_S, script: "report.lua", env: keyEnv });
+      log(`  reports c=${c}: ${fmtInt(r.rps)}/s p50 ${r.latencyMs.p50} ms p99 ${r.latencyMs.p99} ms (non-2xx ${r.non2xx})`);
+      creation.push(r);
     }
-    const readyMs = performance.now() - started;
-    startups.push({ readyMs: Math.round(readyMs), rssMb: round1(rssMb(proc.pid)) });
-    proc.kill("SIGTERM");
-    await proc.exited;
+    const identity = await wrk(wrkBin, { url: app.url, connections: 32, seconds: LOAD_S, script: "identity.lua", env: keyEnv });
+    log(`  identities c=32: ${fmtInt(identity.rps)}/s p99 ${identity.latencyMs.p99} ms`);
+    const rssLoad = loadRss.stop();
+    const stopStarted = performance.now();
+    const stopCode = await app.stop();
+    const stopMs = performance.now() - stopStarted;
+    // Every acknowledged report must be in the database (wrk counts answers; non-2xx are reported apart).
+    // wrk counts answers, not 201s alone: with no non-2xx and no socket errors, every request
+    // of the measured runs was acknowledged with 201.
+    const acknowledged = creation.reduce((n, r) => n + r.requests - r.non2xx - r.socketErrors, 0);
+    const stored = countReports(createDb) - storedBefore;
+    results.creation = creation;
+    results.identityUpsertC32 = identity;
+    results.memoryMb = { idle: round1(rssIdle), underLoadMax: round1(rssLoad) };
+    results.creationCheck = { acknowledged, newReportsInDatabase: stored, errors: creation.reduce((n, r) => n + r.non2xx + r.socketErrors, 0) };
+    results.gracefulStop = { exitCode: stopCode, ms: Math.round(stopMs) };
+
+    // -------------------------------------------------------------------------------------------
+    log(`seeding ${fmtInt(SEED_COUNT)} reports`);
+    const bigDir = mkdtempSync(join(work, "big-"));
+    const bigDb = join(bigDir, "flagstaff.db");
+    const bigInit = JSON.parse(await run([BINARY, "init", "--json"], cleanEnv({ FLAGSTAFF_DB: bigDb }), bigDir)) as { projectId: string; secretKey: string };
+    const seeded = seedReports(bigDb, { count: SEED_COUNT, log: (s) => (/000 \//.test(s) && !/[1-9]50000 \//.test(s) ? log("  " + s) : undefined) });
+    results.seed = { reports: seeded.reports, cases: seeded.cases, identities: seeded.identities, seconds: Math.round(seeded.ms / 100) / 10 };
+
+    log("GET /reports");
+    const big = await startServer([BINARY, "serve"], flagstaffEnv(bigDb), { logFile: join(bigDir, "server.log"), cwd: bigDir });
+    servers.push(big);
+    const firstPage = await firstPageOf(big.url, bigInit.secretKey);
+    const queries: [string, string][] = [
+      ["default (newest first)", ""],
+      ["sort=asc", "sort=asc"],
+      ["second page (cursor)", `cursor=${encodeURIComponent(firstPage.nextCursor)}`],
+      ["projectId", `projectId=${bigInit.projectId}`],
+      ["status=OPEN", "status=OPEN"],
+      ["status=RESOLVED", "status=RESOLVED"],
+      ["status=OPEN,TRIAGED,IN_REVIEW", "status=OPEN,TRIAGED,IN_REVIEW"],
+      ["severity=CRITICAL", "severity=CRITICAL"],
+      [`reason=${seeded.sample.reason}`, `reason=${seeded.sample.reason}`],
+      ["subjectExternalId", `subjectExternalId=${seeded.sample.subjectExternalId}`],
+      ["contentExternalId", `contentExternalId=${seeded.sample.contentExternalId}`],
+      ["automated=true", "automated=true"],
+      ["limit=100", "limit=100"],
+    ];
+    const getEnv = { KEY: bigInit.secretKey };
+    const listUrl = (q: string) => `${big.url}/sdk/flagstaff/v1/reports${q ? "?" + q : ""}`;
+    for (const [, q] of queries) await wrk(wrkBin, { url: listUrl(q), connections: 1, seconds: 1, script: "get.lua", env: getEnv }); // warm-up
+    const gets: (WrkResult & { query: string })[] = [];
+    for (const [name, q] of queries) {
+      const r = await wrk(wrkBin, { url: listUrl(q), connections: 1, seconds: GET_S, script: "get.lua", env: getEnv });
+      log(`  ${name}: p50 ${r.latencyMs.p50} ms p99 ${r.latencyMs.p99} ms`);
+      gets.push({ query: name, ...r });
+    }
+    const getsC8 = await wrk(wrkBin, { url: listUrl(""), connections: 8, seconds: GET_S, script: "get.lua", env: getEnv });
+    results.listReports = { reports: SEED_COUNT, connections: 1, runs: gets, defaultQueryAt8Connections: getsC8, rssAfterMb: round1(rssMb(big.proc.pid)) };
+    await big.stop();
+
+    // -------------------------------------------------------------------------------------------
+    log("start-up of the compiled binary");
+    const startups: { readyMs: number; rssMb: number }[] = [];
+    const emptyDir = mkdtempSync(join(work, "empty-"));
+    for (let i = 0; i < 5; i++) {
+      const started = performance.now();
+      const proc = Bun.spawn([BINARY, "serve"], { cwd: emptyDir, env: cleanEnv({ FLAGSTAFF_DB: bigDb, PORT: "3199", HOST: "127.0.0.1" }), stdout: "ignore", stderr: "ignore" });
+      let ready = false;
+      while (!ready && performance.now() - started < 10_000) {
+        ready = await fetch("http://127.0.0.1:3199/readyz").then((r) => r.status === 200, () => false);
+        if (!ready) await Bun.sleep(2);
+      }
+      const readyMs = performance.now() - started;
+      startups.push({ readyMs: Math.round(readyMs), rssMb: round1(rssMb(proc.pid)) });
+      proc.kill("SIGTERM");
+      await proc.exited;
+    }
+    const readyMs = startups.map((s) => s.readyMs).sort((a, b) => a - b);
+    results.startup = { runs: startups, medianMs: readyMs[2], maxMs: readyMs[4], database: `${fmtInt(SEED_COUNT)} reports` };
+
+    // -------------------------------------------------------------------------------------------
+    log("rules on intake");
+    const rulesRun = await rulesComparison(rulesDeps);
+    results.rulesOnIntake = rulesRun;
+
+    // -------------------------------------------------------------------------------------------
+    const pgSection = await postgresSection(wrkBin, { bigDb, bigInit, queries, firstPage });
+    results.postgres = pgSection;
+
+    // -------------------------------------------------------------------------------------------
+    const c32 = creation[2]!;
+    const worstGet = gets.reduce((a, b) => (b.latencyMs.p99 > a.latencyMs.p99 ? b : a));
+    results.ratios = {
+      creationC32_vs_bareJson: round3(c32.rps / ceilingJson.rps),
+      creationC32_vs_bareHttpInsert: round3(c32.rps / ceilingInsert.rps),
+      creationC32_vs_bareSqliteInsert: round3(c32.rps / ceilingSqlite),
+      identityC32_vs_bareHttpInsert: round3(identity.rps / ceilingInsert.rps),
+      wrkHeadroom_bareJson_vs_creationC32: round1(ceilingJson.rps / c32.rps),
+    };
+    results.targets = [
+      target("report creation at 32 connections", "≥ 10,000/s", `${fmtInt(c32.rps)}/s`, c32.rps >= 10_000),
+      target("report creation p99 at 32 connections", "≤ 15 ms", `${fmtMs(c32.latencyMs.p99)} ms`, c32.latencyMs.p99 <= 15),
+      target(`GET /reports p99, every filter, ${fmtInt(SEED_COUNT)} reports`, "≤ 10 ms", `${fmtMs(worstGet.latencyMs.p99)} ms (worst: ${worstGet.query})`, worstGet.latencyMs.p99 <= 10),
+      target("RSS idle", "≤ 120 MB", `${round1(rssIdle)} MB`, rssIdle <= 120),
+      target("RSS under load", "≤ 250 MB", `${round1(rssLoad)} MB`, rssLoad <= 250),
+      target("start-up to ready (median of 5)", "≤ 300 ms", `${readyMs[2]} ms`, readyMs[2]! <= 300),
+      target("report creation at 32 connections, 50 live rules vs none", "≥ 0.8", String(rulesRun.ratio), rulesRun.ratio >= 0.8),
+    ];
+
+    const out = render(results, { ceilingJson, ceilingInsert, ceilingSqlite, creation, identity, gets, getsC8, rssIdle, rssLoad, startups, pg: pgSection }) + "\n\n" + renderRules(rulesRun);
+    console.log(out);
+    const dir = join(ROOT, "bench-results");
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, `bench-${(results.when as string).replace(/[:.]/g, "-")}.json`);
+    writeFileSync(file, JSON.stringify(results, null, 2) + "\n");
+    writeFileSync(join(dir, "latest.json"), JSON.stringify(results, null, 2) + "\n");
+    writeFileSync(join(dir, "latest.md"), out + "\n");
+    console.log(`\nJSON: ${file}`);
   }
-  const readyMs = startups.map((s) => s.readyMs).sort((a, b) => a - b);
-  results.startup = { runs: startups, medianMs: readyMs[2], maxMs: readyMs[4], database: `${fmtInt(SEED_COUNT)} reports` };
-
-  // -------------------------------------------------------------------------------------------
-  const pgSection = await postgresSection(wrkBin, { bigDb, bigInit, queries, firstPage });
-  results.postgres = pgSection;
-
-  // -------------------------------------------------------------------------------------------
-  const c32 = creation[2]!;
-  const worstGet = gets.reduce((a, b) => (b.latencyMs.p99 > a.latencyMs.p99 ? b : a));
-  results.ratios = {
-    creationC32_vs_bareJson: round3(c32.rps / ceilingJson.rps),
-    creationC32_vs_bareHttpInsert: round3(c32.rps / ceilingInsert.rps),
-    creationC32_vs_bareSqliteInsert: round3(c32.rps / ceilingSqlite),
-    identityC32_vs_bareHttpInsert: round3(identity.rps / ceilingInsert.rps),
-    wrkHeadroom_bareJson_vs_creationC32: round1(ceilingJson.rps / c32.rps),
-  };
-  results.targets = [
-    target("report creation at 32 connections", "≥ 10,000/s", `${fmtInt(c32.rps)}/s`, c32.rps >= 10_000),
-    target("report creation p99 at 32 connections", "≤ 15 ms", `${fmtMs(c32.latencyMs.p99)} ms`, c32.latencyMs.p99 <= 15),
-    target(`GET /reports p99, every filter, ${fmtInt(SEED_COUNT)} reports`, "≤ 10 ms", `${fmtMs(worstGet.latencyMs.p99)} ms (worst: ${worstGet.query})`, worstGet.latencyMs.p99 <= 10),
-    target("RSS idle", "≤ 120 MB", `${round1(rssIdle)} MB`, rssIdle <= 120),
-    target("RSS under load", "≤ 250 MB", `${round1(rssLoad)} MB`, rssLoad <= 250),
-    target("start-up to ready (median of 5)", "≤ 300 ms", `${readyMs[2]} ms`, readyMs[2]! <= 300),
-  ];
-
-  const out = render(results, { ceilingJson, ceilingInsert, ceilingSqlite, creation, identity, gets, getsC8, rssIdle, rssLoad, startups, pg: pgSection });
-  console.log(out);
-  const dir = join(ROOT, "bench-results");
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, `bench-${(results.when as string).replace(/[:.]/g, "-")}.json`);
-  writeFileSync(file, JSON.stringify(results, null, 2) + "\n");
-  writeFileSync(join(dir, "latest.json"), JSON.stringify(results, null, 2) + "\n");
-  writeFileSync(join(dir, "latest.md"), out + "\n");
-  console.log(`\nJSON: ${file}`);
 } finally {
   for (const s of servers) if (s.proc.exitCode === null) s.proc.kill("SIGKILL");
   await stopCluster().catch((err: unknown) => log(`stopping PostgreSQL failed: ${err instanceof Error ? err.message : String(err)}`));

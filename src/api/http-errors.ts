@@ -10,11 +10,16 @@ export interface HttpError {
   headers: Record<string, string>;
 }
 
-/** One readable line per zod issue, such as `subject.externalId: must be at most 256 characters`. */
+/** A zod issue's path as written in JavaScript: `when.all[2].op`, `subject.externalId`. */
+export function formatIssuePath(path: readonly PropertyKey[]): string {
+  return path.map((key, i) => (typeof key === "number" ? `[${key}]` : `${i === 0 ? "" : "."}${String(key)}`)).join("");
+}
+
+/** One readable line per zod issue, such as `subject.externalId: must be at most 256 characters` or `when.all[2].op: …`. */
 export function describeZodError(error: ZodError): string {
   return error.issues
     .slice(0, 5)
-    .map((issue) => (issue.path.length ? `${issue.path.join(".")}: ${issue.message}` : issue.message))
+    .map((issue) => (issue.path.length ? `${formatIssuePath(issue.path)}: ${issue.message}` : issue.message))
     .join("; ");
 }
 

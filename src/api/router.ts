@@ -9,7 +9,9 @@ import { identitiesRouter } from "./routers/identities.ts";
 import { jobsRouter } from "./routers/jobs.ts";
 import { keysRouter } from "./routers/keys.ts";
 import { projectsRouter } from "./routers/projects.ts";
+import { queuesRouter } from "./routers/queues.ts";
 import { reportsRouter } from "./routers/reports.ts";
+import { rulesRouter } from "./routers/rules.ts";
 import { searchRouter } from "./routers/search.ts";
 import { templatesRouter } from "./routers/templates.ts";
 import { transparencyRouter } from "./routers/transparency.ts";
@@ -36,6 +38,8 @@ export const appRouter = router({
   templates: templatesRouter,
   search: searchRouter,
   transparency: transparencyRouter,
+  rules: rulesRouter,
+  queues: queuesRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -18,6 +18,7 @@ import { requireProject, type Project } from "./projects.ts";
 import { createReport, type IdentityRef } from "./reports.ts";
 import { aiSettingsOf, assertPlanAllowsAi } from "./settings.ts";
 import { applyTransition } from "./workflow-engine.ts";
+import { runRules } from "./rule-engine.ts";
 import type { Severity } from "./severity.ts";
 import type { AnalysisResult, AnalysisView } from "./views/analysis.ts";
 
@@ -346,6 +347,8 @@ export async function enrichReport(ctx: AiContext, reportId: string): Promise<"e
       });
     }
     if (escalates && analysis.severity === "CRITICAL") await raiseCaseBucket(sys, { caseId: current.caseId, bucket: "emergency" });
+    // The organization's report.enriched rules (src/domain/rule-engine.ts): once, as the analysis is stored once.
+    await runRules(sys, { trigger: "report.enriched", reportId });
     // The report's subject posted the text: a report a link scan files names them.
     const [poster] = current.subjectIdentityId
       ? await sys.db.select({ type: identities.type, externalId: identities.externalId }).from(identities).where(eq(identities.id, current.subjectIdentityId)).limit(1)

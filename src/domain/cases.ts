@@ -7,6 +7,7 @@ import { together, transaction, type DomainContext } from "./context.ts";
 import { conflict, notFound } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { findOpenCase, type CaseKey } from "./open-case.ts";
+import { requireWorkableCase } from "./queues.ts";
 import { BUCKETS, higherBucket, type Bucket } from "./severity.ts";
 import type { Status } from "./workflow.ts";
 import { applyTransition, type Move } from "./workflow-engine.ts";
@@ -208,7 +209,7 @@ export async function reviewQueue(ctx: Pick<DomainContext, "db" | "orgId">, q: Q
 /** Triages a case: its first OPEN report is triaged, and with it the case and its other open reports. */
 export function triageCase(ctx: DomainContext, caseId: string, opts: { takeOver?: boolean } = {}): Promise<void> {
   return transaction(ctx, async () => {
-    const c = await requireCase(ctx, caseId);
+    const c = await requireWorkableCase(ctx, caseId);
     const [first] = await ctx.db
       .select({ id: reports.id })
       .from(reports)
@@ -223,7 +224,7 @@ export function triageCase(ctx: DomainContext, caseId: string, opts: { takeOver?
 export function assignCase(ctx: DomainContext, input: { caseId: string; assigneeId: string | null }): Promise<CaseView> {
   const { assigneeId } = input;
   return transaction(ctx, async () => {
-    const c = await requireCase(ctx, input.caseId);
+    const c = await requireWorkableCase(ctx, input.caseId);
     if (assigneeId) {
       const [user] = await ctx.db.select().from(users).where(and(eq(users.id, assigneeId), eq(users.orgId, ctx.orgId))).limit(1);
       if (!user) throw notFound("User not found");
@@ -241,7 +242,7 @@ export function assignCase(ctx: DomainContext, input: { caseId: string; assignee
 
 export function addCaseNote(ctx: DomainContext, input: { caseId: string; body: string }): Promise<NoteView> {
   return transaction(ctx, async () => {
-    const c = await requireCase(ctx, input.caseId);
+    const c = await requireWorkableCase(ctx, input.caseId);
     const row = {
       id: newId(), caseId: c.id, orgId: ctx.orgId, authorType: ctx.actor.type, authorId: ctx.actor.id, body: input.body, createdAt: ctx.clock.now(),
     };

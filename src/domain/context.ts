@@ -17,6 +17,12 @@ export interface DomainContext {
   actor: Actor;
   /** The organization the work is for: every query of a tenant's data is bounded by it. */
   orgId: string;
+  /**
+   * Set while a rule's effects are applied (src/domain/rule-engine.ts): every audit event written
+   * then carries `{ ruleId, version, automated: true }` in its data, and rules are not evaluated
+   * again for the changes (a rule cannot re-trigger itself).
+   */
+  automation?: { ruleId: string; version: number };
 }
 
 /** Reading needs only the data and the clock. */

@@ -14,11 +14,12 @@ import type { DomainContext, ReadContext } from "./context.ts";
 import { actionViews, type EnforcementActionView } from "./enforcement.ts";
 import { badRequest, notFound } from "./errors.ts";
 import { getIdentity, toIdentityView, type IdentityView } from "./identities.ts";
+import { assertCaseWorkable, defaultQueue, queueIdOfCase, queueScope, requireQueue, workableQueues, type AccessContext } from "./queues.ts";
 import { toReportViews, type ReportView } from "./reports.ts";
 import { BUCKETS, maxSeverity, SEVERITIES, type Bucket, type Severity } from "./severity.ts";
 import { tagsOfCases } from "./tags.ts";
 import { userEmails } from "./users.ts";
-import { QUEUE_VIEWS, teamOfView, type QueueView } from "./views/queue.ts";
+import { QUEUE_VIEWS, teamOfView, type QueueOrdering, type QueueView } from "./views/queue.ts";
 import type { Team } from "./views/report.ts";
 import { OPEN_STATUSES, type Status } from "./workflow.ts";
 
@@ -60,6 +61,8 @@ export interface QueueFilter {
   assigned?: "me" | "unclaimed";
   /** A case tag. */
   tag?: string;
+  /** One review queue (issue 15); absent: every queue the caller may work, by severity then age. */
+  queueId?: string;
   userId?: string | null;
   /** Where the previous page ended (its `nextCursor`). */
   cursor?: string;
@@ -107,6 +110,10 @@ export interface QueuePage {
   views: Record<QueueView, number>;
   /** The cursor of the next page, null on the last one. */
   nextCursor: string | null;
+  /** The queues the caller may work with their open cases (the picker), and the one shown (null: all of them). */
+  queues: { id: string; name: string; isDefault: boolean; ordering: QueueOrdering; openCases: number }[];
+  queueId: string | null;
+  ordering: QueueOrdering;
 }
 
 const EXCERPT = 180;
@@ -148,10 +155,62 @@ interface QueueCursor {
   id: string;
 }
 const encodeCursor = (c: QueueCursor): string => `${c.segment}.${c.createdAt}.${c.id}`;
+const CURSOR_REFUSED = "cursor: not a cursor of this queue (pass back nextCursor as it came)";
 function decodeCursor(s: string): QueueCursor {
   const m = /^([0-5])\.(\d{1,16})\.([0-9a-zA-Z-]{1,64})$/.exec(s);
-  if (!m) throw badRequest("cursor: not a cursor of this queue (pass back nextCursor as it came)");
+  if (!m) throw badRequest(CURSOR_REFUSED);
   return { segment: Number(m[1]), createdAt: Number(m[2]), id: m[3]! };
+}
+
+/**
+ * A position in a queue ordered by "priority" (priority desc, then segment, then age) or "age"
+ * (age alone): `p.<priority>.<segment>.<created ms>.<id>` or `a.<created ms>.<id>`.
+ */
+interface OrderedCursor {
+  priority: number;
+  segment: number;
+  createdAt: number;
+  id: string;
+}
+function decodeOrderedCursor(s: string, ordering: "priority" | "age"): OrderedCursor {
+  if (ordering === "age") {
+    const m = /^a\.(\d{1,16})\.([0-9a-zA-Z-]{1,64})$/.exec(s);
+    if (!m) throw badRequest(CURSOR_REFUSED);
+    return { priority: 0, segment: 0, createdAt: Number(m[1]), id: m[2]! };
+  }
+  const m = /^p\.(-?\d{1,12})\.([0-5])\.(\d{1,16})\.([0-9a-zA-Z-]{1,64})$/.exec(s);
+  if (!m) throw badRequest(CURSOR_REFUSED);
+  return { priority: Number(m[1]), segment: Number(m[2]), createdAt: Number(m[3]), id: m[4]! };
+}
+
+/** A case's place among QUEUE_SEGMENTS, as SQL (bucket emergency, high, normal; trusted first within each). */
+const segmentSql = sql<number>`(case ${cases.bucket} when 'emergency' then 0 when 'high' then 2 else 4 end + case when ${cases.trustedFlagged} = 1 then 0 else 1 end)`;
+const segmentOf = (c: Pick<typeof cases.$inferSelect, "bucket" | "trustedFlagged">): number =>
+  QUEUE_SEGMENTS.findIndex((s) => s.bucket === c.bucket && s.trusted === (c.trustedFlagged === 1 ? 1 : 0));
+
+/**
+ * One page of a queue ordered by "priority" or "age", from the cursor on: one keyset query
+ * (the order is total: id breaks ties), so paging neither skips nor repeats a case.
+ */
+async function orderedPage(ctx: TenantRead, where: SQL | undefined, ordering: "priority" | "age", cursor: string | undefined, limit: number) {
+  const c = cursor ? decodeOrderedCursor(cursor, ordering) : null;
+  const afterAge = c ? or(gt(cases.createdAt, c.createdAt), and(eq(cases.createdAt, c.createdAt), gt(cases.id, c.id))) : undefined;
+  const after =
+    c && ordering === "priority"
+      ? or(
+          sql`${cases.priority} < ${c.priority}`,
+          and(eq(cases.priority, c.priority), or(sql`${segmentSql} > ${c.segment}`, and(sql`${segmentSql} = ${c.segment}`, afterAge))),
+        )
+      : afterAge;
+  const order = ordering === "priority" ? [desc(cases.priority), asc(segmentSql), asc(cases.createdAt), asc(cases.id)] : [asc(cases.createdAt), asc(cases.id)];
+  const rows = await ctx.db.select().from(cases).where(and(where, after)).orderBy(...order).limit(limit + 1);
+  let nextCursor: string | null = null;
+  if (rows.length > limit) {
+    rows.length = limit;
+    const last = rows.at(-1)!;
+    nextCursor = ordering === "age" ? `a.${last.createdAt}.${last.id}` : `p.${last.priority}.${segmentOf(last)}.${last.createdAt}.${last.id}`;
+  }
+  return { rows, nextCursor };
 }
 
 /** The cases a view holds (before any other filter). */
@@ -173,16 +232,19 @@ function viewCondition(ctx: Pick<DomainContext, "orgId">, view: QueueView, userI
  * counts per bucket under the same filters and each view's count, so that every case is
  * reachable page by page and the page can say "51–100 of 19,938".
  */
-export async function queue(ctx: TenantRead, f: QueueFilter): Promise<QueuePage> {
+export async function queue(ctx: TenantRead & AccessContext, f: QueueFilter): Promise<QueuePage> {
   const counts = { emergency: 0, high: 0, normal: 0, total: 0 };
-  const rows: (typeof cases.$inferSelect)[] = [];
+  let rows: (typeof cases.$inferSelect)[] = [];
   const view: QueueView = f.view ?? (f.assigned === "me" ? "mine" : f.assigned === "unclaimed" ? "unassigned" : "open");
-  const cursor = f.cursor ? decodeCursor(f.cursor) : null;
+  // The queue shown (or every queue the caller may work) and its ordering (src/domain/queues.ts).
+  const scope = await queueScope(ctx, f.queueId);
+  const cursor = f.cursor && scope.ordering === "severity_age" ? decodeCursor(f.cursor) : null;
   // Reports keep their reasons in their project's spelling of the category: the filter matches
   // every spelling whose key (src/domain/category-key.ts) is the filter's, never SQLite's
   // ASCII-only lower().
   const categoryNames = f.category ? await categorySpellings(ctx, f.category) : null;
   const filters: SQL[] = viewCondition(ctx, view, f.userId);
+  if (scope.where) filters.push(scope.where);
   if (f.projectId) filters.push(eq(cases.projectId, f.projectId));
   if (f.status) filters.push(eq(cases.status, f.status));
   if (f.assigned === "me") filters.push(f.userId ? eq(cases.assigneeId, f.userId) : sql`1 = 0`);
@@ -201,7 +263,13 @@ export async function queue(ctx: TenantRead, f: QueueFilter): Promise<QueuePage>
     counts[bucket] = Number(count?.n ?? 0);
     counts.total += counts[bucket];
   }
+  if (scope.ordering !== "severity_age") {
+    const page = await orderedPage(ctx, and(...filters, f.bucket ? eq(cases.bucket, f.bucket) : undefined), scope.ordering, f.cursor, f.limit);
+    rows = page.rows;
+    nextCursor = page.nextCursor;
+  }
   for (const [index, segment] of QUEUE_SEGMENTS.entries()) {
+    if (scope.ordering !== "severity_age") break;
     if ((f.bucket && f.bucket !== segment.bucket) || !counts[segment.bucket]) continue;
     if (rows.length > f.limit || (cursor && index < cursor.segment)) continue;
     const where = and(...filters, eq(cases.bucket, segment.bucket), eq(cases.trustedFlagged, segment.trusted));
@@ -216,17 +284,25 @@ export async function queue(ctx: TenantRead, f: QueueFilter): Promise<QueuePage>
   if (rows.length > f.limit) {
     rows.length = f.limit;
     const last = rows.at(-1)!;
-    const segment = QUEUE_SEGMENTS.findIndex((s) => s.bucket === last.bucket && s.trusted === (last.trustedFlagged === 1 ? 1 : 0));
-    nextCursor = encodeCursor({ segment, createdAt: last.createdAt, id: last.id });
+    nextCursor = encodeCursor({ segment: segmentOf(last), createdAt: last.createdAt, id: last.id });
   }
-  return { items: await toQueueItems(ctx, rows), counts, views: await viewCounts(ctx, f), nextCursor };
+  const queues = (await workableQueues(ctx)).map((q) => ({ id: q.id, name: q.name, isDefault: q.isDefault, ordering: q.ordering, openCases: q.openCases }));
+  return {
+    items: await toQueueItems(ctx, rows),
+    counts,
+    views: await viewCounts(ctx, f, scope.where),
+    nextCursor,
+    queues,
+    queueId: f.queueId ?? null,
+    ordering: scope.ordering,
+  };
 }
 
 /** Each view's count under the project filter alone: the queue's tabs. */
-async function viewCounts(ctx: TenantRead, f: Pick<QueueFilter, "projectId" | "userId">): Promise<Record<QueueView, number>> {
+async function viewCounts(ctx: TenantRead, f: Pick<QueueFilter, "projectId" | "userId">, scope: SQL | undefined): Promise<Record<QueueView, number>> {
   const out = {} as Record<QueueView, number>;
   for (const view of QUEUE_VIEWS) {
-    const where = and(...viewCondition(ctx, view, f.userId), f.projectId ? eq(cases.projectId, f.projectId) : undefined);
+    const where = and(...viewCondition(ctx, view, f.userId), scope, f.projectId ? eq(cases.projectId, f.projectId) : undefined);
     const [row] = await ctx.db.select({ n: sql<number>`count(*)` }).from(cases).where(where);
     out[view] = Number(row?.n ?? 0);
   }
@@ -390,11 +466,17 @@ export interface CaseDetail {
   audit: AuditEntry[];
   /** The case's tags, sorted. */
   tags: string[];
+  /** The review queue the case is in (issue 15). */
+  queue: { id: string; name: string };
 }
 
-export async function caseDetail(ctx: TenantRead, caseId: string): Promise<CaseDetail> {
+export async function caseDetail(ctx: TenantRead & AccessContext, caseId: string): Promise<CaseDetail> {
   const now = ctx.clock.now();
   const c = await requireCase(ctx, caseId);
+  // A case in a queue the caller may not work is not found (src/domain/queues.ts).
+  await assertCaseWorkable(ctx, c);
+  const def = await defaultQueue(ctx);
+  const inQueue = c.queueId ? await requireQueue(ctx, queueIdOfCase(c, def.id)).catch(() => def) : def;
   const rows = await reportsOfCase(ctx, c.id);
   const reportViews = await toReportViews(ctx, { rows });
   const reportIds = rows.map((r) => r.id);
@@ -434,6 +516,7 @@ export async function caseDetail(ctx: TenantRead, caseId: string): Promise<CaseD
     notes: notes.map((n) => ({ ...n, authorEmail: n.author.type === "user" && n.author.id ? (emails.get(n.author.id) ?? null) : null })),
     audit: await auditOfCase(ctx, c.id, reportIds),
     tags: (await tagsOfCases(ctx, { caseIds: [c.id] })).get(c.id) ?? [],
+    queue: { id: inQueue.id, name: inQueue.name },
   };
 }
 

@@ -13,6 +13,7 @@ import { enqueueJob } from "./jobs.ts";
 import { newId } from "./ids.ts";
 import { listProjects, type Project } from "./projects.ts";
 import { dismissMutedReport, isMuted, markCaseTrustedFlagged } from "./reporters.ts";
+import { runRules } from "./rule-engine.ts";
 import { formatCursor, isoFromUs, nextCreatedUs, parseCursor } from "./report-time.ts";
 import { BUCKETS, bucketFor, maxSeverity, type Severity } from "./severity.ts";
 import type { IdentitySummary } from "./views/identity.ts";
@@ -147,6 +148,9 @@ export function createReport(ctx: DomainContext, input: CreateReportInput): Prom
       }),
     );
     if (muted) await dismissMutedReport(ctx, row.id);
+    // The organization's report.created rules (src/domain/rule-engine.ts), in this transaction:
+    // a routed or dismissed report is never seen in the wrong queue. A muted reporter's is not evaluated.
+    else await runRules(ctx, { trigger: "report.created", reportId: row.id, report: row });
     return {
       report: { id: row.id, projectId: row.projectId, status: "OPEN", createdAt: isoFromUs(createdUs) },
       row,

@@ -20,6 +20,7 @@ import { iso } from "./clock.ts";
 import { transaction, type DomainContext } from "./context.ts";
 import { conflict, notFound } from "./errors.ts";
 import { findOpenCase } from "./open-case.ts";
+import { mayWorkCase } from "./queues.ts";
 import { announceReportDecided } from "./report-outcomes.ts";
 import type { Severity } from "./severity.ts";
 import { CLAIMED_BY } from "./views/case.ts";
@@ -369,6 +370,11 @@ async function onReport<A extends WorkflowAction>(
   }
   let [theCase] = await ctx.db.select().from(cases).where(eq(cases.id, row.caseId)).limit(1);
   if (!theCase) throw notFound("Case not found");
+  // A dashboard user decides only on cases of the queues they may work (src/domain/queues.ts): others are not found.
+  if (!(await mayWorkCase(ctx, theCase))) {
+    if (skip) return nothing(move, now);
+    throw notFound("Report not found");
+  }
   await checkClaim(ctx, theCase, move as Move, claim, now);
   const report = { ...row };
   // Back into review out of a closed case (escalation): reopen it, or join the case open for
@@ -398,7 +404,7 @@ async function onCase<A extends WorkflowAction>(ctx: DomainContext, caseId: stri
   const effects = effectsOf<A>(move.action);
   const now = ctx.clock.now();
   const [c] = await ctx.db.select().from(cases).where(and(eq(cases.id, caseId), eq(cases.orgId, ctx.orgId))).limit(1);
-  if (!c) {
+  if (!c || !(await mayWorkCase(ctx, c))) {
     if (skip) return nothing(move, now);
     throw notFound("Case not found");
   }

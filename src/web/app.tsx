@@ -12,6 +12,8 @@ import { LoginPage } from "./pages/login.tsx";
 import { OverviewPage } from "./pages/overview.tsx";
 import { ProjectsPage } from "./pages/projects.tsx";
 import { QueuePage } from "./pages/queue.tsx";
+import { QueuesPage } from "./pages/queues.tsx";
+import { RulesPage } from "./pages/rules.tsx";
 import { ClosedCasesPage, GlobalSearchBox, SearchPage } from "./pages/search.tsx";
 import { SettingsPage } from "./pages/settings.tsx";
 import { UsersPage } from "./pages/users.tsx";
@@ -154,6 +156,7 @@ const NAV: { page: string; label: string; role: Role }[] = [
   { page: "overview", label: "Overview", role: "viewer" },
   { page: "identities", label: "Identities", role: "viewer" },
   { page: "analyses", label: "AI analyses", role: "viewer" },
+  { page: "rules", label: "Rules", role: "moderator" },
   { page: "audit", label: "Audit log", role: "viewer" },
   { page: "transparency", label: "Transparency", role: "viewer" },
   { page: "projects", label: "Projects", role: "viewer" },
@@ -161,6 +164,7 @@ const NAV: { page: string; label: string; role: Role }[] = [
   { page: "keys", label: "API keys", role: "admin" },
   { page: "webhooks", label: "Webhooks", role: "admin" },
   { page: "users", label: "Users", role: "admin" },
+  { page: "queues", label: "Queues", role: "admin" },
 ];
 
 const SECTION_OF: Record<string, string> = { cases: "queue", reports: "queue", identity: "identities" };
@@ -203,6 +207,8 @@ function Page({ route }: { route: Route }) {
       return id ? <IdentityPage key={id} identityId={id} /> : <IdentitiesPage />;
     case "analyses":
       return <AnalysesPage />;
+    case "rules":
+      return <RulesPage key={id ?? ""} ruleId={id} />;
     case "audit":
       return <AuditPage />;
     case "transparency":
@@ -217,6 +223,8 @@ function Page({ route }: { route: Route }) {
       return <AdminOnly>{<WebhooksPage />}</AdminOnly>;
     case "users":
       return <AdminOnly>{<UsersPage />}</AdminOnly>;
+    case "queues":
+      return <AdminOnly>{<QueuesPage />}</AdminOnly>;
     default:
       return (
         <section>

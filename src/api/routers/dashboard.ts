@@ -36,6 +36,7 @@ export const dashboardRouter = router({
       bucket: z.enum(BUCKETS).optional(),
       assigned: z.enum(["me", "unclaimed"]).optional(),
       tag: tagSchema.optional(),
+      queueId: id.optional(),
       cursor: z.string().max(120).optional(),
       limit: limitSchema(QUEUE_PAGE_SIZE),
     }),

@@ -25,7 +25,7 @@ import { DELIVERY_STATUSES, EVENT_TYPES } from "./webhook.ts";
 /** What an audit event can be about. */
 export const ENTITY_TYPES = [
   "report", "case", "appeal", "enforcement_action", "content_analysis", "url", "project", "category", "user", "webhook_endpoint", "webhook_delivery",
-  "decision_template", "bulk_decision", "identity", "transparency_submission",
+  "decision_template", "bulk_decision", "identity", "transparency_submission", "queue", "rule",
 ] as const;
 export type EntityType = (typeof ENTITY_TYPES)[number];
 
@@ -136,6 +136,22 @@ export const AUDIT_ACTIONS = {
   CASE_TAGS_CHANGED: { label: "Case tags changed", entity: ["case"], before: z.object({ tags: z.array(z.string()) }), after: z.object({ tags: z.array(z.string()) }) },
   CASE_UNASSIGNED: { label: "Case released", entity: ["case"], before: assignee, after: assignee },
   CASE_NOTE_ADDED: { label: "Note added", entity: ["case"], data: z.object({ noteId: z.string() }) },
+  // A rule's `priority` effect (src/domain/rule-engine.ts).
+  CASE_PRIORITY_CHANGED: {
+    label: "Case priority changed",
+    entity: ["case"],
+    before: z.object({ priority: z.number() }),
+    after: z.object({ priority: z.number() }),
+    data: z.object({ ruleId: z.string(), version: z.number(), automated: z.literal(true) }).optional(),
+  },
+  // A case moved between queues (src/domain/queues.ts): null is the default queue; a rule's move says which rule.
+  CASE_QUEUE_CHANGED: {
+    label: "Case moved to another queue",
+    entity: ["case"],
+    before: z.object({ queueId: z.string().nullable() }),
+    after: z.object({ queueId: z.string().nullable() }),
+    data: z.object({ ruleId: z.string().optional(), version: z.number().optional(), automated: z.literal(true).optional(), reason: z.string().optional() }).optional(),
+  },
 
   APPEAL_FILED: {
     label: "Appeal filed",
@@ -214,6 +230,17 @@ export const AUDIT_ACTIONS = {
   PROJECT_SETTINGS_CHANGED: { label: "Project settings changed", entity: ["project"], before: aiSettingsSchema, after: aiSettingsSchema },
   PROJECT_DSA_SETTINGS_CHANGED: { label: "Statement-of-reasons settings changed", entity: ["project"], before: dsaSettingsSchema, after: dsaSettingsSchema },
 
+  QUEUE_CREATED: { label: "Queue created", entity: ["queue"], after: z.looseObject({ name: z.string() }) },
+  QUEUE_UPDATED: { label: "Queue changed", entity: ["queue"], before: z.looseObject({}), after: z.looseObject({}) },
+  QUEUE_DELETED: { label: "Queue deleted", entity: ["queue"], before: z.looseObject({ name: z.string() }), data: z.object({ movedCases: z.number(), to: z.string() }) },
+  RULE_CREATED: { label: "Rule created", entity: ["rule"], after: z.looseObject({ name: z.string(), version: z.number(), mode: z.string() }) },
+  RULE_UPDATED: {
+    label: "Rule changed",
+    entity: ["rule"],
+    before: z.looseObject({ version: z.number() }),
+    after: z.looseObject({ version: z.number() }),
+  },
+  RULE_DELETED: { label: "Rule deleted", entity: ["rule"], before: z.looseObject({ name: z.string(), version: z.number() }) },
   CATEGORY_CREATED: { label: "Category created", entity: ["category"], after: categoryViewSchema },
   CATEGORY_UPDATED: { label: "Category changed", entity: ["category"], before: categoryViewSchema, after: categoryViewSchema },
   CATEGORY_DELETED: { label: "Category deleted", entity: ["category"], before: categoryViewSchema },

@@ -124,6 +124,7 @@ export function CasePage({ caseId, focusReport }: { caseId: string; focusReport:
           </p>
           <CaseState detail={d!} />
           <CaseTags caseId={caseId} tags={d!.tags} canWrite={isModerator} />
+          <CaseQueue caseId={caseId} queue={d!.queue} canMove={isModerator && c.status !== "CLOSED"} />
         </div>
         <div className="claim-box">
           {d!.assignee ? (
@@ -816,5 +817,36 @@ function AuditSection({ audit }: { audit: CaseDetail["audit"] }) {
         ))}
       </ol>
     </section>
+  );
+}
+
+/** The review queue the case is in, and "Move to queue" for moderators (queues.moveCase, audited). */
+function CaseQueue({ caseId, queue, canMove }: { caseId: string; queue: { id: string; name: string }; canMove: boolean }) {
+  const { orgSlug } = useSession();
+  const qc = useQueryClient();
+  const toast = useToast();
+  const queues = useQuery({ queryKey: ["queues"], queryFn: () => trpc.queues.list.query({ orgSlug }), enabled: canMove, staleTime: 30_000 });
+  const move = useMutation({
+    mutationFn: (queueId: string) => trpc.queues.moveCase.mutate({ orgSlug, caseId, queueId }),
+    onSuccess: () => (toast("Case moved"), void qc.invalidateQueries()),
+    onError: (e) => toast(errorMessage(e), "error"),
+  });
+  return (
+    <div className="case-queue">
+      {canMove ? (
+        <Field label="Queue">
+          <select value={queue.id} disabled={move.isPending} onChange={(e) => move.mutate(e.target.value)} data-testid="move-to-queue">
+            {!(queues.data?.queues ?? []).some((q) => q.id === queue.id) && <option value={queue.id}>{queue.name}</option>}
+            {(queues.data?.queues ?? []).map((q) => (
+              <option key={q.id} value={q.id}>
+                {q.name}
+              </option>
+            ))}
+          </select>
+        </Field>
+      ) : (
+        <p className="muted">Queue: {queue.name}</p>
+      )}
+    </div>
   );
 }

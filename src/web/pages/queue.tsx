@@ -8,8 +8,8 @@ import { href, navigate } from "../router.ts";
 import { Badge, BucketBadge, Dialog, Field, Kbd, ProjectOptions, QueryTable, SeverityBadge, StatusBadge, TimeAgo, useShortcuts } from "../ui.tsx";
 
 type QueueInput = Inputs["dashboard"]["queue"];
-type Filters = { view: string; projectId: string; status: string; category: string; bucket: string; assigned: string; tag: string };
-const NO_FILTERS: Filters = { view: "", projectId: "", status: "", category: "", bucket: "", assigned: "", tag: "" };
+type Filters = { view: string; projectId: string; status: string; category: string; bucket: string; assigned: string; tag: string; queueId: string };
+const NO_FILTERS: Filters = { view: "", projectId: "", status: "", category: "", bucket: "", assigned: "", tag: "", queueId: "" };
 const FILTERS_KEY = "flagstaff.queueFilters";
 /** Where the moderator was in the queue (page cursors, highlighted row), so that coming back from a case lands there. */
 const POSITION_KEY = "flagstaff.queuePosition";
@@ -81,6 +81,7 @@ export function QueuePage() {
     bucket: (filters.bucket || undefined) as QueueInput["bucket"],
     assigned: (filters.assigned || undefined) as QueueInput["assigned"],
     tag: filters.tag || undefined,
+    queueId: filters.queueId || undefined,
     cursor: cursors.at(-1),
     limit: QUEUE_PAGE_SIZE,
   };
@@ -255,7 +256,7 @@ export function QueuePage() {
   const first = cursors.length * QUEUE_PAGE_SIZE + 1;
   // While another page loads, the rows shown are the previous page's: no range for them.
   const range = !counts || queue.isPlaceholderData ? "…" : items.length ? `${first}–${first + items.length - 1} of ${counts.total}` : `0 of ${counts.total}`;
-  const filtered = Object.entries(filters).some(([k, v]) => k !== "view" && v);
+  const filtered = Object.entries(filters).some(([k, v]) => k !== "view" && k !== "queueId" && v);
 
   return (
     <section aria-labelledby="queue-title">
@@ -274,6 +275,13 @@ export function QueuePage() {
           )}
         </p>
       </div>
+
+      <QueuePicker
+        queues={queue.data?.queues ?? []}
+        value={filters.queueId}
+        ordering={queue.data?.ordering ?? null}
+        onChange={(id) => setFilter("queueId", id)}
+      />
 
       <ul className="views" aria-label="Queue views">
         {QUEUE_VIEWS.map((v) => (
@@ -340,7 +348,7 @@ export function QueuePage() {
           </select>
         </Field>
         {filtered && (
-          <button type="button" className="ghost small" onClick={() => applyFilters({ ...NO_FILTERS, view: filters.view })}>
+          <button type="button" className="ghost small" onClick={() => applyFilters({ ...NO_FILTERS, view: filters.view, queueId: filters.queueId })}>
             Clear filters
           </button>
         )}
@@ -585,5 +593,40 @@ export function QueuePage() {
         }}
       />
     </section>
+  );
+}
+
+const ORDERING_SAYS: Record<string, string> = { severity_age: "by severity, then age", priority: "by priority, then severity, then age", age: "oldest first" };
+
+/**
+ * The review queues the user may work (issue 15), each with its open cases: "All my queues"
+ * or one of them. A queue the user may not work is not offered (nor answered by the server).
+ */
+function QueuePicker(props: {
+  queues: { id: string; name: string; isDefault: boolean; openCases: number }[];
+  value: string;
+  ordering: string | null;
+  onChange: (queueId: string) => void;
+}) {
+  const total = props.queues.reduce((n, q) => n + q.openCases, 0);
+  // A remembered queue that is gone (deleted, or no longer the user's) falls back to all of them.
+  const known = !props.value || props.queues.some((q) => q.id === props.value) || !props.queues.length;
+  useEffect(() => {
+    if (!known) props.onChange("");
+  });
+  return (
+    <div className="queue-picker">
+      <label htmlFor="queue-picker-select">Queue</label>{" "}
+      <select id="queue-picker-select" data-testid="queue-picker" value={known ? props.value : ""} onChange={(e) => props.onChange(e.target.value)}>
+        <option value="">All my queues ({total})</option>
+        {props.queues.map((q) => (
+          <option key={q.id} value={q.id}>
+            {q.name}
+            {q.isDefault ? " (default)" : ""} ({q.openCases})
+          </option>
+        ))}
+      </select>
+      {props.ordering && <span className="muted small"> Ordered {ORDERING_SAYS[props.ordering] ?? props.ordering}</span>}
+    </div>
   );
 }

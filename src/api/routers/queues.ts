@@ -1,0 +1,90 @@
+import { z } from "zod";
+import { createQueue, deleteQueue, getQueue, listQueues, moveCaseToQueue, updateQueue } from "../../domain/queues.ts";
+import { queueCreateSchema, queuePatchSchema, queueViewSchema } from "../../domain/views/queue.ts";
+import { okSchema } from "../schemas.ts";
+import { orgProcedure, router } from "../trpc.ts";
+
+const tags = ["queues"];
+const id = z.string().min(1).max(64);
+const orgSlug = z.string().min(1).max(64);
+const queuesPath = "/organizations/{orgSlug}/queues";
+
+/**
+ * The organization's review queues (src/domain/queues.ts). Everyone reads them; changing them
+ * needs the admin role (secret keys act as admins); moving a case between queues is a
+ * moderator's (dashboard only).
+ */
+export const queuesRouter = router({
+  list: orgProcedure(z.object({ orgSlug }))
+    .meta({
+      family: "org",
+      openapi: { method: "GET", path: queuesPath, summary: "List review queues", description: "The default queue first (created on first need), with each queue's open cases.", tags },
+    })
+    .output(z.object({ queues: z.array(queueViewSchema) }))
+    .query(async ({ ctx }) => ({ queues: await listQueues(ctx.domain) })),
+
+  create: orgProcedure(queueCreateSchema.extend({ orgSlug }))
+    .meta({
+      role: "admin",
+      family: "org",
+      successStatus: 201,
+      openapi: {
+        method: "POST",
+        path: queuesPath,
+        summary: "Create a review queue",
+        description: "`isDefault: true` makes it the organization's default queue (the flag moves; no case moves). `access` empty = everyone.",
+        tags,
+        errorResponses: { 409: "Another queue of the organization has this name" },
+      },
+    })
+    .output(z.object({ queue: queueViewSchema }))
+    .mutation(async ({ ctx, input }) => {
+      const { orgSlug: _, ...rest } = input;
+      return { queue: await createQueue(ctx.domain, rest) };
+    }),
+
+  get: orgProcedure(z.object({ orgSlug, queueId: id }))
+    .meta({ family: "org", openapi: { method: "GET", path: `${queuesPath}/{queueId}`, summary: "Get a review queue", tags } })
+    .output(z.object({ queue: queueViewSchema }))
+    .query(async ({ ctx, input }) => ({ queue: await getQueue(ctx.domain, { queueId: input.queueId }) })),
+
+  update: orgProcedure(queuePatchSchema.extend({ orgSlug, queueId: id }))
+    .meta({
+      role: "admin",
+      family: "org",
+      openapi: {
+        method: "PATCH",
+        path: `${queuesPath}/{queueId}`,
+        summary: "Change a review queue",
+        description: "Only the fields given change. `isDefault: true` makes it the default queue (the flag moves from the old one; no case moves).",
+        tags,
+        errorResponses: { 409: "Another queue of the organization has this name" },
+      },
+    })
+    .output(z.object({ queue: queueViewSchema }))
+    .mutation(async ({ ctx, input }) => {
+      const { orgSlug: _, ...rest } = input;
+      return { queue: await updateQueue(ctx.domain, rest) };
+    }),
+
+  delete: orgProcedure(z.object({ orgSlug, queueId: id }))
+    .meta({
+      role: "admin",
+      family: "org",
+      openapi: {
+        method: "DELETE",
+        path: `${queuesPath}/{queueId}`,
+        summary: "Delete a review queue",
+        description: "Its open cases move to the default queue (each move audited). The default queue cannot be deleted.",
+        tags,
+        errorResponses: { 409: "The default queue cannot be deleted" },
+      },
+    })
+    .output(okSchema.extend({ movedCases: z.number().int() }))
+    .mutation(async ({ ctx, input }) => ({ ok: true as const, ...(await deleteQueue(ctx.domain, { queueId: input.queueId })) })),
+
+  /** Moves a case to a queue (dashboard; moderator). Audited CASE_QUEUE_CHANGED. */
+  moveCase: orgProcedure(z.object({ orgSlug, caseId: id, queueId: id }))
+    .output(z.object({ changed: z.boolean(), queueId: z.string() }))
+    .mutation(({ ctx, input }) => moveCaseToQueue(ctx.domain, { caseId: input.caseId, queueId: input.queueId })),
+});

@@ -1,0 +1,401 @@
+/**
+ * Review queues (issue 15): an organization's open cases are split among its queues, each with
+ * an ordering and the people who may work it.
+ *
+ * Exactly one queue per case: `cases.queue_id` names the case's queue, and null means the
+ * organization's default queue. So a case is always in one queue (its named one, or the
+ * default), with no row to keep in step. The default queue is created on first need
+ * (`defaultQueue`), there is exactly one (`is_default = 1`); making another queue the default
+ * first pins the cases that were in the old default (null) to the old default's id, so moving
+ * the flag moves no case. The default cannot be deleted; deleting another queue moves its
+ * cases to the default queue (the open ones audited one by one, CASE_QUEUE_CHANGED).
+ *
+ * Access: `{ users, roles }`, both empty = everyone in the organization; admins and API keys
+ * (the platform) may always work every queue. `workableQueueIds` answers which queues the
+ * caller may work and `assertCaseWorkable` is the one check every case lookup of the dashboard
+ * and every decision goes through (a case the caller may not work is a 404, as if absent).
+ */
+import { and, asc, eq, inArray, isNull, ne, or, sql, type SQL } from "drizzle-orm";
+import { cases, queues, users } from "../db/schema.ts";
+import { recordAudit } from "./audit.ts";
+import { requireCase, type CaseRow } from "./cases.ts";
+import { iso } from "./clock.ts";
+import type { Actor } from "./audit.ts";
+import { transaction, type DomainContext } from "./context.ts";
+import { badRequest, conflict, notFound } from "./errors.ts";
+import { newId } from "./ids.ts";
+import { requireProject } from "./projects.ts";
+import {
+  queueAccessSchema,
+  QUEUE_ORDERINGS,
+  type QueueAccess,
+  type QueueCreateInput,
+  type QueueOrdering,
+  type QueuePatchInput,
+  type QueueViewRow,
+} from "./views/queue.ts";
+import { hasRole, ROLES, type Role } from "./views/user.ts";
+
+export type QueueRow = typeof queues.$inferSelect;
+export type { QueueViewRow } from "./views/queue.ts";
+
+const DEFAULT_QUEUE_NAME = "Default";
+
+type Reader = Pick<DomainContext, "db" | "orgId">;
+/** What the access checks read: without an actor (an internal read) every queue is workable. */
+export type AccessContext = Pick<DomainContext, "db" | "orgId" | "clock" | "store"> & { actor?: Actor };
+
+/** A stored access list read back (a malformed one reads as everyone, which the writers never store). */
+export function accessOf(q: Pick<QueueRow, "access">): QueueAccess {
+  try {
+    const parsed = queueAccessSchema.safeParse(JSON.parse(q.access));
+    if (parsed.success) return parsed.data;
+  } catch {
+    // fall through
+  }
+  return { users: [], roles: [] };
+}
+
+export const orderingOf = (q: Pick<QueueRow, "ordering">): QueueOrdering =>
+  (QUEUE_ORDERINGS as readonly string[]).includes(q.ordering) ? (q.ordering as QueueOrdering) : "severity_age";
+
+/** The organization's queues, the default first, then by name. */
+export async function listQueueRows(ctx: Reader): Promise<QueueRow[]> {
+  return ctx.db.select().from(queues).where(eq(queues.orgId, ctx.orgId)).orderBy(sql`${queues.isDefault} desc`, asc(queues.name));
+}
+
+/** The organization's default queue, created when it has none yet (its first need). */
+export async function defaultQueue(ctx: Pick<DomainContext, "db" | "orgId" | "clock" | "store">): Promise<QueueRow> {
+  const [found] = await ctx.db.select().from(queues).where(and(eq(queues.orgId, ctx.orgId), eq(queues.isDefault, 1))).limit(1);
+  if (found) return found;
+  return transaction(ctx, async () => {
+    const [again] = await ctx.db.select().from(queues).where(and(eq(queues.orgId, ctx.orgId), eq(queues.isDefault, 1))).limit(1);
+    if (again) return again;
+    // A queue may already be called "Default" without being the default: take the next free name.
+    const taken = new Set((await ctx.db.select({ name: queues.name }).from(queues).where(eq(queues.orgId, ctx.orgId))).map((r) => r.name));
+    let name = DEFAULT_QUEUE_NAME;
+    for (let i = 2; taken.has(name); i++) name = `${DEFAULT_QUEUE_NAME} ${i}`;
+    const now = ctx.clock.now();
+    const row: QueueRow = {
+      id: newId(),
+      orgId: ctx.orgId,
+      projectId: null,
+      name,
+      description: "Where every case no rule routes elsewhere goes",
+      ordering: "severity_age",
+      isDefault: 1,
+      access: JSON.stringify({ users: [], roles: [] }),
+      createdAt: now,
+      updatedAt: now,
+    };
+    await ctx.db.insert(queues).values(row);
+    return row;
+  });
+}
+
+/** A queue of the caller's organization, else 404. */
+export async function requireQueue(ctx: Reader, queueId: string): Promise<QueueRow> {
+  const [row] = await ctx.db.select().from(queues).where(and(eq(queues.id, queueId), eq(queues.orgId, ctx.orgId))).limit(1);
+  if (!row) throw notFound("Queue not found");
+  return row;
+}
+
+/** Open cases per queue id (the default queue's count includes the cases with no queue). */
+async function openCounts(ctx: Reader, defaultId: string): Promise<Map<string, number>> {
+  const rows = await ctx.db
+    .select({ queueId: cases.queueId, n: sql<number>`count(*)` })
+    .from(cases)
+    .where(and(eq(cases.orgId, ctx.orgId), eq(cases.isOpen, 1)))
+    .groupBy(cases.queueId);
+  const out = new Map<string, number>();
+  for (const r of rows) {
+    const id = r.queueId ?? defaultId;
+    out.set(id, (out.get(id) ?? 0) + Number(r.n));
+  }
+  return out;
+}
+
+export function toQueueView(q: QueueRow, openCases: number): QueueViewRow {
+  return {
+    id: q.id,
+    name: q.name,
+    description: q.description,
+    projectId: q.projectId,
+    ordering: orderingOf(q),
+    isDefault: q.isDefault === 1,
+    access: accessOf(q),
+    openCases,
+    createdAt: iso(q.createdAt),
+    updatedAt: iso(q.updatedAt),
+  };
+}
+
+/** The organization's queues with their open counts (the default queue is created if missing). */
+export async function listQueues(ctx: DomainContext): Promise<QueueViewRow[]> {
+  const def = await defaultQueue(ctx);
+  const [rows, counts] = await Promise.all([listQueueRows(ctx), openCounts(ctx, def.id)]);
+  return rows.map((q) => toQueueView(q, counts.get(q.id) ?? 0));
+}
+
+export async function getQueue(ctx: DomainContext, input: { queueId: string }): Promise<QueueViewRow> {
+  const def = await defaultQueue(ctx);
+  const q = await requireQueue(ctx, input.queueId);
+  const counts = await openCounts(ctx, def.id);
+  return toQueueView(q, counts.get(q.id) ?? 0);
+}
+
+async function assertNameFree(ctx: Reader, name: string, exceptId?: string): Promise<void> {
+  const [clash] = await ctx.db
+    .select({ id: queues.id })
+    .from(queues)
+    .where(and(eq(queues.orgId, ctx.orgId), eq(queues.name, name), exceptId ? ne(queues.id, exceptId) : undefined))
+    .limit(1);
+  if (clash) throw conflict(`A queue named "${name}" already exists in this organization`);
+}
+
+/** Access lists name users of the organization only (400 otherwise); stored without repeats. */
+async function checkedAccess(ctx: Reader, access: QueueAccess): Promise<QueueAccess> {
+  const ids = [...new Set(access.users)];
+  if (ids.length) {
+    const found = await ctx.db.select({ id: users.id }).from(users).where(and(eq(users.orgId, ctx.orgId), inArray(users.id, ids)));
+    const known = new Set(found.map((r) => r.id));
+    const unknown = ids.filter((id) => !known.has(id));
+    if (unknown.length) throw badRequest(`access.users: no such user in this organization: ${unknown.slice(0, 5).join(", ")}`);
+  }
+  return { users: ids, roles: [...new Set(access.roles)] };
+}
+
+/** Makes `q` the default: the old default's cases (null queue) are pinned to it first, so nothing moves. */
+async function moveDefaultFlag(ctx: DomainContext, to: QueueRow): Promise<void> {
+  const old = await defaultQueue(ctx);
+  if (old.id === to.id) return;
+  await ctx.db.update(cases).set({ queueId: old.id }).where(and(eq(cases.orgId, ctx.orgId), isNull(cases.queueId)));
+  await ctx.db.update(queues).set({ isDefault: 0, updatedAt: ctx.clock.now() }).where(eq(queues.id, old.id));
+  await ctx.db.update(queues).set({ isDefault: 1, updatedAt: ctx.clock.now() }).where(eq(queues.id, to.id));
+  // The new default's cases may now read as null again (both forms mean the default queue).
+  await recordAudit(ctx, { action: "QUEUE_UPDATED", entityType: "queue", entityId: old.id, before: { isDefault: true }, after: { isDefault: false } });
+}
+
+export async function createQueue(ctx: DomainContext, input: QueueCreateInput): Promise<QueueViewRow> {
+  return transaction(ctx, async () => {
+    await defaultQueue(ctx);
+    await assertNameFree(ctx, input.name);
+    if (input.projectId) await requireProject(ctx, input.projectId);
+    const access = await checkedAccess(ctx, input.access ?? { users: [], roles: [] });
+    const now = ctx.clock.now();
+    const row: QueueRow = {
+      id: newId(),
+      orgId: ctx.orgId,
+      projectId: input.projectId ?? null,
+      name: input.name,
+      description: input.description || null,
+      ordering: input.ordering ?? "severity_age",
+      isDefault: 0,
+      access: JSON.stringify(access),
+      createdAt: now,
+      updatedAt: now,
+    };
+    await ctx.db.insert(queues).values(row);
+    if (input.isDefault) {
+      await moveDefaultFlag(ctx, row);
+      row.isDefault = 1;
+    }
+    const view = toQueueView(row, 0);
+    await recordAudit(ctx, { projectId: row.projectId, action: "QUEUE_CREATED", entityType: "queue", entityId: row.id, after: view });
+    return view;
+  });
+}
+
+export async function updateQueue(ctx: DomainContext, input: { queueId: string } & QueuePatchInput): Promise<QueueViewRow> {
+  return transaction(ctx, async () => {
+    const q = await requireQueue(ctx, input.queueId);
+    const before = toQueueView(q, 0);
+    const set: Partial<QueueRow> = {};
+    if (input.name !== undefined && input.name !== q.name) {
+      await assertNameFree(ctx, input.name, q.id);
+      set.name = input.name;
+    }
+    if (input.description !== undefined) set.description = input.description || null;
+    if (input.projectId !== undefined) {
+      if (input.projectId) await requireProject(ctx, input.projectId);
+      set.projectId = input.projectId;
+    }
+    if (input.ordering !== undefined) set.ordering = input.ordering;
+    if (input.access !== undefined) set.access = JSON.stringify(await checkedAccess(ctx, input.access));
+    if (input.isDefault && q.isDefault !== 1) {
+      await moveDefaultFlag(ctx, q);
+      set.isDefault = 1;
+    }
+    const next: QueueRow = { ...q, ...set };
+    if (Object.keys(set).length) {
+      next.updatedAt = ctx.clock.now();
+      await ctx.db.update(queues).set({ ...set, updatedAt: next.updatedAt }).where(eq(queues.id, q.id));
+      const after = toQueueView(next, 0);
+      const changed = (Object.keys(after) as (keyof QueueViewRow)[]).filter((k) => k !== "updatedAt" && JSON.stringify(after[k]) !== JSON.stringify(before[k]));
+      if (changed.length) {
+        await recordAudit(ctx, {
+          projectId: next.projectId,
+          action: "QUEUE_UPDATED",
+          entityType: "queue",
+          entityId: q.id,
+          before: Object.fromEntries(changed.map((k) => [k, before[k]])),
+          after: Object.fromEntries(changed.map((k) => [k, after[k]])),
+        });
+      }
+    }
+    const def = await defaultQueue(ctx);
+    const counts = await openCounts(ctx, def.id);
+    return toQueueView(next, counts.get(q.id) ?? 0);
+  });
+}
+
+/** Deletes a queue (never the default: 409): its open cases move to the default queue, each audited. */
+export async function deleteQueue(ctx: DomainContext, input: { queueId: string }): Promise<{ movedCases: number }> {
+  return transaction(ctx, async () => {
+    const q = await requireQueue(ctx, input.queueId);
+    if (q.isDefault === 1) throw conflict("The default queue cannot be deleted; make another queue the default first");
+    const def = await defaultQueue(ctx);
+    const open = await ctx.db
+      .select({ id: cases.id, projectId: cases.projectId })
+      .from(cases)
+      .where(and(eq(cases.orgId, ctx.orgId), eq(cases.queueId, q.id), eq(cases.isOpen, 1)));
+    // Every case of the queue (closed ones too) goes to the default queue: no case names a queue that is gone.
+    await ctx.db.update(cases).set({ queueId: null }).where(and(eq(cases.orgId, ctx.orgId), eq(cases.queueId, q.id)));
+    for (const c of open) {
+      await recordAudit(ctx, {
+        projectId: c.projectId,
+        action: "CASE_QUEUE_CHANGED",
+        entityType: "case",
+        entityId: c.id,
+        before: { queueId: q.id },
+        after: { queueId: def.id },
+        data: { reason: "queue_deleted" },
+      });
+    }
+    await ctx.db.delete(queues).where(eq(queues.id, q.id));
+    await recordAudit(ctx, { projectId: q.projectId, action: "QUEUE_DELETED", entityType: "queue", entityId: q.id, before: toQueueView(q, open.length), data: { movedCases: open.length, to: def.id } });
+    return { movedCases: open.length };
+  });
+}
+
+/** The id of the queue a case is in (its own, else the default's). */
+export const queueIdOfCase = (c: Pick<CaseRow, "queueId">, defaultId: string): string => c.queueId ?? defaultId;
+
+/**
+ * Moves a case to a queue (audited CASE_QUEUE_CHANGED with from/to; `automated` when a rule
+ * did it). A queue of another project than the case's is a 400; a case already there is left
+ * as is (no event). Runs in the caller's transaction when there is one.
+ */
+export async function moveCaseToQueue(
+  ctx: DomainContext,
+  input: { caseId: string; queueId: string; automated?: { ruleId: string; version: number } },
+): Promise<{ changed: boolean; queueId: string }> {
+  return transaction(ctx, async () => {
+    const c = await requireCase(ctx, input.caseId);
+    if (!input.automated) await assertCaseWorkable(ctx, c);
+    const target = await requireQueue(ctx, input.queueId);
+    if (target.projectId && target.projectId !== c.projectId) throw badRequest("queueId: this queue is for another project than the case's");
+    const def = await defaultQueue(ctx);
+    const from = queueIdOfCase(c, def.id);
+    if (from === target.id) return { changed: false, queueId: from };
+    await ctx.db.update(cases).set({ queueId: target.isDefault === 1 ? null : target.id }).where(eq(cases.id, c.id));
+    await recordAudit(ctx, {
+      projectId: c.projectId,
+      action: "CASE_QUEUE_CHANGED",
+      entityType: "case",
+      entityId: c.id,
+      before: { queueId: from },
+      after: { queueId: target.id },
+      data: input.automated ? { ruleId: input.automated.ruleId, version: input.automated.version, automated: true } : undefined,
+    });
+    return { changed: true, queueId: target.id };
+  });
+}
+
+/** The caller's role when a dashboard user, else null (API keys and the system act as the platform). */
+async function userRole(ctx: Reader & { actor?: Actor }): Promise<Role | null> {
+  if (!ctx.actor || ctx.actor.type !== "user" || !ctx.actor.id) return null;
+  const [u] = await ctx.db.select({ role: users.role }).from(users).where(and(eq(users.id, ctx.actor.id), eq(users.orgId, ctx.orgId))).limit(1);
+  return u && (ROLES as readonly string[]).includes(u.role) ? (u.role as Role) : "viewer";
+}
+
+/** Whether a user of `role` may work queue `q`. */
+export function mayWork(q: Pick<QueueRow, "access">, userId: string, role: Role): boolean {
+  if (hasRole(role, "admin")) return true;
+  const a = accessOf(q);
+  if (!a.users.length && !a.roles.length) return true;
+  return a.users.includes(userId) || a.roles.includes(role);
+}
+
+/**
+ * The queues the caller may see and decide: "all" for API keys, the system and admins (and
+ * when every queue is open to the caller), else the ids of the workable queues.
+ */
+export async function workableQueueIds(ctx: AccessContext): Promise<Set<string> | "all"> {
+  const role = await userRole(ctx);
+  if (role === null || hasRole(role, "admin")) return "all";
+  const rows = await listQueueRows(ctx);
+  const ok = rows.filter((q) => mayWork(q, ctx.actor!.id!, role));
+  if (ok.length === rows.length) return "all";
+  return new Set(ok.map((q) => q.id));
+}
+
+/**
+ * The SQL condition "the case is in one of these queues" (undefined for "all"): a case with no
+ * queue is in the default queue.
+ */
+export async function workableCasesWhere(ctx: AccessContext): Promise<SQL | undefined> {
+  const ids = await workableQueueIds(ctx);
+  if (ids === "all") return undefined;
+  return inQueues(ctx, [...ids]);
+}
+
+/** The SQL condition "the case is in one of `queueIds`" (the default queue's also covers null). */
+export async function inQueues(ctx: Pick<DomainContext, "db" | "orgId" | "clock" | "store">, queueIds: string[]): Promise<SQL> {
+  const def = await defaultQueue(ctx);
+  const named = queueIds.length ? inArray(cases.queueId, queueIds) : sql`1 = 0`;
+  return queueIds.includes(def.id) ? (or(isNull(cases.queueId), named) as SQL) : named;
+}
+
+/** 404 (as if absent) when the caller may not work the case's queue. The one check decisions and case pages go through. */
+export async function assertCaseWorkable(ctx: AccessContext, c: Pick<CaseRow, "queueId">): Promise<void> {
+  const ids = await workableQueueIds(ctx);
+  if (ids === "all") return;
+  const def = await defaultQueue(ctx);
+  if (!ids.has(queueIdOfCase(c, def.id))) throw notFound("Case not found");
+}
+
+/** Whether the caller may work the case's queue (assertCaseWorkable without the throw). */
+export async function mayWorkCase(ctx: AccessContext, c: Pick<CaseRow, "queueId">): Promise<boolean> {
+  const ids = await workableQueueIds(ctx);
+  if (ids === "all") return true;
+  const def = await defaultQueue(ctx);
+  return ids.has(queueIdOfCase(c, def.id));
+}
+
+/** The queues the caller may work, with their open cases (the dashboard's queue picker). */
+export async function workableQueues(ctx: AccessContext): Promise<QueueViewRow[]> {
+  const def = await defaultQueue(ctx);
+  const [rows, counts, ids] = await Promise.all([listQueueRows(ctx), openCounts(ctx, def.id), workableQueueIds(ctx)]);
+  return rows.filter((q) => ids === "all" || ids.has(q.id)).map((q) => toQueueView(q, counts.get(q.id) ?? 0));
+}
+
+/**
+ * The cases of the queue `queueId` the caller may work (404 for a queue of another
+ * organization or one the caller may not work), or of every queue the caller may work when
+ * no queue is named (undefined: no bound). Answers the queue's ordering too.
+ */
+export async function queueScope(ctx: AccessContext, queueId: string | undefined): Promise<{ where: SQL | undefined; ordering: QueueOrdering }> {
+  if (!queueId) return { where: await workableCasesWhere(ctx), ordering: "severity_age" };
+  const q = await requireQueue(ctx, queueId);
+  const ids = await workableQueueIds(ctx);
+  if (ids !== "all" && !ids.has(q.id)) throw notFound("Queue not found");
+  return { where: await inQueues(ctx, [q.id]), ordering: orderingOf(q) };
+}
+
+/** requireCase, then assertCaseWorkable. */
+export async function requireWorkableCase(ctx: DomainContext, caseId: string): Promise<CaseRow> {
+  const c = await requireCase(ctx, caseId);
+  await assertCaseWorkable(ctx, c);
+  return c;
+}

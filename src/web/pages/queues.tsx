@@ -1,0 +1,265 @@
+/**
+ * The review queues (issue 15), for administrators: each queue with its open cases, ordering
+ * and who may work it; create, change (access, ordering, the default) and delete (its open
+ * cases move to the default queue). The rules for queues live in src/domain/queues.ts.
+ */
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState, type FormEvent } from "react";
+import { QUEUE_ORDERINGS, type QueueOrdering } from "../../domain/views/queue.ts";
+import { ROLES, type Role } from "../../domain/views/user.ts";
+import { errorMessage, trpc, type Outputs } from "../api.ts";
+import { useSession } from "../app.tsx";
+import { Badge, Dialog, Empty, ErrorNote, Field, Loading, ProjectOptions, Table, useToast } from "../ui.tsx";
+
+type Queue = Outputs["queues"]["list"]["queues"][number];
+
+const ORDERING_LABELS: Record<QueueOrdering, string> = {
+  severity_age: "Severity, then age",
+  priority: "Priority (rules), then severity, then age",
+  age: "Age (oldest first)",
+};
+
+interface Draft {
+  name: string;
+  description: string;
+  projectId: string;
+  ordering: QueueOrdering;
+  users: string[];
+  roles: Role[];
+}
+const EMPTY: Draft = { name: "", description: "", projectId: "", ordering: "severity_age", users: [], roles: [] };
+const draftOf = (q: Queue): Draft => ({
+  name: q.name,
+  description: q.description ?? "",
+  projectId: q.projectId ?? "",
+  ordering: q.ordering,
+  users: q.access.users,
+  roles: q.access.roles,
+});
+
+export function QueuesPage() {
+  const { orgSlug, projects } = useSession();
+  const qc = useQueryClient();
+  const toast = useToast();
+  const list = useQuery({ queryKey: ["queues"], queryFn: () => trpc.queues.list.query({ orgSlug }) });
+  const people = useQuery({ queryKey: ["people"], queryFn: () => trpc.dashboard.people.query() });
+  const [form, setForm] = useState<Draft>(EMPTY);
+  const [editing, setEditing] = useState<Queue | null>(null);
+  const refresh = () => qc.invalidateQueries({ queryKey: ["queues"] });
+  const create = useMutation({
+    mutationFn: () =>
+      trpc.queues.create.mutate({
+        orgSlug,
+        name: form.name,
+        description: form.description || null,
+        projectId: form.projectId || null,
+        ordering: form.ordering,
+        access: { users: form.users, roles: form.roles },
+      }),
+    onSuccess: (r) => (toast(`Queue “${r.queue.name}” created`), setForm(EMPTY), void refresh()),
+  });
+  const act = useMutation({
+    mutationFn: async (a: { kind: "default" | "delete"; q: Queue }) => {
+      if (a.kind === "default") {
+        await trpc.queues.update.mutate({ orgSlug, queueId: a.q.id, isDefault: true });
+        return `“${a.q.name}” is now the default queue`;
+      }
+      const r = await trpc.queues.delete.mutate({ orgSlug, queueId: a.q.id });
+      return `Queue deleted; ${r.movedCases} open case${r.movedCases === 1 ? "" : "s"} moved to the default queue`;
+    },
+    onSuccess: (message) => (toast(message), void refresh()),
+    onError: (e) => toast(errorMessage(e), "error"),
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    create.mutate();
+  };
+  const users = people.data?.people ?? [];
+  const emailOf = (id: string) => users.find((p) => p.id === id)?.email ?? id;
+  return (
+    <section aria-labelledby="queues-title">
+      <div className="page-head">
+        <h1 id="queues-title">Queues</h1>
+        <p className="muted">
+          Every open case is in one queue: the one a rule or a moderator moved it to, else the default queue. Moderators see and decide only the cases of the queues they may work;
+          administrators work every queue.
+        </p>
+      </div>
+      <form className="card stack" onSubmit={submit} aria-label="Create a queue">
+        <h2>New queue</h2>
+        <QueueFields draft={form} onChange={setForm} projects={projects} users={users} />
+        <ErrorNote error={create.error} />
+        <div className="actions">
+          <button type="submit" className="primary" disabled={create.isPending}>
+            Create queue
+          </button>
+        </div>
+      </form>
+      <ErrorNote error={list.error} />
+      {list.isPending ? (
+        <Loading />
+      ) : !list.data?.queues.length ? (
+        <Empty>No queue yet.</Empty>
+      ) : (
+        <Table columns={[{ label: "Queue" }, { label: "Open cases", className: "col-num" }, { label: "Ordering" }, { label: "Who may work it" }, { label: "Actions", srOnly: true }]}>
+          {list.data.queues.map((q) => (
+            <tr key={q.id} data-queue={q.name}>
+              <td>
+                <strong>{q.name}</strong> {q.isDefault && <Badge tone="green">default</Badge>}
+                {q.description && <div className="muted">{q.description}</div>}
+                {q.projectId && <div className="muted">Project: {projects.find((p) => p.id === q.projectId)?.name ?? q.projectId}</div>}
+              </td>
+              <td className="col-num">{q.openCases}</td>
+              <td>{ORDERING_LABELS[q.ordering]}</td>
+              <td>
+                {!q.access.users.length && !q.access.roles.length
+                  ? "Everyone"
+                  : [...q.access.roles.map((r) => `every ${r}`), ...q.access.users.map(emailOf)].join(", ")}
+              </td>
+              <td className="row-actions">
+                <button type="button" className="small secondary" onClick={() => setEditing(q)} aria-label={`Edit ${q.name}`}>
+                  Edit
+                </button>
+                {!q.isDefault && (
+                  <>
+                    <button type="button" className="small secondary" onClick={() => act.mutate({ kind: "default", q })} aria-label={`Make default: ${q.name}`}>
+                      Make default
+                    </button>
+                    <button
+                      type="button"
+                      className="small danger"
+                      aria-label={`Delete ${q.name}`}
+                      onClick={() => confirm(`Delete “${q.name}”? Its ${q.openCases} open case(s) move to the default queue.`) && act.mutate({ kind: "delete", q })}
+                    >
+                      Delete
+                    </button>
+                  </>
+                )}
+              </td>
+            </tr>
+          ))}
+        </Table>
+      )}
+      <EditDialog queue={editing} onClose={() => setEditing(null)} onSaved={() => (setEditing(null), void refresh())} users={users} />
+    </section>
+  );
+}
+
+function EditDialog({ queue, onClose, onSaved, users }: { queue: Queue | null; onClose: () => void; onSaved: () => void; users: { id: string; email: string }[] }) {
+  const { orgSlug, projects } = useSession();
+  const toast = useToast();
+  const [draft, setDraft] = useState<Draft | null>(null);
+  const [forId, setForId] = useState<string | null>(null);
+  if (queue && forId !== queue.id) {
+    setForId(queue.id);
+    setDraft(draftOf(queue));
+  }
+  const save = useMutation({
+    mutationFn: (d: Draft) =>
+      trpc.queues.update.mutate({
+        orgSlug,
+        queueId: queue!.id,
+        name: d.name,
+        description: d.description || null,
+        projectId: d.projectId || null,
+        ordering: d.ordering,
+        access: { users: d.users, roles: d.roles },
+      }),
+    onSuccess: () => (toast("Queue saved"), setForId(null), onSaved()),
+  });
+  const close = () => (setForId(null), onClose());
+  return (
+    <Dialog open={!!queue} title={queue ? `Edit ${queue.name}` : "Edit queue"} onClose={close}>
+      {draft && (
+        <form
+          className="stack"
+          onSubmit={(e) => {
+            e.preventDefault();
+            save.mutate(draft);
+          }}
+        >
+          <QueueFields draft={draft} onChange={setDraft} projects={projects} users={users} />
+          <ErrorNote error={save.error} />
+          <div className="actions">
+            <button type="submit" className="primary" disabled={save.isPending}>
+              Save
+            </button>
+            <button type="button" className="secondary" onClick={close}>
+              Cancel
+            </button>
+          </div>
+        </form>
+      )}
+    </Dialog>
+  );
+}
+
+function QueueFields({
+  draft,
+  onChange,
+  projects,
+  users,
+}: {
+  draft: Draft;
+  onChange: (d: Draft) => void;
+  projects: { id: string; name: string }[];
+  users: { id: string; email: string }[];
+}) {
+  return (
+    <>
+      <div className="inline-form">
+        <Field label="Name">
+          <input value={draft.name} onChange={(e) => onChange({ ...draft, name: e.target.value })} maxLength={80} required />
+        </Field>
+        <Field label="Description">
+          <input value={draft.description} onChange={(e) => onChange({ ...draft, description: e.target.value })} maxLength={500} />
+        </Field>
+        <Field label="Ordering">
+          <select value={draft.ordering} onChange={(e) => onChange({ ...draft, ordering: e.target.value as QueueOrdering })}>
+            {QUEUE_ORDERINGS.map((o) => (
+              <option key={o} value={o}>
+                {ORDERING_LABELS[o]}
+              </option>
+            ))}
+          </select>
+        </Field>
+        {projects.length > 1 && (
+          <Field label="Project">
+            <select value={draft.projectId} onChange={(e) => onChange({ ...draft, projectId: e.target.value })}>
+              <option value="">All projects</option>
+              <ProjectOptions projects={projects} />
+            </select>
+          </Field>
+        )}
+      </div>
+      <fieldset className="checks">
+        <legend>Roles that may work it (none checked and no user: everyone; admins always)</legend>
+        {ROLES.filter((r) => r !== "admin").map((r) => (
+          <label key={r}>
+            <input
+              type="checkbox"
+              checked={draft.roles.includes(r)}
+              onChange={(e) => onChange({ ...draft, roles: e.target.checked ? [...draft.roles, r] : draft.roles.filter((x) => x !== r) })}
+            />{" "}
+            {r}
+          </label>
+        ))}
+      </fieldset>
+      {users.length > 0 && (
+        <fieldset className="checks">
+          <legend>Users who may work it</legend>
+          {users.map((u) => (
+            <label key={u.id}>
+              <input
+                type="checkbox"
+                checked={draft.users.includes(u.id)}
+                onChange={(e) => onChange({ ...draft, users: e.target.checked ? [...draft.users, u.id] : draft.users.filter((x) => x !== u.id) })}
+              />{" "}
+              {u.email}
+            </label>
+          ))}
+        </fieldset>
+      )}
+    </>
+  );
+}
