@@ -11,24 +11,23 @@ import { errorMessage, trpc } from "../api.ts";
 import { useSession } from "../app.tsx";
 import { href, navigate } from "../router.ts";
 import { ACTION_KINDS } from "../../domain/views/enforcement.ts";
-import {
-  EFFECT_TYPES,
-  isRuleField,
+// Types only: the module's schemas pull in re2js (260 KB), which the page does not need. The
+// field and op tables below are copies that tsc holds to the module's (`typeof RULE_FIELDS`).
+import type {
+  Comparison as RuleComparison,
+  Condition,
+  Effect,
+  EffectType,
+  FieldKind,
   OPS_BY_KIND,
-  RULE_FIELD_NAMES,
-  RULE_FIELDS,
-  type Comparison as RuleComparison,
-  type Condition,
-  type Effect,
-  type EffectType,
-  type FieldKind,
-  type RuleHitView,
-  type RuleMode,
-  type RuleField,
-  type RuleOp,
-  type RuleTestResult as TestResult,
-  type RuleTrigger,
-  type RuleView,
+  RULE_FIELDS as RuleFieldsTable,
+  RuleField,
+  RuleHitView,
+  RuleMode,
+  RuleOp,
+  RuleTestResult as TestResult,
+  RuleTrigger,
+  RuleView,
 } from "../../domain/views/rule.ts";
 import { DISMISSAL_REASONS, RESOLUTION_CODES, TEAMS } from "../../domain/views/report.ts";
 import { SEVERITIES } from "../../domain/views/severity.ts";
@@ -62,9 +61,34 @@ interface QueueView {
   isDefault: boolean;
 }
 const MODES = ["shadow", "live", "disabled"] as const satisfies readonly RuleMode[];
-const FIELD_NAMES = RULE_FIELD_NAMES;
-/** The operators a kind allows, the first being the default of a new comparison. */
-const OPS: Record<Kind, readonly RuleOp[]> = OPS_BY_KIND;
+/** Each field with its kind (src/domain/views/rule.ts's RULE_FIELDS: tsc keeps them equal). */
+const RULE_FIELDS: typeof RuleFieldsTable = {
+  "report.reasons": { kind: "strings", nullable: false },
+  "report.severity": { kind: "string", nullable: false },
+  "report.automated": { kind: "boolean", nullable: false },
+  "report.contentType": { kind: "string", nullable: true },
+  "report.text": { kind: "string", nullable: false },
+  "ai.severity": { kind: "string", nullable: true },
+  "ai.confidence": { kind: "number", nullable: true },
+  "ai.categories": { kind: "strings", nullable: false },
+  "subject.reportCount": { kind: "number", nullable: false },
+  "subject.openCases": { kind: "number", nullable: false },
+  "subject.activeActions": { kind: "number", nullable: false },
+  "subject.actionsLast30d": { kind: "number", nullable: false },
+  "reporter.trusted": { kind: "boolean", nullable: false },
+  "reporter.accuracy": { kind: "number", nullable: true },
+  "reporter.reportsLast24h": { kind: "number", nullable: false },
+  "target.distinctReportersLast24h": { kind: "number", nullable: false },
+};
+const FIELD_NAMES = Object.keys(RULE_FIELDS) as RuleField[];
+const isRuleField = (name: string): name is RuleField => Object.hasOwn(RULE_FIELDS, name);
+/** The operators a kind allows (OPS_BY_KIND), the first being the default of a new comparison. */
+const OPS: typeof OPS_BY_KIND = {
+  string: ["eq", "ne", "in", "contains", "matches"],
+  number: ["gte", "gt", "lte", "lt", "eq", "ne", "in"],
+  boolean: ["eq", "ne"],
+  strings: ["includes"],
+};
 const OP_LABEL: Record<string, string> = {
   eq: "equals",
   ne: "does not equal",
@@ -86,6 +110,7 @@ const EFFECT_LABEL: Record<EffectType, string> = {
   resolve: "Resolve the report",
   mute_reporter: "Mute the reporter",
 };
+const EFFECT_TYPES = Object.keys(EFFECT_LABEL) as EffectType[];
 const kindOf = (field: string): Kind => (isRuleField(field) ? RULE_FIELDS[field].kind : "string");
 const isComparison = (c: Condition): c is Comparison => "field" in c;
 
