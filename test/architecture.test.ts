@@ -353,14 +353,11 @@ export function buildGraph(root = ROOT): Graph {
 }
 
 /**
- * Pure schema/vocabulary modules of src/domain: files that import only `zod` (or `re2js`, the
- * plain-JavaScript regular expression engine the rule language validates its patterns with, so
- * the dashboard's rule editor checks them as the server does) and other pure modules (or
- * nothing), such as the status list or a view's zod schema. Detected, not named.
+ * Pure schema/vocabulary modules of src/domain: files that import only `zod` and other pure
+ * modules (or nothing), such as the status list or a view's zod schema. Detected, not named.
  */
-const PURE_PACKAGES = (p: string) => p === "zod" || p.startsWith("zod/") || p === "re2js";
 export function pureDomainModules(graph: Graph): Set<string> {
-  const pure = new Set(graph.files.filter((f) => f.startsWith("src/domain/") && [...graph.packages.get(f)!].every(PURE_PACKAGES)));
+  const pure = new Set(graph.files.filter((f) => f.startsWith("src/domain/") && [...graph.packages.get(f)!].every((p) => p === "zod" || p.startsWith("zod/"))));
   for (let changed = true; changed; ) {
     changed = false;
     for (const e of graph.edges) {

@@ -1,60 +1,17 @@
 /**
  * The rule language (docs/rules.md): triggers, modes, the fields a condition may read with the
  * kind of their values, the condition tree, the effects, and how a rule and its hits look to
- * clients. Pure (zod and re2js): the dashboard's rule editor imports it too.
+ * clients. Pure (zod and re2js); its plain-data vocabulary is ./rule-vocabulary.ts, which the
+ * dashboard's rule editor imports (re2js stays out of the browser bundle).
  */
 import { RE2JS } from "re2js";
 import { z } from "zod";
 import { isoDateTime } from "./common.ts";
 import { ACTION_KINDS } from "./enforcement.ts";
 import { DISMISSAL_REASONS, RESOLUTION_CODES, TEAMS } from "./report.ts";
-
-export const RULE_TRIGGERS = ["report.created", "report.enriched"] as const;
-export type RuleTrigger = (typeof RULE_TRIGGERS)[number];
-
-export const RULE_MODES = ["live", "shadow", "disabled"] as const;
-export type RuleMode = (typeof RULE_MODES)[number];
-
-/** The kinds of value a field holds. */
-export const FIELD_KINDS = ["string", "number", "boolean", "strings"] as const;
-export type FieldKind = (typeof FIELD_KINDS)[number];
-
-/** Each field a condition may read: its kind and whether it may be null (no AI analysis, no reporter…). */
-export const RULE_FIELDS = {
-  "report.reasons": { kind: "strings", nullable: false },
-  "report.severity": { kind: "string", nullable: false },
-  "report.automated": { kind: "boolean", nullable: false },
-  "report.contentType": { kind: "string", nullable: true },
-  "report.text": { kind: "string", nullable: false },
-  "ai.severity": { kind: "string", nullable: true },
-  "ai.confidence": { kind: "number", nullable: true },
-  "ai.categories": { kind: "strings", nullable: false },
-  "subject.reportCount": { kind: "number", nullable: false },
-  "subject.openCases": { kind: "number", nullable: false },
-  "subject.activeActions": { kind: "number", nullable: false },
-  "subject.actionsLast30d": { kind: "number", nullable: false },
-  "reporter.trusted": { kind: "boolean", nullable: false },
-  "reporter.accuracy": { kind: "number", nullable: true },
-  "reporter.reportsLast24h": { kind: "number", nullable: false },
-  "target.distinctReportersLast24h": { kind: "number", nullable: false },
-} as const satisfies Record<string, { kind: FieldKind; nullable: boolean }>;
-export type RuleField = keyof typeof RULE_FIELDS;
-export const RULE_FIELD_NAMES = Object.keys(RULE_FIELDS) as RuleField[];
-export const isRuleField = (name: unknown): name is RuleField => typeof name === "string" && Object.hasOwn(RULE_FIELDS, name);
-
-/** A report's facts, as a rule sees them (src/domain/rule-engine.ts gathers them); a missing fact reads as null. */
-export type Facts = Partial<Record<RuleField, unknown>>;
-
-export const RULE_OPS = ["eq", "ne", "in", "includes", "gt", "gte", "lt", "lte", "contains", "matches"] as const;
-export type RuleOp = (typeof RULE_OPS)[number];
-
-/** Which ops each kind of field accepts. */
-export const OPS_BY_KIND: Record<FieldKind, readonly RuleOp[]> = {
-  string: ["eq", "ne", "in", "contains", "matches"],
-  number: ["eq", "ne", "in", "gt", "gte", "lt", "lte"],
-  boolean: ["eq", "ne"],
-  strings: ["includes"],
-};
+import { OPS_BY_KIND, RULE_FIELDS, RULE_FIELD_NAMES, RULE_MODES, RULE_OPS, RULE_TRIGGERS, isRuleField } from "./rule-vocabulary.ts";
+import type { FieldKind, RuleField, RuleOp } from "./rule-vocabulary.ts";
+export * from "./rule-vocabulary.ts";
 
 /** The bounds of a rule. */
 export const RULE_LIMITS = { depth: 10, nodes: 100, string: 1000, effects: 20, inValues: 100, name: 200, description: 2000 } as const;

@@ -11,16 +11,15 @@ import { errorMessage, trpc } from "../api.ts";
 import { useSession } from "../app.tsx";
 import { href, navigate } from "../router.ts";
 import { ACTION_KINDS } from "../../domain/views/enforcement.ts";
-// Types only: the module's schemas pull in re2js (260 KB), which the page does not need. The
-// field and op tables below are copies that tsc holds to the module's (`typeof RULE_FIELDS`).
+// The vocabulary from its plain-data module; from the schemas' module (which pulls in re2js,
+// 260 KB, that the page does not need) types only.
+import { OPS_BY_KIND, RULE_FIELDS, RULE_FIELD_NAMES, isRuleField } from "../../domain/views/rule-vocabulary.ts";
 import type {
   Comparison as RuleComparison,
   Condition,
   Effect,
   EffectType,
   FieldKind,
-  OPS_BY_KIND,
-  RULE_FIELDS as RuleFieldsTable,
   RuleField,
   RuleHitView,
   RuleMode,
@@ -61,34 +60,9 @@ interface QueueView {
   isDefault: boolean;
 }
 const MODES = ["shadow", "live", "disabled"] as const satisfies readonly RuleMode[];
-/** Each field with its kind (src/domain/views/rule.ts's RULE_FIELDS: tsc keeps them equal). */
-const RULE_FIELDS: typeof RuleFieldsTable = {
-  "report.reasons": { kind: "strings", nullable: false },
-  "report.severity": { kind: "string", nullable: false },
-  "report.automated": { kind: "boolean", nullable: false },
-  "report.contentType": { kind: "string", nullable: true },
-  "report.text": { kind: "string", nullable: false },
-  "ai.severity": { kind: "string", nullable: true },
-  "ai.confidence": { kind: "number", nullable: true },
-  "ai.categories": { kind: "strings", nullable: false },
-  "subject.reportCount": { kind: "number", nullable: false },
-  "subject.openCases": { kind: "number", nullable: false },
-  "subject.activeActions": { kind: "number", nullable: false },
-  "subject.actionsLast30d": { kind: "number", nullable: false },
-  "reporter.trusted": { kind: "boolean", nullable: false },
-  "reporter.accuracy": { kind: "number", nullable: true },
-  "reporter.reportsLast24h": { kind: "number", nullable: false },
-  "target.distinctReportersLast24h": { kind: "number", nullable: false },
-};
-const FIELD_NAMES = Object.keys(RULE_FIELDS) as RuleField[];
-const isRuleField = (name: string): name is RuleField => Object.hasOwn(RULE_FIELDS, name);
-/** The operators a kind allows (OPS_BY_KIND), the first being the default of a new comparison. */
-const OPS: typeof OPS_BY_KIND = {
-  string: ["eq", "ne", "in", "contains", "matches"],
-  number: ["gte", "gt", "lte", "lt", "eq", "ne", "in"],
-  boolean: ["eq", "ne"],
-  strings: ["includes"],
-};
+const FIELD_NAMES = RULE_FIELD_NAMES;
+/** The operators a kind allows, the first being the default of a new comparison: numbers start at "is at least". */
+const OPS: Record<FieldKind, readonly RuleOp[]> = { ...OPS_BY_KIND, number: ["gte", ...OPS_BY_KIND.number.filter((op) => op !== "gte")] };
 const OP_LABEL: Record<string, string> = {
   eq: "equals",
   ne: "does not equal",
