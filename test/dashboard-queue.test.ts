@@ -187,7 +187,8 @@ describe("the review queue", () => {
       expect(listed.map((t: { name: string; kind: string }) => [t.name, t.kind])).toEqual([["Not for us", "dismiss"]]);
 
       await page.getByRole("link", { name: "Review queue" }).first().click();
-      await page.getByLabel("Category").selectOption("harassment");
+      await page.getByRole("heading", { name: "Review queue" }).waitFor();
+      await page.getByLabel("Category", { exact: true }).selectOption("harassment");
       await row("post claimed-1").getByText("Taken by mod2@demo.example").waitFor();
       await page.getByRole("checkbox", { name: "Select post claimed-1" }).check();
       await page.getByRole("region", { name: "Bulk actions" }).getByRole("button", { name: "Dismiss" }).click();

@@ -248,7 +248,7 @@ describe("DSA settings", () => {
       expect(r.body.error).toContain(path);
     };
     await bad({ categories: { harassment: { category: "STATEMENT_CATEGORY_NOPE" } } }, "categories.harassment.category");
-    await bad({ territorialScope: ["US"] }, "territorialScope.0");
+    await bad({ territorialScope: ["US"] }, "territorialScope[0]");
     await bad({ categories: { harassment: { category: "STATEMENT_CATEGORY_VIOLENCE", ground: "DECISION_GROUND_ILLEGAL_CONTENT" } } }, "categories.harassment.legalGround");
     await bad({ categories: { no_such_category: { category: "STATEMENT_CATEGORY_VIOLENCE" } } }, "categories.no_such_category");
     // The failed writes changed nothing.
