@@ -404,12 +404,6 @@ function toReportView(r: ReportRow, identitiesById: Map<string, IdentityRow>): R
   };
 }
 
-/** A report of the caller's organization as clients see it; another organization's is a 404. */
-export async function reportView(ctx: Pick<DomainContext, "db" | "orgId">, reportId: string): Promise<ReportView> {
-  const row = await requireReport(ctx, reportId);
-  return (await toReportViews(ctx, { rows: [row] }))[0]!;
-}
-
 /**
  * A report with its outcome (src/domain/report-outcomes.ts; null while undecided): the SDK's
  * `GET /reports/{reportId}`. The outcome sits beside the report, not in it: its text needs the
