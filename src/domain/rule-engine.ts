@@ -27,7 +27,7 @@ import { newId } from "./ids.ts";
 import { moveCaseToQueue } from "./queues.ts";
 import { reporterAccuracy, reporterTallies, updateReporter } from "./reporters.ts";
 import { evaluateCondition } from "./rule-conditions.ts";
-import { setCaseTags, tagsOfCases } from "./tags.ts";
+import { addCaseTag } from "./tags.ts";
 import type { Condition, Effect as RuleEffect, Facts, RuleField, RuleTrigger } from "./views/rule.ts";
 import { applyTransition } from "./workflow-engine.ts";
 
@@ -358,11 +358,9 @@ async function applyOne(ctx: DomainContext, rule: LoadedRule, report: ReportRow,
       await recordAudit(ctx, { projectId: c.projectId, action: "CASE_PRIORITY_CHANGED", entityType: "case", entityId: report.caseId, before: { priority: c.priority - effect.by }, after: { priority: c.priority } });
       return;
     }
-    case "tag": {
-      const tags = (await tagsOfCases(ctx, { caseIds: [report.caseId] })).get(report.caseId) ?? [];
-      await setCaseTags(ctx, { caseId: report.caseId, tags: [...tags, effect.tag] });
+    case "tag":
+      await addCaseTag(ctx, { caseId: report.caseId, tag: effect.tag });
       return;
-    }
     case "escalate":
       await applyTransition(ctx, { target, move: { action: "escalate", team: effect.team, note: `Rule "${rule.name}" (v${rule.version})` }, refused: "skip" });
       return;
