@@ -68,6 +68,13 @@ const caseStatements = statements((db) => ({
       lastReportAt: param("lastReportAt"),
     })
     .prepare(),
+  // Every decision and every rule's effect on a case reads it first. No `limit`: the key gives
+  // one row, and SQLite runs a bound `limit ?` several times slower than the lookup itself.
+  byId: db
+    .select()
+    .from(cases)
+    .where(and(eq(cases.id, sql.placeholder("id")), eq(cases.orgId, sql.placeholder("orgId"))))
+    .prepare(),
 }));
 
 /**
@@ -153,11 +160,7 @@ export async function moveOpenCaseToReview(ctx: DomainContext, caseId: string): 
 }
 
 export async function requireCase(ctx: Pick<DomainContext, "db" | "orgId">, caseId: string): Promise<CaseRow> {
-  const [row] = await ctx.db
-    .select()
-    .from(cases)
-    .where(and(eq(cases.id, caseId), eq(cases.orgId, ctx.orgId)))
-    .limit(1);
+  const [row] = await caseStatements(ctx.db).byId.execute({ id: caseId, orgId: ctx.orgId });
   if (!row) throw notFound("Case not found");
   return row;
 }

@@ -41,7 +41,7 @@ export async function findOpenCase(ctx: Pick<DomainContext, "db">, key: CaseKey)
  * (cases_open_target_idx, cases_open_subject_idx: `WHERE is_open = 1 …`) only when it can see at
  * prepare time that the query implies the index's condition; with `is_open = ?` it scans the table.
  */
-const OPEN_CASE = sql`${cases.isOpen} = 1`;
+export const OPEN_CASE = sql`${cases.isOpen} = 1`;
 const openCaseStatements = statements((db) => ({
   openForTarget: db
     .select()

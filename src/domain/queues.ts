@@ -16,6 +16,7 @@
  * and every decision goes through (a case the caller may not work is a 404, as if absent).
  */
 import { and, asc, eq, inArray, isNull, ne, or, sql, type SQL } from "drizzle-orm";
+import { param, statements } from "../db/prepared.ts";
 import { cases, queues, users } from "../db/schema.ts";
 import { recordAudit } from "./audit.ts";
 import { requireCase, type CaseRow } from "./cases.ts";
@@ -38,6 +39,25 @@ import { hasRole, ROLES, type Role } from "./views/user.ts";
 
 export type QueueRow = typeof queues.$inferSelect;
 export type { QueueViewRow } from "./views/queue.ts";
+
+/**
+ * Lookups a rule's route effect makes inside report intake: kept prepared (src/db/prepared.ts),
+ * without `limit` (each gives at most one row; SQLite runs a bound `limit ?` several times slower
+ * than such a lookup).
+ */
+const queueStatements = statements((db) => ({
+  byId: db
+    .select()
+    .from(queues)
+    .where(and(eq(queues.id, sql.placeholder("id")), eq(queues.orgId, sql.placeholder("orgId"))))
+    .prepare(),
+  theDefault: db
+    .select()
+    .from(queues)
+    .where(and(eq(queues.orgId, sql.placeholder("orgId")), sql`${queues.isDefault} = 1`))
+    .prepare(),
+  setCaseQueue: db.update(cases).set({ queueId: param("queueId") }).where(eq(cases.id, sql.placeholder("caseId"))).prepare(),
+}));
 
 const DEFAULT_QUEUE_NAME = "Default";
 
@@ -66,7 +86,7 @@ export async function listQueueRows(ctx: Reader): Promise<QueueRow[]> {
 
 /** The organization's default queue, created when it has none yet (its first need). */
 export async function defaultQueue(ctx: Pick<DomainContext, "db" | "orgId" | "clock" | "store">): Promise<QueueRow> {
-  const [found] = await ctx.db.select().from(queues).where(and(eq(queues.orgId, ctx.orgId), eq(queues.isDefault, 1))).limit(1);
+  const [found] = await queueStatements(ctx.db).theDefault.execute({ orgId: ctx.orgId });
   if (found) return found;
   return transaction(ctx, async () => {
     const [again] = await ctx.db.select().from(queues).where(and(eq(queues.orgId, ctx.orgId), eq(queues.isDefault, 1))).limit(1);
@@ -95,7 +115,7 @@ export async function defaultQueue(ctx: Pick<DomainContext, "db" | "orgId" | "cl
 
 /** A queue of the caller's organization, else 404. */
 export async function requireQueue(ctx: Reader, queueId: string): Promise<QueueRow> {
-  const [row] = await ctx.db.select().from(queues).where(and(eq(queues.id, queueId), eq(queues.orgId, ctx.orgId))).limit(1);
+  const [row] = await queueStatements(ctx.db).byId.execute({ id: queueId, orgId: ctx.orgId });
   if (!row) throw notFound("Queue not found");
   return row;
 }
@@ -298,7 +318,7 @@ export async function moveCaseToQueue(
     const def = await defaultQueue(ctx);
     const from = queueIdOfCase(c, def.id);
     if (from === target.id) return { changed: false, queueId: from };
-    await ctx.db.update(cases).set({ queueId: target.isDefault === 1 ? null : target.id }).where(eq(cases.id, c.id));
+    await queueStatements(ctx.db).setCaseQueue.execute({ caseId: c.id, queueId: target.isDefault === 1 ? null : target.id });
     await recordAudit(ctx, {
       projectId: c.projectId,
       action: "CASE_QUEUE_CHANGED",

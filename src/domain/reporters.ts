@@ -56,23 +56,35 @@ export async function markCaseTrustedFlagged(ctx: Pick<DomainContext, "db">, cas
 const MUTED_DISMISSAL = '%"mutedReporter":true%';
 
 /**
+ * A reporter's tally as aggregate columns over its reports: what counts as upheld and as
+ * decided, stated once, here. A CLOSED report's resolution stands unless its case's appeal
+ * overturned it; only then is its case read (a correlated lookup by key, which costs nothing for
+ * the other reports). The rule engine counts one reporter's with them in its facts query.
+ */
+const qualified = (table: string, column: string) => sql`${sql.identifier(table)}.${sql.identifier(column)}`;
+// Named with their tables (drizzle leaves a one-table select's columns bare; the correlated lookup must not be).
+const [caseDecision, caseId, reportCaseId] = [qualified("cases", "decision"), qualified("cases", "id"), qualified("reports", "case_id")];
+
+export const reporterTallyColumns = {
+  upheld: sql<number>`sum(case when ${reports.status} = 'RESOLVED' then 1
+      when ${reports.status} = 'CLOSED' and ${reports.resolution} is not null
+        then case when coalesce((select ${caseDecision} from ${cases} where ${caseId} = ${reportCaseId}), '') <> 'overturn' then 1 else 0 end
+      else 0 end)`,
+  decided: sql<number>`sum(case when ${reports.status} in ('RESOLVED', 'CLOSED')
+      or (${reports.status} = 'DISMISSED' and coalesce(${reports.dismissal}, '') not like ${MUTED_DISMISSAL})
+    then 1 else 0 end)`,
+};
+
+/**
  * The tallies of some reporters (identity ids), in one query: a search of the reports'
- * (reporter_identity_id, created_us) index for each, each report's case by its key (a CLOSED
- * report's resolution stands unless its case's appeal overturned it).
+ * (reporter_identity_id, created_us) index for each.
  */
 export async function reporterTallies(ctx: Pick<DomainContext, "db">, identityIds: string[]): Promise<Map<string, ReporterTally>> {
   const out = new Map<string, ReporterTally>();
   if (!identityIds.length) return out;
-  const upheld = sql<number>`sum(case when ${reports.status} = 'RESOLVED'
-      or (${reports.status} = 'CLOSED' and ${reports.resolution} is not null and coalesce(${cases.decision}, '') <> 'overturn')
-    then 1 else 0 end)`;
-  const decided = sql<number>`sum(case when ${reports.status} in ('RESOLVED', 'CLOSED')
-      or (${reports.status} = 'DISMISSED' and coalesce(${reports.dismissal}, '') not like ${MUTED_DISMISSAL})
-    then 1 else 0 end)`;
   const rows = await ctx.db
-    .select({ id: reports.reporterIdentityId, upheld, decided })
+    .select({ id: reports.reporterIdentityId, ...reporterTallyColumns })
     .from(reports)
-    .innerJoin(cases, eq(cases.id, reports.caseId))
     .where(inArray(reports.reporterIdentityId, identityIds))
     .groupBy(reports.reporterIdentityId);
   for (const r of rows) if (r.id) out.set(r.id, { upheld: Number(r.upheld ?? 0), decided: Number(r.decided ?? 0) });

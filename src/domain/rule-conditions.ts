@@ -8,15 +8,20 @@ import type { Comparison, Condition, Facts } from "./views/rule.ts";
 
 export { conditionError, conditionSchema, patternProblem } from "./views/rule.ts";
 
+/** A compiled `matches` pattern. */
+interface Pattern {
+  test(text: string): boolean;
+}
+
 /** Compiled patterns by their text; bounded (cleared when full: rules hold few distinct patterns). */
-const PATTERNS = new Map<string, RE2JS | null>();
+const PATTERNS = new Map<string, Pattern | null>();
 const MAX_PATTERNS = 2000;
 
-function compiled(pattern: string): RE2JS | null {
+function compiled(pattern: string): Pattern | null {
   let re = PATTERNS.get(pattern);
   if (re === undefined) {
     try {
-      re = RE2JS.compile(pattern);
+      re = literalAlternation(pattern) ?? RE2JS.compile(pattern);
     } catch {
       re = null; // an invalid pattern (rules are checked when saved) never matches
     }
@@ -26,41 +31,120 @@ function compiled(pattern: string): RE2JS | null {
   return re;
 }
 
-/** True when the facts satisfy the condition. A missing fact reads as null. */
-export function evaluateCondition(when: Condition, facts: Facts): boolean {
-  if ("all" in when) return when.all.every((c) => evaluateCondition(c, facts));
-  if ("any" in when) return when.any.some((c) => evaluateCondition(c, facts));
-  if ("not" in when) return !evaluateCondition(when.not, facts);
-  return compare(when, facts);
+/**
+ * The commonest pattern of all, a list of words (`(?i)casino|lottery winner`): literal text
+ * only, between `|`, optionally after `(?i)`. It is tested by a JavaScript RegExp of the same
+ * literals, which re2js is many times slower than here: with no group, class, repetition or
+ * other operator there is nothing to backtrack over, so it stays linear in the text. The `u`
+ * flag gives `(?i)` RE2's meaning, Unicode simple case folding (ſ matches s, K matches k).
+ */
+function literalAlternation(pattern: string): Pattern | null {
+  const m = /^(\(\?i\))?([^\\.^$|?*+()[\]{}]*(?:\|[^\\.^$|?*+()[\]{}]*)*)$/u.exec(pattern);
+  if (!m) return null;
+  return new RegExp(m[2]!, m[1] ? "iu" : "u");
 }
 
-const sameValue = (a: unknown, b: unknown) => a === b;
+/** True when the facts satisfy the condition. A missing fact reads as null. */
+export function evaluateCondition(when: Condition, facts: Facts): boolean {
+  return compileCondition(when).test(facts, null, false) === true;
+}
 
-function compare({ field, op, value }: Comparison, facts: Facts): boolean {
-  const fact = facts[field] ?? null;
+/**
+ * A condition compiled once (the rule engine keeps its rules compiled): `test(facts, memo,
+ * partial)` answers true or false, or, when `partial`, undefined while the condition depends on
+ * a fact not gathered yet (`{ all: [reasons includes "child_safety", subject…] }` is false for
+ * any other reason before anything is queried). Each comparison has a slot in `memo` (`slots`
+ * of them, 0 unknown, 1 false, 2 true), so one evaluation in two steps (the report's own facts,
+ * then the queried ones) runs each comparison, and each pattern, once.
+ */
+export interface CompiledCondition {
+  test: (facts: Facts, memo: Uint8Array | null, partial: boolean) => boolean | undefined;
+  /** The slots its comparisons take are firstSlot … endSlot - 1 (several conditions can share one memo). */
+  endSlot: number;
+}
+
+type Test = CompiledCondition["test"];
+
+export function compileCondition(when: Condition, firstSlot = 0): CompiledCondition {
+  let slots = firstSlot;
+  const build = (c: Condition): Test => {
+    if ("all" in c) {
+      const parts = c.all.map(build);
+      return (facts, memo, partial) => {
+        let open = false;
+        for (const p of parts) {
+          const v = p(facts, memo, partial);
+          if (v === false) return false;
+          if (v === undefined) open = true;
+        }
+        return open ? undefined : true;
+      };
+    }
+    if ("any" in c) {
+      const parts = c.any.map(build);
+      return (facts, memo, partial) => {
+        let open = false;
+        for (const p of parts) {
+          const v = p(facts, memo, partial);
+          if (v === true) return true;
+          if (v === undefined) open = true;
+        }
+        return open ? undefined : false;
+      };
+    }
+    if ("not" in c) {
+      const inner = build(c.not);
+      return (facts, memo, partial) => {
+        const v = inner(facts, memo, partial);
+        return v === undefined ? undefined : !v;
+      };
+    }
+    const slot = slots++;
+    const field = c.field;
+    const holds = comparisonTest(c);
+    return (facts, memo, partial) => {
+      const known = memo?.[slot];
+      if (known) return known === 2;
+      if (partial && !(field in facts)) return undefined;
+      const v = holds(facts[field] ?? null);
+      if (memo) memo[slot] = v ? 2 : 1;
+      return v;
+    };
+  };
+  const test = build(when);
+  return { test, endSlot: slots };
+}
+
+/** What each op means: a comparison's test of a fact (null when missing), built once. */
+function comparisonTest({ op, value }: Comparison): (fact: unknown) => boolean {
+  const never = () => false;
   switch (op) {
     case "eq":
-      return sameValue(fact, value);
+      return (fact) => fact === value;
     case "ne":
-      return !sameValue(fact, value);
-    case "in":
-      return fact !== null && Array.isArray(value) && value.some((v) => sameValue(fact, v));
+      return (fact) => fact !== value;
+    case "in": {
+      const values: unknown[] = Array.isArray(value) ? value : [];
+      return (fact) => fact !== null && values.includes(fact);
+    }
     case "includes":
-      return Array.isArray(fact) && fact.includes(value);
+      return (fact) => Array.isArray(fact) && fact.includes(value);
     case "gt":
-      return typeof fact === "number" && typeof value === "number" && fact > value;
+      return typeof value === "number" ? (fact) => typeof fact === "number" && fact > value : never;
     case "gte":
-      return typeof fact === "number" && typeof value === "number" && fact >= value;
+      return typeof value === "number" ? (fact) => typeof fact === "number" && fact >= value : never;
     case "lt":
-      return typeof fact === "number" && typeof value === "number" && fact < value;
+      return typeof value === "number" ? (fact) => typeof fact === "number" && fact < value : never;
     case "lte":
-      return typeof fact === "number" && typeof value === "number" && fact <= value;
-    case "contains":
-      return typeof fact === "string" && typeof value === "string" && fact.toLowerCase().includes(value.toLowerCase());
+      return typeof value === "number" ? (fact) => typeof fact === "number" && fact <= value : never;
+    case "contains": {
+      if (typeof value !== "string") return never;
+      const needle = value.toLowerCase();
+      return (fact) => typeof fact === "string" && fact.toLowerCase().includes(needle);
+    }
     case "matches": {
-      if (typeof fact !== "string" || typeof value !== "string") return false;
-      const re = compiled(value);
-      return re !== null && re.test(fact);
+      const re = typeof value === "string" ? compiled(value) : null;
+      return re === null ? never : (fact) => typeof fact === "string" && re.test(fact);
     }
   }
 }

@@ -16,17 +16,19 @@
  * evaluation), and only the
  * facts the rules use are queried, all at once (one round trip on PostgreSQL).
  */
-import { and, asc, count, countDistinct, eq, gt, gte, inArray, isNull, max, or, sql, sum } from "drizzle-orm";
-import { param, statements } from "../db/prepared.ts";
-import { cases, enforcementActions, identities, reports, ruleHits, rules } from "../db/schema.ts";
+import { and, asc, count, countDistinct, eq, gt, gte, inArray, isNull, max, or, sql, sum, type SQL } from "drizzle-orm";
+import type { Db } from "../db/client.ts";
+import { param, shapedStatements, statements } from "../db/prepared.ts";
+import { cases, enforcementActions, identities, organizations, reports, ruleHits, rules } from "../db/schema.ts";
 import { recordAudit, systemActor } from "./audit.ts";
 import { together, type DomainContext } from "./context.ts";
 import { actionEnd, resolveReportWithAction } from "./enforcement.ts";
 import { DomainError } from "./errors.ts";
 import { newId } from "./ids.ts";
+import { OPEN_CASE } from "./open-case.ts";
 import { moveCaseToQueue } from "./queues.ts";
-import { reporterAccuracy, reporterTallies, updateReporter } from "./reporters.ts";
-import { evaluateCondition } from "./rule-conditions.ts";
+import { reporterAccuracy, reporterTallyColumns, updateReporter } from "./reporters.ts";
+import { compileCondition, type CompiledCondition } from "./rule-conditions.ts";
 import { addCaseTag } from "./tags.ts";
 import type { Condition, Effect as RuleEffect, Facts, RuleField, RuleTrigger } from "./views/rule.ts";
 import { applyTransition } from "./workflow-engine.ts";
@@ -42,6 +44,8 @@ export interface LoadedRule {
   mode: "live" | "shadow";
   version: number;
   when: Condition;
+  /** `when`, compiled; its comparisons' slots are in the rule set's memo. */
+  condition: CompiledCondition;
   then: RuleEffect[];
   /** The fields its condition reads that cost a query (subject.*, reporter.*, target.*). */
   queried: Set<RuleField>;
@@ -69,37 +73,23 @@ const activeAction = and(
   isNull(enforcementActions.expiredAt),
   or(isNull(enforcementActions.endsAt), gt(enforcementActions.endsAt, ph("now"))),
 );
+/** The reports of the same content target in the window (placeholders orgId, projectId, contentType, contentExternalId, sinceUs). */
+const sameTarget = and(
+  eq(reports.orgId, ph("orgId")),
+  eq(reports.contentExternalId, ph("contentExternalId")),
+  gte(reports.createdUs, ph("sinceUs")),
+  eq(reports.projectId, ph("projectId")),
+  eq(reports.contentType, ph("contentType")),
+);
+
 const engineStatements = statements((db) => ({
   stamp: db
     .select({ n: count(), v: sum(rules.version), at: max(rules.updatedAt), last: max(rules.id) })
     .from(rules)
     .where(and(eq(rules.orgId, ph("orgId")), eq(rules.trigger, ph("trigger"))))
     .prepare(),
-  report: db.select().from(reports).where(and(eq(reports.id, ph("id")), eq(reports.orgId, ph("orgId")))).limit(1).prepare(),
-  identity: db.select({ reportCount: identities.reportCount, trusted: identities.trustedFlagger }).from(identities).where(eq(identities.id, ph("id"))).limit(1).prepare(),
-  openCases: db.select({ n: count() }).from(cases).where(and(eq(cases.subjectIdentityId, ph("id")), eq(cases.isOpen, 1))).prepare(),
-  actions: db
-    .select({
-      active: sum(sql<number>`case when ${activeAction} then 1 else 0 end`),
-      recent: sum(sql<number>`case when ${enforcementActions.createdAt} >= ${ph("since")} then 1 else 0 end`),
-    })
-    .from(enforcementActions)
-    .where(eq(enforcementActions.identityId, ph("id")))
-    .prepare(),
-  reporterRecent: db.select({ n: count() }).from(reports).where(and(eq(reports.reporterIdentityId, ph("id")), gte(reports.createdUs, ph("sinceUs")))).prepare(),
-  distinctReporters: db
-    .select({ n: countDistinct(reports.reporterIdentityId) })
-    .from(reports)
-    .where(
-      and(
-        eq(reports.orgId, ph("orgId")),
-        eq(reports.contentExternalId, ph("contentExternalId")),
-        gte(reports.createdUs, ph("sinceUs")),
-        eq(reports.projectId, ph("projectId")),
-        eq(reports.contentType, ph("contentType")),
-      ),
-    )
-    .prepare(),
+  report: db.select().from(reports).where(and(eq(reports.id, ph("id")), eq(reports.orgId, ph("orgId")))).prepare(),
+  distinctReporters: db.select({ n: countDistinct(reports.reporterIdentityId) }).from(reports).where(sameTarget).prepare(),
   raisePriority: db
     .update(cases)
     .set({ priority: sql`${cases.priority} + ${ph("by")}` })
@@ -112,6 +102,62 @@ const engineStatements = statements((db) => ({
     .prepare(),
 }));
 
+/** The facts that cost a query, each a column of one statement (factsStatement). */
+type QueriedFact = Exclude<RuleField, "report.reasons" | "report.severity" | "report.automated" | "report.contentType" | "report.text" | "ai.severity" | "ai.confidence" | "ai.categories">;
+
+/**
+ * The columns that count each queried fact, as scalar subqueries over the placeholders subjectId,
+ * reporterId, now, since (ms), sinceUs, orgId, projectId, contentType and contentExternalId. A
+ * null id matches no row, so its count is 0 (or null, read as 0).
+ */
+function factColumns(db: Db): Record<QueriedFact, Record<string, SQL>> {
+  const one = (query: { getSQL(): SQL }) => sql`${query}`;
+  return {
+    "subject.reportCount": {
+      subjectReportCount: one(db.select({ n: identities.reportCount }).from(identities).where(eq(identities.id, ph("subjectId")))),
+    },
+    "reporter.trusted": {
+      reporterTrusted: one(db.select({ t: identities.trustedFlagger }).from(identities).where(eq(identities.id, ph("reporterId")))),
+    },
+    "subject.openCases": {
+      // OPEN_CASE is a literal: a bound `is_open = ?` makes SQLite compile the whole statement again at every run (partial indexes).
+      openCases: one(db.select({ n: count() }).from(cases).where(and(eq(cases.subjectIdentityId, ph("subjectId")), OPEN_CASE))),
+    },
+    "subject.activeActions": {
+      activeActions: one(db.select({ n: count() }).from(enforcementActions).where(and(eq(enforcementActions.identityId, ph("subjectId")), activeAction))),
+    },
+    "subject.actionsLast30d": {
+      actionsLast30d: one(db.select({ n: count() }).from(enforcementActions).where(and(eq(enforcementActions.identityId, ph("subjectId")), gte(enforcementActions.createdAt, ph("since"))))),
+    },
+    "reporter.accuracy": {
+      upheld: one(db.select({ n: reporterTallyColumns.upheld }).from(reports).where(eq(reports.reporterIdentityId, ph("reporterId")))),
+      decided: one(db.select({ n: reporterTallyColumns.decided }).from(reports).where(eq(reports.reporterIdentityId, ph("reporterId")))),
+    },
+    "reporter.reportsLast24h": {
+      reporterRecent: one(db.select({ n: count() }).from(reports).where(and(eq(reports.reporterIdentityId, ph("reporterId")), gte(reports.createdUs, ph("sinceUs"))))),
+    },
+    "target.distinctReportersLast24h": {
+      // The reports of the target with a reporter; when more than one, their distinct reporters
+      // are counted by a second statement (distinctReporters): count(distinct) opens a temporary
+      // b-tree whenever its statement runs, which costs more than all the other facts together,
+      // and most content is reported once.
+      targetReports: one(db.select({ n: count(reports.reporterIdentityId) }).from(reports).where(sameTarget)),
+    },
+  };
+}
+
+/**
+ * The queried facts a set of rules needs, in one statement (one round trip, one statement to
+ * run: intake is the hot path), prepared once per set of fields: a scalar subquery per fact,
+ * over the organization's row.
+ */
+const factsStatement = shapedStatements((db, fields: readonly QueriedFact[]) => {
+  const all = factColumns(db);
+  const columns: Record<string, SQL> = {};
+  for (const f of fields) Object.assign(columns, all[f]);
+  return db.select(columns).from(organizations).where(eq(organizations.id, ph("orgId"))).prepare();
+});
+
 // ---------------------------------------------------------------------------------------------
 // The rules of an organization, cached
 
@@ -120,6 +166,8 @@ interface RuleSet {
   rules: LoadedRule[];
   /** Every field the rules read: the facts to gather. */
   fields: Set<RuleField>;
+  /** How many comparisons the rules hold (the memo of an evaluation). */
+  slots: number;
 }
 
 /** By organization and trigger; checked against the stamp at every evaluation. */
@@ -148,19 +196,26 @@ export async function rulesFor(ctx: Pick<DomainContext, "db" | "orgId">, trigger
         .from(rules)
         .where(and(eq(rules.orgId, ctx.orgId), eq(rules.trigger, trigger), inArray(rules.mode, ["live", "shadow"])))
         .orderBy(asc(rules.createdAt), asc(rules.id));
-  const loaded: LoadedRule[] = rows.map((r) => ({
-    id: r.id,
-    projectId: r.projectId,
-    name: r.name,
-    mode: r.mode as "live" | "shadow",
-    version: r.version,
-    when: JSON.parse(r.whenJson) as Condition,
-    then: effectsOf(r),
-    queried: new Set([...fieldsOf(JSON.parse(r.whenJson) as Condition)].filter((f) => !FREE_FIELDS.has(f))),
-  }));
+  let slots = 0;
+  const loaded: LoadedRule[] = rows.map((r) => {
+    const when = JSON.parse(r.whenJson) as Condition;
+    const condition = compileCondition(when, slots);
+    slots = condition.endSlot;
+    return {
+      id: r.id,
+      projectId: r.projectId,
+      name: r.name,
+      mode: r.mode as "live" | "shadow",
+      version: r.version,
+      when,
+      condition,
+      then: effectsOf(r),
+      queried: new Set([...fieldsOf(when)].filter((f) => !FREE_FIELDS.has(f))),
+    };
+  });
   const fields = new Set<RuleField>();
   for (const r of loaded) fieldsOf(r.when, fields);
-  const set: RuleSet = { stamp, rules: loaded, fields };
+  const set: RuleSet = { stamp, rules: loaded, fields, slots };
   if (cache.size >= MAX_CACHED) cache.clear();
   cache.set(key, set);
   return set;
@@ -177,36 +232,11 @@ const FREE_FIELDS: ReadonlySet<RuleField> = new Set<RuleField>([
   "report.reasons", "report.severity", "report.automated", "report.contentType", "report.text", "ai.severity", "ai.confidence", "ai.categories",
 ]);
 
-/**
- * A condition evaluated over the facts known so far: true or false when they decide it, undefined
- * when it depends on a fact not gathered yet (`{ all: [reasons includes "child_safety", subject…] }`
- * is false for any other reason without a query).
- */
-function decide(when: Condition, facts: Facts): boolean | undefined {
-  if ("all" in when) {
-    let open = false;
-    for (const c of when.all) {
-      const v = decide(c, facts);
-      if (v === false) return false;
-      if (v === undefined) open = true;
-    }
-    return open ? undefined : true;
-  }
-  if ("any" in when) {
-    let open = false;
-    for (const c of when.any) {
-      const v = decide(c, facts);
-      if (v === true) return true;
-      if (v === undefined) open = true;
-    }
-    return open ? undefined : false;
-  }
-  if ("not" in when) {
-    const v = decide(when.not, facts);
-    return v === undefined ? undefined : !v;
-  }
-  return when.field in facts ? evaluateCondition(when, facts) : undefined;
-}
+/** The facts that cost a query, in a fixed order (the shape of the facts statement). */
+const QUERIED_FIELDS: readonly QueriedFact[] = [
+  "subject.reportCount", "reporter.trusted", "subject.openCases", "subject.activeActions", "subject.actionsLast30d",
+  "reporter.accuracy", "reporter.reportsLast24h", "target.distinctReportersLast24h",
+];
 
 /**
  * The facts of a report, every field of RULE_FIELDS unless `fields` names the ones wanted (the
@@ -233,38 +263,30 @@ export async function gatherFacts(
   if (want("ai.confidence")) facts["ai.confidence"] = report.aiAnalyzedAt != null ? report.aiConfidence : null;
   if (want("ai.categories")) facts["ai.categories"] = report.aiAnalyzedAt != null ? (JSON.parse(report.aiCategories ?? "[]") as string[]) : [];
 
-  const subjectId = report.subjectIdentityId;
+  const queried = QUERIED_FIELDS.filter(want);
+  if (!queried.length) return facts;
+  const target = { orgId: ctx.orgId, sinceUs: (now - DAY_MS) * 1000, projectId: report.projectId, contentType: report.contentType ?? "", contentExternalId: report.contentExternalId };
+  const [row] = (await factsStatement(ctx.db, queried.join(","), queried).execute({
+    ...target,
+    subjectId: report.subjectIdentityId,
+    reporterId: report.reporterIdentityId,
+    now,
+    since: now - 30 * DAY_MS,
+  })) as Record<string, unknown>[];
+  const n = (v: unknown) => Number(v ?? 0);
   const reporterId = report.reporterIdentityId;
-  const q = engineStatements(ctx.db);
-  const sinceUs = (now - DAY_MS) * 1000;
-  const first = async <T>(rows: Promise<T[]>): Promise<T | undefined> => (await rows)[0];
-  const [subject, reporter, openCases, actions, tallies, reporterRecent, distinct] = await together(
-    subjectId && want("subject.reportCount") ? first(q.identity.execute({ id: subjectId })) : undefined,
-    reporterId && want("reporter.trusted") ? first(q.identity.execute({ id: reporterId })) : undefined,
-    subjectId && want("subject.openCases") ? first(q.openCases.execute({ id: subjectId })) : undefined,
-    subjectId && (want("subject.activeActions") || want("subject.actionsLast30d")) ? first(q.actions.execute({ id: subjectId, now, since: now - 30 * DAY_MS })) : undefined,
-    reporterId && want("reporter.accuracy") ? reporterTallies(ctx, [reporterId]) : undefined,
-    reporterId && want("reporter.reportsLast24h") ? first(q.reporterRecent.execute({ id: reporterId, sinceUs })) : undefined,
-    report.contentExternalId != null && want("target.distinctReportersLast24h")
-      ? first(
-          q.distinctReporters.execute({
-            orgId: ctx.orgId,
-            contentExternalId: report.contentExternalId,
-            sinceUs,
-            projectId: report.projectId,
-            contentType: report.contentType ?? "",
-          }),
-        )
-      : undefined,
-  );
-  if (want("subject.reportCount")) facts["subject.reportCount"] = subject?.reportCount ?? 0;
-  if (want("subject.openCases")) facts["subject.openCases"] = Number(openCases?.n ?? 0);
-  if (want("subject.activeActions")) facts["subject.activeActions"] = Number(actions?.active ?? 0);
-  if (want("subject.actionsLast30d")) facts["subject.actionsLast30d"] = Number(actions?.recent ?? 0);
-  if (want("reporter.trusted")) facts["reporter.trusted"] = reporter?.trusted === 1;
-  if (want("reporter.accuracy")) facts["reporter.accuracy"] = reporterId ? reporterAccuracy(tallies?.get(reporterId) ?? { upheld: 0, decided: 0 }) : null;
-  if (want("reporter.reportsLast24h")) facts["reporter.reportsLast24h"] = Number(reporterRecent?.n ?? 0);
-  if (want("target.distinctReportersLast24h")) facts["target.distinctReportersLast24h"] = Number(distinct?.n ?? 0);
+  if (want("subject.reportCount")) facts["subject.reportCount"] = n(row?.subjectReportCount);
+  if (want("subject.openCases")) facts["subject.openCases"] = n(row?.openCases);
+  if (want("subject.activeActions")) facts["subject.activeActions"] = n(row?.activeActions);
+  if (want("subject.actionsLast30d")) facts["subject.actionsLast30d"] = n(row?.actionsLast30d);
+  if (want("reporter.trusted")) facts["reporter.trusted"] = n(row?.reporterTrusted) === 1;
+  if (want("reporter.accuracy")) facts["reporter.accuracy"] = reporterId ? reporterAccuracy({ upheld: n(row?.upheld), decided: n(row?.decided) }) : null;
+  if (want("reporter.reportsLast24h")) facts["reporter.reportsLast24h"] = n(row?.reporterRecent);
+  if (want("target.distinctReportersLast24h")) {
+    const reportsOfTarget = report.contentExternalId == null ? 0 : n(row?.targetReports);
+    facts["target.distinctReportersLast24h"] =
+      reportsOfTarget <= 1 ? reportsOfTarget : n((await engineStatements(ctx.db).distinctReporters.execute(target))[0]?.n);
+  }
   return facts;
 }
 
@@ -300,14 +322,15 @@ export async function runRules(ctx: DomainContext, input: RunRulesInput): Promis
   if (!applicable.length) return none;
   // The report's own facts first; the queried ones only for the rules those leave undecided.
   const facts = await gatherFacts(ctx, { reportId: report.id, report, fields: FREE_FIELDS });
-  const undecided = applicable.filter((r) => r.queried.size > 0 && decide(r.when, facts) === undefined);
+  const memo = new Uint8Array(set.slots);
+  const undecided = applicable.filter((r) => r.condition.test(facts, memo, true) === undefined);
   if (undecided.length) {
     const wanted = new Set<RuleField>();
     for (const r of undecided) for (const f of r.queried) wanted.add(f);
     const more = await gatherFacts(ctx, { reportId: report.id, report, fields: wanted });
     Object.assign(facts, more);
   }
-  const matched = applicable.filter((r) => evaluateCondition(r.when, facts));
+  const matched = applicable.filter((r) => r.condition.test(facts, memo, false) === true);
   if (!matched.length) return { evaluated: applicable.length, hits: [] };
   const now = ctx.clock.now();
   const insertHit = engineStatements(ctx.db).hit;

@@ -3,12 +3,19 @@
  * audited, read with the queue's rows, and the organization's tags in use for the filter.
  */
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import { param, statements } from "../db/prepared.ts";
 import { caseTags } from "../db/schema.ts";
 import { recordAudit } from "./audit.ts";
 import { requireCase } from "./cases.ts";
 import { transaction, type DomainContext } from "./context.ts";
 import { badRequest } from "./errors.ts";
 import { MAX_TAGS_PER_CASE, normaliseTag } from "./views/tag.ts";
+
+/** A rule's tag effect runs inside report intake: its statements stay prepared (src/db/prepared.ts). */
+const tagStatements = statements((db) => ({
+  ofCase: db.select({ tag: caseTags.tag }).from(caseTags).where(eq(caseTags.caseId, sql.placeholder("caseId"))).orderBy(asc(caseTags.tag)).prepare(),
+  insert: db.insert(caseTags).values({ caseId: param("caseId"), orgId: param("orgId"), tag: param("tag"), createdAt: param("createdAt") }).prepare(),
+}));
 
 /** Replaces a case's tags with `tags` (normalised, without repeats); audited when they change. */
 export async function setCaseTags(ctx: DomainContext, input: { caseId: string; tags: string[] }): Promise<string[]> {
@@ -35,11 +42,12 @@ export async function addCaseTag(ctx: DomainContext, input: { caseId: string; ta
   const tag = normaliseTag(input.tag);
   return transaction(ctx, async () => {
     const c = await requireCase(ctx, input.caseId);
-    const before = (await tagsOfCases(ctx, { caseIds: [c.id] })).get(c.id) ?? [];
+    const q = tagStatements(ctx.db);
+    const before = (await q.ofCase.execute({ caseId: c.id })).map((r) => r.tag);
     if (tag === null || before.includes(tag)) return before;
     const tags = [...before, tag].sort();
     if (tags.length > MAX_TAGS_PER_CASE) throw badRequest(`tags: at most ${MAX_TAGS_PER_CASE} per case`);
-    await ctx.db.insert(caseTags).values({ caseId: c.id, orgId: ctx.orgId, tag, createdAt: ctx.clock.now() });
+    await q.insert.execute({ caseId: c.id, orgId: ctx.orgId, tag, createdAt: ctx.clock.now() });
     await recordAudit(ctx, { projectId: c.projectId, action: "CASE_TAGS_CHANGED", entityType: "case", entityId: c.id, before: { tags: before }, after: { tags } });
     return tags;
   });
