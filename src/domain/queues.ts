@@ -304,32 +304,39 @@ export const queueIdOfCase = (c: Pick<CaseRow, "queueId">, defaultId: string): s
 /**
  * Moves a case to a queue (audited CASE_QUEUE_CHANGED with from/to; `automated` when a rule
  * did it). A queue of another project than the case's is a 400; a case already there is left
- * as is (no event). Runs in the caller's transaction when there is one.
+ * as is (no event). Runs in the caller's transaction when there is one. Every refusal comes
+ * before the first write, so a rule's move (inside report intake, the hot path) takes no
+ * savepoint of its own: a refused move leaves nothing to roll back.
  */
 export async function moveCaseToQueue(
   ctx: DomainContext,
   input: { caseId: string; queueId: string; automated?: { ruleId: string; version: number } },
 ): Promise<{ changed: boolean; queueId: string }> {
-  return transaction(ctx, async () => {
-    const c = await requireCase(ctx, input.caseId);
-    if (!input.automated) await assertCaseWorkable(ctx, c);
-    const target = await requireQueue(ctx, input.queueId);
-    if (target.projectId && target.projectId !== c.projectId) throw badRequest("queueId: this queue is for another project than the case's");
-    const def = await defaultQueue(ctx);
-    const from = queueIdOfCase(c, def.id);
-    if (from === target.id) return { changed: false, queueId: from };
-    await queueStatements(ctx.db).setCaseQueue.execute({ caseId: c.id, queueId: target.isDefault === 1 ? null : target.id });
-    await recordAudit(ctx, {
-      projectId: c.projectId,
-      action: "CASE_QUEUE_CHANGED",
-      entityType: "case",
-      entityId: c.id,
-      before: { queueId: from },
-      after: { queueId: target.id },
-      data: input.automated ? { ruleId: input.automated.ruleId, version: input.automated.version, automated: true } : undefined,
-    });
-    return { changed: true, queueId: target.id };
+  return input.automated ? moveCase(ctx, input) : transaction(ctx, () => moveCase(ctx, input));
+}
+
+async function moveCase(
+  ctx: DomainContext,
+  input: { caseId: string; queueId: string; automated?: { ruleId: string; version: number } },
+): Promise<{ changed: boolean; queueId: string }> {
+  const c = await requireCase(ctx, input.caseId);
+  if (!input.automated) await assertCaseWorkable(ctx, c);
+  const target = await requireQueue(ctx, input.queueId);
+  if (target.projectId && target.projectId !== c.projectId) throw badRequest("queueId: this queue is for another project than the case's");
+  const def = await defaultQueue(ctx);
+  const from = queueIdOfCase(c, def.id);
+  if (from === target.id) return { changed: false, queueId: from };
+  await queueStatements(ctx.db).setCaseQueue.execute({ caseId: c.id, queueId: target.isDefault === 1 ? null : target.id });
+  await recordAudit(ctx, {
+    projectId: c.projectId,
+    action: "CASE_QUEUE_CHANGED",
+    entityType: "case",
+    entityId: c.id,
+    before: { queueId: from },
+    after: { queueId: target.id },
+    data: input.automated ? { ruleId: input.automated.ruleId, version: input.automated.version, automated: true } : undefined,
   });
+  return { changed: true, queueId: target.id };
 }
 
 /** The caller's role when a dashboard user, else null (API keys and the system act as the platform). */

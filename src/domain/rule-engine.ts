@@ -9,12 +9,12 @@
  * `{ ruleId, version, automated: true }` (DomainContext.automation). Changes made by rules do not
  * evaluate rules again.
  *
- * Intake is the hot path: the rules of an organization are cached in memory, checked against one
- * cheap stamp query per evaluation (count, sum of versions, latest change and greatest id of its
- * rules for the trigger: every edit adds a version, every creation a greater time-ordered id,
- * every deletion changes the count, so an edit on another instance is seen at the next
- * evaluation), and only the
- * facts the rules use are queried, all at once (one round trip on PostgreSQL).
+ * Intake is the hot path: the rules of an organization are kept in memory, compiled. A change
+ * made through this instance drops them (forgetRules) so the next report sees it; otherwise they
+ * are checked once a second against a stamp (count, sum of versions, latest change and greatest
+ * id of its rules for the trigger: every edit adds a version, every creation a greater
+ * time-ordered id, every deletion changes the count), so a change made through another instance
+ * is seen within a second. Only the facts the rules use are queried, all in one statement.
  */
 import { and, asc, count, countDistinct, eq, gt, gte, inArray, isNull, max, or, sql, sum, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
@@ -31,6 +31,7 @@ import { reporterAccuracy, reporterTallyColumns, updateReporter } from "./report
 import { compileCondition, type CompiledCondition } from "./rule-conditions.ts";
 import { addCaseTag } from "./tags.ts";
 import type { Condition, Effect as RuleEffect, Facts, RuleField, RuleTrigger } from "./views/rule.ts";
+import { RULE_TRIGGERS } from "./views/rule-vocabulary.ts";
 import { applyTransition } from "./workflow-engine.ts";
 
 type ReportRow = typeof reports.$inferSelect;
@@ -47,6 +48,8 @@ export interface LoadedRule {
   /** `when`, compiled; its comparisons' slots are in the rule set's memo. */
   condition: CompiledCondition;
   then: RuleEffect[];
+  /** `then` as stored (what a hit records). */
+  thenJson: string;
   /** The fields its condition reads that cost a query (subject.*, reporter.*, target.*). */
   queried: Set<RuleField>;
 }
@@ -163,6 +166,8 @@ const factsStatement = shapedStatements((db, fields: readonly QueriedFact[]) => 
 
 interface RuleSet {
   stamp: string;
+  /** When the stamp was last read (performance.now()). */
+  checkedAt: number;
   rules: LoadedRule[];
   /** Every field the rules read: the facts to gather. */
   fields: Set<RuleField>;
@@ -170,9 +175,31 @@ interface RuleSet {
   slots: number;
 }
 
-/** By organization and trigger; checked against the stamp at every evaluation. */
+/** By organization and trigger. */
 const cache = new Map<string, RuleSet>();
 const MAX_CACHED = 10_000;
+
+/**
+ * How long a cached rule set is used before its stamp is read again. Rules changed through this
+ * instance are seen by the next report (forgetRules); rules changed through another instance
+ * (several instances on one PostgreSQL database) within this time.
+ */
+export const RULES_RECHECK_MS = 1000;
+
+/** Counts forgetRules calls: a rule set read while one happened is used once, not kept. */
+let generation = 0;
+
+/**
+ * Rules of the organization were created, edited or deleted in the caller's transaction: once it
+ * commits, this instance reads them again at the next evaluation.
+ */
+export function forgetRules(ctx: Pick<DomainContext, "store" | "orgId">): void {
+  const orgId = ctx.orgId;
+  ctx.store.afterCommit(() => {
+    generation++;
+    for (const trigger of RULE_TRIGGERS) cache.delete(`${orgId}\u0000${trigger}`);
+  });
+}
 
 /** What changes whenever a rule of the organization for the trigger is created, edited or deleted. */
 async function ruleStamp(ctx: Pick<DomainContext, "db" | "orgId">, trigger: RuleTrigger): Promise<string> {
@@ -181,14 +208,21 @@ async function ruleStamp(ctx: Pick<DomainContext, "db" | "orgId">, trigger: Rule
 }
 
 /**
- * The organization's live and shadow rules for a trigger, oldest first, from the cache when its
- * stamp still holds (one small query), else read again.
+ * The organization's live and shadow rules for a trigger, oldest first: from the cache while it
+ * is fresh (RULES_RECHECK_MS), then as long as its stamp still holds (one small query), else
+ * read again.
  */
 export async function rulesFor(ctx: Pick<DomainContext, "db" | "orgId">, trigger: RuleTrigger): Promise<RuleSet> {
   const key = `${ctx.orgId}\u0000${trigger}`;
-  const stamp = await ruleStamp(ctx, trigger);
   const cached = cache.get(key);
-  if (cached && cached.stamp === stamp) return cached;
+  const now = performance.now();
+  if (cached && now - cached.checkedAt < RULES_RECHECK_MS) return cached;
+  const seen = generation;
+  const stamp = await ruleStamp(ctx, trigger);
+  if (cached && cached.stamp === stamp) {
+    if (seen === generation) cached.checkedAt = now;
+    return cached;
+  }
   const rows = stamp.startsWith("0:")
     ? []
     : await ctx.db
@@ -210,12 +244,14 @@ export async function rulesFor(ctx: Pick<DomainContext, "db" | "orgId">, trigger
       when,
       condition,
       then: effectsOf(r),
+      thenJson: r.thenJson,
       queried: new Set([...fieldsOf(when)].filter((f) => !FREE_FIELDS.has(f))),
     };
   });
   const fields = new Set<RuleField>();
   for (const r of loaded) fieldsOf(r.when, fields);
-  const set: RuleSet = { stamp, rules: loaded, fields, slots };
+  const set: RuleSet = { stamp, checkedAt: now, rules: loaded, fields, slots };
+  if (seen !== generation) return set; // a change committed meanwhile: read again next time
   if (cache.size >= MAX_CACHED) cache.clear();
   cache.set(key, set);
   return set;
@@ -336,7 +372,7 @@ export async function runRules(ctx: DomainContext, input: RunRulesInput): Promis
   const insertHit = engineStatements(ctx.db).hit;
   await together(
     ...matched.map((r) =>
-      insertHit.execute({ id: newId(), orgId: ctx.orgId, ruleId: r.id, version: r.version, reportId: report.id, effects: JSON.stringify(r.then), applied: r.mode === "live" ? 1 : 0, at: now }),
+      insertHit.execute({ id: newId(), orgId: ctx.orgId, ruleId: r.id, version: r.version, reportId: report.id, effects: r.thenJson, applied: r.mode === "live" ? 1 : 0, at: now }),
     ),
   );
   let routed = false;
@@ -356,9 +392,11 @@ export async function runRules(ctx: DomainContext, input: RunRulesInput): Promis
 
 /**
  * One effect of a live rule: an effect the state no longer allows (dismissing a report a
- * moderator already decided, a queue deleted since) is skipped, and the others stand. Every
- * domain function an effect calls runs in a savepoint of its own (`transaction`), rolled back
- * when it refuses, so no savepoint is added here (intake is the hot path).
+ * moderator already decided, a queue deleted since) is skipped, and the others stand. No
+ * refused effect leaves a write behind: the workflow engine, enforcement and reporters run in
+ * a savepoint of their own (`transaction`), rolled back when they refuse; the route and tag
+ * effects (moveCaseToQueue, addCaseTag) refuse before they write, and take no savepoint, since
+ * intake is the hot path.
  */
 async function applyEffect(ctx: DomainContext, rule: LoadedRule, report: ReportRow, effect: RuleEffect): Promise<void> {
   try {

@@ -13,7 +13,7 @@ import { iso } from "./clock.ts";
 import { transaction, type DomainContext } from "./context.ts";
 import { badRequest, notFound } from "./errors.ts";
 import { newId } from "./ids.ts";
-import { fieldsOf, gatherFacts } from "./rule-engine.ts";
+import { fieldsOf, forgetRules, gatherFacts } from "./rule-engine.ts";
 import { evaluateCondition } from "./rule-conditions.ts";
 import { TIMED_KINDS } from "./views/enforcement.ts";
 import type { Condition, Effect, RuleHitView, RuleInput, RuleTestResult, RuleView } from "./views/rule.ts";
@@ -142,6 +142,7 @@ export async function createRule(ctx: DomainContext, input: RuleInput): Promise<
       entityId: row.id,
       after: { ...bodyOf(row), version: row.version },
     });
+    forgetRules(ctx);
     return toRuleView(row);
   });
 }
@@ -176,6 +177,7 @@ export async function updateRule(ctx: DomainContext, input: { ruleId: string; pa
       before: { ...bodyOf(before), version: before.version },
       after: { ...bodyOf(after), version: after.version },
     });
+    forgetRules(ctx);
     return toRuleView(after);
   });
 }
@@ -192,6 +194,7 @@ export async function deleteRule(ctx: DomainContext, input: { ruleId: string }):
       entityId: before.id,
       before: { ...bodyOf(before), version: before.version },
     });
+    forgetRules(ctx);
   });
 }
 

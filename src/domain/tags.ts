@@ -36,21 +36,20 @@ export async function setCaseTags(ctx: DomainContext, input: { caseId: string; t
 /**
  * Adds one tag to a case (a rule's `tag` effect): the same rule as setCaseTags (normalised, at
  * most MAX_TAGS_PER_CASE, audited as CASE_TAGS_CHANGED), without reading the tags twice or
- * rewriting the ones already there.
+ * rewriting the ones already there. Call it inside a transaction (report intake's): every
+ * refusal comes before the first write, so it takes no savepoint of its own.
  */
 export async function addCaseTag(ctx: DomainContext, input: { caseId: string; tag: string }): Promise<string[]> {
   const tag = normaliseTag(input.tag);
-  return transaction(ctx, async () => {
-    const c = await requireCase(ctx, input.caseId);
-    const q = tagStatements(ctx.db);
-    const before = (await q.ofCase.execute({ caseId: c.id })).map((r) => r.tag);
-    if (tag === null || before.includes(tag)) return before;
-    const tags = [...before, tag].sort();
-    if (tags.length > MAX_TAGS_PER_CASE) throw badRequest(`tags: at most ${MAX_TAGS_PER_CASE} per case`);
-    await q.insert.execute({ caseId: c.id, orgId: ctx.orgId, tag, createdAt: ctx.clock.now() });
-    await recordAudit(ctx, { projectId: c.projectId, action: "CASE_TAGS_CHANGED", entityType: "case", entityId: c.id, before: { tags: before }, after: { tags } });
-    return tags;
-  });
+  const c = await requireCase(ctx, input.caseId);
+  const q = tagStatements(ctx.db);
+  const before = (await q.ofCase.execute({ caseId: c.id })).map((r) => r.tag);
+  if (tag === null || before.includes(tag)) return before;
+  const tags = [...before, tag].sort();
+  if (tags.length > MAX_TAGS_PER_CASE) throw badRequest(`tags: at most ${MAX_TAGS_PER_CASE} per case`);
+  await q.insert.execute({ caseId: c.id, orgId: ctx.orgId, tag, createdAt: ctx.clock.now() });
+  await recordAudit(ctx, { projectId: c.projectId, action: "CASE_TAGS_CHANGED", entityType: "case", entityId: c.id, before: { tags: before }, after: { tags } });
+  return tags;
 }
 
 /** The tags of each case, sorted. */

@@ -3,18 +3,18 @@
  * changes nothing; live rules route, raise priority, tag, escalate, dismiss, resolve with a
  * suspension and mute the reporter, each audited as automated with the rule and its version; a
  * rule never sees another organization's reports; no rule re-triggers itself; the facts; the
- * cache follows edits; report.enriched rules run after the (fake Ollama) enrichment.
+ * cache follows edits, and another instance's within a second; report.enriched rules run after the (fake Ollama) enrichment.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { and, eq } from "drizzle-orm";
 import { startFakeOllama, type FakeOllama } from "../../scripts/fake-ollama.ts";
 import { loadConfig } from "../../src/config.ts";
-import { enforcementActions, identities, ruleHits, statements } from "../../src/db/schema.ts";
+import { enforcementActions, identities, ruleHits, rules, statements } from "../../src/db/schema.ts";
 import { enrichReport } from "../../src/domain/analysis.ts";
 import { systemActor } from "../../src/domain/audit.ts";
 import { decideOnReport } from "../../src/domain/cases.ts";
 import { createQueue } from "../../src/domain/queues.ts";
-import { gatherFacts, runRules } from "../../src/domain/rule-engine.ts";
+import { gatherFacts, RULES_RECHECK_MS, runRules } from "../../src/domain/rule-engine.ts";
 import { createRule, deleteRule, updateRule } from "../../src/domain/rules.ts";
 import { tagsOfCases } from "../../src/domain/tags.ts";
 import type { Condition, Effect, RuleInput } from "../../src/domain/views/rule.ts";
@@ -184,6 +184,34 @@ describe("boundaries", () => {
     await decideOnReport(world.ctx, { reportId: a.reportId, decision: { action: "resolve", code: "SPAM_CONFIRMED" } });
     expect(await hitsOf(world, r.id)).toHaveLength(1); // a moderator's decision is not a trigger
     await deleteRule(world.ctx, { ruleId: r.id });
+  });
+});
+
+describe("the rules cache", () => {
+  test("a rule changed by another instance (written to the database, not through this one) applies within RULES_RECHECK_MS", async () => {
+    const marker = uniq("elsewhere");
+    const queue = await createQueue(world.ctx, { name: uniq("Elsewhere") });
+    await world.fileReport({ description: `warm ${marker}` }); // the organization's rules are cached now
+    const now = Date.now();
+    await world.store.transaction(() =>
+      world.store.db.insert(rules).values({
+        id: crypto.randomUUID(),
+        orgId: world.ctx.orgId,
+        projectId: null,
+        name: uniq("written elsewhere"),
+        description: null,
+        trigger: "report.created",
+        mode: "live",
+        whenJson: JSON.stringify(marked(marker)),
+        thenJson: JSON.stringify([{ type: "route", queueId: queue.id }]),
+        version: 1,
+        createdAt: now,
+        updatedAt: now,
+      }),
+    );
+    await Bun.sleep(RULES_RECHECK_MS + 50);
+    const r = await world.fileReport({ description: `after ${marker}` });
+    expect((await world.caseOf(r.caseId)).queueId).toBe(queue.id);
   });
 });
 
