@@ -115,6 +115,17 @@ export function compileCondition(when: Condition, firstSlot = 0): CompiledCondit
   return { test, endSlot: slots };
 }
 
+/** The last text lowered, and its lower case: the rules of one evaluation read the same text. */
+let lastText = "";
+let lastLowered = "";
+function lowered(text: string): string {
+  if (text !== lastText) {
+    lastText = text;
+    lastLowered = text.toLowerCase();
+  }
+  return lastLowered;
+}
+
 /** What each op means: a comparison's test of a fact (null when missing), built once. */
 function comparisonTest({ op, value }: Comparison): (fact: unknown) => boolean {
   const never = () => false;
@@ -140,7 +151,7 @@ function comparisonTest({ op, value }: Comparison): (fact: unknown) => boolean {
     case "contains": {
       if (typeof value !== "string") return never;
       const needle = value.toLowerCase();
-      return (fact) => typeof fact === "string" && fact.toLowerCase().includes(needle);
+      return (fact) => typeof fact === "string" && lowered(fact).includes(needle);
     }
     case "matches": {
       const re = typeof value === "string" ? compiled(value) : null;

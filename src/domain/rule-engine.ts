@@ -50,8 +50,10 @@ export interface LoadedRule {
   then: RuleEffect[];
   /** `then` as stored (what a hit records). */
   thenJson: string;
-  /** The fields its condition reads that cost a query (subject.*, reporter.*, target.*). */
-  queried: Set<RuleField>;
+  /** The fields its condition reads that cost a query (subject.*, reporter.*, target.*): bit i is QUERIED_FIELDS[i]. */
+  queried: number;
+  /** A reason the report must have for the condition to hold (its top `all` requires `report.reasons includes` it), else null. */
+  requiredReason: string | null;
 }
 
 /** The effects of a rule row (its `then`), parsed. */
@@ -245,7 +247,8 @@ export async function rulesFor(ctx: Pick<DomainContext, "db" | "orgId">, trigger
       condition,
       then: effectsOf(r),
       thenJson: r.thenJson,
-      queried: new Set([...fieldsOf(when)].filter((f) => !FREE_FIELDS.has(f))),
+      queried: queriedMask(fieldsOf(when)),
+      requiredReason: requiredReason(when),
     };
   });
   const fields = new Set<RuleField>();
@@ -267,6 +270,28 @@ const DAY_MS = 24 * 3600 * 1000;
 const FREE_FIELDS: ReadonlySet<RuleField> = new Set<RuleField>([
   "report.reasons", "report.severity", "report.automated", "report.contentType", "report.text", "ai.severity", "ai.confidence", "ai.categories",
 ]);
+
+/** The queried fields among `fields`, as a mask over QUERIED_FIELDS. */
+function queriedMask(fields: ReadonlySet<RuleField>): number {
+  let mask = 0;
+  QUERIED_FIELDS.forEach((f, i) => {
+    if (fields.has(f)) mask |= 1 << i;
+  });
+  return mask;
+}
+
+/**
+ * A reason without which a condition cannot hold: the value of a `report.reasons includes`
+ * comparison that is the condition, or one of its top `all`. Most rules start so (route child
+ * safety reports…); a report without that reason skips the rule without evaluating it.
+ */
+function requiredReason(when: Condition): string | null {
+  const isReasonTest = (c: Condition): c is Condition & { field: "report.reasons"; op: "includes"; value: string } =>
+    "field" in c && c.field === "report.reasons" && c.op === "includes" && typeof c.value === "string";
+  if (isReasonTest(when)) return when.value;
+  if ("all" in when) for (const c of when.all) if (isReasonTest(c)) return c.value;
+  return null;
+}
 
 /** The facts that cost a query, in a fixed order (the shape of the facts statement). */
 const QUERIED_FIELDS: readonly QueriedFact[] = [
@@ -358,15 +383,17 @@ export async function runRules(ctx: DomainContext, input: RunRulesInput): Promis
   if (!applicable.length) return none;
   // The report's own facts first; the queried ones only for the rules those leave undecided.
   const facts = await gatherFacts(ctx, { reportId: report.id, report, fields: FREE_FIELDS });
+  const reasons = facts["report.reasons"] as string[];
+  // A rule whose required reason the report lacks is false: not evaluated at all.
+  const candidates = applicable.filter((r) => r.requiredReason === null || reasons.includes(r.requiredReason));
   const memo = new Uint8Array(set.slots);
-  const undecided = applicable.filter((r) => r.condition.test(facts, memo, true) === undefined);
-  if (undecided.length) {
-    const wanted = new Set<RuleField>();
-    for (const r of undecided) for (const f of r.queried) wanted.add(f);
-    const more = await gatherFacts(ctx, { reportId: report.id, report, fields: wanted });
-    Object.assign(facts, more);
+  let wanted = 0;
+  for (const r of candidates) if (r.queried !== 0 && r.condition.test(facts, memo, true) === undefined) wanted |= r.queried;
+  if (wanted !== 0) {
+    const fields = new Set(QUERIED_FIELDS.filter((_, i) => wanted & (1 << i)));
+    Object.assign(facts, await gatherFacts(ctx, { reportId: report.id, report, fields }));
   }
-  const matched = applicable.filter((r) => r.condition.test(facts, memo, false) === true);
+  const matched = candidates.filter((r) => r.condition.test(facts, memo, false) === true);
   if (!matched.length) return { evaluated: applicable.length, hits: [] };
   const now = ctx.clock.now();
   const insertHit = engineStatements(ctx.db).hit;
