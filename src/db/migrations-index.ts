@@ -15,6 +15,7 @@ import m12 from "../../drizzle/0012_moderators_day.sql" with { type: "text" };
 import m13 from "../../drizzle/0013_search.sql" with { type: "text" };
 import m14 from "../../drizzle/0014_reporters_and_dsa.sql" with { type: "text" };
 import m15 from "../../drizzle/0015_queues_and_rules.sql" with { type: "text" };
+import m16 from "../../drizzle/0016_cases_subject_open.sql" with { type: "text" };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -40,4 +41,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0013_search", when: 1795602007995, breakpoints: true, sql: m13 },
   { tag: "0014_reporters_and_dsa", when: 1795603139490, breakpoints: true, sql: m14 },
   { tag: "0015_queues_and_rules", when: 1795604526831, breakpoints: true, sql: m15 },
+  { tag: "0016_cases_subject_open", when: 1795613231191, breakpoints: true, sql: m16 },
 ];

@@ -245,7 +245,8 @@ export const cases = pgTable(
       .on(t.projectId, t.subjectIdentityId)
       .where(sql`${t.isOpen} = 1 AND ${t.contentExternalId} IS NULL AND ${t.subjectIdentityId} IS NOT NULL`),
     index("cases_queue_idx").on(t.orgId, t.isOpen, t.bucket, t.createdAt),
-    index("cases_subject_idx").on(t.subjectIdentityId),
+    // With is_open: a subject's open cases (a rule's subject.openCases) are counted from the index alone.
+    index("cases_subject_idx").on(t.subjectIdentityId, t.isOpen),
     // The queue's views: escalated to a team, claimed by someone, appealed; the closed cases' list.
     index("cases_escalated_idx").on(t.orgId, t.escalatedTeam).where(sql`${t.isOpen} = 1 AND ${t.escalatedTeam} IS NOT NULL`),
     index("cases_open_assignee_idx").on(t.orgId, t.assigneeId).where(sql`${t.isOpen} = 1`),

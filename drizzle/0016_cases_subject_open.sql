@@ -1,0 +1,2 @@
+DROP INDEX `cases_subject_idx`;--> statement-breakpoint
+CREATE INDEX `cases_subject_idx` ON `cases` (`subject_identity_id`,`is_open`);
