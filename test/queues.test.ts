@@ -229,6 +229,54 @@ describe("cases in queues", () => {
     expect(dismissed.response.status).toBe(200);
   });
 
+  test("nor find them by search, among closed cases, or on their subject's page", async () => {
+    const mod = await makeUser("moderator");
+    const admin2 = await makeUser("admin");
+    const restricted = await createQueue({ name: `Hidden ${Date.now()}`, access: { users: [], roles: ["admin"] } });
+    const word = `zanzibar${crypto.randomUUID().slice(0, 6)}`;
+    const subject = { type: "user", externalId: `hidden-${crypto.randomUUID().slice(0, 8)}` };
+    const hidden = await fileReport(server, { description: `${word} hidden`, subject });
+    const shown = await fileReport(server, { description: `${word} shown`, subject });
+    expect((await moveCase(hidden.caseId, restricted.id)).status).toBe(200);
+    const closed = await fileReport(server, { description: `${word} closed` });
+    expect((await moveCase(closed.caseId, restricted.id)).status).toBe(200);
+    expect((await trpc("POST", "reports.dismiss", { reportId: closed.reportId, reason: "other" }, admin2.session)).status).toBe(200);
+
+    const found = async (s: Session) => {
+      const r = await trpc("GET", "search.find", { q: word, kind: "reports" }, s);
+      expect(r.status).toBe(200);
+      return r.body.result.data.reports.items.map((i: { caseId: string }) => i.caseId);
+    };
+    expect(await found(admin2.session)).toEqual(expect.arrayContaining([hidden.caseId, shown.caseId, closed.caseId]));
+    const modFound = await found(mod.session);
+    expect(modFound).toContain(shown.caseId);
+    expect(modFound).not.toContain(hidden.caseId);
+    expect(modFound).not.toContain(closed.caseId);
+
+    const closedIds = async (s: Session) => {
+      const r = await trpc("GET", "search.closedCases", { limit: 100 }, s);
+      expect(r.status).toBe(200);
+      return r.body.result.data.items.map((i: { id: string }) => i.id);
+    };
+    expect(await closedIds(admin2.session)).toContain(closed.caseId);
+    expect(await closedIds(mod.session)).not.toContain(closed.caseId);
+
+    const detail = await trpc("GET", "cases.detail", { caseId: shown.caseId }, admin2.session);
+    const identityId = detail.body.result.data.case.subjectIdentityId as string;
+    const profile = async (s: Session) => {
+      const r = await trpc("GET", "dashboard.identity", { identityId }, s);
+      expect(r.status).toBe(200);
+      const d = r.body.result.data;
+      return { cases: d.cases.map((c: { id: string }) => c.id), reports: d.reportsAbout.map((x: { id: string }) => x.id) };
+    };
+    const adminView = await profile(admin2.session);
+    expect(adminView.cases).toEqual(expect.arrayContaining([hidden.caseId, shown.caseId]));
+    expect(adminView.reports).toEqual(expect.arrayContaining([hidden.reportId, shown.reportId]));
+    const modView = await profile(mod.session);
+    expect(modView.cases).toEqual([shown.caseId]);
+    expect(modView.reports).toEqual([shown.reportId]);
+  });
+
   test("queues order their cases by their ordering, and paging neither skips nor repeats", async () => {
     const q = await createQueue({ name: `Ordered ${Date.now()}`, ordering: "age" });
     const filed: string[] = [];

@@ -7,7 +7,7 @@ import { together, transaction, type DomainContext } from "./context.ts";
 import { conflict, notFound } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { findOpenCase, type CaseKey } from "./open-case.ts";
-import { requireWorkableCase } from "./queues.ts";
+import { requireWorkableCase, workableCasesWhere, type AccessContext } from "./queues.ts";
 import { BUCKETS, higherBucket, type Bucket } from "./severity.ts";
 import type { Status } from "./workflow.ts";
 import { applyTransition, type Move } from "./workflow-engine.ts";
@@ -189,16 +189,18 @@ export interface QueueQuery {
   limit: number;
 }
 
-/** Open cases, emergency first, then high, then normal; oldest first within a bucket. */
-export async function reviewQueue(ctx: Pick<DomainContext, "db" | "orgId">, q: QueueQuery): Promise<{ cases: CaseView[]; counts: Record<Bucket, number> }> {
+/** Open cases of the queues the caller may work, emergency first, then high, then normal; oldest first within a bucket. */
+export async function reviewQueue(ctx: AccessContext, q: QueueQuery): Promise<{ cases: CaseView[]; counts: Record<Bucket, number> }> {
   const counts = { emergency: 0, high: 0, normal: 0 } as Record<Bucket, number>;
   const found: CaseRow[] = [];
+  const access = await workableCasesWhere(ctx);
   for (const bucket of [...BUCKETS].reverse()) {
     const where = and(
       eq(cases.orgId, ctx.orgId),
       eq(cases.isOpen, 1),
       eq(cases.bucket, bucket),
       q.projectId ? eq(cases.projectId, q.projectId) : undefined,
+      access,
     );
     const [count] = await ctx.db.select({ n: sql<number>`count(*)` }).from(cases).where(where);
     counts[bucket] = count?.n ?? 0;

@@ -14,7 +14,7 @@ import type { DomainContext, ReadContext } from "./context.ts";
 import { actionViews, type EnforcementActionView } from "./enforcement.ts";
 import { badRequest, notFound } from "./errors.ts";
 import { getIdentity, toIdentityView, type IdentityView } from "./identities.ts";
-import { assertCaseWorkable, defaultQueue, queueIdOfCase, queueScope, requireQueue, workableQueues, type AccessContext } from "./queues.ts";
+import { assertCaseWorkable, defaultQueue, queueIdOfCase, queueScope, requireQueue, workableCasesWhere, workableQueues, type AccessContext } from "./queues.ts";
 import { toReportViews, type ReportView } from "./reports.ts";
 import { BUCKETS, maxSeverity, SEVERITIES, type Bucket, type Severity } from "./severity.ts";
 import { tagsOfCases } from "./tags.ts";
@@ -532,7 +532,7 @@ export interface IdentityProfile {
   enforcement: EnforcementView[];
 }
 
-export async function identityProfile(ctx: TenantRead, identityId: string): Promise<IdentityProfile> {
+export async function identityProfile(ctx: TenantRead & AccessContext, identityId: string): Promise<IdentityProfile> {
   const now = ctx.clock.now();
   const [row] = await ctx.db
     .select({ identity: identities, projectName: projects.name })
@@ -541,15 +541,28 @@ export async function identityProfile(ctx: TenantRead, identityId: string): Prom
     .where(and(eq(identities.id, identityId), eq(projects.orgId, ctx.orgId)))
     .limit(1);
   if (!row) throw notFound("Identity not found");
-  const about = await ctx.db.select().from(reports).where(eq(reports.subjectIdentityId, identityId)).orderBy(desc(reports.createdUs)).limit(50);
+  // Cases in queues the caller may not work, and their reports, are left out.
+  const access = await workableCasesWhere(ctx);
+  const reportWorkable = access ? sql`exists (select 1 from ${cases} where ${cases.id} = ${reports.caseId} and ${access})` : undefined;
+  const about = await ctx.db
+    .select()
+    .from(reports)
+    .where(and(eq(reports.subjectIdentityId, identityId), reportWorkable))
+    .orderBy(desc(reports.createdUs))
+    .limit(50);
   // No index on the reporter: this walks the project's reports from the newest (bounded by the limit).
   const filed = await ctx.db
     .select()
     .from(reports)
-    .where(and(eq(reports.projectId, row.identity.projectId), eq(reports.reporterIdentityId, identityId)))
+    .where(and(eq(reports.projectId, row.identity.projectId), eq(reports.reporterIdentityId, identityId), reportWorkable))
     .orderBy(desc(reports.createdUs))
     .limit(20);
-  const caseRows = await ctx.db.select().from(cases).where(eq(cases.subjectIdentityId, identityId)).orderBy(desc(cases.createdAt)).limit(50);
+  const caseRows = await ctx.db
+    .select()
+    .from(cases)
+    .where(and(eq(cases.subjectIdentityId, identityId), access))
+    .orderBy(desc(cases.createdAt))
+    .limit(50);
   return {
     identity: toIdentityView(row.identity),
     projectName: row.projectName,

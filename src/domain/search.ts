@@ -22,6 +22,7 @@ import type { DomainContext, ReadContext } from "./context.ts";
 import { badRequest } from "./errors.ts";
 import { toIdentityView, type IdentityView } from "./identities.ts";
 import { isoFromUs } from "./report-time.ts";
+import { workableCasesWhere, type AccessContext } from "./queues.ts";
 import type { Bucket, Severity } from "./severity.ts";
 import { userEmails } from "./users.ts";
 import type { CaseDecisionAction } from "./views/case.ts";
@@ -29,7 +30,8 @@ import type { ActorType } from "./views/common.ts";
 import { CLOSED_PAGE_MAX, CLOSED_PAGE_SIZE, SEARCH_MAX_WORDS, SEARCH_PAGE_MAX, SEARCH_PAGE_SIZE, type ClosedStatus, type MatchField, type SearchKind } from "./views/search.ts";
 import type { Status } from "./workflow.ts";
 
-type TenantRead = ReadContext & Pick<DomainContext, "orgId">;
+/** The caller's organization, and who the caller is: a case in a queue the caller may not work is left out. */
+type TenantRead = ReadContext & Pick<DomainContext, "orgId"> & AccessContext;
 
 // ---------------------------------------------------------------------------------------------
 // Words
@@ -167,6 +169,7 @@ async function searchReports(ctx: TenantRead, o: KindQuery): Promise<SearchResul
   if (o.projectId) where.push(eq(reports.projectId, o.projectId));
   if (o.openOnly) where.push(eq(cases.isOpen, 1));
   if (o.cursor) where.push(lt(reports.createdUs, reportCursor(o.cursor)));
+  where.push(await workableCasesWhere(ctx));
   const rows = await ctx.db
     .select({ report: reports, case: cases })
     .from(reports)
@@ -388,6 +391,7 @@ export async function closedCases(ctx: TenantRead, o: ClosedCasesOptions): Promi
   if (o.decidedBy) filters.push(eq(cases.decidedById, o.decidedBy));
   if (from !== undefined) filters.push(gte(cases.decidedAt, from));
   if (before !== undefined) filters.push(lt(cases.decidedAt, before));
+  filters.push(await workableCasesWhere(ctx));
   const after = cursor ? or(lt(cases.decidedAt, cursor.at), and(eq(cases.decidedAt, cursor.at), lt(cases.id, cursor.id))) : undefined;
   const [count] = await ctx.db.select({ n: sql<number>`count(*)` }).from(cases).where(and(...filters));
   const rows = await ctx.db
