@@ -16,6 +16,7 @@ import m13 from "../../drizzle/0013_search.sql" with { type: "text" };
 import m14 from "../../drizzle/0014_reporters_and_dsa.sql" with { type: "text" };
 import m15 from "../../drizzle/0015_queues_and_rules.sql" with { type: "text" };
 import m16 from "../../drizzle/0016_cases_subject_open.sql" with { type: "text" };
+import m17 from "../../drizzle/0017_rule_hits_by_rule_only.sql" with { type: "text" };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -42,4 +43,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0014_reporters_and_dsa", when: 1795603139490, breakpoints: true, sql: m14 },
   { tag: "0015_queues_and_rules", when: 1795604526831, breakpoints: true, sql: m15 },
   { tag: "0016_cases_subject_open", when: 1795613231191, breakpoints: true, sql: m16 },
+  { tag: "0017_rule_hits_by_rule_only", when: 1795614346288, breakpoints: true, sql: m17 },
 ];

@@ -607,7 +607,8 @@ export const ruleHits = pgTable(
     applied: integer("applied").notNull(),
     at: big("at").notNull(),
   },
-  (t) => [index("rule_hits_rule_idx").on(t.ruleId, t.at), index("rule_hits_report_idx").on(t.reportId)],
+  // Read by rule only (the hits list and its counts); every index costs each hit on intake.
+  (t) => [index("rule_hits_rule_idx").on(t.ruleId, t.at)],
 );
 
 /**

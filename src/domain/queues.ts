@@ -56,6 +56,12 @@ const queueStatements = statements((db) => ({
     .from(queues)
     .where(and(eq(queues.orgId, sql.placeholder("orgId")), sql`${queues.isDefault} = 1`))
     .prepare(),
+  /** A queue and the organization's default, in one read (the default may be the queue itself). */
+  withDefault: db
+    .select()
+    .from(queues)
+    .where(and(eq(queues.orgId, sql.placeholder("orgId")), or(eq(queues.id, sql.placeholder("id")), sql`${queues.isDefault} = 1`)))
+    .prepare(),
   setCaseQueue: db.update(cases).set({ queueId: param("queueId") }).where(eq(cases.id, sql.placeholder("caseId"))).prepare(),
 }));
 
@@ -321,9 +327,11 @@ async function moveCase(
 ): Promise<{ changed: boolean; queueId: string }> {
   const c = await requireCase(ctx, input.caseId);
   if (!input.automated) await assertCaseWorkable(ctx, c);
-  const target = await requireQueue(ctx, input.queueId);
+  const found = await queueStatements(ctx.db).withDefault.execute({ orgId: ctx.orgId, id: input.queueId });
+  const target = found.find((q) => q.id === input.queueId);
+  if (!target) throw notFound("Queue not found");
   if (target.projectId && target.projectId !== c.projectId) throw badRequest("queueId: this queue is for another project than the case's");
-  const def = await defaultQueue(ctx);
+  const def = found.find((q) => q.isDefault === 1) ?? (await defaultQueue(ctx));
   const from = queueIdOfCase(c, def.id);
   if (from === target.id) return { changed: false, queueId: from };
   await queueStatements(ctx.db).setCaseQueue.execute({ caseId: c.id, queueId: target.isDefault === 1 ? null : target.id });

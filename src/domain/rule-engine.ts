@@ -16,7 +16,7 @@
  * time-ordered id, every deletion changes the count), so a change made through another instance
  * is seen within a second. Only the facts the rules use are queried, all in one statement.
  */
-import { and, asc, count, countDistinct, eq, gt, gte, inArray, isNull, max, or, sql, sum, type SQL } from "drizzle-orm";
+import { and, asc, count, countDistinct, eq, gt, gte, inArray, isNotNull, isNull, max, or, sql, sum, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { param, shapedStatements, statements } from "../db/prepared.ts";
 import { cases, enforcementActions, identities, organizations, reports, ruleHits, rules } from "../db/schema.ts";
@@ -95,6 +95,7 @@ const engineStatements = statements((db) => ({
     .prepare(),
   report: db.select().from(reports).where(and(eq(reports.id, ph("id")), eq(reports.orgId, ph("orgId")))).prepare(),
   distinctReporters: db.select({ n: countDistinct(reports.reporterIdentityId) }).from(reports).where(sameTarget).prepare(),
+  targetReporters: db.select({ id: reports.reporterIdentityId }).from(reports).where(and(sameTarget, isNotNull(reports.reporterIdentityId))).prepare(),
   raisePriority: db
     .update(cases)
     .set({ priority: sql`${cases.priority} + ${ph("by")}` })
@@ -145,7 +146,8 @@ function factColumns(db: Db): Record<QueriedFact, Record<string, SQL>> {
       // The reports of the target with a reporter; when more than one, their distinct reporters
       // are counted by a second statement (distinctReporters): count(distinct) opens a temporary
       // b-tree whenever its statement runs, which costs more than all the other facts together,
-      // and most content is reported once.
+      // and most content is reported once. Up to DISTINCT_IN_JS reports, their reporters are
+      // read and counted here instead, cheaper than that b-tree.
       targetReports: one(db.select({ n: count(reports.reporterIdentityId) }).from(reports).where(sameTarget)),
     },
   };
@@ -266,6 +268,9 @@ export async function rulesFor(ctx: Pick<DomainContext, "db" | "orgId">, trigger
 
 const DAY_MS = 24 * 3600 * 1000;
 
+/** Up to this many reports of a target, its distinct reporters are counted in JavaScript (targetReporters). */
+const DISTINCT_IN_JS = 200;
+
 /** The facts read from the report's row itself: they cost no query. */
 const FREE_FIELDS: ReadonlySet<RuleField> = new Set<RuleField>([
   "report.reasons", "report.severity", "report.automated", "report.contentType", "report.text", "ai.severity", "ai.confidence", "ai.categories",
@@ -345,8 +350,13 @@ export async function gatherFacts(
   if (want("reporter.reportsLast24h")) facts["reporter.reportsLast24h"] = n(row?.reporterRecent);
   if (want("target.distinctReportersLast24h")) {
     const reportsOfTarget = report.contentExternalId == null ? 0 : n(row?.targetReports);
+    const q = engineStatements(ctx.db);
     facts["target.distinctReportersLast24h"] =
-      reportsOfTarget <= 1 ? reportsOfTarget : n((await engineStatements(ctx.db).distinctReporters.execute(target))[0]?.n);
+      reportsOfTarget <= 1
+        ? reportsOfTarget
+        : reportsOfTarget <= DISTINCT_IN_JS
+          ? new Set((await q.targetReporters.execute(target)).map((r) => r.id)).size
+          : n((await q.distinctReporters.execute(target))[0]?.n);
   }
   return facts;
 }

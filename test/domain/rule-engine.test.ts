@@ -247,6 +247,21 @@ describe("facts", () => {
     const r1Facts = await gatherFacts(world.ctx, { reportId: first.reportId, fields: new Set(["reporter.accuracy", "reporter.reportsLast24h"]) });
     expect(r1Facts).toEqual({ "reporter.accuracy": 2 / 3, "reporter.reportsLast24h": 2 });
   });
+
+  test("distinct reporters of a target: the same with few reports and with many (counted in SQL past 200)", async () => {
+    const post = { contentType: "post", contentExternalId: uniq("pile-on") };
+    const reporters = [uniq("a"), uniq("b"), uniq("c")].map((externalId) => ({ type: "user", externalId }));
+    const distinctAfter = async (reportId: string) =>
+      (await gatherFacts(world.ctx, { reportId, fields: new Set(["target.distinctReportersLast24h"]) }))["target.distinctReportersLast24h"];
+    let last = await world.fileReport({ reporter: reporters[0]!, target: post });
+    expect(await distinctAfter(last.reportId)).toBe(1);
+    last = await world.fileReport({ reporter: reporters[0]!, target: post }); // the same reporter again
+    expect(await distinctAfter(last.reportId)).toBe(1);
+    for (let i = 0; i < 205; i++) last = await world.fileReport({ reporter: reporters[i % 3]!, target: post });
+    expect(await distinctAfter(last.reportId)).toBe(3);
+    last = await world.fileReport({ reporter: null, target: post }); // anonymous reports count no reporter
+    expect(await distinctAfter(last.reportId)).toBe(3);
+  });
 });
 
 describe("report.enriched", () => {

@@ -1,0 +1,1 @@
+DROP INDEX "rule_hits_report_idx";
