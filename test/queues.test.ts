@@ -229,7 +229,7 @@ describe("cases in queues", () => {
     expect(dismissed.response.status).toBe(200);
   });
 
-  test("nor find them by search, among closed cases, or on their subject's page", async () => {
+  test("nor find them by search, among closed cases, or on their subject's page; cases and hits carry their queueId", async () => {
     const mod = await makeUser("moderator");
     const admin2 = await makeUser("admin");
     const restricted = await createQueue({ name: `Hidden ${Date.now()}`, access: { users: [], roles: ["admin"] } });
@@ -263,6 +263,11 @@ describe("cases in queues", () => {
 
     const detail = await trpc("GET", "cases.detail", { caseId: shown.caseId }, admin2.session);
     const identityId = detail.body.result.data.case.subjectIdentityId as string;
+    // Cases and search hits carry their queue (null: the default queue).
+    expect(detail.body.result.data.case.queueId).toBeNull();
+    expect((await trpc("GET", "cases.detail", { caseId: hidden.caseId }, admin2.session)).body.result.data.case.queueId).toBe(restricted.id);
+    const hits = (await trpc("GET", "search.find", { q: word, kind: "reports" }, admin2.session)).body.result.data.reports.items;
+    expect(hits.find((h: { caseId: string }) => h.caseId === hidden.caseId).case.queueId).toBe(restricted.id);
     const profile = async (s: Session) => {
       const r = await trpc("GET", "dashboard.identity", { identityId }, s);
       expect(r.status).toBe(200);

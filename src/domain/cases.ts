@@ -31,6 +31,7 @@ export const toCaseView = (c: CaseRow): CaseView => ({
   createdAt: iso(c.createdAt),
   updatedAt: iso(c.updatedAt),
   lastReportAt: iso(c.lastReportAt),
+  queueId: c.queueId,
   escalation: c.escalatedTeam ? { team: c.escalatedTeam, at: iso(c.escalatedAt ?? c.updatedAt) } : null,
   decision:
     c.decision && c.decidedAt != null

@@ -106,6 +106,8 @@ export interface ReportHit {
     status: Status;
     bucket: Bucket;
     open: boolean;
+    /** The review queue the case is in; null for the organization's default queue. */
+    queueId: string | null;
     reportCount: number;
     target: { contentType: string | null; contentExternalId: string } | null;
     subject: { id: string; displayName: string; handleLabel: string } | null;
@@ -198,6 +200,7 @@ async function searchReports(ctx: TenantRead, o: KindQuery): Promise<SearchResul
         status: c.status as Status,
         bucket: c.bucket,
         open: c.isOpen === 1,
+        queueId: c.queueId,
         reportCount: c.reportCount,
         target: c.contentExternalId != null ? { contentType: c.contentType || null, contentExternalId: c.contentExternalId } : null,
         subject: subject ? { id: subject.id, displayName: subject.displayName, handleLabel: subject.handleLabel } : null,

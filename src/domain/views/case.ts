@@ -26,6 +26,8 @@ export const caseViewSchema = z.object({
   createdAt: isoDateTime,
   updatedAt: isoDateTime,
   lastReportAt: isoDateTime,
+  /** The review queue the case is in; null for the organization's default queue. */
+  queueId: z.string().nullable(),
   /** The team an open case was last escalated to; null once it is decided. */
   escalation: z.object({ team: z.enum(TEAMS), at: isoDateTime }).nullable(),
   /** The last decision that took the case out of review (resolution code or dismissal reason in `code`). */
