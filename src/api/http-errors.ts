@@ -3,6 +3,7 @@ import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import { ZodError } from "zod";
 import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
 import { DomainError, type DomainErrorKind } from "../domain/errors.ts";
+import { formatIssuePath } from "../domain/views/common.ts";
 
 export interface HttpError {
   status: number;
@@ -10,10 +11,6 @@ export interface HttpError {
   headers: Record<string, string>;
 }
 
-/** A zod issue's path as written in JavaScript: `when.all[2].op`, `subject.externalId`. */
-export function formatIssuePath(path: readonly PropertyKey[]): string {
-  return path.map((key, i) => (typeof key === "number" ? `[${key}]` : `${i === 0 ? "" : "."}${String(key)}`)).join("");
-}
 
 /** One readable line per zod issue, such as `subject.externalId: must be at most 256 characters` or `when.all[2].op: …`. */
 export function describeZodError(error: ZodError): string {

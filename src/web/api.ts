@@ -7,6 +7,7 @@ import { createTRPCClient, httpBatchLink, httpLink, splitLink, TRPCClientError }
 import type { inferRouterInputs, inferRouterOutputs } from "@trpc/server";
 import type { AppRouter } from "../api/router.ts";
 import { MAX_BATCH_CALLS } from "../domain/validation.ts";
+import { formatIssuePath } from "../domain/views/common.ts";
 import { hasRole } from "../domain/views/user.ts";
 
 export type Outputs = inferRouterOutputs<AppRouter>;
@@ -56,7 +57,7 @@ export function errorMessage(err: unknown): string {
     if (code === "BAD_REQUEST" && err.message.startsWith("[")) {
       try {
         const issues = JSON.parse(err.message) as { path: (string | number)[]; message: string }[];
-        return issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; ");
+        return issues.map((i) => (i.path.length ? `${formatIssuePath(i.path)}: ${i.message}` : i.message)).join("; ");
       } catch {
         // fall through
       }
