@@ -10,5 +10,8 @@ export function offsetClock(offsetMs: number): Clock {
   return offsetMs === 0 ? systemClock : { now: () => Date.now() + offsetMs };
 }
 
+/** A day in milliseconds (the windows of counts and reports are whole days of UTC). */
+export const DAY_MS = 86_400_000;
+
 export const iso = (ms: number): string => new Date(ms).toISOString();
 export const isoOrNull = (ms: number | null | undefined): string | null => (ms == null ? null : iso(ms));

@@ -9,7 +9,7 @@ import { toAnalysisView, type AnalysisView } from "./analysis.ts";
 import { toAuditEventView, type AuditEventView } from "./audit.ts";
 import { categoryKey } from "./category-key.ts";
 import { listCaseNotes, reportsOfCase, reportsOfCases, requireCase, subjectHistory, toCaseView, type CaseView, type NoteView } from "./cases.ts";
-import { iso, isoOrNull } from "./clock.ts";
+import { DAY_MS, iso, isoOrNull } from "./clock.ts";
 import type { DomainContext, ReadContext } from "./context.ts";
 import { actionViews, type EnforcementActionView } from "./enforcement.ts";
 import { badRequest, notFound } from "./errors.ts";
@@ -599,7 +599,6 @@ export interface Overview {
   };
 }
 
-const DAY_MS = 86_400_000;
 
 /** The smallest UUIDv7 of a millisecond: an id bound for "created since". */
 const uuidV7Floor = (ms: number): string => {

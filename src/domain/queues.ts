@@ -95,7 +95,7 @@ export async function defaultQueue(ctx: Pick<DomainContext, "db" | "orgId" | "cl
   const [found] = await queueStatements(ctx.db).theDefault.execute({ orgId: ctx.orgId });
   if (found) return found;
   return transaction(ctx, async () => {
-    const [again] = await ctx.db.select().from(queues).where(and(eq(queues.orgId, ctx.orgId), eq(queues.isDefault, 1))).limit(1);
+    const [again] = await queueStatements(ctx.db).theDefault.execute({ orgId: ctx.orgId });
     if (again) return again;
     // A queue may already be called "Default" without being the default: take the next free name.
     const taken = new Set((await ctx.db.select({ name: queues.name }).from(queues).where(eq(queues.orgId, ctx.orgId))).map((r) => r.name));

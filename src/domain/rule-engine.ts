@@ -21,6 +21,7 @@ import type { Db } from "../db/client.ts";
 import { param, shapedStatements, statements } from "../db/prepared.ts";
 import { cases, enforcementActions, identities, organizations, reports, ruleHits, rules } from "../db/schema.ts";
 import { recordAudit, systemActor } from "./audit.ts";
+import { DAY_MS } from "./clock.ts";
 import { together, type DomainContext } from "./context.ts";
 import { actionEnd, resolveReportWithAction } from "./enforcement.ts";
 import { DomainError } from "./errors.ts";
@@ -31,7 +32,7 @@ import { reporterAccuracy, reporterTallyColumns, updateReporter } from "./report
 import { compileCondition, type CompiledCondition } from "./rule-conditions.ts";
 import { addCaseTag } from "./tags.ts";
 import type { Condition, Effect as RuleEffect, Facts, RuleField, RuleTrigger } from "./views/rule.ts";
-import { RULE_TRIGGERS } from "./views/rule-vocabulary.ts";
+import { RULE_FIELD_NAMES, RULE_TRIGGERS } from "./views/rule-vocabulary.ts";
 import { applyTransition } from "./workflow-engine.ts";
 
 type ReportRow = typeof reports.$inferSelect;
@@ -108,8 +109,17 @@ const engineStatements = statements((db) => ({
     .prepare(),
 }));
 
+/** The facts read from the report's row itself: they cost no query. */
+const FREE_FIELD_NAMES = [
+  "report.reasons", "report.severity", "report.automated", "report.contentType", "report.text", "ai.severity", "ai.confidence", "ai.categories",
+] as const satisfies readonly RuleField[];
+const FREE_FIELDS: ReadonlySet<RuleField> = new Set<RuleField>(FREE_FIELD_NAMES);
+
 /** The facts that cost a query, each a column of one statement (factsStatement). */
-type QueriedFact = Exclude<RuleField, "report.reasons" | "report.severity" | "report.automated" | "report.contentType" | "report.text" | "ai.severity" | "ai.confidence" | "ai.categories">;
+type QueriedFact = Exclude<RuleField, (typeof FREE_FIELD_NAMES)[number]>;
+
+/** The facts that cost a query, in the vocabulary's order (the shape of the facts statement, the bits of a rule's mask). */
+const QUERIED_FIELDS = RULE_FIELD_NAMES.filter((f): f is QueriedFact => !FREE_FIELDS.has(f));
 
 /**
  * The columns that count each queried fact, as scalar subqueries over the placeholders subjectId,
@@ -173,8 +183,6 @@ interface RuleSet {
   /** When the stamp was last read (performance.now()). */
   checkedAt: number;
   rules: LoadedRule[];
-  /** Every field the rules read: the facts to gather. */
-  fields: Set<RuleField>;
   /** How many comparisons the rules hold (the memo of an evaluation). */
   slots: number;
 }
@@ -253,9 +261,7 @@ export async function rulesFor(ctx: Pick<DomainContext, "db" | "orgId">, trigger
       requiredReason: requiredReason(when),
     };
   });
-  const fields = new Set<RuleField>();
-  for (const r of loaded) fieldsOf(r.when, fields);
-  const set: RuleSet = { stamp, checkedAt: now, rules: loaded, fields, slots };
+  const set: RuleSet = { stamp, checkedAt: now, rules: loaded, slots };
   if (seen !== generation) return set; // a change committed meanwhile: read again next time
   if (cache.size >= MAX_CACHED) cache.clear();
   cache.set(key, set);
@@ -266,15 +272,9 @@ export async function rulesFor(ctx: Pick<DomainContext, "db" | "orgId">, trigger
 // Facts
 
 
-const DAY_MS = 24 * 3600 * 1000;
 
 /** Up to this many reports of a target, its distinct reporters are counted in JavaScript (targetReporters). */
 const DISTINCT_IN_JS = 200;
-
-/** The facts read from the report's row itself: they cost no query. */
-const FREE_FIELDS: ReadonlySet<RuleField> = new Set<RuleField>([
-  "report.reasons", "report.severity", "report.automated", "report.contentType", "report.text", "ai.severity", "ai.confidence", "ai.categories",
-]);
 
 /** The queried fields among `fields`, as a mask over QUERIED_FIELDS. */
 function queriedMask(fields: ReadonlySet<RuleField>): number {
@@ -298,12 +298,6 @@ function requiredReason(when: Condition): string | null {
   return null;
 }
 
-/** The facts that cost a query, in a fixed order (the shape of the facts statement). */
-const QUERIED_FIELDS: readonly QueriedFact[] = [
-  "subject.reportCount", "reporter.trusted", "subject.openCases", "subject.activeActions", "subject.actionsLast30d",
-  "reporter.accuracy", "reporter.reportsLast24h", "target.distinctReportersLast24h",
-];
-
 /**
  * The facts of a report, every field of RULE_FIELDS unless `fields` names the ones wanted (the
  * others are left out, and so are their queries). The report's own fields cost nothing; the
@@ -319,8 +313,7 @@ export async function gatherFacts(
   const want = (f: RuleField) => !input.fields || input.fields.has(f);
   const now = ctx.clock.now();
   const facts: Facts = {};
-  const reasons = JSON.parse(report.reasons) as string[];
-  if (want("report.reasons")) facts["report.reasons"] = reasons;
+  if (want("report.reasons")) facts["report.reasons"] = JSON.parse(report.reasons) as string[];
   if (want("report.severity")) facts["report.severity"] = report.severity;
   if (want("report.automated")) facts["report.automated"] = report.automated === 1;
   if (want("report.contentType")) facts["report.contentType"] = report.contentType || null;
@@ -446,6 +439,9 @@ async function applyEffect(ctx: DomainContext, rule: LoadedRule, report: ReportR
 
 async function applyOne(ctx: DomainContext, rule: LoadedRule, report: ReportRow, effect: RuleEffect): Promise<void> {
   const target = { reportId: report.id };
+  // How the decisions, and a mute, an effect takes name the rule.
+  const named = `"${rule.name}" (v${rule.version})`;
+  const note = `Rule ${named}`;
   switch (effect.type) {
     case "route":
       await moveCaseToQueue(ctx, { caseId: report.caseId, queueId: effect.queueId, automated: { ruleId: rule.id, version: rule.version } });
@@ -460,13 +456,12 @@ async function applyOne(ctx: DomainContext, rule: LoadedRule, report: ReportRow,
       await addCaseTag(ctx, { caseId: report.caseId, tag: effect.tag });
       return;
     case "escalate":
-      await applyTransition(ctx, { target, move: { action: "escalate", team: effect.team, note: `Rule "${rule.name}" (v${rule.version})` }, refused: "skip" });
+      await applyTransition(ctx, { target, move: { action: "escalate", team: effect.team, note }, refused: "skip" });
       return;
     case "dismiss":
-      await applyTransition(ctx, { target, move: { action: "dismiss", reason: effect.reason, note: `Rule "${rule.name}" (v${rule.version})` }, refused: "skip" });
+      await applyTransition(ctx, { target, move: { action: "dismiss", reason: effect.reason, note }, refused: "skip" });
       return;
     case "resolve": {
-      const note = `Rule "${rule.name}" (v${rule.version})`;
       if (effect.action) {
         const { durationSeconds, ...action } = effect.action;
         await resolveReportWithAction(ctx, {
@@ -485,7 +480,7 @@ async function applyOne(ctx: DomainContext, rule: LoadedRule, report: ReportRow,
       if (!who) return;
       await updateReporter(ctx, {
         ...who,
-        patch: { mutedUntil: ctx.clock.now() + effect.durationSeconds * 1000, muteReason: `Muted by rule "${rule.name}" (v${rule.version})`.slice(0, 500) },
+        patch: { mutedUntil: ctx.clock.now() + effect.durationSeconds * 1000, muteReason: `Muted by rule ${named}`.slice(0, 500) },
       });
       return;
     }

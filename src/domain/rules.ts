@@ -9,12 +9,12 @@
 import { and, count, desc, eq, gte, inArray, lt } from "drizzle-orm";
 import { projects, queues, reports, ruleHits, rules, ruleVersions } from "../db/schema.ts";
 import { recordAudit } from "./audit.ts";
-import { iso } from "./clock.ts";
+import { DAY_MS, iso } from "./clock.ts";
 import { transaction, type DomainContext } from "./context.ts";
 import { badRequest, notFound } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { fieldsOf, forgetRules, gatherFacts } from "./rule-engine.ts";
-import { evaluateCondition } from "./rule-conditions.ts";
+import { compileCondition } from "./rule-conditions.ts";
 import { TIMED_KINDS } from "./views/enforcement.ts";
 import type { Condition, Effect, RuleHitView, RuleInput, RuleTestResult, RuleView } from "./views/rule.ts";
 
@@ -209,7 +209,6 @@ export async function getRuleVersion(ctx: Reader, input: { ruleId: string; versi
   return JSON.parse(row.body) as Record<string, unknown>;
 }
 
-const DAY_MS = 24 * 3600 * 1000;
 
 /** A rule's hits, newest first (pass `nextCursor` back as `cursor`), with its counts of the last 24 hours and 7 days. */
 export async function listRuleHits(
@@ -270,10 +269,11 @@ export async function testRule(
     .orderBy(desc(reports.createdUs))
     .limit(limit);
   const fields = fieldsOf(rule.when);
+  const condition = compileCondition(rule.when); // once, not once a report
   const matches: RuleTestResult["matches"] = [];
   for (const report of latest) {
     const facts = await gatherFacts(ctx, { reportId: report.id, report, fields });
-    if (evaluateCondition(rule.when, facts)) matches.push({ reportId: report.id, effects: rule.then });
+    if (condition.test(facts, null, false) === true) matches.push({ reportId: report.id, effects: rule.then });
   }
   return { evaluated: latest.length, matches };
 }

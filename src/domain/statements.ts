@@ -9,7 +9,7 @@ import { csvText } from "./csv.ts";
 import { and, asc, eq, gt, gte, lt, or, type SQL } from "drizzle-orm";
 import { decisionTemplates, enforcementActions, identities, projects, reportCategories, reports, statements } from "../db/schema.ts";
 import { recordAudit, type Actor } from "./audit.ts";
-import { iso, isoOrNull } from "./clock.ts";
+import { DAY_MS, iso, isoOrNull } from "./clock.ts";
 import { transaction, type DomainContext } from "./context.ts";
 import { badRequest, notFound } from "./errors.ts";
 import { newId } from "./ids.ts";
@@ -351,7 +351,6 @@ export function dayStart(field: string, day: string): number {
   return ms;
 }
 
-const DAY_MS = 24 * 3600 * 1000;
 
 /**
  * The organization's statements made from `from` to `to` (whole UTC days, both included),

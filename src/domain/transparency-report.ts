@@ -9,12 +9,11 @@
 import { csvText } from "./csv.ts";
 import { and, count, eq, gte, inArray, isNotNull, lt, or, sql, type SQL } from "drizzle-orm";
 import { appeals, enforcementActions, reportReasons, reports, statements } from "../db/schema.ts";
-import { iso } from "./clock.ts";
+import { DAY_MS, iso } from "./clock.ts";
 import type { DomainContext } from "./context.ts";
 import { badRequest } from "./errors.ts";
 import { REPORT_SOURCES, type KeyedCount, type TransparencyReport } from "./views/transparency.ts";
 
-const DAY_MS = 86_400_000;
 /** The longest period one report covers: a (leap) year. */
 export const MAX_REPORT_DAYS = 366;
 /** The default period: the 30 days up to today. */
