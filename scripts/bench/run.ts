@@ -31,9 +31,9 @@
  *       database made by `flagstaff migrate`: same rows, same API key), the same queries, one
  *       connection, with one instance, then one connection to each of two instances at once;
  *     printed beside this run's SQLite figures (and under `postgres` in the JSON);
- *  7. rules on intake (scripts/bench/rules.ts, about 1 minute): report creation at 32
- *     connections with 50 live report.created rules beside the same without rules, alternating,
- *     and their ratio (target ≥ 0.8). `--only rules` builds the binary and runs this step alone.
+ *  7. rules on intake (scripts/bench/rules.ts, about 1½ minutes): report creation at 32
+ *     connections with 50 live report.created rules beside the same without rules, six rounds
+ *     in alternating order after a warm-up, and their ratio (target ≥ 0.8). `--only rules` builds the binary and runs this step alone.
  * The load generator is wrk (Debian's package; installed when missing), on the same machine.
  */
 import { Database } from "bun:sqlite";
