@@ -52,6 +52,9 @@ test.skipIf(TEST_ENGINE !== "sqlite")(
       expect(count("SELECT count(DISTINCT created_us) AS n FROM reports")).toBe(8001);
       expect(count("SELECT count(*) AS n FROM cases c WHERE report_count != (SELECT count(*) FROM reports r WHERE r.case_id = c.id)")).toBe(0);
       expect(count("SELECT count(*) AS n FROM identities i WHERE report_count != (SELECT count(*) FROM reports r WHERE r.subject_identity_id = i.id)")).toBe(0);
+      // Reporters' kept tallies: every report the seed decided (none is a muted reporter's) counts once.
+      expect(count("SELECT sum(reports_decided) AS n FROM identities")).toBe(count("SELECT count(*) AS n FROM reports WHERE status IN ('RESOLVED', 'DISMISSED', 'CLOSED')"));
+      expect(count("SELECT sum(reports_decided) AS n FROM identities")).toBeGreaterThan(1000);
       expect(db.query("PRAGMA foreign_key_check").all()).toEqual([]);
       expect(db.query("PRAGMA integrity_check").get()).toEqual({ integrity_check: "ok" });
     } finally {

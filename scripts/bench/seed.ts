@@ -10,8 +10,9 @@
  * - `reasons` is the JSON list of the report's category names, `severity` the highest of their
  *   hints, with one report_reasons row per reason;
  * - subjects are identities of the project (report_count and last_reported_at kept right),
- *   reporters too; statuses, automated flags and decisions are spread like a busy installation
- *   (most reports OPEN, a third decided).
+ *   reporters too (their kept tallies counted at the end by the statement of the migration that
+ *   brought them, which a test checks against the domain); statuses, automated flags and
+ *   decisions are spread like a busy installation (most reports OPEN, a third decided).
  *
  * It adds to whatever the database holds, so it can run again on the same database (or on one
  * with real data): external ids are `s-0…`, `r-0…` and `post-0…` the first time and carry a run
@@ -21,6 +22,7 @@
  * Usage as a module: `seedReports(dbPath, { count })`; alone: `bun scripts/bench/seed.ts <db> [count]`.
  */
 import { Database } from "bun:sqlite";
+import { readFileSync } from "node:fs";
 
 export interface SeedResult {
   reports: number;
@@ -183,6 +185,8 @@ export function seedReports(dbPath: string, opts: { count: number; log?: (s: str
     })();
     log(`seeded ${Math.min(count, from + BATCH)} / ${count} reports`);
   }
+  db.exec(reporterTallyBackfill());
+  log("counted the reporters' tallies");
   db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   db.close();
 
@@ -237,6 +241,12 @@ function plannedCreatedUs(db: Database, orgId: string, startUs: number, stepUs: 
   it.return?.();
   existing.finalize();
   return out;
+}
+
+/** The last statement of the migration that brought identities' kept tallies: it counts them all. */
+function reporterTallyBackfill(): string {
+  const migration = readFileSync(new URL("../../drizzle/0018_reporter_tally.sql", import.meta.url), "utf8");
+  return migration.split("--> statement-breakpoint").at(-1)!;
 }
 
 if (import.meta.main) {

@@ -8,6 +8,7 @@ import m4 from "../../drizzle-pg/0004_reporters_and_dsa.sql" with { type: "text"
 import m5 from "../../drizzle-pg/0005_queues_and_rules.sql" with { type: "text" };
 import m6 from "../../drizzle-pg/0006_cases_subject_open.sql" with { type: "text" };
 import m7 from "../../drizzle-pg/0007_rule_hits_by_rule_only.sql" with { type: "text" };
+import m8 from "../../drizzle-pg/0008_reporter_tally.sql" with { type: "text" };
 
 export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0000_foundation", when: 1795439365595, breakpoints: true, sql: m0 },
@@ -18,4 +19,5 @@ export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0005_queues_and_rules", when: 1795604527598, breakpoints: true, sql: m5 },
   { tag: "0006_cases_subject_open", when: 1795613232117, breakpoints: true, sql: m6 },
   { tag: "0007_rule_hits_by_rule_only", when: 1795614346847, breakpoints: true, sql: m7 },
+  { tag: "0008_reporter_tally", when: 1795619380611, breakpoints: true, sql: m8 },
 ];

@@ -121,6 +121,13 @@ export const identities = pgTable(
     /** Until when this identity's reports are stored but dismissed unseen (null: not muted). */
     mutedUntil: big("muted_until"),
     muteReason: text("mute_reason"),
+    /**
+     * As a reporter, how many of its reports were upheld and decided: kept by the workflow
+     * engine at every decision (src/domain/reporter-tally.ts holds the rule), so reading a
+     * reporter's accuracy costs no look at its reports.
+     */
+    reportsUpheld: integer("reports_upheld").notNull().default(0),
+    reportsDecided: integer("reports_decided").notNull().default(0),
     lastSeenAt: big("last_seen_at"),
     lastReportedAt: big("last_reported_at"),
     createdAt: big("created_at").notNull(),

@@ -78,6 +78,8 @@ export async function upsertIdentity(ctx: Pick<DomainContext, "store" | "db">, i
     trustedFlagger: 0,
     mutedUntil: null,
     muteReason: null,
+    reportsUpheld: 0,
+    reportsDecided: 0,
     ...fields,
   };
   await q.insert.execute(row);

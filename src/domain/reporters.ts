@@ -1,34 +1,22 @@
 /**
  * Reporters' weight (DSA Art. 22 and 23): trusted flaggers, whose reports go first in the queue
  * and say so, and muted reporters, whose reports are stored but dismissed unseen on intake
- * (src/domain/reports.ts). The accuracy of a reporter is computed here, and only here.
+ * (src/domain/reports.ts). What a reporter's reports came to, and the accuracy it makes, are
+ * src/domain/reporter-tally.ts's.
  */
-import { and, eq, inArray, sql } from "drizzle-orm";
-import { cases, identities, projects, reports } from "../db/schema.ts";
+import { and, eq, inArray } from "drizzle-orm";
+import { cases, identities, projects } from "../db/schema.ts";
 import { recordAudit, systemActor } from "./audit.ts";
 import { iso, isoOrNull } from "./clock.ts";
 import { transaction, type DomainContext } from "./context.ts";
 import { badRequest, notFound } from "./errors.ts";
 import { toIdentityView, type IdentityRow } from "./identities.ts";
+import { reporterAccuracy, tallyOf } from "./reporter-tally.ts";
 import { applyTransition } from "./workflow-engine.ts";
 import { MUTE_REASON_MAX, type IdentityReporter, type ReporterView } from "./views/reporter.ts";
 
 export type { IdentityReporter, ReporterView } from "./views/reporter.ts";
-
-/** What a reporter's decided reports came to. */
-export interface ReporterTally {
-  /** Reports resolved, or closed with their resolution standing (an appeal upheld it). */
-  upheld: number;
-  /** Reports resolved, dismissed or closed, leaving out the system's dismissals of a muted reporter's reports. */
-  decided: number;
-}
-
-/**
- * The accuracy of a reporter: upheld ÷ decided with a uniform prior (Laplace's rule,
- * Beta(1, 1)), (upheld + 1) / (decided + 2), so one report makes 2/3 or 1/3, never 100 % or
- * 0 %, and a reporter with no decided report stands at 1/2.
- */
-export const reporterAccuracy = (t: ReporterTally): number => (t.upheld + 1) / (t.decided + 2);
+export { reporterAccuracy, type ReporterTally } from "./reporter-tally.ts";
 
 /** Whether a reporter is muted at `now`. */
 export const isMuted = (row: Pick<IdentityRow, "mutedUntil">, now: number): boolean => row.mutedUntil != null && row.mutedUntil > now;
@@ -52,48 +40,9 @@ export async function markCaseTrustedFlagged(ctx: Pick<DomainContext, "db">, cas
   await ctx.db.update(cases).set({ trustedFlagged: 1 }).where(eq(cases.id, caseId));
 }
 
-/** Marker of the system's dismissal of a muted reporter's report in its stored record (workflow-engine.ts). */
-const MUTED_DISMISSAL = '%"mutedReporter":true%';
-
-/**
- * A reporter's tally as aggregate columns over its reports: what counts as upheld and as
- * decided, stated once, here. A CLOSED report's resolution stands unless its case's appeal
- * overturned it; only then is its case read (a correlated lookup by key, which costs nothing for
- * the other reports). The rule engine counts one reporter's with them in its facts query.
- */
-const qualified = (table: string, column: string) => sql`${sql.identifier(table)}.${sql.identifier(column)}`;
-// Named with their tables (drizzle leaves a one-table select's columns bare; the correlated lookup must not be).
-const [caseDecision, caseId, reportCaseId] = [qualified("cases", "decision"), qualified("cases", "id"), qualified("reports", "case_id")];
-
-export const reporterTallyColumns = {
-  upheld: sql<number>`sum(case when ${reports.status} = 'RESOLVED' then 1
-      when ${reports.status} = 'CLOSED' and ${reports.resolution} is not null
-        then case when coalesce((select ${caseDecision} from ${cases} where ${caseId} = ${reportCaseId}), '') <> 'overturn' then 1 else 0 end
-      else 0 end)`,
-  decided: sql<number>`sum(case when ${reports.status} in ('RESOLVED', 'CLOSED')
-      or (${reports.status} = 'DISMISSED' and coalesce(${reports.dismissal}, '') not like ${MUTED_DISMISSAL})
-    then 1 else 0 end)`,
-};
-
-/**
- * The tallies of some reporters (identity ids), in one query: a search of the reports'
- * (reporter_identity_id, created_us) index for each.
- */
-export async function reporterTallies(ctx: Pick<DomainContext, "db">, identityIds: string[]): Promise<Map<string, ReporterTally>> {
-  const out = new Map<string, ReporterTally>();
-  if (!identityIds.length) return out;
-  const rows = await ctx.db
-    .select({ id: reports.reporterIdentityId, ...reporterTallyColumns })
-    .from(reports)
-    .where(inArray(reports.reporterIdentityId, identityIds))
-    .groupBy(reports.reporterIdentityId);
-  for (const r of rows) if (r.id) out.set(r.id, { upheld: Number(r.upheld ?? 0), decided: Number(r.decided ?? 0) });
-  return out;
-}
-
 /** A reporter's view from its identity row and tally, at `now` (a mute that ended shows as none). */
-export function toReporterView(row: IdentityRow, tally: ReporterTally | undefined, now: number): ReporterView {
-  const t = tally ?? { upheld: 0, decided: 0 };
+export function toReporterView(row: IdentityRow, now: number): ReporterView {
+  const t = tallyOf(row);
   const muted = isMuted(row, now);
   return {
     trustedFlagger: row.trustedFlagger === 1,
@@ -121,9 +70,8 @@ async function requireIdentity(ctx: Pick<DomainContext, "db">, key: IdentityKey)
   return row;
 }
 
-async function withReporter(ctx: Pick<DomainContext, "db" | "clock">, row: IdentityRow): Promise<IdentityReporter> {
-  const tallies = await reporterTallies(ctx, [row.id]);
-  return { identity: toIdentityView(row), reporter: toReporterView(row, tallies.get(row.id), ctx.clock.now()) };
+function withReporter(ctx: Pick<DomainContext, "clock">, row: IdentityRow): IdentityReporter {
+  return { identity: toIdentityView(row), reporter: toReporterView(row, ctx.clock.now()) };
 }
 
 /** An identity with its standing as a reporter. The project is the caller's (the route checked it). */
@@ -216,7 +164,6 @@ export async function reporterWeights(ctx: Pick<DomainContext, "db" | "clock" | 
     .from(identities)
     .innerJoin(projects, eq(projects.id, identities.projectId))
     .where(and(inArray(identities.id, ids), eq(projects.orgId, ctx.orgId)));
-  const tallies = await reporterTallies(ctx, rows.map((r) => r.identity.id));
   const now = ctx.clock.now();
-  return Object.fromEntries(rows.map((r) => [r.identity.id, toReporterView(r.identity, tallies.get(r.identity.id), now)]));
+  return Object.fromEntries(rows.map((r) => [r.identity.id, toReporterView(r.identity, now)]));
 }

@@ -28,7 +28,9 @@ import { DomainError } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { OPEN_CASE } from "./open-case.ts";
 import { moveCaseToQueue } from "./queues.ts";
-import { reporterAccuracy, reporterTallyColumns, updateReporter } from "./reporters.ts";
+import type { IdentityRow } from "./identities.ts";
+import { reporterAccuracy, tallyOf } from "./reporter-tally.ts";
+import { updateReporter } from "./reporters.ts";
 import { compileCondition, type CompiledCondition } from "./rule-conditions.ts";
 import { addCaseTag } from "./tags.ts";
 import type { Condition, Effect as RuleEffect, Facts, RuleField, RuleTrigger } from "./views/rule.ts";
@@ -122,6 +124,20 @@ type QueriedFact = Exclude<RuleField, (typeof FREE_FIELD_NAMES)[number]>;
 const QUERIED_FIELDS = RULE_FIELD_NAMES.filter((f): f is QueriedFact => !FREE_FIELDS.has(f));
 
 /**
+ * The facts read from the rows of the report's subject and reporter: free when the caller holds
+ * those rows (report intake has just written them), else read by the facts statement.
+ */
+const IDENTITY_FIELD_NAMES = ["subject.reportCount", "reporter.trusted", "reporter.accuracy"] as const satisfies readonly QueriedFact[];
+const IDENTITY_FIELDS: ReadonlySet<RuleField> = new Set<RuleField>(IDENTITY_FIELD_NAMES);
+const FREE_WITH_IDENTITIES: ReadonlySet<RuleField> = new Set<RuleField>([...FREE_FIELD_NAMES, ...IDENTITY_FIELD_NAMES]);
+
+/** The report's subject and reporter identities as the caller holds them (null: the report has none). */
+export interface HeldIdentities {
+  subject: IdentityRow | null;
+  reporter: IdentityRow | null;
+}
+
+/**
  * The columns that count each queried fact, as scalar subqueries over the placeholders subjectId,
  * reporterId, now, since (ms), sinceUs, orgId, projectId, contentType and contentExternalId. A
  * null id matches no row, so its count is 0 (or null, read as 0).
@@ -135,6 +151,10 @@ function factColumns(db: Db): Record<QueriedFact, Record<string, SQL>> {
     "reporter.trusted": {
       reporterTrusted: one(db.select({ t: identities.trustedFlagger }).from(identities).where(eq(identities.id, ph("reporterId")))),
     },
+    "reporter.accuracy": {
+      upheld: one(db.select({ n: identities.reportsUpheld }).from(identities).where(eq(identities.id, ph("reporterId")))),
+      decided: one(db.select({ n: identities.reportsDecided }).from(identities).where(eq(identities.id, ph("reporterId")))),
+    },
     "subject.openCases": {
       // OPEN_CASE is a literal: a bound `is_open = ?` makes SQLite compile the whole statement again at every run (partial indexes).
       openCases: one(db.select({ n: count() }).from(cases).where(and(eq(cases.subjectIdentityId, ph("subjectId")), OPEN_CASE))),
@@ -144,10 +164,6 @@ function factColumns(db: Db): Record<QueriedFact, Record<string, SQL>> {
     },
     "subject.actionsLast30d": {
       actionsLast30d: one(db.select({ n: count() }).from(enforcementActions).where(and(eq(enforcementActions.identityId, ph("subjectId")), gte(enforcementActions.createdAt, ph("since"))))),
-    },
-    "reporter.accuracy": {
-      upheld: one(db.select({ n: reporterTallyColumns.upheld }).from(reports).where(eq(reports.reporterIdentityId, ph("reporterId")))),
-      decided: one(db.select({ n: reporterTallyColumns.decided }).from(reports).where(eq(reports.reporterIdentityId, ph("reporterId")))),
     },
     "reporter.reportsLast24h": {
       reporterRecent: one(db.select({ n: count() }).from(reports).where(and(eq(reports.reporterIdentityId, ph("reporterId")), gte(reports.createdUs, ph("sinceUs"))))),
@@ -273,6 +289,9 @@ export async function rulesFor(ctx: Pick<DomainContext, "db" | "orgId">, trigger
 
 
 
+/** The identity facts' bits in a rule's mask. */
+const IDENTITY_MASK = queriedMask(IDENTITY_FIELDS);
+
 /** Up to this many reports of a target, its distinct reporters are counted in JavaScript (targetReporters). */
 const DISTINCT_IN_JS = 200;
 
@@ -306,7 +325,7 @@ function requiredReason(when: Condition): string | null {
  */
 export async function gatherFacts(
   ctx: Pick<DomainContext, "db" | "orgId" | "clock">,
-  input: { reportId: string; report?: ReportRow; fields?: ReadonlySet<RuleField> },
+  input: { reportId: string; report?: ReportRow; fields?: ReadonlySet<RuleField>; held?: HeldIdentities },
 ): Promise<Facts> {
   const report = input.report ?? (await engineStatements(ctx.db).report.execute({ id: input.reportId, orgId: ctx.orgId }))[0];
   if (!report || report.orgId !== ctx.orgId) return {};
@@ -322,8 +341,15 @@ export async function gatherFacts(
   if (want("ai.confidence")) facts["ai.confidence"] = report.aiAnalyzedAt != null ? report.aiConfidence : null;
   if (want("ai.categories")) facts["ai.categories"] = report.aiAnalyzedAt != null ? (JSON.parse(report.aiCategories ?? "[]") as string[]) : [];
 
-  const queried = QUERIED_FIELDS.filter(want);
+  const { held } = input;
+  if (held) {
+    if (want("subject.reportCount")) facts["subject.reportCount"] = held.subject?.reportCount ?? 0;
+    if (want("reporter.trusted")) facts["reporter.trusted"] = held.reporter?.trustedFlagger === 1;
+    if (want("reporter.accuracy")) facts["reporter.accuracy"] = held.reporter ? reporterAccuracy(tallyOf(held.reporter)) : null;
+  }
+  const queried = QUERIED_FIELDS.filter((f) => want(f) && !(held && IDENTITY_FIELDS.has(f)));
   if (!queried.length) return facts;
+  const asked = new Set<RuleField>(queried);
   const target = { orgId: ctx.orgId, sinceUs: (now - DAY_MS) * 1000, projectId: report.projectId, contentType: report.contentType ?? "", contentExternalId: report.contentExternalId };
   const [row] = (await factsStatement(ctx.db, queried.join(","), queried).execute({
     ...target,
@@ -334,14 +360,14 @@ export async function gatherFacts(
   })) as Record<string, unknown>[];
   const n = (v: unknown) => Number(v ?? 0);
   const reporterId = report.reporterIdentityId;
-  if (want("subject.reportCount")) facts["subject.reportCount"] = n(row?.subjectReportCount);
-  if (want("subject.openCases")) facts["subject.openCases"] = n(row?.openCases);
-  if (want("subject.activeActions")) facts["subject.activeActions"] = n(row?.activeActions);
-  if (want("subject.actionsLast30d")) facts["subject.actionsLast30d"] = n(row?.actionsLast30d);
-  if (want("reporter.trusted")) facts["reporter.trusted"] = n(row?.reporterTrusted) === 1;
-  if (want("reporter.accuracy")) facts["reporter.accuracy"] = reporterId ? reporterAccuracy({ upheld: n(row?.upheld), decided: n(row?.decided) }) : null;
-  if (want("reporter.reportsLast24h")) facts["reporter.reportsLast24h"] = n(row?.reporterRecent);
-  if (want("target.distinctReportersLast24h")) {
+  if (asked.has("subject.reportCount")) facts["subject.reportCount"] = n(row?.subjectReportCount);
+  if (asked.has("subject.openCases")) facts["subject.openCases"] = n(row?.openCases);
+  if (asked.has("subject.activeActions")) facts["subject.activeActions"] = n(row?.activeActions);
+  if (asked.has("subject.actionsLast30d")) facts["subject.actionsLast30d"] = n(row?.actionsLast30d);
+  if (asked.has("reporter.trusted")) facts["reporter.trusted"] = n(row?.reporterTrusted) === 1;
+  if (asked.has("reporter.accuracy")) facts["reporter.accuracy"] = reporterId ? reporterAccuracy({ upheld: n(row?.upheld), decided: n(row?.decided) }) : null;
+  if (asked.has("reporter.reportsLast24h")) facts["reporter.reportsLast24h"] = n(row?.reporterRecent);
+  if (asked.has("target.distinctReportersLast24h")) {
     const reportsOfTarget = report.contentExternalId == null ? 0 : n(row?.targetReports);
     const q = engineStatements(ctx.db);
     facts["target.distinctReportersLast24h"] =
@@ -362,6 +388,8 @@ export interface RunRulesInput {
   reportId: string;
   /** The report's row when the caller holds it (report intake): saves reading it again. */
   report?: ReportRow;
+  /** Its subject's and reporter's rows when the caller holds them (report intake): their facts cost no query. */
+  identities?: HeldIdentities;
 }
 
 /** What an evaluation did (for tests and callers that care). */
@@ -384,14 +412,16 @@ export async function runRules(ctx: DomainContext, input: RunRulesInput): Promis
   if (!report || report.orgId !== ctx.orgId) return none;
   const applicable = set.rules.filter((r) => r.projectId === null || r.projectId === report.projectId);
   if (!applicable.length) return none;
-  // The report's own facts first; the queried ones only for the rules those leave undecided.
-  const facts = await gatherFacts(ctx, { reportId: report.id, report, fields: FREE_FIELDS });
+  // The report's own facts first (and its identities' when held); the queried ones only for the rules those leave undecided.
+  const held = input.identities;
+  const facts = await gatherFacts(ctx, { reportId: report.id, report, fields: held ? FREE_WITH_IDENTITIES : FREE_FIELDS, held });
   const reasons = facts["report.reasons"] as string[];
   // A rule whose required reason the report lacks is false: not evaluated at all.
   const candidates = applicable.filter((r) => r.requiredReason === null || reasons.includes(r.requiredReason));
   const memo = new Uint8Array(set.slots);
   let wanted = 0;
   for (const r of candidates) if (r.queried !== 0 && r.condition.test(facts, memo, true) === undefined) wanted |= r.queried;
+  if (held) wanted &= ~IDENTITY_MASK;
   if (wanted !== 0) {
     const fields = new Set(QUERIED_FIELDS.filter((_, i) => wanted & (1 << i)));
     Object.assign(facts, await gatherFacts(ctx, { reportId: report.id, report, fields }));

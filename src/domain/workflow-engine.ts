@@ -21,6 +21,7 @@ import { transaction, type DomainContext } from "./context.ts";
 import { conflict, notFound } from "./errors.ts";
 import { findOpenCase } from "./open-case.ts";
 import { mayWorkCase } from "./queues.ts";
+import { recountCaseReporters, TALLIED_STATUSES } from "./reporter-tally.ts";
 import { announceReportDecided } from "./report-outcomes.ts";
 import type { Severity } from "./severity.ts";
 import { CLAIMED_BY } from "./views/case.ts";
@@ -274,6 +275,13 @@ const EFFECTS: { [A in WorkflowAction]: Effects<A> } = {
 
 const effectsOf = <A extends WorkflowAction>(action: A): Effects<A> => EFFECTS[action];
 
+/**
+ * Whether a report's or a case's move changes the tallies of the case's reporters
+ * (src/domain/reporter-tally.ts): into or out of a status a report counts in, for a case
+ * because its decision says whether its closed reports' resolutions stand.
+ */
+const movesTally = (c: StatusChange | null): boolean => !!c && c.from !== c.to && (TALLIED_STATUSES.has(c.from) || TALLIED_STATUSES.has(c.to));
+
 export interface TransitionInput<A extends WorkflowAction> {
   target: Target;
   move: Move<A>;
@@ -396,6 +404,7 @@ async function onReport<A extends WorkflowAction>(
     const caseTo = caseRule === "follows" ? own.to : caseRule === "table" && caseMove.allowed ? caseMove.to : null;
     if (caseTo !== null && caseTo !== theCase.status) t.case = await writeCase(ctx, theCase, caseTo, move as Move, now);
   }
+  if ([t.report, ...t.fellows, t.case].some(movesTally)) await recountCaseReporters(ctx, { caseId: theCase.id });
   for (const effect of effects.then) await effect(ctx, t);
   return t;
 }
@@ -416,6 +425,7 @@ async function onCase<A extends WorkflowAction>(ctx: DomainContext, caseId: stri
   }
   const t: Transition<A> = { move, at: now, allowed: true, changed: m.changed, applied: !m.noop, report: null, fellows: [], case: null, silent };
   if (m.changed || move.action === "undo") t.case = await writeCase(ctx, c, m.to, move as Move, now);
+  if (movesTally(t.case)) await recountCaseReporters(ctx, { caseId: c.id });
   for (const effect of effects.then) await effect(ctx, t);
   return t;
 }

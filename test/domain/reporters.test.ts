@@ -5,8 +5,14 @@
  * muted reporter's reports do not count), and a mute that ends on its time.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq, sql, type SQL } from "drizzle-orm";
+import { identities } from "../../src/db/schema.ts";
 import { decideAppeal } from "../../src/domain/appeals.ts";
-import { getReporter, isMuted, reporterAccuracy, reporterTallies, updateReporter } from "../../src/domain/reporters.ts";
+import { decideInBulk, undoBulkDecision } from "../../src/domain/bulk.ts";
+import { decideOnReport } from "../../src/domain/cases.ts";
+import { transaction } from "../../src/domain/context.ts";
+import { countTallies } from "../../src/domain/reporter-tally.ts";
+import { getReporter, isMuted, reporterAccuracy, updateReporter } from "../../src/domain/reporters.ts";
 import { domainWorld, refusal, type DomainWorld } from "../helpers/builders.ts";
 
 let world: DomainWorld;
@@ -43,10 +49,64 @@ describe("the tally of a reporter's reports", () => {
     await decideAppeal(world.ctx, { appealId: overturned.appealId!, decision: "overturn" }); // decided, not upheld
     const { identity, reporter } = await getReporter(world.ctx, key(who));
     expect((await world.report(overturned.reportId)).status).toBe("CLOSED");
-    const tally = (await reporterTallies(world.ctx, [identity.id])).get(identity.id);
+    const tally = (await countTallies(world.ctx, [identity.id])).get(identity.id);
     expect(tally).toEqual({ upheld: 2, decided: 4 });
     expect(reporter.reportsDecided).toBe(4);
     expect(reporter.accuracy).toBeCloseTo(3 / 6, 12);
+  });
+
+  test("the tally each identity keeps follows every move: decisions, a bulk decision and its undo, an escalation out of a closed case", async () => {
+    const [a, b] = [person(), person()];
+    const kept = async (who: { type: string; externalId: string }) => {
+      const { identity, reporter } = await getReporter(world.ctx, key(who));
+      // What the identity keeps is what its reports count to, at every step.
+      const counted = (await countTallies(world.ctx, [identity.id])).get(identity.id) ?? { upheld: 0, decided: 0 };
+      expect(reporter.reportsDecided).toBe(counted.decided);
+      expect(reporter.accuracy).toBeCloseTo(reporterAccuracy(counted), 12);
+      return counted;
+    };
+    // Two reporters on one target (one case), and a case of a's own.
+    const target = { contentType: "post", contentExternalId: `tally-${++n}` };
+    const first = await world.fileReport({ target, reporter: a });
+    await world.fileReport({ target, reporter: b });
+    const own = await world.fileReport({ reporter: a });
+    expect(await kept(a)).toEqual({ upheld: 0, decided: 0 });
+
+    // One decision moves the case's reports together: both reporters are recounted.
+    await decideOnReport(world.ctx, { reportId: first.reportId, decision: { action: "resolve", code: "SPAM_CONFIRMED" } });
+    expect(await kept(a)).toEqual({ upheld: 1, decided: 1 });
+    expect(await kept(b)).toEqual({ upheld: 1, decided: 1 });
+
+    // A bulk dismissal counts, and its undo takes it back.
+    const bulk = await decideInBulk(world.ctx, { caseIds: [own.caseId], decision: { action: "dismiss", reason: "false_positive" }, othersClaims: "skip" });
+    expect(await kept(a)).toEqual({ upheld: 1, decided: 2 });
+    await undoBulkDecision(world.ctx, { bulkId: bulk.bulkId! });
+    expect(await kept(a)).toEqual({ upheld: 1, decided: 1 });
+
+    // Dismissed, then escalated back into review out of its closed case: decided, then not.
+    await decideOnReport(world.ctx, { reportId: own.reportId, decision: { action: "dismiss", reason: "not_actionable" } });
+    expect(await kept(a)).toEqual({ upheld: 1, decided: 2 });
+    await decideOnReport(world.ctx, { reportId: own.reportId, decision: { action: "escalate", team: "legal" } });
+    expect((await world.report(own.reportId)).status).toBe("IN_REVIEW");
+    expect(await kept(a)).toEqual({ upheld: 1, decided: 1 });
+    expect(await kept(b)).toEqual({ upheld: 1, decided: 1 });
+  });
+
+  test("the migration that brought the kept tallies counts an installation's past decisions as the domain does", async () => {
+    const who = person();
+    await world.reportIn("RESOLVED", { reporter: who });
+    await world.reportIn("DISMISSED", { reporter: who });
+    const overturned = await world.reportIn("APPEALED", { reporter: who });
+    await decideAppeal(world.ctx, { appealId: overturned.appealId!, decision: "overturn" });
+    const { identity } = await getReporter(world.ctx, key(who));
+    // As before the migration: nothing kept. Then its last statement, the backfill.
+    await transaction(world.ctx, () => world.ctx.db.update(identities).set({ reportsUpheld: 0, reportsDecided: 0 }).where(eq(identities.id, identity.id)));
+    const file = world.store.engine === "sqlite" ? "drizzle/0018_reporter_tally.sql" : "drizzle-pg/0008_reporter_tally.sql";
+    const backfill = sql.raw((await Bun.file(new URL(`../../${file}`, import.meta.url)).text()).split("--> statement-breakpoint").at(-1)!);
+    if (world.store.engine === "sqlite") world.store.writer.run(backfill);
+    else await (world.store.db as unknown as { execute(q: SQL): Promise<unknown> }).execute(backfill);
+    expect((await getReporter(world.ctx, key(who))).reporter).toMatchObject({ reportsDecided: 3, accuracy: 2 / 5 });
+    expect((await countTallies(world.ctx, [identity.id])).get(identity.id)).toEqual({ upheld: 1, decided: 3 });
   });
 
   test("a muted reporter's reports, dismissed by the system, are no decision; the mute ends on its time", async () => {
