@@ -41,7 +41,28 @@ function compiled(pattern: string): Pattern | null {
 function literalAlternation(pattern: string): Pattern | null {
   const m = /^(\(\?i\))?([^\\.^$|?*+()[\]{}]*(?:\|[^\\.^$|?*+()[\]{}]*)*)$/u.exec(pattern);
   if (!m) return null;
-  return new RegExp(m[2]!, m[1] ? "iu" : "u");
+  const caseless = !!m[1];
+  const re = new RegExp(m[2]!, caseless ? "iu" : "u");
+  const words = m[2]!.split("|");
+  // Faster still, and the same answer: a literal is a substring test; under (?i), when the
+  // words and the text are ASCII, folding case is lowering it (the folds that reach outside
+  // ASCII, ſ to s and K to k, need a non-ASCII character in the text).
+  if (!caseless) return { test: (text) => words.some((w) => text.includes(w)) };
+  if (!ASCII.test(m[2]!)) return re;
+  const lowerWords = words.map((w) => w.toLowerCase());
+  return { test: (text) => (isAscii(text) ? lowerWords.some((w) => lowered(text).includes(w)) : re.test(text)) };
+}
+
+const ASCII = /^[\x00-\x7f]*$/;
+/** Whether the text is ASCII, for the last text asked about (the rules of one evaluation read the same text). */
+let asciiOf = "";
+let asciiAnswer = true;
+function isAscii(text: string): boolean {
+  if (text !== asciiOf) {
+    asciiOf = text;
+    asciiAnswer = ASCII.test(text);
+  }
+  return asciiAnswer;
 }
 
 /** True when the facts satisfy the condition. A missing fact reads as null. */

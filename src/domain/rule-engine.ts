@@ -16,7 +16,7 @@
  * time-ordered id, every deletion changes the count), so a change made through another instance
  * is seen within a second. Only the facts the rules use are queried, all in one statement.
  */
-import { and, asc, count, countDistinct, eq, gt, gte, inArray, isNotNull, isNull, max, or, sql, sum, type SQL } from "drizzle-orm";
+import { and, asc, count, countDistinct, eq, gt, gte, inArray, isNotNull, isNull, max, min, or, sql, sum, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { param, shapedStatements, statements } from "../db/prepared.ts";
 import { cases, enforcementActions, identities, organizations, reports, ruleHits, rules } from "../db/schema.ts";
@@ -168,16 +168,25 @@ function factColumns(db: Db): Record<QueriedFact, Record<string, SQL>> {
     "reporter.reportsLast24h": {
       reporterRecent: one(db.select({ n: count() }).from(reports).where(and(eq(reports.reporterIdentityId, ph("reporterId")), gte(reports.createdUs, ph("sinceUs"))))),
     },
-    "target.distinctReportersLast24h": {
-      // The reports of the target with a reporter; when more than one, their distinct reporters
-      // are counted by a second statement (distinctReporters): count(distinct) opens a temporary
-      // b-tree whenever its statement runs, which costs more than all the other facts together,
-      // and most content is reported once. Up to DISTINCT_IN_JS reports, their reporters are
-      // read and counted here instead, cheaper than that b-tree.
-      targetReports: one(db.select({ n: count(reports.reporterIdentityId) }).from(reports).where(sameTarget)),
-    },
+    // Read from the target's tally, joined by factsStatement.
+    "target.distinctReportersLast24h": {},
   };
 }
+
+/**
+ * The reports of the target with a reporter, and the least and greatest of their reporters, in
+ * one pass over them: one report, or one reporter (min = max), or two reports, settle the
+ * distinct reporters at once. Only a target with three reports or more from several reporters
+ * has them counted by a second statement: count(distinct) opens a temporary b-tree whenever its
+ * statement runs, which costs more than all the other facts together, so up to DISTINCT_IN_JS
+ * reports their reporters are read and counted in JavaScript instead (targetReporters).
+ */
+const targetTally = (db: Db) =>
+  db
+    .select({ n: count(reports.reporterIdentityId).as("n"), lo: min(reports.reporterIdentityId).as("lo"), hi: max(reports.reporterIdentityId).as("hi") })
+    .from(reports)
+    .where(sameTarget)
+    .as("target_tally");
 
 /**
  * The queried facts a set of rules needs, in one statement (one round trip, one statement to
@@ -186,9 +195,12 @@ function factColumns(db: Db): Record<QueriedFact, Record<string, SQL>> {
  */
 const factsStatement = shapedStatements((db, fields: readonly QueriedFact[]) => {
   const all = factColumns(db);
-  const columns: Record<string, SQL> = {};
+  const columns: Record<string, SQL | SQL.Aliased> = {};
   for (const f of fields) Object.assign(columns, all[f]);
-  return db.select(columns).from(organizations).where(eq(organizations.id, ph("orgId"))).prepare();
+  if (!fields.includes("target.distinctReportersLast24h")) return db.select(columns).from(organizations).where(eq(organizations.id, ph("orgId"))).prepare();
+  const target = targetTally(db);
+  Object.assign(columns, { targetReports: target.n, targetLo: target.lo, targetHi: target.hi });
+  return db.select(columns).from(organizations).leftJoin(target, sql`true`).where(eq(organizations.id, ph("orgId"))).prepare();
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -201,6 +213,18 @@ interface RuleSet {
   rules: LoadedRule[];
   /** How many comparisons the rules hold (the memo of an evaluation). */
   slots: number;
+  /** The rules that apply to a project's reports (its own and the organization's), by project, as asked for. */
+  byProject: Map<string, LoadedRule[]>;
+}
+
+/** The rules of the set that apply to a project's reports: its own and the organization's, in order. */
+function rulesOfProject(set: RuleSet, projectId: string): LoadedRule[] {
+  let out = set.byProject.get(projectId);
+  if (out === undefined) {
+    out = set.rules.filter((r) => r.projectId === null || r.projectId === projectId);
+    set.byProject.set(projectId, out);
+  }
+  return out;
 }
 
 /** By organization and trigger. */
@@ -277,7 +301,7 @@ export async function rulesFor(ctx: Pick<DomainContext, "db" | "orgId">, trigger
       requiredReason: requiredReason(when),
     };
   });
-  const set: RuleSet = { stamp, checkedAt: now, rules: loaded, slots };
+  const set: RuleSet = { stamp, checkedAt: now, rules: loaded, slots, byProject: new Map() };
   if (seen !== generation) return set; // a change committed meanwhile: read again next time
   if (cache.size >= MAX_CACHED) cache.clear();
   cache.set(key, set);
@@ -330,7 +354,6 @@ export async function gatherFacts(
   const report = input.report ?? (await engineStatements(ctx.db).report.execute({ id: input.reportId, orgId: ctx.orgId }))[0];
   if (!report || report.orgId !== ctx.orgId) return {};
   const want = (f: RuleField) => !input.fields || input.fields.has(f);
-  const now = ctx.clock.now();
   const facts: Facts = {};
   if (want("report.reasons")) facts["report.reasons"] = JSON.parse(report.reasons) as string[];
   if (want("report.severity")) facts["report.severity"] = report.severity;
@@ -347,11 +370,21 @@ export async function gatherFacts(
     if (want("reporter.trusted")) facts["reporter.trusted"] = held.reporter?.trustedFlagger === 1;
     if (want("reporter.accuracy")) facts["reporter.accuracy"] = held.reporter ? reporterAccuracy(tallyOf(held.reporter)) : null;
   }
-  const queried = QUERIED_FIELDS.filter((f) => want(f) && !(held && IDENTITY_FIELDS.has(f)));
-  if (!queried.length) return facts;
-  const asked = new Set<RuleField>(queried);
+  let mask = 0;
+  QUERIED_FIELDS.forEach((f, i) => {
+    if (want(f) && !(held && IDENTITY_FIELDS.has(f))) mask |= 1 << i;
+  });
+  if (mask !== 0) Object.assign(facts, await queriedFacts(ctx, report, mask));
+  return facts;
+}
+
+/** The queried facts of a report, those of `mask` (bits of QUERIED_FIELDS), counted by the facts statement. */
+async function queriedFacts(ctx: Pick<DomainContext, "db" | "orgId" | "clock">, report: ReportRow, mask: number): Promise<Facts> {
+  const facts: Facts = {};
+  const asked = (f: QueriedFact) => (mask & (1 << QUERIED_FIELDS.indexOf(f))) !== 0;
+  const now = ctx.clock.now();
   const target = { orgId: ctx.orgId, sinceUs: (now - DAY_MS) * 1000, projectId: report.projectId, contentType: report.contentType ?? "", contentExternalId: report.contentExternalId };
-  const [row] = (await factsStatement(ctx.db, queried.join(","), queried).execute({
+  const [row] = (await factsStatement(ctx.db, String(mask), QUERIED_FIELDS.filter((_, i) => mask & (1 << i))).execute({
     ...target,
     subjectId: report.subjectIdentityId,
     reporterId: report.reporterIdentityId,
@@ -360,22 +393,26 @@ export async function gatherFacts(
   })) as Record<string, unknown>[];
   const n = (v: unknown) => Number(v ?? 0);
   const reporterId = report.reporterIdentityId;
-  if (asked.has("subject.reportCount")) facts["subject.reportCount"] = n(row?.subjectReportCount);
-  if (asked.has("subject.openCases")) facts["subject.openCases"] = n(row?.openCases);
-  if (asked.has("subject.activeActions")) facts["subject.activeActions"] = n(row?.activeActions);
-  if (asked.has("subject.actionsLast30d")) facts["subject.actionsLast30d"] = n(row?.actionsLast30d);
-  if (asked.has("reporter.trusted")) facts["reporter.trusted"] = n(row?.reporterTrusted) === 1;
-  if (asked.has("reporter.accuracy")) facts["reporter.accuracy"] = reporterId ? reporterAccuracy({ upheld: n(row?.upheld), decided: n(row?.decided) }) : null;
-  if (asked.has("reporter.reportsLast24h")) facts["reporter.reportsLast24h"] = n(row?.reporterRecent);
-  if (asked.has("target.distinctReportersLast24h")) {
+  if (asked("subject.reportCount")) facts["subject.reportCount"] = n(row?.subjectReportCount);
+  if (asked("subject.openCases")) facts["subject.openCases"] = n(row?.openCases);
+  if (asked("subject.activeActions")) facts["subject.activeActions"] = n(row?.activeActions);
+  if (asked("subject.actionsLast30d")) facts["subject.actionsLast30d"] = n(row?.actionsLast30d);
+  if (asked("reporter.trusted")) facts["reporter.trusted"] = n(row?.reporterTrusted) === 1;
+  if (asked("reporter.accuracy")) facts["reporter.accuracy"] = reporterId ? reporterAccuracy({ upheld: n(row?.upheld), decided: n(row?.decided) }) : null;
+  if (asked("reporter.reportsLast24h")) facts["reporter.reportsLast24h"] = n(row?.reporterRecent);
+  if (asked("target.distinctReportersLast24h")) {
     const reportsOfTarget = report.contentExternalId == null ? 0 : n(row?.targetReports);
     const q = engineStatements(ctx.db);
     facts["target.distinctReportersLast24h"] =
       reportsOfTarget <= 1
         ? reportsOfTarget
-        : reportsOfTarget <= DISTINCT_IN_JS
-          ? new Set((await q.targetReporters.execute(target)).map((r) => r.id)).size
-          : n((await q.distinctReporters.execute(target))[0]?.n);
+        : row?.targetLo === row?.targetHi
+          ? 1
+          : reportsOfTarget === 2
+            ? 2
+            : reportsOfTarget <= DISTINCT_IN_JS
+              ? new Set((await q.targetReporters.execute(target)).map((r) => r.id)).size
+              : n((await q.distinctReporters.execute(target))[0]?.n);
   }
   return facts;
 }
@@ -410,23 +447,25 @@ export async function runRules(ctx: DomainContext, input: RunRulesInput): Promis
   if (!set.rules.length) return none;
   const report = input.report ?? (await engineStatements(ctx.db).report.execute({ id: input.reportId, orgId: ctx.orgId }))[0];
   if (!report || report.orgId !== ctx.orgId) return none;
-  const applicable = set.rules.filter((r) => r.projectId === null || r.projectId === report.projectId);
+  const applicable = rulesOfProject(set, report.projectId);
   if (!applicable.length) return none;
   // The report's own facts first (and its identities' when held); the queried ones only for the rules those leave undecided.
   const held = input.identities;
   const facts = await gatherFacts(ctx, { reportId: report.id, report, fields: held ? FREE_WITH_IDENTITIES : FREE_FIELDS, held });
   const reasons = facts["report.reasons"] as string[];
-  // A rule whose required reason the report lacks is false: not evaluated at all.
-  const candidates = applicable.filter((r) => r.requiredReason === null || reasons.includes(r.requiredReason));
   const memo = new Uint8Array(set.slots);
+  const candidates: LoadedRule[] = [];
   let wanted = 0;
-  for (const r of candidates) if (r.queried !== 0 && r.condition.test(facts, memo, true) === undefined) wanted |= r.queried;
-  if (held) wanted &= ~IDENTITY_MASK;
-  if (wanted !== 0) {
-    const fields = new Set(QUERIED_FIELDS.filter((_, i) => wanted & (1 << i)));
-    Object.assign(facts, await gatherFacts(ctx, { reportId: report.id, report, fields }));
+  for (const r of applicable) {
+    // A rule whose required reason the report lacks is false: not evaluated at all.
+    if (r.requiredReason !== null && !reasons.includes(r.requiredReason)) continue;
+    candidates.push(r);
+    if (r.queried !== 0 && r.condition.test(facts, memo, true) === undefined) wanted |= r.queried;
   }
-  const matched = candidates.filter((r) => r.condition.test(facts, memo, false) === true);
+  if (held) wanted &= ~IDENTITY_MASK;
+  if (wanted !== 0) Object.assign(facts, await queriedFacts(ctx, report, wanted));
+  const matched: LoadedRule[] = [];
+  for (const r of candidates) if (r.condition.test(facts, memo, false) === true) matched.push(r);
   if (!matched.length) return { evaluated: applicable.length, hits: [] };
   const now = ctx.clock.now();
   const insertHit = engineStatements(ctx.db).hit;

@@ -5,6 +5,7 @@
  * checks of a condition tree with the path of the first error.
  */
 import { describe, expect, test } from "bun:test";
+import { RE2JS } from "re2js";
 import { conditionError, evaluateCondition, patternProblem } from "../../src/domain/rule-conditions.ts";
 import { effectSchema, OPS_BY_KIND, RULE_FIELDS, RULE_OPS, ruleInputSchema, type Condition, type Facts } from "../../src/domain/views/rule.ts";
 import { describeZodError } from "../../src/api/http-errors.ts";
@@ -82,6 +83,21 @@ describe("ops", () => {
     expect(is({ field: "report.text", op: "matches", value: "^(a+)+$" }, { "report.text": long })).toBe(true);
     expect(is({ field: "report.text", op: "matches", value: "(a|aa)*b" }, { "report.text": long })).toBe(false);
     expect(is({ field: "report.text", op: "matches", value: "(.*a){20}" }, { "report.text": long + "b" })).toBe(true);
+  });
+});
+
+describe("a word list (literal text between |, optionally after (?i)) answers as re2js does", () => {
+  // Taken by a faster path than re2js (rule-conditions.ts, literalAlternation): its answers must not differ.
+  const patterns = ["casino|lottery winner", "(?i)casino|lottery winner", "(?i)Straße|KELVIN", "(?i)s|k", "(?i)é", "kasino|", "(?i)DİY", "(?i)ǅ"];
+  const texts = [
+    "Play at our CASINO now", "the Lottery Winner is you", "nothing here", "", "ſ alone", "K (the Kelvin sign)", "straße", "STRASSE",
+    "Kelvin", "É majuscule", "é minuscule", "diy", "DİY", "ǆ", "ǅ", "Ǆ", "mixed ASCII and ſtuff: casino",
+  ];
+  test.each(patterns)("%s", (pattern) => {
+    const re = RE2JS.compile(pattern);
+    for (const text of texts) {
+      expect([text, is({ field: "report.text", op: "matches", value: pattern }, { "report.text": text })]).toEqual([text, re.matcher(text).find()]);
+    }
   });
 });
 

@@ -248,7 +248,7 @@ describe("facts", () => {
     expect(r1Facts).toEqual({ "reporter.accuracy": 2 / 3, "reporter.reportsLast24h": 2 });
   });
 
-  test("distinct reporters of a target: the same with few reports and with many (counted in SQL past 200)", async () => {
+  test("distinct reporters of a target: one, one reporter, two, a few (read and counted), many (counted in SQL past 200)", async () => {
     const post = { contentType: "post", contentExternalId: uniq("pile-on") };
     const reporters = [uniq("a"), uniq("b"), uniq("c")].map((externalId) => ({ type: "user", externalId }));
     const distinctAfter = async (reportId: string) =>
@@ -257,6 +257,15 @@ describe("facts", () => {
     expect(await distinctAfter(last.reportId)).toBe(1);
     last = await world.fileReport({ reporter: reporters[0]!, target: post }); // the same reporter again
     expect(await distinctAfter(last.reportId)).toBe(1);
+    last = await world.fileReport({ reporter: reporters[1]!, target: post }); // three reports, two reporters (read and counted)
+    expect(await distinctAfter(last.reportId)).toBe(2);
+    // Two reports of two reporters, and an anonymous one beside a reporter's.
+    const pair = { contentType: "post", contentExternalId: uniq("pair") };
+    await world.fileReport({ reporter: reporters[0]!, target: pair });
+    expect(await distinctAfter((await world.fileReport({ reporter: reporters[2]!, target: pair })).reportId)).toBe(2);
+    const lone = { contentType: "post", contentExternalId: uniq("lone") };
+    await world.fileReport({ reporter: null, target: lone });
+    expect(await distinctAfter((await world.fileReport({ reporter: reporters[1]!, target: lone })).reportId)).toBe(1);
     for (let i = 0; i < 205; i++) last = await world.fileReport({ reporter: reporters[i % 3]!, target: post });
     expect(await distinctAfter(last.reportId)).toBe(3);
     last = await world.fileReport({ reporter: null, target: post }); // anonymous reports count no reporter
