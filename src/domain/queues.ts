@@ -312,20 +312,21 @@ export const queueIdOfCase = (c: Pick<CaseRow, "queueId">, defaultId: string): s
  * did it). A queue of another project than the case's is a 400; a case already there is left
  * as is (no event). Runs in the caller's transaction when there is one. Every refusal comes
  * before the first write, so a rule's move (inside report intake, the hot path) takes no
- * savepoint of its own: a refused move leaves nothing to roll back.
+ * savepoint of its own: a refused move leaves nothing to roll back. `caseRow` is the case as a
+ * caller of the same organization holds it (intake has just written it): it is not read again.
  */
 export async function moveCaseToQueue(
   ctx: DomainContext,
-  input: { caseId: string; queueId: string; automated?: { ruleId: string; version: number } },
+  input: { caseId: string; queueId: string; automated?: { ruleId: string; version: number }; caseRow?: CaseRow },
 ): Promise<{ changed: boolean; queueId: string }> {
   return input.automated ? moveCase(ctx, input) : transaction(ctx, () => moveCase(ctx, input));
 }
 
 async function moveCase(
   ctx: DomainContext,
-  input: { caseId: string; queueId: string; automated?: { ruleId: string; version: number } },
+  input: { caseId: string; queueId: string; automated?: { ruleId: string; version: number }; caseRow?: CaseRow },
 ): Promise<{ changed: boolean; queueId: string }> {
-  const c = await requireCase(ctx, input.caseId);
+  const c = input.caseRow?.id === input.caseId ? input.caseRow : await requireCase(ctx, input.caseId);
   if (!input.automated) await assertCaseWorkable(ctx, c);
   const found = await queueStatements(ctx.db).withDefault.execute({ orgId: ctx.orgId, id: input.queueId });
   const target = found.find((q) => q.id === input.queueId);

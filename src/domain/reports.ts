@@ -150,7 +150,7 @@ export function createReport(ctx: DomainContext, input: CreateReportInput): Prom
     if (muted) await dismissMutedReport(ctx, row.id);
     // The organization's report.created rules (src/domain/rule-engine.ts), in this transaction:
     // a routed or dismissed report is never seen in the wrong queue. A muted reporter's is not evaluated.
-    else await runRules(ctx, { trigger: "report.created", reportId: row.id, report: row, identities: { subject, reporter } });
+    else await runRules(ctx, { trigger: "report.created", reportId: row.id, report: row, identities: { subject, reporter }, caseRow: theCase });
     return {
       report: { id: row.id, projectId: row.projectId, status: "OPEN", createdAt: isoFromUs(createdUs) },
       row,

@@ -38,6 +38,7 @@ import { RULE_FIELD_NAMES, RULE_TRIGGERS } from "./views/rule-vocabulary.ts";
 import { applyTransition } from "./workflow-engine.ts";
 
 type ReportRow = typeof reports.$inferSelect;
+type CaseRow = typeof cases.$inferSelect;
 type RuleRow = typeof rules.$inferSelect;
 
 /** A rule as evaluated: live or shadow, its condition and effects parsed once. */
@@ -427,6 +428,8 @@ export interface RunRulesInput {
   report?: ReportRow;
   /** Its subject's and reporter's rows when the caller holds them (report intake): their facts cost no query. */
   identities?: HeldIdentities;
+  /** Its case as the caller holds it (report intake, which has just written it): the route and tag effects do not read it again. */
+  caseRow?: CaseRow;
 }
 
 /** What an evaluation did (for tests and callers that care). */
@@ -475,6 +478,8 @@ export async function runRules(ctx: DomainContext, input: RunRulesInput): Promis
     ),
   );
   let routed = false;
+  // The case as the caller gave it, while no effect has changed what the route and tag effects read of it.
+  let caseRow = input.caseRow?.id === report.caseId ? input.caseRow : undefined;
   for (const rule of matched) {
     if (rule.mode !== "live") continue;
     const auto: DomainContext = { ...ctx, actor: systemActor, automation: { ruleId: rule.id, version: rule.version } };
@@ -483,7 +488,8 @@ export async function runRules(ctx: DomainContext, input: RunRulesInput): Promis
         if (routed) continue; // the first matching route wins
         routed = true;
       }
-      await applyEffect(auto, rule, report, effect);
+      await applyEffect(auto, rule, { report, caseRow }, effect);
+      if (effect.type !== "tag" && effect.type !== "priority") caseRow = undefined;
     }
   }
   return { evaluated: applicable.length, hits: matched.map((r) => ({ ruleId: r.id, version: r.version, applied: r.mode === "live" })) };
@@ -497,23 +503,29 @@ export async function runRules(ctx: DomainContext, input: RunRulesInput): Promis
  * effects (moveCaseToQueue, addCaseTag) refuse before they write, and take no savepoint, since
  * intake is the hot path.
  */
-async function applyEffect(ctx: DomainContext, rule: LoadedRule, report: ReportRow, effect: RuleEffect): Promise<void> {
+async function applyEffect(ctx: DomainContext, rule: LoadedRule, on: EffectTarget, effect: RuleEffect): Promise<void> {
   try {
-    await applyOne(ctx, rule, report, effect);
+    await applyOne(ctx, rule, on, effect);
   } catch (e) {
     if (e instanceof DomainError) return;
     throw e;
   }
 }
 
-async function applyOne(ctx: DomainContext, rule: LoadedRule, report: ReportRow, effect: RuleEffect): Promise<void> {
+/** What an effect applies to: the report, and its case when held. */
+interface EffectTarget {
+  report: ReportRow;
+  caseRow: CaseRow | undefined;
+}
+
+async function applyOne(ctx: DomainContext, rule: LoadedRule, { report, caseRow }: EffectTarget, effect: RuleEffect): Promise<void> {
   const target = { reportId: report.id };
   // How the decisions, and a mute, an effect takes name the rule.
   const named = `"${rule.name}" (v${rule.version})`;
   const note = `Rule ${named}`;
   switch (effect.type) {
     case "route":
-      await moveCaseToQueue(ctx, { caseId: report.caseId, queueId: effect.queueId, automated: { ruleId: rule.id, version: rule.version } });
+      await moveCaseToQueue(ctx, { caseId: report.caseId, queueId: effect.queueId, automated: { ruleId: rule.id, version: rule.version }, caseRow });
       return;
     case "priority": {
       const [c] = await engineStatements(ctx.db).raisePriority.execute({ id: report.caseId, orgId: ctx.orgId, by: effect.by });
@@ -522,7 +534,7 @@ async function applyOne(ctx: DomainContext, rule: LoadedRule, report: ReportRow,
       return;
     }
     case "tag":
-      await addCaseTag(ctx, { caseId: report.caseId, tag: effect.tag });
+      await addCaseTag(ctx, { caseId: report.caseId, tag: effect.tag, caseRow });
       return;
     case "escalate":
       await applyTransition(ctx, { target, move: { action: "escalate", team: effect.team, note }, refused: "skip" });

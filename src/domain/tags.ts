@@ -6,7 +6,7 @@ import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import { param, statements } from "../db/prepared.ts";
 import { caseTags } from "../db/schema.ts";
 import { recordAudit } from "./audit.ts";
-import { requireCase } from "./cases.ts";
+import { requireCase, type CaseRow } from "./cases.ts";
 import { transaction, type DomainContext } from "./context.ts";
 import { badRequest } from "./errors.ts";
 import { MAX_TAGS_PER_CASE, normaliseTag } from "./views/tag.ts";
@@ -41,11 +41,12 @@ export async function setCaseTags(ctx: DomainContext, input: { caseId: string; t
  * Adds one tag to a case (a rule's `tag` effect): the same rule as setCaseTags (normalised, at
  * most MAX_TAGS_PER_CASE, audited as CASE_TAGS_CHANGED), without reading the tags twice or
  * rewriting the ones already there. Call it inside a transaction (report intake's): every
- * refusal comes before the first write, so it takes no savepoint of its own.
+ * refusal comes before the first write, so it takes no savepoint of its own. `caseRow` is the
+ * case as a caller of the same organization holds it (intake has just written it): it is not read again.
  */
-export async function addCaseTag(ctx: DomainContext, input: { caseId: string; tag: string }): Promise<string[]> {
+export async function addCaseTag(ctx: DomainContext, input: { caseId: string; tag: string; caseRow?: CaseRow }): Promise<string[]> {
   const tag = normaliseTag(input.tag);
-  const c = await requireCase(ctx, input.caseId);
+  const c = input.caseRow?.id === input.caseId ? input.caseRow : await requireCase(ctx, input.caseId);
   const q = tagStatements(ctx.db);
   const before = (await q.ofCase.execute({ caseId: c.id })).map((r) => r.tag).sort();
   if (tag === null || before.includes(tag)) return before;
