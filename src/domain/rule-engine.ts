@@ -16,7 +16,7 @@
  * time-ordered id, every deletion changes the count), so a change made through another instance
  * is seen within a second. Only the facts the rules use are queried, all in one statement.
  */
-import { and, asc, count, countDistinct, eq, gt, gte, inArray, isNotNull, isNull, max, min, or, sql, sum, type SQL } from "drizzle-orm";
+import { and, asc, count, countDistinct, eq, gt, gte, inArray, isNotNull, isNull, max, or, sql, sum, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { param, shapedStatements, statements } from "../db/prepared.ts";
 import { cases, enforcementActions, identities, organizations, reports, ruleHits, rules } from "../db/schema.ts";
@@ -169,25 +169,17 @@ function factColumns(db: Db): Record<QueriedFact, Record<string, SQL>> {
     "reporter.reportsLast24h": {
       reporterRecent: one(db.select({ n: count() }).from(reports).where(and(eq(reports.reporterIdentityId, ph("reporterId")), gte(reports.createdUs, ph("sinceUs"))))),
     },
-    // Read from the target's tally, joined by factsStatement.
-    "target.distinctReportersLast24h": {},
+    "target.distinctReportersLast24h": {
+      // The reports of the target with a reporter; when more than one, their distinct reporters
+      // are counted by a second statement: count(distinct) opens a temporary b-tree whenever its
+      // statement runs, which costs more than all the other facts together, and most content is
+      // reported once. Up to DISTINCT_IN_JS reports, their reporters are read and counted in
+      // JavaScript instead (targetReporters), cheaper than that b-tree. (Their count, least and
+      // greatest reporter from a subquery joined here cost more still: SQLite materializes it.)
+      targetReports: one(db.select({ n: count(reports.reporterIdentityId) }).from(reports).where(sameTarget)),
+    },
   };
 }
-
-/**
- * The reports of the target with a reporter, and the least and greatest of their reporters, in
- * one pass over them: one report, or one reporter (min = max), or two reports, settle the
- * distinct reporters at once. Only a target with three reports or more from several reporters
- * has them counted by a second statement: count(distinct) opens a temporary b-tree whenever its
- * statement runs, which costs more than all the other facts together, so up to DISTINCT_IN_JS
- * reports their reporters are read and counted in JavaScript instead (targetReporters).
- */
-const targetTally = (db: Db) =>
-  db
-    .select({ n: count(reports.reporterIdentityId).as("n"), lo: min(reports.reporterIdentityId).as("lo"), hi: max(reports.reporterIdentityId).as("hi") })
-    .from(reports)
-    .where(sameTarget)
-    .as("target_tally");
 
 /**
  * The queried facts a set of rules needs, in one statement (one round trip, one statement to
@@ -196,12 +188,9 @@ const targetTally = (db: Db) =>
  */
 const factsStatement = shapedStatements((db, fields: readonly QueriedFact[]) => {
   const all = factColumns(db);
-  const columns: Record<string, SQL | SQL.Aliased> = {};
+  const columns: Record<string, SQL> = {};
   for (const f of fields) Object.assign(columns, all[f]);
-  if (!fields.includes("target.distinctReportersLast24h")) return db.select(columns).from(organizations).where(eq(organizations.id, ph("orgId"))).prepare();
-  const target = targetTally(db);
-  Object.assign(columns, { targetReports: target.n, targetLo: target.lo, targetHi: target.hi });
-  return db.select(columns).from(organizations).leftJoin(target, sql`true`).where(eq(organizations.id, ph("orgId"))).prepare();
+  return db.select(columns).from(organizations).where(eq(organizations.id, ph("orgId"))).prepare();
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -407,13 +396,9 @@ async function queriedFacts(ctx: Pick<DomainContext, "db" | "orgId" | "clock">, 
     facts["target.distinctReportersLast24h"] =
       reportsOfTarget <= 1
         ? reportsOfTarget
-        : row?.targetLo === row?.targetHi
-          ? 1
-          : reportsOfTarget === 2
-            ? 2
-            : reportsOfTarget <= DISTINCT_IN_JS
-              ? new Set((await q.targetReporters.execute(target)).map((r) => r.id)).size
-              : n((await q.distinctReporters.execute(target))[0]?.n);
+        : reportsOfTarget <= DISTINCT_IN_JS
+          ? new Set((await q.targetReporters.execute(target)).map((r) => r.id)).size
+          : n((await q.distinctReporters.execute(target))[0]?.n);
   }
   return facts;
 }
