@@ -18,7 +18,7 @@
  * writes reports), in the shape src/domain/rules.ts stores them.
  */
 import { Database } from "bun:sqlite";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fmtInt, markdownTable, run, startServer, wrk, type Server, type WrkResult } from "./lib.ts";
 
@@ -90,6 +90,20 @@ export function benchRules(queueId: string): { when: unknown; then: unknown[] }[
   return out;
 }
 
+/** CPU seconds a process has used, in all its threads and in its main thread (Linux /proc; zeros elsewhere). */
+function cpuSeconds(pid: number): { process: number; main: number } {
+  const read = (path: string) => {
+    try {
+      // Fields 14 and 15 (utime, stime) after the command name, which may hold spaces: count from its closing parenthesis.
+      const fields = readFileSync(path, "utf8").split(") ")[1]!.split(" ");
+      return (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      return 0;
+    }
+  };
+  return { process: read(`/proc/${pid}/stat`), main: read(`/proc/${pid}/task/${pid}/stat`) };
+}
+
 /** Writes the benchmark's queue and rules into the organization of a database made by `flagstaff init`. */
 function writeRules(path: string): void {
   const db = new Database(path);
@@ -136,10 +150,19 @@ export async function rulesComparison(d: Deps): Promise<RulesBench> {
   // Short runs, many times, in alternating order (without-with, with-without, …): this
   // machine's throughput drifts by ±10 % over tens of seconds, which two long runs do not average out.
   const runSeconds = Math.max(2, Math.round(d.seconds / 2));
+  const cpu: Record<"without" | "with", { process: number; main: number; requests: number }> = {
+    without: { process: 0, main: 0, requests: 0 },
+    with: { process: 0, main: 0, requests: 0 },
+  };
   for (let round = 0; round < ROUNDS; round++) {
     for (const s of round % 2 ? [...sides].reverse() : sides) {
+      const before = cpuSeconds(s.server.proc.pid);
       const r = await wrk(d.wrkBin, { url: s.server.url, connections: C, seconds: runSeconds, script: "report.lua", env: s.keyEnv });
-      d.log(`  reports c=${C} ${s.name} rules: ${fmtInt(r.rps)}/s p99 ${r.latencyMs.p99} ms (non-2xx ${r.non2xx})`);
+      const after = cpuSeconds(s.server.proc.pid);
+      cpu[s.name].process += after.process - before.process;
+      cpu[s.name].main += after.main - before.main;
+      cpu[s.name].requests += r.requests;
+      d.log(`  reports c=${C} ${s.name} rules: ${fmtInt(r.rps)}/s p99 ${r.latencyMs.p99} ms (non-2xx ${r.non2xx}); server CPU ${Math.round(((after.main - before.main) * 1e6) / r.requests)} µs/report on its main thread, ${Math.round(((after.process - before.process) * 1e6) / r.requests)} in all`);
       results[s.name].push(r);
     }
   }

@@ -71,30 +71,41 @@ export function evaluateCondition(when: Condition, facts: Facts): boolean {
 }
 
 /**
+ * The memo slots of conditions compiled to share one memo (the rules of a set): a comparison
+ * met before (the same field, op and value, in this rule or another) takes the same slot, so the
+ * rules of one evaluation make each distinct comparison once.
+ */
+export interface SlotTable {
+  /** How many slots are taken. */
+  next: number;
+  byComparison: Map<string, number>;
+}
+
+export const slotTable = (): SlotTable => ({ next: 0, byComparison: new Map() });
+
+/**
  * A condition compiled once (the rule engine keeps its rules compiled): `test(facts, memo,
  * partial)` answers true or false, or, when `partial`, undefined while the condition depends on
  * a fact not gathered yet (`{ all: [reasons includes "child_safety", subject…] }` is false for
- * any other reason before anything is queried). Each comparison has a slot in `memo` (`slots`
- * of them, 0 unknown, 1 false, 2 true), so one evaluation in two steps (the report's own facts,
- * then the queried ones) runs each comparison, and each pattern, once.
+ * any other reason before anything is queried). Each distinct comparison has a slot in `memo`
+ * (`slots.next` of them, 0 unknown, 1 false, 2 true), so one evaluation in two steps (the
+ * report's own facts, then the queried ones) of every rule of a set runs each comparison, and
+ * each pattern, once.
  */
 export interface CompiledCondition {
   test: (facts: Facts, memo: Uint8Array | null, partial: boolean) => boolean | undefined;
-  /** The slots its comparisons take are firstSlot … endSlot - 1 (several conditions can share one memo). */
-  endSlot: number;
 }
 
 type Test = CompiledCondition["test"];
 
-export function compileCondition(when: Condition, firstSlot = 0): CompiledCondition {
-  let slots = firstSlot;
+export function compileCondition(when: Condition, slots: SlotTable = slotTable()): CompiledCondition {
   const build = (c: Condition): Test => {
     if ("all" in c) {
       const parts = c.all.map(build);
       return (facts, memo, partial) => {
         let open = false;
-        for (const p of parts) {
-          const v = p(facts, memo, partial);
+        for (let i = 0; i < parts.length; i++) {
+          const v = parts[i]!(facts, memo, partial);
           if (v === false) return false;
           if (v === undefined) open = true;
         }
@@ -105,8 +116,8 @@ export function compileCondition(when: Condition, firstSlot = 0): CompiledCondit
       const parts = c.any.map(build);
       return (facts, memo, partial) => {
         let open = false;
-        for (const p of parts) {
-          const v = p(facts, memo, partial);
+        for (let i = 0; i < parts.length; i++) {
+          const v = parts[i]!(facts, memo, partial);
           if (v === true) return true;
           if (v === undefined) open = true;
         }
@@ -120,7 +131,12 @@ export function compileCondition(when: Condition, firstSlot = 0): CompiledCondit
         return v === undefined ? undefined : !v;
       };
     }
-    const slot = slots++;
+    const key = `${c.field}\u0000${c.op}\u0000${JSON.stringify(c.value)}`;
+    let slot = slots.byComparison.get(key);
+    if (slot === undefined) {
+      slot = slots.next++;
+      slots.byComparison.set(key, slot);
+    }
     const field = c.field;
     const holds = comparisonTest(c);
     return (facts, memo, partial) => {
@@ -132,8 +148,7 @@ export function compileCondition(when: Condition, firstSlot = 0): CompiledCondit
       return v;
     };
   };
-  const test = build(when);
-  return { test, endSlot: slots };
+  return { test: build(when) };
 }
 
 /** The last text lowered, and its lower case: the rules of one evaluation read the same text. */

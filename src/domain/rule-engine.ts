@@ -31,7 +31,7 @@ import { moveCaseToQueue } from "./queues.ts";
 import type { IdentityRow } from "./identities.ts";
 import { reporterAccuracy, tallyOf } from "./reporter-tally.ts";
 import { updateReporter } from "./reporters.ts";
-import { compileCondition, type CompiledCondition } from "./rule-conditions.ts";
+import { compileCondition, slotTable, type CompiledCondition } from "./rule-conditions.ts";
 import { addCaseTag } from "./tags.ts";
 import type { Condition, Effect as RuleEffect, Facts, RuleField, RuleTrigger } from "./views/rule.ts";
 import { RULE_FIELD_NAMES, RULE_TRIGGERS } from "./views/rule-vocabulary.ts";
@@ -201,7 +201,7 @@ interface RuleSet {
   /** When the stamp was last read (performance.now()). */
   checkedAt: number;
   rules: LoadedRule[];
-  /** How many comparisons the rules hold (the memo of an evaluation). */
+  /** How many distinct comparisons the rules hold (the memo of an evaluation). */
   slots: number;
   /** The rules that apply to a project's reports (its own and the organization's), by project, as asked for. */
   byProject: Map<string, LoadedRule[]>;
@@ -272,11 +272,10 @@ export async function rulesFor(ctx: Pick<DomainContext, "db" | "orgId">, trigger
         .from(rules)
         .where(and(eq(rules.orgId, ctx.orgId), eq(rules.trigger, trigger), inArray(rules.mode, ["live", "shadow"])))
         .orderBy(asc(rules.createdAt), asc(rules.id));
-  let slots = 0;
+  const slots = slotTable();
   const loaded: LoadedRule[] = rows.map((r) => {
     const when = JSON.parse(r.whenJson) as Condition;
     const condition = compileCondition(when, slots);
-    slots = condition.endSlot;
     return {
       id: r.id,
       projectId: r.projectId,
@@ -291,7 +290,7 @@ export async function rulesFor(ctx: Pick<DomainContext, "db" | "orgId">, trigger
       requiredReason: requiredReason(when),
     };
   });
-  const set: RuleSet = { stamp, checkedAt: now, rules: loaded, slots, byProject: new Map() };
+  const set: RuleSet = { stamp, checkedAt: now, rules: loaded, slots: slots.next, byProject: new Map() };
   if (seen !== generation) return set; // a change committed meanwhile: read again next time
   if (cache.size >= MAX_CACHED) cache.clear();
   cache.set(key, set);

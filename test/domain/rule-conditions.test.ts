@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { RE2JS } from "re2js";
-import { conditionError, evaluateCondition, patternProblem } from "../../src/domain/rule-conditions.ts";
+import { compileCondition, conditionError, evaluateCondition, patternProblem, slotTable } from "../../src/domain/rule-conditions.ts";
 import { effectSchema, OPS_BY_KIND, RULE_FIELDS, RULE_OPS, ruleInputSchema, type Condition, type Facts } from "../../src/domain/views/rule.ts";
 import { describeZodError } from "../../src/api/http-errors.ts";
 
@@ -98,6 +98,25 @@ describe("a word list (literal text between |, optionally after (?i)) answers as
     for (const text of texts) {
       expect([text, is({ field: "report.text", op: "matches", value: pattern }, { "report.text": text })]).toEqual([text, re.matcher(text).find()]);
     }
+  });
+});
+
+describe("conditions compiled to share one memo (a rule set)", () => {
+  test("the same comparison in two rules takes one slot, and each rule answers as alone, in one step or two", () => {
+    const table = slotTable();
+    const spam: Condition = { field: "report.reasons", op: "includes", value: "spam" };
+    const busy: Condition = { field: "subject.openCases", op: "gt", value: 2 };
+    const first = compileCondition({ all: [spam, busy] }, table);
+    const second = compileCondition({ all: [spam, { not: busy }, { field: "report.severity", op: "eq", value: "HIGH" }] }, table);
+    expect(table.next).toBe(3); // spam and busy once each, severity
+    const own: Facts = { "report.reasons": ["spam"], "report.severity": "HIGH" };
+    const all: Facts = { ...own, "subject.openCases": 5 };
+    const memo = new Uint8Array(table.next);
+    expect(first.test(own, memo, true)).toBeUndefined(); // needs the queried fact
+    expect(second.test(own, memo, true)).toBeUndefined();
+    expect(first.test(all, memo, false)).toBe(true);
+    expect(second.test(all, memo, false)).toBe(false);
+    for (const [c, want] of [[first, true], [second, false]] as const) expect(c.test(all, null, false)).toBe(want);
   });
 });
 
