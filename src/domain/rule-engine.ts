@@ -447,7 +447,9 @@ export async function runRules(ctx: DomainContext, input: RunRulesInput): Promis
     // A rule whose required reason the report lacks is false: not evaluated at all.
     if (r.requiredReason !== null && !reasons.includes(r.requiredReason)) continue;
     candidates.push(r);
-    if (r.queried !== 0 && r.condition.test(facts, memo, true) === undefined) wanted |= r.queried;
+    // Whether the report's own facts leave the rule undecided matters only when it reads a
+    // field not queried yet: the rules of a set mostly read the same few.
+    if ((r.queried & ~wanted) !== 0 && r.condition.test(facts, memo, true) === undefined) wanted |= r.queried;
   }
   if (held) wanted &= ~IDENTITY_MASK;
   if (wanted !== 0) Object.assign(facts, await queriedFacts(ctx, report, wanted));
