@@ -142,8 +142,9 @@ export function compileCondition(when: Condition, slots: SlotTable = slotTable()
     return (facts, memo, partial) => {
       const known = memo?.[slot];
       if (known) return known === 2;
-      if (partial && !(field in facts)) return undefined;
-      const v = holds(facts[field] ?? null);
+      const fact = facts[field]; // a gathered fact is never undefined (a missing one is null)
+      if (partial && fact === undefined) return undefined;
+      const v = holds(fact ?? null);
       if (memo) memo[slot] = v ? 2 : 1;
       return v;
     };
