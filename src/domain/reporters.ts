@@ -40,7 +40,7 @@ export async function markCaseTrustedFlagged(ctx: Pick<DomainContext, "db">, cas
   await ctx.db.update(cases).set({ trustedFlagged: 1 }).where(eq(cases.id, caseId));
 }
 
-/** A reporter's view from its identity row and tally, at `now` (a mute that ended shows as none). */
+/** A reporter's view from its identity row, which keeps its tally, at `now` (a mute that ended shows as none). */
 export function toReporterView(row: IdentityRow, now: number): ReporterView {
   const t = tallyOf(row);
   const muted = isMuted(row, now);

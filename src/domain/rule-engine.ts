@@ -300,8 +300,6 @@ export async function rulesFor(ctx: Pick<DomainContext, "db" | "orgId">, trigger
 // ---------------------------------------------------------------------------------------------
 // Facts
 
-
-
 /** The identity facts' bits in a rule's mask. */
 const IDENTITY_MASK = queriedMask(IDENTITY_FIELDS);
 
@@ -332,9 +330,9 @@ function requiredReason(when: Condition): string | null {
 
 /**
  * The facts of a report, every field of RULE_FIELDS unless `fields` names the ones wanted (the
- * others are left out, and so are their queries). The report's own fields cost nothing; the
- * subject's, reporter's and target's are counted in one batch of queries. A report of another
- * organization has no facts (an empty object).
+ * others are left out, and so are their queries). The report's own fields cost nothing, and so
+ * do its subject's and reporter's when the caller holds their rows (`held`); the others are
+ * counted in one statement. A report of another organization has no facts (an empty object).
  */
 export async function gatherFacts(
   ctx: Pick<DomainContext, "db" | "orgId" | "clock">,
