@@ -20,6 +20,7 @@ import { badRequest, conflict, DomainError, forbidden, notFound } from "./errors
 import { newId } from "./ids.ts";
 import { userEmails } from "./users.ts";
 import { findOpenCase } from "./open-case.ts";
+import { mayWorkCase } from "./queues.ts";
 import type { DismissalReason, ResolutionCode, Team } from "./views/report.ts";
 import { asStatus, isOpenStatus, OPEN_STATUSES, type Status } from "./workflow.ts";
 import { applyTransition, type CaseRecord, type ReportRecord } from "./workflow-engine.ts";
@@ -83,7 +84,8 @@ export function decideInBulk(
     const skipped: BulkOutcome["skipped"] = [];
     for (const caseId of caseIds) {
       const c = byId.get(caseId);
-      if (!c) {
+      // A case of a queue the caller may not work is not found, like one that does not exist.
+      if (!c || !(await mayWorkCase(ctx, c))) {
         skipped.push({ caseId, reason: "not found" });
         continue;
       }
