@@ -18,6 +18,7 @@ import m15 from "../../drizzle/0015_queues_and_rules.sql" with { type: "text" };
 import m16 from "../../drizzle/0016_cases_subject_open.sql" with { type: "text" };
 import m17 from "../../drizzle/0017_rule_hits_by_rule_only.sql" with { type: "text" };
 import m18 from "../../drizzle/0018_reporter_tally.sql" with { type: "text" };
+import m19 from "../../drizzle/0019_appeals_case_idx.sql" with { type: "text" };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -46,4 +47,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0016_cases_subject_open", when: 1795613231191, breakpoints: true, sql: m16 },
   { tag: "0017_rule_hits_by_rule_only", when: 1795614346288, breakpoints: true, sql: m17 },
   { tag: "0018_reporter_tally", when: 1795619380008, breakpoints: true, sql: m18 },
+  { tag: "0019_appeals_case_idx", when: 1795624115825, breakpoints: true, sql: m19 },
 ];

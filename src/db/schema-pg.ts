@@ -526,7 +526,12 @@ export const appeals = pgTable(
     createdAt: big("created_at").notNull(),
     decidedAt: big("decided_at"),
   },
-  (t) => [index("appeals_action_idx").on(t.actionId), index("appeals_org_status_idx").on(t.orgId, t.status, t.createdAt)],
+  (t) => [
+    index("appeals_action_idx").on(t.actionId),
+    index("appeals_org_status_idx").on(t.orgId, t.status, t.createdAt),
+    // A case's appeals (the case page's list), without walking the organization's.
+    index("appeals_case_idx").on(t.caseId, t.createdAt),
+  ],
 );
 
 /** Review queues of an organization (optionally of one project): who may work them and in which order. */

@@ -1,0 +1,1 @@
+CREATE INDEX "appeals_case_idx" ON "appeals" USING btree ("case_id","created_at");
