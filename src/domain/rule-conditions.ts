@@ -33,10 +33,11 @@ function compiled(pattern: string): Pattern | null {
 
 /**
  * The commonest pattern of all, a list of words (`(?i)casino|lottery winner`): literal text
- * only, between `|`, optionally after `(?i)`. It is tested by a JavaScript RegExp of the same
- * literals, which re2js is many times slower than here: with no group, class, repetition or
- * other operator there is nothing to backtrack over, so it stays linear in the text. The `u`
- * flag gives `(?i)` RE2's meaning, Unicode simple case folding (ſ matches s, K matches k).
+ * only, between `|`, optionally after `(?i)`. It is tested as substrings, or, under `(?i)` with
+ * non-ASCII words or text, by a JavaScript RegExp of the same literals, which re2js is many
+ * times slower than here: with no group, class, repetition or other operator there is nothing
+ * to backtrack over, so it stays linear in the text. The `u` flag gives `(?i)` RE2's meaning,
+ * Unicode simple case folding (ſ matches s, K matches k).
  */
 function literalAlternation(pattern: string): Pattern | null {
   const m = /^(\(\?i\))?([^\\.^$|?*+()[\]{}]*(?:\|[^\\.^$|?*+()[\]{}]*)*)$/u.exec(pattern);
@@ -53,17 +54,25 @@ function literalAlternation(pattern: string): Pattern | null {
   return { test: (text) => (isAscii(text) ? lowerWords.some((w) => lowered(text).includes(w)) : re.test(text)) };
 }
 
-const ASCII = /^[\x00-\x7f]*$/;
-/** Whether the text is ASCII, for the last text asked about (the rules of one evaluation read the same text). */
-let asciiOf = "";
-let asciiAnswer = true;
-function isAscii(text: string): boolean {
-  if (text !== asciiOf) {
-    asciiOf = text;
-    asciiAnswer = ASCII.test(text);
-  }
-  return asciiAnswer;
+/**
+ * `of(text)`, computed again only for a text other than the last one asked about: the rules of
+ * one evaluation read the same text.
+ */
+function forLastText<T>(of: (text: string) => T): (text: string) => T {
+  let last: string | undefined;
+  let answer!: T;
+  return (text) => {
+    if (text !== last) {
+      last = text;
+      answer = of(text);
+    }
+    return answer;
+  };
 }
+
+const ASCII = /^[\x00-\x7f]*$/;
+const isAscii = forLastText((text) => ASCII.test(text));
+const lowered = forLastText((text) => text.toLowerCase());
 
 /** True when the facts satisfy the condition. A missing fact reads as null. */
 export function evaluateCondition(when: Condition, facts: Facts): boolean {
@@ -99,31 +108,20 @@ export interface CompiledCondition {
 type Test = CompiledCondition["test"];
 
 export function compileCondition(when: Condition, slots: SlotTable = slotTable()): CompiledCondition {
+  // `all` stops at the first false part, `any` at the first true one; either is undecided
+  // (undefined) when a part is and none stopped it.
+  const settledBy = (parts: Test[], stop: boolean): Test => (facts, memo, partial) => {
+    let open = false;
+    for (let i = 0; i < parts.length; i++) {
+      const v = parts[i]!(facts, memo, partial);
+      if (v === stop) return stop;
+      if (v === undefined) open = true;
+    }
+    return open ? undefined : !stop;
+  };
   const build = (c: Condition): Test => {
-    if ("all" in c) {
-      const parts = c.all.map(build);
-      return (facts, memo, partial) => {
-        let open = false;
-        for (let i = 0; i < parts.length; i++) {
-          const v = parts[i]!(facts, memo, partial);
-          if (v === false) return false;
-          if (v === undefined) open = true;
-        }
-        return open ? undefined : true;
-      };
-    }
-    if ("any" in c) {
-      const parts = c.any.map(build);
-      return (facts, memo, partial) => {
-        let open = false;
-        for (let i = 0; i < parts.length; i++) {
-          const v = parts[i]!(facts, memo, partial);
-          if (v === true) return true;
-          if (v === undefined) open = true;
-        }
-        return open ? undefined : false;
-      };
-    }
+    if ("all" in c) return settledBy(c.all.map(build), false);
+    if ("any" in c) return settledBy(c.any.map(build), true);
     if ("not" in c) {
       const inner = build(c.not);
       return (facts, memo, partial) => {
@@ -150,17 +148,6 @@ export function compileCondition(when: Condition, slots: SlotTable = slotTable()
     };
   };
   return { test: build(when) };
-}
-
-/** The last text lowered, and its lower case: the rules of one evaluation read the same text. */
-let lastText = "";
-let lastLowered = "";
-function lowered(text: string): string {
-  if (text !== lastText) {
-    lastText = text;
-    lastLowered = text.toLowerCase();
-  }
-  return lastLowered;
 }
 
 /** What each op means: a comparison's test of a fact (null when missing), built once. */
