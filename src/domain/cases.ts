@@ -160,7 +160,13 @@ export async function moveOpenCaseToReview(ctx: DomainContext, caseId: string): 
   await applyTransition(ctx, { target: { caseId }, move: { action: "enrich" }, refused: "skip" });
 }
 
-export async function requireCase(ctx: Pick<DomainContext, "db" | "orgId">, caseId: string): Promise<CaseRow> {
+/**
+ * A case of the caller's organization, else a 404. `held` is a row of the organization the
+ * caller already holds (report intake has just written its case): when it is this case's, it is
+ * the answer, not read again.
+ */
+export async function requireCase(ctx: Pick<DomainContext, "db" | "orgId">, caseId: string, held?: CaseRow): Promise<CaseRow> {
+  if (held?.id === caseId) return held;
   const [row] = await caseStatements(ctx.db).byId.execute({ id: caseId, orgId: ctx.orgId });
   if (!row) throw notFound("Case not found");
   return row;

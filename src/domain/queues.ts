@@ -307,27 +307,27 @@ export async function deleteQueue(ctx: DomainContext, input: { queueId: string }
 /** The id of the queue a case is in (its own, else the default's). */
 export const queueIdOfCase = (c: Pick<CaseRow, "queueId">, defaultId: string): string => c.queueId ?? defaultId;
 
-/**
- * Moves a case to a queue (audited CASE_QUEUE_CHANGED with from/to; `automated` when a rule
- * did it). A queue of another project than the case's is a 400; a case already there is left
- * as is (no event). Runs in the caller's transaction when there is one. Every refusal comes
- * before the first write, so a rule's move (inside report intake, the hot path) takes no
- * savepoint of its own: a refused move leaves nothing to roll back. `caseRow` is the case as a
- * caller of the same organization holds it (intake has just written it): it is not read again.
- */
-export async function moveCaseToQueue(
-  ctx: DomainContext,
-  input: { caseId: string; queueId: string; automated?: { ruleId: string; version: number }; caseRow?: CaseRow },
-): Promise<{ changed: boolean; queueId: string }> {
-  return input.automated ? moveCase(ctx, input) : transaction(ctx, () => moveCase(ctx, input));
+export interface MoveCaseInput {
+  caseId: string;
+  queueId: string;
+  /** The case as a caller of the same organization holds it (intake has just written it): not read again. */
+  caseRow?: CaseRow;
 }
 
-async function moveCase(
-  ctx: DomainContext,
-  input: { caseId: string; queueId: string; automated?: { ruleId: string; version: number }; caseRow?: CaseRow },
-): Promise<{ changed: boolean; queueId: string }> {
-  const c = input.caseRow?.id === input.caseId ? input.caseRow : await requireCase(ctx, input.caseId);
-  if (!input.automated) await assertCaseWorkable(ctx, c);
+/**
+ * Moves a case to a queue (audited CASE_QUEUE_CHANGED with from/to, naming the rule when a
+ * rule did it: DomainContext.automation). A queue of another project than the case's is a 400;
+ * a case already there is left as is (no event). Runs in the caller's transaction when there is
+ * one. Every refusal comes before the first write, so a rule's move (inside report intake, the
+ * hot path) takes no savepoint of its own: a refused move leaves nothing to roll back.
+ */
+export async function moveCaseToQueue(ctx: DomainContext, input: MoveCaseInput): Promise<{ changed: boolean; queueId: string }> {
+  return ctx.automation ? moveCase(ctx, input) : transaction(ctx, () => moveCase(ctx, input));
+}
+
+async function moveCase(ctx: DomainContext, input: MoveCaseInput): Promise<{ changed: boolean; queueId: string }> {
+  const c = await requireCase(ctx, input.caseId, input.caseRow);
+  if (!ctx.automation) await assertCaseWorkable(ctx, c);
   const found = await queueStatements(ctx.db).withDefault.execute({ orgId: ctx.orgId, id: input.queueId });
   const target = found.find((q) => q.id === input.queueId);
   if (!target) throw notFound("Queue not found");
@@ -343,7 +343,6 @@ async function moveCase(
     entityId: c.id,
     before: { queueId: from },
     after: { queueId: target.id },
-    data: input.automated ? { ruleId: input.automated.ruleId, version: input.automated.version, automated: true } : undefined,
   });
   return { changed: true, queueId: target.id };
 }

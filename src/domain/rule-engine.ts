@@ -302,6 +302,10 @@ export async function rulesFor(ctx: Pick<DomainContext, "db" | "orgId">, trigger
 
 /** The identity facts' bits in a rule's mask. */
 const IDENTITY_MASK = queriedMask(IDENTITY_FIELDS);
+const ALL_QUERIED_MASK = queriedMask(new Set(QUERIED_FIELDS));
+
+/** Of the queried facts in `mask`, those the facts statement must count: not the identities' when their rows are held. */
+const toQuery = (mask: number, held: HeldIdentities | undefined): number => (held ? mask & ~IDENTITY_MASK : mask);
 
 /** Up to this many reports of a target, its distinct reporters are counted in JavaScript (targetReporters). */
 const DISTINCT_IN_JS = 200;
@@ -357,10 +361,7 @@ export async function gatherFacts(
     if (want("reporter.trusted")) facts["reporter.trusted"] = held.reporter?.trustedFlagger === 1;
     if (want("reporter.accuracy")) facts["reporter.accuracy"] = held.reporter ? reporterAccuracy(tallyOf(held.reporter)) : null;
   }
-  let mask = 0;
-  QUERIED_FIELDS.forEach((f, i) => {
-    if (want(f) && !(held && IDENTITY_FIELDS.has(f))) mask |= 1 << i;
-  });
+  const mask = toQuery(input.fields ? queriedMask(input.fields) : ALL_QUERIED_MASK, held);
   if (mask !== 0) Object.assign(facts, await queriedFacts(ctx, report, mask));
   return facts;
 }
@@ -449,7 +450,7 @@ export async function runRules(ctx: DomainContext, input: RunRulesInput): Promis
     // field not queried yet: the rules of a set mostly read the same few.
     if ((r.queried & ~wanted) !== 0 && r.condition.test(facts, memo, true) === undefined) wanted |= r.queried;
   }
-  if (held) wanted &= ~IDENTITY_MASK;
+  wanted = toQuery(wanted, held);
   if (wanted !== 0) Object.assign(facts, await queriedFacts(ctx, report, wanted));
   const matched: LoadedRule[] = [];
   for (const r of candidates) if (r.condition.test(facts, memo, false) === true) matched.push(r);
@@ -463,7 +464,7 @@ export async function runRules(ctx: DomainContext, input: RunRulesInput): Promis
   );
   let routed = false;
   // The case as the caller gave it, while no effect has changed what the route and tag effects read of it.
-  let caseRow = input.caseRow?.id === report.caseId ? input.caseRow : undefined;
+  let caseRow = input.caseRow;
   for (const rule of matched) {
     if (rule.mode !== "live") continue;
     const auto: DomainContext = { ...ctx, actor: systemActor, automation: { ruleId: rule.id, version: rule.version } };
@@ -509,7 +510,7 @@ async function applyOne(ctx: DomainContext, rule: LoadedRule, { report, caseRow 
   const note = `Rule ${named}`;
   switch (effect.type) {
     case "route":
-      await moveCaseToQueue(ctx, { caseId: report.caseId, queueId: effect.queueId, automated: { ruleId: rule.id, version: rule.version }, caseRow });
+      await moveCaseToQueue(ctx, { caseId: report.caseId, queueId: effect.queueId, caseRow });
       return;
     case "priority": {
       const [c] = await engineStatements(ctx.db).raisePriority.execute({ id: report.caseId, orgId: ctx.orgId, by: effect.by });

@@ -46,7 +46,7 @@ export async function setCaseTags(ctx: DomainContext, input: { caseId: string; t
  */
 export async function addCaseTag(ctx: DomainContext, input: { caseId: string; tag: string; caseRow?: CaseRow }): Promise<string[]> {
   const tag = normaliseTag(input.tag);
-  const c = input.caseRow?.id === input.caseId ? input.caseRow : await requireCase(ctx, input.caseId);
+  const c = await requireCase(ctx, input.caseId, input.caseRow);
   const q = tagStatements(ctx.db);
   const before = (await q.ofCase.execute({ caseId: c.id })).map((r) => r.tag).sort();
   if (tag === null || before.includes(tag)) return before;
