@@ -11,7 +11,6 @@ export interface HttpError {
   headers: Record<string, string>;
 }
 
-
 /** One readable line per zod issue, such as `subject.externalId: must be at most 256 characters` or `when.all[2].op: …`. */
 export function describeZodError(error: ZodError): string {
   return error.issues

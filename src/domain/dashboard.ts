@@ -599,7 +599,6 @@ export interface Overview {
   };
 }
 
-
 /** The smallest UUIDv7 of a millisecond: an id bound for "created since". */
 const uuidV7Floor = (ms: number): string => {
   const h = Math.max(0, Math.floor(ms)).toString(16).padStart(12, "0");

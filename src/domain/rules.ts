@@ -209,7 +209,6 @@ export async function getRuleVersion(ctx: Reader, input: { ruleId: string; versi
   return JSON.parse(row.body) as Record<string, unknown>;
 }
 
-
 /** A rule's hits, newest first (pass `nextCursor` back as `cursor`), with its counts of the last 24 hours and 7 days. */
 export async function listRuleHits(
   ctx: Pick<DomainContext, "db" | "orgId" | "clock">,

@@ -351,7 +351,6 @@ export function dayStart(field: string, day: string): number {
   return ms;
 }
 
-
 /**
  * The organization's statements made from `from` to `to` (whole UTC days, both included),
  * oldest first, optionally of one project; `cursor` is the previous page's `nextCursor`.
