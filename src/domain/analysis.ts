@@ -1,4 +1,4 @@
-import { desc, eq } from "drizzle-orm";
+import { and, desc, eq } from "drizzle-orm";
 import { AiUnavailableError, classify, type Classification } from "../ai/classifier.ts";
 import type { Config } from "../config.ts";
 import { contentAnalyses, identities, reports } from "../db/schema.ts";
@@ -21,6 +21,7 @@ import { applyTransition } from "./workflow-engine.ts";
 import { runRules } from "./rule-engine.ts";
 import type { Severity } from "./severity.ts";
 import type { AnalysisResult, AnalysisView } from "./views/analysis.ts";
+import { isOfWorkableCase, type AccessContext } from "./queue-access.ts";
 
 export type { AnalysisResult, AnalysisView } from "./views/analysis.ts";
 
@@ -262,12 +263,12 @@ const pick = (c: Classification): AnalysisResult => ({
   reasoning: c.reasoning,
 });
 
-/** The 50 (`limit`) most recent analyses of a project. */
-export async function recentAnalyses(ctx: Pick<DomainContext, "db">, input: { projectId: string; limit?: number }): Promise<AnalysisView[]> {
+/** The 50 (`limit`) most recent analyses of a project that the caller may see (those of reports: queue access). */
+export async function recentAnalyses(ctx: AccessContext, input: { projectId: string; limit?: number }): Promise<AnalysisView[]> {
   const rows = await ctx.db
     .select()
     .from(contentAnalyses)
-    .where(eq(contentAnalyses.projectId, input.projectId))
+    .where(and(eq(contentAnalyses.projectId, input.projectId), await isOfWorkableCase(ctx, "report", contentAnalyses.reportId, { whenNull: "kept" })))
     .orderBy(desc(contentAnalyses.id))
     .limit(input.limit ?? 50);
   return rows.map(toAnalysisView);

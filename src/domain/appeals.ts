@@ -16,6 +16,7 @@ import { badRequest, conflict, notFound } from "./errors.ts";
 import { getActionView, requireAction, revokeEnforcementAction, toActionView, type ActionRow, type EnforcementActionView } from "./enforcement.ts";
 import { toIdentityView } from "./identities.ts";
 import { newId } from "./ids.ts";
+import { assertMayWorkCaseId, isOfWorkableCase, type AccessContext } from "./queue-access.ts";
 import { userEmails } from "./users.ts";
 import { applyTransition } from "./workflow-engine.ts";
 import type { AppealDecision, AppealFilter, AppealInbox, AppealItem, AppealStatus, AppealView } from "./views/appeal.ts";
@@ -93,10 +94,11 @@ export function fileAppeal(ctx: DomainContext, input: { projectId: string; actio
   });
 }
 
-/** An appeal of the context's organization, or a 404. */
-export async function requireAppeal(ctx: Pick<DomainContext, "db" | "orgId">, appealId: string): Promise<AppealRow> {
+/** An appeal of the context's organization that the caller may see (its case's queue access), or a 404. */
+export async function requireAppeal(ctx: AccessContext, appealId: string): Promise<AppealRow> {
   const [row] = await ctx.db.select().from(appeals).where(and(eq(appeals.id, appealId), eq(appeals.orgId, ctx.orgId))).limit(1);
   if (!row) throw notFound("Appeal not found");
+  await assertMayWorkCaseId(ctx, row.caseId, "Appeal");
   return row;
 }
 
@@ -224,9 +226,11 @@ export interface AppealQuery {
  * Appeals of the context's organization. Pending ones come oldest first (the review order);
  * decided ones and unfiltered lists newest first.
  */
-export async function listAppeals(ctx: Pick<DomainContext, "db" | "orgId">, q: AppealQuery): Promise<{ appeals: AppealView[]; nextCursor: string | null }> {
+export async function listAppeals(ctx: AccessContext, q: AppealQuery): Promise<{ appeals: AppealView[]; nextCursor: string | null }> {
   const oldestFirst = q.status === "pending";
   const where: SQL[] = [eq(appeals.orgId, ctx.orgId)];
+  const visible = await isOfWorkableCase(ctx, "case", appeals.caseId, { whenNull: "kept" });
+  if (visible) where.push(visible);
   if (q.status) where.push(eq(appeals.status, q.status));
   if (q.actionId) where.push(eq(appeals.actionId, q.actionId));
   if (q.projectId) where.push(eq(enforcementActions.projectId, q.projectId));
@@ -245,13 +249,13 @@ export async function listAppeals(ctx: Pick<DomainContext, "db" | "orgId">, q: A
   };
 }
 
-export async function getAppeal(ctx: Pick<DomainContext, "db" | "orgId">, appealId: string): Promise<AppealView> {
+export async function getAppeal(ctx: AccessContext, appealId: string): Promise<AppealView> {
   return viewOf(ctx, await requireAppeal(ctx, appealId));
 }
 
 /** An action of a project with its appeals (at most 100, newest first): the action's page. */
 export async function actionWithAppeals(
-  ctx: Pick<DomainContext, "db" | "orgId" | "clock">,
+  ctx: Pick<DomainContext, "clock"> & AccessContext,
   input: { projectId: string; actionId: string },
 ): Promise<{ action: EnforcementActionView; appeals: AppealView[] }> {
   const row = await requireAction(ctx, { actionId: input.actionId, projectId: input.projectId });
@@ -263,7 +267,7 @@ export async function actionWithAppeals(
 
 /** An appeal with the action it is against: the appeal's page. */
 export async function appealWithAction(
-  ctx: Pick<DomainContext, "db" | "orgId" | "clock">,
+  ctx: Pick<DomainContext, "clock"> & AccessContext,
   appealId: string,
 ): Promise<{ appeal: AppealView; action: EnforcementActionView }> {
   const appeal = await getAppeal(ctx, appealId);
@@ -306,13 +310,15 @@ function parseCursor(cursor: string): { at: number; id: string } {
  * filed first, answered first); decided (`decided`, `upheld`, `overturned`) by their decision,
  * newest first; unfiltered newest first.
  */
-export async function appealsInbox(ctx: Pick<DomainContext, "db" | "orgId" | "clock">, q: AppealInboxQuery): Promise<AppealInbox> {
+export async function appealsInbox(ctx: Pick<DomainContext, "clock"> & AccessContext, q: AppealInboxQuery): Promise<AppealInbox> {
   const now = ctx.clock.now();
   const byDecision = q.status !== undefined && q.status !== "pending";
   const ascending = q.status === "pending";
   const key = byDecision ? appeals.decidedAt : appeals.createdAt;
 
   const scope: SQL[] = [eq(appeals.orgId, ctx.orgId)];
+  const visible = await isOfWorkableCase(ctx, "case", appeals.caseId, { whenNull: "kept" });
+  if (visible) scope.push(visible);
   if (q.projectId) scope.push(eq(enforcementActions.projectId, q.projectId));
   const where: SQL[] = [...scope];
   if (q.status) where.push(statusWhere(q.status));

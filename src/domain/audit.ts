@@ -6,6 +6,7 @@ import type { DomainContext } from "./context.ts";
 import { newId } from "./ids.ts";
 import type { AuditAction, AuditEntityOf, AuditEventView, AuditPart } from "./views/audit.ts";
 import type { Actor } from "./views/common.ts";
+import { auditEventIsWorkable, type AccessContext } from "./queue-access.ts";
 
 export type { Actor } from "./views/common.ts";
 export type { AuditAction, AuditEventView } from "./views/audit.ts";
@@ -93,8 +94,11 @@ export interface AuditQuery {
   limit: number;
 }
 
-export async function listAudit(ctx: Pick<DomainContext, "db" | "orgId">, q: AuditQuery): Promise<{ events: AuditEventView[]; nextCursor: string | null }> {
+/** A page of the organization's audit events, newest first: those the caller may see (queue access). */
+export async function listAudit(ctx: AccessContext, q: AuditQuery): Promise<{ events: AuditEventView[]; nextCursor: string | null }> {
   const where: SQL[] = [eq(auditEvents.orgId, ctx.orgId)];
+  const visible = await auditEventIsWorkable(ctx);
+  if (visible) where.push(visible);
   if (q.action) where.push(eq(auditEvents.action, q.action));
   if (q.entityType) where.push(eq(auditEvents.entityType, q.entityType));
   if (q.entityId) where.push(eq(auditEvents.entityId, q.entityId));

@@ -20,7 +20,7 @@ import { badRequest, conflict, DomainError, forbidden, notFound } from "./errors
 import { newId } from "./ids.ts";
 import { userEmails } from "./users.ts";
 import { findOpenCase } from "./open-case.ts";
-import { mayWorkCase } from "./queues.ts";
+import { mayWorkCase } from "./queue-access.ts";
 import type { DismissalReason, ResolutionCode, Team } from "./views/report.ts";
 import { asStatus, isOpenStatus, OPEN_STATUSES, type Status } from "./workflow.ts";
 import { applyTransition, type CaseRecord, type ReportRecord } from "./workflow-engine.ts";

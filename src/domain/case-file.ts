@@ -1,14 +1,12 @@
 import { listAudit } from "./audit.ts";
 import { listCaseNotes, reportsOfCase, requireCase, subjectHistory, toCaseView } from "./cases.ts";
-import type { DomainContext } from "./context.ts";
 import { getIdentity } from "./identities.ts";
-import { assertCaseWorkable, type AccessContext } from "./queues.ts";
+import type { AccessContext } from "./queue-access.ts";
 import { toReportViews } from "./reports.ts";
 
 /** Everything about one case at once: its reports, subject and the subject's other cases, notes, audit trail. */
-export async function caseFile(ctx: Pick<DomainContext, "db" | "orgId"> & AccessContext, caseId: string) {
+export async function caseFile(ctx: AccessContext, caseId: string) {
   const c = await requireCase(ctx, caseId);
-  await assertCaseWorkable(ctx, c);
   const subject = c.subjectIdentityId ? await getIdentity(ctx, c.subjectIdentityId) : null;
   return {
     case: toCaseView(c),

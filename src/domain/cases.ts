@@ -7,7 +7,7 @@ import { together, transaction, type DomainContext } from "./context.ts";
 import { conflict, notFound } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { findOpenCase, type CaseKey } from "./open-case.ts";
-import { requireWorkableCase, workableCasesWhere, type AccessContext } from "./queues.ts";
+import { assertMayWorkCase, workableCases, type AccessContext } from "./queue-access.ts";
 import { BUCKETS, higherBucket, type Bucket } from "./severity.ts";
 import type { Status } from "./workflow.ts";
 import { applyTransition, type Move } from "./workflow-engine.ts";
@@ -161,14 +161,14 @@ export async function moveOpenCaseToReview(ctx: DomainContext, caseId: string): 
 }
 
 /**
- * A case of the caller's organization, else a 404. `held` is a row of the organization the
+ * A case of the caller's organization that the caller may work (queue access), else a 404. `held` is a row of the organization the
  * caller already holds (report intake has just written its case): when it is this case's, it is
  * the answer, not read again.
  */
-export async function requireCase(ctx: Pick<DomainContext, "db" | "orgId">, caseId: string, held?: CaseRow): Promise<CaseRow> {
-  if (held?.id === caseId) return held;
-  const [row] = await caseStatements(ctx.db).byId.execute({ id: caseId, orgId: ctx.orgId });
+export async function requireCase(ctx: AccessContext, caseId: string, held?: CaseRow): Promise<CaseRow> {
+  const row = held?.id === caseId ? held : (await caseStatements(ctx.db).byId.execute({ id: caseId, orgId: ctx.orgId }))[0];
   if (!row) throw notFound("Case not found");
+  await assertMayWorkCase(ctx, row);
   return row;
 }
 
@@ -200,7 +200,7 @@ export interface QueueQuery {
 export async function reviewQueue(ctx: AccessContext, q: QueueQuery): Promise<{ cases: CaseView[]; counts: Record<Bucket, number> }> {
   const counts = { emergency: 0, high: 0, normal: 0 } as Record<Bucket, number>;
   const found: CaseRow[] = [];
-  const access = await workableCasesWhere(ctx);
+  const access = await workableCases(ctx);
   for (const bucket of [...BUCKETS].reverse()) {
     const where = and(
       eq(cases.orgId, ctx.orgId),
@@ -221,7 +221,7 @@ export async function reviewQueue(ctx: AccessContext, q: QueueQuery): Promise<{ 
 /** Triages a case: its first OPEN report is triaged, and with it the case and its other open reports. */
 export function triageCase(ctx: DomainContext, caseId: string, opts: { takeOver?: boolean } = {}): Promise<void> {
   return transaction(ctx, async () => {
-    const c = await requireWorkableCase(ctx, caseId);
+    const c = await requireCase(ctx, caseId);
     const [first] = await ctx.db
       .select({ id: reports.id })
       .from(reports)
@@ -236,7 +236,7 @@ export function triageCase(ctx: DomainContext, caseId: string, opts: { takeOver?
 export function assignCase(ctx: DomainContext, input: { caseId: string; assigneeId: string | null }): Promise<CaseView> {
   const { assigneeId } = input;
   return transaction(ctx, async () => {
-    const c = await requireWorkableCase(ctx, input.caseId);
+    const c = await requireCase(ctx, input.caseId);
     if (assigneeId) {
       const [user] = await ctx.db.select().from(users).where(and(eq(users.id, assigneeId), eq(users.orgId, ctx.orgId))).limit(1);
       if (!user) throw notFound("User not found");
@@ -254,7 +254,7 @@ export function assignCase(ctx: DomainContext, input: { caseId: string; assignee
 
 export function addCaseNote(ctx: DomainContext, input: { caseId: string; body: string }): Promise<NoteView> {
   return transaction(ctx, async () => {
-    const c = await requireWorkableCase(ctx, input.caseId);
+    const c = await requireCase(ctx, input.caseId);
     const row = {
       id: newId(), caseId: c.id, orgId: ctx.orgId, authorType: ctx.actor.type, authorId: ctx.actor.id, body: input.body, createdAt: ctx.clock.now(),
     };
@@ -279,15 +279,15 @@ export async function listCaseNotes(ctx: Pick<DomainContext, "db">, caseId: stri
   return rows.map(toNoteView);
 }
 
-/** Earlier cases about the same subject: the subject's history with this platform. */
+/** Earlier cases about the same subject that the caller may work: the subject's history with this platform. */
 export async function subjectHistory(
-  ctx: Pick<DomainContext, "db">,
+  ctx: AccessContext,
   input: { subjectIdentityId: string; exceptCaseId: string; limit?: number },
 ): Promise<CaseView[]> {
   const rows = await ctx.db
     .select()
     .from(cases)
-    .where(and(eq(cases.subjectIdentityId, input.subjectIdentityId), ne(cases.id, input.exceptCaseId)))
+    .where(and(eq(cases.subjectIdentityId, input.subjectIdentityId), ne(cases.id, input.exceptCaseId), await workableCases(ctx)))
     .orderBy(desc(cases.createdAt))
     .limit(input.limit ?? 20);
   return rows.map(toCaseView);

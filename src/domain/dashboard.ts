@@ -14,7 +14,8 @@ import type { DomainContext, ReadContext } from "./context.ts";
 import { actionViews, type EnforcementActionView } from "./enforcement.ts";
 import { badRequest, notFound } from "./errors.ts";
 import { getIdentity, toIdentityView, type IdentityView } from "./identities.ts";
-import { assertCaseWorkable, defaultQueue, queueIdOfCase, queueScope, requireQueue, workableCasesWhere, workableQueues, type AccessContext } from "./queues.ts";
+import { isOfWorkableCase, workableCases, type AccessContext } from "./queue-access.ts";
+import { defaultQueue, listQueues, queueIdOfCase, queueScope, requireQueue } from "./queues.ts";
 import { toReportViews, type ReportView } from "./reports.ts";
 import { BUCKETS, maxSeverity, SEVERITIES, type Bucket, type Severity } from "./severity.ts";
 import { tagsOfCases } from "./tags.ts";
@@ -286,7 +287,7 @@ export async function queue(ctx: TenantRead & AccessContext, f: QueueFilter): Pr
     const last = rows.at(-1)!;
     nextCursor = encodeCursor({ segment: segmentOf(last), createdAt: last.createdAt, id: last.id });
   }
-  const queues = (await workableQueues(ctx)).map((q) => ({ id: q.id, name: q.name, isDefault: q.isDefault, ordering: q.ordering, openCases: q.openCases }));
+  const queues = (await listQueues(ctx)).map((q) => ({ id: q.id, name: q.name, isDefault: q.isDefault, ordering: q.ordering, openCases: q.openCases }));
   return {
     items: await toQueueItems(ctx, rows),
     counts,
@@ -362,12 +363,15 @@ async function toQueueItems(ctx: TenantRead, rows: (typeof cases.$inferSelect)[]
 /** Enforcement actions as the case and identity pages show them: the enforcement domain's own view. */
 export type EnforcementView = EnforcementActionView;
 
-/** The enforcement actions against an identity, newest first, with their status at `now` (default: the clock's). */
-export async function enforcementOf(ctx: ReadContext, input: { identityId: string; now?: number; limit?: number }): Promise<EnforcementView[]> {
+/**
+ * The enforcement actions against an identity, newest first, with their status at `now` (default:
+ * the clock's): those taken outside any case, and those of the cases the caller may work.
+ */
+export async function enforcementOf(ctx: ReadContext & AccessContext, input: { identityId: string; now?: number; limit?: number }): Promise<EnforcementView[]> {
   const rows = await ctx.db
     .select()
     .from(enforcementActions)
-    .where(eq(enforcementActions.identityId, input.identityId))
+    .where(and(eq(enforcementActions.identityId, input.identityId), await isOfWorkableCase(ctx, "case", enforcementActions.caseId, { whenNull: "kept" })))
     .orderBy(desc(enforcementActions.id))
     .limit(input.limit ?? 50);
   return actionViews(ctx, { rows, now: input.now });
@@ -472,9 +476,8 @@ export interface CaseDetail {
 
 export async function caseDetail(ctx: TenantRead & AccessContext, caseId: string): Promise<CaseDetail> {
   const now = ctx.clock.now();
+  // A case in a queue the caller may not work is not found (src/domain/queue-access.ts).
   const c = await requireCase(ctx, caseId);
-  // A case in a queue the caller may not work is not found (src/domain/queues.ts).
-  await assertCaseWorkable(ctx, c);
   const def = await defaultQueue(ctx);
   const inQueue = c.queueId ? await requireQueue(ctx, queueIdOfCase(c, def.id)).catch(() => def) : def;
   const rows = await reportsOfCase(ctx, c.id);
@@ -542,8 +545,8 @@ export async function identityProfile(ctx: TenantRead & AccessContext, identityI
     .limit(1);
   if (!row) throw notFound("Identity not found");
   // Cases in queues the caller may not work, and their reports, are left out.
-  const access = await workableCasesWhere(ctx);
-  const reportWorkable = access ? sql`exists (select 1 from ${cases} where ${cases.id} = ${reports.caseId} and ${access})` : undefined;
+  const access = await workableCases(ctx);
+  const reportWorkable = await isOfWorkableCase(ctx, "case", reports.caseId, { whenNull: "left out" });
   const about = await ctx.db
     .select()
     .from(reports)
@@ -610,8 +613,14 @@ const US_PER_DAY = sql.raw(String(DAY_MS * 1000));
 /** The UTC day number (days since 1970-01-01) of a time in microseconds. */
 const dayOfUs = (us: SQLWrapper) => sql<number>`${us} / ${US_PER_DAY}`;
 
-export async function overview(ctx: TenantRead, q: { projectId?: string; days: number }): Promise<Overview> {
+export async function overview(ctx: TenantRead & AccessContext, q: { projectId?: string; days: number }): Promise<Overview> {
   const now = ctx.clock.now();
+  // Every figure counts the cases the caller may work, and their reports (queue access).
+  const [caseWorkable, reportWorkable, caseEventWorkable] = await Promise.all([
+    workableCases(ctx),
+    isOfWorkableCase(ctx, "case", reports.caseId, { whenNull: "left out" }),
+    isOfWorkableCase(ctx, "case", auditEvents.entityId, { whenNull: "left out" }),
+  ]);
   const today = Math.floor(now / DAY_MS) * DAY_MS;
   const since = today - (q.days - 1) * DAY_MS;
   const days = Array.from({ length: q.days }, (_, i) => iso(since + i * DAY_MS).slice(0, 10));
@@ -628,7 +637,7 @@ export async function overview(ctx: TenantRead, q: { projectId?: string; days: n
   const sevRows = await ctx.db
     .select({ day: sevDay, severity: reports.severity, n: count })
     .from(reports)
-    .where(and(q.projectId ? eq(reports.projectId, q.projectId) : eq(reports.orgId, ctx.orgId), gte(reports.createdUs, since * 1000)))
+    .where(and(q.projectId ? eq(reports.projectId, q.projectId) : eq(reports.orgId, ctx.orgId), gte(reports.createdUs, since * 1000), reportWorkable))
     .groupBy(sevDay, reports.severity);
   const seriesOf = new Map<string, number[]>(SEVERITIES.map((s) => [s, bySeverity[s]]));
   let received = 0;
@@ -641,12 +650,12 @@ export async function overview(ctx: TenantRead, q: { projectId?: string; days: n
   }
 
   const catDay = dayOfUs(reportReasons.createdUs);
-  const catRows = q.projectId
+  const catRows = q.projectId || reportWorkable
     ? await ctx.db
         .select({ day: catDay, name: reportReasons.name, n: count })
         .from(reports)
         .innerJoin(reportReasons, eq(reportReasons.reportId, reports.id))
-        .where(and(eq(reports.projectId, q.projectId), gte(reports.createdUs, since * 1000)))
+        .where(and(q.projectId ? eq(reports.projectId, q.projectId) : eq(reports.orgId, ctx.orgId), gte(reports.createdUs, since * 1000), reportWorkable))
         .groupBy(catDay, reportReasons.name)
     : await ctx.db
         .select({ day: catDay, name: reportReasons.name, n: count })
@@ -667,13 +676,13 @@ export async function overview(ctx: TenantRead, q: { projectId?: string; days: n
 
   let pending = 0;
   for (const status of OPEN_STATUSES) {
-    const where = [eq(reports.orgId, ctx.orgId), eq(reports.status, status), q.projectId ? eq(reports.projectId, q.projectId) : undefined];
+    const where = [eq(reports.orgId, ctx.orgId), eq(reports.status, status), q.projectId ? eq(reports.projectId, q.projectId) : undefined, reportWorkable];
     const [row] = await ctx.db.select({ n: count }).from(reports).where(and(...where));
     pending += row?.n ?? 0;
   }
   const openCases = { emergency: 0, high: 0, normal: 0 } as Record<Bucket, number>;
   for (const bucket of BUCKETS) {
-    const where = [eq(cases.orgId, ctx.orgId), eq(cases.isOpen, 1), eq(cases.bucket, bucket), q.projectId ? eq(cases.projectId, q.projectId) : undefined];
+    const where = [eq(cases.orgId, ctx.orgId), eq(cases.isOpen, 1), eq(cases.bucket, bucket), q.projectId ? eq(cases.projectId, q.projectId) : undefined, caseWorkable];
     const [row] = await ctx.db.select({ n: count }).from(cases).where(and(...where));
     openCases[bucket] = row?.n ?? 0;
   }
@@ -694,6 +703,7 @@ export async function overview(ctx: TenantRead, q: { projectId?: string; days: n
           gte(auditEvents.id, idFloor),
           gte(auditEvents.createdAt, since),
           q.projectId ? eq(auditEvents.projectId, q.projectId) : undefined,
+          reportWorkable,
         ),
       );
   const resolvedRows = await decisions("REPORT_RESOLVED");
@@ -710,6 +720,7 @@ export async function overview(ctx: TenantRead, q: { projectId?: string; days: n
         gte(auditEvents.id, idFloor),
         gte(auditEvents.createdAt, since),
         q.projectId ? eq(auditEvents.projectId, q.projectId) : undefined,
+        caseEventWorkable,
       ),
     );
   const distinct = (rows: { id: string }[]) => new Set(rows.map((r) => r.id)).size;

@@ -15,6 +15,7 @@ import { badRequest, conflict, notFound } from "./errors.ts";
 import { upsertIdentity } from "./identities.ts";
 import { newId } from "./ids.ts";
 import { requireProject, type Project } from "./projects.ts";
+import { assertMayWorkCaseId, isOfWorkableCase, type AccessContext } from "./queue-access.ts";
 import { makeStatementForAction } from "./statements.ts";
 import { scheduleSubmissionIfEnabled } from "./transparency-submission.ts";
 import { enqueueWebhookEvent, type EventType } from "./webhooks/outbox.ts";
@@ -92,8 +93,11 @@ async function announce(ctx: DomainContext, now: number, type: EventType, view: 
   await enqueueWebhookEvent(ctx, { type, data: { action: view, identity: view.identity, ...extra }, now });
 }
 
-/** An action of the context's organization (and of `projectId` when given), or a 404. */
-export async function requireAction(ctx: Pick<DomainContext, "db" | "orgId">, input: { actionId: string; projectId?: string }): Promise<ActionRow> {
+/**
+ * An action of the context's organization (and of `projectId` when given) that the caller may
+ * see (one taken outside any case, or one of a case the caller may work), or a 404.
+ */
+export async function requireAction(ctx: AccessContext, input: { actionId: string; projectId?: string }): Promise<ActionRow> {
   const [row] = await ctx.db
     .select()
     .from(enforcementActions)
@@ -106,6 +110,7 @@ export async function requireAction(ctx: Pick<DomainContext, "db" | "orgId">, in
     )
     .limit(1);
   if (!row) throw notFound("Enforcement action not found");
+  await assertMayWorkCaseId(ctx, row.caseId, "Enforcement action");
   return row;
 }
 
@@ -139,6 +144,7 @@ export function createEnforcementAction(ctx: DomainContext, input: CreateActionI
       ? await ctx.db.select().from(reports).where(and(eq(reports.id, input.reportId), eq(reports.projectId, project.id))).limit(1)
       : [];
     if (input.reportId && !report) throw notFound("Report not found in this project");
+    if (report) await assertMayWorkCaseId(ctx, report.caseId, "Report");
 
     checkEnd(input.kind, input.endsAt ?? null, now);
 
@@ -419,9 +425,9 @@ function statusFilter(status: ActionStatus, now: number): SQL {
   return and(isNull(t.revokedAt), isNull(t.expiredAt), or(isNull(t.endsAt), gt(t.endsAt, now)))!;
 }
 
-/** Actions of a project (or of one identity), newest first. */
+/** Actions of a project (or of one identity), newest first: those the caller may see (requireAction). */
 export async function listEnforcementActions(
-  ctx: Pick<DomainContext, "db" | "clock">,
+  ctx: Pick<DomainContext, "db" | "clock"> & AccessContext,
   q: ActionQuery,
 ): Promise<{ actions: EnforcementActionView[]; nextCursor: string | null }> {
   const now = ctx.clock.now();
@@ -433,6 +439,8 @@ export async function listEnforcementActions(
   if (q.status) where.push(statusFilter(q.status, now));
   if (q.active !== undefined) where.push(q.active ? statusFilter("active", now) : not(statusFilter("active", now)));
   if (q.cursor) where.push(lt(t.id, q.cursor));
+  const visible = await isOfWorkableCase(ctx, "case", t.caseId, { whenNull: "kept" });
+  if (visible) where.push(visible);
   const rows = await ctx.db.select().from(t).where(and(...where)).orderBy(desc(t.id)).limit(q.limit + 1);
   const page = rows.slice(0, q.limit);
   return { actions: await actionViews(ctx, { rows: page, now }), nextCursor: rows.length > q.limit ? (page.at(-1)?.id ?? null) : null };
@@ -464,7 +472,7 @@ export async function requireIdentityId(ctx: Pick<DomainContext, "db">, input: I
 
 /** An identity's actions, newest first (the SDK's pull): an identity that does not exist is a 404. */
 export async function listIdentityActions(
-  ctx: Pick<DomainContext, "db" | "clock">,
+  ctx: Pick<DomainContext, "db" | "clock"> & AccessContext,
   q: Omit<ActionQuery, "identityId"> & IdentityKey,
 ): Promise<{ actions: EnforcementActionView[]; nextCursor: string | null }> {
   const identityId = await requireIdentityId(ctx, q);
@@ -477,7 +485,7 @@ export async function listIdentityActions(
  * empty page, not a 404.
  */
 export async function findEnforcementActions(
-  ctx: Pick<DomainContext, "db" | "clock">,
+  ctx: Pick<DomainContext, "db" | "clock"> & AccessContext,
   q: Omit<ActionQuery, "identityId"> & { identityType?: string; externalId?: string },
 ): Promise<{ actions: EnforcementActionView[]; nextCursor: string | null }> {
   if ((q.identityType === undefined) !== (q.externalId === undefined)) throw badRequest("identityType and externalId go together");

@@ -10,10 +10,9 @@
  * the flag moves no case. The default cannot be deleted; deleting another queue moves its
  * cases to the default queue (the open ones audited one by one, CASE_QUEUE_CHANGED).
  *
- * Access: `{ users, roles }`, both empty = everyone in the organization; admins and API keys
- * (the platform) may always work every queue. `workableQueueIds` answers which queues the
- * caller may work and `assertCaseWorkable` is the one check every case lookup of the dashboard
- * and every decision goes through (a case the caller may not work is a 404, as if absent).
+ * Access: who may work a queue, and so see its cases, is src/domain/queue-access.ts (the one
+ * check). Routing (a case changing queue without a moderator) never widens it: see
+ * `moveCaseToQueue`.
  */
 import { and, asc, eq, inArray, isNull, ne, or, sql, type SQL } from "drizzle-orm";
 import { param, statements } from "../db/prepared.ts";
@@ -21,13 +20,12 @@ import { cases, queues, users } from "../db/schema.ts";
 import { recordAudit } from "./audit.ts";
 import { requireCase, type CaseRow } from "./cases.ts";
 import { iso } from "./clock.ts";
-import type { Actor } from "./audit.ts";
 import { transaction, type DomainContext } from "./context.ts";
 import { badRequest, conflict, notFound } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { requireProject } from "./projects.ts";
+import { accessNoWider, accessOf, caseAccess, caseInQueues, mayWorkQueueOf, workableCases, type AccessContext } from "./queue-access.ts";
 import {
-  queueAccessSchema,
   QUEUE_ORDERINGS,
   type QueueAccess,
   type QueueCreateInput,
@@ -35,7 +33,7 @@ import {
   type QueuePatchInput,
   type QueueViewRow,
 } from "./views/queue.ts";
-import { hasRole, ROLES, type Role } from "./views/user.ts";
+import { ROLES, type Role } from "./views/user.ts";
 
 export type QueueRow = typeof queues.$inferSelect;
 export type { QueueViewRow } from "./views/queue.ts";
@@ -68,19 +66,8 @@ const queueStatements = statements((db) => ({
 const DEFAULT_QUEUE_NAME = "Default";
 
 type Reader = Pick<DomainContext, "db" | "orgId">;
-/** What the access checks read: without an actor (an internal read) every queue is workable. */
-export type AccessContext = Pick<DomainContext, "db" | "orgId" | "clock" | "store"> & { actor?: Actor };
-
-/** A stored access list read back (a malformed one reads as everyone, which the writers never store). */
-export function accessOf(q: Pick<QueueRow, "access">): QueueAccess {
-  try {
-    const parsed = queueAccessSchema.safeParse(JSON.parse(q.access));
-    if (parsed.success) return parsed.data;
-  } catch {
-    // fall through
-  }
-  return { users: [], roles: [] };
-}
+/** What the queue reads that may create the default queue need, and who is asking. */
+type QueueReader = Pick<DomainContext, "db" | "orgId" | "clock" | "store"> & AccessContext;
 
 export const orderingOf = (q: Pick<QueueRow, "ordering">): QueueOrdering =>
   (QUEUE_ORDERINGS as readonly string[]).includes(q.ordering) ? (q.ordering as QueueOrdering) : "severity_age";
@@ -156,18 +143,29 @@ export function toQueueView(q: QueueRow, openCases: number): QueueViewRow {
   };
 }
 
-/** The organization's queues with their open counts (the default queue is created if missing). */
-export async function listQueues(ctx: DomainContext): Promise<QueueViewRow[]> {
+/**
+ * The organization's queues the caller may work, with their open counts (the default queue is
+ * created if missing): a queue the caller may not work is not listed (queue access).
+ */
+export async function listQueues(ctx: QueueReader): Promise<QueueViewRow[]> {
   const def = await defaultQueue(ctx);
-  const [rows, counts] = await Promise.all([listQueueRows(ctx), openCounts(ctx, def.id)]);
-  return rows.map((q) => toQueueView(q, counts.get(q.id) ?? 0));
+  const [rows, counts, access] = await Promise.all([listQueueRows(ctx), openCounts(ctx, def.id), caseAccess(ctx)]);
+  return rows.filter((q) => mayWorkQueueOf(access, q.id)).map((q) => toQueueView(q, counts.get(q.id) ?? 0));
 }
 
-export async function getQueue(ctx: DomainContext, input: { queueId: string }): Promise<QueueViewRow> {
+/** A queue the caller may work, with its open count (404 for one the caller may not work, as if absent). */
+export async function getQueue(ctx: QueueReader, input: { queueId: string }): Promise<QueueViewRow> {
   const def = await defaultQueue(ctx);
-  const q = await requireQueue(ctx, input.queueId);
+  const q = await requireWorkableQueue(ctx, input.queueId);
   const counts = await openCounts(ctx, def.id);
   return toQueueView(q, counts.get(q.id) ?? 0);
+}
+
+/** A queue of the caller's organization that the caller may work, else 404. */
+async function requireWorkableQueue(ctx: AccessContext, queueId: string): Promise<QueueRow> {
+  const q = await requireQueue(ctx, queueId);
+  if (!mayWorkQueueOf(await caseAccess(ctx), q.id)) throw notFound("Queue not found");
+  return q;
 }
 
 async function assertNameFree(ctx: Reader, name: string, exceptId?: string): Promise<void> {
@@ -320,6 +318,15 @@ export interface MoveCaseInput {
  * a case already there is left as is (no event). Runs in the caller's transaction when there is
  * one. Every refusal comes before the first write, so a rule's move (inside report intake, the
  * hot path) takes no savepoint of its own: a refused move leaves nothing to roll back.
+ *
+ * Moving never widens who may see a case (docs/rules.md, "Routing and access"):
+ * - a moderator moves a case they may work, and only into a queue they may work (404 otherwise,
+ *   as for a queue that does not exist);
+ * - a rule routes a case freely while the case holds only the report that opened it (at that
+ *   report's intake and enrichment); once a second report joined it, a rule routes it only
+ *   into a queue whose access is no wider than its current queue's (`accessNoWider`), and a
+ *   wider route is not taken, audited CASE_ROUTE_REFUSED. So a report anyone can send (a
+ *   publishable key ships in client apps) cannot move a case out of a restricted queue.
  */
 export async function moveCaseToQueue(ctx: DomainContext, input: MoveCaseInput): Promise<{ changed: boolean; queueId: string }> {
   return ctx.automation ? moveCase(ctx, input) : transaction(ctx, () => moveCase(ctx, input));
@@ -327,14 +334,26 @@ export async function moveCaseToQueue(ctx: DomainContext, input: MoveCaseInput):
 
 async function moveCase(ctx: DomainContext, input: MoveCaseInput): Promise<{ changed: boolean; queueId: string }> {
   const c = await requireCase(ctx, input.caseId, input.caseRow);
-  if (!ctx.automation) await assertCaseWorkable(ctx, c);
   const found = await queueStatements(ctx.db).withDefault.execute({ orgId: ctx.orgId, id: input.queueId });
   const target = found.find((q) => q.id === input.queueId);
-  if (!target) throw notFound("Queue not found");
+  if (!target || !mayWorkQueueOf(await caseAccess(ctx), target.id)) throw notFound("Queue not found");
   if (target.projectId && target.projectId !== c.projectId) throw badRequest("queueId: this queue is for another project than the case's");
   const def = found.find((q) => q.isDefault === 1) ?? (await defaultQueue(ctx));
   const from = queueIdOfCase(c, def.id);
   if (from === target.id) return { changed: false, queueId: from };
+  if (ctx.automation && c.reportCount > 1) {
+    const current = from === def.id ? def : await requireQueue(ctx, from);
+    if (!(await routeKeepsAccess(ctx, target, current))) {
+      await recordAudit(ctx, {
+        projectId: c.projectId,
+        action: "CASE_ROUTE_REFUSED",
+        entityType: "case",
+        entityId: c.id,
+        data: { queueId: from, refusedQueueId: target.id, reason: "wider_access" },
+      });
+      return { changed: false, queueId: from };
+    }
+  }
   await queueStatements(ctx.db).setCaseQueue.execute({ caseId: c.id, queueId: target.isDefault === 1 ? null : target.id });
   await recordAudit(ctx, {
     projectId: c.projectId,
@@ -347,72 +366,14 @@ async function moveCase(ctx: DomainContext, input: MoveCaseInput): Promise<{ cha
   return { changed: true, queueId: target.id };
 }
 
-/** The caller's role when a dashboard user, else null (API keys and the system act as the platform). */
-async function userRole(ctx: Reader & { actor?: Actor }): Promise<Role | null> {
-  if (!ctx.actor || ctx.actor.type !== "user" || !ctx.actor.id) return null;
-  const [u] = await ctx.db.select({ role: users.role }).from(users).where(and(eq(users.id, ctx.actor.id), eq(users.orgId, ctx.orgId))).limit(1);
-  return u && (ROLES as readonly string[]).includes(u.role) ? (u.role as Role) : "viewer";
-}
-
-/** Whether a user of `role` may work queue `q`. */
-export function mayWork(q: Pick<QueueRow, "access">, userId: string, role: Role): boolean {
-  if (hasRole(role, "admin")) return true;
-  const a = accessOf(q);
-  if (!a.users.length && !a.roles.length) return true;
-  return a.users.includes(userId) || a.roles.includes(role);
-}
-
-/**
- * The queues the caller may see and decide: "all" for API keys, the system and admins (and
- * when every queue is open to the caller), else the ids of the workable queues.
- */
-export async function workableQueueIds(ctx: AccessContext): Promise<Set<string> | "all"> {
-  const role = await userRole(ctx);
-  if (role === null || hasRole(role, "admin")) return "all";
-  const rows = await listQueueRows(ctx);
-  const ok = rows.filter((q) => mayWork(q, ctx.actor!.id!, role));
-  if (ok.length === rows.length) return "all";
-  return new Set(ok.map((q) => q.id));
-}
-
-/**
- * The SQL condition "the case is in one of these queues" (undefined for "all"): a case with no
- * queue is in the default queue.
- */
-export async function workableCasesWhere(ctx: AccessContext): Promise<SQL | undefined> {
-  const ids = await workableQueueIds(ctx);
-  if (ids === "all") return undefined;
-  return inQueues(ctx, [...ids]);
-}
-
-/** The SQL condition "the case is in one of `queueIds`" (the default queue's also covers null). */
-export async function inQueues(ctx: Pick<DomainContext, "db" | "orgId" | "clock" | "store">, queueIds: string[]): Promise<SQL> {
-  const def = await defaultQueue(ctx);
-  const named = queueIds.length ? inArray(cases.queueId, queueIds) : sql`1 = 0`;
-  return queueIds.includes(def.id) ? (or(isNull(cases.queueId), named) as SQL) : named;
-}
-
-/** 404 (as if absent) when the caller may not work the case's queue. The one check decisions and case pages go through. */
-export async function assertCaseWorkable(ctx: AccessContext, c: Pick<CaseRow, "queueId">): Promise<void> {
-  const ids = await workableQueueIds(ctx);
-  if (ids === "all") return;
-  const def = await defaultQueue(ctx);
-  if (!ids.has(queueIdOfCase(c, def.id))) throw notFound("Case not found");
-}
-
-/** Whether the caller may work the case's queue (assertCaseWorkable without the throw). */
-export async function mayWorkCase(ctx: AccessContext, c: Pick<CaseRow, "queueId">): Promise<boolean> {
-  const ids = await workableQueueIds(ctx);
-  if (ids === "all") return true;
-  const def = await defaultQueue(ctx);
-  return ids.has(queueIdOfCase(c, def.id));
-}
-
-/** The queues the caller may work, with their open cases (the dashboard's queue picker). */
-export async function workableQueues(ctx: AccessContext): Promise<QueueViewRow[]> {
-  const def = await defaultQueue(ctx);
-  const [rows, counts, ids] = await Promise.all([listQueueRows(ctx), openCounts(ctx, def.id), workableQueueIds(ctx)]);
-  return rows.filter((q) => ids === "all" || ids.has(q.id)).map((q) => toQueueView(q, counts.get(q.id) ?? 0));
+/** Whether routing a case from `current` into `target` keeps who may work it the same or narrower. */
+async function routeKeepsAccess(ctx: Reader, target: QueueRow, current: QueueRow): Promise<boolean> {
+  const wanted = accessOf(target);
+  const named = wanted.users.length
+    ? await ctx.db.select({ id: users.id, role: users.role }).from(users).where(and(eq(users.orgId, ctx.orgId), inArray(users.id, wanted.users)))
+    : [];
+  const roles = new Map(named.map((u) => [u.id, (ROLES as readonly string[]).includes(u.role) ? (u.role as Role) : "viewer"] as const));
+  return accessNoWider(wanted, accessOf(current), (userId) => roles.get(userId));
 }
 
 /**
@@ -420,17 +381,9 @@ export async function workableQueues(ctx: AccessContext): Promise<QueueViewRow[]
  * organization or one the caller may not work), or of every queue the caller may work when
  * no queue is named (undefined: no bound). Answers the queue's ordering too.
  */
-export async function queueScope(ctx: AccessContext, queueId: string | undefined): Promise<{ where: SQL | undefined; ordering: QueueOrdering }> {
-  if (!queueId) return { where: await workableCasesWhere(ctx), ordering: "severity_age" };
-  const q = await requireQueue(ctx, queueId);
-  const ids = await workableQueueIds(ctx);
-  if (ids !== "all" && !ids.has(q.id)) throw notFound("Queue not found");
-  return { where: await inQueues(ctx, [q.id]), ordering: orderingOf(q) };
-}
-
-/** requireCase, then assertCaseWorkable. */
-export async function requireWorkableCase(ctx: DomainContext, caseId: string): Promise<CaseRow> {
-  const c = await requireCase(ctx, caseId);
-  await assertCaseWorkable(ctx, c);
-  return c;
+export async function queueScope(ctx: QueueReader, queueId: string | undefined): Promise<{ where: SQL | undefined; ordering: QueueOrdering }> {
+  if (!queueId) return { where: await workableCases(ctx), ordering: "severity_age" };
+  const q = await requireWorkableQueue(ctx, queueId);
+  const def = await defaultQueue(ctx);
+  return { where: caseInQueues([q.id], def.id), ordering: orderingOf(q) };
 }

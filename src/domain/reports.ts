@@ -8,6 +8,7 @@ import { resolveProjectReasons } from "./categories.ts";
 import { iso } from "./clock.ts";
 import { together, transaction, type DomainContext } from "./context.ts";
 import { notFound } from "./errors.ts";
+import { assertMayWorkCaseId, requireEveryQueue, type AccessContext } from "./queue-access.ts";
 import { upsertIdentity, type DisplayInput, type IdentityRow } from "./identities.ts";
 import { enqueueJob } from "./jobs.ts";
 import { newId } from "./ids.ts";
@@ -187,14 +188,18 @@ function noticeText(n: NoticeInput | null | undefined): string | null {
 
 const identityKey = (ref: IdentityRef) => ({ type: ref.type, externalId: ref.externalId, display: ref.display });
 
-/** A report of the caller's organization; another organization's is a 404 like a missing one. */
-export async function requireReport(ctx: Pick<DomainContext, "db" | "orgId">, reportId: string): Promise<ReportRow> {
+/**
+ * A report of the caller's organization whose case the caller may work; another organization's,
+ * or one in a queue the caller may not work, is a 404 like a missing one.
+ */
+export async function requireReport(ctx: AccessContext, reportId: string): Promise<ReportRow> {
   const [row] = await ctx.db
     .select()
     .from(reports)
     .where(and(eq(reports.id, reportId), eq(reports.orgId, ctx.orgId)))
     .limit(1);
   if (!row) throw notFound("Report not found");
+  await assertMayWorkCaseId(ctx, row.caseId, "Report");
   return row;
 }
 
@@ -409,7 +414,7 @@ function toReportView(r: ReportRow, identitiesById: Map<string, IdentityRow>): R
  * `GET /reports/{reportId}`. The outcome sits beside the report, not in it: its text needs the
  * project's templates, which listings and the case page do not pay for.
  */
-export async function reportWithOutcome(ctx: Pick<DomainContext, "db" | "orgId">, reportId: string): Promise<{ report: ReportView; outcome: ReportOutcome | null }> {
+export async function reportWithOutcome(ctx: AccessContext, reportId: string): Promise<{ report: ReportView; outcome: ReportOutcome | null }> {
   const row = await requireReport(ctx, reportId);
   const [report] = await toReportViews(ctx, { rows: [row] });
   return { report: report!, outcome: await reportOutcome(ctx, row) };
@@ -417,9 +422,12 @@ export async function reportWithOutcome(ctx: Pick<DomainContext, "db" | "orgId">
 
 /** A page of reports (listReports) with the organization's projects, by id and name, to name them by. */
 export async function reportsWithProjects(
-  ctx: Pick<DomainContext, "db" | "orgId">,
+  ctx: AccessContext,
   q: ReportQuery,
 ): Promise<{ projects: ProjectRef[]; reports: ReportView[]; nextCursor: string | null }> {
+  // The SDK's listing of every report (the platform's view): a dashboard user bound to some
+  // queues has the review queue, search and the closed cases instead.
+  await requireEveryQueue(ctx);
   const page = await listReports(ctx, q);
   return { projects: (await listProjects(ctx)).map((p) => ({ id: p.id, name: p.name })), ...page };
 }

@@ -17,6 +17,7 @@ import { fieldsOf, forgetRules, gatherFacts } from "./rule-engine.ts";
 import { compileCondition } from "./rule-conditions.ts";
 import { TIMED_KINDS } from "./views/enforcement.ts";
 import type { Condition, Effect, RuleHitView, RuleInput, RuleTestResult, RuleView } from "./views/rule.ts";
+import { isOfWorkableCase, type AccessContext } from "./queue-access.ts";
 
 type RuleRow = typeof rules.$inferSelect;
 type Reader = Pick<DomainContext, "db" | "orgId">;
@@ -209,14 +210,17 @@ export async function getRuleVersion(ctx: Reader, input: { ruleId: string; versi
   return JSON.parse(row.body) as Record<string, unknown>;
 }
 
-/** A rule's hits, newest first (pass `nextCursor` back as `cursor`), with its counts of the last 24 hours and 7 days. */
+/**
+ * A rule's hits, newest first (pass `nextCursor` back as `cursor`), with its counts of the last
+ * 24 hours and 7 days: the hits on reports of cases the caller may work (queue access).
+ */
 export async function listRuleHits(
-  ctx: Pick<DomainContext, "db" | "orgId" | "clock">,
+  ctx: Pick<DomainContext, "clock"> & AccessContext,
   input: { ruleId: string; cursor?: string; limit: number },
 ): Promise<{ hits: RuleHitView[]; counts: { last24h: number; last7d: number }; nextCursor: string | null }> {
   await requireRule(ctx, input.ruleId);
   const now = ctx.clock.now();
-  const mine = and(eq(ruleHits.ruleId, input.ruleId), eq(ruleHits.orgId, ctx.orgId));
+  const mine = and(eq(ruleHits.ruleId, input.ruleId), eq(ruleHits.orgId, ctx.orgId), await isOfWorkableCase(ctx, "report", ruleHits.reportId, { whenNull: "left out" }));
   const rows = await ctx.db
     .select()
     .from(ruleHits)
@@ -243,11 +247,12 @@ export async function listRuleHits(
 
 /**
  * Evaluates a rule (saved, whatever its mode, or a draft) against the organization's latest
- * `limit` reports (of the rule's project when it has one), newest first, and answers which
- * matched with the effects it would take. Reads only: nothing is recorded or applied.
+ * `limit` reports (of the rule's project when it has one; of the cases the caller may work),
+ * newest first, and answers which matched with the effects it would take. Reads only: nothing
+ * is recorded or applied.
  */
 export async function testRule(
-  ctx: Pick<DomainContext, "db" | "orgId" | "clock">,
+  ctx: Pick<DomainContext, "clock"> & AccessContext,
   input: { ruleId?: string; rule?: Pick<RuleInput, "when" | "then" | "projectId">; limit?: number },
 ): Promise<RuleTestResult> {
   let rule: { when: Condition; then: Effect[]; projectId: string | null };
@@ -264,7 +269,13 @@ export async function testRule(
   const latest = await ctx.db
     .select()
     .from(reports)
-    .where(and(eq(reports.orgId, ctx.orgId), rule.projectId ? eq(reports.projectId, rule.projectId) : undefined))
+    .where(
+      and(
+        eq(reports.orgId, ctx.orgId),
+        rule.projectId ? eq(reports.projectId, rule.projectId) : undefined,
+        await isOfWorkableCase(ctx, "case", reports.caseId, { whenNull: "left out" }),
+      ),
+    )
     .orderBy(desc(reports.createdUs))
     .limit(limit);
   const fields = fieldsOf(rule.when);

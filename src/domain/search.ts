@@ -22,7 +22,7 @@ import type { DomainContext, ReadContext } from "./context.ts";
 import { badRequest } from "./errors.ts";
 import { toIdentityView, type IdentityView } from "./identities.ts";
 import { isoFromUs } from "./report-time.ts";
-import { workableCasesWhere, type AccessContext } from "./queues.ts";
+import { workableCases, type AccessContext } from "./queue-access.ts";
 import type { Bucket, Severity } from "./severity.ts";
 import { userEmails } from "./users.ts";
 import type { CaseDecisionAction } from "./views/case.ts";
@@ -171,7 +171,7 @@ async function searchReports(ctx: TenantRead, o: KindQuery): Promise<SearchResul
   if (o.projectId) where.push(eq(reports.projectId, o.projectId));
   if (o.openOnly) where.push(eq(cases.isOpen, 1));
   if (o.cursor) where.push(lt(reports.createdUs, reportCursor(o.cursor)));
-  where.push(await workableCasesWhere(ctx));
+  where.push(await workableCases(ctx));
   const rows = await ctx.db
     .select({ report: reports, case: cases })
     .from(reports)
@@ -394,7 +394,7 @@ export async function closedCases(ctx: TenantRead, o: ClosedCasesOptions): Promi
   if (o.decidedBy) filters.push(eq(cases.decidedById, o.decidedBy));
   if (from !== undefined) filters.push(gte(cases.decidedAt, from));
   if (before !== undefined) filters.push(lt(cases.decidedAt, before));
-  filters.push(await workableCasesWhere(ctx));
+  filters.push(await workableCases(ctx));
   const after = cursor ? or(lt(cases.decidedAt, cursor.at), and(eq(cases.decidedAt, cursor.at), lt(cases.id, cursor.id))) : undefined;
   const [count] = await ctx.db.select({ n: sql<number>`count(*)` }).from(cases).where(and(...filters));
   const rows = await ctx.db

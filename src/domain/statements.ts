@@ -32,6 +32,7 @@ import {
   type StatementRecord,
 } from "./views/dsa.ts";
 import type { ActionKind } from "./views/enforcement.ts";
+import { assertMayWorkCaseId, isOfWorkableCase, requireEveryQueue, type AccessContext } from "./queue-access.ts";
 
 export type { Statement, StatementRecord, DsaSettings } from "./views/dsa.ts";
 
@@ -317,30 +318,36 @@ const recordOf = (row: StatementRow): StatementRecord => ({
 });
 
 /** The statement of an action of the context's organization (and project): 404 for no such action, or an action without one (a warning). */
-export async function getActionStatement(ctx: Pick<DomainContext, "db" | "orgId">, input: { projectId: string; actionId: string }): Promise<StatementRecord> {
+export async function getActionStatement(ctx: AccessContext, input: { projectId: string; actionId: string }): Promise<StatementRecord> {
+  const [action] = await ctx.db
+    .select({ kind: enforcementActions.kind, caseId: enforcementActions.caseId })
+    .from(enforcementActions)
+    .where(and(eq(enforcementActions.id, input.actionId), eq(enforcementActions.orgId, ctx.orgId), eq(enforcementActions.projectId, input.projectId)))
+    .limit(1);
+  if (!action) throw notFound("Enforcement action not found");
+  await assertMayWorkCaseId(ctx, action.caseId, "Enforcement action");
   const [row] = await ctx.db
     .select()
     .from(statements)
     .where(and(eq(statements.actionId, input.actionId), eq(statements.orgId, ctx.orgId), eq(statements.projectId, input.projectId)))
     .limit(1);
-  if (!row) {
-    const [action] = await ctx.db
-      .select({ kind: enforcementActions.kind })
-      .from(enforcementActions)
-      .where(and(eq(enforcementActions.id, input.actionId), eq(enforcementActions.orgId, ctx.orgId), eq(enforcementActions.projectId, input.projectId)))
-      .limit(1);
-    throw notFound(action ? `This ${plainWords(action.kind)} has no statement of reasons: it restricts nothing` : "Enforcement action not found");
-  }
+  if (!row) throw notFound(`This ${plainWords(action.kind)} has no statement of reasons: it restricts nothing`);
   return recordOf(row);
 }
 
-/** The statements of a case's actions (the case page), by action id. */
-export async function statementsOfActions(ctx: Pick<DomainContext, "db" | "orgId">, input: { actionIds: string[] }): Promise<Record<string, StatementRecord>> {
+/** The statements of a case's actions (the case page), by action id: those of actions the caller may see. */
+export async function statementsOfActions(ctx: AccessContext, input: { actionIds: string[] }): Promise<Record<string, StatementRecord>> {
   if (input.actionIds.length === 0) return {};
   const rows = await ctx.db
     .select()
     .from(statements)
-    .where(and(eq(statements.orgId, ctx.orgId), or(...input.actionIds.map((id) => eq(statements.actionId, id)))));
+    .where(
+      and(
+        eq(statements.orgId, ctx.orgId),
+        or(...input.actionIds.map((id) => eq(statements.actionId, id))),
+        await isOfWorkableCase(ctx, "enforcement_action", statements.actionId, { whenNull: "left out" }),
+      ),
+    );
   return Object.fromEntries(rows.map((r) => [r.actionId, recordOf(r)]));
 }
 
@@ -356,9 +363,11 @@ export function dayStart(field: string, day: string): number {
  * oldest first, optionally of one project; `cursor` is the previous page's `nextCursor`.
  */
 export async function exportStatements(
-  ctx: Pick<DomainContext, "db" | "orgId">,
+  ctx: AccessContext,
   input: { from: string; to: string; projectId?: string; cursor?: string; limit: number },
 ): Promise<{ statements: Statement[]; nextCursor: string | null }> {
+  // The organization's whole record (what the Transparency Database receives), not a queue's.
+  await requireEveryQueue(ctx);
   const start = dayStart("from", input.from);
   const end = dayStart("to", input.to) + DAY_MS;
   if (end <= start) throw badRequest("to: must not be before from");

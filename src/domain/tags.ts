@@ -10,6 +10,7 @@ import { requireCase, type CaseRow } from "./cases.ts";
 import { transaction, type DomainContext } from "./context.ts";
 import { badRequest } from "./errors.ts";
 import { MAX_TAGS_PER_CASE, normaliseTag } from "./views/tag.ts";
+import { isOfWorkableCase, type AccessContext } from "./queue-access.ts";
 
 /**
  * A rule's tag effect runs inside report intake: its statements stay prepared (src/db/prepared.ts).
@@ -66,13 +67,13 @@ export async function tagsOfCases(ctx: Pick<DomainContext, "db">, input: { caseI
   return out;
 }
 
-/** The organization's tags in use, most used first (the queue's tag filter offers them). */
-export async function tagsInUse(ctx: Pick<DomainContext, "db" | "orgId">, input: { limit?: number } = {}): Promise<{ tag: string; cases: number }[]> {
+/** The organization's tags in use on the cases the caller may work, most used first (the queue's tag filter offers them). */
+export async function tagsInUse(ctx: AccessContext, input: { limit?: number } = {}): Promise<{ tag: string; cases: number }[]> {
   const n = sql<number>`count(*)`;
   const rows = await ctx.db
     .select({ tag: caseTags.tag, cases: n })
     .from(caseTags)
-    .where(and(eq(caseTags.orgId, ctx.orgId)))
+    .where(and(eq(caseTags.orgId, ctx.orgId), await isOfWorkableCase(ctx, "case", caseTags.caseId, { whenNull: "left out" })))
     .groupBy(caseTags.tag)
     .orderBy(sql`count(*) desc`, asc(caseTags.tag))
     .limit(input.limit ?? 100);

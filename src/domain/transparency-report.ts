@@ -13,6 +13,7 @@ import { DAY_MS, iso } from "./clock.ts";
 import type { DomainContext } from "./context.ts";
 import { badRequest } from "./errors.ts";
 import { REPORT_SOURCES, type KeyedCount, type TransparencyReport } from "./views/transparency.ts";
+import { requireEveryQueue, type AccessContext } from "./queue-access.ts";
 
 /** The longest period one report covers: a (leap) year. */
 export const MAX_REPORT_DAYS = 366;
@@ -99,9 +100,11 @@ const str = (v: unknown): string | null => (typeof v === "string" && v !== "" ? 
  * organization).
  */
 export async function transparencyReport(
-  ctx: Pick<DomainContext, "db" | "orgId" | "clock">,
+  ctx: Pick<DomainContext, "clock"> & AccessContext,
   input: { from?: string; to?: string; projectId?: string | null },
 ): Promise<TransparencyReport> {
+  // The organization's figures over every queue (DSA Art. 15/24), not a queue's.
+  await requireEveryQueue(ctx);
   const period = reportPeriod(input, ctx.clock.now());
   const projectId = input.projectId ?? null;
   const { fromMs, toMs } = period;

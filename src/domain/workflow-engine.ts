@@ -20,7 +20,7 @@ import { iso } from "./clock.ts";
 import { transaction, type DomainContext } from "./context.ts";
 import { conflict, notFound } from "./errors.ts";
 import { findOpenCase } from "./open-case.ts";
-import { mayWorkCase } from "./queues.ts";
+import { mayWorkCase } from "./queue-access.ts";
 import { recountCaseReporters, TALLIED_STATUSES } from "./reporter-tally.ts";
 import { announceReportDecided } from "./report-outcomes.ts";
 import type { Severity } from "./severity.ts";

@@ -7,7 +7,9 @@ import { router, secretProcedure } from "../trpc.ts";
 /** The background queue of the caller's organization, for operators (tRPC). */
 export const jobsRouter = router({
   stats: secretProcedure.query(({ ctx }) => queueDepth(ctx.domain, { orgId: ctx.domain.orgId })),
+  // Admins only: a job's payload names the report or case it works on, of any queue.
   list: secretProcedure
+    .meta({ role: "admin" })
     .input(z.object({ status: z.enum(JOB_STATUSES).optional(), kind: z.string().max(64).optional(), limit: z.number().int().min(1).max(100).default(50) }))
     .query(async ({ ctx, input }) => ({ jobs: await listJobs(ctx.domain, input) })),
   retry: secretProcedure.meta({ role: "admin" }).input(z.object({ jobId: z.string().min(1).max(64) })).mutation(async ({ ctx, input }) => {

@@ -153,6 +153,19 @@ export const AUDIT_ACTIONS = {
     data: z.object({ ruleId: z.string().optional(), version: z.number().optional(), automated: z.literal(true).optional(), reason: z.string().optional() }).optional(),
   },
 
+  CASE_ROUTE_REFUSED: {
+    label: "Rule's route not taken (it would show the case to more people)",
+    entity: ["case"],
+    data: z.object({
+      queueId: z.string(),
+      refusedQueueId: z.string(),
+      reason: z.literal("wider_access"),
+      ruleId: z.string().optional(),
+      version: z.number().optional(),
+      automated: z.literal(true).optional(),
+    }),
+  },
+
   APPEAL_FILED: {
     label: "Appeal filed",
     entity: ["appeal"],

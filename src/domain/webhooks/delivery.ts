@@ -23,6 +23,7 @@ import { requireEndpoint, type EndpointRow } from "./endpoints.ts";
 import { enqueueDelivery } from "./outbox.ts";
 import { parseRetryAfter, retryDelayMs } from "./schedule.ts";
 import { signatureHeaders } from "./signing.ts";
+import { requireEveryQueue, type AccessContext } from "../queue-access.ts";
 
 export const WEBHOOK_USER_AGENT = "Flagstaff-Webhooks/1.0";
 /** Bytes of a receiver's answer read at most (a snippet of an error page goes into the log). */
@@ -190,12 +191,16 @@ export const toDeliveryView = (d: DeliveryRow): DeliveryView => ({
   deliveredAt: isoOrNull(d.deliveredAt),
 });
 
-/** An endpoint's deliveries, newest first; `cursor` is the last id of the previous page. */
+/**
+ * An endpoint's deliveries, newest first; `cursor` is the last id of the previous page. Their
+ * events are about cases of every queue: only for a caller who may work every queue.
+ */
 export async function listDeliveries(
-  ctx: Pick<DomainContext, "db" | "orgId">,
+  ctx: AccessContext,
   q: { endpointId: string; status?: DeliveryRow["status"]; cursor?: string; limit: number },
 ): Promise<{ deliveries: DeliveryView[]; nextCursor: string | null }> {
   await requireEndpoint(ctx, q.endpointId);
+  await requireEveryQueue(ctx);
   const where: SQL[] = [eq(webhookDeliveries.endpointId, q.endpointId)];
   if (q.status) where.push(eq(webhookDeliveries.status, q.status));
   if (q.cursor) where.push(lt(webhookDeliveries.id, q.cursor));
@@ -204,20 +209,21 @@ export async function listDeliveries(
   return { deliveries: page.map(toDeliveryView), nextCursor: rows.length > q.limit ? (page.at(-1)?.id ?? null) : null };
 }
 
-/** A delivery of the context's organization, or a 404. */
-export async function requireDelivery(ctx: Pick<DomainContext, "db" | "orgId">, deliveryId: string): Promise<DeliveryRow> {
+/** A delivery of the context's organization, or a 404; its payload is about a case of any queue (requireEveryQueue). */
+export async function requireDelivery(ctx: AccessContext, deliveryId: string): Promise<DeliveryRow> {
   const [row] = await ctx.db
     .select()
     .from(webhookDeliveries)
     .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.orgId, ctx.orgId)))
     .limit(1);
   if (!row) throw notFound("Webhook delivery not found");
+  await requireEveryQueue(ctx);
   return row;
 }
 
 /** One delivery with the exact body sent and every attempt, oldest first. */
 export async function deliveryDetail(
-  ctx: Pick<DomainContext, "db" | "orgId">,
+  ctx: AccessContext,
   deliveryId: string,
 ): Promise<{ delivery: DeliveryView; payload: unknown; attempts: AttemptView[] }> {
   const d = await requireDelivery(ctx, deliveryId);

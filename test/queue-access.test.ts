@@ -1,0 +1,431 @@
+/**
+ * Queue access is a wall (issue 24): a dashboard user who may not work a queue gets nothing of
+ * its cases from any procedure. The list of procedures is the router's own (`appRouter`), so a
+ * procedure added later is called here without anyone adding a line, and fails the test when
+ * it forgets the check.
+ *
+ * The world: a "child safety" queue only one moderator may work, holding a case with a report
+ * (content, description, DSA notice), an AI analysis, a rule hit, a note, a tag, a suspension
+ * with its statement of reasons and webhook delivery, and a pending appeal; a second case of the
+ * queue decided in bulk. Every procedure is called by a moderator who may work only the spam
+ * queue and by a viewer, with an input made from the procedure's own input schema and filled
+ * with the restricted case's ids. Then:
+ * - no answer holds anything of the restricted case (its texts, the notifier's email, its ids
+ *   unless the caller sent them);
+ * - nothing about the case changed (its whole page, its action and its appeal, read by an admin);
+ * - an admin, with the same inputs, gets every query answered (so the inputs really name the
+ *   case: a 404 for the outsider is the wall, not a typo).
+ *
+ * Calls go through the transport by hand (`user.raw`): the test walks procedures by path.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { z } from "zod";
+import { appRouter } from "../src/api/router.ts";
+import type { Meta } from "../src/api/trpc.ts";
+import { startFakeOllama, type FakeOllama } from "../scripts/fake-ollama.ts";
+import { demoAdmin, newUser, type DashboardUser } from "./helpers/dashboard.ts";
+import { startServer, type TestServer } from "./helpers/server.ts";
+import { until } from "./helpers/wait.ts";
+
+const unique = () => crypto.randomUUID().replaceAll("-", "").slice(0, 12);
+/** Texts of the restricted case: none may reach a user outside its queue. */
+const SECRET = {
+  content: `contentmark${unique()}`,
+  description: `descriptionmark${unique()}`,
+  notifierName: `Notifier ${unique()}`,
+  notifierEmail: `notifier-${unique()}@example.org`,
+  note: `notemark${unique()}`,
+  tag: `tagmark${unique()}`,
+  actionReason: `reasonmark${unique()}`,
+  appealText: `appealmark${unique()}`,
+};
+
+interface World {
+  visibleCaseId: string;
+  visibleReportId: string;
+  visibleActionId: string;
+  orgSlug: string;
+  projectId: string;
+  queueId: string;
+  spamQueueId: string;
+  caseId: string;
+  reportId: string;
+  bulkCaseId: string;
+  bulkReportId: string;
+  bulkId: string;
+  actionId: string;
+  appealId: string;
+  identityId: string;
+  subject: { type: string; externalId: string };
+  ruleId: string;
+  endpointId: string;
+  deliveryId: string;
+}
+
+let server: TestServer;
+let fake: FakeOllama;
+let receiver: ReturnType<typeof Bun.serve>;
+let admin: DashboardUser;
+let specialist: DashboardUser;
+let outsider: DashboardUser;
+let viewer: DashboardUser;
+let w: World;
+
+const data = (r: { body: any }) => r.body?.result?.data;
+
+beforeAll(async () => {
+  fake = startFakeOllama();
+  fake.setDefault(() => ({ json: { reasoning: "Looks bad.", categories: ["child_safety"], severity: "HIGH", confidence: 90 } }));
+  receiver = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("ok") });
+  server = await startServer({
+    OLLAMA_HOST: fake.url,
+    FLAGSTAFF_SCAN_ALLOW_PRIVATE: "1",
+    FLAGSTAFF_JOB_POLL_MS: "100",
+    FLAGSTAFF_REPORT_RATE_LIMIT: "100000",
+  });
+  const { orgSlug, projectId } = server.demo;
+  admin = await demoAdmin(server);
+  specialist = await newUser(server, "moderator", "specialist");
+  outsider = await newUser(server, "moderator", "outsider");
+  viewer = await newUser(server, "viewer");
+
+  await admin.trpc.ai.updateSettings.mutate({ orgSlug, projectId, aiEnabled: true });
+  const cs = await admin.trpc.queues.create.mutate({ orgSlug, name: "Child safety", access: { users: [specialist.id], roles: [] } });
+  const spam = await admin.trpc.queues.create.mutate({ orgSlug, name: "Spam", access: { users: [outsider.id], roles: [] } });
+  const rule = await admin.trpc.rules.create.mutate({
+    orgSlug,
+    name: "Child safety to specialists",
+    trigger: "report.created",
+    mode: "live",
+    when: { field: "report.reasons", op: "includes", value: "child_safety" },
+    then: [{ type: "route", queueId: cs.queue.id }],
+  });
+  await admin.trpc.rules.create.mutate({
+    orgSlug,
+    name: "Spam to the spam team",
+    trigger: "report.created",
+    mode: "live",
+    when: { field: "report.reasons", op: "includes", value: "spam" },
+    then: [{ type: "route", queueId: spam.queue.id }],
+  });
+  const endpoint = await admin.trpc.webhooks.create.mutate({ orgSlug, url: `http://127.0.0.1:${receiver.port}/hook` });
+
+  const subject = { type: "user", externalId: `subject-${unique()}` };
+  const reporter = { type: "user", externalId: `reporter-${unique()}` };
+  const filed = await server.call("POST", `/projects/${projectId}/reports`, {
+    body: {
+      reason: "child_safety",
+      subject,
+      reporter,
+      target: { contentType: "post", contentExternalId: `post-${unique()}`, content: `Look at ${SECRET.content}` },
+      description: `It says ${SECRET.description}`,
+      notice: { explanation: "Illegal content", notifierName: SECRET.notifierName, notifierEmail: SECRET.notifierEmail, goodFaith: true },
+    },
+  });
+  expect(filed.status).toBe(201);
+  const reportId = filed.body.report.id as string;
+  const caseOf = async (id: string) => (await server.call("GET", `/reports/${id}`)).body.report.caseId as string;
+  const caseId = await caseOf(reportId);
+  const seen = await specialist.raw("cases.detail", "query", { caseId });
+  expect(seen.text).toContain(cs.queue.id);
+
+  await specialist.trpc.cases.addNote.mutate({ caseId, body: `Seen: ${SECRET.note}` });
+  await specialist.trpc.cases.setTags.mutate({ caseId, tags: [SECRET.tag] });
+  const resolved = await specialist.trpc.reports.resolve.mutate({
+    reportId,
+    resolutionCode: "ACCOUNT_LEVEL_ACTION",
+    action: { kind: "suspension", reason: SECRET.actionReason, durationSeconds: 86_400 },
+  });
+  const actionId = resolved.enforcementActionId!;
+  const appealed = await server.call("POST", `/projects/${projectId}/enforcement-actions/${actionId}/appeal`, { body: { text: SECRET.appealText } });
+  expect(appealed.status).toBe(201);
+
+  const second = await server.call("POST", `/projects/${projectId}/reports`, {
+    body: { reason: "child_safety", target: { contentType: "post", contentExternalId: `post-${unique()}`, content: `Also ${SECRET.content}` } },
+  });
+  expect(second.status).toBe(201);
+  const bulkCaseId = await caseOf(second.body.report.id);
+  const bulk = await specialist.trpc.cases.bulkDecide.mutate({ caseIds: [bulkCaseId], decision: { action: "dismiss", reason: "other" } });
+  expect(bulk.decided).toHaveLength(1);
+
+  // A case the outsider may work, about the same subject and from the same reporter: its page,
+  // its subject's and its reporter's must not show the restricted one either.
+  const visible = await server.call("POST", `/projects/${projectId}/reports`, {
+    body: { reason: "spam", subject, reporter, target: { contentType: "post", contentExternalId: `post-${unique()}`, content: "Buy now" } },
+  });
+  expect(visible.status).toBe(201);
+  const visibleCaseId = await caseOf(visible.body.report.id);
+  const visibleAction = await outsider.trpc.enforcement.create.mutate({ orgSlug, projectId, kind: "warning", reason: "Spam", reportId: visible.body.report.id });
+
+  // The enrichment's analysis and the suspension's webhook delivery exist before anyone looks.
+  const analyses = async () => (await admin.trpc.ai.analyses.query({ orgSlug, projectId })).analyses;
+  await until("the report's analysis", async () => (await analyses()).some((a) => a.reportId === reportId), 20_000);
+  const deliveries = async () => (await admin.trpc.webhooks.deliveries.query({ orgSlug, endpointId: endpoint.endpoint.id })).deliveries;
+  await until("a webhook delivery", async () => (await deliveries()).length > 0, 20_000);
+  const identityId = data(await admin.raw("cases.detail", "query", { caseId })).case.subjectIdentityId as string;
+
+  w = {
+    visibleCaseId,
+    visibleReportId: visible.body.report.id,
+    visibleActionId: visibleAction.action.id,
+    orgSlug,
+    projectId,
+    queueId: cs.queue.id,
+    spamQueueId: spam.queue.id,
+    caseId,
+    reportId,
+    bulkCaseId,
+    bulkReportId: second.body.report.id,
+    bulkId: bulk.bulkId!,
+    actionId,
+    appealId: appealed.body.appeal.id,
+    identityId,
+    subject,
+    ruleId: rule.rule.id,
+    endpointId: endpoint.endpoint.id,
+    deliveryId: (await deliveries())[0]!.id!,
+  };
+}, 60_000);
+
+afterAll(async () => {
+  await server?.dispose();
+  await fake?.stop();
+  receiver?.stop(true);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Inputs made from each procedure's own input schema
+
+/** Values for input fields by name: the restricted case's ids, the caller's own id. */
+function knownValues(caller: DashboardUser, target: Target): Record<string, unknown> {
+  return {
+    ...restrictedValues(caller),
+    ...(target === "visible" ? { caseId: w.visibleCaseId, caseIds: [w.visibleCaseId], reportId: w.visibleReportId, actionId: w.visibleActionId, actionIds: [w.visibleActionId], queueId: w.spamQueueId } : {}),
+  };
+}
+
+/**
+ * Which case the inputs name: the restricted one, or the outsider's own case about the same
+ * subject (whose page, history and lists must not show the restricted one either).
+ */
+type Target = "restricted" | "visible";
+
+function restrictedValues(caller: DashboardUser): Record<string, unknown> {
+  return {
+    orgSlug: w.orgSlug,
+    projectId: w.projectId,
+    caseId: w.caseId,
+    caseIds: [w.caseId, w.bulkCaseId],
+    reportId: w.reportId,
+    appealId: w.appealId,
+    actionId: w.actionId,
+    actionIds: [w.actionId],
+    bulkId: w.bulkId,
+    queueId: w.queueId,
+    ruleId: w.ruleId,
+    identityId: w.identityId,
+    identityIds: [w.identityId],
+    typeName: w.subject.type,
+    externalId: w.subject.externalId,
+    subjectExternalId: w.subject.externalId,
+    identityType: w.subject.type,
+    endpointId: w.endpointId,
+    deliveryId: w.deliveryId,
+    assigneeId: caller.id,
+    q: SECRET.content,
+    tags: ["harmless"],
+    body: "A harmless note",
+    text: "A harmless appeal",
+    content: "A harmless text",
+    reason: "other",
+    from: new Date(Date.now() - 86_400_000).toISOString().slice(0, 10),
+    to: new Date(Date.now() + 86_400_000).toISOString().slice(0, 10),
+    entityType: "case",
+    entityId: w.caseId,
+  };
+}
+
+/**
+ * Inputs the schema walk cannot make valid, by procedure: each still names the restricted
+ * case wherever the procedure takes one.
+ */
+function overrides(caller: DashboardUser, target: Target): Record<string, unknown> {
+  const { orgSlug, projectId } = w;
+  const reportId = target === "visible" ? w.visibleReportId : w.reportId;
+  const caseId = target === "visible" ? w.visibleCaseId : w.caseId;
+  return {
+    "reports.create": { projectId, reason: "spam", target: { contentType: "post", contentExternalId: `post-${unique()}`, content: "harmless" } },
+    "reports.resolve": { reportId, resolutionCode: "NO_VIOLATION" },
+    "reports.dismiss": { reportId, reason: "other" },
+    "cases.bulkDecide": { caseIds: [caseId, w.bulkCaseId], decision: { action: "dismiss", reason: "other" } },
+    "enforcement.create": { orgSlug, projectId, kind: "warning", reason: "harmless", reportId },
+    "rules.testDraft": { orgSlug, rule: { when: { field: "report.text", op: "contains", value: SECRET.content }, then: [{ type: "tag", tag: "t" }] }, limit: 1000 },
+    "transparency.report": { orgSlug },
+    "identities.updateReporter": { orgSlug, projectId, typeName: w.subject.type, externalId: w.subject.externalId, trustedFlagger: false },
+    "cases.assign": { caseId, assigneeId: caller.id },
+  };
+}
+
+type JsonSchema = {
+  type?: string | string[];
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  items?: JsonSchema;
+  minItems?: number;
+  enum?: unknown[];
+  const?: unknown;
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+  format?: string;
+  minLength?: number;
+  minimum?: number;
+  exclusiveMinimum?: number;
+  default?: unknown;
+};
+
+/** A value that satisfies `schema` as far as it says, with known fields filled by name. */
+function sample(schema: JsonSchema, known: Record<string, unknown>, name?: string): unknown {
+  if (name && name in known) return known[name];
+  if (schema.const !== undefined) return schema.const;
+  if (schema.enum?.length) return schema.enum[0];
+  const options = schema.anyOf ?? schema.oneOf;
+  if (options?.length) return sample(options.find((o) => o.type !== "null") ?? options[0]!, known, name);
+  const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== "null") : schema.type;
+  switch (type) {
+    case "object": {
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(schema.properties ?? {})) {
+        if (schema.required?.includes(k) || k in known) out[k] = sample(v, known, k);
+      }
+      return out;
+    }
+    case "array":
+      return Array.from({ length: Math.max(1, schema.minItems ?? 0) }, () => sample(schema.items ?? {}, known));
+    case "string":
+      if (schema.format === "date-time") return new Date().toISOString();
+      if (schema.format === "email") return "someone@example.com";
+      return "x".repeat(Math.max(1, schema.minLength ?? 1));
+    case "integer":
+    case "number":
+      return schema.minimum ?? (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + 1 : 1);
+    case "boolean":
+      return false;
+    default:
+      return schema.default;
+  }
+}
+
+interface Procedure {
+  path: string;
+  type: "query" | "mutation";
+  meta: Meta;
+  input: z.ZodType | undefined;
+}
+const procedures: Procedure[] = Object.entries((appRouter as unknown as { _def: { procedures: Record<string, { _def: { type: "query" | "mutation"; meta?: Meta; inputs: z.ZodType[] } }> } })._def.procedures).map(
+  ([path, p]) => ({ path, type: p._def.type, meta: p._def.meta ?? {}, input: p._def.inputs[0] }),
+);
+
+/** Procedures not called: signing in and out touch no case, and would end the callers' sessions. */
+const NOT_CALLED: Record<string, string> = {
+  "auth.login": "signs in (no session)",
+  "auth.logout": "ends the caller's own session",
+  "auth.changePassword": "changes the caller's own password",
+};
+
+function inputOf(p: Procedure, caller: DashboardUser, target: Target = "restricted"): unknown {
+  const special = overrides(caller, target)[p.path];
+  if (special !== undefined) return special;
+  if (!p.input) return undefined;
+  const schema = z.toJSONSchema(p.input, { io: "input", unrepresentable: "any" }) as JsonSchema;
+  return sample(schema, knownValues(caller, target));
+}
+
+/** Ids of the restricted cases' things: a leak unless the caller sent them itself. */
+const secretIds = () => [w.caseId, w.reportId, w.bulkCaseId, w.bulkReportId, w.bulkId, w.actionId, w.appealId];
+
+/** What of the restricted case an answer shows, but for what the caller sent itself (a search's words, an id). */
+function leaks(answer: string, input: unknown): string[] {
+  const sent = JSON.stringify(input ?? null);
+  const texts = Object.entries(SECRET)
+    .filter(([, v]) => !sent.includes(v) && (answer.includes(v) || answer.includes(v.toLowerCase())))
+    .map(([k]) => k);
+  const ids = secretIds().filter((id) => !sent.includes(id) && answer.includes(id));
+  return [...texts, ...ids];
+}
+
+/** Everything an admin reads of the restricted case, to compare before and after. */
+async function snapshot(): Promise<string> {
+  const read = async (path: string, input: unknown) => {
+    const r = await admin.raw(path, "query", input);
+    expect(r.status).toBe(200);
+    return data(r);
+  };
+  // The case's subject and the subject's other cases are left out: identities are the
+  // platform's mirror, not the case's (any caller may upsert one), and the walk decides the
+  // outsider's own case about the same subject.
+  const caseOf = async (caseId: string) => ({ ...(await read("cases.detail", { caseId })), subject: null, subjectHistory: null });
+  return JSON.stringify([
+    await caseOf(w.caseId),
+    await caseOf(w.bulkCaseId),
+    await read("enforcement.get", { orgSlug: w.orgSlug, projectId: w.projectId, actionId: w.actionId }),
+    await read("enforcement.getAppeal", { orgSlug: w.orgSlug, appealId: w.appealId }),
+    await read("dashboard.audit", { entityType: "case", entityId: w.caseId }),
+  ]);
+}
+
+describe("queue access: every procedure of the router, on a case in a restricted queue", () => {
+  test("the router's procedures are the ones walked (a new one is covered without a line here)", () => {
+    expect(procedures.length).toBeGreaterThan(100);
+    for (const path of Object.keys(NOT_CALLED)) expect(procedures.map((p) => p.path)).toContain(path);
+  });
+
+  test("a moderator outside the queue and a viewer get nothing of its cases, and change nothing", async () => {
+    const before = await snapshot();
+    const problems: string[] = [];
+    let called = 0;
+    // Queries first, for both targets; then mutations (which may decide the visible case).
+    for (const type of ["query", "mutation"] as const) {
+      for (const target of ["restricted", "visible"] as const) {
+        for (const caller of [outsider, viewer]) {
+          for (const p of procedures) {
+            if (NOT_CALLED[p.path] || p.type !== type) continue;
+            const input = inputOf(p, caller, target);
+            const r = await caller.raw(p.path, p.type, input);
+            called++;
+            if (r.status >= 500) problems.push(`${caller.role} ${p.path} (${target}): ${r.status} ${r.text.slice(0, 200)}`);
+            const leaked = leaks(r.text, input);
+            if (leaked.length) problems.push(`${caller.role} ${p.path} (${target}, ${r.status}) shows ${leaked.join(", ")}`);
+          }
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+    expect(await snapshot()).toBe(before);
+    console.log(`queue access: ${called} calls (${procedures.length - Object.keys(NOT_CALLED).length} procedures, 2 callers, 2 cases)`);
+  }, 120_000);
+
+  test("an admin, with the same inputs, is answered by every query (the inputs name the case)", async () => {
+    const problems: string[] = [];
+    for (const p of procedures) {
+      if (NOT_CALLED[p.path] || p.type !== "query") continue;
+      const input = inputOf(p, admin);
+      const r = await admin.raw(p.path, p.type, input);
+      if (r.status !== 200) problems.push(`${p.path}: ${r.status} ${r.text.slice(0, 300)}`);
+    }
+    expect(problems).toEqual([]);
+    // The leak check sees the texts where they are: the admin's report shows them.
+    const report = await admin.raw("reports.get", "query", { reportId: w.reportId });
+    expect(leaks(report.text, {})).toEqual(expect.arrayContaining(["content", "description"]));
+  }, 60_000);
+
+  test("every mutation's input is valid for an admin (no 400): the outsider's refusal is the wall, not a bad input", async () => {
+    const problems: string[] = [];
+    for (const p of procedures) {
+      if (NOT_CALLED[p.path] || p.type !== "mutation" || p.meta.role === "admin") continue;
+      const input = inputOf(p, admin);
+      const parsed = p.input?.safeParse(input);
+      if (parsed && !parsed.success) problems.push(`${p.path}: ${parsed.error.message.slice(0, 300)}`);
+    }
+    expect(problems).toEqual([]);
+  });
+});
