@@ -429,3 +429,77 @@ describe("queue access: every procedure of the router, on a case in a restricted
     expect(problems).toEqual([]);
   });
 });
+
+describe("queue lists and counts show nothing of a queue the user may not work", () => {
+  test("the queue is neither listed nor opened; the figures count the cases the user may work", async () => {
+    const { orgSlug } = w;
+    const listed = async (u: DashboardUser) => (await u.trpc.queues.list.query({ orgSlug })).queues.map((q) => q.id);
+    expect(await listed(admin)).toContain(w.queueId);
+    expect(await listed(outsider)).not.toContain(w.queueId);
+    expect(await listed(outsider)).toContain(w.spamQueueId);
+    expect(await listed(viewer)).not.toContain(w.queueId);
+    expect((await outsider.raw("queues.get", "query", { orgSlug, queueId: w.queueId })).status).toBe(404);
+    expect((await outsider.raw("dashboard.queue", "query", { queueId: w.queueId })).status).toBe(404);
+    expect((await outsider.trpc.dashboard.queue.query({})).queues.map((q) => q.id)).not.toContain(w.queueId);
+
+    // The overview's figures: what the admin counts, less the restricted queue's cases.
+    const restrictedOpen = (await admin.trpc.dashboard.queue.query({ queueId: w.queueId })).counts.total;
+    const adminFigures = (await admin.trpc.dashboard.overview.query({})).figures;
+    const outsiderFigures = (await outsider.trpc.dashboard.overview.query({})).figures;
+    const total = (f: typeof adminFigures) => f.openCases.emergency + f.openCases.high + f.openCases.normal;
+    expect(total(outsiderFigures)).toBe(total(adminFigures) - restrictedOpen);
+    // The restricted queue's two decided cases (a resolution, a bulk dismissal) are not counted.
+    expect(outsiderFigures.actioned + outsiderFigures.dismissed).toBeLessThan(adminFigures.actioned + adminFigures.dismissed);
+    expect((await outsider.trpc.dashboard.tags.query()).tags.map((t) => t.tag)).not.toContain(SECRET.tag);
+    expect((await admin.trpc.dashboard.tags.query()).tags.map((t) => t.tag)).toContain(SECRET.tag);
+  });
+});
+
+describe("routing never widens access (docs/rules.md, Routing and access)", () => {
+  const file = async (reason: string, contentExternalId: string, key = server.demo.publishableKey) => {
+    const r = await server.call("POST", `/projects/${w.projectId}/reports`, { key, body: { reason, target: { contentType: "post", contentExternalId, content: "Something" } } });
+    expect(r.status).toBe(201);
+    return (await server.call("GET", `/reports/${r.body.report.id}`)).body.report as { id: string; caseId: string };
+  };
+  const queueOf = async (caseId: string) => (await admin.trpc.cases.detail.query({ caseId })).case.queueId;
+
+  test("a later report anyone can send does not move a case out of a restricted queue", async () => {
+    const content = `post-${unique()}`;
+    const first = await file("child_safety", content);
+    expect(await queueOf(first.caseId)).toBe(w.queueId);
+    // One more report on the same content, reason spam, with the publishable key a client app
+    // ships: the spam rule matches, but its route would show the case to the spam team.
+    const second = await file("spam", content);
+    expect(second.caseId).toBe(first.caseId);
+    expect(await queueOf(first.caseId)).toBe(w.queueId);
+    expect((await outsider.raw("cases.detail", "query", { caseId: first.caseId })).status).toBe(404);
+    expect((await outsider.raw("reports.get", "query", { reportId: first.id })).status).toBe(404);
+    const refused = (await admin.trpc.dashboard.audit.query({ entityType: "case", entityId: first.caseId, action: "CASE_ROUTE_REFUSED" })).events;
+    expect(refused).toHaveLength(1);
+    expect(refused[0]!.data).toMatchObject({ queueId: w.queueId, refusedQueueId: w.spamQueueId, reason: "wider_access", automated: true });
+  });
+
+  test("a later report may route a case into a narrower queue, and a new case goes where its rule says", async () => {
+    const content = `post-${unique()}`;
+    const first = await file("harassment", content);
+    expect(await queueOf(first.caseId)).toBeNull(); // the default queue: everyone's
+    const second = await file("child_safety", content);
+    expect(second.caseId).toBe(first.caseId);
+    expect(await queueOf(first.caseId)).toBe(w.queueId);
+    // A new case, opened by a spam report: routed to the spam queue.
+    const spam = await file("spam", `post-${unique()}`);
+    expect(await queueOf(spam.caseId)).toBe(w.spamQueueId);
+  });
+
+  test("a moderator moves a case only between queues they may work", async () => {
+    const spam = await file("spam", `post-${unique()}`);
+    const csCase = await file("child_safety", `post-${unique()}`);
+    const move = (u: DashboardUser, caseId: string, queueId: string) => u.raw("queues.moveCase", "mutation", { orgSlug: w.orgSlug, caseId, queueId });
+    expect((await move(outsider, spam.caseId, w.queueId)).status).toBe(404);
+    expect((await move(specialist, csCase.caseId, w.spamQueueId)).status).toBe(404);
+    expect(await queueOf(spam.caseId)).toBe(w.spamQueueId);
+    expect(await queueOf(csCase.caseId)).toBe(w.queueId);
+    expect((await move(admin, spam.caseId, w.queueId)).status).toBe(200);
+    expect(await queueOf(spam.caseId)).toBe(w.queueId);
+  });
+});
