@@ -502,4 +502,12 @@ describe("routing never widens access (docs/rules.md, Routing and access)", () =
     expect((await move(admin, spam.caseId, w.queueId)).status).toBe(200);
     expect(await queueOf(spam.caseId)).toBe(w.queueId);
   });
+
+  test("a case is claimed only for someone who may work its queue", async () => {
+    const csCase = await file("child_safety", `post-${unique()}`);
+    const refused = await admin.raw("cases.assign", "mutation", { caseId: csCase.caseId, assigneeId: outsider.id });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.message).toContain("may not work the case's queue");
+    expect((await admin.trpc.cases.assign.mutate({ caseId: csCase.caseId, assigneeId: specialist.id })).case.assigneeId).toBe(specialist.id);
+  });
 });

@@ -4,10 +4,10 @@ import { caseNotes, cases, reports, users } from "../db/schema.ts";
 import { recordAudit, type Actor } from "./audit.ts";
 import { iso, isoOrNull } from "./clock.ts";
 import { together, transaction, type DomainContext } from "./context.ts";
-import { conflict, notFound } from "./errors.ts";
+import { badRequest, conflict, notFound } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { findOpenCase, type CaseKey } from "./open-case.ts";
-import { assertMayWorkCase, workableCases, type AccessContext } from "./queue-access.ts";
+import { assertMayWorkCase, userMayWorkQueueOf, workableCases, type AccessContext } from "./queue-access.ts";
 import { BUCKETS, higherBucket, type Bucket } from "./severity.ts";
 import type { Status } from "./workflow.ts";
 import { applyTransition, type Move } from "./workflow-engine.ts";
@@ -232,7 +232,10 @@ export function triageCase(ctx: DomainContext, caseId: string, opts: { takeOver?
   });
 }
 
-/** Claims a case for a moderator (or releases it with null), so two people never work it unknowingly. */
+/**
+ * Claims a case for a moderator (or releases it with null), so two people never work it
+ * unknowingly. The moderator must be one who may work the case's queue (400 otherwise).
+ */
 export function assignCase(ctx: DomainContext, input: { caseId: string; assigneeId: string | null }): Promise<CaseView> {
   const { assigneeId } = input;
   return transaction(ctx, async () => {
@@ -240,6 +243,7 @@ export function assignCase(ctx: DomainContext, input: { caseId: string; assignee
     if (assigneeId) {
       const [user] = await ctx.db.select().from(users).where(and(eq(users.id, assigneeId), eq(users.orgId, ctx.orgId))).limit(1);
       if (!user) throw notFound("User not found");
+      if (!(await userMayWorkQueueOf(ctx, user, c.queueId))) throw badRequest("assigneeId: this user may not work the case's queue");
     }
     const now = ctx.clock.now();
     const after = { ...c, assigneeId, assignedAt: assigneeId ? now : null, updatedAt: now };

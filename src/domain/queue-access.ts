@@ -98,6 +98,18 @@ async function readAccess(ctx: AccessContext, userId: string): Promise<CaseAcces
   return { all: false, queueIds: new Set(workable.map((q) => q.id)), defaultQueueId: rows.find((q) => q.isDefault === 1)?.id ?? null };
 }
 
+/** Whether user `userId` (of `role`) may work the queue a case is in (null: the default queue). */
+export async function userMayWorkQueueOf(ctx: Pick<DomainContext, "db" | "orgId">, user: { id: string; role: string }, queueId: string | null): Promise<boolean> {
+  const role: Role = (ROLES as readonly string[]).includes(user.role) ? (user.role as Role) : "viewer";
+  const [q] = await ctx.db
+    .select({ access: queues.access })
+    .from(queues)
+    .where(and(eq(queues.orgId, ctx.orgId), queueId === null ? eq(queues.isDefault, 1) : eq(queues.id, queueId)))
+    .limit(1);
+  // No default queue yet: it starts open to everyone.
+  return !q || mayWork(q, user.id, role);
+}
+
 /** Whether a case in queue `queueId` (null: the default queue) is workable under `access`. */
 export function mayWorkQueueOf(access: CaseAccess, queueId: string | null): boolean {
   if (access.all) return true;
