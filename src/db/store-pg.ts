@@ -1,10 +1,10 @@
-import { sql, type SQL, type SQLWrapper } from "drizzle-orm";
+import { sql, type SQLWrapper } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import type { Db } from "./client.ts";
 import * as pgSchema from "./schema-pg.ts";
 import { postgresTextSearch } from "./search.ts";
-import { Lock, transactionScope, type Singleton, type Store, type TxScope } from "./store.ts";
+import { Lock, settleAll, TransactionConflict, transactionScope, type Singleton, type Store, type TxScope } from "./store.ts";
 
 /**
  * The PostgreSQL engine of the store (src/db/store.ts says what every engine promises).
@@ -40,72 +40,164 @@ export interface PostgresStoreOptions {
 
 export type PostgresClient = postgres.Sql;
 
-/** The postgres.js client with our settings: int8 (counts, times) read as numbers. */
-export function postgresClient(url: string, max: number): PostgresClient {
+/** The postgres.js client with our settings: int8 (counts, times) read as numbers; `settings` are session settings. */
+export function postgresClient(url: string, max: number, settings: Record<string, string> = {}): PostgresClient {
   return postgres(url, {
     max,
     onnotice: () => {},
     connect_timeout: 10,
     // Times in ms and µs are bigint columns: well within 2^53, so numbers, as on SQLite.
     types: { int8: { to: 20, from: [20], serialize: (x: unknown) => String(x), parse: (x: string) => Number(x) } },
-    connection: { application_name: "flagstaff" },
+    connection: { application_name: "flagstaff", ...settings },
   });
 }
 
 /** What the store keeps about a transaction: its postgres.js client too (see `routed`). */
 interface PgScope extends TxScope {
   sql: postgres.Sql;
+  /** The savepoint depth of this scope (0: the transaction itself). */
+  depth: number;
+}
+
+/** Attempts of a transaction that PostgreSQL aborted for a conflict (a deadlock, a serialization failure). */
+export const MAX_TRANSACTION_ATTEMPTS = 5;
+
+/**
+ * postgres.js prepares (and keeps prepared, per connection) only the queries sent with
+ * `prepare: true`; Drizzle asks for it only for queries prepared with a name. Unprepared, a
+ * query with parameters costs two round trips (Parse and Describe first, then Bind and
+ * Execute) and stops the pipeline behind it, and PostgreSQL plans it again each time. This
+ * wraps a postgres.js client so that every query with parameters is prepared: one round trip,
+ * pipelined, planned once per connection. The statements a connection keeps are the shapes of
+ * our queries (values are parameters), and connections are renewed now and then (max_lifetime).
+ */
+function preparing(client: postgres.Sql): postgres.Sql {
+  return new Proxy(client, {
+    get(target, prop, receiver) {
+      if (prop === "unsafe") {
+        return (query: string, params?: unknown[], options?: postgres.UnsafeQueryOptions) =>
+          target.unsafe(query, params as postgres.ParameterOrJSON<never>[], params?.length ? { ...options, prepare: true } : options);
+      }
+      return Reflect.get(target, prop, receiver);
+    },
+  });
 }
 
 export function openPostgresStore(opts: PostgresStoreOptions): Store {
   const client = postgresClient(opts.url, opts.poolSize);
-  const pool = drizzle(client, { schema: pgSchema }) as unknown as Db;
-  // Prepared statements (src/db/prepared.ts) are built once, on a Drizzle handle whose client
-  // sends each query to the transaction of the moment (else to the pool): built per transaction
-  // handle instead, every report would build its statements again, which costs far more CPU
-  // than running them. postgres.js keeps them prepared per connection by their SQL text.
+  // Counters that may forget their last moments in a crash (rate windows): a small pool whose
+  // sessions do not wait for the disk at commit, each statement its own transaction.
+  const counterClient = postgresClient(opts.url, Math.min(4, opts.poolSize), { synchronous_commit: "off" });
+  const pooled = preparing(client);
+  const pool = drizzle(pooled, { schema: pgSchema }) as unknown as Db;
+  // One Drizzle handle whose client sends each query to the transaction of the moment (its
+  // connection), else to the pool: every transaction's handle. Building a Drizzle handle per
+  // transaction would cost more CPU than a report's statements, and prepared statements
+  // (src/db/prepared.ts) are built once, on it.
   const routed = drizzle(
     {
       unsafe: (query: string, params?: unknown[], queryOptions?: unknown) =>
-        (current.getStore()?.sql ?? client).unsafe(query, params as postgres.ParameterOrJSON<never>[], queryOptions as postgres.UnsafeQueryOptions),
+        (current.getStore()?.sql ?? pooled).unsafe(query, params as postgres.ParameterOrJSON<never>[], queryOptions as postgres.UnsafeQueryOptions),
       options: client.options,
     } as unknown as postgres.Sql,
     { schema: pgSchema },
   ) as unknown as Db;
+  const counted = preparing(counterClient);
   // Outside a transaction, `db` is the pool; inside, the transaction's handle.
   const { current, shared } = transactionScope<PgScope>(pool, { statementHandle: routed });
   const lock = new Lock();
   const singletons: Singleton[] = [];
 
-  type PgTx = { transaction<T>(fn: (tx: PgTx) => Promise<T>): Promise<T>; execute(q: SQL): Promise<unknown> };
-  const poolTx = pool as unknown as PgTx;
+  /**
+   * A savepoint inside the scope's transaction. Its SAVEPOINT travels with the first statement
+   * of `fn` (not awaited alone); its writes left to the commit are awaited before it is
+   * released, so a failure among them rolls back to it, as a failure of `fn` does.
+   */
+  async function nested<T>(active: PgScope, fn: () => Promise<T>): Promise<T> {
+    const name = `sp${active.depth + 1}`;
+    const opened = active.sql.unsafe(`SAVEPOINT ${name}`);
+    opened.catch(() => {});
+    const scope: PgScope = { ...active, depth: active.depth + 1, atCommit: [] };
+    try {
+      const result = await current.run(scope, fn);
+      await opened;
+      await settleAll(scope.atCommit);
+      // postgres.js sends a query when something waits for it: `catch` sends this one now.
+      const released = active.sql.unsafe(`RELEASE SAVEPOINT ${name}`);
+      released.catch(() => {});
+      active.atCommit.push(released);
+      return result;
+    } catch (err) {
+      await active.sql.unsafe(`ROLLBACK TO SAVEPOINT ${name}`).catch(() => {});
+      throw err;
+    }
+  }
+
+  /**
+   * One attempt of an outermost transaction, on a connection of its own. BEGIN (and the write
+   * lock, and synchronous_commit) travel with the first statements of `fn`; the writes `fn` left
+   * to the commit travel with the COMMIT: a report is then one round trip for its lookups and
+   * upserts, one for the rest and the COMMIT (docs/operations.md, "Round trips").
+   */
+  async function attempt<T>(fn: () => Promise<T>, opts: { exclusive: boolean; durable: boolean }): Promise<T> {
+    const reserved = await client.reserve();
+    const sql = preparing(reserved);
+    const scope: PgScope = { handle: routed, sql, afterCommit: [], atCommit: [], depth: 0 };
+    const prelude = [sql.unsafe("BEGIN")];
+    if (opts.exclusive) prelude.push(sql.unsafe("SELECT pg_advisory_xact_lock($1)", [String(WRITE_LOCK)]));
+    if (!opts.durable) prelude.push(sql.unsafe("SET LOCAL synchronous_commit = off"));
+    for (const p of prelude) p.catch(() => {});
+    try {
+      let result: T;
+      try {
+        result = await current.run(scope, fn);
+        await settleAll(prelude);
+      } catch (err) {
+        await sql.unsafe("ROLLBACK").catch(() => {});
+        // A statement of the prelude that failed explains the rest.
+        throw (await firstFailure(prelude)) ?? err;
+      }
+      // The COMMIT goes behind the writes left to it; when one of them failed, PostgreSQL
+      // answers the COMMIT with a ROLLBACK, and that failure is the transaction's.
+      const committed = sql.unsafe("COMMIT");
+      committed.catch(() => {});
+      const failure = await firstFailure(scope.atCommit);
+      await committed;
+      if (failure) throw failure;
+      for (const hook of scope.afterCommit) hook();
+      return result;
+    } finally {
+      reserved.release();
+    }
+  }
 
   async function transaction<T>(fn: () => Promise<T>, opts: { exclusive?: boolean; durable?: boolean; detached?: boolean } = {}): Promise<T> {
     const active = current.getStore();
     // A detached transaction never joins the open one: it runs on a connection of its own, as if
     // no transaction were open (it touches only rows the open one does not: rate windows).
     if (active && opts.detached) return current.exit(() => transaction(fn, { ...opts, detached: false }));
-    if (active) {
-      return (active.handle as unknown as PgTx).transaction((sp) => current.run({ handle: sp as unknown as Db, sql: clientOf(sp), afterCommit: active.afterCommit }, fn));
+    if (active) return nested(active, fn);
+    // A counter (non-durable, on rows only it touches): each statement its own transaction, on
+    // the pool that does not wait for the disk; no BEGIN, no COMMIT.
+    if (opts.durable === false && opts.exclusive === false) {
+      return current.run({ handle: routed, sql: counted, afterCommit: [], atCommit: [], depth: 0 }, fn);
     }
     const exclusive = opts.exclusive !== false;
-    // One write transaction of this instance at a time waits for the database's write lock:
-    // the others wait here, not holding a connection of the pool each.
-    const wait = exclusive ? lock.acquire() : null;
-    if (wait) await wait;
-    const hooks: (() => void)[] = [];
-    let result: T;
-    try {
-      result = await poolTx.transaction(async (tx) => {
-        if (exclusive) await tx.execute(sql`SELECT pg_advisory_xact_lock(${WRITE_LOCK})`);
-        if (opts.durable === false) await tx.execute(sql`SET LOCAL synchronous_commit = off`);
-        return current.run({ handle: tx as unknown as Db, sql: clientOf(tx), afterCommit: hooks }, fn);
-      });
-    } finally {
-      if (exclusive) lock.release();
+    for (let n = 1; ; n++) {
+      // One write transaction of this instance at a time waits for the database's write lock:
+      // the others wait here, not holding a connection of the pool each.
+      const wait = exclusive ? lock.acquire() : null;
+      if (wait) await wait;
+      try {
+        return await attempt(fn, { exclusive, durable: opts.durable !== false });
+      } catch (err) {
+        if (n >= MAX_TRANSACTION_ATTEMPTS || !isConflict(err)) throw err;
+      } finally {
+        if (exclusive) lock.release();
+      }
+      // Both sides of a deadlock are retried after a random pause, so they do not meet again.
+      await Bun.sleep(Math.random() * 5 * 2 ** n);
     }
-    for (const hook of hooks) hook();
-    return result;
   }
 
   return {
@@ -115,6 +207,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
     writer: pool,
     transaction,
     skipLocked: (subquery: SQLWrapper) => sql`(${subquery} FOR UPDATE SKIP LOCKED)`,
+    forUpdate: (query: SQLWrapper) => sql`${query} FOR UPDATE`,
     textSearch: postgresTextSearch,
     async ping() {
       await client`SELECT 1`;
@@ -126,19 +219,25 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
     },
     async close() {
       for (const s of singletons) await s.stop();
-      await client.end({ timeout: 5 });
+      await Promise.all([client.end({ timeout: 5 }), counterClient.end({ timeout: 5 })]);
     },
   };
 }
 
+async function firstFailure(work: readonly Promise<unknown>[]): Promise<unknown> {
+  const settled = await Promise.allSettled(work);
+  return settled.find((s): s is PromiseRejectedResult => s.status === "rejected")?.reason;
+}
+
 /**
- * The postgres.js client of a Drizzle transaction (the reserved connection of a BEGIN, or a
- * SAVEPOINT's): Drizzle 0.45's PostgresJsTransaction keeps it as `session.client`.
+ * A conflict PostgreSQL resolved by aborting this transaction, which may simply run again: a
+ * deadlock (40P01), a serialization failure (40001), or a conflict the domain detected itself
+ * (TransactionConflict: a creation time another instance took in the same microsecond).
  */
-function clientOf(tx: unknown): postgres.Sql {
-  const sql = (tx as { session?: { client?: postgres.Sql } }).session?.client;
-  if (!sql) throw new Error("a Drizzle postgres-js transaction without session.client: check the Drizzle version");
-  return sql;
+function isConflict(err: unknown): boolean {
+  if (err instanceof TransactionConflict) return true;
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === "40P01" || code === "40001";
 }
 
 /** A stable 32-bit hash of a singleton's name (FNV-1a). */

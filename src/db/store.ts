@@ -60,6 +60,13 @@ export interface Store {
   inTransaction(): boolean;
   /** Runs `fn` after the current transaction commits (at once when there is none). */
   afterCommit(fn: () => void): void;
+  /**
+   * Writes whose answers nobody reads: issued now, awaited with the end of the current
+   * transaction (or savepoint), whose outcome a failure among them is. On PostgreSQL they
+   * travel with the COMMIT instead of costing round trips of their own. Outside a transaction
+   * they are simply awaited.
+   */
+  atCommit(...work: Promise<unknown>[]): Promise<void>;
   /** Says that a job was enqueued: the job workers are woken once it is committed. */
   jobEnqueued(): void;
   /** Who to wake when jobs were enqueued (the worker pool, once it runs). */
@@ -69,6 +76,13 @@ export interface Store {
    * (FOR UPDATE SKIP LOCKED on PostgreSQL; on SQLite, where one writer runs at a time, as is).
    */
   skipLocked(subquery: SQLWrapper): SQL;
+  /**
+   * `query` (a SELECT), its rows locked until the transaction ends: FOR UPDATE on PostgreSQL,
+   * where transactions run side by side; as is on SQLite, where one writer runs at a time.
+   * Transactions that read rows and then write what they read lock them first (a case before
+   * its reports are decided), so that two of them never both act on what they read.
+   */
+  forUpdate(query: SQLWrapper): SQL;
   /**
    * The condition "this row of `index`'s table holds every word" (full-text search, case and
    * accents ignored, each word the start of a word of the text), as the engine's index answers
@@ -105,7 +119,16 @@ export interface TxScope {
   handle: Db;
   /** Run once the outermost transaction committed. */
   afterCommit: (() => void)[];
+  /** Writes awaited at the end of this transaction or savepoint (Store.atCommit). */
+  atCommit: Promise<unknown>[];
 }
+
+/**
+ * Thrown by the domain when a transaction met a conflict that running it again resolves (a
+ * report's creation time taken by another instance in the same microsecond): the store runs
+ * the outermost transaction again, as it does after a deadlock (PostgreSQL).
+ */
+export class TransactionConflict extends Error {}
 
 /**
  * The parts of a store that follow the current transaction through the async context, the same
@@ -142,10 +165,16 @@ export function transactionScope<S extends TxScope>(outside: Db, opts: { stateme
       if (!active.afterCommit.includes(fn)) active.afterCommit.push(fn);
     } else fn();
   };
-  const shared: Pick<Store, "db" | "inTransaction" | "afterCommit" | "jobEnqueued" | "onJobsEnqueued"> = {
+  const shared: Pick<Store, "db" | "inTransaction" | "afterCommit" | "atCommit" | "jobEnqueued" | "onJobsEnqueued"> = {
     db,
     inTransaction: () => current.getStore() !== undefined,
     afterCommit,
+    async atCommit(...work) {
+      for (const w of work) w.catch(() => {});
+      const active = current.getStore();
+      if (active) active.atCommit.push(...work);
+      else await Promise.all(work);
+    },
     jobEnqueued() {
       if (jobsListener) afterCommit(jobsListener);
     },
@@ -154,6 +183,13 @@ export function transactionScope<S extends TxScope>(outside: Db, opts: { stateme
     },
   };
   return { current, shared };
+}
+
+/** Waits for every promise; throws the first failure (in order) once all settled. */
+export async function settleAll(work: readonly Promise<unknown>[]): Promise<void> {
+  const settled = await Promise.allSettled(work);
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
+  if (failed) throw failed.reason;
 }
 
 /** A FIFO async lock: one holder at a time, waiters in arrival order. */
@@ -221,8 +257,10 @@ function sqliteStore(writer: Db, reader: Db): Store {
     // Named by depth: a finite set of names, so their statements stay cached too.
     const name = `sp${++state.savepoints}`;
     exec(`SAVEPOINT ${name}`);
+    const scope: TxState = { ...state, atCommit: [] };
     try {
-      const result = await fn();
+      const result = await current.run(scope, fn);
+      await settleAll(scope.atCommit);
       exec(`RELEASE ${name}`);
       return result;
     } catch (err) {
@@ -243,7 +281,7 @@ function sqliteStore(writer: Db, reader: Db): Store {
 
     const wait = lock.acquire();
     if (wait) await wait;
-    const state: TxState = { handle: writer, afterCommit: [], savepoints: 0 };
+    const state: TxState = { handle: writer, afterCommit: [], atCommit: [], savepoints: 0 };
     let result: T;
     try {
       // The checkpointer may ask writes to wait for one pass of its own (src/db/checkpoint.ts).
@@ -252,6 +290,7 @@ function sqliteStore(writer: Db, reader: Db): Store {
       exec("BEGIN IMMEDIATE");
       try {
         result = await current.run(state, fn);
+        await settleAll(state.atCommit);
         // Some SQLite errors (disk full, I/O) roll back the whole transaction on their own.
         if (!sqlite.inTransaction) throw new Error("the transaction was rolled back by SQLite");
         exec("COMMIT");
@@ -273,6 +312,7 @@ function sqliteStore(writer: Db, reader: Db): Store {
     writer,
     transaction,
     skipLocked: (subquery) => sql`${subquery}`,
+    forUpdate: (query) => sql`${query}`,
     textSearch: sqliteTextSearch,
     async ping() {
       reader.$client.query("SELECT 1").get();
