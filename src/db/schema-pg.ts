@@ -128,6 +128,11 @@ export const identities = pgTable(
      */
     reportsUpheld: integer("reports_upheld").notNull().default(0),
     reportsDecided: integer("reports_decided").notNull().default(0),
+    /**
+     * external_id, name and username folded for the search index (src/domain/search-text.ts,
+     * searchDocument), or null when all three are pure ASCII and the index reads them as they are.
+     */
+    searchText: text("search_text"),
     lastSeenAt: big("last_seen_at"),
     lastReportedAt: big("last_reported_at"),
     createdAt: big("created_at").notNull(),
@@ -303,6 +308,11 @@ export const reports = pgTable(
     reporterTrusted: integer("reporter_trusted").notNull().default(0),
     createdUs: big("created_us").notNull(),
     updatedAt: big("updated_at").notNull(),
+    /**
+     * description, content and ai_reasoning folded for the search index (src/domain/search-text.ts,
+     * searchDocument), or null when all three are pure ASCII and the index reads them as they are.
+     */
+    searchText: text("search_text"),
   },
   (t) => [
     uniqueIndex("reports_org_created_idx").on(t.orgId, t.createdUs),

@@ -110,6 +110,11 @@ export const identities = sqliteTable(
      */
     reportsUpheld: integer("reports_upheld").notNull().default(0),
     reportsDecided: integer("reports_decided").notNull().default(0),
+    /**
+     * external_id, name and username folded for the search index (src/domain/search-text.ts,
+     * searchDocument), or null when all three are pure ASCII and the index reads them as they are.
+     */
+    searchText: text("search_text"),
     lastSeenAt: integer("last_seen_at"),
     lastReportedAt: integer("last_reported_at"),
     createdAt: integer("created_at").notNull(),
@@ -311,6 +316,11 @@ export const reports = sqliteTable(
     reporterTrusted: integer("reporter_trusted").notNull().default(0),
     createdUs: integer("created_us").notNull(),
     updatedAt: integer("updated_at").notNull(),
+    /**
+     * description, content and ai_reasoning folded for the search index (src/domain/search-text.ts,
+     * searchDocument), or null when all three are pure ASCII and the index reads them as they are.
+     */
+    searchText: text("search_text"),
   },
   (t) => [
     uniqueIndex("reports_org_created_idx").on(t.orgId, t.createdUs),
