@@ -110,6 +110,16 @@ describe("reports", () => {
     expect(descriptionHit!.caseId).toBe(inDescription.caseId);
   });
 
+  test("every script folds alike on both engines: Cyrillic, Greek, Korean, Japanese and Devanagari words, and their prefixes", async () => {
+    const t = tag("");
+    const filed = await world.fileReport({ description: `Ёлка${t} ΟΔΟΣ${t} 한국어${t} ガイド${t} किताब${t} Łódź${t}` });
+    for (const q of [`елка${t}`, `ЁЛКА${t}`, `οδός${t}`, `οδοσ${t}`, `한국어${t}`, `ガイド${t}`, `किताब${t}`, `lodz${t}`, "ёлк", "한국", "ガイ"]) {
+      expect({ q, found: ids(await search(world.ctx, { q, kind: "reports" })).reports.includes(filed.reportId) }).toEqual({ q, found: true });
+    }
+    // A word is not found inside another: "ка" is in the middle of "Ёлка".
+    expect(ids(await search(world.ctx, { q: `ка${t}`, kind: "reports" })).reports).not.toContain(filed.reportId);
+  });
+
   test("the AI's reasoning is searchable once enrichment wrote it", async () => {
     const word = tag("counterfeit");
     const aiProject = await world.addProject({ name: tag("AI "), ai: { threshold: 95 } });
