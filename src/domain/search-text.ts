@@ -31,9 +31,10 @@
  * table of Apache Lucene's ASCIIFoldingFilter (lucene/analysis/common/src/java/org/apache/lucene/
  * analysis/miscellaneous/ASCIIFoldingFilter.java, apache/lucene at a5bc2c7543d0, Apache License
  * 2.0; the filter Elasticsearch's `asciifolding` uses), keeping the entries that steps 1–6 do not
- * already fold to Lucene's answer, in lower case. Two changes: "ẛ" (long s with a dot) folds to
- * "s" by its decomposition (Lucene says "f"). And from Unicode's CaseFolding.txt, the lower-case
- * letters whose case folding is another letter: final sigma "ς" is "σ" ("ΟΔΟΣ" lowers to "οδος"),
+ * already fold to Lucene's answer, in lower case. Where a letter decomposes, its decomposition
+ * wins over Lucene's entry: "ẛ" (long s with a dot) is "s" (Lucene: "f"), "ŀ" is "l·", a word
+ * break like the usual spelling "l·l". Added from Unicode's CaseFolding.txt: the lower-case
+ * letters whose case folding is another letter, final sigma "ς" ("σ": "ΟΔΟΣ" lowers to "οδος")
  * and the Cyrillic small letter variants U+1C80–1C88.
  * test/domain/search-text.test.ts checks that each entry is a letter of its own (no
  * decomposition) and folds to its value.
