@@ -1,8 +1,11 @@
 import { createHash } from "node:crypto";
+import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "./client.ts";
 import { categoryKey } from "../domain/category-key.ts";
+import { searchDocument } from "../domain/search-text.ts";
 import { embeddedMigrations, type EmbeddedMigration } from "./migrations-index.ts";
 import { embeddedPgMigrations } from "./migrations-index-pg.ts";
+import { fillSearchTexts } from "./search.ts";
 import type { Store } from "./store.ts";
 
 /** The database was migrated by a newer Flagstaff than this one: refuse to run on it. */
@@ -24,6 +27,7 @@ export async function migrateStore(store: Store, opts: { count?: number } = {}):
 
 const toDrizzle = (migrations: readonly EmbeddedMigration[]) =>
   migrations.map((m) => ({
+    tag: m.tag,
     sql: m.sql.split("--> statement-breakpoint"),
     bps: m.breakpoints,
     folderMillis: m.when,
@@ -46,9 +50,10 @@ function tooNew(applied: number, known: number): SchemaTooNewError {
 export function migrateDatabase(db: Db, migrations: readonly EmbeddedMigration[] = embeddedMigrations): number {
   const before = appliedCount(db);
   if (before > embeddedMigrations.length) throw tooNew(before, embeddedMigrations.length);
-  // Computations SQLite cannot do that migrations need for backfills (0008: category keys).
-  // drizzle-kit's own migrate command does not have them.
+  // Computations SQLite cannot do that migrations need for backfills (0008: category keys;
+  // 0020: the search folding). drizzle-kit's own migrate command does not have them.
   db.$client.function("flagstaff_category_key", (name: string) => categoryKey(name));
+  db.$client.function("flagstaff_search_text", (a: string | null, b: string | null, c: string | null) => searchDocument([a, b, c]));
   (db as unknown as MigratorInternals).dialect.migrate(toDrizzle(migrations), (db as unknown as MigratorInternals).session, {});
   return appliedCount(db) - before;
 }
@@ -62,17 +67,43 @@ function appliedCount(db: Db): number {
   return row.n;
 }
 
-/** PostgreSQL: drizzle's migrator (table drizzle.__drizzle_migrations), in one transaction. */
+/**
+ * Backfills PostgreSQL cannot compute in SQL (it cannot run the domain's code), each run after
+ * its migration's statements in the same transaction: the migration and its data land together
+ * or not at all. SQLite's migrations call the same code as registered functions instead.
+ * drizzle-kit's own migrate command does not run them.
+ */
+const PG_BACKFILLS: Record<string, (tx: { execute(q: SQL): Promise<unknown> }) => Promise<void>> = {
+  "0010_search_text": fillSearchTexts,
+};
+
+type PgMigrator = { execute(q: SQL): Promise<Record<string, unknown>[]>; transaction<T>(fn: (tx: { execute(q: SQL): Promise<unknown> }) => Promise<T>): Promise<T> };
+
+/**
+ * PostgreSQL: drizzle's migrator (table drizzle.__drizzle_migrations, the same bookkeeping as
+ * its PgDialect.migrate: the migrations newer than the last one recorded, in one transaction),
+ * with the backfills of PG_BACKFILLS after their migrations.
+ */
 async function migratePostgres(db: Db, migrations: readonly EmbeddedMigration[] = embeddedPgMigrations): Promise<number> {
-  const pg = db as unknown as { execute(q: string): Promise<Record<string, unknown>[]> } & MigratorInternals;
+  const pg = db as unknown as PgMigrator;
   const count = async () => {
-    const [row] = await pg.execute("SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL AS present");
+    const [row] = await pg.execute(sql`SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL AS present`);
     if (!row?.present) return 0;
-    const [n] = await pg.execute("SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations");
+    const [n] = await pg.execute(sql`SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations`);
     return Number(n?.n ?? 0);
   };
   const before = await count();
   if (before > embeddedPgMigrations.length) throw tooNew(before, embeddedPgMigrations.length);
-  await pg.dialect.migrate(toDrizzle(migrations), pg.session, {});
+  await pg.execute(sql`CREATE SCHEMA IF NOT EXISTS "drizzle"`);
+  await pg.execute(sql`CREATE TABLE IF NOT EXISTS "drizzle"."__drizzle_migrations" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at bigint)`);
+  const [last] = await pg.execute(sql`SELECT created_at FROM "drizzle"."__drizzle_migrations" ORDER BY created_at DESC LIMIT 1`);
+  await pg.transaction(async (tx) => {
+    for (const m of toDrizzle(migrations)) {
+      if (last && Number(last.created_at) >= m.folderMillis) continue;
+      for (const statement of m.sql) await tx.execute(sql.raw(statement));
+      await PG_BACKFILLS[m.tag]?.(tx);
+      await tx.execute(sql`INSERT INTO "drizzle"."__drizzle_migrations" ("hash", "created_at") VALUES (${m.hash}, ${m.folderMillis})`);
+    }
+  });
   return (await count()) - before;
 }

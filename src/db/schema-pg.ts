@@ -25,9 +25,10 @@
  * the domain's queries are the same SQL on both engines.
  *
  * Full-text search is the one thing each dialect indexes its own way, outside these definitions
- * (drizzle cannot state either): drizzle-pg/0003_search.sql adds GIN indexes over
- * `flagstaff_search_document(…)` of reports (description, content, ai_reasoning) and identities
- * (external_id, name, username); drizzle/0013_search.sql adds FTS5 tables and their triggers on
+ * (drizzle cannot state either): drizzle-pg/0010_search_text.sql (after 0003_search) adds GIN
+ * indexes over `flagstaff_search_document(…)` of reports (search_text, description, content,
+ * ai_reasoning) and identities (search_text, external_id, name, username);
+ * drizzle/0020_search_text.sql (after 0013_search) adds FTS5 tables, their views and triggers on
  * SQLite. src/db/search.ts says how queries reach them (`Store.textSearch`).
  */
 import { sql } from "drizzle-orm";
@@ -128,6 +129,11 @@ export const identities = pgTable(
      */
     reportsUpheld: integer("reports_upheld").notNull().default(0),
     reportsDecided: integer("reports_decided").notNull().default(0),
+    /**
+     * external_id, name and username folded for the search index (src/domain/search-text.ts,
+     * searchDocument), or null when all three are pure ASCII and the index reads them as they are.
+     */
+    searchText: text("search_text"),
     lastSeenAt: big("last_seen_at"),
     lastReportedAt: big("last_reported_at"),
     createdAt: big("created_at").notNull(),
@@ -303,6 +309,11 @@ export const reports = pgTable(
     reporterTrusted: integer("reporter_trusted").notNull().default(0),
     createdUs: big("created_us").notNull(),
     updatedAt: big("updated_at").notNull(),
+    /**
+     * description, content and ai_reasoning folded for the search index (src/domain/search-text.ts,
+     * searchDocument), or null when all three are pure ASCII and the index reads them as they are.
+     */
+    searchText: text("search_text"),
   },
   (t) => [
     uniqueIndex("reports_org_created_idx").on(t.orgId, t.createdUs),

@@ -4,9 +4,11 @@
  * name says otherwise; JSON columns hold text parsed by the domain layer.
  *
  * Full-text search is indexed outside these definitions (drizzle cannot state an FTS5 table):
- * drizzle/0013_search.sql adds the FTS5 tables `reports_search` (description, content,
- * ai_reasoning) and `identities_search` (external_id, name, username) over these rows, with the
- * triggers that keep them in step; drizzle-pg/0003_search.sql is PostgreSQL's GIN equivalent.
+ * drizzle/0020_search_text.sql (after 0013_search) adds the FTS5 tables `reports_search` and
+ * `identities_search` over the views `reports_search_source` (a report's search_text, else its
+ * description, content and ai_reasoning) and `identities_search_source` (an identity's
+ * search_text, else its external_id, name and username), with the triggers that keep them in
+ * step; drizzle-pg/0010_search_text.sql is PostgreSQL's GIN equivalent.
  * src/db/search.ts says how queries reach them (`Store.textSearch`).
  */
 import { sql } from "drizzle-orm";
@@ -110,6 +112,11 @@ export const identities = sqliteTable(
      */
     reportsUpheld: integer("reports_upheld").notNull().default(0),
     reportsDecided: integer("reports_decided").notNull().default(0),
+    /**
+     * external_id, name and username folded for the search index (src/domain/search-text.ts,
+     * searchDocument), or null when all three are pure ASCII and the index reads them as they are.
+     */
+    searchText: text("search_text"),
     lastSeenAt: integer("last_seen_at"),
     lastReportedAt: integer("last_reported_at"),
     createdAt: integer("created_at").notNull(),
@@ -311,6 +318,11 @@ export const reports = sqliteTable(
     reporterTrusted: integer("reporter_trusted").notNull().default(0),
     createdUs: integer("created_us").notNull(),
     updatedAt: integer("updated_at").notNull(),
+    /**
+     * description, content and ai_reasoning folded for the search index (src/domain/search-text.ts,
+     * searchDocument), or null when all three are pure ASCII and the index reads them as they are.
+     */
+    searchText: text("search_text"),
   },
   (t) => [
     uniqueIndex("reports_org_created_idx").on(t.orgId, t.createdUs),

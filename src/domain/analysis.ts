@@ -16,6 +16,7 @@ import { log } from "../log.ts";
 import { getOrganization } from "./organizations.ts";
 import { requireProject, type Project } from "./projects.ts";
 import { createReport, type IdentityRef } from "./reports.ts";
+import { searchDocument } from "./search-text.ts";
 import { aiSettingsOf, assertPlanAllowsAi } from "./settings.ts";
 import { applyTransition } from "./workflow-engine.ts";
 import { runRules } from "./rule-engine.ts";
@@ -335,6 +336,7 @@ export async function enrichReport(ctx: AiContext, reportId: string): Promise<"e
         aiReasoning: analysis.reasoning,
         aiAnalyzedAt: now,
         updatedAt: now,
+        searchText: searchDocument([current.description, current.content, analysis.reasoning]),
       })
       .where(eq(reports.id, reportId));
     await storeAnalysis(sys, { project, source: "enrichment", classification, sourceText: text, reportId });

@@ -6,6 +6,7 @@ import { transaction, type DomainContext } from "./context.ts";
 import { badRequest } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { applyMergePatch } from "./merge-patch.ts";
+import { searchDocument } from "./search-text.ts";
 import type { IdentityView } from "./views/identity.ts";
 
 export type { IdentityView } from "./views/identity.ts";
@@ -65,9 +66,10 @@ export async function upsertIdentity(ctx: Pick<DomainContext, "store" | "db">, i
     lastReportedAt: input.reportedAt ?? existing?.lastReportedAt ?? null,
     updatedAt: input.now,
   };
+  const searchText = searchDocument([input.externalId, fields.name, fields.username]);
   if (existing) {
-    await q.update.execute({ id: existing.id, ...fields });
-    return { ...existing, ...fields };
+    await q.update.execute({ id: existing.id, ...fields, searchText });
+    return { ...existing, ...fields, searchText };
   }
   const row: IdentityRow = {
     id: newId(),
@@ -81,6 +83,7 @@ export async function upsertIdentity(ctx: Pick<DomainContext, "store" | "db">, i
     reportsUpheld: 0,
     reportsDecided: 0,
     ...fields,
+    searchText,
   };
   await q.insert.execute(row);
   return row;
@@ -97,6 +100,7 @@ const upsertStatements = statements((db) => {
     lastSeenAt: param("lastSeenAt"),
     lastReportedAt: param("lastReportedAt"),
     updatedAt: param("updatedAt"),
+    searchText: param("searchText"),
   };
   return {
     find: db

@@ -15,6 +15,7 @@ import { newId } from "./ids.ts";
 import { listProjects, type Project } from "./projects.ts";
 import { dismissMutedReport, isMuted, markCaseTrustedFlagged } from "./reporters.ts";
 import { runRules } from "./rule-engine.ts";
+import { searchDocument } from "./search-text.ts";
 import { formatCursor, isoFromUs, nextCreatedUs, parseCursor } from "./report-time.ts";
 import { BUCKETS, bucketFor, maxSeverity, type Severity } from "./severity.ts";
 import type { IdentitySummary } from "./views/identity.ts";
@@ -131,6 +132,7 @@ export function createReport(ctx: DomainContext, input: CreateReportInput): Prom
       reporterTrusted: trusted ? 1 : 0,
       createdUs,
       updatedAt: now,
+      searchText: searchDocument([input.description, input.target?.content, null]),
     };
     // The report first (its reasons refer to it), then everything that refers to it.
     await together(

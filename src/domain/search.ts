@@ -5,11 +5,13 @@
  * - `search`: full-text search of one organization's reports (their description, the reported
  *   content and the AI's reasoning) and identities (external ID, name, username). Case- and
  *   accent-insensitive, each word of the query the start of a word of the text ("webb" finds
- *   "Alice Webb", "muller" finds "Müller", "1007" and "U-1007" find the external ID "U-1007").
+ *   "Alice Webb", "muller" finds "Müller", "lukasz" finds "Łukasz", "1007" and "U-1007" find the
+ *   external ID "U-1007"). Text and query are folded alike by src/domain/search-text.ts.
  *   The indexes are the storage's (`store.textSearch`, src/db/search.ts: FTS5 on SQLite, GIN
- *   over tsvectors on PostgreSQL), kept in step with every write by the database itself (no
- *   write path here does anything for them); this file decides what is asked and how hits
- *   look. Newest first, a page at a time.
+ *   over tsvectors on PostgreSQL), kept in step with every write by the database itself; the
+ *   write paths of the indexed texts (report creation, AI enrichment, identity upserts) store
+ *   the folded text with them (`search_text`, searchDocument). This file decides what is asked
+ *   and how hits look. Newest first, a page at a time.
  * - `closedCases`: cases out of review (resolved, dismissed, appealed, closed), the most recently
  *   decided first, filtered by status, decision, who decided and when.
  *
@@ -23,6 +25,7 @@ import { badRequest } from "./errors.ts";
 import { toIdentityView, type IdentityView } from "./identities.ts";
 import { isoFromUs } from "./report-time.ts";
 import { workableCases, type AccessContext } from "./queue-access.ts";
+import { foldLetters, foldSearchText } from "./search-text.ts";
 import type { Bucket, Severity } from "./severity.ts";
 import { userEmails } from "./users.ts";
 import type { CaseDecisionAction } from "./views/case.ts";
@@ -36,9 +39,6 @@ type TenantRead = ReadContext & Pick<DomainContext, "orgId"> & AccessContext;
 // ---------------------------------------------------------------------------------------------
 // Words
 
-/** Text as the indexes compare it: canonical decomposition, combining marks dropped, lower case. */
-export const foldText = (s: string): string => s.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase();
-
 const WORDISH = /[\p{L}\p{N}]/u;
 
 /**
@@ -51,13 +51,16 @@ export function queryWords(q: string): string[] {
   return words;
 }
 
+/** The words as the indexes compare them (src/domain/search-text.ts): "U-1007" is "u 1007", "Łukasz" is "lukasz". */
+const foldedWords = (words: readonly string[]): string[] => words.map(foldSearchText).filter(Boolean);
+
 /**
- * The tokens of the words, folded: what a hit's text is highlighted with. A single letter is
+ * The tokens of the folded words: what a hit's text is highlighted with. A single letter is
  * left out when longer tokens are there ("U-1007" marks the words starting "1007", not every
  * word starting with "u").
  */
-function tokensOf(words: readonly string[]): string[] {
-  const all = [...new Set(words.flatMap((w) => foldText(w).split(/[^\p{L}\p{N}]+/u)).filter(Boolean))];
+function tokensOf(folded: readonly string[]): string[] {
+  const all = [...new Set(folded.flatMap((w) => w.split(" ")))];
   const long = all.filter((t) => [...t].length > 1);
   return long.length ? long : all;
 }
@@ -141,11 +144,13 @@ export async function search(ctx: TenantRead, o: SearchOptions): Promise<SearchR
   if (!words.length) return { words, reports: none, identities: none };
   const projectNames = await projectNamesOf(ctx);
   if (o.projectId && !projectNames.has(o.projectId)) return { words, reports: none, identities: none };
+  const folded = foldedWords(words);
+  if (!folded.length) return { words, reports: none, identities: none };
   const want = (k: SearchKind) => !o.kind || o.kind === k;
   return {
     words,
-    reports: want("reports") ? await searchReports(ctx, { ...o, words, limit, projectNames }) : none,
-    identities: want("identities") ? await searchIdentities(ctx, { ...o, words, limit, projectNames }) : none,
+    reports: want("reports") ? await searchReports(ctx, { ...o, words: folded, limit, projectNames }) : none,
+    identities: want("identities") ? await searchIdentities(ctx, { ...o, words: folded, limit, projectNames }) : none,
   };
 }
 
@@ -155,6 +160,7 @@ async function projectNamesOf(ctx: TenantRead): Promise<Map<string, string>> {
 }
 
 interface KindQuery extends SearchOptions {
+  /** The query's words, folded. */
   words: string[];
   limit: number;
   projectNames: Map<string, string>;
@@ -272,7 +278,7 @@ export function excerptParts(text: string, tokens: readonly string[]): ExcerptPa
   const to: number[] = [];
   let at = 0;
   for (const ch of text) {
-    const f = foldText(ch);
+    const f = foldLetters(ch);
     for (let k = 0; k < f.length; k++) {
       from.push(at);
       to.push(at + ch.length);

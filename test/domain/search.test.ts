@@ -110,6 +110,16 @@ describe("reports", () => {
     expect(descriptionHit!.caseId).toBe(inDescription.caseId);
   });
 
+  test("every script folds alike on both engines: Cyrillic, Greek, Korean, Japanese and Devanagari words, and their prefixes", async () => {
+    const t = tag("");
+    const filed = await world.fileReport({ description: `Ёлка${t} ΟΔΟΣ${t} 한국어${t} ガイド${t} किताब${t} Łódź${t}` });
+    for (const q of [`елка${t}`, `ЁЛКА${t}`, `οδός${t}`, `οδοσ${t}`, `한국어${t}`, `ガイド${t}`, `किताब${t}`, `lodz${t}`, "ёлк", "한국", "ガイ"]) {
+      expect({ q, found: ids(await search(world.ctx, { q, kind: "reports" })).reports.includes(filed.reportId) }).toEqual({ q, found: true });
+    }
+    // A word is not found inside another: "ка" is in the middle of "Ёлка".
+    expect(ids(await search(world.ctx, { q: `ка${t}`, kind: "reports" })).reports).not.toContain(filed.reportId);
+  });
+
   test("the AI's reasoning is searchable once enrichment wrote it", async () => {
     const word = tag("counterfeit");
     const aiProject = await world.addProject({ name: tag("AI "), ai: { threshold: 95 } });
@@ -211,6 +221,8 @@ describe("tenants and input", () => {
     expect(parts!.filter((p) => p.hit).map((p) => p.text)).toEqual(["Müller", "MULLER"]);
     expect(parts!.map((p) => p.text).join("")).toBe("Herr Müller met MULLER and Kemuller");
     expect(excerptParts("nothing here", ["muller"])).toBeNull();
+    const strokes = excerptParts("Łukasz met ØDEGAARD and Straßer", ["lukasz", "odegaard", "strasser"]);
+    expect(strokes!.filter((p) => p.hit).map((p) => p.text)).toEqual(["Łukasz", "ØDEGAARD", "Straßer"]);
   });
 });
 
@@ -276,7 +288,7 @@ describe("closed cases", () => {
   });
 });
 
-describe("the migration", () => {
+describe("the migrations", () => {
   test("indexes the reports and identities that were there before it", async () => {
     const store = await unmigratedStore();
     try {
@@ -284,20 +296,7 @@ describe("the migration", () => {
       const before = list.findIndex((m) => m.tag.endsWith("_search"));
       expect(before).toBeGreaterThan(0);
       await migrateStore(store, { count: before });
-      // Rows as the schema of that time has them, in plain SQL: the domain's code of today
-      // writes today's columns, which later migrations add.
-      const db = store.db as unknown as { execute(q: SQL): Promise<unknown>; run(q: SQL): unknown };
-      const run = (q: SQL) => store.transaction(async () => void (await (store.engine === "postgres" ? db.execute(q) : db.run(q))));
-      const now = Date.now();
-      await run(sql`INSERT INTO organizations (id, slug, name, plan, created_at) VALUES ('o-old', 'backfill', 'Backfill', 'enterprise', ${now})`);
-      await run(sql`INSERT INTO projects (id, org_id, name, ai_enabled, ai_threshold, scan_links, categories_version, created_at, updated_at)
-        VALUES ('p-old', 'o-old', 'Old', 0, 70, 0, 0, ${now}, ${now})`);
-      await run(sql`INSERT INTO identities (id, project_id, type, external_id, name, username, report_count, created_at, updated_at)
-        VALUES ('i-old', 'p-old', 'user', 'U-2048', 'Zoë Ångström', NULL, 1, ${now}, ${now})`);
-      await run(sql`INSERT INTO cases (id, org_id, project_id, status, bucket, is_open, content_type, content_external_id, subject_identity_id, report_count, created_at, updated_at, last_report_at)
-        VALUES ('c-old', 'o-old', 'p-old', 'OPEN', 'normal', 1, 'post', 'p-1', 'i-old', 1, ${now}, ${now}, ${now})`);
-      await run(sql`INSERT INTO reports (id, org_id, project_id, case_id, status, severity, reasons, description, automated, subject_identity_id, subject_external_id, content_type, content_external_id, content, created_us, updated_at)
-        VALUES ('r-old', 'o-old', 'p-old', 'c-old', 'OPEN', 'LOW', '["spam"]', 'older than search', 0, 'i-old', 'U-2048', 'post', 'p-1', 'Selling Fjörd tickets', ${now * 1000}, ${now})`);
+      await insertOldRows(store, { name: "Zoë Ångström", externalId: "U-2048", description: "older than search", content: "Selling Fjörd tickets" });
       const ctx: DomainContext = domainContext(store, fakeClock(), { type: "system", id: null }, "o-old");
       expect(await migrateStore(store)).toBe(list.length - before);
       expect(ids(await search(ctx, { q: "zoe angstrom" })).identities).toHaveLength(1);
@@ -308,7 +307,49 @@ describe("the migration", () => {
       await store.close();
     }
   });
+
+  test("the folding's migration re-indexes the rows already there: Łukasz, Ødegaard and Straße are found without their strokes", async () => {
+    const store = await unmigratedStore();
+    try {
+      const list = store.engine === "postgres" ? embeddedPgMigrations : embeddedMigrations;
+      const before = list.findIndex((m) => m.tag.endsWith("_search_text"));
+      expect(before).toBeGreaterThan(0);
+      await migrateStore(store, { count: before });
+      await insertOldRows(store, { name: "Łukasz Ødegaard", externalId: "U-4096", description: "plain ASCII words", content: "Lives on Hauptstraße, café Ærø" });
+      const ctx: DomainContext = domainContext(store, fakeClock(), { type: "system", id: null }, "o-old");
+      expect(await migrateStore(store)).toBe(list.length - before);
+      for (const q of ["lukasz", "odegaard", "ŁUKASZ ØDEGAARD", "4096"]) expect({ q, n: ids(await search(ctx, { q })).identities.length }).toEqual({ q, n: 1 });
+      for (const q of ["hauptstrasse", "cafe aero", "plain ascii", "Hauptstraße"]) expect({ q, n: ids(await search(ctx, { q })).reports.length }).toEqual({ q, n: 1 });
+      if (store.engine === "sqlite") {
+        // FTS5's own check: the index holds exactly what its source views give.
+        store.writer.run(sql`INSERT INTO reports_search(reports_search, rank) VALUES ('integrity-check', 1)`);
+        store.writer.run(sql`INSERT INTO identities_search(identities_search, rank) VALUES ('integrity-check', 1)`);
+      }
+    } finally {
+      await store.close();
+    }
+  });
 });
+
+/**
+ * An organization, a project, an identity, a case and a report in plain SQL, as the schema of the
+ * search migrations' time has them: the domain's code of today writes today's columns, which
+ * later migrations add.
+ */
+async function insertOldRows(store: Store, t: { name: string; externalId: string; description: string; content: string }): Promise<void> {
+  const db = store.db as unknown as { execute(q: SQL): Promise<unknown>; run(q: SQL): unknown };
+  const run = (q: SQL) => store.transaction(async () => void (await (store.engine === "postgres" ? db.execute(q) : db.run(q))));
+  const now = Date.now();
+  await run(sql`INSERT INTO organizations (id, slug, name, plan, created_at) VALUES ('o-old', 'backfill', 'Backfill', 'enterprise', ${now})`);
+  await run(sql`INSERT INTO projects (id, org_id, name, ai_enabled, ai_threshold, scan_links, categories_version, created_at, updated_at)
+    VALUES ('p-old', 'o-old', 'Old', 0, 70, 0, 0, ${now}, ${now})`);
+  await run(sql`INSERT INTO identities (id, project_id, type, external_id, name, username, report_count, created_at, updated_at)
+    VALUES ('i-old', 'p-old', 'user', ${t.externalId}, ${t.name}, NULL, 1, ${now}, ${now})`);
+  await run(sql`INSERT INTO cases (id, org_id, project_id, status, bucket, is_open, content_type, content_external_id, subject_identity_id, report_count, created_at, updated_at, last_report_at)
+    VALUES ('c-old', 'o-old', 'p-old', 'OPEN', 'normal', 1, 'post', 'p-1', 'i-old', 1, ${now}, ${now}, ${now})`);
+  await run(sql`INSERT INTO reports (id, org_id, project_id, case_id, status, severity, reasons, description, automated, subject_identity_id, subject_external_id, content_type, content_external_id, content, created_us, updated_at)
+    VALUES ('r-old', 'o-old', 'p-old', 'c-old', 'OPEN', 'LOW', '["spam"]', ${t.description}, 0, 'i-old', ${t.externalId}, 'post', 'p-1', ${t.content}, ${now * 1000}, ${now})`);
+}
 
 /** A store of the pass's engine with no migration applied yet (closed, and its database dropped, by close()). */
 async function unmigratedStore(): Promise<Store> {
