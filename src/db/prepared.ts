@@ -48,3 +48,16 @@ export function shapedStatements<Q, T>(build: (db: Db, q: Q) => T): (handle: Db,
 
 /** A named placeholder usable where drizzle wants an SQL value (`.set({...})`, `.values({...})`). */
 export const param = (name: string): SQL => sql`${sql.placeholder(name)}`;
+
+/**
+ * `select` (a Drizzle select of `db`) with its rows locked until the transaction ends: FOR
+ * UPDATE on PostgreSQL, where transactions run side by side; as is on SQLite, where one writer
+ * runs at a time (its select builder has no locking clause). Transactions that read rows and
+ * then write what they read lock them first (a case before its reports are decided), so that
+ * two of them never both act on what they read. Use it inside a transaction.
+ */
+export function forUpdate<Q extends object>(select: Q): Q {
+  // The domain's handle is typed as SQLite's; on PostgreSQL its selects have `for`.
+  const lockable = select as Q & { for?: (strength: "update") => Q };
+  return typeof lockable.for === "function" ? lockable.for("update") : select;
+}

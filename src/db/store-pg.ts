@@ -207,7 +207,6 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
     writer: pool,
     transaction,
     skipLocked: (subquery: SQLWrapper) => sql`(${subquery} FOR UPDATE SKIP LOCKED)`,
-    forUpdate: (query: SQLWrapper) => sql`${query} FOR UPDATE`,
     textSearch: postgresTextSearch,
     async ping() {
       await client`SELECT 1`;
@@ -231,14 +230,21 @@ async function firstFailure(work: readonly Promise<unknown>[]): Promise<unknown>
 
 /**
  * A conflict PostgreSQL resolved by aborting this transaction, which may simply run again: a
- * deadlock (40P01), a serialization failure (40001), or a conflict the domain detected itself
- * (TransactionConflict: a creation time another instance took in the same microsecond).
+ * deadlock (40P01), a serialization failure (40001), a race on a unique index below, or a
+ * conflict the domain detected itself (TransactionConflict).
  */
 function isConflict(err: unknown): boolean {
   if (err instanceof TransactionConflict) return true;
-  const code = (err as { code?: unknown } | null)?.code;
-  return code === "40P01" || code === "40001";
+  const e = err as { code?: unknown; constraint_name?: unknown } | null;
+  return e?.code === "40P01" || e?.code === "40001" || (e?.code === "23505" && RACED_UNIQUE_INDEXES.has(String(e.constraint_name)));
 }
+
+/**
+ * Unique indexes whose violation is a race that running again resolves: two instances'
+ * reports meeting in one microsecond (the second takes the next time), or a case reopened
+ * while a report opened another for the same target (the reopening report joins that one).
+ */
+const RACED_UNIQUE_INDEXES = new Set(["reports_org_created_idx", "cases_open_target_idx", "cases_open_subject_idx"]);
 
 /** A stable 32-bit hash of a singleton's name (FNV-1a). */
 function nameHash(name: string): bigint {

@@ -77,13 +77,6 @@ export interface Store {
    */
   skipLocked(subquery: SQLWrapper): SQL;
   /**
-   * `query` (a SELECT), its rows locked until the transaction ends: FOR UPDATE on PostgreSQL,
-   * where transactions run side by side; as is on SQLite, where one writer runs at a time.
-   * Transactions that read rows and then write what they read lock them first (a case before
-   * its reports are decided), so that two of them never both act on what they read.
-   */
-  forUpdate(query: SQLWrapper): SQL;
-  /**
    * The condition "this row of `index`'s table holds every word" (full-text search, case and
    * accents ignored, each word the start of a word of the text), as the engine's index answers
    * it: FTS5 on SQLite, GIN over tsvectors on PostgreSQL (src/db/search.ts).
@@ -170,10 +163,12 @@ export function transactionScope<S extends TxScope>(outside: Db, opts: { stateme
     inTransaction: () => current.getStore() !== undefined,
     afterCommit,
     async atCommit(...work) {
-      for (const w of work) w.catch(() => {});
+      // Drizzle's SQLite queries run at each `then`: each is made one promise, once.
+      const promises = work.map((w) => Promise.resolve(w));
+      for (const p of promises) p.catch(() => {});
       const active = current.getStore();
-      if (active) active.atCommit.push(...work);
-      else await Promise.all(work);
+      if (active) active.atCommit.push(...promises);
+      else await settleAll(promises);
     },
     jobEnqueued() {
       if (jobsListener) afterCommit(jobsListener);
@@ -312,7 +307,6 @@ function sqliteStore(writer: Db, reader: Db): Store {
     writer,
     transaction,
     skipLocked: (subquery) => sql`${subquery}`,
-    forUpdate: (query) => sql`${query}`,
     textSearch: sqliteTextSearch,
     async ping() {
       reader.$client.query("SELECT 1").get();

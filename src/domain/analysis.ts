@@ -7,7 +7,8 @@ import { raiseCaseBucket } from "./cases.ts";
 import { listCategories, type CategoryRow } from "./categories.ts";
 import { categoryKey } from "./category-key.ts";
 import { iso } from "./clock.ts";
-import { transaction, type DomainContext } from "./context.ts";
+import { lockReportAndCase } from "./case-lock.ts";
+import { rowLockedTransaction, type DomainContext } from "./context.ts";
 import { badRequest } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { upsertIdentity } from "./identities.ts";
@@ -120,7 +121,7 @@ interface StoreInput {
 export function storeAnalysis(ctx: DomainContext, s: StoreInput): Promise<string> {
   const id = newId();
   const c = s.classification;
-  return transaction(ctx, async () => {
+  return rowLockedTransaction(ctx, async () => {
     await ctx.db.insert(contentAnalyses).values({
       id,
       orgId: s.project.orgId,
@@ -186,7 +187,7 @@ export async function analyzeContent(
   const classification = await classifyText(ctx, { categories, text: input.content });
   const analysis = pick(classification);
 
-  return transaction(ctx, async () => {
+  return rowLockedTransaction(ctx, async () => {
     const fresh = await requireProject(ctx, input.projectId);
     // The author is upserted like a report's subject (their display fields kept for the reports
     // this content or its links may file).
@@ -321,8 +322,10 @@ export async function enrichReport(ctx: AiContext, reportId: string): Promise<"e
   if (!text || categories.length === 0) return "skipped";
   const classification = await classifyText(sys, { categories, text }); // AiUnavailableError → the job retries
 
-  return transaction(sys, async () => {
-    const [current] = await sys.db.select().from(reports).where(eq(reports.id, reportId)).limit(1);
+  return rowLockedTransaction(sys, async () => {
+    // Its case's row first (src/domain/case-lock.ts): a decision on the case, or this job run
+    // twice, takes turns with it; the report as it is under that lock.
+    const { report: current } = await lockReportAndCase(sys, reportId);
     if (!current || current.aiAnalyzedAt != null) return "skipped";
     const now = sys.clock.now();
     const analysis = pick(classification);

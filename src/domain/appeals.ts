@@ -11,7 +11,7 @@ import { and, asc, desc, eq, gt, inArray, isNull, lt, or, sql, type SQL } from "
 import { appeals, cases, enforcementActions, identities, reports } from "../db/schema.ts";
 import { recordAudit, type Actor, type AuditAction } from "./audit.ts";
 import { iso, isoOrNull } from "./clock.ts";
-import { transaction, type DomainContext } from "./context.ts";
+import { rowLockedTransaction, type DomainContext } from "./context.ts";
 import { badRequest, conflict, notFound } from "./errors.ts";
 import { getActionView, requireAction, revokeEnforcementAction, toActionView, type ActionRow, type EnforcementActionView } from "./enforcement.ts";
 import { toIdentityView } from "./identities.ts";
@@ -59,8 +59,9 @@ const AUDIT: Record<"appeal" | AppealDecision, AuditAction> = {
  * appealed too. 409: the action is revoked, an appeal is pending, or one was already decided.
  */
 export function fileAppeal(ctx: DomainContext, input: { projectId: string; actionId: string; text: string }): Promise<AppealView> {
-  return transaction(ctx, async () => {
-    const action = await requireAction(ctx, { actionId: input.actionId, projectId: input.projectId });
+  return rowLockedTransaction(ctx, async () => {
+    // The action's row holds its appeals: two appeals filed at once take turns, the second sees the first.
+    const action = await requireAction(ctx, { actionId: input.actionId, projectId: input.projectId, lock: true });
     if (action.revokedAt !== null) throw conflict("The action was revoked: there is nothing left to appeal");
     const [earlier] = await ctx.db.select().from(appeals).where(eq(appeals.actionId, action.id)).orderBy(desc(appeals.createdAt)).limit(1);
     if (earlier?.status === "pending") throw conflict(`An appeal of this action is already pending (${earlier.id})`);
@@ -134,10 +135,11 @@ export function decideAppeal(
 ): Promise<{ appeal: AppealView; revoked: EnforcementActionView[] }> {
   const { decision } = input;
   const note = input.note ?? null;
-  return transaction(ctx, async () => {
+  return rowLockedTransaction(ctx, async () => {
+    // The action's row first (it holds its appeals), then the appeal as it is under that lock.
+    const action = await requireAction(ctx, { actionId: (await requireAppeal(ctx, input.appealId)).actionId, lock: true });
     const appeal = await requireAppeal(ctx, input.appealId);
     if (appeal.status !== "pending") throw conflict(`The appeal was already ${appeal.status}`);
-    const action = await requireAction(ctx, { actionId: appeal.actionId });
     // Decided first: the revocations below then find no pending appeal to settle.
     const { decided, reportMoved } = await recordDecision(ctx, { appeal, action, decision, note });
 
@@ -185,8 +187,8 @@ export function revokeActionSettlingAppeal(
   ctx: DomainContext,
   input: { actionId: string; projectId?: string; reason?: string | null; data?: Record<string, unknown> },
 ): Promise<{ action: EnforcementActionView; appeal: AppealView | null }> {
-  return transaction(ctx, async () => {
-    const action = await requireAction(ctx, { actionId: input.actionId, projectId: input.projectId });
+  return rowLockedTransaction(ctx, async () => {
+    const action = await requireAction(ctx, { actionId: input.actionId, projectId: input.projectId, lock: true });
     if (action.revokedAt !== null) throw conflict("The action is already revoked");
     const [pending] = await ctx.db
       .select()

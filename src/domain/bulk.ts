@@ -11,11 +11,13 @@
  * Undo restores only what is still as the bulk decision left it: a case decided or reopened since
  * (or whose target has a newer open case) is left alone and counted as not restored.
  */
-import { and, eq, inArray } from "drizzle-orm";
+import { and, asc, eq, inArray } from "drizzle-orm";
+import { forUpdate } from "../db/prepared.ts";
+import { lockCase } from "./case-lock.ts";
 import { bulkDecisions, cases, reports } from "../db/schema.ts";
 import { recordAudit } from "./audit.ts";
 import { iso } from "./clock.ts";
-import { transaction, type DomainContext } from "./context.ts";
+import { rowLockedTransaction, type DomainContext } from "./context.ts";
 import { badRequest, conflict, DomainError, forbidden, notFound } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { userEmails } from "./users.ts";
@@ -75,9 +77,11 @@ export function decideInBulk(
       badRequest(`decision.code: ${decision.code} takes an enforcement action per case; resolve each case with its action (reports.resolve with action)`),
     );
   }
-  return transaction(ctx, async () => {
+  return rowLockedTransaction(ctx, async () => {
     const now = ctx.clock.now();
-    const rows = await ctx.db.select().from(cases).where(and(eq(cases.orgId, ctx.orgId), inArray(cases.id, caseIds)));
+    // The cases' rows first, in the order of their ids (two bulk decisions sweeping the same
+    // cases take turns, never each holding one the other waits for), then decided as they are.
+    const rows = await forUpdate(ctx.db.select().from(cases).where(and(eq(cases.orgId, ctx.orgId), inArray(cases.id, caseIds))).orderBy(asc(cases.id)));
     const byId = new Map(rows.map((c) => [c.id, c] as const));
     const holders = await userEmails(ctx, { ids: rows.map((c) => c.assigneeId) });
     const items: BulkItem[] = [];
@@ -110,7 +114,7 @@ export function decideInBulk(
       }
       try {
         // A savepoint per case: one case refused (decided by someone else a moment ago) leaves the others decided.
-        const t = await transaction(ctx, () =>
+        const t = await rowLockedTransaction(ctx, () =>
           applyTransition(ctx, {
             target: { reportId: first.id },
             move: decision.action === "resolve" ? { action: "resolve", code: decision.code, note: decision.note } : decision.action === "dismiss" ? { action: "dismiss", reason: decision.reason, note: decision.note } : { action: "escalate", team: decision.team, note: decision.note },
@@ -160,8 +164,9 @@ export interface UndoOutcome {
  * engine's `undo` move. 409 once undone or after the window; 403 for someone else's decision.
  */
 export function undoBulkDecision(ctx: DomainContext, input: { bulkId: string }): Promise<UndoOutcome> {
-  return transaction(ctx, async () => {
-    const [row] = await ctx.db.select().from(bulkDecisions).where(and(eq(bulkDecisions.id, input.bulkId), eq(bulkDecisions.orgId, ctx.orgId))).limit(1);
+  return rowLockedTransaction(ctx, async () => {
+    // Its row held: an undo sent twice at once is undone once.
+    const [row] = await forUpdate(ctx.db.select().from(bulkDecisions).where(and(eq(bulkDecisions.id, input.bulkId), eq(bulkDecisions.orgId, ctx.orgId))));
     if (!row) throw notFound("Bulk decision not found");
     if (row.actorType !== ctx.actor.type || row.actorId !== ctx.actor.id) throw forbidden("Only whoever made a bulk decision can undo it");
     if (row.undoneAt !== null) throw conflict("This bulk decision was already undone");
@@ -193,7 +198,7 @@ export function undoBulkDecision(ctx: DomainContext, input: { bulkId: string }):
 
 /** Why a case of a bulk decision cannot be put back now, or null when it can. */
 async function whyNotRestorable(ctx: DomainContext, item: BulkItem): Promise<string | null> {
-  const [c] = await ctx.db.select().from(cases).where(eq(cases.id, item.caseId)).limit(1);
+  const c = await lockCase(ctx, item.caseId);
   if (!c) return "the case is gone";
   if (c.status !== item.caseTo) return `the case is ${c.status} now`;
   const ids = item.reports.map((r) => r.id);

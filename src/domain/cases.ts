@@ -3,10 +3,11 @@ import { param, statements } from "../db/prepared.ts";
 import { caseNotes, cases, reports, users } from "../db/schema.ts";
 import { recordAudit, type Actor } from "./audit.ts";
 import { iso, isoOrNull } from "./clock.ts";
-import { together, transaction, type DomainContext } from "./context.ts";
+import { lockCase } from "./case-lock.ts";
+import { rowLockedTransaction, transaction, type DomainContext } from "./context.ts";
 import { badRequest, conflict, notFound } from "./errors.ts";
 import { newId } from "./ids.ts";
-import { findOpenCase, type CaseKey } from "./open-case.ts";
+import type { CaseKey } from "./open-case.ts";
 import { assertMayWorkCase, userMayWorkQueueOf, workableCases, type AccessContext } from "./queue-access.ts";
 import { BUCKETS, higherBucket, type Bucket } from "./severity.ts";
 import type { Status } from "./workflow.ts";
@@ -40,75 +41,93 @@ export const toCaseView = (c: CaseRow): CaseView => ({
 });
 
 /**
- * Every report creation joins or opens a case: kept prepared (src/db/prepared.ts). The lookup
- * of the open case (findOpenCase) is in open-case.ts, shared with the workflow engine.
+ * Every report creation joins or opens a case: kept prepared (src/db/prepared.ts). The open
+ * case of a key is found through its partial unique index (cases_open_target_idx,
+ * cases_open_subject_idx), which is also what keeps it one: an insert that meets the open case
+ * joins it instead (ON CONFLICT … DO UPDATE), in one statement that leaves the case's row
+ * locked until the commit. `is_open = 1` is a literal: the conflict target names the index by
+ * its condition, which must be the index's own.
  */
-const caseStatements = statements((db) => ({
-  join: db
-    .update(cases)
-    .set({ bucket: param("bucket"), reportCount: param("reportCount"), lastReportAt: param("now"), updatedAt: param("now") })
-    .where(eq(cases.id, sql.placeholder("id")))
-    .prepare(),
-  insert: db
-    .insert(cases)
-    .values({
-      id: param("id"),
-      orgId: param("orgId"),
-      projectId: param("projectId"),
-      status: param("status"),
-      bucket: param("bucket"),
-      isOpen: param("isOpen"),
-      contentType: param("contentType"),
-      contentExternalId: param("contentExternalId"),
-      subjectIdentityId: param("subjectIdentityId"),
-      reportCount: param("reportCount"),
-      assigneeId: param("assigneeId"),
-      assignedAt: param("assignedAt"),
-      createdAt: param("createdAt"),
-      updatedAt: param("updatedAt"),
-      lastReportAt: param("lastReportAt"),
-    })
-    .prepare(),
-  // Every decision and every rule's effect on a case reads it first. No `limit`: the key gives
-  // one row, and SQLite runs a bound `limit ?` several times slower than the lookup itself.
-  byId: db
-    .select()
-    .from(cases)
-    .where(and(eq(cases.id, sql.placeholder("id")), eq(cases.orgId, sql.placeholder("orgId"))))
-    .prepare(),
-}));
+const caseStatements = statements((db) => {
+  const values = {
+    id: param("id"),
+    orgId: param("orgId"),
+    projectId: param("projectId"),
+    status: param("status"),
+    bucket: param("bucket"),
+    isOpen: param("isOpen"),
+    contentType: param("contentType"),
+    contentExternalId: param("contentExternalId"),
+    subjectIdentityId: param("subjectIdentityId"),
+    reportCount: param("reportCount"),
+    assigneeId: param("assigneeId"),
+    assignedAt: param("assignedAt"),
+    createdAt: param("createdAt"),
+    updatedAt: param("updatedAt"),
+    lastReportAt: param("lastReportAt"),
+  };
+  // One more report: its time is the last report's and the case's change.
+  const joined = { reportCount: sql`${cases.reportCount} + 1`, lastReportAt: sql`excluded.last_report_at`, updatedAt: sql`excluded.updated_at` };
+  return {
+    joinTarget: db
+      .insert(cases)
+      .values(values)
+      .onConflictDoUpdate({
+        target: [cases.projectId, cases.contentType, cases.contentExternalId],
+        targetWhere: sql`${cases.isOpen} = 1 AND ${cases.contentExternalId} IS NOT NULL`,
+        set: joined,
+      })
+      .returning()
+      .prepare(),
+    joinSubject: db
+      .insert(cases)
+      .values(values)
+      .onConflictDoUpdate({
+        target: [cases.projectId, cases.subjectIdentityId],
+        targetWhere: sql`${cases.isOpen} = 1 AND ${cases.contentExternalId} IS NULL AND ${cases.subjectIdentityId} IS NOT NULL`,
+        set: joined,
+      })
+      .returning()
+      .prepare(),
+    insert: db.insert(cases).values(values).returning().prepare(),
+    setBucket: db.update(cases).set({ bucket: param("bucket") }).where(eq(cases.id, sql.placeholder("id"))).prepare(),
+    setSubject: db.update(cases).set({ subjectIdentityId: param("subjectIdentityId") }).where(eq(cases.id, sql.placeholder("id"))).prepare(),
+    // Every decision and every rule's effect on a case reads it first. No `limit`: the key gives
+    // one row, and SQLite runs a bound `limit ?` several times slower than the lookup itself.
+    byId: db
+      .select()
+      .from(cases)
+      .where(and(eq(cases.id, sql.placeholder("id")), eq(cases.orgId, sql.placeholder("orgId"))))
+      .prepare(),
+  };
+});
+
+/** A case a report just joined (or opened), its row locked until the commit. */
+export interface ClaimedCase {
+  row: CaseRow;
+  /** True when the report opened it. */
+  opened: boolean;
+}
 
 /**
  * Puts a new report into the open case of its content target (or, with no target, of its
- * subject), or opens a case. The bucket only ever rises. Call inside the report creation's
- * transaction (report creation is the hot path: no savepoint of its own).
+ * subject), or opens a case: one statement (see caseStatements), in the report creation's
+ * transaction (the hot path: no savepoint of its own). A case keyed by its target is opened
+ * without its subject and with the lowest bucket: `settleCase` writes them, with the commit,
+ * once the identities are known. Of two reports racing on one new target, one opens the case
+ * and the other joins it.
  */
-export async function joinOrOpenCase(ctx: DomainContext, input: CaseKey & { bucket: Bucket; now: number }): Promise<CaseRow> {
-  const existing = await findOpenCase(ctx, input);
-  if (existing) {
-    const bucket = higherBucket(existing.bucket, input.bucket);
-    const updated = { ...existing, bucket, reportCount: existing.reportCount + 1, lastReportAt: input.now, updatedAt: input.now };
-    await together(
-      caseStatements(ctx.db).join.execute({ id: existing.id, bucket, reportCount: updated.reportCount, now: input.now }),
-      bucket !== existing.bucket
-        ? recordAudit(ctx, {
-            projectId: input.projectId, action: "CASE_BUCKET_RAISED",
-            entityType: "case", entityId: existing.id, before: { bucket: existing.bucket }, after: { bucket },
-          })
-        : null,
-    );
-    return updated;
-  }
-  const row: CaseRow = {
+export async function claimCase(ctx: DomainContext, input: CaseKey & { now: number }): Promise<ClaimedCase> {
+  const fresh: CaseRow = {
     id: newId(),
     orgId: input.orgId,
     projectId: input.projectId,
     status: "OPEN",
-    bucket: input.bucket,
+    bucket: BUCKETS[0],
     isOpen: 1,
     contentType: input.contentType,
     contentExternalId: input.contentExternalId,
-    subjectIdentityId: input.subjectIdentityId,
+    subjectIdentityId: input.contentExternalId != null ? null : input.subjectIdentityId,
     reportCount: 1,
     assigneeId: null,
     assignedAt: null,
@@ -126,14 +145,38 @@ export async function joinOrOpenCase(ctx: DomainContext, input: CaseKey & { buck
     queueId: null,
     priority: 0,
   };
-  await together(
-    caseStatements(ctx.db).insert.execute(row),
-    recordAudit(ctx, {
-      projectId: input.projectId, action: "CASE_OPENED",
-      entityType: "case", entityId: row.id, after: { status: "OPEN", bucket: row.bucket },
-    }),
+  const q = caseStatements(ctx.db);
+  const statement = input.contentExternalId != null ? q.joinTarget : input.subjectIdentityId != null ? q.joinSubject : q.insert;
+  const [row] = await statement.execute(fresh);
+  if (!row) throw new Error("a case joined or opened is not there");
+  return { row, opened: row.id === fresh.id };
+}
+
+/**
+ * The rest of joining or opening a case, left to the commit (Store.atCommit): a case opened by
+ * this report gets its subject, its bucket and CASE_OPENED; a case joined has its bucket raised
+ * when the report's is higher (CASE_BUCKET_RAISED). The bucket only ever rises.
+ */
+export async function settleCase(ctx: DomainContext, claimed: ClaimedCase, input: { bucket: Bucket; subjectIdentityId: string | null }): Promise<CaseRow> {
+  const q = caseStatements(ctx.db);
+  const { row } = claimed;
+  const projectId = row.projectId;
+  if (claimed.opened) {
+    const theCase: CaseRow = { ...row, bucket: input.bucket, subjectIdentityId: row.subjectIdentityId ?? input.subjectIdentityId };
+    await ctx.store.atCommit(
+      theCase.bucket !== row.bucket ? q.setBucket.execute({ id: row.id, bucket: theCase.bucket }) : Promise.resolve(),
+      theCase.subjectIdentityId !== row.subjectIdentityId ? q.setSubject.execute({ id: row.id, subjectIdentityId: theCase.subjectIdentityId }) : Promise.resolve(),
+      recordAudit(ctx, { projectId, action: "CASE_OPENED", entityType: "case", entityId: row.id, after: { status: "OPEN", bucket: theCase.bucket } }),
+    );
+    return theCase;
+  }
+  const bucket = higherBucket(row.bucket, input.bucket);
+  if (bucket === row.bucket) return row;
+  await ctx.store.atCommit(
+    q.setBucket.execute({ id: row.id, bucket }),
+    recordAudit(ctx, { projectId, action: "CASE_BUCKET_RAISED", entityType: "case", entityId: row.id, before: { bucket: row.bucket }, after: { bucket } }),
   );
-  return row;
+  return { ...row, bucket };
 }
 
 /** Raises a case's bucket (AI enrichment finding CRITICAL content, for instance). */
@@ -165,8 +208,8 @@ export async function moveOpenCaseToReview(ctx: DomainContext, caseId: string): 
  * caller already holds (report intake has just written its case): when it is this case's, it is
  * the answer, not read again.
  */
-export async function requireCase(ctx: AccessContext, caseId: string, held?: CaseRow): Promise<CaseRow> {
-  const row = held?.id === caseId ? held : (await caseStatements(ctx.db).byId.execute({ id: caseId, orgId: ctx.orgId }))[0];
+export async function requireCase(ctx: AccessContext, caseId: string, held?: CaseRow, opts: { lock?: boolean } = {}): Promise<CaseRow> {
+  const row = held?.id === caseId ? held : opts.lock ? await lockCase(ctx, caseId) : (await caseStatements(ctx.db).byId.execute({ id: caseId, orgId: ctx.orgId }))[0];
   if (!row) throw notFound("Case not found");
   await assertMayWorkCase(ctx, row);
   return row;
@@ -220,8 +263,8 @@ export async function reviewQueue(ctx: AccessContext, q: QueueQuery): Promise<{ 
 
 /** Triages a case: its first OPEN report is triaged, and with it the case and its other open reports. */
 export function triageCase(ctx: DomainContext, caseId: string, opts: { takeOver?: boolean } = {}): Promise<void> {
-  return transaction(ctx, async () => {
-    const c = await requireCase(ctx, caseId);
+  return rowLockedTransaction(ctx, async () => {
+    const c = await requireCase(ctx, caseId, undefined, { lock: true });
     const [first] = await ctx.db
       .select({ id: reports.id })
       .from(reports)
@@ -238,8 +281,8 @@ export function triageCase(ctx: DomainContext, caseId: string, opts: { takeOver?
  */
 export function assignCase(ctx: DomainContext, input: { caseId: string; assigneeId: string | null }): Promise<CaseView> {
   const { assigneeId } = input;
-  return transaction(ctx, async () => {
-    const c = await requireCase(ctx, input.caseId);
+  return rowLockedTransaction(ctx, async () => {
+    const c = await requireCase(ctx, input.caseId, undefined, { lock: true });
     if (assigneeId) {
       const [user] = await ctx.db.select().from(users).where(and(eq(users.id, assigneeId), eq(users.orgId, ctx.orgId))).limit(1);
       if (!user) throw notFound("User not found");
@@ -257,7 +300,7 @@ export function assignCase(ctx: DomainContext, input: { caseId: string; assignee
 }
 
 export function addCaseNote(ctx: DomainContext, input: { caseId: string; body: string }): Promise<NoteView> {
-  return transaction(ctx, async () => {
+  return rowLockedTransaction(ctx, async () => {
     const c = await requireCase(ctx, input.caseId);
     const row = {
       id: newId(), caseId: c.id, orgId: ctx.orgId, authorType: ctx.actor.type, authorId: ctx.actor.id, body: input.body, createdAt: ctx.clock.now(),

@@ -37,8 +37,22 @@ export function domainContext(store: Store, clock: Clock, actor: Actor, orgId: s
  * goes through here. It settles after COMMIT; the job workers are woken then if jobs were
  * enqueued. Nothing inside may wait on the network.
  */
-export function transaction<T>(ctx: Pick<DomainContext, "store">, fn: () => Promise<T>): Promise<T> {
-  return ctx.store.transaction(fn);
+export function transaction<T>(ctx: Pick<DomainContext, "store">, fn: () => Promise<T>, opts?: Parameters<Store["transaction"]>[1]): Promise<T> {
+  return ctx.store.transaction(fn, opts);
+}
+
+/**
+ * A transaction that keeps its invariants by the locks of the rows it touches and by unique
+ * indexes, not by writing alone: on PostgreSQL it runs beside other instances' transactions
+ * (no cluster-wide write lock). The paths that carry load (report intake, decisions, rule
+ * effects, enrichment, enforcement, appeals) run so; src/db/store.ts lists each invariant and
+ * the lock that keeps it.
+ */
+export const ROW_LOCKED = { exclusive: false } as const;
+
+/** `transaction(ctx, fn, ROW_LOCKED)`: a transaction of the paths that carry load (see ROW_LOCKED). */
+export function rowLockedTransaction<T>(ctx: Pick<DomainContext, "store">, fn: () => Promise<T>): Promise<T> {
+  return ctx.store.transaction(fn, ROW_LOCKED);
 }
 
 /**

@@ -6,11 +6,12 @@
  * describes the rules for people.
  */
 import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lt, lte, not, or, type SQL } from "drizzle-orm";
+import { forUpdate } from "../db/prepared.ts";
 import { appeals, enforcementActions, identities, reports } from "../db/schema.ts";
 import { recordAudit, systemActor, type Actor } from "./audit.ts";
 import { decideOnReport } from "./cases.ts";
 import { iso, isoOrNull } from "./clock.ts";
-import { domainContext, transaction, type DomainContext, type ReadContext } from "./context.ts";
+import { domainContext, rowLockedTransaction, type DomainContext, type ReadContext } from "./context.ts";
 import { badRequest, conflict, notFound } from "./errors.ts";
 import { upsertIdentity } from "./identities.ts";
 import { newId } from "./ids.ts";
@@ -95,10 +96,12 @@ async function announce(ctx: DomainContext, now: number, type: EventType, view: 
 
 /**
  * An action of the context's organization (and of `projectId` when given) that the caller may
- * see (one taken outside any case, or one of a case the caller may work), or a 404.
+ * see (one taken outside any case, or one of a case the caller may work), or a 404. `lock`
+ * (inside a transaction that changes the action or its appeals): its row stays locked until
+ * the transaction ends, the lock of the action and of its appeals, taken before its case's.
  */
-export async function requireAction(ctx: AccessContext, input: { actionId: string; projectId?: string }): Promise<ActionRow> {
-  const [row] = await ctx.db
+export async function requireAction(ctx: AccessContext, input: { actionId: string; projectId?: string; lock?: boolean }): Promise<ActionRow> {
+  const select = ctx.db
     .select()
     .from(enforcementActions)
     .where(
@@ -107,8 +110,8 @@ export async function requireAction(ctx: AccessContext, input: { actionId: strin
         eq(enforcementActions.orgId, ctx.orgId),
         input.projectId ? eq(enforcementActions.projectId, input.projectId) : undefined,
       ),
-    )
-    .limit(1);
+    );
+  const [row] = await (input.lock ? forUpdate(select) : select);
   if (!row) throw notFound("Enforcement action not found");
   await assertMayWorkCaseId(ctx, row.caseId, "Enforcement action");
   return row;
@@ -137,7 +140,7 @@ export interface CreateActionInput {
  * one transaction. 400 for a kind/end/content mismatch, 404 for a report of another project.
  */
 export function createEnforcementAction(ctx: DomainContext, input: CreateActionInput): Promise<EnforcementActionView> {
-  return transaction(ctx, async () => {
+  return rowLockedTransaction(ctx, async () => {
     const { project } = input;
     const now = ctx.clock.now();
     const [report] = input.reportId
@@ -236,8 +239,8 @@ export function updateEnforcementAction(
   input: { projectId: string; actionId: string; patch: ActionPatch },
 ): Promise<EnforcementActionView> {
   const { patch } = input;
-  return transaction(ctx, async () => {
-    const before = await requireAction(ctx, { actionId: input.actionId, projectId: input.projectId });
+  return rowLockedTransaction(ctx, async () => {
+    const before = await requireAction(ctx, { actionId: input.actionId, projectId: input.projectId, lock: true });
     const now = ctx.clock.now();
     const status = actionStatus(before, now);
     if (status !== "active") throw conflict(`The action is ${status}: only an action in force can be changed`);
@@ -285,8 +288,8 @@ export function revokeEnforcementAction(
   input: { actionId: string; projectId?: string; reason?: string | null; data?: Record<string, unknown> },
 ): Promise<EnforcementActionView> {
   const { actor } = ctx;
-  return transaction(ctx, async () => {
-    const before = await requireAction(ctx, { actionId: input.actionId, projectId: input.projectId });
+  return rowLockedTransaction(ctx, async () => {
+    const before = await requireAction(ctx, { actionId: input.actionId, projectId: input.projectId, lock: true });
     if (before.revokedAt !== null) throw conflict("The action is already revoked");
     const [pending] = await ctx.db.select({ id: appeals.id }).from(appeals).where(and(eq(appeals.actionId, before.id), eq(appeals.status, "pending"))).limit(1);
     if (pending) throw conflict(`An appeal of this action is pending (${pending.id}): decide the appeal, or revoke the action through the revoke route, which settles it`);
@@ -354,7 +357,7 @@ export async function resolveReportWithAction(
   } else {
     throw badRequest("action: only a resolution with resolutionCode ACCOUNT_LEVEL_ACTION or CONTENT_LEVEL_ACTION carries an enforcement action");
   }
-  return transaction(ctx, async () => {
+  return rowLockedTransaction(ctx, async () => {
     // The resolution goes through the workflow engine like any other (409 unless the report is open).
     await applyTransition(ctx, {
       target: { reportId },
@@ -513,7 +516,7 @@ export function getActionView(ctx: Pick<DomainContext, "db" | "clock">, row: Act
  */
 export function expireDueActions(ctx: ReadContext, input: { batch?: number } = {}): Promise<number> {
   const batch = input.batch ?? 100;
-  return transaction(ctx, async () => {
+  return rowLockedTransaction(ctx, async () => {
     const now = ctx.clock.now();
     const t = enforcementActions;
     const due = await ctx.db

@@ -1,8 +1,8 @@
 import { and, asc, count, eq, gt, gte, lt, or, sql, type SQL } from "drizzle-orm";
-import { param, statements } from "../db/prepared.ts";
+import { forUpdate, param, statements } from "../db/prepared.ts";
 import { identities } from "../db/schema.ts";
 import { iso, isoOrNull } from "./clock.ts";
-import { transaction, type DomainContext } from "./context.ts";
+import { together, transaction, type DomainContext } from "./context.ts";
 import { badRequest } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { applyMergePatch } from "./merge-patch.ts";
@@ -49,29 +49,44 @@ export function saveIdentity(ctx: Pick<DomainContext, "store" | "db">, input: Up
  * Creates the identity keyed by project + type + externalId, or updates it with the merge
  * rules of the spec. Only inside the caller's transaction (report creation runs it twice per
  * report: no savepoint of its own).
+ *
+ * Instances write side by side (PostgreSQL): the identity is inserted when absent (ON CONFLICT
+ * DO NOTHING: of two first sightings, one inserts, the other waits for it and finds it) and read
+ * with its row locked, in one round trip; the merge is then computed from the locked row and
+ * written with the transaction's commit (Store.atCommit), so two upserts of one identity take
+ * turns and neither loses the other's count.
  */
 export async function upsertIdentity(ctx: Pick<DomainContext, "store" | "db">, input: UpsertIdentityInput): Promise<IdentityRow> {
   if (!ctx.store.inTransaction()) throw new Error("upsertIdentity runs inside a transaction");
   const q = upsertStatements(ctx.db);
-  const [existing] = await q.find.execute({ projectId: input.projectId, type: input.type, externalId: input.externalId });
+  const key = { projectId: input.projectId, type: input.type, externalId: input.externalId };
+  const fresh = mergedIdentity(null, input);
+  // In this order on the connection (one round trip): inserted if absent, then found and locked.
+  const [, found] = await together(q.insertIfAbsent.execute(fresh), q.findLocked.execute(key));
+  const [row] = found as IdentityRow[];
+  if (!row) throw new Error("an identity inserted or found is not there");
+  if (row.id === fresh.id) return fresh;
+  const merged = mergedIdentity(row, input);
+  await ctx.store.atCommit(q.update.execute(merged));
+  return merged;
+}
+
+/** The identity after an upsert of `input` onto `stored` (null: a new one). */
+function mergedIdentity(stored: IdentityRow | null, input: UpsertIdentityInput): IdentityRow {
   const display = input.display ?? {};
-  const metadata = mergeMetadata(existing?.metadata ?? null, input.metadata);
   const fields = {
-    name: displayValue(display.name, existing?.name ?? null),
-    username: displayValue(display.username, existing?.username ?? null),
-    avatarUrl: displayValue(display.avatarUrl, existing?.avatarUrl ?? null),
-    metadata,
-    reportCount: (existing?.reportCount ?? 0) + (input.reportedAt != null ? 1 : 0),
-    lastSeenAt: input.seenAt ?? existing?.lastSeenAt ?? null,
-    lastReportedAt: input.reportedAt ?? existing?.lastReportedAt ?? null,
+    name: displayValue(display.name, stored?.name ?? null),
+    username: displayValue(display.username, stored?.username ?? null),
+    avatarUrl: displayValue(display.avatarUrl, stored?.avatarUrl ?? null),
+    metadata: mergeMetadata(stored?.metadata ?? null, input.metadata),
+    reportCount: (stored?.reportCount ?? 0) + (input.reportedAt != null ? 1 : 0),
+    lastSeenAt: input.seenAt ?? stored?.lastSeenAt ?? null,
+    lastReportedAt: input.reportedAt ?? stored?.lastReportedAt ?? null,
     updatedAt: input.now,
   };
   const searchText = searchDocument([input.externalId, fields.name, fields.username]);
-  if (existing) {
-    await q.update.execute({ id: existing.id, ...fields, searchText });
-    return { ...existing, ...fields, searchText };
-  }
-  const row: IdentityRow = {
+  if (stored) return { ...stored, ...fields, searchText };
+  return {
     id: newId(),
     projectId: input.projectId,
     type: input.type,
@@ -85,8 +100,6 @@ export async function upsertIdentity(ctx: Pick<DomainContext, "store" | "db">, i
     ...fields,
     searchText,
   };
-  await q.insert.execute(row);
-  return row;
 }
 
 /** Report creation upserts two identities: these statements stay prepared (src/db/prepared.ts). */
@@ -103,19 +116,20 @@ const upsertStatements = statements((db) => {
     searchText: param("searchText"),
   };
   return {
-    find: db
-      .select()
-      .from(identities)
-      .where(
-        and(
-          eq(identities.projectId, sql.placeholder("projectId")),
-          eq(identities.type, sql.placeholder("type")),
-          eq(identities.externalId, sql.placeholder("externalId")),
+    findLocked: forUpdate(
+      db
+        .select()
+        .from(identities)
+        .where(
+          and(
+            eq(identities.projectId, sql.placeholder("projectId")),
+            eq(identities.type, sql.placeholder("type")),
+            eq(identities.externalId, sql.placeholder("externalId")),
+          ),
         ),
-      )
-      .prepare(),
+    ).prepare(),
     update: db.update(identities).set(updatable).where(eq(identities.id, sql.placeholder("id"))).prepare(),
-    insert: db
+    insertIfAbsent: db
       .insert(identities)
       .values({
         id: param("id"),
@@ -123,8 +137,14 @@ const upsertStatements = statements((db) => {
         type: param("type"),
         externalId: param("externalId"),
         createdAt: param("createdAt"),
+        trustedFlagger: param("trustedFlagger"),
+        mutedUntil: param("mutedUntil"),
+        muteReason: param("muteReason"),
+        reportsUpheld: param("reportsUpheld"),
+        reportsDecided: param("reportsDecided"),
         ...updatable,
       })
+      .onConflictDoNothing({ target: [identities.projectId, identities.type, identities.externalId] })
       .prepare(),
   };
 });

@@ -20,7 +20,7 @@ import { cases, queues, users } from "../db/schema.ts";
 import { recordAudit } from "./audit.ts";
 import { requireCase, type CaseRow } from "./cases.ts";
 import { iso } from "./clock.ts";
-import { transaction, type DomainContext } from "./context.ts";
+import { rowLockedTransaction, transaction, type DomainContext } from "./context.ts";
 import { badRequest, conflict, notFound } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { requireProject } from "./projects.ts";
@@ -329,11 +329,11 @@ export interface MoveCaseInput {
  *   publishable key ships in client apps) cannot move a case out of a restricted queue.
  */
 export async function moveCaseToQueue(ctx: DomainContext, input: MoveCaseInput): Promise<{ changed: boolean; queueId: string }> {
-  return ctx.automation ? moveCase(ctx, input) : transaction(ctx, () => moveCase(ctx, input));
+  return ctx.automation ? moveCase(ctx, input) : rowLockedTransaction(ctx, () => moveCase(ctx, input));
 }
 
 async function moveCase(ctx: DomainContext, input: MoveCaseInput): Promise<{ changed: boolean; queueId: string }> {
-  const c = await requireCase(ctx, input.caseId, input.caseRow);
+  const c = await requireCase(ctx, input.caseId, input.caseRow, { lock: true });
   const found = await queueStatements(ctx.db).withDefault.execute({ orgId: ctx.orgId, id: input.queueId });
   const target = found.find((q) => q.id === input.queueId);
   if (!target || !mayWorkQueueOf(await caseAccess(ctx), target.id)) throw notFound("Queue not found");

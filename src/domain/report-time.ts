@@ -3,9 +3,9 @@
  * can share a millisecond; giving each its own microsecond makes the time a unique sort key,
  * so a cursor that is an ISO timestamp pages without skipping or repeating anything.
  */
-import { eq, max } from "drizzle-orm";
-import type { Store } from "../db/store.ts";
+import { max } from "drizzle-orm";
 import { reports } from "../db/schema.ts";
+import { TransactionConflict, type Store } from "../db/store.ts";
 import type { DomainContext } from "./context.ts";
 import { badRequest } from "./errors.ts";
 
@@ -16,24 +16,58 @@ import { badRequest } from "./errors.ts";
 const lastUsOf = new WeakMap<Store["writer"], number>();
 
 /**
- * The next creation time of a report of the organization: `nowMs` in microseconds, or one past
- * the organization's last one. Called inside the report's transaction, which the store
- * serializes (across instances on PostgreSQL), so times never repeat within an organization
- * (a unique index says so) and follow the order of the commits. A sole writer remembers the
- * last time it handed out (across organizations: still strictly increasing for each); with
- * other instances writing, the organization's last time is read in the transaction (one step
- * down the unique index (org_id, created_us)).
+ * How long after its creation time a report's transaction may still commit, on engines where
+ * several instances write (PostgreSQL); ascending listings show reports once their creation
+ * time is `LISTING_HORIZON_MS` old, so that no report commits behind a reader's cursor
+ * (`listingHorizonUs`). A report whose transaction would commit later runs again with a new
+ * time (`assertCommitsInTime`).
  */
-export async function nextCreatedUs(ctx: Pick<DomainContext, "store" | "db" | "orgId">, input: { nowMs: number }): Promise<number> {
-  let lastUs = ctx.store.soleWriter ? lastUsOf.get(ctx.store.writer) : undefined;
-  if (lastUs === undefined) {
-    const where = ctx.store.soleWriter ? undefined : eq(reports.orgId, ctx.orgId);
-    const [row] = await ctx.db.select({ m: max(reports.createdUs) }).from(reports).where(where);
+export const LISTING_HORIZON_MS = 2_000;
+const COMMIT_WITHIN_MS = LISTING_HORIZON_MS / 2;
+
+/**
+ * The next creation time of a report: `nowMs` in microseconds, or one past the last time this
+ * process handed out. Times are unique in an organization (a unique index says so):
+ * - a sole writer (SQLite) remembers the last time it handed out (at first, the database's
+ *   last), and its transactions commit in order, so times follow the order of the commits;
+ * - where instances write side by side (PostgreSQL), each hands out its own increasing times
+ *   without asking the database; two instances meeting in one microsecond is a conflict the
+ *   report's insert detects (createReport runs again), and a transaction commits within
+ *   COMMIT_WITHIN_MS of its time (assertCommitsInTime), which ascending listings wait out.
+ */
+export async function nextCreatedUs(ctx: Pick<DomainContext, "store" | "db">, input: { nowMs: number }): Promise<number> {
+  let lastUs = lastUsOf.get(ctx.store.writer);
+  if (lastUs === undefined && ctx.store.soleWriter) {
+    // A sole writer's first report after it started: after the database's last one.
+    const [row] = await ctx.db.select({ m: max(reports.createdUs) }).from(reports);
     lastUs = row?.m ?? 0;
   }
-  const us = Math.max(input.nowMs * 1000, lastUs + 1);
-  if (ctx.store.soleWriter) lastUsOf.set(ctx.store.writer, us);
+  const us = Math.max(input.nowMs * 1000, (lastUs ?? 0) + 1);
+  lastUsOf.set(ctx.store.writer, us);
   return us;
+}
+
+/**
+ * Where instances write side by side: a report still uncommitted COMMIT_WITHIN_MS after its
+ * creation time is taken again with a new time (TransactionConflict), so that it can never
+ * commit behind an ascending reader (listingHorizonUs).
+ */
+export function assertCommitsInTime(ctx: Pick<DomainContext, "store" | "clock">, createdUs: number): void {
+  if (ctx.store.soleWriter) return;
+  if (ctx.clock.now() * 1000 - createdUs > COMMIT_WITHIN_MS * 1000) {
+    throw new TransactionConflict("the report took too long to commit for its creation time");
+  }
+}
+
+/**
+ * The newest creation time an ascending listing may show (exclusive), or null for no bound: a
+ * sole writer's reports commit in the order of their times, so every time is safe at once;
+ * where instances write side by side, a report may still commit up to COMMIT_WITHIN_MS after
+ * its time, so a listing stops LISTING_HORIZON_MS back (twice that, for clocks of instances
+ * that differ a little).
+ */
+export function listingHorizonUs(ctx: Pick<DomainContext, "store" | "clock">): number | null {
+  return ctx.store.soleWriter ? null : (ctx.clock.now() - LISTING_HORIZON_MS) * 1000;
 }
 
 /** `2026-11-21T10:00:00.123456Z`: an ISO 8601 timestamp with microseconds. */

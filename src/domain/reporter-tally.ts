@@ -5,9 +5,10 @@
  * by the workflow engine whenever a transition may change it, so reading a reporter's accuracy
  * (the reporter's page, the case page, a rule on intake) costs no look at its reports.
  */
-import { and, eq, inArray, isNotNull, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, inArray, isNotNull, sql, type SQL } from "drizzle-orm";
+import { forUpdate } from "../db/prepared.ts";
 import { cases, identities, reports } from "../db/schema.ts";
-import type { DomainContext } from "./context.ts";
+import { together, type DomainContext } from "./context.ts";
 import type { Status } from "./workflow.ts";
 
 /** What a reporter's decided reports came to. */
@@ -85,8 +86,15 @@ export async function recountCaseReporters(ctx: Pick<DomainContext, "db">, input
     .select({ id: reports.reporterIdentityId })
     .from(reports)
     .where(and(eq(reports.caseId, input.caseId), isNotNull(reports.reporterIdentityId)));
-  await ctx.db
-    .update(identities)
-    .set({ reportsUpheld: counted(tallyColumns.upheld), reportsDecided: counted(tallyColumns.decided) })
-    .where(inArray(identities.id, reportersOfCase));
+  // Two decisions on cases of one reporter (PostgreSQL: side by side) take turns on the
+  // reporter's row, in the order of ids, so the second counts the first's decision; the
+  // recount runs once the rows are held (one round trip for both statements).
+  const lock = forUpdate(ctx.db.select({ id: identities.id }).from(identities).where(inArray(identities.id, reportersOfCase)).orderBy(asc(identities.id)));
+  await together(
+    lock,
+    ctx.db
+      .update(identities)
+      .set({ reportsUpheld: counted(tallyColumns.upheld), reportsDecided: counted(tallyColumns.decided) })
+      .where(inArray(identities.id, reportersOfCase)),
+  );
 }

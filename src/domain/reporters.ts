@@ -5,6 +5,7 @@
  * src/domain/reporter-tally.ts's.
  */
 import { and, eq, inArray } from "drizzle-orm";
+import { forUpdate } from "../db/prepared.ts";
 import { cases, identities, projects } from "../db/schema.ts";
 import { recordAudit, systemActor } from "./audit.ts";
 import { iso, isoOrNull } from "./clock.ts";
@@ -60,12 +61,13 @@ export interface IdentityKey {
 }
 
 /** The identity of a project (of the context's organization, checked by the caller), or a 404. */
-async function requireIdentity(ctx: Pick<DomainContext, "db">, key: IdentityKey): Promise<IdentityRow> {
-  const [row] = await ctx.db
+/** The identity of `key`, else 404; `lock`: its row held until the transaction ends (changes to it take turns). */
+async function requireIdentity(ctx: Pick<DomainContext, "db">, key: IdentityKey, opts: { lock?: boolean } = {}): Promise<IdentityRow> {
+  const select = ctx.db
     .select()
     .from(identities)
-    .where(and(eq(identities.projectId, key.projectId), eq(identities.type, key.type), eq(identities.externalId, key.externalId)))
-    .limit(1);
+    .where(and(eq(identities.projectId, key.projectId), eq(identities.type, key.type), eq(identities.externalId, key.externalId)));
+  const [row] = await (opts.lock ? forUpdate(select) : select);
   if (!row) throw notFound("Identity not found");
   return row;
 }
@@ -97,7 +99,7 @@ const MAX_MUTE_MS = 10 * 365 * 24 * 3600 * 1000;
 export function updateReporter(ctx: DomainContext, input: IdentityKey & { patch: ReporterPatch }): Promise<IdentityReporter> {
   const { patch } = input;
   return transaction(ctx, async () => {
-    const row = await requireIdentity(ctx, input);
+    const row = await requireIdentity(ctx, input, { lock: true });
     const now = ctx.clock.now();
     const reason = patch.muteReason === undefined ? undefined : patch.muteReason?.trim() || null;
     if (reason && reason.length > MUTE_REASON_MAX) throw badRequest(`muteReason must be at most ${MUTE_REASON_MAX} characters`);

@@ -3,10 +3,10 @@ import type { Db } from "../db/client.ts";
 import { param, shapedStatements, statements } from "../db/prepared.ts";
 import { identities, reportReasons, reports } from "../db/schema.ts";
 import { recordAudit } from "./audit.ts";
-import { joinOrOpenCase } from "./cases.ts";
+import { claimCase, settleCase } from "./cases.ts";
 import { resolveProjectReasons } from "./categories.ts";
 import { iso } from "./clock.ts";
-import { together, transaction, type DomainContext } from "./context.ts";
+import { ROW_LOCKED, together, transaction, type DomainContext } from "./context.ts";
 import { notFound } from "./errors.ts";
 import { assertMayWorkCaseId, requireEveryQueue, type AccessContext } from "./queue-access.ts";
 import { upsertIdentity, type DisplayInput, type IdentityRow } from "./identities.ts";
@@ -16,7 +16,7 @@ import { listProjects, type Project } from "./projects.ts";
 import { dismissMutedReport, isMuted, markCaseTrustedFlagged } from "./reporters.ts";
 import { runRules } from "./rule-engine.ts";
 import { searchDocument } from "./search-text.ts";
-import { formatCursor, isoFromUs, nextCreatedUs, parseCursor } from "./report-time.ts";
+import { assertCommitsInTime, formatCursor, isoFromUs, listingHorizonUs, nextCreatedUs, parseCursor } from "./report-time.ts";
 import { BUCKETS, bucketFor, maxSeverity, type Severity } from "./severity.ts";
 import type { IdentitySummary } from "./views/identity.ts";
 import { reportOutcome } from "./report-outcomes.ts";
@@ -68,40 +68,41 @@ export interface CreatedReport {
  */
 export function createReport(ctx: DomainContext, input: CreateReportInput): Promise<CreatedReport> {
   const { project } = input;
+  // Instances write side by side (PostgreSQL): each invariant is kept by its own row's lock or
+  // unique index (src/db/store.ts), so this transaction waits for no other report.
   return transaction(ctx, async () => {
     const q = createStatements(ctx.db);
     const categories = await resolveProjectReasons(ctx, project, input.reasonNames);
     const now = ctx.clock.now();
-    // Independent lookups and writes go together (one round trip each on PostgreSQL); the same
-    // person as subject and reporter is upserted once, then again as reporter.
-    const subjectKey = input.subject ? identityKey(input.subject) : null;
-    const reporterKey = input.reporter ? identityKey(input.reporter) : null;
-    const samePerson = !!subjectKey && !!reporterKey && subjectKey.type === reporterKey.type && subjectKey.externalId === reporterKey.externalId;
-    const [createdUs, subject, reporterAlone] = await together(
-      nextCreatedUs(ctx, { nowMs: now }),
-      subjectKey ? upsertIdentity(ctx, { projectId: project.id, ...subjectKey, reportedAt: now, now }) : null,
-      reporterKey && !samePerson ? upsertIdentity(ctx, { projectId: project.id, ...reporterKey, seenAt: now, now }) : null,
-    );
-    const reporter = samePerson && reporterKey ? await upsertIdentity(ctx, { projectId: project.id, ...reporterKey, seenAt: now, now }) : reporterAlone;
+    const createdUs = await nextCreatedUs(ctx, { nowMs: now });
     const names = categories.map((c) => c.name);
     const severity = maxSeverity(categories.map((c) => c.severityHint));
     const contentExternalId = input.target?.contentExternalId ?? null;
     const contentType = contentExternalId ? (input.target?.contentType ?? "") : (input.target?.contentType ?? null);
+    const caseKey = { orgId: project.orgId, projectId: project.id, contentType, contentExternalId, now };
+
+    // One round trip: the case of the target (first: a decision on it locks it before anything
+    // else, so the two never wait for each other crosswise), then the subject and the reporter,
+    // each inserted when new and locked. The same person as subject and reporter is upserted
+    // once, then again as reporter. A report with a subject and no target needs its subject's
+    // id to find its case: the case comes after.
+    const subjectKey = input.subject ? identityKey(input.subject) : null;
+    const reporterKey = input.reporter ? identityKey(input.reporter) : null;
+    const samePerson = !!subjectKey && !!reporterKey && subjectKey.type === reporterKey.type && subjectKey.externalId === reporterKey.externalId;
+    const byTarget = contentExternalId != null ? claimCase(ctx, { ...caseKey, subjectIdentityId: null }) : null;
+    const [claimedByTarget, subject, reporterAlone] = await together(
+      byTarget,
+      subjectKey ? upsertIdentity(ctx, { projectId: project.id, ...subjectKey, reportedAt: now, now }) : null,
+      reporterKey && !samePerson ? upsertIdentity(ctx, { projectId: project.id, ...reporterKey, seenAt: now, now }) : null,
+    );
+    const reporter = samePerson && reporterKey ? await upsertIdentity(ctx, { projectId: project.id, ...reporterKey, seenAt: now, now }) : reporterAlone;
+    const claimed = claimedByTarget ?? (await claimCase(ctx, { ...caseKey, subjectIdentityId: subject?.id ?? null }));
     // The reporter's weight (src/domain/reporters.ts), from the row the upsert answered: a muted
-    // reporter's report is stored, then dismissed unseen; a trusted flagger's goes first.
+    // reporter's report is stored, then dismissed unseen, and raises no case's bucket; a trusted
+    // flagger's goes first.
     const muted = !!reporter && isMuted(reporter, now);
     const trusted = !muted && reporter?.trustedFlagger === 1;
-
-    const theCase = await joinOrOpenCase(ctx, {
-      orgId: project.orgId,
-      projectId: project.id,
-      contentType,
-      contentExternalId,
-      subjectIdentityId: subject?.id ?? null,
-      // A muted reporter's report raises no case's bucket.
-      bucket: muted ? BUCKETS[0] : bucketFor(severity),
-      now,
-    });
+    const theCase = await settleCase(ctx, claimed, { bucket: muted ? BUCKETS[0] : bucketFor(severity), subjectIdentityId: subject?.id ?? null });
 
     const row: ReportRow = {
       id: newId(),
@@ -130,18 +131,21 @@ export function createReport(ctx: DomainContext, input: CreateReportInput): Prom
       aiAnalyzedAt: null,
       notice: noticeText(input.notice),
       reporterTrusted: trusted ? 1 : 0,
+      searchText: searchDocument([input.description, input.target?.content]),
       createdUs,
       updatedAt: now,
-      searchText: searchDocument([input.description, input.target?.content, null]),
     };
-    // The report first (its reasons refer to it), then everything that refers to it.
-    await together(
+    // The report first (its reasons refer to it), then everything that refers to it: sent now,
+    // their answers awaited with the commit. Its creation time is unique in the organization: if
+    // another instance took it in the same microsecond, the whole transaction runs again
+    // (reports_org_created_idx, src/db/store-pg.ts).
+    await ctx.store.atCommit(
       q.insertReport.execute(row),
       ...names.map((name) => q.insertReason.execute({ reportId: row.id, orgId: project.orgId, name, createdUs })),
-      trusted && theCase.trustedFlagged !== 1 ? markCaseTrustedFlagged(ctx, theCase.id) : null,
+      trusted && theCase.trustedFlagged !== 1 ? markCaseTrustedFlagged(ctx, theCase.id) : Promise.resolve(),
       input.enrich !== false && project.aiEnabled === 1 && !muted
         ? enqueueJob(ctx, { orgId: project.orgId, kind: ENRICH_JOB, payload: { reportId: row.id }, maxAttempts: input.enrichMaxAttempts ?? 50 })
-        : null,
+        : Promise.resolve(),
       recordAudit(ctx, {
         projectId: project.id,
         action: "REPORT_CREATED",
@@ -154,12 +158,13 @@ export function createReport(ctx: DomainContext, input: CreateReportInput): Prom
     // The organization's report.created rules (src/domain/rule-engine.ts), in this transaction:
     // a routed or dismissed report is never seen in the wrong queue. A muted reporter's is not evaluated.
     else await runRules(ctx, { trigger: "report.created", reportId: row.id, report: row, identities: { subject, reporter }, caseRow: theCase });
+    assertCommitsInTime(ctx, createdUs);
     return {
       report: { id: row.id, projectId: row.projectId, status: "OPEN", createdAt: isoFromUs(createdUs) },
       row,
       caseId: theCase.id,
     };
-  });
+  }, ROW_LOCKED);
 }
 
 /** The statements of every report creation, kept prepared (src/db/prepared.ts). */
@@ -209,6 +214,8 @@ export async function requireReport(ctx: AccessContext, reportId: string): Promi
 export interface ReportQuery {
   sort: "asc" | "desc";
   cursor?: string;
+  /** Ascending listings where instances write side by side: only reports created before this (listingHorizonUs). */
+  beforeUs?: number;
   limit: number;
   projectId?: string;
   statuses?: Status[];
@@ -224,10 +231,13 @@ export interface ReportQuery {
  * creation time of the last report of the previous page, so pages neither skip nor repeat.
  */
 export async function listReports(
-  ctx: Pick<DomainContext, "db" | "orgId">,
+  ctx: Pick<DomainContext, "db" | "orgId" | "store" | "clock">,
   q: ReportQuery,
 ): Promise<{ reports: ReportView[]; nextCursor: string | null }> {
-  const lists = await Promise.all(reportListQueries(ctx, q).map(async (query) => (await query.execute()).map((r) => r.report)));
+  // An ascending reader is never shown a time behind which a report could still commit.
+  const horizon = q.sort === "asc" ? listingHorizonUs(ctx) : null;
+  const bounded = horizon === null ? q : { ...q, beforeUs: horizon };
+  const lists = await Promise.all(reportListQueries(ctx, bounded).map(async (query) => (await query.execute()).map((r) => r.report)));
   const rows = mergeByTime(lists, q.sort).slice(0, q.limit + 1);
   const page = rows.slice(0, q.limit);
   const last = page.at(-1);
@@ -276,6 +286,7 @@ function reportListParams(orgId: string, q: ReportQuery): Record<string, unknown
   if (q.automated !== undefined) values.automated = q.automated ? 1 : 0;
   if (q.reason) values.reason = q.reason;
   if (q.cursor !== undefined) values.after = parseCursor(q.cursor);
+  if (q.beforeUs !== undefined) values.before = q.beforeUs;
   return values;
 }
 
@@ -291,6 +302,7 @@ const reportListShape = (q: ReportQuery): string =>
     q.automated !== undefined ? "a" : "",
     q.reason ? "r" : "",
     q.cursor !== undefined ? "after" : "",
+    q.beforeUs !== undefined ? "before" : "",
   ].join("|");
 
 function reportListQuery(db: Db, orgId: string, q: ReportQuery): ReportListQuery {
@@ -325,11 +337,13 @@ const listStatements = shapedStatements((db: Db, q: ReportQuery) => {
   if (q.contentExternalId) where.push(eq(reports.contentExternalId, sql.placeholder("contentExternalId")));
   if (q.automated !== undefined) where.push(eq(reports.automated, sql.placeholder("automated")));
   const after = sql.placeholder("after");
+  const before = sql.placeholder("before");
 
   if (q.reason) {
     // Reason filter: walk the reasons index, then fetch each report by primary key.
     const reasonWhere: SQL[] = [eq(reportReasons.orgId, sql.placeholder("orgId")), eq(reportReasons.name, sql.placeholder("reason"))];
     if (q.cursor !== undefined) reasonWhere.push(q.sort === "asc" ? gt(reportReasons.createdUs, after) : lt(reportReasons.createdUs, after));
+    if (q.beforeUs !== undefined) reasonWhere.push(lt(reportReasons.createdUs, before));
     return db
       .select({ report: reports })
       .from(reportReasons)
@@ -340,6 +354,7 @@ const listStatements = shapedStatements((db: Db, q: ReportQuery) => {
       .prepare();
   }
   if (q.cursor !== undefined) where.push(q.sort === "asc" ? gt(reports.createdUs, after) : lt(reports.createdUs, after));
+  if (q.beforeUs !== undefined) where.push(lt(reports.createdUs, before));
   return db
     .select({ report: reports })
     .from(reports)
@@ -424,7 +439,7 @@ export async function reportWithOutcome(ctx: AccessContext, reportId: string): P
 
 /** A page of reports (listReports) with the organization's projects, by id and name, to name them by. */
 export async function reportsWithProjects(
-  ctx: AccessContext,
+  ctx: AccessContext & Pick<DomainContext, "store" | "clock">,
   q: ReportQuery,
 ): Promise<{ projects: ProjectRef[]; reports: ReportView[]; nextCursor: string | null }> {
   // The SDK's listing of every report (the platform's view): a dashboard user bound to some

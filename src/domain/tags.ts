@@ -7,7 +7,7 @@ import { param, statements } from "../db/prepared.ts";
 import { caseTags } from "../db/schema.ts";
 import { recordAudit } from "./audit.ts";
 import { requireCase, type CaseRow } from "./cases.ts";
-import { transaction, type DomainContext } from "./context.ts";
+import { rowLockedTransaction, type DomainContext } from "./context.ts";
 import { badRequest } from "./errors.ts";
 import { MAX_TAGS_PER_CASE, normaliseTag } from "./views/tag.ts";
 import { isOfWorkableCase, type AccessContext } from "./queue-access.ts";
@@ -26,8 +26,8 @@ const tagStatements = statements((db) => ({
 export async function setCaseTags(ctx: DomainContext, input: { caseId: string; tags: string[] }): Promise<string[]> {
   const tags = [...new Set(input.tags.map(normaliseTag).filter((t): t is string => t !== null))].sort();
   if (tags.length > MAX_TAGS_PER_CASE) throw badRequest(`tags: at most ${MAX_TAGS_PER_CASE} per case`);
-  return transaction(ctx, async () => {
-    const c = await requireCase(ctx, input.caseId);
+  return rowLockedTransaction(ctx, async () => {
+    const c = await requireCase(ctx, input.caseId, undefined, { lock: true });
     const before = (await tagsOfCases(ctx, { caseIds: [c.id] })).get(c.id) ?? [];
     if (before.join("\u0001") === tags.join("\u0001")) return tags;
     const now = ctx.clock.now();
@@ -47,7 +47,8 @@ export async function setCaseTags(ctx: DomainContext, input: { caseId: string; t
  */
 export async function addCaseTag(ctx: DomainContext, input: { caseId: string; tag: string; caseRow?: CaseRow }): Promise<string[]> {
   const tag = normaliseTag(input.tag);
-  const c = await requireCase(ctx, input.caseId, input.caseRow);
+  // A case intake holds is locked already; any other is locked here.
+  const c = await requireCase(ctx, input.caseId, input.caseRow, { lock: true });
   const q = tagStatements(ctx.db);
   const before = (await q.ofCase.execute({ caseId: c.id })).map((r) => r.tag).sort();
   if (tag === null || before.includes(tag)) return before;

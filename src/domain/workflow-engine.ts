@@ -17,7 +17,9 @@ import { and, asc, eq, inArray, ne } from "drizzle-orm";
 import { cases, reports, users } from "../db/schema.ts";
 import { recordAudit, type Actor, type AuditAction } from "./audit.ts";
 import { iso } from "./clock.ts";
-import { transaction, type DomainContext } from "./context.ts";
+import { TransactionConflict } from "../db/store.ts";
+import { lockCase, lockReportAndCase } from "./case-lock.ts";
+import { ROW_LOCKED, transaction, type DomainContext } from "./context.ts";
 import { conflict, notFound } from "./errors.ts";
 import { findOpenCase } from "./open-case.ts";
 import { mayWorkCase } from "./queue-access.ts";
@@ -323,8 +325,10 @@ export function applyTransition<A extends WorkflowAction>(ctx: DomainContext, in
   const skip = input.refused === "skip";
   const claim = input.claim ?? "respect";
   const how = { silent: input.silent === true, alone: input.alone === true };
-  return transaction(ctx, () =>
-    "reportId" in target ? onReport(ctx, target.reportId, move, skip, claim, how) : onCase(ctx, target.caseId, move, skip, how.silent),
+  return transaction(
+    ctx,
+    () => ("reportId" in target ? onReport(ctx, target.reportId, move, skip, claim, how) : onCase(ctx, target.caseId, move, skip, how.silent)),
+    ROW_LOCKED,
   );
 }
 
@@ -365,19 +369,22 @@ async function onReport<A extends WorkflowAction>(
 ): Promise<Transition<A>> {
   const effects = effectsOf<A>(move.action);
   const now = ctx.clock.now();
-  const [row] = await ctx.db.select().from(reports).where(and(eq(reports.id, reportId), eq(reports.orgId, ctx.orgId))).limit(1);
+  // The case's row first (src/domain/case-lock.ts), then the report as it is under that lock.
+  const locked = await lockReportAndCase(ctx, reportId);
+  const row = locked.report;
+  let theCase = locked.theCase;
   if (!row) {
     if (skip) return nothing(move, now);
     throw notFound("Report not found");
   }
+  if (!theCase) throw notFound("Case not found");
+  if (theCase.id !== row.caseId) throw new TransactionConflict("the report moved to another case meanwhile");
   const from = asStatus(row.status);
   const own = nextStatus(from, move.action, restoreOf(move as Move));
   if (!own.allowed) {
     if (skip) return nothing(move, now);
     throw conflict(effects.refusal(from, "Report"));
   }
-  let [theCase] = await ctx.db.select().from(cases).where(eq(cases.id, row.caseId)).limit(1);
-  if (!theCase) throw notFound("Case not found");
   // A dashboard user decides only on cases of the queues they may work (src/domain/queues.ts): others are not found.
   if (!(await mayWorkCase(ctx, theCase))) {
     if (skip) return nothing(move, now);
@@ -412,7 +419,7 @@ async function onReport<A extends WorkflowAction>(
 async function onCase<A extends WorkflowAction>(ctx: DomainContext, caseId: string, move: Move<A>, skip: boolean, silent = false): Promise<Transition<A>> {
   const effects = effectsOf<A>(move.action);
   const now = ctx.clock.now();
-  const [c] = await ctx.db.select().from(cases).where(and(eq(cases.id, caseId), eq(cases.orgId, ctx.orgId))).limit(1);
+  const c = await lockCase(ctx, caseId);
   if (!c || !(await mayWorkCase(ctx, c))) {
     if (skip) return nothing(move, now);
     throw notFound("Case not found");
@@ -503,8 +510,11 @@ async function writeCase(ctx: DomainContext, c: CaseRow, to: Status, move: Move,
  * one target would split the incident). Updates `report.caseId`; returns the report's case.
  */
 async function rehome(ctx: DomainContext, report: ReportRow, c: CaseRow, now: number): Promise<CaseRow> {
-  const open = await findOpenCase(ctx, c);
-  if (!open) return c;
+  const found = await findOpenCase(ctx, c);
+  // The case it joins is locked too (after its own: whoever holds both took them in this order,
+  // or took the open one by intake, which a report reopening never waits behind for long).
+  const open = found && (await lockCase(ctx, found.id));
+  if (!open || open.isOpen !== 1) return c;
   await ctx.db.update(reports).set({ caseId: open.id }).where(eq(reports.id, report.id));
   await ctx.db.update(cases).set({ reportCount: open.reportCount + 1, updatedAt: now }).where(eq(cases.id, open.id));
   await ctx.db.update(cases).set({ reportCount: c.reportCount - 1, updatedAt: now }).where(eq(cases.id, c.id));

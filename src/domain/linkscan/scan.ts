@@ -12,7 +12,7 @@ import { log } from "../../log.ts";
 import { classifyText, fileIfWarranted, storeAnalysis, type AiContext } from "../analysis.ts";
 import { recordAudit, systemActor } from "../audit.ts";
 import { listCategories } from "../categories.ts";
-import { transaction, type ReadContext } from "../context.ts";
+import { rowLockedTransaction, type ReadContext } from "../context.ts";
 import { requireProject } from "../projects.ts";
 import { aiSettingsOf } from "../settings.ts";
 import { extractText, type ExtractedContent } from "./extract-text.ts";
@@ -94,7 +94,7 @@ async function scanOne(ctx: ScanContext, p: LinkScanPayload, url: string): Promi
   if (categories.length === 0) return;
   const sourceText = [fetched.title, fetched.text].filter(Boolean).join("\n\n");
   const classification = await classifyText(ctx, { categories, text: sourceText }); // AI down → the job retries
-  await transaction(ctx, async () => {
+  await rowLockedTransaction(ctx, async () => {
     const reportId = await fileIfWarranted(ctx, {
       project,
       categories,
@@ -107,7 +107,7 @@ async function scanOne(ctx: ScanContext, p: LinkScanPayload, url: string): Promi
 }
 
 function recordOutcome(ctx: ScanContext, p: LinkScanPayload, url: string, data: { outcome: string; reason: string; fromCache: boolean }): Promise<void> {
-  return transaction(ctx, () =>
+  return rowLockedTransaction(ctx, () =>
     recordAudit(ctx, {
       projectId: p.projectId, action: "LINK_SCAN_SKIPPED",
       entityType: "url", entityId: url.slice(0, 200), data: { url, ...data },
@@ -144,7 +144,7 @@ async function fetchWithCache(ctx: ScanContext, url: string): Promise<Fetched> {
     // Refusals and failures are not cached: a page that was down may be up in a minute.
     return { kind: "error", text: null, title: null, reason, fromCache: false };
   }
-  await transaction(ctx, async () => {
+  await rowLockedTransaction(ctx, async () => {
     await ctx.db.insert(urlScanCache).values(row).onConflictDoUpdate({ target: urlScanCache.url, set: row });
   });
   return { kind: row.kind as Fetched["kind"], text: row.text ?? null, title: row.title ?? null, reason: row.reason ?? null, fromCache: false };

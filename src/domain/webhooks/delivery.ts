@@ -14,7 +14,7 @@ import type { JobRow } from "../jobs.ts";
 import { log } from "../../log.ts";
 import { recordAudit, systemActor } from "../audit.ts";
 import { iso, isoOrNull } from "../clock.ts";
-import { transaction, type DomainContext } from "../context.ts";
+import { rowLockedTransaction, type DomainContext } from "../context.ts";
 import { conflict, notFound } from "../errors.ts";
 import { newId } from "../ids.ts";
 import { safeFetch, ScanFailedError, ScanRefusedError } from "../linkscan/safe-fetch.ts";
@@ -78,7 +78,7 @@ export async function runDeliveryJob(ctx: DeliveryContext, input: { deliveryId: 
   const ok = outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode <= 299;
   const last = job.attempts >= job.maxAttempts;
 
-  const retry = await transaction(ctx, async (): Promise<boolean> => {
+  const retry = await rowLockedTransaction(ctx, async (): Promise<boolean> => {
     await ctx.db
       .insert(webhookAttempts)
       .values({ id: newId(), deliveryId: delivery.id, attemptedAt: attemptAt, statusCode: outcome.statusCode, latencyMs: outcome.latencyMs, error: outcome.error });
@@ -151,7 +151,7 @@ async function attempt(endpoint: EndpointRow, delivery: DeliveryRow, attemptAt: 
 }
 
 function settle(ctx: DomainContext, deliveryId: string, status: "failed", error: string): Promise<void> {
-  return transaction(ctx, async () => {
+  return rowLockedTransaction(ctx, async () => {
     await ctx.db.update(webhookDeliveries).set({ status, lastError: error }).where(eq(webhookDeliveries.id, deliveryId));
   });
 }
@@ -241,7 +241,7 @@ export async function deliveryDetail(
  * ids drop it as a duplicate unless they want it), through the whole retry schedule.
  */
 export function replayDelivery(ctx: DomainContext, input: { deliveryId: string }): Promise<DeliveryView> {
-  return transaction(ctx, async () => {
+  return rowLockedTransaction(ctx, async () => {
     const d = await requireDelivery(ctx, input.deliveryId);
     if (d.status === "pending") throw conflict("This delivery is still being attempted; replay it once it is delivered or has failed");
     const endpoint = await requireEndpoint(ctx, d.endpointId);
