@@ -2626,6 +2626,7 @@ export interface operations {
                         contentType?: string | null;
                         contentExternalId: string;
                     };
+                    /** Format: date-time */
                     endsAt?: string;
                     durationSeconds?: number;
                 };
