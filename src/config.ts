@@ -45,6 +45,13 @@ const configSchema = z.object({
   FLAGSTAFF_TRANSPARENCY_TICK_MS: positiveInt(10 * 60_000),
   /** The dashboard in its development build (React's dev build, unminified, rebuilt on each page load). */
   FLAGSTAFF_DEV: flag,
+  /** When set, GET /metrics answers only `Authorization: Bearer <this>` (src/api/metrics.ts). */
+  FLAGSTAFF_METRICS_TOKEN: z
+    .string()
+    .min(16, "must be at least 16 characters (a random secret: openssl rand -hex 32)")
+    .max(512)
+    .regex(/^[A-Za-z0-9\-._~+/]+=*$/, "letters, digits and - . _ ~ + / only (a bearer token, sent in a header)")
+    .optional(),
 });
 
 type RawConfig = z.infer<typeof configSchema>;
@@ -73,6 +80,8 @@ export interface Config {
   transparencyTickMs: number;
   /** FLAGSTAFF_DEV: serve the dashboard's development build (src/api/dashboard-page.ts). */
   dev: boolean;
+  /** FLAGSTAFF_METRICS_TOKEN: the bearer token /metrics asks for, or null (open: keep it to the monitoring network). */
+  metricsToken: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -132,5 +141,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     enforcementTickMs: c.FLAGSTAFF_ENFORCEMENT_TICK_MS,
     transparencyTickMs: c.FLAGSTAFF_TRANSPARENCY_TICK_MS,
     dev: c.FLAGSTAFF_DEV,
+    metricsToken: c.FLAGSTAFF_METRICS_TOKEN ?? null,
   };
 }

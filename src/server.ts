@@ -4,7 +4,7 @@ import { createContext, type Services } from "./api/context.ts";
 import { mountDashboard } from "./api/dashboard-page.ts";
 import { installHostGuard } from "./api/host-guard.ts";
 import { jsonError } from "./api/http-errors.ts";
-import { METRICS_CONTENT_TYPE, registerDatabaseGauges, renderMetrics } from "./api/metrics.ts";
+import { METRICS_CONTENT_TYPE, metricsAuthorized, registerDatabaseGauges, renderMetrics } from "./api/metrics.ts";
 import { orgOpenApiDocument, sdkOpenApiDocument } from "./api/openapi.ts";
 import { mountRest, ORG_PREFIX, SDK_PREFIX } from "./api/rest.ts";
 import { installRequestLog } from "./api/request-log.ts";
@@ -60,7 +60,12 @@ export function createApp(services: Services, opts: AppOptions = {}) {
   });
 
   registerDatabaseGauges(services, services.store.engine === "sqlite" ? services.config.dbPath : null, () => services.clock.now());
-  app.get("/metrics", async () => new Response(await renderMetrics(), { headers: { "content-type": METRICS_CONTENT_TYPE } }));
+  app.get("/metrics", async ({ request }) => {
+    if (!metricsAuthorized(services.config.metricsToken, request.headers.get("authorization"))) {
+      return jsonError(401, "Metrics need `Authorization: Bearer <token>` with the token of FLAGSTAFF_METRICS_TOKEN", { "www-authenticate": 'Bearer realm="metrics"' });
+    }
+    return new Response(await renderMetrics(), { headers: { "content-type": METRICS_CONTENT_TYPE } });
+  });
 
   app.get(`${SDK_PREFIX}/openapi.json`, () => Response.json(sdkOpenApiDocument()));
   app.get(`${ORG_PREFIX}/openapi.json`, () => Response.json(orgOpenApiDocument()));
