@@ -1,5 +1,6 @@
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { Elysia } from "elysia";
+import { clientAddressOf } from "./api/client-address.ts";
 import { createContext, type Services } from "./api/context.ts";
 import { mountDashboard } from "./api/dashboard-page.ts";
 import { installHostGuard } from "./api/host-guard.ts";
@@ -70,6 +71,8 @@ export function createApp(services: Services, opts: AppOptions = {}) {
   app.get(`${SDK_PREFIX}/openapi.json`, () => Response.json(sdkOpenApiDocument()));
   app.get(`${ORG_PREFIX}/openapi.json`, () => Response.json(orgOpenApiDocument()));
 
+  // Who a request comes from: the socket, or behind a trusted proxy its X-Forwarded-For (src/api/client-address.ts).
+  const clientAddress = clientAddressOf(services.config.trustedProxies);
   // A wildcard route with body parsing off hands tRPC the untouched request (mount would strip
   // the /trpc prefix from the URL).
   app.all(
@@ -82,7 +85,7 @@ export function createApp(services: Services, opts: AppOptions = {}) {
       req: request,
       router: appRouter,
       createContext: ({ req, resHeaders }) =>
-        createContext(services, req, resHeaders, { sessions: true, ip: server?.requestIP(request)?.address ?? null }),
+        createContext(services, req, resHeaders, { sessions: true, ip: clientAddress(server?.requestIP(request)?.address ?? null, request.headers.get("x-forwarded-for")) }),
       onError: ({ error }) => {
           if (error.code === "INTERNAL_SERVER_ERROR") log.error("trpc error", errorFields(error.cause ?? error));
         },
