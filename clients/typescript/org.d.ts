@@ -515,7 +515,7 @@ export interface paths {
         get: operations["transparency-getSubmission"];
         /**
          * Set the Transparency Database submission
-         * @description `endpointUrl`: the API's base URL (statements go to `{endpointUrl}/statements`, at most 100 a request); https, and its host must resolve to a public address. `token`: the API token, required the first time, kept when left out, never shown again. `enabled: true` starts a run at once.
+         * @description `endpointUrl`: the API's base URL (statements go to `{endpointUrl}/statements`, at most 100 a request); https, and its host must resolve to a public address. `token`: the API token, required the first time, kept when left out, never shown again. Moving `endpointUrl` to another origin (scheme, host or port) needs the token again in the same request: without it the answer is 400 (`token: send the token again when changing the endpoint's origin…`) and nothing changes, so the stored token is only ever sent to the origin it was given for. `enabled: true` starts a run at once.
          */
         put: operations["transparency-setSubmission"];
         post?: never;
@@ -2626,6 +2626,7 @@ export interface operations {
                         contentType?: string | null;
                         contentExternalId: string;
                     };
+                    /** Format: date-time */
                     endsAt?: string;
                     durationSeconds?: number;
                 };

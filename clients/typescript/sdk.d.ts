@@ -1032,6 +1032,7 @@ export interface operations {
                             contentType?: string | null;
                             contentExternalId: string;
                         };
+                        /** Format: date-time */
                         endsAt?: string;
                         durationSeconds?: number;
                     };

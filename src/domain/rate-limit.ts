@@ -67,13 +67,73 @@ export interface WindowHit {
 }
 
 /**
+ * Fixed windows counted per key: one hit at a time, each atomic (two hits never both see the
+ * same count), in memory (memoryWindows) or in the database (sharedWindows).
+ */
+export interface WindowCounter {
+  /** Counts one hit: the count after it and when its window began (a new window when the last one ended). */
+  hit(key: string, windowMs: number): Promise<WindowHit>;
+  /** The hits of the key's current window (0 when it has none), counting nothing. */
+  count(key: string, windowMs: number): Promise<number>;
+  /** Takes back one hit of the current window (one that turned out not to count). */
+  giveBack(key: string, windowMs: number): Promise<void>;
+  /** Forgets the key's window. */
+  clear(key: string): Promise<void>;
+}
+
+/**
+ * The windows of one process, in a Map. Each operation runs synchronously before its promise
+ * resolves, so hits made at once (parallel requests) are counted one after the other.
+ */
+export function memoryWindows(now: () => number): WindowCounter {
+  const windows = new Map<string, WindowHit>();
+  let lastSweep = now();
+  const live = (key: string, windowMs: number, t: number): WindowHit | undefined => {
+    const w = windows.get(key);
+    if (w && t - w.windowStart >= windowMs) {
+      windows.delete(key);
+      return undefined;
+    }
+    return w;
+  };
+  return {
+    async hit(key, windowMs) {
+      const t = now();
+      // Forget ended windows now and then (longer than any window used), so idle keys do not pile up.
+      if (t - lastSweep >= 3_600_000) {
+        lastSweep = t;
+        for (const [k, w] of windows) if (t - w.windowStart >= 3_600_000) windows.delete(k);
+      }
+      const w = live(key, windowMs, t);
+      if (w) {
+        w.count += 1;
+        return { ...w };
+      }
+      const fresh = { count: 1, windowStart: t };
+      windows.set(key, fresh);
+      return { ...fresh };
+    },
+    async count(key, windowMs) {
+      return live(key, windowMs, now())?.count ?? 0;
+    },
+    async giveBack(key, windowMs) {
+      const w = live(key, windowMs, now());
+      if (w && w.count > 0) w.count -= 1;
+    },
+    async clear(key) {
+      windows.delete(key);
+    },
+  };
+}
+
+/**
  * Fixed windows in the `rate_windows` table, for instances that must count together. Each hit
  * is one atomic upsert (a new window when the old one ended, else one more), so concurrent
  * hits from any instance are each counted once and never both take the last place. They run
  * in transactions of their own that touch only their row (`exclusive: false`) and need not wait
  * for the disk (`durable: false`: a crash may forget the last moments of a window, never more).
  */
-export function sharedWindows(ctx: Pick<ReadContext, "store" | "clock">) {
+export function sharedWindows(ctx: Pick<ReadContext, "store" | "clock">): WindowCounter & { sweep(olderThanMs: number): Promise<void> } {
   // Detached: a hit made while a report's group transaction is open commits on its own at once,
   // so another instance's hit of the same key does not wait for that group.
   const run = <T>(fn: () => Promise<T>) => ctx.store.transaction(fn, { exclusive: false, durable: false, detached: true });
@@ -95,6 +155,13 @@ export function sharedWindows(ctx: Pick<ReadContext, "store" | "clock">) {
           .returning({ count: rateWindows.count, windowStart: rateWindows.windowStart });
         return row!;
       });
+    },
+    async count(key: string, windowMs: number): Promise<number> {
+      const [row] = await ctx.store.db
+        .select({ count: rateWindows.count })
+        .from(rateWindows)
+        .where(sql`${rateWindows.key} = ${key} AND ${rateWindows.windowStart} > ${ctx.clock.now() - windowMs}`);
+      return row?.count ?? 0;
     },
     /** Takes back one hit of the current window (one that turned out not to count). */
     giveBack(key: string, windowMs: number): Promise<void> {

@@ -5,6 +5,7 @@ import { admitReportCreation } from "../../domain/rate-limit.ts";
 import { createReport, reportsWithProjects, reportWithOutcome } from "../../domain/reports.ts";
 import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/validation.ts";
 import { projectRefSchema } from "../../domain/views/project.ts";
+import { clientDateTime } from "../../domain/views/common.ts";
 import {
   createdReportSchema, DISMISSAL_REASONS, noticeInputSchema, reportOutcomeSchema, RESOLUTION_CODES, reportViewSchema, STATUSES, TEAMS, type Status,
 } from "../../domain/views/report.ts";
@@ -146,7 +147,7 @@ export const reportsRouter = router({
     z.object({
       sort: z.enum(["asc", "desc"]).default("desc"),
       // An ISO timestamp with microseconds (the previous page's nextCursor): say so in the document.
-      cursor: z.string().max(64).meta({ format: "date-time", description: "The previous page's `nextCursor` (an ISO timestamp)" }).optional(),
+      cursor: clientDateTime.meta({ description: "The previous page's `nextCursor` (an ISO timestamp)" }).optional(),
       limit: limitSchema(25),
       projectId: projectIdSchema.optional(),
       status: statusList.optional(),
