@@ -314,7 +314,7 @@ export interface paths {
         put?: never;
         /**
          * Uphold an appeal's decision
-         * @description The action stands; the report and its case go from APPEALED to CLOSED. 409 once the appeal is decided.
+         * @description The action stands; the report (APPEALED, or IN_REVIEW when escalated while the appeal waited) and its case go to CLOSED. 409 once the appeal is decided.
          */
         post: operations["enforcement-upholdAppeal"];
         delete?: never;
@@ -334,7 +334,7 @@ export interface paths {
         put?: never;
         /**
          * Overturn the decision an appeal is against
-         * @description The appealed action, and every other unrevoked action of the same report, is revoked (and announced by webhook); the report and its case go from APPEALED to CLOSED. 409 once the appeal is decided.
+         * @description The appealed action, and every other unrevoked action of the same report, is revoked (and announced by webhook); the report (APPEALED, or IN_REVIEW when escalated while the appeal waited) and its case go to CLOSED. 409 once the appeal is decided.
          */
         post: operations["enforcement-overturnAppeal"];
         delete?: never;

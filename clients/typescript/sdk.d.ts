@@ -115,7 +115,7 @@ export interface paths {
         put?: never;
         /**
          * Escalate a report
-         * @description Records the escalation to a team (default senior_moderator). Unless the report is RESOLVED or APPEALED (its pending appeal decides it) it becomes IN_REVIEW, with its case and the case's other open reports.
+         * @description Records the escalation to a team (default senior_moderator). Unless the report is RESOLVED it becomes IN_REVIEW, with its case and the case's other open reports (an APPEALED report too: its appeal stays pending and still decides it).
          */
         post: operations["reports-escalate"];
         delete?: never;

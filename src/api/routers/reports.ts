@@ -202,9 +202,9 @@ export const reportsRouter = router({
         method: "POST",
         path: "/reports/{reportId}/escalate",
         summary: "Escalate a report",
-        description: "Records the escalation to a team (default senior_moderator). Unless the report is RESOLVED or APPEALED (its pending appeal decides it) it becomes IN_REVIEW, with its case and the case's other open reports.",
+        description: "Records the escalation to a team (default senior_moderator). Unless the report is RESOLVED it becomes IN_REVIEW, with its case and the case's other open reports (an APPEALED report too: its appeal stays pending and still decides it).",
         tags,
-        // Allowed from every status (on RESOLVED and APPEALED it is recorded and changes nothing): never a 409.
+        // Allowed from every status (on RESOLVED it is recorded and changes nothing): never a 409.
         errorResponses: { 404: "Report not found" },
       },
     })
