@@ -3250,6 +3250,7 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided only when listed). */
                             eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
                             enabled: boolean;
                             disabledReason: string | null;
@@ -3317,6 +3318,7 @@ export interface operations {
                 "application/json": {
                     url: string;
                     description?: string | null;
+                    /** @description The event types to deliver. Empty or omitted: the enforcement_action events (report.decided only when listed). */
                     eventTypes?: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
                     enabled?: boolean;
                 };
@@ -3334,6 +3336,7 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided only when listed). */
                             eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
                             enabled: boolean;
                             disabledReason: string | null;
@@ -3428,6 +3431,7 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided only when listed). */
                             eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
                             enabled: boolean;
                             disabledReason: string | null;
@@ -3557,6 +3561,7 @@ export interface operations {
                 "application/json": {
                     url?: string;
                     description?: string | null;
+                    /** @description The event types to deliver. Empty or omitted: the enforcement_action events (report.decided only when listed). */
                     eventTypes?: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
                     enabled?: boolean;
                 };
@@ -3574,6 +3579,7 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided only when listed). */
                             eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
                             enabled: boolean;
                             disabledReason: string | null;
@@ -3667,6 +3673,7 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided only when listed). */
                             eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
                             enabled: boolean;
                             disabledReason: string | null;
