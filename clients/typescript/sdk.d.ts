@@ -55,7 +55,7 @@ export interface paths {
         put?: never;
         /**
          * Create a report
-         * @description Files a report about content (`target`) or a person (`subject`); one of them is required, and `reason` names one or more of the project's report categories. Subject and reporter identities are upserted. Allowed with a publishable key of the project. Rate limited per API key (429 with Retry-After).
+         * @description Files a report about content (`target`) or a person (`subject`); one of them is required, and `reason` names one or more of the project's report categories. Subject and reporter identities are upserted. Allowed with a publishable key of the project. Rate limited per API key (429 with Retry-After): only accepted reports count, checked after everything else, so a request refused with 400, 401, 403 or 404 spends nothing and carries no RateLimit headers.
          */
         post: operations["reports-create"];
         delete?: never;

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { decideOnReport } from "../../domain/cases.ts";
 import { resolveReport } from "../../domain/enforcement.ts";
-import { admitReportCreation } from "../../domain/rate-limit.ts";
+import { reportSlot } from "../../domain/rate-limit.ts";
 import { createReport, reportsWithProjects, reportWithOutcome } from "../../domain/reports.ts";
 import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/validation.ts";
 import { projectRefSchema } from "../../domain/views/project.ts";
@@ -11,7 +11,7 @@ import {
 import { SEVERITIES } from "../../domain/views/severity.ts";
 import { limitSchema } from "../schemas.ts";
 import { resolveActionSchema } from "./enforcement.ts";
-import { authedProcedure, projectProcedure, router, secretProcedure } from "../trpc.ts";
+import { projectProcedure, router, secretProcedure } from "../trpc.ts";
 
 const tags = ["reports"];
 const MAX_TEXT = 10_000;
@@ -67,25 +67,24 @@ const createInput = z
   });
 
 /**
- * Report creation's rate limit (the rule: src/domain/rate-limit.ts), before the input is read:
- * the count becomes the RateLimit headers on every answer, a refusal a 429 with Retry-After.
+ * Report creation's rate limit (the rule: reportSlot, src/domain/rate-limit.ts): createReport
+ * checks and takes the API key's place once everything else passed (the key: 401, 403 for its
+ * kind; the body: 400; the project: 404, 403 for a publishable key of another project; the
+ * reasons: 400), so a request refused for any of those spends no place and is told so, never
+ * 429. The RateLimit headers go on the answers that counted: 201 and 429.
  */
-const rateLimitedProcedure = authedProcedure.use(async ({ ctx, next }) => {
-  const { decision: d, refusal } = await admitReportCreation(
-    { limiter: ctx.reportRateLimiter, defaultLimit: ctx.config.reportRateLimit },
-    { key: ctx.caller.key },
-  );
-  if (d) {
+const rateLimitedCreation = projectProcedure(createInput).use(async ({ ctx, next }) => {
+  const slot = reportSlot({ limiter: ctx.reportRateLimiter, defaultLimit: ctx.config.reportRateLimit }, { key: ctx.caller.key });
+  const result = await next({ ctx: { reportSlot: slot } });
+  const d = slot.decision;
+  // Created, or refused for a full window; any other refusal spent nothing and says nothing of the window.
+  if (d && (result.ok || !d.allowed)) {
     ctx.resHeaders.set("RateLimit-Limit", String(d.limit));
     ctx.resHeaders.set("RateLimit-Remaining", String(d.remaining));
     ctx.resHeaders.set("RateLimit-Reset", String(d.resetSeconds));
     ctx.resHeaders.set("RateLimit-Policy", `${d.limit};w=60`);
   }
-  if (refusal) {
-    if (d) ctx.resHeaders.set("Retry-After", String(d.resetSeconds));
-    throw refusal;
-  }
-  return next();
+  return result;
 });
 
 const reportIdInput = { reportId: z.string().min(1).max(64) };
@@ -111,7 +110,7 @@ const statusList = z
   });
 
 export const reportsRouter = router({
-  create: projectProcedure(createInput, rateLimitedProcedure)
+  create: rateLimitedCreation
     .meta({
       family: "sdk",
       publishable: true,
@@ -121,7 +120,7 @@ export const reportsRouter = router({
         path: "/projects/{projectId}/reports",
         summary: "Create a report",
         description:
-          "Files a report about content (`target`) or a person (`subject`); one of them is required, and `reason` names one or more of the project's report categories. Subject and reporter identities are upserted. Allowed with a publishable key of the project. Rate limited per API key (429 with Retry-After).",
+          "Files a report about content (`target`) or a person (`subject`); one of them is required, and `reason` names one or more of the project's report categories. Subject and reporter identities are upserted. Allowed with a publishable key of the project. Rate limited per API key (429 with Retry-After): only accepted reports count, checked after everything else, so a request refused with 400, 401, 403 or 404 spends nothing and carries no RateLimit headers.",
         tags,
         errorResponses: { 400: "Invalid body or unknown reason", 401: "Invalid or missing API key", 403: "Key of another project", 404: "Project not found", 413: "Body too large", 429: "Too many reports" },
       },
@@ -138,6 +137,7 @@ export const reportsRouter = router({
         automated: input.automated ?? false,
         notice: input.notice,
         enrichMaxAttempts: ctx.config.enrichMaxAttempts,
+        slot: ctx.reportSlot,
       });
       return { report: created.report };
     }),
