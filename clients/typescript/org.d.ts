@@ -314,7 +314,7 @@ export interface paths {
         put?: never;
         /**
          * Uphold an appeal's decision
-         * @description The action stands; the report and its case go from APPEALED to CLOSED. 409 once the appeal is decided.
+         * @description The action stands; the report (APPEALED, or IN_REVIEW when escalated while the appeal waited) and its case go to CLOSED. 409 once the appeal is decided.
          */
         post: operations["enforcement-upholdAppeal"];
         delete?: never;
@@ -334,7 +334,7 @@ export interface paths {
         put?: never;
         /**
          * Overturn the decision an appeal is against
-         * @description The appealed action, and every other unrevoked action of the same report, is revoked (and announced by webhook); the report and its case go from APPEALED to CLOSED. 409 once the appeal is decided.
+         * @description The appealed action, and every other unrevoked action of the same report, is revoked (and announced by webhook); the report (APPEALED, or IN_REVIEW when escalated while the appeal waited) and its case go to CLOSED. 409 once the appeal is decided.
          */
         post: operations["enforcement-overturnAppeal"];
         delete?: never;
@@ -3251,6 +3251,7 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided only when listed). */
                             eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
                             enabled: boolean;
                             disabledReason: string | null;
@@ -3318,6 +3319,7 @@ export interface operations {
                 "application/json": {
                     url: string;
                     description?: string | null;
+                    /** @description The event types to deliver. Empty or omitted: the enforcement_action events (report.decided only when listed). */
                     eventTypes?: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
                     enabled?: boolean;
                 };
@@ -3335,6 +3337,7 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided only when listed). */
                             eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
                             enabled: boolean;
                             disabledReason: string | null;
@@ -3429,6 +3432,7 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided only when listed). */
                             eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
                             enabled: boolean;
                             disabledReason: string | null;
@@ -3558,6 +3562,7 @@ export interface operations {
                 "application/json": {
                     url?: string;
                     description?: string | null;
+                    /** @description The event types to deliver. Empty or omitted: the enforcement_action events (report.decided only when listed). */
                     eventTypes?: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
                     enabled?: boolean;
                 };
@@ -3575,6 +3580,7 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided only when listed). */
                             eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
                             enabled: boolean;
                             disabledReason: string | null;
@@ -3668,6 +3674,7 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided only when listed). */
                             eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
                             enabled: boolean;
                             disabledReason: string | null;

@@ -253,7 +253,7 @@ export const enforcementRouter = router({
         method: "POST",
         path: "/organizations/{orgSlug}/appeals/{appealId}/uphold",
         summary: "Uphold an appeal's decision",
-        description: "The action stands; the report and its case go from APPEALED to CLOSED. 409 once the appeal is decided.",
+        description: "The action stands; the report (APPEALED, or IN_REVIEW when escalated while the appeal waited) and its case go to CLOSED. 409 once the appeal is decided.",
         tags,
         errorResponses: { 409: "The appeal is already decided" },
       },
@@ -272,7 +272,7 @@ export const enforcementRouter = router({
         path: "/organizations/{orgSlug}/appeals/{appealId}/overturn",
         summary: "Overturn the decision an appeal is against",
         description:
-          "The appealed action, and every other unrevoked action of the same report, is revoked (and announced by webhook); the report and its case go from APPEALED to CLOSED. 409 once the appeal is decided.",
+          "The appealed action, and every other unrevoked action of the same report, is revoked (and announced by webhook); the report (APPEALED, or IN_REVIEW when escalated while the appeal waited) and its case go to CLOSED. 409 once the appeal is decided.",
         tags,
         errorResponses: { 409: "The appeal is already decided" },
       },
