@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { z } from "zod";
 
 /** A boolean environment flag: "1", "true", "yes", "on" (and their opposites). */
@@ -7,6 +8,28 @@ const flag = z
   .transform((v) => ["1", "true", "yes", "on"].includes(v));
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+/**
+ * A list of addresses and CIDR ranges (`10.0.0.0/8`, `fd00::/8`, `127.0.0.1`), separated by
+ * commas or spaces: each checked, and an entry that is neither named in the error.
+ */
+const addressList = z
+  .string()
+  .transform((value, ctx) => {
+    const entries = value.split(/[\s,]+/).filter(Boolean);
+    for (const entry of entries) {
+      const [address = "", prefix, ...rest] = entry.split("/");
+      const version = isIP(address);
+      const bits = version === 6 ? 128 : 32;
+      const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
+      if (version === 0 || !prefixOk || rest.length > 0) {
+        ctx.addIssue({ code: "custom", message: `${JSON.stringify(entry)} is not an IP address or a CIDR range such as 10.0.0.0/8 or fd00::/8` });
+        return z.NEVER;
+      }
+    }
+    return entries;
+  })
+  .default([]);
 
 const configSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3001),
@@ -45,6 +68,18 @@ const configSchema = z.object({
   FLAGSTAFF_TRANSPARENCY_TICK_MS: positiveInt(10 * 60_000),
   /** The dashboard in its development build (React's dev build, unminified, rebuilt on each page load). */
   FLAGSTAFF_DEV: flag,
+  /**
+   * The reverse proxies and load balancers whose X-Forwarded-For is believed (src/api/client-address.ts):
+   * the client of a request they pass is the right-most address in it that is not theirs.
+   */
+  FLAGSTAFF_TRUSTED_PROXIES: addressList,
+  /** When set, GET /metrics answers only `Authorization: Bearer <this>` (src/api/metrics.ts). */
+  FLAGSTAFF_METRICS_TOKEN: z
+    .string()
+    .min(16, "must be at least 16 characters (a random secret: openssl rand -hex 32)")
+    .max(512)
+    .regex(/^[A-Za-z0-9\-._~+/]+=*$/, "letters, digits and - . _ ~ + / only (a bearer token, sent in a header)")
+    .optional(),
 });
 
 type RawConfig = z.infer<typeof configSchema>;
@@ -73,6 +108,10 @@ export interface Config {
   transparencyTickMs: number;
   /** FLAGSTAFF_DEV: serve the dashboard's development build (src/api/dashboard-page.ts). */
   dev: boolean;
+  /** FLAGSTAFF_TRUSTED_PROXIES: addresses and CIDR ranges whose X-Forwarded-For names the client (empty: none, the socket's address is the client). */
+  trustedProxies: string[];
+  /** FLAGSTAFF_METRICS_TOKEN: the bearer token /metrics asks for, or null (open: keep it to the monitoring network). */
+  metricsToken: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -132,5 +171,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     enforcementTickMs: c.FLAGSTAFF_ENFORCEMENT_TICK_MS,
     transparencyTickMs: c.FLAGSTAFF_TRANSPARENCY_TICK_MS,
     dev: c.FLAGSTAFF_DEV,
+    trustedProxies: c.FLAGSTAFF_TRUSTED_PROXIES,
+    metricsToken: c.FLAGSTAFF_METRICS_TOKEN ?? null,
   };
 }

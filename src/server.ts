@@ -1,10 +1,11 @@
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { Elysia } from "elysia";
+import { clientAddressOf } from "./api/client-address.ts";
 import { createContext, type Services } from "./api/context.ts";
 import { mountDashboard } from "./api/dashboard-page.ts";
 import { installHostGuard } from "./api/host-guard.ts";
 import { jsonError } from "./api/http-errors.ts";
-import { METRICS_CONTENT_TYPE, registerDatabaseGauges, renderMetrics } from "./api/metrics.ts";
+import { METRICS_CONTENT_TYPE, metricsAuthorized, registerDatabaseGauges, renderMetrics } from "./api/metrics.ts";
 import { orgOpenApiDocument, sdkOpenApiDocument } from "./api/openapi.ts";
 import { mountRest, ORG_PREFIX, SDK_PREFIX } from "./api/rest.ts";
 import { installRequestLog } from "./api/request-log.ts";
@@ -60,11 +61,18 @@ export function createApp(services: Services, opts: AppOptions = {}) {
   });
 
   registerDatabaseGauges(services, services.store.engine === "sqlite" ? services.config.dbPath : null, () => services.clock.now());
-  app.get("/metrics", async () => new Response(await renderMetrics(), { headers: { "content-type": METRICS_CONTENT_TYPE } }));
+  app.get("/metrics", async ({ request }) => {
+    if (!metricsAuthorized(services.config.metricsToken, request.headers.get("authorization"))) {
+      return jsonError(401, "Metrics need `Authorization: Bearer <token>` with the token of FLAGSTAFF_METRICS_TOKEN", { "www-authenticate": 'Bearer realm="metrics"' });
+    }
+    return new Response(await renderMetrics(), { headers: { "content-type": METRICS_CONTENT_TYPE } });
+  });
 
   app.get(`${SDK_PREFIX}/openapi.json`, () => Response.json(sdkOpenApiDocument()));
   app.get(`${ORG_PREFIX}/openapi.json`, () => Response.json(orgOpenApiDocument()));
 
+  // Who a request comes from: the socket, or behind a trusted proxy its X-Forwarded-For (src/api/client-address.ts).
+  const clientAddress = clientAddressOf(services.config.trustedProxies);
   // A wildcard route with body parsing off hands tRPC the untouched request (mount would strip
   // the /trpc prefix from the URL).
   app.all(
@@ -77,7 +85,7 @@ export function createApp(services: Services, opts: AppOptions = {}) {
       req: request,
       router: appRouter,
       createContext: ({ req, resHeaders }) =>
-        createContext(services, req, resHeaders, { sessions: true, ip: server?.requestIP(request)?.address ?? null }),
+        createContext(services, req, resHeaders, { sessions: true, ip: clientAddress(server?.requestIP(request)?.address ?? null, request.headers.get("x-forwarded-for")) }),
       onError: ({ error }) => {
           if (error.code === "INTERNAL_SERVER_ERROR") log.error("trpc error", errorFields(error.cause ?? error));
         },

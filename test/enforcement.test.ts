@@ -137,7 +137,7 @@ describe("enforcement actions", () => {
     expect(await bad({ kind: "ban", durationSeconds: 60 })).toContain("no end");
     expect(await bad({ kind: "warning", endsAt: "2099-01-01T00:00:00Z" })).toContain("no end");
     expect(await bad({ kind: "suspension", endsAt: "2001-01-01T00:00:00Z" })).toContain("future");
-    expect(await bad({ kind: "suspension", endsAt: "tomorrow" })).toContain("ISO");
+    expect(await bad({ kind: "suspension", endsAt: "tomorrow" })).toContain("endsAt: must be a date-time with its zone");
     expect(await bad({ kind: "suspension", endsAt: "2099-01-01T00:00:00Z", durationSeconds: 60 })).toContain("not both");
     expect(await bad({ kind: "content_removal" })).toContain("content");
     // A kind the client's types forbid: this JSON is sent instead of the (valid, so 201) typed body.
@@ -389,9 +389,9 @@ describe("appeals", () => {
     expect((await appeal(actionId)).response.status).toBe(409);
   });
 
-  test("escalating an APPEALED report records the escalation and leaves it APPEALED; the appeal still closes it", async () => {
-    // Escalation used to move an APPEALED report to IN_REVIEW, after which uphold and overturn
-    // recorded their decision without closing it: the pending appeal decides an appealed report.
+  test("escalating an APPEALED report moves it and its case to IN_REVIEW (the specification); the appeal stays pending and still closes it", async () => {
+    // The specification's table: escalate moves any status but resolved to IN_REVIEW. The pending
+    // appeal stays in the inbox and decides the report from IN_REVIEW.
     const { reportId, actionId, caseId } = await resolvedWithSuspension();
     const filed = await appeal(actionId);
     expect(filed.response.status).toBe(201);
@@ -401,11 +401,13 @@ describe("appeals", () => {
     expect(escalated.response.status).toBe(200);
     expect(escalated.data).toEqual({ ok: true, reportId });
     const after = await report(reportId);
-    expect(after.status).toBe("APPEALED");
-    expect(after.escalation).toMatchObject({ team: "legal", applied: false, note: "they threaten to sue" });
-    expect(await caseStatus(caseId)).toBe("APPEALED");
+    expect(after.status).toBe("IN_REVIEW");
+    expect(after.escalation).toMatchObject({ team: "legal", applied: true, note: "they threaten to sue" });
+    expect(await caseStatus(caseId)).toBe("IN_REVIEW");
     const [escalation] = (await audit("report", reportId)).filter((e) => e.action === "REPORT_ESCALATED");
-    expect(escalation).toMatchObject({ before: { status: "APPEALED" }, after: { status: "APPEALED" }, data: { team: "legal", applied: false, caseId } });
+    expect(escalation).toMatchObject({ before: { status: "APPEALED" }, after: { status: "IN_REVIEW" }, data: { team: "legal", applied: true, caseId } });
+    const pending = await org.GET("/organizations/{orgSlug}/appeals", { params: { path: { orgSlug }, query: { status: "pending", actionId } } });
+    expect(pending.data!.appeals.map((a) => [a.id, a.status])).toEqual([[appealId, "pending"]]);
 
     const upheld = await org.POST("/organizations/{orgSlug}/appeals/{appealId}/uphold", { params: appealPath(appealId), body: {} });
     expect(upheld.response.status).toBe(200);

@@ -119,6 +119,22 @@ describe.skipIf(TEST_ENGINE !== "postgres")("two instances on one database (Post
     expect(statuses.filter((s) => s === 429).length).toBe(4);
   });
 
+  test("requests refused for what they are (400, 404) spend none of the key's places, through either instance, among concurrent good ones", async () => {
+    const made = await (await a.orgClient()).POST("/organizations/{orgSlug}/api-keys", {
+      params: { path: { orgSlug: a.demo.orgSlug } },
+      body: { projectId: a.demo.projectId, kind: "secret", name: "rate-refused" },
+    });
+    expect(made.response.status).toBe(201);
+    const secretKey = made.data!.key;
+    const good = (i: number) => ({ path: `/projects/${a.demo.projectId}/reports`, body: { subject: { type: "user", externalId: `rr-${i}` }, reason: "spam" } });
+    const unknownReason = (i: number) => ({ path: `/projects/${a.demo.projectId}/reports`, body: { subject: { type: "user", externalId: `rr-${i}` }, reason: "no-such-reason" } });
+    const unknownProject = (i: number) => ({ path: "/projects/01a20000-0000-7000-8000-000000000000/reports", body: good(i).body });
+    const requests = Array.from({ length: 36 }, (_, i) => [good, unknownReason, unknownProject][i % 3]!(i));
+    const statuses = await Promise.all(requests.map((r, i) => (i % 2 ? a : b).call("POST", r.path, { key: secretKey, body: r.body }).then((res) => res.status)));
+    const count = (s: number) => statuses.filter((x) => x === s).length;
+    expect([count(201), count(429), count(400), count(404)]).toEqual([10, 2, 12, 12]);
+  });
+
   test("a dashboard session made on one instance works on the other", async () => {
     const signIn = await fetch(`${a.url}/trpc/auth.login`, {
       method: "POST",

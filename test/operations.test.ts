@@ -6,6 +6,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { loadConfig } from "../src/config.ts";
 import { TEST_ENGINE } from "./helpers/pg.ts";
 import { rawDb } from "./helpers/raw-db.ts";
 import { runCli, startServer, type TestServer } from "./helpers/server.ts";
@@ -161,6 +162,47 @@ describe("a running server", () => {
     expect(lines.some((l) => l.msg === "stopped")).toBe(true);
     // Group commit never saw the event loop turn inside a group (src/db/group-commit.ts).
     expect(lines.filter((l) => l.level === "error")).toEqual([]);
+  });
+});
+
+describe("FLAGSTAFF_METRICS_TOKEN", () => {
+  const token = "scrape-0123456789abcdef-token";
+  let server: TestServer;
+
+  beforeAll(async () => {
+    server = await startServer({ FLAGSTAFF_METRICS_TOKEN: token });
+  });
+  afterAll(async () => {
+    await server.dispose();
+  });
+
+  test("set, /metrics answers only `Authorization: Bearer <token>`; anyone else gets 401 { error }", async () => {
+    const cases: [string, Record<string, string>][] = [
+      ["no header", {}],
+      ["a wrong token", { authorization: "Bearer scrape-0123456789abcdef-tokeX" }],
+      ["a prefix of the token", { authorization: `Bearer ${token.slice(0, -1)}` }],
+      ["another scheme", { authorization: `Basic ${btoa(`prometheus:${token}`)}` }],
+      ["an API key", { authorization: `Bearer ${server.demo.secretKey}` }],
+    ];
+    for (const [what, headers] of cases) {
+      const res = await fetch(`${server.url}/metrics`, { headers });
+      expect([what, res.status]).toEqual([what, 401]);
+      expect(res.headers.get("www-authenticate")).toStartWith("Bearer");
+      const body = (await res.json()) as { error: string };
+      expect(body.error).toContain("FLAGSTAFF_METRICS_TOKEN");
+    }
+    const ok = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+    expect(ok.status).toBe(200);
+    expect(await ok.text()).toContain("# TYPE flagstaff_http_requests_total counter");
+    // Health and readiness stay open (balancers and orchestrators send no token).
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+  });
+
+  test("a token too short, or with characters a header cannot carry, stops the start with a line naming it", () => {
+    expect(() => loadConfig({ FLAGSTAFF_METRICS_TOKEN: "short" })).toThrow(/FLAGSTAFF_METRICS_TOKEN="short": .*16/);
+    expect(() => loadConfig({ FLAGSTAFF_METRICS_TOKEN: "has spaces in it and is long" })).toThrow("FLAGSTAFF_METRICS_TOKEN");
+    expect(loadConfig({ FLAGSTAFF_METRICS_TOKEN: token }).metricsToken).toBe(token);
+    expect(loadConfig({}).metricsToken).toBeNull();
   });
 });
 

@@ -242,6 +242,39 @@ describe("rate limiting", () => {
     expect((await file(body, otherClient)).response.status).toBe(201);
   });
 
+  test("a request refused before its report is accepted spends no slot: 403 for another project stays 403, and the key keeps its 10", async () => {
+    // The misconfigured client of issue 24: a publishable key sent to another project was told
+    // 429 "retry in N s" after 10 tries instead of 403.
+    const second = await org.POST("/organizations/{orgSlug}/projects", { params: { path: { orgSlug: server.demo.orgSlug } }, body: { name: "Elsewhere" } });
+    expect(second.response.status).toBe(201);
+    const client = await server.sdkClient(await newKey("publishable"));
+    const body: ReportBody = { subject: { type: "user", externalId: "rl3" }, reason: "spam" };
+    const elsewhere = () => client.POST("/projects/{projectId}/reports", { params: { path: { projectId: second.data!.project.id } }, body });
+    const unknownProject = () => client.POST("/projects/{projectId}/reports", { params: { path: { projectId: "01a20000-0000-7000-8000-000000000000" } }, body });
+    const invalid = () => client.POST("/projects/{projectId}/reports", { params: projectPath(), body, bodySerializer: () => JSON.stringify({ reason: "spam" }) });
+    const unknownReason = () => file({ ...body, reason: "no-such-category" }, client);
+    const refusals: number[] = [];
+    for (let i = 0; i < 12; i++) refusals.push((await elsewhere()).response.status);
+    expect(refusals).toEqual(Array(12).fill(403));
+    for (const call of [unknownProject, invalid, unknownReason]) {
+      for (let i = 0; i < 4; i++) {
+        const r = await call();
+        expect(r.response.status).toBeOneOf([400, 403]);
+        // A refused request says nothing of a window it did not count in.
+        expect(r.response.headers.get("RateLimit-Remaining")).toBeNull();
+      }
+    }
+    for (let i = 0; i < 10; i++) {
+      const r = await file(body, client);
+      expect(r.response.status).toBe(201);
+      expect(r.response.headers.get("RateLimit-Remaining")).toBe(String(9 - i));
+    }
+    const eleventh = await file(body, client);
+    expect(eleventh.response.status).toBe(429);
+    // A full window does not hide what is wrong with a request: 403 is still 403.
+    expect((await elsewhere()).response.status).toBe(403);
+  });
+
   test("a key's own limit overrides the default", async () => {
     const client = await server.sdkClient(await newKey("secret", 3));
     const body: ReportBody = { subject: { type: "user", externalId: "rl2" }, reason: "spam" };

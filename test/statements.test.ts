@@ -167,6 +167,62 @@ describe("statements of reasons", () => {
   });
 });
 
+describe("the DSA outcome of a resolution (POST /reports/{reportId}/resolve)", () => {
+  const resolve = (reportId: string, body: Record<string, unknown>) => server.call("POST", `/reports/${reportId}/resolve`, { body });
+  const actionsOf = async (reportId: string) => {
+    const r = await server.call("GET", `/api/v1/organizations/${orgSlug}/projects/${projectId}/enforcement-actions?reportId=${reportId}`);
+    expect(r.status).toBe(200);
+    return r.body.actions as any[];
+  };
+
+  test("CONTENT_LEVEL_ACTION without `action`, on a report with a notice: a content_removal of its target with its statement (SOURCE_ARTICLE_16), named in the answer, not announced", async () => {
+    const reportId = await fileReport({ notice: true });
+    const r = await resolve(reportId, { resolutionCode: "CONTENT_LEVEL_ACTION" });
+    expect(r.status).toBe(200);
+    expect(r.body.ok).toBe(true);
+    const [action] = await actionsOf(reportId);
+    expect(action).toMatchObject({ kind: "content_removal", reportId, content: { contentType: "post" }, identity: { type: "user" }, status: "active" });
+    expect(r.body.enforcementActionId).toBe(action.id);
+    const statement = await statementOf(action.id);
+    expect(statement.status).toBe(200);
+    const st = checkClean(statement.body.statement);
+    expect(st.decision_visibility).toEqual(["DECISION_VISIBILITY_CONTENT_REMOVED"]);
+    expect(st.source_type).toBe("SOURCE_ARTICLE_16");
+    expect(st.content_type).toEqual(["CONTENT_TYPE_TEXT"]);
+
+    // The same resolution with `action` asks for the action: announced (enforcement_action.created).
+    const asked = await fileReport({ notice: true });
+    const withAction = await resolve(asked, { resolutionCode: "CONTENT_LEVEL_ACTION", action: {} });
+    expect(withAction.status).toBe(200);
+    await until("the asked-for action's event", async () => received.some((m) => m.verified && m.payload?.data?.action?.id === withAction.body.enforcementActionId));
+    // The specification: the SDK report operations emit no event. The implied record is not announced.
+    await Bun.sleep(300);
+    expect(received.filter((m) => m.payload?.data?.action?.id === action.id)).toEqual([]);
+  });
+
+  test("no restriction recorded where none can be named: ACCOUNT_LEVEL_ACTION without a kind, CONTENT_LEVEL_ACTION on a report without content or without an author, other codes (200 { ok: true }, no action, no statement)", async () => {
+    const account = await fileReport({ notice: true });
+    const r1 = await resolve(account, { resolutionCode: "ACCOUNT_LEVEL_ACTION" });
+    expect([r1.status, r1.body]).toEqual([200, { ok: true }]);
+    expect(await actionsOf(account)).toEqual([]);
+
+    const bare = (body: Record<string, unknown>) => server.call("POST", `/projects/${projectId}/reports`, { body: { reason: "harassment", ...body } });
+    const aboutPerson = await bare({ subject: { type: "user", externalId: `subject-ext-${++n}` } });
+    const aboutAnonymousPost = await bare({ target: { contentType: "post", contentExternalId: `post-${++n}` } });
+    for (const created of [aboutPerson, aboutAnonymousPost]) {
+      expect(created.status).toBe(201);
+      const r = await resolve(created.body.report.id, { resolutionCode: "CONTENT_LEVEL_ACTION" });
+      expect([r.status, r.body]).toEqual([200, { ok: true }]);
+      expect(await actionsOf(created.body.report.id)).toEqual([]);
+    }
+
+    const confirmed = await fileReport({});
+    const r2 = await resolve(confirmed, { resolutionCode: "HARASSMENT_CONFIRMED" });
+    expect([r2.status, r2.body]).toEqual([200, { ok: true }]);
+    expect(await actionsOf(confirmed)).toEqual([]);
+  });
+});
+
 describe("export", () => {
   const exportUrl = (q: string) => `/api/v1/organizations/${orgSlug}/transparency/statements?${q}`;
 

@@ -117,6 +117,29 @@ describe("settings", () => {
     expect(audit.body.events.map((e: { data: { tokenChanged: boolean } }) => e.data.tokenChanged)).toEqual([false, true]);
     expect(JSON.stringify(audit.body)).not.toContain(tdb.token);
   });
+  test("moving the endpoint to another origin needs the token again: the stored one only goes where it was given", async () => {
+    expect((await put({ endpointUrl: tdb.url, token: tdb.token, enabled: false })).status).toBe(200);
+    // Someone holding an admin session or key points it at their own host, keeping the token: refused.
+    const elsewhere = startTransparencyDb();
+    try {
+      const moved = await put({ endpointUrl: elsewhere.url, enabled: true });
+      expect(moved.status).toBe(400);
+      expect(moved.body.error).toContain("token: send the token again");
+      // Nothing changed: same URL, still off, so no run can carry the token elsewhere.
+      expect(await settings()).toMatchObject({ endpointUrl: tdb.url, enabled: false, tokenSet: true });
+      // The same origin with another path keeps the token (it goes to the same server).
+      const samePlace = await put({ endpointUrl: `${tdb.url}/v3`, enabled: false });
+      expect(samePlace.status).toBe(200);
+      expect(samePlace.body.submission).toMatchObject({ endpointUrl: `${tdb.url}/v3`, tokenSet: true });
+      // Another origin with a token sent in the same request is a deliberate move.
+      const withToken = await put({ endpointUrl: elsewhere.url, token: elsewhere.token, enabled: false });
+      expect(withToken.status).toBe(200);
+      expect(elsewhere.requests.length).toBe(0);
+    } finally {
+      elsewhere.stop();
+    }
+    expect((await put({ endpointUrl: tdb.url, token: tdb.token, enabled: false })).status).toBe(200);
+  });
 });
 
 describe("the endpoint URL rule (no server needed)", () => {

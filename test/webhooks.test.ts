@@ -261,6 +261,39 @@ describe("endpoints", () => {
 });
 
 describe("delivery", () => {
+  test("an endpoint without a filter gets the enforcement_action events only: SDK resolve and dismiss announce report.decided to endpoints that list it", async () => {
+    // The specification: webhooks announce enforcement actions; the SDK report operations emit
+    // no event. A receiver written to it refuses any other type (and would be retried 10 times).
+    const t = await tenant();
+    const SPEC_TYPES = ["enforcement_action.created", "enforcement_action.updated", "enforcement_action.revoked"];
+    const spec = await endpoint(t, { behaviour: (_nth, rec) => new Response(null, { status: SPEC_TYPES.includes(rec.payload?.type) ? 204 : 400 }) });
+    const decided = await endpoint(t, { eventTypes: ["report.decided"] });
+    const sdk = await server.sdkClient(t.secretKey);
+    const file = async () => {
+      const r = await sdk.POST("/projects/{projectId}/reports", {
+        params: { path: { projectId: t.projectId } },
+        body: { reason: "spam", target: { contentType: "post", contentExternalId: `p-${++n}` }, reporter: { type: "user", externalId: `r-${n}` } },
+      });
+      expect(r.response.status).toBe(201);
+      return r.data!.report.id;
+    };
+    const [resolved, dismissed] = [await file(), await file()];
+    expect((await sdk.POST("/reports/{reportId}/resolve", { params: { path: { reportId: resolved } }, body: { resolutionCode: "SPAM_CONFIRMED" } })).response.status).toBe(200);
+    expect((await sdk.POST("/reports/{reportId}/dismiss", { params: { path: { reportId: dismissed } }, body: { reason: "duplicate" } })).response.status).toBe(200);
+    const action = await createAction(t);
+
+    const got = await until("both report.decided events", async () => (verified(decided.path).length >= 2 ? verified(decided.path) : null), 15_000);
+    expect(got.map((r) => [r.payload.type, r.payload.data.reportId]).sort()).toEqual([["report.decided", dismissed], ["report.decided", resolved]].sort());
+    await until("the action's event at the unfiltered endpoint", async () => verified(spec.path).some((r) => r.payload.data.action?.id === action.id));
+    await Bun.sleep(300);
+    expect(verified(spec.path).map((r) => r.payload.type)).toEqual(["enforcement_action.created"]);
+    const specDeliveries = await deliveries(t, spec.id);
+    expect(specDeliveries.map((d) => [d.eventType, d.status])).toEqual([["enforcement_action.created", "delivered"]]);
+    // The event types an endpoint without a filter gets, as the list of endpoints says.
+    const list = await (await t.org()).GET("/organizations/{orgSlug}/webhook-endpoints", { params: { path: { orgSlug: t.orgSlug } } });
+    expect(list.data!.endpoints.find((e) => e.id === spec.id)?.eventTypes).toEqual([]);
+  });
+
   test("created, updated, expired and revoked actions each arrive signed (verified by standardwebhooks)", async () => {
     const t = await tenant();
     const all = await endpoint(t);

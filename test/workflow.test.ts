@@ -66,11 +66,15 @@ describe("escalate", () => {
     expect(events[0]!.actor.type).toBe("api_key");
   });
 
-  test("from TRIAGED and DISMISSED goes to IN_REVIEW", async () => {
-    for (const from of ["TRIAGED", "DISMISSED"] as const) {
+  // The specification: "any state except resolved" → IN_REVIEW on escalate.
+  test("from every status but RESOLVED (TRIAGED, IN_REVIEW, DISMISSED, APPEALED, CLOSED) goes to IN_REVIEW, applied", async () => {
+    for (const from of ["TRIAGED", "IN_REVIEW", "DISMISSED", "APPEALED", "CLOSED"] as const) {
       const { reportId: id } = await reportIn(server, from);
-      expect((await sdk.POST("/reports/{reportId}/escalate", { params: reportPath(id), body: { team: "safety" } })).response.status).toBe(200);
-      expect(await statusOf(id)).toBe("IN_REVIEW");
+      const r = await sdk.POST("/reports/{reportId}/escalate", { params: reportPath(id), body: { team: "safety" } });
+      expect(r.response.status).toBe(200);
+      expect(r.data).toEqual({ ok: true, reportId: id });
+      expect([from, await statusOf(id)]).toEqual([from, "IN_REVIEW"]);
+      expect((await getReport(id)).escalation).toMatchObject({ team: "safety", applied: true });
     }
   });
 

@@ -314,7 +314,7 @@ export interface paths {
         put?: never;
         /**
          * Uphold an appeal's decision
-         * @description The action stands; the report and its case go from APPEALED to CLOSED. 409 once the appeal is decided.
+         * @description The action stands; the report (APPEALED, or IN_REVIEW when escalated while the appeal waited) and its case go to CLOSED. 409 once the appeal is decided.
          */
         post: operations["enforcement-upholdAppeal"];
         delete?: never;
@@ -334,7 +334,7 @@ export interface paths {
         put?: never;
         /**
          * Overturn the decision an appeal is against
-         * @description The appealed action, and every other unrevoked action of the same report, is revoked (and announced by webhook); the report and its case go from APPEALED to CLOSED. 409 once the appeal is decided.
+         * @description The appealed action, and every other unrevoked action of the same report, is revoked (and announced by webhook); the report (APPEALED, or IN_REVIEW when escalated while the appeal waited) and its case go to CLOSED. 409 once the appeal is decided.
          */
         post: operations["enforcement-overturnAppeal"];
         delete?: never;
@@ -515,7 +515,7 @@ export interface paths {
         get: operations["transparency-getSubmission"];
         /**
          * Set the Transparency Database submission
-         * @description `endpointUrl`: the API's base URL (statements go to `{endpointUrl}/statements`, at most 100 a request); https, and its host must resolve to a public address. `token`: the API token, required the first time, kept when left out, never shown again. `enabled: true` starts a run at once.
+         * @description `endpointUrl`: the API's base URL (statements go to `{endpointUrl}/statements`, at most 100 a request); https, and its host must resolve to a public address. `token`: the API token, required the first time, kept when left out, never shown again. Moving `endpointUrl` to another origin (scheme, host or port) needs the token again in the same request: without it the answer is 400 (`token: send the token again when changing the endpoint's origin…`) and nothing changes, so the stored token is only ever sent to the origin it was given for. `enabled: true` starts a run at once.
          */
         put: operations["transparency-setSubmission"];
         post?: never;
@@ -2626,6 +2626,7 @@ export interface operations {
                         contentType?: string | null;
                         contentExternalId: string;
                     };
+                    /** Format: date-time */
                     endsAt?: string;
                     durationSeconds?: number;
                 };
@@ -3250,6 +3251,7 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided only when listed). */
                             eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
                             enabled: boolean;
                             disabledReason: string | null;
@@ -3317,6 +3319,7 @@ export interface operations {
                 "application/json": {
                     url: string;
                     description?: string | null;
+                    /** @description The event types to deliver. Empty or omitted: the enforcement_action events (report.decided only when listed). */
                     eventTypes?: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
                     enabled?: boolean;
                 };
@@ -3334,6 +3337,7 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided only when listed). */
                             eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
                             enabled: boolean;
                             disabledReason: string | null;
@@ -3428,6 +3432,7 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided only when listed). */
                             eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
                             enabled: boolean;
                             disabledReason: string | null;
@@ -3557,6 +3562,7 @@ export interface operations {
                 "application/json": {
                     url?: string;
                     description?: string | null;
+                    /** @description The event types to deliver. Empty or omitted: the enforcement_action events (report.decided only when listed). */
                     eventTypes?: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
                     enabled?: boolean;
                 };
@@ -3574,6 +3580,7 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided only when listed). */
                             eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
                             enabled: boolean;
                             disabledReason: string | null;
@@ -3667,6 +3674,7 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided only when listed). */
                             eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
                             enabled: boolean;
                             disabledReason: string | null;

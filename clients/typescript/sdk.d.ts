@@ -55,7 +55,7 @@ export interface paths {
         put?: never;
         /**
          * Create a report
-         * @description Files a report about content (`target`) or a person (`subject`); one of them is required, and `reason` names one or more of the project's report categories. Subject and reporter identities are upserted. Allowed with a publishable key of the project. Rate limited per API key (429 with Retry-After).
+         * @description Files a report about content (`target`) or a person (`subject`); one of them is required, and `reason` names one or more of the project's report categories. Subject and reporter identities are upserted. Allowed with a publishable key of the project. Rate limited per API key (429 with Retry-After): only accepted reports count, checked after everything else, so a request refused with 400, 401, 403 or 404 spends nothing and carries no RateLimit headers.
          */
         post: operations["reports-create"];
         delete?: never;
@@ -115,7 +115,7 @@ export interface paths {
         put?: never;
         /**
          * Escalate a report
-         * @description Records the escalation to a team (default senior_moderator). Unless the report is RESOLVED or APPEALED (its pending appeal decides it) it becomes IN_REVIEW, with its case and the case's other open reports.
+         * @description Records the escalation to a team (default senior_moderator). Unless the report is RESOLVED it becomes IN_REVIEW, with its case and the case's other open reports (an APPEALED report too: its appeal stays pending and still decides it).
          */
         post: operations["reports-escalate"];
         delete?: never;
@@ -135,7 +135,7 @@ export interface paths {
         put?: never;
         /**
          * Resolve a report
-         * @description From OPEN, TRIAGED or IN_REVIEW to RESOLVED, with its case and the case's other open reports; 409 from any other status. With `resolutionCode` ACCOUNT_LEVEL_ACTION (kind warning, mute, suspension or ban, applied to the report's subject) or CONTENT_LEVEL_ACTION (content_removal of the report's target), `action` applies that enforcement action in the same step and the answer carries its `enforcementActionId`.
+         * @description From OPEN, TRIAGED or IN_REVIEW to RESOLVED, with its case and the case's other open reports; 409 from any other status. With `resolutionCode` ACCOUNT_LEVEL_ACTION (kind warning, mute, suspension or ban, applied to the report's subject) or CONTENT_LEVEL_ACTION (content_removal of the report's target), `action` applies that enforcement action in the same step (announced by webhook) and the answer carries its `enforcementActionId`. Without `action`, CONTENT_LEVEL_ACTION on a report with a target and a subject records the content_removal it implies, with its statement of reasons (not announced; its id in `enforcementActionId`); ACCOUNT_LEVEL_ACTION records no action (the code does not say which).
          */
         post: operations["reports-resolve"];
         delete?: never;
@@ -1032,6 +1032,7 @@ export interface operations {
                             contentType?: string | null;
                             contentExternalId: string;
                         };
+                        /** Format: date-time */
                         endsAt?: string;
                         durationSeconds?: number;
                     };

@@ -44,7 +44,7 @@ export type AuthState = { ok: true; caller: Caller } | { ok: false; reason: stri
 
 /** What the request said about itself, for session security checks. */
 export interface RequestFacts {
-  /** The client's address as the socket saw it (null when unknown). */
+  /** The client's address: the socket's, or behind a trusted proxy the one its X-Forwarded-For names (src/api/client-address.ts; null when unknown). */
   ip: string | null;
   /** The request came over https (directly, or X-Forwarded-Proto from a proxy). */
   secure: boolean;
@@ -66,7 +66,7 @@ export interface Context extends Services {
 export interface ContextOptions {
   /** Accept the dashboard's session cookie when there is no Authorization header (tRPC only). */
   sessions?: boolean;
-  /** The client's address, from the server socket. */
+  /** The client's address (src/api/client-address.ts). */
   ip?: string | null;
 }
 

@@ -16,6 +16,7 @@
  *   flagstaff_db_size_bytes{file}                           gauge (db, wal), read at scrape
  *   process_resident_memory_bytes, process_heap_bytes, process_start_time_seconds, process_cpu_seconds_total
  */
+import { createHash, timingSafeEqual } from "node:crypto";
 import { statSync } from "node:fs";
 import type { ReadContext } from "../domain/context.ts";
 import { countJobsByStatus, oldestDueRunAt } from "../domain/jobs.ts";
@@ -225,3 +226,16 @@ export async function renderMetrics(): Promise<string> {
 }
 
 export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+const sha256 = (s: string): Buffer => createHash("sha256").update(s).digest();
+
+/**
+ * Whether a scrape may read /metrics: always when no FLAGSTAFF_METRICS_TOKEN is set, else only
+ * with `Authorization: Bearer <token>`. Compared in constant time (both sides hashed first, so
+ * neither the token's characters nor its length show in the time taken).
+ */
+export function metricsAuthorized(token: string | null, authorization: string | null): boolean {
+  if (token === null) return true;
+  const m = /^Bearer +(\S+) *$/i.exec(authorization ?? "");
+  return m !== null && timingSafeEqual(sha256(m[1]!), sha256(token));
+}

@@ -168,9 +168,11 @@ export const secretProcedure = authedProcedure;
 // 403) for a request whose input is invalid. Here the whole input is parsed first, as one
 // schema (so the OpenAPI documents are generated from exactly the schema the router wrote), and
 // only then is the organization or project looked up. The order of checks is therefore:
-// authentication (401), the key kind and role (403), the base's own middlewares (the report
-// rate limit, 429), input validation (400), then the organization and the project (404, or 403
-// for a publishable key of another project).
+// authentication (401), the key kind and role (403), input validation (400), then the
+// organization and the project (404, or 403 for a publishable key of another project), then
+// what the procedure adds after the scope: report creation's rate limit (429) comes last, so
+// only a request that passed every other check spends one of the key's slots
+// (src/api/routers/reports.ts).
 
 /** What a scoped procedure's lookup sees: authedProcedure's context. */
 type AuthedContext = Context & { caller: Caller; domain: DomainContext };
@@ -229,9 +231,9 @@ async function projectScope(ctx: AuthedContext, input: ProjectScopeInput): Promi
  * `ctx.org` the organization on organization routes (checked first), null on SDK routes. An
  * optional `projectId` is a filter: `ctx.project` is null when it is not given (or empty), and
  * a project the caller cannot see is still a 404. A required `projectId` must not accept the
- * empty string (projectIdSchema does not). `base` is the procedure the scope is built on
- * (authedProcedure, or one with its own middlewares such as the report rate limit).
+ * empty string (projectIdSchema does not). Middlewares a procedure adds (`.use`) run after the
+ * scope: the report rate limit is one.
  */
-export function projectProcedure<I extends z.ZodType<ProjectScopeInput>>(input: I, base = authedProcedure) {
-  return base.input(input).use(async ({ ctx, input: parsed, next }) => next({ ctx: await projectScope<I>(ctx, parsed) }));
+export function projectProcedure<I extends z.ZodType<ProjectScopeInput>>(input: I) {
+  return authedProcedure.input(input).use(async ({ ctx, input: parsed, next }) => next({ ctx: await projectScope<I>(ctx, parsed) }));
 }

@@ -1,7 +1,8 @@
 import type { Store } from "./store.ts";
 
 /**
- * Group commit for the busiest writes (report creation and identity upserts over REST).
+ * Group commit for the busiest writes (report creation and identity upserts over REST), on
+ * SQLite.
  *
  * A SQLite commit in WAL mode appends every page the transaction changed to the log: a report
  * touches ~28 pages (the reports table and its ten indexes, reasons, audit, identities, case),
@@ -31,6 +32,10 @@ interface Pending {
 const MAX_GROUP = 128;
 
 export function createCommitGroup(store: Store): CommitGroup {
+  // Where instances write side by side (PostgreSQL), each write is a transaction of its own on a
+  // connection of the pool, run at once beside the others: grouping them would run them one
+  // after another on one connection, each waiting its round trips.
+  if (!store.soleWriter) return { run: (work) => work() };
   let queue: Pending[] = [];
   let scheduled = false;
   let flushing = false;

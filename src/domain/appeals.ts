@@ -2,7 +2,8 @@
  * Appeals: a platform forwards its user's appeal against an enforcement action; a moderator
  * upholds it (the decision stands) or overturns it (the decision is reversed and its actions
  * revoked). The linked report and its case move through the workflow engine (workflow-engine.ts):
- * appeal RESOLVED → APPEALED, uphold and overturn APPEALED → CLOSED. Revoking an action whose
+ * appeal RESOLVED → APPEALED, uphold and overturn APPEALED (or IN_REVIEW: escalated while the
+ * appeal waits) → CLOSED. Revoking an action whose
  * appeal is pending settles that appeal as overturned (revokeActionSettlingAppeal), so no case
  * waits in APPEALED for an appeal nobody can decide any more. docs/enforcement.md describes the
  * rules for people.
@@ -104,9 +105,13 @@ export async function requireAppeal(ctx: AccessContext, appealId: string): Promi
 }
 
 /**
- * Writes the decision on a pending appeal (who, when, the note) and moves its report and case
- * APPEALED → CLOSED through the workflow engine. A report no longer APPEALED stays as it is
- * (`reportMoved: false`). Inside the caller's transaction; the caller writes the audit event.
+ * Writes the decision on a pending appeal (who, when, the note) and closes, through the workflow
+ * engine, what the appeal decides: its report (APPEALED, or IN_REVIEW when it was escalated while
+ * the appeal waited) with the case's other APPEALED reports and the case; a report decided anew
+ * meanwhile (RESOLVED, DISMISSED) keeps that decision (`reportMoved: false`). Then the case the
+ * appeal was filed from, when its report left it (escalated into the case open for its target by
+ * then) or was decided anew: its reports still APPEALED, or the case alone, close too. Inside the
+ * caller's transaction; the caller writes the audit event.
  */
 async function recordDecision(
   ctx: DomainContext,
@@ -118,10 +123,29 @@ async function recordDecision(
   const status: AppealStatus = decision === "uphold" ? "upheld" : "overturned";
   const set = { status, decidedByType: actor.type, decidedById: actor.id, decisionNote: note, decidedAt: now };
   await ctx.db.update(appeals).set(set).where(eq(appeals.id, appeal.id));
-  const reportMoved = appeal.reportId
-    ? (await applyTransition(ctx, { target: { reportId: appeal.reportId }, move: { action: decision, appealId: appeal.id, actionId: action.id }, refused: "skip" })).changed
-    : false;
+  const move = { action: decision, appealId: appeal.id, actionId: action.id } as const;
+  const reportMoved = appeal.reportId ? (await applyTransition(ctx, { target: { reportId: appeal.reportId }, move, refused: "skip" })).changed : false;
+  if (appeal.caseId) await closeWhatStillWaits(ctx, appeal.caseId, move);
   return { decided: { ...appeal, ...set }, reportMoved };
+}
+
+/**
+ * The appeal's case, when the report the appeal names no longer carries it there: its first
+ * report still APPEALED (the engine takes the others and the case along), else the case alone
+ * when it is still APPEALED. Nothing when the report's own move already closed them.
+ */
+async function closeWhatStillWaits(ctx: DomainContext, caseId: string, move: { action: AppealDecision; appealId: string; actionId: string }): Promise<void> {
+  const [waiting] = await ctx.db
+    .select({ id: reports.id })
+    .from(reports)
+    .where(and(eq(reports.caseId, caseId), eq(reports.status, "APPEALED")))
+    .limit(1);
+  if (waiting) {
+    await applyTransition(ctx, { target: { reportId: waiting.id }, move, refused: "skip" });
+    return;
+  }
+  const [c] = await ctx.db.select({ status: cases.status }).from(cases).where(eq(cases.id, caseId)).limit(1);
+  if (c?.status === "APPEALED") await applyTransition(ctx, { target: { caseId }, move, refused: "skip" });
 }
 
 /**
@@ -155,8 +179,8 @@ export function decideAppeal(
           ).map((a) => a.id)
         : [];
       if (action.revokedAt === null && !toRevoke.includes(action.id)) toRevoke.unshift(action.id);
-      // Another action of the report with an appeal of its own still pending (possible only for
-      // reports an older version sent back to review) has that appeal settled too.
+      // Another action of the report with an appeal of its own still pending (possible for a
+      // report escalated back into review, decided anew and appealed again) has that appeal settled too.
       for (const id of toRevoke) {
         revoked.push((await revokeActionSettlingAppeal(ctx, { actionId: id, reason, data: { appealId: appeal.id } })).action);
       }
@@ -283,7 +307,10 @@ export interface AppealInboxQuery {
   /** Default: every appeal, newest first. */
   status?: AppealFilter;
   projectId?: string;
-  /** The appeals filed from one case (the case page). */
+  /**
+   * The appeals of one case (the case page): filed from it, or against an action on a report
+   * that is in it now (escalated out of its appealed case into this one).
+   */
   caseId?: string;
   /** The appeals against actions applied to one identity (the identity page). */
   identityId?: string;
@@ -297,6 +324,13 @@ const DECIDED: readonly AppealStatus[] = ["upheld", "overturned"];
 function statusWhere(filter: AppealFilter): SQL {
   return filter === "decided" ? inArray(appeals.status, [...DECIDED]) : eq(appeals.status, filter);
 }
+
+/** The actions taken on the reports that are in a case now (each found through its report: enforcement_report_idx). */
+const actionsOnReportsOf = (ctx: Pick<DomainContext, "db">, caseId: string) =>
+  ctx.db
+    .select({ id: enforcementActions.id })
+    .from(enforcementActions)
+    .where(inArray(enforcementActions.reportId, ctx.db.select({ id: reports.id }).from(reports).where(eq(reports.caseId, caseId))));
 
 /** A page boundary: the sort key (ms) and the id of the last appeal shown. */
 function parseCursor(cursor: string): { at: number; id: string } {
@@ -324,7 +358,7 @@ export async function appealsInbox(ctx: Pick<DomainContext, "clock"> & AccessCon
   if (q.projectId) scope.push(eq(enforcementActions.projectId, q.projectId));
   const where: SQL[] = [...scope];
   if (q.status) where.push(statusWhere(q.status));
-  if (q.caseId) where.push(eq(appeals.caseId, q.caseId));
+  if (q.caseId) where.push(or(eq(appeals.caseId, q.caseId), inArray(appeals.actionId, actionsOnReportsOf(ctx, q.caseId)))!);
   if (q.identityId) where.push(eq(enforcementActions.identityId, q.identityId));
   if (q.cursor) {
     const c = parseCursor(q.cursor);

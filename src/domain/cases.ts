@@ -224,7 +224,7 @@ export type Decision = Move<"escalate" | "resolve" | "dismiss" | "triage" | "enr
 /**
  * Applies a decision to a report, its case and every other open report of that case, through
  * the workflow engine. Refused (409) when the report's own status does not allow it.
- * Escalating a RESOLVED or APPEALED report changes no status but is still recorded.
+ * Escalating a RESOLVED report changes no status but is still recorded.
  */
 export async function decideOnReport(ctx: DomainContext, input: { reportId: string; decision: Decision; takeOver?: boolean }): Promise<{ changed: boolean }> {
   const t = await applyTransition(ctx, { target: { reportId: input.reportId }, move: input.decision, claim: input.takeOver ? "take_over" : "respect" });

@@ -2,7 +2,9 @@
  * Enforcement actions: what a platform does to one of its users (or their content) after a
  * moderation decision — a warning, a mute, a suspension (with an end), a ban or a content
  * removal. Flagstaff records them and announces every creation, change, expiry and revocation
- * through the webhook outbox, in the same transaction as the change. docs/enforcement.md
+ * through the webhook outbox, in the same transaction as the change, but for the creation of an
+ * action a resolution code implies (resolveReport: the record of a restriction the platform made
+ * and named in an SDK call, which the specification says emits no event). docs/enforcement.md
  * describes the rules for people.
  */
 import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lt, lte, not, or, type SQL } from "drizzle-orm";
@@ -34,6 +36,7 @@ import type { IdentityRefView } from "./views/identity.ts";
 export type { ActionKind, ActionStatus, EnforcementActionView } from "./views/enforcement.ts";
 
 export type ActionRow = typeof enforcementActions.$inferSelect;
+type ReportRow = typeof reports.$inferSelect;
 
 export function actionStatus(row: ActionRow, now: number): ActionStatus {
   if (row.revokedAt !== null) return "revoked";
@@ -133,11 +136,17 @@ export interface CreateActionInput {
   content?: { contentType?: string | null; contentExternalId: string } | null;
   /** The end (ms since the epoch): required for a suspension, optional for a mute, refused otherwise. */
   endsAt?: number | null;
+  /**
+   * The resolution code that implies the action, when the resolution asked for none
+   * (impliedAction): recorded with its statement and audited, not announced.
+   */
+  impliedBy?: ImpliedBy;
 }
 
 /**
- * Records an action by the context's actor and announces it (enforcement_action.created), in
- * one transaction. 400 for a kind/end/content mismatch, 404 for a report of another project.
+ * Records an action by the context's actor and announces it (enforcement_action.created; an
+ * implied one is not announced), in one transaction. 400 for a kind/end/content mismatch, 404
+ * for a report of another project.
  */
 export function createEnforcementAction(ctx: DomainContext, input: CreateActionInput): Promise<EnforcementActionView> {
   return rowLockedTransaction(ctx, async () => {
@@ -204,12 +213,13 @@ export function createEnforcementAction(ctx: DomainContext, input: CreateActionI
       projectId: project.id, action: "ENFORCEMENT_ACTION_CREATED",
       entityType: "enforcement_action", entityId: row.id,
       after: { kind: row.kind, reason: row.reason, endsAt: view.endsAt, identityId, reportId: row.reportId, caseId: row.caseId },
+      ...(input.impliedBy ? { data: { impliedBy: input.impliedBy, announced: false } } : {}),
     });
     // Its statement of reasons (DSA Art. 17; null for a warning), in the same transaction, carried by the event.
     const statement = await makeStatementForAction(ctx, { action: row, report, dsaSettings: project.dsaSettings });
     // Submitted to the Transparency Database soon after, when the organization does (docs/dsa.md).
     if (statement) await scheduleSubmissionIfEnabled(ctx);
-    await announce(ctx, now, "enforcement_action.created", view, { statement });
+    if (!input.impliedBy) await announce(ctx, now, "enforcement_action.created", view, { statement });
     return view;
   });
 }
@@ -345,7 +355,14 @@ export interface ResolveActionInput {
  */
 export async function resolveReportWithAction(
   ctx: DomainContext,
-  input: { reportId: string; resolution: { code?: string | null; note?: string | null }; action: ResolveActionInput; takeOver?: boolean },
+  input: {
+    reportId: string;
+    resolution: { code?: string | null; note?: string | null };
+    action: ResolveActionInput;
+    takeOver?: boolean;
+    /** The action is the one the code implies (impliedAction), not one the caller asked for. */
+    impliedBy?: ImpliedBy;
+  },
 ): Promise<EnforcementActionView> {
   const { reportId, resolution, action } = input;
   const kind = action.kind ?? (resolution.code === "CONTENT_LEVEL_ACTION" ? "content_removal" : undefined);
@@ -376,14 +393,38 @@ export async function resolveReportWithAction(
       reportId,
       content: action.content,
       endsAt: action.endsAt,
+      impliedBy: input.impliedBy,
     });
   });
+}
+
+/** The resolution codes that imply an enforcement action when the resolution names none. */
+export type ImpliedBy = "CONTENT_LEVEL_ACTION";
+
+/**
+ * The enforcement action a resolution code implies when the resolution comes without `action`
+ * (the specification's resolve body: an optional code, nothing more), so that a restriction
+ * never goes without its statement of reasons (DSA Art. 17; docs/enforcement.md, "What a
+ * resolution records"):
+ *
+ * - CONTENT_LEVEL_ACTION says the platform acted on the reported content: a content_removal of
+ *   the report's target, applied to its subject (the author), exactly as `action: {}` records
+ *   it. A report that names no content, or no author, gives nothing to record: null.
+ * - ACCOUNT_LEVEL_ACTION does not say which action (a warning restricts nothing, a suspension
+ *   needs its end): null. Every other code is a finding, not a restriction: null.
+ */
+export function impliedAction(code: string | null | undefined, report: Pick<ReportRow, "contentExternalId" | "subjectIdentityId">): { impliedBy: ImpliedBy; action: ResolveActionInput } | null {
+  if (code !== "CONTENT_LEVEL_ACTION" || report.contentExternalId === null || report.subjectIdentityId === null) return null;
+  return { impliedBy: code, action: { kind: "content_removal" } };
 }
 
 /**
  * Resolves a report: with `action`, together with the enforcement action the resolution calls
  * for (resolveReportWithAction, whose `endsAt` may be given as a duration: actionEnd); without
- * one, as a plain decision on the report (decideOnReport). Answers the id of the action applied.
+ * one, with the action its code implies, if any (impliedAction: recorded with its statement, not
+ * announced), else as a plain decision on the report (decideOnReport). Answers the id of the
+ * action applied or implied. The one entry point of every resolution that may carry an action
+ * (the resolve route, rules).
  */
 export async function resolveReport(
   ctx: DomainContext,
@@ -399,6 +440,16 @@ export async function resolveReport(
   if (input.action) {
     const { endsAt, durationSeconds, ...action } = input.action;
     const applied = await resolveReportWithAction(ctx, { reportId, resolution, takeOver, action: { ...action, endsAt: actionEnd(ctx, { endsAt, durationSeconds }) } });
+    return { enforcementActionId: applied.id };
+  }
+  const [report] = await ctx.db
+    .select({ contentExternalId: reports.contentExternalId, subjectIdentityId: reports.subjectIdentityId })
+    .from(reports)
+    .where(and(eq(reports.id, reportId), eq(reports.orgId, ctx.orgId)))
+    .limit(1);
+  const implied = report ? impliedAction(resolution.code, report) : null;
+  if (implied) {
+    const applied = await resolveReportWithAction(ctx, { reportId, resolution, takeOver, ...implied });
     return { enforcementActionId: applied.id };
   }
   await decideOnReport(ctx, { reportId, decision: { action: "resolve", code: resolution.code, note: resolution.note }, takeOver });

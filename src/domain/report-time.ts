@@ -8,6 +8,7 @@ import { reports } from "../db/schema.ts";
 import { TransactionConflict, type Store } from "../db/store.ts";
 import type { DomainContext } from "./context.ts";
 import { badRequest } from "./errors.ts";
+import { clientDateTime } from "./views/common.ts";
 
 /**
  * The last time handed out, per database connection that writes (one process may open several
@@ -77,15 +78,15 @@ export function formatCursor(us: number): string {
   return new Date(ms).toISOString().replace("Z", `${micros}Z`);
 }
 
-const ISO = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2})?)(?:\.(\d{1,9}))?(Z|[+-]\d{2}:?\d{2})$/;
+/** The parts of a checked date-time: up to the seconds, the fraction, the zone. */
+const PARTS = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$/;
 
-/** Parses an ISO timestamp (any precision, any offset) into microseconds; 400 when it is not one. */
+/** Parses a cursor, a client's date-time (clientDateTime: any precision, any offset), into microseconds; 400 when it is not one. */
 export function parseCursor(cursor: string): number {
-  const m = ISO.exec(cursor);
-  const base = m ? Date.parse(`${m[1]}${m[3]}`) : Number.NaN;
-  if (!m || Number.isNaN(base)) {
-    throw badRequest("cursor must be an ISO 8601 timestamp such as 2026-01-31T12:00:00.000Z (use nextCursor)");
-  }
+  const checked = clientDateTime.safeParse(cursor);
+  const m = checked.success ? PARTS.exec(checked.data) : null;
+  if (!m) throw badRequest(`cursor: ${checked.error?.issues[0]?.message ?? "not a date-time"} (pass back nextCursor as it came)`);
+  const base = Date.parse(`${m[1]}${m[3]}`);
   const fraction = (m[2] ?? "").padEnd(6, "0").slice(0, 6);
   return base * 1000 + Number(fraction);
 }

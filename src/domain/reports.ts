@@ -13,6 +13,7 @@ import { upsertIdentity, type DisplayInput, type IdentityRow } from "./identitie
 import { enqueueJob } from "./jobs.ts";
 import { newId } from "./ids.ts";
 import { listProjects, type Project } from "./projects.ts";
+import type { ReportSlot } from "./rate-limit.ts";
 import { dismissMutedReport, isMuted, markCaseTrustedFlagged } from "./reporters.ts";
 import { runRules } from "./rule-engine.ts";
 import { searchDocument } from "./search-text.ts";
@@ -49,6 +50,8 @@ export interface CreateReportInput {
   enrich?: boolean;
   /** Attempts the enrichment job gets before it is dead (default 50). */
   enrichMaxAttempts?: number;
+  /** The API key's place in its report rate window (reportSlot): checked and taken once the report passes its checks. */
+  slot?: Pick<ReportSlot, "take" | "release">;
 }
 
 /** Job kind of the AI enrichment of one report. */
@@ -66,105 +69,119 @@ export interface CreatedReport {
  * transaction, so a refused report leaves nothing behind. The hot path of the service: its
  * statements stay prepared and it makes no query that is not needed.
  */
-export function createReport(ctx: DomainContext, input: CreateReportInput): Promise<CreatedReport> {
+export async function createReport(ctx: DomainContext, input: CreateReportInput): Promise<CreatedReport> {
+  // The report's own check first (its reasons; the categories are cached per project version),
+  // then the API key's place in its rate window (src/domain/rate-limit.ts, reportSlot): a report
+  // refused for what it is spends no place and hears 400, not 429. The place is taken at once
+  // (one atomic statement, committed on its own: no report waits for another on the window's
+  // row) and given back when the report does not commit.
+  const categories = await resolveProjectReasons(ctx, input.project, input.reasonNames);
+  await input.slot?.take();
+  try {
+    // Instances write side by side (PostgreSQL): each invariant is kept by its own row's lock
+    // or unique index (src/db/store.ts), so this transaction waits for no other report.
+    return await transaction(ctx, () => writeReport(ctx, input, categories), ROW_LOCKED);
+  } catch (err) {
+    await input.slot?.release();
+    throw err;
+  }
+}
+
+/** createReport's writes, once the report is accepted (inside its transaction). */
+async function writeReport(ctx: DomainContext, input: CreateReportInput, categories: Awaited<ReturnType<typeof resolveProjectReasons>>): Promise<CreatedReport> {
   const { project } = input;
-  // Instances write side by side (PostgreSQL): each invariant is kept by its own row's lock or
-  // unique index (src/db/store.ts), so this transaction waits for no other report.
-  return transaction(ctx, async () => {
-    const q = createStatements(ctx.db);
-    const categories = await resolveProjectReasons(ctx, project, input.reasonNames);
-    const now = ctx.clock.now();
-    const createdUs = await nextCreatedUs(ctx, { nowMs: now });
-    const names = categories.map((c) => c.name);
-    const severity = maxSeverity(categories.map((c) => c.severityHint));
-    const contentExternalId = input.target?.contentExternalId ?? null;
-    const contentType = contentExternalId ? (input.target?.contentType ?? "") : (input.target?.contentType ?? null);
-    const caseKey = { orgId: project.orgId, projectId: project.id, contentType, contentExternalId, now };
+  const q = createStatements(ctx.db);
+  const now = ctx.clock.now();
+  const createdUs = await nextCreatedUs(ctx, { nowMs: now });
+  const names = categories.map((c) => c.name);
+  const severity = maxSeverity(categories.map((c) => c.severityHint));
+  const contentExternalId = input.target?.contentExternalId ?? null;
+  const contentType = contentExternalId ? (input.target?.contentType ?? "") : (input.target?.contentType ?? null);
+  const caseKey = { orgId: project.orgId, projectId: project.id, contentType, contentExternalId, now };
 
-    // One round trip: the case of the target (first: a decision on it locks it before anything
-    // else, so the two never wait for each other crosswise), then the subject and the reporter,
-    // each inserted when new and locked. The same person as subject and reporter is upserted
-    // once, then again as reporter. A report with a subject and no target needs its subject's
-    // id to find its case: the case comes after.
-    const subjectKey = input.subject ? identityKey(input.subject) : null;
-    const reporterKey = input.reporter ? identityKey(input.reporter) : null;
-    const samePerson = !!subjectKey && !!reporterKey && subjectKey.type === reporterKey.type && subjectKey.externalId === reporterKey.externalId;
-    const byTarget = contentExternalId != null ? claimCase(ctx, { ...caseKey, subjectIdentityId: null }) : null;
-    const [claimedByTarget, subject, reporterAlone] = await together(
-      byTarget,
-      subjectKey ? upsertIdentity(ctx, { projectId: project.id, ...subjectKey, reportedAt: now, now }) : null,
-      reporterKey && !samePerson ? upsertIdentity(ctx, { projectId: project.id, ...reporterKey, seenAt: now, now }) : null,
-    );
-    const reporter = samePerson && reporterKey ? await upsertIdentity(ctx, { projectId: project.id, ...reporterKey, seenAt: now, now }) : reporterAlone;
-    const claimed = claimedByTarget ?? (await claimCase(ctx, { ...caseKey, subjectIdentityId: subject?.id ?? null }));
-    // The reporter's weight (src/domain/reporters.ts), from the row the upsert answered: a muted
-    // reporter's report is stored, then dismissed unseen, and raises no case's bucket; a trusted
-    // flagger's goes first.
-    const muted = !!reporter && isMuted(reporter, now);
-    const trusted = !muted && reporter?.trustedFlagger === 1;
-    const theCase = await settleCase(ctx, claimed, { bucket: muted ? BUCKETS[0] : bucketFor(severity), subjectIdentityId: subject?.id ?? null });
+  // One round trip: the case of the target (first: a decision on it locks it before anything
+  // else, so the two never wait for each other crosswise), then the subject and the reporter,
+  // each inserted when new and locked. The same person as subject and reporter is upserted
+  // once, then again as reporter. A report with a subject and no target needs its subject's
+  // id to find its case: the case comes after.
+  const subjectKey = input.subject ? identityKey(input.subject) : null;
+  const reporterKey = input.reporter ? identityKey(input.reporter) : null;
+  const samePerson = !!subjectKey && !!reporterKey && subjectKey.type === reporterKey.type && subjectKey.externalId === reporterKey.externalId;
+  const byTarget = contentExternalId != null ? claimCase(ctx, { ...caseKey, subjectIdentityId: null }) : null;
+  const [claimedByTarget, subject, reporterAlone] = await together(
+    byTarget,
+    subjectKey ? upsertIdentity(ctx, { projectId: project.id, ...subjectKey, reportedAt: now, now }) : null,
+    reporterKey && !samePerson ? upsertIdentity(ctx, { projectId: project.id, ...reporterKey, seenAt: now, now }) : null,
+  );
+  const reporter = samePerson && reporterKey ? await upsertIdentity(ctx, { projectId: project.id, ...reporterKey, seenAt: now, now }) : reporterAlone;
+  const claimed = claimedByTarget ?? (await claimCase(ctx, { ...caseKey, subjectIdentityId: subject?.id ?? null }));
+  // The reporter's weight (src/domain/reporters.ts), from the row the upsert answered: a muted
+  // reporter's report is stored, then dismissed unseen, and raises no case's bucket; a trusted
+  // flagger's goes first.
+  const muted = !!reporter && isMuted(reporter, now);
+  const trusted = !muted && reporter?.trustedFlagger === 1;
+  const theCase = await settleCase(ctx, claimed, { bucket: muted ? BUCKETS[0] : bucketFor(severity), subjectIdentityId: subject?.id ?? null });
 
-    const row: ReportRow = {
-      id: newId(),
-      orgId: project.orgId,
+  const row: ReportRow = {
+    id: newId(),
+    orgId: project.orgId,
+    projectId: project.id,
+    caseId: theCase.id,
+    status: "OPEN",
+    severity,
+    reasons: JSON.stringify(names),
+    description: input.description ?? null,
+    automated: input.automated ? 1 : 0,
+    subjectIdentityId: subject?.id ?? null,
+    subjectExternalId: subject?.externalId ?? null,
+    reporterIdentityId: reporter?.id ?? null,
+    contentType,
+    contentExternalId,
+    content: input.target?.content ?? null,
+    escalation: null,
+    resolution: null,
+    dismissal: null,
+    createdById: ctx.actor.id,
+    aiSeverity: null,
+    aiCategories: null,
+    aiConfidence: null,
+    aiReasoning: null,
+    aiAnalyzedAt: null,
+    notice: noticeText(input.notice),
+    reporterTrusted: trusted ? 1 : 0,
+    searchText: searchDocument([input.description, input.target?.content, null]),
+    createdUs,
+    updatedAt: now,
+  };
+  // The report first (its reasons refer to it), then everything that refers to it: sent now,
+  // their answers awaited with the commit. Its creation time is unique in the organization: if
+  // another instance took it in the same microsecond, the whole transaction runs again
+  // (reports_org_created_idx, src/db/store-pg.ts).
+  await ctx.store.atCommit(
+    q.insertReport.execute(row),
+    ...names.map((name) => q.insertReason.execute({ reportId: row.id, orgId: project.orgId, name, createdUs })),
+    trusted && theCase.trustedFlagged !== 1 ? markCaseTrustedFlagged(ctx, theCase.id) : Promise.resolve(),
+    input.enrich !== false && project.aiEnabled === 1 && !muted
+      ? enqueueJob(ctx, { orgId: project.orgId, kind: ENRICH_JOB, payload: { reportId: row.id }, maxAttempts: input.enrichMaxAttempts ?? 50 })
+      : Promise.resolve(),
+    recordAudit(ctx, {
       projectId: project.id,
-      caseId: theCase.id,
-      status: "OPEN",
-      severity,
-      reasons: JSON.stringify(names),
-      description: input.description ?? null,
-      automated: input.automated ? 1 : 0,
-      subjectIdentityId: subject?.id ?? null,
-      subjectExternalId: subject?.externalId ?? null,
-      reporterIdentityId: reporter?.id ?? null,
-      contentType,
-      contentExternalId,
-      content: input.target?.content ?? null,
-      escalation: null,
-      resolution: null,
-      dismissal: null,
-      createdById: ctx.actor.id,
-      aiSeverity: null,
-      aiCategories: null,
-      aiConfidence: null,
-      aiReasoning: null,
-      aiAnalyzedAt: null,
-      notice: noticeText(input.notice),
-      reporterTrusted: trusted ? 1 : 0,
-      searchText: searchDocument([input.description, input.target?.content]),
-      createdUs,
-      updatedAt: now,
-    };
-    // The report first (its reasons refer to it), then everything that refers to it: sent now,
-    // their answers awaited with the commit. Its creation time is unique in the organization: if
-    // another instance took it in the same microsecond, the whole transaction runs again
-    // (reports_org_created_idx, src/db/store-pg.ts).
-    await ctx.store.atCommit(
-      q.insertReport.execute(row),
-      ...names.map((name) => q.insertReason.execute({ reportId: row.id, orgId: project.orgId, name, createdUs })),
-      trusted && theCase.trustedFlagged !== 1 ? markCaseTrustedFlagged(ctx, theCase.id) : Promise.resolve(),
-      input.enrich !== false && project.aiEnabled === 1 && !muted
-        ? enqueueJob(ctx, { orgId: project.orgId, kind: ENRICH_JOB, payload: { reportId: row.id }, maxAttempts: input.enrichMaxAttempts ?? 50 })
-        : Promise.resolve(),
-      recordAudit(ctx, {
-        projectId: project.id,
-        action: "REPORT_CREATED",
-        entityType: "report",
-        entityId: row.id,
-        after: { status: "OPEN", caseId: theCase.id, reasons: names, severity, automated: input.automated },
-      }),
-    );
-    if (muted) await dismissMutedReport(ctx, row.id);
-    // The organization's report.created rules (src/domain/rule-engine.ts), in this transaction:
-    // a routed or dismissed report is never seen in the wrong queue. A muted reporter's is not evaluated.
-    else await runRules(ctx, { trigger: "report.created", reportId: row.id, report: row, identities: { subject, reporter }, caseRow: theCase });
-    assertCommitsInTime(ctx, createdUs);
-    return {
-      report: { id: row.id, projectId: row.projectId, status: "OPEN", createdAt: isoFromUs(createdUs) },
-      row,
-      caseId: theCase.id,
-    };
-  }, ROW_LOCKED);
+      action: "REPORT_CREATED",
+      entityType: "report",
+      entityId: row.id,
+      after: { status: "OPEN", caseId: theCase.id, reasons: names, severity, automated: input.automated },
+    }),
+  );
+  if (muted) await dismissMutedReport(ctx, row.id);
+  // The organization's report.created rules (src/domain/rule-engine.ts), in this transaction:
+  // a routed or dismissed report is never seen in the wrong queue. A muted reporter's is not evaluated.
+  else await runRules(ctx, { trigger: "report.created", reportId: row.id, report: row, identities: { subject, reporter }, caseRow: theCase });
+  assertCommitsInTime(ctx, createdUs);
+  return {
+    report: { id: row.id, projectId: row.projectId, status: "OPEN", createdAt: isoFromUs(createdUs) },
+    row,
+    caseId: theCase.id,
+  };
 }
 
 /** The statements of every report creation, kept prepared (src/db/prepared.ts). */

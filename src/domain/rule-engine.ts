@@ -23,7 +23,7 @@ import { cases, enforcementActions, identities, organizations, reports, ruleHits
 import { recordAudit, systemActor } from "./audit.ts";
 import { DAY_MS } from "./clock.ts";
 import { together, type DomainContext } from "./context.ts";
-import { actionEnd, resolveReportWithAction } from "./enforcement.ts";
+import { resolveReport } from "./enforcement.ts";
 import { DomainError } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { OPEN_CASE } from "./open-case.ts";
@@ -527,19 +527,12 @@ async function applyOne(ctx: DomainContext, rule: LoadedRule, { report, caseRow 
     case "dismiss":
       await applyTransition(ctx, { target, move: { action: "dismiss", reason: effect.reason, note }, refused: "skip" });
       return;
-    case "resolve": {
-      if (effect.action) {
-        const { durationSeconds, ...action } = effect.action;
-        await resolveReportWithAction(ctx, {
-          reportId: report.id,
-          resolution: { code: effect.resolutionCode, note },
-          action: { ...action, endsAt: actionEnd(ctx, { durationSeconds }) },
-        });
-      } else {
-        await applyTransition(ctx, { target, move: { action: "resolve", code: effect.resolutionCode, note }, refused: "skip" });
-      }
+    case "resolve":
+      // The resolve route's own rule (resolveReport): the action given, else the one the code
+      // implies (CONTENT_LEVEL_ACTION: a content removal with its statement of reasons); a
+      // report no longer open is a 409, skipped like every refused effect.
+      await resolveReport(ctx, { reportId: report.id, resolution: { code: effect.resolutionCode, note }, action: effect.action });
       return;
-    }
     case "mute_reporter": {
       if (!report.reporterIdentityId) return;
       const [who] = await ctx.db.select({ projectId: identities.projectId, type: identities.type, externalId: identities.externalId }).from(identities).where(eq(identities.id, report.reporterIdentityId)).limit(1);

@@ -12,7 +12,7 @@ import { transaction, type DomainContext, type ReadContext } from "./context.ts"
 import { DomainError } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { passwordGate } from "./password-gate.ts";
-import { secondsLeft, sharedWindows } from "./rate-limit.ts";
+import { memoryWindows, secondsLeft, sharedWindows, type WindowCounter } from "./rate-limit.ts";
 import { getOrganization, type Organization } from "./organizations.ts";
 import {
   generatePassword,
@@ -188,108 +188,91 @@ export const clearSessionCookie = (secure: boolean): string => sessionCookie("",
 // Sign-in throttling
 
 export const LOGIN_WINDOW_MS = 15 * 60_000;
-/** Sign-in attempts (failed, or still being checked) allowed per email and address within the window. */
+/** Sign-in attempts (failed, or still being checked) allowed per email and client address within the window. */
 export const LOGIN_MAX_FAILURES = 5;
+/**
+ * Failed attempts on one email, from all addresses together within the window, from which on the
+ * account is under attack: far above what its owner and the per-address limit produce.
+ */
+export const ACCOUNT_ATTACK_FAILURES = 100;
+/** Sign-in attempts allowed per email and client address within the window while the account is under attack. */
+export const LOGIN_MAX_UNDER_ATTACK = 2;
 
-const key = (email: string, ip: string): string => `${email}|${ip}`;
+const pairKey = (email: string, ip: string): string => `signin:${email}|${ip}`;
+const accountKey = (email: string): string => `signin-account:${email}`;
 
-interface Window {
-  start: number;
-  /** Attempts since the window began: failed ones and those still being checked. */
-  attempts: number;
+/** What checkPassword asks of a throttle. */
+export interface SignInThrottle {
+  /** Takes one attempt for this email and address: 0 when it may go ahead (and is now counted), else the seconds to wait. */
+  reserve(email: string, ip: string): Promise<number>;
+  /** Gives back a reserved attempt whose password was never checked. */
+  release(email: string, ip: string): Promise<void>;
+  /** A successful sign-in: forgets the attempts of that email from that address, and was no failure of the account. */
+  succeed(email: string, ip: string): Promise<void>;
 }
 
 /**
- * Counts sign-in attempts in fixed 15-minute windows, per email + client address (the socket's
- * address: X-Forwarded-For is not trusted, since anyone can send it). An attempt is counted
- * when it is reserved, before its password is checked: counting failures after the (slow)
- * check let any number of parallel requests, or one tRPC batch, pass the check before the
- * first failure was recorded. A success clears the window; an attempt whose password was never
- * checked (the verification gate refused it) is given back. In memory: a restart forgives,
- * which is acceptable for a single process. There is deliberately no cap per address alone:
- * behind a reverse proxy every user shares one address, and such a cap would let anyone lock
- * everybody out.
+ * Counts sign-in attempts in fixed 15-minute windows, so that nobody can lock an account's owner
+ * out, also behind a load balancer:
+ * - per email and client address: 5 attempts a window. The address is the client's
+ *   (src/api/client-address.ts: the socket's, or behind a trusted proxy the right-most address
+ *   in X-Forwarded-For the trusted proxies did not add), so a stranger's failures from their
+ *   address never hold against the owner's address.
+ * - per email, from all addresses together: the failures of the window. From 100 on (a guessing
+ *   campaign from many addresses), each address gets only 2 attempts a window on that email.
+ *   This slows the campaign and never shuts the account: the owner's first attempts from an
+ *   address of their own still go ahead, the right password signs in.
+ * There is deliberately no cap per address alone, nor a lockout per account alone: either
+ * would let anyone lock everybody, or one account's owner, out.
+ *
+ * An attempt is counted when it is reserved, before its password is checked: counting failures
+ * after the (slow) check let any number of parallel requests, or one tRPC batch, pass the check
+ * before the first failure was recorded; each reservation is one atomic count, so concurrency
+ * never gets more than the limit through. A success clears its address's window and is taken
+ * back from the account's; an attempt whose password was never checked (the verification gate
+ * refused it) is given back to both. The windows are in memory on SQLite (one process; a
+ * restart forgives) and in the `rate_windows` table on PostgreSQL (every instance counts
+ * together).
  */
-export class LoginThrottle {
-  private readonly windows = new Map<string, Window>();
+export class LoginThrottle implements SignInThrottle {
+  constructor(
+    private readonly windows: WindowCounter,
+    private readonly now: () => number,
+  ) {}
 
-  constructor(private readonly now: () => number) {}
+  /** A throttle of one process. */
+  static inMemory(now: () => number): LoginThrottle {
+    return new LoginThrottle(memoryWindows(now), now);
+  }
 
-  /**
-   * Takes one attempt for this email and address: 0 when it may go ahead (and is now counted),
-   * otherwise the seconds until another attempt is allowed. Synchronous, so two requests can
-   * never both take the last attempt.
-   */
-  reserve(email: string, ip: string): number {
-    const t = this.now();
-    const k = key(email, ip);
-    const w = this.live(k, t);
-    if (w && w.attempts >= LOGIN_MAX_FAILURES) return secondsLeft(w.start, LOGIN_WINDOW_MS, t);
-    if (w) w.attempts += 1;
-    else {
-      if (this.windows.size > 100_000) this.sweep(t);
-      this.windows.set(k, { start: t, attempts: 1 });
+  async reserve(email: string, ip: string): Promise<number> {
+    const { count, windowStart } = await this.windows.hit(pairKey(email, ip), LOGIN_WINDOW_MS);
+    const underAttack = (await this.windows.count(accountKey(email), LOGIN_WINDOW_MS)) >= ACCOUNT_ATTACK_FAILURES;
+    if (count > (underAttack ? LOGIN_MAX_UNDER_ATTACK : LOGIN_MAX_FAILURES)) {
+      // Refused: this attempt does not count (the window's end stays where it is either way).
+      await this.windows.giveBack(pairKey(email, ip), LOGIN_WINDOW_MS);
+      return secondsLeft(windowStart, LOGIN_WINDOW_MS, this.now());
     }
+    await this.windows.hit(accountKey(email), LOGIN_WINDOW_MS);
     return 0;
   }
 
-  /** Gives back a reserved attempt whose password was never checked. */
-  release(email: string, ip: string): void {
-    const w = this.live(key(email, ip), this.now());
-    if (w && w.attempts > 0) w.attempts -= 1;
+  async release(email: string, ip: string): Promise<void> {
+    await this.windows.giveBack(pairKey(email, ip), LOGIN_WINDOW_MS);
+    await this.windows.giveBack(accountKey(email), LOGIN_WINDOW_MS);
   }
 
-  /** A successful sign-in forgets the attempts of that email from that address. */
-  succeed(email: string, ip: string): void {
-    this.windows.delete(key(email, ip));
+  async succeed(email: string, ip: string): Promise<void> {
+    await this.windows.clear(pairKey(email, ip));
+    await this.windows.giveBack(accountKey(email), LOGIN_WINDOW_MS);
   }
-
-  private live(key: string, t: number): Window | undefined {
-    const w = this.windows.get(key);
-    if (w && t - w.start >= LOGIN_WINDOW_MS) {
-      this.windows.delete(key);
-      return undefined;
-    }
-    return w;
-  }
-
-  private sweep(t: number): void {
-    for (const [key, w] of this.windows) if (t - w.start >= LOGIN_WINDOW_MS) this.windows.delete(key);
-  }
-}
-
-/** What checkPassword asks of a throttle: LoginThrottle in memory, or one shared by instances. */
-export interface SignInThrottle {
-  reserve(email: string, ip: string): number | Promise<number>;
-  release(email: string, ip: string): void | Promise<void>;
-  succeed(email: string, ip: string): void | Promise<void>;
-}
-
-/**
- * The throttle of instances that sign users in together (PostgreSQL): the same rule as
- * LoginThrottle, its windows in the `rate_windows` table (sharedWindows: each reservation one
- * atomic upsert, so parallel attempts through any instance never both take the last place).
- */
-export function sharedLoginThrottle(ctx: Pick<ReadContext, "store" | "clock">): SignInThrottle {
-  const windows = sharedWindows(ctx);
-  const k = (email: string, ip: string) => `signin:${key(email, ip)}`;
-  return {
-    async reserve(email, ip) {
-      const { count, windowStart } = await windows.hit(k(email, ip), LOGIN_WINDOW_MS);
-      if (count <= LOGIN_MAX_FAILURES) return 0;
-      // Refused: this attempt does not count (the window's end stays where it is either way).
-      await windows.giveBack(k(email, ip), LOGIN_WINDOW_MS);
-      return secondsLeft(windowStart, LOGIN_WINDOW_MS, ctx.clock.now());
-    },
-    release: (email, ip) => windows.giveBack(k(email, ip), LOGIN_WINDOW_MS),
-    succeed: (email, ip) => windows.clear(k(email, ip)),
-  };
 }
 
 let throttle: SignInThrottle | null = null;
 /** The process's sign-in throttle: in memory on SQLite (one process), shared on PostgreSQL. */
 export function loginThrottle(ctx: Pick<ReadContext, "store" | "clock">): SignInThrottle {
-  throttle ??= ctx.store.engine === "postgres" ? sharedLoginThrottle(ctx) : new LoginThrottle(() => ctx.clock.now());
+  const now = () => ctx.clock.now();
+  throttle ??= ctx.store.engine === "postgres" ? new LoginThrottle(sharedWindows(ctx), now) : LoginThrottle.inMemory(now);
   return throttle;
 }
 
@@ -340,7 +323,7 @@ export interface SignedIn {
  * email, a disabled account and a wrong password all get the same 401 message. A sign-in
  * always starts a new session (no fixation): the session the browser had, if any
  * (`replacesSessionId`), ends. Nobody is signed in yet, so this reads and writes with no
- * organization of its own. `ip` is the socket's address (null when unknown).
+ * organization of its own. `ip` is the client's address (src/api/client-address.ts; null when unknown).
  */
 export async function signIn(
   ctx: ReadContext,

@@ -105,9 +105,12 @@ export async function checkSubmissionUrl(url: string, allowPrivate: boolean, res
   return checked.replace(/\/+$/, "");
 }
 
+/** Where a URL's requests go (scheme, host and port): the token is only ever sent to the origin it was given for. */
+const originOf = (url: string): string => new URL(url).origin;
+
 export interface SubmissionSettingsInput {
   endpointUrl: string;
-  /** Required the first time; left out, the stored one is kept. */
+  /** Required the first time and whenever the endpoint's origin changes; left out, the stored one is kept. */
   token?: string;
   enabled: boolean;
   allowPrivate: boolean;
@@ -115,12 +118,21 @@ export interface SubmissionSettingsInput {
 
 /**
  * Sets where and whether the organization submits (admin). Turning it on asks for a run at once.
- * The URL is checked (DNS included) before the transaction.
+ * The URL is checked (DNS included) before the transaction. The stored token is kept only while
+ * the endpoint stays on the origin it was given for: moving it to another scheme, host or port
+ * without sending the token again is a 400 and changes nothing, so whoever holds an admin
+ * session or key cannot point the endpoint at their own host and receive the token on the next
+ * run (they can only replace it with one they know).
  */
 export async function setSubmissionSettings(ctx: DomainContext, input: SubmissionSettingsInput): Promise<SubmissionSettingsView> {
   const endpointUrl = await checkSubmissionUrl(input.endpointUrl, input.allowPrivate);
   await transaction(ctx, async () => {
     const before = await settingsRow(ctx);
+    if (input.token === undefined && before && originOf(before.endpointUrl) !== originOf(endpointUrl)) {
+      throw badRequest(
+        `token: send the token again when changing the endpoint's origin (from ${originOf(before.endpointUrl)} to ${originOf(endpointUrl)}): the stored token is only sent where it was given`,
+      );
+    }
     const token = input.token ?? before?.token;
     if (!token) throw badRequest("token: required (the Transparency Database API token); it is stored and never shown again");
     const now = ctx.clock.now();

@@ -157,12 +157,15 @@ interface Effects<A extends WorkflowAction> {
   record?: (move: Move<A>, stamp: Stamp) => Partial<typeof reports.$inferInsert>;
   /**
    * Which other reports of the case move with the report (each one only as the table allows):
-   * "open" its open ones, "same-status" those in the report's status, "none".
+   * "open" its open ones, "same-status" those in the report's status, "appealed" its APPEALED
+   * ones (the reports an appeal decides, whatever the status of the report it names), "none".
    */
-  fellows: "open" | "same-status" | "none";
+  fellows: FellowsRule;
   /**
    * The case: "follows" takes the report's new status; "table" moves as the table allows from
-   * its own; "none" leaves it (undo: the case is restored by a move of its own).
+   * its own, but never out of the open statuses while a report of it is still open (an
+   * escalated appeal's decision leaves the case in review when new reports joined it); "none"
+   * leaves it (undo: the case is restored by a move of its own).
    */
   case: "follows" | "table" | "none";
   /** The 409 message when the table refuses the move from `status`. */
@@ -170,6 +173,8 @@ interface Effects<A extends WorkflowAction> {
   /** Further effects (webhook events, jobs), run after the status writes. */
   then: readonly Effect<A>[];
 }
+
+type FellowsRule = "open" | "same-status" | "appealed" | "none";
 
 /** Who decided and when, written into a decision's record. */
 interface Stamp {
@@ -209,7 +214,7 @@ const EFFECTS: { [A in WorkflowAction]: Effects<A> } = {
     record: (m, s) => ({ escalation: JSON.stringify({ team: m.team, applied: s.applied, ...stamped(m.note, s) }) }),
     fellows: "open",
     case: "follows",
-    refusal: refused("not allowed"), // from any status (a no-op on RESOLVED and APPEALED): never refused
+    refusal: refused("not allowed"), // from any status (a no-op on RESOLVED): never refused
     then: [markCaseEscalated],
   },
   resolve: {
@@ -238,20 +243,22 @@ const EFFECTS: { [A in WorkflowAction]: Effects<A> } = {
     refusal: (status) => `The action's report is ${status}: only an action whose report is RESOLVED can be appealed`,
     then: [],
   },
+  // From APPEALED, or IN_REVIEW (escalated while the appeal waited): the case's APPEALED reports
+  // are the appeal's too, whichever status the named report is in.
   uphold: {
     audit: "REPORT_UPHELD",
     auditData: appealAudit,
-    fellows: "same-status",
+    fellows: "appealed",
     case: "table",
-    refusal: refused("only APPEALED reports can be upheld"),
+    refusal: refused("only APPEALED reports, or IN_REVIEW ones escalated while their appeal waits, can be upheld"),
     then: ON_DECIDED,
   },
   overturn: {
     audit: "REPORT_OVERTURNED",
     auditData: appealAudit,
-    fellows: "same-status",
+    fellows: "appealed",
     case: "table",
-    refusal: refused("only APPEALED reports can be overturned"),
+    refusal: refused("only APPEALED reports, or IN_REVIEW ones escalated while their appeal waits, can be overturned"),
     then: ON_DECIDED,
   },
   // No route closes yet (archiving is planned); the table has the move, so the engine has its effects.
@@ -408,7 +415,9 @@ async function onReport<A extends WorkflowAction>(
     }
     const caseMove = nextStatus(asStatus(theCase.status), move.action, restoreOf(move as Move));
     const caseRule = how.alone && theCase.reportCount > 1 ? "none" : effects.case;
-    const caseTo = caseRule === "follows" ? own.to : caseRule === "table" && caseMove.allowed ? caseMove.to : null;
+    let caseTo = caseRule === "follows" ? own.to : caseRule === "table" && caseMove.allowed ? caseMove.to : null;
+    // A case leaves review only with all its reports (the table's moves need not take them all).
+    if (caseRule === "table" && caseTo !== null && isOpenStatus(theCase.status) && !isOpenStatus(caseTo) && (await holdsOpenReport(ctx, theCase.id))) caseTo = null;
     if (caseTo !== null && caseTo !== theCase.status) t.case = await writeCase(ctx, theCase, caseTo, move as Move, now);
   }
   if ([t.report, ...t.fellows, t.case].some(movesTally)) await recountCaseReporters(ctx, { caseId: theCase.id });
@@ -437,10 +446,20 @@ async function onCase<A extends WorkflowAction>(ctx: DomainContext, caseId: stri
   return t;
 }
 
+/** Whether a report of the case is in an open status. */
+async function holdsOpenReport(ctx: DomainContext, caseId: string): Promise<boolean> {
+  const [open] = await ctx.db
+    .select({ id: reports.id })
+    .from(reports)
+    .where(and(eq(reports.caseId, caseId), inArray(reports.status, [...OPEN_STATUSES])))
+    .limit(1);
+  return open !== undefined;
+}
+
 /** The other reports of the report's case that the action's `fellows` rule names. */
-async function fellowsOf(ctx: DomainContext, rule: "open" | "same-status" | "none", report: ReportRow, from: Status): Promise<ReportRow[]> {
+async function fellowsOf(ctx: DomainContext, rule: FellowsRule, report: ReportRow, from: Status): Promise<ReportRow[]> {
   if (rule === "none") return [];
-  const statuses = rule === "open" ? OPEN_STATUSES : [from];
+  const statuses: readonly Status[] = rule === "open" ? OPEN_STATUSES : rule === "appealed" ? ["APPEALED"] : [from];
   return await ctx.db
     .select()
     .from(reports)

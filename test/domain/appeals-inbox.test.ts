@@ -6,8 +6,9 @@
  * leaving the case stuck in APPEALED.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { appealsInbox, decideAppeal, revokeActionSettlingAppeal, SETTLED_BY_REVOCATION } from "../../src/domain/appeals.ts";
-import { getActionView, requireAction, revokeEnforcementAction } from "../../src/domain/enforcement.ts";
+import { appealsInbox, decideAppeal, fileAppeal, revokeActionSettlingAppeal, SETTLED_BY_REVOCATION } from "../../src/domain/appeals.ts";
+import { decideOnReport } from "../../src/domain/cases.ts";
+import { getActionView, requireAction, resolveReportWithAction, revokeEnforcementAction } from "../../src/domain/enforcement.ts";
 import type { Project } from "../../src/domain/projects.ts";
 import { domainWorld, refusal, type DomainWorld } from "../helpers/builders.ts";
 
@@ -97,6 +98,72 @@ describe("revoking an action whose appeal is pending", () => {
     const inbox = await appealsInbox(world.ctx, { caseId: r.caseId, limit: 10 });
     expect(inbox.items.map((i) => i.appeal.status)).toEqual(["upheld"]);
     expect((await world.report(r.reportId)).status).toBe("CLOSED");
+  });
+});
+
+describe("an appealed report escalated back into review (the specification: escalate moves every status but RESOLVED to IN_REVIEW)", () => {
+  test("the appeal stays pending in the inbox and on the case page; deciding it closes the report, its APPEALED fellows and the case", async () => {
+    // Two reports about one post, resolved together with a warning and appealed together.
+    const post = { contentType: "post", contentExternalId: `fellows-${Date.now()}` };
+    const first = await world.fileReport({ target: post });
+    const second = await world.fileReport({ target: post });
+    expect(second.caseId).toBe(first.caseId);
+    const action = await resolveReportWithAction(world.ctx, { reportId: first.reportId, resolution: { code: "ACCOUNT_LEVEL_ACTION" }, action: { kind: "warning" } });
+    const appeal = await fileAppeal(world.platform, { projectId: world.project.id, actionId: action.id, text: "Not me" });
+    expect((await world.report(second.reportId)).status).toBe("APPEALED");
+
+    await decideOnReport(world.platform, { reportId: first.reportId, decision: { action: "escalate", team: "legal" } });
+    expect((await world.report(first.reportId)).status).toBe("IN_REVIEW");
+    expect((await world.caseOf(first.caseId)).status).toBe("IN_REVIEW");
+    const pending = await appealsInbox(world.ctx, { status: "pending", limit: 100 });
+    expect(pending.items.find((i) => i.appeal.id === appeal.id)?.case?.status).toBe("IN_REVIEW");
+    expect((await appealsInbox(world.ctx, { caseId: first.caseId, limit: 10 })).items.map((i) => i.appeal.id)).toEqual([appeal.id]);
+
+    await decideAppeal(world.ctx, { appealId: appeal.id, decision: "overturn", note: "fair" });
+    expect((await world.report(first.reportId)).status).toBe("CLOSED");
+    expect((await world.report(second.reportId)).status).toBe("CLOSED");
+    expect((await world.caseOf(first.caseId)).status).toBe("CLOSED");
+    expect((await actionOf(action.id)).status).toBe("revoked");
+  });
+
+  test("re-decided while its appeal waits: the decision on the appeal still closes the reports left APPEALED", async () => {
+    const post = { contentType: "post", contentExternalId: `redecided-${Date.now()}` };
+    const first = await world.fileReport({ target: post });
+    const second = await world.fileReport({ target: post });
+    const action = await resolveReportWithAction(world.ctx, { reportId: first.reportId, resolution: { code: "ACCOUNT_LEVEL_ACTION" }, action: { kind: "warning" } });
+    const appeal = await fileAppeal(world.platform, { projectId: world.project.id, actionId: action.id, text: "Not me" });
+    await decideOnReport(world.ctx, { reportId: first.reportId, decision: { action: "escalate", team: "legal" } });
+    await decideOnReport(world.ctx, { reportId: first.reportId, decision: { action: "resolve", code: "HARASSMENT_CONFIRMED" } });
+    expect((await world.report(first.reportId)).status).toBe("RESOLVED");
+
+    const { appeal: decided } = await decideAppeal(world.ctx, { appealId: appeal.id, decision: "uphold" });
+    expect(decided.status).toBe("upheld");
+    // The re-decided report keeps its new decision; the one still waiting on the appeal is closed by it.
+    expect((await world.report(first.reportId)).status).toBe("RESOLVED");
+    expect((await world.report(second.reportId)).status).toBe("CLOSED");
+    expect((await world.caseOf(first.caseId)).status).toBe("RESOLVED");
+  });
+
+  test("escalated into the case open for its post by then: the appeal shows on that case too, and its decision closes what it decides, not the new reports", async () => {
+    const post = { contentType: "post", contentExternalId: `rehomed-${Date.now()}` };
+    const r = await world.reportIn("APPEALED", { target: post });
+    // The post is reported again while the appeal waits: the APPEALED case is not open, so a new case opens.
+    const later = await world.fileReport({ target: post });
+    expect(later.caseId).not.toBe(r.caseId);
+
+    await decideOnReport(world.ctx, { reportId: r.reportId, decision: { action: "escalate", team: "safety" } });
+    const moved = await world.report(r.reportId);
+    expect(moved).toMatchObject({ status: "IN_REVIEW", caseId: later.caseId });
+    expect((await appealsInbox(world.ctx, { caseId: later.caseId, limit: 10 })).items.map((i) => [i.appeal.id, i.appeal.status])).toEqual([[r.appealId!, "pending"]]);
+    expect((await appealsInbox(world.ctx, { caseId: r.caseId, limit: 10 })).items.map((i) => i.appeal.id)).toEqual([r.appealId!]);
+
+    await decideAppeal(world.ctx, { appealId: r.appealId!, decision: "uphold" });
+    expect((await world.report(r.reportId)).status).toBe("CLOSED");
+    // The new report was never decided: its case stays in review.
+    expect((await world.report(later.reportId)).status).toBe("IN_REVIEW");
+    expect((await world.caseOf(later.caseId)).status).toBe("IN_REVIEW");
+    // The case the appeal was filed from, left without reports, is decided with it.
+    expect((await world.caseOf(r.caseId)).status).toBe("CLOSED");
   });
 });
 

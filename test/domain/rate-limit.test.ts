@@ -3,9 +3,10 @@
  * window per key that starts at the key's first hit, on a fake clock. The route asks it with the
  * key's own limit, else FLAGSTAFF_REPORT_RATE_LIMIT, and answers `resetSeconds` as Retry-After.
  */
-import { describe, expect, test } from "bun:test";
-import { createRateLimiter } from "../../src/domain/rate-limit.ts";
-import { fakeClock } from "../helpers/builders.ts";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createRateLimiter, createSharedRateLimiter, type RateDecision, type RateLimiter } from "../../src/domain/rate-limit.ts";
+import type { Store } from "../../src/db/store.ts";
+import { domainWorld, fakeClock, type DomainWorld } from "../helpers/builders.ts";
 
 /** A limiter on a clock of its own, and a way to hit it `times` times in a row. */
 function limiter(windowMs?: number) {
@@ -99,5 +100,69 @@ describe("windows", () => {
     expect(limits.hit("key-a", 1).allowed).toBe(false);
     clock.advance(1_000);
     expect(limits.hit("key-a", 1).allowed).toBe(true);
+  });
+});
+
+describe("peeking and releasing (a report refused after taking its place)", () => {
+  test("peek takes nothing; a released place is free again in its window, one of an ended window frees nothing in the next", () => {
+    const { clock, limits } = limiter();
+    expect(limits.peek("key-a", 2)).toMatchObject({ allowed: true, remaining: 2, resetSeconds: 60 });
+    const taken = [limits.hit("key-a", 2), limits.hit("key-a", 2)];
+    expect(limits.peek("key-a", 2)).toMatchObject({ allowed: false, remaining: 0 });
+    expect(limits.hit("key-a", 2).allowed).toBe(false);
+    limits.release("key-a", taken[1]!);
+    expect(limits.peek("key-a", 2)).toMatchObject({ allowed: true, remaining: 1 });
+    expect(limits.hit("key-a", 2)).toMatchObject({ allowed: true, remaining: 0 });
+    clock.advance(60_000);
+    expect([limits.hit("key-a", 2), limits.hit("key-a", 2)].every((d) => d.allowed)).toBe(true);
+    limits.release("key-a", taken[0]!); // taken in the window before: not this one's
+    expect(limits.hit("key-a", 2).allowed).toBe(false);
+  });
+});
+
+describe("shared by instances (rate_windows; each engine)", () => {
+  let world: DomainWorld;
+  let a: RateLimiter;
+  let b: RateLimiter;
+  let storeOfB: Store;
+  beforeAll(async () => {
+    world = await domainWorld();
+    storeOfB = world.anotherInstance();
+    a = createSharedRateLimiter({ store: world.store, clock: world.clock });
+    b = createSharedRateLimiter({ store: storeOfB, clock: world.clock });
+  });
+  afterAll(() => world.close());
+
+  const hitMany = (key: string, n: number) => Promise.all(Array.from({ length: n }, (_, i) => (i % 2 ? a : b).hit(key, 10)));
+
+  test("concurrent hits through two instances: exactly `limit` allowed, the refused ones take nothing", async () => {
+    const first = await hitMany("concurrent", 30);
+    const allowed = first.filter((d) => d.allowed);
+    expect(allowed.length).toBe(10);
+    expect(allowed.map((d) => d.remaining).sort((x, y) => x - y)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(await a.peek("concurrent", 10)).toMatchObject({ allowed: false, remaining: 0 });
+    world.clock.advance(60_000);
+    expect(await b.peek("concurrent", 10)).toMatchObject({ allowed: true, remaining: 10, resetSeconds: 60 });
+    expect((await hitMany("concurrent", 10)).every((d) => d.allowed)).toBe(true);
+  });
+
+  test("a place taken in a transaction that rolls back is given back (release after the rollback): exactly, from either instance", async () => {
+    const committed = await Promise.all(Array.from({ length: 7 }, (_, i) => (i % 2 ? a : b).hit("rolled-back", 10)));
+    expect(committed.every((d) => d.allowed)).toBe(true);
+    // Three reports refused after taking their place: their transactions roll back.
+    for (const limiter of [a, b, a]) {
+      const store = limiter === a ? world.store : storeOfB;
+      let taken: RateDecision | null = null;
+      await expect(
+        store.transaction(async () => {
+          taken = await limiter.hit("rolled-back", 10);
+          throw new Error("the report was refused");
+        }),
+      ).rejects.toThrow("refused");
+      expect(taken!.allowed).toBe(true);
+      await limiter.release("rolled-back", taken!);
+    }
+    expect(await b.peek("rolled-back", 10)).toMatchObject({ allowed: true, remaining: 3 });
+    expect((await hitMany("rolled-back", 10)).filter((d) => d.allowed).length).toBe(3);
   });
 });

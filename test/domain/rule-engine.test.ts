@@ -131,6 +131,23 @@ describe("shadow and live", () => {
     await deleteRule(world.ctx, { ruleId: r.id });
   });
 
+  test("a resolve with CONTENT_LEVEL_ACTION and no action records the content removal it implies, with its statement (automated), not announced", async () => {
+    const marker = uniq("implied");
+    const r = await rule(world, { when: marked(marker), then: [{ type: "resolve", resolutionCode: "CONTENT_LEVEL_ACTION" }] });
+    const a = await world.fileReport({ description: marker });
+    const report = await world.report(a.reportId);
+    expect(report.status).toBe("RESOLVED");
+    const [action] = await world.store.db.select().from(enforcementActions).where(eq(enforcementActions.reportId, a.reportId));
+    expect(action).toMatchObject({ kind: "content_removal", createdByType: "system", contentExternalId: report.contentExternalId, identityId: report.subjectIdentityId });
+    expect((await world.audit(action!.id)).events[0]).toMatchObject({
+      action: "ENFORCEMENT_ACTION_CREATED",
+      data: { impliedBy: "CONTENT_LEVEL_ACTION", announced: false, ruleId: r.id, automated: true },
+    });
+    const [statement] = await world.store.db.select().from(statements).where(eq(statements.actionId, action!.id));
+    expect(JSON.parse(statement!.body)).toMatchObject({ decision_visibility: ["DECISION_VISIBILITY_CONTENT_REMOVED"], automated_decision: "AUTOMATED_DECISION_FULLY" });
+    await deleteRule(world.ctx, { ruleId: r.id });
+  });
+
   test("mute_reporter mutes the reporter with a reason naming the rule; the muted reporter's next report is dismissed unseen", async () => {
     const marker = uniq("mute");
     const reporter = { type: "user", externalId: uniq("noisy") };

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startFakeOllama, type FakeOllama } from "../../scripts/fake-ollama.ts";
 import { loadConfig, type Config } from "../../src/config.ts";
 import { enrichReport } from "../../src/domain/analysis.ts";
-import { decideAppeal, fileAppeal } from "../../src/domain/appeals.ts";
+import { appealsInbox, decideAppeal, fileAppeal } from "../../src/domain/appeals.ts";
 import { decideOnReport, triageCase } from "../../src/domain/cases.ts";
 import type { Project } from "../../src/domain/projects.ts";
 import { nextStatus, STATUSES, type Status, type WorkflowAction } from "../../src/domain/workflow.ts";
@@ -23,17 +23,22 @@ const KEPT = "=";
 type Cell = Status | typeof REFUSED | typeof KEPT;
 const R = REFUSED;
 
-/** The specification: the row of each action, one cell per status, in STATUSES order. */
+/**
+ * The row of each action, one cell per status, in STATUSES order. Where the interface
+ * specification has a row (create, enrich, escalate, resolve, dismiss) the cells are its: escalate
+ * moves every status but RESOLVED to IN_REVIEW (RESOLVED: unchanged, recorded). uphold and
+ * overturn from IN_REVIEW: an appealed report escalated back into review, its appeal pending.
+ */
 const TABLE: Record<WorkflowAction, readonly Cell[]> = {
   //          OPEN          TRIAGED       IN_REVIEW     RESOLVED      DISMISSED     APPEALED      CLOSED
   triage:   ["TRIAGED",    R,            R,            R,            R,            R,            R],
   enrich:   ["IN_REVIEW",  R,            R,            R,            R,            R,            R],
-  escalate: ["IN_REVIEW",  "IN_REVIEW",  "IN_REVIEW",  KEPT,         "IN_REVIEW",  KEPT,         "IN_REVIEW"],
+  escalate: ["IN_REVIEW",  "IN_REVIEW",  "IN_REVIEW",  KEPT,         "IN_REVIEW",  "IN_REVIEW",  "IN_REVIEW"],
   resolve:  ["RESOLVED",   "RESOLVED",   "RESOLVED",   R,            R,            R,            R],
   dismiss:  ["DISMISSED",  "DISMISSED",  "DISMISSED",  R,            R,            R,            R],
   appeal:   [R,            R,            R,            "APPEALED",   R,            R,            R],
-  uphold:   [R,            R,            R,            R,            R,            "CLOSED",     R],
-  overturn: [R,            R,            R,            R,            R,            "CLOSED",     R],
+  uphold:   [R,            R,            "CLOSED",     R,            R,            "CLOSED",     R],
+  overturn: [R,            R,            "CLOSED",     R,            R,            "CLOSED",     R],
   close:    [R,            R,            R,            "CLOSED",     "CLOSED",     R,            R],
   undo:     [R,            R,            "OPEN",       "OPEN",       "OPEN",       R,            R],
 };
@@ -156,11 +161,20 @@ describe("through the domain's entry points (a report alone in its case)", () =>
     }
   }
 
-  // uphold and overturn need a pending appeal, which only an APPEALED report has; once
-  // decided, an appeal is final.
+  // uphold and overturn need a pending appeal, which an APPEALED report has, and an IN_REVIEW
+  // one escalated out of APPEALED; once decided, an appeal is final.
   for (const decision of ["uphold", "overturn"] as const) {
     test(`decideAppeal    ${row(decision, "APPEALED", "CLOSED")}`, async () => {
       const r = await world.reportIn("APPEALED");
+      const { appeal } = await decideAppeal(world.ctx, { appealId: r.appealId!, decision });
+      expect(appeal.status).toBe(decision === "uphold" ? "upheld" : "overturned");
+      expect((await world.report(r.reportId)).status).toBe("CLOSED");
+      expect((await world.caseOf(r.caseId)).status).toBe("CLOSED");
+    });
+    test(`decideAppeal    ${row(decision, "IN_REVIEW", "CLOSED")}  (an appealed report escalated back into review)`, async () => {
+      const r = await world.reportIn("APPEALED");
+      await decideOnReport(world.ctx, { reportId: r.reportId, decision: { action: "escalate", team: "legal" } });
+      expect((await world.report(r.reportId)).status).toBe("IN_REVIEW");
       const { appeal } = await decideAppeal(world.ctx, { appealId: r.appealId!, decision });
       expect(appeal.status).toBe(decision === "uphold" ? "upheld" : "overturned");
       expect((await world.report(r.reportId)).status).toBe("CLOSED");
@@ -229,13 +243,21 @@ describe("what each move leaves behind", () => {
     expect(triage.message).toBe("Case is DISMISSED: only cases with OPEN reports can be triaged");
   });
 
-  test("escalating an APPEALED report keeps it APPEALED: its pending appeal decides it", async () => {
+  test("escalating an APPEALED report moves it and its case to IN_REVIEW (the specification); its pending appeal still decides it", async () => {
     const r = await world.reportIn("APPEALED");
-    expect(await decideOnReport(world.ctx, { reportId: r.reportId, decision: { action: "escalate", team: "senior_moderator" } })).toEqual({ changed: false });
-    expect((await world.report(r.reportId)).status).toBe("APPEALED");
-    expect((await world.audit(r.reportId)).events.at(-1)).toMatchObject({ action: "REPORT_ESCALATED", data: { applied: false } });
+    expect(await decideOnReport(world.ctx, { reportId: r.reportId, decision: { action: "escalate", team: "senior_moderator" } })).toEqual({ changed: true });
+    expect((await world.report(r.reportId)).status).toBe("IN_REVIEW");
+    expect((await world.caseOf(r.caseId)).status).toBe("IN_REVIEW");
+    expect((await world.audit(r.reportId)).events.at(-1)).toMatchObject({
+      action: "REPORT_ESCALATED", before: { status: "APPEALED" }, after: { status: "IN_REVIEW" }, data: { applied: true },
+    });
+    const pending = await appealsInbox(world.ctx, { status: "pending", caseId: r.caseId, limit: 10 });
+    expect(pending.items.map((i) => [i.appeal.id, i.case?.status])).toEqual([[r.appealId!, "IN_REVIEW"]]);
     const { appeal } = await decideAppeal(world.ctx, { appealId: r.appealId!, decision: "uphold" });
     expect(appeal.status).toBe("upheld");
     expect((await world.report(r.reportId)).status).toBe("CLOSED");
+    const c = await world.caseOf(r.caseId);
+    expect(c).toMatchObject({ status: "CLOSED", decision: "uphold", escalatedTeam: null });
   });
+
 });

@@ -14,6 +14,7 @@ import { getActionStatement } from "../../domain/statements.ts";
 import { statementRecordSchema } from "../../domain/views/dsa.ts";
 import { APPEAL_FILTERS, APPEAL_STATUSES, appealInboxSchema, appealViewSchema } from "../../domain/views/appeal.ts";
 import { ACTION_KINDS, ACTION_STATUSES, enforcementActionViewSchema } from "../../domain/views/enforcement.ts";
+import { clientInstant } from "../../domain/views/common.ts";
 import { limitSchema } from "../schemas.ts";
 import { orgProcedure, projectProcedure, router } from "../trpc.ts";
 
@@ -26,15 +27,9 @@ const reasonText = z.string().trim().min(1).max(1000);
 const noteText = z.string().max(2000);
 const identityRef = z.object({ type: typeNameSchema, externalId: externalIdSchema });
 const contentRef = z.object({ contentType: z.string().min(1).max(64).nullable().optional(), contentExternalId: externalIdSchema });
-/** An ISO date-time (with zone), as milliseconds since the epoch. */
-const instant = z
-  .string()
-  .max(64)
-  .refine((s) => /^\d{4}-\d\d-\d\dT/.test(s) && !Number.isNaN(Date.parse(s)), "must be an ISO date-time such as 2030-01-31T12:00:00Z")
-  .transform((s) => Date.parse(s));
 const timing = {
   /** When the action ends (suspensions need one; mutes may have one). */
-  endsAt: instant.optional(),
+  endsAt: clientInstant.optional(),
   /** Or: how long from now, in seconds. */
   durationSeconds: z.number().int().min(1).max(MAX_DURATION_S).optional(),
 };
@@ -181,7 +176,7 @@ export const enforcementRouter = router({
       actionId: id,
       reason: reasonText.optional(),
       note: noteText.nullable().optional(),
-      endsAt: instant.nullable().optional(),
+      endsAt: clientInstant.nullable().optional(),
       durationSeconds: timing.durationSeconds,
     }),
   )
@@ -258,7 +253,7 @@ export const enforcementRouter = router({
         method: "POST",
         path: "/organizations/{orgSlug}/appeals/{appealId}/uphold",
         summary: "Uphold an appeal's decision",
-        description: "The action stands; the report and its case go from APPEALED to CLOSED. 409 once the appeal is decided.",
+        description: "The action stands; the report (APPEALED, or IN_REVIEW when escalated while the appeal waited) and its case go to CLOSED. 409 once the appeal is decided.",
         tags,
         errorResponses: { 409: "The appeal is already decided" },
       },
@@ -277,7 +272,7 @@ export const enforcementRouter = router({
         path: "/organizations/{orgSlug}/appeals/{appealId}/overturn",
         summary: "Overturn the decision an appeal is against",
         description:
-          "The appealed action, and every other unrevoked action of the same report, is revoked (and announced by webhook); the report and its case go from APPEALED to CLOSED. 409 once the appeal is decided.",
+          "The appealed action, and every other unrevoked action of the same report, is revoked (and announced by webhook); the report (APPEALED, or IN_REVIEW when escalated while the appeal waited) and its case go to CLOSED. 409 once the appeal is decided.",
         tags,
         errorResponses: { 409: "The appeal is already decided" },
       },

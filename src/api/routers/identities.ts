@@ -7,6 +7,7 @@ import { jsonDepthExceeds } from "../../domain/json-depth.ts";
 import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/validation.ts";
 import { identityViewSchema } from "../../domain/views/identity.ts";
 import { identityReporterSchema, MUTE_REASON_MAX, reporterViewSchema } from "../../domain/views/reporter.ts";
+import { clientInstant } from "../../domain/views/common.ts";
 import { limitSchema } from "../schemas.ts";
 import { projectProcedure, router, secretProcedure } from "../trpc.ts";
 
@@ -16,12 +17,6 @@ const MAX_METADATA_DEPTH = 16;
 /** The organization's route of one identity: its standing as a reporter (DSA Art. 22, 23). */
 const reporterPath = "/organizations/{orgSlug}/projects/{projectId}/identities/{typeName}/{externalId}";
 const reporterKey = { orgSlug: z.string().min(1).max(64), projectId: projectIdSchema, typeName: typeNameSchema, externalId: externalIdSchema };
-/** An ISO date-time with its zone, as milliseconds since the epoch. */
-const instant = z
-  .string()
-  .max(64)
-  .refine((s) => /^\d{4}-\d\d-\d\dT/.test(s) && !Number.isNaN(Date.parse(s)), "must be an ISO date-time such as 2030-01-31T12:00:00Z")
-  .transform((s) => Date.parse(s));
 
 export const identitiesRouter = router({
   upsert: projectProcedure(
@@ -111,7 +106,7 @@ export const identitiesRouter = router({
     z.object({
       ...reporterKey,
       trustedFlagger: z.boolean().optional(),
-      mutedUntil: instant.nullable().optional(),
+      mutedUntil: clientInstant.nullable().optional(),
       muteReason: z.string().max(MUTE_REASON_MAX).nullable().optional(),
     }),
   )

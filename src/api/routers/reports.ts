@@ -1,17 +1,18 @@
 import { z } from "zod";
 import { decideOnReport } from "../../domain/cases.ts";
 import { resolveReport } from "../../domain/enforcement.ts";
-import { admitReportCreation } from "../../domain/rate-limit.ts";
+import { reportSlot } from "../../domain/rate-limit.ts";
 import { createReport, reportsWithProjects, reportWithOutcome } from "../../domain/reports.ts";
 import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/validation.ts";
 import { projectRefSchema } from "../../domain/views/project.ts";
+import { clientDateTime } from "../../domain/views/common.ts";
 import {
   createdReportSchema, DISMISSAL_REASONS, noticeInputSchema, reportOutcomeSchema, RESOLUTION_CODES, reportViewSchema, STATUSES, TEAMS, type Status,
 } from "../../domain/views/report.ts";
 import { SEVERITIES } from "../../domain/views/severity.ts";
 import { limitSchema } from "../schemas.ts";
 import { resolveActionSchema } from "./enforcement.ts";
-import { authedProcedure, projectProcedure, router, secretProcedure } from "../trpc.ts";
+import { projectProcedure, router, secretProcedure } from "../trpc.ts";
 
 const tags = ["reports"];
 const MAX_TEXT = 10_000;
@@ -67,25 +68,24 @@ const createInput = z
   });
 
 /**
- * Report creation's rate limit (the rule: src/domain/rate-limit.ts), before the input is read:
- * the count becomes the RateLimit headers on every answer, a refusal a 429 with Retry-After.
+ * Report creation's rate limit (the rule: reportSlot, src/domain/rate-limit.ts): createReport
+ * checks and takes the API key's place once everything else passed (the key: 401, 403 for its
+ * kind; the body: 400; the project: 404, 403 for a publishable key of another project; the
+ * reasons: 400), so a request refused for any of those spends no place and is told so, never
+ * 429. The RateLimit headers go on the answers that counted: 201 and 429.
  */
-const rateLimitedProcedure = authedProcedure.use(async ({ ctx, next }) => {
-  const { decision: d, refusal } = await admitReportCreation(
-    { limiter: ctx.reportRateLimiter, defaultLimit: ctx.config.reportRateLimit },
-    { key: ctx.caller.key },
-  );
-  if (d) {
+const rateLimitedCreation = projectProcedure(createInput).use(async ({ ctx, next }) => {
+  const slot = reportSlot({ limiter: ctx.reportRateLimiter, defaultLimit: ctx.config.reportRateLimit }, { key: ctx.caller.key });
+  const result = await next({ ctx: { reportSlot: slot } });
+  const d = slot.decision;
+  // Created, or refused for a full window; any other refusal spent nothing and says nothing of the window.
+  if (d && (result.ok || !d.allowed)) {
     ctx.resHeaders.set("RateLimit-Limit", String(d.limit));
     ctx.resHeaders.set("RateLimit-Remaining", String(d.remaining));
     ctx.resHeaders.set("RateLimit-Reset", String(d.resetSeconds));
     ctx.resHeaders.set("RateLimit-Policy", `${d.limit};w=60`);
   }
-  if (refusal) {
-    if (d) ctx.resHeaders.set("Retry-After", String(d.resetSeconds));
-    throw refusal;
-  }
-  return next();
+  return result;
 });
 
 const reportIdInput = { reportId: z.string().min(1).max(64) };
@@ -111,7 +111,7 @@ const statusList = z
   });
 
 export const reportsRouter = router({
-  create: projectProcedure(createInput, rateLimitedProcedure)
+  create: rateLimitedCreation
     .meta({
       family: "sdk",
       publishable: true,
@@ -121,7 +121,7 @@ export const reportsRouter = router({
         path: "/projects/{projectId}/reports",
         summary: "Create a report",
         description:
-          "Files a report about content (`target`) or a person (`subject`); one of them is required, and `reason` names one or more of the project's report categories. Subject and reporter identities are upserted. Allowed with a publishable key of the project. Rate limited per API key (429 with Retry-After).",
+          "Files a report about content (`target`) or a person (`subject`); one of them is required, and `reason` names one or more of the project's report categories. Subject and reporter identities are upserted. Allowed with a publishable key of the project. Rate limited per API key (429 with Retry-After): only accepted reports count, checked after everything else, so a request refused with 400, 401, 403 or 404 spends nothing and carries no RateLimit headers.",
         tags,
         errorResponses: { 400: "Invalid body or unknown reason", 401: "Invalid or missing API key", 403: "Key of another project", 404: "Project not found", 413: "Body too large", 429: "Too many reports" },
       },
@@ -138,6 +138,7 @@ export const reportsRouter = router({
         automated: input.automated ?? false,
         notice: input.notice,
         enrichMaxAttempts: ctx.config.enrichMaxAttempts,
+        slot: ctx.reportSlot,
       });
       return { report: created.report };
     }),
@@ -146,7 +147,7 @@ export const reportsRouter = router({
     z.object({
       sort: z.enum(["asc", "desc"]).default("desc"),
       // An ISO timestamp with microseconds (the previous page's nextCursor): say so in the document.
-      cursor: z.string().max(64).meta({ format: "date-time", description: "The previous page's `nextCursor` (an ISO timestamp)" }).optional(),
+      cursor: clientDateTime.meta({ description: "The previous page's `nextCursor` (an ISO timestamp)" }).optional(),
       limit: limitSchema(25),
       projectId: projectIdSchema.optional(),
       status: statusList.optional(),
@@ -202,9 +203,9 @@ export const reportsRouter = router({
         method: "POST",
         path: "/reports/{reportId}/escalate",
         summary: "Escalate a report",
-        description: "Records the escalation to a team (default senior_moderator). Unless the report is RESOLVED or APPEALED (its pending appeal decides it) it becomes IN_REVIEW, with its case and the case's other open reports.",
+        description: "Records the escalation to a team (default senior_moderator). Unless the report is RESOLVED it becomes IN_REVIEW, with its case and the case's other open reports (an APPEALED report too: its appeal stays pending and still decides it).",
         tags,
-        // Allowed from every status (on RESOLVED and APPEALED it is recorded and changes nothing): never a 409.
+        // Allowed from every status (on RESOLVED it is recorded and changes nothing): never a 409.
         errorResponses: { 404: "Report not found" },
       },
     })
@@ -227,7 +228,7 @@ export const reportsRouter = router({
         path: "/reports/{reportId}/resolve",
         summary: "Resolve a report",
         description:
-          "From OPEN, TRIAGED or IN_REVIEW to RESOLVED, with its case and the case's other open reports; 409 from any other status. With `resolutionCode` ACCOUNT_LEVEL_ACTION (kind warning, mute, suspension or ban, applied to the report's subject) or CONTENT_LEVEL_ACTION (content_removal of the report's target), `action` applies that enforcement action in the same step and the answer carries its `enforcementActionId`.",
+          "From OPEN, TRIAGED or IN_REVIEW to RESOLVED, with its case and the case's other open reports; 409 from any other status. With `resolutionCode` ACCOUNT_LEVEL_ACTION (kind warning, mute, suspension or ban, applied to the report's subject) or CONTENT_LEVEL_ACTION (content_removal of the report's target), `action` applies that enforcement action in the same step (announced by webhook) and the answer carries its `enforcementActionId`. Without `action`, CONTENT_LEVEL_ACTION on a report with a target and a subject records the content_removal it implies, with its statement of reasons (not announced; its id in `enforcementActionId`); ACCOUNT_LEVEL_ACTION records no action (the code does not say which).",
         tags,
         errorResponses: decisionErrors,
       },

@@ -129,7 +129,7 @@ export const transparencyRouter = router({
         path: "/organizations/{orgSlug}/transparency/submission",
         summary: "Set the Transparency Database submission",
         description:
-          "`endpointUrl`: the API's base URL (statements go to `{endpointUrl}/statements`, at most 100 a request); https, and its host must resolve to a public address. `token`: the API token, required the first time, kept when left out, never shown again. `enabled: true` starts a run at once.",
+          "`endpointUrl`: the API's base URL (statements go to `{endpointUrl}/statements`, at most 100 a request); https, and its host must resolve to a public address. `token`: the API token, required the first time, kept when left out, never shown again. Moving `endpointUrl` to another origin (scheme, host or port) needs the token again in the same request: without it the answer is 400 (`token: send the token again when changing the endpoint's origin…`) and nothing changes, so the stored token is only ever sent to the origin it was given for. `enabled: true` starts a run at once.",
         tags,
         errorResponses: { 503: "The URL's host name could not be resolved now (DNS did not answer): try again" },
       },

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { deliveryDetail, listDeliveries, replayDelivery } from "../../domain/webhooks/delivery.ts";
 import { addEndpoint, changeEndpoint, deleteEndpoint, endpointView, listEndpoints, rotateSecret } from "../../domain/webhooks/endpoints.ts";
-import { attemptViewSchema, DELIVERY_STATUSES, deliveryViewSchema, endpointViewSchema, EVENT_TYPES } from "../../domain/views/webhook.ts";
+import { attemptViewSchema, DELIVERY_STATUSES, deliveryViewSchema, endpointViewSchema, EVENT_TYPES, UNFILTERED_MEANS } from "../../domain/views/webhook.ts";
 import { limitSchema, okSchema } from "../schemas.ts";
 import { orgProcedure, router } from "../trpc.ts";
 
@@ -11,8 +11,11 @@ const orgSlug = z.string().min(1).max(64);
 
 const urlText = z.string().trim().min(1).max(2048);
 const descriptionText = z.string().max(500).nullable();
-/** Empty or omitted: every event. */
-const eventTypes = z.array(z.enum(EVENT_TYPES)).max(EVENT_TYPES.length * 2);
+/** Empty or omitted: the enforcement action events only (UNFILTERED_EVENT_TYPES); report.decided when listed. */
+const eventTypes = z
+  .array(z.enum(EVENT_TYPES))
+  .max(EVENT_TYPES.length * 2)
+  .meta({ description: `The event types to deliver. Empty or omitted: ${UNFILTERED_MEANS}.` });
 const endpointPath = "/organizations/{orgSlug}/webhook-endpoints";
 
 /**

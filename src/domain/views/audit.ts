@@ -196,6 +196,9 @@ export const AUDIT_ACTIONS = {
     after: z.object({
       kind: z.enum(ACTION_KINDS), reason: z.string(), endsAt: isoDateTime.nullable(), identityId: z.string(), reportId: z.string().nullable(), caseId: z.string().nullable(),
     }),
+    // An action a resolution code implies (no `action` given): recorded with its statement, not
+    // announced. A rule's action names the rule too (recordAudit adds ruleId, version, automated).
+    data: z.looseObject({ impliedBy: z.literal("CONTENT_LEVEL_ACTION").optional(), announced: z.literal(false).optional() }).nullable(),
   },
   ENFORCEMENT_ACTION_UPDATED: { label: "Enforcement action changed", entity: ["enforcement_action"], before: changedFields, after: changedFields },
   ENFORCEMENT_ACTION_REVOKED: {

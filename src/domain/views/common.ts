@@ -7,6 +7,20 @@ import { z } from "zod";
 /** Times leave the server as ISO 8601 strings; the OpenAPI documents say `format: date-time`. */
 export const isoDateTime = z.string().meta({ format: "date-time" });
 
+/**
+ * The one form of a date-time a client sends (every input field and query parameter that is
+ * one): RFC 3339, with seconds and its zone (`Z` or `±hh:mm`), on a real calendar date (leap
+ * years included), hours 00–23. JavaScript's Date.parse is no judge: it reads a time without a
+ * zone as the server's local time, 2027-02-30 as 2 March and T24:00 as the next day.
+ */
+export const clientDateTime = z.iso.datetime({
+  offset: true,
+  error: "must be a date-time with its zone, such as 2030-01-31T12:00:00Z or 2030-01-31T13:00:00+01:00 (a real calendar date, hours 00-23)",
+});
+
+/** A client's date-time (clientDateTime) as the instant it names, in milliseconds since the epoch. */
+export const clientInstant = clientDateTime.transform((s) => Date.parse(s));
+
 /** Who did something: an API key, a dashboard user, or Flagstaff itself (jobs, AI). */
 export const ACTOR_TYPES = ["api_key", "user", "system"] as const;
 export type ActorType = (typeof ACTOR_TYPES)[number];

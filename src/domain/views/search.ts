@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { CASE_DECISION_ACTIONS } from "./case.ts";
+import { clientDateTime } from "./common.ts";
 
 /** What a search looks through: reports (descriptions, reported content, AI reasoning) or identities. */
 export const SEARCH_KINDS = ["reports", "identities"] as const;
@@ -46,8 +47,6 @@ export const searchInputSchema = z.object({
 });
 export type SearchInput = z.infer<typeof searchInputSchema>;
 
-/** A time as the filters take it: an ISO 8601 date-time with its offset (the dashboard sends its local day's bounds). */
-const instant = z.iso.datetime({ offset: true });
 
 /** The closed cases' list input (the dashboard's `search.closedCases`). */
 export const closedCasesInputSchema = z.object({
@@ -56,10 +55,10 @@ export const closedCasesInputSchema = z.object({
   decision: z.enum(CASE_DECISION_ACTIONS).optional(),
   /** The dashboard user who decided. */
   decidedBy: z.string().min(1).max(64).optional(),
-  /** Decided at or after this time… */
-  decidedFrom: instant.optional(),
+  /** Decided at or after this time (the dashboard sends its local day's bounds)… */
+  decidedFrom: clientDateTime.optional(),
   /** …and before this one. */
-  decidedBefore: instant.optional(),
+  decidedBefore: clientDateTime.optional(),
   cursor,
   limit: z.coerce.number().int().min(1).max(CLOSED_PAGE_MAX).default(CLOSED_PAGE_SIZE),
 });

@@ -7,6 +7,21 @@ export const EVENT_TYPES = ["enforcement_action.created", "enforcement_action.up
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /**
+ * What an endpoint without a filter (`eventTypes` empty) gets: the enforcement action events,
+ * the ones the interface specification announces. Every other type (`report.decided`) goes only
+ * to endpoints that list it by name: the specification says the SDK report operations emit no
+ * event, and a receiver written to it refuses a type it does not know (and is retried).
+ */
+export const UNFILTERED_EVENT_TYPES = ["enforcement_action.created", "enforcement_action.updated", "enforcement_action.revoked"] as const satisfies readonly EventType[];
+
+/** Whether an endpoint with this filter gets events of `type` (the filter rule, one place). */
+export const wantsEvent = (filter: readonly EventType[], type: EventType): boolean =>
+  filter.length === 0 ? (UNFILTERED_EVENT_TYPES as readonly EventType[]).includes(type) : filter.includes(type);
+
+/** How an endpoint's filter reads to people (the dashboard and the docs say the same). */
+export const UNFILTERED_MEANS = "the enforcement_action events (report.decided only when listed)";
+
+/**
  * The `data` of a `report.decided` event (docs/enforcement.md, docs/dsa.md): one per report a
  * decision moved (resolved, dismissed, or closed by the decision on an appeal), so the platform
  * can tell its reporter (DSA Art. 16(5)). `reporter` is null for an anonymous report, `notice`
@@ -38,8 +53,9 @@ export const endpointViewSchema = z.object({
   id: z.string(),
   url: z.string(),
   description: z.string().nullable(),
-  /** Empty: every event. */
-  eventTypes: z.array(z.enum(EVENT_TYPES)),
+  eventTypes: z
+    .array(z.enum(EVENT_TYPES))
+    .meta({ description: `The event types the endpoint gets. Empty: ${UNFILTERED_MEANS}.` }),
   enabled: z.boolean(),
   /** Why Flagstaff (or its owner) turned the endpoint off: a 410 answer, days of failures. */
   disabledReason: z.string().nullable(),

@@ -9,10 +9,11 @@ import { webhookDeliveries, webhookEndpoints } from "../../db/schema.ts";
 import { enqueueJob } from "../jobs.ts";
 import { iso } from "../clock.ts";
 import type { DomainContext } from "../context.ts";
-import { EVENT_TYPES, type EventType } from "../views/webhook.ts";
+import { EVENT_TYPES, wantsEvent, type EventType } from "../views/webhook.ts";
 import { MAX_DELIVERY_ATTEMPTS } from "./schedule.ts";
 
-// The event types are a vocabulary clients and the dashboard see (src/domain/views/webhook.ts).
+// The event types are a vocabulary clients and the dashboard see (src/domain/views/webhook.ts),
+// with the rule of which an endpoint gets (wantsEvent: without a filter, not report.decided).
 export { EVENT_TYPES, type EventType } from "../views/webhook.ts";
 
 /** Job kind of one delivery (payload `{ deliveryId }`). */
@@ -21,13 +22,11 @@ export const DELIVER_JOB = "webhook.deliver";
 /** `msg_` + a UUIDv7 without dashes: the `webhook-id`, with no `.` (the signed content is dot-delimited). */
 export const newMessageId = (): string => `msg_${Bun.randomUUIDv7().replaceAll("-", "")}`;
 
-/** The stored event types of an endpoint: an empty list means every event. */
+/** The stored event types of an endpoint: an empty list means UNFILTERED_EVENT_TYPES (wantsEvent). */
 export function parseEventTypes(text: string): EventType[] {
   const value: unknown = JSON.parse(text);
   return Array.isArray(value) ? (value.filter((v) => (EVENT_TYPES as readonly unknown[]).includes(v)) as EventType[]) : [];
 }
-
-export const wantsEvent = (filter: EventType[], type: EventType): boolean => filter.length === 0 || filter.includes(type);
 
 /** The body sent for an event: `{ type, timestamp, data }` (Standard Webhooks payload structure). */
 export function eventBody(type: EventType, occurredAt: number, data: unknown): string {

@@ -139,6 +139,16 @@ function ReportView({ r }: { r: Report }) {
   );
 }
 
+/** Whether the URL typed is on another origin than the stored one (the server then asks for the token again). */
+function movesOrigin(stored: string | null, typed: string): boolean {
+  if (!stored) return false;
+  try {
+    return new URL(stored).origin !== new URL(typed).origin;
+  } catch {
+    return false;
+  }
+}
+
 function Submission() {
   const { orgSlug } = useSession();
   const qc = useQueryClient();
@@ -171,7 +181,16 @@ function Submission() {
           <Field label="API base URL" hint="Statements go to {URL}/statements, 100 at a time.">
             <input type="url" value={current.endpointUrl} onChange={(e) => setForm({ ...current, endpointUrl: e.target.value })} placeholder="https://transparency.dsa.ec.europa.eu/api/v2" required />
           </Field>
-          <Field label="API token" hint={s?.tokenSet ? "A token is stored; leave empty to keep it." : "Required; never shown again."}>
+          <Field
+            label="API token"
+            hint={
+              !s?.tokenSet
+                ? "Required; never shown again."
+                : movesOrigin(s.endpointUrl, current.endpointUrl)
+                  ? "Required again: the URL is on another server than the one the stored token was given for."
+                  : "A token is stored; leave empty to keep it."
+            }
+          >
             <input type="password" value={current.token} onChange={(e) => setForm({ ...current, token: e.target.value })} autoComplete="off" />
           </Field>
         </div>

@@ -1,5 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
+import { UNFILTERED_EVENT_TYPES } from "../../domain/views/webhook.ts";
 import { errorMessage, trpc, type Outputs } from "../api.ts";
 import { useSession } from "../app.tsx";
 import { Badge, dateTime, Dialog, Empty, ErrorNote, Field, Loading, SecretDialog, Table, TimeAgo, useToast } from "../ui.tsx";
@@ -57,8 +58,16 @@ export function WebhooksPage() {
             <input value={form.description} onChange={(e) => setForm({ ...form, description: e.target.value })} maxLength={500} />
           </Field>
         </div>
-        <fieldset className="checks">
-          <legend>Events (none checked: all)</legend>
+        <fieldset className="checks" aria-describedby="webhook-events-note">
+          <legend>Events</legend>
+          <p id="webhook-events-note" className="muted small-print">
+            None checked: the enforcement action events ({UNFILTERED_EVENT_TYPES.map((t, i) => (
+              <span key={t}>
+                {i > 0 && ", "}
+                <code>{t}</code>
+              </span>
+            ))}). <code>report.decided</code> goes only to endpoints that check it.
+          </p>
           {allTypes.map((t) => (
             <label key={t}>
               <input
@@ -97,7 +106,7 @@ export function WebhooksPage() {
                       <Badge tone="red">failing</Badge> since <TimeAgo iso={ep.failingSince} />
                     </>
                   )}{" "}
-                  · {ep.eventTypes.length ? ep.eventTypes.join(", ") : "all events"} · secret <code>{ep.secretHint}</code>
+                  · {ep.eventTypes.length ? ep.eventTypes.join(", ") : "enforcement action events"} · secret <code>{ep.secretHint}</code>
                   {ep.description && <> · {ep.description}</>}
                 </p>
               </div>
