@@ -146,21 +146,21 @@ describe("shared by instances (rate_windows; each engine)", () => {
     expect((await hitMany("concurrent", 10)).every((d) => d.allowed)).toBe(true);
   });
 
-  test("a place taken in a transaction that rolls back is given back (release after the rollback): exactly, from either instance", async () => {
+  test("a place taken for a report that does not commit is given back (release): exactly, from either instance", async () => {
     const committed = await Promise.all(Array.from({ length: 7 }, (_, i) => (i % 2 ? a : b).hit("rolled-back", 10)));
     expect(committed.every((d) => d.allowed)).toBe(true);
-    // Three reports refused after taking their place: their transactions roll back.
+    // Three reports refused after taking their place (as createReport takes it: before its
+    // transaction, committed at once): their transactions roll back, and they give it back.
     for (const limiter of [a, b, a]) {
       const store = limiter === a ? world.store : storeOfB;
-      let taken: RateDecision | null = null;
+      const taken: RateDecision = await limiter.hit("rolled-back", 10);
+      expect(taken.allowed).toBe(true);
       await expect(
         store.transaction(async () => {
-          taken = await limiter.hit("rolled-back", 10);
           throw new Error("the report was refused");
         }),
       ).rejects.toThrow("refused");
-      expect(taken!.allowed).toBe(true);
-      await limiter.release("rolled-back", taken!);
+      await limiter.release("rolled-back", taken);
     }
     expect(await b.peek("rolled-back", 10)).toMatchObject({ allowed: true, remaining: 3 });
     expect((await hitMany("rolled-back", 10)).filter((d) => d.allowed).length).toBe(3);
