@@ -33,8 +33,9 @@ const COMMIT_WITHIN_MS = LISTING_HORIZON_MS / 2;
  *   last), and its transactions commit in order, so times follow the order of the commits;
  * - where instances write side by side (PostgreSQL), each hands out its own increasing times
  *   without asking the database; two instances meeting in one microsecond is a conflict the
- *   report's insert detects (createReport runs again), and a transaction commits within
- *   COMMIT_WITHIN_MS of its time (assertCommitsInTime), which ascending listings wait out.
+ *   report's insert meets (reports_org_created_idx: the transaction runs again, src/db/store-pg.ts),
+ *   and a transaction commits within COMMIT_WITHIN_MS of its time (assertCommitsInTime), which
+ *   ascending listings wait out.
  */
 export async function nextCreatedUs(ctx: Pick<DomainContext, "store" | "db">, input: { nowMs: number }): Promise<number> {
   let lastUs = lastUsOf.get(ctx.store.writer);
@@ -43,7 +44,11 @@ export async function nextCreatedUs(ctx: Pick<DomainContext, "store" | "db">, in
     const [row] = await ctx.db.select({ m: max(reports.createdUs) }).from(reports);
     lastUs = row?.m ?? 0;
   }
-  const us = Math.max(input.nowMs * 1000, (lastUs ?? 0) + 1);
+  // The clock gives milliseconds: the microsecond within is made up. A sole writer counts up
+  // from the millisecond's first; instances side by side start at a random one, so that two of
+  // them rarely meet in one (and never keep meeting, in step, after one did).
+  const withinMs = ctx.store.soleWriter ? 0 : Math.floor(Math.random() * 1000);
+  const us = Math.max(input.nowMs * 1000 + withinMs, (lastUs ?? 0) + 1);
   lastUsOf.set(ctx.store.writer, us);
   return us;
 }
