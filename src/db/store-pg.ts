@@ -235,7 +235,8 @@ async function firstFailure(work: readonly Promise<unknown>[]): Promise<unknown>
  */
 function isConflict(err: unknown): boolean {
   if (err instanceof TransactionConflict) return true;
-  const e = err as { code?: unknown; constraint_name?: unknown } | null;
+  // Drizzle wraps the driver's error (DrizzleQueryError: its `cause`).
+  const e = ((err as { cause?: unknown } | null)?.cause ?? err) as { code?: unknown; constraint_name?: unknown } | null;
   return e?.code === "40P01" || e?.code === "40001" || (e?.code === "23505" && RACED_UNIQUE_INDEXES.has(String(e.constraint_name)));
 }
 

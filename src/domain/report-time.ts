@@ -45,10 +45,13 @@ export async function nextCreatedUs(ctx: Pick<DomainContext, "store" | "db">, in
     lastUs = row?.m ?? 0;
   }
   // The clock gives milliseconds: the microsecond within is made up. A sole writer counts up
-  // from the millisecond's first; instances side by side start at a random one, so that two of
-  // them rarely meet in one (and never keep meeting, in step, after one did).
-  const withinMs = ctx.store.soleWriter ? 0 : Math.floor(Math.random() * 1000);
-  const us = Math.max(input.nowMs * 1000 + withinMs, (lastUs ?? 0) + 1);
+  // from the millisecond's first, one at a time; instances side by side start at a random one
+  // and step on by a random few, so that two of them rarely meet in one microsecond, and never
+  // keep meeting in step after they did.
+  const sole = ctx.store.soleWriter;
+  const withinMs = sole ? 0 : Math.floor(Math.random() * 1000);
+  const step = sole ? 1 : 1 + Math.floor(Math.random() * 64);
+  const us = Math.max(input.nowMs * 1000 + withinMs, (lastUs ?? 0) + step);
   lastUsOf.set(ctx.store.writer, us);
   return us;
 }
