@@ -7,6 +7,7 @@
  * FLAGSTAFF_WEBHOOK_DISABLE_AFTER_MS is turned off with the reason shown to its owner.
  */
 import { and, asc, desc, eq, lt, type SQL } from "drizzle-orm";
+import { forUpdate } from "../../db/prepared.ts";
 import type { Config } from "../../config.ts";
 import { webhookAttempts, webhookDeliveries, webhookEndpoints } from "../../db/schema.ts";
 import { RetryLater } from "../errors.ts";
@@ -89,8 +90,9 @@ export async function runDeliveryJob(ctx: DeliveryContext, input: { deliveryId: 
       return false;
     }
     await ctx.db.update(webhookDeliveries).set(counts).where(eq(webhookDeliveries.id, delivery.id));
-    // The endpoint's state may have changed while the request was out: read it again.
-    const [current] = await ctx.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, endpoint.id)).limit(1);
+    // The endpoint's state may have changed while the request was out: read it again, its row
+    // held (two deliveries failing at once on two instances disable it once).
+    const [current] = await forUpdate(ctx.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, endpoint.id)));
     if (!current) return false;
     const failingSince = current.failingSince ?? attemptAt;
     if (current.failingSince === null) await ctx.db.update(webhookEndpoints).set({ failingSince }).where(eq(webhookEndpoints.id, endpoint.id));
