@@ -7,19 +7,25 @@ import { postgresTextSearch } from "./search.ts";
 import { Lock, settleAll, TransactionConflict, transactionScope, type Singleton, type Store, type TxScope } from "./store.ts";
 
 /**
- * The PostgreSQL engine of the store (src/db/store.ts says what every engine promises).
+ * The PostgreSQL engine of the store (src/db/store.ts says what every engine promises, and
+ * which lock keeps each invariant now that instances write side by side).
  *
- * - Every write transaction of the domain first takes one transaction-level advisory lock (the
- *   database's write lock), so write transactions run one at a time across every instance, as
- *   they do on SQLite: the domain's rules (one open case per target, identity upserts, the
- *   state table's checks) were written for serial writes and stay exactly as true. Reads never
- *   wait: they run outside transactions, each statement on a snapshot of what was committed.
- *   Group commit still applies (one transaction, one commit, for many reports).
- * - Transactions declared `exclusive: false` skip the write lock: they touch only rows they lock
- *   themselves (the job queue: a claim with FOR UPDATE SKIP LOCKED, then updates of the rows it
- *   leased), so two instances claim jobs at the same moment without waiting for each other.
+ * - Transactions of the paths that carry load (`exclusive: false`: the domain's ROW_LOCKED) run
+ *   beside each other, on every instance, at READ COMMITTED: the rows they touch and unique
+ *   indexes keep the domain's invariants. Other write transactions (rare administrative ones)
+ *   first take one transaction-level advisory lock, the database's write lock, so they run one
+ *   at a time across every instance, as on SQLite. Reads never wait: they run outside
+ *   transactions, each statement on a snapshot of what was committed.
+ * - Every query with parameters is prepared (one round trip, pipelined; `preparing`). A
+ *   transaction runs on a connection of its own: its BEGIN travels with its first statements,
+ *   and the writes it leaves to the commit (Store.atCommit) with its COMMIT, so that a report on
+ *   a new target with two new identities costs two round trips for its transaction.
+ * - Deadlocks, serialization failures and races on the unique indexes that keep "one of a kind"
+ *   run the transaction again (MAX_TRANSACTION_ATTEMPTS).
  * - Inside a transaction, `store.db` is the transaction's handle (found through the async
  *   context); a nested transaction is a SAVEPOINT.
+ * - Counters that may forget their last moments (rate windows) run each statement as its own
+ *   transaction, on a small pool whose sessions do not wait for the disk at commit.
  * - Singletons are elected with session-level advisory locks held on a connection of their
  *   own: when the instance holding one dies, its connection closes, the lock is free, and
  *   another instance takes it at its next try (every `SINGLETON_RETRY_MS`).

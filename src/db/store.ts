@@ -27,6 +27,28 @@ import { sqliteTextSearch, type SearchIndex } from "./search.ts";
  * - Inside a transaction, `store.db` is the writing connection (found through the async
  *   context), so the transaction reads its own writes; a nested `transaction` is a SAVEPOINT.
  * - `afterCommit` hooks run once the outermost transaction committed (job queue wake-ups).
+ *
+ * On PostgreSQL (src/db/store-pg.ts) instances write side by side. Transactions that say
+ * `exclusive: false` (the domain's ROW_LOCKED: every path that carries load, from report intake
+ * to decisions, rule effects, enrichment, enforcement, statements and appeals) run beside each
+ * other and beside other instances' at READ COMMITTED; the rest (rare administrative writes)
+ * still take the database-wide write lock. What writing alone used to keep, each invariant is
+ * now kept by the narrowest mechanism, the same domain code on both engines:
+ *
+ * | Invariant | Kept by |
+ * |---|---|
+ * | one identity per project, type and external id; its report count | INSERT … ON CONFLICT DO NOTHING, then its row read FOR UPDATE, the merge written by the holder (upsertIdentity) |
+ * | one open case per target (else per subject), its report count and bucket | one INSERT … ON CONFLICT … DO UPDATE on the partial unique index, which leaves the case's row locked until commit (claimCase) |
+ * | a decision and new reports on one case: no report left open in a case a decision closed | the case's row, locked (FOR UPDATE) by every transaction that reads a case's reports or status before writing them (src/domain/case-lock.ts) and by intake's upsert; the case first, then reporters' identities |
+ * | a reporter's tally (upheld, decided) | the reporters' rows locked in the order of ids before the recount (recountCaseReporters) |
+ * | one pending appeal per action; an action revoked or changed once | the action's row, locked before its case's (requireAction `lock`) |
+ * | report creation times unique in an organization | the unique index (org_id, created_us): each instance hands out its own increasing times; two meeting in one microsecond is a conflict that runs the transaction again |
+ * | an ascending listing never skips a report | reports commit within LISTING_HORIZON_MS / 2 of their time (else run again); ascending pages stop LISTING_HORIZON_MS back (src/domain/report-time.ts) |
+ * | rate windows, the job queue, sessions, audit rows | atomic upserts, FOR UPDATE SKIP LOCKED claims, rows of their own (unchanged) |
+ *
+ * A transaction PostgreSQL aborts for a deadlock (40P01) or a serialization failure (40001),
+ * or one that raced on a unique index named above, or one that throws TransactionConflict,
+ * runs again, up to MAX_TRANSACTION_ATTEMPTS, after a random pause: never a 500 for a race.
  */
 export interface Store {
   readonly engine: Engine;
@@ -40,20 +62,20 @@ export interface Store {
   readonly db: Db;
   /**
    * Runs `fn` in a transaction (a savepoint inside another) and settles after COMMIT. `fn` must
-   * not wait on anything but the database (no network calls inside a transaction). Write
-   * transactions run one at a time (on PostgreSQL across every instance). `exclusive: false`
-   * is for work that touches only rows it locks itself (the job queue's claims and updates of
-   * leased jobs): on PostgreSQL it runs beside other transactions; on SQLite it changes nothing.
-   * `durable: false` is for counters whose last moments may be lost in a crash (rate-limit
-   * windows): on PostgreSQL its COMMIT does not wait for the disk (synchronous_commit off for
-   * that transaction), so a row every request updates is not held for an fsync each time; on
-   * SQLite (synchronous=NORMAL for every commit) it changes nothing. It applies to an outermost
-   * transaction only: nested in a durable one, it is part of that one.
-   * `detached: true` (with `exclusive: false`, for rows no other transaction of the request
-   * touches: rate windows) never joins a transaction open in the caller's flow: on PostgreSQL
-   * it is a transaction of its own on another connection, committed at once, so the open one
-   * (a group commit of reports, holding the write lock) neither waits for it nor holds its row
-   * locks; on SQLite, where one connection writes, it is a savepoint of the open one.
+   * not wait on anything but the database (no network calls inside a transaction), and may run
+   * more than once (on PostgreSQL, after a conflict: see above). Write transactions run one at a
+   * time (on PostgreSQL across every instance) unless `exclusive: false`: work that keeps its
+   * invariants by the rows it locks and by unique indexes (the job queue's claims, the domain's
+   * ROW_LOCKED paths) runs beside other transactions on PostgreSQL; on SQLite it changes nothing.
+   * `durable: false` with `exclusive: false` is for counters whose last moments may be lost in
+   * a crash (rate-limit windows): on PostgreSQL each statement is its own transaction on
+   * sessions that do not wait for the disk at commit; alone, `durable: false` turns
+   * synchronous_commit off for that transaction. On SQLite (synchronous=NORMAL for every
+   * commit) it changes nothing. It applies to an outermost transaction only.
+   * `detached: true` never joins a transaction open in the caller's flow: on PostgreSQL it is a
+   * transaction of its own on another connection, committed at once, so the open one neither
+   * waits for it nor holds its row locks; on SQLite, where one connection writes, it is a
+   * savepoint of the open one.
    */
   transaction<T>(fn: () => Promise<T>, opts?: { exclusive?: boolean; durable?: boolean; detached?: boolean }): Promise<T>;
   /** True inside a transaction of the current async flow. */
