@@ -9,8 +9,8 @@
  * - the dashboard, an HTML import in src/server.ts (src/web/index.html with its scripts and
  *   CSS, bundled for the browser in its production build; src/api/dashboard-page.ts serves the
  *   embedded files with their security headers);
- * - the background checkpointer, a Worker: a second entrypoint (Bun bundles workers only when
- *   they are listed, see the "Worker" section of Bun's executables docs).
+ * - the background checkpointer and the rule test thread, Workers: more entrypoints (Bun
+ *   bundles workers only when they are listed, see the "Worker" section of Bun's executables docs).
  * The result runs on a machine with neither Bun nor node_modules. Afterwards the binary is
  * started once from an empty folder with an empty environment (`--help`, `migrate` on a new
  * database, then `serve`, asking for the dashboard and its assets) to prove it stands alone;
@@ -32,7 +32,7 @@ const { values } = parseArgs({
   },
 });
 const outfile = resolve(ROOT, values.outfile!);
-const entrypoints = ["src/cli.ts", "src/db/checkpoint-worker.ts"].map((p) => join(ROOT, p));
+const entrypoints = ["src/cli.ts", "src/db/checkpoint-worker.ts", "src/domain/rule-test-worker.ts"].map((p) => join(ROOT, p));
 
 for (const required of [...entrypoints, join(ROOT, "src/web/index.html")]) {
   if (!existsSync(required)) {

@@ -19,6 +19,7 @@ import m16 from "../../drizzle/0016_cases_subject_open.sql" with { type: "text" 
 import m17 from "../../drizzle/0017_rule_hits_by_rule_only.sql" with { type: "text" };
 import m18 from "../../drizzle/0018_reporter_tally.sql" with { type: "text" };
 import m19 from "../../drizzle/0019_appeals_case_idx.sql" with { type: "text" };
+import m20 from "../../drizzle/0020_rule_hits_budget_exceeded.sql" with { type: "text" };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -48,4 +49,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0017_rule_hits_by_rule_only", when: 1795614346288, breakpoints: true, sql: m17 },
   { tag: "0018_reporter_tally", when: 1795619380008, breakpoints: true, sql: m18 },
   { tag: "0019_appeals_case_idx", when: 1795624115825, breakpoints: true, sql: m19 },
+  { tag: "0020_rule_hits_budget_exceeded", when: 1795748384556, breakpoints: true, sql: m20 },
 ];

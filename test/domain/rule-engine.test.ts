@@ -156,7 +156,7 @@ describe("boundaries", () => {
     const r = await rule(world, { when: marked(marker), then: [{ type: "dismiss", reason: "other" }] });
     const foreign = await theirs.fileReport({ description: marker });
     expect((await theirs.report(foreign.reportId)).status).toBe("OPEN");
-    expect(await runRules(world.as(systemActor), { trigger: "report.created", reportId: foreign.reportId })).toEqual({ evaluated: 0, hits: [] });
+    expect(await runRules(world.as(systemActor), { trigger: "report.created", reportId: foreign.reportId })).toEqual({ evaluated: 0, hits: [], budgetExceeded: [] });
     expect((await theirs.report(foreign.reportId)).status).toBe("OPEN");
     expect(await hitsOf(world, r.id)).toHaveLength(0);
     expect(await gatherFacts(world.ctx, { reportId: foreign.reportId })).toEqual({});
