@@ -11,7 +11,8 @@
  * alive. So no bound on the pattern short of refusing most keeps every search fast: a search
  * here is given a deadline, checked where re2js spends more than constant time per character
  * (a DFA state built, an NFA step) and nowhere else, so a search whose DFA states are all built
- * (the commonest case: the states of a word list or of `(?i)free\s+money` are few) pays nothing.
+ * (the commonest case: the states of a word list or of `(?i)free\s+money` are few, and built
+ * once for all the texts it searches) pays nothing.
  * This reaches into re2js's internals (version 2.10.0, pinned): test/domain/patterns.test.ts
  * fails if they move.
  */
@@ -34,7 +35,7 @@ const TOO_COSTLY: Pattern = { test: () => undefined, bytes: () => 0 };
 
 /** The parts of re2js reached here. */
 interface Re2Internals {
-  re2Input: { prog: unknown; lazyDFA: DfaInternals | null; readonly dfa: DfaInternals; machinePool: object[] };
+  re2Input: { lazyDFA: DfaInternals | null; readonly dfa: DfaInternals; machinePool: object[] };
 }
 interface DfaInternals {
   maxMem: number;
@@ -46,11 +47,11 @@ interface Steps {
 }
 
 /**
- * The memory a compiled pattern's DFA may hold (re2js's own count; 8 MB by default). The
- * states of ordinary patterns take a few tens of KB over a 20,000-character text; a pattern
- * whose states keep changing fills any cache, and with less it gives up on its DFA sooner.
+ * The memory a compiled pattern's DFA may hold, by re2js's own count: its default, kept (a
+ * smaller one makes patterns whose states would all fit, such as `(\w+\W+){300}`'s 600, build
+ * them again at every search: hundreds of milliseconds instead of one).
  */
-export const DFA_MAX_BYTES = 1 << 20;
+export const DFA_MAX_BYTES = 8 << 20;
 
 /** Thrown inside re2js when the deadline has passed; caught by the search that set it. */
 const PAST_DEADLINE = new Error("past the pattern's deadline");
@@ -62,8 +63,8 @@ let steps = 0;
 const internals = (re: RE2JS) => re as unknown as Re2Internals;
 
 /** re2js's DFA class (built on first use by each compiled pattern), and its NFA (Machine), reached through the objects they build. */
-function re2Classes(): { Dfa: (new (prog: unknown, maxMem: number) => DfaInternals) & Steps; Machine: Steps } {
-  const Dfa = internals(RE2JS.compile("a")).re2Input.dfa.constructor as unknown as (new (prog: unknown, maxMem: number) => DfaInternals) & Steps;
+function re2Classes(): { Dfa: Steps; Machine: Steps } {
+  const Dfa = internals(RE2JS.compile("a")).re2Input.dfa.constructor as unknown as Steps;
   // A lookbehind goes straight to the NFA, which leaves its machine in the pool.
   const lookbehind = RE2JS.compile("(?<=a)b", RE2JS.LOOKBEHINDS);
   lookbehind.test("ab");
@@ -74,7 +75,7 @@ function re2Classes(): { Dfa: (new (prog: unknown, maxMem: number) => DfaInterna
   return { Dfa, Machine };
 }
 
-const { Dfa } = (() => {
+(() => {
   const classes = re2Classes();
   const dfaStep = classes.Dfa.prototype.step;
   // A DFA state built costs microseconds: the clock is read at each.
@@ -88,7 +89,6 @@ const { Dfa } = (() => {
     if (deadline !== Infinity && (++steps & 31) === 0 && performance.now() > deadline) throw PAST_DEADLINE;
     return machineStep.apply(this, args);
   };
-  return classes;
 })();
 
 /** Bytes of a compiled program per instruction (measured: about 120 on Bun 1.4). */
@@ -101,8 +101,6 @@ function re2Pattern(pattern: string): Pattern {
   const size = re.programSize();
   if (size > RULE_LIMITS.patternProgram) return TOO_COSTLY;
   const input = internals(re).re2Input;
-  const dfa = new Dfa(input.prog, DFA_MAX_BYTES);
-  input.lazyDFA = dfa;
   const programBytes = 1000 + 2 * pattern.length + BYTES_PER_INSTRUCTION * size;
   return {
     test(text, until) {
@@ -117,7 +115,7 @@ function re2Pattern(pattern: string): Pattern {
         deadline = Infinity;
       }
     },
-    bytes: () => programBytes + DFA_BYTES_FACTOR * (dfa.maxMem - dfa.memBudget),
+    bytes: () => programBytes + (input.lazyDFA ? DFA_BYTES_FACTOR * (input.lazyDFA.maxMem - input.lazyDFA.memBudget) : 0),
   };
 }
 
@@ -184,10 +182,8 @@ const cache = new Map<string, Pattern | null>();
 
 /**
  * The compiled pattern, from the cache or compiled now (null for a pattern re2js refuses: rules
- * are checked when saved, and an invalid pattern never matches). Each compilation counts the
- * cache's memory again (its DFAs grow as they search) and drops the least recently used
- * patterns while it exceeds PATTERN_CACHE_BYTES; a pattern still held by a compiled rule stays
- * usable there.
+ * are checked when saved, and an invalid pattern never matches). Each compilation trims the
+ * cache (trimPatternCache); a pattern still held by a compiled rule stays usable there.
  */
 export function compiledPattern(pattern: string): Pattern | null {
   let re = cache.get(pattern);
@@ -202,12 +198,16 @@ export function compiledPattern(pattern: string): Pattern | null {
     re = null;
   }
   cache.set(pattern, re);
-  trimCache();
+  trimPatternCache();
   return re;
 }
 
-/** Drops the least recently used patterns while the cache holds more than PATTERN_CACHE_BYTES (the newest stays). */
-function trimCache(): void {
+/**
+ * Counts the cache's memory again (its patterns' DFAs grow as they search) and drops the least
+ * recently used patterns while it exceeds PATTERN_CACHE_BYTES (the newest stays). Run at each
+ * compilation, and by the rule test thread after each batch (its searches grow DFAs most).
+ */
+export function trimPatternCache(): void {
   let total = 0;
   for (const [text, re] of cache) total += entryBytes(text, re);
   for (const [text, re] of cache) {
