@@ -3,7 +3,9 @@
  * report intake, `report.enriched` when the AI enrichment of a report completes), the
  * organization's live and shadow rules for it are evaluated against the report's facts, in the
  * caller's transaction. Every match is recorded in rule_hits (applied 1 for a live rule, 0 for a
- * shadow one); a live rule's effects are applied at once, by Flagstaff itself (the system
+ * shadow one), and so is every rule the evaluation's search budget left undecided
+ * (budget_exceeded 1, no effect: src/domain/rule-conditions.ts, SEARCH_BUDGET_MS); a live rule's
+ * effects are applied at once, by Flagstaff itself (the system
  * actor), through the same domain functions a moderator's decisions go through (the workflow
  * engine, queues, tags, reporters, enforcement), each audit event carrying
  * `{ ruleId, version, automated: true }` (DomainContext.automation). Changes made by rules do not

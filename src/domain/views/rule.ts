@@ -279,11 +279,10 @@ export const ruleHitViewSchema = z
     effects: z.array(effectSchema),
     /** True when a live rule took the effects; false when a shadow rule only recorded them. */
     applied: z.boolean(),
-    /**
-     * True when the evaluation's budget ran out before the rule was decided (docs/rules.md, "What
-     * a pattern may cost"): the rule did not match and took no effect (`effects` is empty).
-     */
-    budgetExceeded: z.boolean(),
+    budgetExceeded: z.boolean().meta({
+      description:
+        "True when the evaluation's search budget ran out before the rule was decided (docs/rules.md, \"What a pattern may cost\"): the rule did not match and took no effect (`effects` is empty, `applied` false). Such hits are not in `counts`.",
+    }),
     at: isoDateTime,
   })
   .meta({ id: "RuleHit" });
@@ -293,7 +292,9 @@ export const ruleTestMatchSchema = z.object({ reportId: z.string(), effects: z.a
 export const ruleTestResultSchema = z.object({
   evaluated: z.number().int(),
   matches: z.array(ruleTestMatchSchema),
-  /** The reports the rule could not be decided on within the budget (docs/rules.md, "What a pattern may cost"): neither matched nor not. */
-  budgetExceeded: z.array(z.string()),
+  budgetExceeded: z.array(z.string()).meta({
+    description:
+      "The reports the rule could not be decided on within the budget (each report's search budget, as on intake, or the test's own): neither matched nor not (docs/rules.md, \"What a pattern may cost\").",
+  }),
 });
 export type RuleTestResult = z.infer<typeof ruleTestResultSchema>;
