@@ -10,7 +10,7 @@ import { describe, expect, test } from "bun:test";
 import { RE2JS } from "re2js";
 import { compiledPattern, DFA_MAX_BYTES, PATTERN_CACHE_BYTES, patternCacheUse, trimPatternCache } from "../../src/domain/patterns.ts";
 import { compileCondition, conditionError, searchBudget } from "../../src/domain/rule-conditions.ts";
-import { RULE_LIMITS, type Condition, type Facts } from "../../src/domain/views/rule.ts";
+import { RULE_LIMITS, ruleInputSchema, ruleViewSchema, type Condition, type Facts } from "../../src/domain/views/rule.ts";
 
 /** 20,000 characters of words and no digit: the longest report text (content and description of 10,000 each). */
 const WORDS = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor x ".repeat(300).slice(0, 20_000);
@@ -39,6 +39,13 @@ describe("the bounds a rule's patterns keep when written", () => {
     const list = `(?i)\\b(${words})\\b`.slice(0, 990).replace(/\|[^|]*$/, ")\\b");
     expect(list.length).toBeGreaterThan(900);
     expect(conditionError(matches(list))).toBeNull();
+  });
+
+  test("a rule written with it is refused; a rule saved with it before the bound is still answered", () => {
+    const rule = { name: "old", trigger: "report.created", mode: "live", when: matches(ISSUE_PATTERN), then: [{ type: "tag", tag: "x" }] };
+    expect(ruleInputSchema.safeParse(rule).error?.issues.map((i) => [i.path, i.message.slice(0, 20)])).toEqual([[["when", "value"], "too costly a pattern"]]);
+    const saved = { ...rule, id: "r1", version: 1, description: null, projectId: null, createdAt: new Date().toISOString(), updatedAt: new Date().toISOString() };
+    expect(ruleViewSchema.safeParse(saved).success).toBe(true);
   });
 
   test("the patterns of a rule together: the one that takes them past RULE_LIMITS.ruleProgram is named", () => {
