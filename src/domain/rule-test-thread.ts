@@ -19,9 +19,17 @@ let worker: Thread | null = null;
 const waiting = new Map<number, Waiting>();
 let lastId = 0;
 
+/**
+ * The thread's module: beside this one when running from the sources; in the single-file
+ * binary (scripts/build.ts), the entrypoint of its own that the build embeds, under its path
+ * from the project's root (there import.meta.url still names this file on the machine that
+ * built the binary).
+ */
+const WORKER_MODULE = Bun.main.startsWith("/$bunfs/") ? "/$bunfs/root/src/domain/rule-test-worker.js" : new URL("./rule-test-worker.ts", import.meta.url).href;
+
 function thread(): Thread {
   if (worker) return worker;
-  const started = new Worker(new URL("./rule-test-worker.ts", import.meta.url).href) as Thread;
+  const started = new Worker(WORKER_MODULE) as Thread;
   started.onmessage = (event: MessageEvent) => {
     const answer = event.data as RuleTestAnswer;
     const w = waiting.get(answer.id);
