@@ -9,11 +9,12 @@
  * - the dashboard, an HTML import in src/server.ts (src/web/index.html with its scripts and
  *   CSS, bundled for the browser in its production build; src/api/dashboard-page.ts serves the
  *   embedded files with their security headers);
- * - the background checkpointer, a Worker: a second entrypoint (Bun bundles workers only when
- *   they are listed, see the "Worker" section of Bun's executables docs).
+ * - the background checkpointer and the rule test thread, Workers: more entrypoints (Bun
+ *   bundles workers only when they are listed, see the "Worker" section of Bun's executables docs).
  * The result runs on a machine with neither Bun nor node_modules. Afterwards the binary is
  * started once from an empty folder with an empty environment (`--help`, `migrate` on a new
- * database, then `serve`, asking for the dashboard and its assets) to prove it stands alone;
+ * database, `init`, then `serve`, asking for the dashboard and its assets and trying a rule) to
+ * prove it stands alone;
  * `--no-smoke` skips that (cross-compiled targets are never run).
  */
 import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
@@ -32,7 +33,7 @@ const { values } = parseArgs({
   },
 });
 const outfile = resolve(ROOT, values.outfile!);
-const entrypoints = ["src/cli.ts", "src/db/checkpoint-worker.ts"].map((p) => join(ROOT, p));
+const entrypoints = ["src/cli.ts", "src/db/checkpoint-worker.ts", "src/domain/rule-test-worker.ts"].map((p) => join(ROOT, p));
 
 for (const required of [...entrypoints, join(ROOT, "src/web/index.html")]) {
   if (!existsSync(required)) {
@@ -73,8 +74,11 @@ console.log(`built ${outfile} (${(size / 1e6).toFixed(1)} MB) in ${((performance
 
 if (!values["no-smoke"] && !values.target) await smokeTest(outfile);
 
-/** Starts `serve`, asks for the dashboard page and its assets, checks their headers, stops. */
-async function dashboardServed(binary: string, cwd: string, env: Record<string, string>): Promise<string> {
+/**
+ * Starts `serve`, asks for the dashboard page and its assets, checks their headers, tries a rule
+ * (its test runs on the rule test thread, an embedded entrypoint of its own), stops.
+ */
+async function dashboardServed(binary: string, cwd: string, env: Record<string, string>, org: { orgSlug: string; secretKey: string }): Promise<string> {
   const proc = Bun.spawn([binary, "serve"], { cwd, env, stdout: "pipe", stderr: "pipe" });
   try {
     let out = "";
@@ -101,7 +105,14 @@ async function dashboardServed(binary: string, cwd: string, env: Record<string, 
     const assets = [...page.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((m) => m[1]!);
     if (!assets.some((a) => a.endsWith(".js")) || !assets.some((a) => a.endsWith(".css"))) throw new Error(`the dashboard page links no script or stylesheet:\n${page}`);
     const sizes = await Promise.all(assets.map(async (a) => `${a} ${((await get(a)).length / 1000).toFixed(0)} KB`));
-    return `the dashboard is served with its security headers (${sizes.join(", ")})`;
+    const tried = await fetch(`${base}/api/v1/organizations/${org.orgSlug}/rules/test`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${org.secretKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ rule: { when: { field: "report.text", op: "matches", value: "(?i)free\\s+money" }, then: [{ type: "tag", tag: "x" }] } }),
+    });
+    const answer = await tried.text();
+    if (tried.status !== 200) throw new Error(`a rule's test: ${tried.status} ${answer.slice(0, 200)}\n${await new Response(proc.stderr).text()}`);
+    return `the dashboard is served with its security headers (${sizes.join(", ")}); a rule's test answers ${answer}`;
   } finally {
     proc.kill("SIGTERM");
     await proc.exited;
@@ -122,7 +133,8 @@ async function smokeTest(binary: string): Promise<void> {
     await run(["--help"]);
     const migrated = (await run(["migrate"])).trim();
     console.log(`smoke test in an empty folder with an empty environment: ${migrated.replace(dir, "<tmp>")}`);
-    console.log(`smoke test: ${await dashboardServed(binary, dir, { ...env, PORT: "0", HOST: "127.0.0.1" })}`);
+    const org = JSON.parse(await run(["init", "--json"])) as { orgSlug: string; secretKey: string };
+    console.log(`smoke test: ${await dashboardServed(binary, dir, { ...env, PORT: "0", HOST: "127.0.0.1" }, org)}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

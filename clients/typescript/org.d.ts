@@ -665,7 +665,7 @@ export interface paths {
         put?: never;
         /**
          * Try a rule on the latest reports
-         * @description Evaluates the rule (whatever its mode) against the organization's latest `limit` reports (default 100, at most 1000; of the rule's project when it has one) and answers those it matches with the effects it would take. Changes nothing.
+         * @description Evaluates the rule (whatever its mode) against the organization's latest `limit` reports (default 100, at most 1000; of the rule's project when it has one) and answers those it matches with the effects it would take, and in `budgetExceeded` those its search budget left undecided (docs/rules.md, "What a pattern may cost"). Changes nothing.
          */
         post: operations["rules-test"];
         delete?: never;
@@ -1174,6 +1174,8 @@ export interface components {
             reportId: string;
             effects: components["schemas"]["RuleEffect"][];
             applied: boolean;
+            /** @description True when the evaluation's search budget ran out before the rule was decided (docs/rules.md, "What a pattern may cost"): the rule did not match and took no effect (`effects` is empty, `applied` false). Such hits are not in `counts`. */
+            budgetExceeded: boolean;
             /** Format: date-time */
             at: string;
         };
@@ -4708,7 +4710,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid rule: the message names the path of the first error, such as `when.all[2].op: …` */
+            /** @description Invalid rule: the message names the path of the first error, such as `when.all[2].op: …` (a pattern too costly too: `when.any[0].value: too costly a pattern: …`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4915,7 +4917,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid rule: the message names the path of the first error, such as `when.all[2].op: …` */
+            /** @description Invalid rule: the message names the path of the first error, such as `when.all[2].op: …` (a pattern too costly too: `when.any[0].value: too costly a pattern: …`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5061,6 +5063,8 @@ export interface operations {
                             reportId: string;
                             effects: components["schemas"]["RuleEffect"][];
                         }[];
+                        /** @description The reports the rule could not be decided on within the budget (each report's search budget, as on intake, or the test's own): neither matched nor not (docs/rules.md, "What a pattern may cost"). */
+                        budgetExceeded: string[];
                     };
                 };
             };
@@ -5151,10 +5155,12 @@ export interface operations {
                             reportId: string;
                             effects: components["schemas"]["RuleEffect"][];
                         }[];
+                        /** @description The reports the rule could not be decided on within the budget (each report's search budget, as on intake, or the test's own): neither matched nor not (docs/rules.md, "What a pattern may cost"). */
+                        budgetExceeded: string[];
                     };
                 };
             };
-            /** @description Invalid rule: the message names the path of the first error, such as `when.all[2].op: …` */
+            /** @description Invalid rule: the message names the path of the first error, such as `when.all[2].op: …` (a pattern too costly too: `when.any[0].value: too costly a pattern: …`) */
             400: {
                 headers: {
                     [name: string]: unknown;

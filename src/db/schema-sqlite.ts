@@ -641,7 +641,7 @@ export const ruleVersions = sqliteTable(
   (t) => [uniqueIndex("rule_versions_idx").on(t.ruleId, t.version)],
 );
 
-/** Each evaluation that matched: the evidence of shadow mode and of live rules alike. */
+/** Each evaluation that matched, or that ran out of its search budget: the evidence of shadow mode and of live rules alike. */
 export const ruleHits = sqliteTable(
   "rule_hits",
   {
@@ -656,6 +656,8 @@ export const ruleHits = sqliteTable(
     effects: text("effects").notNull(),
     /** 1 when the effects were applied (live), 0 when only recorded (shadow). */
     applied: integer("applied").notNull(),
+    /** 1 when the evaluation's search budget ran out before the rule was decided: it did not match, and `effects` is empty. */
+    budgetExceeded: integer("budget_exceeded").notNull().default(0),
     at: integer("at").notNull(),
   },
   // Read by rule only (the hits list and its counts); every index costs each hit on intake.

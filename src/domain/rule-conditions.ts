@@ -1,82 +1,34 @@
 /**
  * Evaluating a rule's condition tree over a report's facts (docs/rules.md). Pure: no database.
  * `matches` runs through re2js, whose patterns run in time linear in the input (no
- * backtracking), each pattern compiled once and cached.
+ * backtracking), each pattern compiled once and cached (src/domain/patterns.ts); the searches
+ * of one evaluation share a time budget.
  */
-import { RE2JS } from "re2js";
+import { compiledPattern, lowered } from "./patterns.ts";
 import type { Comparison, Condition, Facts } from "./views/rule.ts";
 
-export { conditionError, conditionSchema, patternProblem } from "./views/rule.ts";
-
-/** A compiled `matches` pattern. */
-interface Pattern {
-  test(text: string): boolean;
-}
-
-/** Compiled patterns by their text; bounded (cleared when full: rules hold few distinct patterns). */
-const PATTERNS = new Map<string, Pattern | null>();
-const MAX_PATTERNS = 2000;
-
-function compiled(pattern: string): Pattern | null {
-  let re = PATTERNS.get(pattern);
-  if (re === undefined) {
-    try {
-      re = literalAlternation(pattern) ?? RE2JS.compile(pattern);
-    } catch {
-      re = null; // an invalid pattern (rules are checked when saved) never matches
-    }
-    if (PATTERNS.size >= MAX_PATTERNS) PATTERNS.clear();
-    PATTERNS.set(pattern, re);
-  }
-  return re;
-}
+export { conditionError, conditionSchema, patternCheck, patternProblem } from "./views/rule.ts";
 
 /**
- * The commonest pattern of all, a list of words (`(?i)casino|lottery winner`): literal text
- * only, between `|`, optionally after `(?i)`. It is tested as substrings, or, under `(?i)` with
- * non-ASCII words or text, by a JavaScript RegExp of the same literals, which re2js is many
- * times slower than here: with no group, class, repetition or other operator there is nothing
- * to backtrack over, so it stays linear in the text. The `u` flag gives `(?i)` RE2's meaning,
- * Unicode simple case folding (ſ matches s, K matches k).
+ * The time one evaluation (a report against the rules of a trigger, or a report in a rule's
+ * test) may spend searching text (`matches` and `contains`): docs/rules.md, "What a pattern may
+ * cost". A search that would start after it is spent, or is still running when it is (re2js is
+ * stopped: src/domain/patterns.ts), does not answer, and the rules it leaves undecided neither
+ * match nor not (`budgetExceeded`).
  */
-function literalAlternation(pattern: string): Pattern | null {
-  const m = /^(\(\?i\))?([^\\.^$|?*+()[\]{}]*(?:\|[^\\.^$|?*+()[\]{}]*)*)$/u.exec(pattern);
-  if (!m) return null;
-  const caseless = !!m[1];
-  const re = new RegExp(m[2]!, caseless ? "iu" : "u");
-  const words = m[2]!.split("|");
-  // Faster still, and the same answer: a literal is a substring test; under (?i), when the
-  // words and the text are ASCII, folding case is lowering it (the folds that reach outside
-  // ASCII, ſ to s and K to k, need a non-ASCII character in the text).
-  if (!caseless) return { test: (text) => words.some((w) => text.includes(w)) };
-  if (!ASCII.test(m[2]!)) return re;
-  const lowerWords = words.map((w) => w.toLowerCase());
-  return { test: (text) => (isAscii(text) ? lowerWords.some((w) => lowered(text).includes(w)) : re.test(text)) };
+export const SEARCH_BUDGET_MS = 50;
+
+/** What is left of an evaluation's search budget: `ms`, and whether a search went unanswered for want of it. */
+export interface SearchBudget {
+  ms: number;
+  exceeded: boolean;
 }
 
-/**
- * `of(text)`, computed again only for a text other than the last one asked about: the rules of
- * one evaluation read the same text.
- */
-function forLastText<T>(of: (text: string) => T): (text: string) => T {
-  let last: string | undefined;
-  let answer!: T;
-  return (text) => {
-    if (text !== last) {
-      last = text;
-      answer = of(text);
-    }
-    return answer;
-  };
-}
+export const searchBudget = (ms: number = SEARCH_BUDGET_MS): SearchBudget => ({ ms, exceeded: false });
 
-const ASCII = /^[\x00-\x7f]*$/;
-const isAscii = forLastText((text) => ASCII.test(text));
-const lowered = forLastText((text) => text.toLowerCase());
-
-/** True when the facts satisfy the condition. A missing fact reads as null. */
+/** True when the facts satisfy the condition. A missing fact reads as null. No budget: every search runs to its end. */
 export function evaluateCondition(when: Condition, facts: Facts): boolean {
-  return compileCondition(when).test(facts, null, false) === true;
+  return compileCondition(when).test(facts, null, false, null) === true;
 }
 
 /**
@@ -94,15 +46,18 @@ export const slotTable = (): SlotTable => ({ next: 0, byComparison: new Map() })
 
 /**
  * A condition compiled once (the rule engine keeps its rules compiled): `test(facts, memo,
- * partial)` answers true or false, or, when `partial`, undefined while the condition depends on
- * a fact not gathered yet (`{ all: [reasons includes "child_safety", subject…] }` is false for
- * any other reason before anything is queried). Each distinct comparison has a slot in `memo`
- * (`slots.next` of them, 0 unknown, 1 false, 2 true), so one evaluation in two steps (the
- * report's own facts, then the queried ones) of every rule of a set runs each comparison, and
- * each pattern, once.
+ * partial, budget)` answers true or false, or undefined when it cannot tell: when `partial`,
+ * while the condition depends on a fact not gathered yet (`{ all: [reasons includes
+ * "child_safety", subject…] }` is false for any other reason before anything is queried); and
+ * while it depends on a search the budget left unanswered (`budget.exceeded` is then set). A
+ * part nobody could tell is no obstacle where the others decide: `any` with a true part holds,
+ * `all` with a false part does not. Each distinct comparison has a slot in `memo` (`slots.next`
+ * of them, 0 unknown, 1 false, 2 true), so one evaluation in two steps (the report's own facts,
+ * then the queried ones) of every rule of a set runs each comparison, and each pattern, once.
+ * A null budget: every search runs to its end.
  */
 export interface CompiledCondition {
-  test: (facts: Facts, memo: Uint8Array | null, partial: boolean) => boolean | undefined;
+  test: (facts: Facts, memo: Uint8Array | null, partial: boolean, budget: SearchBudget | null) => boolean | undefined;
 }
 
 type Test = CompiledCondition["test"];
@@ -110,10 +65,10 @@ type Test = CompiledCondition["test"];
 export function compileCondition(when: Condition, slots: SlotTable = slotTable()): CompiledCondition {
   // `all` stops at the first false part, `any` at the first true one; either is undecided
   // (undefined) when a part is and none stopped it.
-  const settledBy = (parts: Test[], stop: boolean): Test => (facts, memo, partial) => {
+  const settledBy = (parts: Test[], stop: boolean): Test => (facts, memo, partial, budget) => {
     let open = false;
     for (let i = 0; i < parts.length; i++) {
-      const v = parts[i]!(facts, memo, partial);
+      const v = parts[i]!(facts, memo, partial, budget);
       if (v === stop) return stop;
       if (v === undefined) open = true;
     }
@@ -124,8 +79,8 @@ export function compileCondition(when: Condition, slots: SlotTable = slotTable()
     if ("any" in c) return settledBy(c.any.map(build), true);
     if ("not" in c) {
       const inner = build(c.not);
-      return (facts, memo, partial) => {
-        const v = inner(facts, memo, partial);
+      return (facts, memo, partial, budget) => {
+        const v = inner(facts, memo, partial, budget);
         return v === undefined ? undefined : !v;
       };
     }
@@ -137,12 +92,13 @@ export function compileCondition(when: Condition, slots: SlotTable = slotTable()
     }
     const field = c.field;
     const holds = comparisonTest(c);
-    return (facts, memo, partial) => {
+    return (facts, memo, partial, budget) => {
       const known = memo?.[slot];
       if (known) return known === 2;
       const fact = facts[field]; // a gathered fact is never undefined (a missing one is null)
       if (partial && fact === undefined) return undefined;
-      const v = holds(fact ?? null);
+      const v = holds(fact ?? null, budget);
+      if (v === undefined) return undefined; // a search the budget left unanswered: asked again, never remembered
       if (memo) memo[slot] = v ? 2 : 1;
       return v;
     };
@@ -150,8 +106,12 @@ export function compileCondition(when: Condition, slots: SlotTable = slotTable()
   return { test: build(when) };
 }
 
-/** What each op means: a comparison's test of a fact (null when missing), built once. */
-function comparisonTest({ op, value }: Comparison): (fact: unknown) => boolean {
+/**
+ * What each op means: a comparison's test of a fact (null when missing), built once. The
+ * searches (`contains`, `matches` on a string) are timed against the budget and do not answer
+ * (undefined) once it is spent.
+ */
+function comparisonTest({ op, value }: Comparison): (fact: unknown, budget: SearchBudget | null) => boolean | undefined {
   const never = () => false;
   switch (op) {
     case "eq":
@@ -175,11 +135,34 @@ function comparisonTest({ op, value }: Comparison): (fact: unknown) => boolean {
     case "contains": {
       if (typeof value !== "string") return never;
       const needle = value.toLowerCase();
-      return (fact) => typeof fact === "string" && lowered(fact).includes(needle);
+      return (fact, budget) => {
+        if (typeof fact !== "string") return false;
+        if (!budget) return lowered(fact).includes(needle);
+        if (budget.ms <= 0) return unanswered(budget);
+        const start = performance.now();
+        const found = lowered(fact).includes(needle);
+        budget.ms -= performance.now() - start;
+        return found;
+      };
     }
     case "matches": {
-      const re = typeof value === "string" ? compiled(value) : null;
-      return re === null ? never : (fact) => typeof fact === "string" && re.test(fact);
+      const re = typeof value === "string" ? compiledPattern(value) : null;
+      if (re === null) return never;
+      return (fact, budget) => {
+        if (typeof fact !== "string") return false;
+        if (!budget) return re.test(fact, Infinity);
+        if (budget.ms <= 0) return unanswered(budget);
+        const start = performance.now();
+        const found = re.test(fact, start + budget.ms);
+        budget.ms -= performance.now() - start;
+        return found === undefined ? unanswered(budget) : found;
+      };
     }
   }
+}
+
+/** A search the budget leaves unanswered: past its deadline, or a pattern too costly to run at all (saved before its bound). */
+function unanswered(budget: SearchBudget): undefined {
+  budget.exceeded = true;
+  return undefined;
 }

@@ -3,7 +3,9 @@
  * report intake, `report.enriched` when the AI enrichment of a report completes), the
  * organization's live and shadow rules for it are evaluated against the report's facts, in the
  * caller's transaction. Every match is recorded in rule_hits (applied 1 for a live rule, 0 for a
- * shadow one); a live rule's effects are applied at once, by Flagstaff itself (the system
+ * shadow one), and so is every rule the evaluation's search budget left undecided
+ * (budget_exceeded 1, no effect: src/domain/rule-conditions.ts, SEARCH_BUDGET_MS); a live rule's
+ * effects are applied at once, by Flagstaff itself (the system
  * actor), through the same domain functions a moderator's decisions go through (the workflow
  * engine, queues, tags, reporters, enforcement), each audit event carrying
  * `{ ruleId, version, automated: true }` (DomainContext.automation). Changes made by rules do not
@@ -31,7 +33,7 @@ import { moveCaseToQueue } from "./queues.ts";
 import type { IdentityRow } from "./identities.ts";
 import { reporterAccuracy, tallyOf } from "./reporter-tally.ts";
 import { updateReporter } from "./reporters.ts";
-import { compileCondition, slotTable, type CompiledCondition } from "./rule-conditions.ts";
+import { compileCondition, searchBudget, slotTable, type CompiledCondition } from "./rule-conditions.ts";
 import { addCaseTag } from "./tags.ts";
 import type { Condition, Effect as RuleEffect, Facts, RuleField, RuleTrigger } from "./views/rule.ts";
 import { RULE_FIELD_NAMES, RULE_TRIGGERS } from "./views/rule-vocabulary.ts";
@@ -108,7 +110,17 @@ const engineStatements = statements((db) => ({
     .prepare(),
   hit: db
     .insert(ruleHits)
-    .values({ id: param("id"), orgId: param("orgId"), ruleId: param("ruleId"), version: param("version"), reportId: param("reportId"), effects: param("effects"), applied: param("applied"), at: param("at") })
+    .values({
+      id: param("id"),
+      orgId: param("orgId"),
+      ruleId: param("ruleId"),
+      version: param("version"),
+      reportId: param("reportId"),
+      effects: param("effects"),
+      applied: param("applied"),
+      budgetExceeded: param("budgetExceeded"),
+      at: param("at"),
+    })
     .prepare(),
 }));
 
@@ -419,6 +431,8 @@ export interface RunRulesInput {
 export interface RulesRun {
   evaluated: number;
   hits: { ruleId: string; version: number; applied: boolean }[];
+  /** The rules the search budget left undecided: recorded as hits with `budgetExceeded`, no effect taken. */
+  budgetExceeded: { ruleId: string; version: number }[];
 }
 
 /**
@@ -427,7 +441,7 @@ export interface RulesRun {
  * nothing while a rule's effects are being applied (no rule re-triggers itself or another).
  */
 export async function runRules(ctx: DomainContext, input: RunRulesInput): Promise<RulesRun> {
-  const none: RulesRun = { evaluated: 0, hits: [] };
+  const none: RulesRun = { evaluated: 0, hits: [], budgetExceeded: [] };
   if (ctx.automation) return none;
   const set = await rulesFor(ctx, input.trigger);
   if (!set.rules.length) return none;
@@ -440,6 +454,8 @@ export async function runRules(ctx: DomainContext, input: RunRulesInput): Promis
   const facts = await gatherFacts(ctx, { reportId: report.id, report, fields: held ? FREE_WITH_IDENTITIES : FREE_FIELDS, held });
   const reasons = facts["report.reasons"] as string[];
   const memo = new Uint8Array(set.slots);
+  // The searches of both passes share one budget (SEARCH_BUDGET_MS): what the rules may cost a report.
+  const budget = searchBudget();
   const candidates: LoadedRule[] = [];
   let wanted = 0;
   for (const r of applicable) {
@@ -448,20 +464,25 @@ export async function runRules(ctx: DomainContext, input: RunRulesInput): Promis
     candidates.push(r);
     // Whether the report's own facts leave the rule undecided matters only when it reads a
     // field not queried yet: the rules of a set mostly read the same few.
-    if ((r.queried & ~wanted) !== 0 && r.condition.test(facts, memo, true) === undefined) wanted |= r.queried;
+    if ((r.queried & ~wanted) !== 0 && r.condition.test(facts, memo, true, budget) === undefined) wanted |= r.queried;
   }
   wanted = toQuery(wanted, held);
   if (wanted !== 0) Object.assign(facts, await queriedFacts(ctx, report, wanted));
   const matched: LoadedRule[] = [];
-  for (const r of candidates) if (r.condition.test(facts, memo, false) === true) matched.push(r);
-  if (!matched.length) return { evaluated: applicable.length, hits: [] };
+  const undecided: LoadedRule[] = [];
+  for (const r of candidates) {
+    const v = r.condition.test(facts, memo, false, budget);
+    if (v === true) matched.push(r);
+    else if (v === undefined) undecided.push(r); // every fact is gathered: only the budget leaves a rule undecided
+  }
+  const budgetExceeded = undecided.map((r) => ({ ruleId: r.id, version: r.version }));
+  if (!matched.length && !undecided.length) return { evaluated: applicable.length, hits: [], budgetExceeded };
   const now = ctx.clock.now();
   const insertHit = engineStatements(ctx.db).hit;
-  await together(
-    ...matched.map((r) =>
-      insertHit.execute({ id: newId(), orgId: ctx.orgId, ruleId: r.id, version: r.version, reportId: report.id, effects: r.thenJson, applied: r.mode === "live" ? 1 : 0, at: now }),
-    ),
-  );
+  const hit = (r: LoadedRule, effects: string, applied: 0 | 1, overBudget: 0 | 1) =>
+    insertHit.execute({ id: newId(), orgId: ctx.orgId, ruleId: r.id, version: r.version, reportId: report.id, effects, applied, budgetExceeded: overBudget, at: now });
+  await together(...matched.map((r) => hit(r, r.thenJson, r.mode === "live" ? 1 : 0, 0)), ...undecided.map((r) => hit(r, "[]", 0, 1)));
+  if (!matched.length) return { evaluated: applicable.length, hits: [], budgetExceeded };
   let routed = false;
   // The case as the caller gave it, while no effect has changed what the route and tag effects read of it.
   let caseRow = input.caseRow;
@@ -477,7 +498,7 @@ export async function runRules(ctx: DomainContext, input: RunRulesInput): Promis
       if (effect.type !== "tag" && effect.type !== "priority") caseRow = undefined;
     }
   }
-  return { evaluated: applicable.length, hits: matched.map((r) => ({ ruleId: r.id, version: r.version, applied: r.mode === "live" })) };
+  return { evaluated: applicable.length, hits: matched.map((r) => ({ ruleId: r.id, version: r.version, applied: r.mode === "live" })), budgetExceeded };
 }
 
 /**

@@ -14,9 +14,9 @@ import { transaction, type DomainContext } from "./context.ts";
 import { badRequest, notFound } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { fieldsOf, forgetRules, gatherFacts } from "./rule-engine.ts";
-import { compileCondition } from "./rule-conditions.ts";
+import { evaluateOffThread } from "./rule-test-thread.ts";
 import { TIMED_KINDS } from "./views/enforcement.ts";
-import type { Condition, Effect, RuleHitView, RuleInput, RuleTestResult, RuleView } from "./views/rule.ts";
+import type { Condition, Effect, Facts, RuleHitView, RuleInput, RuleTestResult, RuleView } from "./views/rule.ts";
 import { isOfWorkableCase, type AccessContext } from "./queue-access.ts";
 
 type RuleRow = typeof rules.$inferSelect;
@@ -24,6 +24,15 @@ type Reader = Pick<DomainContext, "db" | "orgId">;
 
 /** The default and largest number of reports a test evaluates. */
 export const RULE_TEST_LIMITS = { default: 100, max: 1000 } as const;
+
+/**
+ * The longest a rule's test runs: the reports it has not reached by then are answered as
+ * `budgetExceeded` (each report has its own search budget besides, SEARCH_BUDGET_MS).
+ */
+export const RULE_TEST_BUDGET_MS = 10_000;
+
+/** Reports whose facts go to the test thread at once. */
+const TEST_BATCH = 50;
 
 export function toRuleView(r: RuleRow): RuleView {
   return {
@@ -221,14 +230,16 @@ export async function listRuleHits(
   await requireRule(ctx, input.ruleId);
   const now = ctx.clock.now();
   const mine = and(eq(ruleHits.ruleId, input.ruleId), eq(ruleHits.orgId, ctx.orgId), await isOfWorkableCase(ctx, "report", ruleHits.reportId, { whenNull: "left out" }));
+  // The counts say how often the rule fires: not the evaluations its budget cut short.
+  const fired = and(mine, eq(ruleHits.budgetExceeded, 0));
   const rows = await ctx.db
     .select()
     .from(ruleHits)
     .where(and(mine, input.cursor ? lt(ruleHits.id, input.cursor) : undefined))
     .orderBy(desc(ruleHits.id))
     .limit(input.limit + 1);
-  const [day] = await ctx.db.select({ n: count() }).from(ruleHits).where(and(mine, gte(ruleHits.at, now - DAY_MS)));
-  const [week] = await ctx.db.select({ n: count() }).from(ruleHits).where(and(mine, gte(ruleHits.at, now - 7 * DAY_MS)));
+  const [day] = await ctx.db.select({ n: count() }).from(ruleHits).where(and(fired, gte(ruleHits.at, now - DAY_MS)));
+  const [week] = await ctx.db.select({ n: count() }).from(ruleHits).where(and(fired, gte(ruleHits.at, now - 7 * DAY_MS)));
   const page = rows.slice(0, input.limit);
   return {
     hits: page.map((h) => ({
@@ -238,6 +249,7 @@ export async function listRuleHits(
       reportId: h.reportId,
       effects: JSON.parse(h.effects) as Effect[],
       applied: h.applied === 1,
+      budgetExceeded: h.budgetExceeded === 1,
       at: iso(h.at),
     })),
     counts: { last24h: Number(day?.n ?? 0), last7d: Number(week?.n ?? 0) },
@@ -248,8 +260,11 @@ export async function listRuleHits(
 /**
  * Evaluates a rule (saved, whatever its mode, or a draft) against the organization's latest
  * `limit` reports (of the rule's project when it has one; of the cases the caller may work),
- * newest first, and answers which matched with the effects it would take. Reads only: nothing
- * is recorded or applied.
+ * newest first, and answers which matched with the effects it would take, and which the budget
+ * left undecided (each report's search budget, as on intake, or the test's own,
+ * RULE_TEST_BUDGET_MS). Reads only: nothing is recorded or applied. The facts are read here;
+ * the condition is evaluated on the test thread (src/domain/rule-test-thread.ts), off the
+ * serving one.
  */
 export async function testRule(
   ctx: Pick<DomainContext, "clock"> & AccessContext,
@@ -279,11 +294,22 @@ export async function testRule(
     .orderBy(desc(reports.createdUs))
     .limit(limit);
   const fields = fieldsOf(rule.when);
-  const condition = compileCondition(rule.when); // once, not once a report
+  const until = Date.now() + RULE_TEST_BUDGET_MS;
   const matches: RuleTestResult["matches"] = [];
-  for (const report of latest) {
-    const facts = await gatherFacts(ctx, { reportId: report.id, report, fields });
-    if (condition.test(facts, null, false) === true) matches.push({ reportId: report.id, effects: rule.then });
+  const budgetExceeded: string[] = [];
+  for (let i = 0; i < latest.length; i += TEST_BATCH) {
+    const batch = latest.slice(i, i + TEST_BATCH);
+    if (Date.now() > until) {
+      budgetExceeded.push(...batch.map((r) => r.id));
+      continue;
+    }
+    const facts: Facts[] = [];
+    for (const report of batch) facts.push(await gatherFacts(ctx, { reportId: report.id, report, fields }));
+    const outcomes = await evaluateOffThread(rule.when, facts, until);
+    batch.forEach((report, j) => {
+      if (outcomes[j] === true) matches.push({ reportId: report.id, effects: rule.then });
+      else if (outcomes[j] === null) budgetExceeded.push(report.id);
+    });
   }
-  return { evaluated: latest.length, matches };
+  return { evaluated: latest.length, matches, budgetExceeded };
 }

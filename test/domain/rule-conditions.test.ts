@@ -112,11 +112,11 @@ describe("conditions compiled to share one memo (a rule set)", () => {
     const own: Facts = { "report.reasons": ["spam"], "report.severity": "HIGH" };
     const all: Facts = { ...own, "subject.openCases": 5 };
     const memo = new Uint8Array(table.next);
-    expect(first.test(own, memo, true)).toBeUndefined(); // needs the queried fact
-    expect(second.test(own, memo, true)).toBeUndefined();
-    expect(first.test(all, memo, false)).toBe(true);
-    expect(second.test(all, memo, false)).toBe(false);
-    for (const [c, want] of [[first, true], [second, false]] as const) expect(c.test(all, null, false)).toBe(want);
+    expect(first.test(own, memo, true, null)).toBeUndefined(); // needs the queried fact
+    expect(second.test(own, memo, true, null)).toBeUndefined();
+    expect(first.test(all, memo, false, null)).toBe(true);
+    expect(second.test(all, memo, false, null)).toBe(false);
+    for (const [c, want] of [[first, true], [second, false]] as const) expect(c.test(all, null, false, null)).toBe(want);
   });
 });
 

@@ -3,7 +3,8 @@
  * changes nothing; live rules route, raise priority, tag, escalate, dismiss, resolve with a
  * suspension and mute the reporter, each audited as automated with the rule and its version; a
  * rule never sees another organization's reports; no rule re-triggers itself; the facts; the
- * cache follows edits, and another instance's within a second; report.enriched rules run after the (fake Ollama) enrichment.
+ * cache follows edits, and another instance's within a second; report.enriched rules run after the (fake Ollama) enrichment;
+ * a rule its search budget leaves undecided takes no effect and is recorded as such.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { and, eq } from "drizzle-orm";
@@ -15,7 +16,7 @@ import { systemActor } from "../../src/domain/audit.ts";
 import { decideOnReport } from "../../src/domain/cases.ts";
 import { createQueue } from "../../src/domain/queues.ts";
 import { gatherFacts, RULES_RECHECK_MS, runRules } from "../../src/domain/rule-engine.ts";
-import { createRule, deleteRule, updateRule } from "../../src/domain/rules.ts";
+import { createRule, deleteRule, listRuleHits, updateRule } from "../../src/domain/rules.ts";
 import { tagsOfCases } from "../../src/domain/tags.ts";
 import type { Condition, Effect, RuleInput } from "../../src/domain/views/rule.ts";
 import { domainWorld, type DomainWorld } from "../helpers/builders.ts";
@@ -173,7 +174,7 @@ describe("boundaries", () => {
     const r = await rule(world, { when: marked(marker), then: [{ type: "dismiss", reason: "other" }] });
     const foreign = await theirs.fileReport({ description: marker });
     expect((await theirs.report(foreign.reportId)).status).toBe("OPEN");
-    expect(await runRules(world.as(systemActor), { trigger: "report.created", reportId: foreign.reportId })).toEqual({ evaluated: 0, hits: [] });
+    expect(await runRules(world.as(systemActor), { trigger: "report.created", reportId: foreign.reportId })).toEqual({ evaluated: 0, hits: [], budgetExceeded: [] });
     expect((await theirs.report(foreign.reportId)).status).toBe("OPEN");
     expect(await hitsOf(world, r.id)).toHaveLength(0);
     expect(await gatherFacts(world.ctx, { reportId: foreign.reportId })).toEqual({});
@@ -229,6 +230,36 @@ describe("the rules cache", () => {
     await Bun.sleep(RULES_RECHECK_MS + 50);
     const r = await world.fileReport({ description: `after ${marker}` });
     expect((await world.caseOf(r.caseId)).queueId).toBe(queue.id);
+  });
+});
+
+describe("the search budget", () => {
+  test("a rule the budget leaves undecided takes no effect and is recorded as budgetExceeded; the other rules run as usual; its counts leave it out", async () => {
+    const marker = uniq("budget");
+    // Saved before the bounds (createRule does not check them; the routes do): a pattern over
+    // RULE_LIMITS.patternProgram is never run, so every search of it is over budget.
+    const costly = await rule(world, { when: { all: [marked(marker), { field: "report.text", op: "matches", value: "(?i)(\\w+\\W+){1000}x" }] }, then: [{ type: "tag", tag: "costly" }] });
+    // Decided whatever the costly search would say: it holds (any) or fails (all) by its other part.
+    const held = await rule(world, { when: { any: [marked(marker), { field: "report.text", op: "matches", value: "(?i)(\\w+\\W+){1000}x" }] }, then: [{ type: "tag", tag: "held" }] });
+    const cheap = await rule(world, { when: { all: [marked(marker), { field: "report.text", op: "matches", value: "(?i)\\bcheap\\b" }] }, then: [{ type: "tag", tag: "cheap" }] });
+
+    const filed = await world.fileReport({ description: `${marker} cheap words` });
+    const [over] = await hitsOf(world, costly.id);
+    expect(over).toMatchObject({ reportId: filed.reportId, applied: 0, budgetExceeded: 1, effects: "[]" });
+    expect((await hitsOf(world, held.id)).map((h) => [h.applied, h.budgetExceeded])).toEqual([[1, 0]]);
+    expect((await hitsOf(world, cheap.id)).map((h) => [h.applied, h.budgetExceeded])).toEqual([[1, 0]]);
+    expect((await tagsOfCases(world.ctx, { caseIds: [filed.caseId] })).get(filed.caseId)?.sort()).toEqual(["cheap", "held"]);
+
+    const listed = await listRuleHits(world.ctx, { ruleId: costly.id, limit: 10 });
+    expect(listed.hits.map((h) => [h.reportId, h.budgetExceeded, h.applied, h.effects])).toEqual([[filed.reportId, true, false, []]]);
+    expect(listed.counts).toEqual({ last24h: 0, last7d: 0 });
+    expect((await listRuleHits(world.ctx, { ruleId: cheap.id, limit: 10 })).hits.map((h) => h.budgetExceeded)).toEqual([false]);
+
+    // A report the rule's other part decides is no hit at all.
+    const unmarked = await world.fileReport({ description: "no marker here" });
+    expect(await hitsOf(world, costly.id)).toHaveLength(1);
+    expect((await hitsOf(world, held.id)).find((h) => h.reportId === unmarked.reportId)?.budgetExceeded).toBe(1);
+    for (const r of [costly, held, cheap]) await deleteRule(world.ctx, { ruleId: r.id });
   });
 });
 

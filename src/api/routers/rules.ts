@@ -9,7 +9,9 @@ const id = z.string().min(1).max(64);
 const orgSlug = z.string().min(1).max(64);
 const base = "/organizations/{orgSlug}/rules";
 const testLimit = z.number().int().min(1).max(RULE_TEST_LIMITS.max).optional();
-const invalidRule = { 400: "Invalid rule: the message names the path of the first error, such as `when.all[2].op: …`" };
+const invalidRule = {
+  400: "Invalid rule: the message names the path of the first error, such as `when.all[2].op: …` (a pattern too costly too: `when.any[0].value: too costly a pattern: …`)",
+};
 
 /**
  * An organization's rules (docs/rules.md): moderators read and test them, admins change them
@@ -111,7 +113,7 @@ export const rulesRouter = router({
         method: "POST",
         path: `${base}/{ruleId}/test`,
         summary: "Try a rule on the latest reports",
-        description: `Evaluates the rule (whatever its mode) against the organization's latest \`limit\` reports (default ${RULE_TEST_LIMITS.default}, at most ${RULE_TEST_LIMITS.max}; of the rule's project when it has one) and answers those it matches with the effects it would take. Changes nothing.`,
+        description: `Evaluates the rule (whatever its mode) against the organization's latest \`limit\` reports (default ${RULE_TEST_LIMITS.default}, at most ${RULE_TEST_LIMITS.max}; of the rule's project when it has one) and answers those it matches with the effects it would take, and in \`budgetExceeded\` those its search budget left undecided (docs/rules.md, "What a pattern may cost"). Changes nothing.`,
         tags,
       },
     })

@@ -13,8 +13,31 @@ import { OPS_BY_KIND, RULE_FIELDS, RULE_FIELD_NAMES, RULE_MODES, RULE_OPS, RULE_
 import type { FieldKind, RuleField, RuleOp } from "./rule-vocabulary.ts";
 export * from "./rule-vocabulary.ts";
 
-/** The bounds of a rule. */
-export const RULE_LIMITS = { depth: 10, nodes: 100, string: 1000, effects: 20, inValues: 100, name: 200, description: 2000 } as const;
+/**
+ * The bounds of a rule. `patternProgram` and `ruleProgram` bound what its `matches` patterns cost
+ * (docs/rules.md, "What a pattern may cost"): re2js compiles a pattern to a program of
+ * instructions (`RE2JS.programSize()`), at most `patternProgram` for one pattern and
+ * `ruleProgram` for all of a rule's together. A pattern of 1,000 characters without a counted
+ * repetition compiles to fewer than 1,100; a counted repetition copies what it repeats, so
+ * `(\w+\W+){1000}` compiles to 6,003 and is refused.
+ */
+export const RULE_LIMITS = {
+  depth: 10,
+  nodes: 100,
+  string: 1000,
+  effects: 20,
+  inValues: 100,
+  name: 200,
+  description: 2000,
+  patternProgram: 2000,
+  ruleProgram: 10_000,
+} as const;
+
+/** A rule's condition tree's first error: its path from the tree's root (["all", 2, "op"]) and what is wrong there. */
+export type ConditionError = { path: (string | number)[]; message: string };
+
+/** What re2js makes of a `matches` pattern: why it refuses it, or the size of its program. */
+export type PatternCheck = (pattern: string) => { error: string } | { size: number };
 
 export type Comparison = { field: RuleField; op: RuleOp; value: unknown };
 export type Condition = { all: Condition[] } | { any: Condition[] } | { not: Condition } | Comparison;
@@ -22,14 +45,13 @@ export type Condition = { all: Condition[] } | { any: Condition[] } | { not: Con
 /**
  * The first error of a condition tree, with its path from the tree's root (["all", 2, "op"]),
  * or null when the tree is valid. Checks the shape, the op against the field's kind, the value
- * against the op, the sizes, and that a `matches` pattern compiles with re2js (or by `compiles`).
+ * against the op, the sizes, that a `matches` pattern compiles with re2js (or by `check`), and
+ * what the patterns cost (RULE_LIMITS.patternProgram, ruleProgram).
  */
-export function conditionError(
-  tree: unknown,
-  compiles: (pattern: string) => string | null = patternProblem,
-): { path: (string | number)[]; message: string } | null {
+export function conditionError(tree: unknown, check: PatternCheck = patternCheck): ConditionError | null {
   let nodes = 0;
-  const visit = (node: unknown, path: (string | number)[], depth: number): { path: (string | number)[]; message: string } | null => {
+  let program = 0;
+  const visit = (node: unknown, path: (string | number)[], depth: number): ConditionError | null => {
     nodes += 1;
     if (nodes > RULE_LIMITS.nodes) return { path, message: `a condition has at most ${RULE_LIMITS.nodes} nodes` };
     if (depth > RULE_LIMITS.depth) return { path, message: `conditions nest at most ${RULE_LIMITS.depth} deep` };
@@ -71,7 +93,7 @@ export function conditionError(
     if (!("value" in obj)) return { path: [...path, "value"], message: "required" };
     const value = obj.value;
     const vpath = [...path, "value"];
-    const scalar = (v: unknown, p: (string | number)[], allowNull: boolean): { path: (string | number)[]; message: string } | null => {
+    const scalar = (v: unknown, p: (string | number)[], allowNull: boolean): ConditionError | null => {
       if (v === null) return allowNull ? null : { path: p, message: `${obj.field} is never null` };
       const want = kind === "strings" ? "string" : kind;
       if (want === "number") {
@@ -110,8 +132,19 @@ export function conditionError(
       case "matches": {
         const error = scalar(value, vpath, false);
         if (error) return error;
-        const problem = compiles(value as string);
-        return problem ? { path: vpath, message: `not a valid pattern: ${problem}` } : null;
+        const checked = check(value as string);
+        if ("error" in checked) return { path: vpath, message: `not a valid pattern: ${checked.error}` };
+        if (checked.size > RULE_LIMITS.patternProgram) {
+          return {
+            path: vpath,
+            message: `too costly a pattern: it compiles to ${checked.size} instructions, more than ${RULE_LIMITS.patternProgram} (a counted repetition such as {100} copies what it repeats that many times)`,
+          };
+        }
+        program += checked.size;
+        if (program > RULE_LIMITS.ruleProgram) {
+          return { path: vpath, message: `too costly a rule: its patterns compile to ${program} instructions up to here, more than ${RULE_LIMITS.ruleProgram} in all` };
+        }
+        return null;
       }
     }
   };
@@ -142,24 +175,42 @@ const conditionJsonSchema = {
   ],
 };
 
-/** Why a `matches` pattern does not compile with re2js (linear-time: no backreferences, no lookaround), or null. */
-export function patternProblem(pattern: string): string | null {
+/**
+ * A `matches` pattern as re2js compiles it (linear-time: no backreferences, no lookaround): why
+ * it refuses it, or the size of its program (`programSize()`, what RULE_LIMITS bounds).
+ */
+export const patternCheck: PatternCheck = (pattern) => {
   try {
-    RE2JS.compile(pattern);
-    return null;
+    return { size: RE2JS.compile(pattern).programSize() };
   } catch (e) {
-    return e instanceof Error ? e.message : String(e);
+    return { error: e instanceof Error ? e.message : String(e) };
   }
+};
+
+/** Why a `matches` pattern does not compile with re2js, or null. */
+export function patternProblem(pattern: string): string | null {
+  const checked = patternCheck(pattern);
+  return "error" in checked ? checked.error : null;
 }
 
-/** The condition tree: checked by conditionError (shape, kinds, sizes, re2js patterns); published as RuleCondition. */
+/**
+ * The condition tree as written (a rule created, changed or tried): checked by conditionError
+ * (shape, kinds, sizes, re2js patterns and what they cost); published as RuleCondition.
+ */
 export const conditionSchema = z
   .unknown()
   .superRefine((value, ctx) => {
-    const error = conditionError(value, patternProblem);
+    const error = conditionError(value);
     if (error) ctx.addIssue({ code: "custom", path: error.path, message: error.message });
   })
   .meta({ id: "RuleCondition", override: conditionJsonSchema as never }) as unknown as z.ZodType<Condition>;
+
+/**
+ * A saved rule's condition tree as answered: it was checked when written, and is not checked
+ * again (a rule saved before a bound was lowered is still answered, and still evaluated under
+ * the evaluation's budget: docs/rules.md).
+ */
+const savedConditionSchema = z.unknown().meta({ override: CONDITION_REF as never }) as unknown as z.ZodType<Condition>;
 
 const shortText = z.string().trim().min(1).max(200);
 const MAX_DURATION_S = 10 * 365 * 24 * 3600;
@@ -211,7 +262,7 @@ export const ruleViewSchema = z
     projectId: z.string().nullable(),
     trigger: z.enum(RULE_TRIGGERS),
     mode: z.enum(RULE_MODES),
-    when: conditionSchema,
+    when: savedConditionSchema,
     then: z.array(effectSchema),
     createdAt: isoDateTime,
     updatedAt: isoDateTime,
@@ -228,11 +279,22 @@ export const ruleHitViewSchema = z
     effects: z.array(effectSchema),
     /** True when a live rule took the effects; false when a shadow rule only recorded them. */
     applied: z.boolean(),
+    budgetExceeded: z.boolean().meta({
+      description:
+        "True when the evaluation's search budget ran out before the rule was decided (docs/rules.md, \"What a pattern may cost\"): the rule did not match and took no effect (`effects` is empty, `applied` false). Such hits are not in `counts`.",
+    }),
     at: isoDateTime,
   })
   .meta({ id: "RuleHit" });
 export type RuleHitView = z.infer<typeof ruleHitViewSchema>;
 
 export const ruleTestMatchSchema = z.object({ reportId: z.string(), effects: z.array(effectSchema) });
-export const ruleTestResultSchema = z.object({ evaluated: z.number().int(), matches: z.array(ruleTestMatchSchema) });
+export const ruleTestResultSchema = z.object({
+  evaluated: z.number().int(),
+  matches: z.array(ruleTestMatchSchema),
+  budgetExceeded: z.array(z.string()).meta({
+    description:
+      "The reports the rule could not be decided on within the budget (each report's search budget, as on intake, or the test's own): neither matched nor not (docs/rules.md, \"What a pattern may cost\").",
+  }),
+});
 export type RuleTestResult = z.infer<typeof ruleTestResultSchema>;

@@ -950,6 +950,21 @@ function TestResultView({ result, draft }: { result: TestResult; draft: boolean 
         {draft ? "The draft" : "The saved rule"} was evaluated against <strong>{result.evaluated}</strong> recent report{result.evaluated === 1 ? "" : "s"} and matches{" "}
         <strong>{result.matches.length}</strong>. Nothing was changed.
       </p>
+      {result.budgetExceeded.length > 0 && (
+        <p role="note">
+          <Badge tone="orange">budget exceeded</Badge> The searches of <strong>{result.budgetExceeded.length}</strong> report
+          {result.budgetExceeded.length === 1 ? "" : "s"} ran out of time before the rule was decided: it would neither match nor take effect on them (
+          {result.budgetExceeded.slice(0, 5).map((id, i) => (
+            <span key={id}>
+              {i > 0 && ", "}
+              <a href={href("reports", id)}>
+                <code>{id}</code>
+              </a>
+            </span>
+          ))}
+          {result.budgetExceeded.length > 5 && ", …"}). Simplify its patterns: counted repetitions such as <code>{"{300}"}</code> cost the most.
+        </p>
+      )}
       {result.matches.length > 0 && (
         <Table columns={[{ label: "Report" }, { label: "Effects" }]}>
           {result.matches.map((m) => (
@@ -1004,7 +1019,17 @@ function HitsList({ ruleId }: { ruleId: string }) {
                 <td>
                   <EffectsText effects={h.effects} />
                 </td>
-                <td>{h.applied ? <Badge tone="green">applied</Badge> : <Badge tone="purple">would have applied</Badge>}</td>
+                <td>
+                  {h.budgetExceeded ? (
+                    <Badge tone="orange" title="The searches ran out of time before the rule was decided: it did not match and took no effect">
+                      budget exceeded
+                    </Badge>
+                  ) : h.applied ? (
+                    <Badge tone="green">applied</Badge>
+                  ) : (
+                    <Badge tone="purple">would have applied</Badge>
+                  )}
+                </td>
               </tr>
             ))}
           </Table>

@@ -1,0 +1,1 @@
+ALTER TABLE "rule_hits" ADD COLUMN "budget_exceeded" integer DEFAULT 0 NOT NULL;
