@@ -565,7 +565,12 @@ export const queues = pgTable(
     createdAt: big("created_at").notNull(),
     updatedAt: big("updated_at").notNull(),
   },
-  (t) => [uniqueIndex("queues_org_name_idx").on(t.orgId, t.name), index("queues_org_idx").on(t.orgId)],
+  (t) => [
+    uniqueIndex("queues_org_name_idx").on(t.orgId, t.name),
+    index("queues_org_idx").on(t.orgId),
+    // One default queue per organization, whoever creates it first (defaultQueue).
+    uniqueIndex("queues_org_default_idx").on(t.orgId).where(sql`${t.isDefault} = 1`),
+  ],
 );
 
 /** Automation rules: a condition tree over a report's facts and the effects it takes. */

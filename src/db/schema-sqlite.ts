@@ -593,7 +593,12 @@ export const queues = sqliteTable(
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
-  (t) => [uniqueIndex("queues_org_name_idx").on(t.orgId, t.name), index("queues_org_idx").on(t.orgId)],
+  (t) => [
+    uniqueIndex("queues_org_name_idx").on(t.orgId, t.name),
+    index("queues_org_idx").on(t.orgId),
+    // One default queue per organization, whoever creates it first (defaultQueue).
+    uniqueIndex("queues_org_default_idx").on(t.orgId).where(sql`${t.isDefault} = 1`),
+  ],
 );
 
 /** Automation rules: a condition tree over a report's facts and the effects it takes. */

@@ -17,6 +17,7 @@
 import { and, asc, eq, inArray, isNull, ne, or, sql, type SQL } from "drizzle-orm";
 import { param, statements } from "../db/prepared.ts";
 import { cases, queues, users } from "../db/schema.ts";
+import { TransactionConflict } from "../db/store.ts";
 import { recordAudit } from "./audit.ts";
 import { requireCase, type CaseRow } from "./cases.ts";
 import { iso } from "./clock.ts";
@@ -101,8 +102,14 @@ export async function defaultQueue(ctx: Pick<DomainContext, "db" | "orgId" | "cl
       createdAt: now,
       updatedAt: now,
     };
-    await ctx.db.insert(queues).values(row);
-    return row;
+    // Two first needs at once (instances side by side): one inserts, the other's insert waits
+    // for it and does nothing (queues_org_default_idx), then finds it.
+    const inserted = await ctx.db.insert(queues).values(row).onConflictDoNothing().returning({ id: queues.id });
+    if (inserted.length) return row;
+    const [made] = await queueStatements(ctx.db).theDefault.execute({ orgId: ctx.orgId });
+    if (made) return made;
+    // The name was taken meanwhile by another queue: choose again.
+    throw new TransactionConflict("a queue took the default queue's name meanwhile");
   });
 }
 

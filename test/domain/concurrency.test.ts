@@ -7,17 +7,19 @@
  * - reports on one target make exactly one open case, with their count and highest bucket;
  * - first sightings of one identity make one row, counting every report;
  * - a decision racing new reports on its case leaves no report open in a closed case;
- * - the report rate limit is exact across both.
+ * - the report rate limit is exact across both;
+ * - an organization's default queue, first needed by both at once, is made once.
  * (An ascending reader paging while instances write: test/listing-horizon.test.ts.)
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { and, eq, inArray } from "drizzle-orm";
-import { cases, identities, reports } from "../../src/db/schema.ts";
+import { cases, identities, queues, reports } from "../../src/db/schema.ts";
 import type { Store } from "../../src/db/store.ts";
 import { decideOnReport } from "../../src/domain/cases.ts";
 import { domainContext } from "../../src/domain/context.ts";
 import { DomainError } from "../../src/domain/errors.ts";
 import { requireProject } from "../../src/domain/projects.ts";
+import { defaultQueue } from "../../src/domain/queues.ts";
 import { createSharedRateLimiter, reportSlot } from "../../src/domain/rate-limit.ts";
 import { createReport, type CreateReportInput } from "../../src/domain/reports.ts";
 import { OPEN_STATUSES } from "../../src/domain/workflow.ts";
@@ -121,5 +123,17 @@ describe("two instances racing (each engine)", () => {
     expect(refused).toHaveLength(20);
     for (const r of refused) expect(r.reason).toBeInstanceOf(DomainError);
     expect(refused.every((r) => (r.reason as DomainError).kind === "rate_limited")).toBe(true);
+  });
+});
+
+describe("first needs at once (each engine)", () => {
+  test("an organization's default queue, needed by two instances at once, is made once", async () => {
+    const fresh = await world.secondOrganization({ name: `Queues ${unique()}` });
+    const made = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => defaultQueue(domainContext(i % 2 ? other : fresh.store, fresh.clock, fresh.platform.actor, fresh.orgId))),
+    );
+    expect(new Set(made.map((q) => q.id)).size).toBe(1);
+    const defaults = await fresh.store.db.select().from(queues).where(and(eq(queues.orgId, fresh.orgId), eq(queues.isDefault, 1)));
+    expect(defaults).toHaveLength(1);
   });
 });

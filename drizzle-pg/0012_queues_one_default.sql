@@ -1,0 +1,1 @@
+CREATE UNIQUE INDEX "queues_org_default_idx" ON "queues" USING btree ("org_id") WHERE "queues"."is_default" = 1;
