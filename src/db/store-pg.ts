@@ -140,41 +140,36 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
   }
 
   /**
-   * One attempt of an outermost transaction, on a connection of its own. BEGIN (and the write
-   * lock, and synchronous_commit) travel with the first statements of `fn`; the writes `fn` left
-   * to the commit travel with the COMMIT: a report is then one round trip for its lookups and
-   * upserts, one for the rest and the COMMIT (docs/operations.md, "Round trips").
+   * One attempt of an outermost transaction, on a connection of the pool (postgres.js's `begin`,
+   * which fails the transaction at once when its connection is lost). The write lock and
+   * synchronous_commit travel with the first statements of `fn`; the writes `fn` left to the
+   * commit travel with the COMMIT: a report is then one round trip for BEGIN, one for its
+   * lookups and upserts, one for the rest and the COMMIT (docs/operations.md, "Round trips").
    */
   async function attempt<T>(fn: () => Promise<T>, opts: { exclusive: boolean; durable: boolean }): Promise<T> {
-    const reserved = await client.reserve();
-    const sql = preparing(reserved);
-    const scope: PgScope = { handle: routed, sql, afterCommit: [], atCommit: [], depth: 0 };
-    const prelude = [sql.unsafe("BEGIN")];
-    if (opts.exclusive) prelude.push(sql.unsafe("SELECT pg_advisory_xact_lock($1)", [String(WRITE_LOCK)]));
-    if (!opts.durable) prelude.push(sql.unsafe("SET LOCAL synchronous_commit = off"));
-    for (const p of prelude) p.catch(() => {});
-    try {
-      let result: T;
-      try {
-        result = await current.run(scope, fn);
-        await settleAll(prelude);
-      } catch (err) {
-        await sql.unsafe("ROLLBACK").catch(() => {});
-        // A statement of the prelude that failed explains the rest.
-        throw (await firstFailure(prelude)) ?? err;
-      }
-      // The COMMIT goes behind the writes left to it; when one of them failed, PostgreSQL
-      // answers the COMMIT with a ROLLBACK, and that failure is the transaction's.
-      const committed = sql.unsafe("COMMIT");
-      committed.catch(() => {});
-      const failure = await firstFailure(scope.atCommit);
-      await committed;
+    let scope: PgScope | null = null;
+    const result = await client.begin(async (tx) => {
+      const sql = preparing(tx as unknown as postgres.Sql);
+      const s: PgScope = { handle: routed, sql, afterCommit: [], atCommit: [], depth: 0 };
+      scope = s;
+      const prelude: Promise<unknown>[] = [];
+      if (opts.exclusive) prelude.push(sql.unsafe("SELECT pg_advisory_xact_lock($1)", [String(WRITE_LOCK)]));
+      if (!opts.durable) prelude.push(sql.unsafe("SET LOCAL synchronous_commit = off"));
+      for (const p of prelude) p.catch(() => {});
+      const value = await current.run(s, fn);
+      // A statement of the prelude that failed explains the rest.
+      await settleAll(prelude);
+      // The COMMIT goes behind the writes left to it (postgres.js sends it when this returns);
+      // when one of them failed, PostgreSQL answers the COMMIT with a ROLLBACK: checked below.
+      return value;
+    });
+    const done = scope as PgScope | null;
+    if (done) {
+      const failure = await firstFailure(done.atCommit);
       if (failure) throw failure;
-      for (const hook of scope.afterCommit) hook();
-      return result;
-    } finally {
-      reserved.release();
+      for (const hook of done.afterCommit) hook();
     }
+    return result as T;
   }
 
   async function transaction<T>(fn: () => Promise<T>, opts: { exclusive?: boolean; durable?: boolean; detached?: boolean } = {}): Promise<T> {
@@ -218,7 +213,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
       await client`SELECT 1`;
     },
     singleton(name, start) {
-      const s = electedSingleton(client, name, start);
+      const s = electedSingleton(opts.url, name, start);
       singletons.push(s);
       return s;
     },
@@ -262,14 +257,17 @@ function nameHash(name: string): bigint {
 
 /**
  * Runs `start` on exactly one instance at a time: the one holding the session advisory lock
- * of `name`, on a connection reserved for it. The others try again every SINGLETON_RETRY_MS.
- * If the holder's connection breaks, it stops its task and competes again.
+ * of `name`, on a connection of its own (a pool of one, so that a lost connection is replaced
+ * the way the pool replaces any). The others try again every SINGLETON_RETRY_MS. The holder
+ * checks every SINGLETON_RETRY_MS that its session is the one that took the lock (a connection
+ * lost and replaced holds no lock): if not, it stops its task and competes again.
  */
-function electedSingleton(client: PostgresClient, name: string, start: () => { stop(): Promise<void> | void }): Singleton {
-  const key = SINGLETON_BASE + nameHash(name);
+function electedSingleton(url: string, name: string, start: () => { stop(): Promise<void> | void }): Singleton {
+  const key = String(SINGLETON_BASE + nameHash(name));
+  const conn = postgresClient(url, 1);
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | null = null;
-  let held: { conn: postgres.ReservedSql; task: { stop(): Promise<void> | void }; watch: ReturnType<typeof setInterval> } | null = null;
+  let held: { pid: number; task: { stop(): Promise<void> | void }; watch: ReturnType<typeof setInterval> } | null = null;
 
   async function release(): Promise<void> {
     const h = held;
@@ -277,37 +275,31 @@ function electedSingleton(client: PostgresClient, name: string, start: () => { s
     if (!h) return;
     clearInterval(h.watch);
     await h.task.stop();
-    try {
-      await h.conn`SELECT pg_advisory_unlock(${String(key)}::bigint)`;
-    } catch {
-      // the connection is gone: so is the lock
-    }
-    h.conn.release();
+    // On the session that took it (if that one is gone, so is the lock).
+    await conn`SELECT pg_advisory_unlock(${key}::bigint) WHERE pg_backend_pid() = ${h.pid}`.catch(() => {});
   }
 
   async function attempt(): Promise<void> {
     timer = null;
     if (stopped || held) return;
-    let conn: postgres.ReservedSql | null = null;
     try {
-      conn = await client.reserve();
-      const [row] = await conn<{ ok: boolean }[]>`SELECT pg_try_advisory_lock(${String(key)}::bigint) AS ok`;
+      const [row] = await conn<{ ok: boolean; pid: number }[]>`SELECT pg_try_advisory_lock(${key}::bigint) AS ok, pg_backend_pid() AS pid`;
       if (row?.ok && !stopped) {
+        const pid = row.pid;
         const task = start();
-        const c = conn;
-        // The lock lives as long as this connection: check it now and then; if it broke,
-        // stop the task (another instance may hold the lock already) and compete again.
         const watch = setInterval(() => {
-          c`SELECT 1`.catch(() => void release().then(schedule));
+          conn<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`.then(
+            ([r]) => {
+              if (r?.pid !== pid) void release().then(schedule);
+            },
+            () => void release().then(schedule),
+          );
         }, SINGLETON_RETRY_MS);
-        held = { conn, task, watch };
-        conn = null;
+        held = { pid, task, watch };
         return;
       }
     } catch {
       // the database is unreachable for now: try again later
-    } finally {
-      conn?.release();
     }
     schedule();
   }
@@ -326,6 +318,7 @@ function electedSingleton(client: PostgresClient, name: string, start: () => { s
       stopped = true;
       if (timer) clearTimeout(timer);
       await release();
+      await conn.end({ timeout: 5 });
     },
   };
 }

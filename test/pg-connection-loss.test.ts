@@ -1,0 +1,82 @@
+/**
+ * A lost PostgreSQL connection fails its queries and transactions; it never kills the process,
+ * and the store goes on through new connections (PostgreSQL). postgres.js 3.4.9 threw from a
+ * timer when a write met a closed connection (porsager/postgres#1208), which no caller can
+ * catch, and a connection closed with a write pending never reconnected:
+ * scripts/patch-postgres.mjs mends both at install.
+ */
+import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import postgres from "postgres";
+import { sql, type SQL } from "drizzle-orm";
+import { organizations } from "../src/db/schema.ts";
+import { openTestStore } from "./helpers/builders.ts";
+import { TEST_ENGINE, TEST_PG_URL } from "./helpers/pg.ts";
+import { ROOT } from "./helpers/server.ts";
+
+// The reproduction of #1208, in a process of its own (the crash would end the test runner).
+const SCRIPT = `
+import postgres from "postgres";
+const url = process.env.PG_URL;
+const sql = postgres(url, { max: 2, onnotice: () => {} });
+const killer = postgres(url, { max: 1, onnotice: () => {} });
+const reserved = await sql.reserve();
+const [{ pid }] = await reserved\`select pg_backend_pid() as pid\`;
+await killer\`select pg_terminate_backend(\${pid})\`;
+const outcomes = [];
+for (let i = 0; i < 3; i++) outcomes.push(await reserved\`select 1\`.then(() => "ok", (e) => e.code));
+console.log(JSON.stringify({ outcomes }));
+process.exit(0);
+`;
+
+describe.skipIf(TEST_ENGINE !== "postgres")("a lost connection (PostgreSQL)", () => {
+  test("a query on a connection whose backend died fails; the process lives on", async () => {
+    const proc = Bun.spawn([process.execPath, "-e", SCRIPT], { cwd: ROOT, env: { ...process.env, PG_URL: TEST_PG_URL! }, stdout: "pipe", stderr: "pipe" });
+    const timer = setTimeout(() => proc.kill(), 15_000);
+    const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    clearTimeout(timer);
+    expect(err).not.toContain("socket.write");
+    expect(code).toBe(0);
+    const { outcomes } = JSON.parse(out.trim().split("\n").at(-1)!) as { outcomes: string[] };
+    // Each fails (the first with the reset, the next as closed): none waits forever.
+    expect(outcomes).toHaveLength(3);
+    expect(outcomes.includes("ok")).toBe(false);
+  });
+
+  test("the store's transactions and reads go on through new connections after every backend was terminated", async () => {
+    const store = await openTestStore();
+    const admin = postgres(TEST_PG_URL!, { max: 1, onnotice: () => {} });
+    try {
+      // The PostgreSQL handle's raw query (the domain's handle is typed as SQLite's).
+      const raw = store.db as unknown as { execute(q: SQL): Promise<{ db: string }[]> };
+      const [{ db }] = (await raw.execute(sql`select current_database() as db`)) as [{ db: string }];
+      const write = (i: number) =>
+        store.transaction(async () => {
+          await store.db.insert(organizations).values({ id: crypto.randomUUID(), slug: `lost-${i}-${crypto.randomUUID().slice(0, 6)}`, name: "x", createdAt: 1 });
+        });
+      await Promise.all(Array.from({ length: 8 }, (_, i) => write(i)));
+      // Every connection of the store dies at once, some in the middle of a transaction.
+      const during = Promise.allSettled(Array.from({ length: 8 }, (_, i) => write(100 + i)));
+      await admin`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${db} and pid <> pg_backend_pid()`;
+      const outcomes = await during;
+      for (const o of outcomes) if (o.status === "rejected") expect(String((o.reason as Error).message ?? o.reason)).not.toContain("socket.write");
+      // Then it serves again: every write and read succeeds within a few seconds.
+      const deadline = Date.now() + 10_000;
+      let ok = false;
+      while (!ok && Date.now() < deadline) {
+        const tries = await Promise.allSettled([...Array.from({ length: 8 }, (_, i) => write(200 + i)), store.db.select().from(organizations).limit(1)]);
+        ok = tries.every((t) => t.status === "fulfilled");
+        if (!ok) await Bun.sleep(200);
+      }
+      expect(ok).toBe(true);
+    } finally {
+      await admin.end({ timeout: 1 });
+      await store.close();
+    }
+  });
+
+  test("the mends are in the installed postgres.js (scripts/patch-postgres.mjs ran)", async () => {
+    const text = await Bun.file(join(ROOT, "node_modules/postgres/src/connection.js")).text();
+    expect(text.split("flagstaff: porsager/postgres#1208").length - 1).toBe(3);
+  });
+});
