@@ -118,17 +118,38 @@ describe.skipIf(!TEST_PG_URL)("pg-proxy (PostgreSQL)", () => {
     expect(proxy.stats().messages.Terminate).toBe(1);
   });
 
-  test("bytes keep their order: megabytes each way, several queries in flight", async () => {
-    const sql = client(proxy);
-    const text = Array.from({ length: 200_000 }, (_, i) => i.toString(36)).join(",");
-    const [one, two] = await Promise.all([
-      sql<{ md5: string; echoed: string }[]>`SELECT md5(${text}) AS md5, ${text}::text AS echoed`,
-      sql<{ big: string }[]>`SELECT repeat('0123456789', 300000) AS big`,
-    ]);
-    expect(one[0]!.md5).toBe(new Bun.CryptoHasher("md5").update(text).digest("hex"));
-    expect(one[0]!.echoed).toBe(text);
-    expect(two[0]!.big).toBe("0123456789".repeat(300_000));
-    expect(proxy.stats().bytesToServer).toBeGreaterThan(text.length);
+  test("bytes keep their order: megabytes each way, written in bursts larger than a socket takes", async () => {
+    // Bursts: what a pause held is written at once on resume, far more than the kernel takes in
+    // one write, so the proxy's short-write path (wait for drain, then the rest) carries it.
+    const slow = await startPgProxy({ target: target(), delayMs: 100 });
+    try {
+      const sql = client(slow);
+      await sql`SELECT 1`;
+      const texts = [1, 2].map((k) => Array.from({ length: 150_000 }, (_, i) => (i * k).toString(36)).join(","));
+      const echo = (text: string) => sql.unsafe<{ md5: string; echoed: string }[]>(`SELECT md5('${text}') AS md5, '${text}'::text AS echoed`);
+      slow.resetStats();
+      slow.pause();
+      const answers = Promise.all([echo(texts[0]!), sql.unsafe<{ big: string }[]>("SELECT repeat('0123456789', 300000) AS big"), echo(texts[1]!)]);
+      await Bun.sleep(150); // past their time
+      slow.resume(); // the client's burst towards the server, at once
+      const answersLength = texts[0]!.length + texts[1]!.length + 3_000_000;
+      await until("the answers read from the server", async () => slow.stats().bytesToClient >= answersLength, 5000);
+      await Bun.sleep(20); // their last messages (the texts are most of it)
+      slow.pause(); // before the first of them is due
+      await Bun.sleep(150);
+      slow.resume(); // the server's answers towards the client, at once
+      const [one, two, three] = await answers;
+      expect(one[0]!.md5).toBe(new Bun.CryptoHasher("md5").update(texts[0]!).digest("hex"));
+      expect(one[0]!.echoed).toBe(texts[0]!);
+      expect(two[0]!.big).toBe("0123456789".repeat(300_000));
+      expect(three[0]!.md5).toBe(new Bun.CryptoHasher("md5").update(texts[1]!).digest("hex"));
+      expect(three[0]!.echoed).toBe(texts[1]!);
+      // Many chunks, one flight each way: sent together, they are one round trip.
+      expect(slow.stats().roundTrips).toBe(1);
+      expect(slow.stats().messages).toEqual({ Query: 3 });
+    } finally {
+      await slow.stop();
+    }
   });
 
   test("pause holds every byte and keeps the connections; resume releases them in order", async () => {
