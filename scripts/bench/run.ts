@@ -5,7 +5,7 @@
  *   bun scripts/bench/run.ts [--quick] [--reports N] [--binary dist/flagstaff] [--no-build] [--source]
  *                            [--no-postgres] [--pg-delay-ms 1] [--only rules|postgres]
  *
- * What runs, in order (about 9½ minutes on the 2-core benchmark machine, 5½ of them the
+ * What runs, in order (about 11½ minutes on the 2-core benchmark machine, 5½ of them the
  * PostgreSQL section; --quick shortens every phase, about 4 minutes, for trying it out):
  *  1. the binary is built (scripts/build.ts): everything below runs the compiled dist/flagstaff,
  *     as a self-hoster would, with its JSON access log written to a file (level info).
