@@ -17,20 +17,29 @@
  * Exits 1 when a report was lost, the database is damaged, a 5xx was answered or the server
  * ended unhealthy.
  *
- * With `--postgres` (about two minutes) everything runs on PostgreSQL: a throwaway cluster on
+ * With `--postgres` (about three minutes) everything runs on PostgreSQL: a throwaway cluster on
  * loopback (scripts/pg-cluster.ts), or the server of `--postgres-url postgres://…` (an admin
  * URL: a database `flagstaff_chaos_<seed>` is created in it and dropped afterwards). Crashes
- * (a) then run two instances on one database, as behind a load balancer: clients send to both,
- * one instance at a time is killed with SIGKILL at a random moment and started again while the
- * other keeps serving. The project has AI enrichment on (scripts/fake-ollama.ts answers) and a
- * webhook endpoint, and two more clients create enforcement actions, so both instances claim
- * jobs all along. Afterwards, the queue drained: every acknowledged report and action is in the
- * database; every report was enriched exactly once (one content analysis each, whichever
- * instance ran its job, however often a kill cut a job off); every webhook message was
- * received, and a second phase without kills (both instances claiming) receives each message
- * exactly once. Messages received twice in the kill phase are counted: each is a delivery cut
- * off by a kill after the receiver had it, sent again with the same webhook-id (receivers drop
- * such repeats, as Standard Webhooks asks).
+ * (a) then run three instances on one database, as behind a load balancer: clients send to all
+ * of them, one instance at a time is killed with SIGKILL at a random moment and started again
+ * while the others keep serving. The project has AI enrichment on (scripts/fake-ollama.ts
+ * answers) and a webhook endpoint, and two more clients create enforcement actions, so every
+ * instance claims jobs all along. Afterwards, the queue drained: every acknowledged report and
+ * action is in the database; every report was enriched exactly once (one content analysis
+ * each, whichever instance ran its job, however often a kill cut a job off); every webhook
+ * message was received, and a second phase without kills (all instances claiming) receives each
+ * message exactly once. Messages received twice in the kill phase are counted: each is a
+ * delivery cut off by a kill after the receiver had it, sent again with the same webhook-id
+ * (receivers drop such repeats, as Standard Webhooks asks).
+ * (c) On the throwaway cluster only (skipped, saying so, with --postgres-url): PostgreSQL itself
+ *     is restarted under the same load, `pg_ctl restart -m fast`, then `-m immediate` (a crash:
+ *     recovery at start), the instances left alone. Printed for each: the answers by status
+ *     while it restarted and after, requests without an answer, acknowledged reports and actions
+ *     lost (each looked up by id: must be 0), for each instance whether it serves again without
+ *     being restarted (time from PostgreSQL accepting connections to /readyz 200 and to a report
+ *     201) or exited (its exit code and the last lines of its stderr), and every job's effect
+ *     exactly once (webhook messages received, reports enriched). An instance that exited or does
+ *     not serve again within 30 s fails the run (it is started again so the run goes on).
  */
 import { Database } from "bun:sqlite";
 import postgres from "postgres";
@@ -117,7 +126,7 @@ try {
   extra.push(ollama);
   env.OLLAMA_HOST = ollama.url;
 
-  if (ON_POSTGRES) await twoInstances(demo, ollama.url);
+  if (ON_POSTGRES) await instancesOnPostgres(demo, ollama.url);
   else await oneInstanceKilled(demo);
   await fuzzPhase(demo);
   say(failed ? "CHAOS FAILED" : "chaos passed");
@@ -229,11 +238,11 @@ async function oneInstanceKilled(demo: Demo): Promise<void> {
 }
 
 /**
- * (a) on PostgreSQL: two instances on one database; one of them at a time is killed with SIGKILL
- * and started again while the other serves. Jobs (AI enrichment, webhook deliveries) are claimed
- * by both all along.
+ * (a) on PostgreSQL: three instances on one database; one of them at a time is killed with
+ * SIGKILL and started again while the others serve. Jobs (AI enrichment, webhook deliveries) are
+ * claimed by all of them all along. Then (c): PostgreSQL itself restarted under load.
  */
-async function twoInstances(demo: Demo, ollamaUrl: string): Promise<void> {
+async function instancesOnPostgres(demo: Demo, ollamaUrl: string): Promise<void> {
   const LEASE_MS = 3_000;
   Object.assign(env, {
     FLAGSTAFF_JOB_LEASE_MS: String(LEASE_MS),
@@ -245,7 +254,10 @@ async function twoInstances(demo: Demo, ollamaUrl: string): Promise<void> {
     FLAGSTAFF_SCAN_ALLOW_PRIVATE: "1",
   });
   const concurrency = Number(env.FLAGSTAFF_JOB_CONCURRENCY ?? 4);
-  const db = postgres(env.FLAGSTAFF_DATABASE_URL!, { max: 2, onnotice: () => {}, types: { int8: { to: 20, from: [20], serialize: String, parse: Number } } });
+  const connect = () => postgres(env.FLAGSTAFF_DATABASE_URL!, { max: 2, onnotice: () => {}, types: { int8: { to: 20, from: [20], serialize: String, parse: Number } } });
+  // The harness's own client: a new one after each restart of PostgreSQL (the old one's
+  // connections are gone with it).
+  let db = connect();
 
   // The webhook receiver: every message it gets, by webhook-id.
   const receivedAt = new Map<string, number>();
@@ -262,19 +274,48 @@ async function twoInstances(demo: Demo, ollamaUrl: string): Promise<void> {
     },
   });
 
-  const names = ["A", "B"] as const;
-  const instances: (Server | null)[] = [null, null];
-  const urls: (string | null)[] = [null, null];
+  const names = ["A", "B", "C"] as const;
+  const N = names.length;
+  const instances: (Server | null)[] = names.map(() => null);
+  const urls: (string | null)[] = names.map(() => null);
+  const down: boolean[] = names.map(() => false);
   const restartMs: number[] = [];
+  /** Instances that exited without being killed by the harness. */
+  const exits: { name: string; during: string; at: number; code: number | null; signal: string | null; log: string; lastLines: string[] }[] = [];
+  /** Killed on purpose: their exit is no news. */
+  const killing = new Set<Server>();
+  let during = "start-up";
+  const starts = names.map(() => 0);
   const startInstance = async (i: number) => {
     const t = performance.now();
-    const s = await startServer([BUN, CLI, "serve"], env, { logFile: `${logFile}.${names[i]}` });
+    // A log file per process: a new process would write over the start of the last one's.
+    const log = `${logFile}.${names[i]}.${++starts[i]!}`;
+    const s = await startServer([BUN, CLI, "serve"], env, { logFile: log });
     restartMs.push(performance.now() - t);
     instances[i] = s;
     urls[i] = s.url;
+    down[i] = false;
+    void s.proc.exited.then((code) => {
+      if (killing.has(s)) return;
+      if (instances[i] === s) {
+        instances[i] = null;
+        urls[i] = null;
+        down[i] = true;
+      }
+      exits.push({ name: names[i]!, during, at: performance.now(), code, signal: s.proc.signalCode ? String(s.proc.signalCode) : null, log, lastLines: lastLinesOf(log, 8) });
+      step(`instance ${names[i]} EXITED by itself during ${during}: code ${code}${s.proc.signalCode ? `, signal ${s.proc.signalCode}` : ""}`);
+    });
   };
-  await startInstance(0);
-  await startInstance(1);
+  const killInstance = async (i: number) => {
+    const s = instances[i];
+    if (!s) return;
+    killing.add(s);
+    urls[i] = null;
+    down[i] = true;
+    instances[i] = null;
+    await s.kill();
+  };
+  for (let i = 0; i < N; i++) await startInstance(i);
   restartMs.length = 0;
 
   const headers = { authorization: `Bearer ${demo.secretKey}`, "content-type": "application/json" };
@@ -286,112 +327,142 @@ async function twoInstances(demo: Demo, ollamaUrl: string): Promise<void> {
   await must(await fetch(orgApi(0, `/projects/${demo.projectId}/settings`), { method: "PATCH", headers, body: JSON.stringify({ aiEnabled: true, aiThreshold: 90 }) }), "AI on");
   await must(await fetch(orgApi(1, "/webhook-endpoints"), { method: "POST", headers, body: JSON.stringify({ url: `http://127.0.0.1:${receiver.port}/hook` }) }), "webhook endpoint");
 
-  // Clients: report creators and action creators, each on "its" instance, on the other one while
+  // Clients: report creators and action creators, each on "its" instance, on another one while
   // its own is down (as a load balancer would route).
-  const reportsAcked: string[] = [];
-  const actionsAcked: string[] = [];
-  let attempts = 0;
-  let unanswered = 0;
-  let fiveXx = 0;
-  let servedWhileOtherDown = 0;
-  let stop = false;
-  const down: boolean[] = [false, false];
+  type Outcome = number | "no answer" | "timed out";
+  interface Sent {
+    startedAt: number;
+    endedAt: number;
+    outcome: Outcome;
+    /** The 201 came while another instance was down. */
+    whileOtherDown: boolean;
+  }
+  interface Load {
+    reports: string[];
+    actions: string[];
+    sent: Sent[];
+    stop(): Promise<void>;
+  }
   const pickUrl = (n: number): [string | null, number] => {
-    const own = n % 2;
-    const i = urls[own] ? own : 1 - own;
-    return [urls[i] ?? null, i];
-  };
-  const send = async (n: number, make: (url: string) => Promise<Response>, onOk: (body: Record<string, unknown>) => void) => {
-    const [url, i] = pickUrl(n);
-    if (!url) return Bun.sleep(2);
-    attempts++;
-    try {
-      const res = await make(url);
-      const body = (await res.json()) as Record<string, unknown>;
-      if (res.status === 201) {
-        onOk(body);
-        if (down[1 - i]) servedWhileOtherDown++;
-      } else if (res.status >= 500) fiveXx++;
-    } catch {
-      unanswered++;
-      await Bun.sleep(1);
+    for (let k = 0; k < N; k++) {
+      const i = (n + k) % N;
+      if (urls[i]) return [urls[i], i];
     }
+    return [null, -1];
   };
-  const reportClient = async (n: number) => {
-    for (let i = 0; !stop; i++) {
-      await send(
-        n,
-        (url) =>
-          fetch(`${url}/sdk/flagstaff/v1/projects/${demo.projectId}/reports`, {
-            method: "POST",
-            headers,
-            body: JSON.stringify({
-              subject: { type: "user", externalId: `u-${i % 500}` },
-              reporter: { type: "user", externalId: `r-${n}` },
-              target: { contentType: "post", contentExternalId: `p-${n}-${i % 300}`, content: "Buy cheap followers now" },
-              reason: pick(["spam", "harassment", "threats"]),
-              description: `chaos-${n}-${i}`,
+  /** `CLIENTS` report clients and 2 action clients, until stopped; reports described `chaos-<tag>-…`, actions with reason `chaos <tag>`. */
+  const startLoad = (tag: string): Load => {
+    let stopped = false;
+    const load = { reports: [] as string[], actions: [] as string[], sent: [] as Sent[] };
+    const send = async (n: number, make: (url: string) => Promise<Response>, onOk: (body: Record<string, unknown>) => void) => {
+      const [url, i] = pickUrl(n);
+      if (!url) return Bun.sleep(2);
+      const startedAt = performance.now();
+      let outcome: Outcome;
+      let whileOtherDown = false;
+      try {
+        const res = await make(url);
+        const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+        outcome = res.status;
+        if (res.status === 201) {
+          onOk(body);
+          whileOtherDown = down.some((d, k) => d && k !== i);
+        }
+      } catch (err) {
+        outcome = (err as Error).name === "TimeoutError" ? "timed out" : "no answer";
+        await Bun.sleep(1);
+      }
+      load.sent.push({ startedAt, endedAt: performance.now(), outcome, whileOtherDown });
+    };
+    const reportClient = async (n: number) => {
+      for (let i = 0; !stopped; i++) {
+        await send(
+          n,
+          (url) =>
+            fetch(`${url}/sdk/flagstaff/v1/projects/${demo.projectId}/reports`, {
+              method: "POST",
+              headers,
+              body: JSON.stringify({
+                subject: { type: "user", externalId: `u-${i % 500}` },
+                reporter: { type: "user", externalId: `r-${n}` },
+                target: { contentType: "post", contentExternalId: `p-${n}-${i % 300}`, content: "Buy cheap followers now" },
+                reason: pick(["spam", "harassment", "threats"]),
+                description: `chaos-${tag}-${n}-${i}`,
+              }),
+              signal: AbortSignal.timeout(10_000),
             }),
-            signal: AbortSignal.timeout(10_000),
-          }),
-        (body) => reportsAcked.push((body.report as { id: string }).id),
-      );
-    }
+          (body) => load.reports.push((body.report as { id: string }).id),
+        );
+      }
+    };
+    const actionClient = async (n: number) => {
+      for (let i = 0; !stopped; i++) {
+        await send(
+          n,
+          (url) =>
+            fetch(`${url}/api/v1/organizations/${demo.orgSlug}/projects/${demo.projectId}/enforcement-actions`, {
+              method: "POST",
+              headers,
+              body: JSON.stringify({ kind: "warning", reason: `chaos ${tag}`, identity: { type: "user", externalId: `w-${tag}-${n}-${i}` } }),
+              signal: AbortSignal.timeout(10_000),
+            }),
+          (body) => load.actions.push((body.action as { id: string }).id),
+        );
+        await Bun.sleep(20);
+      }
+    };
+    const clients = [...Array.from({ length: CLIENTS }, (_, n) => reportClient(n)), actionClient(0), actionClient(1)];
+    return {
+      ...load,
+      async stop() {
+        stopped = true;
+        await Promise.all(clients);
+      },
+    };
   };
-  const actionClient = async (n: number) => {
-    for (let i = 0; !stop; i++) {
-      await send(
-        n,
-        (url) =>
-          fetch(`${url}/api/v1/organizations/${demo.orgSlug}/projects/${demo.projectId}/enforcement-actions`, {
-            method: "POST",
-            headers,
-            body: JSON.stringify({ kind: "warning", reason: "chaos", identity: { type: "user", externalId: `w-${n}-${i}` } }),
-            signal: AbortSignal.timeout(10_000),
-          }),
-        (body) => actionsAcked.push((body.action as { id: string }).id),
-      );
-      await Bun.sleep(20);
-    }
+  const openJobs = async () => Number((await db`SELECT count(*)::int AS n FROM jobs WHERE status IN ('pending', 'running')`)[0]!.n);
+  const drain = async (limitMs: number) => {
+    const started = performance.now();
+    while ((await openJobs()) > 0 && performance.now() - started < limitMs) await Bun.sleep(250);
+    return (performance.now() - started) / 1000;
   };
+  const fiveXxOf = (sent: Sent[]) => sent.filter((s) => typeof s.outcome === "number" && s.outcome >= 500).length;
+  const unansweredOf = (sent: Sent[]) => sent.filter((s) => typeof s.outcome !== "number").length;
 
-  step(`(a) two instances on PostgreSQL: ${KILLS} SIGKILLs of one of them under load (${CLIENTS} report clients, 2 action clients)`);
+  // ---- (a) kills
+  during = "the kill phase";
+  step(`(a) ${N} instances on PostgreSQL: ${KILLS} SIGKILLs of one of them at a time under load (${CLIENTS} report clients, 2 action clients)`);
   const startedAt = performance.now();
-  const clients = [...Array.from({ length: CLIENTS }, (_, n) => reportClient(n)), actionClient(0), actionClient(1)];
-  const killed = [0, 0];
+  const killLoad = startLoad("kill");
+  const killed = names.map(() => 0);
   for (let k = 0; k < KILLS; k++) {
     await Bun.sleep(100 + Math.floor(random() * 800));
-    const v = random() < 0.5 ? 0 : 1;
-    const victim = instances[v]!;
-    urls[v] = null;
-    down[v] = true;
-    await victim.kill();
+    const up = names.map((_, i) => i).filter((i) => instances[i]);
+    if (up.length < 2) break; // one left: not this one (an instance that exited by itself is reported below)
+    const v = up[Math.floor(random() * up.length)]!;
+    await killInstance(v);
     killed[v]!++;
     await startInstance(v);
-    down[v] = false;
   }
   await Bun.sleep(300);
-  stop = true;
-  await Promise.all(clients);
+  await killLoad.stop();
   const loadSeconds = (performance.now() - startedAt) / 1000;
 
-  // The queue drains with both instances up: leases of killed instances run out and are claimed again.
-  const drainStarted = performance.now();
-  const openJobs = async () => Number((await db`SELECT count(*)::int AS n FROM jobs WHERE status IN ('pending', 'running')`)[0]!.n);
-  while ((await openJobs()) > 0 && performance.now() - drainStarted < 120_000) await Bun.sleep(250);
-  const drainSeconds = (performance.now() - drainStarted) / 1000;
+  // The queue drains with every instance up: leases of killed instances run out and are claimed again.
+  const drainSeconds = await drain(120_000);
 
   const ids = (rows: { id: string }[]) => new Set(rows.map((r) => r.id));
-  const foundReports = ids(await db`SELECT id FROM reports WHERE description LIKE 'chaos-%'`);
-  const foundActions = ids(await db`SELECT id FROM enforcement_actions WHERE reason = 'chaos'`);
-  const lostReports = reportsAcked.filter((id) => !foundReports.has(id)).length;
-  const lostActions = actionsAcked.filter((id) => !foundActions.has(id)).length;
+  const foundReports = ids(await db`SELECT id FROM reports WHERE description LIKE 'chaos-kill-%'`);
+  const foundActions = ids(await db`SELECT id FROM enforcement_actions WHERE reason = 'chaos kill'`);
+  const lostReports = killLoad.reports.filter((id) => !foundReports.has(id)).length;
+  const lostActions = killLoad.actions.filter((id) => !foundActions.has(id)).length;
   const jobStatuses = Object.fromEntries((await db`SELECT status, count(*)::int AS n FROM jobs GROUP BY status`).map((r) => [r.status, r.n]));
   // Enrichment: one content analysis per report, whoever ran it and however often it was cut off.
-  const analyses = await db`SELECT r.id, count(a.id)::int AS n FROM reports r LEFT JOIN content_analyses a ON a.report_id = r.id AND a.source = 'enrichment' WHERE r.description LIKE 'chaos-%' GROUP BY r.id`;
-  const enrichedOnce = analyses.filter((r) => r.n === 1).length;
-  const enrichedTwice = analyses.filter((r) => r.n > 1).length;
-  const notEnriched = analyses.filter((r) => r.n === 0).length;
+  const enrichment = async (descriptionLike: string) => {
+    const rows = await db`SELECT r.id, count(a.id)::int AS n FROM reports r LEFT JOIN content_analyses a ON a.report_id = r.id AND a.source = 'enrichment' WHERE r.description LIKE ${descriptionLike} GROUP BY r.id`;
+    return { reports: rows.length, once: rows.filter((r) => r.n === 1).length, twice: rows.filter((r) => r.n > 1).length, none: rows.filter((r) => r.n === 0).length };
+  };
+  const enriched = await enrichment("chaos-kill-%");
   const modelCalls = ((await (await fetch(`${ollamaUrl}/__requests`)).json()) as unknown[]).length;
   // Webhooks: every message of the kill phase received at least once.
   const deliveries = await db`SELECT id, status FROM webhook_deliveries`;
@@ -401,49 +472,199 @@ async function twoInstances(demo: Demo, ollamaUrl: string): Promise<void> {
   const repeated = [...receivedAt.values()].filter((n) => n > 1).length;
   const notDelivered = deliveries.filter((d) => d.status !== "delivered").length;
   const restarts = [...restartMs].sort((a, b) => a - b);
+  const killAcked = killLoad.reports.length + killLoad.actions.length;
+  const killFiveXx = fiveXxOf(killLoad.sent);
 
-  say("## Chaos (a): two instances on PostgreSQL, one killed with SIGKILL at a time");
+  say(`## Chaos (a): ${N} instances on PostgreSQL, one killed with SIGKILL at a time`);
   say("");
-  say(`- ${KILLS} SIGKILLs in ${loadSeconds.toFixed(1)} s (instance A ${killed[0]}, B ${killed[1]}), each 100–900 ms after the previous restart; ${CLIENTS} clients creating reports and 2 creating enforcement actions, each sending to its instance or, while that one is down, to the other.`);
-  say(`- requests sent ${attempts}, answered 201 ${reportsAcked.length + actionsAcked.length} (${servedWhileOtherDown} by one instance while the other was down), unanswered (cut by a kill) ${unanswered}, 5xx ${fiveXx}`);
-  say(`- **reports: acknowledged ${reportsAcked.length}, found ${reportsAcked.length - lostReports}, lost ${lostReports}**; in the database ${foundReports.size} (${foundReports.size - (reportsAcked.length - lostReports)} committed whose answer a kill cut off)`);
-  say(`- **enforcement actions: acknowledged ${actionsAcked.length}, found ${actionsAcked.length - lostActions}, lost ${lostActions}**`);
+  say(`- ${killed.reduce((a, b) => a + b, 0)} SIGKILLs in ${loadSeconds.toFixed(1)} s (${names.map((n, i) => `${n} ${killed[i]}`).join(", ")}), each 100–900 ms after the previous restart; ${CLIENTS} clients creating reports and 2 creating enforcement actions, each sending to its instance or, while that one is down, to the next one up.`);
+  say(`- requests sent ${killLoad.sent.length}, answered 201 ${killAcked} (${killLoad.sent.filter((s) => s.whileOtherDown).length} while another instance was down), unanswered (cut by a kill) ${unansweredOf(killLoad.sent)}, 5xx ${killFiveXx}`);
+  say(`- **reports: acknowledged ${killLoad.reports.length}, found ${killLoad.reports.length - lostReports}, lost ${lostReports}**; in the database ${foundReports.size} (${foundReports.size - (killLoad.reports.length - lostReports)} committed whose answer a kill cut off)`);
+  say(`- **enforcement actions: acknowledged ${killLoad.actions.length}, found ${killLoad.actions.length - lostActions}, lost ${lostActions}**`);
   say(`- queue drained ${drainSeconds.toFixed(1)} s after the load (lease ${LEASE_MS} ms); jobs by status: ${JSON.stringify(jobStatuses)}`);
-  say(`- **AI enrichment: ${enrichedOnce} of ${analyses.length} reports enriched exactly once, ${enrichedTwice} more than once, ${notEnriched} not at all**; ${modelCalls} model calls (a call cut off by a kill is made again; its result is written once)`);
+  say(`- **AI enrichment: ${enriched.once} of ${enriched.reports} reports enriched exactly once, ${enriched.twice} more than once, ${enriched.none} not at all**; ${modelCalls} model calls (a call cut off by a kill is made again; its result is written once)`);
   say(`- **webhooks: ${deliveryIds.length} messages, ${deliveryIds.length - missing} received, ${missing} never received, ${notDelivered} not marked delivered**; ${receivedTotal} requests received; ${repeated} messages received twice or more (deliveries cut off by a kill after the receiver had them, sent again with the same webhook-id: at most ${KILLS} kills × ${concurrency} jobs at a time = ${KILLS * concurrency})`);
   say(`- restart after a kill to listening: median ${Math.round(restarts[Math.floor(restarts.length / 2)] ?? 0)} ms, max ${Math.round(restarts.at(-1) ?? 0)} ms`);
-  if (lostReports || lostActions || fiveXx || !reportsAcked.length || !actionsAcked.length || enrichedTwice || notEnriched || missing || notDelivered || repeated > KILLS * concurrency) failed = true;
+  if (lostReports || lostActions || killFiveXx || !killLoad.reports.length || !killLoad.actions.length || enriched.twice || enriched.none || missing || notDelivered || repeated > KILLS * concurrency) failed = true;
 
-  // Both instances up, no kills: every message exactly once while both claim.
-  step("(a) both instances claiming, no kills: each webhook message exactly once");
+  // Every instance up, no kills: every message exactly once while all claim.
+  during = "the steady phase";
+  step(`(a) all ${N} instances claiming, no kills: each webhook message exactly once`);
+  for (let i = 0; i < N; i++) if (!instances[i]) await startInstance(i);
   receivedAt.clear();
   const before = new Set(deliveryIds);
   const steady: string[] = [];
+  let steadyFiveXx = 0;
   await Promise.all(
     Array.from({ length: 4 }, async (_, n) => {
       for (let i = 0; i < 50; i++) {
-        const res = await fetch(`${urls[n % 2]}/api/v1/organizations/${demo.orgSlug}/projects/${demo.projectId}/enforcement-actions`, {
+        const res = await fetch(`${urls[n % N]}/api/v1/organizations/${demo.orgSlug}/projects/${demo.projectId}/enforcement-actions`, {
           method: "POST",
           headers,
           body: JSON.stringify({ kind: "warning", reason: "chaos steady", identity: { type: "user", externalId: `steady-${n}-${i}` } }),
         });
         if (res.status === 201) steady.push(((await res.json()) as { action: { id: string } }).action.id);
-        else if (res.status >= 500) fiveXx++;
+        else if (res.status >= 500) steadyFiveXx++;
       }
     }),
   );
-  const steadyStarted = performance.now();
-  while ((await openJobs()) > 0 && performance.now() - steadyStarted < 60_000) await Bun.sleep(100);
+  await drain(60_000);
   const steadyDeliveries = (await db`SELECT id FROM webhook_deliveries`).map((d) => String(d.id)).filter((id) => !before.has(id));
   const steadyOnce = steadyDeliveries.filter((id) => receivedAt.get(id) === 1).length;
   const steadyExtra = [...receivedAt.entries()].filter(([id, n]) => !before.has(id) && n > 1).length;
-  say(`- without kills, both instances claiming: ${steady.length} actions through both, ${steadyDeliveries.length} messages, **${steadyOnce} received exactly once, ${steadyExtra} more than once, ${steadyDeliveries.length - [...steadyDeliveries].filter((id) => receivedAt.has(id)).length} never**`);
+  say(`- without kills, all ${N} instances claiming: ${steady.length} actions through them, ${steadyDeliveries.length} messages, **${steadyOnce} received exactly once, ${steadyExtra} more than once, ${steadyDeliveries.filter((id) => !receivedAt.has(id)).length} never**${steadyFiveXx ? `; 5xx ${steadyFiveXx}` : ""}`);
   say("");
-  if (steady.length !== 200 || steadyOnce !== steadyDeliveries.length || steadyDeliveries.length < 200) failed = true;
+  if (steady.length !== 200 || steadyOnce !== steadyDeliveries.length || steadyDeliveries.length < 200 || steadyFiveXx) failed = true;
 
-  for (const s of instances) await s?.stop();
+  // ---- (c) PostgreSQL restarted under load
+  const pgCluster = cluster;
+  if (!pgCluster) {
+    say("## Chaos (c): PostgreSQL restarted under load");
+    say("");
+    say("- skipped: --postgres-url names a server this harness did not start, so it does not restart it (run `--postgres` for a throwaway cluster).");
+    say("");
+  } else {
+    for (const mode of ["fast", "immediate"] as const) {
+      during = `the restart of PostgreSQL (-m ${mode})`;
+      // Every instance up (one that exited in an earlier phase is started again, and said so).
+      const startedAgain = names.filter((_, i) => !instances[i]);
+      for (let i = 0; i < N; i++) if (!instances[i]) await startInstance(i);
+      step(`(c) pg_ctl restart -m ${mode} under load (${N} instances, ${CLIENTS} report clients, 2 action clients)`);
+      receivedAt.clear();
+      const deliveriesBefore = new Set((await db`SELECT id FROM webhook_deliveries`).map((d) => String(d.id)));
+      const exitsBefore = exits.length;
+      const tag = `restart-${mode}`;
+      const load = startLoad(tag);
+      await Bun.sleep(1500);
+      const restartStarted = performance.now();
+      let restartError: string | null = null;
+      try {
+        await pgCluster.restart(mode);
+      } catch (err) {
+        restartError = err instanceof Error ? err.message : String(err);
+      }
+      const pgReady = performance.now();
+      const oldDb = db;
+      db = connect();
+      void oldDb.end({ timeout: 1 }).catch(() => {});
+
+      // Each instance, left alone: how long until /readyz answers 200, and a report 201.
+      const recoverLimitMs = 30_000;
+      const recovery = await Promise.all(
+        names.map(async (_, i) => {
+          let readyMs: number | null = null;
+          let reportMs: number | null = null;
+          while (performance.now() - pgReady < recoverLimitMs && (readyMs === null || reportMs === null)) {
+            const url = urls[i];
+            if (!url) break; // exited
+            if (readyMs === null) {
+              const ok = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.status === 200, () => false);
+              if (ok) readyMs = performance.now() - pgReady;
+            } else {
+              const status = await fetch(`${url}/sdk/flagstaff/v1/projects/${demo.projectId}/reports`, {
+                method: "POST",
+                headers,
+                body: JSON.stringify({ subject: { type: "user", externalId: `probe-${tag}-${i}` }, reason: "spam", description: `chaos-${tag}-probe-${i}` }),
+                signal: AbortSignal.timeout(2_000),
+              }).then(async (r) => {
+                await r.arrayBuffer();
+                return r.status;
+              }, () => 0);
+              if (status === 201) reportMs = performance.now() - pgReady;
+            }
+            if (readyMs === null || reportMs === null) await Bun.sleep(100);
+          }
+          return { readyMs, reportMs, exited: !urls[i] };
+        }),
+      );
+      await Bun.sleep(1000);
+      await load.stop();
+      const loadEnded = performance.now();
+      // An instance that did not serve again is started again, so the queue can drain.
+      const stuck = names.filter((_, i) => !recovery[i]!.exited && (recovery[i]!.readyMs === null || recovery[i]!.reportMs === null));
+      for (let i = 0; i < N; i++) {
+        if (stuck.includes(names[i]!)) {
+          await killInstance(i);
+          await startInstance(i);
+        } else if (!instances[i]) await startInstance(i);
+      }
+      const drained = await drain(60_000);
+
+      // Acknowledged reports and actions, each looked up by id.
+      const reportIds = ids(await db`SELECT id FROM reports WHERE id IN ${db(load.reports.length ? load.reports : [""])}`);
+      const actionIds = ids(await db`SELECT id FROM enforcement_actions WHERE id IN ${db(load.actions.length ? load.actions : [""])}`);
+      const lost = load.reports.filter((id) => !reportIds.has(id)).length;
+      const lostActs = load.actions.filter((id) => !actionIds.has(id)).length;
+      // Answers during the restart: requests in flight at some moment between its start and PostgreSQL accepting connections again.
+      const inWindow = load.sent.filter((s) => s.startedAt < pgReady && s.endedAt > restartStarted);
+      const afterWindow = load.sent.filter((s) => s.startedAt >= pgReady);
+      const byOutcome = (sent: Sent[]) => {
+        const m = new Map<string, number>();
+        for (const s of sent) m.set(String(s.outcome), (m.get(String(s.outcome)) ?? 0) + 1);
+        return [...m].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k}: ${v}`).join(", ") || "none";
+      };
+      const phaseDeliveries = await db`SELECT id, status FROM webhook_deliveries`;
+      const newDeliveries = phaseDeliveries.filter((d) => !deliveriesBefore.has(String(d.id)));
+      const once = newDeliveries.filter((d) => receivedAt.get(String(d.id)) === 1).length;
+      const more = newDeliveries.filter((d) => (receivedAt.get(String(d.id)) ?? 0) > 1).length;
+      const never = newDeliveries.filter((d) => !receivedAt.has(String(d.id))).length;
+      const undelivered = newDeliveries.filter((d) => d.status !== "delivered").length;
+      const phaseEnriched = await enrichment(`chaos-${tag}-%`);
+      const phaseExits = exits.slice(exitsBefore);
+      const fmtS = (ms: number | null) => (ms === null ? "never" : `${(ms / 1000).toFixed(1)} s`);
+
+      say(`## Chaos (c): PostgreSQL restarted under load (pg_ctl restart -m ${mode})`);
+      say("");
+      say(
+        `- ${N} instances${startedAgain.length ? ` (${startedAgain.join(", ")} started again first: it had exited)` : ""}, ${CLIENTS} report clients and 2 action clients; ` +
+          `the restart took ${((pgReady - restartStarted) / 1000).toFixed(1)} s${restartError ? ` and FAILED: ${restartError}` : ""}; load for ${((loadEnded - restartStarted) / 1000).toFixed(1)} s from its start.`,
+      );
+      say(`- answers during the restart (requests in flight between its start and PostgreSQL accepting connections again): ${byOutcome(inWindow)}`);
+      say(`- answers after it: ${byOutcome(afterWindow)}`);
+      say(`- requests without an answer: ${unansweredOf(load.sent)} (${load.sent.filter((s) => s.outcome === "timed out").length} timed out after 10 s); 5xx ${fiveXxOf(load.sent)} (500: ${load.sent.filter((s) => s.outcome === 500).length}, 503: ${load.sent.filter((s) => s.outcome === 503).length})`);
+      say(`- **reports: acknowledged ${load.reports.length}, lost ${lost}; enforcement actions: acknowledged ${load.actions.length}, lost ${lostActs}**`);
+      for (let i = 0; i < N; i++) {
+        const r = recovery[i]!;
+        say(
+          `- instance ${names[i]}: ${r.exited ? "**EXITED** (started again by the harness afterwards)" : r.readyMs === null || r.reportMs === null ? `**did not serve again within ${recoverLimitMs / 1000} s** (started again by the harness)` : "serves again, not restarted"}; ` +
+            `/readyz 200 after ${fmtS(r.readyMs)}, a report 201 after ${fmtS(r.reportMs)} (from PostgreSQL accepting connections)`,
+        );
+      }
+      for (const e of phaseExits) {
+        say(`- **instance ${e.name} exited** during ${e.during}, ${((e.at - restartStarted) / 1000).toFixed(1)} s after the restart began: exit code ${e.code}${e.signal ? `, signal ${e.signal}` : ""}; the last lines of its stderr (${e.log}):`);
+        for (const line of e.lastLines) say(`    ${line}`);
+      }
+      say(`- queue drained ${drained.toFixed(1)} s after the load`);
+      say(`- **webhooks: ${newDeliveries.length} messages, ${once} received exactly once, ${more} more than once, ${never} never, ${undelivered} not marked delivered**`);
+      say(`- **AI enrichment: ${phaseEnriched.once} of ${phaseEnriched.reports} reports enriched exactly once, ${phaseEnriched.twice} more than once, ${phaseEnriched.none} not at all**`);
+      say("");
+      if (restartError || lost || lostActs || phaseExits.length || stuck.length || never || undelivered || more > N * concurrency || phaseEnriched.twice || phaseEnriched.none || !load.reports.length) failed = true;
+    }
+  }
+
+  during = "shutdown";
+  for (let i = 0; i < N; i++) {
+    const s = instances[i];
+    if (s) {
+      killing.add(s);
+      await s.stop();
+    }
+  }
   await receiver.stop(true);
   await db.end();
+}
+
+/** The last `n` non-empty lines of a server's log but its access lines (each cut at 300 characters). */
+function lastLinesOf(path: string, n: number): string[] {
+  try {
+    return readFileSync(path, "utf8")
+      .split("\n")
+      .filter((l) => l.trim() && !l.includes('"msg":"request"'))
+      .slice(-n)
+      .map((l) => (l.length > 300 ? l.slice(0, 300) + "…" : l));
+  } catch {
+    return ["(no log)"];
+  }
 }
 
 /** (b) Fuzz. */

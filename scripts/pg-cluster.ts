@@ -9,7 +9,8 @@
  * (the superuser) in its environment, then stops the cluster and removes the folder (also when the
  * command fails or on SIGINT/SIGTERM), and exits with the command's exit code.
  *
- * Importable too: `startPgCluster()` starts one and returns its admin URL and `stop()`.
+ * Importable too: `startPgCluster()` starts one and returns its admin URL, `stop()` and
+ * `restart(mode)` (scripts/chaos.ts restarts it under load).
  *
  * The server programs come from FLAGSTAFF_PG_BINDIR, else the newest /usr/lib/postgresql/N/bin
  * (Debian's layout; scripts/ensure-postgres.sh installs it), else `pg_config --bindir` or PATH.
@@ -30,6 +31,12 @@ export interface PgCluster {
   dir: string;
   /** Stops the server and removes its folder; safe to call more than once. */
   stop(): Promise<void>;
+  /**
+   * Restarts the server on the same port and data (`pg_ctl restart -m mode`): "fast" ends every
+   * session and checkpoints, "immediate" kills the server outright (crash recovery at start).
+   * Resolves once it accepts connections again.
+   */
+  restart(mode?: "smart" | "fast" | "immediate"): Promise<void>;
 }
 
 export interface PgClusterOptions {
@@ -186,12 +193,23 @@ export async function startPgCluster(opts: PgClusterOptions = {}): Promise<PgClu
       const port = await freePort();
       log(`starting on 127.0.0.1:${port}`);
       const start = await pgCtl("start", "-w", "-t", "60", "-l", logFile, "-o", `-p ${port}`);
-      if (start.code === 0) {
+      const isReady = async () => {
         const ready = await run([join(bin, "pg_isready"), "-q", "-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "-d", "postgres", "-t", "30"], dir);
         if (ready.code !== 0) throw new Error(`the server started but does not accept connections (pg_isready exit ${ready.code})\n${serverLog(logFile)}`);
+      };
+      if (start.code === 0) {
+        await isReady();
         const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
         log(`ready: ${url}`);
-        return { url, port, dir, stop };
+        const restart = async (mode: "smart" | "fast" | "immediate" = "fast") => {
+          if (stopped) throw new Error("the cluster was stopped");
+          log(`restart -m ${mode}`);
+          // -l: the server's output to its log file (not to our pipe, which it would keep open).
+          const r = await pgCtl("restart", "-m", mode, "-w", "-t", "60", "-l", logFile, "-o", `-p ${port}`);
+          if (r.code !== 0) throw new Error(`pg_ctl restart -m ${mode} failed (exit ${r.code}): ${r.output}\n${serverLog(logFile).slice(-2000)}`);
+          await isReady();
+        };
+        return { url, port, dir, stop, restart };
       }
       const serverOut = serverLog(logFile);
       if (attempt < 5 && /could not bind|address already in use/i.test(serverOut)) {

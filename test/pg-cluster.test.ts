@@ -1,9 +1,12 @@
 /**
  * The test harness's engines (scripts/test.sh): the PostgreSQL pass runs under
- * scripts/pg-cluster.ts, and each test's database comes from test/helpers/pg.ts.
+ * scripts/pg-cluster.ts, and each test's database comes from test/helpers/pg.ts. On that pass,
+ * a cluster of its own is restarted too (scripts/chaos.ts restarts one under load).
  */
 import { describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
 import postgres from "postgres";
+import { startPgCluster } from "../scripts/pg-cluster.ts";
 import { createTestDatabase, TEST_ENGINE, TEST_PG_URL } from "./helpers/pg.ts";
 
 describe("test engines", () => {
@@ -46,5 +49,31 @@ describe("test engines", () => {
       await other.drop();
       await admin.end({ timeout: 1 });
     }
+  });
+});
+
+describe.skipIf(!TEST_PG_URL)("startPgCluster (PostgreSQL)", () => {
+  test("restart('fast') and restart('immediate'): the same port and data, connectable again; stop() removes its folder", async () => {
+    const cluster = await startPgCluster();
+    const sql = postgres(cluster.url, { max: 1, onnotice: () => {} });
+    try {
+      await sql`CREATE TABLE kept (x int)`;
+      await sql`INSERT INTO kept VALUES (1)`;
+      const pid = async () => (await sql<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`)[0]!.pid;
+      for (const mode of ["fast", "immediate"] as const) {
+        const before = await pid();
+        await cluster.restart(mode);
+        // The client's old connection is gone: its next query may fail once, then it connects again.
+        await sql`SELECT 1`.catch(() => {});
+        const [row] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM kept`;
+        expect(row!.n).toBe(1);
+        expect(await pid()).not.toBe(before);
+        expect(new URL(cluster.url).port).toBe(String(cluster.port));
+      }
+    } finally {
+      await sql.end({ timeout: 1 }).catch(() => {});
+      await cluster.stop();
+    }
+    expect(existsSync(cluster.dir)).toBe(false);
   });
 });

@@ -1,5 +1,5 @@
 /** Helpers of the benchmarks (scripts/bench/run.ts, compare.ts) and the chaos run (scripts/chaos.ts). */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 
@@ -100,6 +100,34 @@ export function cpuMs(pid: number): number {
   } catch {
     return 0;
   }
+}
+
+/**
+ * CPU time (ms) of a process and its children: its own, its children's that have exited
+ * (cutime, cstime) and its live children's. For PostgreSQL's postmaster, whose backends are its
+ * children: the whole server's CPU. Differences between two readings are what matter; a child
+ * that exits in between carries its whole life into the second one (backends of a pool live
+ * through a run).
+ */
+export function processTreeCpuMs(pid: number): number {
+  const fieldsOf = (p: number | string): string[] | null => {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, "utf8");
+      return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    } catch {
+      return null;
+    }
+  };
+  const own = fieldsOf(pid);
+  if (!own) return 0;
+  // After the command name: state, ppid, …, utime (12th), stime, cutime, cstime.
+  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const f = fieldsOf(entry);
+    if (f && Number(f[1]) === pid) ticks += Number(f[11]) + Number(f[12]);
+  }
+  return ticks * 10;
 }
 
 /** Samples a process's RSS every `everyMs` until stopped; returns the largest seen. */

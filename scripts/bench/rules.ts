@@ -39,7 +39,8 @@ export interface RulesBench {
 
 interface Deps {
   wrkBin: string;
-  binary: string;
+  /** How to run Flagstaff: the binary, or `bun src/cli.ts` (run.ts --source). */
+  flagstaff: string[];
   work: string;
   seconds: number;
   env: (db: string) => Record<string, string>;
@@ -136,9 +137,9 @@ export async function rulesComparison(d: Deps): Promise<RulesBench> {
   for (const name of ["without", "with"] as const) {
     const dir = mkdtempSync(join(d.work, `rules-${name}-`));
     const db = join(dir, "flagstaff.db");
-    const init = JSON.parse(await run([d.binary, "init", "--json"], d.cleanEnv({ FLAGSTAFF_DB: db }), dir)) as { projectId: string; secretKey: string };
+    const init = JSON.parse(await run([...d.flagstaff, "init", "--json"], d.cleanEnv({ FLAGSTAFF_DB: db }), dir)) as { projectId: string; secretKey: string };
     if (name === "with") writeRules(db);
-    const server = await startServer([d.binary, "serve"], d.env(db), { logFile: join(dir, "server.log"), cwd: dir });
+    const server = await startServer([...d.flagstaff, "serve"], d.env(db), { logFile: join(dir, "server.log"), cwd: dir });
     d.servers.push(server);
     sides.push({ name, server, keyEnv: { KEY: init.secretKey, PROJECT: init.projectId }, db });
   }

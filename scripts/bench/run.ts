@@ -2,12 +2,16 @@
  * `bun run bench`: Flagstaff's performance on this machine, measured against two ceilings of
  * the same machine, printed as markdown tables and written as JSON to bench-results/.
  *
- *   bun scripts/bench/run.ts [--quick] [--reports N] [--binary dist/flagstaff] [--no-build] [--no-postgres] [--only rules]
+ *   bun scripts/bench/run.ts [--quick] [--reports N] [--binary dist/flagstaff] [--no-build] [--source]
+ *                            [--no-postgres] [--pg-delay-ms 1] [--only rules|postgres]
  *
- * What runs, in order (about 8½ minutes on the 2-core benchmark machine, 4½ of them the
- * PostgreSQL section; --quick shortens every phase, about 3½ minutes, for trying it out):
+ * What runs, in order (about 11½ minutes on the 2-core benchmark machine, 5½ of them the
+ * PostgreSQL section; --quick shortens every phase, about 4 minutes, for trying it out):
  *  1. the binary is built (scripts/build.ts): everything below runs the compiled dist/flagstaff,
- *     as a self-hoster would, with its JSON access log written to a file (level info);
+ *     as a self-hoster would, with its JSON access log written to a file (level info).
+ *     `--no-build` runs the binary already there (`--binary`); `--source` runs
+ *     `bun src/cli.ts` instead (no build; for iterating on a change: its figures are not the
+ *     binary's);
  *  2. ceilings: a bare Bun.serve answering fixed JSON; a bare Bun.serve inserting one row per
  *     request into bun:sqlite (WAL, synchronous=NORMAL); bare bun:sqlite one-row transactions
  *     with no HTTP. The first one also shows that wrk is not the bottleneck: it is how fast
@@ -19,7 +23,7 @@
  *     default query and each filter, after a warm-up pass;
  *  5. start-up of the compiled binary to a 200 from /readyz, five times, on the 1M database,
  *     with an empty environment (env -i) from an empty folder;
- *  6. PostgreSQL (about 4½ minutes, one of them copying the 1M database; skipped with
+ *  6. PostgreSQL (about 5½ minutes, one of them copying the 1M database; skipped with
  *     --no-postgres, or with a line saying so when no PostgreSQL server programs are found):
  *     a throwaway cluster (scripts/pg-cluster.ts, its default settings, stopped at the end and
  *     on Ctrl-C), a database per phase, the same binary with FLAGSTAFF_DATABASE_URL:
@@ -27,6 +31,15 @@
  *       one instance, then two `serve` processes on the same database loaded by two wrk at
  *       once, each with half the connections (summed 2xx req/s, the worse p99); the reports
  *       each run stored are counted against the 201s;
+ *     - the same at 32 connections with PostgreSQL "on another host": every instance reaches it
+ *       through scripts/pg-proxy.ts, which holds each chunk --pg-delay-ms (default 1) each way,
+ *       a 2 ms round trip, on a database of its own;
+ *     - round trips per report, counted by that proxy: on a warm instance of their own (job
+ *       poller and enforcement tick slowed to once an hour; the idle rate is subtracted),
+ *       N reports one after the other, each on a new target with a new subject and a new
+ *       reporter, then N on one existing target by the same identities;
+ *     - CPU time per report of the instances, of PostgreSQL (all its processes) and of this
+ *       process (the proxy runs in it) in every run;
  *     - GET /reports on a copy of step 4's database (scripts/bench/copy-to-postgres.ts, into a
  *       database made by `flagstaff migrate`: same rows, same API key), the same queries, one
  *       connection, with one instance, then one connection to each of two instances at once;
@@ -34,10 +47,16 @@
  *  7. rules on intake (scripts/bench/rules.ts, about 1½ minutes): report creation at 32
  *     connections with 50 live report.created rules beside the same without rules, six rounds
  *     in alternating order after a warm-up, and their ratio (target ≥ 0.8). `--only rules` builds the binary and runs this step alone.
+ *
+ * `--only postgres` (about 2½ minutes; --quick about 1½) runs step 6's report creation and round
+ * trips alone, beside a SQLite reference run (report creation at 8 and 32 connections), and
+ * writes bench-results/postgres-<time>.json and latest-postgres.{json,md}; with `--reports N`
+ * it also seeds N reports and runs step 6's GET /reports on PostgreSQL (without SQLite's
+ * figures beside them).
  * The load generator is wrk (Debian's package; installed when missing), on the same machine.
  */
 import { Database } from "bun:sqlite";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -46,7 +65,8 @@ import { findPgBinDir, startPgCluster, type PgCluster } from "../pg-cluster.ts";
 import { copySqliteToPostgres, type CopyResult } from "./copy-to-postgres.ts";
 import { renderRules, rulesComparison } from "./rules.ts";
 import { seedReports } from "./seed.ts";
-import { ensureWrk, fmtInt, fmtMs, markdownTable, ROOT, rssMb, run, sampleRss, startServer, wrk, type Server, type WrkResult } from "./lib.ts";
+import { startPgProxy, type PgProxy } from "../pg-proxy.ts";
+import { ensureWrk, fmtInt, fmtMs, markdownTable, median, processTreeCpuMs, ROOT, rssMb, run, sampleRss, startServer, wrk, type Server, type WrkResult } from "./lib.ts";
 
 const { values: args } = parseArgs({
   args: process.argv.slice(2),
@@ -56,6 +76,8 @@ const { values: args } = parseArgs({
     binary: { type: "string", default: "dist/flagstaff" },
     "no-build": { type: "boolean" },
     "no-postgres": { type: "boolean" },
+    source: { type: "boolean" },
+    "pg-delay-ms": { type: "string", default: "1" },
     only: { type: "string" },
   },
 });
@@ -65,6 +87,15 @@ const LOAD_S = QUICK ? 3 : 10;
 const GET_S = QUICK ? 2 : 5;
 const BINARY = resolve(ROOT, args.binary!);
 const BUN = process.execPath;
+const SOURCE = !!args.source;
+/** How Flagstaff is run: the compiled binary, or its source with `--source`. */
+const FLAGSTAFF = SOURCE ? [BUN, join(ROOT, "src", "cli.ts")] : [BINARY];
+const flagstaff = (...rest: string[]) => [...FLAGSTAFF, ...rest];
+/** PostgreSQL "on another host": the latency proxy's delay each way. */
+const PG_DELAY_MS = Number(args["pg-delay-ms"]);
+if (!(PG_DELAY_MS >= 0)) throw new Error(`--pg-delay-ms ${args["pg-delay-ms"]}: a number of milliseconds ≥ 0`);
+/** Reports one after the other for the round-trip count, of each kind. */
+const ROUND_TRIP_REPORTS = QUICK ? 30 : 100;
 const work = mkdtempSync(join(tmpdir(), "flagstaff-bench-"));
 const log = (s: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${s}`);
 const servers: Server[] = [];
@@ -86,7 +117,16 @@ process.on("SIGINT", async () => {
 const results: Record<string, unknown> = {
   when: new Date().toISOString(),
   machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryGb: Math.round(totalmem() / 2 ** 30), bun: Bun.version },
-  settings: { quick: QUICK, loadSeconds: LOAD_S, getSeconds: GET_S, seededReports: SEED_COUNT, loadGenerator: "wrk (same machine)", accessLog: "level info, to a file" },
+  settings: {
+    quick: QUICK,
+    loadSeconds: LOAD_S,
+    getSeconds: GET_S,
+    seededReports: SEED_COUNT,
+    loadGenerator: "wrk (same machine)",
+    accessLog: "level info, to a file",
+    flagstaff: SOURCE ? "bun src/cli.ts (--source)" : "compiled binary",
+    pgDelayMsEachWay: PG_DELAY_MS,
+  },
 };
 
 try {
@@ -94,18 +134,20 @@ try {
   // wrk prints its version with its usage, and exits 1.
   const wrkVersion = Bun.spawnSync([wrkBin, "--version"]);
   results.loadGenerator = (wrkVersion.stdout.toString() + wrkVersion.stderr.toString()).split("\n")[0]!.replace(/ Copyright.*/, "");
-  if (!args["no-build"]) {
+  if (!args["no-build"] && !SOURCE) {
     log("building dist/flagstaff");
     await run([BUN, join(ROOT, "scripts/build.ts"), "--no-smoke", "--outfile", BINARY]);
   }
-  const rulesDeps = { wrkBin, binary: BINARY, work, seconds: LOAD_S, env: flagstaffEnv, cleanEnv, log, servers };
+  const rulesDeps = { wrkBin, flagstaff: FLAGSTAFF, work, seconds: LOAD_S, env: flagstaffEnv, cleanEnv, log, servers };
   if (args.only === "rules") {
     log("rules on intake");
     const r = await rulesComparison(rulesDeps);
     console.log(renderRules(r));
     process.exitCode = 0;
+  } else if (args.only === "postgres") {
+    await onlyPostgres(wrkBin);
   } else {
-    if (args.only) throw new Error(`--only: unknown section ${args.only} (known: rules)`);
+    if (args.only) throw new Error(`--only: unknown section ${args.only} (known: rules, postgres)`);
 
     // -------------------------------------------------------------------------------------------
     log("ceilings");
@@ -128,8 +170,8 @@ try {
     log("report creation and identity upserts");
     const createDir = mkdtempSync(join(work, "create-"));
     const createDb = join(createDir, "flagstaff.db");
-    const init = JSON.parse(await run([BINARY, "init", "--json"], cleanEnv({ FLAGSTAFF_DB: createDb }), createDir)) as { projectId: string; secretKey: string };
-    const app = await startServer([BINARY, "serve"], flagstaffEnv(createDb), { logFile: join(createDir, "server.log"), cwd: createDir });
+    const init = JSON.parse(await run(flagstaff("init", "--json"), cleanEnv({ FLAGSTAFF_DB: createDb }), createDir)) as { projectId: string; secretKey: string };
+    const app = await startServer(flagstaff("serve"), flagstaffEnv(createDb), { logFile: join(createDir, "server.log"), cwd: createDir });
     servers.push(app);
     await Bun.sleep(2000);
     const rssIdle = rssMb(app.proc.pid);
@@ -164,29 +206,15 @@ try {
     log(`seeding ${fmtInt(SEED_COUNT)} reports`);
     const bigDir = mkdtempSync(join(work, "big-"));
     const bigDb = join(bigDir, "flagstaff.db");
-    const bigInit = JSON.parse(await run([BINARY, "init", "--json"], cleanEnv({ FLAGSTAFF_DB: bigDb }), bigDir)) as { projectId: string; secretKey: string };
+    const bigInit = JSON.parse(await run(flagstaff("init", "--json"), cleanEnv({ FLAGSTAFF_DB: bigDb }), bigDir)) as { projectId: string; secretKey: string };
     const seeded = seedReports(bigDb, { count: SEED_COUNT, log: (s) => (/000 \//.test(s) && !/[1-9]50000 \//.test(s) ? log("  " + s) : undefined) });
     results.seed = { reports: seeded.reports, cases: seeded.cases, identities: seeded.identities, seconds: Math.round(seeded.ms / 100) / 10 };
 
     log("GET /reports");
-    const big = await startServer([BINARY, "serve"], flagstaffEnv(bigDb), { logFile: join(bigDir, "server.log"), cwd: bigDir });
+    const big = await startServer(flagstaff("serve"), flagstaffEnv(bigDb), { logFile: join(bigDir, "server.log"), cwd: bigDir });
     servers.push(big);
     const firstPage = await firstPageOf(big.url, bigInit.secretKey);
-    const queries: [string, string][] = [
-      ["default (newest first)", ""],
-      ["sort=asc", "sort=asc"],
-      ["second page (cursor)", `cursor=${encodeURIComponent(firstPage.nextCursor)}`],
-      ["projectId", `projectId=${bigInit.projectId}`],
-      ["status=OPEN", "status=OPEN"],
-      ["status=RESOLVED", "status=RESOLVED"],
-      ["status=OPEN,TRIAGED,IN_REVIEW", "status=OPEN,TRIAGED,IN_REVIEW"],
-      ["severity=CRITICAL", "severity=CRITICAL"],
-      [`reason=${seeded.sample.reason}`, `reason=${seeded.sample.reason}`],
-      ["subjectExternalId", `subjectExternalId=${seeded.sample.subjectExternalId}`],
-      ["contentExternalId", `contentExternalId=${seeded.sample.contentExternalId}`],
-      ["automated=true", "automated=true"],
-      ["limit=100", "limit=100"],
-    ];
+    const queries = reportQueries(bigInit.projectId, seeded.sample, firstPage);
     const getEnv = { KEY: bigInit.secretKey };
     const listUrl = (q: string) => `${big.url}/sdk/flagstaff/v1/reports${q ? "?" + q : ""}`;
     for (const [, q] of queries) await wrk(wrkBin, { url: listUrl(q), connections: 1, seconds: 1, script: "get.lua", env: getEnv }); // warm-up
@@ -206,7 +234,7 @@ try {
     const emptyDir = mkdtempSync(join(work, "empty-"));
     for (let i = 0; i < 5; i++) {
       const started = performance.now();
-      const proc = Bun.spawn([BINARY, "serve"], { cwd: emptyDir, env: cleanEnv({ FLAGSTAFF_DB: bigDb, PORT: "3199", HOST: "127.0.0.1" }), stdout: "ignore", stderr: "ignore" });
+      const proc = Bun.spawn(flagstaff("serve"), { cwd: emptyDir, env: cleanEnv({ FLAGSTAFF_DB: bigDb, PORT: "3199", HOST: "127.0.0.1" }), stdout: "ignore", stderr: "ignore" });
       let ready = false;
       while (!ready && performance.now() - started < 10_000) {
         ready = await fetch("http://127.0.0.1:3199/readyz").then((r) => r.status === 200, () => false);
@@ -318,11 +346,52 @@ interface SplitResult {
   runs: WrkResult[];
 }
 
+/** CPU time per report answered 2xx during one run, in ms (null: fewer than 20 reports, too few to divide by). */
+interface CpuPerReport {
+  /** The Flagstaff instances of the run, together. */
+  flagstaff: number;
+  /** PostgreSQL: the postmaster and all its processes. */
+  postgres: number;
+  /** This process: the latency proxy in the runs through it, else little. */
+  benchProcess: number;
+}
+
+/** Round trips (counted by scripts/pg-proxy.ts) and frontend messages per report. */
+interface PerReport {
+  reports: number;
+  roundTrips: number;
+  /** Statements run: Execute (extended protocol) and Query (simple) messages. */
+  statements: number;
+  /** Statements prepared anew (0 once the connections are warm). */
+  parses: number;
+  messages: Record<string, number>;
+  /** Wall time per report, one after the other, through the proxy. */
+  ms: number;
+}
+
+interface RoundTrips {
+  delayMsEachWay: number;
+  /** `SELECT 1` on an open connection, median of 100, through the proxy and straight (ms). */
+  select1Ms: { throughProxy: number; straight: number };
+  /** Round trips per second of the idle instance (subtracted from the runs). */
+  idlePerSecond: number;
+  /** Each report on a new target, with a new subject and a new reporter. */
+  newTarget: PerReport;
+  /** Each report on the same target, by the same subject and reporter, as one before. */
+  existingTarget: PerReport;
+}
+
 interface PgSection {
   server: { version: string; settings: Record<string, string> };
+  /** PostgreSQL on loopback. */
   creation: { oneInstance: WrkResult[]; twoInstances: SplitResult[] };
+  /** PostgreSQL through the latency proxy, at 32 connections. */
+  creationAway: { delayMsEachWay: number; oneInstance: WrkResult; twoInstances: SplitResult };
+  /** By run: "loopback 1 c8", "loopback 2 c32", "away 1 c32", …. */
+  cpuPerReport: Record<string, CpuPerReport | null>;
+  roundTripsPerReport: RoundTrips;
   creationCheck: { acknowledged: number; newReportsInDatabase: number; errors: number };
-  copy: CopyResult;
+  copy: CopyResult | null;
   listReports: {
     reports: number;
     oneInstance: (WrkResult & { query: string })[];
@@ -330,7 +399,7 @@ interface PgSection {
     twoInstances: (SplitResult & { query: string })[];
     /** The same report ids and cursor on the first page of the default query as on SQLite. */
     firstPageSameAsSqlite: boolean;
-  };
+  } | null;
 }
 type PgOutcome = PgSection | { skipped: string };
 
@@ -361,7 +430,8 @@ async function wrkSplit(
  */
 async function postgresSection(
   wrkBin: string,
-  sqlite: { bigDb: string; bigInit: { projectId: string; secretKey: string }; queries: [string, string][]; firstPage: FirstPage },
+  /** The SQLite database GET /reports runs on (copied), or null to leave GET /reports out. */
+  sqlite: { bigDb: string; bigInit: { projectId: string; secretKey: string }; queries: [string, string][]; firstPage: FirstPage } | null,
 ): Promise<PgOutcome> {
   if (args["no-postgres"]) {
     log("PostgreSQL: skipped (--no-postgres)");
@@ -379,98 +449,46 @@ async function postgresSection(
   cluster = pg;
   const admin = postgres(pg.url, { max: 1, onnotice: () => {} });
   const mine: Server[] = [];
-  const start = async (url: string, dir: string, name: string) => {
-    const s = await startServer([BINARY, "serve"], pgEnv(url), { logFile: join(dir, `server-${name}.log`), cwd: dir });
+  const start = async (url: string, dir: string, name: string, extraEnv: Record<string, string> = {}) => {
+    const s = await startServer(flagstaff("serve"), { ...pgEnv(url), ...extraEnv }, { logFile: join(dir, `server-${name}.log`), cwd: dir });
     servers.push(s);
     mine.push(s);
     return s;
   };
-  try {
-    const [version] = await admin<{ v: string }[]>`SELECT current_setting('server_version') AS v`;
-    const settingRows = await admin<{ name: string; setting: string; unit: string | null }[]>`
-      SELECT name, setting, unit FROM pg_settings
-      WHERE name IN ('shared_buffers', 'work_mem', 'synchronous_commit', 'fsync', 'wal_level', 'max_connections') ORDER BY name`;
-    const settings = Object.fromEntries(settingRows.map((r) => [r.name, r.unit === "8kB" ? `${(Number(r.setting) * 8) / 1024} MB` : r.unit ? `${r.setting} ${r.unit}` : r.setting]));
-    const createDatabase = async (name: string) => {
-      await admin.unsafe(`CREATE DATABASE ${name} TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C' ENCODING 'UTF8'`);
-      const u = new URL(pg.url);
-      u.pathname = `/${name}`;
-      return u.toString();
-    };
-
-    // ---- report creation: one instance at 8 and 32 connections, then two instances sharing them
-    log("PostgreSQL: report creation, one instance then two");
-    const createUrl = await createDatabase("bench_create");
-    const createDir = mkdtempSync(join(work, "pg-create-"));
-    const init = JSON.parse(await run([BINARY, "init", "--json"], cleanEnv({ FLAGSTAFF_DATABASE_URL: createUrl }), createDir)) as { projectId: string; secretKey: string };
-    const keyEnv = { KEY: init.secretKey, PROJECT: init.projectId };
-    const db = postgres(createUrl, { max: 1, onnotice: () => {} });
-    const check = { acknowledged: 0, newReportsInDatabase: 0, errors: 0 };
-    // Reports stored by one measured run (the warm-ups between runs are left out): counted
-    // before and after, each time once the requests still in flight when the previous wrk
-    // stopped have been answered (at most one per connection, written within milliseconds).
-    const storedReports = async () => {
-      await Bun.sleep(500);
-      const [row] = await db<{ n: number }[]>`SELECT count(*)::int AS n FROM reports`;
-      return row!.n;
-    };
-    const measured = async <T>(runs: () => Promise<T>, wrks: (t: T) => WrkResult[]): Promise<T> => {
-      const before = await storedReports();
-      const t = await runs();
-      const after = await storedReports();
-      check.newReportsInDatabase += after - before;
-      for (const r of wrks(t)) {
-        check.acknowledged += r.requests - r.non2xx - r.socketErrors;
-        check.errors += r.non2xx + r.socketErrors;
-      }
-      return t;
-    };
-    const a = await start(createUrl, createDir, "a");
-    await wrk(wrkBin, { url: a.url, connections: 32, seconds: 3, script: "report.lua", env: keyEnv }); // warm-up
-    const oneInstance: WrkResult[] = [];
-    for (const c of [8, 32]) {
-      const r = await measured(() => wrk(wrkBin, { url: a.url, connections: c, seconds: LOAD_S, script: "report.lua", env: keyEnv }), (r) => [r]);
-      log(`  one instance, c=${c}: ${fmtInt(okRps(r))} 2xx/s p50 ${r.latencyMs.p50} ms p99 ${r.latencyMs.p99} ms (errors ${r.non2xx + r.socketErrors})`);
-      oneInstance.push(r);
-    }
-    const b = await start(createUrl, createDir, "b");
-    await wrk(wrkBin, { url: b.url, connections: 16, seconds: 3, script: "report.lua", env: keyEnv }); // warm-up of the second
-    const twoInstances: SplitResult[] = [];
-    for (const c of [8, 32]) {
-      const r = await measured(() => wrkSplit(wrkBin, [a.url, b.url], { connections: c, seconds: LOAD_S, script: "report.lua", env: keyEnv }), (r) => r.runs);
-      log(`  two instances, c=${c / 2}+${c / 2}: ${fmtInt(r.rps2xx)} 2xx/s, worse p99 ${r.p99Ms} ms (errors ${r.errors})`);
-      twoInstances.push(r);
-    }
-    await Promise.all([a.stop(), b.stop()]);
-    await db.end({ timeout: 5 });
-
-    // ---- GET /reports on a copy of the SQLite phase's seeded database
+  const createDatabase = async (name: string) => {
+    await admin.unsafe(`CREATE DATABASE ${name} TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C' ENCODING 'UTF8'`);
+    const u = new URL(pg.url);
+    u.pathname = `/${name}`;
+    return u.toString();
+  };
+  /** GET /reports on a copy of the SQLite phase's seeded database, one instance then two. */
+  const getReports = async (s: NonNullable<typeof sqlite>) => {
     log(`PostgreSQL: copying the ${fmtInt(SEED_COUNT)}-report database into it (scripts/bench/copy-to-postgres.ts)`);
     const getUrl = await createDatabase("bench_get");
     const getDir = mkdtempSync(join(work, "pg-get-"));
-    await run([BINARY, "migrate"], cleanEnv({ FLAGSTAFF_DATABASE_URL: getUrl }), getDir);
-    const copy = await copySqliteToPostgres(sqlite.bigDb, getUrl, { log: (s) => log(`  ${s}`) });
+    await run(flagstaff("migrate"), cleanEnv({ FLAGSTAFF_DATABASE_URL: getUrl }), getDir);
+    const copy = await copySqliteToPostgres(s.bigDb, getUrl, { log: (line) => log(`  ${line}`) });
     log(`  ${fmtInt(copy.rows)} rows: copy ${(copy.copyMs / 1000).toFixed(1)} s, ANALYZE ${(copy.analyzeMs / 1000).toFixed(1)} s`);
 
     log("PostgreSQL: GET /reports, one instance then two");
-    const getEnv = { KEY: sqlite.bigInit.secretKey };
+    const getEnv = { KEY: s.bigInit.secretKey };
     const ga = await start(getUrl, getDir, "a");
-    const pgFirst = await firstPageOf(ga.url, sqlite.bigInit.secretKey);
-    const firstPageSameAsSqlite = JSON.stringify(pgFirst) === JSON.stringify(sqlite.firstPage);
+    const pgFirst = await firstPageOf(ga.url, s.bigInit.secretKey);
+    const firstPageSameAsSqlite = JSON.stringify(pgFirst) === JSON.stringify(s.firstPage);
     if (!firstPageSameAsSqlite) log("  warning: the first page of GET /reports differs from SQLite's on the same data");
     const listUrl = (base: string, q: string) => `${base}/sdk/flagstaff/v1/reports${q ? "?" + q : ""}`;
-    for (const [, q] of sqlite.queries) await wrk(wrkBin, { url: listUrl(ga.url, q), connections: 1, seconds: 1, script: "get.lua", env: getEnv }); // warm-up
+    for (const [, q] of s.queries) await wrk(wrkBin, { url: listUrl(ga.url, q), connections: 1, seconds: 1, script: "get.lua", env: getEnv }); // warm-up
     const oneGets: (WrkResult & { query: string })[] = [];
-    for (const [name, q] of sqlite.queries) {
+    for (const [name, q] of s.queries) {
       const r = await wrk(wrkBin, { url: listUrl(ga.url, q), connections: 1, seconds: GET_S, script: "get.lua", env: getEnv });
       log(`  one instance, ${name}: p50 ${r.latencyMs.p50} ms p99 ${r.latencyMs.p99} ms`);
       oneGets.push({ query: name, ...r });
     }
     const getsC8 = await wrk(wrkBin, { url: listUrl(ga.url, ""), connections: 8, seconds: GET_S, script: "get.lua", env: getEnv });
     const gb = await start(getUrl, getDir, "b");
-    for (const [, q] of sqlite.queries) await wrk(wrkBin, { url: listUrl(gb.url, q), connections: 1, seconds: 1, script: "get.lua", env: getEnv }); // warm-up of the second
+    for (const [, q] of s.queries) await wrk(wrkBin, { url: listUrl(gb.url, q), connections: 1, seconds: 1, script: "get.lua", env: getEnv }); // warm-up of the second
     const twoGets: (SplitResult & { query: string })[] = [];
-    for (const [name, q] of sqlite.queries) {
+    for (const [name, q] of s.queries) {
       const r = await wrkSplit(wrkBin, [listUrl(ga.url, q), listUrl(gb.url, q)], { connections: 2, seconds: GET_S, script: "get.lua", env: getEnv });
       log(`  two instances, ${name}: ${fmtInt(r.rps2xx)} 2xx/s, worse p99 ${r.p99Ms} ms`);
       twoGets.push({ query: name, ...r });
@@ -478,11 +496,132 @@ async function postgresSection(
     await Promise.all([ga.stop(), gb.stop()]);
 
     return {
-      server: { version: version!.v, settings },
-      creation: { oneInstance, twoInstances },
-      creationCheck: check,
       copy,
       listReports: { reports: SEED_COUNT, oneInstance: oneGets, defaultQueryAt8Connections: getsC8, twoInstances: twoGets, firstPageSameAsSqlite },
+    };
+  };
+  try {
+    const [version] = await admin<{ v: string }[]>`SELECT current_setting('server_version') AS v`;
+    const settingRows = await admin<{ name: string; setting: string; unit: string | null }[]>`
+      SELECT name, setting, unit FROM pg_settings
+      WHERE name IN ('shared_buffers', 'work_mem', 'synchronous_commit', 'fsync', 'wal_level', 'max_connections') ORDER BY name`;
+    const settings = Object.fromEntries(settingRows.map((r) => [r.name, r.unit === "8kB" ? `${(Number(r.setting) * 8) / 1024} MB` : r.unit ? `${r.setting} ${r.unit}` : r.setting]));
+
+    const check = { acknowledged: 0, newReportsInDatabase: 0, errors: 0 };
+    const cpuPerReport: Record<string, CpuPerReport | null> = {};
+    const postmaster = Number(readFileSync(join(pg.dir, "data", "postmaster.pid"), "utf8").split("\n")[0]);
+    const benchCpuMs = () => {
+      const u = process.cpuUsage();
+      return (u.user + u.system) / 1000;
+    };
+    /** A database made by `flagstaff init` (straight, not through the proxy), and a client counting its reports. */
+    const initDatabase = async (name: string) => {
+      const url = await createDatabase(name);
+      const dir = mkdtempSync(join(work, `pg-${name}-`));
+      const init = JSON.parse(await run(flagstaff("init", "--json"), cleanEnv({ FLAGSTAFF_DATABASE_URL: url }), dir)) as { projectId: string; secretKey: string };
+      const db = postgres(url, { max: 1, onnotice: () => {} });
+      return { url, dir, db, keyEnv: { KEY: init.secretKey, PROJECT: init.projectId } };
+    };
+    // One measured run: the reports it stored are counted against its 201s (the warm-ups between
+    // runs are left out), and the CPU its processes spent per report is kept under `label`.
+    const measured = async <T>(label: string, db: postgres.Sql, instances: Server[], runs: () => Promise<T>, wrks: (t: T) => WrkResult[]): Promise<T> => {
+      // Counted once the requests still in flight when the previous wrk stopped have been
+      // answered (at most one per connection, written within milliseconds).
+      const storedReports = async () => {
+        await Bun.sleep(500);
+        const [row] = await db<{ n: number }[]>`SELECT count(*)::int AS n FROM reports`;
+        return row!.n;
+      };
+      const before = await storedReports();
+      const cpuBefore = { flagstaff: instances.reduce((n, i) => n + processTreeCpuMs(i.proc.pid), 0), postgres: processTreeCpuMs(postmaster), bench: benchCpuMs() };
+      const t = await runs();
+      const cpuAfter = { flagstaff: instances.reduce((n, i) => n + processTreeCpuMs(i.proc.pid), 0), postgres: processTreeCpuMs(postmaster), bench: benchCpuMs() };
+      const after = await storedReports();
+      check.newReportsInDatabase += after - before;
+      let ok = 0;
+      for (const r of wrks(t)) {
+        ok += r.requests - r.non2xx - r.socketErrors;
+        check.acknowledged += r.requests - r.non2xx - r.socketErrors;
+        check.errors += r.non2xx + r.socketErrors;
+      }
+      const per = (ms: number) => Math.round((ms / ok) * 1000) / 1000;
+      const c = (cpuPerReport[label] =
+        ok < 20
+          ? null
+          : { flagstaff: per(cpuAfter.flagstaff - cpuBefore.flagstaff), postgres: per(cpuAfter.postgres - cpuBefore.postgres), benchProcess: per(cpuAfter.bench - cpuBefore.bench) });
+      if (c) log(`  ${label}: CPU per report: Flagstaff ${fmtCpu(c.flagstaff)} ms, PostgreSQL ${fmtCpu(c.postgres)} ms, this process ${fmtCpu(c.benchProcess)} ms`);
+      return t;
+    };
+
+    // ---- report creation on loopback: one instance at 8 and 32 connections, then two instances sharing them
+    log("PostgreSQL: report creation, one instance then two");
+    const local = await initDatabase("bench_create");
+    const a = await start(local.url, local.dir, "a");
+    await wrk(wrkBin, { url: a.url, connections: 32, seconds: 3, script: "report.lua", env: local.keyEnv }); // warm-up
+    const oneInstance: WrkResult[] = [];
+    for (const c of [8, 32]) {
+      const r = await measured(`loopback, 1 instance, c=${c}`, local.db, [a], () => wrk(wrkBin, { url: a.url, connections: c, seconds: LOAD_S, script: "report.lua", env: local.keyEnv }), (r) => [r]);
+      log(`  one instance, c=${c}: ${fmtInt(okRps(r))} 2xx/s p50 ${r.latencyMs.p50} ms p99 ${r.latencyMs.p99} ms (errors ${r.non2xx + r.socketErrors})`);
+      oneInstance.push(r);
+    }
+    const b = await start(local.url, local.dir, "b");
+    await wrk(wrkBin, { url: b.url, connections: 16, seconds: 3, script: "report.lua", env: local.keyEnv }); // warm-up of the second
+    const twoInstances: SplitResult[] = [];
+    for (const c of [8, 32]) {
+      const r = await measured(`loopback, 2 instances, c=${c}`, local.db, [a, b], () => wrkSplit(wrkBin, [a.url, b.url], { connections: c, seconds: LOAD_S, script: "report.lua", env: local.keyEnv }), (r) => r.runs);
+      log(`  two instances, c=${c / 2}+${c / 2}: ${fmtInt(r.rps2xx)} 2xx/s, worse p99 ${r.p99Ms} ms (errors ${r.errors})`);
+      twoInstances.push(r);
+    }
+    await Promise.all([a.stop(), b.stop()]);
+    await local.db.end({ timeout: 5 });
+
+    // ---- the same with PostgreSQL on "another host": through the latency proxy
+    const away = `${2 * PG_DELAY_MS} ms away`;
+    log(`PostgreSQL ${away} (scripts/pg-proxy.ts, ${PG_DELAY_MS} ms each way): report creation at 32 connections, one instance then two`);
+    const proxy = await startPgProxy({ target: { host: "127.0.0.1", port: pg.port }, delayMs: PG_DELAY_MS });
+    let creationAway: PgSection["creationAway"];
+    let roundTripsPerReport: RoundTrips;
+    try {
+      const far = await initDatabase("bench_create_away");
+      const fa = await start(proxy.url(far.url), far.dir, "away-a");
+      await wrk(wrkBin, { url: fa.url, connections: 32, seconds: 3, script: "report.lua", env: far.keyEnv }); // warm-up
+      const one = await measured(`${away}, 1 instance, c=32`, far.db, [fa], () => wrk(wrkBin, { url: fa.url, connections: 32, seconds: LOAD_S, script: "report.lua", env: far.keyEnv }), (r) => [r]);
+      log(`  one instance, c=32: ${fmtInt(okRps(one))} 2xx/s p50 ${one.latencyMs.p50} ms p99 ${one.latencyMs.p99} ms (errors ${one.non2xx + one.socketErrors})`);
+      const fb = await start(proxy.url(far.url), far.dir, "away-b");
+      await wrk(wrkBin, { url: fb.url, connections: 16, seconds: 3, script: "report.lua", env: far.keyEnv }); // warm-up of the second
+      const two = await measured(`${away}, 2 instances, c=32`, far.db, [fa, fb], () => wrkSplit(wrkBin, [fa.url, fb.url], { connections: 32, seconds: LOAD_S, script: "report.lua", env: far.keyEnv }), (r) => r.runs);
+      log(`  two instances, c=16+16: ${fmtInt(two.rps2xx)} 2xx/s, worse p99 ${two.p99Ms} ms (errors ${two.errors})`);
+      creationAway = { delayMsEachWay: PG_DELAY_MS, oneInstance: one, twoInstances: two };
+      await Promise.all([fa.stop(), fb.stop()]);
+      await far.db.end({ timeout: 5 });
+
+      log(`PostgreSQL ${away}: round trips per report, ${ROUND_TRIP_REPORTS} reports one after the other of each kind`);
+      const trips = await initDatabase("bench_round_trips");
+      // Background work slowed to once an hour: what the proxy counts is the reports'.
+      const quiet = { FLAGSTAFF_JOB_POLL_MS: "3600000", FLAGSTAFF_ENFORCEMENT_TICK_MS: "3600000", FLAGSTAFF_TRANSPARENCY_TICK_MS: "3600000" };
+      const ta = await start(proxy.url(trips.url), trips.dir, "round-trips", quiet);
+      // Every connection of the pool opened, and the statements of both kinds prepared on each.
+      await wrk(wrkBin, { url: ta.url, connections: 32, seconds: 3, script: "report.lua", env: trips.keyEnv });
+      roundTripsPerReport = await countRoundTrips(proxy, trips.url, ta.url, trips.keyEnv);
+      const r = roundTripsPerReport;
+      log(`  new target: ${r.newTarget.roundTrips} round trips, ${r.newTarget.statements} statements, ${r.newTarget.ms} ms per report; existing target: ${r.existingTarget.roundTrips} round trips, ${r.existingTarget.statements} statements, ${r.existingTarget.ms} ms (idle ${r.idlePerSecond}/s)`);
+      await ta.stop();
+      await trips.db.end({ timeout: 5 });
+    } finally {
+      await proxy.stop();
+    }
+
+    // ---- GET /reports on a copy of the SQLite phase's seeded database
+    const reads = sqlite ? await getReports(sqlite) : null;
+    return {
+      server: { version: version!.v, settings },
+      creation: { oneInstance, twoInstances },
+      creationAway,
+      cpuPerReport,
+      roundTripsPerReport,
+      creationCheck: check,
+      copy: reads?.copy ?? null,
+      listReports: reads?.listReports ?? null,
     };
   } finally {
     for (const s of mine) if (s.proc.exitCode === null) await s.kill();
@@ -518,12 +657,11 @@ function render(
     pg: PgOutcome;
   },
 ): string {
-  const machine = r.machine as { cpus: number; cpuModel: string; memoryGb: number; bun: string };
   const ratios = r.ratios as Record<string, number>;
   const lines: string[] = [];
   lines.push(`## Flagstaff benchmark — ${r.when}`);
   lines.push("");
-  lines.push(`${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGb} GB, Bun ${machine.bun}; load from ${r.loadGenerator} on the same machine; server: dist/flagstaff, access log at info to a file.`);
+  lines.push(machineLine(r));
   lines.push("");
   lines.push("### Throughput and latency over HTTP");
   lines.push("");
@@ -580,37 +718,73 @@ function render(
   return lines.join("\n");
 }
 
-function renderPostgres(pg: PgOutcome, creation: WrkResult[], gets: (WrkResult & { query: string })[], getsC8: WrkResult, reports: number): string[] {
+function renderPostgres(pg: PgOutcome, creation: WrkResult[], gets: (WrkResult & { query: string })[], getsC8: WrkResult | null, reports: number): string[] {
   const lines: string[] = ["### SQLite and PostgreSQL", ""];
   if ("skipped" in pg) {
     lines.push(`PostgreSQL: skipped (${pg.skipped}).`, "");
     return lines;
   }
   const s = pg.server.settings;
+  const away = pg.creationAway;
+  const rtt = `${fmtDelay(2 * away.delayMsEachWay)} ms`;
   lines.push(
     `PostgreSQL ${pg.server.version}, a throwaway cluster on this machine with its default settings (shared_buffers ${s.shared_buffers}, synchronous_commit ${s.synchronous_commit}, fsync ${s.fsync}), ` +
-      "the same binary with FLAGSTAFF_DATABASE_URL and its default pool of 10 connections per instance; two instances are two `serve` processes on one database, " +
+      `${SOURCE ? "Flagstaff run from source (--source)" : "the same binary"} with FLAGSTAFF_DATABASE_URL and its default pool of 10 connections per instance; two instances are two \`serve\` processes on one database, ` +
       "loaded by two wrk processes at once (one thread each, half the connections each): summed 2xx req/s, the worse p99 of the two. " +
-      "SQLite figures are this run's, from the tables above.",
+      `"${rtt} away": every instance reaches PostgreSQL through scripts/pg-proxy.ts, which holds each chunk ${fmtDelay(away.delayMsEachWay)} ms each way (a database on another host of the same zone). ` +
+      "SQLite figures are this run's.",
   );
   lines.push("");
-  lines.push("Report creation (POST …/reports), 2xx req/s and p99:");
+  const lite32 = creation.find((c) => c.connections === 32);
+  const lite8 = creation.find((c) => c.connections === 8);
+  const one32 = pg.creation.oneInstance.find((c) => c.connections === 32)!;
+  const two32 = pg.creation.twoInstances.find((c) => c.connections === 32)!;
+  const liteRps = lite32 ? okRps(lite32) : 0;
+  const ratio = (x: number, y: number) => (y > 0 ? (x / y).toFixed(2) : "—");
+  const cpu = (label: string) => {
+    const c = pg.cpuPerReport[label];
+    return c ? `${fmtCpu(c.flagstaff)} + ${fmtCpu(c.postgres)} + ${fmtCpu(c.benchProcess)}` : "— (too few reports)";
+  };
+  const trips = pg.roundTripsPerReport;
+  lines.push(`Report creation (POST …/reports) at 32 connections, the wrk workload (subjects, reporters and content ids cycling through 20,000, 50,000 and 100,000 values): 2xx req/s and p99.`);
   lines.push("");
-  const rows: (string | number)[][] = [];
-  pg.creation.oneInstance.forEach((one, i) => {
-    const lite = creation.find((c) => c.connections === one.connections);
-    const two = pg.creation.twoInstances[i]!;
-    rows.push([
-      one.connections,
-      lite ? fmtInt(okRps(lite)) : "—",
-      lite ? fmtMs(lite.latencyMs.p99) : "—",
-      fmtInt(okRps(one)),
-      fmtMs(one.latencyMs.p99),
-      fmtInt(two.rps2xx),
-      fmtMs(two.p99Ms),
-    ]);
-  });
-  lines.push(markdownTable(["Conn.", "SQLite req/s", "SQLite p99 ms", "PG 1 inst. req/s", "PG 1 inst. p99 ms", "PG 2 inst. req/s", "PG 2 inst. p99 ms"], rows));
+  lines.push(
+    markdownTable(
+      ["Database", "Instances", "Reports/s", "p99 ms", "vs SQLite", "vs 1 instance", "CPU ms/report: Flagstaff + PostgreSQL + bench process"],
+      [
+        ["SQLite", 1, lite32 ? fmtInt(liteRps) : "—", lite32 ? fmtMs(lite32.latencyMs.p99) : "—", lite32 ? "1.00" : "—", "—", "—"],
+        ["PostgreSQL on loopback", 1, fmtInt(okRps(one32)), fmtMs(one32.latencyMs.p99), ratio(okRps(one32), liteRps), "1.00", cpu("loopback, 1 instance, c=32")],
+        ["PostgreSQL on loopback", 2, fmtInt(two32.rps2xx), fmtMs(two32.p99Ms), ratio(two32.rps2xx, liteRps), ratio(two32.rps2xx, okRps(one32)), cpu("loopback, 2 instances, c=32")],
+        [`PostgreSQL ${rtt} away`, 1, fmtInt(okRps(away.oneInstance)), fmtMs(away.oneInstance.latencyMs.p99), ratio(okRps(away.oneInstance), liteRps), "1.00", cpu(`${rtt} away, 1 instance, c=32`)],
+        [`PostgreSQL ${rtt} away`, 2, fmtInt(away.twoInstances.rps2xx), fmtMs(away.twoInstances.p99Ms), ratio(away.twoInstances.rps2xx, liteRps), ratio(away.twoInstances.rps2xx, okRps(away.oneInstance)), cpu(`${rtt} away, 2 instances, c=32`)],
+      ],
+    ),
+  );
+  lines.push("");
+  const one8 = pg.creation.oneInstance.find((c) => c.connections === 8);
+  const two8 = pg.creation.twoInstances.find((c) => c.connections === 8);
+  if (one8 && two8) {
+    lines.push(
+      `At 8 connections: SQLite ${lite8 ? fmtInt(okRps(lite8)) : "—"} reports/s (p99 ${lite8 ? fmtMs(lite8.latencyMs.p99) : "—"} ms); PostgreSQL on loopback, one instance ${fmtInt(okRps(one8))} (p99 ${fmtMs(one8.latencyMs.p99)} ms), ` +
+        `two ${fmtInt(two8.rps2xx)} (p99 ${fmtMs(two8.p99Ms)} ms). CPU per report is each process's CPU time during the run over the reports answered 201; ` +
+        "this machine has 2 cores for wrk, the instances, PostgreSQL and the proxy together.",
+    );
+    lines.push("");
+  }
+  lines.push(
+    `Round trips per report, counted by scripts/pg-proxy.ts (a client→server flight that follows a server→client one), ${fmtInt(trips.newTarget.reports)} reports one after the other of each kind ` +
+      "on a warm instance of their own (its pool's connections open and statements prepared by a 3 s wrk warm-up; job poller and enforcement tick slowed to once an hour; " +
+      `the idle rate, ${trips.idlePerSecond} round trips/s, subtracted). A round trip through the proxy, measured (\`SELECT 1\` on an open connection, median of 100): ` +
+      `${fmtMs(trips.select1Ms.throughProxy)} ms, straight ${fmtMs(trips.select1Ms.straight)} ms.`,
+  );
+  lines.push("");
+  const tripRow = (what: string, r: PerReport) => [what, r.roundTrips.toFixed(2), r.statements.toFixed(2), r.parses.toFixed(2), fmtMs(r.ms), fmtMs(r.roundTrips * trips.select1Ms.throughProxy)];
+  lines.push(
+    markdownTable(
+      ["Report", "Round trips", "Statements (Execute + Query)", "Statements prepared (Parse)", `ms per report (${rtt} away)`, "round trips × SELECT 1 ms"],
+      [tripRow("new target, new subject, new reporter", trips.newTarget), tripRow("existing target, same subject and reporter", trips.existingTarget)],
+    ),
+  );
   lines.push("");
   const check = pg.creationCheck;
   lines.push(
@@ -619,6 +793,10 @@ function renderPostgres(pg: PgOutcome, creation: WrkResult[], gets: (WrkResult &
   );
   lines.push("");
   const list = pg.listReports;
+  if (!list || !pg.copy) {
+    lines.push("GET /reports on PostgreSQL: not measured in this run (`--only postgres` without `--reports N`).", "");
+    return lines;
+  }
   lines.push(
     `GET /reports with ${fmtInt(reports)} reports, one connection per instance, p99 ms (and req/s). PostgreSQL holds a copy of the SQLite database ` +
       `(scripts/bench/copy-to-postgres.ts: ${fmtInt(pg.copy.rows)} rows in ${(pg.copy.copyMs / 1000).toFixed(1)} s, ANALYZE ${(pg.copy.analyzeMs / 1000).toFixed(1)} s); ` +
@@ -647,8 +825,158 @@ function renderPostgres(pg: PgOutcome, creation: WrkResult[], gets: (WrkResult &
   lines.push("");
   const c8 = list.defaultQueryAt8Connections;
   lines.push(
-    `Default query at 8 connections, one instance: PostgreSQL ${fmtInt(okRps(c8))} req/s, p99 ${fmtMs(c8.latencyMs.p99)} ms; SQLite ${fmtInt(okRps(getsC8))} req/s, p99 ${fmtMs(getsC8.latencyMs.p99)} ms.`,
+    `Default query at 8 connections, one instance: PostgreSQL ${fmtInt(okRps(c8))} req/s, p99 ${fmtMs(c8.latencyMs.p99)} ms` +
+      (getsC8 ? `; SQLite ${fmtInt(okRps(getsC8))} req/s, p99 ${fmtMs(getsC8.latencyMs.p99)} ms.` : "."),
   );
   lines.push("");
   return lines;
+}
+
+function fmtCpu(ms: number): string {
+  return ms < 1 ? ms.toFixed(3) : ms.toFixed(2);
+}
+function fmtDelay(ms: number): string {
+  return Number.isInteger(ms) ? String(ms) : ms.toFixed(1);
+}
+
+/**
+ * Round trips per report through the latency proxy: `ROUND_TRIP_REPORTS` reports one after the
+ * other, each on a new target with a new subject and a new reporter; then as many on one target
+ * already reported, by the same subject and reporter. The instance's own background work is
+ * measured idle first and subtracted.
+ */
+async function countRoundTrips(proxy: PgProxy, databaseUrl: string, baseUrl: string, keyEnv: { KEY: string; PROJECT: string }): Promise<RoundTrips> {
+  const n = ROUND_TRIP_REPORTS;
+  // What one round trip costs through the proxy (its delay, the timers' lateness, loopback).
+  const select1 = async (url: string) => {
+    const sql = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      await sql`SELECT 1`;
+      const ms: number[] = [];
+      for (let i = 0; i < 100; i++) {
+        const t = performance.now();
+        await sql`SELECT 1`;
+        ms.push(performance.now() - t);
+      }
+      return Math.round(median(ms) * 100) / 100;
+    } finally {
+      await sql.end({ timeout: 1 });
+    }
+  };
+  const select1Ms = { throughProxy: await select1(proxy.url(databaseUrl)), straight: await select1(databaseUrl) };
+  const post = async (subject: string, reporter: string, content: string) => {
+    const res = await fetch(`${baseUrl}/sdk/flagstaff/v1/projects/${keyEnv.PROJECT}/reports`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${keyEnv.KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        subject: { type: "user", externalId: subject, display: { name: `User ${subject}` } },
+        reporter: { type: "user", externalId: reporter },
+        target: { contentType: "post", contentExternalId: content, content: "Buy cheap followers now at example dot com, limited offer!" },
+        reason: "spam",
+        description: "round trips",
+      }),
+    });
+    const text = await res.text();
+    if (res.status !== 201) throw new Error(`round trips: POST …/reports answered ${res.status}: ${text}`);
+  };
+  await Bun.sleep(500); // the warm-up's last answers
+  proxy.resetStats();
+  const idleStarted = performance.now();
+  await Bun.sleep(2000);
+  const idlePerSecond = proxy.stats().roundTrips / ((performance.now() - idleStarted) / 1000);
+  const series = async (report: (i: number) => Promise<void>): Promise<PerReport> => {
+    proxy.resetStats();
+    const started = performance.now();
+    for (let i = 0; i < n; i++) await report(i);
+    const ms = performance.now() - started;
+    const st = proxy.stats();
+    const per = (x: number) => Math.round((x / n) * 100) / 100;
+    const m = st.messages;
+    return {
+      reports: n,
+      roundTrips: per(Math.max(0, st.roundTrips - (idlePerSecond * ms) / 1000)),
+      statements: per((m.Execute ?? 0) + (m.Query ?? 0)),
+      parses: per(m.Parse ?? 0),
+      messages: Object.fromEntries(Object.entries(m).map(([k, v]) => [k, per(v)])),
+      ms: Math.round((ms / n) * 100) / 100,
+    };
+  };
+  const run = `${Date.now().toString(36)}`;
+  const newTarget = await series((i) => post(`rt-s-${run}-${i}`, `rt-r-${run}-${i}`, `rt-p-${run}-${i}`));
+  await post(`rt-s-${run}`, `rt-r-${run}`, `rt-p-${run}`);
+  const existingTarget = await series(() => post(`rt-s-${run}`, `rt-r-${run}`, `rt-p-${run}`));
+  return { delayMsEachWay: proxy.delayMs, select1Ms, idlePerSecond: Math.round(idlePerSecond * 100) / 100, newTarget, existingTarget };
+}
+
+/**
+ * `--only postgres`: the PostgreSQL section's report creation and round trips, beside a SQLite
+ * reference run; GET /reports too with `--reports N`.
+ */
+async function onlyPostgres(wrkBin: string): Promise<void> {
+  log("SQLite reference: report creation at 8 and 32 connections");
+  const dir = mkdtempSync(join(work, "create-"));
+  const db = join(dir, "flagstaff.db");
+  const init = JSON.parse(await run(flagstaff("init", "--json"), cleanEnv({ FLAGSTAFF_DB: db }), dir)) as { projectId: string; secretKey: string };
+  const app = await startServer(flagstaff("serve"), flagstaffEnv(db), { logFile: join(dir, "server.log"), cwd: dir });
+  servers.push(app);
+  const keyEnv = { KEY: init.secretKey, PROJECT: init.projectId };
+  await wrk(wrkBin, { url: app.url, connections: 32, seconds: 3, script: "report.lua", env: keyEnv }); // warm-up
+  const creation: WrkResult[] = [];
+  for (const c of [8, 32]) {
+    const r = await wrk(wrkBin, { url: app.url, connections: c, seconds: LOAD_S, script: "report.lua", env: keyEnv });
+    log(`  reports c=${c}: ${fmtInt(r.rps)}/s p50 ${r.latencyMs.p50} ms p99 ${r.latencyMs.p99} ms (non-2xx ${r.non2xx})`);
+    creation.push(r);
+  }
+  await app.stop();
+
+  let big: Parameters<typeof postgresSection>[1] = null;
+  if (args.reports) {
+    log(`seeding ${fmtInt(SEED_COUNT)} reports (SQLite, copied into PostgreSQL for GET /reports)`);
+    const bigDir = mkdtempSync(join(work, "big-"));
+    const bigDb = join(bigDir, "flagstaff.db");
+    const bigInit = JSON.parse(await run(flagstaff("init", "--json"), cleanEnv({ FLAGSTAFF_DB: bigDb }), bigDir)) as { projectId: string; secretKey: string };
+    const seeded = seedReports(bigDb, { count: SEED_COUNT });
+    const lite = await startServer(flagstaff("serve"), flagstaffEnv(bigDb), { logFile: join(bigDir, "server.log"), cwd: bigDir });
+    servers.push(lite);
+    const firstPage = await firstPageOf(lite.url, bigInit.secretKey);
+    await lite.stop();
+    big = { bigDb, bigInit, queries: reportQueries(bigInit.projectId, seeded.sample, firstPage), firstPage };
+  }
+
+  const pg = await postgresSection(wrkBin, big);
+  results.sqliteCreation = creation;
+  results.postgres = pg;
+  const out = [`## Flagstaff benchmark, PostgreSQL section — ${results.when as string}`, "", machineLine(results), "", ...renderPostgres(pg, creation, [], null, SEED_COUNT)].join("\n");
+  console.log(out);
+  const outDir = join(ROOT, "bench-results");
+  mkdirSync(outDir, { recursive: true });
+  const file = join(outDir, `postgres-${(results.when as string).replace(/[:.]/g, "-")}.json`);
+  writeFileSync(file, JSON.stringify(results, null, 2) + "\n");
+  writeFileSync(join(outDir, "latest-postgres.json"), JSON.stringify(results, null, 2) + "\n");
+  writeFileSync(join(outDir, "latest-postgres.md"), out + "\n");
+  console.log(`\nJSON: ${file}`);
+}
+
+function machineLine(r: Record<string, unknown>): string {
+  const machine = r.machine as { cpus: number; cpuModel: string; memoryGb: number; bun: string };
+  return `${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGb} GB, Bun ${machine.bun}; load from ${r.loadGenerator as string} on the same machine; server: ${SOURCE ? "bun src/cli.ts (--source)" : "dist/flagstaff"}, access log at info to a file.`;
+}
+
+/** GET /reports queries of the benchmark: the default one and each filter. */
+function reportQueries(projectId: string, sample: { reason: string; subjectExternalId: string; contentExternalId: string }, firstPage: FirstPage): [string, string][] {
+  return [
+    ["default (newest first)", ""],
+    ["sort=asc", "sort=asc"],
+    ["second page (cursor)", `cursor=${encodeURIComponent(firstPage.nextCursor)}`],
+    ["projectId", `projectId=${projectId}`],
+    ["status=OPEN", "status=OPEN"],
+    ["status=RESOLVED", "status=RESOLVED"],
+    ["status=OPEN,TRIAGED,IN_REVIEW", "status=OPEN,TRIAGED,IN_REVIEW"],
+    ["severity=CRITICAL", "severity=CRITICAL"],
+    [`reason=${sample.reason}`, `reason=${sample.reason}`],
+    ["subjectExternalId", `subjectExternalId=${sample.subjectExternalId}`],
+    ["contentExternalId", `contentExternalId=${sample.contentExternalId}`],
+    ["automated=true", "automated=true"],
+    ["limit=100", "limit=100"],
+  ];
 }
