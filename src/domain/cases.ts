@@ -1,6 +1,6 @@
-import { and, asc, desc, eq, inArray, ne, sql } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, ne, sql, type SQL } from "drizzle-orm";
 import { param, statements } from "../db/prepared.ts";
-import { caseNotes, cases, reports, users } from "../db/schema.ts";
+import { caseNotes, cases, identities, reports, users } from "../db/schema.ts";
 import { recordAudit, type Actor } from "./audit.ts";
 import { iso, isoOrNull } from "./clock.ts";
 import { lockCase } from "./case-lock.ts";
@@ -68,17 +68,33 @@ const caseStatements = statements((db) => {
   };
   // One more report: its time is the last report's and the case's change.
   const joined = { reportCount: sql`${cases.reportCount} + 1`, lastReportAt: sql`excluded.last_report_at`, updatedAt: sql`excluded.updated_at` };
-  return {
-    joinTarget: db
+  const joinTarget = (subject: SQL | typeof values.subjectIdentityId) =>
+    db
       .insert(cases)
-      .values(values)
+      .values({ ...values, subjectIdentityId: subject })
       .onConflictDoUpdate({
         target: [cases.projectId, cases.contentType, cases.contentExternalId],
         targetWhere: sql`${cases.isOpen} = 1 AND ${cases.contentExternalId} IS NOT NULL`,
         set: joined,
       })
       .returning()
-      .prepare(),
+      .prepare();
+  return {
+    joinTarget: joinTarget(values.subjectIdentityId),
+    // A new case names its subject, when the subject's identity is there already (an identity
+    // seen for the first time by this report is inserted after the case, and named by settleCase).
+    joinTargetOfSubject: joinTarget(
+      sql`(${db
+        .select({ id: identities.id })
+        .from(identities)
+        .where(
+          and(
+            eq(identities.projectId, sql.placeholder("projectId")),
+            eq(identities.type, sql.placeholder("subjectType")),
+            eq(identities.externalId, sql.placeholder("subjectExternalId")),
+          ),
+        )})`,
+    ),
     joinSubject: db
       .insert(cases)
       .values(values)
@@ -113,17 +129,21 @@ export interface ClaimedCase {
  * Puts a new report into the open case of its content target (or, with no target, of its
  * subject), or opens a case: one statement (see caseStatements), in the report creation's
  * transaction (the hot path: no savepoint of its own). A case keyed by its target is opened
- * without its subject and with the lowest bucket: `settleCase` writes them, with the commit,
- * once the identities are known. Of two reports racing on one new target, one opens the case
- * and the other joins it.
+ * with `bucket` and its subject's identity when that is there already; `settleCase` mends
+ * either, with the commit, once the identities are known (a reporter found muted, a subject
+ * seen for the first time). Of two reports racing on one new target, one opens the case and
+ * the other joins it.
  */
-export async function claimCase(ctx: DomainContext, input: CaseKey & { now: number }): Promise<ClaimedCase> {
+export async function claimCase(
+  ctx: DomainContext,
+  input: CaseKey & { now: number; bucket: Bucket; subject?: { type: string; externalId: string } | null },
+): Promise<ClaimedCase> {
   const fresh: CaseRow = {
     id: newId(),
     orgId: input.orgId,
     projectId: input.projectId,
     status: "OPEN",
-    bucket: BUCKETS[0],
+    bucket: input.bucket,
     isOpen: 1,
     contentType: input.contentType,
     contentExternalId: input.contentExternalId,
@@ -146,8 +166,10 @@ export async function claimCase(ctx: DomainContext, input: CaseKey & { now: numb
     priority: 0,
   };
   const q = caseStatements(ctx.db);
-  const statement = input.contentExternalId != null ? q.joinTarget : input.subjectIdentityId != null ? q.joinSubject : q.insert;
-  const [row] = await statement.execute(fresh);
+  const subject = input.contentExternalId != null ? input.subject : null;
+  const [row] = subject
+    ? await q.joinTargetOfSubject.execute({ ...fresh, subjectType: subject.type, subjectExternalId: subject.externalId })
+    : await (input.contentExternalId != null ? q.joinTarget : input.subjectIdentityId != null ? q.joinSubject : q.insert).execute(fresh);
   if (!row) throw new Error("a case joined or opened is not there");
   return { row, opened: row.id === fresh.id };
 }

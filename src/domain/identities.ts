@@ -50,17 +50,28 @@ export function saveIdentity(ctx: Pick<DomainContext, "store" | "db">, input: Up
  * rules of the spec. Only inside the caller's transaction (report creation runs it twice per
  * report: no savepoint of its own).
  *
- * Instances write side by side (PostgreSQL): the identity is inserted when absent (ON CONFLICT
- * DO NOTHING: of two first sightings, one inserts, the other waits for it and finds it) and read
- * with its row locked, in one round trip; the merge is then computed from the locked row and
- * written with the transaction's commit (Store.atCommit), so two upserts of one identity take
- * turns and neither loses the other's count.
+ * Instances write side by side (PostgreSQL): of two first sightings, one inserts and the other
+ * waits for it, then updates it, each in one statement that locks the row until its commit, so
+ * neither loses the other's count:
+ * - without a metadata patch (report intake): INSERT … ON CONFLICT DO UPDATE merges in SQL what
+ *   the spec's rules say (a display value given replaces, one not given keeps; the counters
+ *   add), and its search text, which depends on the merged names, is written with the commit
+ *   when it changed;
+ * - with one (PUT identity): the JSON Merge Patch is applied here, to the row read locked.
  */
 export async function upsertIdentity(ctx: Pick<DomainContext, "store" | "db">, input: UpsertIdentityInput): Promise<IdentityRow> {
   if (!ctx.store.inTransaction()) throw new Error("upsertIdentity runs inside a transaction");
   const q = upsertStatements(ctx.db);
-  const key = { projectId: input.projectId, type: input.type, externalId: input.externalId };
   const fresh = mergedIdentity(null, input);
+  if (input.metadata === undefined || input.metadata === null) {
+    const [row] = await q.merge.execute(fresh);
+    if (!row) throw new Error("an identity upserted is not there");
+    const searchText = searchDocument([row.externalId, row.name, row.username]);
+    if (searchText === row.searchText) return row;
+    await ctx.store.atCommit(q.setSearchText.execute({ id: row.id, searchText }));
+    return { ...row, searchText };
+  }
+  const key = { projectId: input.projectId, type: input.type, externalId: input.externalId };
   // In this order on the connection (one round trip): inserted if absent, then found and locked.
   const [, found] = await together(q.insertIfAbsent.execute(fresh), q.findLocked.execute(key));
   const [row] = found as IdentityRow[];
@@ -115,6 +126,20 @@ const upsertStatements = statements((db) => {
     updatedAt: param("updatedAt"),
     searchText: param("searchText"),
   };
+  // A whole new row, every column from the placeholder of its name.
+  const newRow = {
+    id: param("id"),
+    projectId: param("projectId"),
+    type: param("type"),
+    externalId: param("externalId"),
+    createdAt: param("createdAt"),
+    trustedFlagger: param("trustedFlagger"),
+    mutedUntil: param("mutedUntil"),
+    muteReason: param("muteReason"),
+    reportsUpheld: param("reportsUpheld"),
+    reportsDecided: param("reportsDecided"),
+    ...updatable,
+  };
   return {
     findLocked: forUpdate(
       db
@@ -129,21 +154,28 @@ const upsertStatements = statements((db) => {
         ),
     ).prepare(),
     update: db.update(identities).set(updatable).where(eq(identities.id, sql.placeholder("id"))).prepare(),
+    merge: db
+      .insert(identities)
+      .values(newRow)
+      .onConflictDoUpdate({
+        target: [identities.projectId, identities.type, identities.externalId],
+        // The row as mergedIdentity(null, input) made it: a display value not given is null there.
+        set: {
+          name: sql`coalesce(excluded.name, ${identities.name})`,
+          username: sql`coalesce(excluded.username, ${identities.username})`,
+          avatarUrl: sql`coalesce(excluded.avatar_url, ${identities.avatarUrl})`,
+          reportCount: sql`${identities.reportCount} + excluded.report_count`,
+          lastSeenAt: sql`coalesce(excluded.last_seen_at, ${identities.lastSeenAt})`,
+          lastReportedAt: sql`coalesce(excluded.last_reported_at, ${identities.lastReportedAt})`,
+          updatedAt: sql`excluded.updated_at`,
+        },
+      })
+      .returning()
+      .prepare(),
+    setSearchText: db.update(identities).set({ searchText: param("searchText") }).where(eq(identities.id, sql.placeholder("id"))).prepare(),
     insertIfAbsent: db
       .insert(identities)
-      .values({
-        id: param("id"),
-        projectId: param("projectId"),
-        type: param("type"),
-        externalId: param("externalId"),
-        createdAt: param("createdAt"),
-        trustedFlagger: param("trustedFlagger"),
-        mutedUntil: param("mutedUntil"),
-        muteReason: param("muteReason"),
-        reportsUpheld: param("reportsUpheld"),
-        reportsDecided: param("reportsDecided"),
-        ...updatable,
-      })
+      .values(newRow)
       .onConflictDoNothing({ target: [identities.projectId, identities.type, identities.externalId] })
       .prepare(),
   };

@@ -101,26 +101,29 @@ async function writeReport(ctx: DomainContext, input: CreateReportInput, categor
 
   // One round trip: the case of the target (first: a decision on it locks it before anything
   // else, so the two never wait for each other crosswise), then the subject and the reporter,
-  // each inserted when new and locked. The same person as subject and reporter is upserted
-  // once, then again as reporter. A report with a subject and no target needs its subject's
-  // id to find its case: the case comes after.
+  // each upserted and locked. The same person as subject and reporter is upserted once, then
+  // again as reporter. A report with a subject and no target needs its subject's id to find
+  // its case: the case comes after.
   const subjectKey = input.subject ? identityKey(input.subject) : null;
   const reporterKey = input.reporter ? identityKey(input.reporter) : null;
   const samePerson = !!subjectKey && !!reporterKey && subjectKey.type === reporterKey.type && subjectKey.externalId === reporterKey.externalId;
-  const byTarget = contentExternalId != null ? claimCase(ctx, { ...caseKey, subjectIdentityId: null }) : null;
+  // A new case's bucket is the report's (a muted reporter's report raises none: settleCase
+  // lowers it back in that rare case) and its subject the subject's identity when it is known.
+  const bucket = bucketFor(severity);
+  const byTarget = contentExternalId != null ? claimCase(ctx, { ...caseKey, bucket, subjectIdentityId: null, subject: subjectKey }) : null;
   const [claimedByTarget, subject, reporterAlone] = await together(
     byTarget,
     subjectKey ? upsertIdentity(ctx, { projectId: project.id, ...subjectKey, reportedAt: now, now }) : null,
     reporterKey && !samePerson ? upsertIdentity(ctx, { projectId: project.id, ...reporterKey, seenAt: now, now }) : null,
   );
   const reporter = samePerson && reporterKey ? await upsertIdentity(ctx, { projectId: project.id, ...reporterKey, seenAt: now, now }) : reporterAlone;
-  const claimed = claimedByTarget ?? (await claimCase(ctx, { ...caseKey, subjectIdentityId: subject?.id ?? null }));
+  const claimed = claimedByTarget ?? (await claimCase(ctx, { ...caseKey, bucket, subjectIdentityId: subject?.id ?? null }));
   // The reporter's weight (src/domain/reporters.ts), from the row the upsert answered: a muted
   // reporter's report is stored, then dismissed unseen, and raises no case's bucket; a trusted
   // flagger's goes first.
   const muted = !!reporter && isMuted(reporter, now);
   const trusted = !muted && reporter?.trustedFlagger === 1;
-  const theCase = await settleCase(ctx, claimed, { bucket: muted ? BUCKETS[0] : bucketFor(severity), subjectIdentityId: subject?.id ?? null });
+  const theCase = await settleCase(ctx, claimed, { bucket: muted ? BUCKETS[0] : bucket, subjectIdentityId: subject?.id ?? null });
 
   const row: ReportRow = {
     id: newId(),
