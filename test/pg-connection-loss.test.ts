@@ -1,6 +1,8 @@
 /**
  * A lost PostgreSQL connection fails its queries and transactions; it never kills the process,
- * and the store goes on through new connections (PostgreSQL). postgres.js 3.4.9 threw from a
+ * and the store goes on through new connections (PostgreSQL). Requests that meet the fault are
+ * answered 503 with Retry-After (src/db/faults.ts), never 500, and the instance serves again
+ * once PostgreSQL is back, without a restart. postgres.js 3.4.9 threw from a
  * timer when a write met a closed connection (porsager/postgres#1208), which no caller can
  * catch, and a connection closed with a write pending never reconnected:
  * scripts/patch-postgres.mjs mends both at install.
@@ -11,8 +13,9 @@ import postgres from "postgres";
 import { sql, type SQL } from "drizzle-orm";
 import { organizations } from "../src/db/schema.ts";
 import { openTestStore } from "./helpers/builders.ts";
-import { TEST_ENGINE, TEST_PG_URL } from "./helpers/pg.ts";
-import { ROOT } from "./helpers/server.ts";
+import { startPgProxy, type PgProxy } from "../scripts/pg-proxy.ts";
+import { createTestDatabase, TEST_ENGINE, TEST_PG_URL } from "./helpers/pg.ts";
+import { ROOT, startServer } from "./helpers/server.ts";
 
 // The reproduction of #1208, in a process of its own (the crash would end the test runner).
 const SCRIPT = `
@@ -79,4 +82,42 @@ describe.skipIf(TEST_ENGINE !== "postgres")("a lost connection (PostgreSQL)", ()
     const text = await Bun.file(join(ROOT, "node_modules/postgres/src/connection.js")).text();
     expect(text.split("flagstaff: porsager/postgres#1208").length - 1).toBe(3);
   });
+});
+
+describe.skipIf(TEST_ENGINE !== "postgres")("the database gone and back, over HTTP (PostgreSQL)", () => {
+  test("while PostgreSQL cannot be reached, requests are answered 503 with Retry-After; once it is back, they succeed", async () => {
+    const target = new URL(TEST_PG_URL!);
+    const first = await startPgProxy({ target: { host: target.hostname, port: Number(target.port) }, delayMs: 0 });
+    const database = await createTestDatabase();
+    const server = await startServer({ FLAGSTAFF_DATABASE_URL: first.url(database.url), FLAGSTAFF_REPORT_RATE_LIMIT: "100000" });
+    const report = () =>
+      server.call("POST", `/projects/${server.demo.projectId}/reports`, { body: { reason: "spam", target: { contentType: "post", contentExternalId: `gone-${crypto.randomUUID()}` } } });
+    let second: PgProxy | null = null;
+    try {
+      expect((await report()).status).toBe(201);
+      // The network to PostgreSQL fails: every connection reset, nothing listening.
+      first.dropAll();
+      await first.stop();
+      const answers = await Promise.all([report(), report(), server.call("GET", "/reports?limit=5"), server.call("GET", `/projects/${server.demo.projectId}/report-reasons`)]);
+      for (const a of answers) {
+        expect(a.status).toBe(503);
+        expect(a.headers.get("retry-after")).toBe("1");
+        expect(String(a.body.error)).toContain("database is unavailable");
+      }
+      expect(server.proc?.exitCode).toBeNull();
+      // Back, on the same address: the instance serves again without a restart.
+      second = await startPgProxy({ target: { host: target.hostname, port: Number(target.port) }, delayMs: 0, listen: { port: first.port } });
+      const deadline = Date.now() + 15_000;
+      let status = 0;
+      while (status !== 201 && Date.now() < deadline) {
+        status = (await report()).status;
+        if (status !== 201) await Bun.sleep(200);
+      }
+      expect(status).toBe(201);
+    } finally {
+      await server.dispose();
+      await second?.stop();
+      await database.drop();
+    }
+  }, 40_000);
 });

@@ -2,7 +2,9 @@ import { TRPCError } from "@trpc/server";
 import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import { ZodError } from "zod";
 import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
+import { databaseFault } from "../db/faults.ts";
 import { DomainError, type DomainErrorKind } from "../domain/errors.ts";
+import { observeDatabaseFault } from "./metrics.ts";
 import { formatIssuePath } from "../domain/views/common.ts";
 
 export interface HttpError {
@@ -35,8 +37,25 @@ export function toHttpError(err: unknown, log: (e: unknown) => void = console.er
   if (err instanceof TRPCError && err.code !== "INTERNAL_SERVER_ERROR") {
     return { status: getHTTPStatusCodeFromError(err), body: { error: err.message }, headers: {} };
   }
+  const unavailable = databaseUnavailable(cause);
+  if (unavailable) return { status: 503, body: { error: unavailable.message, ...unavailable.extra }, headers: { "retry-after": String(RETRY_AFTER_S) } };
   log(err);
   return { status: 500, body: { error: "Internal server error" }, headers: {} };
+}
+
+/** How long a client waits before trying again after a database fault. */
+const RETRY_AFTER_S = 1;
+
+/**
+ * A database fault (src/db/faults.ts: a lost connection, a restart, a full disk…) as the 503
+ * the transports answer, counted in `flagstaff_db_errors_total`; null for any other error.
+ */
+export function databaseUnavailable(err: unknown): DomainError | null {
+  const fault = databaseFault(err);
+  if (!fault) return null;
+  observeDatabaseFault(fault);
+  const what = fault === "disk_full" ? "The database is out of disk space" : fault === "read_only" ? "The database is read-only" : "The database is unavailable";
+  return new DomainError("unavailable", `${what}: retry in a moment`, { retryAfter: RETRY_AFTER_S });
 }
 
 /**

@@ -14,6 +14,7 @@
  *   flagstaff_job_duration_seconds{kind}                    histogram
  *   flagstaff_ai_call_duration_seconds{outcome}             histogram (ok, error)
  *   flagstaff_db_size_bytes{file}                           gauge (db, wal), read at scrape
+ *   flagstaff_db_errors_total{kind}                         counter (connection, unavailable, timeout, busy, disk_full, read_only, io)
  *   process_resident_memory_bytes, process_heap_bytes, process_start_time_seconds, process_cpu_seconds_total
  */
 import { createHash, timingSafeEqual } from "node:crypto";
@@ -136,6 +137,7 @@ let inFlight = 0;
 const jobRuns = new Counter("flagstaff_job_runs_total", "Background job attempts by kind and outcome (ok, retry: failed and rescheduled, dead: failed for good).", ["kind", "outcome"]);
 const jobDuration = new Histogram("flagstaff_job_duration_seconds", "Time a job's handler ran, by kind.", ["kind"], SLOW_BUCKETS);
 const aiCalls = new Histogram("flagstaff_ai_call_duration_seconds", "Time of one AI classification call (retries included), by outcome (ok or error).", ["outcome"], SLOW_BUCKETS);
+const dbErrors = new Counter("flagstaff_db_errors_total", "Requests answered 503 because the database could not answer, by kind of fault (src/db/faults.ts).", ["kind"]);
 const startTimeSeconds = Math.floor(Date.now() / 1000 - process.uptime());
 
 const metrics: Metric[] = [
@@ -145,6 +147,7 @@ const metrics: Metric[] = [
   jobRuns,
   jobDuration,
   aiCalls,
+  dbErrors,
   new CollectedGauge("process_resident_memory_bytes", "Resident set size of the process.", [], () => [{ labels: [], value: process.memoryUsage.rss() }]),
   new CollectedGauge("process_heap_bytes", "JavaScript heap in use.", [], () => [{ labels: [], value: process.memoryUsage().heapUsed }]),
   new CollectedGauge("process_start_time_seconds", "Start time of the process, seconds since the Unix epoch.", [], () => [{ labels: [], value: startTimeSeconds }]),
@@ -180,6 +183,11 @@ export function requestFinished(): void {
 export function observeJobRun(kind: string, outcome: "ok" | "retry" | "dead", ms: number): void {
   jobRuns.inc([kind, outcome]);
   jobDuration.observe([kind], ms / 1000);
+}
+
+/** A request the database could not serve (answered 503), by kind of fault. */
+export function observeDatabaseFault(kind: string): void {
+  dbErrors.inc([kind]);
 }
 
 /** One AI classification call: its duration (retries included) and whether it produced a usable answer. */

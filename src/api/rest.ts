@@ -75,8 +75,9 @@ export function mountRest(app: Elysia, services: Services): void {
         const body = fromQuery ? query : await readJsonObject(request, services.config.maxBodyBytes);
         if (body instanceof Response) return body;
         const resHeaders = new Headers();
-        const ctx = await createContext(services, request, resHeaders);
         try {
+          // Inside: authenticating reads the database, which may be unavailable (a 503, not a 500).
+          const ctx = await createContext(services, request, resHeaders);
           const caller = createCaller(ctx) as unknown as Record<string, unknown>;
           const fn = segments.reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], caller) as CallerFn;
           const input = { ...body, ...params };

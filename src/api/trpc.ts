@@ -3,7 +3,7 @@ import type { z } from "zod";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { domainContext, type DomainContext } from "../domain/context.ts";
 import { DomainError } from "../domain/errors.ts";
-import { ERROR_KINDS } from "./http-errors.ts";
+import { databaseUnavailable, ERROR_KINDS } from "./http-errors.ts";
 import { requireProject, type Project } from "../domain/projects.ts";
 import { requireOrganizationBySlug, type Organization } from "../domain/organizations.ts";
 import { csrfMatches } from "../domain/sessions.ts";
@@ -53,6 +53,14 @@ export const createCallerFactory = t.createCallerFactory;
  */
 const translateDomainErrors = t.middleware(async ({ ctx, next }) => {
   const result = await next();
+  if (!result.ok && !(result.error.cause instanceof DomainError)) {
+    // A database fault is a 503 with Retry-After, not a 500 (src/db/faults.ts).
+    const unavailable = databaseUnavailable(result.error.cause);
+    if (unavailable) {
+      ctx.resHeaders.set("Retry-After", String(unavailable.extra.retryAfter));
+      throw new TRPCError({ code: "SERVICE_UNAVAILABLE", message: unavailable.message, cause: unavailable });
+    }
+  }
   if (!result.ok && result.error.cause instanceof DomainError) {
     const cause = result.error.cause;
     if (typeof cause.extra.retryAfter === "number") ctx.resHeaders.set("Retry-After", String(cause.extra.retryAfter));
