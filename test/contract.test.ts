@@ -526,9 +526,16 @@ const PROVOKED_ELSEWHERE: Record<string, string> = {
   "org PUT /organizations/{orgSlug}/transparency/submission 503": "test/transparency-submission.test.ts",
 };
 
+/**
+ * Every route answers 503 while the database cannot answer: test/pg-connection-loss.test.ts
+ * calls every REST route while PostgreSQL is unreachable and checks each 503 against the
+ * documents (on the PostgreSQL pass).
+ */
+const databaseFault = (answer: string) => answer.endsWith(" 503");
+
 test("every documented answer of every route was produced and matched its document", () => {
   const documented = contract.documented();
-  const missing = documented.filter((answer) => !contract.seen.has(answer) && !(answer in PROVOKED_ELSEWHERE));
+  const missing = documented.filter((answer) => !contract.seen.has(answer) && !(answer in PROVOKED_ELSEWHERE) && !databaseFault(answer));
   expect(missing).toEqual([]);
   // The exemptions name answers that are documented and were not seen here.
   for (const answer of Object.keys(PROVOKED_ELSEWHERE)) {

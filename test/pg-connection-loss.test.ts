@@ -14,6 +14,8 @@ import { sql, type SQL } from "drizzle-orm";
 import { organizations } from "../src/db/schema.ts";
 import { openTestStore } from "./helpers/builders.ts";
 import { startPgProxy, type PgProxy } from "../scripts/pg-proxy.ts";
+import { restRoutes } from "../src/api/rest.ts";
+import { contractOf } from "./helpers/contract.ts";
 import { createTestDatabase, TEST_ENGINE, TEST_PG_URL } from "./helpers/pg.ts";
 import { ROOT, startServer } from "./helpers/server.ts";
 
@@ -104,6 +106,22 @@ describe.skipIf(TEST_ENGINE !== "postgres")("the database gone and back, over HT
         expect(a.headers.get("retry-after")).toBe("1");
         expect(String(a.body.error)).toContain("database is unavailable");
       }
+      // Every REST route answers the same, as its document says (the contract test counts on it).
+      const contract = await contractOf(server.url);
+      const problems: string[] = [];
+      await Promise.all(restRoutes().map(async (route) => {
+        const path = route.openapiPath.replace(/\{(\w+)\}/g, (_, name: string) => (name === "orgSlug" ? server.demo.orgSlug : name === "projectId" ? server.demo.projectId : "01a20000-0000-7000-8000-000000000000"));
+        const url = `${server.url}${route.family === "org" ? "/api/v1" : "/sdk/flagstaff/v1"}${path}`;
+        const res = await fetch(url, {
+          method: route.method,
+          headers: { authorization: `Bearer ${server.demo.secretKey}`, "content-type": "application/json" },
+          body: route.method === "GET" || route.method === "DELETE" ? undefined : "{}",
+        });
+        const text = await res.text();
+        if (res.status !== 503) problems.push(`${route.method} ${route.openapiPath}: ${res.status} ${text.slice(0, 100)}`);
+        problems.push(...contract.check(route.family, route.method, route.openapiPath, res.status, res.headers, text));
+      }));
+      expect(problems).toEqual([]);
       expect(server.proc?.exitCode).toBeNull();
       // Back, on the same address: the instance serves again without a restart.
       second = await startPgProxy({ target: { host: target.hostname, port: Number(target.port) }, delayMs: 0, listen: { port: first.port } });

@@ -38,7 +38,7 @@ export function toHttpError(err: unknown, log: (e: unknown) => void = console.er
     return { status: getHTTPStatusCodeFromError(err), body: { error: err.message }, headers: {} };
   }
   const unavailable = databaseUnavailable(cause);
-  if (unavailable) return { status: 503, body: { error: unavailable.message, ...unavailable.extra }, headers: { "retry-after": String(RETRY_AFTER_S) } };
+  if (unavailable) return { status: 503, body: { error: unavailable.message }, headers: { "retry-after": String(RETRY_AFTER_S) } };
   log(err);
   return { status: 500, body: { error: "Internal server error" }, headers: {} };
 }

@@ -64,18 +64,20 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   409: "Not allowed in the resource's current state",
   413: "Request body too large",
   429: "Rate limited: retry after `retryAfter` seconds",
-  503: "A backend the route needs (the AI model server) is unavailable",
+  503: "The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds",
 };
 
 /**
  * The statuses every route of a family can answer, whatever it does: 400 (every route
  * validates a path, query or body), 401 (every route needs a key), 403 (a publishable key is
  * refused everywhere but its own project's report creation and report reasons), 404 (every
- * route names an organization, project or resource, or filters by one), and 413 wherever a
- * body is read. Anything else a route can answer is declared in its `errorResponses` meta.
+ * route names an organization, project or resource, or filters by one), 503 (every route reads
+ * the database, which may be unreachable, restarting or out of disk space for a moment:
+ * src/db/faults.ts), and 413 wherever a body is read. Anything else a route can answer is
+ * declared in its `errorResponses` meta.
  */
 function errorStatusesOf(route: RestRoute): number[] {
-  const statuses = new Set([400, 401, 403, 404]);
+  const statuses = new Set([400, 401, 403, 404, 503]);
   if (route.method !== "GET" && route.method !== "DELETE") statuses.add(413);
   for (const s of Object.keys(route.meta.openapi?.errorResponses ?? {})) statuses.add(Number(s));
   return [...statuses].sort((a, b) => a - b);

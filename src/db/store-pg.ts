@@ -52,6 +52,10 @@ export function postgresClient(url: string, max: number, settings: Record<string
     max,
     onnotice: () => {},
     connect_timeout: 10,
+    // While PostgreSQL cannot be reached, each new try to connect waits a little longer, up to a
+    // second (postgres.js's default grows to 20 s, so that requests waited that long for their
+    // 503 and an instance came back that long after PostgreSQL did).
+    backoff: (attempts: number) => Math.min(0.05 * 2 ** attempts, 1),
     // Times in ms and µs are bigint columns: well within 2^53, so numbers, as on SQLite.
     types: { int8: { to: 20, from: [20], serialize: (x: unknown) => String(x), parse: (x: string) => Number(x) } },
     connection: { application_name: "flagstaff", ...settings },
