@@ -39,6 +39,8 @@ const configSchema = z.object({
   FLAGSTAFF_DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//i, "must be a postgres:// or postgresql:// URL").optional(),
   /** Most PostgreSQL connections one instance opens. */
   FLAGSTAFF_DATABASE_POOL: z.coerce.number().int().min(2).max(500).default(10),
+  /** Longest a database statement (or a wait for a lock, or a transaction left idle) may take: then a 503. */
+  FLAGSTAFF_DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   OLLAMA_HOST: z.url({ protocol: /^https?$/ }).default("http://127.0.0.1:11434"),
   FLAGSTAFF_AI_MODEL: z.string().min(1).default("llama3.2"),
   FLAGSTAFF_AI_TIMEOUT_MS: positiveInt(30_000),
@@ -91,6 +93,8 @@ export interface Config {
   /** PostgreSQL's URL when Flagstaff runs on it, else null (SQLite at dbPath). */
   databaseUrl: string | null;
   databasePool: number;
+  /** Longest a statement, a lock wait or an idle transaction may take (FLAGSTAFF_DB_STATEMENT_TIMEOUT_MS). */
+  databaseStatementTimeoutMs: number;
   ollamaHost: string;
   aiModel: string;
   aiTimeoutMs: number;
@@ -145,6 +149,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dbPath: c.FLAGSTAFF_DB,
     databaseUrl: c.FLAGSTAFF_DATABASE_URL ?? null,
     databasePool: c.FLAGSTAFF_DATABASE_POOL,
+    databaseStatementTimeoutMs: c.FLAGSTAFF_DB_STATEMENT_TIMEOUT_MS,
     ollamaHost: c.OLLAMA_HOST,
     aiModel: c.FLAGSTAFF_AI_MODEL,
     aiTimeoutMs: c.FLAGSTAFF_AI_TIMEOUT_MS,

@@ -8,10 +8,18 @@ export function setLogLevel(level: Level | "silent"): void {
   threshold = ORDER[level];
 }
 
+// A log that cannot be written (stderr on a full disk, a closed pipe) loses its lines; it
+// never takes the process down: errors of the stream are dropped, and so are lines whose write throws.
+process.stderr.on("error", () => {});
+
 function write(level: Level, msg: string, fields?: Record<string, unknown>): void {
   if (ORDER[level] < threshold) return;
   const line = JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields });
-  process.stderr.write(line + "\n");
+  try {
+    process.stderr.write(line + "\n");
+  } catch {
+    // the line is lost
+  }
 }
 
 export const log = {

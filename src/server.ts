@@ -5,6 +5,7 @@ import { createContext, type Services } from "./api/context.ts";
 import { mountDashboard } from "./api/dashboard-page.ts";
 import { installHostGuard } from "./api/host-guard.ts";
 import { jsonError } from "./api/http-errors.ts";
+import { writesFailing } from "./api/readiness.ts";
 import { METRICS_CONTENT_TYPE, metricsAuthorized, registerDatabaseGauges, renderMetrics } from "./api/metrics.ts";
 import { orgOpenApiDocument, sdkOpenApiDocument } from "./api/openapi.ts";
 import { mountRest, ORG_PREFIX, SDK_PREFIX } from "./api/rest.ts";
@@ -48,9 +49,11 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     }
   });
 
-  // Readiness: the database answers and the process is not shutting down.
+  // Readiness: the database answers, writes go through, and the process is not shutting down.
   app.get("/readyz", async () => {
     if (opts.isDraining?.()) return Response.json({ status: "draining" }, { status: 503 });
+    const failing = await writesFailing(services.store);
+    if (failing) return Response.json({ status: "error", error: failing }, { status: 503 });
     try {
       await services.store.ping();
       return Response.json({ status: "ready" });

@@ -139,3 +139,36 @@ describe.skipIf(TEST_ENGINE !== "postgres")("the database gone and back, over HT
     }
   }, 40_000);
 });
+
+describe.skipIf(TEST_ENGINE !== "postgres")("a statement that hangs (PostgreSQL)", () => {
+  test("a lock held by another client ends at FLAGSTAFF_DB_STATEMENT_TIMEOUT_MS with a 503, and the request after it succeeds", async () => {
+    const database = await createTestDatabase();
+    const server = await startServer({ FLAGSTAFF_DATABASE_URL: database.url, FLAGSTAFF_DB_STATEMENT_TIMEOUT_MS: "1000", FLAGSTAFF_REPORT_RATE_LIMIT: "100000" });
+    const other = postgres(database.url, { max: 1, onnotice: () => {} });
+    try {
+      const filed = await server.call("POST", `/projects/${server.demo.projectId}/reports`, { body: { reason: "spam", target: { contentType: "post", contentExternalId: "held" } } });
+      expect(filed.status).toBe(201);
+      const reportId = filed.body.report.id as string;
+      // Another client holds the case's row and does not let go.
+      let release!: () => void;
+      const held = other.begin(async (tx) => {
+        await tx`select id from cases where id = (select case_id from reports where id = ${reportId}) for update`;
+        await new Promise<void>((resolve) => (release = resolve));
+      });
+      await Bun.sleep(100);
+      const started = Date.now();
+      const decided = await server.call("POST", `/reports/${reportId}/dismiss`, { body: { reason: "other" } });
+      const took = Date.now() - started;
+      expect(decided.status).toBe(503);
+      expect(decided.headers.get("retry-after")).toBe("1");
+      expect(took).toBeLessThan(8_000);
+      release();
+      await held;
+      expect((await server.call("POST", `/reports/${reportId}/dismiss`, { body: { reason: "other" } })).status).toBe(200);
+    } finally {
+      await other.end({ timeout: 1 });
+      await server.dispose();
+      await database.drop();
+    }
+  }, 30_000);
+});

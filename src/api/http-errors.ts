@@ -2,7 +2,7 @@ import { TRPCError } from "@trpc/server";
 import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import { ZodError } from "zod";
 import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
-import { databaseFault } from "../db/faults.ts";
+import { databaseFault, noteDatabaseFault } from "../db/faults.ts";
 import { DomainError, type DomainErrorKind } from "../domain/errors.ts";
 import { observeDatabaseFault } from "./metrics.ts";
 import { formatIssuePath } from "../domain/views/common.ts";
@@ -54,6 +54,7 @@ export function databaseUnavailable(err: unknown): DomainError | null {
   const fault = databaseFault(err);
   if (!fault) return null;
   observeDatabaseFault(fault);
+  noteDatabaseFault(fault);
   const what = fault === "disk_full" ? "The database is out of disk space" : fault === "read_only" ? "The database is read-only" : "The database is unavailable";
   return new DomainError("unavailable", `${what}: retry in a moment`, { retryAfter: RETRY_AFTER_S });
 }

@@ -5,6 +5,7 @@
  * out of disk space, on a read-only file system, or busy past its timeout. The transports answer
  * them 503 with Retry-After (src/api/http-errors.ts), never 500.
  */
+import { log } from "../log.ts";
 
 /** The kinds of database faults (a metric label and a log field). */
 export type DatabaseFault = "connection" | "unavailable" | "timeout" | "busy" | "disk_full" | "read_only" | "io";
@@ -58,4 +59,31 @@ export function databaseFault(err: unknown): DatabaseFault | null {
     }
   }
   return null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Whether writes go through: what readiness reports (GET /readyz) besides a read's answer.
+
+/** The last fault a write met, while no write has succeeded since (null: writes go through). */
+let failingWrites: { kind: DatabaseFault; since: number } | null = null;
+
+/** A request met a database fault (the transports, as they answer 503). */
+export function noteDatabaseFault(kind: DatabaseFault, now = Date.now()): void {
+  // A busy or timed-out statement says nothing of the database's health.
+  if (kind === "busy" || kind === "timeout") return;
+  if (failingWrites) return;
+  failingWrites = { kind, since: now };
+  log.error("database writes failing: not ready until one goes through", { fault: kind });
+}
+
+/** A write transaction committed (the stores, after each COMMIT). */
+export function noteWriteSucceeded(): void {
+  if (!failingWrites) return;
+  log.warn("database writes go through again", { fault: failingWrites.kind, failedForMs: Date.now() - failingWrites.since });
+  failingWrites = null;
+}
+
+/** Why writes fail now (a full or read-only disk, a lost database), or null when they go through. */
+export function failingWritesFault(): { kind: DatabaseFault; since: number } | null {
+  return failingWrites;
 }

@@ -14,7 +14,9 @@ export class DatabaseUnavailableError extends Error {}
  * SQLite at FLAGSTAFF_DB) and migrates it. On PostgreSQL, instances starting together migrate
  * one at a time (an advisory lock), and an unreachable database is a clear error, not a hang.
  */
-export async function openStore(config: Pick<Config, "dbPath" | "databaseUrl" | "databasePool">): Promise<{ store: Store; applied: number }> {
+export async function openStore(
+  config: Pick<Config, "dbPath" | "databaseUrl" | "databasePool"> & Partial<Pick<Config, "databaseStatementTimeoutMs">>,
+): Promise<{ store: Store; applied: number }> {
   if (!config.databaseUrl) {
     const store = openSqliteStore(config.dbPath);
     try {
@@ -26,7 +28,7 @@ export async function openStore(config: Pick<Config, "dbPath" | "databaseUrl" | 
   }
   if (ENGINE !== "postgres") throw new Error("FLAGSTAFF_DATABASE_URL was set after start-up: the engine is chosen when the program starts");
   const url = config.databaseUrl;
-  const store = openPostgresStore({ url, poolSize: config.databasePool });
+  const store = openPostgresStore({ url, poolSize: config.databasePool, statementTimeoutMs: config.databaseStatementTimeoutMs });
   try {
     await store.ping();
   } catch (err) {

@@ -4,6 +4,7 @@ import postgres from "postgres";
 import type { Db } from "./client.ts";
 import * as pgSchema from "./schema-pg.ts";
 import { postgresTextSearch } from "./search.ts";
+import { noteWriteSucceeded } from "./faults.ts";
 import { Lock, settleAll, TransactionConflict, transactionScope, type Singleton, type Store, type TxScope } from "./store.ts";
 
 /**
@@ -42,6 +43,13 @@ export interface PostgresStoreOptions {
   url: string;
   /** Most connections this instance opens (FLAGSTAFF_DATABASE_POOL). */
   poolSize: number;
+  /**
+   * Longest a statement may run, a lock be waited for, or a transaction stay idle (ms;
+   * FLAGSTAFF_DB_STATEMENT_TIMEOUT_MS, default 10 s): PostgreSQL then cancels it (a 503), so a
+   * lock held by another client or a stalled network never holds a request, or a job's lease,
+   * for ever.
+   */
+  statementTimeoutMs?: number;
 }
 
 export type PostgresClient = postgres.Sql;
@@ -94,10 +102,11 @@ function preparing(client: postgres.Sql): postgres.Sql {
 }
 
 export function openPostgresStore(opts: PostgresStoreOptions): Store {
-  const client = postgresClient(opts.url, opts.poolSize);
+  const limits = timeoutSettings(opts.statementTimeoutMs ?? 10_000);
+  const client = postgresClient(opts.url, opts.poolSize, limits);
   // Counters that may forget their last moments in a crash (rate windows): a small pool whose
   // sessions do not wait for the disk at commit, each statement its own transaction.
-  const counterClient = postgresClient(opts.url, Math.min(4, opts.poolSize), { synchronous_commit: "off" });
+  const counterClient = postgresClient(opts.url, Math.min(4, opts.poolSize), { ...limits, synchronous_commit: "off" });
   const pooled = preparing(client);
   const pool = drizzle(pooled, { schema: pgSchema }) as unknown as Db;
   // One Drizzle handle whose client sends each query to the transaction of the moment (its
@@ -171,6 +180,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
     if (done) {
       const failure = await firstFailure(done.atCommit);
       if (failure) throw failure;
+      noteWriteSucceeded();
       for (const hook of done.afterCommit) hook();
     }
     return result as T;
@@ -216,6 +226,11 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
     async ping() {
       await client`SELECT 1`;
     },
+    async probeWrite() {
+      await transaction(async () => {
+        await routed.run(sql`SELECT 1`);
+      }, { exclusive: false });
+    },
     singleton(name, start) {
       const s = electedSingleton(opts.url, name, start);
       singletons.push(s);
@@ -226,6 +241,11 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
       await Promise.all([client.end({ timeout: 5 }), counterClient.end({ timeout: 5 })]);
     },
   };
+}
+
+/** The session settings that bound how long anything may hang (see PostgresStoreOptions.statementTimeoutMs). */
+function timeoutSettings(ms: number): Record<string, string> {
+  return { statement_timeout: String(ms), lock_timeout: String(ms), idle_in_transaction_session_timeout: String(Math.max(ms, 1_000) * 2) };
 }
 
 async function firstFailure(work: readonly Promise<unknown>[]): Promise<unknown> {

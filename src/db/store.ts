@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { writeGate } from "./checkpoint.ts";
+import { noteWriteSucceeded } from "./faults.ts";
 import { openDatabase, type Db } from "./client.ts";
 import type { Engine } from "./engine.ts";
 import { sqliteTextSearch, type SearchIndex } from "./search.ts";
@@ -106,6 +107,11 @@ export interface Store {
   textSearch(index: SearchIndex, words: readonly string[]): SQL;
   /** Throws when the database does not answer (health checks). */
   ping(): Promise<void>;
+  /**
+   * Throws when a write cannot go through now (readiness, while writes have been failing: a
+   * full or read-only disk): a tiny write transaction, rolled back.
+   */
+  probeWrite(): Promise<void>;
   /**
    * Runs `start` on one instance only (the expiry scheduler, say): at once on SQLite, where one
    * process serves; on PostgreSQL on the instance elected through an advisory lock, and on
@@ -311,6 +317,7 @@ function sqliteStore(writer: Db, reader: Db): Store {
         // Some SQLite errors (disk full, I/O) roll back the whole transaction on their own.
         if (!sqlite.inTransaction) throw new Error("the transaction was rolled back by SQLite");
         exec("COMMIT");
+        noteWriteSucceeded();
       } catch (err) {
         if (sqlite.inTransaction) exec("ROLLBACK");
         throw err;
@@ -332,6 +339,13 @@ function sqliteStore(writer: Db, reader: Db): Store {
     textSearch: sqliteTextSearch,
     async ping() {
       reader.$client.query("SELECT 1").get();
+    },
+    async probeWrite() {
+      // A write that needs room in the log: what a full or read-only disk refuses.
+      await transaction(async () => {
+        exec("INSERT OR REPLACE INTO rate_windows (key, window_start, count) VALUES ('readiness-probe', 0, 0)");
+        exec("DELETE FROM rate_windows WHERE key = 'readiness-probe'");
+      });
     },
     singleton(_name, start) {
       const task = start();
