@@ -170,27 +170,37 @@ export function sharedWindows(ctx: Pick<ReadContext, "store" | "clock">): Window
   take(key: string, windowMs: number, limit: number): Promise<WindowHit | null>;
   read(key: string): Promise<WindowHit | null>;
 } {
-  // Detached: a hit made while a report's group transaction is open commits on its own at once,
-  // so another instance's hit of the same key does not wait for that group.
+  // Detached: a hit made inside an open transaction commits on its own at once, so another
+  // instance's hit of the same key never waits for that transaction.
   const run = <T>(fn: () => Promise<T>) => ctx.store.transaction(fn, { exclusive: false, durable: false, detached: true });
+  /**
+   * One more hit of the key's window, a new window when the old one ended: one atomic upsert.
+   * With a `limit`, only while fewer than `limit` are counted (or the window ended): null when
+   * refused, which changes nothing.
+   */
+  const upsert = (key: string, windowMs: number, limit: number | null) =>
+    run(async () => {
+      const now = ctx.clock.now();
+      const ended = sql`${rateWindows.windowStart} <= ${now - windowMs}`;
+      const [row] = await ctx.store.db
+        .insert(rateWindows)
+        .values({ key, windowStart: now, count: 1 })
+        .onConflictDoUpdate({
+          target: rateWindows.key,
+          set: {
+            windowStart: sql`CASE WHEN ${ended} THEN ${now} ELSE ${rateWindows.windowStart} END`,
+            count: sql`CASE WHEN ${ended} THEN 1 ELSE ${rateWindows.count} + 1 END`,
+          },
+          ...(limit === null ? {} : { setWhere: sql`${ended} OR ${rateWindows.count} < ${limit}` }),
+        })
+        .returning({ count: rateWindows.count, windowStart: rateWindows.windowStart });
+      return row ?? null;
+    });
   return {
-    hit(key: string, windowMs: number): Promise<WindowHit> {
-      return run(async () => {
-        const now = ctx.clock.now();
-        const ended = sql`${rateWindows.windowStart} <= ${now - windowMs}`;
-        const [row] = await ctx.store.db
-          .insert(rateWindows)
-          .values({ key, windowStart: now, count: 1 })
-          .onConflictDoUpdate({
-            target: rateWindows.key,
-            set: {
-              windowStart: sql`CASE WHEN ${ended} THEN ${now} ELSE ${rateWindows.windowStart} END`,
-              count: sql`CASE WHEN ${ended} THEN 1 ELSE ${rateWindows.count} + 1 END`,
-            },
-          })
-          .returning({ count: rateWindows.count, windowStart: rateWindows.windowStart });
-        return row!;
-      });
+    async hit(key: string, windowMs: number): Promise<WindowHit> {
+      const row = await upsert(key, windowMs, null);
+      if (!row) throw new Error("a window hit without a limit was refused");
+      return row;
     },
     async count(key: string, windowMs: number): Promise<number> {
       const [row] = await ctx.store.db
@@ -207,24 +217,7 @@ export function sharedWindows(ctx: Pick<ReadContext, "store" | "clock">): Window
      * Answers the count and start of the window after the take, or null when it was refused.
      */
     take(key: string, windowMs: number, limit: number): Promise<WindowHit | null> {
-      const upsert = async () => {
-        const now = ctx.clock.now();
-        const ended = sql`${rateWindows.windowStart} <= ${now - windowMs}`;
-        const [row] = await ctx.store.db
-          .insert(rateWindows)
-          .values({ key, windowStart: now, count: 1 })
-          .onConflictDoUpdate({
-            target: rateWindows.key,
-            set: {
-              windowStart: sql`CASE WHEN ${ended} THEN ${now} ELSE ${rateWindows.windowStart} END`,
-              count: sql`CASE WHEN ${ended} THEN 1 ELSE ${rateWindows.count} + 1 END`,
-            },
-            setWhere: sql`${ended} OR ${rateWindows.count} < ${limit}`,
-          })
-          .returning({ count: rateWindows.count, windowStart: rateWindows.windowStart });
-        return row ?? null;
-      };
-      return run(upsert);
+      return upsert(key, windowMs, limit);
     },
     /** The key's window (count and start) as last committed, or null when it has none. */
     async read(key: string): Promise<WindowHit | null> {
