@@ -21,7 +21,7 @@
  *   oldest due job (from /metrics), skipped enrichments, webhook delivery delay (receipt time
  *   minus the event's timestamp), p50 and max.
  * At the end: every acknowledged report is looked for in the database, and the verdict checks
- * the goals of issue 32: p99 of reports in the last window <= 1.25 x the first; the job backlog
+ * the goals of issue 32: p99 of reports in the last third of the run <= 1.25 x the first third's; the job backlog
  * bounded (the last third's pending no higher than the middle third's, or under 1,000);
  * webhook deliveries within 5 s throughout; no 5xx; no acknowledged report missing.
  */
@@ -427,6 +427,11 @@ await pgSize?.end();
 pgSize = null;
 
 const first = windows[0];
+// p99 over the first and the last third of the run (a single window's p99 is its tenth-slowest
+// request at 100 reports/s: too few to compare on a shared machine).
+const reportMs = (fromS: number, toS: number) =>
+  samples.filter((s) => s.kind === "report" && s.status > 0 && s.status < 500 && s.at >= t0 + fromS * 1000 && s.at < t0 + toS * 1000).map((s) => s.ms);
+const reportP99 = { first: quantile(reportMs(0, DURATION_S / 3), 0.99), last: quantile(reportMs((2 * DURATION_S) / 3, DURATION_S), 0.99) };
 const last = windows.at(-1);
 const third = Math.max(1, Math.floor(windows.length / 3));
 const pendingOf = (w: Window) => Object.values(w.lanes).reduce((a, b) => a + b, 0);
@@ -437,9 +442,9 @@ const total5xx = windows.reduce((a, w) => a + w.errors5xx, 0);
 const totalFailed = windows.reduce((a, w) => a + w.failed, 0);
 const checks: [string, boolean, string][] = [
   [
-    "p99 of reports, last window <= 1.25 x first",
-    !!first && !!last && last.kinds.report.p99 <= 1.25 * first.kinds.report.p99,
-    `${f1(last?.kinds.report.p99 ?? NaN)} ms against ${f1(first?.kinds.report.p99 ?? NaN)} ms (${f1((last?.kinds.report.p99 ?? NaN) / (first?.kinds.report.p99 ?? NaN))}x)`,
+    "p99 of reports, last third <= 1.25 x first third",
+    reportP99.last <= 1.25 * reportP99.first,
+    `${f1(reportP99.last)} ms against ${f1(reportP99.first)} ms (${(reportP99.last / reportP99.first).toFixed(2)}x; windows: first ${f1(first?.kinds.report.p99 ?? NaN)}, last ${f1(last?.kinds.report.p99 ?? NaN)})`,
   ],
   ["job backlog bounded (last third's peak <= middle third's, or < 1,000)", lastThirdMax <= Math.max(middleMax, 1000), `${lastThirdMax} against ${middleMax}`],
   ["webhook deliveries within 5 s throughout", webhookMax <= 5000, `slowest ${f0(webhookMax)} ms of ${deliveries.length}`],
