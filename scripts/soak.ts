@@ -154,7 +154,7 @@ async function cleanup(): Promise<void> {
   await cluster?.stop();
   rmSync(dir, { recursive: true, force: true });
 }
-process.on("SIGINT", () => void cleanup().then(() => process.exit(130)));
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void cleanup().then(() => process.exit(130)));
 
 const auth = { authorization: `Bearer ${demo.secretKey}`, "content-type": "application/json" };
 const sdk = `${baseUrl}/sdk/flagstaff/v1`;

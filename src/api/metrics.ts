@@ -239,7 +239,6 @@ export function registerLaneGauges(ctx: Pick<ReadContext, "store" | "db" | "cloc
     if (!reading || t - reading.at > 500) reading = { at: t, depths: laneDepths(ctx, { kinds: lanes().map((l) => l.lane), now: ctx.clock.now() }) };
     return reading.depths;
   };
-  const skipped = new Counter("flagstaff_jobs_skipped_total", "Optional jobs (AI enrichment) not run because their lane was past its backlog bound, by lane and reason.", ["lane", "reason"]);
   laneGauges.push(
     new CollectedGauge("flagstaff_jobs_oldest_pending_age_seconds", "How long the oldest due job (of any lane) has been waiting (0 when none).", [], async () => [
       { labels: [], value: Math.max(0, ...(await depths()).map((d) => d.oldestAgeSeconds)) },
@@ -266,10 +265,11 @@ export function registerLaneGauges(ctx: Pick<ReadContext, "store" | "db" | "cloc
       },
     ),
     {
+      // A counter the domain keeps (src/domain/jobs.ts, enqueueJob): rendered from its figures.
       render(out) {
-        const fresh = new Counter(skipped.name, skipped.help, skipped.labelNames);
-        for (const s of skippedJobs(ctx.store)) fresh.inc([s.kind, s.reason], s.count);
-        fresh.render(out);
+        const skipped = new Counter("flagstaff_jobs_skipped_total", "Optional jobs (AI enrichment) not run because their lane was past its backlog bound, by lane and reason.", ["lane", "reason"]);
+        for (const s of skippedJobs(ctx.store)) skipped.inc([s.kind, s.reason], s.count);
+        skipped.render(out);
       },
     },
   );

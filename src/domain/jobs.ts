@@ -33,12 +33,14 @@ interface LaneState {
   backlog: Map<string, number>;
   /** Jobs skipped since start, by kind and reason (metrics). */
   skipped: Map<string, { kind: string; reason: string; count: number }>;
+  /** Kinds enqueued since the workers last woke: only their lanes need to look. */
+  enqueued: Set<string>;
 }
 
 const laneStates = new WeakMap<object, LaneState>();
 const laneState = (store: object): LaneState => {
   let state = laneStates.get(store);
-  if (!state) laneStates.set(store, (state = { bounds: new Map(), backlog: new Map(), skipped: new Map() }));
+  if (!state) laneStates.set(store, (state = { bounds: new Map(), backlog: new Map(), skipped: new Map(), enqueued: new Set() }));
   return state;
 };
 
@@ -78,6 +80,17 @@ export async function refreshBacklogs(ctx: Pick<ReadContext, "store" | "db">): P
 /** The jobs skipped since start, by kind and reason (metrics). */
 export function skippedJobs(store: object): { kind: string; reason: string; count: number }[] {
   return [...laneState(store).skipped.values()].map((s) => ({ ...s }));
+}
+
+/**
+ * The kinds of the jobs enqueued since the last call (the workers' wake-up after a commit: only
+ * those lanes look at the queue). Empty when none is known: then every lane looks.
+ */
+export function takeEnqueuedKinds(store: object): string[] {
+  const state = laneState(store);
+  const kinds = [...state.enqueued];
+  state.enqueued.clear();
+  return kinds;
 }
 
 /** Why a new job of `kind` would be skipped now (null: it is queued). */
@@ -120,6 +133,7 @@ export async function enqueueJob(ctx: ReadContext, input: EnqueueInput): Promise
     return id;
   }
   if (state.bounds.has(input.kind)) state.backlog.set(input.kind, (state.backlog.get(input.kind) ?? 0) + 1);
+  state.enqueued.add(input.kind);
   ctx.store.jobEnqueued();
   return id;
 }
@@ -360,8 +374,11 @@ export function retryDeadJob(ctx: Pick<DomainContext, "store" | "db" | "clock" |
       .update(jobs)
       .set({ status: "pending", attempts: 0, runAt: now, lastError: null, updatedAt: now })
       .where(and(eq(jobs.id, jobId), eq(jobs.orgId, ctx.orgId), inArray(jobs.status, ["dead", "skipped"])))
-      .returning({ id: jobs.id });
-    if (retried.length > 0) ctx.store.jobEnqueued();
+      .returning({ id: jobs.id, kind: jobs.kind });
+    if (retried.length > 0) {
+      laneState(ctx.store).enqueued.add(retried[0]!.kind);
+      ctx.store.jobEnqueued();
+    }
     return retried.length > 0;
   });
 }

@@ -14,6 +14,7 @@ import {
   reclaimExpiredLeases,
   refreshBacklogs,
   releaseLeases,
+  takeEnqueuedKinds,
   type JobRow,
 } from "../domain/jobs.ts";
 
@@ -231,7 +232,12 @@ export function startWorkers(store: Store, clock: Clock, handlers: Record<string
   }
 
   void refreshBacklogs(ctx).catch((err) => log.error("counting the job backlog failed", errorFields(err)));
-  store.onJobsEnqueued(wakeAll);
+  // After a commit that enqueued jobs: the lanes of their kinds look (every lane when unknown).
+  store.onJobsEnqueued(() => {
+    const kinds = takeEnqueuedKinds(store);
+    if (kinds.length === 0) return wakeAll();
+    for (const l of lanes) if (kinds.includes(l.kind)) l.wake();
+  });
   wakeAll();
   void reclaim();
   return {
