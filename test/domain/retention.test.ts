@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { jobs, ruleHits, sessions, webhookAttempts, webhookDeliveries, webhookEndpoints } from "../../src/db/schema.ts";
 import { DAY_MS } from "../../src/domain/clock.ts";
-import { claimJobs, completeJobs, enqueueJob, failJob } from "../../src/domain/jobs.ts";
+import { claimJobs, completeJobs, enqueueJob, failJob, setBacklogBounds } from "../../src/domain/jobs.ts";
 import { deleteExpiredBatch, runRetention, type RetentionPolicy } from "../../src/domain/retention.ts";
 import { createSession } from "../../src/domain/sessions.ts";
 import { listUsers } from "../../src/domain/users.ts";
@@ -60,6 +60,23 @@ describe("jobs", () => {
     world.clock.advance(23 * DAY_MS); // day 31: the dead one's time, and the day-8 done ones'
     expect(await runRetention(c, { policy, batch: 100 })).toMatchObject({ jobs: 2, deadJobs: 1 });
     expect(await left()).toEqual([running]);
+  });
+
+  test("skipped jobs (past the enrichment backlog bound) go with the done ones", async () => {
+    const c = { ...ctx(), orgId: world.orgId };
+    const kind = `retention.skip.${newId()}`;
+    setBacklogBounds(world.store, { [kind]: 1 });
+    try {
+      const queued = await world.store.transaction(() => enqueueJob(c, { orgId: world.orgId, kind, payload: {} }));
+      const skipped = await world.store.transaction(() => enqueueJob(c, { orgId: world.orgId, kind, payload: {} }));
+      const rows = await world.store.db.select({ id: jobs.id, status: jobs.status, lastError: jobs.lastError }).from(jobs).where(eq(jobs.kind, kind));
+      expect(rows.find((r) => r.id === skipped)).toMatchObject({ status: "skipped", lastError: expect.stringContaining("backlog bound") });
+      world.clock.advance(8 * DAY_MS);
+      expect(await runRetention(c, { policy, batch: 100 })).toMatchObject({ jobs: 1 });
+      expect(await ids(world.store.db.select({ id: jobs.id }).from(jobs).where(eq(jobs.kind, kind)))).toEqual([queued]);
+    } finally {
+      setBacklogBounds(world.store, {});
+    }
   });
 
   test("a retention of 0 keeps forever", async () => {
