@@ -8,6 +8,16 @@ const flag = z
   .transform((v) => ["1", "true", "yes", "on"].includes(v));
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+/** Slots of a job lane: jobs of its kind run at once. */
+const slots = (fallback: number) => z.coerce.number().int().min(1).max(64).default(fallback);
+/** A retention in milliseconds; 0 keeps forever. */
+const retention = (fallback: number, min = 60_000) =>
+  z.coerce
+    .number()
+    .int()
+    .refine((n) => n === 0 || n >= min, `must be 0 (keep forever) or at least ${min} ms`)
+    .default(fallback);
+const DAY_MS = 24 * 3_600_000;
 
 /**
  * A list of addresses and CIDR ranges (`10.0.0.0/8`, `fd00::/8`, `127.0.0.1`), separated by
@@ -51,13 +61,32 @@ const configSchema = z.object({
   FLAGSTAFF_SCAN_TIMEOUT_MS: positiveInt(10_000),
   FLAGSTAFF_LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
   FLAGSTAFF_MAX_BODY_BYTES: positiveInt(256 * 1024),
-  FLAGSTAFF_JOB_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  /** Slots of the lanes that have no setting of their own (Transparency Database submissions). */
+  FLAGSTAFF_JOB_CONCURRENCY: slots(4),
+  /** Slots of the webhook deliveries' lane: deliveries run at once (each waits on a receiver, up to FLAGSTAFF_WEBHOOK_TIMEOUT_MS). */
+  FLAGSTAFF_WEBHOOK_CONCURRENCY: slots(8),
+  /** Slots of the AI enrichment lane: the model's capacity (requests it answers at once, Ollama's OLLAMA_NUM_PARALLEL). */
+  FLAGSTAFF_AI_CONCURRENCY: slots(2),
+  /** Slots of the link scans' lane: URLs fetched (and classified) at once. */
+  FLAGSTAFF_SCAN_CONCURRENCY: slots(4),
+  /** Enrichment jobs waiting past which new reports' enrichment is skipped (with the reason, and a metric); 0: never. */
+  FLAGSTAFF_ENRICH_BACKLOG_MAX: z.coerce.number().int().min(0).default(10_000),
   FLAGSTAFF_JOB_LEASE_MS: positiveInt(120_000),
   FLAGSTAFF_JOB_POLL_MS: positiveInt(1_000),
   FLAGSTAFF_JOB_BACKOFF_MS: positiveInt(2_000),
   FLAGSTAFF_JOB_BACKOFF_CAP_MS: positiveInt(10 * 60_000),
   /** Attempts of an enrichment job before it is dead: with the backoff cap, about 8 hours. */
   FLAGSTAFF_ENRICH_MAX_ATTEMPTS: positiveInt(50),
+  /** Finished jobs (done, skipped) are deleted this long after they finished; dead ones after FLAGSTAFF_RETENTION_DEAD_JOBS_MS. */
+  FLAGSTAFF_RETENTION_JOBS_MS: retention(7 * DAY_MS),
+  FLAGSTAFF_RETENTION_DEAD_JOBS_MS: retention(30 * DAY_MS),
+  /** Settled webhook deliveries (delivered, failed) and their attempts are deleted this long after they were made. */
+  FLAGSTAFF_RETENTION_WEBHOOKS_MS: retention(30 * DAY_MS),
+  /** Rule hits are deleted this long after the hit; at least 8 days, so the rules page's 7-day counts stay whole. */
+  FLAGSTAFF_RETENTION_RULE_HITS_MS: retention(90 * DAY_MS, 8 * DAY_MS),
+  /** How often the retention pass runs (on one instance), and the rows each of its transactions deletes. */
+  FLAGSTAFF_RETENTION_TICK_MS: positiveInt(60_000),
+  FLAGSTAFF_RETENTION_BATCH: z.coerce.number().int().min(1).max(10_000).default(500),
   /** Shifts the server's clock (tests of time windows only). */
   FLAGSTAFF_CLOCK_OFFSET_MS: z.coerce.number().int().default(0),
   /** Webhook deliveries: time limit of one attempt, retry schedule scale (tests shorten it), auto-disable. */
@@ -106,6 +135,12 @@ export interface Config {
   maxBodyBytes: number;
   clockOffsetMs: number;
   jobs: { concurrency: number; leaseMs: number; pollMs: number; backoffBaseMs: number; backoffCapMs: number };
+  /** Slots of the lanes with a setting of their own: webhook deliveries, AI enrichment, link scans. */
+  laneSlots: { webhooks: number; enrichment: number; linkScans: number };
+  /** FLAGSTAFF_ENRICH_BACKLOG_MAX: 0 when enrichment is never skipped. */
+  enrichBacklogMax: number;
+  /** Retention of the growing logs, in ms (0: kept forever); the pass's period and batch size. */
+  retention: { jobsMs: number; deadJobsMs: number; webhooksMs: number; ruleHitsMs: number; tickMs: number; batch: number };
   enrichMaxAttempts: number;
   webhooks: { timeoutMs: number; retryScale: number; disableAfterMs: number };
   enforcementTickMs: number;
@@ -166,6 +201,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       pollMs: c.FLAGSTAFF_JOB_POLL_MS,
       backoffBaseMs: c.FLAGSTAFF_JOB_BACKOFF_MS,
       backoffCapMs: c.FLAGSTAFF_JOB_BACKOFF_CAP_MS,
+    },
+    laneSlots: { webhooks: c.FLAGSTAFF_WEBHOOK_CONCURRENCY, enrichment: c.FLAGSTAFF_AI_CONCURRENCY, linkScans: c.FLAGSTAFF_SCAN_CONCURRENCY },
+    enrichBacklogMax: c.FLAGSTAFF_ENRICH_BACKLOG_MAX,
+    retention: {
+      jobsMs: c.FLAGSTAFF_RETENTION_JOBS_MS,
+      deadJobsMs: c.FLAGSTAFF_RETENTION_DEAD_JOBS_MS,
+      webhooksMs: c.FLAGSTAFF_RETENTION_WEBHOOKS_MS,
+      ruleHitsMs: c.FLAGSTAFF_RETENTION_RULE_HITS_MS,
+      tickMs: c.FLAGSTAFF_RETENTION_TICK_MS,
+      batch: c.FLAGSTAFF_RETENTION_BATCH,
     },
     enrichMaxAttempts: c.FLAGSTAFF_ENRICH_MAX_ATTEMPTS,
     webhooks: {

@@ -13,6 +13,7 @@ const env = () => ({
   FLAGSTAFF_SCAN_TIMEOUT_MS: "1500",
   FLAGSTAFF_JOB_POLL_MS: "100",
   FLAGSTAFF_JOB_CONCURRENCY: "8",
+  FLAGSTAFF_SCAN_CONCURRENCY: "8",
 });
 
 beforeAll(async () => {

@@ -9,7 +9,12 @@
  *   flagstaff_http_request_duration_seconds{method,route}   histogram
  *   flagstaff_http_requests_in_flight                       gauge
  *   flagstaff_jobs{status}                                  gauge (pending, running, dead), read at scrape
- *   flagstaff_jobs_oldest_pending_age_seconds               gauge, read at scrape
+ *   flagstaff_jobs_oldest_pending_age_seconds               gauge, read at scrape (the oldest of every lane's)
+ *   flagstaff_job_lane_depth{lane,status}                   gauge (pending, running) per lane (job kind), read at scrape
+ *   flagstaff_job_lane_oldest_age_seconds{lane}             gauge, read at scrape
+ *   flagstaff_job_lane_slots{lane}                          gauge: jobs of the lane run at once
+ *   flagstaff_job_lane_drain_seconds{lane}                  gauge: pending x recent mean run time / slots
+ *   flagstaff_jobs_skipped_total{lane,reason}               counter: optional work skipped (backlog)
  *   flagstaff_job_runs_total{kind,outcome}                  counter (ok, retry, dead)
  *   flagstaff_job_duration_seconds{kind}                    histogram
  *   flagstaff_ai_call_duration_seconds{outcome}             histogram (ok, error)
@@ -20,7 +25,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { statSync } from "node:fs";
 import type { ReadContext } from "../domain/context.ts";
-import { countJobsByStatus, oldestDueRunAt } from "../domain/jobs.ts";
+import { countJobsByStatus, laneDepths, skippedJobs, type LaneDepth } from "../domain/jobs.ts";
 
 /** Latency buckets in seconds: 0.5 ms to 10 s. */
 const HTTP_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -196,21 +201,15 @@ export function observeAiCall(ms: number, ok: boolean): void {
 }
 
 /**
- * Gauges read from the database when scraped: job queue depth by status, age of the oldest due
- * job, and on SQLite the size of the database and WAL files. Each is an index search, cheap at
- * any size.
+ * Gauges read from the database when scraped: job queue depth by status, and on SQLite the size
+ * of the database and WAL files. Each is an index search.
  */
-export function registerDatabaseGauges(ctx: Pick<ReadContext, "db">, dbPath: string | null, now: () => number): void {
+export function registerDatabaseGauges(ctx: Pick<ReadContext, "db">, dbPath: string | null): void {
   databaseGauges.length = 0; // one database per process; a second call replaces the first
   databaseGauges.push(
     new CollectedGauge("flagstaff_jobs", "Background jobs by status (pending: waiting or scheduled for a retry, running: leased, dead: gave up).", ["status"], async () => {
       const counts = await countJobsByStatus(ctx, ["pending", "running", "dead"]);
       return Object.entries(counts).map(([status, n]) => ({ labels: [status], value: n }));
-    }),
-    new CollectedGauge("flagstaff_jobs_oldest_pending_age_seconds", "How long the oldest due job has been waiting (0 when none).", [], async () => {
-      const t = now();
-      const oldest = await oldestDueRunAt(ctx, t);
-      return [{ labels: [], value: oldest == null ? 0 : Math.max(0, (t - oldest) / 1000) }];
     }),
   );
   if (dbPath !== null && dbPath !== ":memory:") {
@@ -225,11 +224,71 @@ export function registerDatabaseGauges(ctx: Pick<ReadContext, "db">, dbPath: str
   }
 }
 
+/** A lane as its workers know it (src/jobs/worker.ts). */
+export interface LaneWorkers {
+  lane: string;
+  slots: number;
+  running: number;
+  meanRunMs: number | null;
+}
+
+const laneGauges: Metric[] = [];
+
+/**
+ * The job lanes (one per job kind, src/jobs/worker.ts): depth and oldest due job of each, read
+ * from the queue when scraped (ranges of the claim index, one reading per scrape for all these
+ * gauges), the slots and recent run time its workers know, and what was skipped.
+ */
+export function registerLaneGauges(ctx: Pick<ReadContext, "store" | "db" | "clock">, lanes: () => LaneWorkers[]): void {
+  laneGauges.length = 0;
+  let reading: { at: number; depths: Promise<LaneDepth[]> } | null = null;
+  const depths = (): Promise<LaneDepth[]> => {
+    const t = performance.now();
+    if (!reading || t - reading.at > 500) reading = { at: t, depths: laneDepths(ctx, { kinds: lanes().map((l) => l.lane), now: ctx.clock.now() }) };
+    return reading.depths;
+  };
+  laneGauges.push(
+    new CollectedGauge("flagstaff_jobs_oldest_pending_age_seconds", "How long the oldest due job (of any lane) has been waiting (0 when none).", [], async () => [
+      { labels: [], value: Math.max(0, ...(await depths()).map((d) => d.oldestAgeSeconds)) },
+    ]),
+    new CollectedGauge("flagstaff_job_lane_depth", "Jobs of each lane (job kind) by status: pending (due or waiting for a retry) and running.", ["lane", "status"], async () =>
+      (await depths()).flatMap((d) => [
+        { labels: [d.lane, "pending"], value: d.pending },
+        { labels: [d.lane, "running"], value: d.running },
+      ]),
+    ),
+    new CollectedGauge("flagstaff_job_lane_oldest_age_seconds", "How long the oldest due job of each lane has been waiting (0 when none).", ["lane"], async () =>
+      (await depths()).map((d) => ({ labels: [d.lane], value: d.oldestAgeSeconds })),
+    ),
+    new CollectedGauge("flagstaff_job_lane_slots", "Jobs of each lane this process runs at once.", ["lane"], () => lanes().map((l) => ({ labels: [l.lane], value: l.slots }))),
+    new CollectedGauge(
+      "flagstaff_job_lane_drain_seconds",
+      "Time this process would take to run each lane's pending jobs at its recent pace (pending x mean run time / slots); left out before a lane's first job.",
+      ["lane"],
+      async () => {
+        const byLane = new Map((await depths()).map((d) => [d.lane, d.pending]));
+        return lanes()
+          .filter((l) => l.meanRunMs !== null)
+          .map((l) => ({ labels: [l.lane], value: ((byLane.get(l.lane) ?? 0) * l.meanRunMs!) / l.slots / 1000 }));
+      },
+    ),
+    {
+      // A counter the domain keeps (src/domain/jobs.ts, enqueueJob): rendered from its figures.
+      render(out) {
+        const skipped = new Counter("flagstaff_jobs_skipped_total", "Optional jobs (AI enrichment) not run because their lane was past its backlog bound, by lane and reason.", ["lane", "reason"]);
+        for (const s of skippedJobs(ctx.store)) skipped.inc([s.kind, s.reason], s.count);
+        skipped.render(out);
+      },
+    },
+  );
+}
+
 /** Every metric in the Prometheus text format. */
 export async function renderMetrics(): Promise<string> {
-  await Promise.all([...metrics, ...databaseGauges].map((g) => (g instanceof CollectedGauge ? g.refresh() : undefined)));
+  const all = [...metrics, ...databaseGauges, ...laneGauges];
+  await Promise.all(all.map((g) => (g instanceof CollectedGauge ? g.refresh() : undefined)));
   const out: string[] = [];
-  for (const m of [...metrics, ...databaseGauges]) m.render(out);
+  for (const m of all) m.render(out);
   return out.join("\n") + "\n";
 }
 

@@ -1,13 +1,15 @@
 import type { Config } from "../config.ts";
 import { startCheckpointer } from "../db/checkpoint.ts";
-import { observeJobRun } from "../api/metrics.ts";
+import { observeJobRun, registerLaneGauges } from "../api/metrics.ts";
+import { setBacklogBounds } from "../domain/jobs.ts";
 import { errorFields, log } from "../log.ts";
 import { createApp } from "../server.ts";
 import { redact } from "../db/open.ts";
 import { createServices } from "../services.ts";
 import { startExpiryScheduler } from "../jobs/enforcement-jobs.ts";
 import { startSubmissionScheduler } from "../jobs/transparency-jobs.ts";
-import { jobHandlers } from "../jobs/handlers.ts";
+import { backlogBounds, jobHandlers, laneSlots } from "../jobs/handlers.ts";
+import { startRetention } from "../jobs/retention.ts";
 import { startWorkers } from "../jobs/worker.ts";
 import { bootstrapIfEmpty, formatInitBanner } from "./init.ts";
 
@@ -25,10 +27,14 @@ export async function serve(config: Config): Promise<void> {
 
   // The workers register with the store: whatever enqueues a job wakes them once its
   // transaction committed (src/db/store.ts).
-  const workers = startWorkers(services.store, services.clock, jobHandlers(services), { ...config.jobs, onJobRun: observeJobRun });
+  // One lane per job kind, each with its slots; enrichment past its backlog bound is skipped.
+  setBacklogBounds(services.store, backlogBounds(config));
+  const workers = startWorkers(services.store, services.clock, jobHandlers(services), { ...config.jobs, lanes: laneSlots(config), onJobRun: observeJobRun });
+  registerLaneGauges(services, () => workers.lanes());
   // Once across instances (on PostgreSQL, the instance holding its advisory lock).
   const expiry = services.store.singleton("enforcement-expiry", () => startExpiryScheduler(services));
   const transparency = services.store.singleton("transparency-submission", () => startSubmissionScheduler(services));
+  const retention = services.store.singleton("retention", () => startRetention(services));
 
   // SQLite: WAL checkpoints (and their fsyncs) run on a thread of their own (src/db/checkpoint.ts).
   const checkpointer = services.store.engine === "sqlite" ? startCheckpointer(services.store.writer, config.dbPath) : null;
@@ -70,6 +76,7 @@ export async function serve(config: Config): Promise<void> {
       }
       await expiry.stop();
       await transparency.stop();
+      await retention.stop();
       await workers.drain(10_000); // let running jobs finish, give back the rest
       await checkpointer?.stop();
       await services.store.close(); // the last connections (SQLite: checkpoints and removes the WAL)

@@ -13,6 +13,7 @@ import m9 from "../../drizzle-pg/0009_appeals_case_idx.sql" with { type: "text" 
 import m10 from "../../drizzle-pg/0010_search_text.sql" with { type: "text" };
 import m11 from "../../drizzle-pg/0011_rule_hits_budget_exceeded.sql" with { type: "text" };
 import m12 from "../../drizzle-pg/0012_queues_one_default.sql" with { type: "text" };
+import m13 from "../../drizzle-pg/0013_job_lanes_and_retention.sql" with { type: "text" };
 
 export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0000_foundation", when: 1795439365595, breakpoints: true, sql: m0 },
@@ -28,4 +29,5 @@ export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0010_search_text", when: 1795748171206, breakpoints: true, sql: m10 },
   { tag: "0011_rule_hits_budget_exceeded", when: 1795751963361, breakpoints: true, sql: m11 },
   { tag: "0012_queues_one_default", when: 1795752265773, breakpoints: true, sql: m12 },
+  { tag: "0013_job_lanes_and_retention", when: 1795755845147, breakpoints: true, sql: m13 },
 ];

@@ -458,9 +458,13 @@ export const jobs = pgTable(
     updatedAt: big("updated_at").notNull(),
   },
   (t) => [
-    index("jobs_due_idx").on(t.status, t.runAt),
+    // A lane's claim: its kind's pending jobs in run_at order, a range of this index whatever
+    // the backlog (src/domain/jobs.ts, claimJobs); also each lane's depth and oldest job.
+    index("jobs_claim_idx").on(t.kind, t.status, t.runAt),
+    // The cheap pass that takes back jobs whose worker died (reclaimExpiredLeases).
     index("jobs_lease_idx").on(t.status, t.leaseUntil),
-    index("jobs_kind_idx").on(t.kind, t.status),
+    // Retention: finished jobs by when they finished (src/domain/retention.ts).
+    index("jobs_finished_idx").on(t.status, t.updatedAt),
     index("jobs_org_idx").on(t.orgId, t.updatedAt),
   ],
 );
@@ -638,7 +642,11 @@ export const ruleHits = pgTable(
     at: big("at").notNull(),
   },
   // Read by rule only (the hits list and its counts); every index costs each hit on intake.
-  (t) => [index("rule_hits_rule_idx").on(t.ruleId, t.at)],
+  (t) => [
+    index("rule_hits_rule_idx").on(t.ruleId, t.at),
+    // Retention deletes the oldest hits (src/domain/retention.ts): a right-edge append per hit.
+    index("rule_hits_at_idx").on(t.at),
+  ],
 );
 
 /**
@@ -744,7 +752,11 @@ export const webhookDeliveries = pgTable(
     createdAt: big("created_at").notNull(),
     deliveredAt: big("delivered_at"),
   },
-  (t) => [index("webhook_deliveries_endpoint_idx").on(t.endpointId, t.id)],
+  (t) => [
+    index("webhook_deliveries_endpoint_idx").on(t.endpointId, t.id),
+    // Retention deletes settled deliveries (and their attempts) by age (src/domain/retention.ts).
+    index("webhook_deliveries_created_idx").on(t.createdAt),
+  ],
 );
 
 export const webhookAttempts = pgTable(
@@ -776,7 +788,12 @@ export const sessions = pgTable(
     expiresAt: big("expires_at").notNull(),
     lastSeenAt: big("last_seen_at").notNull(),
   },
-  (t) => [index("sessions_user_idx").on(t.userId)],
+  (t) => [
+    index("sessions_user_idx").on(t.userId),
+    // Ended sessions (past their limit, or idle) are found by these, not by reading every session.
+    index("sessions_expires_idx").on(t.expiresAt),
+    index("sessions_seen_idx").on(t.lastSeenAt),
+  ],
 );
 
 export const rateWindows = pgTable("rate_windows", {

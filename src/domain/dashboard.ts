@@ -14,6 +14,7 @@ import type { DomainContext, ReadContext } from "./context.ts";
 import { actionViews, type EnforcementActionView } from "./enforcement.ts";
 import { badRequest, notFound } from "./errors.ts";
 import { getIdentity, toIdentityView, type IdentityView } from "./identities.ts";
+import { backgroundBacklog, type Backlog } from "./job-backlog.ts";
 import { isOfWorkableCase, workableCases, type AccessContext } from "./queue-access.ts";
 import { defaultQueue, listQueues, queueIdOfCase, queueScope, requireQueue } from "./queues.ts";
 import { toReportViews, type ReportView } from "./reports.ts";
@@ -600,6 +601,8 @@ export interface Overview {
     /** Median time from a report's creation to its resolution or dismissal, in the period. */
     medianDecisionMs: number | null;
   };
+  /** Background work of the installation (AI enrichment, link scans, webhooks) and whether it is behind. */
+  backlog: Backlog;
 }
 
 /** The smallest UUIDv7 of a millisecond: an id bound for "created since". */
@@ -734,6 +737,7 @@ export async function overview(ctx: TenantRead & AccessContext, q: { projectId?:
     days,
     bySeverity,
     byCategory,
+    backlog: await backgroundBacklog(ctx),
     figures: {
       pending,
       openCases,

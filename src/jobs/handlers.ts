@@ -8,6 +8,8 @@ import { jobContext, type JobDeps } from "./context.ts";
 import { enforcementJobHandlers } from "./enforcement-jobs.ts";
 import { transparencyJobHandlers } from "./transparency-jobs.ts";
 import type { JobRow } from "../domain/jobs.ts";
+import { DELIVER_JOB } from "../domain/webhooks/outbox.ts";
+import type { Config } from "../config.ts";
 import type { JobHandler } from "./worker.ts";
 
 const reportPayload = z.object({ reportId: z.string() });
@@ -40,4 +42,22 @@ export function jobHandlers(deps: JobDeps): Record<string, JobHandler> {
       await runLinkScan(ctx, p);
     },
   };
+}
+
+/**
+ * The slots of the lanes that have a setting of their own (every other kind gets
+ * FLAGSTAFF_JOB_CONCURRENCY): deliveries and AI work never share slots, so a slow model delays
+ * enrichment only.
+ */
+export function laneSlots(config: Pick<Config, "laneSlots">): Record<string, number> {
+  return {
+    [DELIVER_JOB]: config.laneSlots.webhooks,
+    [ENRICH_JOB]: config.laneSlots.enrichment,
+    [LINK_SCAN_JOB]: config.laneSlots.linkScans,
+  };
+}
+
+/** The optional work shed past a backlog bound: AI enrichment (never the report that asked for it). */
+export function backlogBounds(config: Pick<Config, "enrichBacklogMax">): Record<string, number> {
+  return { [ENRICH_JOB]: config.enrichBacklogMax };
 }

@@ -5,12 +5,25 @@ import { newId } from "../domain/ids.ts";
 import { errorFields, log } from "../log.ts";
 import { RetryLater } from "../domain/errors.ts";
 import { backoffMs } from "./backoff.ts";
-import { claimJob, completeJob, failJob, nextDueAt, releaseLeases, type JobRow } from "../domain/jobs.ts";
-
+import {
+  claimJobs,
+  completeJobs,
+  failJob,
+  nextDueAt,
+  nextLeaseEnd,
+  reclaimExpiredLeases,
+  refreshBacklogs,
+  releaseLeases,
+  takeEnqueuedKinds,
+  type JobRow,
+} from "../domain/jobs.ts";
 
 export type JobHandler = (payload: unknown, job: JobRow) => Promise<void>;
 
 export interface WorkerOptions {
+  /** Slots of each lane (a job kind) that has its own setting: webhook deliveries, enrichment, link scans. */
+  lanes: Record<string, number>;
+  /** Slots of every other lane. */
   concurrency: number;
   leaseMs: number;
   /** Longest sleep between looks at the table when nothing is due. */
@@ -23,118 +36,225 @@ export interface WorkerOptions {
 
 export type JobOutcome = "ok" | "retry" | "dead";
 
+/** What a lane's workers know of it (metrics, the drain estimate). */
+export interface LaneInfo {
+  lane: string;
+  slots: number;
+  running: number;
+  /** Mean time a job of the lane has taken lately (exponentially weighted), null before the first. */
+  meanRunMs: number | null;
+}
+
 export interface WorkerPool {
   /** Look at the queue now (the store calls it once a transaction that enqueued jobs commits). */
   wake(): void;
   /** Stop taking jobs, wait for those running (up to `graceMs`), give back any still leased. */
   drain(graceMs: number): Promise<void>;
   readonly running: number;
+  lanes(): LaneInfo[];
 }
 
+/** Jobs whose lease ended taken back per transaction. */
+const RECLAIM_BATCH = 100;
+/** How often each optional lane's backlog is counted for its bound (src/domain/jobs.ts). */
+const BACKLOG_REFRESH_MS = 1_000;
+/** Weight of the newest run in a lane's mean run time. */
+const MEAN_WEIGHT = 0.05;
+
 /**
- * Runs jobs from the durable queue with a fixed number of concurrent slots. Each slot claims
- * one job at a time under a lease; a job whose handler throws is retried with exponential
- * backoff and jitter until its attempts run out, then it is dead (visible through tRPC). The
- * pool registers with the store: a transaction that enqueued jobs wakes it when it commits.
+ * Runs jobs from the durable queue, one lane per job kind, each lane with its own slots: a lane
+ * claims only its own kind (a range of the claim index), so a backlog of AI enrichment never
+ * delays a webhook delivery, and however long the backlog, a claim costs the same. A lane with
+ * free slots claims as many due jobs as it has free slots in one statement; completions of the
+ * same turn of the event loop are written together. A job whose handler throws is retried with
+ * exponential backoff and jitter until its attempts run out, then it is dead (visible through
+ * tRPC). Jobs whose worker died are taken back by a separate pass over the lease index. The pool
+ * registers with the store: a transaction that enqueued jobs wakes it when it commits.
  */
 export function startWorkers(store: Store, clock: Clock, handlers: Record<string, JobHandler>, opts: WorkerOptions): WorkerPool {
   const ctx: ReadContext = { store, db: store.db, clock };
   const workerId = `w-${newId()}`;
   let stopping = false;
-  let running = 0;
-  let timer: ReturnType<typeof setTimeout> | null = null;
   const inFlight = new Set<Promise<void>>();
-  /** The pass over the queue under way: one at a time, or two could both take the last free slot. */
-  let pumping: Promise<void> | null = null;
-  /** Asked to look again while a pass was under way. */
-  let again = false;
 
-  function schedule(delayMs: number): void {
-    if (stopping) return;
-    if (timer) clearTimeout(timer);
-    timer = setTimeout(pump, Math.max(0, delayMs));
-  }
-
-  function pump(): void {
-    timer = null;
-    if (pumping) {
-      again = true;
-      return;
-    }
-    pumping = pass().finally(() => {
-      pumping = null;
-      if (again) {
-        again = false;
-        schedule(0);
-      }
+  // Completions of one turn of the event loop: one UPDATE for all of them.
+  let completed: string[] = [];
+  let flushing: Promise<void> | null = null;
+  function complete(id: string): Promise<void> {
+    completed.push(id);
+    flushing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+      const ids = completed;
+      completed = [];
+      flushing = null;
+      // A failed write leaves the jobs leased: their lease ends and they run again (at least once).
+      await completeJobs(ctx, { ids, workerId });
     });
+    return flushing;
   }
 
-  async function pass(): Promise<void> {
-    while (!stopping && running < opts.concurrency) {
-      let job: JobRow | null;
-      try {
-        job = await claimJob(ctx, { workerId, leaseMs: opts.leaseMs });
-      } catch (err) {
-        log.error("job claim failed", errorFields(err));
-        break;
+  const lanes = Object.keys(handlers).map((kind) => lane(kind, opts.lanes[kind] ?? opts.concurrency));
+
+  function lane(kind: string, slots: number) {
+    const handler = handlers[kind]!;
+    let running = 0;
+    let meanRunMs: number | null = null;
+    let timer: ReturnType<typeof setTimeout> | null = null;
+    /** The pass over the lane under way: one at a time, or two could both take the last free slot. */
+    let pumping: Promise<void> | null = null;
+    /** Asked to look again while a pass was under way. */
+    let again = false;
+
+    function schedule(delayMs: number): void {
+      if (stopping) return;
+      if (timer) clearTimeout(timer);
+      timer = setTimeout(pump, Math.max(0, delayMs));
+    }
+
+    function pump(): void {
+      timer = null;
+      if (pumping) {
+        again = true;
+        return;
       }
-      if (!job) break;
-      running++;
-      const p = run(job).finally(() => {
-        running--;
-        inFlight.delete(p);
-        schedule(0);
+      pumping = pass().finally(() => {
+        pumping = null;
+        if (again) {
+          again = false;
+          schedule(0);
+        }
       });
-      inFlight.add(p);
     }
-    if (running < opts.concurrency) {
-      let due: number | null = null;
+
+    async function pass(): Promise<void> {
+      while (!stopping && running < slots) {
+        let due: number | null;
+        let claimed: JobRow[];
+        try {
+          // A read first: an idle lane (or one whose next job is a retry later on) costs no write.
+          due = await nextDueAt(ctx, kind);
+          if (due === null || due > clock.now()) {
+            schedule(due === null ? opts.pollMs : Math.min(opts.pollMs, Math.max(due - clock.now(), 5)));
+            return;
+          }
+          claimed = await claimJobs(ctx, { kind, workerId, leaseMs: opts.leaseMs, limit: slots - running });
+        } catch (err) {
+          log.error("job claim failed", { kind, ...errorFields(err) });
+          break;
+        }
+        // Due, yet none taken: another instance's claims hold them. Look again shortly.
+        if (claimed.length === 0) break;
+        for (const job of claimed) {
+          running++;
+          const p = run(job).finally(() => {
+            running--;
+            inFlight.delete(p);
+            schedule(0);
+          });
+          inFlight.add(p);
+        }
+      }
+      if (!stopping && running < slots) schedule(Math.min(opts.pollMs, 50));
+    }
+
+    async function run(job: JobRow): Promise<void> {
+      const started = performance.now();
+      const took = () => {
+        const ms = performance.now() - started;
+        meanRunMs = meanRunMs === null ? ms : meanRunMs + MEAN_WEIGHT * (ms - meanRunMs);
+        return ms;
+      };
       try {
-        due = await nextDueAt(ctx);
+        await handler(JSON.parse(job.payload), job);
       } catch (err) {
-        log.error("reading the next due job failed", errorFields(err));
+        const message = err instanceof Error ? err.message : String(err);
+        const delay = err instanceof RetryLater ? err.delayMs : backoffMs(job.attempts, opts.backoffBaseMs, opts.backoffCapMs);
+        try {
+          const status = await failJob(ctx, { job, workerId, error: message, retryAt: clock.now() + delay });
+          opts.onJobRun?.(job.kind, status === "dead" ? "dead" : "retry", took());
+          (status === "dead" ? log.error : log.warn)("job failed", { jobId: job.id, kind: job.kind, attempt: job.attempts, status, error: message });
+        } catch (failErr) {
+          // The lease runs out and the job is claimed again.
+          log.error("recording a job failure failed", { jobId: job.id, kind: job.kind, jobError: message, ...errorFields(failErr) });
+        }
+        return;
       }
-      const wait = due === null ? opts.pollMs : Math.min(opts.pollMs, due - clock.now());
-      schedule(Math.max(wait, 5));
-    }
-  }
-
-  async function run(job: JobRow): Promise<void> {
-    const handler = handlers[job.kind];
-    const started = performance.now();
-    try {
-      if (!handler) throw new Error(`no handler for job kind ${job.kind}`);
-      await handler(JSON.parse(job.payload), job);
-      await completeJob(ctx, { job, workerId });
-      opts.onJobRun?.(job.kind, "ok", performance.now() - started);
-    } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      const delay = err instanceof RetryLater ? err.delayMs : backoffMs(job.attempts, opts.backoffBaseMs, opts.backoffCapMs);
       try {
-        const status = await failJob(ctx, { job, workerId, error: message, retryAt: clock.now() + delay });
-        opts.onJobRun?.(job.kind, status === "dead" ? "dead" : "retry", performance.now() - started);
-        (status === "dead" ? log.error : log.warn)("job failed", { jobId: job.id, kind: job.kind, attempt: job.attempts, status, error: message });
-      } catch (failErr) {
-        // The lease runs out and the job is claimed again.
-        log.error("recording a job failure failed", { jobId: job.id, kind: job.kind, jobError: message, ...errorFields(failErr) });
+        await complete(job.id);
+        opts.onJobRun?.(job.kind, "ok", took());
+      } catch (err) {
+        log.error("recording a job done failed", { jobId: job.id, kind: job.kind, ...errorFields(err) });
       }
     }
+
+    return {
+      kind,
+      slots,
+      wake: () => schedule(0),
+      stop() {
+        if (timer) clearTimeout(timer);
+      },
+      /** A pass under way may still be claiming jobs: let it finish, so they are waited for too. */
+      settled: () => pumping ?? Promise.resolve(),
+      info: (): LaneInfo => ({ lane: kind, slots, running, meanRunMs }),
+    };
   }
 
-  store.onJobsEnqueued(() => schedule(0));
-  schedule(0);
+  // Jobs whose lease ended (their worker died): made pending again by a pass of their own, at
+  // the first lease end and at least every poll interval.
+  let reclaimTimer: ReturnType<typeof setTimeout> | null = null;
+  async function reclaim(): Promise<void> {
+    reclaimTimer = null;
+    if (stopping) return;
+    let wait = opts.pollMs;
+    try {
+      let taken = 0;
+      for (let n = await reclaimExpiredLeases(ctx, { limit: RECLAIM_BATCH }); n > 0; n = n < RECLAIM_BATCH ? 0 : await reclaimExpiredLeases(ctx, { limit: RECLAIM_BATCH })) {
+        taken += n;
+      }
+      if (taken > 0) {
+        log.warn("jobs whose lease ended taken back", { count: taken });
+        wakeAll();
+      }
+      const next = await nextLeaseEnd(ctx);
+      if (next !== null) wait = Math.min(wait, next - clock.now() + 1);
+    } catch (err) {
+      log.error("taking back expired job leases failed", errorFields(err));
+    }
+    if (!stopping) reclaimTimer = setTimeout(() => void reclaim(), Math.max(wait, 5));
+  }
+
+  let backlogTimer: ReturnType<typeof setInterval> | null = setInterval(() => {
+    refreshBacklogs(ctx).catch((err) => log.error("counting the job backlog failed", errorFields(err)));
+  }, BACKLOG_REFRESH_MS);
+
+  function wakeAll(): void {
+    for (const l of lanes) l.wake();
+  }
+
+  void refreshBacklogs(ctx).catch((err) => log.error("counting the job backlog failed", errorFields(err)));
+  // After a commit that enqueued jobs: the lanes of their kinds look (every lane when unknown).
+  store.onJobsEnqueued(() => {
+    const kinds = takeEnqueuedKinds(store);
+    if (kinds.length === 0) return wakeAll();
+    for (const l of lanes) if (kinds.includes(l.kind)) l.wake();
+  });
+  wakeAll();
+  void reclaim();
   return {
-    wake: () => schedule(0),
+    wake: wakeAll,
     get running() {
-      return running;
+      return lanes.reduce((sum, l) => sum + l.info().running, 0);
     },
+    lanes: () => lanes.map((l) => l.info()),
     async drain(graceMs) {
       stopping = true;
-      if (timer) clearTimeout(timer);
-      // A pass under way may still be claiming a job: let it finish, so that job is waited for too.
-      if (pumping) await pumping;
+      for (const l of lanes) l.stop();
+      if (reclaimTimer) clearTimeout(reclaimTimer);
+      if (backlogTimer) clearInterval(backlogTimer);
+      backlogTimer = null;
+      await Promise.all(lanes.map((l) => l.settled()));
       await Promise.race([Promise.allSettled([...inFlight]), Bun.sleep(graceMs)]);
+      if (flushing) await flushing.catch(() => {});
       const released = await releaseLeases(ctx, { workerId });
       if (released) log.info("released job leases", { released });
     },

@@ -14,7 +14,7 @@ export const jobsRouter = router({
     .query(async ({ ctx, input }) => ({ jobs: await listJobs(ctx.domain, input) })),
   retry: secretProcedure.meta({ role: "admin" }).input(z.object({ jobId: z.string().min(1).max(64) })).mutation(async ({ ctx, input }) => {
     // The job is back in line when this commits, and the workers are woken then.
-    if (!(await retryDeadJob(ctx.domain, input.jobId))) throw notFound("No dead job with that id");
+    if (!(await retryDeadJob(ctx.domain, input.jobId))) throw notFound("No dead or skipped job with that id");
     return { ok: true as const };
   }),
 });

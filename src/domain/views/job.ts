@@ -2,7 +2,12 @@
 import { z } from "zod";
 import { isoDateTime } from "./common.ts";
 
-export const JOB_STATUSES = ["pending", "running", "done", "dead"] as const;
+/**
+ * pending → running → done, or back to pending for a retry, or dead after the last attempt;
+ * skipped: optional work (AI enrichment) not run because its lane was over its backlog bound
+ * when it was asked for (lastError says so); an operator may retry it like a dead one.
+ */
+export const JOB_STATUSES = ["pending", "running", "done", "dead", "skipped"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
 export const jobViewSchema = z.object({

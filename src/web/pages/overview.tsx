@@ -53,6 +53,11 @@ export function OverviewPage() {
         </form>
       </div>
       <ErrorNote error={data.error} />
+      {o?.backlog.warning && (
+        <div className="claim-warning backlog-warning" role="status" aria-label="Background work is behind">
+          <p>{o.backlog.warning}</p>
+        </div>
+      )}
       {!o || !f ? (
         <Loading />
       ) : (
