@@ -2,7 +2,7 @@ import { sql, type SQL } from "drizzle-orm";
 import type { Config } from "../config.ts";
 import { log } from "../log.ts";
 import { ENGINE } from "./engine.ts";
-import { migrateStore } from "./migrate.ts";
+import { migrateStore, type AppliedMigration } from "./migrate.ts";
 import { openPostgresStore, withMigrationLock } from "./store-pg.ts";
 import { openSqliteStore, type Store } from "./store.ts";
 
@@ -14,11 +14,11 @@ export class DatabaseUnavailableError extends Error {}
  * SQLite at FLAGSTAFF_DB) and migrates it. On PostgreSQL, instances starting together migrate
  * one at a time (an advisory lock), and an unreachable database is a clear error, not a hang.
  */
-export async function openStore(config: Pick<Config, "dbPath" | "databaseUrl" | "databasePool">): Promise<{ store: Store; applied: number }> {
+export async function openStore(config: Pick<Config, "dbPath" | "databaseUrl" | "databasePool">): Promise<OpenedStore> {
   if (!config.databaseUrl) {
     const store = openSqliteStore(config.dbPath);
     try {
-      return { store, applied: await migrateStore(store) };
+      return { store, ...(await migrateLogged(store)) };
     } catch (err) {
       await store.close();
       throw err;
@@ -35,11 +35,43 @@ export async function openStore(config: Pick<Config, "dbPath" | "databaseUrl" | 
   }
   await warnUnlessByteWise(store);
   try {
-    return { store, applied: await withMigrationLock(url, () => migrateStore(store)) };
+    return { store, ...(await withMigrationLock(url, () => migrateLogged(store))) };
   } catch (err) {
     await store.close().catch(() => {});
     throw err;
   }
+}
+
+export interface OpenedStore {
+  store: Store;
+  /** The migrations this start applied, in order, with how long each took. */
+  applied: AppliedMigration[];
+  /** The repairs of the migrations' bookkeeping it made (src/db/migrate.ts, KNOWN_REPAIRS). */
+  repaired: string[];
+}
+
+/**
+ * Migrates, and logs what it did: each migration applied with its duration, then their total
+ * (an operator reads in the log what an upgrade ran and how long the start took because of it).
+ */
+async function migrateLogged(store: Store): Promise<Omit<OpenedStore, "store">> {
+  const applied: AppliedMigration[] = [];
+  const repaired: string[] = [];
+  const started = performance.now();
+  await migrateStore(store, {
+    onRepaired: (what) => {
+      repaired.push(what);
+      log.warn("migration bookkeeping repaired", { repair: what });
+    },
+    onApplied: (m) => {
+      applied.push(m);
+      log.info("migration applied", { migration: m.tag, ms: Math.round(m.ms) });
+    },
+  });
+  if (applied.length) {
+    log.info("migrations applied", { engine: store.engine, count: applied.length, newest: applied.at(-1)!.tag, ms: Math.round(performance.now() - started) });
+  }
+  return { applied, repaired };
 }
 
 /**
