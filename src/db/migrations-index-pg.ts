@@ -12,6 +12,7 @@ import m8 from "../../drizzle-pg/0008_reporter_tally.sql" with { type: "text" };
 import m9 from "../../drizzle-pg/0009_appeals_case_idx.sql" with { type: "text" };
 import m10 from "../../drizzle-pg/0010_search_text.sql" with { type: "text" };
 import m11 from "../../drizzle-pg/0011_rule_hits_budget_exceeded.sql" with { type: "text" };
+import m12 from "../../drizzle-pg/0012_case_decisions.sql" with { type: "text" };
 
 export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0000_foundation", when: 1795439365595, breakpoints: true, sql: m0 },
@@ -26,4 +27,5 @@ export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0009_appeals_case_idx", when: 1795624116421, breakpoints: true, sql: m9 },
   { tag: "0010_search_text", when: 1795748171206, breakpoints: true, sql: m10 },
   { tag: "0011_rule_hits_budget_exceeded", when: 1795751963361, breakpoints: true, sql: m11 },
+  { tag: "0012_case_decisions", when: 1795752784435, breakpoints: true, sql: m12 },
 ];

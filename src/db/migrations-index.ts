@@ -21,6 +21,7 @@ import m18 from "../../drizzle/0018_reporter_tally.sql" with { type: "text" };
 import m19 from "../../drizzle/0019_appeals_case_idx.sql" with { type: "text" };
 import m20 from "../../drizzle/0020_search_text.sql" with { type: "text" };
 import m21 from "../../drizzle/0021_rule_hits_budget_exceeded.sql" with { type: "text" };
+import m22 from "../../drizzle/0022_case_decisions.sql" with { type: "text" };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -52,4 +53,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0019_appeals_case_idx", when: 1795624115825, breakpoints: true, sql: m19 },
   { tag: "0020_search_text", when: 1795748169271, breakpoints: true, sql: m20 },
   { tag: "0021_rule_hits_budget_exceeded", when: 1795751962741, breakpoints: true, sql: m21 },
+  { tag: "0022_case_decisions", when: 1795752783535, breakpoints: true, sql: m22 },
 ];
