@@ -1,4 +1,5 @@
--- Every decided case has its decision, with its code, as its reports and appeals record it.
+-- Every decided case has its decision, with its code, as its reports and appeals record it; every
+-- case escalated has its team.
 --
 -- 0002_moderators_day filled the decision of the cases decided before it from their status
 -- alone: APPEALED and CLOSED cases got none, RESOLVED and DISMISSED ones lost their resolution
@@ -81,3 +82,16 @@ EXECUTE FUNCTION flagstaff_case_decision_fill();--> statement-breakpoint
 -- decide itself (it always records who decided; 0002's backfill and older Flagstaffs never did).
 UPDATE "cases" SET "decided_at" = NULL
 WHERE "is_open" = 0 AND "status" IN ('RESOLVED', 'DISMISSED', 'APPEALED', 'CLOSED') AND "decided_by_type" IS NULL;
+--> statement-breakpoint
+-- An escalation applied by a Flagstaff older than 0002 (it writes the report's escalation, never
+-- the case's team) marks the case as the workflow engine does (markCaseEscalated), which then
+-- writes the same values itself. To be dropped with cases_decision_fill.
+CREATE FUNCTION flagstaff_case_escalation_fill() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE "cases" SET "escalated_team" = NEW."escalation"::json->>'team', "escalated_at" = NEW."updated_at" WHERE "id" = NEW."case_id";
+  RETURN NULL;
+END
+$$;--> statement-breakpoint
+CREATE TRIGGER "reports_escalation_fill" AFTER UPDATE OF "escalation" ON "reports" FOR EACH ROW
+WHEN (NEW."escalation" IS NOT NULL AND NEW."escalation" IS DISTINCT FROM OLD."escalation" AND (NEW."escalation"::json->>'applied')::boolean)
+EXECUTE FUNCTION flagstaff_case_escalation_fill();

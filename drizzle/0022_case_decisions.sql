@@ -1,4 +1,5 @@
--- Every decided case has its decision, with its code, as its reports and appeals record it.
+-- Every decided case has its decision, with its code, as its reports and appeals record it; every
+-- case escalated has its team.
 --
 -- 0012_moderators_day filled the decision of the cases decided before it from their status
 -- alone: APPEALED and CLOSED cases got none, RESOLVED and DISMISSED ones lost their resolution
@@ -76,3 +77,12 @@ END;
 -- decide itself (it always records who decided; 0012's backfill and older Flagstaffs never did).
 UPDATE `cases` SET `decided_at` = NULL
 WHERE `is_open` = 0 AND `status` IN ('RESOLVED', 'DISMISSED', 'APPEALED', 'CLOSED') AND `decided_by_type` IS NULL;
+--> statement-breakpoint
+-- An escalation applied by a Flagstaff older than 0012 (it writes the report's escalation, never
+-- the case's team) marks the case as the workflow engine does (markCaseEscalated), which then
+-- writes the same values itself. To be dropped with cases_decision_fill.
+CREATE TRIGGER `reports_escalation_fill` AFTER UPDATE OF `escalation` ON `reports`
+WHEN new.`escalation` IS NOT NULL AND new.`escalation` IS NOT old.`escalation` AND json_extract(new.`escalation`, '$.applied') = 1
+BEGIN
+  UPDATE `cases` SET `escalated_team` = json_extract(new.`escalation`, '$.team'), `escalated_at` = new.`updated_at` WHERE `id` = new.`case_id`;
+END;

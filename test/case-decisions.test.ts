@@ -2,7 +2,8 @@
  * Every decided case has its decision with its code (migration case_decisions, both engines):
  * the backfill redone from what the reports and appeals record, and a case that a Flagstaff
  * recording no decisions takes out of review (an instance not yet upgraded) filled by the
- * database itself, while the workflow engine's own decisions are left as it wrote them.
+ * database itself, like an escalation it applies, while the workflow engine's own decisions
+ * are left as it wrote them.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq, inArray } from "drizzle-orm";
@@ -123,6 +124,22 @@ describe("a case decided by a Flagstaff that records no decisions", () => {
     });
     await oldDecision(a.caseId, "CLOSED", {});
     expect((await decisionsOf(world, [a.caseId]))[a.caseId]).toEqual({ decision: "uphold", code: "SPAM_CONFIRMED", at: decidedAt, byType: "user", byId: world.ctx.actor.id, team: null });
+  });
+
+  test("an escalation it applies marks the case as escalated to its team", async () => {
+    const filed = await world.fileReport();
+    world.clock.advance(60_000);
+    const now = world.clock.now();
+    await world.store.transaction(async () => {
+      await world.store.db.update(reports).set({ status: "IN_REVIEW", updatedAt: now, escalation: stamp({ team: "legal", applied: true }) }).where(eq(reports.caseId, filed.caseId));
+      await world.store.db.update(cases).set({ status: "IN_REVIEW", isOpen: 1, updatedAt: now }).where(eq(cases.id, filed.caseId));
+    });
+    expect((await decisionsOf(world, [filed.caseId]))[filed.caseId]).toMatchObject({ team: "legal", decision: null });
+    expect((await world.caseOf(filed.caseId)).escalatedAt).toBe(now);
+    // Then decided the old way: the decision ends the escalation, as the engine's do.
+    world.clock.advance(60_000);
+    await oldDecision(filed.caseId, "DISMISSED", { dismissal: stamp({ reason: "out_of_scope" }) });
+    expect((await decisionsOf(world, [filed.caseId]))[filed.caseId]).toMatchObject({ team: null, decision: "dismiss", code: "out_of_scope" });
   });
 
   test("the workflow engine's own decisions are left as it wrote them", async () => {

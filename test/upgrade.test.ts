@@ -287,8 +287,14 @@ describe.skipIf(TEST_ENGINE !== "postgres")("a rolling upgrade (PostgreSQL)", ()
       await decideThrough(old, demo, "before", 8);
       // The new instance starts (and migrates) while the old one keeps deciding.
       const [, duringMigration] = await Promise.all([current.start(), decideThrough(old, demo, "during", 8)]);
-      // Both serve: decisions through each, at once.
+      // Both serve: decisions through each, at once, and escalations through the old one left open.
       const [throughOld, throughNew] = await Promise.all([decideThrough(old, demo, "old", 16), decideThrough(current, demo, "new", 16)]);
+      for (let i = 0; i < 4; i++) {
+        const made = await old.call("POST", `/projects/${demo.projectId}/reports`, {
+          body: { subject: { type: "user", externalId: `escalated-${i}` }, target: { contentType: "post", contentExternalId: `escalated-${i}` }, reason: { names: ["spam"] } },
+        });
+        expect((await old.call("POST", `/reports/${made.body.report.id}/escalate`, { body: { team: i % 2 ? "legal" : "safety" } })).status).toBe(200);
+      }
       console.log(`rolling upgrade from ${AB7C4AA.commit}: ${8 + duringMigration + throughOld} reports decided through the old instance (${duringMigration + throughOld} while or after the new one migrated), ${throughNew} through the new one`);
     } finally {
       await old.stop();
@@ -296,6 +302,10 @@ describe.skipIf(TEST_ENGINE !== "postgres")("a rolling upgrade (PostgreSQL)", ()
     try {
       const cases = await undecided(env.FLAGSTAFF_DB!);
       expect(cases).toEqual({ closed: 48, withoutDecision: 0, codeDiffers: 0 });
+      const db = await rawDb(env.FLAGSTAFF_DB!, { readonly: true });
+      const teams = await db.all<{ team: string | null }>("SELECT escalated_team AS team FROM cases WHERE is_open = 1 AND status = 'IN_REVIEW' ORDER BY created_at");
+      await db.close();
+      expect(teams.map((t) => t.team)).toEqual(["safety", "legal", "safety", "legal"]);
       const admin = await signIn(current, demo.adminEmail, demo.adminPassword);
       expect((await admin.trpc.search.closedCases.query({ limit: 100 })).total).toBe(48);
     } finally {
