@@ -6,8 +6,8 @@ import { formatInitBanner, initOrganization } from "./commands/init.ts";
 import { keysCommand, UsageError } from "./commands/keys.ts";
 import { serve } from "./commands/serve.ts";
 import { ConfigError, loadConfig } from "./config.ts";
-import { SchemaTooNewError } from "./db/migrate.ts";
-import { DatabaseUnavailableError, openStore, redact } from "./db/open.ts";
+import { planMigrations, SchemaTooNewError } from "./db/migrate.ts";
+import { DatabaseUnavailableError, openStore, openUnmigrated, redact } from "./db/open.ts";
 import { offsetClock } from "./domain/clock.ts";
 import { setLogLevel } from "./log.ts";
 import { embeddedMigrations } from "./db/migrations-index.ts";
@@ -20,8 +20,9 @@ const USAGE = `usage: flagstaff <command>
   serve                     migrate, then serve (an empty database is initialised first)
   init [--json] [--org NAME] [--project NAME] [--plan free|pro|enterprise]
                             create an organization, project, keys and dashboard admin
-  migrate                   apply database migrations (each listed with its duration); a database
-                            a newer Flagstaff migrated is refused, exit code 3, nothing written
+  migrate [--dry-run]       apply database migrations (each listed with its duration); a database
+                            a newer Flagstaff migrated is refused, exit code 3, nothing written;
+                            --dry-run lists what would be applied and writes nothing
   keys create --project ID [--kind secret|publishable] [--name N] [--rate-limit N] [--json]
   keys list [--org SLUG] [--json]
   keys revoke KEY_ID
@@ -44,6 +45,7 @@ async function main(argv: string[]): Promise<number> {
       "rate-limit": { type: "string" },
       help: { type: "boolean", short: "h" },
       version: { type: "boolean" },
+      "dry-run": { type: "boolean" },
     },
   });
   const [command, ...rest] = positionals;
@@ -79,6 +81,24 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
 
+  const where = config.databaseUrl ? redact(config.databaseUrl) : config.dbPath;
+  if (command === "migrate" && values["dry-run"]) {
+    // What an upgrade will do, before doing it: read only (a SQLite file is not even created).
+    const store = await openUnmigrated(config);
+    try {
+      const plan = store ? await planMigrations(store) : { pending: embeddedMigrations.map((m) => m.tag), repairs: [] };
+      const lines = [
+        `flagstaff ${VERSION} would apply ${plan.pending.length} migration(s) to ${where}${store ? "" : " (a new database)"}; nothing was written`,
+        ...plan.repairs.map((r) => `  repair: ${r}`),
+        ...plan.pending.map((tag) => `  ${tag}`),
+      ];
+      process.stdout.write(lines.join("\n") + "\n");
+      return 0;
+    } finally {
+      await store?.close();
+    }
+  }
+
   const clock = offsetClock(config.clockOffsetMs);
   const { store, applied, repaired } = await openStore(config);
   const ctx = { store, db: store.db, clock };
@@ -86,7 +106,7 @@ async function main(argv: string[]): Promise<number> {
     switch (command) {
       case "migrate": {
         const lines = [
-          `${applied.length} migration(s) applied to ${config.databaseUrl ? redact(config.databaseUrl) : config.dbPath}`,
+          `${applied.length} migration(s) applied to ${where}`,
           ...repaired.map((r) => `  repaired: ${r}`),
           ...applied.map((m) => `  ${m.tag}  ${formatMs(m.ms)}`),
         ];

@@ -9,6 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { KNOWN_REPAIRS, migrationHash } from "../src/db/migrate.ts";
+import { VERSION } from "../src/version.ts";
 import { embeddedMigrations } from "../src/db/migrations-index.ts";
 import { embeddedPgMigrations } from "../src/db/migrations-index-pg.ts";
 import { checkLanded, currentMigrations, LIST_FILE, parseList, ROOT } from "../scripts/land-migrations.ts";
@@ -66,6 +67,29 @@ describe("landed migrations", () => {
   });
 });
 
+test("migrate --dry-run says what migrating would apply, and writes nothing (not even a new SQLite file)", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "flagstaff-dry-run-"));
+  try {
+    const env = { FLAGSTAFF_DB: join(dir, "flagstaff.db"), FLAGSTAFF_LOG_LEVEL: "warn" };
+    const migrations = TEST_ENGINE === "postgres" ? embeddedPgMigrations : embeddedMigrations;
+    const fresh = await runCli(["migrate", "--dry-run"], env);
+    expect(fresh.code).toBe(0);
+    expect(fresh.stdout).toContain(`would apply ${migrations.length} migration(s)`);
+    expect(fresh.stdout).toContain(`  ${migrations[0]!.tag}\n`);
+    if (TEST_ENGINE === "sqlite") expect(existsSync(env.FLAGSTAFF_DB)).toBe(false);
+
+    // A database as the previous release left it: its newest migration not applied yet.
+    expect((await runCli(["migrate"], env)).code).toBe(0);
+    const db = await rawDb(env.FLAGSTAFF_DB);
+    await db.run(`DELETE FROM ${TEST_ENGINE === "postgres" ? `"drizzle"."__drizzle_migrations"` : "__drizzle_migrations"} WHERE created_at = ?`, migrations.at(-1)!.when);
+    await db.close();
+    const r = await runCli(["migrate", "--dry-run"], env);
+    expect(r.stdout.split("\n")).toEqual([expect.stringMatching(new RegExp(`^flagstaff ${VERSION} would apply 1 migration\\(s\\) to .+; nothing was written$`)), `  ${migrations.at(-1)!.tag}`, ""]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 describe("a database a newer Flagstaff migrated", () => {
   const dir = mkdtempSync(join(tmpdir(), "flagstaff-newer-"));
   const env = { FLAGSTAFF_DB: join(dir, "flagstaff.db"), FLAGSTAFF_LOG_LEVEL: "warn" };
@@ -100,7 +124,7 @@ describe("a database a newer Flagstaff migrated", () => {
     await db.close();
     const before = await fingerprint();
 
-    for (const args of [["migrate"], ["serve"], ["init", "--json"], ["keys", "list", "--json"]]) {
+    for (const args of [["migrate"], ["migrate", "--dry-run"], ["serve"], ["init", "--json"], ["keys", "list", "--json"]]) {
       const r = await runCli(args, { ...env, PORT: "0", HOST: "127.0.0.1" });
       expect({ args, code: r.code }).toEqual({ args, code: 3 });
       expect(r.stderr).toContain("flagstaff: the database's schema is newer than this Flagstaff");
@@ -140,6 +164,11 @@ test.skipIf(TEST_ENGINE !== "postgres")("a database made by commit a211d7f (its 
     await sql.unsafe(`CREATE SCHEMA drizzle; CREATE TABLE drizzle.__drizzle_migrations (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at bigint)`);
     await sql`INSERT INTO drizzle.__drizzle_migrations (hash, created_at) VALUES (${repair.hash}, ${repair.when})`;
     await sql`INSERT INTO organizations (id, slug, name, plan, created_at) VALUES ('o-1', 'acme', 'Acme', 'free', 1)`;
+
+    const plan = await runCli(["migrate", "--dry-run"], { FLAGSTAFF_DB: join(dir, "unused.db"), FLAGSTAFF_DATABASE_URL: old.url });
+    expect(plan.stdout).toContain(`would apply ${embeddedPgMigrations.length - 1} migration(s)`);
+    expect(plan.stdout).toContain("  repair: 0000_foundation as recorded by a211d7f");
+    expect(plan.stdout).not.toContain("  0000_foundation\n");
 
     const r = await runCli(["migrate"], { FLAGSTAFF_DB: join(dir, "unused.db"), FLAGSTAFF_DATABASE_URL: old.url });
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: expect.stringContaining('"msg":"migration bookkeeping repaired"') });

@@ -122,11 +122,8 @@ const repairsOf = (engine: KnownRepair["engine"]) => KNOWN_REPAIRS.filter((r) =>
  */
 export function migrateDatabase(db: Db, migrations: readonly EmbeddedMigration[] = embeddedMigrations, opts: Omit<MigrateOptions, "count"> = {}): number {
   const client = db.$client;
-  const hasTable = client.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get() !== null;
-  const recorded: Recorded = hasTable
-    ? (client.query("SELECT count(*) AS count, max(created_at) AS newest FROM __drizzle_migrations").get() as Recorded)
-    : { count: 0, newest: null };
-  refuseNewer({ count: recorded.count, newest: recorded.newest === null ? null : Number(recorded.newest) }, embeddedMigrations);
+  const recorded = sqliteRecorded(db);
+  refuseNewer(recorded, embeddedMigrations);
 
   // Computations SQLite cannot do that migrations need for backfills (0008: category keys;
   // 0020: the search folding). drizzle-kit's own migrate command does not have them.
@@ -156,6 +153,45 @@ export function migrateDatabase(db: Db, migrations: readonly EmbeddedMigration[]
   return applied.length;
 }
 
+/** SQLite's bookkeeping, read only. */
+function sqliteRecorded(db: Db): Recorded {
+  const client = db.$client;
+  const hasTable = client.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get() !== null;
+  if (!hasTable) return { count: 0, newest: null };
+  const row = client.query("SELECT count(*) AS count, max(created_at) AS newest FROM __drizzle_migrations").get() as Recorded;
+  return { count: row.count, newest: row.newest === null ? null : Number(row.newest) };
+}
+
+/** What migrating the store would do, read without writing anything (`flagstaff migrate --dry-run`). */
+export interface MigrationPlan {
+  /** The migrations it would apply, in order. */
+  pending: string[];
+  /** The repairs of the bookkeeping it would make (KNOWN_REPAIRS). */
+  repairs: string[];
+}
+
+/**
+ * What migrateStore would apply to the store's database, without writing anything; refuses a
+ * database a newer Flagstaff migrated (SchemaTooNewError) as migrating would.
+ */
+export async function planMigrations(store: Store): Promise<MigrationPlan> {
+  if (store.engine === "postgres") {
+    const pg = store.writer as unknown as PgMigrator;
+    const recorded = await pgRecorded(pg);
+    refuseNewer(recorded, embeddedPgMigrations);
+    const repairs = await pgRepairsNeeded(pg, recorded);
+    // A repair rewrites the bookkeeping row of the migration it repairs: the file's time.
+    const repairedNewest = repairs.reduce((n, r) => Math.max(n ?? 0, embeddedPgMigrations.find((m) => m.tag === r.tag)?.when ?? 0), recorded.newest);
+    return { pending: pendingOf(embeddedPgMigrations, repairedNewest), repairs: repairs.map(describeRepair) };
+  }
+  const recorded = sqliteRecorded(store.writer);
+  refuseNewer(recorded, embeddedMigrations);
+  return { pending: pendingOf(embeddedMigrations, recorded.newest), repairs: [] };
+}
+
+const pendingOf = (list: readonly EmbeddedMigration[], newest: number | null) => list.filter((m) => newest === null || newest < m.when).map((m) => m.tag);
+const describeRepair = (r: KnownRepair) => `${r.tag} as recorded by ${r.build}: ${r.why}`;
+
 /**
  * Backfills PostgreSQL cannot compute in SQL (it cannot run the domain's code), each run after
  * its migration's statements in the same transaction: the migration and its data land together
@@ -177,24 +213,34 @@ type PgMigrator = PgTx & { transaction<T>(fn: (tx: PgTx) => Promise<T>): Promise
  * still serving during a rolling upgrade writes before the migration or after it, never while a
  * backfill reads what it is changing.
  */
+const readRecorded = async (q: PgTx): Promise<Recorded> => {
+  const [row] = await q.execute(sql`SELECT count(*)::int AS count, max(created_at) AS newest FROM "drizzle"."__drizzle_migrations"`);
+  return { count: Number(row?.count ?? 0), newest: row?.newest == null ? null : Number(row.newest) };
+};
+
+/** PostgreSQL's bookkeeping, read only. */
+async function pgRecorded(pg: PgTx): Promise<Recorded> {
+  const [present] = await pg.execute(sql`SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL AS present`);
+  return present?.present ? await readRecorded(pg) : { count: 0, newest: null };
+}
+
+/** Which known repairs this database needs, read only. */
+async function pgRepairsNeeded(pg: PgTx, recorded: Recorded): Promise<KnownRepair[]> {
+  const repairs: KnownRepair[] = [];
+  if (recorded.count === 0) return repairs;
+  for (const r of repairsOf("postgres")) {
+    const rows = await pg.execute(sql`SELECT 1 FROM "drizzle"."__drizzle_migrations" WHERE hash = ${r.hash} AND created_at = ${r.when}`);
+    if (rows.length) repairs.push(r);
+  }
+  return repairs;
+}
+
 async function migratePostgres(db: Db, migrations: readonly EmbeddedMigration[], opts: Omit<MigrateOptions, "count">): Promise<number> {
   const pg = db as unknown as PgMigrator;
-  const [present] = await pg.execute(sql`SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL AS present`);
-  const readRecorded = async (q: PgTx): Promise<Recorded> => {
-    const [row] = await q.execute(sql`SELECT count(*)::int AS count, max(created_at) AS newest FROM "drizzle"."__drizzle_migrations"`);
-    return { count: Number(row?.count ?? 0), newest: row?.newest == null ? null : Number(row.newest) };
-  };
-  const before = present?.present ? await readRecorded(pg) : { count: 0, newest: null };
+  const before = await pgRecorded(pg);
   refuseNewer(before, embeddedPgMigrations);
-
-  // Which known repairs this database needs, read before anything is written.
-  const repairs: KnownRepair[] = [];
-  if (before.count > 0) {
-    for (const r of repairsOf("postgres")) {
-      const rows = await pg.execute(sql`SELECT 1 FROM "drizzle"."__drizzle_migrations" WHERE hash = ${r.hash} AND created_at = ${r.when}`);
-      if (rows.length) repairs.push(r);
-    }
-  }
+  // Read before anything is written.
+  const repairs = await pgRepairsNeeded(pg, before);
   if (!repairs.length && before.newest !== null && !migrations.some((m) => before.newest! < m.when)) return 0;
 
   await pg.execute(sql`CREATE SCHEMA IF NOT EXISTS "drizzle"`);
@@ -211,7 +257,7 @@ async function migratePostgres(db: Db, migrations: readonly EmbeddedMigration[],
       if (!now) throw new Error(`repair of ${r.tag}: no such migration`);
       for (const statement of r.statements) await tx.execute(sql.raw(statement));
       await tx.execute(sql`UPDATE "drizzle"."__drizzle_migrations" SET hash = ${migrationHash(now.sql)}, created_at = ${now.when} WHERE hash = ${r.hash} AND created_at = ${r.when}`);
-      repaired.push(`${r.tag} as recorded by ${r.build}: ${r.why}`);
+      repaired.push(describeRepair(r));
     }
     const { newest: last } = await readRecorded(tx);
     for (const m of migrations) {

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { sql, type SQL } from "drizzle-orm";
 import type { Config } from "../config.ts";
 import { log } from "../log.ts";
@@ -40,6 +41,22 @@ export async function openStore(config: Pick<Config, "dbPath" | "databaseUrl" | 
     await store.close().catch(() => {});
     throw err;
   }
+}
+
+/**
+ * Opens the configured engine's store without migrating it (`flagstaff migrate --dry-run`):
+ * null for a SQLite file that does not exist yet (it is not created).
+ */
+export async function openUnmigrated(config: Pick<Config, "dbPath" | "databaseUrl" | "databasePool">): Promise<Store | null> {
+  if (!config.databaseUrl) return existsSync(config.dbPath) ? openSqliteStore(config.dbPath) : null;
+  const store = openPostgresStore({ url: config.databaseUrl, poolSize: 1 });
+  try {
+    await store.ping();
+  } catch (err) {
+    await store.close().catch(() => {});
+    throw new DatabaseUnavailableError(`cannot reach PostgreSQL at ${redact(config.databaseUrl)}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return store;
 }
 
 export interface OpenedStore {
