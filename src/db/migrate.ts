@@ -1,4 +1,7 @@
+import { Database } from "bun:sqlite";
 import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
+import { drizzle } from "drizzle-orm/bun-sqlite";
 import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "./client.ts";
 import { categoryKey } from "../domain/category-key.ts";
@@ -151,6 +154,21 @@ export function migrateDatabase(db: Db, migrations: readonly EmbeddedMigration[]
   }
   for (const a of applied) opts.onApplied?.(a);
   return applied.length;
+}
+
+/**
+ * Refuses a SQLite database file a newer Flagstaff migrated, read through a read-only connection
+ * before the store opens it (opening sets WAL mode, which rewrites the header of a file restored
+ * in another journal mode). A file that does not exist is not created.
+ */
+export function refuseNewerSqliteFile(path: string): void {
+  if (path === ":memory:" || !existsSync(path)) return;
+  const client = new Database(path, { readonly: true });
+  try {
+    refuseNewer(sqliteRecorded(drizzle(client) as unknown as Db), embeddedMigrations);
+  } finally {
+    client.close();
+  }
 }
 
 /** SQLite's bookkeeping, read only. */

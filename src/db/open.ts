@@ -3,7 +3,7 @@ import { sql, type SQL } from "drizzle-orm";
 import type { Config } from "../config.ts";
 import { log } from "../log.ts";
 import { ENGINE } from "./engine.ts";
-import { migrateStore, type AppliedMigration } from "./migrate.ts";
+import { migrateStore, refuseNewerSqliteFile, type AppliedMigration } from "./migrate.ts";
 import { openPostgresStore, withMigrationLock } from "./store-pg.ts";
 import { openSqliteStore, type Store } from "./store.ts";
 
@@ -17,6 +17,7 @@ export class DatabaseUnavailableError extends Error {}
  */
 export async function openStore(config: Pick<Config, "dbPath" | "databaseUrl" | "databasePool">): Promise<OpenedStore> {
   if (!config.databaseUrl) {
+    refuseNewerSqliteFile(config.dbPath);
     const store = openSqliteStore(config.dbPath);
     try {
       return { store, ...(await migrateLogged(store)) };
@@ -48,7 +49,11 @@ export async function openStore(config: Pick<Config, "dbPath" | "databaseUrl" | 
  * null for a SQLite file that does not exist yet (it is not created).
  */
 export async function openUnmigrated(config: Pick<Config, "dbPath" | "databaseUrl" | "databasePool">): Promise<Store | null> {
-  if (!config.databaseUrl) return existsSync(config.dbPath) ? openSqliteStore(config.dbPath) : null;
+  if (!config.databaseUrl) {
+    if (!existsSync(config.dbPath)) return null;
+    refuseNewerSqliteFile(config.dbPath);
+    return openSqliteStore(config.dbPath);
+  }
   const store = openPostgresStore({ url: config.databaseUrl, poolSize: 1 });
   try {
     await store.ping();
