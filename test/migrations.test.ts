@@ -144,7 +144,7 @@ describe("a database a newer Flagstaff migrated", () => {
     await db.close();
     const r = await runCli(["migrate"], env);
     expect(r.code).toBe(3);
-    expect(r.stderr).toContain(`holds ${migrations.length} migrations, the newest written ${new Date(migrations.at(-1)!.when + 86_400_000).toISOString()}`);
+    expect(r.stderr).toContain(`holds ${migrations.length} migrations, the newest dated ${new Date(migrations.at(-1)!.when + 86_400_000).toISOString()}`);
   });
 });
 

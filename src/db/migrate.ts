@@ -74,10 +74,10 @@ function refuseNewer(recorded: Recorded, known: readonly EmbeddedMigration[]): v
   const tooMany = recorded.count > known.length;
   const tooRecent = recorded.newest !== null && newestKnown !== undefined && recorded.newest > newestKnown.when;
   if (!tooMany && !tooRecent) return;
-  const since = recorded.newest === null ? "" : `, the newest written ${new Date(recorded.newest).toISOString()}`;
+  const since = recorded.newest === null ? "" : `, the newest dated ${new Date(recorded.newest).toISOString()}`;
   throw new SchemaTooNewError(
     `the database's schema is newer than this Flagstaff (${VERSION}): it holds ${recorded.count} migrations${since}; ` +
-      `this version knows ${known.length}, the newest ${newestKnown?.tag ?? "none"} (${newestKnown ? new Date(newestKnown.when).toISOString() : "-"}). ` +
+      `this version knows ${known.length}, the newest ${newestKnown?.tag ?? "none"} (dated ${newestKnown ? new Date(newestKnown.when).toISOString() : "-"}). ` +
       "Nothing was written. Run the Flagstaff that migrated it (or newer), or restore the backup taken before the upgrade.",
   );
 }
