@@ -22,6 +22,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { DASHBOARD_HEADERS } from "../src/api/dashboard-page.ts";
+import { VERSION } from "../src/version.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 const { values } = parseArgs({
@@ -131,8 +132,10 @@ async function smokeTest(binary: string): Promise<void> {
       return stdout;
     };
     await run(["--help"]);
-    const migrated = (await run(["migrate"])).trim();
-    console.log(`smoke test in an empty folder with an empty environment: ${migrated.replace(dir, "<tmp>")}`);
+    const version = (await run(["--version"])).split("\n")[0]!;
+    if (version !== `flagstaff ${VERSION}`) throw new Error(`${binary} --version printed ${version}, not flagstaff ${VERSION}`);
+    const migrated = (await run(["migrate"])).split("\n")[0]!;
+    console.log(`smoke test in an empty folder with an empty environment: ${version}, ${migrated.replace(dir, "<tmp>")}`);
     const org = JSON.parse(await run(["init", "--json"])) as { orgSlug: string; secretKey: string };
     console.log(`smoke test: ${await dashboardServed(binary, dir, { ...env, PORT: "0", HOST: "127.0.0.1" }, org)}`);
   } finally {

@@ -6,17 +6,23 @@ import { formatInitBanner, initOrganization } from "./commands/init.ts";
 import { keysCommand, UsageError } from "./commands/keys.ts";
 import { serve } from "./commands/serve.ts";
 import { ConfigError, loadConfig } from "./config.ts";
-import { SchemaTooNewError } from "./db/migrate.ts";
-import { DatabaseUnavailableError, openStore, redact } from "./db/open.ts";
+import { planMigrations, SchemaTooNewError } from "./db/migrate.ts";
+import { DatabaseUnavailableError, openStore, openUnmigrated, redact } from "./db/open.ts";
 import { offsetClock } from "./domain/clock.ts";
 import { setLogLevel } from "./log.ts";
+import { embeddedMigrations } from "./db/migrations-index.ts";
+import { embeddedPgMigrations } from "./db/migrations-index-pg.ts";
+import { VERSION } from "./version.ts";
 
 const USAGE = `usage: flagstaff <command>
+       flagstaff --version        the release, and the newest migration it knows on each engine
 
   serve                     migrate, then serve (an empty database is initialised first)
   init [--json] [--org NAME] [--project NAME] [--plan free|pro|enterprise]
                             create an organization, project, keys and dashboard admin
-  migrate                   apply database migrations
+  migrate [--dry-run]       apply database migrations (each listed with its duration); a database
+                            a newer Flagstaff migrated is refused, exit code 3, nothing written;
+                            --dry-run lists what would be applied and writes nothing
   keys create --project ID [--kind secret|publishable] [--name N] [--rate-limit N] [--json]
   keys list [--org SLUG] [--json]
   keys revoke KEY_ID
@@ -38,9 +44,16 @@ async function main(argv: string[]): Promise<number> {
       name: { type: "string" },
       "rate-limit": { type: "string" },
       help: { type: "boolean", short: "h" },
+      version: { type: "boolean" },
+      "dry-run": { type: "boolean" },
     },
   });
   const [command, ...rest] = positionals;
+  if (values.version) {
+    // Read by nothing but the binary itself: no configuration, no database.
+    process.stdout.write(`flagstaff ${VERSION}\n${schemaLine()}\n`);
+    return 0;
+  }
   if (!command || values.help) {
     process.stdout.write(USAGE + "\n");
     return command || values.help ? 0 : 2;
@@ -68,14 +81,38 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
 
+  const where = config.databaseUrl ? redact(config.databaseUrl) : config.dbPath;
+  if (command === "migrate" && values["dry-run"]) {
+    // What an upgrade will do, before doing it: read only (a SQLite file is not even created).
+    const store = await openUnmigrated(config);
+    try {
+      const plan = store ? await planMigrations(store) : { pending: embeddedMigrations.map((m) => m.tag), repairs: [] };
+      const lines = [
+        `flagstaff ${VERSION} would apply ${plan.pending.length} migration(s) to ${where}${store ? "" : " (a new database)"}; nothing was written`,
+        ...plan.repairs.map((r) => `  repair: ${r}`),
+        ...plan.pending.map((tag) => `  ${tag}`),
+      ];
+      process.stdout.write(lines.join("\n") + "\n");
+      return 0;
+    } finally {
+      await store?.close();
+    }
+  }
+
   const clock = offsetClock(config.clockOffsetMs);
-  const { store, applied } = await openStore(config);
+  const { store, applied, repaired } = await openStore(config);
   const ctx = { store, db: store.db, clock };
   try {
     switch (command) {
-      case "migrate":
-        process.stdout.write(`${applied} migration(s) applied to ${config.databaseUrl ? redact(config.databaseUrl) : config.dbPath}\n`);
+      case "migrate": {
+        const lines = [
+          `${applied.length} migration(s) applied to ${where}`,
+          ...repaired.map((r) => `  repaired: ${r}`),
+          ...applied.map((m) => `  ${m.tag}  ${formatMs(m.ms)}`),
+        ];
+        process.stdout.write(lines.join("\n") + "\n");
         return 0;
+      }
       case "init": {
         const plan = values.plan ?? "enterprise";
         if (plan !== "free" && plan !== "pro" && plan !== "enterprise") throw new UsageError("--plan must be free, pro or enterprise");
@@ -95,12 +132,29 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+/** The exit code of a start refused because a newer Flagstaff migrated the database. */
+const EXIT_SCHEMA_TOO_NEW = 3;
+
+const formatMs = (ms: number): string => (ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(2)} s`);
+
+/** The newest migration this binary applies on each engine: what a database it migrated holds. */
+function schemaLine(): string {
+  const newest = (list: readonly { tag: string }[]) => `${list.length} migrations, the newest ${list.at(-1)?.tag ?? "none"}`;
+  return `schema: SQLite ${newest(embeddedMigrations)}; PostgreSQL ${newest(embeddedPgMigrations)}`;
+}
+
 main(process.argv.slice(2)).then(
   (code) => {
     if (code >= 0) process.exit(code);
   },
   (err: unknown) => {
-    if (err instanceof DatabaseUnavailableError || err instanceof SchemaTooNewError) {
+    if (err instanceof SchemaTooNewError) {
+      // An exit code of its own: a service manager should not restart into it again
+      // (RestartPreventExitStatus=3, docs/operations.md).
+      process.stderr.write(`flagstaff: ${err.message}\n`);
+      process.exit(EXIT_SCHEMA_TOO_NEW);
+    }
+    if (err instanceof DatabaseUnavailableError) {
       process.stderr.write(`flagstaff: ${err.message}\n`);
       process.exit(1);
     }

@@ -5,6 +5,7 @@
  * with fixed label sets, plus gauges read when scraped. Other code records through the small
  * functions below; labels are always drawn from bounded sets (route patterns, never raw paths).
  *
+ *   flagstaff_build_info{version}                           gauge, always 1: the release this process runs
  *   flagstaff_http_requests_total{method,route,status}     counter
  *   flagstaff_http_request_duration_seconds{method,route}   histogram
  *   flagstaff_http_requests_in_flight                       gauge
@@ -26,6 +27,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { statSync } from "node:fs";
 import type { ReadContext } from "../domain/context.ts";
 import { countJobsByStatus, laneDepths, skippedJobs, type LaneDepth } from "../domain/jobs.ts";
+import { VERSION } from "../version.ts";
 
 /** Latency buckets in seconds: 0.5 ms to 10 s. */
 const HTTP_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -146,6 +148,8 @@ const dbErrors = new Counter("flagstaff_db_errors_total", "Requests answered 503
 const startTimeSeconds = Math.floor(Date.now() / 1000 - process.uptime());
 
 const metrics: Metric[] = [
+  // Which release each instance runs (during a rolling upgrade, some run the old one).
+  new CollectedGauge("flagstaff_build_info", "The Flagstaff release this process runs (label version); always 1.", ["version"], () => [{ labels: [VERSION], value: 1 }]),
   httpRequests,
   httpDuration,
   new CollectedGauge("flagstaff_http_requests_in_flight", "HTTP requests being handled now.", [], () => [{ labels: [], value: inFlight }]),

@@ -11,6 +11,7 @@ import { startSubmissionScheduler } from "../jobs/transparency-jobs.ts";
 import { backlogBounds, jobHandlers, laneSlots } from "../jobs/handlers.ts";
 import { startRetention } from "../jobs/retention.ts";
 import { startWorkers } from "../jobs/worker.ts";
+import { VERSION } from "../version.ts";
 import { bootstrapIfEmpty, formatInitBanner } from "./init.ts";
 
 /** How long requests in flight may take to finish once SIGTERM came. */
@@ -50,7 +51,7 @@ export async function serve(config: Config): Promise<void> {
   if (bootstrap) process.stdout.write(formatInitBanner(bootstrap, baseUrl) + "\n");
   // Tests and scripts wait for this exact line to learn the port.
   process.stdout.write(`Flagstaff listening on ${baseUrl}\n`);
-  log.info("listening", { url: baseUrl, engine: services.store.engine, db: services.store.engine === "sqlite" ? config.dbPath : redact(config.databaseUrl ?? "") });
+  log.info("listening", { url: baseUrl, version: VERSION, engine: services.store.engine, db: services.store.engine === "sqlite" ? config.dbPath : redact(config.databaseUrl ?? "") });
 
   // Graceful shutdown (docs/operations.md): /readyz turns 503; the listener closes (idle
   // keep-alive connections at once); requests in flight finish, for up to SHUTDOWN_GRACE_MS;

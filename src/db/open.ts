@@ -1,8 +1,9 @@
+import { existsSync } from "node:fs";
 import { sql, type SQL } from "drizzle-orm";
 import type { Config } from "../config.ts";
 import { log } from "../log.ts";
 import { ENGINE } from "./engine.ts";
-import { migrateStore } from "./migrate.ts";
+import { migrateStore, refuseNewerSqliteFile, type AppliedMigration } from "./migrate.ts";
 import { openPostgresStore, withMigrationLock } from "./store-pg.ts";
 import { openSqliteStore, type Store } from "./store.ts";
 
@@ -16,11 +17,12 @@ export class DatabaseUnavailableError extends Error {}
  */
 export async function openStore(
   config: Pick<Config, "dbPath" | "databaseUrl" | "databasePool"> & Partial<Pick<Config, "databaseStatementTimeoutMs">>,
-): Promise<{ store: Store; applied: number }> {
+): Promise<OpenedStore> {
   if (!config.databaseUrl) {
+    refuseNewerSqliteFile(config.dbPath);
     const store = openSqliteStore(config.dbPath);
     try {
-      return { store, applied: await migrateStore(store) };
+      return { store, ...(await migrateLogged(store)) };
     } catch (err) {
       await store.close();
       throw err;
@@ -37,11 +39,63 @@ export async function openStore(
   }
   await warnUnlessByteWise(store);
   try {
-    return { store, applied: await withMigrationLock(url, () => migrateStore(store)) };
+    return { store, ...(await withMigrationLock(url, () => migrateLogged(store))) };
   } catch (err) {
     await store.close().catch(() => {});
     throw err;
   }
+}
+
+/**
+ * Opens the configured engine's store without migrating it (`flagstaff migrate --dry-run`):
+ * null for a SQLite file that does not exist yet (it is not created).
+ */
+export async function openUnmigrated(config: Pick<Config, "dbPath" | "databaseUrl" | "databasePool">): Promise<Store | null> {
+  if (!config.databaseUrl) {
+    if (!existsSync(config.dbPath)) return null;
+    refuseNewerSqliteFile(config.dbPath);
+    return openSqliteStore(config.dbPath);
+  }
+  const store = openPostgresStore({ url: config.databaseUrl, poolSize: 1 });
+  try {
+    await store.ping();
+  } catch (err) {
+    await store.close().catch(() => {});
+    throw new DatabaseUnavailableError(`cannot reach PostgreSQL at ${redact(config.databaseUrl)}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return store;
+}
+
+export interface OpenedStore {
+  store: Store;
+  /** The migrations this start applied, in order, with how long each took. */
+  applied: AppliedMigration[];
+  /** The repairs of the migrations' bookkeeping it made (src/db/migrate.ts, KNOWN_REPAIRS). */
+  repaired: string[];
+}
+
+/**
+ * Migrates, and logs what it did: each migration applied with its duration, then their total
+ * (an operator reads in the log what an upgrade ran and how long the start took because of it).
+ */
+async function migrateLogged(store: Store): Promise<Omit<OpenedStore, "store">> {
+  const applied: AppliedMigration[] = [];
+  const repaired: string[] = [];
+  const started = performance.now();
+  await migrateStore(store, {
+    onRepaired: (what) => {
+      repaired.push(what);
+      log.warn("migration bookkeeping repaired", { repair: what });
+    },
+    onApplied: (m) => {
+      applied.push(m);
+      log.info("migration applied", { migration: m.tag, ms: Math.round(m.ms) });
+    },
+  });
+  if (applied.length) {
+    log.info("migrations applied", { engine: store.engine, count: applied.length, newest: applied.at(-1)!.tag, ms: Math.round(performance.now() - started) });
+  }
+  return { applied, repaired };
 }
 
 /**

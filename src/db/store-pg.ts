@@ -33,7 +33,7 @@ import { Lock, settleAll, TransactionConflict, transactionScope, type Singleton,
  */
 
 /** Keys of the advisory locks (one 64-bit space per database: ours start with "FLAG"). */
-const WRITE_LOCK = 0x464c4147_0001n;
+export const WRITE_LOCK = 0x464c4147_0001n;
 const MIGRATION_LOCK = 0x464c4147_0002n;
 /** Singletons take `SINGLETON_BASE + hash(name)`. */
 const SINGLETON_BASE = 0x464c4147_1000n;

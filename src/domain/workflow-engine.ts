@@ -502,7 +502,9 @@ const DECISION_CODE: Partial<{ [A in WorkflowAction]: (m: Move<A>, c: CaseRow) =
 /**
  * Writes a case's status. A decision that takes it out of review records itself on the case
  * (who, when, which code: the closed cases' list) and ends its escalation; an undo restores the
- * columns the case had before.
+ * columns the case had before. A decision's decidedAt is the updatedAt written with it: that is
+ * how the database's trigger cases_decision_fill (migration case_decisions) tells these writes
+ * from an older release's, whose decisions it fills in (test/case-decisions.test.ts).
  */
 async function writeCase(ctx: DomainContext, c: CaseRow, to: Status, move: Move, now: number): Promise<StatusChange> {
   const { action } = move;

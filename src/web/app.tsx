@@ -138,6 +138,8 @@ function Shell({ me }: { me: SignedIn }) {
         <main id="main" className="content" tabIndex={-1}>
           {projects.error ? <ErrorNote error={projects.error} /> : <Page route={route} />}
         </main>
+        {/* The release of the server that answered (during a rolling upgrade, instances differ). */}
+        <footer className="footer">Flagstaff {me.version}</footer>
       </div>
     </SessionContext.Provider>
   );

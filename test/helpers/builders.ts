@@ -144,24 +144,25 @@ export interface DomainWorld {
  * (hashing the admin's password with argon2id is most of it): build one per file, in beforeAll,
  * and let each test file its own reports.
  */
-export async function domainWorld(opts: { clock?: FakeClock; plan?: Plan; name?: string } = {}): Promise<DomainWorld> {
-  const store = await openTestStore();
+export async function domainWorld(opts: { clock?: FakeClock; plan?: Plan; name?: string; migrations?: number } = {}): Promise<DomainWorld> {
+  const store = await openTestStore({ migrations: opts.migrations });
   return worldOf(store, opts.clock ?? fakeClock(), { name: opts.name, plan: opts.plan }, true);
 }
 
 /**
  * A migrated store of the pass's engine: SQLite in a temporary folder, or on the PostgreSQL
- * pass a fresh database of the test cluster (dropped when the store closes).
+ * pass a fresh database of the test cluster (dropped when the store closes). `migrations`: only
+ * the first so many, as an older version left the database (a later migration's test).
  */
-export async function openTestStore(): Promise<Store> {
+export async function openTestStore(opts: { migrations?: number } = {}): Promise<Store> {
   if (!TEST_PG_URL) {
     const store = openSqliteStore(":memory:");
-    await migrateStore(store);
+    await migrateStore(store, { count: opts.migrations });
     return store;
   }
   const database = await createTestDatabase();
   const store = openPostgresStore({ url: database.url, poolSize: 5 });
-  await migrateStore(store);
+  await migrateStore(store, { count: opts.migrations });
   const others: Store[] = [];
   const opened: Store = {
     ...store,

@@ -42,9 +42,12 @@ export async function engineEnv(env: Record<string, string | undefined>): Promis
   return { ...full, FLAGSTAFF_DATABASE_URL: (await databaseForPath(full.FLAGSTAFF_DB)).url };
 }
 
-/** Runs the flagstaff command line against a database; returns stdout, stderr and the exit code. */
-export async function runCli(args: string[], env: Record<string, string>) {
-  const proc = Bun.spawn([process.execPath, CLI, ...args], {
+/**
+ * Runs the flagstaff command line against a database; returns stdout, stderr and the exit code.
+ * `cli`: another source tree's src/cli.ts (an older release, test/helpers/old-release.ts).
+ */
+export async function runCli(args: string[], env: Record<string, string>, cli = CLI) {
+  const proc = Bun.spawn([process.execPath, cli, ...args], {
     env: await engineEnv({ FLAGSTAFF_LOG_LEVEL: "warn", ...env }),
     stdout: "pipe",
     stderr: "pipe",
@@ -67,6 +70,8 @@ export class TestServer {
     readonly env: Record<string, string>,
     /** The organization `init` made before the server started. */
     readonly demo: InitResult,
+    /** The src/cli.ts it runs: this checkout's, or an older release's (test/helpers/old-release.ts). */
+    readonly cli = CLI,
   ) {}
 
   get dbPath(): string {
@@ -79,7 +84,7 @@ export class TestServer {
 
   /** Starts (or restarts) the serve process and waits for its "listening" line. */
   async start(): Promise<void> {
-    const proc = Bun.spawn([process.execPath, CLI, "serve"], {
+    const proc = Bun.spawn([process.execPath, this.cli, "serve"], {
       env: await engineEnv(this.env),
       stdout: "pipe",
       stderr: "pipe",
@@ -90,7 +95,7 @@ export class TestServer {
 
   /** A second organization (or another of the same kind) in the same database. */
   async initOrg(org: string, project = "Project", plan = "enterprise"): Promise<InitResult> {
-    const r = await runCli(["init", "--json", "--org", org, "--project", project, "--plan", plan], this.env);
+    const r = await runCli(["init", "--json", "--org", org, "--project", project, "--plan", plan], this.env, this.cli);
     if (r.code !== 0) throw new Error(`init failed: ${r.stderr}`);
     return JSON.parse(r.stdout) as InitResult;
   }

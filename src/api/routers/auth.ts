@@ -2,6 +2,7 @@ import { z } from "zod";
 import { getOrganization } from "../../domain/organizations.ts";
 import { changeOwnPassword, clearSessionCookie, deleteSession, SESSION_MAX_MS, sessionCookie, signIn } from "../../domain/sessions.ts";
 import { MAX_PASSWORD, MIN_PASSWORD, requireUser, toUserView } from "../../domain/users.ts";
+import { VERSION } from "../../version.ts";
 import { assertSameOrigin, authedProcedure, publicProcedure, router } from "../trpc.ts";
 
 const orgView = (o: { id: string; slug: string; name: string; plan: string }) => ({ id: o.id, slug: o.slug, name: o.name, plan: o.plan });
@@ -25,7 +26,7 @@ export const authRouter = router({
       return { user: signedIn.user, org: orgView(signedIn.org), csrfToken: signedIn.csrfToken };
     }),
 
-  /** Who is signed in, their organization, and the CSRF token for mutations. */
+  /** Who is signed in, their organization, the CSRF token for mutations, and the server's release (the dashboard's footer). */
   me: authedProcedure.query(async ({ ctx }) => {
     const c = ctx.caller;
     return {
@@ -33,6 +34,7 @@ export const authRouter = router({
       role: c.role,
       org: orgView(await getOrganization(ctx.domain)),
       csrfToken: c.session?.csrfToken ?? null,
+      version: VERSION,
     };
   }),
 
