@@ -40,15 +40,22 @@
  *     201) or exited (its exit code and the last lines of its stderr), and every job's effect
  *     exactly once (webhook messages received, reports enriched). An instance that exited or does
  *     not serve again within 30 s fails the run (it is started again so the run goes on).
+ *
+ * With `--faults` (about a minute) it runs the database fault harness instead
+ * (scripts/chaos-faults.ts says what it does): two instances on PostgreSQL, each through a proxy
+ * of its own, and one on SQLite, under load, while PostgreSQL is restarted (-m immediate, -m
+ * fast), stopped for 10 s, cut off by the network for 10 s, and SQLite's disk fills up; a table
+ * row per fault. `--clients N` gives each instance N/4 report clients (4 by default).
  */
 import { Database } from "bun:sqlite";
 import postgres from "postgres";
 import { startPgCluster, type PgCluster } from "./pg-cluster.ts";
+import { runFaultHarness } from "./chaos-faults.ts";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { ROOT, run, startServer, type Server } from "./bench/lib.ts";
+import { lastLinesOf, ROOT, run, startServer, type Server } from "./bench/lib.ts";
 import { restRoutes } from "../src/api/rest.ts";
 import { appRouter } from "../src/api/router.ts";
 
@@ -61,6 +68,7 @@ const { values: args } = parseArgs({
     seed: { type: "string" },
     postgres: { type: "boolean" },
     "postgres-url": { type: "string" },
+    faults: { type: "boolean" },
   },
 });
 const ON_POSTGRES = !!args.postgres || !!args["postgres-url"];
@@ -105,6 +113,12 @@ let dropDatabase: (() => Promise<void>) | null = null;
 
 async function main(): Promise<void> {
 try {
+  if (args.faults) {
+    // (d) The database fault harness: scripts/chaos-faults.ts.
+    failed = await runFaultHarness({ seed: SEED, clientsPerInstance: Math.max(1, Math.round(CLIENTS / 4)), dir, say, step });
+    say(failed ? "CHAOS FAILED" : "chaos passed");
+    return;
+  }
   if (ON_POSTGRES) {
     const admin = args["postgres-url"] ?? (cluster = await startPgCluster()).url;
     const name = `flagstaff_chaos_${SEED}`;
@@ -652,19 +666,6 @@ async function instancesOnPostgres(demo: Demo, ollamaUrl: string): Promise<void>
   }
   await receiver.stop(true);
   await db.end();
-}
-
-/** The last `n` non-empty lines of a server's log but its access lines (each cut at 300 characters). */
-function lastLinesOf(path: string, n: number): string[] {
-  try {
-    return readFileSync(path, "utf8")
-      .split("\n")
-      .filter((l) => l.trim() && !l.includes('"msg":"request"'))
-      .slice(-n)
-      .map((l) => (l.length > 300 ? l.slice(0, 300) + "…" : l));
-  } catch {
-    return ["(no log)"];
-  }
 }
 
 /** (b) Fuzz. */

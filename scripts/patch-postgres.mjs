@@ -19,9 +19,9 @@
  * and fails whatever still waits for an answer.
  * Run by `npm install` / `npm ci` (postinstall); idempotent; it
  * stops the install when postgres.js changed so that the text it mends is not there (then check
- * whether the new version fixed it, and update or remove this script). test/pg-restart.test.ts
+ * whether the new version fixed it, and update or remove this script). test/pg-connection-loss.test.ts
  * is the test: a reserved connection whose backend is terminated fails its next query instead of
- * killing the process.
+ * killing the process (and test/pg-restart.test.ts restarts PostgreSQL under load).
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";

@@ -9,8 +9,9 @@
  * (the superuser) in its environment, then stops the cluster and removes the folder (also when the
  * command fails or on SIGINT/SIGTERM), and exits with the command's exit code.
  *
- * Importable too: `startPgCluster()` starts one and returns its admin URL, `stop()` and
- * `restart(mode)` (scripts/chaos.ts restarts it under load).
+ * Importable too: `startPgCluster()` starts one and returns its admin URL, `stop()`,
+ * `restart(mode)`, and `shutDown(mode)` / `startUp()` (scripts/chaos.ts restarts it, and keeps it
+ * down for a while, under load).
  *
  * The server programs come from FLAGSTAFF_PG_BINDIR, else the newest /usr/lib/postgresql/N/bin
  * (Debian's layout; scripts/ensure-postgres.sh installs it), else `pg_config --bindir` or PATH.
@@ -37,6 +38,13 @@ export interface PgCluster {
    * Resolves once it accepts connections again.
    */
   restart(mode?: "smart" | "fast" | "immediate"): Promise<void>;
+  /**
+   * Stops the server and keeps its data (`pg_ctl stop -m mode`): nothing listens on its port
+   * until startUp(). scripts/chaos.ts (`--faults`) keeps PostgreSQL down for a while this way.
+   */
+  shutDown(mode?: "smart" | "fast" | "immediate"): Promise<void>;
+  /** Starts the server shut down by shutDown() again, on the same port; resolves once it accepts connections. */
+  startUp(): Promise<void>;
 }
 
 export interface PgClusterOptions {
@@ -209,7 +217,20 @@ export async function startPgCluster(opts: PgClusterOptions = {}): Promise<PgClu
           if (r.code !== 0) throw new Error(`pg_ctl restart -m ${mode} failed (exit ${r.code}): ${r.output}\n${serverLog(logFile).slice(-2000)}`);
           await isReady();
         };
-        return { url, port, dir, stop, restart };
+        const shutDown = async (mode: "smart" | "fast" | "immediate" = "fast") => {
+          if (stopped) throw new Error("the cluster was stopped");
+          log(`stop -m ${mode}`);
+          const r = await pgCtl("stop", "-m", mode, "-w", "-t", "60");
+          if (r.code !== 0) throw new Error(`pg_ctl stop -m ${mode} failed (exit ${r.code}): ${r.output}\n${serverLog(logFile).slice(-2000)}`);
+        };
+        const startUp = async () => {
+          if (stopped) throw new Error("the cluster was stopped");
+          log("start");
+          const r = await pgCtl("start", "-w", "-t", "60", "-l", logFile, "-o", `-p ${port}`);
+          if (r.code !== 0) throw new Error(`pg_ctl start failed (exit ${r.code}): ${r.output}\n${serverLog(logFile).slice(-2000)}`);
+          await isReady();
+        };
+        return { url, port, dir, stop, restart, shutDown, startUp };
       }
       const serverOut = serverLog(logFile);
       if (attempt < 5 && /could not bind|address already in use/i.test(serverOut)) {

@@ -69,6 +69,19 @@ async function waitForLine(proc: Subprocess<"ignore", "pipe", "ignore">, pattern
   throw new Error(`${proc.pid} did not start:\n${seen}`);
 }
 
+/** The last `n` non-empty lines of a server's log but its access lines (each cut at 300 characters). */
+export function lastLinesOf(path: string, n: number): string[] {
+  try {
+    return readFileSync(path, "utf8")
+      .split("\n")
+      .filter((l) => l.trim() && !l.includes('"msg":"request"'))
+      .slice(-n)
+      .map((l) => (l.length > 300 ? l.slice(0, 300) + "…" : l));
+  } catch {
+    return ["(no log)"];
+  }
+}
+
 /** Runs a command to completion; throws unless it exits 0. */
 export async function run(cmd: string[], env: Record<string, string> = process.env as Record<string, string>, cwd?: string): Promise<string> {
   const proc = Bun.spawn(cmd, { env, cwd, stdout: "pipe", stderr: "pipe" });

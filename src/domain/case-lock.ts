@@ -9,7 +9,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { forUpdate, statements } from "../db/prepared.ts";
 import { cases, reports } from "../db/schema.ts";
-import type { DomainContext } from "./context.ts";
+import { together, type DomainContext } from "./context.ts";
 
 type CaseRow = typeof cases.$inferSelect;
 type ReportRow = typeof reports.$inferSelect;
@@ -58,6 +58,8 @@ export async function lockReportAndCase(
   const q = lockStatements(ctx.db);
   const locked = q.caseOfReport.execute({ reportId, orgId: ctx.orgId });
   const read = q.reportById.execute({ reportId, orgId: ctx.orgId });
-  const [[theCase], [report]] = [await locked, await read];
+  // Both awaited together: awaited one after the other, a failure of the first (a lost
+  // connection fails both) would leave the second's unhandled, which ends the process.
+  const [[theCase], [report]] = await together(Promise.resolve(locked), Promise.resolve(read));
   return { report, theCase };
 }
