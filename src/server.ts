@@ -41,7 +41,7 @@ export function createApp(services: Services, opts: AppOptions = {}) {
 
   app.get("/healthz", async () => {
     try {
-      await services.store.ping();
+      await withinProbeTime(services.store.ping());
       return Response.json({ status: "ok" });
     } catch (err) {
       log.error("health check failed", errorFields(err));
@@ -55,7 +55,7 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     const failing = await writesFailing(services.store);
     if (failing) return Response.json({ status: "error", error: failing }, { status: 503 });
     try {
-      await services.store.ping();
+      await withinProbeTime(services.store.ping());
       return Response.json({ status: "ready" });
     } catch (err) {
       log.error("readiness check failed", errorFields(err));
@@ -101,4 +101,19 @@ export function createApp(services: Services, opts: AppOptions = {}) {
   // Content-Security-Policy and other security headers (src/api/dashboard-page.ts).
   mountDashboard(app, dashboardPage, { dev: services.config.dev });
   return app;
+}
+
+/**
+ * A health probe answers within this long: a database cut off by the network (no answer, no
+ * error) makes it a 503 rather than a probe the balancer gives up on.
+ */
+const PROBE_TIMEOUT_MS = 2_000;
+
+function withinProbeTime<T>(work: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the database did not answer within ${PROBE_TIMEOUT_MS} ms`)), PROBE_TIMEOUT_MS);
+  });
+  work.catch(() => {});
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }

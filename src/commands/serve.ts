@@ -4,6 +4,7 @@ import { observeJobRun, registerLaneGauges } from "../api/metrics.ts";
 import { setBacklogBounds } from "../domain/jobs.ts";
 import { errorFields, log } from "../log.ts";
 import { createApp } from "../server.ts";
+import { databaseFault } from "../db/faults.ts";
 import { redact } from "../db/open.ts";
 import { createServices } from "../services.ts";
 import { startExpiryScheduler } from "../jobs/enforcement-jobs.ts";
@@ -90,4 +91,11 @@ export async function serve(config: Config): Promise<void> {
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
+  // A safety net: a database fault that reached no handler (a query started and never awaited
+  // when its connection died) is logged, never the end of the process. Anything else still is.
+  process.on("unhandledRejection", (reason) => {
+    const fault = databaseFault(reason);
+    if (!fault) throw reason;
+    log.warn("a database fault no request awaited", { fault, ...errorFields(reason) });
+  });
 }

@@ -64,22 +64,35 @@ export function databaseFault(err: unknown): DatabaseFault | null {
 // ---------------------------------------------------------------------------------------------
 // Whether writes go through: what readiness reports (GET /readyz) besides a read's answer.
 
-/** The last fault a write met, while no write has succeeded since (null: writes go through). */
-let failingWrites: { kind: DatabaseFault; since: number } | null = null;
+/**
+ * How long writes must go through without a fault before the instance is ready again: on a full
+ * disk some commits still fit in space the database already holds, and readiness must not flap
+ * with them.
+ */
+export const WRITES_QUIET_MS = 5_000;
+
+/** Since when writes have been failing, the last fault and when it came (null: writes go through). */
+let failingWrites: { kind: DatabaseFault; since: number; lastAt: number } | null = null;
 
 /** A request met a database fault (the transports, as they answer 503). */
 export function noteDatabaseFault(kind: DatabaseFault, now = Date.now()): void {
   // A busy or timed-out statement says nothing of the database's health.
   if (kind === "busy" || kind === "timeout") return;
-  if (failingWrites) return;
-  failingWrites = { kind, since: now };
-  log.error("database writes failing: not ready until one goes through", { fault: kind });
+  if (failingWrites) {
+    failingWrites = { ...failingWrites, kind, lastAt: now };
+    return;
+  }
+  failingWrites = { kind, since: now, lastAt: now };
+  log.error("database writes failing: not ready until they go through again", { fault: kind });
 }
 
-/** A write transaction committed (the stores, after each COMMIT). */
-export function noteWriteSucceeded(): void {
-  if (!failingWrites) return;
-  log.warn("database writes go through again", { fault: failingWrites.kind, failedForMs: Date.now() - failingWrites.since });
+/**
+ * A write transaction committed (the stores, after each COMMIT): writes go through again once
+ * no fault came for WRITES_QUIET_MS.
+ */
+export function noteWriteSucceeded(now = Date.now()): void {
+  if (!failingWrites || now - failingWrites.lastAt < WRITES_QUIET_MS) return;
+  log.warn("database writes go through again", { fault: failingWrites.kind, failedForMs: now - failingWrites.since });
   failingWrites = null;
 }
 
