@@ -172,3 +172,39 @@ describe.skipIf(TEST_ENGINE !== "postgres")("a statement that hangs (PostgreSQL)
     }
   }, 30_000);
 });
+
+describe.skipIf(TEST_ENGINE !== "postgres")("the network to PostgreSQL cut (PostgreSQL)", () => {
+  test("requests are given up with a 503 soon after the statement limit, /readyz is 503 within 2 s, and all goes on once the network is back", async () => {
+    const target = new URL(TEST_PG_URL!);
+    const proxy = await startPgProxy({ target: { host: target.hostname, port: Number(target.port) }, delayMs: 0 });
+    const database = await createTestDatabase();
+    const server = await startServer({ FLAGSTAFF_DATABASE_URL: proxy.url(database.url), FLAGSTAFF_DB_STATEMENT_TIMEOUT_MS: "1000", FLAGSTAFF_REPORT_RATE_LIMIT: "100000" });
+    const report = () =>
+      server.call("POST", `/projects/${server.demo.projectId}/reports`, { body: { reason: "spam", target: { contentType: "post", contentExternalId: `cut-${crypto.randomUUID()}` } } });
+    try {
+      expect((await report()).status).toBe(201);
+      proxy.pause();
+      const started = Date.now();
+      const [filed, listed, ready] = await Promise.all([report(), server.call("GET", "/reports?limit=5"), server.call("GET", `${server.url}/readyz`)]);
+      expect(filed.status).toBe(503);
+      expect(listed.status).toBe(503);
+      expect(ready.status).toBe(503);
+      // Given up: not held for the whole cut (the statement limit is 1 s; the network would hold them as long as it lasts).
+      expect(Date.now() - started).toBeLessThan(15_000);
+      expect(server.proc?.exitCode).toBeNull();
+      proxy.resume();
+      const deadline = Date.now() + 15_000;
+      let status = 0;
+      while (status !== 201 && Date.now() < deadline) {
+        status = (await report()).status;
+        if (status !== 201) await Bun.sleep(200);
+      }
+      expect(status).toBe(201);
+    } finally {
+      proxy.resume();
+      await server.dispose();
+      await proxy.stop();
+      await database.drop();
+    }
+  }, 45_000);
+});

@@ -21,6 +21,8 @@ const POSTGRES_CODES: Record<string, DatabaseFault> = {
   CONNECTION_ENDED: "connection",
   CONNECTION_DESTROYED: "connection",
   CONNECT_TIMEOUT: "connection",
+  // src/db/store-pg.ts: a statement or transaction PostgreSQL stopped answering (a network cut)
+  CLIENT_TIMEOUT: "timeout",
   // PostgreSQL: connection exceptions (class 08), operator intervention (57), resources (53)
   "08000": "connection",
   "08001": "connection",

@@ -89,16 +89,50 @@ export const MAX_TRANSACTION_ATTEMPTS = 5;
  * pipelined, planned once per connection. The statements a connection keeps are the shapes of
  * our queries (values are parameters), and connections are renewed now and then (max_lifetime).
  */
-function preparing(client: postgres.Sql): postgres.Sql {
+function preparing(client: postgres.Sql, deadlineMs?: number): postgres.Sql {
   return new Proxy(client, {
     get(target, prop, receiver) {
       if (prop === "unsafe") {
-        return (query: string, params?: unknown[], options?: postgres.UnsafeQueryOptions) =>
-          target.unsafe(query, params as postgres.ParameterOrJSON<never>[], params?.length ? { ...options, prepare: true } : options);
+        return (query: string, params?: unknown[], options?: postgres.UnsafeQueryOptions) => {
+          const q = target.unsafe(query, params as postgres.ParameterOrJSON<never>[], params?.length ? { ...options, prepare: true } : options);
+          return deadlineMs === undefined ? q : withDeadline(q, deadlineMs);
+        };
       }
       return Reflect.get(target, prop, receiver);
     },
   });
+}
+
+/**
+ * A statement PostgreSQL never received (the network to it cut: no answer, no error) is given
+ * up after `ms` with a `timeout` fault (a 503, src/db/faults.ts), as PostgreSQL's own
+ * statement_timeout gives up those it did receive. The statement itself stays on its
+ * connection until TCP gives up on it; the request does not wait for that.
+ */
+function withDeadline<Q extends object>(query: Q, ms: number): Q {
+  const wrapped: Q = new Proxy(query, {
+    get(target, prop, receiver) {
+      if (prop === "then") {
+        return (onFulfilled?: (v: unknown) => unknown, onRejected?: (e: unknown) => unknown) => {
+          let timer: ReturnType<typeof setTimeout> | undefined;
+          const late = new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(Object.assign(new Error(`PostgreSQL did not answer within ${ms} ms`), { code: "CLIENT_TIMEOUT" })), ms);
+          });
+          const answered = new Promise((resolve, reject) => (target as unknown as PromiseLike<unknown>).then(resolve, reject));
+          answered.catch(() => {});
+          return Promise.race([answered, late]).finally(() => clearTimeout(timer)).then(onFulfilled, onRejected);
+        };
+      }
+      const value = Reflect.get(target, prop, receiver);
+      // `values()`, `raw()`… set an option and answer the query itself: keep answering this one.
+      if (typeof value === "function") return (...args: unknown[]) => {
+        const out = (value as (...a: unknown[]) => unknown).apply(target, args);
+        return out === target ? wrapped : out;
+      };
+      return value;
+    },
+  });
+  return wrapped;
 }
 
 export function openPostgresStore(opts: PostgresStoreOptions): Store {
@@ -107,7 +141,11 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
   // Counters that may forget their last moments in a crash (rate windows): a small pool whose
   // sessions do not wait for the disk at commit, each statement its own transaction.
   const counterClient = postgresClient(opts.url, Math.min(4, opts.poolSize), { ...limits, synchronous_commit: "off" });
-  const pooled = preparing(client);
+  // A statement outside a transaction, or a whole transaction, that gets no answer within the
+  // statement limit and a little more is given up (withDeadline).
+  const deadlineMs = (opts.statementTimeoutMs ?? 10_000) + 2_000;
+  const transactionDeadlineMs = 2 * (opts.statementTimeoutMs ?? 10_000) + 2_000;
+  const pooled = preparing(client, deadlineMs);
   const pool = drizzle(pooled, { schema: pgSchema }) as unknown as Db;
   // One Drizzle handle whose client sends each query to the transaction of the moment (its
   // connection), else to the pool: every transaction's handle. Building a Drizzle handle per
@@ -121,7 +159,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
     } as unknown as postgres.Sql,
     { schema: pgSchema },
   ) as unknown as Db;
-  const counted = preparing(counterClient);
+  const counted = preparing(counterClient, deadlineMs);
   // Outside a transaction, `db` is the pool; inside, the transaction's handle.
   const { current, shared } = transactionScope<PgScope>(pool, { statementHandle: routed });
   const lock = new Lock();
@@ -161,7 +199,10 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
    */
   async function attempt<T>(fn: () => Promise<T>, opts: { exclusive: boolean; durable: boolean }): Promise<T> {
     let scope: PgScope | null = null;
-    const result = await client.begin(async (tx) => {
+    // A transaction PostgreSQL stops answering (the network cut) is given up too, once each of its
+    // statements would have met PostgreSQL's own limit (withDeadline): its outcome is unknown
+    // then, and the request is answered 503, as when the connection is lost during a COMMIT.
+    const result = await withDeadline(client.begin(async (tx) => {
       const sql = preparing(tx as unknown as postgres.Sql);
       const s: PgScope = { handle: routed, sql, afterCommit: [], atCommit: [], depth: 0 };
       scope = s;
@@ -175,7 +216,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
       // The COMMIT goes behind the writes left to it (postgres.js sends it when this returns);
       // when one of them failed, PostgreSQL answers the COMMIT with a ROLLBACK: checked below.
       return value;
-    });
+    }), transactionDeadlineMs);
     const done = scope as PgScope | null;
     if (done) {
       const failure = await firstFailure(done.atCommit);
