@@ -10,6 +10,9 @@
  * The code does not satisfy the target rules yet: KNOWN_VIOLATIONS lists the imports that broke
  * them when the rules were written, each with its reason. The test fails on any violation not
  * listed, and on any listed one that is gone, so the list only ever shrinks.
+ *
+ * It also fails on any import circle under src/, naming its files (importCircles: Tarjan's
+ * strongly connected components over the same graph).
  */
 import { describe, expect, test } from "bun:test";
 import { readFileSync, statSync } from "node:fs";
@@ -406,6 +409,90 @@ export function violations(graph: Graph, pure: Set<string>): Violation[] {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Import circles.
+
+/**
+ * The import circles of a graph: its strongly connected components of more than one file, and
+ * any file importing itself (Tarjan's algorithm, iterative). Every edge counts, `import type`
+ * too: a circle of types is still two modules that cannot be understood, moved or split apart.
+ * Each circle's files sorted, circles by their first file.
+ */
+export function importCircles(graph: Pick<Graph, "files" | "edges">): string[][] {
+  const next = new Map<string, string[]>();
+  for (const e of graph.edges) next.set(e.from, [...(next.get(e.from) ?? []), e.to]);
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const onStack = new Set<string>();
+  const stack: string[] = [];
+  const circles: string[][] = [];
+  let counter = 0;
+  for (const start of graph.files) {
+    if (index.has(start)) continue;
+    // Each frame: a file and how many of its imports were visited.
+    const frames: [file: string, at: number][] = [[start, 0]];
+    index.set(start, counter);
+    low.set(start, counter++);
+    stack.push(start);
+    onStack.add(start);
+    while (frames.length) {
+      const frame = frames.at(-1)!;
+      const [file, at] = frame;
+      const targets = next.get(file) ?? [];
+      if (at < targets.length) {
+        frame[1]++;
+        const to = targets[at]!;
+        if (!index.has(to)) {
+          index.set(to, counter);
+          low.set(to, counter++);
+          stack.push(to);
+          onStack.add(to);
+          frames.push([to, 0]);
+        } else if (onStack.has(to)) low.set(file, Math.min(low.get(file)!, index.get(to)!));
+        continue;
+      }
+      frames.pop();
+      const parent = frames.at(-1);
+      if (parent) low.set(parent[0], Math.min(low.get(parent[0])!, low.get(file)!));
+      if (low.get(file) !== index.get(file)) continue;
+      const component: string[] = [];
+      let member: string;
+      do {
+        member = stack.pop()!;
+        onStack.delete(member);
+        component.push(member);
+      } while (member !== file);
+      if (component.length > 1 || targets.includes(file)) circles.push(component.sort());
+    }
+  }
+  return circles.sort((a, b) => a[0]!.localeCompare(b[0]!));
+}
+
+/** One path around a circle, from its first file back to it, for the failure message. */
+export function circlePath(graph: Pick<Graph, "edges">, circle: string[]): string[] {
+  const members = new Set(circle);
+  const start = circle[0]!;
+  // Breadth-first from start, inside the circle, until an edge leads back to start.
+  const cameFrom = new Map<string, string>();
+  const queue = [start];
+  for (let k = 0; k < queue.length; k++) {
+    const file = queue[k]!;
+    for (const e of graph.edges) {
+      if (e.from !== file || !members.has(e.to)) continue;
+      if (e.to === start) {
+        const path = [file];
+        while (path[0] !== start) path.unshift(cameFrom.get(path[0]!)!);
+        return [...path, start];
+      }
+      if (!cameFrom.has(e.to)) {
+        cameFrom.set(e.to, file);
+        queue.push(e.to);
+      }
+    }
+  }
+  return circle;
+}
+
+// ---------------------------------------------------------------------------------------------
 // The tests.
 
 describe("architecture: import rules of docs/architecture.md", () => {
@@ -510,5 +597,32 @@ describe("architecture: the checker itself", () => {
       "src/db/schema.ts → src/domain/reports.ts",
       "src/api/routers/r.ts → src/db/schema.ts",
     ]);
+  });
+});
+
+describe("architecture: no import circles in src/", () => {
+  test("no file under src/ imports, through any chain of imports, a file that imports it", () => {
+    const graph = buildGraph();
+    const circles = importCircles(graph);
+    if (circles.length) {
+      throw new Error(
+        `${circles.length} import circle(s) under src/ (every import counts, \`import type\` too):\n\n` +
+          circles.map((c) => `  ${c.length} files: ${c.join(", ")}\n    for example ${circlePath(graph, c).join(" → ")}`).join("\n\n") +
+          "\n\nBreak each: move what both sides need into a module of its own that imports neither (a shared type into " +
+          "its views module, a dashboard component into src/web/components/), or import a thing from its owner, not through a re-export.",
+      );
+    }
+  });
+
+  test("the circle finder finds circles, self-imports and nothing else", () => {
+    const edge = (from: string, to: string): Edge => ({ from, to, runtime: true, line: 1 });
+    const graph = {
+      files: ["a", "b", "c", "d", "e", "f", "g"],
+      edges: [edge("a", "b"), edge("b", "c"), edge("c", "a"), edge("c", "d"), edge("d", "e"), edge("e", "e"), edge("f", "g"), edge("g", "d")],
+    };
+    expect(importCircles(graph)).toEqual([["a", "b", "c"], ["e"]]);
+    expect(circlePath(graph, ["a", "b", "c"])).toEqual(["a", "b", "c", "a"]);
+    expect(circlePath(graph, ["e"])).toEqual(["e", "e"]);
+    expect(importCircles({ files: graph.files, edges: graph.edges.filter((e) => e.from !== "c" && e.from !== "e") })).toEqual([]);
   });
 });

@@ -12,7 +12,7 @@ import { rowLockedTransaction, type DomainContext } from "./context.ts";
 import { badRequest } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { upsertIdentity } from "./identities.ts";
-import { enqueueLinkScans } from "./linkscan/scan.ts";
+import { enqueueLinkScans } from "./linkscan/scan-job.ts";
 import { log } from "../log.ts";
 import { getOrganization } from "./organizations.ts";
 import { requireProject, type Project } from "./projects.ts";

@@ -1,6 +1,6 @@
 import type { Db } from "../db/client.ts";
 import type { Store } from "../db/store.ts";
-import type { Actor } from "./audit.ts";
+import type { Actor } from "./views/common.ts";
 import type { Clock } from "./clock.ts";
 
 /**

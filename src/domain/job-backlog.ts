@@ -6,7 +6,7 @@
  */
 import type { ReadContext } from "./context.ts";
 import { laneDepths } from "./jobs.ts";
-import { LINK_SCAN_JOB } from "./linkscan/scan.ts";
+import { LINK_SCAN_JOB } from "./linkscan/scan-job.ts";
 import { ENRICH_JOB } from "./reports.ts";
 import { DELIVER_JOB } from "./webhooks/outbox.ts";
 

@@ -21,7 +21,7 @@ import type { Notice, Outcome, ReportOutcome } from "./views/report.ts";
 import type { TemplateKind } from "./views/template.ts";
 import type { ReportDecidedEvent } from "./views/webhook.ts";
 import { enqueueWebhookEvent, isWanted } from "./webhooks/outbox.ts";
-import type { Effect, Transition } from "./workflow-engine.ts";
+import type { WorkflowAction } from "./workflow.ts";
 
 type ReportRow = typeof reports.$inferSelect;
 type Appeal = "upheld" | "overturned";
@@ -124,13 +124,15 @@ function contactOf(noticeText: string | null): ReportDecidedEvent["notice"] {
 }
 
 /**
- * The `report.decided` effect (ON_DECIDED in workflow-engine.ts): one event per report the
- * decision moved into RESOLVED, DISMISSED or CLOSED, written to the outbox in the transition's
- * transaction. Skipped for a silent move.
+ * The `report.decided` events of a decision: one per report it moved (`moved`, in the order the
+ * engine moved them, the target first) that is now RESOLVED, DISMISSED or CLOSED, written to the
+ * outbox in the transition's transaction. `action` is the move's (uphold and overturn say how an
+ * appeal ended); `at` its time. Called by the engine's `report.decided` effect (ON_DECIDED in
+ * workflow-engine.ts), which skips a silent move; it takes plain values, not the transition, so
+ * that this module needs nothing of the engine (the engine imports it).
  */
-export const announceReportDecided: Effect = async (ctx, t: Transition) => {
-  if (t.silent) return;
-  const moved = [t.report, ...t.fellows].filter((r) => r !== null && r.from !== r.to).map((r) => r!.id);
+export async function enqueueReportDecided(ctx: DomainContext, decision: { moved: readonly string[]; action: WorkflowAction; at: number }): Promise<void> {
+  const { moved } = decision;
   if (moved.length === 0 || !(await isWanted(ctx, "report.decided"))) return;
   const rows = await ctx.db.select().from(reports).where(inArray(reports.id, moved));
   const reporterIds = [...new Set(rows.map((r) => r.reporterIdentityId).filter((x): x is string => x != null))];
@@ -141,7 +143,7 @@ export const announceReportDecided: Effect = async (ctx, t: Transition) => {
         ),
       )
     : new Map<string, { type: string; externalId: string }>();
-  const appeal = APPEAL_OF[t.move.action] ?? null;
+  const appeal = APPEAL_OF[decision.action] ?? null;
   const bodies = new Map<string, string | null>();
   // In the order the engine moved them: the target first.
   for (const id of moved) {
@@ -158,8 +160,8 @@ export const announceReportDecided: Effect = async (ctx, t: Transition) => {
       code: d.code,
       appeal: d.outcome === "closed" ? appeal : null,
       text: await outcomeText(ctx, r, d, appeal, bodies),
-      decidedAt: iso(t.at),
+      decidedAt: iso(decision.at),
     };
-    await enqueueWebhookEvent(ctx, { type: "report.decided", data, now: t.at });
+    await enqueueWebhookEvent(ctx, { type: "report.decided", data, now: decision.at });
   }
-};
+}

@@ -24,7 +24,7 @@ import { conflict, notFound } from "./errors.ts";
 import { findOpenCase } from "./open-case.ts";
 import { mayWorkCase } from "./queue-access.ts";
 import { recountCaseReporters, TALLIED_STATUSES } from "./reporter-tally.ts";
-import { announceReportDecided } from "./report-outcomes.ts";
+import { enqueueReportDecided } from "./report-outcomes.ts";
 import type { Severity } from "./severity.ts";
 import { CLAIMED_BY } from "./views/case.ts";
 import type { Team } from "./views/report.ts";
@@ -135,6 +135,14 @@ const markCaseEscalated: Effect<"escalate"> = async (ctx, t) => {
     projectId: t.report.projectId, action: "CASE_ESCALATED",
     entityType: "case", entityId: t.report.caseId, data: { team: t.move.team, note: t.move.note ?? null, reportId: t.report.id },
   });
+};
+
+/**
+ * `report.decided`, one event per report the decision moved (src/domain/report-outcomes.ts
+ * builds them); none for a silent move.
+ */
+const announceReportDecided: Effect = async (ctx, t) => {
+  if (!t.silent) await enqueueReportDecided(ctx, { moved: reportsMoved(t).map((r) => r.id), action: t.move.action, at: t.at });
 };
 
 /**

@@ -1,7 +1,7 @@
 /** The dashboard shell: sign-in gate, navigation, the current project, live updates, pages. */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { createContext, useContext, useEffect, useRef, useState, type MouseEvent, type ReactNode } from "react";
-import { can, errorCode, setCsrfToken, trpc, type Me, type Outputs, type Role } from "./api.ts";
+import { useEffect, useRef, useState, type MouseEvent, type ReactNode } from "react";
+import { can, errorCode, setCsrfToken, trpc, type Role } from "./api.ts";
 import { AppealsPage } from "./pages/appeals.tsx";
 import { AuditPage } from "./pages/audit.tsx";
 import { AnalysesPage } from "./pages/analyses.tsx";
@@ -14,34 +14,15 @@ import { ProjectsPage } from "./pages/projects.tsx";
 import { QueuePage } from "./pages/queue.tsx";
 import { QueuesPage } from "./pages/queues.tsx";
 import { RulesPage } from "./pages/rules.tsx";
-import { ClosedCasesPage, GlobalSearchBox, SearchPage } from "./pages/search.tsx";
+import { ClosedCasesPage, SearchPage } from "./pages/search.tsx";
 import { SettingsPage } from "./pages/settings.tsx";
 import { UsersPage } from "./pages/users.tsx";
 import { TransparencyPage } from "./pages/transparency.tsx";
 import { WebhooksPage } from "./pages/webhooks.tsx";
+import { GlobalSearchBox } from "./components/search-box.tsx";
 import { href, useRoute, type Route } from "./router.ts";
+import { SessionProvider, useSession, type Session, type SignedIn } from "./session.tsx";
 import { ErrorNote, Field, Loading, ProjectOptions, TimeAgo, useToast } from "./ui.tsx";
-
-type SignedIn = Me & { user: NonNullable<Me["user"]> };
-type Project = Outputs["projects"]["list"]["projects"][number];
-
-interface Session {
-  me: SignedIn;
-  role: Role;
-  can: (needed: Role) => boolean;
-  orgSlug: string;
-  projects: Project[];
-  /** The project pages like settings and identities work on (remembered in localStorage). */
-  projectId: string | null;
-  setProjectId: (id: string) => void;
-}
-
-const SessionContext = createContext<Session | null>(null);
-export function useSession(): Session {
-  const s = useContext(SessionContext);
-  if (!s) throw new Error("useSession outside the signed-in shell");
-  return s;
-}
 
 export function App() {
   const me = useQuery({
@@ -94,7 +75,7 @@ function Shell({ me }: { me: SignedIn }) {
   const live = useLiveUpdates();
 
   return (
-    <SessionContext.Provider value={session}>
+    <SessionProvider session={session}>
       {/* Hash routes: following "#main" would change the route, so the link moves focus itself. */}
       <a className="skip" href="#main" onClick={skipToMain}>
         Skip to content
@@ -141,7 +122,7 @@ function Shell({ me }: { me: SignedIn }) {
         {/* The release of the server that answered (during a rolling upgrade, instances differ). */}
         <footer className="footer">Flagstaff {me.version}</footer>
       </div>
-    </SessionContext.Provider>
+    </SessionProvider>
   );
 }
 

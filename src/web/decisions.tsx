@@ -15,7 +15,7 @@ import { DEFAULT_TEAM, DISMISSAL_REASONS, RESOLUTION_CODES, TEAMS, type Dismissa
 import type { TemplateKind } from "../domain/views/template.ts";
 import { CLAIMED_BY } from "../domain/views/case.ts";
 import { errorCode, errorMessage, trpc, type Inputs } from "./api.ts";
-import { useSession } from "./app.tsx";
+import { useSession } from "./session.tsx";
 import { Dialog, ErrorNote, Field, useToast } from "./ui.tsx";
 
 /** The default team first: the order the dialog offers them in. */

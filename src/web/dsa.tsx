@@ -7,7 +7,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState, type FormEvent } from "react";
 import { DECISION_GROUNDS, EEA_COUNTRIES, STATEMENT_CATEGORIES, STATEMENT_FIELDS, SUGGESTED_CATEGORIES, type DsaSettingsInput } from "../domain/views/dsa.ts";
 import { trpc, type Outputs } from "./api.ts";
-import { useSession } from "./app.tsx";
+import { useSession } from "./session.tsx";
 import { ErrorNote, Loading, useToast } from "./ui.tsx";
 
 type Settings = Outputs["transparency"]["getDsaSettings"]["settings"];

@@ -5,35 +5,19 @@
  * 24 hours, so a URL seen again within a day is not fetched again.
  */
 import { eq } from "drizzle-orm";
-import { z } from "zod";
 import { urlScanCache } from "../../db/schema.ts";
-import { enqueueJob } from "../jobs.ts";
 import { log } from "../../log.ts";
 import { classifyText, fileIfWarranted, storeAnalysis, type AiContext } from "../analysis.ts";
 import { recordAudit, systemActor } from "../audit.ts";
 import { listCategories } from "../categories.ts";
-import { rowLockedTransaction, type ReadContext } from "../context.ts";
+import { rowLockedTransaction } from "../context.ts";
 import { requireProject } from "../projects.ts";
 import { aiSettingsOf } from "../settings.ts";
 import { extractText, type ExtractedContent } from "./extract-text.ts";
-import { extractUrls } from "./extract-urls.ts";
 import { safeFetch, ScanFailedError, ScanRefusedError } from "./safe-fetch.ts";
+import type { LinkScanPayload } from "./scan-job.ts";
 
-export const LINK_SCAN_JOB = "link.scan";
 export const CACHE_TTL_MS = 24 * 60 * 60 * 1000;
-
-/** A scan job's payload (the job handler parses it with this schema). */
-export const linkScanPayloadSchema = z.object({
-  orgId: z.string(),
-  projectId: z.string(),
-  url: z.string(),
-  /**
-   * Who posted the text the URL was found in, when the text came with one (the subject of the
-   * report being enriched, the author of analyzed content): the report a scan files names them.
-   */
-  poster: z.object({ type: z.string(), externalId: z.string() }).nullable().optional(),
-});
-export type LinkScanPayload = z.infer<typeof linkScanPayloadSchema>;
 
 /**
  * A scan job's context: Flagstaff acting for the payload's organization, what asking the AI
@@ -43,26 +27,6 @@ export interface ScanContext extends AiContext {
   /** Tests only: lets scans reach loopback and private addresses (FLAGSTAFF_SCAN_ALLOW_PRIVATE). */
   allowPrivate: boolean;
   timeoutMs: number;
-}
-
-/**
- * Queues a scan job per URL of a text (at most MAX_URLS_PER_TEXT), when the project scans
- * links. The worker pool runs them side by side, so the URLs of one text are fetched in
- * parallel, and a retry (the AI backend was down) concerns one URL only. Call inside the
- * transaction that stored the text.
- */
-export async function enqueueLinkScans(
-  ctx: ReadContext,
-  input: { project: { id: string; orgId: string; scanLinks: number }; text: string; poster?: LinkScanPayload["poster"] },
-): Promise<number> {
-  const { project } = input;
-  if (project.scanLinks !== 1) return 0;
-  const urls = extractUrls(input.text);
-  for (const url of urls) {
-    const payload: LinkScanPayload = { orgId: project.orgId, projectId: project.id, url, ...(input.poster ? { poster: input.poster } : {}) };
-    await enqueueJob(ctx, { orgId: project.orgId, kind: LINK_SCAN_JOB, payload, maxAttempts: 10 });
-  }
-  return urls.length;
 }
 
 /**

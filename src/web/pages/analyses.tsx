@@ -1,6 +1,6 @@
 import { useQuery } from "@tanstack/react-query";
 import { trpc } from "../api.ts";
-import { useSession } from "../app.tsx";
+import { useSession } from "../session.tsx";
 import { href } from "../router.ts";
 import { Badge, QueryTable, SeverityBadge, TimeAgo } from "../ui.tsx";
 

@@ -4,7 +4,8 @@ import { AUDIT_ACTION_NAMES, AUDIT_ACTIONS, auditActionLabel, ENTITY_TYPES, isAu
 import { trpc } from "../api.ts";
 import { href } from "../router.ts";
 import { dateTime, Field, QueryTable } from "../ui.tsx";
-import { describeEvent, usePeople } from "./case.tsx";
+import { describeEvent } from "../components/audit-event.ts";
+import { usePeople } from "../components/people.ts";
 
 export function AuditPage() {
   const who = usePeople();

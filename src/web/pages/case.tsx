@@ -4,13 +4,16 @@ import { auditActionLabel } from "../../domain/views/audit.ts";
 import { MAX_TAGS_PER_CASE, normaliseTag, TAG_MAX_LENGTH } from "../../domain/views/tag.ts";
 import { isOpenStatus } from "../../domain/workflow.ts";
 import { errorCode, errorMessage, trpc, type CaseDetail, type ReportView } from "../api.ts";
-import { useSession } from "../app.tsx";
+import { useSession } from "../session.tsx";
 import { DecisionDialog, EnforceDialog, useClaim, type DecisionAction } from "../decisions.tsx";
-import { StatementDisclosure } from "../dsa.tsx";
 import { href, navigate } from "../router.ts";
 import { Badge, BucketBadge, dateTime, Empty, ErrorNote, Field, Kbd, Loading, SeverityBadge, StatusBadge, TimeAgo, useShortcuts, useToast } from "../ui.tsx";
-import { caseTitle } from "./queue.tsx";
-import { CaseAppeals } from "./appeals.tsx";
+import { CaseAppeals } from "../components/appeals.tsx";
+import { describeEvent } from "../components/audit-event.ts";
+import { CaseList } from "../components/case-list.tsx";
+import { caseTitle } from "../components/case-title.ts";
+import { EnforcementList } from "../components/enforcement-list.tsx";
+import { usePeople } from "../components/people.ts";
 
 
 /** #/reports/<id>: the case page of the report's case, scrolled to the report. */
@@ -20,18 +23,6 @@ export function ReportRedirect({ reportId }: { reportId: string }) {
     if (report.data) navigate(`${href("cases", report.data.report.caseId)}?report=${encodeURIComponent(reportId)}`);
   }, [report.data, reportId]);
   return report.error ? <ErrorNote error={report.error} /> : <Loading />;
-}
-
-/** Who did something, for people: a user's email, "API key", or "Flagstaff" for the system. */
-export function usePeople() {
-  const people = useQuery({ queryKey: ["people"], queryFn: () => trpc.dashboard.people.query(), staleTime: 60_000 });
-  const byId = new Map((people.data?.people ?? []).map((p) => [p.id, p.email] as const));
-  return (actor: { type: string; id: string | null } | null | undefined, email?: string | null): string => {
-    if (!actor) return "—";
-    if (actor.type === "user") return email ?? (actor.id ? byId.get(actor.id) : undefined) ?? "a user";
-    if (actor.type === "api_key") return "API key";
-    return "Flagstaff";
-  };
 }
 
 export function CasePage({ caseId, focusReport }: { caseId: string; focusReport: string | null }) {
@@ -552,65 +543,6 @@ function SubjectSection({ detail: d }: { detail: CaseDetail }) {
   );
 }
 
-/** Links to cases with their status and age, or "None.". */
-export function CaseList({ cases }: { cases: CaseDetail["subjectCases"] }) {
-  if (cases.length === 0) return <p className="muted">None.</p>;
-  return (
-    <ul className="plain">
-      {cases.map((c) => (
-        <li key={c.id}>
-          <a href={href("cases", c.id)}>{c.contentExternalId ?? "case"}</a> <StatusBadge status={c.status} /> <TimeAgo iso={c.createdAt} />
-        </li>
-      ))}
-    </ul>
-  );
-}
-
-export function EnforcementList({ title, actions }: { title: string; actions: CaseDetail["subjectEnforcement"] }) {
-  const { can, orgSlug } = useSession();
-  const qc = useQueryClient();
-  const toast = useToast();
-  const revoke = useMutation({
-    mutationFn: (a: { id: string; projectId: string }) => trpc.enforcement.revoke.mutate({ orgSlug, projectId: a.projectId, actionId: a.id }),
-    onSuccess: () => (toast("Action revoked"), void qc.invalidateQueries()),
-    onError: (e) => toast(errorMessage(e), "error"),
-  });
-  const ended = (a: (typeof actions)[number]) => a.revokedAt != null || a.expiredAt != null || (a.endsAt != null && Date.parse(a.endsAt) <= Date.now());
-  return (
-    <>
-      <h3>{title}</h3>
-      {actions.length === 0 ? (
-        <p className="muted">None.</p>
-      ) : (
-        <ul className="plain">
-          {actions.map((a) => (
-            <li key={a.id}>
-              <Badge tone={ended(a) ? "gray" : a.kind === "ban" ? "red" : "orange"}>{a.kind.replace("_", " ")}</Badge> {a.reason}{" "}
-              <span className="muted">
-                · {dateTime(a.startsAt)}
-                {a.endsAt && ` → ${dateTime(a.endsAt)}`}
-                {a.revokedAt && " · revoked"}
-                {!a.revokedAt && ended(a) && " · ended"}
-              </span>
-              {can("moderator") && !ended(a) && (
-                <button
-                  type="button"
-                  className="small ghost"
-                  disabled={revoke.isPending}
-                  onClick={() => confirm(`Revoke this ${a.kind.replace("_", " ")}?`) && revoke.mutate(a)}
-                >
-                  Revoke
-                </button>
-              )}
-              <StatementDisclosure actionId={a.id} kind={a.kind} />
-            </li>
-          ))}
-        </ul>
-      )}
-    </>
-  );
-}
-
 function ReportersSection({ reporters }: { reporters: CaseDetail["reporters"] }) {
   // Each reporter's standing (DSA Art. 22, 23): trusted-flagger mark, mute, accuracy.
   const ids = reporters.map((r) => r.identity.id);
@@ -787,20 +719,6 @@ function NotesSection({ caseId, notes, canWrite }: { caseId: string; notes: Case
       )}
     </section>
   );
-}
-
-export function describeEvent(e: { action: string; before?: unknown; after?: unknown; data?: unknown }): string {
-  const before = (e.before ?? {}) as Record<string, unknown>;
-  const after = (e.after ?? {}) as Record<string, unknown>;
-  const parts: string[] = [];
-  if (before.status !== undefined && after.status !== undefined && before.status !== after.status) parts.push(`${before.status} → ${after.status}`);
-  if (before.bucket !== undefined && after.bucket !== undefined) parts.push(`${before.bucket} → ${after.bucket}`);
-  const data = (e.data ?? {}) as Record<string, unknown>;
-  if (typeof data.team === "string") parts.push(`team ${data.team}`);
-  if (typeof data.code === "string") parts.push(String(data.code));
-  if (typeof data.reason === "string") parts.push(String(data.reason));
-  if (typeof data.note === "string" && data.note) parts.push(`“${data.note}”`);
-  return parts.join(" · ");
 }
 
 function AuditSection({ audit }: { audit: CaseDetail["audit"] }) {

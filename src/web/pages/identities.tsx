@@ -1,11 +1,12 @@
 import { keepPreviousData, useInfiniteQuery, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { trpc, type Outputs } from "../api.ts";
-import { useSession } from "../app.tsx";
+import { useSession } from "../session.tsx";
 import { href } from "../router.ts";
 import { dateTime, ErrorNote, Field, Loading, QueryTable, SeverityBadge, StatusBadge, Table, TimeAgo } from "../ui.tsx";
-import { IdentityAppeals } from "./appeals.tsx";
-import { CaseList, EnforcementList } from "./case.tsx";
+import { IdentityAppeals } from "../components/appeals.tsx";
+import { CaseList } from "../components/case-list.tsx";
+import { EnforcementList } from "../components/enforcement-list.tsx";
 
 function useDebounced<T>(value: T, ms = 250): T {
   const [v, setV] = useState(value);

@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import type { KeyKind } from "../../domain/views/api-key.ts";
 import { trpc } from "../api.ts";
-import { useSession } from "../app.tsx";
+import { useSession } from "../session.tsx";
 import { Badge, dateTime, Dialog, ErrorNote, Field, ProjectOptions, QueryTable, SecretDialog, TimeAgo, useToast } from "../ui.tsx";
 
 export function KeysPage() {

@@ -2,7 +2,7 @@ import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { SEVERITIES, type Severity } from "../../domain/views/severity.ts";
 import { trpc } from "../api.ts";
-import { useSession } from "../app.tsx";
+import { useSession } from "../session.tsx";
 import { ErrorNote, Field, formatDuration, Loading, ProjectOptions, StackedBars, type Series } from "../ui.tsx";
 
 const SEVERITY_COLORS: Record<Severity, string> = { LOW: "#94a3b8", MEDIUM: "#eab308", HIGH: "#f97316", CRITICAL: "#dc2626" };

@@ -1,7 +1,7 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { trpc } from "../api.ts";
-import { useSession } from "../app.tsx";
+import { useSession } from "../session.tsx";
 import { CopyButton, dateTime, Dialog, ErrorNote, Field, useToast } from "../ui.tsx";
 
 export function sdkSnippet(projectId: string): string {

@@ -2,10 +2,11 @@ import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useEffect, useMemo, useRef, useState } from "react";
 import { QUEUE_PAGE_SIZE, QUEUE_VIEWS, teamOfView, type QueueView } from "../../domain/views/queue.ts";
 import { trpc, type Inputs, type QueueItem } from "../api.ts";
-import { useSession } from "../app.tsx";
+import { useSession } from "../session.tsx";
 import { DecisionDialog, useClaim, type DecisionAction, type DecisionTarget } from "../decisions.tsx";
 import { href, navigate } from "../router.ts";
 import { Badge, BucketBadge, Dialog, Field, Kbd, ProjectOptions, QueryTable, SeverityBadge, StatusBadge, TimeAgo, useShortcuts } from "../ui.tsx";
+import { caseTitle } from "../components/case-title.ts";
 
 type QueueInput = Inputs["dashboard"]["queue"];
 type Filters = { view: string; projectId: string; status: string; category: string; bucket: string; assigned: string; tag: string; queueId: string };
@@ -23,12 +24,6 @@ const VIEW_LABELS: Partial<Record<QueueView, string>> = { open: "All open", unas
 export function viewLabel(view: QueueView): string {
   const team = teamOfView(view);
   return team ? `Escalated: ${humanize(team)}` : (VIEW_LABELS[view] ?? view);
-}
-
-export function caseTitle(c: { target: { contentType: string | null; contentExternalId: string } | null; subject: { displayName: string } | null }): string {
-  if (c.target) return `${c.target.contentType ?? "content"} ${c.target.contentExternalId}`;
-  if (c.subject) return `User ${c.subject.displayName}`;
-  return "Case";
 }
 
 function loadFilters(): Filters {

@@ -8,7 +8,7 @@ import { useState, type FormEvent } from "react";
 import { QUEUE_ORDERINGS, type QueueOrdering } from "../../domain/views/queue.ts";
 import { ROLES, type Role } from "../../domain/views/user.ts";
 import { errorMessage, trpc, type Outputs } from "../api.ts";
-import { useSession } from "../app.tsx";
+import { useSession } from "../session.tsx";
 import { Badge, Dialog, Empty, ErrorNote, Field, Loading, ProjectOptions, Table, useToast } from "../ui.tsx";
 
 type Queue = Outputs["queues"]["list"]["queues"][number];

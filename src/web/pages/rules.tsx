@@ -8,7 +8,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useId, useState, type FormEvent, type ReactNode } from "react";
 import { errorMessage, trpc } from "../api.ts";
-import { useSession } from "../app.tsx";
+import { useSession } from "../session.tsx";
 import { href, navigate } from "../router.ts";
 import { ACTION_KINDS } from "../../domain/views/enforcement.ts";
 // The vocabulary from its plain-data module; from the schemas' module (which pulls in re2js,

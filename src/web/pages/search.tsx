@@ -1,14 +1,17 @@
 /**
  * Search over reports (description, reported content, AI reasoning) and identities (names,
- * usernames, external IDs), from the top bar's box or the page's own field; and the list of
- * closed cases with its filters. The server decides what matches (src/domain/search.ts).
+ * usernames, external IDs), from the top bar's box (src/web/components/search-box.tsx) or the
+ * page's own field; and the list of closed cases with its filters. The server decides what
+ * matches (src/domain/search.ts).
  */
 import { useInfiniteQuery, useQuery, keepPreviousData } from "@tanstack/react-query";
-import { useEffect, useRef, useState, type FormEvent } from "react";
+import { useEffect, useState } from "react";
 import { trpc, type Inputs, type Outputs } from "../api.ts";
-import { useSession } from "../app.tsx";
+import { useSession } from "../session.tsx";
 import { href, navigate, useRoute } from "../router.ts";
-import { Badge, BucketBadge, ErrorNote, Field, Loading, ProjectOptions, QueryTable, StatusBadge, TimeAgo, useShortcuts } from "../ui.tsx";
+import { Badge, BucketBadge, ErrorNote, Field, Loading, ProjectOptions, QueryTable, StatusBadge, TimeAgo } from "../ui.tsx";
+import { caseTitle } from "../components/case-title.ts";
+import { searchHref } from "../components/search-box.tsx";
 import { CLOSED_STATUSES, SEARCH_QUERY_MAX, type MatchField } from "../../domain/views/search.ts";
 import { CASE_DECISION_ACTIONS } from "../../domain/views/case.ts";
 
@@ -16,61 +19,6 @@ type SearchOutput = Outputs["search"]["find"];
 type ReportHit = SearchOutput["reports"]["items"][number];
 type ClosedItem = Outputs["search"]["closedCases"]["items"][number];
 type ClosedInput = Inputs["search"]["closedCases"];
-
-/** The search page's address for a query and its filters. */
-export function searchHref(q: string, opts: { open?: boolean; project?: string } = {}): string {
-  const params = new URLSearchParams({ q });
-  if (opts.open) params.set("open", "1");
-  if (opts.project) params.set("project", opts.project);
-  return `${href("search")}?${params.toString()}`;
-}
-
-const titleOf = (c: { target: { contentType: string | null; contentExternalId: string } | null; subject: { displayName: string } | null }): string => {
-  if (c.target) return `${c.target.contentType ?? "content"} ${c.target.contentExternalId}`;
-  if (c.subject) return `User ${c.subject.displayName}`;
-  return "Case";
-};
-
-// ---------------------------------------------------------------------------------------------
-// The top bar's box
-
-/** The search box of the top bar: opens the search page with the words typed. `/` focuses it. */
-export function GlobalSearchBox() {
-  const route = useRoute();
-  const onPage = route.page === "search" ? (route.query.get("q") ?? "") : null;
-  const [value, setValue] = useState(onPage ?? "");
-  const input = useRef<HTMLInputElement>(null);
-  useEffect(() => {
-    if (onPage !== null) setValue(onPage);
-  }, [onPage]);
-  useShortcuts({ "/": () => input.current?.focus() });
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    const q = value.trim();
-    if (!q) return input.current?.focus();
-    // Keep the page's filters when searching again from it.
-    const keep = route.page === "search" ? { open: route.query.get("open") === "1", project: route.query.get("project") ?? undefined } : {};
-    navigate(searchHref(q, keep));
-  };
-  return (
-    <form role="search" aria-label="Search Flagstaff" className="global-search" onSubmit={submit}>
-      {/* Not "Search": the identities page's own field is the "Search" box (and tests find it so). */}
-      <label htmlFor="global-search-input" className="sr-only">
-        Find reports and people
-      </label>
-      <input
-        ref={input}
-        id="global-search-input"
-        type="search"
-        placeholder="Find reports and people  ( / )"
-        aria-keyshortcuts="/"
-        maxLength={SEARCH_QUERY_MAX}
-        value={value}
-        onChange={(e) => setValue(e.target.value)}
-      />
-    </form>
-  );
-}
 
 // ---------------------------------------------------------------------------------------------
 // The search page
@@ -241,7 +189,7 @@ function groupByCase(hits: ReportHit[]): { caseId: string; hits: ReportHit[] }[]
 function CaseHits({ hits, multiProject }: { hits: ReportHit[]; multiProject: boolean }) {
   const first = hits[0]!;
   const c = first.case;
-  const title = titleOf(c);
+  const title = caseTitle(c);
   return (
     <li className="card search-hit" data-case-id={first.caseId}>
       <div className="search-hit-head">
@@ -433,7 +381,7 @@ export function ClosedCasesPage() {
             <tr key={c.id} data-case-id={c.id}>
               <td className="col-case">
                 <a className="case-link" href={href("cases", c.id)}>
-                  {titleOf(c)}
+                  {caseTitle(c)}
                 </a>
                 {c.subject && c.target && <span className="muted"> · about {c.subject.displayName}</span>}
                 <div className="chips">

@@ -3,7 +3,7 @@ import { useEffect, useState, type FormEvent } from "react";
 import { SEVERITIES, type Severity } from "../../domain/views/severity.ts";
 import { TEMPLATE_BODY_MAX, TEMPLATE_KINDS, TEMPLATE_NAME_MAX, TEMPLATE_PLACEHOLDERS, type TemplateKind } from "../../domain/views/template.ts";
 import { trpc, type Outputs } from "../api.ts";
-import { useSession } from "../app.tsx";
+import { useSession } from "../session.tsx";
 import { DsaSettingsSection } from "../dsa.tsx";
 import { Dialog, Empty, ErrorNote, Field, Loading, QueryTable, SeverityBadge, useToast } from "../ui.tsx";
 

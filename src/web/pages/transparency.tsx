@@ -6,7 +6,7 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { errorMessage, trpc, type Outputs } from "../api.ts";
-import { useSession } from "../app.tsx";
+import { useSession } from "../session.tsx";
 import { Badge, dateTime, Empty, ErrorNote, Field, formatDuration, Loading, ProjectOptions, Table, useToast } from "../ui.tsx";
 
 type Report = Outputs["transparency"]["report"];

@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { ROLES } from "../../domain/views/user.ts";
 import { errorMessage, trpc, type Role } from "../api.ts";
-import { useSession } from "../app.tsx";
+import { useSession } from "../session.tsx";
 import { dateTime, ErrorNote, Field, QueryTable, SecretDialog, useToast } from "../ui.tsx";
 
 const ROLE_HELP: Record<Role, string> = {

@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { UNFILTERED_EVENT_TYPES } from "../../domain/views/webhook.ts";
 import { errorMessage, trpc, type Outputs } from "../api.ts";
-import { useSession } from "../app.tsx";
+import { useSession } from "../session.tsx";
 import { Badge, dateTime, Dialog, Empty, ErrorNote, Field, Loading, SecretDialog, Table, TimeAgo, useToast } from "../ui.tsx";
 
 type Endpoint = Outputs["webhooks"]["list"]["endpoints"][number];
