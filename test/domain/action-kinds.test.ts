@@ -138,3 +138,18 @@ describe("the rules that read them", () => {
     );
   });
 });
+
+describe("the docs", () => {
+  test("docs/enforcement.md's kinds table and docs/dsa.md's decision mapping name every kind, with its end", async () => {
+    const enforcement = await Bun.file(new URL("../../docs/enforcement.md", import.meta.url)).text();
+    const dsa = await Bun.file(new URL("../../docs/dsa.md", import.meta.url)).text();
+    const ends = { required: "**required**", allowed: "optional", forbidden: "none" } as const;
+    const decisionRow = dsa.split("\n").find((l) => l.startsWith("| decision |")) ?? "";
+    for (const kind of ACTION_KINDS) {
+      const row = enforcement.split("\n").find((l) => l.startsWith(`| \`${kind}\` |`));
+      expect(row, `docs/enforcement.md has no row for ${kind}`).toBeDefined();
+      expect(row!.split("|")[2]!.trim().startsWith(ends[kindSpec(kind).end])).toBe(true);
+      expect(decisionRow).toContain(`\`${kind}\` →`);
+    }
+  });
+});
