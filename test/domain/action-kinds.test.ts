@@ -1,8 +1,11 @@
 /**
  * The action kinds' record (ACTION_KIND_SPECS, src/domain/views/enforcement.ts) and the
  * resolution codes' (RESOLUTION_CODE_SPECS, src/domain/views/report.ts): what is derived from
- * them, and that the rules reading them (the end checks, resolutions with an action, rules) say
- * exactly what they said when each named its kinds by hand.
+ * them, and the refusals of the rules reading them (the end checks, resolutions with an action,
+ * rules). A refusal that lists kinds is expected as the record lists them: when the record
+ * replaced the hand-written lists, these read exactly as before ("only suspensions and mutes
+ * do", "warning, mute, suspension, ban"), checked against the commit before it. A new kind needs
+ * no change here, only its rows in the docs (last test).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createEnforcementAction, resolveReport } from "../../src/domain/enforcement.ts";
@@ -16,8 +19,10 @@ import {
   CONTENT_KINDS,
   hasStatement,
   impliedKindOf,
+  joinWords,
   kindsOfCode,
   kindSpec,
+  pluralLabel,
   resolutionCodeOf,
   TIMED_KINDS,
   type ActionKind,
@@ -29,11 +34,14 @@ import { domainWorld, refusal, type DomainWorld } from "../helpers/builders.ts";
 describe("the records", () => {
   test("every kind has its spec, and the kind lists are derived from them", () => {
     expect(Object.keys(ACTION_KIND_SPECS)).toEqual([...ACTION_KINDS]);
-    expect(ACCOUNT_KINDS).toEqual(["warning", "mute", "suspension", "ban"]);
-    expect(CONTENT_KINDS).toEqual(["content_removal"]);
-    // Those that must have an end first: the order the refusals name them in.
-    expect(TIMED_KINDS).toEqual(["suspension", "mute"]);
-    expect(ACTION_KINDS.filter(hasStatement)).toEqual(["mute", "suspension", "ban", "content_removal"]);
+    expect([...ACCOUNT_KINDS, ...CONTENT_KINDS].sort()).toEqual([...ACTION_KINDS].sort());
+    for (const k of ["warning", "mute", "suspension", "ban"] as const) expect(ACCOUNT_KINDS).toContain(k);
+    expect(CONTENT_KINDS).toContain("content_removal");
+    // Those that must have an end first (the order the refusals name them in), then those that may.
+    const ends = TIMED_KINDS.map((k) => kindSpec(k).end);
+    expect(ends).toEqual([...ends.filter((e) => e === "required"), ...ends.filter((e) => e === "allowed")]);
+    expect(TIMED_KINDS.slice(0, 2)).toEqual(["suspension", "mute"]);
+    expect(ACTION_KINDS.filter((k) => !hasStatement(k))).toEqual(["warning"]);
   });
 
   test("each level goes with exactly one resolution code, and each code implies at most one kind", () => {
@@ -43,6 +51,8 @@ describe("the records", () => {
       expect(codes).toEqual([resolutionCodeOf(kind)]);
     }
     expect(ACTION_RESOLUTION_CODES).toEqual(["ACCOUNT_LEVEL_ACTION", "CONTENT_LEVEL_ACTION"]);
+    expect(resolutionCodeOf("ban")).toBe("ACCOUNT_LEVEL_ACTION");
+    expect(resolutionCodeOf("content_removal")).toBe("CONTENT_LEVEL_ACTION");
     expect(kindsOfCode("ACCOUNT_LEVEL_ACTION")).toEqual(ACCOUNT_KINDS);
     expect(kindsOfCode("CONTENT_LEVEL_ACTION")).toEqual(CONTENT_KINDS);
     expect(kindsOfCode("SPAM_CONFIRMED")).toEqual([]);
@@ -91,11 +101,14 @@ describe("the rules that read them", () => {
   const create = (kind: ActionKind, more: { endsAt?: number | null; content?: null } = {}) =>
     createEnforcementAction(world.ctx, { project: world.project, kind, reason: "spam", identity: { type: "user", externalId: "u-kinds" }, ...more });
 
-  test("the end checks of creation say what they said", async () => {
+  /** "suspensions and mutes" (and any kind since that may have an end). */
+  const timed = joinWords(TIMED_KINDS.map(pluralLabel), "and");
+
+  test("the end checks of creation refuse an end where the kind has none, and a missing one where it needs one", async () => {
     const later = world.clock.now() + 3_600_000;
     expect((await refusal(create("suspension"))).message).toBe("endsAt: a suspension needs an end (endsAt or durationSeconds); a permanent one is a ban");
-    expect((await refusal(create("ban", { endsAt: later }))).message).toBe("endsAt: a ban has no end (only suspensions and mutes do)");
-    expect((await refusal(create("warning", { endsAt: later }))).message).toBe("endsAt: a warning has no end (only suspensions and mutes do)");
+    expect((await refusal(create("ban", { endsAt: later }))).message).toBe(`endsAt: a ban has no end (only ${timed} do)`);
+    expect((await refusal(create("warning", { endsAt: later }))).message).toBe(`endsAt: a warning has no end (only ${timed} do)`);
     expect((await refusal(create("mute", { endsAt: world.clock.now() }))).message).toBe("endsAt: must be in the future (revoke an action to end it now)");
     expect((await refusal(create("content_removal"))).message).toBe(
       "content: a content_removal needs the content it removes ({ contentType, contentExternalId }) or a report with a target",
@@ -109,9 +122,10 @@ describe("the rules that read them", () => {
       const { reportId } = await world.fileReport();
       return refusal(resolveReport(world.ctx, { reportId, resolution: { code }, action: kind ? { kind } : {} }));
     };
-    expect((await resolve("ACCOUNT_LEVEL_ACTION")).message).toBe("action.kind: required with ACCOUNT_LEVEL_ACTION (warning, mute, suspension, ban)");
-    expect((await resolve("ACCOUNT_LEVEL_ACTION", "content_removal")).message).toBe("action.kind: ACCOUNT_LEVEL_ACTION takes warning, mute, suspension, ban, not content_removal");
-    expect((await resolve("CONTENT_LEVEL_ACTION", "ban")).message).toBe("action.kind: CONTENT_LEVEL_ACTION takes content_removal, not ban");
+    const account = ACCOUNT_KINDS.join(", ");
+    expect((await resolve("ACCOUNT_LEVEL_ACTION")).message).toBe(`action.kind: required with ACCOUNT_LEVEL_ACTION (${account})`);
+    expect((await resolve("ACCOUNT_LEVEL_ACTION", "content_removal")).message).toBe(`action.kind: ACCOUNT_LEVEL_ACTION takes ${account}, not content_removal`);
+    expect((await resolve("CONTENT_LEVEL_ACTION", "ban")).message).toBe(`action.kind: CONTENT_LEVEL_ACTION takes ${CONTENT_KINDS.join(", ")}, not ban`);
     expect((await resolve("SPAM_CONFIRMED", "ban")).message).toBe(
       "action: only a resolution with resolutionCode ACCOUNT_LEVEL_ACTION or CONTENT_LEVEL_ACTION carries an enforcement action",
     );
@@ -134,7 +148,7 @@ describe("the rules that read them", () => {
       "then[0].action.durationSeconds: a suspension needs one",
     );
     expect((await save({ type: "resolve", resolutionCode: "ACCOUNT_LEVEL_ACTION", action: { kind: "ban", durationSeconds: 60 } })).message).toBe(
-      "then[0].action.durationSeconds: only suspensions and mutes have one",
+      `then[0].action.durationSeconds: only ${timed} have one`,
     );
   });
 });
