@@ -4,8 +4,10 @@
  * Everything Flagstaff knows about an action kind is its entry in ACTION_KIND_SPECS, one record
  * the compiler keeps whole: what it acts on (and so the resolution code it goes with), whether
  * it has an end, its DSA decision fields, its words. The end checks, the statement of reasons,
- * resolutions with an action, rules, bulk decisions, the routes' descriptions and the
- * dashboard's dialogs read it; none names a kind. A new kind is a new entry
+ * resolutions with an action, rules, the routes' descriptions and the dashboard's dialogs read
+ * it (bulk decisions read the resolution codes' record, RESOLUTION_CODE_SPECS); none tests for
+ * a kind by name, but for the action CONTENT_LEVEL_ACTION implies without one (impliedAction,
+ * src/domain/enforcement.ts, the specification's rule). A new kind is a new entry
  * (docs/architecture.md, "Add an action kind").
  */
 import { z } from "zod";
