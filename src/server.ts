@@ -63,7 +63,7 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     }
   });
 
-  registerDatabaseGauges(services, services.store.engine === "sqlite" ? services.config.dbPath : null);
+  registerDatabaseGauges(services, services.store.file);
   app.get("/metrics", async ({ request }) => {
     if (!metricsAuthorized(services.config.metricsToken, request.headers.get("authorization"))) {
       return jsonError(401, "Metrics need `Authorization: Bearer <token>` with the token of FLAGSTAFF_METRICS_TOKEN", { "www-authenticate": 'Bearer realm="metrics"' });

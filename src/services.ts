@@ -17,8 +17,8 @@ export async function createServices(config: Config): Promise<Services> {
     db: store.db,
     config,
     clock,
-    // One process counts report creations in memory; instances on PostgreSQL count together.
-    reportRateLimiter: store.engine === "postgres" ? createSharedRateLimiter({ store, clock }) : createRateLimiter(() => clock.now()),
+    // The database's only writer counts report creations in memory; instances sharing one (PostgreSQL) count together.
+    reportRateLimiter: store.soleWriter ? createRateLimiter(() => clock.now()) : createSharedRateLimiter({ store, clock }),
     onAiCall: observeAiCall,
   };
 }

@@ -6,5 +6,5 @@ import { z } from "zod";
 
 export const okSchema = z.object({ ok: z.literal(true) });
 
-/** Paging size of list routes: 1 to 100 (the spec's page size range). */
-export const limitSchema = (fallback: number) => z.coerce.number().int().min(1).max(100).default(fallback);
+// Paging size of list routes (1 to 100): a view building block, since the audit filters use it too.
+export { limitSchema } from "../domain/views/common.ts";

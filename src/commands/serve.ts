@@ -39,7 +39,7 @@ export async function serve(config: Config): Promise<void> {
   const retention = services.store.singleton("retention", () => startRetention(services));
 
   // SQLite: WAL checkpoints (and their fsyncs) run on a thread of their own (src/db/checkpoint.ts).
-  const checkpointer = services.store.engine === "sqlite" ? startCheckpointer(services.store.writer, config.dbPath) : null;
+  const checkpointer = services.store.file !== null ? startCheckpointer(services.store.writer, services.store.file) : null;
 
   let stopping = false;
   const app = createApp(services, { isDraining: () => stopping });
@@ -52,7 +52,7 @@ export async function serve(config: Config): Promise<void> {
   if (bootstrap) process.stdout.write(formatInitBanner(bootstrap, baseUrl) + "\n");
   // Tests and scripts wait for this exact line to learn the port.
   process.stdout.write(`Flagstaff listening on ${baseUrl}\n`);
-  log.info("listening", { url: baseUrl, version: VERSION, engine: services.store.engine, db: services.store.engine === "sqlite" ? config.dbPath : redact(config.databaseUrl ?? "") });
+  log.info("listening", { url: baseUrl, version: VERSION, engine: services.store.engine, db: services.store.file ?? redact(config.databaseUrl ?? "") });
 
   // Graceful shutdown (docs/operations.md): /readyz turns 503; the listener closes (idle
   // keep-alive connections at once); requests in flight finish, for up to SHUTDOWN_GRACE_MS;

@@ -260,6 +260,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
     ...shared,
     engine: "postgres",
     soleWriter: false,
+    file: null,
     writer: pool,
     transaction,
     skipLocked: (subquery: SQLWrapper) => sql`(${subquery} FOR UPDATE SKIP LOCKED)`,

@@ -59,6 +59,12 @@ export interface Store {
    * (report-time.ts). False on PostgreSQL, where other instances write too.
    */
   readonly soleWriter: boolean;
+  /**
+   * The database file this process opened, as configured (":memory:" for a scratch one): its
+   * size is a metric and its write-ahead log is checkpointed on a thread of its own
+   * (checkpoint.ts). Null when the database is a server's (PostgreSQL).
+   */
+  readonly file: string | null;
   /** The handle for every query: the current transaction's inside one, else the reader. */
   readonly db: Db;
   /**
@@ -255,7 +261,7 @@ export function openSqliteStore(path: string): Store {
   const file = scratch ? join(scratch, "flagstaff.db") : path;
   const writer = openDatabase(file);
   const reader = openDatabase(file, { queryOnly: true });
-  const store = sqliteStore(writer, reader);
+  const store = { ...sqliteStore(writer, reader), file: path };
   if (!scratch) return store;
   return {
     ...store,
@@ -266,7 +272,7 @@ export function openSqliteStore(path: string): Store {
   };
 }
 
-function sqliteStore(writer: Db, reader: Db): Store {
+function sqliteStore(writer: Db, reader: Db): Omit<Store, "file"> {
   // Outside a transaction, `db` is the reading connection; inside, the writing one.
   const { current, shared } = transactionScope<TxState>(reader);
   const lock = new Lock();

@@ -23,12 +23,9 @@ import { newId } from "./ids.ts";
 import { userEmails } from "./users.ts";
 import { findOpenCase } from "./open-case.ts";
 import { mayWorkCase } from "./queue-access.ts";
-import type { DismissalReason, ResolutionCode, Team } from "./views/report.ts";
+import { ACTION_RESOLUTION_CODES, type DismissalReason, type ResolutionCode, type Team } from "./views/report.ts";
 import { asStatus, isOpenStatus, OPEN_STATUSES, type Status } from "./workflow.ts";
 import { applyTransition, type CaseRecord, type ReportRecord } from "./workflow-engine.ts";
-
-/** Resolution codes that carry an enforcement action: never applied in bulk without one. */
-const ACTION_RESOLUTION_CODES: readonly ResolutionCode[] = ["ACCOUNT_LEVEL_ACTION", "CONTENT_LEVEL_ACTION"];
 
 /** How long a bulk decision can be undone. */
 export const UNDO_WINDOW_MS = 60_000;

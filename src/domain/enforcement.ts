@@ -24,13 +24,17 @@ import { scheduleSubmissionIfEnabled } from "./transparency-submission.ts";
 import { enqueueWebhookEvent, type EventType } from "./webhooks/outbox.ts";
 import { applyTransition } from "./workflow-engine.ts";
 import {
-  ACCOUNT_KINDS,
-  CONTENT_KINDS,
+  impliedKindOf,
+  joinWords,
+  kindsOfCode,
+  kindSpec,
+  pluralLabel,
   TIMED_KINDS,
   type ActionKind,
   type ActionStatus,
   type EnforcementActionView,
 } from "./views/enforcement.ts";
+import { ACTION_RESOLUTION_CODES, isResolutionCode } from "./views/report.ts";
 import type { IdentityRefView } from "./views/identity.ts";
 
 export type { ActionKind, ActionStatus, EnforcementActionView } from "./views/enforcement.ts";
@@ -179,8 +183,8 @@ export function createEnforcementAction(ctx: DomainContext, input: CreateActionI
     }
 
     const content = input.content ?? (report?.contentExternalId ? { contentType: report.contentType || null, contentExternalId: report.contentExternalId } : null);
-    if (input.kind === "content_removal" && !content) {
-      throw badRequest("content: a content_removal needs the content it removes ({ contentType, contentExternalId }) or a report with a target");
+    if (kindSpec(input.kind).level === "content" && !content) {
+      throw badRequest(`content: a ${input.kind} needs the content it removes ({ contentType, contentExternalId }) or a report with a target`);
     }
 
     const row: ActionRow = {
@@ -224,12 +228,16 @@ export function createEnforcementAction(ctx: DomainContext, input: CreateActionI
   });
 }
 
+/** The end rule of a kind (ActionKindSpec.end): required, allowed or forbidden, and in the future. */
 function checkEnd(kind: ActionKind, endsAt: number | null, now: number): void {
+  const spec = kindSpec(kind);
   if (endsAt === null) {
-    if (kind === "suspension") throw badRequest("endsAt: a suspension needs an end (endsAt or durationSeconds); a permanent one is a ban");
+    if (spec.end === "required") {
+      throw badRequest(`endsAt: a ${kind} needs an end (endsAt or durationSeconds)${spec.permanentIs ? `; a permanent one is a ${spec.permanentIs}` : ""}`);
+    }
     return;
   }
-  if (!TIMED_KINDS.includes(kind)) throw badRequest(`endsAt: a ${kind} has no end (only suspensions and mutes do)`);
+  if (spec.end === "forbidden") throw badRequest(`endsAt: a ${kind} has no end (only ${joinWords(TIMED_KINDS.map(pluralLabel), "and")} do)`);
   if (endsAt <= now) throw badRequest("endsAt: must be in the future (revoke an action to end it now)");
 }
 
@@ -349,8 +357,9 @@ export interface ResolveActionInput {
 
 /**
  * Resolves a report (and its case) and applies the enforcement action the resolution calls
- * for, in one transaction: ACCOUNT_LEVEL_ACTION takes a warning, mute, suspension or ban of
- * the report's subject; CONTENT_LEVEL_ACTION a content_removal (the default) of its target.
+ * for, in one transaction: ACCOUNT_LEVEL_ACTION takes an account-level kind (a warning, mute,
+ * suspension or ban) of the report's subject; CONTENT_LEVEL_ACTION a content-level one (a
+ * content_removal, the default) of its target: ACTION_KIND_SPECS says which is which.
  * The action's reason defaults to the report's reasons.
  */
 export async function resolveReportWithAction(
@@ -365,15 +374,15 @@ export async function resolveReportWithAction(
   },
 ): Promise<EnforcementActionView> {
   const { reportId, resolution, action } = input;
-  const kind = action.kind ?? (resolution.code === "CONTENT_LEVEL_ACTION" ? "content_removal" : undefined);
-  if (resolution.code === "ACCOUNT_LEVEL_ACTION") {
-    if (!kind) throw badRequest(`action.kind: required with ACCOUNT_LEVEL_ACTION (${ACCOUNT_KINDS.join(", ")})`);
-    if (!ACCOUNT_KINDS.includes(kind)) throw badRequest(`action.kind: ACCOUNT_LEVEL_ACTION takes ${ACCOUNT_KINDS.join(", ")}, not ${kind}`);
-  } else if (resolution.code === "CONTENT_LEVEL_ACTION") {
-    if (!kind || !CONTENT_KINDS.includes(kind)) throw badRequest(`action.kind: CONTENT_LEVEL_ACTION takes ${CONTENT_KINDS.join(", ")}, not ${kind}`);
-  } else {
-    throw badRequest("action: only a resolution with resolutionCode ACCOUNT_LEVEL_ACTION or CONTENT_LEVEL_ACTION carries an enforcement action");
+  // The code says which kinds it takes (RESOLUTION_CODE_SPECS, ACTION_KIND_SPECS), and which one it means without a kind.
+  const code = isResolutionCode(resolution.code) ? resolution.code : null;
+  const kinds = code ? kindsOfCode(code) : [];
+  if (!code || kinds.length === 0) {
+    throw badRequest(`action: only a resolution with resolutionCode ${joinWords(ACTION_RESOLUTION_CODES, "or")} carries an enforcement action`);
   }
+  const kind = action.kind ?? impliedKindOf(code);
+  if (!kind) throw badRequest(`action.kind: required with ${code} (${kinds.join(", ")})`);
+  if (!kinds.includes(kind)) throw badRequest(`action.kind: ${code} takes ${kinds.join(", ")}, not ${kind}`);
   return rowLockedTransaction(ctx, async () => {
     // The resolution goes through the workflow engine like any other (409 unless the report is open).
     await applyTransition(ctx, {

@@ -15,7 +15,7 @@ import { badRequest, notFound } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { fieldsOf, forgetRules, gatherFacts } from "./rule-engine.ts";
 import { evaluateOffThread } from "./rule-test-thread.ts";
-import { TIMED_KINDS } from "./views/enforcement.ts";
+import { joinWords, kindSpec, pluralLabel, resolutionCodeOf, TIMED_KINDS } from "./views/enforcement.ts";
 import type { Condition, Effect, Facts, RuleHitView, RuleInput, RuleTestResult, RuleView } from "./views/rule.ts";
 import { isOfWorkableCase, type AccessContext } from "./queue-access.ts";
 
@@ -72,13 +72,14 @@ async function checkReferences(ctx: Reader, rule: { projectId: string | null; th
   }
   for (const [i, e] of rule.then.entries()) {
     if (e.type !== "resolve" || !e.action) continue;
-    const content = e.action.kind === "content_removal";
-    if (e.resolutionCode !== (content ? "CONTENT_LEVEL_ACTION" : "ACCOUNT_LEVEL_ACTION")) {
-      throw badRequest(`then[${i}].resolutionCode: an action of kind ${e.action.kind} goes with ${content ? "CONTENT_LEVEL_ACTION" : "ACCOUNT_LEVEL_ACTION"}`);
-    }
-    if (e.action.kind === "suspension" && e.action.durationSeconds === undefined) throw badRequest(`then[${i}].action.durationSeconds: a suspension needs one`);
-    if (!TIMED_KINDS.includes(e.action.kind) && e.action.durationSeconds !== undefined) {
-      throw badRequest(`then[${i}].action.durationSeconds: only suspensions and mutes have one`);
+    // The kind's resolution code and end rule (ACTION_KIND_SPECS), as the resolve route applies them.
+    const { kind } = e.action;
+    const code = resolutionCodeOf(kind);
+    if (e.resolutionCode !== code) throw badRequest(`then[${i}].resolutionCode: an action of kind ${kind} goes with ${code}`);
+    const { end } = kindSpec(kind);
+    if (end === "required" && e.action.durationSeconds === undefined) throw badRequest(`then[${i}].action.durationSeconds: a ${kind} needs one`);
+    if (end === "forbidden" && e.action.durationSeconds !== undefined) {
+      throw badRequest(`then[${i}].action.durationSeconds: only ${joinWords(TIMED_KINDS.map(pluralLabel), "and")} have one`);
     }
   }
   const queueIds = [...new Set(rule.then.flatMap((e) => (e.type === "route" ? [e.queueId] : [])))];

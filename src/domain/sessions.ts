@@ -269,10 +269,10 @@ export class LoginThrottle implements SignInThrottle {
 }
 
 let throttle: SignInThrottle | null = null;
-/** The process's sign-in throttle: in memory on SQLite (one process), shared on PostgreSQL. */
+/** The process's sign-in throttle: in memory when this process is the database's only writer (SQLite), else shared by the instances. */
 export function loginThrottle(ctx: Pick<ReadContext, "store" | "clock">): SignInThrottle {
   const now = () => ctx.clock.now();
-  throttle ??= ctx.store.engine === "postgres" ? new LoginThrottle(sharedWindows(ctx), now) : LoginThrottle.inMemory(now);
+  throttle ??= ctx.store.soleWriter ? LoginThrottle.inMemory(now) : new LoginThrottle(sharedWindows(ctx), now);
   return throttle;
 }
 

@@ -31,7 +31,7 @@ import {
   type StatementCategory,
   type StatementRecord,
 } from "./views/dsa.ts";
-import type { ActionKind } from "./views/enforcement.ts";
+import { kindSpec, type ActionKind } from "./views/enforcement.ts";
 import { assertMayWorkCaseId, isOfWorkableCase, requireEveryQueue, type AccessContext } from "./queue-access.ts";
 
 export type { Statement, StatementRecord, DsaSettings } from "./views/dsa.ts";
@@ -58,20 +58,9 @@ export interface StatementFacts {
 const ymd = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 const cut = (text: string, max: number): string => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);
 
-/** The decision fields an action kind fills; null for a kind that restricts nothing (a warning). */
+/** The decision fields an action kind fills (ActionKindSpec.decision); null for a kind that restricts nothing (a warning). */
 export function decisionFields(kind: ActionKind, endsAt: number | null): Partial<Statement> | null {
-  switch (kind) {
-    case "content_removal":
-      return { decision_visibility: ["DECISION_VISIBILITY_CONTENT_REMOVED"] };
-    case "suspension":
-      return { decision_account: "DECISION_ACCOUNT_SUSPENDED", end_date_account_restriction: endsAt === null ? null : ymd(endsAt) };
-    case "ban":
-      return { decision_account: "DECISION_ACCOUNT_TERMINATED" };
-    case "mute":
-      return { decision_provision: "DECISION_PROVISION_PARTIAL_SUSPENSION", ...(endsAt === null ? {} : { end_date_service_restriction: ymd(endsAt) }) };
-    case "warning":
-      return null;
-  }
+  return kindSpec(kind).decision?.(endsAt) ?? null;
 }
 
 /** The database's content type for ours: text-like kinds are text; unknown kinds are "other" with their name. */
@@ -135,7 +124,7 @@ export function buildStatement(facts: StatementFacts): Statement | null {
   const additions = [...new Set(mapped.slice(1).map((m) => m.category!))].filter((c) => c !== category);
   const setting = primary ? settings.categories[primary.name] : undefined;
 
-  const kindWords = plainWords(action.kind);
+  const kindWords = kindSpec(action.kind).label;
   const reasonText = scrub(action.reason, pd);
   const template = facts.templateBody
     ? scrub(renderTemplate(facts.templateBody, { action: kindWords, reason: action.reason, category: reasons.map(plainWords).join(", ") }), pd)
@@ -297,14 +286,7 @@ export async function makeStatementForAction(
 /** An enforce template is about an action kind when its name says the kind ("Suspension (spam)" for a suspension). */
 function templateMatches(name: string, kind: ActionKind): boolean {
   const n = name.toLowerCase();
-  const words: Record<ActionKind, string[]> = {
-    content_removal: ["content removal", "content_removal", "removal", "remove"],
-    suspension: ["suspension", "suspend"],
-    ban: ["ban"],
-    mute: ["mute"],
-    warning: ["warning"],
-  };
-  return words[kind].some((w) => n.includes(w));
+  return kindSpec(kind).templateWords.some((w) => n.includes(w));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -331,7 +313,7 @@ export async function getActionStatement(ctx: AccessContext, input: { projectId:
     .from(statements)
     .where(and(eq(statements.actionId, input.actionId), eq(statements.orgId, ctx.orgId), eq(statements.projectId, input.projectId)))
     .limit(1);
-  if (!row) throw notFound(`This ${plainWords(action.kind)} has no statement of reasons: it restricts nothing`);
+  if (!row) throw notFound(`This ${kindSpec(action.kind).label} has no statement of reasons: it restricts nothing`);
   return recordOf(row);
 }
 

@@ -28,7 +28,6 @@ import { enqueueReportDecided } from "./report-outcomes.ts";
 import type { Severity } from "./severity.ts";
 import { CLAIMED_BY } from "./views/case.ts";
 import type { Team } from "./views/report.ts";
-import { enqueueWebhookEvent, type EventType } from "./webhooks/outbox.ts";
 import { asStatus, isOpenStatus, nextStatus, OPEN_STATUSES, type Status, type WorkflowAction } from "./workflow.ts";
 
 type ReportRow = typeof reports.$inferSelect;
@@ -101,7 +100,7 @@ export interface Transition<A extends WorkflowAction = WorkflowAction> {
   case: StatusChange | null;
   /**
    * A silent move (TransitionInput.silent): nobody outside hears of it, so effects announce
-   * nothing (announceEachReport checks it; an effect of its own that tells the platform must too).
+   * nothing (announceReportDecided checks it; an effect of its own that tells the platform must too).
    */
   silent: boolean;
 }
@@ -111,17 +110,6 @@ export type Effect<A extends WorkflowAction = WorkflowAction> = (ctx: DomainCont
 
 /** Every report a transition moved (the target first). */
 export const reportsMoved = (t: Transition): ReportChange[] => [t.report, ...t.fellows].filter((r): r is ReportChange => r !== null && r.from !== r.to);
-
-/**
- * An effect announcing each report the transition moved through the webhook outbox (one event
- * per report, in the transition's transaction; the delivery jobs wake the workers after COMMIT).
- */
-export const announceEachReport =
-  (type: EventType, data: (r: ReportChange, t: Transition) => unknown): Effect =>
-  async (ctx, t) => {
-    if (t.silent) return;
-    for (const r of reportsMoved(t)) await enqueueWebhookEvent(ctx, { type, data: data(r, t), now: t.at });
-  };
 
 /**
  * An applied escalation marks its case as escalated to the team (the queue's team views) and

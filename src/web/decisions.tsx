@@ -10,7 +10,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState, type FormEvent, type ReactNode } from "react";
 import { plainWords, renderTemplate, type TemplateValues } from "../domain/template-text.ts";
-import { ACCOUNT_KINDS, ACTION_KINDS, CONTENT_KINDS, TIMED_KINDS, type ActionKind } from "../domain/views/enforcement.ts";
+import { ACTION_KINDS, kindsOfCode, kindSpec, TIMED_KINDS, type ActionKind } from "../domain/views/enforcement.ts";
 import { DEFAULT_TEAM, DISMISSAL_REASONS, RESOLUTION_CODES, TEAMS, type DismissalReason, type ResolutionCode, type Team } from "../domain/views/report.ts";
 import type { TemplateKind } from "../domain/views/template.ts";
 import { CLAIMED_BY } from "../domain/views/case.ts";
@@ -28,12 +28,6 @@ const claimRefusal = (err: unknown): string | null => {
   if (errorCode(err) !== "CONFLICT") return null;
   const message = errorMessage(err);
   return message.startsWith(CLAIMED_BY) ? message.slice(CLAIMED_BY.length).split(":")[0]!.trim() : null;
-};
-
-/** Resolution codes that carry an enforcement action, and the kinds each takes. */
-const ACTION_CODES: Partial<Record<ResolutionCode, readonly ActionKind[]>> = {
-  ACCOUNT_LEVEL_ACTION: ACCOUNT_KINDS,
-  CONTENT_LEVEL_ACTION: CONTENT_KINDS,
 };
 
 export type DecisionAction = "resolve" | "dismiss" | "escalate";
@@ -67,8 +61,9 @@ const VERB: Record<DecisionAction, [string, string]> = {
 /** An action in words, for templates and notices: "24-hour suspension", "3-day mute", "ban". */
 export function describeAction(kind: ActionKind, duration: string, unit: "hours" | "days"): string {
   const n = Number(duration);
-  if (!TIMED_KINDS.includes(kind) || !duration || !(n > 0)) return plainWords(kind);
-  return `${n}-${unit === "hours" ? "hour" : "day"} ${plainWords(kind)}`;
+  const { label } = kindSpec(kind);
+  if (!TIMED_KINDS.includes(kind) || !duration || !(n > 0)) return label;
+  return `${n}-${unit === "hours" ? "hour" : "day"} ${label}`;
 }
 
 const durationSeconds = (kind: ActionKind, duration: string, unit: "hours" | "days"): number | undefined =>
@@ -100,15 +95,15 @@ function ActionKindFields({
         <select value={kind} onChange={(e) => setKind(e.target.value as ActionKind)} data-autofocus={autoFocus ? true : undefined}>
           {kinds.map((k) => (
             <option key={k} value={k}>
-              {humanize(k)}
+              {humanize(kindSpec(k).label)}
             </option>
           ))}
         </select>
       </Field>
-      {TIMED_KINDS.includes(kind) && (
+      {kindSpec(kind).end !== "forbidden" && (
         <div className="inline-form">
-          <Field label={kind === "mute" ? "Duration (empty: permanent)" : "Duration"}>
-            <input type="number" min={1} value={duration} required={kind === "suspension"} onChange={(e) => setDuration(e.target.value)} />
+          <Field label={kindSpec(kind).end === "allowed" ? "Duration (empty: permanent)" : "Duration"}>
+            <input type="number" min={1} value={duration} required={kindSpec(kind).end === "required"} onChange={(e) => setDuration(e.target.value)} />
           </Field>
           <Field label="Unit">
             <select value={unit} onChange={(e) => setUnit(e.target.value as "hours" | "days")}>
@@ -233,7 +228,9 @@ function DecisionForm({ action, targets: given, onClose, onDone }: { action: Dec
   const [takeOver, setTakeOver] = useState(false);
   /** The holder the server named when it refused a decision on a claimed case. */
   const [refusedBy, setRefusedBy] = useState<string | null>(null);
-  const kinds = action === "resolve" ? ACTION_CODES[code] : undefined;
+  // The kinds the resolution code carries (none for a finding: no action fields).
+  const carried = kindsOfCode(code);
+  const kinds = action === "resolve" && carried.length > 0 ? carried : undefined;
   const [kind, setKind] = useState<ActionKind>("suspension");
   const [duration, setDuration] = useState("24");
   const [unit, setUnit] = useState<"hours" | "days">("hours");
@@ -530,7 +527,7 @@ export function EnforceDialog({
       onClose();
     },
   });
-  const available = ACTION_KINDS.filter((k) => (CONTENT_KINDS.includes(k) ? hasContent : hasSubject));
+  const available = ACTION_KINDS.filter((k) => (kindSpec(k).level === "content" ? hasContent : hasSubject));
   const values: TemplateValues = { action: describeAction(kind, duration, unit), reason: reason.trim() || defaultReason, category: (categories ?? [defaultReason]).join(", ") };
   return (
     <Dialog open={open} title="Enforce" onClose={onClose}>
@@ -556,7 +553,7 @@ export function EnforceDialog({
             Cancel
           </button>
           <button type="submit" className="danger" disabled={enforce.isPending || available.length === 0}>
-            Apply {humanize(kind).toLowerCase()}
+            Apply {kindSpec(kind).label}
           </button>
         </div>
       </form>

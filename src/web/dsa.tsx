@@ -5,6 +5,7 @@
  */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState, type FormEvent } from "react";
+import { hasStatement, type ActionKind } from "../domain/views/enforcement.ts";
 import { DECISION_GROUNDS, EEA_COUNTRIES, STATEMENT_CATEGORIES, STATEMENT_FIELDS, SUGGESTED_CATEGORIES, type DsaSettingsInput } from "../domain/views/dsa.ts";
 import { trpc, type Outputs } from "./api.ts";
 import { useSession } from "./session.tsx";
@@ -16,8 +17,8 @@ type CategorySetting = Settings["categories"][string];
 const words = (code: string, prefix: string): string => code.replace(prefix, "").toLowerCase().replace(/_/g, " ");
 const cell = (v: unknown): string => (Array.isArray(v) ? v.join(", ") : String(v));
 
-/** Under an action: its statement, loaded when opened (a warning has none and shows no disclosure). */
-export function StatementDisclosure({ actionId, kind }: { actionId: string; kind: string }) {
+/** Under an action: its statement, loaded when opened (a kind that restricts nothing, a warning, has none and shows no disclosure). */
+export function StatementDisclosure({ actionId, kind }: { actionId: string; kind: ActionKind }) {
   const { orgSlug } = useSession();
   const [open, setOpen] = useState(false);
   const q = useQuery({
@@ -26,7 +27,7 @@ export function StatementDisclosure({ actionId, kind }: { actionId: string; kind
     enabled: open,
     staleTime: Infinity,
   });
-  if (kind === "warning") return null;
+  if (!hasStatement(kind)) return null;
   const record = q.data?.statements[actionId];
   return (
     <details className="statement" onToggle={(e) => setOpen(e.currentTarget.open)}>

@@ -3,7 +3,7 @@ import { caseFile } from "../../domain/case-file.ts";
 import { decideInBulk, MAX_BULK_CASES, undoBulkDecision } from "../../domain/bulk.ts";
 import { addCaseNote, assignCase, reviewQueue, triageCase } from "../../domain/cases.ts";
 import { setCaseTags } from "../../domain/tags.ts";
-import { DISMISSAL_REASONS, RESOLUTION_CODES, TEAMS } from "../../domain/views/report.ts";
+import { DEFAULT_TEAM, DISMISSAL_REASONS, RESOLUTION_CODES, TEAMS } from "../../domain/views/report.ts";
 import { MAX_TAGS_PER_CASE, tagSchema } from "../../domain/views/tag.ts";
 import { limitSchema } from "../schemas.ts";
 import { projectProcedure, router, secretProcedure } from "../trpc.ts";
@@ -39,7 +39,7 @@ export const casesRouter = router({
         decision: z.discriminatedUnion("action", [
           z.object({ action: z.literal("resolve"), code: z.enum(RESOLUTION_CODES).optional(), note: z.string().max(2000).optional() }),
           z.object({ action: z.literal("dismiss"), reason: z.enum(DISMISSAL_REASONS), note: z.string().max(2000).optional() }),
-          z.object({ action: z.literal("escalate"), team: z.enum(TEAMS).default("senior_moderator"), note: z.string().max(2000).optional() }),
+          z.object({ action: z.literal("escalate"), team: z.enum(TEAMS).default(DEFAULT_TEAM), note: z.string().max(2000).optional() }),
         ]),
         othersClaims: z.enum(["skip", "take_over"]).default("skip"),
       }),

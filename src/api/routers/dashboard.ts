@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { caseDetail, changeVersion, identityProfile, overview, people, queue, withActorEmails } from "../../domain/dashboard.ts";
 import { listAudit } from "../../domain/audit.ts";
-import { auditFilters } from "./audit.ts";
 import { tagsInUse } from "../../domain/tags.ts";
+import { auditFilters } from "../../domain/views/audit.ts";
 import { QUEUE_PAGE_SIZE, QUEUE_VIEWS } from "../../domain/views/queue.ts";
 import { BUCKETS } from "../../domain/views/severity.ts";
 import { tagSchema } from "../../domain/views/tag.ts";

@@ -13,7 +13,18 @@ import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/
 import { getActionStatement } from "../../domain/statements.ts";
 import { statementRecordSchema } from "../../domain/views/dsa.ts";
 import { APPEAL_FILTERS, APPEAL_STATUSES, appealInboxSchema, appealViewSchema } from "../../domain/views/appeal.ts";
-import { ACTION_KINDS, ACTION_STATUSES, enforcementActionViewSchema } from "../../domain/views/enforcement.ts";
+import {
+  ACTION_KINDS,
+  ACTION_STATUSES,
+  actionContentSchema,
+  actionIdentitySchema,
+  actionNoteSchema,
+  actionReasonSchema,
+  actionTimingFields,
+  enforcementActionViewSchema,
+  joinWords,
+  pluralLabel,
+} from "../../domain/views/enforcement.ts";
 import { clientInstant } from "../../domain/views/common.ts";
 import { limitSchema } from "../schemas.ts";
 import { orgProcedure, projectProcedure, router } from "../trpc.ts";
@@ -21,28 +32,6 @@ import { orgProcedure, projectProcedure, router } from "../trpc.ts";
 const tags = ["enforcement"];
 const id = z.string().min(1).max(64);
 const orgSlug = z.string().min(1).max(64);
-
-const MAX_DURATION_S = 10 * 365 * 24 * 3600;
-const reasonText = z.string().trim().min(1).max(1000);
-const noteText = z.string().max(2000);
-const identityRef = z.object({ type: typeNameSchema, externalId: externalIdSchema });
-const contentRef = z.object({ contentType: z.string().min(1).max(64).nullable().optional(), contentExternalId: externalIdSchema });
-const timing = {
-  /** When the action ends (suspensions need one; mutes may have one). */
-  endsAt: clientInstant.optional(),
-  /** Or: how long from now, in seconds. */
-  durationSeconds: z.number().int().min(1).max(MAX_DURATION_S).optional(),
-};
-
-/** The action a resolution applies (reports.resolve with ACCOUNT_LEVEL_ACTION or CONTENT_LEVEL_ACTION). */
-export const resolveActionSchema = z.object({
-  kind: z.enum(ACTION_KINDS).optional(),
-  reason: reasonText.optional(),
-  note: noteText.nullable().optional(),
-  identity: identityRef.optional(),
-  content: contentRef.optional(),
-  ...timing,
-});
 
 const orgProject = { orgSlug, projectId: projectIdSchema };
 const base = "/organizations/{orgSlug}/projects/{projectId}/enforcement-actions";
@@ -67,7 +56,7 @@ export const enforcementRouter = router({
         path: "/projects/{projectId}/identities/{typeName}/{externalId}/enforcement-actions",
         summary: "List an identity's enforcement actions",
         description:
-          "The identity's warnings, mutes, suspensions, bans and content removals, newest first. `active` is true while an action is in force (not revoked, end not reached). Filter with `active=true|false`; pass `nextCursor` back as `cursor`.",
+          `The identity's ${joinWords(ACTION_KINDS.map(pluralLabel), "and")}, newest first. \`active\` is true while an action is in force (not revoked, end not reached). Filter with \`active=true|false\`; pass \`nextCursor\` back as \`cursor\`.`,
         tags,
         errorResponses: sdkErrors,
       },
@@ -141,12 +130,12 @@ export const enforcementRouter = router({
     z.object({
       ...orgProject,
       kind: z.enum(ACTION_KINDS),
-      reason: reasonText,
-      note: noteText.nullable().optional(),
-      identity: identityRef.optional(),
+      reason: actionReasonSchema,
+      note: actionNoteSchema.nullable().optional(),
+      identity: actionIdentitySchema.optional(),
       reportId: id.optional(),
-      content: contentRef.optional(),
-      ...timing,
+      content: actionContentSchema.optional(),
+      ...actionTimingFields,
     }),
   )
     .meta({ family: "org", successStatus: 201, openapi: { method: "POST", path: base, summary: "Create an enforcement action", tags } })
@@ -174,10 +163,10 @@ export const enforcementRouter = router({
     z.object({
       ...orgProject,
       actionId: id,
-      reason: reasonText.optional(),
-      note: noteText.nullable().optional(),
+      reason: actionReasonSchema.optional(),
+      note: actionNoteSchema.nullable().optional(),
       endsAt: clientInstant.nullable().optional(),
-      durationSeconds: timing.durationSeconds,
+      durationSeconds: actionTimingFields.durationSeconds,
     }),
   )
     .meta({ family: "org", openapi: { method: "PATCH", path: `${base}/{actionId}`, summary: "Change an enforcement action", tags, errorResponses: { 409: "The action is no longer in force" } } })
@@ -191,7 +180,7 @@ export const enforcementRouter = router({
       return { action };
     }),
 
-  revoke: projectProcedure(z.object({ ...orgProject, actionId: id, reason: noteText.optional() }))
+  revoke: projectProcedure(z.object({ ...orgProject, actionId: id, reason: actionNoteSchema.optional() }))
     .meta({ family: "org", openapi: { method: "POST", path: `${base}/{actionId}/revoke`, summary: "Revoke an enforcement action", tags, errorResponses: { 409: "The action is already revoked" } } })
     .output(z.object({ action: enforcementActionViewSchema }))
     // A pending appeal of the action is settled first: overturned by the revocation (docs/enforcement.md).
@@ -246,7 +235,7 @@ export const enforcementRouter = router({
     .output(z.object({ appeal: appealViewSchema, action: enforcementActionViewSchema }))
     .query(({ ctx, input }) => appealWithAction(ctx.domain, input.appealId)),
 
-  upholdAppeal: orgProcedure(z.object({ orgSlug, appealId: id, note: noteText.optional() }))
+  upholdAppeal: orgProcedure(z.object({ orgSlug, appealId: id, note: actionNoteSchema.optional() }))
     .meta({
       family: "org",
       openapi: {
@@ -264,7 +253,7 @@ export const enforcementRouter = router({
       return { appeal };
     }),
 
-  overturnAppeal: orgProcedure(z.object({ orgSlug, appealId: id, note: noteText.optional() }))
+  overturnAppeal: orgProcedure(z.object({ orgSlug, appealId: id, note: actionNoteSchema.optional() }))
     .meta({
       family: "org",
       openapi: {

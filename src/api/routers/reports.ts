@@ -7,11 +7,11 @@ import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/
 import { projectRefSchema } from "../../domain/views/project.ts";
 import { clientDateTime } from "../../domain/views/common.ts";
 import {
-  createdReportSchema, DISMISSAL_REASONS, noticeInputSchema, reportOutcomeSchema, RESOLUTION_CODES, reportViewSchema, STATUSES, TEAMS, type Status,
+  createdReportSchema, DEFAULT_TEAM, DISMISSAL_REASONS, noticeInputSchema, reportOutcomeSchema, RESOLUTION_CODES, reportViewSchema, STATUSES, TEAMS, type Status,
 } from "../../domain/views/report.ts";
+import { ACCOUNT_KINDS, CONTENT_KINDS, joinWords, resolveActionSchema } from "../../domain/views/enforcement.ts";
 import { SEVERITIES } from "../../domain/views/severity.ts";
 import { limitSchema } from "../schemas.ts";
-import { resolveActionSchema } from "./enforcement.ts";
 import { projectProcedure, router, secretProcedure } from "../trpc.ts";
 
 const tags = ["reports"];
@@ -203,7 +203,7 @@ export const reportsRouter = router({
         method: "POST",
         path: "/reports/{reportId}/escalate",
         summary: "Escalate a report",
-        description: "Records the escalation to a team (default senior_moderator). Unless the report is RESOLVED it becomes IN_REVIEW, with its case and the case's other open reports (an APPEALED report too: its appeal stays pending and still decides it).",
+        description: `Records the escalation to a team (default ${DEFAULT_TEAM}). Unless the report is RESOLVED it becomes IN_REVIEW, with its case and the case's other open reports (an APPEALED report too: its appeal stays pending and still decides it).`,
         tags,
         // Allowed from every status (on RESOLVED it is recorded and changes nothing): never a 409.
         errorResponses: { 404: "Report not found" },
@@ -214,7 +214,7 @@ export const reportsRouter = router({
     .mutation(async ({ ctx, input }) => {
       await decideOnReport(ctx.domain, {
         reportId: input.reportId,
-        decision: { action: "escalate", team: input.team ?? "senior_moderator", note: input.note },
+        decision: { action: "escalate", team: input.team ?? DEFAULT_TEAM, note: input.note },
         takeOver: input.takeOver,
       });
       return { ok: true as const, reportId: input.reportId };
@@ -228,7 +228,7 @@ export const reportsRouter = router({
         path: "/reports/{reportId}/resolve",
         summary: "Resolve a report",
         description:
-          "From OPEN, TRIAGED or IN_REVIEW to RESOLVED, with its case and the case's other open reports; 409 from any other status. With `resolutionCode` ACCOUNT_LEVEL_ACTION (kind warning, mute, suspension or ban, applied to the report's subject) or CONTENT_LEVEL_ACTION (content_removal of the report's target), `action` applies that enforcement action in the same step (announced by webhook) and the answer carries its `enforcementActionId`. Without `action`, CONTENT_LEVEL_ACTION on a report with a target and a subject records the content_removal it implies, with its statement of reasons (not announced; its id in `enforcementActionId`); ACCOUNT_LEVEL_ACTION records no action (the code does not say which).",
+          `From OPEN, TRIAGED or IN_REVIEW to RESOLVED, with its case and the case's other open reports; 409 from any other status. With \`resolutionCode\` ACCOUNT_LEVEL_ACTION (kind ${joinWords(ACCOUNT_KINDS, "or")}, applied to the report's subject) or CONTENT_LEVEL_ACTION (${joinWords(CONTENT_KINDS, "or")} of the report's target), \`action\` applies that enforcement action in the same step (announced by webhook) and the answer carries its \`enforcementActionId\`. Without \`action\`, CONTENT_LEVEL_ACTION on a report with a target and a subject records the content_removal it implies, with its statement of reasons (not announced; its id in \`enforcementActionId\`); ACCOUNT_LEVEL_ACTION records no action (the code does not say which).`,
         tags,
         errorResponses: decisionErrors,
       },

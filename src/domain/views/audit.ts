@@ -11,7 +11,7 @@ import { z } from "zod";
 import { ANALYSIS_SOURCES } from "./analysis.ts";
 import { APPEAL_STATUSES } from "./appeal.ts";
 import { categoryViewSchema } from "./category.ts";
-import { actorSchema, isoDateTime } from "./common.ts";
+import { actorSchema, isoDateTime, limitSchema } from "./common.ts";
 import { ACTION_KINDS, ACTION_STATUSES } from "./enforcement.ts";
 import { projectViewSchema } from "./project.ts";
 import { TEAMS } from "./report.ts";
@@ -335,6 +335,17 @@ export type AuditPart<A extends AuditAction, K extends AuditPartName> = true ext
 
 /** The entity types an action's events may be about. */
 export type AuditEntityOf<A extends AuditAction> = (typeof AUDIT_ACTIONS)[A]["entity"][number];
+
+/** The audit log's filters and paging: the audit route's and the dashboard's audit page's. */
+export const auditFilters = {
+  /** One action of the catalogue: an unknown one is a 400, not an empty page. */
+  action: auditActionSchema.optional(),
+  entityType: z.string().max(64).optional(),
+  entityId: z.string().max(64).optional(),
+  projectId: z.string().max(64).optional(),
+  cursor: z.string().max(64).optional(),
+  limit: limitSchema(50),
+};
 
 /** An audit event as clients read it. `action` stays a string: events written before an action left the catalogue still read. */
 export const auditEventViewSchema = z

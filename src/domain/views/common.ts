@@ -21,6 +21,9 @@ export const clientDateTime = z.iso.datetime({
 /** A client's date-time (clientDateTime) as the instant it names, in milliseconds since the epoch. */
 export const clientInstant = clientDateTime.transform((s) => Date.parse(s));
 
+/** Paging size of list routes: 1 to 100 (the spec's page size range). */
+export const limitSchema = (fallback: number) => z.coerce.number().int().min(1).max(100).default(fallback);
+
 /** Who did something: an API key, a dashboard user, or Flagstaff itself (jobs, AI). */
 export const ACTOR_TYPES = ["api_key", "user", "system"] as const;
 export type ActorType = (typeof ACTOR_TYPES)[number];

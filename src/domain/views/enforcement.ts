@@ -1,15 +1,139 @@
-/** How an enforcement action looks to clients, and the vocabularies of its kinds and statuses. */
+/**
+ * How an enforcement action looks to clients, and the vocabularies of its kinds and statuses.
+ *
+ * Everything Flagstaff knows about an action kind is its entry in ACTION_KIND_SPECS, one record
+ * the compiler keeps whole: what it acts on (and so the resolution code it goes with), whether
+ * it has an end, its DSA decision fields, its words. The end checks, the statement of reasons,
+ * resolutions with an action, rules, the routes' descriptions and the dashboard's dialogs read
+ * it (bulk decisions read the resolution codes' record, RESOLUTION_CODE_SPECS); none tests for
+ * a kind by name, but for the action CONTENT_LEVEL_ACTION implies without one (impliedAction,
+ * src/domain/enforcement.ts, the specification's rule). A new kind is a new entry
+ * (docs/architecture.md, "Add an action kind").
+ */
 import { z } from "zod";
-import { actorSchema, isoDateTime } from "./common.ts";
+import { actorSchema, clientInstant, isoDateTime } from "./common.ts";
+import type { Statement } from "./dsa.ts";
 import { identityRefViewSchema } from "./identity.ts";
+import { RESOLUTION_CODE_SPECS, RESOLUTION_CODES, type ResolutionCode, type ResolutionCodeSpec } from "./report.ts";
+import { externalIdSchema, typeNameSchema } from "../validation.ts";
 
 export const ACTION_KINDS = ["warning", "mute", "suspension", "ban", "content_removal"] as const;
 export type ActionKind = (typeof ACTION_KINDS)[number];
+
+/** What an action acts on: the account (the report's subject) or a piece of content (its target). */
+export type ActionLevel = NonNullable<ResolutionCodeSpec["action"]>;
+
+/** What one kind of action is and does. */
+export interface ActionKindSpec {
+  /** Its name for people, singular: "content removal" (docs, messages, statements, the dashboard). */
+  label: string;
+  /**
+   * What it acts on; the resolution code it goes with is the one of that level
+   * (RESOLUTION_CODE_SPECS: ACCOUNT_LEVEL_ACTION, CONTENT_LEVEL_ACTION). A content-level action
+   * needs the content it acts on.
+   */
+  level: ActionLevel;
+  /**
+   * Its end: "required" (a suspension), "allowed" (a mute: permanent without one), "forbidden"
+   * (checked on creation, on a change and when a rule is saved).
+   */
+  end: "required" | "allowed" | "forbidden";
+  /** For a kind whose end is required: what a permanent one is instead (said when the end is missing). */
+  permanentIs?: ActionKind;
+  /**
+   * Whether it restricts for as long as it is in force (a mute, a suspension, a ban), rather than
+   * being done once (a warning, a content removal): without an end, a lasting action is permanent.
+   */
+  lasting: boolean;
+  /** Whether its resolution code, given without an action, means this kind (CONTENT_LEVEL_ACTION: a content removal). */
+  impliedByItsCode: boolean;
+  /**
+   * Its decision fields in a statement of reasons (DSA Art. 17, src/domain/statements.ts), given
+   * its end (ms since the epoch); null for a kind that restricts nothing and so has no statement.
+   */
+  decision: ((endsAt: number | null) => Partial<Statement>) | null;
+  /** Words of an enforce template's name that say it is about this kind ("Suspension (spam)"). */
+  templateWords: readonly string[];
+}
+
+const ymd = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+
+export const ACTION_KIND_SPECS = {
+  warning: {
+    label: "warning",
+    level: "account",
+    end: "forbidden",
+    lasting: false,
+    impliedByItsCode: false,
+    decision: null,
+    templateWords: ["warning"],
+  },
+  mute: {
+    label: "mute",
+    level: "account",
+    end: "allowed",
+    lasting: true,
+    impliedByItsCode: false,
+    decision: (endsAt) => ({ decision_provision: "DECISION_PROVISION_PARTIAL_SUSPENSION", ...(endsAt === null ? {} : { end_date_service_restriction: ymd(endsAt) }) }),
+    templateWords: ["mute"],
+  },
+  suspension: {
+    label: "suspension",
+    level: "account",
+    end: "required",
+    permanentIs: "ban",
+    lasting: true,
+    impliedByItsCode: false,
+    decision: (endsAt) => ({ decision_account: "DECISION_ACCOUNT_SUSPENDED", end_date_account_restriction: endsAt === null ? null : ymd(endsAt) }),
+    templateWords: ["suspension", "suspend"],
+  },
+  ban: {
+    label: "ban",
+    level: "account",
+    end: "forbidden",
+    lasting: true,
+    impliedByItsCode: false,
+    decision: () => ({ decision_account: "DECISION_ACCOUNT_TERMINATED" }),
+    templateWords: ["ban"],
+  },
+  content_removal: {
+    label: "content removal",
+    level: "content",
+    end: "forbidden",
+    lasting: false,
+    impliedByItsCode: true,
+    decision: () => ({ decision_visibility: ["DECISION_VISIBILITY_CONTENT_REMOVED"] }),
+    templateWords: ["content removal", "content_removal", "removal", "remove"],
+  },
+} as const satisfies { readonly [K in ActionKind]: ActionKindSpec };
+
+/** The spec of a kind, typed as the interface (the record itself keeps its literal types). */
+export const kindSpec = (kind: ActionKind): ActionKindSpec => ACTION_KIND_SPECS[kind];
+
+const kindsWhere = (test: (spec: ActionKindSpec) => boolean): readonly ActionKind[] => ACTION_KINDS.filter((k) => test(kindSpec(k)));
+
+/** The kinds of a level, in ACTION_KINDS order (none for null). */
+export const kindsOfLevel = (level: ActionLevel | null): readonly ActionKind[] => (level === null ? [] : kindsWhere((s) => s.level === level));
 /** Kinds that act on the account, and on a piece of content (resolution codes ACCOUNT_/CONTENT_LEVEL_ACTION). */
-export const ACCOUNT_KINDS: readonly ActionKind[] = ["warning", "mute", "suspension", "ban"];
-export const CONTENT_KINDS: readonly ActionKind[] = ["content_removal"];
-/** Kinds that may have an end: a suspension must have one, a mute may. */
-export const TIMED_KINDS: readonly ActionKind[] = ["suspension", "mute"];
+export const ACCOUNT_KINDS: readonly ActionKind[] = kindsOfLevel("account");
+export const CONTENT_KINDS: readonly ActionKind[] = kindsOfLevel("content");
+/** Kinds that may have an end, those that must first: a suspension must have one, a mute may. */
+export const TIMED_KINDS: readonly ActionKind[] = [...kindsWhere((s) => s.end === "required"), ...kindsWhere((s) => s.end === "allowed")];
+
+/** The resolution code an action of this kind goes with (the one of its level). */
+export const resolutionCodeOf = (kind: ActionKind): ResolutionCode => RESOLUTION_CODES.find((c) => RESOLUTION_CODE_SPECS[c].action === kindSpec(kind).level)!;
+/** The kinds a resolution code carries: those of its level; none for a finding. */
+export const kindsOfCode = (code: ResolutionCode): readonly ActionKind[] => kindsOfLevel(RESOLUTION_CODE_SPECS[code].action);
+/** The kind a resolution code means when it comes without one (CONTENT_LEVEL_ACTION: content_removal), if any. */
+export const impliedKindOf = (code: ResolutionCode): ActionKind | undefined => kindsOfCode(code).find((k) => kindSpec(k).impliedByItsCode);
+/** Whether an action of this kind gets a statement of reasons (every kind that restricts something). */
+export const hasStatement = (kind: ActionKind): boolean => kindSpec(kind).decision !== null;
+
+/** Words joined for people: "a, b and c" (or "a, b or c"). */
+export const joinWords = (words: readonly string[], last: "and" | "or"): string =>
+  words.length <= 1 ? words.join("") : `${words.slice(0, -1).join(", ")} ${last} ${words[words.length - 1]}`;
+/** A kind's label in the plural: "suspensions". */
+export const pluralLabel = (kind: ActionKind): string => `${kindSpec(kind).label}s`;
 
 export const ACTION_STATUSES = ["active", "expired", "revoked"] as const;
 export type ActionStatus = (typeof ACTION_STATUSES)[number];
@@ -43,3 +167,30 @@ export const enforcementActionViewSchema = z
   })
   .meta({ id: "EnforcementAction" });
 export type EnforcementActionView = z.infer<typeof enforcementActionViewSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// What a client says about an action it creates or applies with a resolution
+
+/** The longest an action may last when given as a duration: ten years. */
+export const MAX_ACTION_DURATION_S = 10 * 365 * 24 * 3600;
+export const actionReasonSchema = z.string().trim().min(1).max(1000);
+export const actionNoteSchema = z.string().max(2000);
+export const actionIdentitySchema = z.object({ type: typeNameSchema, externalId: externalIdSchema });
+export const actionContentSchema = z.object({ contentType: z.string().min(1).max(64).nullable().optional(), contentExternalId: externalIdSchema });
+/** When an action ends: an instant or a duration from now (ActionKindSpec.end says whether it may have one). */
+export const actionTimingFields = {
+  /** When the action ends (suspensions need one; mutes may have one). */
+  endsAt: clientInstant.optional(),
+  /** Or: how long from now, in seconds. */
+  durationSeconds: z.number().int().min(1).max(MAX_ACTION_DURATION_S).optional(),
+};
+
+/** The action a resolution applies (reports.resolve with ACCOUNT_LEVEL_ACTION or CONTENT_LEVEL_ACTION). */
+export const resolveActionSchema = z.object({
+  kind: z.enum(ACTION_KINDS).optional(),
+  reason: actionReasonSchema.optional(),
+  note: actionNoteSchema.nullable().optional(),
+  identity: actionIdentitySchema.optional(),
+  content: actionContentSchema.optional(),
+  ...actionTimingFields,
+});

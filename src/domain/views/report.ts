@@ -18,6 +18,38 @@ export const RESOLUTION_CODES = [
 ] as const;
 export type ResolutionCode = (typeof RESOLUTION_CODES)[number];
 
+/** What a resolution code says beyond its finding. */
+export interface ResolutionCodeSpec {
+  /**
+   * The enforcement action it carries: one on the account (the report's subject) or on a piece
+   * of content (the report's target), of the kinds of that level (ACTION_KIND_SPECS,
+   * views/enforcement.ts); null for a finding, which carries none.
+   */
+  action: "account" | "content" | null;
+}
+
+const FINDING: ResolutionCodeSpec = { action: null };
+
+/** Every resolution code with what it carries: the one place that says which codes take an action. */
+export const RESOLUTION_CODE_SPECS = {
+  NO_VIOLATION: FINDING,
+  INSUFFICIENT_EVIDENCE: FINDING,
+  DUPLICATE_REPORT: FINDING,
+  SPAM_CONFIRMED: FINDING,
+  HARASSMENT_CONFIRMED: FINDING,
+  HATE_SPEECH_CONFIRMED: FINDING,
+  THREATS_CONFIRMED: FINDING,
+  FRAUD_OR_SCAM_CONFIRMED: FINDING,
+  POLICY_EXCEPTION_CONTEXTUAL: FINDING,
+  ESCALATED_EXTERNALLY: FINDING,
+  ACCOUNT_LEVEL_ACTION: { action: "account" },
+  CONTENT_LEVEL_ACTION: { action: "content" },
+} as const satisfies { readonly [C in ResolutionCode]: ResolutionCodeSpec };
+
+/** Resolution codes that carry an enforcement action: never applied in bulk without one. */
+export const ACTION_RESOLUTION_CODES: readonly ResolutionCode[] = RESOLUTION_CODES.filter((c) => RESOLUTION_CODE_SPECS[c].action !== null);
+export const isResolutionCode = (code: unknown): code is ResolutionCode => (RESOLUTION_CODES as readonly unknown[]).includes(code);
+
 export const DISMISSAL_REASONS = ["false_positive", "duplicate", "out_of_scope", "not_actionable", "other"] as const;
 export type DismissalReason = (typeof DISMISSAL_REASONS)[number];
 

@@ -6,20 +6,36 @@ import { OUTCOMES } from "./report.ts";
 export const EVENT_TYPES = ["enforcement_action.created", "enforcement_action.updated", "enforcement_action.revoked", "report.decided"] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-/**
- * What an endpoint without a filter (`eventTypes` empty) gets: the enforcement action events,
- * the ones the interface specification announces. Every other type (`report.decided`) goes only
- * to endpoints that list it by name: the specification says the SDK report operations emit no
- * event, and a receiver written to it refuses a type it does not know (and is retried).
- */
-export const UNFILTERED_EVENT_TYPES = ["enforcement_action.created", "enforcement_action.updated", "enforcement_action.revoked"] as const satisfies readonly EventType[];
+/** What Flagstaff knows about one event type besides its name. */
+export interface EventTypeSpec {
+  /**
+   * Whether an endpoint without a filter (`eventTypes` empty) gets it: the enforcement action
+   * events, the ones the interface specification announces. Every other type (`report.decided`)
+   * goes only to endpoints that list it by name: the specification says the SDK report
+   * operations emit no event, and a receiver written to it refuses a type it does not know (and
+   * is retried).
+   */
+  unfiltered: boolean;
+}
+
+/** Every event type with what goes with it, in one record the compiler keeps whole. */
+export const EVENT_TYPE_SPECS = {
+  "enforcement_action.created": { unfiltered: true },
+  "enforcement_action.updated": { unfiltered: true },
+  "enforcement_action.revoked": { unfiltered: true },
+  "report.decided": { unfiltered: false },
+} as const satisfies { readonly [E in EventType]: EventTypeSpec };
+
+/** What an endpoint without a filter gets (EventTypeSpec.unfiltered). */
+export const UNFILTERED_EVENT_TYPES: readonly EventType[] = EVENT_TYPES.filter((t) => EVENT_TYPE_SPECS[t].unfiltered);
+/** The types an endpoint gets only when it lists them. */
+const LISTED_ONLY: readonly EventType[] = EVENT_TYPES.filter((t) => !EVENT_TYPE_SPECS[t].unfiltered);
 
 /** Whether an endpoint with this filter gets events of `type` (the filter rule, one place). */
-export const wantsEvent = (filter: readonly EventType[], type: EventType): boolean =>
-  filter.length === 0 ? (UNFILTERED_EVENT_TYPES as readonly EventType[]).includes(type) : filter.includes(type);
+export const wantsEvent = (filter: readonly EventType[], type: EventType): boolean => (filter.length === 0 ? EVENT_TYPE_SPECS[type].unfiltered : filter.includes(type));
 
 /** How an endpoint's filter reads to people (the dashboard and the docs say the same). */
-export const UNFILTERED_MEANS = "the enforcement_action events (report.decided only when listed)";
+export const UNFILTERED_MEANS = `the enforcement_action events (${LISTED_ONLY.join(", ")} only when listed)`;
 
 /**
  * The `data` of a `report.decided` event (docs/enforcement.md, docs/dsa.md): one per report a

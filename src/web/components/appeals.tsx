@@ -9,6 +9,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useId, useState, type FormEvent } from "react";
 import type { AppealDecision } from "../../domain/views/appeal.ts";
+import { kindSpec } from "../../domain/views/enforcement.ts";
 import { errorMessage, trpc, type Inputs, type Outputs } from "../api.ts";
 import { href } from "../router.ts";
 import { useSession } from "../session.tsx";
@@ -32,10 +33,10 @@ const AppealBadge = ({ status }: { status: AppealItem["appeal"]["status"] }) => 
   </Badge>
 );
 
-/** How long the action lasts: its span and end, "Permanent" for a ban or a mute without end, else none. */
+/** How long the action lasts: its span and end, "Permanent" for a lasting kind without end (a ban, a mute), else none. */
 function actionDuration(a: AppealItem["action"]): string {
   if (a.endsAt) return `${formatDuration(Date.parse(a.endsAt) - Date.parse(a.startsAt))} (until ${dateTime(a.endsAt)})`;
-  return a.kind === "ban" || a.kind === "mute" ? "Permanent" : "No duration";
+  return kindSpec(a.kind).lasting ? "Permanent" : "No duration";
 }
 
 /** Who decided: a user's email, "an API key", or "Flagstaff". */

@@ -10,7 +10,7 @@ import { useId, useState, type FormEvent, type ReactNode } from "react";
 import { errorMessage, trpc } from "../api.ts";
 import { useSession } from "../session.tsx";
 import { href, navigate } from "../router.ts";
-import { ACTION_KINDS } from "../../domain/views/enforcement.ts";
+import { ACTION_KINDS, kindSpec } from "../../domain/views/enforcement.ts";
 // The vocabulary from its plain-data module; from the schemas' module (which pulls in re2js,
 // 260 KB, that the page does not need) types only.
 import { OPS_BY_KIND, RULE_FIELDS, RULE_FIELD_NAMES, isRuleField } from "../../domain/views/rule-vocabulary.ts";
@@ -878,13 +878,13 @@ function EffectInputs({ effect, onChange, queues, path, errorAt }: { effect: Eff
                 onChange={(e) => {
                   const { action: _, ...rest } = effect;
                   const kind = e.target.value as (typeof ACTION_KINDS)[number] | "";
-                  onChange(kind ? { ...rest, action: kind === "suspension" || kind === "mute" ? { kind, durationSeconds: 86_400 } : { kind } } : rest);
+                  onChange(kind ? { ...rest, action: kindSpec(kind).end === "forbidden" ? { kind } : { kind, durationSeconds: 86_400 } } : rest);
                 }}
               >
                 <option value="">None</option>
                 {ACTION_KINDS.map((k) => (
                   <option key={k} value={k}>
-                    {k.replace("_", " ")}
+                    {kindSpec(k).label}
                   </option>
                 ))}
               </select>
