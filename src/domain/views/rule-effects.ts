@@ -60,7 +60,10 @@ export type EffectType = keyof typeof RULE_EFFECTS;
 /** The effect types, in the record's order (the order of the union's variants, and of the editor's list). */
 export const EFFECT_TYPES = Object.keys(RULE_EFFECTS) as [EffectType, ...EffectType[]];
 
-/** One effect type's schema: `type` first, then its fields, and no other key. */
+/**
+ * One effect type's schema: `type` first, then its fields, and no other key. (TypeScript reads
+ * `RULE_EFFECTS[type].fields` as any type's fields; the cast says they are T's.)
+ */
 const schemaOf = <T extends EffectType>(type: T) => z.strictObject({ type: z.literal(type), ...(RULE_EFFECTS[type].fields as (typeof RULE_EFFECTS)[T]["fields"]) });
 type EffectSchemaOf = { [T in EffectType]: ReturnType<typeof schemaOf<T>> }[EffectType];
 
