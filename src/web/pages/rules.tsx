@@ -725,6 +725,56 @@ function ValueInput({ node, onChange, categories }: { node: Comparison; onChange
 // ---------------------------------------------------------------------------------------------
 // Effects
 
+function EffectsEditor({ effects, onChange, queues, errorAt }: { effects: Effect[]; onChange: (e: Effect[]) => void; queues: QueueView[]; errorAt: ErrorAt }) {
+  const [adding, setAdding] = useState<EffectType>("route");
+  const set = (i: number, e: Effect) => onChange(effects.map((x, j) => (j === i ? e : x)));
+  return (
+    <div className="stack">
+      {effects.length === 0 && <p className="muted small">No effect yet: the rule only records its hits.</p>}
+      <ol className="effect-list">
+        {effects.map((e, i) => (
+          <li key={i} className="effect-row" aria-label={editorOf(e.type).label}>
+            <strong className="effect-type">{editorOf(e.type).label}</strong>
+            <EffectInputs effect={e} onChange={(n) => set(i, n)} queues={queues} path={`then[${i}]`} errorAt={errorAt} />
+            <RemoveButton label={`Remove the effect ${editorOf(e.type).label.toLowerCase()}`} onClick={() => onChange(effects.filter((_, j) => j !== i))} />
+            {errorAt(`then[${i}]`).map((x, k) => (
+              <FieldError key={k} message={x.message} />
+            ))}
+          </li>
+        ))}
+      </ol>
+      <div className="inline-form">
+        <Field label="Effect to add">
+          <select value={adding} onChange={(e) => setAdding(e.target.value as EffectType)}>
+            {EFFECT_TYPES.map((t) => (
+              <option key={t} value={t}>
+                {editorOf(t).label}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <button type="button" className="secondary" onClick={() => onChange([...effects, editorOf(adding).make(queues)])}>
+          Add effect
+        </button>
+      </div>
+      {errorAt("then").map((x, k) => (
+        <FieldError key={k} message={x.message} />
+      ))}
+    </div>
+  );
+}
+
+function EffectInputs({ effect, onChange, queues, path, errorAt }: { effect: Effect; onChange: (e: Effect) => void; queues: QueueView[]; path: string; errorAt: ErrorAt }) {
+  const errs = (p: string) => errorAt(`${path}.${p}`).map((e, i) => <FieldError key={i} message={e.message} />);
+  const wrap = (p: string, control: ReactNode) => (
+    <div className="cond-part">
+      {control}
+      {errs(p)}
+    </div>
+  );
+  return editorOf(effect.type).form({ effect, onChange, queues, wrap });
+}
+
 /** What an effect's inputs are given. */
 interface EffectFormProps<T extends EffectType> {
   effect: EffectOf<T>;
@@ -896,56 +946,6 @@ const EFFECT_EDITOR: { [T in EffectType]: EffectEditorRow<T> } = {
 
 /** The editor's row of an effect's type, taking any effect: EFFECT_EDITOR gives each type's row the effects of that type only. */
 const editorOf = (type: EffectType) => EFFECT_EDITOR[type] as EffectEditorRow<EffectType>;
-
-function EffectsEditor({ effects, onChange, queues, errorAt }: { effects: Effect[]; onChange: (e: Effect[]) => void; queues: QueueView[]; errorAt: ErrorAt }) {
-  const [adding, setAdding] = useState<EffectType>("route");
-  const set = (i: number, e: Effect) => onChange(effects.map((x, j) => (j === i ? e : x)));
-  return (
-    <div className="stack">
-      {effects.length === 0 && <p className="muted small">No effect yet: the rule only records its hits.</p>}
-      <ol className="effect-list">
-        {effects.map((e, i) => (
-          <li key={i} className="effect-row" aria-label={editorOf(e.type).label}>
-            <strong className="effect-type">{editorOf(e.type).label}</strong>
-            <EffectInputs effect={e} onChange={(n) => set(i, n)} queues={queues} path={`then[${i}]`} errorAt={errorAt} />
-            <RemoveButton label={`Remove the effect ${editorOf(e.type).label.toLowerCase()}`} onClick={() => onChange(effects.filter((_, j) => j !== i))} />
-            {errorAt(`then[${i}]`).map((x, k) => (
-              <FieldError key={k} message={x.message} />
-            ))}
-          </li>
-        ))}
-      </ol>
-      <div className="inline-form">
-        <Field label="Effect to add">
-          <select value={adding} onChange={(e) => setAdding(e.target.value as EffectType)}>
-            {EFFECT_TYPES.map((t) => (
-              <option key={t} value={t}>
-                {editorOf(t).label}
-              </option>
-            ))}
-          </select>
-        </Field>
-        <button type="button" className="secondary" onClick={() => onChange([...effects, editorOf(adding).make(queues)])}>
-          Add effect
-        </button>
-      </div>
-      {errorAt("then").map((x, k) => (
-        <FieldError key={k} message={x.message} />
-      ))}
-    </div>
-  );
-}
-
-function EffectInputs({ effect, onChange, queues, path, errorAt }: { effect: Effect; onChange: (e: Effect) => void; queues: QueueView[]; path: string; errorAt: ErrorAt }) {
-  const errs = (p: string) => errorAt(`${path}.${p}`).map((e, i) => <FieldError key={i} message={e.message} />);
-  const wrap = (p: string, control: ReactNode) => (
-    <div className="cond-part">
-      {control}
-      {errs(p)}
-    </div>
-  );
-  return editorOf(effect.type).form({ effect, onChange, queues, wrap });
-}
 
 const describeEffect = (e: Effect, queues?: QueueView[]): string => editorOf(e.type).describe(e, queues);
 
