@@ -5,10 +5,12 @@
  * existing child_safety report matches, nothing changes), saves it in shadow mode, switches it
  * live, and a new child_safety report filed through the SDK lands in that queue: the rule's hits
  * list shows it applied, and the review queue's queue picker shows it in the specialists' queue.
- * axe-core finds nothing on the rules list, the editor and its test result.
+ * axe-core finds nothing on the rules list, the editor and its test result. Every effect type the
+ * editor offers adds its row, with its label, its inputs and its default.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
+import { EFFECT_TYPES } from "../src/domain/views/rule-effects.ts";
 import { BROWSER_T, expectNoA11yViolations, openDashboard, type DashboardSession } from "./helpers/browser.ts";
 import { until } from "./helpers/wait.ts";
 
@@ -164,4 +166,39 @@ test(
     await page.getByRole("link", { name: "post rules-old" }).waitFor({ timeout: 15_000 });
   },
   BROWSER_T * 2,
+);
+
+test(
+  "every effect type the editor offers adds its row: its label, its inputs, its default in the JSON",
+  async () => {
+    await page.getByRole("navigation", { name: "Dashboard" }).getByRole("link", { name: "Rules" }).click();
+    await page.getByRole("link", { name: "New rule" }).click();
+    await page.getByRole("heading", { name: "New rule" }).waitFor();
+    const adding = page.getByLabel("Effect to add");
+    const offered = await adding.locator("option").evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value));
+    expect(offered).toEqual(EFFECT_TYPES);
+    for (const type of offered) {
+      await adding.selectOption(type);
+      await page.getByRole("button", { name: "Add effect" }).click();
+    }
+    const rows = page.locator(".effect-row");
+    await expect(rows.count()).resolves.toBe(EFFECT_TYPES.length);
+    const labels = await rows.evaluateAll((lis) => lis.map((li) => li.getAttribute("aria-label")));
+    expect(labels).toEqual(["Route to a queue", "Raise the priority", "Tag the case", "Escalate to a team", "Dismiss the report", "Resolve the report", "Mute the reporter"]);
+    // Each row's inputs, by their labels.
+    const inputs = await rows.evaluateAll((lis) => lis.map((li) => [...li.querySelectorAll("label")].map((l) => l.textContent?.trim())));
+    expect(inputs).toEqual([["Queue"], ["Raise by"], ["Tag"], ["Team"], ["Reason"], ["Resolution", "Enforcement"], ["For (hours)"]]);
+    await page.getByRole("button", { name: "Show JSON" }).click();
+    const json = JSON.parse((await page.locator("#rule-json").textContent()) ?? "{}");
+    expect(json.then).toEqual([
+      { type: "route", queueId },
+      { type: "priority", by: 10 },
+      { type: "tag", tag: "" },
+      { type: "escalate", team: "safety" },
+      { type: "dismiss", reason: "false_positive" },
+      { type: "resolve", resolutionCode: "NO_VIOLATION" },
+      { type: "mute_reporter", durationSeconds: 86_400 },
+    ]);
+  },
+  BROWSER_T,
 );

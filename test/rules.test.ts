@@ -201,6 +201,22 @@ describe("tenancy", () => {
     expect(repointed.status).toBe(400);
   });
 
+  test("a route to a queue of another project than the rule's is a 400 at that effect's path; from a rule of its project it is saved", async () => {
+    const project = await server.call("POST", `/api/v1/organizations/${orgSlug}/projects`, { body: { name: "Routed elsewhere" } });
+    expect(project.status).toBe(201);
+    const queue = await server.call("POST", `/api/v1/organizations/${orgSlug}/queues`, { body: { name: "Elsewhere", projectId: project.body.project.id } });
+    expect(queue.status).toBe(201);
+    const then = [{ type: "tag", tag: "x" }, { type: "route", queueId: queue.body.queue.id }];
+    for (const projectId of [server.demo.projectId, null]) {
+      const refused = await server.call("POST", rulesPath(), { body: draft({ projectId, then }) });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toBe("then[1].queueId: the queue belongs to another project than the rule's");
+    }
+    const saved = await server.call("POST", rulesPath(), { body: draft({ projectId: project.body.project.id, then }) });
+    expect(saved.status).toBe(201);
+    expect(saved.body.rule.then).toEqual(then);
+  });
+
   test("a project of another organization is a 400", async () => {
     const refused = await server.call("POST", rulesPath(), { body: draft({ projectId: other.projectId }) });
     expect(refused.status).toBe(400);

@@ -35,7 +35,7 @@ import { reporterAccuracy, tallyOf } from "./reporter-tally.ts";
 import { updateReporter } from "./reporters.ts";
 import { compileCondition, searchBudget, slotTable, type CompiledCondition } from "./rule-conditions.ts";
 import { addCaseTag } from "./tags.ts";
-import type { Condition, Effect as RuleEffect, Facts, RuleField, RuleTrigger } from "./views/rule.ts";
+import type { Condition, Effect as RuleEffect, EffectOf, EffectType, Facts, RuleField, RuleTrigger } from "./views/rule.ts";
 import { RULE_FIELD_NAMES, RULE_TRIGGERS } from "./views/rule-vocabulary.ts";
 import { applyTransition } from "./workflow-engine.ts";
 
@@ -483,19 +483,21 @@ export async function runRules(ctx: DomainContext, input: RunRulesInput): Promis
     insertHit.execute({ id: newId(), orgId: ctx.orgId, ruleId: r.id, version: r.version, reportId: report.id, effects, applied, budgetExceeded: overBudget, at: now });
   await together(...matched.map((r) => hit(r, r.thenJson, r.mode === "live" ? 1 : 0, 0)), ...undecided.map((r) => hit(r, "[]", 0, 1)));
   if (!matched.length) return { evaluated: applicable.length, hits: [], budgetExceeded };
-  let routed = false;
+  // The effect types taken once per report (APPLY's `firstOnly`: the first matching route wins), once taken.
+  const taken = new Set<EffectType>();
   // The case as the caller gave it, while no effect has changed what the route and tag effects read of it.
   let caseRow = input.caseRow;
   for (const rule of matched) {
     if (rule.mode !== "live") continue;
     const auto: DomainContext = { ...ctx, actor: systemActor, automation: { ruleId: rule.id, version: rule.version } };
     for (const effect of rule.then) {
-      if (effect.type === "route") {
-        if (routed) continue; // the first matching route wins
-        routed = true;
+      const how = applierOf(effect.type);
+      if (how.firstOnly) {
+        if (taken.has(effect.type)) continue;
+        taken.add(effect.type);
       }
-      await applyEffect(auto, rule, { report, caseRow }, effect);
-      if (effect.type !== "tag" && effect.type !== "priority") caseRow = undefined;
+      await applyEffect(auto, { report, caseRow, rule }, effect);
+      if (!how.keepsHeldCase) caseRow = undefined;
     }
   }
   return { evaluated: applicable.length, hits: matched.map((r) => ({ ruleId: r.id, version: r.version, applied: r.mode === "live" })), budgetExceeded };
@@ -509,60 +511,91 @@ export async function runRules(ctx: DomainContext, input: RunRulesInput): Promis
  * effects (moveCaseToQueue, addCaseTag) refuse before they write, and take no savepoint, since
  * intake is the hot path.
  */
-async function applyEffect(ctx: DomainContext, rule: LoadedRule, on: EffectTarget, effect: RuleEffect): Promise<void> {
+async function applyEffect(ctx: DomainContext, on: EffectTarget, effect: RuleEffect): Promise<void> {
   try {
-    await applyOne(ctx, rule, on, effect);
+    await applierOf(effect.type).apply(ctx, effect, on);
   } catch (e) {
     if (e instanceof DomainError) return;
     throw e;
   }
 }
 
-/** What an effect applies to: the report, and its case when held. */
+/** What an effect applies to: the report, and its case when held; and the rule that takes it. */
 interface EffectTarget {
   report: ReportRow;
   caseRow: CaseRow | undefined;
+  rule: LoadedRule;
 }
 
-async function applyOne(ctx: DomainContext, rule: LoadedRule, { report, caseRow }: EffectTarget, effect: RuleEffect): Promise<void> {
-  const target = { reportId: report.id };
-  // How the decisions, and a mute, an effect takes name the rule.
-  const named = `"${rule.name}" (v${rule.version})`;
-  const note = `Rule ${named}`;
-  switch (effect.type) {
-    case "route":
+/** How the engine takes an effect of type T. */
+interface EffectApplier<T extends EffectType> {
+  /** Takes it, by the system actor (`ctx`), through the domain function a moderator's decision goes through; throws a DomainError when the state refuses it. */
+  apply: (ctx: DomainContext, effect: EffectOf<T>, on: EffectTarget) => Promise<void>;
+  /** Only the first effect of this type among the matching live rules' is taken (the first matching route wins). */
+  firstOnly?: true;
+  /** The case row the caller held still serves the route and tag effects after this one (it changes nothing they read of it). */
+  keepsHeldCase?: true;
+}
+
+/** How a decision, and a mute, an effect takes names its rule. */
+const ruleNamed = (rule: LoadedRule) => `"${rule.name}" (v${rule.version})`;
+const ruleNote = (rule: LoadedRule) => `Rule ${ruleNamed(rule)}`;
+
+/**
+ * How each effect type of the rule language (RULE_EFFECTS, src/domain/views/rule-effects.ts) is
+ * taken: keyed by every EffectType, so a new effect type does not compile until it is here.
+ */
+const APPLY: { [T in EffectType]: EffectApplier<T> } = {
+  route: {
+    apply: async (ctx, effect, { report, caseRow }) => {
       await moveCaseToQueue(ctx, { caseId: report.caseId, queueId: effect.queueId, caseRow });
-      return;
-    case "priority": {
+    },
+    firstOnly: true,
+  },
+  priority: {
+    apply: async (ctx, effect, { report }) => {
       const [c] = await engineStatements(ctx.db).raisePriority.execute({ id: report.caseId, orgId: ctx.orgId, by: effect.by });
       if (!c) return;
       await recordAudit(ctx, { projectId: c.projectId, action: "CASE_PRIORITY_CHANGED", entityType: "case", entityId: report.caseId, before: { priority: c.priority - effect.by }, after: { priority: c.priority } });
-      return;
-    }
-    case "tag":
+    },
+    keepsHeldCase: true,
+  },
+  tag: {
+    apply: async (ctx, effect, { report, caseRow }) => {
       await addCaseTag(ctx, { caseId: report.caseId, tag: effect.tag, caseRow });
-      return;
-    case "escalate":
-      await applyTransition(ctx, { target, move: { action: "escalate", team: effect.team, note }, refused: "skip" });
-      return;
-    case "dismiss":
-      await applyTransition(ctx, { target, move: { action: "dismiss", reason: effect.reason, note }, refused: "skip" });
-      return;
-    case "resolve":
-      // The resolve route's own rule (resolveReport): the action given, else the one the code
-      // implies (CONTENT_LEVEL_ACTION: a content removal with its statement of reasons); a
-      // report no longer open is a 409, skipped like every refused effect.
-      await resolveReport(ctx, { reportId: report.id, resolution: { code: effect.resolutionCode, note }, action: effect.action });
-      return;
-    case "mute_reporter": {
+    },
+    keepsHeldCase: true,
+  },
+  escalate: {
+    apply: async (ctx, effect, { report, rule }) => {
+      await applyTransition(ctx, { target: { reportId: report.id }, move: { action: "escalate", team: effect.team, note: ruleNote(rule) }, refused: "skip" });
+    },
+  },
+  dismiss: {
+    apply: async (ctx, effect, { report, rule }) => {
+      await applyTransition(ctx, { target: { reportId: report.id }, move: { action: "dismiss", reason: effect.reason, note: ruleNote(rule) }, refused: "skip" });
+    },
+  },
+  resolve: {
+    // The resolve route's own rule (resolveReport): the action given, else the one the code
+    // implies (CONTENT_LEVEL_ACTION: a content removal with its statement of reasons); a
+    // report no longer open is a 409, skipped like every refused effect.
+    apply: async (ctx, effect, { report, rule }) => {
+      await resolveReport(ctx, { reportId: report.id, resolution: { code: effect.resolutionCode, note: ruleNote(rule) }, action: effect.action });
+    },
+  },
+  mute_reporter: {
+    apply: async (ctx, effect, { report, rule }) => {
       if (!report.reporterIdentityId) return;
       const [who] = await ctx.db.select({ projectId: identities.projectId, type: identities.type, externalId: identities.externalId }).from(identities).where(eq(identities.id, report.reporterIdentityId)).limit(1);
       if (!who) return;
       await updateReporter(ctx, {
         ...who,
-        patch: { mutedUntil: ctx.clock.now() + effect.durationSeconds * 1000, muteReason: `Muted by rule ${named}`.slice(0, 500) },
+        patch: { mutedUntil: ctx.clock.now() + effect.durationSeconds * 1000, muteReason: `Muted by rule ${ruleNamed(rule)}`.slice(0, 500) },
       });
-      return;
-    }
-  }
-}
+    },
+  },
+};
+
+/** The applier of an effect's type, taking any effect: APPLY gives each type's applier the effects of that type only. */
+const applierOf = (type: EffectType) => APPLY[type] as EffectApplier<EffectType>;

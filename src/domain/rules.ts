@@ -16,7 +16,7 @@ import { newId } from "./ids.ts";
 import { fieldsOf, forgetRules, gatherFacts } from "./rule-engine.ts";
 import { evaluateOffThread } from "./rule-test-thread.ts";
 import { joinWords, kindSpec, pluralLabel, resolutionCodeOf, TIMED_KINDS } from "./views/enforcement.ts";
-import type { Condition, Effect, Facts, RuleHitView, RuleInput, RuleTestResult, RuleView } from "./views/rule.ts";
+import { referenceOf, type Condition, type Effect, type Facts, type RuleHitView, type RuleInput, type RuleTestResult, type RuleView } from "./views/rule.ts";
 import { isOfWorkableCase, type AccessContext } from "./queue-access.ts";
 
 type RuleRow = typeof rules.$inferSelect;
@@ -63,7 +63,8 @@ const bodyOf = (r: RuleRow) => ({
 
 /**
  * The parts of a rule that name other data must name the organization's own: its project, and
- * each `route` effect's queue (of the organization, and of the rule's project or of none).
+ * each queue its effects name (RULE_EFFECTS' `references`: a `route` effect's; of the
+ * organization, and of the rule's project or of none).
  */
 async function checkReferences(ctx: Reader, rule: { projectId: string | null; then: Effect[] }): Promise<void> {
   if (rule.projectId) {
@@ -82,18 +83,21 @@ async function checkReferences(ctx: Reader, rule: { projectId: string | null; th
       throw badRequest(`then[${i}].action.durationSeconds: only ${joinWords(TIMED_KINDS.map(pluralLabel), "and")} have one`);
     }
   }
-  const queueIds = [...new Set(rule.then.flatMap((e) => (e.type === "route" ? [e.queueId] : [])))];
-  if (!queueIds.length) return;
+  // The queues the effects name (RULE_EFFECTS' `references`), each with the path of its field.
+  const named = rule.then.flatMap((e, i) => {
+    const queue = referenceOf(e, "queue");
+    return queue ? [{ path: `then[${i}].${queue.field}`, queueId: queue.value }] : [];
+  });
+  if (!named.length) return;
   const found = await ctx.db
     .select({ id: queues.id, projectId: queues.projectId })
     .from(queues)
-    .where(and(eq(queues.orgId, ctx.orgId), inArray(queues.id, queueIds)));
+    .where(and(eq(queues.orgId, ctx.orgId), inArray(queues.id, [...new Set(named.map((n) => n.queueId))])));
   const byId = new Map(found.map((q) => [q.id, q]));
-  for (const [i, e] of rule.then.entries()) {
-    if (e.type !== "route") continue;
-    const q = byId.get(e.queueId);
-    if (!q) throw badRequest(`then[${i}].queueId: no such queue in this organization`);
-    if (q.projectId && q.projectId !== rule.projectId) throw badRequest(`then[${i}].queueId: the queue belongs to another project than the rule's`);
+  for (const { path, queueId } of named) {
+    const q = byId.get(queueId);
+    if (!q) throw badRequest(`${path}: no such queue in this organization`);
+    if (q.projectId && q.projectId !== rule.projectId) throw badRequest(`${path}: the queue belongs to another project than the rule's`);
   }
 }
 

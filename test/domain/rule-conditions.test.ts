@@ -7,7 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import { RE2JS } from "re2js";
 import { compileCondition, conditionError, evaluateCondition, patternProblem, slotTable } from "../../src/domain/rule-conditions.ts";
-import { effectSchema, OPS_BY_KIND, RULE_FIELDS, RULE_OPS, ruleInputSchema, type Condition, type Facts } from "../../src/domain/views/rule.ts";
+import { EFFECT_TYPES, effectSchema, OPS_BY_KIND, referenceOf, RULE_EFFECTS, RULE_FIELDS, RULE_OPS, ruleInputSchema, type Condition, type Facts } from "../../src/domain/views/rule.ts";
 import { describeZodError } from "../../src/api/http-errors.ts";
 
 const facts: Facts = {
@@ -221,5 +221,13 @@ describe("checking a tree", () => {
     expect(effectSchema.safeParse({ type: "priority", by: 1.5 }).success).toBe(false);
     expect(effectSchema.safeParse({ type: "resolve", resolutionCode: "MAYBE" }).success).toBe(false);
     expect(effectSchema.safeParse({ type: "mute_reporter", durationSeconds: 0 }).success).toBe(false);
+  });
+
+  test("effects: the types and the union's variants are RULE_EFFECTS', in its order; a route names its queue, a tag nothing", () => {
+    expect(Object.keys(RULE_EFFECTS)).toEqual(EFFECT_TYPES);
+    expect(effectSchema.options.map((o) => o.shape.type.value)).toEqual(EFFECT_TYPES);
+    expect(referenceOf({ type: "route", queueId: "q1" }, "queue")).toEqual({ field: "queueId", value: "q1" });
+    expect(referenceOf({ type: "escalate", team: "safety" }, "team")).toEqual({ field: "team", value: "safety" });
+    expect(referenceOf({ type: "tag", tag: "q1" }, "queue")).toBeNull();
   });
 });

@@ -1,16 +1,17 @@
 /**
  * The rule language (docs/rules.md): triggers, modes, the fields a condition may read with the
  * kind of their values, the condition tree, the effects, and how a rule and its hits look to
- * clients. Pure (zod and re2js); its plain-data vocabulary is ./rule-vocabulary.ts, which the
- * dashboard's rule editor imports (re2js stays out of the browser bundle).
+ * clients. Pure (zod and re2js); its plain-data vocabulary is ./rule-vocabulary.ts and its effects
+ * are ./rule-effects.ts, which the dashboard's rule editor imports (re2js stays out of the
+ * browser bundle).
  */
 import { RE2JS } from "re2js";
 import { z } from "zod";
 import { isoDateTime } from "./common.ts";
-import { ACTION_KINDS } from "./enforcement.ts";
-import { DISMISSAL_REASONS, RESOLUTION_CODES, TEAMS } from "./report.ts";
+import { effectSchema } from "./rule-effects.ts";
 import { OPS_BY_KIND, RULE_FIELDS, RULE_FIELD_NAMES, RULE_MODES, RULE_OPS, RULE_TRIGGERS, isRuleField } from "./rule-vocabulary.ts";
 import type { FieldKind, RuleField, RuleOp } from "./rule-vocabulary.ts";
+export * from "./rule-effects.ts";
 export * from "./rule-vocabulary.ts";
 
 /**
@@ -211,33 +212,6 @@ export const conditionSchema = z
  * the evaluation's budget: docs/rules.md).
  */
 const savedConditionSchema = z.unknown().meta({ override: CONDITION_REF as never }) as unknown as z.ZodType<Condition>;
-
-const shortText = z.string().trim().min(1).max(200);
-const MAX_DURATION_S = 10 * 365 * 24 * 3600;
-
-/** The enforcement action a `resolve` effect applies to the report's subject (account kinds) or target (content_removal). */
-export const ruleActionSchema = z.strictObject({
-  kind: z.enum(ACTION_KINDS),
-  reason: z.string().trim().min(1).max(1000).optional(),
-  /** Suspensions need one; mutes may have one. */
-  durationSeconds: z.number().int().min(1).max(MAX_DURATION_S).optional(),
-});
-export type RuleAction = z.infer<typeof ruleActionSchema>;
-
-export const effectSchema = z
-  .discriminatedUnion("type", [
-    z.strictObject({ type: z.literal("route"), queueId: z.string().min(1).max(64) }),
-    z.strictObject({ type: z.literal("priority"), by: z.number().int().min(-1000).max(1000) }),
-    z.strictObject({ type: z.literal("tag"), tag: shortText.max(64) }),
-    z.strictObject({ type: z.literal("escalate"), team: z.enum(TEAMS) }),
-    z.strictObject({ type: z.literal("dismiss"), reason: z.enum(DISMISSAL_REASONS) }),
-    z.strictObject({ type: z.literal("resolve"), resolutionCode: z.enum(RESOLUTION_CODES), action: ruleActionSchema.optional() }),
-    z.strictObject({ type: z.literal("mute_reporter"), durationSeconds: z.number().int().min(60).max(MAX_DURATION_S) }),
-  ])
-  .meta({ id: "RuleEffect" });
-export type Effect = z.infer<typeof effectSchema>;
-export const EFFECT_TYPES = ["route", "priority", "tag", "escalate", "dismiss", "resolve", "mute_reporter"] as const;
-export type EffectType = (typeof EFFECT_TYPES)[number];
 
 export const effectsSchema = z.array(effectSchema).min(1).max(RULE_LIMITS.effects);
 

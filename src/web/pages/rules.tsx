@@ -11,13 +11,15 @@ import { errorMessage, trpc } from "../api.ts";
 import { useSession } from "../session.tsx";
 import { href, navigate } from "../router.ts";
 import { ACTION_KINDS, kindSpec } from "../../domain/views/enforcement.ts";
-// The vocabulary from its plain-data module; from the schemas' module (which pulls in re2js,
-// 260 KB, that the page does not need) types only.
+// The vocabulary and the effects from their own modules; from the schemas' module (which pulls
+// in re2js, 260 KB, that the page does not need) types only.
+import { EFFECT_TYPES } from "../../domain/views/rule-effects.ts";
 import { OPS_BY_KIND, RULE_FIELDS, RULE_FIELD_NAMES, isRuleField } from "../../domain/views/rule-vocabulary.ts";
 import type {
   Comparison as RuleComparison,
   Condition,
   Effect,
+  EffectOf,
   EffectType,
   FieldKind,
   RuleField,
@@ -75,16 +77,6 @@ const OP_LABEL: Record<string, string> = {
   contains: "contains",
   matches: "matches the pattern",
 };
-const EFFECT_LABEL: Record<EffectType, string> = {
-  route: "Route to a queue",
-  priority: "Raise the priority",
-  tag: "Tag the case",
-  escalate: "Escalate to a team",
-  dismiss: "Dismiss the report",
-  resolve: "Resolve the report",
-  mute_reporter: "Mute the reporter",
-};
-const EFFECT_TYPES = Object.keys(EFFECT_LABEL) as EffectType[];
 const kindOf = (field: string): Kind => (isRuleField(field) ? RULE_FIELDS[field].kind : "string");
 const isComparison = (c: Condition): c is Comparison => "field" in c;
 
@@ -100,25 +92,6 @@ const newComparison = (field: RuleField = "report.reasons"): Comparison => {
   const op = OPS[kindOf(field)][0]!;
   return { field, op, value: defaultValue(field, op) };
 };
-
-function newEffect(type: EffectType, queues: QueueView[]): Effect {
-  switch (type) {
-    case "route":
-      return { type, queueId: queues.find((q) => !q.isDefault)?.id ?? queues[0]?.id ?? "" };
-    case "priority":
-      return { type, by: 10 };
-    case "tag":
-      return { type, tag: "" };
-    case "escalate":
-      return { type, team: TEAMS[0] };
-    case "dismiss":
-      return { type, reason: DISMISSAL_REASONS[0] };
-    case "resolve":
-      return { type, resolutionCode: RESOLUTION_CODES[0] };
-    case "mute_reporter":
-      return { type, durationSeconds: 86_400 };
-  }
-}
 
 const emptyDraft = (projectId: string | null): Draft => ({
   name: "",
@@ -760,10 +733,10 @@ function EffectsEditor({ effects, onChange, queues, errorAt }: { effects: Effect
       {effects.length === 0 && <p className="muted small">No effect yet: the rule only records its hits.</p>}
       <ol className="effect-list">
         {effects.map((e, i) => (
-          <li key={i} className="effect-row" aria-label={EFFECT_LABEL[e.type]}>
-            <strong className="effect-type">{EFFECT_LABEL[e.type]}</strong>
+          <li key={i} className="effect-row" aria-label={editorOf(e.type).label}>
+            <strong className="effect-type">{editorOf(e.type).label}</strong>
             <EffectInputs effect={e} onChange={(n) => set(i, n)} queues={queues} path={`then[${i}]`} errorAt={errorAt} />
-            <RemoveButton label={`Remove the effect ${EFFECT_LABEL[e.type].toLowerCase()}`} onClick={() => onChange(effects.filter((_, j) => j !== i))} />
+            <RemoveButton label={`Remove the effect ${editorOf(e.type).label.toLowerCase()}`} onClick={() => onChange(effects.filter((_, j) => j !== i))} />
             {errorAt(`then[${i}]`).map((x, k) => (
               <FieldError key={k} message={x.message} />
             ))}
@@ -775,12 +748,12 @@ function EffectsEditor({ effects, onChange, queues, errorAt }: { effects: Effect
           <select value={adding} onChange={(e) => setAdding(e.target.value as EffectType)}>
             {EFFECT_TYPES.map((t) => (
               <option key={t} value={t}>
-                {EFFECT_LABEL[t]}
+                {editorOf(t).label}
               </option>
             ))}
           </select>
         </Field>
-        <button type="button" className="secondary" onClick={() => onChange([...effects, newEffect(adding, queues)])}>
+        <button type="button" className="secondary" onClick={() => onChange([...effects, editorOf(adding).make(queues)])}>
           Add effect
         </button>
       </div>
@@ -799,9 +772,37 @@ function EffectInputs({ effect, onChange, queues, path, errorAt }: { effect: Eff
       {errs(p)}
     </div>
   );
-  switch (effect.type) {
-    case "route":
-      return wrap(
+  return editorOf(effect.type).form({ effect, onChange, queues, wrap });
+}
+
+/** What an effect's inputs are given. */
+interface EffectFormProps<T extends EffectType> {
+  effect: EffectOf<T>;
+  onChange: (e: EffectOf<T>) => void;
+  queues: QueueView[];
+  /** One input of the effect with the errors the server found at its field. */
+  wrap: (field: string, control: ReactNode) => ReactNode;
+}
+
+/** The editor's row for an effect type: its label, the effect it adds, a line saying what one does, and its inputs. */
+interface EffectEditorRow<T extends EffectType> {
+  label: string;
+  make: (queues: QueueView[]) => EffectOf<T>;
+  describe: (e: EffectOf<T>, queues?: QueueView[]) => string;
+  form: (p: EffectFormProps<T>) => ReactNode;
+}
+
+/**
+ * A row for each effect type of the rule language (RULE_EFFECTS, src/domain/views/rule-effects.ts):
+ * keyed by every EffectType, so a new effect type does not compile until the editor has its row.
+ */
+const EFFECT_EDITOR: { [T in EffectType]: EffectEditorRow<T> } = {
+  route: {
+    label: "Route to a queue",
+    make: (queues) => ({ type: "route", queueId: queues.find((q) => !q.isDefault)?.id ?? queues[0]?.id ?? "" }),
+    describe: (e, queues) => `route to ${queues?.find((q) => q.id === e.queueId)?.name ?? e.queueId}`,
+    form: ({ effect, onChange, queues, wrap }) =>
+      wrap(
         "queueId",
         <Field label="Queue">
           <select value={effect.queueId} onChange={(e) => onChange({ ...effect, queueId: e.target.value })}>
@@ -814,23 +815,38 @@ function EffectInputs({ effect, onChange, queues, path, errorAt }: { effect: Eff
             ))}
           </select>
         </Field>,
-      );
-    case "priority":
-      return wrap(
+      ),
+  },
+  priority: {
+    label: "Raise the priority",
+    make: () => ({ type: "priority", by: 10 }),
+    describe: (e) => `priority +${e.by}`,
+    form: ({ effect, onChange, wrap }) =>
+      wrap(
         "by",
         <Field label="Raise by">
           <input type="number" step={1} value={effect.by} onChange={(e) => onChange({ ...effect, by: Number(e.target.value) })} />
         </Field>,
-      );
-    case "tag":
-      return wrap(
+      ),
+  },
+  tag: {
+    label: "Tag the case",
+    make: () => ({ type: "tag", tag: "" }),
+    describe: (e) => `tag ${e.tag}`,
+    form: ({ effect, onChange, wrap }) =>
+      wrap(
         "tag",
         <Field label="Tag">
           <input value={effect.tag} onChange={(e) => onChange({ ...effect, tag: e.target.value })} maxLength={64} />
         </Field>,
-      );
-    case "escalate":
-      return wrap(
+      ),
+  },
+  escalate: {
+    label: "Escalate to a team",
+    make: () => ({ type: "escalate", team: TEAMS[0] }),
+    describe: (e) => `escalate to ${e.team}`,
+    form: ({ effect, onChange, wrap }) =>
+      wrap(
         "team",
         <Field label="Team">
           <select value={effect.team} onChange={(e) => onChange({ ...effect, team: e.target.value as (typeof TEAMS)[number] })}>
@@ -841,9 +857,14 @@ function EffectInputs({ effect, onChange, queues, path, errorAt }: { effect: Eff
             ))}
           </select>
         </Field>,
-      );
-    case "dismiss":
-      return wrap(
+      ),
+  },
+  dismiss: {
+    label: "Dismiss the report",
+    make: () => ({ type: "dismiss", reason: DISMISSAL_REASONS[0] }),
+    describe: (e) => `dismiss (${e.reason})`,
+    form: ({ effect, onChange, wrap }) =>
+      wrap(
         "reason",
         <Field label="Reason">
           <select value={effect.reason} onChange={(e) => onChange({ ...effect, reason: e.target.value as (typeof DISMISSAL_REASONS)[number] })}>
@@ -854,84 +875,79 @@ function EffectInputs({ effect, onChange, queues, path, errorAt }: { effect: Eff
             ))}
           </select>
         </Field>,
-      );
-    case "resolve":
-      return (
-        <>
-          {wrap(
-            "resolutionCode",
-            <Field label="Resolution">
-              <select value={effect.resolutionCode} onChange={(e) => onChange({ ...effect, resolutionCode: e.target.value as (typeof RESOLUTION_CODES)[number] })}>
-                {RESOLUTION_CODES.map((c) => (
-                  <option key={c} value={c}>
-                    {c}
-                  </option>
-                ))}
-              </select>
+      ),
+  },
+  resolve: {
+    label: "Resolve the report",
+    make: () => ({ type: "resolve", resolutionCode: RESOLUTION_CODES[0] }),
+    describe: (e) => `resolve ${e.resolutionCode}${e.action ? ` with ${e.action.kind}` : ""}`,
+    form: ({ effect, onChange, wrap }) => (
+      <>
+        {wrap(
+          "resolutionCode",
+          <Field label="Resolution">
+            <select value={effect.resolutionCode} onChange={(e) => onChange({ ...effect, resolutionCode: e.target.value as (typeof RESOLUTION_CODES)[number] })}>
+              {RESOLUTION_CODES.map((c) => (
+                <option key={c} value={c}>
+                  {c}
+                </option>
+              ))}
+            </select>
+          </Field>,
+        )}
+        {wrap(
+          "action",
+          <Field label="Enforcement">
+            <select
+              value={effect.action?.kind ?? ""}
+              onChange={(e) => {
+                const { action: _, ...rest } = effect;
+                const kind = e.target.value as (typeof ACTION_KINDS)[number] | "";
+                onChange(kind ? { ...rest, action: kindSpec(kind).end === "forbidden" ? { kind } : { kind, durationSeconds: 86_400 } } : rest);
+              }}
+            >
+              <option value="">None</option>
+              {ACTION_KINDS.map((k) => (
+                <option key={k} value={k}>
+                  {kindSpec(k).label}
+                </option>
+              ))}
+            </select>
+          </Field>,
+        )}
+        {effect.action?.durationSeconds !== undefined &&
+          wrap(
+            "action.durationSeconds",
+            <Field label="For (hours)">
+              <input
+                type="number"
+                min={1}
+                value={Math.round(effect.action.durationSeconds / 3600)}
+                onChange={(e) => onChange({ ...effect, action: { ...effect.action!, durationSeconds: Number(e.target.value) * 3600 } })}
+              />
             </Field>,
           )}
-          {wrap(
-            "action",
-            <Field label="Enforcement">
-              <select
-                value={effect.action?.kind ?? ""}
-                onChange={(e) => {
-                  const { action: _, ...rest } = effect;
-                  const kind = e.target.value as (typeof ACTION_KINDS)[number] | "";
-                  onChange(kind ? { ...rest, action: kindSpec(kind).end === "forbidden" ? { kind } : { kind, durationSeconds: 86_400 } } : rest);
-                }}
-              >
-                <option value="">None</option>
-                {ACTION_KINDS.map((k) => (
-                  <option key={k} value={k}>
-                    {kindSpec(k).label}
-                  </option>
-                ))}
-              </select>
-            </Field>,
-          )}
-          {effect.action?.durationSeconds !== undefined &&
-            wrap(
-              "action.durationSeconds",
-              <Field label="For (hours)">
-                <input
-                  type="number"
-                  min={1}
-                  value={Math.round(effect.action.durationSeconds / 3600)}
-                  onChange={(e) => onChange({ ...effect, action: { ...effect.action!, durationSeconds: Number(e.target.value) * 3600 } })}
-                />
-              </Field>,
-            )}
-        </>
-      );
-    case "mute_reporter":
-      return wrap(
+      </>
+    ),
+  },
+  mute_reporter: {
+    label: "Mute the reporter",
+    make: () => ({ type: "mute_reporter", durationSeconds: 86_400 }),
+    describe: (e) => `mute the reporter for ${Math.round(e.durationSeconds / 3600)} h`,
+    form: ({ effect, onChange, wrap }) =>
+      wrap(
         "durationSeconds",
         <Field label="For (hours)">
           <input type="number" min={1} value={Math.round(effect.durationSeconds / 3600)} onChange={(e) => onChange({ ...effect, durationSeconds: Number(e.target.value) * 3600 })} />
         </Field>,
-      );
-  }
-}
-
-const describeEffect = (e: Effect, queues?: QueueView[]): string => {
-  switch (e.type) {
-    case "route":
-      return `route to ${queues?.find((q) => q.id === e.queueId)?.name ?? e.queueId}`;
-    case "priority":
-      return `priority +${e.by}`;
-    case "tag":
-      return `tag ${e.tag}`;
-    case "escalate":
-      return `escalate to ${e.team}`;
-    case "dismiss":
-      return `dismiss (${e.reason})`;
-    case "resolve":
-      return `resolve ${e.resolutionCode}${e.action ? ` with ${e.action.kind}` : ""}`;
-    case "mute_reporter":
-      return `mute the reporter for ${Math.round(e.durationSeconds / 3600)} h`;
-  }
+      ),
+  },
 };
+
+/** The editor's row of an effect's type, taking any effect: EFFECT_EDITOR gives each type's row the effects of that type only. */
+const editorOf = (type: EffectType) => EFFECT_EDITOR[type] as EffectEditorRow<EffectType>;
+
+const describeEffect = (e: Effect, queues?: QueueView[]): string => editorOf(e.type).describe(e, queues);
 
 function EffectsText({ effects }: { effects: Effect[] }) {
   const { orgSlug } = useSession();
