@@ -11,7 +11,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState, type FormEvent, type ReactNode } from "react";
 import { plainWords, renderTemplate, type TemplateValues } from "../domain/template-text.ts";
 import { ACTION_KINDS, kindsOfCode, kindSpec, TIMED_KINDS, type ActionKind } from "../domain/views/enforcement.ts";
-import { DEFAULT_TEAM, DISMISSAL_REASONS, RESOLUTION_CODES, TEAMS, type DismissalReason, type ResolutionCode, type Team } from "../domain/views/report.ts";
+import { DEFAULT_TEAM, DISMISSAL_REASONS, RESOLUTION_CODES, TEAMS, teamLabel, type DismissalReason, type ResolutionCode, type Team } from "../domain/views/report.ts";
 import type { TemplateKind } from "../domain/views/template.ts";
 import { CLAIMED_BY } from "../domain/views/case.ts";
 import { errorCode, errorMessage, trpc, type Inputs } from "./api.ts";
@@ -431,7 +431,7 @@ function DecisionForm({ action, targets: given, onClose, onDone }: { action: Dec
           <select value={team} onChange={(e) => setTeam(e.target.value as Team)} data-autofocus>
             {TEAM_CHOICES.map((t) => (
               <option key={t} value={t}>
-                {humanize(t)}
+                {humanize(teamLabel(t))}
               </option>
             ))}
           </select>

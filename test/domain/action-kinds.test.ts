@@ -27,7 +27,7 @@ import {
   TIMED_KINDS,
   type ActionKind,
 } from "../../src/domain/views/enforcement.ts";
-import { ACTION_RESOLUTION_CODES, RESOLUTION_CODE_SPECS, RESOLUTION_CODES } from "../../src/domain/views/report.ts";
+import { ACTION_RESOLUTION_CODES, DEFAULT_TEAM, RESOLUTION_CODE_SPECS, RESOLUTION_CODES, TEAM_SPECS, TEAMS, teamLabel } from "../../src/domain/views/report.ts";
 import type { Effect } from "../../src/domain/views/rule.ts";
 import { domainWorld, refusal, type DomainWorld } from "../helpers/builders.ts";
 
@@ -165,5 +165,17 @@ describe("the docs", () => {
       expect(row!.split("|")[2]!.trim().startsWith(ends[kindSpec(kind).end])).toBe(true);
       expect(decisionRow).toContain(`\`${kind}\` →`);
     }
+  });
+});
+
+describe("escalation teams (TEAM_SPECS)", () => {
+  test("exactly one team is the default, and it is the one an escalation naming no team goes to", () => {
+    const defaults = TEAMS.filter((t) => TEAM_SPECS[t].isDefault);
+    expect(defaults).toEqual(["senior_moderator"]);
+    expect(DEFAULT_TEAM).toBe("senior_moderator");
+  });
+  test("each team reads in a sentence by its label; a name from elsewhere reads as its words", () => {
+    expect(TEAMS.map(teamLabel)).toEqual(["safety", "legal", "senior moderator"]);
+    expect(teamLabel("trust_and_safety")).toBe("trust and safety");
   });
 });

@@ -55,8 +55,22 @@ export type DismissalReason = (typeof DISMISSAL_REASONS)[number];
 
 export const TEAMS = ["safety", "legal", "senior_moderator"] as const;
 export type Team = (typeof TEAMS)[number];
+
+/** What each escalation team is: its name in a sentence ("Escalated to senior moderator"), and the default. */
+export interface TeamSpec {
+  label: string;
+  /** Where an escalation goes when it names no team: exactly one team says so. */
+  isDefault: boolean;
+}
+export const TEAM_SPECS = {
+  safety: { label: "safety", isDefault: false },
+  legal: { label: "legal", isDefault: false },
+  senior_moderator: { label: "senior moderator", isDefault: true },
+} as const satisfies { [T in Team]: TeamSpec };
 /** Where an escalation goes when it names no team. */
-export const DEFAULT_TEAM: Team = "senior_moderator";
+export const DEFAULT_TEAM: Team = TEAMS.find((t) => TEAM_SPECS[t].isDefault) ?? TEAMS[0];
+/** A team's label; the report view carries the team as a plain string, so any other name reads as its words. */
+export const teamLabel = (team: string): string => ((TEAMS as readonly string[]).includes(team) ? TEAM_SPECS[team as Team].label : team.replace(/_/g, " "));
 
 // The decisions are stored as JSON and answered as stored: their codes, reasons, teams and
 // actor types are plain strings in the published document.

@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from "react";
 import { auditActionLabel } from "../../domain/views/audit.ts";
 import { MAX_TAGS_PER_CASE, normaliseTag, TAG_MAX_LENGTH } from "../../domain/views/tag.ts";
+import { teamLabel } from "../../domain/views/report.ts";
 import { isOpenStatus } from "../../domain/workflow.ts";
 import { errorCode, errorMessage, trpc, type CaseDetail, type ReportView } from "../api.ts";
 import { useSession } from "../session.tsx";
@@ -279,7 +280,7 @@ function ReportCard({
         <ul className="decisions">
           {r.escalation && (
             <li>
-              Escalated to {r.escalation.team.replace("_", " ")} by {who(r.escalation.by)} · {dateTime(r.escalation.at)}
+              Escalated to {teamLabel(r.escalation.team)} by {who(r.escalation.by)} · {dateTime(r.escalation.at)}
               {!r.escalation.applied && " (recorded; the report was already resolved)"}
               {r.escalation.note && <q>{r.escalation.note}</q>}
             </li>
@@ -436,7 +437,7 @@ function CaseState({ detail: d }: { detail: CaseDetail }) {
     <ul className="case-state plain">
       {escalation && (
         <li>
-          <Badge tone="orange">Escalated to {words(escalation.team)}</Badge> <span className="muted">since {dateTime(escalation.at)}</span> (
+          <Badge tone="orange">Escalated to {teamLabel(escalation.team)}</Badge> <span className="muted">since {dateTime(escalation.at)}</span> (
           <TimeAgo iso={escalation.at} />)
         </li>
       )}

@@ -1,6 +1,7 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useEffect, useMemo, useRef, useState } from "react";
 import { QUEUE_PAGE_SIZE, QUEUE_VIEWS, teamOfView, type QueueView } from "../../domain/views/queue.ts";
+import { teamLabel } from "../../domain/views/report.ts";
 import { trpc, type Inputs, type QueueItem } from "../api.ts";
 import { useSession } from "../session.tsx";
 import { DecisionDialog, useClaim, type DecisionAction, type DecisionTarget } from "../decisions.tsx";
@@ -16,14 +17,13 @@ const FILTERS_KEY = "flagstaff.queueFilters";
 const POSITION_KEY = "flagstaff.queuePosition";
 const BUCKET_SAYS: Record<string, string[]> = { emergency: ["CRITICAL"], high: ["HIGH"] };
 
-const humanize = (s: string) => s.toLowerCase().replace(/_/g, " ");
 
 const VIEW_LABELS: Partial<Record<QueueView, string>> = { open: "All open", unassigned: "Unassigned", mine: "Mine", appealed: "Appealed" };
 
 /** The tab label of a view. */
 export function viewLabel(view: QueueView): string {
   const team = teamOfView(view);
-  return team ? `Escalated: ${humanize(team)}` : (VIEW_LABELS[view] ?? view);
+  return team ? `Escalated: ${teamLabel(team)}` : (VIEW_LABELS[view] ?? view);
 }
 
 function loadFilters(): Filters {
@@ -444,7 +444,7 @@ export function QueuePage() {
                 )}
                 {c.escalation && (
                   <span className="badge badge-purple badge-escalated" data-testid="escalation" title={`Escalated ${new Date(c.escalation.at).toLocaleString()}`}>
-                    Escalated to {humanize(c.escalation.team)}
+                    Escalated to {teamLabel(c.escalation.team)}
                   </span>
                 )}
                 {c.subject && c.target && <span className="muted"> · about {c.subject.displayName}</span>}

@@ -30,7 +30,7 @@ import type {
   RuleTrigger,
   RuleView,
 } from "../../domain/views/rule.ts";
-import { DISMISSAL_REASONS, RESOLUTION_CODES, TEAMS } from "../../domain/views/report.ts";
+import { DISMISSAL_REASONS, RESOLUTION_CODES, TEAMS, teamLabel } from "../../domain/views/report.ts";
 import { SEVERITIES } from "../../domain/views/severity.ts";
 import { Badge, Empty, ErrorNote, Field, Loading, Table, TimeAgo, useToast } from "../ui.tsx";
 
@@ -844,7 +844,7 @@ const EFFECT_EDITOR: { [T in EffectType]: EffectEditorRow<T> } = {
   escalate: {
     label: "Escalate to a team",
     make: () => ({ type: "escalate", team: TEAMS[0] }),
-    describe: (e) => `escalate to ${e.team}`,
+    describe: (e) => `escalate to ${teamLabel(e.team)}`,
     form: ({ effect, onChange, wrap }) =>
       wrap(
         "team",
@@ -852,7 +852,7 @@ const EFFECT_EDITOR: { [T in EffectType]: EffectEditorRow<T> } = {
           <select value={effect.team} onChange={(e) => onChange({ ...effect, team: e.target.value as (typeof TEAMS)[number] })}>
             {TEAMS.map((t) => (
               <option key={t} value={t}>
-                {t.replace("_", " ")}
+                {teamLabel(t)}
               </option>
             ))}
           </select>
