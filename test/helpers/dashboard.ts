@@ -12,8 +12,8 @@
  *
  * A procedure without a verb here is `user.trpc.<router>.<procedure>.query/mutate(…)`, typed end
  * to end. `raw` and `withHeaders` are for the tests of the transport itself (CSRF, origins,
- * cookies) and for walks over every procedure by name: this file is the one place that writes
- * a `/trpc` URL by hand (test/architecture.test.ts keeps it so).
+ * cookies) and for walks over every procedure by name. This file writes the tRPC URL; besides it,
+ * only the transport tests allowed in test/architecture.test.ts do (which fails on any other).
  */
 import { createTRPCClient, httpLink, TRPCClientError } from "@trpc/client";
 import { TRPCError, type inferRouterInputs, type TRPC_ERROR_CODE_KEY } from "@trpc/server";
@@ -63,8 +63,8 @@ export class Caller {
   }
 
   /** One call by hand: `GET /trpc/<path>?input=…` for a query, `POST /trpc/<path>` for a mutation. */
-  async raw(path: string, type: "query" | "mutation", input?: unknown, changes: HeaderChanges = {}): Promise<RawAnswer> {
-    const headers = changed(this.headers, changes);
+  async raw(path: string, type: "query" | "mutation", input?: unknown): Promise<RawAnswer> {
+    const headers = this.headers;
     const res =
       type === "query"
         ? await fetch(`${this.server.url}/trpc/${path}${input === undefined ? "" : `?input=${encodeURIComponent(JSON.stringify(input))}`}`, { headers })
