@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startFakeOllama, type FakeOllama } from "../scripts/fake-ollama.ts";
 import { until } from "./helpers/wait.ts";
+import { expectRefused, withKey } from "./helpers/dashboard.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
 let fake: FakeOllama;
@@ -53,10 +54,10 @@ test("a job leased by a server killed with SIGKILL completes after restart, exac
   expect(events.length).toBe(1);
   const analyses = (await server.call("GET", `/api/v1/organizations/${server.demo.orgSlug}/projects/${server.demo.projectId}/content-analyses`)).body.analyses;
   expect(analyses.filter((a: { reportId: string }) => a.reportId === id).length).toBe(1);
-  const jobs = (await server.call("GET", `/trpc/jobs.list?input=${encodeURIComponent(JSON.stringify({ kind: "report.enrich" }))}`)).body.result.data.jobs;
+  const { jobs } = await withKey(server).trpc.jobs.list.query({ kind: "report.enrich" });
   expect(jobs.length).toBe(1);
-  expect(jobs[0].status).toBe("done");
-  expect(jobs[0].attempts).toBe(2);
+  expect(jobs[0]!.status).toBe("done");
+  expect(jobs[0]!.attempts).toBe(2);
 });
 
 test("a job that runs out of attempts is dead, visible through tRPC, and can be retried", async () => {
@@ -76,8 +77,7 @@ test("a job that runs out of attempts is dead, visible through tRPC, and can be 
       body: { subject: { type: "user", externalId: "dead" }, description: "x", reason: "spam" },
     });
     const dead = await until("the job to die", async () => {
-      const r = await s.call("GET", `/trpc/jobs.list?input=${encodeURIComponent(JSON.stringify({ status: "dead" }))}`);
-      return r.body.result.data.jobs[0];
+      return (await withKey(s).trpc.jobs.list.query({ status: "dead" })).jobs[0];
     });
     expect(dead.attempts).toBe(2);
     expect(dead.lastError).toMatch(/unreachable/);
@@ -85,17 +85,15 @@ test("a job that runs out of attempts is dead, visible through tRPC, and can be 
 
     // Another organization sees none of these jobs and cannot retry them.
     const other = await s.initOrg("Other Org");
-    const theirs = await s.call("GET", `/trpc/jobs.list?input=${encodeURIComponent(JSON.stringify({}))}`, { key: other.secretKey });
-    expect(theirs.body.result.data.jobs).toEqual([]);
-    const stats = await s.call("GET", "/trpc/jobs.stats", { key: other.secretKey });
-    expect(stats.body.result.data.dead).toBe(0);
-    expect((await s.call("POST", "/trpc/jobs.retry", { key: other.secretKey, body: { jobId: dead.id } })).status).toBe(404);
+    const theirKey = withKey(s, other.secretKey);
+    expect((await theirKey.trpc.jobs.list.query({})).jobs).toEqual([]);
+    expect((await theirKey.trpc.jobs.stats.query()).dead).toBe(0);
+    await expectRefused(theirKey.trpc.jobs.retry.mutate({ jobId: dead.id }), "NOT_FOUND");
 
     const back = startFakeOllama({ port });
     try {
       back.script({ json: { reasoning: "ok", categories: ["spam"], severity: "MEDIUM", confidence: 50 } });
-      const retried = await s.call("POST", "/trpc/jobs.retry", { body: { jobId: dead.id } });
-      expect(retried.status).toBe(200);
+      await withKey(s).trpc.jobs.retry.mutate({ jobId: dead.id });
       await until("the retried job to enrich", async () => (await s.call("GET", `/reports/${filed.body.report.id}`)).body.report.ai);
     } finally {
       await back.stop();

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:tes
 import { startFakeOllama, type FakeOllama } from "../scripts/fake-ollama.ts";
 import { until } from "./helpers/wait.ts";
 import type { OrgClient, OrgOperations, SdkClient, SdkOperations } from "../clients/typescript/index.ts";
+import { withKey } from "./helpers/dashboard.ts";
 import { startServer, type InitResult, type TestServer } from "./helpers/server.ts";
 
 type AnalyzeBody = OrgOperations["ai-analyze"]["requestBody"]["content"]["application/json"];
@@ -315,10 +316,10 @@ describe("enrichment", () => {
       const x = await report(r.id);
       return x.ai ? x : null;
     });
-    // The case's bucket is only on the tRPC case detail (/trpc), a dashboard procedure: hand-built.
-    const detail = await server.call("GET", `/trpc/cases.detail?input=${encodeURIComponent(JSON.stringify({ caseId: rep.caseId }))}`);
-    expect(detail.body.result.data.case.bucket).toBe("emergency");
-    expect(detail.body.result.data.case.status).toBe("IN_REVIEW");
+    // The case's bucket is only on the case detail, a dashboard procedure (tRPC).
+    const detail = await withKey(server).caseDetail(rep.caseId);
+    expect(detail.case.bucket).toBe("emergency");
+    expect(detail.case.status).toBe("IN_REVIEW");
   });
 
   /** The audit events of one action about an entity, newest first. */

@@ -626,3 +626,66 @@ describe("architecture: no import circles in src/", () => {
     expect(importCircles({ files: graph.files, edges: graph.edges.filter((e) => e.from !== "c" && e.from !== "e") })).toEqual([]);
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+// Tests call the dashboard's procedures through test/helpers/dashboard.ts (tRPC's typed client),
+// never by a tRPC URL of their own: a procedure renamed or an input changed is then a compile
+// error in the tests, not a 404 at run time. Only the tests of the transport itself write the
+// URL by hand, each for the reason given here.
+
+/**
+ * A tRPC URL written by hand: the endpoint trpc after a slash, then a slash, a question mark or
+ * a closing quote or backtick (so an import of api/trpc.ts is none).
+ */
+const TRPC_URL = /\/trpc(?=[/?"'`])/;
+
+const TRPC_URL_ALLOWED: Record<string, string> = {
+  "test/helpers/dashboard.ts": "the typed client itself: its tRPC link, the page's sign-in and `raw` for transport tests",
+  "test/signin-abuse.test.ts": "batches, parallel sign-ins and their timings at the HTTP level, from chosen source addresses",
+  "test/signin-proxies.test.ts": "sign-ins from chosen source addresses (node:http) behind a trusted proxy",
+  "test/host-header.test.ts": "a bad Host header on every route, the tRPC endpoint among them, over a raw socket",
+  "test/dashboard.test.ts": "calls made inside the browser page, with the HttpOnly session cookie the browser holds",
+};
+
+/** Each line of `files` (path → text) holding a hand-written tRPC URL, as `path:line: text`. */
+export function handWrittenTrpcUrls(files: Map<string, string>): string[] {
+  const found: string[] = [];
+  for (const [path, text] of files) {
+    text.split("\n").forEach((line, i) => {
+      if (TRPC_URL.test(line)) found.push(`${path}:${i + 1}: ${line.trim()}`);
+    });
+  }
+  return found;
+}
+
+function testFiles(): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const path of new Bun.Glob("test/**/*.{ts,tsx}").scanSync({ cwd: ROOT })) files.set(path, readFileSync(join(ROOT, path), "utf8"));
+  return files;
+}
+
+describe("architecture: tests reach the dashboard through its typed client", () => {
+  test("no tRPC URL written by hand in a test file, but in the transport tests allowed here", () => {
+    const files = testFiles();
+    expect(files.size).toBeGreaterThan(50);
+    const outside = handWrittenTrpcUrls(new Map([...files].filter(([path]) => !(path in TRPC_URL_ALLOWED))));
+    expect(outside).toEqual([]);
+    // The list only ever shrinks: an allowed file that no longer writes a tRPC URL leaves it.
+    const unused = Object.keys(TRPC_URL_ALLOWED).filter((path) => handWrittenTrpcUrls(new Map([[path, files.get(path) ?? ""]])).length === 0);
+    expect(unused).toEqual([]);
+  });
+
+  test("the check finds a URL in a string, a template or a fetch, and not an import of api/trpc.ts", () => {
+    const url = "/" + "trpc"; // spelt in two, so that this file holds no URL of its own
+    const found = handWrittenTrpcUrls(
+      new Map([
+        ["a.ts", `await fetch(\`\${server.url}${url}/cases.detail?input=x\`);`],
+        ["b.ts", `server.call("GET", "${url}/jobs.stats");`],
+        ["c.ts", `httpLink({ url: \`\${base}${url}\` });`],
+        ["d.ts", `const u = "${url}?batch=1";`],
+        ["e.ts", `import type { Meta } from "../src/api${url}.ts";\nimport { batch } from "../src/api${url}-batch.ts";\nawait user.trpc.cases.detail.query({ caseId });`],
+      ]),
+    );
+    expect(found.map((f) => f.split(":")[0])).toEqual(["a.ts", "b.ts", "c.ts", "d.ts"]);
+  });
+});

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { OrgClient, OrgOperations, SdkClient } from "../clients/typescript/index.ts";
 import { secondOrganization } from "./helpers/builders.ts";
+import { expectRefused, withKey } from "./helpers/dashboard.ts";
 import { startServer, type InitResult, type TestServer } from "./helpers/server.ts";
 
 type CategoryBody = OrgOperations["categories-create"]["requestBody"]["content"]["application/json"];
@@ -94,16 +95,14 @@ test("case notes and assignment through tRPC", async () => {
   const filed = await file("noted", "spam");
   expect(filed.response.status).toBe(201);
   const caseId = (await getReport(filed.data!.report.id)).caseId;
-  // Hand-built: case notes, assignment and detail are tRPC procedures (/trpc), with no REST route.
-  const note = await server.call("POST", "/trpc/cases.addNote", { body: { caseId, body: "looked at it" } });
-  expect(note.status).toBe(200);
-  const bad = await server.call("POST", "/trpc/cases.assign", { body: { caseId, assigneeId: "no-such-user" } });
-  expect(bad.status).toBe(404);
-  const detail = await server.call("GET", `/trpc/cases.detail?input=${encodeURIComponent(JSON.stringify({ caseId }))}`);
-  const d = detail.body.result.data;
-  expect(d.notes.map((n: { body: string }) => n.body)).toEqual(["looked at it"]);
-  expect(d.subject.externalId).toBe("noted");
-  expect(d.audit.map((e: { action: string }) => e.action)).toContain("CASE_NOTE_ADDED");
+  // Case notes, assignment and detail are tRPC procedures, with no REST route: the platform's key calls them.
+  const platform = withKey(server);
+  await platform.trpc.cases.addNote.mutate({ caseId, body: "looked at it" });
+  await expectRefused(platform.assign(caseId, "no-such-user"), "NOT_FOUND");
+  const d = await platform.caseDetail(caseId);
+  expect(d.notes.map((n) => n.body)).toEqual(["looked at it"]);
+  expect(d.subject!.externalId).toBe("noted");
+  expect(d.audit.map((e) => e.action)).toContain("CASE_NOTE_ADDED");
 });
 
 // Category names compare by one Unicode-aware key (NFKC + full case mapping), stored in its own
@@ -139,12 +138,9 @@ test("category names that differ only by Unicode case or form are one name: 409,
   expect(respelled.response.status).toBe(200);
   expect(respelled.data!.category.name).toBe("STRASSE");
 
-  // tRPC, the dashboard's way in, answers the same conflict (hand-built: /trpc is not REST).
-  const trpc = await server.call("POST", "/trpc/categories.create", {
-    body: { orgSlug: server.demo.orgSlug, projectId: server.demo.projectId, name: "dž" },
-  });
-  expect(trpc.status).toBe(409);
-  expect(trpc.body.error.message).toContain("already exists");
+  // tRPC, the dashboard's way in, answers the same conflict.
+  const viaTrpc = withKey(server).trpc.categories.create.mutate({ orgSlug: server.demo.orgSlug, projectId: server.demo.projectId, name: "dž" });
+  await expectRefused(viaTrpc, "CONFLICT", "already exists");
 
   // Another project may use the name.
   const theirs = await (await server.orgClient(other.secretKey)).POST("/organizations/{orgSlug}/projects/{projectId}/categories", {

@@ -32,7 +32,7 @@ beforeAll(async () => {
   b = await openDashboard({ OLLAMA_HOST: fake.url, FLAGSTAFF_JOB_POLL_MS: "100", FLAGSTAFF_SCAN_ALLOW_PRIVATE: "1" });
   page = b.page;
   const { projectId, orgSlug } = b.server.demo;
-  const caseOf = async (reportId: string): Promise<string> => (await b.keyCall("GET", "reports.get", { reportId })).report.caseId;
+  const caseOf = async (reportId: string): Promise<string> => (await b.platform.report(reportId)).caseId;
 
   // Before AI is on: a case without any analysis, one resolved with a suspension and appealed, one dismissed.
   const plain = await b.sdkReport({
@@ -47,20 +47,20 @@ beforeAll(async () => {
     subject: { type: "user", externalId: "u-appeal", display: { name: "Mallory Müller", username: "mallory" } },
     reason: ["spam", "fraud_or_scam"],
   });
-  const resolved = await b.keyCall("POST", "reports.resolve", {
+  const resolved = await b.platform.trpc.reports.resolve.mutate({
     reportId: appealed,
     resolutionCode: "ACCOUNT_LEVEL_ACTION",
     note: "Third shop spam this week.",
     action: { kind: "suspension", durationSeconds: 7 * 24 * 3600, reason: "spam" },
   });
   expect(resolved.enforcementActionId).toBeString();
-  await b.keyCall("POST", "enforcement.appeal", { projectId, actionId: resolved.enforcementActionId, text: "My account was hacked, I never posted that." });
+  await b.platform.trpc.enforcement.appeal.mutate({ projectId, actionId: resolved.enforcementActionId!, text: "My account was hacked, I never posted that." });
   cases.appealed = await caseOf(appealed);
   const dismissed = await b.sdkReport({
     target: { contentType: "comment", contentExternalId: "a11y-dismissed", content: "I disagree with this policy." },
     reason: "harassment",
   });
-  await b.keyCall("POST", "reports.dismiss", { reportId: dismissed, reason: "not_actionable", note: "An opinion, not harassment." });
+  await b.platform.trpc.reports.dismiss.mutate({ reportId: dismissed, reason: "not_actionable", note: "An opinion, not harassment." });
   cases.dismissed = await caseOf(dismissed);
 
   // AI on: the next reports are analyzed (the fake model's heuristic: "kill" is a CRITICAL threat).
@@ -79,10 +79,10 @@ beforeAll(async () => {
     subject: { type: "user", externalId: "u-spam", display: { name: "Spammy" } },
     reason: "spam",
   });
-  await until("the AI analysis of the threat", async () => (await b.keyCall("GET", "reports.get", { reportId: threat })).report.ai);
+  await until("the AI analysis of the threat", async () => (await b.platform.report(threat)).ai);
   // A colleague works on the threat: its row is "taken", its dialogs warn before a take-over.
-  const colleague = (await b.keyCall("POST", "users.create", { email: "sam@demo.example", role: "moderator" })).user;
-  await b.keyCall("POST", "cases.assign", { caseId: cases.ai, assigneeId: colleague.id });
+  const colleague = (await b.platform.trpc.users.create.mutate({ email: "sam@demo.example", role: "moderator" })).user;
+  await b.platform.assign(cases.ai, colleague.id);
 }, BROWSER_T);
 
 afterAll(async () => {
@@ -356,7 +356,7 @@ describe("dashboard accessibility (axe-core) in Chromium", () => {
 
       // An enforcement event for the endpoint to deliver.
       const { projectId, orgSlug } = b.server.demo;
-      await b.keyCall("POST", "enforcement.create", { orgSlug, projectId, kind: "warning", reason: "spam", identity: { type: "user", externalId: "u-spam" } });
+      await b.platform.trpc.enforcement.create.mutate({ orgSlug, projectId, kind: "warning", reason: "spam", identity: { type: "user", externalId: "u-spam" } });
       await page.getByRole("button", { name: "Deliveries" }).click();
       const details = page.getByRole("button", { name: "Details" }).first();
       await until("the delivery to be listed", async () => {
@@ -398,7 +398,7 @@ describe("dashboard accessibility (axe-core) in Chromium", () => {
   test(
     "a viewer at tablet width: the queue, a case, the appeals",
     async () => {
-      await b.keyCall("POST", "users.create", { email: "watcher@demo.example", role: "viewer", password: "a long viewer password" });
+      await b.platform.trpc.users.create.mutate({ email: "watcher@demo.example", role: "viewer", password: "a long viewer password" });
       const { context, page: v } = await b.signedIn("watcher@demo.example", "a long viewer password");
       try {
         await v.setViewportSize({ width: 820, height: 1180 });

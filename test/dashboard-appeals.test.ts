@@ -43,7 +43,7 @@ async function appealedSuspension(name: string, post: string, text: string): Pro
   const actionId = resolved.body.enforcementActionId as string;
   const appeal = await b.server.call("POST", `/projects/${projectId}/enforcement-actions/${actionId}/appeal`, { body: { text } });
   expect(appeal.status).toBe(201);
-  const caseId = (await b.keyCall("GET", "reports.get", { reportId })).report.caseId as string;
+  const caseId = (await b.platform.report(reportId)).caseId as string;
   return { name, post, text, reportId, caseId, actionId, appealId: appeal.body.appeal.id };
 }
 
@@ -67,7 +67,7 @@ afterAll(async () => {
 });
 
 const card = (a: Appealed) => page.locator("article.appeal", { hasText: a.text });
-const appealOf = (a: Appealed) => b.keyCall("GET", "enforcement.getAppeal", { orgSlug: b.server.demo.orgSlug, appealId: a.appealId });
+const appealOf = (a: Appealed) => b.platform.trpc.enforcement.getAppeal.query({ orgSlug: b.server.demo.orgSlug, appealId: a.appealId });
 
 /** Decides `a` in the dialog its card opens: the dialog passes axe-core first. */
 async function decide(a: Appealed, button: RegExp, note: string, confirm: string) {
@@ -128,7 +128,7 @@ describe("the appeals inbox", () => {
       const upheld = await appealOf(bo);
       expect(upheld.appeal).toMatchObject({ status: "upheld", decision: { note: "Repeated insults; the suspension stands." } });
       expect(upheld.action.status).toBe("active");
-      expect((await b.keyCall("GET", "dashboard.case", { caseId: bo.caseId })).case.status).toBe("CLOSED");
+      expect((await b.platform.casePage(bo.caseId)).case.status).toBe("CLOSED");
 
       // One left to decide.
       expect(await page.locator("article.appeal").count()).toBe(1);
@@ -195,7 +195,7 @@ describe("the appeals inbox", () => {
       const settled = await appealOf(cy);
       expect(settled.appeal).toMatchObject({ status: "overturned", decision: { note: "Overturned by revoking the action", by: { type: "user" } } });
       expect(settled.action.status).toBe("revoked");
-      expect((await b.keyCall("GET", "reports.get", { reportId: cy.reportId })).report.status).toBe("CLOSED");
+      expect((await b.platform.report(cy.reportId)).status).toBe("CLOSED");
 
       // Nothing left waiting in the inbox.
       await page.getByRole("link", { name: "Appeals", exact: true }).click();

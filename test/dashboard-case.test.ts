@@ -63,7 +63,7 @@ beforeAll(async () => {
     await until(`scan ${i}`, async () => (await scanReports()).length >= i, 20_000);
   }
   const [first] = await scanReports();
-  linkCase = (await b.keyCall("GET", "reports.get", { reportId: first!.reportId })).report.caseId;
+  linkCase = (await b.platform.report(first!.reportId!)).caseId!;
   // A person reports the same URL too: their report stays a card of its own.
   await b.sdkReport({
     target: { contentType: "url", contentExternalId: url, content: "Someone keeps posting this shop." },
@@ -142,7 +142,7 @@ describe("the case page", () => {
       await page.getByLabel("Add a tag").fill("needs_review");
       await page.keyboard.press("Enter");
       await tags.getByText("needs_review").waitFor();
-      expect((await b.keyCall("GET", "dashboard.case", { caseId: linkCase })).tags).toEqual(["needs_review", "shop-spam"]);
+      expect((await b.platform.casePage(linkCase)).tags).toEqual(["needs_review", "shop-spam"]);
       await expectNoA11yViolations(page, "the case page with tags");
 
       await page.reload();
@@ -151,7 +151,7 @@ describe("the case page", () => {
       await tags.getByText("needs_review").waitFor();
       await page.getByRole("button", { name: "Remove tag needs_review" }).click();
       await tags.getByText("needs_review").waitFor({ state: "detached" });
-      expect((await b.keyCall("GET", "dashboard.case", { caseId: linkCase })).tags).toEqual(["shop-spam"]);
+      expect((await b.platform.casePage(linkCase)).tags).toEqual(["shop-spam"]);
       // The audit trail has the change.
       await page.locator(".timeline").getByText("CASE_TAGS_CHANGED").first().waitFor();
     },
@@ -181,11 +181,11 @@ describe("the case page", () => {
       await dialog.getByRole("button", { name: "Confirm escalate" }).click();
       await state.getByText("Escalated to legal").waitFor({ timeout: 10_000 });
       await until("focus on the heading", async () => (await page.evaluate(() => document.activeElement?.id)) === "case-title");
-      const escalation = (await b.keyCall("GET", "dashboard.case", { caseId: linkCase })).case.escalation;
+      const escalation = (await b.platform.casePage(linkCase)).case.escalation;
       expect(escalation).toMatchObject({ team: "legal" });
       // When, as the page writes times (the browser's locale).
       const inPage = (iso: string) => page.evaluate((x) => new Date(x).toLocaleString(), iso);
-      await state.getByText(`since ${await inPage(escalation.at)}`).waitFor();
+      await state.getByText(`since ${await inPage(escalation!.at)}`).waitFor();
 
       // Resolve: the dialog, then the decision.
       await page.getByRole("button", { name: /^Resolve/ }).click();
@@ -197,10 +197,10 @@ describe("the case page", () => {
       // Decided: no longer escalated.
       await state.getByText("Escalated to legal").waitFor({ state: "detached" });
       await until("focus on the heading", async () => (await page.evaluate(() => document.activeElement?.id)) === "case-title");
-      const decided = (await b.keyCall("GET", "dashboard.case", { caseId: linkCase })).case;
+      const decided = (await b.platform.casePage(linkCase)).case;
       expect(decided.decision).toMatchObject({ action: "resolve", code: "FRAUD_OR_SCAM_CONFIRMED", by: { type: "user" } });
       expect(decided.escalation).toBeNull();
-      await state.getByText(`by ${b.server.demo.adminEmail} · ${await inPage(decided.decision.at)}`).waitFor();
+      await state.getByText(`by ${b.server.demo.adminEmail} · ${await inPage(decided.decision!.at)}`).waitFor();
       await expectNoA11yViolations(page, "the decided case page");
       await b.shot(page, "case-decided.png");
     },
@@ -216,7 +216,7 @@ describe("the case page", () => {
         reason: "harassment",
         description: "Insults in every thread I post in.",
       });
-      const caseId = (await b.keyCall("GET", "reports.get", { reportId })).report.caseId;
+      const caseId = (await b.platform.report(reportId)).caseId;
       await openCase(caseId, "User Terry Troll");
       await page.keyboard.press("r");
       const dialog = page.locator(DIALOG);
@@ -233,13 +233,13 @@ describe("the case page", () => {
       await taken.getByText("Harassment of other members").first().waitFor();
       await until("focus on the heading", async () => (await page.evaluate(() => document.activeElement?.id)) === "case-title");
 
-      const detail = await b.keyCall("GET", "dashboard.case", { caseId });
+      const detail = await b.platform.casePage(caseId);
       expect(detail.case.status).toBe("RESOLVED");
       expect(detail.caseEnforcement).toHaveLength(1);
-      const action = detail.caseEnforcement[0];
+      const action = detail.caseEnforcement[0]!;
       expect(action).toMatchObject({ kind: "suspension", reason: "Harassment of other members" });
       // Three days from when it was applied (the end is computed a moment before the start is stored).
-      expect(Math.abs(Date.parse(action.endsAt) - Date.parse(action.startsAt) - 3 * 86_400_000)).toBeLessThan(60_000);
+      expect(Math.abs(Date.parse(action.endsAt!) - Date.parse(action.startsAt) - 3 * 86_400_000)).toBeLessThan(60_000);
     },
     BROWSER_T,
   );

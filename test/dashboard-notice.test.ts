@@ -23,8 +23,8 @@ test(
       notice: { explanation: "It names and threatens my neighbour.", legalGround: "§ 241 StGB", notifierName: "Erika Mustermann", notifierEmail: "erika@example.org", goodFaith: true },
     });
     const plain = await b.sdkReport({ reason: "spam", target });
-    const caseId = (await b.keyCall("GET", "reports.get", { reportId: withNotice })).report.caseId as string;
-    expect((await b.keyCall("GET", "reports.get", { reportId: plain })).report.caseId).toBe(caseId);
+    const caseId = (await b.platform.report(withNotice)).caseId as string;
+    expect((await b.platform.report(plain)).caseId).toBe(caseId);
 
     const page = b.page;
     await page.goto(`${b.server.url}/#/cases/${caseId}`);

@@ -22,8 +22,8 @@ const SPAM = 55;
 /** Open cases seeded: 55 spam, 2 HIGH spam waves, a colleague's, an escalated one, one to suspend. */
 const OPEN = SPAM + 5;
 
-const caseOf = async (reportId: string): Promise<string> => (await b.keyCall("GET", "reports.get", { reportId })).report.caseId;
-const statusOf = async (reportId: string): Promise<string> => (await b.keyCall("GET", "reports.get", { reportId })).report.status;
+const caseOf = async (reportId: string): Promise<string> => (await b.platform.report(reportId)).caseId;
+const statusOf = async (reportId: string): Promise<string> => (await b.platform.report(reportId)).status;
 const row = (name: string) => page.locator("table.queue tbody tr", { has: page.getByRole("link", { name, exact: true }) });
 const dialogOpen = "dialog[open]";
 
@@ -41,10 +41,10 @@ beforeAll(async () => {
   ids.susp = await post("susp-1", "harassment", { subject: { type: "user", externalId: "u-900", display: { name: "Vera" } } });
 
   // A colleague claims one case; one is escalated to legal; four carry the tag "wave-1".
-  colleague = (await b.keyCall("POST", "users.create", { email: "mod2@demo.example", role: "moderator" })).user;
-  await b.keyCall("POST", "cases.assign", { caseId: await caseOf(ids.claimed!), assigneeId: colleague.id });
-  await b.keyCall("POST", "reports.escalate", { reportId: ids.esc, team: "legal" });
-  for (const k of ["threat", "hate", "s-0", "s-1"]) await b.keyCall("POST", "cases.setTags", { caseId: await caseOf(ids[k]!), tags: ["wave-1"] });
+  colleague = (await b.platform.trpc.users.create.mutate({ email: "mod2@demo.example", role: "moderator" })).user;
+  await b.platform.assign(await caseOf(ids.claimed!), colleague.id);
+  await b.platform.trpc.reports.escalate.mutate({ reportId: ids.esc, team: "legal" });
+  for (const k of ["threat", "hate", "s-0", "s-1"]) await b.platform.trpc.cases.setTags.mutate({ caseId: await caseOf(ids[k]!), tags: ["wave-1"] });
 }, BROWSER_T * 2);
 
 afterAll(async () => {
@@ -183,7 +183,7 @@ describe("the review queue", () => {
       await expectNoA11yViolations(page, "the template editor", dialogOpen);
       await editor.getByRole("button", { name: "Save template" }).click();
       await page.getByRole("cell", { name: "Not for us", exact: true }).waitFor();
-      const listed = (await b.keyCall("GET", "templates.list", { projectId: b.server.demo.projectId })).templates;
+      const listed = (await b.platform.trpc.templates.list.query({ projectId: b.server.demo.projectId })).templates;
       expect(listed.map((t: { name: string; kind: string }) => [t.name, t.kind])).toEqual([["Not for us", "dismiss"]]);
 
       await page.getByRole("link", { name: "Review queue" }).first().click();
@@ -209,11 +209,11 @@ describe("the review queue", () => {
       await dialog.getByRole("button", { name: "Confirm dismiss" }).click();
       await page.getByText("Dismissed post claimed-1").waitFor();
       await row("post claimed-1").waitFor({ state: "detached" });
-      const report = (await b.keyCall("GET", "reports.get", { reportId: ids.claimed })).report;
+      const report = await b.platform.report(ids.claimed!);
       expect(report.status).toBe("DISMISSED");
       expect(report.dismissal).toMatchObject({ reason: "out_of_scope", note: "Dismissed as out of scope: the harassment report does not break our rules." });
-      const detail = await b.keyCall("GET", "dashboard.case", { caseId: report.caseId });
-      expect(detail.assignee.email).toBe(b.server.demo.adminEmail);
+      const detail = await b.platform.casePage(report.caseId!);
+      expect(detail.assignee!.email).toBe(b.server.demo.adminEmail);
     },
     BROWSER_T,
   );
@@ -237,15 +237,15 @@ describe("the review queue", () => {
       await page.locator(".case-head [data-status='RESOLVED']").waitFor();
       await page.getByText("Threatening messages").first().waitFor();
 
-      const report = (await b.keyCall("GET", "reports.get", { reportId: ids.susp })).report;
+      const report = await b.platform.report(ids.susp!);
       expect(report.status).toBe("RESOLVED");
-      expect(report.resolution.code).toBe("ACCOUNT_LEVEL_ACTION");
-      const { actions } = await b.keyCall("GET", "enforcement.list", { orgSlug: b.server.demo.orgSlug, projectId: b.server.demo.projectId, reportId: ids.susp });
+      expect(report.resolution!.code).toBe("ACCOUNT_LEVEL_ACTION");
+      const { actions } = await b.platform.trpc.enforcement.list.query({ orgSlug: b.server.demo.orgSlug, projectId: b.server.demo.projectId, reportId: ids.susp });
       expect(actions.map((a: { kind: string; reason: string; identity: { externalId: string } }) => [a.kind, a.reason, a.identity.externalId])).toEqual([
         ["suspension", "Threatening messages", "u-900"],
       ]);
       // Three days from the moment it was applied (start and end are read a moment apart).
-      expect(Math.abs(Date.parse(actions[0].endsAt) - Date.parse(actions[0].startsAt) - 3 * 86_400_000)).toBeLessThan(60_000);
+      expect(Math.abs(Date.parse(actions[0]!.endsAt!) - Date.parse(actions[0]!.startsAt) - 3 * 86_400_000)).toBeLessThan(60_000);
     },
     BROWSER_T,
   );

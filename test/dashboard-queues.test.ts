@@ -19,7 +19,7 @@ afterAll(async () => {
   await s?.close();
 });
 
-const caseOf = async (reportId: string): Promise<string> => (await s.keyCall("GET", "reports.get", { reportId })).report.caseId;
+const caseOf = async (reportId: string): Promise<string> => (await s.platform.report(reportId)).caseId;
 const report = (id: string) => s.sdkReport({ reason: "spam", target: { contentType: "post", contentExternalId: id } });
 
 describe("queues in the dashboard", () => {
@@ -40,7 +40,7 @@ describe("queues in the dashboard", () => {
       await form.getByRole("button", { name: "Create queue" }).click();
       await p.locator("tr[data-queue='Legal']").waitFor();
       await expect(p.locator("tr[data-queue='Legal']").textContent()).resolves.toContain("every moderator");
-      const legal = (await s.keyCall("GET", "queues.list", { orgSlug })).queues.find((q: { name: string }) => q.name === "Legal");
+      const legal = (await s.platform.trpc.queues.list.query({ orgSlug })).queues.find((q: { name: string }) => q.name === "Legal")!;
       expect(legal).toMatchObject({ ordering: "age", access: { users: [], roles: ["moderator"] } });
       expect(await a11yViolations(p)).toEqual([]);
 
@@ -51,15 +51,15 @@ describe("queues in the dashboard", () => {
       await dialog.getByRole("checkbox", { name: "moderator" }).uncheck();
       expect(await a11yViolations(p, "dialog[open]")).toEqual([]);
       await dialog.getByRole("button", { name: "Save" }).click();
-      await until("the dashboard caught up", async () => (await s.keyCall("GET", "queues.get", { orgSlug, queueId: legal.id })).queue.description === "Court orders");
-      expect((await s.keyCall("GET", "queues.get", { orgSlug, queueId: legal.id })).queue.access).toEqual({ users: [], roles: [] });
+      await until("the dashboard caught up", async () => (await s.platform.trpc.queues.get.query({ orgSlug, queueId: legal.id })).queue.description === "Court orders");
+      expect((await s.platform.trpc.queues.get.query({ orgSlug, queueId: legal.id })).queue.access).toEqual({ users: [], roles: [] });
 
       // Make default and back: exactly one default each time.
       await p.getByRole("button", { name: "Make default: Legal" }).click();
-      await until("the dashboard caught up", async () => (await s.keyCall("GET", "queues.get", { orgSlug, queueId: legal.id })).queue.isDefault === true);
+      await until("the dashboard caught up", async () => (await s.platform.trpc.queues.get.query({ orgSlug, queueId: legal.id })).queue.isDefault === true);
       await p.getByRole("button", { name: "Make default: Default" }).click();
-      await until("the dashboard caught up", async () => (await s.keyCall("GET", "queues.get", { orgSlug, queueId: legal.id })).queue.isDefault === false);
-      const all = (await s.keyCall("GET", "queues.list", { orgSlug })).queues;
+      await until("the dashboard caught up", async () => (await s.platform.trpc.queues.get.query({ orgSlug, queueId: legal.id })).queue.isDefault === false);
+      const all = (await s.platform.trpc.queues.list.query({ orgSlug })).queues;
       expect(all.filter((q: { isDefault: boolean }) => q.isDefault)).toHaveLength(1);
 
       // Delete a queue (confirmed).
@@ -77,9 +77,9 @@ describe("queues in the dashboard", () => {
   test(
     "the queue picker shows each workable queue with its count and the queue's cases; a moderator is not offered a queue they may not work",
     async () => {
-      const trustId = (await s.keyCall("POST", "queues.create", { orgSlug, name: "Trust team", access: { users: [], roles: ["admin"] } })).queue.id as string;
+      const trustId = (await s.platform.trpc.queues.create.mutate({ orgSlug, name: "Trust team", access: { users: [], roles: ["admin"] } })).queue.id as string;
       const inTrust = await caseOf(await report(`picker-${Date.now()}`));
-      await s.keyCall("POST", "queues.moveCase", { orgSlug, caseId: inTrust, queueId: trustId });
+      await s.platform.trpc.queues.moveCase.mutate({ orgSlug, caseId: inTrust, queueId: trustId });
       const elsewhere = await caseOf(await report(`picker-other-${Date.now()}`));
 
       const p = s.page;
@@ -98,8 +98,8 @@ describe("queues in the dashboard", () => {
 
       // A moderator: the admin-only queue is not offered, its case not listed.
       const email = `mod-${Date.now()}@example.com`;
-      const created = await s.keyCall("POST", "users.create", { email, role: "moderator" });
-      const mod = await s.signedIn(email, created.generatedPassword);
+      const created = await s.platform.trpc.users.create.mutate({ email, role: "moderator" });
+      const mod = await s.signedIn(email, created.generatedPassword!);
       const modPicker = mod.page.getByLabel("Queue", { exact: true });
       await until("the dashboard caught up", async () => (await modPicker.locator("option").count()) > 1);
       const offered = await modPicker.locator("option").allTextContents();
@@ -114,15 +114,15 @@ describe("queues in the dashboard", () => {
   test(
     "Move to queue on the case page moves the case (audited)",
     async () => {
-      const target = (await s.keyCall("POST", "queues.create", { orgSlug, name: `Move target ${Date.now()}` })).queue as { id: string; name: string };
+      const target = (await s.platform.trpc.queues.create.mutate({ orgSlug, name: `Move target ${Date.now()}` })).queue as { id: string; name: string };
       const caseId = await caseOf(await report(`move-${Date.now()}`));
       const p = s.page;
       await p.goto(`${s.server.url}/#/cases/${caseId}`);
       const select = p.getByTestId("move-to-queue");
       await until("the dashboard caught up", async () => (await select.locator("option").allTextContents()).includes(target.name));
       await select.selectOption(target.id);
-      await until("the dashboard caught up", async () => (await s.keyCall("GET", "dashboard.case", { caseId })).queue.id === target.id);
-      const audit = (await s.keyCall("GET", "dashboard.case", { caseId })).audit as { action: string }[];
+      await until("the dashboard caught up", async () => (await s.platform.casePage(caseId)).queue.id === target.id);
+      const audit = (await s.platform.casePage(caseId)).audit as { action: string }[];
       expect(audit.some((e) => e.action === "CASE_QUEUE_CHANGED")).toBe(true);
       expect(await a11yViolations(p)).toEqual([]);
     },

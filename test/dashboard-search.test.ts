@@ -17,7 +17,7 @@ const cases = { threat: "", dismissed: "", resolved: "" };
 beforeAll(async () => {
   b = await openDashboard();
   page = b.page;
-  const caseOf = async (reportId: string): Promise<string> => (await b.keyCall("GET", "reports.get", { reportId })).report.caseId;
+  const caseOf = async (reportId: string): Promise<string> => (await b.platform.report(reportId)).caseId;
   const threat = await b.sdkReport({
     target: { contentType: "post", contentExternalId: "search-threat", content: "Meet me by the Brücke after school, or else." },
     subject: { type: "user", externalId: "U-1007", display: { name: "Mallory Müller", username: "mallory" } },
@@ -30,13 +30,13 @@ beforeAll(async () => {
     subject: { type: "user", externalId: "u-webb", display: { name: "Alice Webb", username: "awebb" } },
     reason: "spam",
   });
-  await b.keyCall("POST", "reports.dismiss", { reportId: dismissed, reason: "not_actionable" });
+  await b.platform.trpc.reports.dismiss.mutate({ reportId: dismissed, reason: "not_actionable" });
   cases.dismissed = await caseOf(dismissed);
   const resolved = await b.sdkReport({
     target: { contentType: "comment", contentExternalId: "search-comment", content: "MULLER sells fake tickets here." },
     reason: "spam",
   });
-  await b.keyCall("POST", "reports.resolve", { reportId: resolved, resolutionCode: "SPAM_CONFIRMED" });
+  await b.platform.trpc.reports.resolve.mutate({ reportId: resolved, resolutionCode: "SPAM_CONFIRMED" });
   cases.resolved = await caseOf(resolved);
 }, BROWSER_T);
 

@@ -16,7 +16,7 @@ beforeAll(async () => {
   page = b.page;
   const { projectId } = b.server.demo;
   const report = await b.sdkReport({ target: { contentType: "post", contentExternalId: "tr-1" }, subject: { type: "user", externalId: "tr-u1" }, reason: "spam" });
-  await b.keyCall("POST", "reports.resolve", { reportId: report, resolutionCode: "ACCOUNT_LEVEL_ACTION", action: { kind: "ban", reason: "spam" } });
+  await b.platform.trpc.reports.resolve.mutate({ reportId: report, resolutionCode: "ACCOUNT_LEVEL_ACTION", action: { kind: "ban", reason: "spam" } });
   await b.sdkReport({ target: { contentType: "post", contentExternalId: "tr-2" }, subject: { type: "user", externalId: "tr-u2" }, reason: "harassment" });
   expect(projectId).toBeString();
 }, BROWSER_T);

@@ -12,7 +12,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, BrowserContext, Page, Response } from "playwright-core";
 import { DASHBOARD_CSP } from "../src/api/dashboard-page.ts";
-import { keyCall as keyCallTo, launchChromium, sdkReport as sdkReportTo, signIn as signInTo } from "./helpers/browser.ts";
+import { launchChromium, sdkReport as sdkReportTo, signIn as signInTo } from "./helpers/browser.ts";
+import { withKey } from "./helpers/dashboard.ts";
 import { ROOT, startServer, type TestServer } from "./helpers/server.ts";
 import { until } from "./helpers/wait.ts";
 
@@ -58,7 +59,8 @@ afterAll(async () => {
 });
 
 const sdkReport = (body: Record<string, unknown>) => sdkReportTo(server, body);
-const keyCall = (method: "GET" | "POST", path: string, input: unknown) => keyCallTo(server, method, path, input);
+/** The demo's secret key on the dashboard's procedures: the test's back door for setting up and checking data. */
+const platform = () => withKey(server);
 const signIn = (p: Page, email: string, password: string) => signInTo(p, server.url, email, password);
 
 const shot = (p: Page, name: string) => p.screenshot({ path: join(ARTIFACTS, name), fullPage: true });
@@ -103,6 +105,7 @@ describe("dashboard in Chromium", () => {
       expect(code).not.toContain("react-dom.development");
       expect(code).not.toContain("Download the React DevTools");
       // The API answers are not to be sniffed either.
+      // By hand inside the page: the answer's headers are the point, as the browser receives them.
       const api = await page.evaluate(async () => (await fetch("/trpc/auth.me")).headers.get("x-content-type-options"));
       expect(api).toBe("nosniff");
 
@@ -155,9 +158,9 @@ describe("dashboard in Chromium", () => {
     "a report sent through the SDK route appears in the queue without a reload",
     async () => {
       // Some cases already waiting: an emergency, one claimed by a colleague, one claimed by me.
-      const users = (await keyCall("GET", "users.list", undefined)).users as { id: string; email: string }[];
+      const users = (await platform().trpc.users.list.query()).users as { id: string; email: string }[];
       const me = users.find((u) => u.email === server.demo.adminEmail)!;
-      const colleague = (await keyCall("POST", "users.create", { email: "sam@demo.example", role: "moderator" })).user;
+      const colleague = (await platform().trpc.users.create.mutate({ email: "sam@demo.example", role: "moderator" })).user;
       await sdkReport({
         target: { contentType: "comment", contentExternalId: "c-9001", content: "I can't do this anymore, tonight is the night." },
         subject: { type: "user", externalId: "u-311", display: { name: "Rowan", username: "rowan" } },
@@ -174,9 +177,9 @@ describe("dashboard in Chromium", () => {
         reason: "spam",
         description: "Posts the same link in every thread.",
       });
-      const caseOf = async (id: string) => (await keyCall("GET", "reports.get", { reportId: id })).report.caseId;
-      await keyCall("POST", "cases.assign", { caseId: await caseOf(taken), assigneeId: colleague.id });
-      await keyCall("POST", "cases.assign", { caseId: await caseOf(mine), assigneeId: me.id });
+      const caseOf = async (id: string) => (await platform().report(id)).caseId;
+      await platform().assign(await caseOf(taken), colleague.id);
+      await platform().assign(await caseOf(mine), me.id);
 
       await page.getByRole("link", { name: "post p-77" }).waitFor({ timeout: 10_000 });
       await page.evaluate(() => ((window as any).__sameDocument = true));
@@ -337,8 +340,9 @@ describe("dashboard in Chromium", () => {
         expect(await v.getByRole("button", { name: "Save settings" }).count()).toBe(0);
         expect(await v.getByRole("spinbutton", { name: "Confidence threshold (1–100)" }).isDisabled()).toBe(true);
 
-        // Calling the procedures directly with the viewer's session: the server says FORBIDDEN.
-        const reportId = (await keyCall("GET", "reports.list", { contentExternalId: "p-77" })).reports[0].id as string;
+        // Calling the procedures directly with the viewer's session: the server says FORBIDDEN. By
+        // hand inside the page, with the session the browser holds (its cookie is HttpOnly).
+        const reportId = (await platform().trpc.reports.list.query({ contentExternalId: "p-77" })).reports[0]!.id;
         const answers = await v.evaluate(async (id) => {
           const me = await (await fetch("/trpc/auth.me")).json();
           const csrf = me.result.data.csrfToken as string;
@@ -359,7 +363,7 @@ describe("dashboard in Chromium", () => {
         expect(answers.assign).toEqual({ status: 403, code: "FORBIDDEN" });
         expect(answers.settings).toEqual({ status: 403, code: "FORBIDDEN" });
         expect(answers.read).toBe(200);
-        expect((await keyCall("GET", "reports.get", { reportId })).report.status).toBe("OPEN");
+        expect((await platform().report(reportId)).status).toBe("OPEN");
       } finally {
         await viewerContext.close();
       }
@@ -387,7 +391,7 @@ describe("dashboard in Chromium", () => {
       await dialog.getByRole("button", { name: "Confirm dismiss" }).click();
       await page.getByText("Dismissed 2 cases").waitFor();
       await page.getByRole("link", { name: "post p-77" }).waitFor({ state: "detached", timeout: 10_000 });
-      const listed = (await keyCall("GET", "reports.list", { contentExternalId: "p-77" })).reports;
+      const listed = (await platform().trpc.reports.list.query({ contentExternalId: "p-77" })).reports;
       expect(listed.map((r: { status: string }) => r.status)).toEqual(["DISMISSED"]);
       // The emergency is still there.
       await page.getByRole("link", { name: "comment c-9001" }).waitFor();

@@ -6,6 +6,7 @@
  * and nothing is changed.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { expectRefused, withKey } from "./helpers/dashboard.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
 let server: TestServer;
@@ -58,11 +59,9 @@ describe("each bad form is a 400 naming the field", () => {
   });
 
   test.each(BAD)("the closed cases' decidedFrom %s (%s)", async (value) => {
-    const input = encodeURIComponent(JSON.stringify({ projectId: server.demo.projectId, decidedFrom: value }));
-    const r = await server.call("GET", `/trpc/search.closedCases?input=${input}`);
-    expect(r.status).toBe(400);
-    expect(message(r.body)).toContain("decidedFrom");
-    expect(message(r.body)).toContain("date-time with its zone");
+    const r = await expectRefused(withKey(server).trpc.search.closedCases.query({ projectId: server.demo.projectId, decidedFrom: value }), "BAD_REQUEST");
+    expect(r.message).toContain("decidedFrom");
+    expect(r.message).toContain("date-time with its zone");
   });
 });
 

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { OrgClient, OrgComponents, OrgOperations, SdkClient, SdkOperations } from "../clients/typescript/index.ts";
 import { fileReport, secondOrganization } from "./helpers/builders.ts";
+import { withKey } from "./helpers/dashboard.ts";
 import { startServer, type InitResult, type TestServer } from "./helpers/server.ts";
 import { until } from "./helpers/wait.ts";
 
@@ -65,12 +66,8 @@ const report = async (reportId: string) => {
   return r.data!.report;
 };
 const resolve = (reportId: string, body: ResolveBody) => sdk.POST("/reports/{reportId}/resolve", { params: { path: { reportId } }, body });
-// The case detail is a dashboard procedure, only on tRPC (/trpc): no REST route, so no typed client.
-const caseStatus = async (caseId: string) => {
-  const r = await server.call("GET", `/trpc/cases.detail?input=${encodeURIComponent(JSON.stringify({ caseId }))}`);
-  expect(r.status).toBe(200);
-  return r.body.result.data.case.status;
-};
+// The case detail is a dashboard procedure, only on tRPC: the platform's key reads it.
+const caseStatus = async (caseId: string) => (await withKey(server).caseDetail(caseId)).case.status;
 const audit = async (entityType: string, entityId: string) => {
   const r = await org.GET("/organizations/{orgSlug}/audit-events", { params: { path: { orgSlug }, query: { entityType, entityId } } });
   expect(r.response.status).toBe(200);
@@ -447,14 +444,12 @@ describe("appeals", () => {
     expect(filed.response.status).toBe(201);
     const appealed = filed.data!.appeal;
     expect(appealed).toMatchObject({ reportId: null, caseId: null, status: "pending" });
-    // Hand-built: this test is about the tRPC procedures (/trpc), which the REST clients do not reach.
-    const input = encodeURIComponent(JSON.stringify({ orgSlug, status: "pending", actionId: a.id }));
-    const listed = await server.call("GET", `/trpc/enforcement.listAppeals?input=${input}`);
-    expect(listed.status).toBe(200);
-    expect(listed.body.result.data.appeals.map((x: { id: string }) => x.id)).toEqual([appealed.id]);
-    const decided = await server.call("POST", "/trpc/enforcement.overturnAppeal", { body: { orgSlug, appealId: appealed.id } });
-    expect(decided.status).toBe(200);
-    expect(decided.body.result.data.revoked.map((x: { id: string }) => x.id)).toEqual([a.id]);
+    // This test is about the tRPC procedures, which the REST clients do not reach.
+    const platform = withKey(server);
+    const listed = await platform.trpc.enforcement.listAppeals.query({ orgSlug, status: "pending", actionId: a.id });
+    expect(listed.appeals.map((x) => x.id)).toEqual([appealed.id]);
+    const decided = await platform.trpc.enforcement.overturnAppeal.mutate({ orgSlug, appealId: appealed.id });
+    expect(decided.revoked.map((x) => x.id)).toEqual([a.id]);
     expect((await getAction(a.id)).data!.action.status).toBe("revoked");
   });
 });

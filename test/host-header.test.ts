@@ -75,6 +75,7 @@ test("a Host header that is not a host answers 400 { error } on every route, nev
     ["GET", "/readyz", {}, ""],
     ["GET", "/metrics", {}, ""],
     ["GET", "/", {}, ""],
+    // By hand, as every request here: a bad Host header is the transport's to refuse, on every route.
     ["GET", "/trpc/auth.me", {}, ""],
     ["POST", "/trpc/auth.login", { "content-type": "application/json" }, JSON.stringify({ email: "a@b.c", password: "x" })],
     ["GET", `/sdk/flagstaff/v1/projects/${project}/report-reasons`, auth, ""],

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { SdkClient, SdkOperations } from "../clients/typescript/index.ts";
+import { refusal, withKey } from "./helpers/dashboard.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
 type UpsertBody = NonNullable<SdkOperations["identities-upsert"]["requestBody"]>["content"]["application/json"];
@@ -167,9 +168,9 @@ describe("bad input is 4xx with { error }, never 500", () => {
     [
       "deep metadata through tRPC",
       async () => {
-        // tRPC (/trpc), not a REST route: no typed client.
-        const r = await server.call("POST", "/trpc/identities.upsert", { body: { projectId: server.demo.projectId, typeName: "user", externalId: "t", metadata: nest(5_000) } });
-        return { status: r.status, error: r.body.error.message }; // tRPC's own error shape
+        // tRPC, not a REST route: the dashboard's typed client, as the platform's key.
+        const r = await refusal(withKey(server).trpc.identities.upsert.mutate({ projectId: server.demo.projectId, typeName: "user", externalId: "t", metadata: nest(5_000) }));
+        return { status: r.status, error: r.message }; // tRPC's own error shape
       },
       400,
     ],

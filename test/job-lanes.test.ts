@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { startFakeOllama, type FakeOllama } from "../scripts/fake-ollama.ts";
+import { expectRefused, withKey } from "./helpers/dashboard.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 import { until } from "./helpers/wait.ts";
 
@@ -63,14 +64,14 @@ afterAll(async () => {
   await fake.stop();
 });
 
-const trpc = async (path: string, input: unknown) =>
-  (await server.call("GET", `/trpc/${path}?input=${encodeURIComponent(JSON.stringify(input))}`)).body.result.data;
+/** The platform's key, on the dashboard's procedures (tRPC): the job queue and the overview. */
+const platform = () => withKey(server);
 
 test("an enforcement webhook arrives within seconds while thousands of enrichment jobs wait for a slow model", async () => {
   const org = `/api/v1/organizations/${server.demo.orgSlug}`;
   const created = await server.call("POST", `${org}/webhook-endpoints`, { body: { url: `http://127.0.0.1:${receiver.port}/hook` } });
   expect(created.status).toBe(201);
-  const stats = await trpc("jobs.stats", {});
+  const stats = await platform().trpc.jobs.stats.query();
   expect(stats.pending).toBeGreaterThan(1_000); // the enrichment backlog is there
 
   const sent = Date.now();
@@ -85,15 +86,15 @@ test("an enforcement webhook arrives within seconds while thousands of enrichmen
   );
   // Delivered while the enrichment backlog still waits, within 5 s of the suspension.
   expect(got.at - sent).toBeLessThan(5_000);
-  expect((await trpc("jobs.stats", {})).pending).toBeGreaterThan(1_000);
+  expect((await platform().trpc.jobs.stats.query()).pending).toBeGreaterThan(1_000);
 });
 
 test("past the enrichment backlog bound, reports are still accepted and their enrichment is skipped with the reason, in /metrics and the overview", async () => {
-  const skipped = await trpc("jobs.list", { status: "skipped", kind: "report.enrich", limit: 100 });
+  const skipped = await platform().trpc.jobs.list.query({ status: "skipped", kind: "report.enrich", limit: 100 });
   expect(skipped.jobs.length).toBeGreaterThan(0);
-  expect(skipped.jobs[0].lastError).toContain("backlog bound");
+  expect(skipped.jobs[0]!.lastError).toContain("backlog bound");
   // About REPORTS - BOUND were skipped (the lane drained a few meanwhile, at 2 a second).
-  const stats = await trpc("jobs.stats", {});
+  const stats = await platform().trpc.jobs.stats.query();
   expect(stats.skipped).toBeGreaterThanOrEqual(REPORTS - BOUND - 100);
   // One enrichment job per report (queued or skipped), and the webhook delivery of the test before.
   expect(stats.pending + stats.running + stats.done + stats.skipped).toBe(REPORTS + 1);
@@ -114,19 +115,18 @@ test("past the enrichment backlog bound, reports are still accepted and their en
   expect(metrics).toMatch(/^flagstaff_job_lane_drain_seconds\{lane="report.enrich"\} \d+/m);
 
   // The overview warns: enrichment is behind and skipping.
-  const overview = await trpc("dashboard.overview", {});
-  const enrich = overview.backlog.lanes.find((l: { lane: string }) => l.lane === "report.enrich");
+  const overview = await platform().trpc.dashboard.overview.query({});
+  const enrich = overview.backlog.lanes.find((l) => l.lane === "report.enrich");
   expect(enrich).toMatchObject({ skipping: true });
-  expect(enrich.pending).toBeGreaterThan(1_000);
+  expect(enrich!.pending).toBeGreaterThan(1_000);
   expect(overview.backlog.warning).toContain("AI enrichment");
 });
 
 test("a skipped enrichment can be retried by an admin: it is back in its lane", async () => {
-  const before = await trpc("jobs.stats", {});
-  const [job] = (await trpc("jobs.list", { status: "skipped", kind: "report.enrich", limit: 1 })).jobs;
-  const retried = await server.call("POST", "/trpc/jobs.retry", { body: { jobId: job.id } });
-  expect(retried.status).toBe(200);
-  expect((await trpc("jobs.stats", {})).skipped).toBe(before.skipped - 1);
+  const before = await platform().trpc.jobs.stats.query();
+  const [job] = (await platform().trpc.jobs.list.query({ status: "skipped", kind: "report.enrich", limit: 1 })).jobs;
+  await platform().trpc.jobs.retry.mutate({ jobId: job!.id });
+  expect((await platform().trpc.jobs.stats.query()).skipped).toBe(before.skipped - 1);
   // A pending job is not retried.
-  expect((await server.call("POST", "/trpc/jobs.retry", { body: { jobId: job.id } })).status).toBe(404);
+  await expectRefused(platform().trpc.jobs.retry.mutate({ jobId: job!.id }), "NOT_FOUND");
 });

@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Webhook } from "standardwebhooks";
 import { TEST_ENGINE } from "./helpers/pg.ts";
+import { anonymous, signIn, statusOf } from "./helpers/dashboard.ts";
 import { startServer, TestServer } from "./helpers/server.ts";
 import { until } from "./helpers/wait.ts";
 
@@ -136,25 +137,12 @@ describe.skipIf(TEST_ENGINE !== "postgres")("two instances on one database (Post
   });
 
   test("a dashboard session made on one instance works on the other", async () => {
-    const signIn = await fetch(`${a.url}/trpc/auth.login`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ email: a.demo.adminEmail, password: a.demo.adminPassword }),
-    });
-    expect(signIn.status).toBe(200);
-    const cookie = /flagstaff_session=[^;]+/.exec(signIn.headers.get("set-cookie") ?? "")![0];
-    const me = await fetch(`${b.url}/trpc/auth.me`, { headers: { cookie } });
-    expect(me.status).toBe(200);
-    expect(((await me.json()) as { result: { data: { user: { email: string } } } }).result.data.user.email).toBe(a.demo.adminEmail);
+    const onA = await signIn(a, a.demo.adminEmail, a.demo.adminPassword);
+    expect((await onA.at(b).me()).user!.email).toBe(a.demo.adminEmail);
   });
 
   test("sign-in throttling counts attempts through both instances together", async () => {
-    const attempt = (s: TestServer) =>
-      fetch(`${s.url}/trpc/auth.login`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ email: "nobody@example.com", password: "wrong-password" }),
-      }).then((r) => r.status);
+    const attempt = (s: TestServer) => statusOf(anonymous(s).trpc.auth.login.mutate({ email: "nobody@example.com", password: "wrong-password" }));
     // Five failures are allowed per email and address in 15 minutes, wherever they land.
     const statuses = [];
     for (let i = 0; i < 8; i++) statuses.push(await attempt(i % 2 ? a : b));

@@ -4,6 +4,7 @@
  * or a key; the request is checked for authentication first, as every input is.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { anonymous, refusal } from "./helpers/dashboard.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
 let server: TestServer;
@@ -43,11 +44,7 @@ test("without a valid key a NUL still gets the 401 first", async () => {
 });
 
 test("the dashboard's tRPC calls are checked alike, sign-in included", async () => {
-  const res = await fetch(`${server.url}/trpc/auth.login`, {
-    method: "POST",
-    headers: { "content-type": "application/json", origin: server.url },
-    body: JSON.stringify({ email: "a\u0000@example.com", password: "x" }),
-  });
-  expect(res.status).toBe(400);
-  expect(JSON.stringify(await res.json())).toContain("NUL");
+  const r = await refusal(anonymous(server, { origin: server.url }).trpc.auth.login.mutate({ email: "a\u0000@example.com", password: "x" }));
+  expect(r.status).toBe(400);
+  expect(JSON.stringify(r.shape)).toContain("NUL");
 });

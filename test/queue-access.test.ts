@@ -23,7 +23,7 @@ import { z } from "zod";
 import { appRouter } from "../src/api/router.ts";
 import type { Meta } from "../src/api/trpc.ts";
 import { startFakeOllama, type FakeOllama } from "../scripts/fake-ollama.ts";
-import { demoAdmin, newUser, type DashboardUser } from "./helpers/dashboard.ts";
+import { demoAdmin, expectRefused, newUser, statusOf, type DashboardUser } from "./helpers/dashboard.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 import { until } from "./helpers/wait.ts";
 
@@ -162,7 +162,7 @@ beforeAll(async () => {
   await until("the report's analysis", async () => (await analyses()).some((a) => a.reportId === reportId), 20_000);
   const deliveries = async () => (await admin.trpc.webhooks.deliveries.query({ orgSlug, endpointId: endpoint.endpoint.id })).deliveries;
   await until("a webhook delivery", async () => (await deliveries()).length > 0, 20_000);
-  const identityId = data(await admin.raw("cases.detail", "query", { caseId })).case.subjectIdentityId as string;
+  const identityId = (await admin.caseDetail(caseId)).case.subjectIdentityId!;
 
   w = {
     visibleCaseId,
@@ -438,8 +438,8 @@ describe("queue lists and counts show nothing of a queue the user may not work",
     expect(await listed(outsider)).not.toContain(w.queueId);
     expect(await listed(outsider)).toContain(w.spamQueueId);
     expect(await listed(viewer)).not.toContain(w.queueId);
-    expect((await outsider.raw("queues.get", "query", { orgSlug, queueId: w.queueId })).status).toBe(404);
-    expect((await outsider.raw("dashboard.queue", "query", { queueId: w.queueId })).status).toBe(404);
+    expect(await statusOf(outsider.trpc.queues.get.query({ orgSlug, queueId: w.queueId }))).toBe(404);
+    expect(await statusOf(outsider.queue({ queueId: w.queueId }))).toBe(404);
     expect((await outsider.trpc.dashboard.queue.query({})).queues.map((q) => q.id)).not.toContain(w.queueId);
 
     // The overview's figures: what the admin counts, less the restricted queue's cases.
@@ -472,8 +472,8 @@ describe("routing never widens access (docs/rules.md, Routing and access)", () =
     const second = await file("spam", content);
     expect(second.caseId).toBe(first.caseId);
     expect(await queueOf(first.caseId)).toBe(w.queueId);
-    expect((await outsider.raw("cases.detail", "query", { caseId: first.caseId })).status).toBe(404);
-    expect((await outsider.raw("reports.get", "query", { reportId: first.id })).status).toBe(404);
+    expect(await statusOf(outsider.caseDetail(first.caseId))).toBe(404);
+    expect(await statusOf(outsider.report(first.id))).toBe(404);
     const refused = (await admin.trpc.dashboard.audit.query({ entityType: "case", entityId: first.caseId, action: "CASE_ROUTE_REFUSED" })).events;
     expect(refused).toHaveLength(1);
     expect(refused[0]!.data).toMatchObject({ queueId: w.queueId, refusedQueueId: w.spamQueueId, reason: "wider_access", automated: true });
@@ -494,20 +494,18 @@ describe("routing never widens access (docs/rules.md, Routing and access)", () =
   test("a moderator moves a case only between queues they may work", async () => {
     const spam = await file("spam", `post-${unique()}`);
     const csCase = await file("child_safety", `post-${unique()}`);
-    const move = (u: DashboardUser, caseId: string, queueId: string) => u.raw("queues.moveCase", "mutation", { orgSlug: w.orgSlug, caseId, queueId });
-    expect((await move(outsider, spam.caseId, w.queueId)).status).toBe(404);
-    expect((await move(specialist, csCase.caseId, w.spamQueueId)).status).toBe(404);
+    const move = (u: DashboardUser, caseId: string, queueId: string) => statusOf(u.trpc.queues.moveCase.mutate({ orgSlug: w.orgSlug, caseId, queueId }));
+    expect(await move(outsider, spam.caseId, w.queueId)).toBe(404);
+    expect(await move(specialist, csCase.caseId, w.spamQueueId)).toBe(404);
     expect(await queueOf(spam.caseId)).toBe(w.spamQueueId);
     expect(await queueOf(csCase.caseId)).toBe(w.queueId);
-    expect((await move(admin, spam.caseId, w.queueId)).status).toBe(200);
+    expect(await move(admin, spam.caseId, w.queueId)).toBe(200);
     expect(await queueOf(spam.caseId)).toBe(w.queueId);
   });
 
   test("a case is claimed only for someone who may work its queue", async () => {
     const csCase = await file("child_safety", `post-${unique()}`);
-    const refused = await admin.raw("cases.assign", "mutation", { caseId: csCase.caseId, assigneeId: outsider.id });
-    expect(refused.status).toBe(400);
-    expect(refused.body.error.message).toContain("may not work the case's queue");
-    expect((await admin.trpc.cases.assign.mutate({ caseId: csCase.caseId, assigneeId: specialist.id })).case.assigneeId).toBe(specialist.id);
+    await expectRefused(admin.assign(csCase.caseId, outsider.id), 400, "may not work the case's queue");
+    expect((await admin.assign(csCase.caseId, specialist.id)).case.assigneeId).toBe(specialist.id);
   });
 });

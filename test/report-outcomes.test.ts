@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { Webhook } from "standardwebhooks";
 import type { OrgClient, SdkClient, SdkOperations } from "../clients/typescript/index.ts";
 import { reportDecidedEventSchema } from "../src/domain/views/webhook.ts";
+import { withKey } from "./helpers/dashboard.ts";
 import { startServer, type InitResult, type TestServer } from "./helpers/server.ts";
 import { until } from "./helpers/wait.ts";
 
@@ -154,9 +155,8 @@ describe("notice fields (DSA Art. 16)", () => {
     const list = await t.sdk.GET("/reports", { params: { query: { projectId: t.projectId, limit: 10 } } });
     expect(list.data!.reports.find((r) => r.id === withNotice)!.notice).toEqual(NOTICE);
     const caseId = (await getReport(t, withNotice)).report.caseId;
-    const detail = await server.call("GET", `/trpc/cases.detail?input=${encodeURIComponent(JSON.stringify({ caseId }))}`, { key: t.secretKey });
-    expect(detail.status).toBe(200);
-    expect(detail.body.result.data.reports[0].notice).toEqual(NOTICE);
+    const detail = await withKey(server, t.secretKey).caseDetail(caseId);
+    expect(detail.reports[0]!.notice).toEqual(NOTICE);
   });
 
   test("invalid fields → 400 naming the field, and nothing is stored", async () => {
@@ -232,11 +232,12 @@ describe("report.decided", () => {
   test("a dismiss of an anonymous report: reporter and notice null, the reason and a template's text", async () => {
     const t = await tenant();
     const hook = await endpoint(t, ["report.decided"]);
-    const made = await server.call("POST", "/trpc/templates.create", {
-      key: t.secretKey,
-      body: { projectId: t.projectId, name: "Not actionable", kind: "dismiss", body: "Thanks. We looked at your {category} report and took no action: {reason}." },
+    await withKey(server, t.secretKey).trpc.templates.create.mutate({
+      projectId: t.projectId,
+      name: "Not actionable",
+      kind: "dismiss",
+      body: "Thanks. We looked at your {category} report and took no action: {reason}.",
     });
-    expect(made.status).toBe(200);
     const reportId = await file(t, { notice: { explanation: "no contact given" } });
     const d = await t.sdk.POST("/reports/{reportId}/dismiss", { params: { path: { reportId } }, body: { reason: "out_of_scope" } });
     expect(d.response.status).toBe(200);
@@ -250,11 +251,7 @@ describe("report.decided", () => {
 
   test("a resolve with a template: GET shows the outcome and its text from the template", async () => {
     const t = await tenant();
-    const made = await server.call("POST", "/trpc/templates.create", {
-      key: t.secretKey,
-      body: { projectId: t.projectId, name: "Removed", kind: "resolve", body: "We removed the post you reported ({reason}): {action}." },
-    });
-    expect(made.status).toBe(200);
+    await withKey(server, t.secretKey).trpc.templates.create.mutate({ projectId: t.projectId, name: "Removed", kind: "resolve", body: "We removed the post you reported ({reason}): {action}." });
     const reportId = await file(t, { reporter: reporter() });
     const r = await t.sdk.POST("/reports/{reportId}/resolve", {
       params: { path: { reportId } },

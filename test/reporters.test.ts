@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { Webhook } from "standardwebhooks";
 import type { OrgClient, OrgComponents, SdkClient } from "../clients/typescript/index.ts";
 import { fileReport } from "./helpers/builders.ts";
+import { demoAdmin, expectRefused, withKey, type Caller, type Input, type QueueFilter } from "./helpers/dashboard.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 import { until } from "./helpers/wait.ts";
 
@@ -69,30 +70,9 @@ const audit = async (entityType: string, entityId: string): Promise<AuditEvent[]
   expect(r.response.status).toBe(200);
   return r.data!.events;
 };
-/** The dashboard's queue (tRPC only), as the secret key sees it. */
-async function queue(input: Record<string, unknown> = {}) {
-  const r = await server.call("GET", `/trpc/dashboard.queue?input=${encodeURIComponent(JSON.stringify({ projectId, ...input }))}`);
-  expect(r.status).toBe(200);
-  return r.body.result.data as { items: { id: string; trustedFlagged: boolean; createdAt: string }[]; nextCursor: string | null };
-}
+/** The dashboard's queue of the project, as the secret key sees it. */
+const queue = (input: Omit<QueueFilter, "projectId"> = {}) => withKey(server).queue({ projectId, ...input });
 const inFuture = (ms: number) => new Date(Date.now() + ms).toISOString();
-
-// Dashboard sessions (the REST routes take keys only; roles are a session's).
-async function trpc(method: "GET" | "POST", path: string, input: unknown, headers: Record<string, string>) {
-  const url = method === "GET" ? `${server.url}/trpc/${path}?input=${encodeURIComponent(JSON.stringify(input))}` : `${server.url}/trpc/${path}`;
-  const res = await fetch(url, {
-    method,
-    headers: { ...(method === "POST" ? { "content-type": "application/json" } : {}), ...headers },
-    body: method === "POST" ? JSON.stringify(input) : undefined,
-  });
-  return { status: res.status, body: (await res.json()) as any, headers: res.headers };
-}
-async function login(email: string, password: string) {
-  const r = await trpc("POST", "auth.login", { email, password }, {});
-  expect(r.status).toBe(200);
-  const cookie = `flagstaff_session=${/flagstaff_session=([^;]+)/.exec(r.headers.get("set-cookie") ?? "")?.[1] ?? ""}`;
-  return { cookie, csrf: r.body.result.data.csrfToken as string };
-}
 
 describe("the reporter route", () => {
   test("GET answers the identity (the spec's fifteen fields) and a fresh reporter's standing", async () => {
@@ -145,34 +125,26 @@ describe("the reporter route", () => {
   });
 
   test("roles: a moderator mutes but may not mark a trusted flagger; an admin may; a viewer neither", async () => {
-    const adminS = await login(server.demo.adminEmail, server.demo.adminPassword);
-    const sessionHeaders = (s: { cookie: string; csrf: string }) => ({ cookie: s.cookie, "x-flagstaff-csrf": s.csrf });
-    const makeUser = async (email: string, role: string) => {
-      const r = await trpc("POST", "users.create", { email, role }, sessionHeaders(adminS));
-      expect(r.status).toBe(200);
-      return login(email, r.body.result.data.generatedPassword);
-    };
-    const moderator = await makeUser(`mod-${Date.now()}@example.com`, "moderator");
-    const viewer = await makeUser(`viewer-${Date.now()}@example.com`, "viewer");
+    // Dashboard sessions: the REST routes take keys only; roles are a session's.
+    const admin = await demoAdmin(server);
+    const moderator = await admin.createUser("moderator");
+    const viewer = await admin.createUser("viewer");
     const who = await knownReporter();
     const key = { orgSlug, projectId, typeName: who.type, externalId: who.externalId };
 
-    const asModerator = (input: object) => trpc("POST", "identities.updateReporter", { ...key, ...input }, sessionHeaders(moderator));
-    const refused = await asModerator({ trustedFlagger: true });
-    expect(refused.status).toBe(403);
-    const muted = await asModerator({ mutedUntil: inFuture(3_600_000), muteReason: "floods the queue" });
-    expect(muted.status).toBe(200);
-    expect(muted.body.result.data.reporter.muteReason).toBe("floods the queue");
-    expect((await trpc("POST", "identities.updateReporter", { ...key, mutedUntil: null }, sessionHeaders(viewer))).status).toBe(403);
-    // A viewer reads the standing.
-    const read = await trpc("GET", "identities.reporter", key, { cookie: viewer.cookie });
-    expect(read.status).toBe(200);
-    expect(read.body.result.data.reporter.mutedUntil).toBeString();
-    const asAdmin = await trpc("POST", "identities.updateReporter", { ...key, trustedFlagger: true }, sessionHeaders(adminS));
-    expect(asAdmin.status).toBe(200);
-    expect(asAdmin.body.result.data.reporter.trustedFlagger).toBe(true);
+    const updateReporter = (by: Caller, input: Omit<Input["identities"]["updateReporter"], keyof typeof key>) =>
+      by.trpc.identities.updateReporter.mutate({ ...key, ...input });
+    await expectRefused(updateReporter(moderator, { trustedFlagger: true }), "FORBIDDEN");
+    const muted = await updateReporter(moderator, { mutedUntil: inFuture(3_600_000), muteReason: "floods the queue" });
+    expect(muted.reporter.muteReason).toBe("floods the queue");
+    await expectRefused(updateReporter(viewer, { mutedUntil: null }), "FORBIDDEN");
+    // A viewer reads the standing (a read needs no CSRF token).
+    const read = await viewer.withHeaders({ "x-flagstaff-csrf": null }).trpc.identities.reporter.query(key);
+    expect(read.reporter.mutedUntil).toBeString();
+    const asAdmin = await updateReporter(admin, { trustedFlagger: true });
+    expect(asAdmin.reporter.trustedFlagger).toBe(true);
     // The mark stayed off while the moderator was refused.
-    const trustEvents = (await audit("identity", asAdmin.body.result.data.identity.id)).filter((e) => e.action === "REPORTER_TRUSTED_CHANGED");
+    const trustEvents = (await audit("identity", asAdmin.identity.id)).filter((e) => e.action === "REPORTER_TRUSTED_CHANGED");
     expect(trustEvents).toHaveLength(1);
   });
 });

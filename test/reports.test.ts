@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { OrgClient, SdkClient, SdkOperations } from "../clients/typescript/index.ts";
 import { secondOrganization } from "./helpers/builders.ts";
+import { withKey } from "./helpers/dashboard.ts";
 import { startServer, type InitResult, type TestServer } from "./helpers/server.ts";
 
 type ReportBody = SdkOperations["reports-create"]["requestBody"]["content"]["application/json"];
@@ -286,8 +287,8 @@ describe("rate limiting", () => {
 });
 
 describe("cases", () => {
-  // The case detail and the review queue are dashboard procedures, only on tRPC (/trpc): no REST route, so no typed client.
-  const caseDetail = (caseId: string) => server.call("GET", `/trpc/cases.detail?input=${encodeURIComponent(JSON.stringify({ caseId }))}`);
+  // The case detail and the review queue are dashboard procedures, only on tRPC: the platform's key calls them.
+  const platform = () => withKey(server);
 
   test("two reports on the same content share a case whose bucket never falls", async () => {
     const target = { contentExternalId: "shared-post", contentType: "post" };
@@ -297,19 +298,15 @@ describe("cases", () => {
     const rb = await getReport(b.data!.report.id);
     expect(ra.caseId).toBe(rb.caseId);
 
-    const detail = await caseDetail(ra.caseId);
-    expect(detail.status).toBe(200);
-    const c = detail.body.result.data;
+    const c = await platform().caseDetail(ra.caseId);
     expect(c.case.bucket).toBe("high");
     expect(c.case.reportCount).toBe(2);
-    expect(c.reports.map((r: { id: string }) => r.id)).toEqual([ra.id, rb.id]);
+    expect(c.reports.map((r) => r.id)).toEqual([ra.id, rb.id]);
 
     await file({ target, reason: "child_safety" }); // CRITICAL → emergency
-    const after = await caseDetail(ra.caseId);
-    expect(after.body.result.data.case.bucket).toBe("emergency");
+    expect((await platform().caseDetail(ra.caseId)).case.bucket).toBe("emergency");
     await file({ target, reason: "other" });
-    const still = await caseDetail(ra.caseId);
-    expect(still.body.result.data.case.bucket).toBe("emergency");
+    expect((await platform().caseDetail(ra.caseId)).case.bucket).toBe("emergency");
   });
 
   test("the same content type matters: a post and a comment with one id are separate cases", async () => {
@@ -340,14 +337,11 @@ describe("cases", () => {
   });
 
   test("the review queue lists open cases by bucket, then age", async () => {
-    // tRPC only (a dashboard procedure), so hand-built.
-    const r = await server.call("GET", `/trpc/cases.queue?input=${encodeURIComponent(JSON.stringify({ limit: 100 }))}`);
-    expect(r.status).toBe(200);
-    const { cases, counts } = r.body.result.data;
+    const { cases, counts } = await platform().trpc.cases.queue.query({ limit: 100 });
     const rank = { emergency: 0, high: 1, normal: 2 } as Record<string, number>;
     for (let i = 1; i < cases.length; i++) {
-      const prev = cases[i - 1];
-      const cur = cases[i];
+      const prev = cases[i - 1]!;
+      const cur = cases[i]!;
       expect(rank[prev.bucket]! <= rank[cur.bucket]!).toBe(true);
       if (prev.bucket === cur.bucket) expect(prev.createdAt <= cur.createdAt).toBe(true);
     }

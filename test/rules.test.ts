@@ -10,6 +10,7 @@ import { count } from "drizzle-orm";
 import { auditEvents, cases, reports, ruleHits, rules, ruleVersions } from "../src/db/schema.ts";
 import { createRule, testRule } from "../src/domain/rules.ts";
 import { domainWorld, fileReport, secondOrganization, type DomainWorld } from "./helpers/builders.ts";
+import { demoAdmin, expectRefused, type Input } from "./helpers/dashboard.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 import type { InitResult } from "./helpers/server.ts";
 
@@ -273,47 +274,24 @@ describe("the test endpoints", () => {
 });
 
 describe("roles (dashboard sessions, tRPC)", () => {
-  async function trpc(method: "GET" | "POST", path: string, input: unknown, headers: Record<string, string>) {
-    const url = method === "GET" ? `${server.url}/trpc/${path}?input=${encodeURIComponent(JSON.stringify(input))}` : `${server.url}/trpc/${path}`;
-    const res = await fetch(url, {
-      method,
-      headers: { ...(method === "POST" ? { "content-type": "application/json" } : {}), ...headers },
-      body: method === "POST" ? JSON.stringify(input) : undefined,
-    });
-    return { status: res.status, body: (await res.json()) as any, headers: res.headers };
-  }
-  async function login(email: string, password: string) {
-    const r = await trpc("POST", "auth.login", { email, password }, {});
-    expect(r.status).toBe(200);
-    const cookie = `flagstaff_session=${/flagstaff_session=([^;]+)/.exec(r.headers.get("set-cookie") ?? "")?.[1] ?? ""}`;
-    return { cookie, "x-flagstaff-csrf": r.body.result.data.csrfToken as string };
-  }
-
   test("a moderator reads and tests rules but cannot change them; a viewer cannot read them; an admin changes them", async () => {
     const rule = (await server.call("POST", rulesPath(), { body: draft() })).body.rule;
-    const admin = await login(server.demo.adminEmail, server.demo.adminPassword);
-    const makeUser = async (role: string) => {
-      const r = await trpc("POST", "users.create", { email: `${role}-${Date.now()}-${++n}@example.com`, role }, admin);
-      expect(r.status).toBe(200);
-      return login(r.body.result.data.user.email, r.body.result.data.generatedPassword);
-    };
-    const mod = await makeUser("moderator");
-    const viewer = await makeUser("viewer");
-    const key = { orgSlug, ruleId: rule.id };
-    expect((await trpc("GET", "rules.get", key, mod)).status).toBe(200);
-    expect((await trpc("GET", "rules.list", { orgSlug }, mod)).status).toBe(200);
-    expect((await trpc("GET", "rules.hits", key, mod)).status).toBe(200);
-    const tested = await trpc("POST", "rules.test", { ...key, limit: 5 }, mod);
-    expect(tested.status).toBe(200);
-    expect(tested.body.result.data.evaluated).toBeGreaterThan(0);
-    expect((await trpc("POST", "rules.testDraft", { orgSlug, rule: { when: rule.when, then: rule.then } }, mod)).status).toBe(200);
-    expect((await trpc("POST", "rules.update", { ...key, mode: "live" }, mod)).status).toBe(403);
-    expect((await trpc("POST", "rules.create", { orgSlug, ...draft() }, mod)).status).toBe(403);
-    expect((await trpc("POST", "rules.delete", key, mod)).status).toBe(403);
-    expect((await trpc("GET", "rules.list", { orgSlug }, viewer)).status).toBe(403);
-    const changed = await trpc("POST", "rules.update", { ...key, mode: "shadow" }, admin);
-    expect(changed.status).toBe(200);
-    expect(changed.body.result.data.rule.version).toBe(2);
+    const admin = await demoAdmin(server);
+    const mod = await admin.createUser("moderator");
+    const viewer = await admin.createUser("viewer");
+    const key = { orgSlug, ruleId: rule.id as string };
+    await mod.trpc.rules.get.query(key);
+    await mod.trpc.rules.list.query({ orgSlug });
+    await mod.trpc.rules.hits.query(key);
+    const tested = await mod.trpc.rules.test.mutate({ ...key, limit: 5 });
+    expect(tested.evaluated).toBeGreaterThan(0);
+    await mod.trpc.rules.testDraft.mutate({ orgSlug, rule: { when: rule.when, then: rule.then } });
+    await expectRefused(mod.trpc.rules.update.mutate({ ...key, mode: "live" }), "FORBIDDEN");
+    await expectRefused(mod.trpc.rules.create.mutate({ orgSlug, ...(draft() as Omit<Input["rules"]["create"], "orgSlug">) }), "FORBIDDEN");
+    await expectRefused(mod.trpc.rules.delete.mutate(key), "FORBIDDEN");
+    await expectRefused(viewer.trpc.rules.list.query({ orgSlug }), "FORBIDDEN");
+    const changed = await admin.trpc.rules.update.mutate({ ...key, mode: "shadow" });
+    expect(changed.rule.version).toBe(2);
   });
 });
 

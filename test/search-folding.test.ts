@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { fileReport } from "./helpers/builders.ts";
+import { withKey } from "./helpers/dashboard.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
 let server: TestServer;
@@ -20,10 +21,7 @@ afterAll(async () => {
 
 /** The report and identity ids `search.find` answers for `q`, as the demo organization's secret key. */
 async function find(q: string): Promise<{ reports: string[]; identities: string[] }> {
-  const url = `${server.url}/trpc/search.find?input=${encodeURIComponent(JSON.stringify({ q }))}`;
-  const res = await fetch(url, { headers: { authorization: `Bearer ${server.demo.secretKey}` } });
-  expect(res.status).toBe(200);
-  const data = ((await res.json()) as { result: { data: { reports: { items: { reportId: string }[] }; identities: { items: { id: string }[] } } } }).result.data;
+  const data = await withKey(server).search({ q });
   return { reports: data.reports.items.map((h) => h.reportId), identities: data.identities.items.map((i) => i.id) };
 }
 

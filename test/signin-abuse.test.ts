@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import http from "node:http";
+import { signIn as signInAs, statusOf } from "./helpers/dashboard.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
 let server: TestServer;
@@ -22,6 +23,11 @@ interface Answer {
   ms: number;
 }
 
+/**
+ * A POST to `/trpc/<path>` by hand, timed: this file tests the transport itself (batches, which
+ * the typed client would form on its own; parallel sign-ins counted at the HTTP level; headers
+ * and timings of each answer), so it writes the request the way an attacker would.
+ */
 async function post(path: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
   const started = performance.now();
   const res = await fetch(`${server.url}/trpc/${path}`, {
@@ -72,18 +78,12 @@ function postFrom(localAddress: string, path: string, body: unknown): Promise<An
 
 const signIn = (email: string, password: string, headers: Record<string, string> = {}) => post("auth.login", { email, password }, headers);
 
-async function adminSession(): Promise<{ cookie: string; csrf: string }> {
-  const r = await signIn(server.demo.adminEmail, server.demo.adminPassword);
-  expect(r.status).toBe(200);
-  const token = /flagstaff_session=([^;]+)/.exec(r.headers.get("set-cookie") ?? "")?.[1];
-  return { cookie: `flagstaff_session=${token}`, csrf: r.body.result.data.csrfToken };
-}
+/** A fresh session of the demo's admin (tRPC's typed client, as the page signs in). */
+const adminSession = () => signInAs(server, server.demo.adminEmail, server.demo.adminPassword);
 
 async function createUser(email: string): Promise<string> {
-  const s = await adminSession();
-  const r = await post("users.create", { email, role: "viewer" }, { cookie: s.cookie, "x-flagstaff-csrf": s.csrf });
-  expect(r.status).toBe(200);
-  return r.body.result.data.generatedPassword;
+  const { generatedPassword } = await (await adminSession()).trpc.users.create.mutate({ email, role: "viewer" });
+  return generatedPassword!;
 }
 
 const tally = (answers: Answer[]) => answers.reduce<Record<number, number>>((acc, a) => ({ ...acc, [a.status]: (acc[a.status] ?? 0) + 1 }), {});
@@ -166,12 +166,11 @@ describe("tRPC batches", () => {
     expect(two.body.error.message).toBe("auth.login cannot be batched: send it as a request of its own");
     expect(two.headers.get("set-cookie")).toBeNull();
     const s = await adminSession();
-    const session = { cookie: s.cookie, "x-flagstaff-csrf": s.csrf };
-    const change = await batch(["auth.logout", "auth.changePassword"], [{}, { currentPassword: "wrong password", newPassword: "a new long passphrase" }], session);
+    const change = await batch(["auth.logout", "auth.changePassword"], [{}, { currentPassword: "wrong password", newPassword: "a new long passphrase" }], { ...s.headers });
     expect(change.status).toBe(400);
     expect(change.body.error.message).toBe("auth.changePassword cannot be batched: send it as a request of its own");
     // Nothing ran: the session is still there (logout did not run).
-    expect((await fetch(`${server.url}/trpc/auth.me`, { headers: { cookie: s.cookie } })).status).toBe(200);
+    expect(await statusOf(s.withHeaders({ "x-flagstaff-csrf": null }).me())).toBe(200);
     // A batch of one is a request of its own.
     const one = await batch(["auth.login"], [login]);
     expect(one.status).toBe(200);

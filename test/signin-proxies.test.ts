@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import http from "node:http";
+import { signIn } from "./helpers/dashboard.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
 let server: TestServer;
@@ -24,7 +25,10 @@ interface Answer {
   setCookie: string | undefined;
 }
 
-/** A sign-in sent from `localAddress` (the socket's address the server sees), with extra headers. */
+/**
+ * A sign-in sent from `localAddress` (the socket's address the server sees), with extra headers:
+ * by hand (node:http), as fetch and tRPC's client cannot choose the source address this file is about.
+ */
 function signInFrom(localAddress: string, email: string, password: string, headers: Record<string, string> = {}): Promise<Answer> {
   const url = new URL(`${server.url}/trpc/auth.login`);
   return new Promise((resolve, reject) => {
@@ -54,16 +58,9 @@ function signInFrom(localAddress: string, email: string, password: string, heade
 const viaBalancer = (client: string, email: string, password: string) => signInFrom("127.0.0.1", email, password, { "x-forwarded-for": client });
 
 async function newUser(email: string): Promise<string> {
-  const login = await signInFrom("127.0.0.1", server.demo.adminEmail, server.demo.adminPassword);
-  expect(login.status).toBe(200);
-  const cookie = /flagstaff_session=[^;]+/.exec(login.setCookie ?? "")![0];
-  const res = await fetch(`${server.url}/trpc/users.create`, {
-    method: "POST",
-    headers: { "content-type": "application/json", cookie, "x-flagstaff-csrf": login.body.result.data.csrfToken },
-    body: JSON.stringify({ email, role: "viewer" }),
-  });
-  expect(res.status).toBe(200);
-  return ((await res.json()) as any).result.data.generatedPassword;
+  // The admin signs in from 127.0.0.1, the trusted balancer itself, as fetch sends from there.
+  const admin = await signIn(server, server.demo.adminEmail, server.demo.adminPassword);
+  return (await admin.trpc.users.create.mutate({ email, role: "viewer" })).generatedPassword!;
 }
 
 describe("behind a trusted balancer", () => {

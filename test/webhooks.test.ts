@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Webhook } from "standardwebhooks";
 import type { OrgClient, OrgComponents, OrgOperations } from "../clients/typescript/index.ts";
-import { startServer, type CallResult, type InitResult, type TestServer } from "./helpers/server.ts";
+import { expectRefused, withKey, type Caller } from "./helpers/dashboard.ts";
+import { startServer, type InitResult, type TestServer } from "./helpers/server.ts";
 import { until } from "./helpers/wait.ts";
 
 // Servers are real child processes and some waits span retries: more than the 5 s default.
@@ -122,8 +123,8 @@ interface Tenant extends InitResult {
    * a restart gives the server a new port, so each call asks for the client afresh.
    */
   org: () => Promise<OrgClient>;
-  /** tRPC (/trpc) with the tenant's secret key: hand-built, the typed clients cover REST only. */
-  trpc: (method: string, path: string, body?: unknown) => Promise<CallResult<any>>;
+  /** The dashboard's procedures (tRPC) with the tenant's secret key. */
+  platform: () => Caller;
 }
 
 async function tenant(s: TestServer = server): Promise<Tenant> {
@@ -131,7 +132,7 @@ async function tenant(s: TestServer = server): Promise<Tenant> {
   return {
     ...t,
     org: () => s.orgClient(t.secretKey),
-    trpc: (method, path, body) => s.call(method, path, { key: t.secretKey, body }),
+    platform: () => withKey(s, t.secretKey),
   };
 }
 
@@ -239,9 +240,8 @@ describe("endpoints", () => {
     expect((await theirs.DELETE("/organizations/{orgSlug}/webhook-endpoints/{endpointId}", { params: { path: { orgSlug: other.orgSlug, endpointId: ep.id } } })).response.status).toBe(404);
 
     // tRPC has the same operations.
-    const viaTrpc = await t.trpc("GET", `/trpc/webhooks.list?input=${encodeURIComponent(JSON.stringify({ orgSlug: t.orgSlug }))}`);
-    expect(viaTrpc.status).toBe(200);
-    expect(viaTrpc.body.result.data.endpoints[0].id).toBe(ep.id);
+    const viaTrpc = await t.platform().trpc.webhooks.list.query({ orgSlug: t.orgSlug });
+    expect(viaTrpc.endpoints[0]!.id).toBe(ep.id);
 
     // Rotation: a new secret, shown once.
     const rotated = await org.POST("/organizations/{orgSlug}/webhook-endpoints/{endpointId}/rotate-secret", { params: { path: { orgSlug: t.orgSlug, endpointId: ep.id } } });
@@ -628,13 +628,10 @@ describe("host names", () => {
     expect(changed.error?.error).toContain("does not resolve");
     expect((await getEndpoint(t, id)).data!.endpoint).toMatchObject({ url: `http://localhost:${receiver.port}/named`, description: null });
 
-    // This half is about the tRPC procedures (/trpc), which the REST clients do not reach.
-    const viaTrpc = await t.trpc("POST", "/trpc/webhooks.create", { orgSlug: t.orgSlug, url: "http://nowhere.invalid:8080/x" });
-    expect(viaTrpc.status).toBe(400);
-    expect(viaTrpc.body.error.message).toBe("url: the host name nowhere.invalid does not resolve");
-    const updateViaTrpc = await t.trpc("POST", "/trpc/webhooks.update", { orgSlug: t.orgSlug, endpointId: id, url: nowhere });
-    expect(updateViaTrpc.status).toBe(400);
-    expect(updateViaTrpc.body.error.message).toContain("does not resolve");
+    // This half is about the tRPC procedures, which the REST clients do not reach.
+    const viaTrpc = await expectRefused(t.platform().trpc.webhooks.create.mutate({ orgSlug: t.orgSlug, url: "http://nowhere.invalid:8080/x" }), "BAD_REQUEST");
+    expect(viaTrpc.message).toBe("url: the host name nowhere.invalid does not resolve");
+    await expectRefused(t.platform().trpc.webhooks.update.mutate({ orgSlug: t.orgSlug, endpointId: id, url: nowhere }), "BAD_REQUEST", "does not resolve");
     expect((await (await t.org()).GET("/organizations/{orgSlug}/webhook-endpoints", { params: { path: { orgSlug: t.orgSlug } } })).data!.endpoints.length).toBe(1);
   });
 });

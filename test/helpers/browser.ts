@@ -1,7 +1,7 @@
 /**
  * What the dashboard's browser tests share: Debian's Chromium driven by playwright-core against
- * a real server, signing in, the platform's back doors (an SDK report, a tRPC call with the
- * secret key) and axe-core run inside the page.
+ * a real server, signing in, the platform's back doors (an SDK report, the dashboard's
+ * procedures with the secret key) and axe-core run inside the page.
  *
  *   const b = await openDashboard();            // a server, Chromium, the admin signed in
  *   await b.sdkReport({ reasons: ["spam"], … });
@@ -13,6 +13,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { expect } from "bun:test";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { withKey, type Caller } from "./dashboard.ts";
 import { ROOT, startServer, type TestServer } from "./server.ts";
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -28,8 +29,8 @@ export interface DashboardSession {
   page: Page;
   /** Files a report the way a platform does (the SDK route, publishable key); answers its id. */
   sdkReport(body: Record<string, unknown>): Promise<string>;
-  /** A tRPC call with the secret key: the test's back door for setting up and checking data. */
-  keyCall(method: "GET" | "POST", path: string, input: unknown): Promise<any>;
+  /** The demo's secret key on the dashboard's procedures (tRPC's typed client): the test's back door for setting up and checking data. */
+  platform: Caller;
   /** A new signed-in context for another dashboard user. */
   signedIn(email: string, password: string): Promise<{ context: BrowserContext; page: Page }>;
   shot(p: Page, name: string): Promise<unknown>;
@@ -70,19 +71,6 @@ export async function sdkReport(server: TestServer, body: Record<string, unknown
   return json.report.id;
 }
 
-/** A tRPC call with the demo's secret key: a test's back door for setting up and checking data. */
-export async function keyCall(server: TestServer, method: "GET" | "POST", path: string, input: unknown): Promise<any> {
-  const url = method === "GET" ? `${server.url}/trpc/${path}?input=${encodeURIComponent(JSON.stringify(input))}` : `${server.url}/trpc/${path}`;
-  const res = await fetch(url, {
-    method,
-    headers: { authorization: `Bearer ${server.demo.secretKey}`, "content-type": "application/json" },
-    body: method === "POST" ? JSON.stringify(input) : undefined,
-  });
-  const json = (await res.json()) as any;
-  if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json.result.data;
-}
-
 /** A server (env added to the test defaults), Chromium, and the demo admin signed in. */
 export async function openDashboard(env: Record<string, string> = {}): Promise<DashboardSession> {
   mkdirSync(ARTIFACTS, { recursive: true });
@@ -101,7 +89,7 @@ export async function openDashboard(env: Record<string, string> = {}): Promise<D
     admin,
     page,
     sdkReport: (body) => sdkReport(server, body),
-    keyCall: (method, path, input) => keyCall(server, method, path, input),
+    platform: withKey(server),
     signedIn: newSignedIn,
     shot: (p, name) => p.screenshot({ path: join(ARTIFACTS, name), fullPage: true }),
     async close() {

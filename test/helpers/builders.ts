@@ -37,6 +37,7 @@ import { createReport, type IdentityRef, type ReportRow } from "../../src/domain
 import { updateAiSettings } from "../../src/domain/settings.ts";
 import { listUsers } from "../../src/domain/users.ts";
 import type { Status } from "../../src/domain/workflow.ts";
+import { withKey } from "./dashboard.ts";
 import type { TestServer } from "./server.ts";
 
 /** Content ids, subject ids and names unique within the test process. */
@@ -370,8 +371,8 @@ export async function fileReport(server: TestServer, opts: HttpReportOptions = {
 
 /**
  * A fresh report driven into `status` over HTTP, as the tenant's secret key: escalate, resolve
- * and dismiss through the SDK routes, triage through tRPC (a dashboard procedure, no REST
- * route), APPEALED by resolving with an enforcement action and appealing it, CLOSED by upholding
+ * and dismiss through the SDK routes, triage through tRPC's typed client (a dashboard procedure,
+ * no REST route), APPEALED by resolving with an enforcement action and appealing it, CLOSED by upholding
  * that appeal. Checks every step's answer and the status reached.
  */
 export async function reportIn(server: TestServer, status: ReportStatus, opts: HttpReportOptions = {}): Promise<FiledReport> {
@@ -381,8 +382,7 @@ export async function reportIn(server: TestServer, status: ReportStatus, opts: H
   const onReport = { params: { path: { reportId: filed.reportId } } };
   if (status === "IN_REVIEW") expect((await sdk.POST("/reports/{reportId}/escalate", onReport)).response.status).toBe(200);
   if (status === "TRIAGED") {
-    const triaged = await server.call("POST", "/trpc/cases.triage", { key: tenant.secretKey, body: { caseId: filed.caseId } });
-    expect(triaged.status).toBe(200);
+    expect(await withKey(server, tenant.secretKey).trpc.cases.triage.mutate({ caseId: filed.caseId })).toEqual({ ok: true });
   }
   if (status === "RESOLVED") expect((await sdk.POST("/reports/{reportId}/resolve", onReport)).response.status).toBe(200);
   if (status === "DISMISSED") expect((await sdk.POST("/reports/{reportId}/dismiss", { ...onReport, body: { reason: "other" } })).response.status).toBe(200);

@@ -113,6 +113,11 @@ export class TestServer {
     return checkedOrgClient(this.url, key);
   }
 
+  /**
+   * One REST call by hand (`/api/…` and `/healthz` from the root, other paths under the SDK's
+   * prefix). The dashboard's procedures are not reached from here: test/helpers/dashboard.ts
+   * calls them through tRPC's typed client.
+   */
   async call<T = any>(method: string, path: string, opts: CallOptions = {}): Promise<CallResult<T>> {
     const key = opts.key === undefined ? this.demo.secretKey : opts.key;
     const headers: Record<string, string> = { ...opts.headers };
@@ -122,7 +127,7 @@ export class TestServer {
       body = JSON.stringify(opts.body);
       headers["content-type"] ??= "application/json";
     }
-    const url = path.startsWith("http") ? path : path.startsWith("/api/") || path.startsWith("/trpc") || path === "/healthz" ? this.url + path : this.sdk + path;
+    const url = path.startsWith("http") ? path : path.startsWith("/api/") || path === "/healthz" ? this.url + path : this.sdk + path;
     const res = await fetch(url, { method, headers, body });
     const text = await res.text();
     let parsed: unknown = text;
