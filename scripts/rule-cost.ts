@@ -22,8 +22,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { RE2JS } from "re2js";
-import { patternCacheUse, trimPatternCache } from "../src/domain/patterns.ts";
-import { compileCondition, SEARCH_BUDGET_MS, searchBudget } from "../src/domain/rule-conditions.ts";
+import { patternCacheUse, trimPatternCache } from "../src/domain/rules/patterns.ts";
+import { compileCondition, SEARCH_BUDGET_MS, searchBudget } from "../src/domain/rules/rule-conditions.ts";
 import { RULE_LIMITS } from "../src/domain/views/rule.ts";
 import { ROOT, rssMb, run, startServer } from "./bench/lib.ts";
 

@@ -8,7 +8,7 @@ import { serve } from "./commands/serve.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { planMigrations, SchemaTooNewError } from "./db/migrate.ts";
 import { DatabaseUnavailableError, openStore, openUnmigrated, redact } from "./db/open.ts";
-import { offsetClock } from "./domain/clock.ts";
+import { offsetClock } from "./domain/core/clock.ts";
 import { setLogLevel } from "./log.ts";
 import { embeddedMigrations } from "./db/migrations-index.ts";
 import { embeddedPgMigrations } from "./db/migrations-index-pg.ts";

@@ -2,8 +2,8 @@ import type { Services } from "./api/context.ts";
 import { observeAiCall } from "./api/metrics.ts";
 import type { Config } from "./config.ts";
 import { openStore } from "./db/open.ts";
-import { offsetClock } from "./domain/clock.ts";
-import { createRateLimiter, createSharedRateLimiter } from "./domain/rate-limit.ts";
+import { offsetClock } from "./domain/core/clock.ts";
+import { createRateLimiter, createSharedRateLimiter } from "./domain/plumbing/rate-limit.ts";
 
 /**
  * Opens and migrates the database (SQLite, or PostgreSQL when FLAGSTAFF_DATABASE_URL is set)

@@ -14,7 +14,7 @@ import {
   type ClassifyOptions,
 } from "../src/ai/classifier.ts";
 import { buildMessages, selectWindow, userPrompt } from "../src/ai/prompt.ts";
-import { DomainError } from "../src/domain/errors.ts";
+import { DomainError } from "../src/domain/core/errors.ts";
 
 const CATEGORIES = [
   { name: "threats", description: "Threats of violence against a person or group" },

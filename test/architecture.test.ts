@@ -40,12 +40,27 @@ interface Rule {
   why: string;
 }
 
+/** src/domain's business concepts (docs/architecture.md, "The domain's folders"). */
+const DOMAIN_CONCEPTS = ["intake", "cases", "review", "rules", "enforcement", "dsa", "analysis", "webhooks"].map((f) => `src/domain/${f}/`);
+
 export const RULES: Rule[] = [
   {
     from: "src/domain/",
     name: "domain",
     to: [[["src/api/", "src/jobs/", "src/web/", "src/commands/", ...ROOTS], "no"]],
     why: "business rules call storage and are called by transport and jobs, never the reverse",
+  },
+  {
+    from: "src/domain/core/",
+    name: "domain core",
+    to: [[[...DOMAIN_CONCEPTS, "src/domain/accounts/", "src/domain/plumbing/"], "no"]],
+    why: "the context, errors, clock, ids and the audit writer are what every concept stands on: they know none of them",
+  },
+  {
+    from: "src/domain/plumbing/",
+    name: "domain plumbing",
+    to: [[DOMAIN_CONCEPTS, "no"]],
+    why: "plumbing (the job queue, rate windows, sign-in sessions, safe fetch, retention) serves the business rules and knows none of them (a session knows its user: accounts/ is allowed)",
   },
   {
     from: "src/jobs/",
@@ -568,22 +583,22 @@ describe("architecture: the checker itself", () => {
 
   test("applies the rules: forbidden layers, type-only and pure modules", () => {
     const graph: Graph = {
-      files: ["src/domain/status.ts", "src/domain/reports.ts", "src/web/page.tsx", "src/db/schema.ts", "src/api/routers/r.ts"],
+      files: ["src/domain/status.ts", "src/domain/intake/reports.ts", "src/web/page.tsx", "src/db/schema.ts", "src/api/routers/r.ts"],
       edges: [
-        { from: "src/domain/reports.ts", to: "src/domain/status.ts", runtime: true, line: 1 },
-        { from: "src/domain/reports.ts", to: "src/api/trpc.ts", runtime: false, line: 2 },
+        { from: "src/domain/intake/reports.ts", to: "src/domain/status.ts", runtime: true, line: 1 },
+        { from: "src/domain/intake/reports.ts", to: "src/api/trpc.ts", runtime: false, line: 2 },
         { from: "src/web/page.tsx", to: "src/api/router.ts", runtime: false, line: 1 },
         { from: "src/web/page.tsx", to: "src/api/trpc-batch.ts", runtime: true, line: 2 },
         { from: "src/web/page.tsx", to: "src/domain/status.ts", runtime: true, line: 3 },
-        { from: "src/web/page.tsx", to: "src/domain/reports.ts", runtime: true, line: 4 },
+        { from: "src/web/page.tsx", to: "src/domain/intake/reports.ts", runtime: true, line: 4 },
         { from: "src/db/schema.ts", to: "src/domain/status.ts", runtime: true, line: 1 },
-        { from: "src/db/schema.ts", to: "src/domain/reports.ts", runtime: false, line: 2 },
+        { from: "src/db/schema.ts", to: "src/domain/intake/reports.ts", runtime: false, line: 2 },
         { from: "src/api/routers/r.ts", to: "src/db/client.ts", runtime: false, line: 1 },
         { from: "src/api/routers/r.ts", to: "src/db/schema.ts", runtime: true, line: 2 },
       ],
       packages: new Map([
         ["src/domain/status.ts", new Set(["zod"])],
-        ["src/domain/reports.ts", new Set(["drizzle-orm"])],
+        ["src/domain/intake/reports.ts", new Set(["drizzle-orm"])],
       ]),
       unresolved: [],
       missed: [],
@@ -591,10 +606,10 @@ describe("architecture: the checker itself", () => {
     const pure = pureDomainModules(graph);
     expect([...pure]).toEqual(["src/domain/status.ts"]);
     expect(violations(graph, pure).map((v) => v.key)).toEqual([
-      "src/domain/reports.ts → src/api/trpc.ts",
+      "src/domain/intake/reports.ts → src/api/trpc.ts",
       "src/web/page.tsx → src/api/trpc-batch.ts",
-      "src/web/page.tsx → src/domain/reports.ts",
-      "src/db/schema.ts → src/domain/reports.ts",
+      "src/web/page.tsx → src/domain/intake/reports.ts",
+      "src/db/schema.ts → src/domain/intake/reports.ts",
       "src/api/routers/r.ts → src/db/schema.ts",
     ]);
   });

@@ -11,8 +11,8 @@ import { migrateStore } from "../src/db/migrate.ts";
 import { embeddedMigrations } from "../src/db/migrations-index.ts";
 import { embeddedPgMigrations } from "../src/db/migrations-index-pg.ts";
 import { appeals, cases, reports } from "../src/db/schema.ts";
-import { decideAppeal, fileAppeal } from "../src/domain/appeals.ts";
-import { resolveReportWithAction } from "../src/domain/enforcement.ts";
+import { decideAppeal, fileAppeal } from "../src/domain/enforcement/appeals.ts";
+import { resolveReportWithAction } from "../src/domain/enforcement/enforcement.ts";
 import { domainWorld, type DomainWorld } from "./helpers/builders.ts";
 import { TEST_ENGINE } from "./helpers/pg.ts";
 

@@ -3,7 +3,7 @@ import { expect, test } from "bun:test";
 import { TRPCError } from "@trpc/server";
 import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import { ERROR_KINDS, toHttpError } from "../src/api/http-errors.ts";
-import { DomainError, type DomainErrorKind } from "../src/domain/errors.ts";
+import { DomainError, type DomainErrorKind } from "../src/domain/core/errors.ts";
 
 test("every domain error kind answers the same status over REST and over tRPC", () => {
   for (const [kind, { trpc, http }] of Object.entries(ERROR_KINDS) as [DomainErrorKind, (typeof ERROR_KINDS)[DomainErrorKind]][]) {

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Store } from "../src/db/store.ts";
-import { claimStatement } from "../src/domain/jobs.ts";
+import { claimStatement } from "../src/domain/plumbing/jobs.ts";
 import { openTestStore } from "./helpers/builders.ts";
 import { TEST_ENGINE } from "./helpers/pg.ts";
 

@@ -9,8 +9,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createServer as createTlsServer, type Server as TlsServer } from "node:tls";
 import { gzipSync } from "node:zlib";
-import { extractText } from "../src/domain/linkscan/extract-text.ts";
-import { extractUrls, MAX_URLS_PER_TEXT, normalizeUrl } from "../src/domain/linkscan/extract-urls.ts";
+import { extractText } from "../src/domain/analysis/extract-text.ts";
+import { extractUrls, MAX_URLS_PER_TEXT, normalizeUrl } from "../src/domain/analysis/extract-urls.ts";
 import {
   type Lookup,
   type PinnedFetch,
@@ -18,8 +18,8 @@ import {
   safeFetch,
   ScanFailedError,
   ScanRefusedError,
-} from "../src/domain/linkscan/safe-fetch.ts";
-import { checkUrlSyntax, isForbiddenAddress } from "../src/domain/linkscan/ssrf.ts";
+} from "../src/domain/plumbing/safe-fetch.ts";
+import { checkUrlSyntax, isForbiddenAddress } from "../src/domain/plumbing/ssrf.ts";
 
 // ---------------------------------------------------------------------------------------------
 // A loopback HTTP server that counts the bytes it actually handed to the kernel

@@ -2,7 +2,7 @@
  * An ascending reader never skips a report (issue 25). `GET /reports?sort=asc` pages by
  * creation time; where instances write side by side (PostgreSQL, no cluster-wide write lock),
  * a report may commit a moment after a later-timed one, so ascending pages stop
- * LISTING_HORIZON_MS back (src/domain/report-time.ts) and a report commits within half of it
+ * LISTING_HORIZON_MS back (src/domain/intake/report-time.ts) and a report commits within half of it
  * of its time or runs again. The guarantee, tested here: a reader that follows `nextCursor`,
  * and polls again from its last cursor when it has caught up, sees every report exactly once
  * in order of time, while both instances write. On SQLite one process writes and commits in
@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { LISTING_HORIZON_MS } from "../src/domain/report-time.ts";
+import { LISTING_HORIZON_MS } from "../src/domain/intake/report-time.ts";
 import { TEST_ENGINE } from "./helpers/pg.ts";
 import { startServer, TestServer } from "./helpers/server.ts";
 

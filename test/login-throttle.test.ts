@@ -1,6 +1,6 @@
 /**
  * The sign-in throttle, the client's address and the password gate in process
- * (src/domain/sessions.ts, src/api/client-address.ts, src/domain/password-gate.ts): attempts are
+ * (src/domain/plumbing/sessions.ts, src/api/client-address.ts, src/domain/plumbing/password-gate.ts): attempts are
  * counted when reserved, before any password is checked, so concurrency cannot get more than the
  * limit through; they are counted per email and client address, so a stranger cannot lock the
  * owner out, and a campaign from many addresses only slows; X-Forwarded-For names the client only
@@ -11,10 +11,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { clientAddressOf } from "../src/api/client-address.ts";
 import { loadConfig } from "../src/config.ts";
 import type { Store } from "../src/db/store.ts";
-import { DomainError } from "../src/domain/errors.ts";
-import { PasswordGate, type GateLimits } from "../src/domain/password-gate.ts";
-import { sharedWindows } from "../src/domain/rate-limit.ts";
-import { ACCOUNT_ATTACK_FAILURES, LOGIN_MAX_FAILURES, LOGIN_MAX_UNDER_ATTACK, LOGIN_WINDOW_MS, LoginThrottle } from "../src/domain/sessions.ts";
+import { DomainError } from "../src/domain/core/errors.ts";
+import { PasswordGate, type GateLimits } from "../src/domain/plumbing/password-gate.ts";
+import { sharedWindows } from "../src/domain/plumbing/rate-limit.ts";
+import { ACCOUNT_ATTACK_FAILURES, LOGIN_MAX_FAILURES, LOGIN_MAX_UNDER_ATTACK, LOGIN_WINDOW_MS, LoginThrottle } from "../src/domain/plumbing/sessions.ts";
 import { openTestStore } from "./helpers/builders.ts";
 
 const fakeClock = () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { SdkClient, SdkComponents, SdkOperations } from "../clients/typescript/index.ts";
-import { LISTING_HORIZON_MS } from "../src/domain/report-time.ts";
+import { LISTING_HORIZON_MS } from "../src/domain/intake/report-time.ts";
 import { TEST_ENGINE } from "./helpers/pg.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
@@ -37,7 +37,7 @@ beforeAll(async () => {
     }
   }
   // Where instances write side by side, ascending listings show a report once its creation
-  // time is LISTING_HORIZON_MS old (src/domain/report-time.ts): wait that out once.
+  // time is LISTING_HORIZON_MS old (src/domain/intake/report-time.ts): wait that out once.
   if (TEST_ENGINE === "postgres") await Bun.sleep(LISTING_HORIZON_MS + 200);
 });
 afterAll(() => server.dispose());

@@ -3,7 +3,7 @@
  * being restarted, answer 503 (never 500) while it is down, and lose nothing they acknowledged.
  * On a throwaway cluster of its own (scripts/pg-cluster.ts), so the suite's shared cluster is not
  * restarted under the other tests. And the fault that killed an instance in that run: a report and
- * its case read side by side (src/domain/case-lock.ts) on a connection that is lost. PostgreSQL
+ * its case read side by side (src/domain/cases/case-lock.ts) on a connection that is lost. PostgreSQL
  * only: a restart of PostgreSQL means nothing to SQLite (its faults: test/storage-faults.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -15,7 +15,7 @@ import { startPgCluster, type PgCluster } from "../scripts/pg-cluster.ts";
 import { startPgProxy } from "../scripts/pg-proxy.ts";
 import { migrateStore } from "../src/db/migrate.ts";
 import { openPostgresStore } from "../src/db/store-pg.ts";
-import { lockReportAndCase } from "../src/domain/case-lock.ts";
+import { lockReportAndCase } from "../src/domain/cases/case-lock.ts";
 import { createTestDatabase, TEST_ENGINE, TEST_PG_URL } from "./helpers/pg.ts";
 import { startServer, TestServer } from "./helpers/server.ts";
 

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "../src/db/client.ts";
 import { migrateDatabase } from "../src/db/migrate.ts";
-import { reportListQueries, type ReportQuery } from "../src/domain/reports.ts";
+import { reportListQueries, type ReportQuery } from "../src/domain/intake/reports.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "flagstaff-plan-"));
 const db = openDatabase(join(dir, "db.sqlite"));

@@ -1,5 +1,5 @@
 /**
- * Rules at work, through HTTP (src/domain/rule-engine.ts): a shadow rule records hits and
+ * Rules at work, through HTTP (src/domain/rules/rule-engine.ts): a shadow rule records hits and
  * changes nothing; the same rule made live routes the next report into its queue, raises its
  * priority and tags it, and a live dismiss decides on intake, with audit events naming rule,
  * version and automated; a rule never touches another organization's reports; report.enriched

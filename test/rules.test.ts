@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { count } from "drizzle-orm";
 import { auditEvents, cases, reports, ruleHits, rules, ruleVersions } from "../src/db/schema.ts";
-import { createRule, testRule } from "../src/domain/rules.ts";
+import { createRule, testRule } from "../src/domain/rules/rules.ts";
 import { domainWorld, fileReport, secondOrganization, type DomainWorld } from "./helpers/builders.ts";
 import { demoAdmin, expectRefused, type Input } from "./helpers/dashboard.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";

@@ -6,7 +6,7 @@
  * attempt with the database's reason and not sent again, a refused token, a retried 503.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { checkSubmissionUrl } from "../src/domain/transparency-submission.ts";
+import { checkSubmissionUrl } from "../src/domain/dsa/transparency-submission.ts";
 import { rawDb, type RawDb } from "./helpers/raw-db.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 import { startTransparencyDb, type TransparencyDb } from "./helpers/transparency-db.ts";

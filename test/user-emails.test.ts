@@ -1,15 +1,15 @@
 /**
- * In-process checks of the email rules of dashboard accounts (src/domain/users.ts): unique per
+ * In-process checks of the email rules of dashboard accounts (src/domain/accounts/users.ts): unique per
  * organization only, and which account a password opens when an email has several.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { migrateDatabase } from "../src/db/migrate.ts";
 import { organizations } from "../src/db/schema.ts";
 import { openSqliteStore, type Store } from "../src/db/store.ts";
-import { systemActor } from "../src/domain/audit.ts";
-import { systemClock } from "../src/domain/clock.ts";
-import { domainContext, type DomainContext } from "../src/domain/context.ts";
-import { createUser, disableUser, hashPassword, verifyCredentials } from "../src/domain/users.ts";
+import { systemActor } from "../src/domain/core/audit.ts";
+import { systemClock } from "../src/domain/core/clock.ts";
+import { domainContext, type DomainContext } from "../src/domain/core/context.ts";
+import { createUser, disableUser, hashPassword, verifyCredentials } from "../src/domain/accounts/users.ts";
 
 let store: Store;
 const as = (orgId: string): DomainContext => domainContext(store, systemClock, systemActor, orgId);

@@ -19,7 +19,7 @@ import { join } from "node:path";
 import { migrateStore } from "../../src/db/migrate.ts";
 import { openPostgresStore } from "../../src/db/store-pg.ts";
 import { openSqliteStore, type Store } from "../../src/db/store.ts";
-import { claimJobs } from "../../src/domain/jobs.ts";
+import { claimJobs } from "../../src/domain/plumbing/jobs.ts";
 import { findPgBinDir, startPgCluster } from "../pg-cluster.ts";
 import { fmtInt, markdownTable } from "./lib.ts";
 

@@ -21,7 +21,7 @@ import { embeddedMigrations } from "../../src/db/migrations-index.ts";
 import { embeddedPgMigrations } from "../../src/db/migrations-index-pg.ts";
 import { openPostgresStore } from "../../src/db/store-pg.ts";
 import { openSqliteStore, type Store } from "../../src/db/store.ts";
-import { systemClock } from "../../src/domain/clock.ts";
+import { systemClock } from "../../src/domain/core/clock.ts";
 import { VERSION } from "../../src/version.ts";
 import { startPgCluster } from "../pg-cluster.ts";
 import { copySqliteToPostgres } from "./copy-to-postgres.ts";

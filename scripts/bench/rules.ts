@@ -15,7 +15,7 @@
  *
  * Run alone: `bun scripts/bench/run.ts --only rules` (builds the binary unless --no-build).
  * The rules are written straight into the database before the server starts (as the seeder
- * writes reports), in the shape src/domain/rules.ts stores them.
+ * writes reports), in the shape src/domain/rules/rules.ts stores them.
  */
 import { Database } from "bun:sqlite";
 import { mkdtempSync, readFileSync } from "node:fs";

@@ -2,7 +2,7 @@
  * Seeds a Flagstaff database with many reports straight through bun:sqlite (bulk inserts in
  * large transactions), for the GET /reports benchmark: going through HTTP would take an hour.
  *
- * The rows follow the schema and the domain's rules (src/domain/reports.ts):
+ * The rows follow the schema and the domain's rules (src/domain/intake/reports.ts):
  * - every report belongs to a case of the same project and content target; a case's
  *   report_count is the number of its reports;
  * - `created_us` strictly increases (one report every ~2.6 s over the last 30 days), ids are

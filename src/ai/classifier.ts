@@ -6,7 +6,7 @@
  */
 import { Ollama } from "ollama";
 import { z } from "zod";
-import { DomainError } from "../domain/errors.ts";
+import { DomainError } from "../domain/core/errors.ts";
 import {
   analysisJsonSchema,
   clampConfidence,

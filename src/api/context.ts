@@ -1,12 +1,12 @@
 import type { Config } from "../config.ts";
 import type { Db } from "../db/client.ts";
 import type { Store } from "../db/store.ts";
-import type { Actor } from "../domain/audit.ts";
-import type { Clock } from "../domain/clock.ts";
-import { authenticateKey, type KeyKind } from "../domain/keys.ts";
-import type { RateLimiter } from "../domain/rate-limit.ts";
-import { CSRF_HEADER, readCookie, resolveSession, SESSION_COOKIE } from "../domain/sessions.ts";
-import type { Role } from "../domain/users.ts";
+import type { Actor } from "../domain/core/audit.ts";
+import type { Clock } from "../domain/core/clock.ts";
+import { authenticateKey, type KeyKind } from "../domain/accounts/keys.ts";
+import type { RateLimiter } from "../domain/plumbing/rate-limit.ts";
+import { CSRF_HEADER, readCookie, resolveSession, SESSION_COOKIE } from "../domain/plumbing/sessions.ts";
+import type { Role } from "../domain/accounts/users.ts";
 
 /** Long-lived things every request can reach: built once at start-up. */
 export interface Services {

@@ -3,7 +3,7 @@ import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import { ZodError } from "zod";
 import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
 import { databaseFault, noteDatabaseFault } from "../db/faults.ts";
-import { DomainError, type DomainErrorKind } from "../domain/errors.ts";
+import { DomainError, type DomainErrorKind } from "../domain/core/errors.ts";
 import { observeDatabaseFault } from "./metrics.ts";
 import { formatIssuePath } from "../domain/views/common.ts";
 

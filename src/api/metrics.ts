@@ -25,8 +25,8 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import { statSync } from "node:fs";
-import type { ReadContext } from "../domain/context.ts";
-import { countJobsByStatus, laneDepths, skippedJobs, type LaneDepth } from "../domain/jobs.ts";
+import type { ReadContext } from "../domain/core/context.ts";
+import { countJobsByStatus, laneDepths, skippedJobs, type LaneDepth } from "../domain/plumbing/jobs.ts";
 import { VERSION } from "../version.ts";
 
 /** Latency buckets in seconds: 0.5 ms to 10 s. */
@@ -277,7 +277,7 @@ export function registerLaneGauges(ctx: Pick<ReadContext, "store" | "db" | "cloc
       },
     ),
     {
-      // A counter the domain keeps (src/domain/jobs.ts, enqueueJob): rendered from its figures.
+      // A counter the domain keeps (src/domain/plumbing/jobs.ts, enqueueJob): rendered from its figures.
       render(out) {
         const skipped = new Counter("flagstaff_jobs_skipped_total", "Optional jobs (AI enrichment) not run because their lane was past its backlog bound, by lane and reason.", ["lane", "reason"]);
         for (const s of skippedJobs(ctx.store)) skipped.inc([s.kind, s.reason], s.count);

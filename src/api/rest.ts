@@ -3,7 +3,7 @@ import type { Elysia } from "elysia";
 import { createCommitGroup } from "../db/group-commit.ts";
 import type { Services } from "./context.ts";
 import { createContext } from "./context.ts";
-import { jsonDepthExceeds } from "../domain/json-depth.ts";
+import { jsonDepthExceeds } from "../domain/plumbing/json-depth.ts";
 import { jsonError, toHttpError } from "./http-errors.ts";
 import { errorFields, log } from "../log.ts";
 import { requestIdOf } from "./request-log.ts";

@@ -1,14 +1,14 @@
 import { initTRPC, TRPCError } from "@trpc/server";
 import type { z } from "zod";
 import type { OpenApiMeta } from "trpc-to-openapi";
-import { domainContext, type DomainContext } from "../domain/context.ts";
-import { DomainError } from "../domain/errors.ts";
+import { domainContext, type DomainContext } from "../domain/core/context.ts";
+import { DomainError } from "../domain/core/errors.ts";
 import { databaseUnavailable, ERROR_KINDS } from "./http-errors.ts";
-import { requireProject, type Project } from "../domain/projects.ts";
-import { requireOrganizationBySlug, type Organization } from "../domain/organizations.ts";
-import { csrfMatches } from "../domain/sessions.ts";
-import { containsNul, NUL_REFUSED } from "../domain/validation.ts";
-import { hasRole, type Role } from "../domain/users.ts";
+import { requireProject, type Project } from "../domain/accounts/projects.ts";
+import { requireOrganizationBySlug, type Organization } from "../domain/accounts/organizations.ts";
+import { csrfMatches } from "../domain/plumbing/sessions.ts";
+import { containsNul, NUL_REFUSED } from "../domain/intake/validation.ts";
+import { hasRole, type Role } from "../domain/accounts/users.ts";
 import type { Caller, Context, RequestFacts } from "./context.ts";
 
 /**
@@ -86,7 +86,7 @@ const keyKindGate = t.middleware(({ ctx, meta, next }) => {
 
 const baseProcedure = t.procedure.use(translateDomainErrors).use(keyKindGate);
 
-/** A 400 for input holding U+0000 anywhere (the rule: src/domain/validation.ts; authedProcedure checks it too). */
+/** A 400 for input holding U+0000 anywhere (the rule: src/domain/intake/validation.ts; authedProcedure checks it too). */
 const refuseNul = t.middleware(async ({ getRawInput, next }) => {
   if (await inputHoldsNul(getRawInput)) throw new TRPCError({ code: "BAD_REQUEST", message: NUL_REFUSED });
   return next();

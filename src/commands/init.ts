@@ -1,9 +1,9 @@
-import { systemActor } from "../domain/audit.ts";
-import { domainContext, transaction, type ReadContext } from "../domain/context.ts";
-import { createApiKey } from "../domain/keys.ts";
-import { createOrganization, listOrganizations, type Plan } from "../domain/organizations.ts";
-import { createProject } from "../domain/projects.ts";
-import { createUser, generatePassword, hashPassword } from "../domain/users.ts";
+import { systemActor } from "../domain/core/audit.ts";
+import { domainContext, transaction, type ReadContext } from "../domain/core/context.ts";
+import { createApiKey } from "../domain/accounts/keys.ts";
+import { createOrganization, listOrganizations, type Plan } from "../domain/accounts/organizations.ts";
+import { createProject } from "../domain/accounts/projects.ts";
+import { createUser, generatePassword, hashPassword } from "../domain/accounts/users.ts";
 
 export interface InitResult {
   orgSlug: string;

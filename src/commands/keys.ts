@@ -1,7 +1,7 @@
-import type { ReadContext } from "../domain/context.ts";
-import { DomainError } from "../domain/errors.ts";
-import { createApiKey, listApiKeys, revokeApiKey, type KeyKind } from "../domain/keys.ts";
-import { listOrganizations } from "../domain/organizations.ts";
+import type { ReadContext } from "../domain/core/context.ts";
+import { DomainError } from "../domain/core/errors.ts";
+import { createApiKey, listApiKeys, revokeApiKey, type KeyKind } from "../domain/accounts/keys.ts";
+import { listOrganizations } from "../domain/accounts/organizations.ts";
 
 /** `flagstaff keys create|list|revoke`: the operator's view, across every organization. */
 export async function keysCommand(ctx: ReadContext, args: string[], flags: Record<string, string | boolean | undefined>): Promise<string> {

@@ -1,7 +1,7 @@
 import type { Config } from "../config.ts";
 import { startCheckpointer } from "../db/checkpoint.ts";
 import { observeJobRun, registerLaneGauges } from "../api/metrics.ts";
-import { setBacklogBounds } from "../domain/jobs.ts";
+import { setBacklogBounds } from "../domain/plumbing/jobs.ts";
 import { errorFields, log } from "../log.ts";
 import { createApp } from "../server.ts";
 import { databaseFault } from "../db/faults.ts";

@@ -69,7 +69,7 @@ export const projects = pgTable(
     /**
      * Bumped by every change of the project's report categories, in the change's transaction:
      * report creation keeps the categories in memory for as long as the project row it reads
-     * says this number (src/domain/categories.ts), on every instance.
+     * says this number (src/domain/cases/categories.ts), on every instance.
      */
     categoriesVersion: integer("categories_version").notNull().default(0),
     /** JSON: the project's statements-of-reasons settings (src/domain/views/dsa.ts); null = defaults. */
@@ -124,13 +124,13 @@ export const identities = pgTable(
     muteReason: text("mute_reason"),
     /**
      * As a reporter, how many of its reports were upheld and decided: kept by the workflow
-     * engine at every decision (src/domain/reporter-tally.ts holds the rule), so reading a
+     * engine at every decision (src/domain/intake/reporter-tally.ts holds the rule), so reading a
      * reporter's accuracy costs no look at its reports.
      */
     reportsUpheld: integer("reports_upheld").notNull().default(0),
     reportsDecided: integer("reports_decided").notNull().default(0),
     /**
-     * external_id, name and username folded for the search index (src/domain/search-text.ts,
+     * external_id, name and username folded for the search index (src/domain/cases/search-text.ts,
      * searchDocument), or null when all three are pure ASCII and the index reads them as they are.
      */
     searchText: text("search_text"),
@@ -310,7 +310,7 @@ export const reports = pgTable(
     createdUs: big("created_us").notNull(),
     updatedAt: big("updated_at").notNull(),
     /**
-     * description, content and ai_reasoning folded for the search index (src/domain/search-text.ts,
+     * description, content and ai_reasoning folded for the search index (src/domain/cases/search-text.ts,
      * searchDocument), or null when all three are pure ASCII and the index reads them as they are.
      */
     searchText: text("search_text"),
@@ -459,11 +459,11 @@ export const jobs = pgTable(
   },
   (t) => [
     // A lane's claim: its kind's pending jobs in run_at order, a range of this index whatever
-    // the backlog (src/domain/jobs.ts, claimJobs); also each lane's depth and oldest job.
+    // the backlog (src/domain/plumbing/jobs.ts, claimJobs); also each lane's depth and oldest job.
     index("jobs_claim_idx").on(t.kind, t.status, t.runAt),
     // The cheap pass that takes back jobs whose worker died (reclaimExpiredLeases).
     index("jobs_lease_idx").on(t.status, t.leaseUntil),
-    // Retention: finished jobs by when they finished (src/domain/retention.ts).
+    // Retention: finished jobs by when they finished (src/domain/plumbing/retention.ts).
     index("jobs_finished_idx").on(t.status, t.updatedAt),
     index("jobs_org_idx").on(t.orgId, t.updatedAt),
   ],
@@ -644,7 +644,7 @@ export const ruleHits = pgTable(
   // Read by rule only (the hits list and its counts); every index costs each hit on intake.
   (t) => [
     index("rule_hits_rule_idx").on(t.ruleId, t.at),
-    // Retention deletes the oldest hits (src/domain/retention.ts): a right-edge append per hit.
+    // Retention deletes the oldest hits (src/domain/plumbing/retention.ts): a right-edge append per hit.
     index("rule_hits_at_idx").on(t.at),
   ],
 );
@@ -754,7 +754,7 @@ export const webhookDeliveries = pgTable(
   },
   (t) => [
     index("webhook_deliveries_endpoint_idx").on(t.endpointId, t.id),
-    // Retention deletes settled deliveries (and their attempts) by age (src/domain/retention.ts).
+    // Retention deletes settled deliveries (and their attempts) by age (src/domain/plumbing/retention.ts).
     index("webhook_deliveries_created_idx").on(t.createdAt),
   ],
 );

@@ -1,8 +1,8 @@
 import type { Config } from "../config.ts";
 import type { Store } from "../db/store.ts";
-import { systemActor } from "../domain/audit.ts";
-import type { Clock } from "../domain/clock.ts";
-import { domainContext, type DomainContext } from "../domain/context.ts";
+import { systemActor } from "../domain/core/audit.ts";
+import type { Clock } from "../domain/core/clock.ts";
+import { domainContext, type DomainContext } from "../domain/core/context.ts";
 
 /** What the job handlers need of the process: the store, the clock, the configuration, the AI metrics hook. */
 export interface JobDeps {

@@ -4,9 +4,9 @@
  */
 import { z } from "zod";
 import type { Store } from "../db/store.ts";
-import type { Clock } from "../domain/clock.ts";
-import type { ReadContext } from "../domain/context.ts";
-import { expireDueActions, nextActionEnd } from "../domain/enforcement.ts";
+import type { Clock } from "../domain/core/clock.ts";
+import type { ReadContext } from "../domain/core/context.ts";
+import { expireDueActions, nextActionEnd } from "../domain/enforcement/enforcement.ts";
 import { deliveryOrgId, runDeliveryJob } from "../domain/webhooks/delivery.ts";
 import { DELIVER_JOB } from "../domain/webhooks/outbox.ts";
 import { errorFields, log } from "../log.ts";

@@ -1,12 +1,12 @@
 /**
- * The retention pass (src/domain/retention.ts) on a timer: at start and every
+ * The retention pass (src/domain/plumbing/retention.ts) on a timer: at start and every
  * FLAGSTAFF_RETENTION_TICK_MS, on one instance (Store.singleton). Each batch is its own short
  * transaction, with a pause between two, so intake never waits behind a long delete.
  */
 import type { Config } from "../config.ts";
 import type { Store } from "../db/store.ts";
-import type { Clock } from "../domain/clock.ts";
-import { runRetention } from "../domain/retention.ts";
+import type { Clock } from "../domain/core/clock.ts";
+import { runRetention } from "../domain/plumbing/retention.ts";
 import { errorFields, log } from "../log.ts";
 
 export interface RetentionScheduler {

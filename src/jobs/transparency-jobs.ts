@@ -1,17 +1,17 @@
 /**
- * Background work of the Transparency Database submission (src/domain/transparency-submission.ts):
+ * Background work of the Transparency Database submission (src/domain/dsa/transparency-submission.ts):
  * the job handler of an organization's run, and the scheduler that, every
  * FLAGSTAFF_TRANSPARENCY_TICK_MS, asks for a run of every organization whose submission is on
  * and that has statements not submitted yet (what came in while a run was under way, runs
  * whose attempts ran out, a restart). Runs are also asked for when submission is turned on, when
- * a statement is made (src/domain/enforcement.ts) and by "submit now"; a run already due or under
+ * a statement is made (src/domain/enforcement/enforcement.ts) and by "submit now"; a run already due or under
  * way is never doubled (one job row per organization).
  */
 import { z } from "zod";
 import type { Store } from "../db/store.ts";
-import type { Clock } from "../domain/clock.ts";
-import { organizationsWithPendingStatements, runSubmissionJob, scheduleSubmission, SUBMIT_JOB } from "../domain/transparency-submission.ts";
-import { transaction } from "../domain/context.ts";
+import type { Clock } from "../domain/core/clock.ts";
+import { organizationsWithPendingStatements, runSubmissionJob, scheduleSubmission, SUBMIT_JOB } from "../domain/dsa/transparency-submission.ts";
+import { transaction } from "../domain/core/context.ts";
 import { errorFields, log } from "../log.ts";
 import { jobContext, type JobDeps } from "./context.ts";
 import type { JobHandler } from "./worker.ts";

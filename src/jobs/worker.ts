@@ -1,9 +1,9 @@
 import type { Store } from "../db/store.ts";
-import type { Clock } from "../domain/clock.ts";
-import type { ReadContext } from "../domain/context.ts";
-import { newId } from "../domain/ids.ts";
+import type { Clock } from "../domain/core/clock.ts";
+import type { ReadContext } from "../domain/core/context.ts";
+import { newId } from "../domain/core/ids.ts";
 import { errorFields, log } from "../log.ts";
-import { RetryLater } from "../domain/errors.ts";
+import { RetryLater } from "../domain/core/errors.ts";
 import { backoffMs } from "./backoff.ts";
 import {
   claimJobs,
@@ -16,7 +16,7 @@ import {
   releaseLeases,
   takeEnqueuedKinds,
   type JobRow,
-} from "../domain/jobs.ts";
+} from "../domain/plumbing/jobs.ts";
 
 export type JobHandler = (payload: unknown, job: JobRow) => Promise<void>;
 
@@ -56,7 +56,7 @@ export interface WorkerPool {
 
 /** Jobs whose lease ended taken back per transaction. */
 const RECLAIM_BATCH = 100;
-/** How often each optional lane's backlog is counted for its bound (src/domain/jobs.ts). */
+/** How often each optional lane's backlog is counted for its bound (src/domain/plumbing/jobs.ts). */
 const BACKLOG_REFRESH_MS = 1_000;
 /** Weight of the newest run in a lane's mean run time. */
 const MEAN_WEIGHT = 0.05;

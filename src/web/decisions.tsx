@@ -9,7 +9,7 @@
  */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState, type FormEvent, type ReactNode } from "react";
-import { plainWords, renderTemplate, type TemplateValues } from "../domain/template-text.ts";
+import { plainWords, renderTemplate, type TemplateValues } from "../domain/review/template-text.ts";
 import { ACTION_KINDS, kindsOfCode, kindSpec, TIMED_KINDS, type ActionKind } from "../domain/views/enforcement.ts";
 import { DEFAULT_TEAM, DISMISSAL_REASONS, RESOLUTION_CODES, TEAMS, teamLabel, type DismissalReason, type ResolutionCode, type Team } from "../domain/views/report.ts";
 import type { TemplateKind } from "../domain/views/template.ts";

@@ -8,9 +8,9 @@
  * no change here, only its rows in the docs (last test).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createEnforcementAction, resolveReport } from "../../src/domain/enforcement.ts";
-import { createRule } from "../../src/domain/rules.ts";
-import { buildStatement } from "../../src/domain/statements.ts";
+import { createEnforcementAction, resolveReport } from "../../src/domain/enforcement/enforcement.ts";
+import { createRule } from "../../src/domain/rules/rules.ts";
+import { buildStatement } from "../../src/domain/enforcement/statements.ts";
 import { DEFAULT_DSA_SETTINGS } from "../../src/domain/views/dsa.ts";
 import {
   ACCOUNT_KINDS,

@@ -6,10 +6,10 @@
  * leaving the case stuck in APPEALED.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { appealsInbox, decideAppeal, fileAppeal, revokeActionSettlingAppeal, SETTLED_BY_REVOCATION } from "../../src/domain/appeals.ts";
-import { decideOnReport } from "../../src/domain/cases.ts";
-import { getActionView, requireAction, resolveReportWithAction, revokeEnforcementAction } from "../../src/domain/enforcement.ts";
-import type { Project } from "../../src/domain/projects.ts";
+import { appealsInbox, decideAppeal, fileAppeal, revokeActionSettlingAppeal, SETTLED_BY_REVOCATION } from "../../src/domain/enforcement/appeals.ts";
+import { decideOnReport } from "../../src/domain/cases/cases.ts";
+import { getActionView, requireAction, resolveReportWithAction, revokeEnforcementAction } from "../../src/domain/enforcement/enforcement.ts";
+import type { Project } from "../../src/domain/accounts/projects.ts";
 import { domainWorld, refusal, type DomainWorld } from "../helpers/builders.ts";
 
 let world: DomainWorld;

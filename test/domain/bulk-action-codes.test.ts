@@ -4,7 +4,7 @@
  * is resolved with its action, reports.resolve), and nothing changes.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { decideInBulk } from "../../src/domain/bulk.ts";
+import { decideInBulk } from "../../src/domain/review/bulk.ts";
 import { domainWorld, refusal, type DomainWorld } from "../helpers/builders.ts";
 
 let world: DomainWorld;

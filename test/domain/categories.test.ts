@@ -4,10 +4,10 @@
  * this instance or another, is seen by the next report that reads the project.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { createCategory, deleteCategory, updateCategory } from "../../src/domain/categories.ts";
-import { domainContext } from "../../src/domain/context.ts";
-import { requireProject } from "../../src/domain/projects.ts";
-import { createReport } from "../../src/domain/reports.ts";
+import { createCategory, deleteCategory, updateCategory } from "../../src/domain/cases/categories.ts";
+import { domainContext } from "../../src/domain/core/context.ts";
+import { requireProject } from "../../src/domain/accounts/projects.ts";
+import { createReport } from "../../src/domain/intake/reports.ts";
 import type { Store } from "../../src/db/store.ts";
 import { domainWorld, refusal, type DomainWorld } from "../helpers/builders.ts";
 

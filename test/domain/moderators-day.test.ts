@@ -3,15 +3,15 @@
  * undo, the queue's pages and views, escalations counted once, decision templates and tags.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { decideInBulk, undoBulkDecision, UNDO_WINDOW_MS } from "../../src/domain/bulk.ts";
-import { assignCase, decideOnReport, triageCase } from "../../src/domain/cases.ts";
-import type { DomainContext } from "../../src/domain/context.ts";
-import { overview, queue } from "../../src/domain/dashboard.ts";
-import { resolveReport } from "../../src/domain/enforcement.ts";
-import { setCaseTags, tagsInUse } from "../../src/domain/tags.ts";
-import { renderTemplate } from "../../src/domain/template-text.ts";
-import { createTemplate, deleteTemplate, listTemplates, updateTemplate } from "../../src/domain/templates.ts";
-import { addUser } from "../../src/domain/users.ts";
+import { decideInBulk, undoBulkDecision, UNDO_WINDOW_MS } from "../../src/domain/review/bulk.ts";
+import { assignCase, decideOnReport, triageCase } from "../../src/domain/cases/cases.ts";
+import type { DomainContext } from "../../src/domain/core/context.ts";
+import { overview, queue } from "../../src/domain/review/dashboard.ts";
+import { resolveReport } from "../../src/domain/enforcement/enforcement.ts";
+import { setCaseTags, tagsInUse } from "../../src/domain/cases/tags.ts";
+import { renderTemplate } from "../../src/domain/review/template-text.ts";
+import { createTemplate, deleteTemplate, listTemplates, updateTemplate } from "../../src/domain/review/templates.ts";
+import { addUser } from "../../src/domain/accounts/users.ts";
 import { normaliseTag } from "../../src/domain/views/tag.ts";
 import { domainWorld, refusal, type DomainWorld } from "../helpers/builders.ts";
 

@@ -1,5 +1,5 @@
 /**
- * What a pattern may cost (src/domain/patterns.ts, src/domain/rule-conditions.ts,
+ * What a pattern may cost (src/domain/rules/patterns.ts, src/domain/rules/rule-conditions.ts,
  * src/domain/views/rule.ts; docs/rules.md, "What a pattern may cost"): the bounds a rule's
  * patterns must keep when written, with the path of the first that does not; an re2js search
  * stopped at its deadline (the hooks into re2js's internals still hold); the search budget of
@@ -8,8 +8,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import { RE2JS } from "re2js";
-import { compiledPattern, DFA_MAX_BYTES, PATTERN_CACHE_BYTES, patternCacheUse, trimPatternCache } from "../../src/domain/patterns.ts";
-import { compileCondition, conditionError, searchBudget } from "../../src/domain/rule-conditions.ts";
+import { compiledPattern, DFA_MAX_BYTES, PATTERN_CACHE_BYTES, patternCacheUse, trimPatternCache } from "../../src/domain/rules/patterns.ts";
+import { compileCondition, conditionError, searchBudget } from "../../src/domain/rules/rule-conditions.ts";
 import { RULE_LIMITS, ruleInputSchema, ruleViewSchema, type Condition, type Facts } from "../../src/domain/views/rule.ts";
 
 /** 20,000 characters of words and no digit: the longest report text (content and description of 10,000 each). */

@@ -1,10 +1,10 @@
 /**
- * The report rate limiter (src/domain/rate-limit.ts; docs/workflow.md, "Rate limit"): a fixed
+ * The report rate limiter (src/domain/plumbing/rate-limit.ts; docs/workflow.md, "Rate limit"): a fixed
  * window per key that starts at the key's first hit, on a fake clock. The route asks it with the
  * key's own limit, else FLAGSTAFF_REPORT_RATE_LIMIT, and answers `resetSeconds` as Retry-After.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createRateLimiter, createSharedRateLimiter, type RateDecision, type RateLimiter } from "../../src/domain/rate-limit.ts";
+import { createRateLimiter, createSharedRateLimiter, type RateDecision, type RateLimiter } from "../../src/domain/plumbing/rate-limit.ts";
 import type { Store } from "../../src/db/store.ts";
 import { domainWorld, fakeClock, type DomainWorld } from "../helpers/builders.ts";
 

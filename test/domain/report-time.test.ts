@@ -1,5 +1,5 @@
 /**
- * Report creation times (src/domain/report-time.ts), in process: every report of an
+ * Report creation times (src/domain/intake/report-time.ts), in process: every report of an
  * organization gets a microsecond of its own, even when many share a millisecond and when two
  * instances file them at the same moment; each instance's follow the order it wrote them in (on
  * SQLite, the one writer's: the order of the commits). Where instances write side by side,
@@ -9,9 +9,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { and, asc, eq } from "drizzle-orm";
 import { reports } from "../../src/db/schema.ts";
-import { domainContext } from "../../src/domain/context.ts";
-import { requireProject } from "../../src/domain/projects.ts";
-import { createReport } from "../../src/domain/reports.ts";
+import { domainContext } from "../../src/domain/core/context.ts";
+import { requireProject } from "../../src/domain/accounts/projects.ts";
+import { createReport } from "../../src/domain/intake/reports.ts";
 import type { Store } from "../../src/db/store.ts";
 import { domainWorld, type DomainWorld } from "../helpers/builders.ts";
 

@@ -1,5 +1,5 @@
 /**
- * The reporter accuracy rule (src/domain/reporters.ts), in process: upheld ÷ decided with a
+ * The reporter accuracy rule (src/domain/intake/reporters.ts), in process: upheld ÷ decided with a
  * uniform prior, what counts as upheld (resolved, or closed with the resolution standing) and
  * as decided (resolved, dismissed, closed; a pending appeal and the system's dismissals of a
  * muted reporter's reports do not count), and a mute that ends on its time.
@@ -7,12 +7,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq, sql, type SQL } from "drizzle-orm";
 import { identities } from "../../src/db/schema.ts";
-import { decideAppeal } from "../../src/domain/appeals.ts";
-import { decideInBulk, undoBulkDecision } from "../../src/domain/bulk.ts";
-import { decideOnReport } from "../../src/domain/cases.ts";
-import { transaction } from "../../src/domain/context.ts";
-import { countTallies } from "../../src/domain/reporter-tally.ts";
-import { getReporter, isMuted, reporterAccuracy, updateReporter } from "../../src/domain/reporters.ts";
+import { decideAppeal } from "../../src/domain/enforcement/appeals.ts";
+import { decideInBulk, undoBulkDecision } from "../../src/domain/review/bulk.ts";
+import { decideOnReport } from "../../src/domain/cases/cases.ts";
+import { transaction } from "../../src/domain/core/context.ts";
+import { countTallies } from "../../src/domain/intake/reporter-tally.ts";
+import { getReporter, isMuted, reporterAccuracy, updateReporter } from "../../src/domain/intake/reporters.ts";
 import { domainWorld, refusal, type DomainWorld } from "../helpers/builders.ts";
 
 let world: DomainWorld;

@@ -1,17 +1,17 @@
 /**
- * Retention (src/domain/retention.ts): each log lets go of exactly the rows past its retention,
+ * Retention (src/domain/plumbing/retention.ts): each log lets go of exactly the rows past its retention,
  * in batches of the size asked for, and leaves the rest: jobs still to run, deliveries still
  * being retried, recent hits, live sessions.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { jobs, ruleHits, sessions, webhookAttempts, webhookDeliveries, webhookEndpoints } from "../../src/db/schema.ts";
-import { DAY_MS } from "../../src/domain/clock.ts";
-import { claimJobs, completeJobs, enqueueJob, failJob, setBacklogBounds } from "../../src/domain/jobs.ts";
-import { deleteExpiredBatch, runRetention, type RetentionPolicy } from "../../src/domain/retention.ts";
-import { createSession } from "../../src/domain/sessions.ts";
-import { listUsers } from "../../src/domain/users.ts";
-import { newId } from "../../src/domain/ids.ts";
+import { DAY_MS } from "../../src/domain/core/clock.ts";
+import { claimJobs, completeJobs, enqueueJob, failJob, setBacklogBounds } from "../../src/domain/plumbing/jobs.ts";
+import { deleteExpiredBatch, runRetention, type RetentionPolicy } from "../../src/domain/plumbing/retention.ts";
+import { createSession } from "../../src/domain/plumbing/sessions.ts";
+import { listUsers } from "../../src/domain/accounts/users.ts";
+import { newId } from "../../src/domain/core/ids.ts";
 import { domainWorld, type DomainWorld } from "../helpers/builders.ts";
 
 const HOUR = 3_600_000;

@@ -1,12 +1,12 @@
 /**
- * The rule language, pure (src/domain/views/rule.ts, src/domain/rule-conditions.ts): each op on
+ * The rule language, pure (src/domain/views/rule.ts, src/domain/rules/rule-conditions.ts): each op on
  * the kinds it suits, null and missing facts, all/any/not, `matches` through re2js (linear
  * time: a pattern that backtracks catastrophically elsewhere answers at once here), and the
  * checks of a condition tree with the path of the first error.
  */
 import { describe, expect, test } from "bun:test";
 import { RE2JS } from "re2js";
-import { compileCondition, conditionError, evaluateCondition, patternProblem, slotTable } from "../../src/domain/rule-conditions.ts";
+import { compileCondition, conditionError, evaluateCondition, patternProblem, slotTable } from "../../src/domain/rules/rule-conditions.ts";
 import { EFFECT_TYPES, effectSchema, OPS_BY_KIND, referenceOf, RULE_EFFECTS, RULE_FIELDS, RULE_OPS, ruleInputSchema, type Condition, type Facts } from "../../src/domain/views/rule.ts";
 import { describeZodError } from "../../src/api/http-errors.ts";
 

@@ -1,5 +1,5 @@
 /**
- * Evaluation of rules (src/domain/rule-engine.ts), in process: a shadow rule records hits and
+ * Evaluation of rules (src/domain/rules/rule-engine.ts), in process: a shadow rule records hits and
  * changes nothing; live rules route, raise priority, tag, escalate, dismiss, resolve with a
  * suspension and mute the reporter, each audited as automated with the rule and its version; a
  * rule never sees another organization's reports; no rule re-triggers itself; the facts; the
@@ -11,13 +11,13 @@ import { and, eq } from "drizzle-orm";
 import { startFakeOllama, type FakeOllama } from "../../scripts/fake-ollama.ts";
 import { loadConfig } from "../../src/config.ts";
 import { enforcementActions, identities, ruleHits, rules, statements } from "../../src/db/schema.ts";
-import { enrichReport } from "../../src/domain/analysis.ts";
-import { systemActor } from "../../src/domain/audit.ts";
-import { decideOnReport } from "../../src/domain/cases.ts";
-import { createQueue } from "../../src/domain/queues.ts";
-import { gatherFacts, RULES_RECHECK_MS, runRules } from "../../src/domain/rule-engine.ts";
-import { createRule, deleteRule, listRuleHits, updateRule } from "../../src/domain/rules.ts";
-import { tagsOfCases } from "../../src/domain/tags.ts";
+import { enrichReport } from "../../src/domain/analysis/analysis.ts";
+import { systemActor } from "../../src/domain/core/audit.ts";
+import { decideOnReport } from "../../src/domain/cases/cases.ts";
+import { createQueue } from "../../src/domain/review/queues.ts";
+import { gatherFacts, RULES_RECHECK_MS, runRules } from "../../src/domain/rules/rule-engine.ts";
+import { createRule, deleteRule, listRuleHits, updateRule } from "../../src/domain/rules/rules.ts";
+import { tagsOfCases } from "../../src/domain/cases/tags.ts";
 import type { Condition, Effect, RuleInput } from "../../src/domain/views/rule.ts";
 import { domainWorld, type DomainWorld } from "../helpers/builders.ts";
 

@@ -1,10 +1,10 @@
 /**
- * The mapping rules of statements of reasons (src/domain/statements.ts buildStatement): which
+ * The mapping rules of statements of reasons (src/domain/enforcement/statements.ts buildStatement): which
  * decision field each action kind fills, the source type, automation, content type, category
  * fallbacks, grounds and the scrubbing of personal data; every result parses with the schema.
  */
 import { describe, expect, test } from "bun:test";
-import { buildStatement, contentTypeFields, scrub, statementsCsv, type StatementFacts } from "../../src/domain/statements.ts";
+import { buildStatement, contentTypeFields, scrub, statementsCsv, type StatementFacts } from "../../src/domain/enforcement/statements.ts";
 import { DEFAULT_DSA_SETTINGS, dsaSettingsSchema, STATEMENT_FIELDS, statementSchema } from "../../src/domain/views/dsa.ts";
 
 const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);

@@ -5,9 +5,9 @@
  * against the statements our schema makes.
  */
 import { describe, expect, test } from "bun:test";
-import { csvField } from "../../src/domain/csv.ts";
-import { median, reportPeriod, transparencyReportCsv } from "../../src/domain/transparency-report.ts";
-import { existingPuids, refusedStatements } from "../../src/domain/transparency-submission.ts";
+import { csvField } from "../../src/domain/plumbing/csv.ts";
+import { median, reportPeriod, transparencyReportCsv } from "../../src/domain/dsa/transparency-report.ts";
+import { existingPuids, refusedStatements } from "../../src/domain/dsa/transparency-submission.ts";
 import { statementSchema } from "../../src/domain/views/dsa.ts";
 import { transparencyReportSchema } from "../../src/domain/views/transparency.ts";
 import { validateStatement } from "../helpers/transparency-db.ts";

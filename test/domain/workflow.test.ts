@@ -11,11 +11,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startFakeOllama, type FakeOllama } from "../../scripts/fake-ollama.ts";
 import { loadConfig, type Config } from "../../src/config.ts";
-import { enrichReport } from "../../src/domain/analysis.ts";
-import { appealsInbox, decideAppeal, fileAppeal } from "../../src/domain/appeals.ts";
-import { decideOnReport, triageCase } from "../../src/domain/cases.ts";
-import type { Project } from "../../src/domain/projects.ts";
-import { nextStatus, STATUSES, type Status, type WorkflowAction } from "../../src/domain/workflow.ts";
+import { enrichReport } from "../../src/domain/analysis/analysis.ts";
+import { appealsInbox, decideAppeal, fileAppeal } from "../../src/domain/enforcement/appeals.ts";
+import { decideOnReport, triageCase } from "../../src/domain/cases/cases.ts";
+import type { Project } from "../../src/domain/accounts/projects.ts";
+import { nextStatus, STATUSES, type Status, type WorkflowAction } from "../../src/domain/review/workflow.ts";
 import { domainWorld, refusal, type DomainWorld, type ReportInStatus } from "../helpers/builders.ts";
 
 const REFUSED = "409";

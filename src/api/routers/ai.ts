@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { identityRefSchema } from "./reports.ts";
-import { analyzeContent, recentAnalyses } from "../../domain/analysis.ts";
-import { aiSettingsOf, updateAiSettings } from "../../domain/settings.ts";
-import { externalIdSchema, projectIdSchema } from "../../domain/validation.ts";
+import { analyzeContent, recentAnalyses } from "../../domain/analysis/analysis.ts";
+import { aiSettingsOf, updateAiSettings } from "../../domain/accounts/settings.ts";
+import { externalIdSchema, projectIdSchema } from "../../domain/intake/validation.ts";
 import { analysisResultSchema, analysisViewSchema } from "../../domain/views/analysis.ts";
 import { aiSettingsSchema } from "../../domain/views/settings.ts";
 import { projectProcedure, router } from "../trpc.ts";

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { getOrganization } from "../../domain/organizations.ts";
-import { changeOwnPassword, clearSessionCookie, deleteSession, SESSION_MAX_MS, sessionCookie, signIn } from "../../domain/sessions.ts";
-import { MAX_PASSWORD, MIN_PASSWORD, requireUser, toUserView } from "../../domain/users.ts";
+import { getOrganization } from "../../domain/accounts/organizations.ts";
+import { changeOwnPassword, clearSessionCookie, deleteSession, SESSION_MAX_MS, sessionCookie, signIn } from "../../domain/plumbing/sessions.ts";
+import { MAX_PASSWORD, MIN_PASSWORD, requireUser, toUserView } from "../../domain/accounts/users.ts";
 import { VERSION } from "../../version.ts";
 import { assertSameOrigin, authedProcedure, publicProcedure, router } from "../trpc.ts";
 

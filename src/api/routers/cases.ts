@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { caseFile } from "../../domain/case-file.ts";
-import { decideInBulk, MAX_BULK_CASES, undoBulkDecision } from "../../domain/bulk.ts";
-import { addCaseNote, assignCase, reviewQueue, triageCase } from "../../domain/cases.ts";
-import { setCaseTags } from "../../domain/tags.ts";
+import { caseFile } from "../../domain/cases/case-file.ts";
+import { decideInBulk, MAX_BULK_CASES, undoBulkDecision } from "../../domain/review/bulk.ts";
+import { addCaseNote, assignCase, reviewQueue, triageCase } from "../../domain/cases/cases.ts";
+import { setCaseTags } from "../../domain/cases/tags.ts";
 import { DEFAULT_TEAM, DISMISSAL_REASONS, RESOLUTION_CODES, TEAMS } from "../../domain/views/report.ts";
 import { MAX_TAGS_PER_CASE, tagSchema } from "../../domain/views/tag.ts";
 import { limitSchema } from "../schemas.ts";

@@ -7,10 +7,10 @@ import {
   fileAppeal,
   listAppeals,
   revokeActionSettlingAppeal,
-} from "../../domain/appeals.ts";
-import { actionEnd, createEnforcementAction, findEnforcementActions, listIdentityActions, updateEnforcementAction } from "../../domain/enforcement.ts";
-import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/validation.ts";
-import { getActionStatement } from "../../domain/statements.ts";
+} from "../../domain/enforcement/appeals.ts";
+import { actionEnd, createEnforcementAction, findEnforcementActions, listIdentityActions, updateEnforcementAction } from "../../domain/enforcement/enforcement.ts";
+import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/intake/validation.ts";
+import { getActionStatement } from "../../domain/enforcement/statements.ts";
 import { statementRecordSchema } from "../../domain/views/dsa.ts";
 import { APPEAL_FILTERS, APPEAL_STATUSES, appealInboxSchema, appealViewSchema } from "../../domain/views/appeal.ts";
 import {

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { notFound } from "../../domain/errors.ts";
-import { listJobs, queueDepth, retryDeadJob } from "../../domain/jobs.ts";
+import { notFound } from "../../domain/core/errors.ts";
+import { listJobs, queueDepth, retryDeadJob } from "../../domain/plumbing/jobs.ts";
 import { JOB_STATUSES } from "../../domain/views/job.ts";
 import { router, secretProcedure } from "../trpc.ts";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { createApiKey, listApiKeys, revokeApiKey } from "../../domain/keys.ts";
+import { createApiKey, listApiKeys, revokeApiKey } from "../../domain/accounts/keys.ts";
 import { apiKeyViewSchema, KEY_KINDS } from "../../domain/views/api-key.ts";
 import { orgProcedure, projectProcedure, router } from "../trpc.ts";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { createProject, deleteProject, listProjects, renameProject, toProjectView } from "../../domain/projects.ts";
+import { createProject, deleteProject, listProjects, renameProject, toProjectView } from "../../domain/accounts/projects.ts";
 import { projectViewSchema } from "../../domain/views/project.ts";
 import { okSchema } from "../schemas.ts";
 import { orgProcedure, router } from "../trpc.ts";

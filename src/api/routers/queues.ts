@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { createQueue, deleteQueue, getQueue, listQueues, moveCaseToQueue, updateQueue } from "../../domain/queues.ts";
+import { createQueue, deleteQueue, getQueue, listQueues, moveCaseToQueue, updateQueue } from "../../domain/review/queues.ts";
 import { queueCreateSchema, queuePatchSchema, queueViewSchema } from "../../domain/views/queue.ts";
 import { okSchema } from "../schemas.ts";
 import { orgProcedure, router } from "../trpc.ts";
@@ -10,7 +10,7 @@ const orgSlug = z.string().min(1).max(64);
 const queuesPath = "/organizations/{orgSlug}/queues";
 
 /**
- * The organization's review queues (src/domain/queues.ts). Everyone reads them; changing them
+ * The organization's review queues (src/domain/review/queues.ts). Everyone reads them; changing them
  * needs the admin role (secret keys act as admins); moving a case between queues is a
  * moderator's (dashboard only).
  */

@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { decideOnReport } from "../../domain/cases.ts";
-import { resolveReport } from "../../domain/enforcement.ts";
-import { reportSlot } from "../../domain/rate-limit.ts";
-import { createReport, reportsWithProjects, reportWithOutcome } from "../../domain/reports.ts";
-import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/validation.ts";
+import { decideOnReport } from "../../domain/cases/cases.ts";
+import { resolveReport } from "../../domain/enforcement/enforcement.ts";
+import { reportSlot } from "../../domain/plumbing/rate-limit.ts";
+import { createReport, reportsWithProjects, reportWithOutcome } from "../../domain/intake/reports.ts";
+import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/intake/validation.ts";
 import { projectRefSchema } from "../../domain/views/project.ts";
 import { clientDateTime } from "../../domain/views/common.ts";
 import {
@@ -68,7 +68,7 @@ const createInput = z
   });
 
 /**
- * Report creation's rate limit (the rule: reportSlot, src/domain/rate-limit.ts): createReport
+ * Report creation's rate limit (the rule: reportSlot, src/domain/plumbing/rate-limit.ts): createReport
  * checks and takes the API key's place once everything else passed (the key: 401, 403 for its
  * kind; the body: 400; the project: 404, 403 for a publishable key of another project; the
  * reasons: 400), so a request refused for any of those spends no place and is told so, never

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { createRule, deleteRule, getRule, listRuleHits, listRules, RULE_TEST_LIMITS, testRule, updateRule } from "../../domain/rules.ts";
+import { createRule, deleteRule, getRule, listRuleHits, listRules, RULE_TEST_LIMITS, testRule, updateRule } from "../../domain/rules/rules.ts";
 import { ruleHitViewSchema, ruleInputSchema, ruleTestResultSchema, ruleViewSchema } from "../../domain/views/rule.ts";
 import { okSchema } from "../schemas.ts";
 import { orgProcedure, router } from "../trpc.ts";

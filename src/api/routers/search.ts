@@ -1,4 +1,4 @@
-import { closedCases, search } from "../../domain/search.ts";
+import { closedCases, search } from "../../domain/cases/search.ts";
 import { closedCasesInputSchema, searchInputSchema } from "../../domain/views/search.ts";
 import { projectProcedure, router } from "../trpc.ts";
 

@@ -4,11 +4,11 @@
  * transparency report have their own sections below.
  */
 import { z } from "zod";
-import { exportStatements, getDsaSettings, setDsaSettings, statementsCsv, statementsOfActions } from "../../domain/statements.ts";
-import { projectIdSchema } from "../../domain/validation.ts";
+import { exportStatements, getDsaSettings, setDsaSettings, statementsCsv, statementsOfActions } from "../../domain/enforcement/statements.ts";
+import { projectIdSchema } from "../../domain/intake/validation.ts";
 import { dsaSettingsSchema, statementRecordSchema, statementSchema, type Statement } from "../../domain/views/dsa.ts";
-import { transparencyReport, transparencyReportCsv } from "../../domain/transparency-report.ts";
-import { listSubmissions, requestSubmission, setSubmissionSettings, submissionSettings } from "../../domain/transparency-submission.ts";
+import { transparencyReport, transparencyReportCsv } from "../../domain/dsa/transparency-report.ts";
+import { listSubmissions, requestSubmission, setSubmissionSettings, submissionSettings } from "../../domain/dsa/transparency-submission.ts";
 import {
   SUBMISSION_STATUSES,
   submissionAttemptViewSchema,

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { resetUserPassword } from "../../domain/sessions.ts";
-import { addUserWithPassword, changeUserRole, disableUser, enableUser, listUsers, MAX_PASSWORD, MIN_PASSWORD } from "../../domain/users.ts";
+import { resetUserPassword } from "../../domain/plumbing/sessions.ts";
+import { addUserWithPassword, changeUserRole, disableUser, enableUser, listUsers, MAX_PASSWORD, MIN_PASSWORD } from "../../domain/accounts/users.ts";
 import { ROLES } from "../../domain/views/user.ts";
 import { authedProcedure, router } from "../trpc.ts";
 

@@ -1,7 +1,7 @@
 /**
  * The audit trail's catalogue: every action an audit event can record, with what it is about
  * (entity types), the shapes of its `before`, `after` and `data`, and a label for people. The
- * writer (recordAudit in src/domain/audit.ts) is typed by it, the audit queries validate their
+ * writer (recordAudit in src/domain/core/audit.ts) is typed by it, the audit queries validate their
  * `action` filter against it, and the dashboard takes its labels and filters from it.
  *
  * The shapes type the writer's arguments; they are not checked at run time (an audit event is
@@ -62,7 +62,7 @@ const appealDecisionData = z.object({
   reportId: z.string().nullable(),
   reportMoved: z.boolean(),
   revokedActionIds: z.array(z.string()),
-  // An appeal settled because its action was revoked outside it (src/domain/appeals.ts).
+  // An appeal settled because its action was revoked outside it (src/domain/enforcement/appeals.ts).
   settledByRevocation: z.boolean().optional(),
 });
 const templateFields = z.object({ name: z.string(), kind: z.enum(TEMPLATE_KINDS), body: z.string() });
@@ -97,7 +97,7 @@ export const AUDIT_ACTIONS = {
     data: z.object({ bulkId: z.string(), to: z.string(), caseId: z.string() }),
   },
 
-  // A reporter's weight (DSA Art. 22, 23; src/domain/reporters.ts), on the identity.
+  // A reporter's weight (DSA Art. 22, 23; src/domain/intake/reporters.ts), on the identity.
   REPORTER_TRUSTED_CHANGED: {
     label: "Trusted flagger mark changed",
     entity: ["identity"],
@@ -136,7 +136,7 @@ export const AUDIT_ACTIONS = {
   CASE_TAGS_CHANGED: { label: "Case tags changed", entity: ["case"], before: z.object({ tags: z.array(z.string()) }), after: z.object({ tags: z.array(z.string()) }) },
   CASE_UNASSIGNED: { label: "Case released", entity: ["case"], before: assignee, after: assignee },
   CASE_NOTE_ADDED: { label: "Note added", entity: ["case"], data: z.object({ noteId: z.string() }) },
-  // A rule's `priority` effect (src/domain/rule-engine.ts).
+  // A rule's `priority` effect (src/domain/rules/rule-engine.ts).
   CASE_PRIORITY_CHANGED: {
     label: "Case priority changed",
     entity: ["case"],
@@ -144,7 +144,7 @@ export const AUDIT_ACTIONS = {
     after: z.object({ priority: z.number() }),
     data: z.object({ ruleId: z.string(), version: z.number(), automated: z.literal(true) }).optional(),
   },
-  // A case moved between queues (src/domain/queues.ts): null is the default queue; a rule's move says which rule.
+  // A case moved between queues (src/domain/review/queues.ts): null is the default queue; a rule's move says which rule.
   CASE_QUEUE_CHANGED: {
     label: "Case moved to another queue",
     entity: ["case"],
@@ -283,7 +283,7 @@ export const AUDIT_ACTIONS = {
     data: z.object({ reason: z.string() }),
   },
   WEBHOOK_SECRET_ROTATED: { label: "Webhook secret rotated", entity: ["webhook_endpoint"] },
-  // Where statements of reasons leave the installation (src/domain/transparency-submission.ts); the token is never recorded.
+  // Where statements of reasons leave the installation (src/domain/dsa/transparency-submission.ts); the token is never recorded.
   TRANSPARENCY_SUBMISSION_CHANGED: {
     label: "Transparency Database submission changed",
     entity: ["transparency_submission"],

@@ -2,7 +2,7 @@
  * The DSA vocabulary, in one place: a statement of reasons (DSA Art. 17 and 24(5)) in the EU
  * Transparency Database API v2 field names, enumerations and limits, and a project's DSA
  * settings (stored as JSON in `projects.dsa_settings`). Statements are made by
- * src/domain/statements.ts; the submission to the database and the transparency report read
+ * src/domain/enforcement/statements.ts; the submission to the database and the transparency report read
  * the same schema.
  *
  * Source: /work/shared/reference/dsa-transparency-database-v2.md, checked against the EU's
@@ -248,7 +248,7 @@ export type DsaSettings = z.infer<typeof dsaSettingsSchema>;
 export type DsaSettingsInput = z.input<typeof dsaSettingsSchema>;
 
 /**
- * The statement category of Flagstaff's default report categories (src/domain/categories.ts),
+ * The statement category of Flagstaff's default report categories (src/domain/cases/categories.ts),
  * used for a category the project has not mapped itself.
  */
 export const SUGGESTED_CATEGORIES: Readonly<Record<string, StatementCategory>> = {

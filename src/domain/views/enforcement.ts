@@ -7,7 +7,7 @@
  * resolutions with an action, rules, the routes' descriptions and the dashboard's dialogs read
  * it (bulk decisions read the resolution codes' record, RESOLUTION_CODE_SPECS); none tests for
  * a kind by name, but for the action CONTENT_LEVEL_ACTION implies without one (impliedAction,
- * src/domain/enforcement.ts, the specification's rule). A new kind is a new entry
+ * src/domain/enforcement/enforcement.ts, the specification's rule). A new kind is a new entry
  * (docs/architecture.md, "Add an action kind").
  */
 import { z } from "zod";
@@ -15,7 +15,7 @@ import { actorSchema, clientInstant, isoDateTime } from "./common.ts";
 import type { Statement } from "./dsa.ts";
 import { identityRefViewSchema } from "./identity.ts";
 import { RESOLUTION_CODE_SPECS, RESOLUTION_CODES, type ResolutionCode, type ResolutionCodeSpec } from "./report.ts";
-import { externalIdSchema, typeNameSchema } from "../validation.ts";
+import { externalIdSchema, typeNameSchema } from "../intake/validation.ts";
 
 export const ACTION_KINDS = ["warning", "mute", "suspension", "ban", "content_removal"] as const;
 export type ActionKind = (typeof ACTION_KINDS)[number];
@@ -48,7 +48,7 @@ export interface ActionKindSpec {
   /** Whether its resolution code, given without an action, means this kind (CONTENT_LEVEL_ACTION: a content removal). */
   impliedByItsCode: boolean;
   /**
-   * Its decision fields in a statement of reasons (DSA Art. 17, src/domain/statements.ts), given
+   * Its decision fields in a statement of reasons (DSA Art. 17, src/domain/enforcement/statements.ts), given
    * its end (ms since the epoch); null for a kind that restricts nothing and so has no statement.
    */
   decision: ((endsAt: number | null) => Partial<Statement>) | null;

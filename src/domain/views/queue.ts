@@ -25,7 +25,7 @@ export const QUEUE_PAGE_SIZE = 50;
 // ---------------------------------------------------------------------------------------------
 // Queues (issue 15): the organization's review queues themselves — not the views above, which
 // are filters of one queue's page. Every open case is in exactly one queue: `cases.queue_id`
-// names it, and null means the organization's default queue (src/domain/queues.ts).
+// names it, and null means the organization's default queue (src/domain/review/queues.ts).
 
 /** How a queue orders its open cases: bucket then age (default), rules' priority first, or age alone. */
 export const QUEUE_ORDERINGS = ["severity_age", "priority", "age"] as const;

@@ -3,13 +3,13 @@
  * workflow table's), resolution codes, dismissal reasons and escalation teams.
  */
 import { z } from "zod";
-import { STATUSES } from "../workflow.ts";
+import { STATUSES } from "../review/workflow.ts";
 import { isoDateTime } from "./common.ts";
 import { identitySummarySchema } from "./identity.ts";
 import { SEVERITIES } from "./severity.ts";
 
-// The statuses are the workflow table's (src/domain/workflow.ts, pure): clients see them here.
-export { STATUSES, type Status } from "../workflow.ts";
+// The statuses are the workflow table's (src/domain/review/workflow.ts, pure): clients see them here.
+export { STATUSES, type Status } from "../review/workflow.ts";
 
 export const RESOLUTION_CODES = [
   "NO_VIOLATION", "INSUFFICIENT_EVIDENCE", "DUPLICATE_REPORT", "SPAM_CONFIRMED", "HARASSMENT_CONFIRMED",

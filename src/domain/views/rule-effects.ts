@@ -2,7 +2,7 @@
  * The effects a rule takes when it matches (docs/rules.md, "Effects"), one entry per effect type
  * in RULE_EFFECTS: the fields it carries beside `type`, and which of them name other data. The
  * effect union (published as RuleEffect, its variants in the record's order), its type and
- * EFFECT_TYPES are built from it. The rule engine's APPLY (src/domain/rule-engine.ts) and the
+ * EFFECT_TYPES are built from it. The rule engine's APPLY (src/domain/rules/rule-engine.ts) and the
  * dashboard's EFFECT_EDITOR (src/web/pages/rules.tsx) are records over EffectType too, so an
  * effect type added here does not compile until the engine applies it and the editor has a row
  * for it. Pure (zod and vocabularies, no re2js): the dashboard imports it.
@@ -25,7 +25,7 @@ export type RuleAction = z.infer<typeof ruleActionSchema>;
 
 /**
  * Which of an effect's fields name other data, by what they name: `queue`, a queue of the
- * organization (checked when the rule is saved, src/domain/rules.ts: the organization's own, of
+ * organization (checked when the rule is saved, src/domain/rules/rules.ts: the organization's own, of
  * the rule's project or of none); `team`, an escalation team; `reason`, a dismissal reason (the
  * last two closed vocabularies, which the effect's schema checks).
  */

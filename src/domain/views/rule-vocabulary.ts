@@ -38,7 +38,7 @@ export type RuleField = keyof typeof RULE_FIELDS;
 export const RULE_FIELD_NAMES = Object.keys(RULE_FIELDS) as RuleField[];
 export const isRuleField = (name: unknown): name is RuleField => typeof name === "string" && Object.hasOwn(RULE_FIELDS, name);
 
-/** A report's facts, as a rule sees them (src/domain/rule-engine.ts gathers them); a missing fact reads as null. */
+/** A report's facts, as a rule sees them (src/domain/rules/rule-engine.ts gathers them); a missing fact reads as null. */
 export type Facts = Partial<Record<RuleField, unknown>>;
 
 export const RULE_OPS = ["eq", "ne", "in", "includes", "gt", "gte", "lt", "lte", "contains", "matches"] as const;

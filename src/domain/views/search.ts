@@ -1,7 +1,7 @@
 /**
  * Search and the closed cases' list: their vocabularies and limits. Pure (zod only): the
  * dashboard's search page builds its filters from these, and the router checks its input with
- * them. The rules behind them are in src/domain/search.ts.
+ * them. The rules behind them are in src/domain/cases/search.ts.
  */
 import { z } from "zod";
 import { CASE_DECISION_ACTIONS } from "./case.ts";

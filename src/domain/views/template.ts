@@ -3,7 +3,7 @@
  * enforcing, with placeholders the dialog fills in: `{action}` (the enforcement action, e.g.
  * "24-hour suspension"), `{reason}` (the resolution code, dismissal reason or action reason) and
  * `{category}` (the case's report categories). The rule that fills them is `renderTemplate`
- * (src/domain/templates-text.ts); the reporters-and-DSA work reuses it for outcome texts.
+ * (src/domain/review/template-text.ts); the reporters-and-DSA work reuses it for outcome texts.
  */
 import { z } from "zod";
 import { isoDateTime } from "./common.ts";

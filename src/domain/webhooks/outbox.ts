@@ -6,9 +6,9 @@
  */
 import { and, eq } from "drizzle-orm";
 import { webhookDeliveries, webhookEndpoints } from "../../db/schema.ts";
-import { enqueueJob } from "../jobs.ts";
-import { iso } from "../clock.ts";
-import type { DomainContext } from "../context.ts";
+import { enqueueJob } from "../plumbing/jobs.ts";
+import { iso } from "../core/clock.ts";
+import type { DomainContext } from "../core/context.ts";
 import { EVENT_TYPES, wantsEvent, type EventType } from "../views/webhook.ts";
 import { MAX_DELIVERY_ATTEMPTS } from "./schedule.ts";
 

@@ -1,7 +1,7 @@
 /**
  * The review queues (issue 15), for administrators: each queue with its open cases, ordering
  * and who may work it; create, change (access, ordering, the default) and delete (its open
- * cases move to the default queue). The rules for queues live in src/domain/queues.ts.
+ * cases move to the default queue). The rules for queues live in src/domain/review/queues.ts.
  */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";

@@ -2,7 +2,7 @@
  * Search over reports (description, reported content, AI reasoning) and identities (names,
  * usernames, external IDs), from the top bar's box (src/web/components/search-box.tsx) or the
  * page's own field; and the list of closed cases with its filters. The server decides what
- * matches (src/domain/search.ts).
+ * matches (src/domain/cases/search.ts).
  */
 import { useInfiniteQuery, useQuery, keepPreviousData } from "@tanstack/react-query";
 import { useEffect, useState } from "react";

@@ -1,0 +1,367 @@
+import { and, desc, eq } from "drizzle-orm";
+import { AiUnavailableError, classify, type Classification } from "../../ai/classifier.ts";
+import type { Config } from "../../config.ts";
+import { contentAnalyses, identities, reports } from "../../db/schema.ts";
+import { recordAudit, systemActor } from "../core/audit.ts";
+import { raiseCaseBucket } from "../cases/cases.ts";
+import { listCategories, type CategoryRow } from "../cases/categories.ts";
+import { categoryKey } from "../cases/category-key.ts";
+import { iso } from "../core/clock.ts";
+import { lockReportAndCase } from "../cases/case-lock.ts";
+import { rowLockedTransaction, type DomainContext } from "../core/context.ts";
+import { badRequest } from "../core/errors.ts";
+import { newId } from "../core/ids.ts";
+import { upsertIdentity } from "../intake/identities.ts";
+import { enqueueLinkScans } from "./scan-job.ts";
+import { log } from "../../log.ts";
+import { getOrganization } from "../accounts/organizations.ts";
+import { requireProject, type Project } from "../accounts/projects.ts";
+import { createReport, type IdentityRef } from "../intake/reports.ts";
+import { searchDocument } from "../cases/search-text.ts";
+import { aiSettingsOf, assertPlanAllowsAi } from "../accounts/settings.ts";
+import { applyTransition } from "../review/workflow-engine.ts";
+import { runRules } from "../rules/rule-engine.ts";
+import type { Severity } from "../cases/severity.ts";
+import type { AnalysisResult, AnalysisView } from "../views/analysis.ts";
+import { isOfWorkableCase, type AccessContext } from "../review/queue-access.ts";
+
+export type { AnalysisResult, AnalysisView } from "../views/analysis.ts";
+
+/** What asking the AI model needs besides the domain context. */
+export interface AiDeps {
+  config: Config;
+  /** Told the duration of every model call and whether it succeeded (metrics). */
+  onAiCall?: (ms: number, ok: boolean) => void;
+}
+
+/** The context of the domain functions that ask the AI model. */
+export type AiContext = DomainContext & AiDeps;
+
+/**
+ * Runs the classifier with the project's categories and the configured backend. A failure is
+ * logged in full for the operator; the caller gets a message without the backend's address
+ * (API clients of one organization have no business learning the installation's network).
+ *
+ * A network call: never inside a transaction (it would hold the write lock for as long as the
+ * model takes). Callers read what they need, classify, then write in a transaction.
+ */
+export async function classifyText(
+  ctx: Pick<AiContext, "store" | "config" | "onAiCall">,
+  input: { categories: readonly CategoryRow[]; text: string },
+): Promise<Classification> {
+  if (ctx.store.inTransaction()) throw new Error("classifyText: the AI model is never asked inside a transaction");
+  const started = performance.now();
+  try {
+    const result = await classify({
+      host: ctx.config.ollamaHost,
+      model: ctx.config.aiModel,
+      timeoutMs: ctx.config.aiTimeoutMs,
+      window: ctx.config.aiWindow,
+      categories: input.categories.map((c) => ({ name: c.name, description: c.description })),
+      text: input.text,
+    });
+    ctx.onAiCall?.(performance.now() - started, true);
+    return result;
+  } catch (err) {
+    ctx.onAiCall?.(performance.now() - started, false);
+    if (!(err instanceof AiUnavailableError)) throw err;
+    log.warn("AI backend call failed", { reason: err.reason, error: err.message });
+    throw new AiUnavailableError(err.reason, CLIENT_MESSAGE[err.reason](ctx.config.aiModel), err);
+  }
+}
+
+const CLIENT_MESSAGE: Record<AiUnavailableError["reason"], (model: string) => string> = {
+  unreachable: () => "The AI backend is unreachable; try again later",
+  timeout: () => "The AI backend did not answer in time; try again later",
+  model_missing: (model) => `The AI model "${model}" is not installed on the AI backend; the operator must run \`ollama pull ${model}\``,
+  bad_answer: () => "The AI model gave no usable answer; try again later",
+  ollama_error: () => "The AI backend failed; try again later",
+};
+
+/**
+ * The rule for filing a report from an analysis (spec, Analyze content, rules 1–2): the
+ * confidence reaches the project's threshold and the severity is not LOW.
+ */
+export const meetsThreshold = (a: AnalysisResult, threshold: number): boolean => a.severity !== "LOW" && a.confidence >= threshold;
+
+/** The category an automatic report names: the first detected one, else "other" if the project has it. */
+function reasonFor(a: AnalysisResult, categories: readonly CategoryRow[]): string | null {
+  return a.categories[0] ?? categories.find((c) => c.nameKey === categoryKey("other"))?.name ?? null;
+}
+
+const EXCERPT = 2000;
+
+/** The description of an automatic report: what was found, how sure, why, and what was said. */
+export function describeAnalysis(a: AnalysisResult, sourceText: string, url?: string): string {
+  const excerpt = sourceText.length > EXCERPT ? `${sourceText.slice(0, EXCERPT)}… [${sourceText.length - EXCERPT} more characters]` : sourceText;
+  return [
+    `Automated AI analysis: severity ${a.severity}, confidence ${a.confidence}%` + (a.categories.length ? `, categories ${a.categories.join(", ")}.` : "."),
+    `Reasoning: ${a.reasoning}`,
+    url ? `Source: ${url}` : null,
+    "",
+    "Analyzed text:",
+    excerpt,
+  ]
+    .filter((l): l is string => l !== null)
+    .join("\n");
+}
+
+interface StoreInput {
+  project: Project;
+  source: "content" | "enrichment" | "link_scan";
+  classification: Classification;
+  sourceText: string;
+  reportId: string | null;
+  externalId?: string | null;
+  contentType?: string | null;
+  url?: string | null;
+}
+
+/** Stores an analysis and its AI_ANALYZED audit event (by the context's actor). */
+export function storeAnalysis(ctx: DomainContext, s: StoreInput): Promise<string> {
+  const id = newId();
+  const c = s.classification;
+  return rowLockedTransaction(ctx, async () => {
+    await ctx.db.insert(contentAnalyses).values({
+      id,
+      orgId: s.project.orgId,
+      projectId: s.project.id,
+      source: s.source,
+      reportId: s.reportId,
+      externalId: s.externalId ?? null,
+      contentType: s.contentType ?? null,
+      url: s.url ?? null,
+      sourceText: s.sourceText,
+      categories: JSON.stringify(c.categories),
+      severity: c.severity,
+      confidence: c.confidence,
+      reasoning: c.reasoning,
+      model: c.model,
+      latencyMs: c.latencyMs,
+      createdAt: ctx.clock.now(),
+    });
+    await recordAudit(ctx, {
+      projectId: s.project.id,
+      action: "AI_ANALYZED",
+      entityType: s.reportId && s.source === "enrichment" ? "report" : "content_analysis",
+      entityId: s.reportId && s.source === "enrichment" ? s.reportId : id,
+      data: {
+        analysisId: id,
+        source: s.source,
+        severity: c.severity,
+        confidence: c.confidence,
+        categories: c.categories,
+        reasoning: c.reasoning,
+        model: c.model,
+        confidenceSource: c.confidenceSource,
+        reportId: s.reportId,
+        url: s.url ?? null,
+      },
+    });
+    return id;
+  });
+}
+
+/** Content to analyze for the context's organization, by the context's actor. */
+export interface AnalyzeInput {
+  projectId: string;
+  content: string;
+  externalId?: string | null;
+  contentType?: string | null;
+  /** Who wrote the content: the subject of a report filed for it or for a link in it. */
+  author?: IdentityRef | null;
+}
+
+/**
+ * The analyze route: classifies the text, stores the analysis, and files an automated report
+ * when the threshold is met. The model is asked before anything is written (and outside any
+ * transaction), so a failing backend (503) leaves nothing half-done.
+ */
+export async function analyzeContent(
+  ctx: AiContext,
+  input: AnalyzeInput,
+): Promise<{ analysis: AnalysisResult; reportCreated: boolean; reportId: string | null; analysisId: string; project: Project }> {
+  const project = await checkAnalyzable(ctx, input.projectId);
+  const categories = await listCategories(ctx, project.id);
+  if (categories.length === 0) throw badRequest("No report categories are configured for this project");
+  const classification = await classifyText(ctx, { categories, text: input.content });
+  const analysis = pick(classification);
+
+  return rowLockedTransaction(ctx, async () => {
+    const fresh = await requireProject(ctx, input.projectId);
+    // The author is upserted like a report's subject (their display fields kept for the reports
+    // this content or its links may file).
+    if (input.author) await upsertIdentity(ctx, { projectId: fresh.id, ...input.author, seenAt: ctx.clock.now(), now: ctx.clock.now() });
+    const reportId = await fileIfWarranted(ctx, {
+      project: fresh,
+      categories,
+      analysis,
+      target: { content: input.content, externalId: input.externalId ?? null, contentType: input.contentType ?? null },
+      subject: input.author ?? null,
+    });
+    const analysisId = await storeAnalysis(ctx, {
+      project: fresh,
+      source: "content",
+      classification,
+      sourceText: input.content,
+      reportId,
+      externalId: input.externalId,
+      contentType: input.contentType,
+    });
+    const poster = input.author ? { type: input.author.type, externalId: input.author.externalId } : null;
+    await enqueueLinkScans(ctx, { project: fresh, text: input.content, poster });
+    return { analysis, reportCreated: reportId !== null, reportId, analysisId, project: fresh };
+  });
+}
+
+/**
+ * Files the automated report an analysis calls for (rules 1–2), by the context's actor,
+ * returning its id, or null.
+ */
+export async function fileIfWarranted(
+  ctx: DomainContext,
+  input: {
+    project: Project;
+    categories: readonly CategoryRow[];
+    analysis: AnalysisResult;
+    target: { content: string; externalId: string | null; contentType: string | null; url?: string };
+    /** Who posted the content, when known: the report's subject. */
+    subject?: IdentityRef | null;
+  },
+): Promise<string | null> {
+  const { project, analysis, target } = input;
+  if (!meetsThreshold(analysis, project.aiThreshold)) return null;
+  const reason = reasonFor(analysis, input.categories);
+  if (!reason) return null;
+  const created = await createReport(ctx, {
+    project,
+    target: {
+      contentExternalId: target.externalId ?? target.url ?? null,
+      contentType: target.contentType ?? (target.url ? "url" : null),
+      content: target.content,
+    },
+    reasonNames: [reason],
+    subject: input.subject ?? null,
+    description: describeAnalysis(analysis, target.content, target.url),
+    automated: true,
+    // An automated report carries its analysis already: no enrichment job for it.
+    enrich: false,
+  });
+  return created.report.id;
+}
+
+/** The project, if AI analysis may run on it: 403 on the free plan, 400 when switched off. */
+export async function checkAnalyzable(ctx: Pick<DomainContext, "db" | "orgId">, projectId: string): Promise<Project> {
+  const project = await requireProject(ctx, projectId);
+  assertPlanAllowsAi(await getOrganization(ctx));
+  if (!aiSettingsOf(project).aiEnabled) throw badRequest("Content analysis is not enabled for this project (turn on aiEnabled in its settings)");
+  return project;
+}
+
+const pick = (c: Classification): AnalysisResult => ({
+  categories: c.categories,
+  severity: c.severity,
+  confidence: c.confidence,
+  reasoning: c.reasoning,
+});
+
+/** The 50 (`limit`) most recent analyses of a project that the caller may see (those of reports: queue access). */
+export async function recentAnalyses(ctx: AccessContext, input: { projectId: string; limit?: number }): Promise<AnalysisView[]> {
+  const rows = await ctx.db
+    .select()
+    .from(contentAnalyses)
+    .where(and(eq(contentAnalyses.projectId, input.projectId), await isOfWorkableCase(ctx, "report", contentAnalyses.reportId, { whenNull: "kept" })))
+    .orderBy(desc(contentAnalyses.id))
+    .limit(input.limit ?? 50);
+  return rows.map(toAnalysisView);
+}
+
+export const toAnalysisView = (a: typeof contentAnalyses.$inferSelect): AnalysisView => ({
+  id: a.id,
+  source: a.source,
+  categories: JSON.parse(a.categories) as string[],
+  severity: a.severity as Severity,
+  confidence: a.confidence,
+  reasoning: a.reasoning,
+  reportId: a.reportId,
+  externalId: a.externalId,
+  contentType: a.contentType,
+  url: a.url,
+  sourceText: a.sourceText,
+  model: a.model,
+  createdAt: iso(a.createdAt),
+});
+
+// ---------------------------------------------------------------------------------------------
+// Enrichment of reports (a background job).
+
+/**
+ * Classifies a report's description and submitted content and attaches the result. Idempotent:
+ * a report that already carries an analysis is left alone, so a job that runs twice (its first
+ * worker died after committing) still leaves exactly one set of AI fields.
+ *
+ * Rule: with confidence ≥ the project's threshold and severity HIGH or CRITICAL, an OPEN report
+ * moves to IN_REVIEW (its case too); CRITICAL also raises the case to the emergency bucket.
+ *
+ * Flagstaff itself acts (the system actor), for the report's organization, whatever the
+ * context's actor and organization. The model is asked between two database steps, outside
+ * any transaction.
+ */
+export async function enrichReport(ctx: AiContext, reportId: string): Promise<"enriched" | "skipped"> {
+  const [report] = await ctx.db.select().from(reports).where(eq(reports.id, reportId)).limit(1);
+  if (!report || report.aiAnalyzedAt != null) return "skipped";
+  const sys: AiContext = { ...ctx, orgId: report.orgId, actor: systemActor };
+  let project: Project;
+  try {
+    project = await checkAnalyzable(sys, report.projectId);
+  } catch {
+    return "skipped"; // AI switched off (or plan changed) since the report was filed
+  }
+  const text = [report.description, report.content].filter((t): t is string => !!t && t.trim() !== "").join("\n\n");
+  const categories = await listCategories(sys, project.id);
+  if (!text || categories.length === 0) return "skipped";
+  const classification = await classifyText(sys, { categories, text }); // AiUnavailableError → the job retries
+
+  return rowLockedTransaction(sys, async () => {
+    // Its case's row first (src/domain/cases/case-lock.ts): a decision on the case, or this job run
+    // twice, takes turns with it; the report as it is under that lock.
+    const { report: current } = await lockReportAndCase(sys, reportId);
+    if (!current || current.aiAnalyzedAt != null) return "skipped";
+    const now = sys.clock.now();
+    const analysis = pick(classification);
+    const escalates = analysis.confidence >= project.aiThreshold && (analysis.severity === "HIGH" || analysis.severity === "CRITICAL");
+    await sys.db
+      .update(reports)
+      .set({
+        aiSeverity: analysis.severity,
+        aiCategories: JSON.stringify(analysis.categories),
+        aiConfidence: analysis.confidence,
+        aiReasoning: analysis.reasoning,
+        aiAnalyzedAt: now,
+        updatedAt: now,
+        searchText: searchDocument([current.description, current.content, analysis.reasoning]),
+      })
+      .where(eq(reports.id, reportId));
+    await storeAnalysis(sys, { project, source: "enrichment", classification, sourceText: text, reportId });
+    // The table's `enrich` (workflow-engine.ts): an OPEN report goes to IN_REVIEW with its case
+    // if that is OPEN too; a report a moderator already moved on is left where it is.
+    if (escalates) {
+      await applyTransition(sys, {
+        target: { reportId },
+        move: { action: "enrich", severity: analysis.severity, confidence: analysis.confidence },
+        refused: "skip",
+      });
+    }
+    if (escalates && analysis.severity === "CRITICAL") await raiseCaseBucket(sys, { caseId: current.caseId, bucket: "emergency" });
+    // The organization's report.enriched rules (src/domain/rules/rule-engine.ts): once, as the analysis is stored once.
+    await runRules(sys, { trigger: "report.enriched", reportId });
+    // The report's subject posted the text: a report a link scan files names them.
+    const [poster] = current.subjectIdentityId
+      ? await sys.db.select({ type: identities.type, externalId: identities.externalId }).from(identities).where(eq(identities.id, current.subjectIdentityId)).limit(1)
+      : [];
+    await enqueueLinkScans(sys, { project, text, poster: poster ?? null });
+    return "enriched";
+  });
+}
+
+export { AiUnavailableError };

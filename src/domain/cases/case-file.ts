@@ -1,0 +1,19 @@
+import { listAudit } from "../review/audit-log.ts";
+import { listCaseNotes, reportsOfCase, requireCase, subjectHistory, toCaseView } from "./cases.ts";
+import { getIdentity } from "../intake/identities.ts";
+import type { AccessContext } from "../review/queue-access.ts";
+import { toReportViews } from "../intake/reports.ts";
+
+/** Everything about one case at once: its reports, subject and the subject's other cases, notes, audit trail. */
+export async function caseFile(ctx: AccessContext, caseId: string) {
+  const c = await requireCase(ctx, caseId);
+  const subject = c.subjectIdentityId ? await getIdentity(ctx, c.subjectIdentityId) : null;
+  return {
+    case: toCaseView(c),
+    reports: await toReportViews(ctx, { rows: await reportsOfCase(ctx, c.id) }),
+    subject,
+    subjectHistory: c.subjectIdentityId ? await subjectHistory(ctx, { subjectIdentityId: c.subjectIdentityId, exceptCaseId: c.id }) : [],
+    notes: await listCaseNotes(ctx, c.id),
+    audit: (await listAudit(ctx, { entityType: "case", entityId: c.id, limit: 100 })).events,
+  };
+}

@@ -1,0 +1,372 @@
+import { and, asc, desc, eq, inArray, ne, sql, type SQL } from "drizzle-orm";
+import { param, statements } from "../../db/prepared.ts";
+import { caseNotes, cases, identities, reports, users } from "../../db/schema.ts";
+import { recordAudit, type Actor } from "../core/audit.ts";
+import { iso, isoOrNull } from "../core/clock.ts";
+import { lockCase } from "./case-lock.ts";
+import { rowLockedTransaction, transaction, type DomainContext } from "../core/context.ts";
+import { badRequest, conflict, notFound } from "../core/errors.ts";
+import { newId } from "../core/ids.ts";
+import type { CaseKey } from "../intake/open-case.ts";
+import { assertMayWorkCase, userMayWorkQueueOf, workableCases, type AccessContext } from "../review/queue-access.ts";
+import { BUCKETS, higherBucket, type Bucket } from "./severity.ts";
+import type { Status } from "../review/workflow.ts";
+import { applyTransition, type Move } from "../review/workflow-engine.ts";
+import type { CaseDecisionAction, CaseView, NoteView } from "../views/case.ts";
+
+export type { CaseView, NoteView } from "../views/case.ts";
+
+export type CaseRow = typeof cases.$inferSelect;
+
+export const toCaseView = (c: CaseRow): CaseView => ({
+  id: c.id,
+  projectId: c.projectId,
+  status: c.status as Status,
+  bucket: c.bucket,
+  contentType: c.contentType || null,
+  contentExternalId: c.contentExternalId,
+  subjectIdentityId: c.subjectIdentityId,
+  reportCount: c.reportCount,
+  assigneeId: c.assigneeId,
+  assignedAt: isoOrNull(c.assignedAt),
+  createdAt: iso(c.createdAt),
+  updatedAt: iso(c.updatedAt),
+  lastReportAt: iso(c.lastReportAt),
+  queueId: c.queueId,
+  escalation: c.escalatedTeam ? { team: c.escalatedTeam, at: iso(c.escalatedAt ?? c.updatedAt) } : null,
+  decision:
+    c.decision && c.decidedAt != null
+      ? { action: c.decision as CaseDecisionAction, code: c.decisionCode, at: iso(c.decidedAt), by: { type: (c.decidedByType ?? "system") as Actor["type"], id: c.decidedById } }
+      : null,
+});
+
+/**
+ * Every report creation joins or opens a case: kept prepared (src/db/prepared.ts). The open
+ * case of a key is found through its partial unique index (cases_open_target_idx,
+ * cases_open_subject_idx), which is also what keeps it one: an insert that meets the open case
+ * joins it instead (ON CONFLICT … DO UPDATE), in one statement that leaves the case's row
+ * locked until the commit. `is_open = 1` is a literal: the conflict target names the index by
+ * its condition, which must be the index's own.
+ */
+const caseStatements = statements((db) => {
+  const values = {
+    id: param("id"),
+    orgId: param("orgId"),
+    projectId: param("projectId"),
+    status: param("status"),
+    bucket: param("bucket"),
+    isOpen: param("isOpen"),
+    contentType: param("contentType"),
+    contentExternalId: param("contentExternalId"),
+    subjectIdentityId: param("subjectIdentityId"),
+    reportCount: param("reportCount"),
+    assigneeId: param("assigneeId"),
+    assignedAt: param("assignedAt"),
+    createdAt: param("createdAt"),
+    updatedAt: param("updatedAt"),
+    lastReportAt: param("lastReportAt"),
+  };
+  // One more report: its time is the last report's and the case's change.
+  const joined = { reportCount: sql`${cases.reportCount} + 1`, lastReportAt: sql`excluded.last_report_at`, updatedAt: sql`excluded.updated_at` };
+  const joinTarget = (subject: SQL | typeof values.subjectIdentityId) =>
+    db
+      .insert(cases)
+      .values({ ...values, subjectIdentityId: subject })
+      .onConflictDoUpdate({
+        target: [cases.projectId, cases.contentType, cases.contentExternalId],
+        targetWhere: sql`${cases.isOpen} = 1 AND ${cases.contentExternalId} IS NOT NULL`,
+        set: joined,
+      })
+      .returning()
+      .prepare();
+  return {
+    joinTarget: joinTarget(values.subjectIdentityId),
+    // A new case names its subject, when the subject's identity is there already (an identity
+    // seen for the first time by this report is inserted after the case, and named by settleCase).
+    joinTargetOfSubject: joinTarget(
+      sql`(${db
+        .select({ id: identities.id })
+        .from(identities)
+        .where(
+          and(
+            eq(identities.projectId, sql.placeholder("projectId")),
+            eq(identities.type, sql.placeholder("subjectType")),
+            eq(identities.externalId, sql.placeholder("subjectExternalId")),
+          ),
+        )})`,
+    ),
+    joinSubject: db
+      .insert(cases)
+      .values(values)
+      .onConflictDoUpdate({
+        target: [cases.projectId, cases.subjectIdentityId],
+        targetWhere: sql`${cases.isOpen} = 1 AND ${cases.contentExternalId} IS NULL AND ${cases.subjectIdentityId} IS NOT NULL`,
+        set: joined,
+      })
+      .returning()
+      .prepare(),
+    insert: db.insert(cases).values(values).returning().prepare(),
+    setBucket: db.update(cases).set({ bucket: param("bucket") }).where(eq(cases.id, sql.placeholder("id"))).prepare(),
+    setSubject: db.update(cases).set({ subjectIdentityId: param("subjectIdentityId") }).where(eq(cases.id, sql.placeholder("id"))).prepare(),
+    // Every decision and every rule's effect on a case reads it first. No `limit`: the key gives
+    // one row, and SQLite runs a bound `limit ?` several times slower than the lookup itself.
+    byId: db
+      .select()
+      .from(cases)
+      .where(and(eq(cases.id, sql.placeholder("id")), eq(cases.orgId, sql.placeholder("orgId"))))
+      .prepare(),
+  };
+});
+
+/** A case a report just joined (or opened), its row locked until the commit. */
+export interface ClaimedCase {
+  row: CaseRow;
+  /** True when the report opened it. */
+  opened: boolean;
+}
+
+/**
+ * Puts a new report into the open case of its content target (or, with no target, of its
+ * subject), or opens a case: one statement (see caseStatements), in the report creation's
+ * transaction (the hot path: no savepoint of its own). A case keyed by its target is opened
+ * with `bucket` and its subject's identity when that is there already; `settleCase` mends
+ * either, with the commit, once the identities are known (a reporter found muted, a subject
+ * seen for the first time). Of two reports racing on one new target, one opens the case and
+ * the other joins it.
+ */
+export async function claimCase(
+  ctx: DomainContext,
+  input: CaseKey & { now: number; bucket: Bucket; subject?: { type: string; externalId: string } | null },
+): Promise<ClaimedCase> {
+  const fresh: CaseRow = {
+    id: newId(),
+    orgId: input.orgId,
+    projectId: input.projectId,
+    status: "OPEN",
+    bucket: input.bucket,
+    isOpen: 1,
+    contentType: input.contentType,
+    contentExternalId: input.contentExternalId,
+    subjectIdentityId: input.contentExternalId != null ? null : input.subjectIdentityId,
+    reportCount: 1,
+    assigneeId: null,
+    assignedAt: null,
+    createdAt: input.now,
+    updatedAt: input.now,
+    lastReportAt: input.now,
+    escalatedTeam: null,
+    escalatedAt: null,
+    decision: null,
+    decisionCode: null,
+    decidedAt: null,
+    decidedByType: null,
+    decidedById: null,
+    trustedFlagged: 0,
+    queueId: null,
+    priority: 0,
+  };
+  const q = caseStatements(ctx.db);
+  const subject = input.contentExternalId != null ? input.subject : null;
+  const [row] = subject
+    ? await q.joinTargetOfSubject.execute({ ...fresh, subjectType: subject.type, subjectExternalId: subject.externalId })
+    : await (input.contentExternalId != null ? q.joinTarget : input.subjectIdentityId != null ? q.joinSubject : q.insert).execute(fresh);
+  if (!row) throw new Error("a case joined or opened is not there");
+  return { row, opened: row.id === fresh.id };
+}
+
+/**
+ * The rest of joining or opening a case, left to the commit (Store.atCommit): a case opened by
+ * this report gets its subject, its bucket and CASE_OPENED; a case joined has its bucket raised
+ * when the report's is higher (CASE_BUCKET_RAISED). The bucket only ever rises.
+ */
+export async function settleCase(ctx: DomainContext, claimed: ClaimedCase, input: { bucket: Bucket; subjectIdentityId: string | null }): Promise<CaseRow> {
+  const q = caseStatements(ctx.db);
+  const { row } = claimed;
+  const projectId = row.projectId;
+  if (claimed.opened) {
+    const theCase: CaseRow = { ...row, bucket: input.bucket, subjectIdentityId: row.subjectIdentityId ?? input.subjectIdentityId };
+    await ctx.store.atCommit(
+      theCase.bucket !== row.bucket ? q.setBucket.execute({ id: row.id, bucket: theCase.bucket }) : Promise.resolve(),
+      theCase.subjectIdentityId !== row.subjectIdentityId ? q.setSubject.execute({ id: row.id, subjectIdentityId: theCase.subjectIdentityId }) : Promise.resolve(),
+      recordAudit(ctx, { projectId, action: "CASE_OPENED", entityType: "case", entityId: row.id, after: { status: "OPEN", bucket: theCase.bucket } }),
+    );
+    return theCase;
+  }
+  const bucket = higherBucket(row.bucket, input.bucket);
+  if (bucket === row.bucket) return row;
+  await ctx.store.atCommit(
+    q.setBucket.execute({ id: row.id, bucket }),
+    recordAudit(ctx, { projectId, action: "CASE_BUCKET_RAISED", entityType: "case", entityId: row.id, before: { bucket: row.bucket }, after: { bucket } }),
+  );
+  return { ...row, bucket };
+}
+
+/** Raises a case's bucket (AI enrichment finding CRITICAL content, for instance). */
+export function raiseCaseBucket(ctx: DomainContext, input: { caseId: string; bucket: Bucket }): Promise<void> {
+  const { caseId } = input;
+  return transaction(ctx, async () => {
+    const [c] = await ctx.db.select().from(cases).where(eq(cases.id, caseId)).limit(1);
+    if (!c) return;
+    const next = higherBucket(c.bucket, input.bucket);
+    if (next === c.bucket) return;
+    await ctx.db.update(cases).set({ bucket: next, updatedAt: ctx.clock.now() }).where(eq(cases.id, caseId));
+    await recordAudit(ctx, {
+      projectId: c.projectId, action: "CASE_BUCKET_RAISED",
+      entityType: "case", entityId: caseId, before: { bucket: c.bucket }, after: { bucket: next },
+    });
+  });
+}
+
+/**
+ * An OPEN case goes to IN_REVIEW (AI enrichment found likely violations in one of its reports),
+ * through the workflow engine (action `enrich`); a case in any other status is left as it is.
+ */
+export async function moveOpenCaseToReview(ctx: DomainContext, caseId: string): Promise<void> {
+  await applyTransition(ctx, { target: { caseId }, move: { action: "enrich" }, refused: "skip" });
+}
+
+/**
+ * A case of the caller's organization that the caller may work (queue access), else a 404. `held` is a row of the organization the
+ * caller already holds (report intake has just written its case): when it is this case's, it is
+ * the answer, not read again.
+ */
+export async function requireCase(ctx: AccessContext, caseId: string, held?: CaseRow, opts: { lock?: boolean } = {}): Promise<CaseRow> {
+  const row = held?.id === caseId ? held : opts.lock ? await lockCase(ctx, caseId) : (await caseStatements(ctx.db).byId.execute({ id: caseId, orgId: ctx.orgId }))[0];
+  if (!row) throw notFound("Case not found");
+  await assertMayWorkCase(ctx, row);
+  return row;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decisions on a report apply to its case and to every open report in it (workflow-engine.ts).
+
+/** A moderator's decision on a report: one move of the workflow table with its data. */
+export type Decision = Move<"escalate" | "resolve" | "dismiss" | "triage" | "enrich">;
+
+/**
+ * Applies a decision to a report, its case and every other open report of that case, through
+ * the workflow engine. Refused (409) when the report's own status does not allow it.
+ * Escalating a RESOLVED report changes no status but is still recorded.
+ */
+export async function decideOnReport(ctx: DomainContext, input: { reportId: string; decision: Decision; takeOver?: boolean }): Promise<{ changed: boolean }> {
+  const t = await applyTransition(ctx, { target: { reportId: input.reportId }, move: input.decision, claim: input.takeOver ? "take_over" : "respect" });
+  return { changed: t.changed };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The review queue and the things moderators do with cases.
+
+export interface QueueQuery {
+  projectId?: string;
+  limit: number;
+}
+
+/** Open cases of the queues the caller may work, emergency first, then high, then normal; oldest first within a bucket. */
+export async function reviewQueue(ctx: AccessContext, q: QueueQuery): Promise<{ cases: CaseView[]; counts: Record<Bucket, number> }> {
+  const counts = { emergency: 0, high: 0, normal: 0 } as Record<Bucket, number>;
+  const found: CaseRow[] = [];
+  const access = await workableCases(ctx);
+  for (const bucket of [...BUCKETS].reverse()) {
+    const where = and(
+      eq(cases.orgId, ctx.orgId),
+      eq(cases.isOpen, 1),
+      eq(cases.bucket, bucket),
+      q.projectId ? eq(cases.projectId, q.projectId) : undefined,
+      access,
+    );
+    const [count] = await ctx.db.select({ n: sql<number>`count(*)` }).from(cases).where(where);
+    counts[bucket] = count?.n ?? 0;
+    if (found.length < q.limit) {
+      found.push(...(await ctx.db.select().from(cases).where(where).orderBy(asc(cases.createdAt)).limit(q.limit - found.length)));
+    }
+  }
+  return { cases: found.map(toCaseView), counts };
+}
+
+/** Triages a case: its first OPEN report is triaged, and with it the case and its other open reports. */
+export function triageCase(ctx: DomainContext, caseId: string, opts: { takeOver?: boolean } = {}): Promise<void> {
+  return rowLockedTransaction(ctx, async () => {
+    const c = await requireCase(ctx, caseId, undefined, { lock: true });
+    const [first] = await ctx.db
+      .select({ id: reports.id })
+      .from(reports)
+      .where(and(eq(reports.caseId, c.id), eq(reports.status, "OPEN")))
+      .limit(1);
+    if (!first) throw conflict(`Case is ${c.status}: only cases with OPEN reports can be triaged`);
+    await applyTransition(ctx, { target: { reportId: first.id }, move: { action: "triage" }, claim: opts.takeOver ? "take_over" : "respect" });
+  });
+}
+
+/**
+ * Claims a case for a moderator (or releases it with null), so two people never work it
+ * unknowingly. The moderator must be one who may work the case's queue (400 otherwise).
+ */
+export function assignCase(ctx: DomainContext, input: { caseId: string; assigneeId: string | null }): Promise<CaseView> {
+  const { assigneeId } = input;
+  return rowLockedTransaction(ctx, async () => {
+    const c = await requireCase(ctx, input.caseId, undefined, { lock: true });
+    if (assigneeId) {
+      const [user] = await ctx.db.select().from(users).where(and(eq(users.id, assigneeId), eq(users.orgId, ctx.orgId))).limit(1);
+      if (!user) throw notFound("User not found");
+      if (!(await userMayWorkQueueOf(ctx, user, c.queueId))) throw badRequest("assigneeId: this user may not work the case's queue");
+    }
+    const now = ctx.clock.now();
+    const after = { ...c, assigneeId, assignedAt: assigneeId ? now : null, updatedAt: now };
+    await ctx.db.update(cases).set({ assigneeId, assignedAt: after.assignedAt, updatedAt: now }).where(eq(cases.id, c.id));
+    await recordAudit(ctx, {
+      projectId: c.projectId, action: assigneeId ? "CASE_ASSIGNED" : "CASE_UNASSIGNED",
+      entityType: "case", entityId: c.id, before: { assigneeId: c.assigneeId }, after: { assigneeId },
+    });
+    return toCaseView(after);
+  });
+}
+
+export function addCaseNote(ctx: DomainContext, input: { caseId: string; body: string }): Promise<NoteView> {
+  return rowLockedTransaction(ctx, async () => {
+    const c = await requireCase(ctx, input.caseId);
+    const row = {
+      id: newId(), caseId: c.id, orgId: ctx.orgId, authorType: ctx.actor.type, authorId: ctx.actor.id, body: input.body, createdAt: ctx.clock.now(),
+    };
+    await ctx.db.insert(caseNotes).values(row);
+    await recordAudit(ctx, {
+      projectId: c.projectId, action: "CASE_NOTE_ADDED", entityType: "case", entityId: c.id, data: { noteId: row.id },
+    });
+    return toNoteView(row);
+  });
+}
+
+const toNoteView = (n: typeof caseNotes.$inferSelect): NoteView => ({
+  id: n.id,
+  caseId: n.caseId,
+  author: { type: n.authorType as Actor["type"], id: n.authorId },
+  body: n.body,
+  createdAt: iso(n.createdAt),
+});
+
+export async function listCaseNotes(ctx: Pick<DomainContext, "db">, caseId: string): Promise<NoteView[]> {
+  const rows = await ctx.db.select().from(caseNotes).where(eq(caseNotes.caseId, caseId)).orderBy(asc(caseNotes.id));
+  return rows.map(toNoteView);
+}
+
+/** Earlier cases about the same subject that the caller may work: the subject's history with this platform. */
+export async function subjectHistory(
+  ctx: AccessContext,
+  input: { subjectIdentityId: string; exceptCaseId: string; limit?: number },
+): Promise<CaseView[]> {
+  const rows = await ctx.db
+    .select()
+    .from(cases)
+    .where(and(eq(cases.subjectIdentityId, input.subjectIdentityId), ne(cases.id, input.exceptCaseId), await workableCases(ctx)))
+    .orderBy(desc(cases.createdAt))
+    .limit(input.limit ?? 20);
+  return rows.map(toCaseView);
+}
+
+export function reportsOfCase(ctx: Pick<DomainContext, "db">, caseId: string): Promise<(typeof reports.$inferSelect)[]> {
+  return ctx.db.select().from(reports).where(eq(reports.caseId, caseId)).orderBy(asc(reports.createdUs));
+}
+
+export async function reportsOfCases(ctx: Pick<DomainContext, "db">, input: { caseIds: string[] }): Promise<(typeof reports.$inferSelect)[]> {
+  if (!input.caseIds.length) return [];
+  return await ctx.db.select().from(reports).where(inArray(reports.caseId, input.caseIds));
+}

@@ -1,0 +1,614 @@
+/**
+ * Enforcement actions: what a platform does to one of its users (or their content) after a
+ * moderation decision — a warning, a mute, a suspension (with an end), a ban or a content
+ * removal. Flagstaff records them and announces every creation, change, expiry and revocation
+ * through the webhook outbox, in the same transaction as the change, but for the creation of an
+ * action a resolution code implies (resolveReport: the record of a restriction the platform made
+ * and named in an SDK call, which the specification says emits no event). docs/enforcement.md
+ * describes the rules for people.
+ */
+import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lt, lte, not, or, type SQL } from "drizzle-orm";
+import { forUpdate } from "../../db/prepared.ts";
+import { appeals, enforcementActions, identities, reports } from "../../db/schema.ts";
+import { recordAudit, systemActor, type Actor } from "../core/audit.ts";
+import { decideOnReport } from "../cases/cases.ts";
+import { iso, isoOrNull } from "../core/clock.ts";
+import { domainContext, rowLockedTransaction, type DomainContext, type ReadContext } from "../core/context.ts";
+import { badRequest, conflict, notFound } from "../core/errors.ts";
+import { upsertIdentity } from "../intake/identities.ts";
+import { newId } from "../core/ids.ts";
+import { requireProject, type Project } from "../accounts/projects.ts";
+import { assertMayWorkCaseId, isOfWorkableCase, type AccessContext } from "../review/queue-access.ts";
+import { makeStatementForAction } from "./statements.ts";
+import { scheduleSubmissionIfEnabled } from "../dsa/transparency-submission.ts";
+import { enqueueWebhookEvent, type EventType } from "../webhooks/outbox.ts";
+import { applyTransition } from "../review/workflow-engine.ts";
+import {
+  impliedKindOf,
+  joinWords,
+  kindsOfCode,
+  kindSpec,
+  pluralLabel,
+  TIMED_KINDS,
+  type ActionKind,
+  type ActionStatus,
+  type EnforcementActionView,
+} from "../views/enforcement.ts";
+import { ACTION_RESOLUTION_CODES, isResolutionCode } from "../views/report.ts";
+import type { IdentityRefView } from "../views/identity.ts";
+
+export type { ActionKind, ActionStatus, EnforcementActionView } from "../views/enforcement.ts";
+
+export type ActionRow = typeof enforcementActions.$inferSelect;
+type ReportRow = typeof reports.$inferSelect;
+
+export function actionStatus(row: ActionRow, now: number): ActionStatus {
+  if (row.revokedAt !== null) return "revoked";
+  if (row.expiredAt !== null || (row.endsAt !== null && row.endsAt <= now)) return "expired";
+  return "active";
+}
+
+export function toActionView(row: ActionRow, identity: IdentityRefView, now: number): EnforcementActionView {
+  const status = actionStatus(row, now);
+  return {
+    id: row.id,
+    projectId: row.projectId,
+    identityId: row.identityId,
+    identity,
+    kind: row.kind,
+    reason: row.reason,
+    note: row.note,
+    reportId: row.reportId,
+    caseId: row.caseId,
+    content: row.contentExternalId === null ? null : { contentType: row.contentType, contentExternalId: row.contentExternalId },
+    startsAt: iso(row.startsAt),
+    endsAt: isoOrNull(row.endsAt),
+    expiredAt: isoOrNull(row.expiredAt),
+    revokedAt: isoOrNull(row.revokedAt),
+    revokedBy: row.revokedAt === null ? null : { type: (row.revokedByType ?? "system") as Actor["type"], id: row.revokedById },
+    revokeReason: row.revokeReason,
+    createdBy: { type: row.createdByType as Actor["type"], id: row.createdById },
+    createdAt: iso(row.createdAt),
+    updatedAt: iso(row.updatedAt),
+    active: status === "active",
+    status,
+  };
+}
+
+/**
+ * Views of many actions, with one query for their identities. `now` (default: the clock's) is
+ * the instant their status is judged at.
+ */
+export async function actionViews(ctx: Pick<DomainContext, "db" | "clock">, input: { rows: ActionRow[]; now?: number }): Promise<EnforcementActionView[]> {
+  const { rows } = input;
+  const now = input.now ?? ctx.clock.now();
+  const ids = [...new Set(rows.map((r) => r.identityId))];
+  const found = ids.length
+    ? await ctx.db.select({ id: identities.id, type: identities.type, externalId: identities.externalId }).from(identities).where(inArray(identities.id, ids))
+    : [];
+  const byId = new Map(found.map((i) => [i.id, i]));
+  return rows.map((r) => toActionView(r, byId.get(r.identityId) ?? { id: r.identityId, type: "", externalId: "" }, now));
+}
+
+const viewOf = async (ctx: Pick<DomainContext, "db" | "clock">, row: ActionRow, now: number): Promise<EnforcementActionView> =>
+  (await actionViews(ctx, { rows: [row], now }))[0]!;
+
+/**
+ * Writes the webhook deliveries of an event about `view`, for the context's organization (call
+ * inside the change's transaction; `now` is the change's time).
+ */
+async function announce(ctx: DomainContext, now: number, type: EventType, view: EnforcementActionView, extra: Record<string, unknown> = {}): Promise<void> {
+  await enqueueWebhookEvent(ctx, { type, data: { action: view, identity: view.identity, ...extra }, now });
+}
+
+/**
+ * An action of the context's organization (and of `projectId` when given) that the caller may
+ * see (one taken outside any case, or one of a case the caller may work), or a 404. `lock`
+ * (inside a transaction that changes the action or its appeals): its row stays locked until
+ * the transaction ends, the lock of the action and of its appeals, taken before its case's.
+ */
+export async function requireAction(ctx: AccessContext, input: { actionId: string; projectId?: string; lock?: boolean }): Promise<ActionRow> {
+  const select = ctx.db
+    .select()
+    .from(enforcementActions)
+    .where(
+      and(
+        eq(enforcementActions.id, input.actionId),
+        eq(enforcementActions.orgId, ctx.orgId),
+        input.projectId ? eq(enforcementActions.projectId, input.projectId) : undefined,
+      ),
+    );
+  const [row] = await (input.lock ? forUpdate(select) : select);
+  if (!row) throw notFound("Enforcement action not found");
+  await assertMayWorkCaseId(ctx, row.caseId, "Enforcement action");
+  return row;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Creating, changing, revoking
+
+export interface CreateActionInput {
+  /** A project of the context's organization. */
+  project: Project;
+  kind: ActionKind;
+  reason: string;
+  note?: string | null;
+  /** Whom it applies to; defaults to the linked report's subject. Created in the mirror if unknown. */
+  identity?: { type: string; externalId: string } | null;
+  reportId?: string | null;
+  /** The content acted on; defaults to the linked report's target. Required for content_removal. */
+  content?: { contentType?: string | null; contentExternalId: string } | null;
+  /** The end (ms since the epoch): required for a suspension, optional for a mute, refused otherwise. */
+  endsAt?: number | null;
+  /**
+   * The resolution code that implies the action, when the resolution asked for none
+   * (impliedAction): recorded with its statement and audited, not announced.
+   */
+  impliedBy?: ImpliedBy;
+}
+
+/**
+ * Records an action by the context's actor and announces it (enforcement_action.created; an
+ * implied one is not announced), in one transaction. 400 for a kind/end/content mismatch, 404
+ * for a report of another project.
+ */
+export function createEnforcementAction(ctx: DomainContext, input: CreateActionInput): Promise<EnforcementActionView> {
+  return rowLockedTransaction(ctx, async () => {
+    const { project } = input;
+    const now = ctx.clock.now();
+    const [report] = input.reportId
+      ? await ctx.db.select().from(reports).where(and(eq(reports.id, input.reportId), eq(reports.projectId, project.id))).limit(1)
+      : [];
+    if (input.reportId && !report) throw notFound("Report not found in this project");
+    if (report) await assertMayWorkCaseId(ctx, report.caseId, "Report");
+
+    checkEnd(input.kind, input.endsAt ?? null, now);
+
+    let identityId: string;
+    if (input.identity) {
+      const [existing] = await ctx.db
+        .select({ id: identities.id })
+        .from(identities)
+        .where(and(eq(identities.projectId, project.id), eq(identities.type, input.identity.type), eq(identities.externalId, input.identity.externalId)))
+        .limit(1);
+      identityId = existing?.id ?? (await upsertIdentity(ctx, { projectId: project.id, type: input.identity.type, externalId: input.identity.externalId, now })).id;
+    } else if (report?.subjectIdentityId) {
+      identityId = report.subjectIdentityId;
+    } else {
+      throw badRequest(
+        report
+          ? "identity: the report has no subject; say whom the action applies to ({ type, externalId })"
+          : "identity: required ({ type, externalId }) unless a report with a subject is linked",
+      );
+    }
+
+    const content = input.content ?? (report?.contentExternalId ? { contentType: report.contentType || null, contentExternalId: report.contentExternalId } : null);
+    if (kindSpec(input.kind).level === "content" && !content) {
+      throw badRequest(`content: a ${input.kind} needs the content it removes ({ contentType, contentExternalId }) or a report with a target`);
+    }
+
+    const row: ActionRow = {
+      id: newId(),
+      orgId: project.orgId,
+      projectId: project.id,
+      identityId,
+      kind: input.kind,
+      reason: input.reason,
+      note: input.note ?? null,
+      reportId: report?.id ?? null,
+      caseId: report?.caseId ?? null,
+      contentType: content?.contentType ?? null,
+      contentExternalId: content?.contentExternalId ?? null,
+      startsAt: now,
+      endsAt: input.endsAt ?? null,
+      expiredAt: null,
+      revokedAt: null,
+      revokedByType: null,
+      revokedById: null,
+      revokeReason: null,
+      createdByType: ctx.actor.type,
+      createdById: ctx.actor.id,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await ctx.db.insert(enforcementActions).values(row);
+    const view = await viewOf(ctx, row, now);
+    await recordAudit(ctx, {
+      projectId: project.id, action: "ENFORCEMENT_ACTION_CREATED",
+      entityType: "enforcement_action", entityId: row.id,
+      after: { kind: row.kind, reason: row.reason, endsAt: view.endsAt, identityId, reportId: row.reportId, caseId: row.caseId },
+      ...(input.impliedBy ? { data: { impliedBy: input.impliedBy, announced: false } } : {}),
+    });
+    // Its statement of reasons (DSA Art. 17; null for a warning), in the same transaction, carried by the event.
+    const statement = await makeStatementForAction(ctx, { action: row, report, dsaSettings: project.dsaSettings });
+    // Submitted to the Transparency Database soon after, when the organization does (docs/dsa.md).
+    if (statement) await scheduleSubmissionIfEnabled(ctx);
+    if (!input.impliedBy) await announce(ctx, now, "enforcement_action.created", view, { statement });
+    return view;
+  });
+}
+
+/** The end rule of a kind (ActionKindSpec.end): required, allowed or forbidden, and in the future. */
+function checkEnd(kind: ActionKind, endsAt: number | null, now: number): void {
+  const spec = kindSpec(kind);
+  if (endsAt === null) {
+    if (spec.end === "required") {
+      throw badRequest(`endsAt: a ${kind} needs an end (endsAt or durationSeconds)${spec.permanentIs ? `; a permanent one is a ${spec.permanentIs}` : ""}`);
+    }
+    return;
+  }
+  if (spec.end === "forbidden") throw badRequest(`endsAt: a ${kind} has no end (only ${joinWords(TIMED_KINDS.map(pluralLabel), "and")} do)`);
+  if (endsAt <= now) throw badRequest("endsAt: must be in the future (revoke an action to end it now)");
+}
+
+export interface ActionPatch {
+  reason?: string;
+  note?: string | null;
+  /** A new end; null makes a mute permanent (a suspension always keeps an end). */
+  endsAt?: number | null;
+}
+
+/**
+ * Changes the reason, note or end of an action in force and announces it
+ * (enforcement_action.updated). 409 once it is revoked or over.
+ */
+export function updateEnforcementAction(
+  ctx: DomainContext,
+  input: { projectId: string; actionId: string; patch: ActionPatch },
+): Promise<EnforcementActionView> {
+  const { patch } = input;
+  return rowLockedTransaction(ctx, async () => {
+    const before = await requireAction(ctx, { actionId: input.actionId, projectId: input.projectId, lock: true });
+    const now = ctx.clock.now();
+    const status = actionStatus(before, now);
+    if (status !== "active") throw conflict(`The action is ${status}: only an action in force can be changed`);
+    if (patch.endsAt !== undefined) checkEnd(before.kind, patch.endsAt, now);
+
+    const set: Partial<ActionRow> = {};
+    if (patch.reason !== undefined && patch.reason !== before.reason) set.reason = patch.reason;
+    if (patch.note !== undefined && patch.note !== before.note) set.note = patch.note;
+    if (patch.endsAt !== undefined && patch.endsAt !== before.endsAt) set.endsAt = patch.endsAt;
+    if (Object.keys(set).length === 0) return viewOf(ctx, before, now);
+
+    const after: ActionRow = { ...before, ...set, updatedAt: now };
+    await ctx.db.update(enforcementActions).set({ ...set, updatedAt: now }).where(eq(enforcementActions.id, before.id));
+    const view = await viewOf(ctx, after, now);
+    await recordAudit(ctx, {
+      projectId: before.projectId, action: "ENFORCEMENT_ACTION_UPDATED", entityType: "enforcement_action", entityId: before.id,
+      before: auditable(before, set), after: auditable(after, set),
+    });
+    await announce(ctx, now, "enforcement_action.updated", view);
+    return view;
+  });
+}
+
+/** The changed fields of a row, times as ISO strings, for the audit trail. */
+function auditable(row: ActionRow, changed: Partial<ActionRow>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(changed) as (keyof ActionRow)[]) {
+    const value = row[key];
+    out[key] = key === "endsAt" ? isoOrNull(value as number | null) : value;
+  }
+  return out;
+}
+
+/**
+ * Revokes an action (it stops being in force at once) and announces it
+ * (enforcement_action.revoked). An action past its end can still be revoked, which clears it
+ * from the identity's record; 409 when it is already revoked. Call inside or outside a transaction.
+ *
+ * An action whose appeal is pending is revoked through revokeActionSettlingAppeal (appeals.ts),
+ * which decides the appeal first (overturned), so its case never waits in APPEALED for an appeal
+ * nobody can decide any more; here such an action is refused (409).
+ */
+export function revokeEnforcementAction(
+  ctx: DomainContext,
+  input: { actionId: string; projectId?: string; reason?: string | null; data?: Record<string, unknown> },
+): Promise<EnforcementActionView> {
+  const { actor } = ctx;
+  return rowLockedTransaction(ctx, async () => {
+    const before = await requireAction(ctx, { actionId: input.actionId, projectId: input.projectId, lock: true });
+    if (before.revokedAt !== null) throw conflict("The action is already revoked");
+    const [pending] = await ctx.db.select({ id: appeals.id }).from(appeals).where(and(eq(appeals.actionId, before.id), eq(appeals.status, "pending"))).limit(1);
+    if (pending) throw conflict(`An appeal of this action is pending (${pending.id}): decide the appeal, or revoke the action through the revoke route, which settles it`);
+    const now = ctx.clock.now();
+    const set = { revokedAt: now, revokedByType: actor.type, revokedById: actor.id, revokeReason: input.reason ?? null, updatedAt: now };
+    await ctx.db.update(enforcementActions).set(set).where(eq(enforcementActions.id, before.id));
+    const view = await viewOf(ctx, { ...before, ...set }, now);
+    await recordAudit(ctx, {
+      projectId: before.projectId, action: "ENFORCEMENT_ACTION_REVOKED", entityType: "enforcement_action", entityId: before.id,
+      before: { status: actionStatus(before, now) }, after: { status: "revoked" }, data: { reason: input.reason ?? null, ...input.data },
+    });
+    await announce(ctx, now, "enforcement_action.revoked", view);
+    return view;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// When an action ends
+
+/** How a caller says when an action ends: an instant (null: no end), or a duration from now. */
+export interface ActionTiming {
+  endsAt?: number | null;
+  durationSeconds?: number;
+}
+
+/**
+ * The end of an action, in ms, from `endsAt` or `durationSeconds` (counted from now), never
+ * both (400); undefined when neither is given (a change leaves the end as it was).
+ */
+export function actionEnd(ctx: Pick<DomainContext, "clock">, timing: ActionTiming): number | null | undefined {
+  if (timing.endsAt !== undefined && timing.durationSeconds !== undefined) throw badRequest("give endsAt or durationSeconds, not both");
+  if (timing.durationSeconds !== undefined) return ctx.clock.now() + timing.durationSeconds * 1000;
+  return timing.endsAt;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resolving a report with an action
+
+export interface ResolveActionInput {
+  kind?: ActionKind;
+  reason?: string;
+  note?: string | null;
+  identity?: { type: string; externalId: string } | null;
+  content?: { contentType?: string | null; contentExternalId: string } | null;
+  endsAt?: number | null;
+}
+
+/**
+ * Resolves a report (and its case) and applies the enforcement action the resolution calls
+ * for, in one transaction: ACCOUNT_LEVEL_ACTION takes an account-level kind (a warning, mute,
+ * suspension or ban) of the report's subject; CONTENT_LEVEL_ACTION a content-level one (a
+ * content_removal, the default) of its target: ACTION_KIND_SPECS says which is which.
+ * The action's reason defaults to the report's reasons.
+ */
+export async function resolveReportWithAction(
+  ctx: DomainContext,
+  input: {
+    reportId: string;
+    resolution: { code?: string | null; note?: string | null };
+    action: ResolveActionInput;
+    takeOver?: boolean;
+    /** The action is the one the code implies (impliedAction), not one the caller asked for. */
+    impliedBy?: ImpliedBy;
+  },
+): Promise<EnforcementActionView> {
+  const { reportId, resolution, action } = input;
+  // The code says which kinds it takes (RESOLUTION_CODE_SPECS, ACTION_KIND_SPECS), and which one it means without a kind.
+  const code = isResolutionCode(resolution.code) ? resolution.code : null;
+  const kinds = code ? kindsOfCode(code) : [];
+  if (!code || kinds.length === 0) {
+    throw badRequest(`action: only a resolution with resolutionCode ${joinWords(ACTION_RESOLUTION_CODES, "or")} carries an enforcement action`);
+  }
+  const kind = action.kind ?? impliedKindOf(code);
+  if (!kind) throw badRequest(`action.kind: required with ${code} (${kinds.join(", ")})`);
+  if (!kinds.includes(kind)) throw badRequest(`action.kind: ${code} takes ${kinds.join(", ")}, not ${kind}`);
+  return rowLockedTransaction(ctx, async () => {
+    // The resolution goes through the workflow engine like any other (409 unless the report is open).
+    await applyTransition(ctx, {
+      target: { reportId },
+      move: { action: "resolve", code: resolution.code, note: resolution.note },
+      claim: input.takeOver ? "take_over" : "respect",
+    });
+    const [report] = await ctx.db.select().from(reports).where(eq(reports.id, reportId)).limit(1);
+    const project = await requireProject(ctx, report!.projectId);
+    const reasons = JSON.parse(report!.reasons) as string[];
+    return createEnforcementAction(ctx, {
+      project,
+      kind,
+      reason: action.reason ?? (reasons.join(", ") || resolution.code!),
+      note: action.note ?? resolution.note ?? null,
+      identity: action.identity,
+      reportId,
+      content: action.content,
+      endsAt: action.endsAt,
+      impliedBy: input.impliedBy,
+    });
+  });
+}
+
+/** The resolution codes that imply an enforcement action when the resolution names none. */
+export type ImpliedBy = "CONTENT_LEVEL_ACTION";
+
+/**
+ * The enforcement action a resolution code implies when the resolution comes without `action`
+ * (the specification's resolve body: an optional code, nothing more), so that a restriction
+ * never goes without its statement of reasons (DSA Art. 17; docs/enforcement.md, "What a
+ * resolution records"):
+ *
+ * - CONTENT_LEVEL_ACTION says the platform acted on the reported content: a content_removal of
+ *   the report's target, applied to its subject (the author), exactly as `action: {}` records
+ *   it. A report that names no content, or no author, gives nothing to record: null.
+ * - ACCOUNT_LEVEL_ACTION does not say which action (a warning restricts nothing, a suspension
+ *   needs its end): null. Every other code is a finding, not a restriction: null.
+ */
+export function impliedAction(code: string | null | undefined, report: Pick<ReportRow, "contentExternalId" | "subjectIdentityId">): { impliedBy: ImpliedBy; action: ResolveActionInput } | null {
+  if (code !== "CONTENT_LEVEL_ACTION" || report.contentExternalId === null || report.subjectIdentityId === null) return null;
+  return { impliedBy: code, action: { kind: "content_removal" } };
+}
+
+/**
+ * Resolves a report: with `action`, together with the enforcement action the resolution calls
+ * for (resolveReportWithAction, whose `endsAt` may be given as a duration: actionEnd); without
+ * one, with the action its code implies, if any (impliedAction: recorded with its statement, not
+ * announced), else as a plain decision on the report (decideOnReport). Answers the id of the
+ * action applied or implied. The one entry point of every resolution that may carry an action
+ * (the resolve route, rules).
+ */
+export async function resolveReport(
+  ctx: DomainContext,
+  input: {
+    reportId: string;
+    resolution: { code?: string | null; note?: string | null };
+    action?: (Omit<ResolveActionInput, "endsAt"> & ActionTiming) | null;
+    /** Decide on a case another moderator claimed, taking the claim over (claims: workflow-engine.ts). */
+    takeOver?: boolean;
+  },
+): Promise<{ enforcementActionId?: string }> {
+  const { reportId, resolution, takeOver } = input;
+  if (input.action) {
+    const { endsAt, durationSeconds, ...action } = input.action;
+    const applied = await resolveReportWithAction(ctx, { reportId, resolution, takeOver, action: { ...action, endsAt: actionEnd(ctx, { endsAt, durationSeconds }) } });
+    return { enforcementActionId: applied.id };
+  }
+  const [report] = await ctx.db
+    .select({ contentExternalId: reports.contentExternalId, subjectIdentityId: reports.subjectIdentityId })
+    .from(reports)
+    .where(and(eq(reports.id, reportId), eq(reports.orgId, ctx.orgId)))
+    .limit(1);
+  const implied = report ? impliedAction(resolution.code, report) : null;
+  if (implied) {
+    const applied = await resolveReportWithAction(ctx, { reportId, resolution, takeOver, ...implied });
+    return { enforcementActionId: applied.id };
+  }
+  await decideOnReport(ctx, { reportId, decision: { action: "resolve", code: resolution.code, note: resolution.note }, takeOver });
+  return {};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+export interface ActionQuery {
+  projectId: string;
+  identityId?: string;
+  kind?: ActionKind;
+  status?: ActionStatus;
+  /** In force (true) or not (false: expired or revoked). */
+  active?: boolean;
+  reportId?: string;
+  /** The id of the last action of the previous page (newest first). */
+  cursor?: string;
+  limit: number;
+}
+
+function statusFilter(status: ActionStatus, now: number): SQL {
+  const t = enforcementActions;
+  if (status === "revoked") return isNotNull(t.revokedAt);
+  if (status === "expired") return and(isNull(t.revokedAt), or(isNotNull(t.expiredAt), lte(t.endsAt, now)))!;
+  return and(isNull(t.revokedAt), isNull(t.expiredAt), or(isNull(t.endsAt), gt(t.endsAt, now)))!;
+}
+
+/** Actions of a project (or of one identity), newest first: those the caller may see (requireAction). */
+export async function listEnforcementActions(
+  ctx: Pick<DomainContext, "db" | "clock"> & AccessContext,
+  q: ActionQuery,
+): Promise<{ actions: EnforcementActionView[]; nextCursor: string | null }> {
+  const now = ctx.clock.now();
+  const t = enforcementActions;
+  const where: SQL[] = [q.identityId ? eq(t.identityId, q.identityId) : eq(t.projectId, q.projectId)];
+  if (q.identityId) where.push(eq(t.projectId, q.projectId));
+  if (q.kind) where.push(eq(t.kind, q.kind));
+  if (q.reportId) where.push(eq(t.reportId, q.reportId));
+  if (q.status) where.push(statusFilter(q.status, now));
+  if (q.active !== undefined) where.push(q.active ? statusFilter("active", now) : not(statusFilter("active", now)));
+  if (q.cursor) where.push(lt(t.id, q.cursor));
+  const visible = await isOfWorkableCase(ctx, "case", t.caseId, { whenNull: "kept" });
+  if (visible) where.push(visible);
+  const rows = await ctx.db.select().from(t).where(and(...where)).orderBy(desc(t.id)).limit(q.limit + 1);
+  const page = rows.slice(0, q.limit);
+  return { actions: await actionViews(ctx, { rows: page, now }), nextCursor: rows.length > q.limit ? (page.at(-1)?.id ?? null) : null };
+}
+
+/** An identity's key: project + type + external ID. */
+interface IdentityKey {
+  projectId: string;
+  type: string;
+  externalId: string;
+}
+
+/** The id of the identity keyed by project + type + external ID, or null. */
+async function identityIdOf(ctx: Pick<DomainContext, "db">, input: IdentityKey): Promise<string | null> {
+  const [row] = await ctx.db
+    .select({ id: identities.id })
+    .from(identities)
+    .where(and(eq(identities.projectId, input.projectId), eq(identities.type, input.type), eq(identities.externalId, input.externalId)))
+    .limit(1);
+  return row?.id ?? null;
+}
+
+/** The identity keyed by project + type + external ID, or a 404. */
+export async function requireIdentityId(ctx: Pick<DomainContext, "db">, input: IdentityKey): Promise<string> {
+  const id = await identityIdOf(ctx, input);
+  if (!id) throw notFound("Identity not found");
+  return id;
+}
+
+/** An identity's actions, newest first (the SDK's pull): an identity that does not exist is a 404. */
+export async function listIdentityActions(
+  ctx: Pick<DomainContext, "db" | "clock"> & AccessContext,
+  q: Omit<ActionQuery, "identityId"> & IdentityKey,
+): Promise<{ actions: EnforcementActionView[]; nextCursor: string | null }> {
+  const identityId = await requireIdentityId(ctx, q);
+  return listEnforcementActions(ctx, { ...q, identityId });
+}
+
+/**
+ * A project's actions, newest first, optionally of one identity named by `identityType` and
+ * `externalId` (both or neither: 400). An identity that does not exist has no actions: an
+ * empty page, not a 404.
+ */
+export async function findEnforcementActions(
+  ctx: Pick<DomainContext, "db" | "clock"> & AccessContext,
+  q: Omit<ActionQuery, "identityId"> & { identityType?: string; externalId?: string },
+): Promise<{ actions: EnforcementActionView[]; nextCursor: string | null }> {
+  if ((q.identityType === undefined) !== (q.externalId === undefined)) throw badRequest("identityType and externalId go together");
+  let identityId: string | undefined;
+  if (q.identityType !== undefined && q.externalId !== undefined) {
+    const id = await identityIdOf(ctx, { projectId: q.projectId, type: q.identityType, externalId: q.externalId });
+    if (!id) return { actions: [], nextCursor: null };
+    identityId = id;
+  }
+  return listEnforcementActions(ctx, { ...q, identityId });
+}
+
+export function getActionView(ctx: Pick<DomainContext, "db" | "clock">, row: ActionRow): Promise<EnforcementActionView> {
+  return viewOf(ctx, row, ctx.clock.now());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Expiry
+
+/**
+ * Marks the actions whose end has come as expired, each with its audit event and an
+ * enforcement_action.updated announcement (active: false), as Flagstaff itself and for each
+ * action's organization, in one transaction per batch. Returns how many it marked; a full batch
+ * means more may be due.
+ */
+export function expireDueActions(ctx: ReadContext, input: { batch?: number } = {}): Promise<number> {
+  const batch = input.batch ?? 100;
+  return rowLockedTransaction(ctx, async () => {
+    const now = ctx.clock.now();
+    const t = enforcementActions;
+    const due = await ctx.db
+      .select()
+      .from(t)
+      .where(and(isNull(t.revokedAt), isNull(t.expiredAt), isNotNull(t.endsAt), lte(t.endsAt, now)))
+      .orderBy(asc(t.endsAt))
+      .limit(batch);
+    for (const row of due) {
+      const org = domainContext(ctx.store, ctx.clock, systemActor, row.orgId);
+      const after: ActionRow = { ...row, expiredAt: now, updatedAt: now };
+      await org.db.update(t).set({ expiredAt: now, updatedAt: now }).where(and(eq(t.id, row.id), isNull(t.expiredAt), isNull(t.revokedAt)));
+      const view = await viewOf(org, after, now);
+      await recordAudit(org, {
+        projectId: row.projectId, action: "ENFORCEMENT_ACTION_EXPIRED",
+        entityType: "enforcement_action", entityId: row.id,
+        before: { status: "active" }, after: { status: "expired" }, data: { endsAt: view.endsAt },
+      });
+      await announce(org, now, "enforcement_action.updated", view);
+    }
+    return due.length;
+  });
+}
+
+/** The earliest end among actions still waiting to expire, or null. */
+export async function nextActionEnd(ctx: Pick<ReadContext, "db">): Promise<number | null> {
+  const t = enforcementActions;
+  const [row] = await ctx.db
+    .select({ endsAt: t.endsAt })
+    .from(t)
+    .where(and(isNull(t.revokedAt), isNull(t.expiredAt), isNotNull(t.endsAt)))
+    .orderBy(asc(t.endsAt))
+    .limit(1);
+  return row?.endsAt ?? null;
+}

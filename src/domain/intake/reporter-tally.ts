@@ -1,0 +1,100 @@
+/**
+ * What a reporter's decided reports came to, and the accuracy it makes (DSA Art. 23 weighs
+ * reporters by it): what counts as upheld and as decided is stated once, here. Each identity
+ * keeps its tally (identities.reports_upheld and reports_decided), recounted from its reports
+ * by the workflow engine whenever a transition may change it, so reading a reporter's accuracy
+ * (the reporter's page, the case page, a rule on intake) costs no look at its reports.
+ */
+import { and, asc, eq, inArray, isNotNull, sql, type SQL } from "drizzle-orm";
+import { forUpdate } from "../../db/prepared.ts";
+import { cases, identities, reports } from "../../db/schema.ts";
+import { together, type DomainContext } from "../core/context.ts";
+import type { Status } from "../review/workflow.ts";
+
+/** What a reporter's decided reports came to. */
+export interface ReporterTally {
+  /** Reports resolved, or closed with their resolution standing (an appeal upheld it). */
+  upheld: number;
+  /** Reports resolved, dismissed or closed, leaving out the system's dismissals of a muted reporter's reports. */
+  decided: number;
+}
+
+/**
+ * The accuracy of a reporter: upheld ÷ decided with a uniform prior (Laplace's rule,
+ * Beta(1, 1)), (upheld + 1) / (decided + 2), so one report makes 2/3 or 1/3, never 100 % or
+ * 0 %, and a reporter with no decided report stands at 1/2.
+ */
+export const reporterAccuracy = (t: ReporterTally): number => (t.upheld + 1) / (t.decided + 2);
+
+/** The tally an identity holds. */
+export const tallyOf = (row: { reportsUpheld: number; reportsDecided: number }): ReporterTally => ({ upheld: row.reportsUpheld, decided: row.reportsDecided });
+
+/**
+ * The statuses in which a report counts: a report moving into or out of one (or a case, whose
+ * decision says whether its closed reports' resolutions stand) changes its reporters' tallies.
+ */
+export const TALLIED_STATUSES: ReadonlySet<Status> = new Set<Status>(["RESOLVED", "CLOSED", "DISMISSED"]);
+
+/** Marker of the system's dismissal of a muted reporter's report in its stored record (workflow-engine.ts). */
+const MUTED_DISMISSAL = '%"mutedReporter":true%';
+
+// Named with their tables: drizzle leaves a one-table select's columns bare, and the correlated
+// lookups below must not resolve to the inner table's columns of the same name.
+const qualified = (table: string, column: string) => sql`${sql.identifier(table)}.${sql.identifier(column)}`;
+const [caseDecision, caseId, reportCaseId, identityId] = [
+  qualified("cases", "decision"), qualified("cases", "id"), qualified("reports", "case_id"), qualified("identities", "id"),
+];
+
+/**
+ * A reporter's tally as aggregate columns over its reports. A CLOSED report's resolution stands
+ * unless its case's appeal overturned it; only then is its case read (a correlated lookup by key).
+ */
+const tallyColumns = {
+  upheld: sql<number>`coalesce(sum(case when ${reports.status} = 'RESOLVED' then 1
+      when ${reports.status} = 'CLOSED' and ${reports.resolution} is not null
+        then case when coalesce((select ${caseDecision} from ${cases} where ${caseId} = ${reportCaseId}), '') <> 'overturn' then 1 else 0 end
+      else 0 end), 0)`,
+  decided: sql<number>`coalesce(sum(case when ${reports.status} in ('RESOLVED', 'CLOSED')
+      or (${reports.status} = 'DISMISSED' and coalesce(${reports.dismissal}, '') not like ${MUTED_DISMISSAL})
+    then 1 else 0 end), 0)`,
+};
+
+/**
+ * The tallies of some reporters (identity ids) counted from their reports, as the recount
+ * writes them: for checking the kept ones (tests), never on a hot path.
+ */
+export async function countTallies(ctx: Pick<DomainContext, "db">, identityIds: string[]): Promise<Map<string, ReporterTally>> {
+  const out = new Map<string, ReporterTally>();
+  if (!identityIds.length) return out;
+  const rows = await ctx.db
+    .select({ id: reports.reporterIdentityId, ...tallyColumns })
+    .from(reports)
+    .where(inArray(reports.reporterIdentityId, identityIds))
+    .groupBy(reports.reporterIdentityId);
+  for (const r of rows) if (r.id) out.set(r.id, { upheld: Number(r.upheld), decided: Number(r.decided) });
+  return out;
+}
+
+/**
+ * Recounts the tallies of the reporters of a case's reports, in the caller's transaction (the
+ * workflow engine's, after a transition that moved a report or the case into or out of
+ * TALLIED_STATUSES): one statement, each reporter's reports read by its index.
+ */
+export async function recountCaseReporters(ctx: Pick<DomainContext, "db">, input: { caseId: string }): Promise<void> {
+  const counted = (column: SQL) => sql`(${ctx.db.select({ n: column }).from(reports).where(sql`${reports.reporterIdentityId} = ${identityId}`)})`;
+  const reportersOfCase = ctx.db
+    .select({ id: reports.reporterIdentityId })
+    .from(reports)
+    .where(and(eq(reports.caseId, input.caseId), isNotNull(reports.reporterIdentityId)));
+  // Two decisions on cases of one reporter (PostgreSQL: side by side) take turns on the
+  // reporter's row, in the order of ids, so the second counts the first's decision; the
+  // recount runs once the rows are held (one round trip for both statements).
+  const lock = forUpdate(ctx.db.select({ id: identities.id }).from(identities).where(inArray(identities.id, reportersOfCase)).orderBy(asc(identities.id)));
+  await together(
+    lock,
+    ctx.db
+      .update(identities)
+      .set({ reportsUpheld: counted(tallyColumns.upheld), reportsDecided: counted(tallyColumns.decided) })
+      .where(inArray(identities.id, reportersOfCase)),
+  );
+}

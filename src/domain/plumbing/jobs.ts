@@ -1,0 +1,384 @@
+import { and, asc, count, desc, eq, inArray, isNotNull, lt, lte, max, min, sql } from "drizzle-orm";
+import { jobs } from "../../db/schema.ts";
+import { iso, isoOrNull } from "../core/clock.ts";
+import { transaction, type DomainContext, type ReadContext } from "../core/context.ts";
+import { newId } from "../core/ids.ts";
+import type { JobStatus, JobView } from "../views/job.ts";
+
+export type JobRow = typeof jobs.$inferSelect;
+export type { JobStatus, JobView } from "../views/job.ts";
+
+export interface EnqueueInput {
+  /** The organization the job works for. */
+  orgId: string;
+  kind: string;
+  payload: unknown;
+  /** When the job may first run (default: now). */
+  runAt?: number;
+  maxAttempts?: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lanes. Each job kind is a lane: the workers claim each kind on its own (with its own number of
+// slots, src/jobs/worker.ts), so webhook deliveries never wait behind AI enrichment. A lane of
+// optional work (enrichment) may have a backlog bound: past it, new jobs of that kind are
+// recorded as skipped, with the reason, instead of queued (backpressure that sheds the optional
+// work, never the report that asked for it). What the store's process knows of each lane lives
+// here, per store: the bounds set at start-up, the backlog last counted, what was skipped.
+
+interface LaneState {
+  /** Pending jobs of the kind past which new ones are skipped (the kinds without one never are). */
+  bounds: Map<string, number>;
+  /** Pending jobs of each bounded kind: counted by refreshBacklogs, plus those enqueued since. */
+  backlog: Map<string, number>;
+  /** Jobs skipped since start, by kind and reason (metrics). */
+  skipped: Map<string, { kind: string; reason: string; count: number }>;
+  /** Kinds enqueued since the workers last woke: only their lanes need to look. */
+  enqueued: Set<string>;
+}
+
+const laneStates = new WeakMap<object, LaneState>();
+const laneState = (store: object): LaneState => {
+  let state = laneStates.get(store);
+  if (!state) laneStates.set(store, (state = { bounds: new Map(), backlog: new Map(), skipped: new Map(), enqueued: new Set() }));
+  return state;
+};
+
+/** Why a job of a lane over its bound is skipped (its lastError, and the metric's reason). */
+export const BACKLOG_REASON = "backlog";
+
+/**
+ * Sets the backlog bound of each optional lane (0: none) for the process working on `store`:
+ * once that many jobs of the kind are pending, new ones are skipped until the lane drains
+ * below it. Called at start-up, before the first report.
+ */
+export function setBacklogBounds(store: object, bounds: Record<string, number>): void {
+  const state = laneState(store);
+  state.bounds = new Map(Object.entries(bounds).filter(([, n]) => n > 0));
+  state.backlog.clear();
+}
+
+/**
+ * Counts the pending jobs of each bounded lane, up to its bound (a range of the claim index no
+ * longer than the bound, whatever the backlog). The workers call it every second or so: between
+ * two counts, each job this process enqueues adds one.
+ */
+export async function refreshBacklogs(ctx: Pick<ReadContext, "store" | "db">): Promise<void> {
+  const state = laneState(ctx.store);
+  for (const [kind, bound] of state.bounds) {
+    const upTo = ctx.db
+      .select({ one: sql`1` })
+      .from(jobs)
+      .where(and(eq(jobs.kind, kind), eq(jobs.status, "pending")))
+      .limit(bound)
+      .as("up_to");
+    const [row] = await ctx.db.select({ n: count() }).from(upTo);
+    state.backlog.set(kind, row?.n ?? 0);
+  }
+}
+
+/** The jobs skipped since start, by kind and reason (metrics). */
+export function skippedJobs(store: object): { kind: string; reason: string; count: number }[] {
+  return [...laneState(store).skipped.values()].map((s) => ({ ...s }));
+}
+
+/**
+ * The kinds of the jobs enqueued since the last call (the workers' wake-up after a commit: only
+ * those lanes look at the queue). Empty when none is known: then every lane looks.
+ */
+export function takeEnqueuedKinds(store: object): string[] {
+  const state = laneState(store);
+  const kinds = [...state.enqueued];
+  state.enqueued.clear();
+  return kinds;
+}
+
+/** Why a new job of `kind` would be skipped now (null: it is queued). */
+function skipReason(store: object, kind: string): string | null {
+  const state = laneState(store);
+  const bound = state.bounds.get(kind);
+  if (bound === undefined || (state.backlog.get(kind) ?? 0) < bound) return null;
+  return `skipped: ${bound} ${kind} jobs were already waiting (the lane's backlog bound); retry it once the lane has drained`;
+}
+
+/**
+ * Adds a job. Call it inside the transaction whose change it follows (the job then exists
+ * exactly when the change does: an outbox); the workers are woken once that transaction commits.
+ * A job of a lane over its backlog bound is written as skipped, with the reason, and not run.
+ */
+export async function enqueueJob(ctx: ReadContext, input: EnqueueInput): Promise<string> {
+  const id = newId();
+  const now = ctx.clock.now();
+  const skipped = skipReason(ctx.store, input.kind);
+  await ctx.db.insert(jobs).values({
+    id,
+    orgId: input.orgId,
+    kind: input.kind,
+    payload: JSON.stringify(input.payload),
+    status: skipped ? "skipped" : "pending",
+    attempts: 0,
+    maxAttempts: input.maxAttempts ?? 10,
+    // A skipped job's run_at is when it was skipped: the lane's latest skip is an index search.
+    runAt: skipped ? now : (input.runAt ?? now),
+    lastError: skipped,
+    createdAt: now,
+    updatedAt: now,
+  });
+  const state = laneState(ctx.store);
+  if (skipped) {
+    const key = `${input.kind}\u0000${BACKLOG_REASON}`;
+    const entry = state.skipped.get(key) ?? { kind: input.kind, reason: BACKLOG_REASON, count: 0 };
+    entry.count++;
+    state.skipped.set(key, entry);
+    return id;
+  }
+  if (state.bounds.has(input.kind)) state.backlog.set(input.kind, (state.backlog.get(input.kind) ?? 0) + 1);
+  state.enqueued.add(input.kind);
+  ctx.store.jobEnqueued();
+  return id;
+}
+
+/**
+ * The queue's own transactions touch only job rows they lock (a claim) or lease: on PostgreSQL
+ * they run beside other writes, so instances claim jobs together (Store.transaction).
+ */
+const LEASED_ROWS_ONLY = { exclusive: false } as const;
+
+/**
+ * When the next pending job of a lane is due (null: none pending): its oldest run_at, the first
+ * entry of the lane's range of the claim index. The workers look before they claim, so an idle
+ * lane costs a read, not a write transaction.
+ */
+export async function nextDueAt(ctx: Pick<ReadContext, "db">, kind: string): Promise<number | null> {
+  const [row] = await ctx.db
+    .select({ t: jobs.runAt })
+    .from(jobs)
+    .where(and(eq(jobs.kind, kind), eq(jobs.status, "pending")))
+    .orderBy(asc(jobs.runAt))
+    .limit(1);
+  return row?.t ?? null;
+}
+
+/**
+ * The claim's statement: lease up to `limit` due jobs of `kind`, oldest first. Its row selection
+ * is a range of the claim index (kind, status, run_at) read in order: no sort, whatever the
+ * backlog (test/job-claim-plan.test.ts checks the plan on both engines).
+ */
+export function claimStatement(ctx: Pick<ReadContext, "store" | "db">, input: { kind: string; workerId: string; leaseMs: number; limit: number; now: number }) {
+  const { now } = input;
+  const due = ctx.db
+    .select({ id: jobs.id })
+    .from(jobs)
+    .where(and(eq(jobs.kind, input.kind), eq(jobs.status, "pending"), lte(jobs.runAt, now)))
+    .orderBy(asc(jobs.runAt))
+    .limit(input.limit);
+  return ctx.db
+    .update(jobs)
+    .set({ status: "running", attempts: sql`${jobs.attempts} + 1`, leaseUntil: now + input.leaseMs, leasedBy: input.workerId, updatedAt: now })
+    // Another instance's claim in progress holds its rows: take the next ones instead of waiting.
+    .where(inArray(jobs.id, ctx.store.skipLocked(due)))
+    .returning();
+}
+
+/**
+ * Leases up to `limit` due jobs of one lane, oldest first: one UPDATE … RETURNING in a
+ * transaction of its own (claimStatement), the same cost at 100 pending jobs or a million.
+ * Only pending jobs: a job whose worker died is made pending again by reclaimExpiredLeases, a
+ * separate pass. On PostgreSQL the rows are locked FOR UPDATE SKIP LOCKED, so two workers (of
+ * any instance) never take the same job and never wait for each other.
+ */
+export function claimJobs(ctx: ReadContext, input: { kind: string; workerId: string; leaseMs: number; limit: number }): Promise<JobRow[]> {
+  return ctx.store.transaction(async () => claimStatement(ctx, { ...input, now: ctx.clock.now() }), LEASED_ROWS_ONLY);
+}
+
+/** Marks leased jobs done (one UPDATE for all of them), except those whose lease passed to another worker meanwhile. */
+export function completeJobs(ctx: ReadContext, input: { ids: string[]; workerId: string }): Promise<void> {
+  if (input.ids.length === 0) return Promise.resolve();
+  return ctx.store.transaction(async () => {
+    await ctx.db
+      .update(jobs)
+      .set({ status: "done", leaseUntil: null, leasedBy: null, lastError: null, updatedAt: ctx.clock.now() })
+      .where(and(inArray(jobs.id, input.ids), eq(jobs.leasedBy, input.workerId)));
+  }, LEASED_ROWS_ONLY);
+}
+
+/** A failed attempt: retry at `retryAt`, or dead when that was the last attempt. */
+export function failJob(ctx: ReadContext, input: { job: JobRow; workerId: string; error: string; retryAt: number }): Promise<JobStatus> {
+  const { job } = input;
+  const status: JobStatus = job.attempts >= job.maxAttempts ? "dead" : "pending";
+  return ctx.store.transaction(async () => {
+    await ctx.db
+      .update(jobs)
+      .set({ status, runAt: status === "pending" ? input.retryAt : job.runAt, leaseUntil: null, leasedBy: null, lastError: input.error.slice(0, 2000), updatedAt: ctx.clock.now() })
+      .where(and(eq(jobs.id, job.id), eq(jobs.leasedBy, input.workerId)));
+    return status;
+  }, LEASED_ROWS_ONLY);
+}
+
+/** When the first lease of a running job ends (null: none running): the first entry of the lease index. */
+export async function nextLeaseEnd(ctx: Pick<ReadContext, "db">): Promise<number | null> {
+  const [row] = await ctx.db
+    .select({ t: jobs.leaseUntil })
+    .from(jobs)
+    .where(and(eq(jobs.status, "running"), isNotNull(jobs.leaseUntil)))
+    .orderBy(asc(jobs.leaseUntil))
+    .limit(1);
+  return row?.t ?? null;
+}
+
+/**
+ * Makes up to `limit` jobs whose lease ended (their worker died, or hangs) pending again, at
+ * their place in their lane (run_at unchanged); the claim that takes them counts the attempt.
+ * A range of the lease index; on PostgreSQL rows another instance holds are skipped.
+ */
+export function reclaimExpiredLeases(ctx: ReadContext, input: { limit: number }): Promise<number> {
+  return ctx.store.transaction(async () => {
+    const now = ctx.clock.now();
+    const expired = ctx.db
+      .select({ id: jobs.id })
+      .from(jobs)
+      .where(and(eq(jobs.status, "running"), lt(jobs.leaseUntil, now)))
+      .orderBy(asc(jobs.leaseUntil))
+      .limit(input.limit);
+    const rows = await ctx.db
+      .update(jobs)
+      .set({ status: "pending", leaseUntil: null, leasedBy: null, updatedAt: now })
+      .where(inArray(jobs.id, ctx.store.skipLocked(expired)))
+      .returning({ id: jobs.id });
+    return rows.length;
+  }, LEASED_ROWS_ONLY);
+}
+
+/**
+ * Gives leased jobs back on shutdown so they run again at once after restart rather than
+ * after their lease; the attempt they were in does not count.
+ */
+export function releaseLeases(ctx: ReadContext, input: { workerId: string }): Promise<number> {
+  return ctx.store.transaction(async () => {
+    const now = ctx.clock.now();
+    const released = await ctx.db
+      .update(jobs)
+      .set({
+        status: "pending",
+        attempts: sql`case when ${jobs.attempts} > 0 then ${jobs.attempts} - 1 else 0 end`,
+        leaseUntil: null,
+        leasedBy: null,
+        runAt: now,
+        updatedAt: now,
+      })
+      .where(and(eq(jobs.status, "running"), eq(jobs.leasedBy, input.workerId)))
+      .returning({ id: jobs.id });
+    return released.length;
+  }, LEASED_ROWS_ONLY);
+}
+
+/** One lane as the queue holds it now: how deep, how old its oldest due job, when it last skipped. */
+export interface LaneDepth {
+  lane: string;
+  /** Pending jobs: due, or waiting for a retry. */
+  pending: number;
+  running: number;
+  /** Seconds the oldest due job has waited (0 when none is due). */
+  oldestAgeSeconds: number;
+  /** When a job of the lane was last skipped (its backlog bound), or null. */
+  lastSkippedAt: number | null;
+}
+
+/**
+ * The depth of each lane, each figure a range of the claim index. `countUpTo` caps the counts
+ * (the dashboard needs to know "more than", metrics the exact figure).
+ */
+export async function laneDepths(ctx: Pick<ReadContext, "db">, input: { kinds: readonly string[]; now: number; countUpTo?: number }): Promise<LaneDepth[]> {
+  const counted = async (kind: string, status: JobStatus): Promise<number> => {
+    const where = and(eq(jobs.kind, kind), eq(jobs.status, status));
+    if (input.countUpTo === undefined) return (await ctx.db.select({ n: count() }).from(jobs).where(where))[0]?.n ?? 0;
+    const upTo = ctx.db.select({ one: sql`1` }).from(jobs).where(where).limit(input.countUpTo).as("up_to");
+    return (await ctx.db.select({ n: count() }).from(upTo))[0]?.n ?? 0;
+  };
+  const out: LaneDepth[] = [];
+  for (const kind of input.kinds) {
+    const [pending, running, oldest, skipped] = await Promise.all([
+      counted(kind, "pending"),
+      counted(kind, "running"),
+      ctx.db.select({ t: min(jobs.runAt) }).from(jobs).where(and(eq(jobs.kind, kind), eq(jobs.status, "pending"), lte(jobs.runAt, input.now))),
+      ctx.db.select({ t: max(jobs.runAt) }).from(jobs).where(and(eq(jobs.kind, kind), eq(jobs.status, "skipped"))),
+    ]);
+    const oldestRunAt = oldest[0]?.t ?? null;
+    out.push({
+      lane: kind,
+      pending,
+      running,
+      oldestAgeSeconds: oldestRunAt === null ? 0 : Math.max(0, (input.now - oldestRunAt) / 1000),
+      lastSkippedAt: skipped[0]?.t ?? null,
+    });
+  }
+  return out;
+}
+
+/** How many jobs are in each of `statuses` (metrics). */
+export async function countJobsByStatus(ctx: Pick<ReadContext, "db">, statuses: JobStatus[]): Promise<Record<string, number>> {
+  const rows = await ctx.db.select({ status: jobs.status, n: count() }).from(jobs).where(inArray(jobs.status, statuses)).groupBy(jobs.status);
+  const counts: Record<string, number> = Object.fromEntries(statuses.map((s) => [s, 0]));
+  for (const r of rows) counts[r.status] = r.n;
+  return counts;
+}
+
+export const toJobView = (j: JobRow): JobView => ({
+  id: j.id,
+  kind: j.kind,
+  status: j.status,
+  attempts: j.attempts,
+  maxAttempts: j.maxAttempts,
+  runAt: iso(j.runAt),
+  lastError: j.lastError,
+  payload: JSON.parse(j.payload),
+  createdAt: iso(j.createdAt),
+  updatedAt: iso(j.updatedAt),
+  leaseUntil: isoOrNull(j.leaseUntil),
+});
+
+/** The jobs of the context's organization, most recently changed first. */
+export async function listJobs(ctx: Pick<DomainContext, "db" | "orgId">, filter: { status?: JobStatus; kind?: string; limit: number }): Promise<JobView[]> {
+  const rows = await ctx.db
+    .select()
+    .from(jobs)
+    .where(
+      and(
+        eq(jobs.orgId, ctx.orgId),
+        filter.status ? eq(jobs.status, filter.status) : undefined,
+        filter.kind ? eq(jobs.kind, filter.kind) : undefined,
+      ),
+    )
+    .orderBy(desc(jobs.updatedAt))
+    .limit(filter.limit);
+  return rows.map(toJobView);
+}
+
+/** Jobs by status: of one organization, or of the whole installation (metrics) without one. */
+export async function queueDepth(ctx: Pick<DomainContext, "db">, input: { orgId?: string } = {}): Promise<Record<JobStatus, number>> {
+  const rows = await ctx.db
+    .select({ status: jobs.status, n: count() })
+    .from(jobs)
+    .where(input.orgId === undefined ? undefined : eq(jobs.orgId, input.orgId))
+    .groupBy(jobs.status);
+  const out: Record<JobStatus, number> = { pending: 0, running: 0, done: 0, dead: 0, skipped: 0 };
+  for (const r of rows) out[r.status] = r.n;
+  return out;
+}
+
+/** Puts a dead or skipped job of the context's organization back in line (an operator's "retry"). */
+export function retryDeadJob(ctx: Pick<DomainContext, "store" | "db" | "clock" | "orgId">, jobId: string): Promise<boolean> {
+  return transaction(ctx, async () => {
+    const now = ctx.clock.now();
+    const retried = await ctx.db
+      .update(jobs)
+      .set({ status: "pending", attempts: 0, runAt: now, lastError: null, updatedAt: now })
+      .where(and(eq(jobs.id, jobId), eq(jobs.orgId, ctx.orgId), inArray(jobs.status, ["dead", "skipped"])))
+      .returning({ id: jobs.id, kind: jobs.kind });
+    if (retried.length > 0) {
+      laneState(ctx.store).enqueued.add(retried[0]!.kind);
+      ctx.store.jobEnqueued();
+    }
+    return retried.length > 0;
+  });
+}

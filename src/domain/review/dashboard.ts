@@ -1,0 +1,764 @@
+/**
+ * What the moderators' dashboard reads and no other operation answers: the review queue with
+ * filters and everything a row shows, a case with its whole context, an identity's profile,
+ * the team lead's figures and charts, and the change counter the dashboard polls.
+ */
+import { and, asc, desc, eq, gt, gte, inArray, isNull, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
+import { auditEvents, caseTags, cases, contentAnalyses, enforcementActions, identities, projects, reportCategories, reportReasons, reports, urlScanCache, users } from "../../db/schema.ts";
+import { toAnalysisView, type AnalysisView } from "../analysis/analysis.ts";
+import { toAuditEventView, type AuditEventView } from "../core/audit.ts";
+import { categoryKey } from "../cases/category-key.ts";
+import { listCaseNotes, reportsOfCase, reportsOfCases, requireCase, subjectHistory, toCaseView, type CaseView, type NoteView } from "../cases/cases.ts";
+import { DAY_MS, iso, isoOrNull } from "../core/clock.ts";
+import type { DomainContext, ReadContext } from "../core/context.ts";
+import { actionViews, type EnforcementActionView } from "../enforcement/enforcement.ts";
+import { badRequest, notFound } from "../core/errors.ts";
+import { getIdentity, toIdentityView, type IdentityView } from "../intake/identities.ts";
+import { backgroundBacklog, type Backlog } from "./job-backlog.ts";
+import { isOfWorkableCase, workableCases, type AccessContext } from "./queue-access.ts";
+import { defaultQueue, listQueues, queueIdOfCase, queueScope, requireQueue } from "./queues.ts";
+import { toReportViews, type ReportView } from "../intake/reports.ts";
+import { BUCKETS, maxSeverity, SEVERITIES, type Bucket, type Severity } from "../cases/severity.ts";
+import { tagsOfCases } from "../cases/tags.ts";
+import { userEmails } from "../accounts/users.ts";
+import { QUEUE_VIEWS, teamOfView, type QueueOrdering, type QueueView } from "../views/queue.ts";
+import type { Team } from "../views/report.ts";
+import { OPEN_STATUSES, type Status } from "./workflow.ts";
+
+/** The dashboard reads one organization's data, the context's. */
+type TenantRead = ReadContext & Pick<DomainContext, "orgId">;
+
+// ---------------------------------------------------------------------------------------------
+// Change counter: what the dashboard polls.
+
+/**
+ * The organization's change version: the id of its newest audit event. Every creation and
+ * state change writes one, so when this is unchanged nothing the dashboard shows has changed.
+ * One step down the (org_id, id) index.
+ */
+export async function changeVersion(ctx: Pick<DomainContext, "db" | "orgId">): Promise<string | null> {
+  const [newest] = await ctx.db
+    .select({ id: auditEvents.id })
+    .from(auditEvents)
+    .where(eq(auditEvents.orgId, ctx.orgId))
+    .orderBy(desc(auditEvents.id))
+    .limit(1);
+  return newest?.id ?? null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The review queue.
+
+/** The queue's filters; the organization is the context's. */
+export interface QueueFilter {
+  projectId?: string;
+  /** Which cases: every open one (default), unclaimed, mine, escalated to a team, appealed. */
+  view?: QueueView;
+  status?: Status;
+  /** A category (reason) name: cases with at least one report giving it. */
+  category?: string;
+  /** Severity bucket: emergency (CRITICAL), high (HIGH), normal (the rest). */
+  bucket?: Bucket;
+  /** "me": claimed by this user; "unclaimed": nobody's (the views "mine" and "unassigned" say the same). */
+  assigned?: "me" | "unclaimed";
+  /** A case tag. */
+  tag?: string;
+  /** One review queue (issue 15); absent: every queue the caller may work, by severity then age. */
+  queueId?: string;
+  userId?: string | null;
+  /** Where the previous page ended (its `nextCursor`). */
+  cursor?: string;
+  limit: number;
+}
+
+export interface Person {
+  id: string;
+  email: string;
+}
+
+export interface QueueItem {
+  id: string;
+  projectId: string;
+  projectName: string;
+  status: Status;
+  bucket: Bucket;
+  /** The highest severity among the case's reports. */
+  severity: Severity;
+  reasons: string[];
+  reportCount: number;
+  /** An open report of the case: deciding on it decides the case (docs/workflow.md). */
+  openReportId: string | null;
+  subject: { id: string; displayName: string; handleLabel: string } | null;
+  target: { contentType: string | null; contentExternalId: string } | null;
+  /** The start of the reported content, or of the newest description. */
+  excerpt: string | null;
+  ai: { severity: Severity; confidence: number } | null;
+  assignee: Person | null;
+  assignedAt: string | null;
+  /** The team the case is escalated to (open cases), and when. */
+  escalation: { team: Team; at: string } | null;
+  tags: string[];
+  /** A trusted flagger (DSA Art. 22) reported into the case: it goes first in its bucket. */
+  trustedFlagged: boolean;
+  createdAt: string;
+  lastReportAt: string;
+}
+
+export interface QueuePage {
+  items: QueueItem[];
+  /** Cases under every filter, by bucket, and in all (the "N" of "showing … of N"). */
+  counts: Record<Bucket, number> & { total: number };
+  /** Each view's count under the project filter alone (the tabs). */
+  views: Record<QueueView, number>;
+  /** The cursor of the next page, null on the last one. */
+  nextCursor: string | null;
+  /** The queues the caller may work with their open cases (the picker), and the one shown (null: all of them). */
+  queues: { id: string; name: string; isDefault: boolean; ordering: QueueOrdering; openCases: number }[];
+  queueId: string | null;
+  ordering: QueueOrdering;
+}
+
+const EXCERPT = 180;
+const excerptOf = (s: string | null | undefined): string | null => {
+  if (!s) return null;
+  const flat = s.replace(/\s+/g, " ").trim();
+  return flat.length > EXCERPT ? `${flat.slice(0, EXCERPT)}…` : flat || null;
+};
+
+/** Buckets in queue order: emergency, then high, then normal. */
+const QUEUE_BUCKETS = [...BUCKETS].reverse() as Bucket[];
+
+/** The names, as the organization's projects spell them, of the category named `name` (any spelling). */
+async function categorySpellings(ctx: Pick<DomainContext, "db" | "orgId">, name: string): Promise<string[]> {
+  const rows = await ctx.db
+    .select({ name: reportCategories.name })
+    .from(reportCategories)
+    .innerJoin(projects, eq(projects.id, reportCategories.projectId))
+    .where(and(eq(projects.orgId, ctx.orgId), eq(reportCategories.nameKey, categoryKey(name))));
+  return [...new Set([name, ...rows.map((r) => r.name)])];
+}
+
+/**
+ * The queue's segments, in order: each bucket (emergency, high, normal), within it first the
+ * cases a trusted flagger reported into (DSA Art. 22), then the others.
+ */
+const QUEUE_SEGMENTS = QUEUE_BUCKETS.flatMap((bucket) => [
+  { bucket, trusted: 1 },
+  { bucket, trusted: 0 },
+]);
+
+/**
+ * A position in the queue: the segment's place in queue order (QUEUE_SEGMENTS), the case's
+ * creation time and its id (the order within a segment), as `<segment>.<created ms>.<id>`.
+ */
+interface QueueCursor {
+  segment: number;
+  createdAt: number;
+  id: string;
+}
+const encodeCursor = (c: QueueCursor): string => `${c.segment}.${c.createdAt}.${c.id}`;
+const CURSOR_REFUSED = "cursor: not a cursor of this queue (pass back nextCursor as it came)";
+function decodeCursor(s: string): QueueCursor {
+  const m = /^([0-5])\.(\d{1,16})\.([0-9a-zA-Z-]{1,64})$/.exec(s);
+  if (!m) throw badRequest(CURSOR_REFUSED);
+  return { segment: Number(m[1]), createdAt: Number(m[2]), id: m[3]! };
+}
+
+/**
+ * A position in a queue ordered by "priority" (priority desc, then segment, then age) or "age"
+ * (age alone): `p.<priority>.<segment>.<created ms>.<id>` or `a.<created ms>.<id>`.
+ */
+interface OrderedCursor {
+  priority: number;
+  segment: number;
+  createdAt: number;
+  id: string;
+}
+function decodeOrderedCursor(s: string, ordering: "priority" | "age"): OrderedCursor {
+  if (ordering === "age") {
+    const m = /^a\.(\d{1,16})\.([0-9a-zA-Z-]{1,64})$/.exec(s);
+    if (!m) throw badRequest(CURSOR_REFUSED);
+    return { priority: 0, segment: 0, createdAt: Number(m[1]), id: m[2]! };
+  }
+  const m = /^p\.(-?\d{1,12})\.([0-5])\.(\d{1,16})\.([0-9a-zA-Z-]{1,64})$/.exec(s);
+  if (!m) throw badRequest(CURSOR_REFUSED);
+  return { priority: Number(m[1]), segment: Number(m[2]), createdAt: Number(m[3]), id: m[4]! };
+}
+
+/** A case's place among QUEUE_SEGMENTS, as SQL (bucket emergency, high, normal; trusted first within each). */
+const segmentSql = sql<number>`(case ${cases.bucket} when 'emergency' then 0 when 'high' then 2 else 4 end + case when ${cases.trustedFlagged} = 1 then 0 else 1 end)`;
+const segmentOf = (c: Pick<typeof cases.$inferSelect, "bucket" | "trustedFlagged">): number =>
+  QUEUE_SEGMENTS.findIndex((s) => s.bucket === c.bucket && s.trusted === (c.trustedFlagged === 1 ? 1 : 0));
+
+/**
+ * One page of a queue ordered by "priority" or "age", from the cursor on: one keyset query
+ * (the order is total: id breaks ties), so paging neither skips nor repeats a case.
+ */
+async function orderedPage(ctx: TenantRead, where: SQL | undefined, ordering: "priority" | "age", cursor: string | undefined, limit: number) {
+  const c = cursor ? decodeOrderedCursor(cursor, ordering) : null;
+  const afterAge = c ? or(gt(cases.createdAt, c.createdAt), and(eq(cases.createdAt, c.createdAt), gt(cases.id, c.id))) : undefined;
+  const after =
+    c && ordering === "priority"
+      ? or(
+          sql`${cases.priority} < ${c.priority}`,
+          and(eq(cases.priority, c.priority), or(sql`${segmentSql} > ${c.segment}`, and(sql`${segmentSql} = ${c.segment}`, afterAge))),
+        )
+      : afterAge;
+  const order = ordering === "priority" ? [desc(cases.priority), asc(segmentSql), asc(cases.createdAt), asc(cases.id)] : [asc(cases.createdAt), asc(cases.id)];
+  const rows = await ctx.db.select().from(cases).where(and(where, after)).orderBy(...order).limit(limit + 1);
+  let nextCursor: string | null = null;
+  if (rows.length > limit) {
+    rows.length = limit;
+    const last = rows.at(-1)!;
+    nextCursor = ordering === "age" ? `a.${last.createdAt}.${last.id}` : `p.${last.priority}.${segmentOf(last)}.${last.createdAt}.${last.id}`;
+  }
+  return { rows, nextCursor };
+}
+
+/** The cases a view holds (before any other filter). */
+function viewCondition(ctx: Pick<DomainContext, "orgId">, view: QueueView, userId: string | null | undefined): SQL[] {
+  if (view === "appealed") return [eq(cases.orgId, ctx.orgId), eq(cases.status, "APPEALED")];
+  const open = [eq(cases.orgId, ctx.orgId), eq(cases.isOpen, 1)];
+  const team = teamOfView(view);
+  if (team) return [...open, eq(cases.escalatedTeam, team)];
+  if (view === "unassigned") return [...open, isNull(cases.assigneeId)];
+  // "mine" without a user (an API key): nobody's cases are the key's.
+  if (view === "mine") return [...open, userId ? eq(cases.assigneeId, userId) : sql`1 = 0`];
+  return open;
+}
+
+/**
+ * One page of the queue: emergency first, then high, then normal; within a bucket the cases a
+ * trusted flagger reported into first (a search of the cases_trusted_idx partial index), then
+ * the others (the (org, open, bucket, created) index), each oldest first from the cursor on, with the
+ * counts per bucket under the same filters and each view's count, so that every case is
+ * reachable page by page and the page can say "51–100 of 19,938".
+ */
+export async function queue(ctx: TenantRead & AccessContext, f: QueueFilter): Promise<QueuePage> {
+  const counts = { emergency: 0, high: 0, normal: 0, total: 0 };
+  let rows: (typeof cases.$inferSelect)[] = [];
+  const view: QueueView = f.view ?? (f.assigned === "me" ? "mine" : f.assigned === "unclaimed" ? "unassigned" : "open");
+  // The queue shown (or every queue the caller may work) and its ordering (src/domain/review/queues.ts).
+  const scope = await queueScope(ctx, f.queueId);
+  const cursor = f.cursor && scope.ordering === "severity_age" ? decodeCursor(f.cursor) : null;
+  // Reports keep their reasons in their project's spelling of the category: the filter matches
+  // every spelling whose key (src/domain/cases/category-key.ts) is the filter's, never SQLite's
+  // ASCII-only lower().
+  const categoryNames = f.category ? await categorySpellings(ctx, f.category) : null;
+  const filters: SQL[] = viewCondition(ctx, view, f.userId);
+  if (scope.where) filters.push(scope.where);
+  if (f.projectId) filters.push(eq(cases.projectId, f.projectId));
+  if (f.status) filters.push(eq(cases.status, f.status));
+  if (f.assigned === "me") filters.push(f.userId ? eq(cases.assigneeId, f.userId) : sql`1 = 0`);
+  if (f.assigned === "unclaimed") filters.push(isNull(cases.assigneeId));
+  if (f.tag) filters.push(sql`exists (select 1 from ${caseTags} ct where ct.case_id = ${cases.id} and ct.tag = ${f.tag})`);
+  if (categoryNames) {
+    filters.push(
+      sql`exists (select 1 from ${reports} r join report_reasons rr on rr.report_id = r.id
+                  where r.case_id = ${cases.id} and rr.name in ${categoryNames})`,
+    );
+  }
+  let nextCursor: string | null = null;
+  for (const bucket of QUEUE_BUCKETS) {
+    if (f.bucket && f.bucket !== bucket) continue;
+    const [count] = await ctx.db.select({ n: sql<number>`count(*)` }).from(cases).where(and(...filters, eq(cases.bucket, bucket)));
+    counts[bucket] = Number(count?.n ?? 0);
+    counts.total += counts[bucket];
+  }
+  if (scope.ordering !== "severity_age") {
+    const page = await orderedPage(ctx, and(...filters, f.bucket ? eq(cases.bucket, f.bucket) : undefined), scope.ordering, f.cursor, f.limit);
+    rows = page.rows;
+    nextCursor = page.nextCursor;
+  }
+  for (const [index, segment] of QUEUE_SEGMENTS.entries()) {
+    if (scope.ordering !== "severity_age") break;
+    if ((f.bucket && f.bucket !== segment.bucket) || !counts[segment.bucket]) continue;
+    if (rows.length > f.limit || (cursor && index < cursor.segment)) continue;
+    const where = and(...filters, eq(cases.bucket, segment.bucket), eq(cases.trustedFlagged, segment.trusted));
+    const after =
+      cursor && index === cursor.segment
+        ? or(gt(cases.createdAt, cursor.createdAt), and(eq(cases.createdAt, cursor.createdAt), gt(cases.id, cursor.id)))
+        : undefined;
+    // One more than the page holds: whether a next page exists.
+    const want = f.limit + 1 - rows.length;
+    rows.push(...(await ctx.db.select().from(cases).where(and(where, after)).orderBy(asc(cases.createdAt), asc(cases.id)).limit(want)));
+  }
+  if (rows.length > f.limit) {
+    rows.length = f.limit;
+    const last = rows.at(-1)!;
+    nextCursor = encodeCursor({ segment: segmentOf(last), createdAt: last.createdAt, id: last.id });
+  }
+  const queues = (await listQueues(ctx)).map((q) => ({ id: q.id, name: q.name, isDefault: q.isDefault, ordering: q.ordering, openCases: q.openCases }));
+  return {
+    items: await toQueueItems(ctx, rows),
+    counts,
+    views: await viewCounts(ctx, f, scope.where),
+    nextCursor,
+    queues,
+    queueId: f.queueId ?? null,
+    ordering: scope.ordering,
+  };
+}
+
+/** Each view's count under the project filter alone: the queue's tabs. */
+async function viewCounts(ctx: TenantRead, f: Pick<QueueFilter, "projectId" | "userId">, scope: SQL | undefined): Promise<Record<QueueView, number>> {
+  const out = {} as Record<QueueView, number>;
+  for (const view of QUEUE_VIEWS) {
+    const where = and(...viewCondition(ctx, view, f.userId), scope, f.projectId ? eq(cases.projectId, f.projectId) : undefined);
+    const [row] = await ctx.db.select({ n: sql<number>`count(*)` }).from(cases).where(where);
+    out[view] = Number(row?.n ?? 0);
+  }
+  return out;
+}
+
+async function toQueueItems(ctx: TenantRead, rows: (typeof cases.$inferSelect)[]): Promise<QueueItem[]> {
+  if (!rows.length) return [];
+  const byCase = new Map<string, (typeof reports.$inferSelect)[]>();
+  for (const r of await reportsOfCases(ctx, { caseIds: rows.map((c) => c.id) })) {
+    const list = byCase.get(r.caseId) ?? [];
+    list.push(r);
+    byCase.set(r.caseId, list);
+  }
+  const subjectIds = [...new Set(rows.map((c) => c.subjectIdentityId).filter((x): x is string => !!x))];
+  const subjectRows = subjectIds.length ? await ctx.db.select().from(identities).where(inArray(identities.id, subjectIds)) : [];
+  const subjects = new Map(subjectRows.map((i) => [i.id, toIdentityView(i)] as const));
+  const projectRows = await ctx.db.select({ id: projects.id, name: projects.name }).from(projects).where(eq(projects.orgId, ctx.orgId));
+  const projectNames = new Map(projectRows.map((p) => [p.id, p.name] as const));
+  const emails = await userEmails(ctx, { ids: rows.map((c) => c.assigneeId) });
+  const tags = await tagsOfCases(ctx, { caseIds: rows.map((c) => c.id) });
+  return rows.map((c) => {
+    const list = (byCase.get(c.id) ?? []).sort((a, b) => a.createdUs - b.createdUs);
+    const newest = list.at(-1);
+    const withContent = [...list].reverse().find((r) => r.content);
+    const analysed = list.filter((r) => r.aiAnalyzedAt != null);
+    const topAi = analysed.sort((a, b) => (b.aiConfidence ?? 0) - (a.aiConfidence ?? 0))[0];
+    const subject = c.subjectIdentityId ? subjects.get(c.subjectIdentityId) : undefined;
+    return {
+      id: c.id,
+      projectId: c.projectId,
+      projectName: projectNames.get(c.projectId) ?? "",
+      status: c.status as Status,
+      bucket: c.bucket,
+      severity: maxSeverity(list.map((r) => r.severity as Severity)),
+      reasons: [...new Set(list.flatMap((r) => JSON.parse(r.reasons) as string[]))],
+      reportCount: c.reportCount,
+      openReportId: list.find((r) => (OPEN_STATUSES as readonly string[]).includes(r.status))?.id ?? null,
+      subject: subject ? { id: subject.id, displayName: subject.displayName, handleLabel: subject.handleLabel } : null,
+      target: c.contentExternalId != null ? { contentType: c.contentType || null, contentExternalId: c.contentExternalId } : null,
+      excerpt: excerptOf(withContent?.content ?? newest?.description),
+      ai: topAi ? { severity: topAi.aiSeverity as Severity, confidence: topAi.aiConfidence ?? 0 } : null,
+      assignee: c.assigneeId ? { id: c.assigneeId, email: emails.get(c.assigneeId) ?? "unknown user" } : null,
+      assignedAt: isoOrNull(c.assignedAt),
+      escalation: c.escalatedTeam ? { team: c.escalatedTeam, at: iso(c.escalatedAt ?? c.updatedAt) } : null,
+      tags: tags.get(c.id) ?? [],
+      trustedFlagged: c.trustedFlagged === 1,
+      createdAt: iso(c.createdAt),
+      lastReportAt: iso(c.lastReportAt),
+    };
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// A case with its whole context.
+
+/** Enforcement actions as the case and identity pages show them: the enforcement domain's own view. */
+export type EnforcementView = EnforcementActionView;
+
+/**
+ * The enforcement actions against an identity, newest first, with their status at `now` (default:
+ * the clock's): those taken outside any case, and those of the cases the caller may work.
+ */
+export async function enforcementOf(ctx: ReadContext & AccessContext, input: { identityId: string; now?: number; limit?: number }): Promise<EnforcementView[]> {
+  const rows = await ctx.db
+    .select()
+    .from(enforcementActions)
+    .where(and(eq(enforcementActions.identityId, input.identityId), await isOfWorkableCase(ctx, "case", enforcementActions.caseId, { whenNull: "kept" })))
+    .orderBy(desc(enforcementActions.id))
+    .limit(input.limit ?? 50);
+  return actionViews(ctx, { rows, now: input.now });
+}
+
+/** An analysis with, for link scans, what fetching the URL gave. */
+export interface AnalysisDetail extends AnalysisView {
+  scan: { finalUrl: string | null; statusCode: number | null; kind: string; title: string | null; reason: string | null; fetchedAt: string } | null;
+}
+
+async function analysesOfReports(ctx: Pick<DomainContext, "db">, reportIds: string[]): Promise<AnalysisDetail[]> {
+  if (!reportIds.length) return [];
+  const rows = await ctx.db.select().from(contentAnalyses).where(inArray(contentAnalyses.reportId, reportIds)).orderBy(desc(contentAnalyses.id));
+  const urls = [...new Set(rows.map((r) => r.url).filter((u): u is string => !!u))];
+  const scanRows = urls.length ? await ctx.db.select().from(urlScanCache).where(inArray(urlScanCache.url, urls)) : [];
+  const scans = new Map(scanRows.map((s) => [s.url, s] as const));
+  return rows.map((a) => {
+    const s = a.url ? scans.get(a.url) : undefined;
+    return {
+      ...toAnalysisView(a),
+      scan: s ? { finalUrl: s.finalUrl, statusCode: s.statusCode, kind: s.kind, title: s.title, reason: s.reason, fetchedAt: iso(s.fetchedAt) } : null,
+    };
+  });
+}
+
+export interface ReporterView {
+  identity: IdentityView;
+  /** Reports this identity filed in the project, by status: how reliable a reporter it is. */
+  filed: Partial<Record<Status, number>>;
+}
+
+/** How many reports each reporter filed, by status (an index search per reporter). */
+async function reporterStats(ctx: Pick<DomainContext, "db">, reporterIds: string[]): Promise<Map<string, Partial<Record<Status, number>>>> {
+  const out = new Map<string, Partial<Record<Status, number>>>();
+  if (!reporterIds.length) return out;
+  const rows = await ctx.db
+    .select({ id: reports.reporterIdentityId, status: reports.status, n: sql<number>`count(*)` })
+    .from(reports)
+    // Identities belong to one project, so the reporter ids alone pick the project's reports
+    // (and leave the planner the reporter index rather than a walk of the whole project).
+    .where(inArray(reports.reporterIdentityId, reporterIds))
+    .groupBy(reports.reporterIdentityId, reports.status);
+  for (const r of rows) {
+    if (!r.id) continue;
+    const m = out.get(r.id) ?? {};
+    m[r.status as Status] = r.n;
+    out.set(r.id, m);
+  }
+  return out;
+}
+
+export interface AuditEntry extends AuditEventView {
+  /** The email of a user actor, when the actor is a dashboard user. */
+  actorEmail: string | null;
+}
+
+async function auditOfCase(ctx: TenantRead, caseId: string, reportIds: string[], limit = 200): Promise<AuditEntry[]> {
+  const caseRows = await ctx.db
+    .select()
+    .from(auditEvents)
+    .where(and(eq(auditEvents.orgId, ctx.orgId), eq(auditEvents.entityType, "case"), eq(auditEvents.entityId, caseId)))
+    .orderBy(desc(auditEvents.id))
+    .limit(limit);
+  const reportRows = reportIds.length
+    ? await ctx.db
+        .select()
+        .from(auditEvents)
+        .where(and(eq(auditEvents.orgId, ctx.orgId), eq(auditEvents.entityType, "report"), inArray(auditEvents.entityId, reportIds.slice(0, 500))))
+        .orderBy(desc(auditEvents.id))
+        .limit(limit)
+    : [];
+  const rows = [...caseRows, ...reportRows].sort((a, b) => (a.id < b.id ? 1 : -1)).slice(0, limit);
+  return withActorEmails(ctx, { events: rows.map(toAuditEventView) });
+}
+
+/** Adds the email of each user actor (audit events store the user's id). */
+export async function withActorEmails(ctx: TenantRead, input: { events: AuditEventView[] }): Promise<AuditEntry[]> {
+  const { events } = input;
+  const emails = await userEmails(ctx, { ids: events.filter((e) => e.actor.type === "user").map((e) => e.actor.id) });
+  return events.map((e) => ({ ...e, actorEmail: e.actor.type === "user" && e.actor.id ? (emails.get(e.actor.id) ?? null) : null }));
+}
+
+export interface CaseDetail {
+  case: CaseView;
+  projectName: string;
+  assignee: Person | null;
+  reports: ReportView[];
+  subject: IdentityView | null;
+  subjectCases: CaseView[];
+  subjectEnforcement: EnforcementView[];
+  /** Enforcement actions taken on this case's reports (on whoever they were against). */
+  caseEnforcement: EnforcementView[];
+  reporters: ReporterView[];
+  analyses: AnalysisDetail[];
+  notes: (NoteView & { authorEmail: string | null })[];
+  audit: AuditEntry[];
+  /** The case's tags, sorted. */
+  tags: string[];
+  /** The review queue the case is in (issue 15). */
+  queue: { id: string; name: string };
+}
+
+export async function caseDetail(ctx: TenantRead & AccessContext, caseId: string): Promise<CaseDetail> {
+  const now = ctx.clock.now();
+  // A case in a queue the caller may not work is not found (src/domain/review/queue-access.ts).
+  const c = await requireCase(ctx, caseId);
+  const def = await defaultQueue(ctx);
+  const inQueue = c.queueId ? await requireQueue(ctx, queueIdOfCase(c, def.id)).catch(() => def) : def;
+  const rows = await reportsOfCase(ctx, c.id);
+  const reportViews = await toReportViews(ctx, { rows });
+  const reportIds = rows.map((r) => r.id);
+  // The case's subject; a case opened by a report about content alone (a link scan that knew no
+  // poster) takes the subject of the first of its reports that names one.
+  const subjectId = c.subjectIdentityId ?? rows.find((r) => r.subjectIdentityId != null)?.subjectIdentityId ?? null;
+  const subject = subjectId ? await getIdentity(ctx, subjectId) : null;
+  const [project] = await ctx.db.select({ name: projects.name }).from(projects).where(eq(projects.id, c.projectId)).limit(1);
+
+  const reporterIds = [...new Set(rows.map((r) => r.reporterIdentityId).filter((x): x is string => !!x))].slice(0, 20);
+  const reporterRows = reporterIds.length ? await ctx.db.select().from(identities).where(inArray(identities.id, reporterIds)) : [];
+  const stats = await reporterStats(ctx, reporterIds);
+
+  const notes = await listCaseNotes(ctx, c.id);
+  const emails = await userEmails(ctx, { ids: [c.assigneeId, ...notes.filter((n) => n.author.type === "user").map((n) => n.author.id)] });
+  const caseEnforcement = reportIds.length
+    ? await actionViews(ctx, {
+        rows: await ctx.db
+          .select()
+          .from(enforcementActions)
+          .where(inArray(enforcementActions.reportId, reportIds.slice(0, 500)))
+          .orderBy(desc(enforcementActions.id)),
+        now,
+      })
+    : [];
+  return {
+    case: toCaseView(c),
+    projectName: project?.name ?? "",
+    assignee: c.assigneeId ? { id: c.assigneeId, email: emails.get(c.assigneeId) ?? "unknown user" } : null,
+    reports: reportViews,
+    subject,
+    subjectCases: subjectId ? await subjectHistory(ctx, { subjectIdentityId: subjectId, exceptCaseId: c.id }) : [],
+    subjectEnforcement: subjectId ? await enforcementOf(ctx, { identityId: subjectId, now }) : [],
+    caseEnforcement,
+    reporters: reporterRows.map((i) => ({ identity: toIdentityView(i), filed: stats.get(i.id) ?? {} })),
+    analyses: await analysesOfReports(ctx, reportIds),
+    notes: notes.map((n) => ({ ...n, authorEmail: n.author.type === "user" && n.author.id ? (emails.get(n.author.id) ?? null) : null })),
+    audit: await auditOfCase(ctx, c.id, reportIds),
+    tags: (await tagsOfCases(ctx, { caseIds: [c.id] })).get(c.id) ?? [],
+    queue: { id: inQueue.id, name: inQueue.name },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// An identity's profile.
+
+export interface IdentityProfile {
+  identity: IdentityView;
+  projectName: string;
+  cases: CaseView[];
+  reportsAbout: ReportView[];
+  reportsFiled: ReportView[];
+  enforcement: EnforcementView[];
+}
+
+export async function identityProfile(ctx: TenantRead & AccessContext, identityId: string): Promise<IdentityProfile> {
+  const now = ctx.clock.now();
+  const [row] = await ctx.db
+    .select({ identity: identities, projectName: projects.name })
+    .from(identities)
+    .innerJoin(projects, eq(projects.id, identities.projectId))
+    .where(and(eq(identities.id, identityId), eq(projects.orgId, ctx.orgId)))
+    .limit(1);
+  if (!row) throw notFound("Identity not found");
+  // Cases in queues the caller may not work, and their reports, are left out.
+  const access = await workableCases(ctx);
+  const reportWorkable = await isOfWorkableCase(ctx, "case", reports.caseId, { whenNull: "left out" });
+  const about = await ctx.db
+    .select()
+    .from(reports)
+    .where(and(eq(reports.subjectIdentityId, identityId), reportWorkable))
+    .orderBy(desc(reports.createdUs))
+    .limit(50);
+  // No index on the reporter: this walks the project's reports from the newest (bounded by the limit).
+  const filed = await ctx.db
+    .select()
+    .from(reports)
+    .where(and(eq(reports.projectId, row.identity.projectId), eq(reports.reporterIdentityId, identityId), reportWorkable))
+    .orderBy(desc(reports.createdUs))
+    .limit(20);
+  const caseRows = await ctx.db
+    .select()
+    .from(cases)
+    .where(and(eq(cases.subjectIdentityId, identityId), access))
+    .orderBy(desc(cases.createdAt))
+    .limit(50);
+  return {
+    identity: toIdentityView(row.identity),
+    projectName: row.projectName,
+    cases: caseRows.map(toCaseView),
+    reportsAbout: await toReportViews(ctx, { rows: about }),
+    reportsFiled: await toReportViews(ctx, { rows: filed }),
+    enforcement: await enforcementOf(ctx, { identityId, now }),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The overview: report volume over time, and the figures a team lead watches.
+
+export interface Overview {
+  days: string[];
+  bySeverity: Record<Severity, number[]>;
+  /** Categories by total volume in the period, largest first. */
+  byCategory: { name: string; counts: number[]; total: number }[];
+  figures: {
+    /** Reports waiting for a decision now (OPEN, TRIAGED, IN_REVIEW). */
+    pending: number;
+    openCases: Record<Bucket, number>;
+    /** Reports filed in the period. */
+    received: number;
+    /** Decisions in the period. */
+    actioned: number;
+    dismissed: number;
+    /** Escalations in the period (CASE_ESCALATED events: one per escalation that took effect). */
+    escalated: number;
+    /** actioned / (actioned + dismissed), null without decisions. */
+    actionRate: number | null;
+    /** Median time from a report's creation to its resolution or dismissal, in the period. */
+    medianDecisionMs: number | null;
+  };
+  /** Background work of the installation (AI enrichment, link scans, webhooks) and whether it is behind. */
+  backlog: Backlog;
+}
+
+/** The smallest UUIDv7 of a millisecond: an id bound for "created since". */
+const uuidV7Floor = (ms: number): string => {
+  const h = Math.max(0, Math.floor(ms)).toString(16).padStart(12, "0");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-0000-0000-000000000000`;
+};
+
+/** Microseconds in a day, a literal (an integer division by it gives the UTC day number). */
+const US_PER_DAY = sql.raw(String(DAY_MS * 1000));
+/** The UTC day number (days since 1970-01-01) of a time in microseconds. */
+const dayOfUs = (us: SQLWrapper) => sql<number>`${us} / ${US_PER_DAY}`;
+
+export async function overview(ctx: TenantRead & AccessContext, q: { projectId?: string; days: number }): Promise<Overview> {
+  const now = ctx.clock.now();
+  // Every figure counts the cases the caller may work, and their reports (queue access).
+  const [caseWorkable, reportWorkable, caseEventWorkable] = await Promise.all([
+    workableCases(ctx),
+    isOfWorkableCase(ctx, "case", reports.caseId, { whenNull: "left out" }),
+    isOfWorkableCase(ctx, "case", auditEvents.entityId, { whenNull: "left out" }),
+  ]);
+  const today = Math.floor(now / DAY_MS) * DAY_MS;
+  const since = today - (q.days - 1) * DAY_MS;
+  const days = Array.from({ length: q.days }, (_, i) => iso(since + i * DAY_MS).slice(0, 10));
+  // Rows carry the UTC day number of their time; its place in `days`, or undefined outside them.
+  const sinceDay = since / DAY_MS;
+  const indexOfDay = (day: number): number | undefined => {
+    const i = Number(day) - sinceDay;
+    return i >= 0 && i < q.days ? i : undefined;
+  };
+  const count = sql<number>`count(*)`;
+
+  const bySeverity = Object.fromEntries(SEVERITIES.map((s) => [s, days.map(() => 0)])) as Record<Severity, number[]>;
+  const sevDay = dayOfUs(reports.createdUs);
+  const sevRows = await ctx.db
+    .select({ day: sevDay, severity: reports.severity, n: count })
+    .from(reports)
+    .where(and(q.projectId ? eq(reports.projectId, q.projectId) : eq(reports.orgId, ctx.orgId), gte(reports.createdUs, since * 1000), reportWorkable))
+    .groupBy(sevDay, reports.severity);
+  const seriesOf = new Map<string, number[]>(SEVERITIES.map((s) => [s, bySeverity[s]]));
+  let received = 0;
+  for (const r of sevRows) {
+    const i = indexOfDay(r.day);
+    const series = seriesOf.get(r.severity);
+    if (i === undefined || !series) continue;
+    series[i]! += r.n;
+    received += r.n;
+  }
+
+  const catDay = dayOfUs(reportReasons.createdUs);
+  const catRows = q.projectId || reportWorkable
+    ? await ctx.db
+        .select({ day: catDay, name: reportReasons.name, n: count })
+        .from(reports)
+        .innerJoin(reportReasons, eq(reportReasons.reportId, reports.id))
+        .where(and(q.projectId ? eq(reports.projectId, q.projectId) : eq(reports.orgId, ctx.orgId), gte(reports.createdUs, since * 1000), reportWorkable))
+        .groupBy(catDay, reportReasons.name)
+    : await ctx.db
+        .select({ day: catDay, name: reportReasons.name, n: count })
+        .from(reportReasons)
+        .where(and(eq(reportReasons.orgId, ctx.orgId), gte(reportReasons.createdUs, since * 1000)))
+        .groupBy(catDay, reportReasons.name);
+  const cats = new Map<string, number[]>();
+  for (const r of catRows) {
+    const i = indexOfDay(r.day);
+    if (i === undefined) continue;
+    const counts = cats.get(r.name) ?? days.map(() => 0);
+    counts[i]! += r.n;
+    cats.set(r.name, counts);
+  }
+  const byCategory = [...cats.entries()]
+    .map(([name, counts]) => ({ name, counts, total: counts.reduce((a, b) => a + b, 0) }))
+    .sort((a, b) => b.total - a.total || a.name.localeCompare(b.name));
+
+  let pending = 0;
+  for (const status of OPEN_STATUSES) {
+    const where = [eq(reports.orgId, ctx.orgId), eq(reports.status, status), q.projectId ? eq(reports.projectId, q.projectId) : undefined, reportWorkable];
+    const [row] = await ctx.db.select({ n: count }).from(reports).where(and(...where));
+    pending += row?.n ?? 0;
+  }
+  const openCases = { emergency: 0, high: 0, normal: 0 } as Record<Bucket, number>;
+  for (const bucket of BUCKETS) {
+    const where = [eq(cases.orgId, ctx.orgId), eq(cases.isOpen, 1), eq(cases.bucket, bucket), q.projectId ? eq(cases.projectId, q.projectId) : undefined, caseWorkable];
+    const [row] = await ctx.db.select({ n: count }).from(cases).where(and(...where));
+    openCases[bucket] = row?.n ?? 0;
+  }
+
+  // Decisions come from the audit trail (each is one event per report, with its time). Audit
+  // ids are UUIDv7s of the real time: the id bound (a day early, for a shifted test clock)
+  // keeps this a range search of the (org, action, id) index; created_at is the exact filter.
+  const idFloor = uuidV7Floor(since - (now - Date.now()) - DAY_MS);
+  const decisions = (action: string) =>
+    ctx.db
+      .select({ id: auditEvents.entityId, at: auditEvents.createdAt, createdUs: reports.createdUs, data: auditEvents.data })
+      .from(auditEvents)
+      .innerJoin(reports, eq(reports.id, auditEvents.entityId))
+      .where(
+        and(
+          eq(auditEvents.orgId, ctx.orgId),
+          eq(auditEvents.action, action),
+          gte(auditEvents.id, idFloor),
+          gte(auditEvents.createdAt, since),
+          q.projectId ? eq(auditEvents.projectId, q.projectId) : undefined,
+          reportWorkable,
+        ),
+      );
+  const resolvedRows = await decisions("REPORT_RESOLVED");
+  const dismissedRows = await decisions("REPORT_DISMISSED");
+  // Escalations: one CASE_ESCALATED event per escalation that took effect, however many reports
+  // moved with it (escalating a case already IN_REVIEW counts; one of a RESOLVED report does not).
+  const [escalated] = await ctx.db
+    .select({ n: count })
+    .from(auditEvents)
+    .where(
+      and(
+        eq(auditEvents.orgId, ctx.orgId),
+        eq(auditEvents.action, "CASE_ESCALATED"),
+        gte(auditEvents.id, idFloor),
+        gte(auditEvents.createdAt, since),
+        q.projectId ? eq(auditEvents.projectId, q.projectId) : undefined,
+        caseEventWorkable,
+      ),
+    );
+  const distinct = (rows: { id: string }[]) => new Set(rows.map((r) => r.id)).size;
+  const actioned = distinct(resolvedRows);
+  const dismissed = distinct(dismissedRows);
+  const durations = [...resolvedRows, ...dismissedRows].map((r) => Math.max(0, r.at - Math.floor(r.createdUs / 1000))).sort((a, b) => a - b);
+  const mid = Math.floor(durations.length / 2);
+  const medianDecisionMs = durations.length ? (durations.length % 2 ? durations[mid]! : Math.round((durations[mid - 1]! + durations[mid]!) / 2)) : null;
+
+  return {
+    days,
+    bySeverity,
+    byCategory,
+    backlog: await backgroundBacklog(ctx),
+    figures: {
+      pending,
+      openCases,
+      received,
+      actioned,
+      dismissed,
+      escalated: Number(escalated?.n ?? 0),
+      actionRate: actioned + dismissed ? actioned / (actioned + dismissed) : null,
+      medianDecisionMs,
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// People: who is who, for "taken by", notes and the audit log.
+
+export async function people(ctx: Pick<DomainContext, "db" | "orgId">): Promise<(Person & { role: string; disabled: boolean })[]> {
+  const rows = await ctx.db
+    .select({ id: users.id, email: users.email, role: users.role, disabledAt: users.disabledAt })
+    .from(users)
+    .where(eq(users.orgId, ctx.orgId))
+    .orderBy(asc(users.email));
+  return rows.map((u) => ({ id: u.id, email: u.email, role: u.role, disabled: u.disabledAt != null }));
+}
