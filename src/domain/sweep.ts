@@ -19,6 +19,7 @@
  * A case is the identity's when the identity is its subject (`cases.subject_identity_id`) or an
  * open report of it names the identity as its subject.
  */
+import { z } from "zod";
 import { and, asc, count, eq, inArray, isNotNull, ne, or, type SQL } from "drizzle-orm";
 import { cases, enforcementActions, identities, reports } from "../db/schema.ts";
 import { applyBulkDecision, type BulkOutcome, type OthersClaims } from "./bulk.ts";
@@ -28,23 +29,17 @@ import { actionStatus, actionViews, requireAction, type ActionRow } from "./enfo
 import { badRequest, conflict, notFound } from "./errors.ts";
 import { caseAccess, isOfWorkableCase, mayWorkQueueOf, type CaseAccess } from "./queue-access.ts";
 import { plainWords } from "./template-text.ts";
-import { z } from "zod";
 import { caseViewSchema } from "./views/case.ts";
 import { isoDateTime } from "./views/common.ts";
-import { enforcementActionViewSchema, type ActionKind } from "./views/enforcement.ts";
+import { enforcementActionViewSchema, SWEEPS_OPEN_CASES, type ActionKind } from "./views/enforcement.ts";
 import { identityRefViewSchema } from "./views/identity.ts";
 import { OPEN_STATUSES } from "./workflow.ts";
 
 /** At most this many cases in one sweep, listed or decided. */
 export const MAX_SWEEP_CASES = 500;
 
-/**
- * Whether an action of this kind sweeps: it stops the account (a suspension for a time, a ban
- * for good), so its other open cases need no decision of their own. A warning or a mute leaves
- * the account working; a content removal is about one piece of content.
- */
-const SWEEPS: Record<ActionKind, boolean> = { warning: false, mute: false, suspension: true, ban: true, content_removal: false };
-export const sweepsOpenCases = (kind: ActionKind): boolean => SWEEPS[kind];
+/** Whether an action of this kind sweeps (SWEEPS_OPEN_CASES: a suspension or a ban). */
+export const sweepsOpenCases = (kind: ActionKind): boolean => SWEEPS_OPEN_CASES[kind];
 
 /** Why a case is not swept (the dashboard shows these words). */
 export const SWEEP_SKIP = {

@@ -43,3 +43,11 @@ export const enforcementActionViewSchema = z
   })
   .meta({ id: "EnforcementAction" });
 export type EnforcementActionView = z.infer<typeof enforcementActionViewSchema>;
+
+/**
+ * Whether an action of the kind stops the account (a suspension for a time, a ban for good), so
+ * that its other open cases need no decision of their own and may be swept with it
+ * (src/domain/sweep.ts). A warning or a mute leaves the account working; a content removal is
+ * about one piece of content.
+ */
+export const SWEEPS_OPEN_CASES: Readonly<Record<ActionKind, boolean>> = { warning: false, mute: false, suspension: true, ban: true, content_removal: false };
