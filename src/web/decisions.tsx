@@ -16,7 +16,7 @@ import type { TemplateKind } from "../domain/views/template.ts";
 import { CLAIMED_BY } from "../domain/views/case.ts";
 import { errorCode, errorMessage, trpc, type Inputs } from "./api.ts";
 import { useSession } from "./session.tsx";
-import { SweepList, sweepText, useSweepPreview } from "./components/sweep.tsx";
+import { SweepList, sweepIds, sweepText, useSweepPreview } from "./components/sweep.tsx";
 import { Dialog, ErrorNote, Field, useToast } from "./ui.tsx";
 
 /** The default team first: the order the dialog offers them in. */
@@ -294,7 +294,7 @@ function DecisionForm({ action, targets: given, onClose, onDone }: { action: Dec
           if (!r.enforcementActionId || !subject || !sweepCases.length) return { text, failed: [], bulkId: null, undoUntil: null };
           // Then the sweep, one bulk decision following the new action: its notice undoes it.
           try {
-            const out = await trpc.sweeps.commit.mutate({ orgSlug, projectId: subject.projectId, actionId: r.enforcementActionId, caseIds: sweepCases.map((c) => c.id) });
+            const out = await trpc.sweeps.commit.mutate({ orgSlug, projectId: subject.projectId, actionId: r.enforcementActionId, caseIds: sweepIds(sweepPreview.data!) });
             return { text: `${text}; ${sweepText(out)}`, failed: [], bulkId: out.bulkId, undoUntil: out.undoUntil };
           } catch (err) {
             return { text, failed: [`the other cases of ${subject.displayName}: ${errorMessage(err)}`], bulkId: null, undoUntil: null };

@@ -34,15 +34,16 @@ export function useSweepPreview(key: SweepKey | null, exceptCaseId?: string) {
 const caseName = (c: SweepPreview["cases"][number]) => (c.contentExternalId ? `${c.contentType ?? "content"} ${c.contentExternalId}` : "the account itself");
 
 /** The cases a sweep would resolve, and those it would skip by id with why (nothing else of them is shown). */
-export function SweepList({ preview, who, meId }: { preview: SweepPreview; who: string; meId: string }) {
+export function SweepList({ preview, who, meId, other = true }: { preview: SweepPreview; who: string; meId: string; /** Beside a case being decided: "other" cases. */ other?: boolean }) {
+  const open = other ? "other open case" : "open case";
   const claimed = preview.cases.filter((c) => c.assigneeId !== null && c.assigneeId !== meId).length;
   return (
     <div className="stack-xs sweep-list" data-testid="sweep-list">
       {preview.cases.length === 0 ? (
-        <p className="muted">{`No other open case of ${who} to resolve.`}</p>
+        <p className="muted">{`No ${open} of ${who} to resolve.`}</p>
       ) : (
         <>
-          <p>{`${plural(preview.cases.length, "other open case")} of ${who}:`}</p>
+          <p>{`${plural(preview.cases.length, open)} of ${who}:`}</p>
           <ul className="plain" aria-label={`Open cases of ${who}`}>
             {preview.cases.map((c) => (
               <li key={c.id}>
@@ -75,12 +76,18 @@ export function SweepList({ preview, who, meId }: { preview: SweepPreview; who: 
   );
 }
 
+/**
+ * The ids a sweep is confirmed with: the cases listed, and the skipped ones too, so that its
+ * outcome names them again (the server decides each one afresh).
+ */
+export const sweepIds = (p: SweepPreview): string[] => [...p.cases.map((c) => c.id), ...p.skipped.map((s) => s.caseId)];
+
 /** The notice of a sweep's outcome, e.g. "swept 3 other cases; skipped 1 (in a queue you may not work)". */
-export function sweepText(out: SweepOutcome): string {
+export function sweepText(out: SweepOutcome, what = "other case"): string {
   const whys = new Map<string, number>();
   for (const s of out.skipped) whys.set(s.reason, (whys.get(s.reason) ?? 0) + 1);
   const skipped = out.skipped.length ? `; skipped ${out.skipped.length} (${[...whys].map(([why, n]) => (n > 1 ? `${n} ${why}` : why)).join("; ")})` : "";
-  return `swept ${plural(out.decided.length, "other case")}${skipped}`;
+  return `swept ${plural(out.decided.length, what)}${skipped}`;
 }
 
 /** Shows a notice with "Undo" for the undo window when a bulk decision (a sweep) was made, a plain one otherwise. */

@@ -7,7 +7,7 @@ import { dateTime, Dialog, ErrorNote, Field, Loading, QueryTable, SeverityBadge,
 import { IdentityAppeals } from "../components/appeals.tsx";
 import { CaseList } from "../components/case-list.tsx";
 import { EnforcementList } from "../components/enforcement-list.tsx";
-import { SweepList, sweepText, useSweepPreview, useUndoableNotice } from "../components/sweep.tsx";
+import { SweepList, sweepIds, sweepText, useSweepPreview, useUndoableNotice } from "../components/sweep.tsx";
 
 function useDebounced<T>(value: T, ms = 250): T {
   const [v, setV] = useState(value);
@@ -264,9 +264,9 @@ function SweepPanel({ identity }: { identity: Profile["identity"] }) {
   const p = preview.data;
   const following = p?.actions.find((a) => a.id === actionId) ?? p?.actions.at(-1);
   const sweep = useMutation({
-    mutationFn: () => trpc.sweeps.commit.mutate({ orgSlug, projectId: identity.projectId, actionId: following!.id, caseIds: p!.cases.map((c) => c.id) }),
+    mutationFn: () => trpc.sweeps.commit.mutate({ orgSlug, projectId: identity.projectId, actionId: following!.id, caseIds: sweepIds(p!) }),
     onSuccess: (out) => {
-      notice(`${identity.displayName}: ${sweepText(out)}`, out);
+      notice(`${identity.displayName}: ${sweepText(out, "case")}`, out);
       void qc.invalidateQueries();
       setOpen(false);
     },
@@ -303,7 +303,7 @@ function SweepPanel({ identity }: { identity: Profile["identity"] }) {
             </Field>
           )}
           {following && p.actions.length === 1 && <p>{`Following the ${label(following)}`}</p>}
-          <SweepList preview={p} who={identity.displayName} meId={me.user.id} />
+          <SweepList preview={p} who={identity.displayName} meId={me.user.id} other={false} />
           <p className="muted">Each case is resolved as account level action, as one decision you can undo from its notice for a minute.</p>
           <ErrorNote error={sweep.error} />
           <div className="actions">
