@@ -98,6 +98,8 @@ describe("the sweep", () => {
     async () => {
       const identityId = (await b.keyCall("GET", "dashboard.case", { caseId: c["sam-1"] })).subject.id;
       await page.goto(`${b.server.url}/#/identity/${identityId}`);
+      // A fresh page: the previous test's notices ("Undone: …") are gone.
+      await page.reload();
       await page.getByRole("heading", { name: "Sam", exact: true }).waitFor();
       await page.getByRole("button", { name: "Resolve open cases with the suspension…" }).click();
       const dialog = page.getByRole("dialog", { name: "Resolve Sam's open cases" });
