@@ -332,6 +332,41 @@ describe("SDK routes, success and state errors", () => {
     expect((await org.PATCH("/organizations/{orgSlug}/projects/{projectId}/enforcement-actions/{actionId}", { params: { path: { ...path, actionId } }, body: { note: "x" } })).response.status).toBe(409);
   });
 
+  test("sweep: preview an identity's open cases, resolve them with its suspension, undo (then 409); sweeping with a revoked action is 409", async () => {
+    const path = op();
+    const subject = { type: "user", externalId: "sweep-1" };
+    const caseIds: string[] = [];
+    for (const n of [1, 2]) {
+      const filed = await sdk.POST("/projects/{projectId}/reports", {
+        params: { path: { projectId } },
+        body: { subject, reason: "spam", target: { contentType: "post", contentExternalId: `sweep-post-${n}` } },
+      });
+      caseIds.push((await sdk.GET("/reports/{reportId}", { params: { path: { reportId: filed.data!.report.id } } })).data!.report.caseId);
+    }
+    const suspension = await org.POST("/organizations/{orgSlug}/projects/{projectId}/enforcement-actions", {
+      params: { path },
+      body: { kind: "suspension", reason: "Spam", identity: subject, durationSeconds: 3600 },
+    });
+    const actionId = suspension.data!.action.id;
+    const preview = await org.GET("/organizations/{orgSlug}/projects/{projectId}/identities/{typeName}/{externalId}/sweep", {
+      params: { path: { ...path, typeName: subject.type, externalId: subject.externalId } },
+    });
+    expect(preview.data?.cases.map((c) => c.id)).toEqual(caseIds);
+    expect(preview.data?.actions.map((a) => a.id)).toEqual([actionId]);
+    const sweep = () => org.POST("/organizations/{orgSlug}/projects/{projectId}/enforcement-actions/{actionId}/sweep", { params: { path: { ...path, actionId } }, body: { caseIds } });
+    const swept = await sweep();
+    expect(swept.data?.decided).toEqual(caseIds);
+    const bulkId = swept.data!.bulkId!;
+    ids.bulkId = bulkId;
+    const undo = () => org.POST("/organizations/{orgSlug}/bulk-decisions/{bulkId}/undo", { params: { path: { orgSlug, bulkId } } });
+    expect((await undo()).data?.restored.sort()).toEqual([...caseIds].sort());
+    expect((await undo()).response.status).toBe(409);
+    await org.POST("/organizations/{orgSlug}/projects/{projectId}/enforcement-actions/{actionId}/revoke", { params: { path: { ...path, actionId } } });
+    const afterRevoke = await sweep();
+    expect(afterRevoke.response.status).toBe(409);
+    expect(afterRevoke.error?.error).toContain("revoked");
+  });
+
   test("webhooks: endpoints, a delivery, replay (200; 409 once the endpoint is disabled), rotate, delete", async () => {
     const url = `http://127.0.0.1:${receiver.port}/hook`;
     const created = await org.POST("/organizations/{orgSlug}/webhook-endpoints", { params: { path: orgPath }, body: { url, description: "contract" } });
@@ -460,6 +495,7 @@ describe("errors every route documents", () => {
     "POST /organizations/{orgSlug}/rules": { name: "Sweep", trigger: "report.created", mode: "disabled", when: { all: [] }, then: [{ type: "tag", tag: "sweep" }] },
     "POST /organizations/{orgSlug}/rules/test": { rule: { when: { all: [] }, then: [{ type: "tag", tag: "sweep" }] } },
     "POST /organizations/{orgSlug}/queues": { name: "Sweep" },
+    "POST /organizations/{orgSlug}/projects/{projectId}/enforcement-actions/{actionId}/sweep": { caseIds: ["c"] },
     "PUT /organizations/{orgSlug}/transparency/submission": { endpointUrl: "http://127.0.0.1:9/sweep", token: "t", enabled: false },
   };
   const validBody = (method: Method, path: string) => (hasBody(method) ? { rawBody: JSON.stringify(VALID_BODIES[`${method} ${path}`] ?? {}) } : {});

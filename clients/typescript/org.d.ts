@@ -743,6 +743,66 @@ export interface paths {
         patch: operations["queues-update"];
         trace?: never;
     };
+    "/organizations/{orgSlug}/projects/{projectId}/identities/{typeName}/{externalId}/sweep": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Preview a sweep of an identity's open cases
+         * @description The identity's open cases a sweep would resolve (`cases`, oldest first, those the caller may work whose open reports name no other account), the ones it would skip (`skipped`: by id only, with why: a queue the caller may not work, another account named), and its suspensions and bans in force that a sweep can follow (`actions`). At most 500 cases are listed: `capped` says there are more (`total`). `exceptCaseId` leaves out the case being decided.
+         */
+        get: operations["sweeps-preview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/projects/{projectId}/enforcement-actions/{actionId}/sweep": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resolve an account's other open cases with its suspension or ban
+         * @description Resolves the confirmed `caseIds` (from the preview; at most 500) with ACCOUNT_LEVEL_ACTION, following the action (a suspension or a ban in force), as one bulk decision: audited (BULK_DECISION_MADE), answered with `bulkId` and `undoUntil`, undone with POST /organizations/{orgSlug}/bulk-decisions/{bulkId}/undo. Cases no longer open, in a queue the caller may not work, also about another account, or claimed by another user (unless `othersClaims` is take_over) are skipped, each named with why. The action itself is not changed.
+         */
+        post: operations["sweeps-commit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/bulk-decisions/{bulkId}/undo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Undo a sweep (a bulk decision of the caller's)
+         * @description Puts back what the bulk decision changed, within its window (`undoUntil`): each case and report still as the decision left it returns to its status and records from before (`restored`); the others are named (`notRestored`). Audited (BULK_DECISION_UNDONE).
+         */
+        post: operations["sweeps-undo"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -6037,6 +6097,332 @@ export interface operations {
                 };
             };
             /** @description Another queue of the organization has this name */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "sweeps-preview": {
+        parameters: {
+            query?: {
+                exceptCaseId?: string;
+            };
+            header?: never;
+            path: {
+                orgSlug: string;
+                projectId: string;
+                typeName: string;
+                externalId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        identity: {
+                            id: string;
+                            type: string;
+                            externalId: string;
+                        };
+                        cases: {
+                            id: string;
+                            projectId: string;
+                            /** @enum {string} */
+                            status: "OPEN" | "TRIAGED" | "IN_REVIEW" | "RESOLVED" | "DISMISSED" | "APPEALED" | "CLOSED";
+                            /** @enum {string} */
+                            bucket: "normal" | "high" | "emergency";
+                            contentType: string | null;
+                            contentExternalId: string | null;
+                            subjectIdentityId: string | null;
+                            reportCount: number;
+                            assigneeId: string | null;
+                            assignedAt: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** Format: date-time */
+                            lastReportAt: string;
+                            queueId: string | null;
+                            escalation: {
+                                /** @enum {string} */
+                                team: "safety" | "legal" | "senior_moderator";
+                                /** Format: date-time */
+                                at: string;
+                            } | null;
+                            decision: {
+                                /** @enum {string} */
+                                action: "resolve" | "dismiss" | "uphold" | "overturn" | "close";
+                                code: string | null;
+                                /** Format: date-time */
+                                at: string;
+                                by: {
+                                    /** @enum {string} */
+                                    type: "api_key" | "user" | "system";
+                                    id: string | null;
+                                };
+                            } | null;
+                        }[];
+                        skipped: {
+                            caseId: string;
+                            reason: string;
+                        }[];
+                        total: number;
+                        capped: boolean;
+                        cap: number;
+                        actions: components["schemas"]["EnforcementAction"][];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Organization, project or identity not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "sweeps-commit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                projectId: string;
+                actionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    caseIds: string[];
+                    note?: string;
+                    /**
+                     * @default skip
+                     * @enum {string}
+                     */
+                    othersClaims?: "skip" | "take_over";
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        bulkId: string | null;
+                        undoUntil: string | null;
+                        decided: string[];
+                        skipped: {
+                            caseId: string;
+                            reason: string;
+                        }[];
+                        actionId: string;
+                        identityId: string;
+                    };
+                };
+            };
+            /** @description Invalid input, more than the cap of cases, or an action that does not sweep (a warning, mute or content removal) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Organization, project or action not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The action is no longer in force (revoked or expired) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "sweeps-undo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                bulkId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        restored: string[];
+                        notRestored: {
+                            caseId: string;
+                            reason: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The bulk decision is someone else's (or a publishable key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Organization or bulk decision not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Already undone, or the window closed */
             409: {
                 headers: {
                     [name: string]: unknown;

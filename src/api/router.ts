@@ -13,6 +13,7 @@ import { queuesRouter } from "./routers/queues.ts";
 import { reportsRouter } from "./routers/reports.ts";
 import { rulesRouter } from "./routers/rules.ts";
 import { searchRouter } from "./routers/search.ts";
+import { sweepsRouter } from "./routers/sweeps.ts";
 import { templatesRouter } from "./routers/templates.ts";
 import { transparencyRouter } from "./routers/transparency.ts";
 import { usersRouter } from "./routers/users.ts";
@@ -40,6 +41,7 @@ export const appRouter = router({
   transparency: transparencyRouter,
   rules: rulesRouter,
   queues: queuesRouter,
+  sweeps: sweepsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -16,6 +16,7 @@ import type { TemplateKind } from "../domain/views/template.ts";
 import { CLAIMED_BY } from "../domain/views/case.ts";
 import { errorCode, errorMessage, trpc, type Inputs } from "./api.ts";
 import { useSession } from "./session.tsx";
+import { SweepList, sweepIds, sweepText, useSweepPreview } from "./components/sweep.tsx";
 import { Dialog, ErrorNote, Field, useToast } from "./ui.tsx";
 
 /** The default team first: the order the dialog offers them in. */
@@ -219,7 +220,7 @@ interface Outcome {
 function DecisionForm({ action, targets: given, onClose, onDone }: { action: DecisionAction; targets: DecisionTarget[]; onClose: () => void; onDone?: () => void }) {
   const qc = useQueryClient();
   const toast = useToast();
-  const { me } = useSession();
+  const { me, orgSlug } = useSession();
   const targets = useCompleted(given, true);
   const [code, setCode] = useState<ResolutionCode>("NO_VIOLATION");
   const [reason, setReason] = useState<DismissalReason>("not_actionable");
@@ -236,6 +237,15 @@ function DecisionForm({ action, targets: given, onClose, onDone }: { action: Dec
   const [unit, setUnit] = useState<"hours" | "days">("hours");
   const [actionReason, setActionReason] = useState("");
   const actionKind: ActionKind | null = kinds ? (kinds.includes(kind) ? kind : kinds[0]!) : null;
+  // The sweep (components/sweep.tsx): a suspension or a ban of one case's subject offers to
+  // resolve the subject's other open cases with it, listed here first.
+  const [sweepIt, setSweepIt] = useState(false);
+  const lone = given.length === 1 ? given[0]! : null;
+  const sweepable = !!lone && action === "resolve" && code === "ACCOUNT_LEVEL_ACTION" && !!actionKind && kindSpec(actionKind).sweepsOpenCases;
+  const loneDetail = useQuery({ queryKey: ["case", lone?.caseId], queryFn: () => trpc.dashboard.case.query({ caseId: lone!.caseId }), enabled: sweepable });
+  const subject = sweepable ? (loneDetail.data?.subject ?? null) : null;
+  const sweepPreview = useSweepPreview(subject ? { orgSlug, projectId: subject.projectId, typeName: subject.type, externalId: subject.externalId } : null, lone?.caseId);
+  const sweepCases = sweepIt && subject ? (sweepPreview.data?.cases ?? []) : [];
 
   const single = targets.length === 1;
   const projectIds = [...new Set(targets.map((t) => t.projectId).filter((p): p is string => !!p))];
@@ -277,7 +287,15 @@ function DecisionForm({ action, targets: given, onClose, onDone }: { action: Dec
         const over = takeOver || undefined;
         if (action === "resolve") {
           const r = await trpc.reports.resolve.mutate({ reportId: t.reportId, resolutionCode: code, note: trimmed, action: actionInput, takeOver: over });
-          return { text: `${VERB.resolve[1]} ${t.label}${r.enforcementActionId && actionKind ? ` with a ${describeAction(actionKind, duration, unit)}` : ""}`, failed: [], bulkId: null, undoUntil: null };
+          const text = `${VERB.resolve[1]} ${t.label}${r.enforcementActionId && actionKind ? ` with a ${describeAction(actionKind, duration, unit)}` : ""}`;
+          if (!r.enforcementActionId || !subject || !sweepCases.length) return { text, failed: [], bulkId: null, undoUntil: null };
+          // Then the sweep, one bulk decision following the new action: its notice undoes it.
+          try {
+            const out = await trpc.sweeps.commit.mutate({ orgSlug, projectId: subject.projectId, actionId: r.enforcementActionId, caseIds: sweepIds(sweepPreview.data!) });
+            return { text: `${text}; ${sweepText(out)}`, failed: [], bulkId: out.bulkId, undoUntil: out.undoUntil };
+          } catch (err) {
+            return { text, failed: [`the other cases of ${subject.displayName}: ${errorMessage(err)}`], bulkId: null, undoUntil: null };
+          }
         }
         if (action === "dismiss") await trpc.reports.dismiss.mutate({ reportId: t.reportId, reason, note: trimmed, takeOver: over });
         else await trpc.reports.escalate.mutate({ reportId: t.reportId, team, note: trimmed, takeOver: over });
@@ -412,6 +430,18 @@ function DecisionForm({ action, targets: given, onClose, onDone }: { action: Dec
           {!single && <p className="muted">{`Each of the ${targets.length} cases is resolved on its own with its own action; this cannot be undone from the notice (revoke actions on the case pages).`}</p>}
           {code === "ACCOUNT_LEVEL_ACTION" && targets.some((t) => t.hasSubject === false) && (
             <p className="muted">A case about content alone has no account to act on: it is refused.</p>
+          )}
+          {subject && (
+            <div className="stack-xs sweep-offer" data-testid="sweep-offer">
+              <ErrorNote error={sweepPreview.error} />
+              {sweepPreview.data && <SweepList preview={sweepPreview.data} who={subject.displayName} meId={me.user.id} />}
+              {!!sweepPreview.data?.cases.length && (
+                <label className="check">
+                  <input type="checkbox" checked={sweepIt} onChange={(e) => setSweepIt(e.target.checked)} />{" "}
+                  {`Also resolve ${sweepPreview.data.cases.length === 1 ? "this other case" : `these ${sweepPreview.data.cases.length} other cases`} with the ${plainWords(actionKind)} (one decision, undoable for a minute)`}
+                </label>
+              )}
+            </div>
           )}
         </fieldset>
       )}

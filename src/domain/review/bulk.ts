@@ -74,6 +74,21 @@ export function decideInBulk(
       badRequest(`decision.code: ${decision.code} takes an enforcement action per case; resolve each case with its action (reports.resolve with action)`),
     );
   }
+  return applyBulkDecision(ctx, { ...input, caseIds });
+}
+
+/**
+ * decideInBulk without its refusal of the codes that carry an action, for a caller that took the
+ * action itself: the sweep (src/domain/review/sweep.ts) resolves a subject's open cases with the one
+ * suspension or ban it follows. `audit` joins the data of the BULK_DECISION_MADE event.
+ */
+export function applyBulkDecision(
+  ctx: DomainContext,
+  input: { caseIds: string[]; decision: BulkDecision; othersClaims: OthersClaims },
+  audit: Record<string, unknown> = {},
+): Promise<BulkOutcome> {
+  const caseIds = [...new Set(input.caseIds)];
+  const { decision } = input;
   return rowLockedTransaction(ctx, async () => {
     const now = ctx.clock.now();
     // The cases' rows first, in the order of their ids (two bulk decisions sweeping the same
@@ -144,7 +159,7 @@ export function decideInBulk(
     });
     await recordAudit(ctx, {
       projectId: null, action: "BULK_DECISION_MADE", entityType: "bulk_decision", entityId: id,
-      data: { action: decision.action, caseIds: items.map((i) => i.caseId), skipped: skipped.length, undoUntil: iso(undoUntil) },
+      data: { action: decision.action, caseIds: items.map((i) => i.caseId), skipped: skipped.length, undoUntil: iso(undoUntil), ...audit },
     });
     return { bulkId: id, undoUntil: iso(undoUntil), decided: items.map((i) => i.caseId), skipped };
   });

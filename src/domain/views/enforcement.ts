@@ -54,6 +54,13 @@ export interface ActionKindSpec {
   decision: ((endsAt: number | null) => Partial<Statement>) | null;
   /** Words of an enforce template's name that say it is about this kind ("Suspension (spam)"). */
   templateWords: readonly string[];
+  /**
+   * Whether it stops the account (a suspension for a time, a ban for good), so that the account's
+   * other open cases need no decision of their own and may be swept with it
+   * (src/domain/review/sweep.ts). A warning or a mute leaves the account working; a content
+   * removal is about one piece of content.
+   */
+  sweepsOpenCases: boolean;
 }
 
 const ymd = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
@@ -67,6 +74,7 @@ export const ACTION_KIND_SPECS = {
     impliedByItsCode: false,
     decision: null,
     templateWords: ["warning"],
+    sweepsOpenCases: false,
   },
   mute: {
     label: "mute",
@@ -76,6 +84,7 @@ export const ACTION_KIND_SPECS = {
     impliedByItsCode: false,
     decision: (endsAt) => ({ decision_provision: "DECISION_PROVISION_PARTIAL_SUSPENSION", ...(endsAt === null ? {} : { end_date_service_restriction: ymd(endsAt) }) }),
     templateWords: ["mute"],
+    sweepsOpenCases: false,
   },
   suspension: {
     label: "suspension",
@@ -86,6 +95,7 @@ export const ACTION_KIND_SPECS = {
     impliedByItsCode: false,
     decision: (endsAt) => ({ decision_account: "DECISION_ACCOUNT_SUSPENDED", end_date_account_restriction: endsAt === null ? null : ymd(endsAt) }),
     templateWords: ["suspension", "suspend"],
+    sweepsOpenCases: true,
   },
   ban: {
     label: "ban",
@@ -95,6 +105,7 @@ export const ACTION_KIND_SPECS = {
     impliedByItsCode: false,
     decision: () => ({ decision_account: "DECISION_ACCOUNT_TERMINATED" }),
     templateWords: ["ban"],
+    sweepsOpenCases: true,
   },
   content_removal: {
     label: "content removal",
@@ -104,6 +115,7 @@ export const ACTION_KIND_SPECS = {
     impliedByItsCode: true,
     decision: () => ({ decision_visibility: ["DECISION_VISIBILITY_CONTENT_REMOVED"] }),
     templateWords: ["content removal", "content_removal", "removal", "remove"],
+    sweepsOpenCases: false,
   },
 } as const satisfies { readonly [K in ActionKind]: ActionKindSpec };
 

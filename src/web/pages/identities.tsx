@@ -3,10 +3,11 @@ import { useEffect, useState } from "react";
 import { trpc, type Outputs } from "../api.ts";
 import { useSession } from "../session.tsx";
 import { href } from "../router.ts";
-import { dateTime, ErrorNote, Field, Loading, QueryTable, SeverityBadge, StatusBadge, Table, TimeAgo } from "../ui.tsx";
+import { dateTime, Dialog, ErrorNote, Field, Loading, QueryTable, SeverityBadge, StatusBadge, Table, TimeAgo } from "../ui.tsx";
 import { IdentityAppeals } from "../components/appeals.tsx";
 import { CaseList } from "../components/case-list.tsx";
 import { EnforcementList } from "../components/enforcement-list.tsx";
+import { SweepList, sweepIds, sweepText, useSweepPreview, useUndoableNotice } from "../components/sweep.tsx";
 
 function useDebounced<T>(value: T, ms = 250): T {
   const [v, setV] = useState(value);
@@ -143,6 +144,7 @@ export function IdentityPage({ identityId }: { identityId: string }) {
             <h2 id="cases-title">Cases</h2>
             <CaseList cases={p.cases} />
             <EnforcementList title="Enforcement actions" actions={p.enforcement} />
+            <SweepPanel identity={i} />
           </section>
         </aside>
       </div>
@@ -244,5 +246,76 @@ function ReporterPanel({ identity }: { identity: Profile["identity"] }) {
         </>
       )}
     </section>
+  );
+}
+
+/**
+ * The sweep on its own (components/sweep.tsx): while a suspension or a ban of the identity is in
+ * force, a moderator resolves its open cases with it, after a dialog that lists them (and the
+ * ones it skips) first; the notice undoes it.
+ */
+function SweepPanel({ identity }: { identity: Profile["identity"] }) {
+  const { orgSlug, can, me } = useSession();
+  const qc = useQueryClient();
+  const notice = useUndoableNotice();
+  const [open, setOpen] = useState(false);
+  const [actionId, setActionId] = useState("");
+  const preview = useSweepPreview(can("moderator") ? { orgSlug, projectId: identity.projectId, typeName: identity.type, externalId: identity.externalId } : null);
+  const p = preview.data;
+  const following = p?.actions.find((a) => a.id === actionId) ?? p?.actions.at(-1);
+  const sweep = useMutation({
+    mutationFn: () => trpc.sweeps.commit.mutate({ orgSlug, projectId: identity.projectId, actionId: following!.id, caseIds: sweepIds(p!) }),
+    onSuccess: (out) => {
+      notice(`${identity.displayName}: ${sweepText(out, "case")}`, out);
+      void qc.invalidateQueries();
+      setOpen(false);
+    },
+  });
+  if (!p || (!p.cases.length && !p.skipped.length)) return null;
+  const label = (a: (typeof p.actions)[number]) => `${a.kind}${a.endsAt ? ` until ${dateTime(a.endsAt)}` : ""}: ${a.reason}`;
+  return (
+    <div className="stack-xs" data-testid="sweep-panel">
+      <h3>Open cases</h3>
+      {following ? (
+        <button type="button" className="secondary" onClick={() => setOpen(true)} disabled={!p.cases.length}>
+          {`Resolve open cases with the ${following.kind}…`}
+        </button>
+      ) : (
+        <p className="muted">{`${p.total} open. A suspension or a ban in force can resolve them at once.`}</p>
+      )}
+      <Dialog open={open} title={`Resolve ${identity.displayName}'s open cases`} onClose={() => setOpen(false)}>
+        <form
+          className="stack"
+          onSubmit={(e) => {
+            e.preventDefault();
+            sweep.mutate();
+          }}
+        >
+          {p.actions.length > 1 && (
+            <Field label="Following">
+              <select value={following?.id ?? ""} onChange={(e) => setActionId(e.target.value)} data-autofocus>
+                {p.actions.map((a) => (
+                  <option key={a.id} value={a.id}>
+                    {label(a)}
+                  </option>
+                ))}
+              </select>
+            </Field>
+          )}
+          {following && p.actions.length === 1 && <p>{`Following the ${label(following)}`}</p>}
+          <SweepList preview={p} who={identity.displayName} meId={me.user.id} other={false} />
+          <p className="muted">Each case is resolved as account level action, as one decision you can undo from its notice for a minute.</p>
+          <ErrorNote error={sweep.error} />
+          <div className="actions">
+            <button type="button" className="secondary" onClick={() => setOpen(false)}>
+              Cancel
+            </button>
+            <button type="submit" className="primary" disabled={sweep.isPending || !p.cases.length || !following}>
+              {sweep.isPending ? "Working…" : `Resolve ${p.cases.length === 1 ? "1 case" : `${p.cases.length} cases`}`}
+            </button>
+          </div>
+        </form>
+      </Dialog>
+    </div>
   );
 }
