@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { openDatabase } from "../src/db/client.ts";
 import { migrateDatabase } from "../src/db/migrate.ts";
 import { reportListQueries, type ReportQuery } from "../src/domain/intake/reports.ts";
+import { reporterSummaryQueries } from "../src/domain/cases/reporter-summary.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "flagstaff-plan-"));
 const db = openDatabase(join(dir, "db.sqlite"));
@@ -54,3 +55,15 @@ for (const [name, filter] of filters) {
     }
   });
 }
+
+test("a case's reporter summary reads the case's reports by their index and its reporters by their keys, never a scan (SQLite)", () => {
+  const queries = reporterSummaryQueries(db, { id: "case", createdAt: 1_700_000_000_000 }, 1_700_000_100_000);
+  for (const [name, query] of Object.entries(queries)) {
+    const { sql, params } = query.toSQL();
+    const details = (db.$client.query(`EXPLAIN QUERY PLAN ${sql}`).all(...(params as never[])) as { detail: string }[]).map((p) => p.detail);
+    expect({ name, scans: details.filter((d) => /^SCAN (reports|identities|report_reasons)\b/.test(d)) }).toEqual({ name, scans: [] });
+    expect(details.some((d) => d.includes("reports_case_idx")), `${name}: ${details.join(" | ")}`).toBe(true);
+    // The reporters' earlier reports: one probe of the reporter's index each.
+    if (name === "people") expect(details.some((d) => d.includes("reports_reporter_identity_idx")), details.join(" | ")).toBe(true);
+  }
+});

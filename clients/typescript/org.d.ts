@@ -816,7 +816,7 @@ export interface components {
             not: components["schemas"]["RuleCondition"];
         } | {
             /** @enum {string} */
-            field: "report.reasons" | "report.severity" | "report.automated" | "report.contentType" | "report.text" | "ai.severity" | "ai.confidence" | "ai.categories" | "subject.reportCount" | "subject.openCases" | "subject.activeActions" | "subject.actionsLast30d" | "reporter.trusted" | "reporter.accuracy" | "reporter.reportsLast24h" | "target.distinctReportersLast24h";
+            field: "report.reasons" | "report.severity" | "report.automated" | "report.contentType" | "report.text" | "ai.severity" | "ai.confidence" | "ai.categories" | "subject.reportCount" | "subject.openCases" | "subject.activeActions" | "subject.actionsLast30d" | "reporter.trusted" | "reporter.accuracy" | "reporter.reportsLast24h" | "reporter.accountAgeDays" | "target.distinctReportersLast24h" | "case.distinctReporters" | "case.reportsLastHour";
             /** @enum {string} */
             op: "eq" | "ne" | "in" | "includes" | "gt" | "gte" | "lt" | "lte" | "contains" | "matches";
             value: unknown;

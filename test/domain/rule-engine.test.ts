@@ -18,7 +18,8 @@ import { createQueue } from "../../src/domain/review/queues.ts";
 import { gatherFacts, RULES_RECHECK_MS, runRules } from "../../src/domain/rules/rule-engine.ts";
 import { createRule, deleteRule, listRuleHits, updateRule } from "../../src/domain/rules/rules.ts";
 import { tagsOfCases } from "../../src/domain/cases/tags.ts";
-import type { Condition, Effect, RuleInput } from "../../src/domain/views/rule.ts";
+import type { Condition, Effect, RuleField, RuleInput } from "../../src/domain/views/rule.ts";
+import { saveIdentity } from "../../src/domain/intake/identities.ts";
 import { domainWorld, type DomainWorld } from "../helpers/builders.ts";
 
 let world: DomainWorld;
@@ -32,6 +33,7 @@ afterAll(async () => {
   await world.close();
 });
 
+const DAY = 86_400_000;
 let n = 0;
 const uniq = (p: string) => `${p}-${++n}-${Math.random().toString(36).slice(2, 8)}`;
 /** A condition only this test's reports meet: their description carries a marker. */
@@ -318,6 +320,86 @@ describe("facts", () => {
     expect(await distinctAfter(last.reportId)).toBe(3);
     last = await world.fileReport({ reporter: null, target: post }); // anonymous reports count no reporter
     expect(await distinctAfter(last.reportId)).toBe(3);
+  });
+});
+
+describe("pile-on facts (issue 27)", () => {
+  const caseFacts = async (reportId: string) =>
+    gatherFacts(world.ctx, { reportId, fields: new Set<RuleField>(["case.distinctReporters", "case.reportsLastHour"]) });
+
+  test("case.distinctReporters: the case's distinct reporters (anonymous reports count none), read and counted, then in SQL past 200", async () => {
+    const post = { contentType: "post", contentExternalId: uniq("case-pile") };
+    const reporters = [uniq("a"), uniq("b"), uniq("c")].map((externalId) => ({ type: "user", externalId }));
+    let last = await world.fileReport({ reporter: null, target: post });
+    expect(await caseFacts(last.reportId)).toMatchObject({ "case.distinctReporters": 0 });
+    last = await world.fileReport({ reporter: reporters[0]!, target: post });
+    expect(await caseFacts(last.reportId)).toMatchObject({ "case.distinctReporters": 1 });
+    last = await world.fileReport({ reporter: reporters[0]!, target: post }); // the same reporter again
+    expect(await caseFacts(last.reportId)).toMatchObject({ "case.distinctReporters": 1 });
+    last = await world.fileReport({ reporter: reporters[1]!, target: post });
+    expect(await caseFacts(last.reportId)).toMatchObject({ "case.distinctReporters": 2 });
+    for (let i = 0; i < 205; i++) last = await world.fileReport({ reporter: reporters[i % 3]!, target: post });
+    expect(await caseFacts(last.reportId)).toMatchObject({ "case.distinctReporters": 3 });
+    // Another case's reporters are not this one's.
+    const other = await world.fileReport({ reporter: { type: "user", externalId: uniq("d") } });
+    expect(await caseFacts(other.reportId)).toMatchObject({ "case.distinctReporters": 1 });
+  });
+
+  test("case.reportsLastHour: the case's reports of the last hour, the report itself included", async () => {
+    const post = { contentType: "post", contentExternalId: uniq("hour") };
+    const first = await world.fileReport({ target: post });
+    await world.fileReport({ target: post });
+    expect(await caseFacts(first.reportId)).toMatchObject({ "case.reportsLastHour": 2 });
+    world.clock.advance(61 * 60_000);
+    const late = await world.fileReport({ reporter: { type: "user", externalId: uniq("late") }, target: post });
+    expect((await world.report(late.reportId)).caseId).toBe(first.caseId);
+    expect(await caseFacts(late.reportId)).toEqual({ "case.distinctReporters": 1, "case.reportsLastHour": 1 });
+  });
+
+  test("reporter.accountAgeDays: whole days since the accountCreatedAt the platform mirrored in the identity's metadata; null without it", async () => {
+    const ageOf = async (reporter: { type: string; externalId: string } | null) => {
+      const filed = await world.fileReport({ reporter });
+      return (await gatherFacts(world.ctx, { reportId: filed.reportId, fields: new Set<RuleField>(["reporter.accountAgeDays"]) }))["reporter.accountAgeDays"];
+    };
+    const withMetadata = async (metadata: unknown) => {
+      const who = { type: "user", externalId: uniq("acct") };
+      await saveIdentity(world.ctx, { projectId: world.project.id, ...who, metadata, now: world.clock.now() });
+      return who;
+    };
+    const now = world.clock.now();
+    expect(await ageOf(await withMetadata({ accountCreatedAt: new Date(now - 3 * DAY - 5_000).toISOString(), plan: "free" }))).toBe(3);
+    expect(await ageOf(await withMetadata({ accountCreatedAt: new Date(now - 60_000).toISOString() }))).toBe(0);
+    expect(await ageOf(await withMetadata({ accountCreatedAt: new Date(now - 400 * DAY).toISOString().slice(0, 10) }))).toBeGreaterThanOrEqual(399);
+    for (const odd of [{}, { accountCreatedAt: "last week" }, { accountCreatedAt: now - DAY }, { accountCreatedAt: new Date(now + DAY).toISOString() }, ["accountCreatedAt"]]) {
+      expect(await ageOf(await withMetadata(odd))).toBeNull();
+    }
+    expect(await ageOf({ type: "user", externalId: uniq("no-metadata") })).toBeNull();
+    expect(await ageOf(null)).toBeNull();
+  });
+
+  test("the new fields at intake: a rule on young accounts and one on a case's distinct reporters take effect on report.created", async () => {
+    const post = { contentType: "post", contentExternalId: uniq("brigade") };
+    const young = await rule(world, {
+      when: { all: [{ field: "reporter.accountAgeDays", op: "lt", value: 7 }, marked(post.contentExternalId)] },
+      then: [{ type: "tag", tag: "young-reporter" }],
+    });
+    const many = await rule(world, {
+      when: { all: [{ field: "case.distinctReporters", op: "gte", value: 3 }, { field: "case.reportsLastHour", op: "gte", value: 3 }, marked(post.contentExternalId)] },
+      then: [{ type: "tag", tag: "pile-on" }],
+    });
+    const tagsOf = async (caseId: string) => (await tagsOfCases(world.ctx, { caseIds: [caseId] })).get(caseId) ?? [];
+    const old = { type: "user", externalId: uniq("old") };
+    await saveIdentity(world.ctx, { projectId: world.project.id, ...old, metadata: { accountCreatedAt: "2019-03-01" }, now: world.clock.now() });
+    const a = await world.fileReport({ reporter: old, target: post, description: post.contentExternalId });
+    expect(await tagsOf(a.caseId)).toEqual([]);
+    const fresh = { type: "user", externalId: uniq("fresh") };
+    await saveIdentity(world.ctx, { projectId: world.project.id, ...fresh, metadata: { accountCreatedAt: new Date(world.clock.now() - DAY).toISOString() }, now: world.clock.now() });
+    await world.fileReport({ reporter: fresh, target: post, description: post.contentExternalId });
+    expect(await tagsOf(a.caseId)).toEqual(["young-reporter"]);
+    await world.fileReport({ reporter: { type: "user", externalId: uniq("third") }, target: post, description: post.contentExternalId });
+    expect(await tagsOf(a.caseId)).toEqual(["pile-on", "young-reporter"]);
+    expect((await hitsOf(world, many.id)).length).toBe(1);
+    for (const r of [young, many]) await deleteRule(world.ctx, { ruleId: r.id });
   });
 });
 

@@ -2,7 +2,9 @@ import { z } from "zod";
 import { caseFile } from "../../domain/cases/case-file.ts";
 import { decideInBulk, MAX_BULK_CASES, undoBulkDecision } from "../../domain/review/bulk.ts";
 import { addCaseNote, assignCase, reviewQueue, triageCase } from "../../domain/cases/cases.ts";
+import { reporterSummary } from "../../domain/cases/reporter-summary.ts";
 import { setCaseTags } from "../../domain/cases/tags.ts";
+import { reporterSummarySchema } from "../../domain/views/case.ts";
 import { DEFAULT_TEAM, DISMISSAL_REASONS, RESOLUTION_CODES, TEAMS } from "../../domain/views/report.ts";
 import { MAX_TAGS_PER_CASE, tagSchema } from "../../domain/views/tag.ts";
 import { limitSchema } from "../schemas.ts";
@@ -16,6 +18,16 @@ export const casesRouter = router({
     .query(({ ctx, input }) => reviewQueue(ctx.domain, { projectId: input.projectId, limit: input.limit })),
 
   detail: secretProcedure.input(z.object({ caseId })).query(({ ctx, input }) => caseFile(ctx.domain, input.caseId)),
+
+  /**
+   * Who reported the case, in figures counted over all its reports: distinct reporters, new,
+   * trusted and muted ones, their accuracy spread, the reasons' counts (the case page shows it
+   * first on a case of many reports).
+   */
+  reporterSummary: secretProcedure
+    .input(z.object({ caseId }))
+    .output(reporterSummarySchema)
+    .query(({ ctx, input }) => reporterSummary(ctx.domain, input)),
 
   triage: secretProcedure.input(z.object({ caseId, takeOver: z.boolean().optional() })).mutation(async ({ ctx, input }) => {
     await triageCase(ctx.domain, input.caseId, { takeOver: input.takeOver });

@@ -12,6 +12,8 @@ export function offsetClock(offsetMs: number): Clock {
 
 /** A day in milliseconds (the windows of counts and reports are whole days of UTC). */
 export const DAY_MS = 86_400_000;
+/** An hour in milliseconds. */
+export const HOUR_MS = 3_600_000;
 
 export const iso = (ms: number): string => new Date(ms).toISOString();
 export const isoOrNull = (ms: number | null | undefined): string | null => (ms == null ? null : iso(ms));

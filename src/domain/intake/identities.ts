@@ -1,7 +1,7 @@
 import { and, asc, count, eq, gt, gte, lt, or, sql, type SQL } from "drizzle-orm";
 import { forUpdate, param, statements } from "../../db/prepared.ts";
 import { identities } from "../../db/schema.ts";
-import { iso, isoOrNull } from "../core/clock.ts";
+import { DAY_MS, iso, isoOrNull } from "../core/clock.ts";
 import { together, transaction, type DomainContext } from "../core/context.ts";
 import { badRequest } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
@@ -246,6 +246,34 @@ async function searchCondition(ctx: Pick<DomainContext, "db">, projectId: string
     and(gte(sql`lower(${identities.name})`, lower), lt(sql`lower(${identities.name})`, lower + MAX_CHAR)),
     and(gte(sql`lower(${identities.username})`, lower), lt(sql`lower(${identities.username})`, lower + MAX_CHAR)),
   )!;
+}
+
+/**
+ * The key of an identity's metadata where the platform may say when the person's account was
+ * made (an ISO 8601 date or date-time, such as "2026-11-20T08:00:00Z"). The specification
+ * leaves metadata to the platform ("arbitrary JSON", sent with PUT identity), and Flagstaff
+ * reads this one key and never refuses what it holds: anything else there is the platform's.
+ */
+export const ACCOUNT_CREATED_AT = "accountCreatedAt";
+
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/**
+ * How many whole days old the person's account on the platform is at `now`, from its metadata
+ * (ACCOUNT_CREATED_AT), or null: no metadata, no such key, not an ISO date, or a date to come.
+ */
+export function accountAgeDays(metadata: string | null, now: number): number | null {
+  if (metadata == null || !metadata.includes(ACCOUNT_CREATED_AT)) return null;
+  let value: unknown;
+  try {
+    value = (JSON.parse(metadata) as Record<string, unknown> | null)?.[ACCOUNT_CREATED_AT];
+  } catch {
+    return null;
+  }
+  if (typeof value !== "string" || !ISO_DATE.test(value)) return null;
+  const at = Date.parse(value);
+  if (Number.isNaN(at) || at > now) return null;
+  return Math.floor((now - at) / DAY_MS);
 }
 
 /**

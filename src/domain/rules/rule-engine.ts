@@ -23,14 +23,14 @@ import type { Db } from "../../db/client.ts";
 import { param, shapedStatements, statements } from "../../db/prepared.ts";
 import { cases, enforcementActions, identities, organizations, reports, ruleHits, rules } from "../../db/schema.ts";
 import { recordAudit, systemActor } from "../core/audit.ts";
-import { DAY_MS } from "../core/clock.ts";
+import { DAY_MS, HOUR_MS } from "../core/clock.ts";
 import { together, type DomainContext } from "../core/context.ts";
 import { resolveReport } from "../enforcement/enforcement.ts";
 import { DomainError } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { OPEN_CASE } from "../intake/open-case.ts";
 import { moveCaseToQueue } from "../review/queues.ts";
-import type { IdentityRow } from "../intake/identities.ts";
+import { accountAgeDays, type IdentityRow } from "../intake/identities.ts";
 import { reporterAccuracy, tallyOf } from "../intake/reporter-tally.ts";
 import { updateReporter } from "../intake/reporters.ts";
 import { compileCondition, searchBudget, slotTable, type CompiledCondition } from "./rule-conditions.ts";
@@ -102,6 +102,8 @@ const engineStatements = statements((db) => ({
   report: db.select().from(reports).where(and(eq(reports.id, ph("id")), eq(reports.orgId, ph("orgId")))).prepare(),
   distinctReporters: db.select({ n: countDistinct(reports.reporterIdentityId) }).from(reports).where(sameTarget).prepare(),
   targetReporters: db.select({ id: reports.reporterIdentityId }).from(reports).where(and(sameTarget, isNotNull(reports.reporterIdentityId))).prepare(),
+  caseDistinctReporters: db.select({ n: countDistinct(reports.reporterIdentityId) }).from(reports).where(eq(reports.caseId, ph("caseId"))).prepare(),
+  caseReporters: db.select({ id: reports.reporterIdentityId }).from(reports).where(and(eq(reports.caseId, ph("caseId")), isNotNull(reports.reporterIdentityId))).prepare(),
   raisePriority: db
     .update(cases)
     .set({ priority: sql`${cases.priority} + ${ph("by")}` })
@@ -140,7 +142,7 @@ const QUERIED_FIELDS = RULE_FIELD_NAMES.filter((f): f is QueriedFact => !FREE_FI
  * The facts read from the rows of the report's subject and reporter: free when the caller holds
  * those rows (report intake has just written them), else read by the facts statement.
  */
-const IDENTITY_FIELD_NAMES = ["subject.reportCount", "reporter.trusted", "reporter.accuracy"] as const satisfies readonly QueriedFact[];
+const IDENTITY_FIELD_NAMES = ["subject.reportCount", "reporter.trusted", "reporter.accuracy", "reporter.accountAgeDays"] as const satisfies readonly QueriedFact[];
 const IDENTITY_FIELDS: ReadonlySet<RuleField> = new Set<RuleField>(IDENTITY_FIELD_NAMES);
 const FREE_WITH_IDENTITIES: ReadonlySet<RuleField> = new Set<RuleField>([...FREE_FIELD_NAMES, ...IDENTITY_FIELD_NAMES]);
 
@@ -152,8 +154,8 @@ export interface HeldIdentities {
 
 /**
  * The columns that count each queried fact, as scalar subqueries over the placeholders subjectId,
- * reporterId, now, since (ms), sinceUs, orgId, projectId, contentType and contentExternalId. A
- * null id matches no row, so its count is 0 (or null, read as 0).
+ * reporterId, caseId, now, since (ms), sinceUs, hourAgoUs, orgId, projectId, contentType and
+ * contentExternalId. A null id matches no row, so its count is 0 (or null, read as 0).
  */
 function factColumns(db: Db): Record<QueriedFact, Record<string, SQL>> {
   const one = (query: { getSQL(): SQL }) => sql`${query}`;
@@ -178,6 +180,10 @@ function factColumns(db: Db): Record<QueriedFact, Record<string, SQL>> {
     "subject.actionsLast30d": {
       actionsLast30d: one(db.select({ n: count() }).from(enforcementActions).where(and(eq(enforcementActions.identityId, ph("subjectId")), gte(enforcementActions.createdAt, ph("since"))))),
     },
+    "reporter.accountAgeDays": {
+      // The platform's word, in the metadata it mirrors (accountAgeDays reads it).
+      reporterMetadata: one(db.select({ m: identities.metadata }).from(identities).where(eq(identities.id, ph("reporterId")))),
+    },
     "reporter.reportsLast24h": {
       reporterRecent: one(db.select({ n: count() }).from(reports).where(and(eq(reports.reporterIdentityId, ph("reporterId")), gte(reports.createdUs, ph("sinceUs"))))),
     },
@@ -189,6 +195,15 @@ function factColumns(db: Db): Record<QueriedFact, Record<string, SQL>> {
       // JavaScript instead (targetReporters), cheaper than that b-tree. (Their count, least and
       // greatest reporter from a subquery joined here cost more still: SQLite materializes it.)
       targetReports: one(db.select({ n: count(reports.reporterIdentityId) }).from(reports).where(sameTarget)),
+    },
+    "case.distinctReporters": {
+      // As the target's: the case's reports with a reporter here, their distinct reporters by a
+      // second statement when more than one (read and counted up to DISTINCT_IN_JS).
+      caseReports: one(db.select({ n: count(reports.reporterIdentityId) }).from(reports).where(eq(reports.caseId, ph("caseId")))),
+    },
+    "case.reportsLastHour": {
+      // reports_case_idx (case_id, created_us): a range of the case's newest entries.
+      caseRecent: one(db.select({ n: count() }).from(reports).where(and(eq(reports.caseId, ph("caseId")), gte(reports.createdUs, ph("hourAgoUs"))))),
     },
   };
 }
@@ -372,6 +387,7 @@ export async function gatherFacts(
     if (want("subject.reportCount")) facts["subject.reportCount"] = held.subject?.reportCount ?? 0;
     if (want("reporter.trusted")) facts["reporter.trusted"] = held.reporter?.trustedFlagger === 1;
     if (want("reporter.accuracy")) facts["reporter.accuracy"] = held.reporter ? reporterAccuracy(tallyOf(held.reporter)) : null;
+    if (want("reporter.accountAgeDays")) facts["reporter.accountAgeDays"] = accountAgeDays(held.reporter?.metadata ?? null, ctx.clock.now());
   }
   const mask = toQuery(input.fields ? queriedMask(input.fields) : ALL_QUERIED_MASK, held);
   if (mask !== 0) Object.assign(facts, await queriedFacts(ctx, report, mask));
@@ -388,8 +404,10 @@ async function queriedFacts(ctx: Pick<DomainContext, "db" | "orgId" | "clock">, 
     ...target,
     subjectId: report.subjectIdentityId,
     reporterId: report.reporterIdentityId,
+    caseId: report.caseId,
     now,
     since: now - 30 * DAY_MS,
+    hourAgoUs: (now - HOUR_MS) * 1000,
   })) as Record<string, unknown>[];
   const n = (v: unknown) => Number(v ?? 0);
   const reporterId = report.reporterIdentityId;
@@ -400,6 +418,19 @@ async function queriedFacts(ctx: Pick<DomainContext, "db" | "orgId" | "clock">, 
   if (asked("reporter.trusted")) facts["reporter.trusted"] = n(row?.reporterTrusted) === 1;
   if (asked("reporter.accuracy")) facts["reporter.accuracy"] = reporterId ? reporterAccuracy({ upheld: n(row?.upheld), decided: n(row?.decided) }) : null;
   if (asked("reporter.reportsLast24h")) facts["reporter.reportsLast24h"] = n(row?.reporterRecent);
+  if (asked("reporter.accountAgeDays")) facts["reporter.accountAgeDays"] = accountAgeDays((row?.reporterMetadata as string | null | undefined) ?? null, now);
+  if (asked("case.reportsLastHour")) facts["case.reportsLastHour"] = n(row?.caseRecent);
+  if (asked("case.distinctReporters")) {
+    const reportsOfCase = n(row?.caseReports);
+    const q = engineStatements(ctx.db);
+    const key = { caseId: report.caseId };
+    facts["case.distinctReporters"] =
+      reportsOfCase <= 1
+        ? reportsOfCase
+        : reportsOfCase <= DISTINCT_IN_JS
+          ? new Set((await q.caseReporters.execute(key)).map((r) => r.id)).size
+          : n((await q.caseDistinctReporters.execute(key))[0]?.n);
+  }
   if (asked("target.distinctReportersLast24h")) {
     const reportsOfTarget = report.contentExternalId == null ? 0 : n(row?.targetReports);
     const q = engineStatements(ctx.db);

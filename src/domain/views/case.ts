@@ -46,3 +46,47 @@ export const noteViewSchema = z.object({
   createdAt: isoDateTime,
 });
 export type NoteView = z.infer<typeof noteViewSchema>;
+
+/**
+ * How a case's reporters split by their accuracy (src/domain/intake/reporter-tally.ts): no
+ * decided report yet; fewer than ACCURACY_MIN_DECIDED (too few to tell); then, over their
+ * decided reports, at least two thirds upheld, at most one third, or between.
+ */
+export const ACCURACY_BANDS = ["noDecided", "fewDecided", "mostlyUpheld", "mixed", "mostlyNotUpheld"] as const;
+export type AccuracyBand = (typeof ACCURACY_BANDS)[number];
+/** Decided reports a reporter needs before its accuracy says something. */
+export const ACCURACY_MIN_DECIDED = 3;
+/** How many of a case's reasons the summary names, most reported first. */
+export const SUMMARY_REASONS = 20;
+
+const count = z.number().int().min(0);
+
+/**
+ * Who reported a case, counted by the server over all its reports (cases.reporterSummary): what a
+ * moderator reads first on a case of many reports (a pile-on). The reporters' standing is as of
+ * now; a reporter is new when it had filed no report before the case was opened.
+ */
+export const reporterSummarySchema = z
+  .object({
+    caseId: z.string(),
+    reports: count,
+    /** Reports without a reporter. */
+    anonymousReports: count,
+    /** Reports of the last hour. */
+    reportsLastHour: count,
+    distinctReporters: count,
+    /** Reporters who had filed no report before the case was opened. */
+    newReporters: count,
+    /** Trusted flaggers (DSA Art. 22). */
+    trustedReporters: count,
+    /** Reporters muted now. */
+    mutedReporters: count,
+    /** The distinct reporters by accuracy band: the bands add up to distinctReporters. */
+    accuracy: z.object(Object.fromEntries(ACCURACY_BANDS.map((b) => [b, count])) as Record<AccuracyBand, typeof count>),
+    /** Reports per reason (a report of two reasons counts in both), most first, at most SUMMARY_REASONS. */
+    reasons: z.array(z.object({ reason: z.string(), reports: count })),
+    /** Further reasons, not named. */
+    moreReasons: count,
+  })
+  .meta({ id: "CaseReporterSummary" });
+export type ReporterSummary = z.infer<typeof reporterSummarySchema>;

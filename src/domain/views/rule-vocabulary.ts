@@ -32,7 +32,10 @@ export const RULE_FIELDS = {
   "reporter.trusted": { kind: "boolean", nullable: false },
   "reporter.accuracy": { kind: "number", nullable: true },
   "reporter.reportsLast24h": { kind: "number", nullable: false },
+  "reporter.accountAgeDays": { kind: "number", nullable: true },
   "target.distinctReportersLast24h": { kind: "number", nullable: false },
+  "case.distinctReporters": { kind: "number", nullable: false },
+  "case.reportsLastHour": { kind: "number", nullable: false },
 } as const satisfies Record<string, { kind: FieldKind; nullable: boolean }>;
 export type RuleField = keyof typeof RULE_FIELDS;
 export const RULE_FIELD_NAMES = Object.keys(RULE_FIELDS) as RuleField[];

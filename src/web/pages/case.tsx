@@ -15,6 +15,7 @@ import { CaseList } from "../components/case-list.tsx";
 import { caseTitle } from "../components/case-title.ts";
 import { EnforcementList } from "../components/enforcement-list.tsx";
 import { usePeople } from "../components/people.ts";
+import { MANY_REPORTS, ReporterSummary } from "../components/reporter-summary.tsx";
 
 
 /** #/reports/<id>: the case page of the report's case, scrolled to the report. */
@@ -97,6 +98,8 @@ export function CasePage({ caseId, focusReport }: { caseId: string; focusReport:
     target: c.contentExternalId != null ? { contentType: c.contentType, contentExternalId: c.contentExternalId } : null,
     subject: d!.subject,
   });
+  // A pile-on (many reports on one item) reads as one: who reported it first, the cards grouped by reason and folded.
+  const pileOn = d!.reports.length >= MANY_REPORTS;
   // Escalating a report of a closed case reopens it; any report will do.
   const escalateReport = openReport ?? d!.reports.at(-1) ?? null;
 
@@ -157,27 +160,23 @@ export function CasePage({ caseId, focusReport }: { caseId: string; focusReport:
 
       <div className="case-grid">
         <div className="case-main">
+          {pileOn && <ReporterSummary caseId={caseId} />}
           <section aria-labelledby="reports-title" className="card">
             <h2 id="reports-title">Reports ({d!.reports.length})</h2>
-            {groupReports(d!.reports).map((g, i, all) => {
-              // An AI finding shown on an earlier card is not repeated in full on the next ones.
-              const ai = aiKey(g[0]!);
-              const aiShown = ai !== null && all.slice(0, i).some((earlier) => aiKey(earlier[0]!) === ai);
-              return g.length === 1 ? (
-                <ReportCard key={g[0]!.id} report={g[0]!} highlighted={g[0]!.id === focusReport} caseSubjectId={d!.subject?.id ?? null} aiShown={aiShown} />
-              ) : (
-                <ReportGroup key={g[0]!.id} reports={g} focusReport={focusReport} caseSubjectId={d!.subject?.id ?? null} aiShown={aiShown} />
-              );
-            })}
+            {pileOn ? (
+              <ReasonGroups reports={d!.reports} focusReport={focusReport} caseSubjectId={d!.subject?.id ?? null} />
+            ) : (
+              <ReportCards reports={d!.reports} focusReport={focusReport} caseSubjectId={d!.subject?.id ?? null} />
+            )}
           </section>
           <CaseAppeals caseId={caseId} />
           <AnalysesSection analyses={d!.analyses} />
           <NotesSection caseId={caseId} notes={d!.notes} canWrite={isModerator} />
-          <AuditSection audit={d!.audit} />
+          <AuditSection audit={d!.audit} foldRuns={pileOn} />
         </div>
         <aside className="case-side">
           <SubjectSection detail={d!} />
-          <ReportersSection reporters={d!.reporters} />
+          <ReportersSection reporters={d!.reporters} fold={pileOn} />
         </aside>
       </div>
       {isModerator && (
@@ -200,6 +199,73 @@ export function CasePage({ caseId, focusReport }: { caseId: string; focusReport:
         onDone={() => setDecided(true)}
       />
     </article>
+  );
+}
+
+/** Report cards in order, identical automated reports as one card (groupReports). */
+function ReportCards({ reports, focusReport, caseSubjectId }: { reports: readonly ReportView[]; focusReport: string | null; caseSubjectId: string | null }) {
+  return groupReports(reports).map((g, i, all) => {
+    // An AI finding shown on an earlier card is not repeated in full on the next ones.
+    const ai = aiKey(g[0]!);
+    const aiShown = ai !== null && all.slice(0, i).some((earlier) => aiKey(earlier[0]!) === ai);
+    return g.length === 1 ? (
+      <ReportCard key={g[0]!.id} report={g[0]!} highlighted={g[0]!.id === focusReport} caseSubjectId={caseSubjectId} aiShown={aiShown} />
+    ) : (
+      <ReportGroup key={g[0]!.id} reports={g} focusReport={focusReport} caseSubjectId={caseSubjectId} aiShown={aiShown} />
+    );
+  });
+}
+
+/** The reports by their reasons (a report of two reasons goes with the others of both), largest group first. */
+export function groupByReasons(reports: readonly ReportView[]): { reasons: string[]; reports: ReportView[] }[] {
+  const byKey = new Map<string, { reasons: string[]; reports: ReportView[] }>();
+  for (const r of reports) {
+    const reasons = [...r.reasons].sort();
+    const key = JSON.stringify(reasons);
+    const group = byKey.get(key);
+    if (group) group.reports.push(r);
+    else byKey.set(key, { reasons, reports: [r] });
+  }
+  return [...byKey.values()].sort((a, b) => b.reports.length - a.reports.length || a.reasons.join().localeCompare(b.reasons.join()));
+}
+
+/** A pile-on's cards, one folded group per set of reasons; the group of a report linked to starts open. */
+function ReasonGroups({ reports, focusReport, caseSubjectId }: { reports: readonly ReportView[]; focusReport: string | null; caseSubjectId: string | null }) {
+  return (
+    <div className="reason-groups">
+      {groupByReasons(reports).map((g) => (
+        <ReasonGroup key={g.reasons.join()} group={g} focusReport={focusReport} caseSubjectId={caseSubjectId} />
+      ))}
+    </div>
+  );
+}
+
+function ReasonGroup({ group, focusReport, caseSubjectId }: { group: { reasons: string[]; reports: ReportView[] }; focusReport: string | null; caseSubjectId: string | null }) {
+  const holdsFocus = focusReport != null && group.reports.some((r) => r.id === focusReport);
+  const [open, setOpen] = useState(holdsFocus);
+  useEffect(() => {
+    if (holdsFocus) setOpen(true);
+  }, [holdsFocus]);
+  const bodyId = useId();
+  const n = group.reports.length;
+  const reporters = new Set(group.reports.map((r) => r.reporter?.id ?? null).filter(Boolean)).size;
+  const stillOpen = group.reports.filter((r) => isOpenStatus(r.status)).length;
+  return (
+    <div className="reason-group">
+      <h3 className="reason-group-head">
+        <button type="button" className="ghost" aria-expanded={open} aria-controls={bodyId} onClick={() => setOpen((o) => !o)}>
+          <span aria-hidden="true" className="fold-mark">
+            {open ? "▾" : "▸"}
+          </span>{" "}
+          {group.reasons.join(", ") || "no reason"} · {n} report{n === 1 ? "" : "s"} · {reporters} reporter{reporters === 1 ? "" : "s"}
+          {stillOpen > 0 && stillOpen < n ? ` · ${stillOpen} open` : ""}
+        </button>
+      </h3>
+      {/* Folded, its cards are not made at all: a pile-on of thousands stays light. */}
+      <div id={bodyId} hidden={!open}>
+        {open && <ReportCards reports={group.reports} focusReport={focusReport} caseSubjectId={caseSubjectId} />}
+      </div>
+    </div>
   );
 }
 
@@ -544,9 +610,16 @@ function SubjectSection({ detail: d }: { detail: CaseDetail }) {
   );
 }
 
-function ReportersSection({ reporters }: { reporters: CaseDetail["reporters"] }) {
+/** On a pile-on's page the reporters list starts with this many (the summary counts them all). */
+const REPORTERS_FOLDED = 5;
+
+function ReportersSection({ reporters: all, fold = false }: { reporters: CaseDetail["reporters"]; fold?: boolean }) {
+  const [unfolded, setUnfolded] = useState(false);
+  const moreId = useId();
+  const folding = fold && all.length > REPORTERS_FOLDED;
+  const reporters = folding && !unfolded ? all.slice(0, REPORTERS_FOLDED) : all;
   // Each reporter's standing (DSA Art. 22, 23): trusted-flagger mark, mute, accuracy.
-  const ids = reporters.map((r) => r.identity.id);
+  const ids = all.map((r) => r.identity.id);
   const weights = useQuery({
     queryKey: ["reporter-weights", ids],
     queryFn: () => trpc.identities.reporterWeights.query({ identityIds: ids }),
@@ -558,7 +631,7 @@ function ReportersSection({ reporters }: { reporters: CaseDetail["reporters"] })
       {reporters.length === 0 ? (
         <p className="muted">All reports were anonymous.</p>
       ) : (
-        <ul className="plain">
+        <ul className="plain" id={moreId}>
           {reporters.map(({ identity, filed }) => {
             const total = Object.values(filed).reduce((a, b) => a + (b ?? 0), 0);
             return (
@@ -584,6 +657,11 @@ function ReportersSection({ reporters }: { reporters: CaseDetail["reporters"] })
             );
           })}
         </ul>
+      )}
+      {folding && (
+        <Disclosure open={unfolded} onToggle={() => setUnfolded((u) => !u)} controls={moreId}>
+          {unfolded ? `Show the first ${REPORTERS_FOLDED}` : `Show ${all.length - REPORTERS_FOLDED} more`}
+        </Disclosure>
       )}
     </section>
   );
@@ -722,20 +800,72 @@ function NotesSection({ caseId, notes, canWrite }: { caseId: string; notes: Case
   );
 }
 
-function AuditSection({ audit }: { audit: CaseDetail["audit"] }) {
+type AuditEntry = CaseDetail["audit"][number];
+
+/** Runs of consecutive events alike (action, entity type, actor, what they say): a pile-on's 45 "Report filed" are one run. */
+export function auditRuns(audit: readonly AuditEntry[], describe: (e: AuditEntry) => string): AuditEntry[][] {
+  const runs: AuditEntry[][] = [];
+  let lastKey = "";
+  for (const e of audit) {
+    const key = JSON.stringify([e.action, e.entityType, e.actor.type, e.actor.id, describe(e)]);
+    if (key === lastKey) runs.at(-1)!.push(e);
+    else runs.push([e]);
+    lastKey = key;
+  }
+  return runs;
+}
+
+/** Runs of at least this many alike events fold into one line when asked (a pile-on's case page). */
+const FOLDED_RUN = 3;
+
+function AuditSection({ audit, foldRuns = false }: { audit: CaseDetail["audit"]; foldRuns?: boolean }) {
   const who = usePeople();
+  const line = (e: AuditEntry) => (
+    <>
+      {auditActionLabel(e.action)} <code className="small-print">{e.action}</code> <span className="muted">{e.entityType}</span> by {who(e.actor, e.actorEmail)}{" "}
+      <span className="muted">{describeEvent(e)}</span>
+    </>
+  );
+  const entry = (e: AuditEntry) => (
+    <li key={e.id}>
+      <time dateTime={e.createdAt}>{dateTime(e.createdAt)}</time> {line(e)}
+    </li>
+  );
   return (
     <section className="card" aria-labelledby="audit-title">
       <h2 id="audit-title">Audit trail</h2>
       <ol className="timeline">
-        {audit.map((e) => (
-          <li key={e.id}>
-            <time dateTime={e.createdAt}>{dateTime(e.createdAt)}</time> {auditActionLabel(e.action)} <code className="small-print">{e.action}</code> <span className="muted">{e.entityType}</span> by{" "}
-            {who(e.actor, e.actorEmail)} <span className="muted">{describeEvent(e)}</span>
-          </li>
-        ))}
+        {foldRuns
+          ? auditRuns(audit, describeEvent).map((run) => (run.length >= FOLDED_RUN ? <AuditRun key={run[0]!.id} run={run} line={line} entry={entry} /> : run.map(entry)))
+          : audit.map(entry)}
       </ol>
     </section>
+  );
+}
+
+/** Alike events in a row as one line with their count (newest first), unfolding to each of them. */
+function AuditRun({ run, line, entry }: { run: AuditEntry[]; line: (e: AuditEntry) => ReactNode; entry: (e: AuditEntry) => ReactNode }) {
+  const [open, setOpen] = useState(false);
+  const listId = useId();
+  const newest = run[0]!;
+  const oldest = run.at(-1)!;
+  return (
+    <li className="audit-run">
+      <time dateTime={oldest.createdAt}>{dateTime(oldest.createdAt)}</time>
+      {dateTime(oldest.createdAt) !== dateTime(newest.createdAt) && (
+        <>
+          {" "}
+          to <time dateTime={newest.createdAt}>{dateTime(newest.createdAt)}</time>
+        </>
+      )}{" "}
+      <span className="collapsed-count">{run.length} ×</span> {line(newest)}{" "}
+      <Disclosure open={open} onToggle={() => setOpen((o) => !o)} controls={listId}>
+        {open ? "Hide them" : `Show all ${run.length}`}
+      </Disclosure>
+      <ol id={listId} className="timeline" hidden={!open}>
+        {open && run.map(entry)}
+      </ol>
+    </li>
   );
 }
 
