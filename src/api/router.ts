@@ -11,6 +11,7 @@ import { keysRouter } from "./routers/keys.ts";
 import { projectsRouter } from "./routers/projects.ts";
 import { queuesRouter } from "./routers/queues.ts";
 import { reportsRouter } from "./routers/reports.ts";
+import { reviewRouter } from "./routers/review.ts";
 import { rulesRouter } from "./routers/rules.ts";
 import { searchRouter } from "./routers/search.ts";
 import { templatesRouter } from "./routers/templates.ts";
@@ -40,6 +41,7 @@ export const appRouter = router({
   transparency: transparencyRouter,
   rules: rulesRouter,
   queues: queuesRouter,
+  review: reviewRouter,
 });
 
 export type AppRouter = typeof appRouter;

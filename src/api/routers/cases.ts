@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { caseFile } from "../../domain/cases/case-file.ts";
 import { decideInBulk, MAX_BULK_CASES, undoBulkDecision } from "../../domain/review/bulk.ts";
-import { addCaseNote, assignCase, reviewQueue, triageCase } from "../../domain/cases/cases.ts";
+import { addCaseNote, reviewQueue, triageCase } from "../../domain/cases/cases.ts";
+import { assignCase, assigneesOf } from "../../domain/review/assignment.ts";
 import { setCaseTags } from "../../domain/cases/tags.ts";
 import { DEFAULT_TEAM, DISMISSAL_REASONS, RESOLUTION_CODES, TEAMS } from "../../domain/views/report.ts";
 import { MAX_TAGS_PER_CASE, tagSchema } from "../../domain/views/tag.ts";
@@ -22,6 +23,10 @@ export const casesRouter = router({
     return { ok: true as const };
   }),
 
+  /** Who may be given the case: enabled moderators and admins who may work its queue (the assign picker). */
+  assignees: secretProcedure.input(z.object({ caseId })).query(({ ctx, input }) => assigneesOf(ctx.domain, input)),
+
+  /** Assigns the case to a moderator who may work its queue (oneself: a claim), or releases it (null); audited. */
   assign: secretProcedure
     .input(z.object({ caseId, assigneeId: z.string().min(1).max(64).nullable() }))
     .mutation(async ({ ctx, input }) => ({
