@@ -89,9 +89,10 @@ async function skippedInSession(ctx: DomainContext, me: string, sessionId: strin
 }
 
 /** Takes the next case of the queue for the caller (see the module's comment). */
-async function take(ctx: DomainContext, input: ReviewInput, me: string, now: number): Promise<ReviewTurn> {
+async function take(ctx: DomainContext, input: ReviewInput, me: string, now: number, left?: string): Promise<ReviewTurn> {
   const scope = await queueScope(ctx, input.queueId);
-  const skipped = await skippedInSession(ctx, me, input.sessionId, now);
+  // The case just left is not offered straight back (undecided, it waits for someone else).
+  const skipped = [...(await skippedInSession(ctx, me, input.sessionId, now)), ...(left ? [left] : [])];
   const waiting = and(
     eq(cases.orgId, ctx.orgId),
     eq(cases.isOpen, 1),
@@ -142,7 +143,7 @@ export function nextCase(ctx: DomainContext, input: ReviewInput & { leaving?: st
   return rowLockedTransaction(ctx, async () => {
     const now = ctx.clock.now();
     if (input.leaving) await leave(ctx, input.leaving, "next", now);
-    return take(ctx, input, me, now);
+    return take(ctx, input, me, now, input.leaving);
   });
 }
 
@@ -159,7 +160,7 @@ export function skipCase(ctx: DomainContext, input: ReviewInput & { caseId: stri
       projectId: c.projectId, action: "CASE_SKIPPED", entityType: "case", entityId: c.id,
       data: { reason: input.reason, sessionId: input.sessionId, queueId: input.queueId ?? null },
     });
-    return take(ctx, input, me, now);
+    return take(ctx, input, me, now, c.id);
   });
 }
 
