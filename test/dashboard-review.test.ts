@@ -81,6 +81,7 @@ describe("assignment", () => {
       await admin.getByRole("button", { name: "Assign", exact: true }).click();
       await admin.getByTestId("case-holder").getByText(`Assigned to ${users.ann.email}`).waitFor();
       await expectNoA11yViolations(admin, "the case page of a case assigned to a colleague");
+      await b.shot(admin, "assignment-case.png");
 
       // Ann: the count in the navigation (live updates), the case under "Assigned to me".
       const annLink = ann.getByRole("navigation", { name: "Dashboard" }).getByRole("link", { name: /^Assigned to me/ });
@@ -166,8 +167,11 @@ describe("review mode", () => {
       await ann.getByRole("region", { name: "Review mode" }).getByText("Review together").waitFor();
       await settled(ann);
       await expectNoA11yViolations(ann, "review mode showing a case");
+      await b.shot(ann, "review-mode.png");
       // The case is Ann's while she reviews it: the case page says until when.
       await ann.getByTestId("case-holder").getByText(/You are reviewing this case \(review mode holds it until/).waitFor();
+      // ... and counted among the cases she holds.
+      await until("ann's count to say 1", async () => (await ann.getByTestId("assigned-count").innerText()).includes("1"), 5_000);
 
       // A skip asks for a reason ("Other" needs the words), is audited, and opens the next case.
       await ann.getByRole("button", { name: /^Skip/ }).click();
@@ -178,6 +182,7 @@ describe("review mode", () => {
       expect(await dialog.getByRole("button", { name: "Skip and open the next" }).isDisabled()).toBe(true);
       await dialog.getByLabel("Reason").fill("Screenshot in a language I cannot read");
       await expectNoA11yViolations(ann, "the skip dialog with its reason", DIALOG);
+      await b.shot(ann, "review-skip.png");
       const skipped = annCase;
       await dialog.getByRole("button", { name: "Skip and open the next" }).click();
       annCase = await nextShown(ann, skipped);

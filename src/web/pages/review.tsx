@@ -3,7 +3,7 @@
  * moderator (src/domain/review/review-mode.ts); after a decision on it, or a skip with a reason,
  * the next one opens in its place. Leaving the page (or "Stop reviewing") lets the case go.
  */
-import { useMutation, useQuery } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useId, useRef, useState, type FormEvent } from "react";
 import { errorMessage, trpc, type Outputs } from "../api.ts";
 import { href, navigate } from "../router.ts";
@@ -21,6 +21,7 @@ const clock = (iso: string) => new Date(iso).toLocaleTimeString([], { hour: "2-d
 export function ReviewPage({ queueId }: { queueId: string | null }) {
   const { orgSlug, can } = useSession();
   const toast = useToast();
+  const qc = useQueryClient();
   const [sessionId] = useState(() => crypto.randomUUID());
   const [turn, setTurn] = useState<Turn | null>(null);
   const [skipping, setSkipping] = useState(false);
@@ -34,6 +35,8 @@ export function ReviewPage({ queueId }: { queueId: string | null }) {
     current.current = t.case?.id ?? null;
     setTurn(t);
     setAnnounce(t.case ? `Next case opened; ${t.waiting} more waiting` : "Nothing left to review in this queue");
+    // The navigation's count of the cases one holds includes the one review mode just took.
+    void qc.invalidateQueries({ queryKey: ["assignedToMe"] });
   };
   const next = useMutation({
     mutationFn: (leaving?: string) => trpc.review.next.mutate({ queueId: queueId ?? undefined, sessionId, leaving }),
