@@ -96,7 +96,7 @@ describe("assignment", () => {
     const [c] = await casesIn(queueId, 1);
     await expectRefused(admin.assign(c!.caseId, outsider.id), 400, "assigneeId: this user may not work the case's queue");
     await expectRefused(admin.assign(c!.caseId, viewer.id), 400, "assigneeId: a viewer cannot work cases (moderators and admins can)");
-    await expectRefused(admin.assign(c!.caseId, "no-such-user"), 400, "assigneeId: no such user in this organization");
+    await expectRefused(admin.assign(c!.caseId, "no-such-user"), 404, "User not found");
     await expectRefused(outsider.assign(c!.caseId, outsider.id), 404, "Case not found");
     await expectRefused(outsider.trpc.cases.assignees.query({ caseId: c!.caseId }), 404, "Case not found");
     // The picker lists who may hold it: the moderator and the admins, not the outsider nor the viewer.

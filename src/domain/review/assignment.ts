@@ -7,13 +7,14 @@
  *
  * Who may hold a case: an enabled user of the organization, moderator or admin, who may work
  * the case's queue (the one check, src/domain/review/queue-access.ts); anyone else is a 400 naming
- * why. A case the caller may not work is a 404, as everywhere.
+ * why (a user id the organization does not have: 404). A case the caller may not work is a 404,
+ * as everywhere.
  */
 import { and, eq, isNull, sql } from "drizzle-orm";
 import { cases, queues, users } from "../../db/schema.ts";
 import { recordAudit } from "../core/audit.ts";
 import { rowLockedTransaction, type DomainContext } from "../core/context.ts";
-import { badRequest } from "../core/errors.ts";
+import { badRequest, notFound } from "../core/errors.ts";
 import { requireCase, toCaseView, type CaseView } from "../cases/cases.ts";
 import { hasRole, ROLES, type Role } from "../views/user.ts";
 import { isClaimedBy } from "./claims.ts";
@@ -22,8 +23,7 @@ import { mayWork, userMayWorkQueueOf, workableCases, type AccessContext } from "
 const roleOf = (role: string): Role => ((ROLES as readonly string[]).includes(role) ? (role as Role) : "viewer");
 
 /** Why a user cannot hold a case of a queue (null: they can). */
-function unfitAssignee(user: { role: string; disabledAt: number | null } | undefined): string | null {
-  if (!user) return "assigneeId: no such user in this organization";
+function unfitAssignee(user: { role: string; disabledAt: number | null }): string | null {
   if (user.disabledAt !== null) return "assigneeId: this user is disabled";
   if (!hasRole(roleOf(user.role), "moderator")) return "assigneeId: a viewer cannot work cases (moderators and admins can)";
   return null;
@@ -39,9 +39,10 @@ export function assignCase(ctx: DomainContext, input: { caseId: string; assignee
     const c = await requireCase(ctx, input.caseId, undefined, { lock: true });
     if (assigneeId) {
       const [user] = await ctx.db.select().from(users).where(and(eq(users.id, assigneeId), eq(users.orgId, ctx.orgId))).limit(1);
+      if (!user) throw notFound("User not found");
       const unfit = unfitAssignee(user);
       if (unfit) throw badRequest(unfit);
-      if (!(await userMayWorkQueueOf(ctx, user!, c.queueId))) throw badRequest("assigneeId: this user may not work the case's queue");
+      if (!(await userMayWorkQueueOf(ctx, user, c.queueId))) throw badRequest("assigneeId: this user may not work the case's queue");
     }
     const now = ctx.clock.now();
     const after = { ...c, assigneeId, assignedAt: assigneeId ? now : null, claimExpiresAt: null, updatedAt: now };
