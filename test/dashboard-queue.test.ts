@@ -61,13 +61,13 @@ describe("the review queue", () => {
       const tab = (name: string) => views.getByRole("button", { name: new RegExp(`^${name}`) });
       await tab("All open").filter({ hasText: String(OPEN) }).waitFor();
       const counts: Record<string, string> = {};
-      for (const name of ["All open", "Unassigned", "Mine", "Escalated: safety", "Escalated: legal", "Escalated: senior moderator", "Appealed"]) {
+      for (const name of ["All open", "Unassigned", "Assigned to me", "Escalated: safety", "Escalated: legal", "Escalated: senior moderator", "Appealed"]) {
         counts[name] = (await tab(name).locator(".view-count").innerText()).trim();
       }
       expect(counts).toEqual({
         "All open": String(OPEN),
         Unassigned: String(OPEN - 1),
-        Mine: "0",
+        "Assigned to me": "0",
         "Escalated: safety": "0",
         "Escalated: legal": "1",
         "Escalated: senior moderator": "0",
@@ -189,7 +189,7 @@ describe("the review queue", () => {
       await page.getByRole("link", { name: "Review queue" }).first().click();
       await page.getByRole("heading", { name: "Review queue" }).waitFor();
       await page.getByLabel("Category", { exact: true }).selectOption("harassment");
-      await row("post claimed-1").getByText("Taken by mod2@demo.example").waitFor();
+      await row("post claimed-1").getByText("Assigned to mod2@demo.example").waitFor();
       await page.getByRole("checkbox", { name: "Select post claimed-1" }).check();
       await page.getByRole("region", { name: "Bulk actions" }).getByRole("button", { name: "Dismiss" }).click();
       const dialog = page.getByRole("dialog", { name: "Dismiss post claimed-1" });

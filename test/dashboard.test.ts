@@ -196,8 +196,8 @@ describe("dashboard in Chromium", () => {
       await row.waitFor({ timeout: 10_000 });
       expect(await page.evaluate(() => (window as any).__sameDocument)).toBe(true); // no reload happened
       expect(await page.getByTestId("queue-count").innerText()).not.toBe(countBefore);
-      // Taken by a colleague is shown to me; my own claim says "You".
-      await page.getByText("Taken by sam@demo.example").waitFor();
+      // Assigned to a colleague is shown to me; my own claim says "You".
+      await page.getByText("Assigned to sam@demo.example").waitFor();
       await page.locator("tr", { has: page.getByRole("link", { name: "User Spammy McSpamface" }) }).getByText("You", { exact: true }).waitFor();
       // Queue order: the emergency first.
       const first = await page.locator("table.queue tbody tr").first().getByRole("link").first().innerText();
@@ -331,7 +331,7 @@ describe("dashboard in Chromium", () => {
 
         await v.getByRole("link", { name: "post p-77" }).click();
         await v.getByRole("heading", { name: "post p-77" }).waitFor();
-        await v.getByText("Taken by sam@demo.example").waitFor();
+        await v.getByText("Assigned to sam@demo.example").waitFor();
         for (const name of [/^Resolve/, /^Dismiss/, /^Escalate/, /^Enforce/, /^Claim/, /^Take over/, /^Triage/, "Add note"]) {
           expect(await v.getByRole("button", { name }).count()).toBe(0);
         }

@@ -11,6 +11,7 @@ import { keysRouter } from "./routers/keys.ts";
 import { projectsRouter } from "./routers/projects.ts";
 import { queuesRouter } from "./routers/queues.ts";
 import { reportsRouter } from "./routers/reports.ts";
+import { reviewRouter } from "./routers/review.ts";
 import { rulesRouter } from "./routers/rules.ts";
 import { searchRouter } from "./routers/search.ts";
 import { sweepsRouter } from "./routers/sweeps.ts";
@@ -42,6 +43,7 @@ export const appRouter = router({
   rules: rulesRouter,
   queues: queuesRouter,
   sweeps: sweepsRouter,
+  review: reviewRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -230,6 +230,8 @@ export const cases = pgTable(
     reportCount: integer("report_count").notNull(),
     assigneeId: text("assignee_id"),
     assignedAt: big("assigned_at"),
+    /** When a review-mode claim lapses (src/domain/review/review-mode.ts); null: held until released or decided (an assignment). */
+    claimExpiresAt: big("claim_expires_at"),
     createdAt: big("created_at").notNull(),
     updatedAt: big("updated_at").notNull(),
     lastReportAt: big("last_report_at").notNull(),

@@ -228,6 +228,8 @@ export const cases = sqliteTable(
     reportCount: integer("report_count").notNull(),
     assigneeId: text("assignee_id"),
     assignedAt: integer("assigned_at"),
+    /** When a review-mode claim lapses (src/domain/review/review-mode.ts); null: held until released or decided (an assignment). */
+    claimExpiresAt: integer("claim_expires_at"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
     lastReportAt: integer("last_report_at").notNull(),

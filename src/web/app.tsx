@@ -13,6 +13,7 @@ import { OverviewPage } from "./pages/overview.tsx";
 import { ProjectsPage } from "./pages/projects.tsx";
 import { QueuePage } from "./pages/queue.tsx";
 import { QueuesPage } from "./pages/queues.tsx";
+import { ReviewPage } from "./pages/review.tsx";
 import { RulesPage } from "./pages/rules.tsx";
 import { ClosedCasesPage, SearchPage } from "./pages/search.tsx";
 import { SettingsPage } from "./pages/settings.tsx";
@@ -134,6 +135,7 @@ function skipToMain(e: MouseEvent<HTMLAnchorElement>) {
 
 const NAV: { page: string; label: string; role: Role }[] = [
   { page: "queue", label: "Review queue", role: "viewer" },
+  { page: "assigned", label: "Assigned to me", role: "moderator" },
   { page: "appeals", label: "Appeals", role: "viewer" },
   { page: "closed", label: "Closed cases", role: "viewer" },
   { page: "overview", label: "Overview", role: "viewer" },
@@ -150,7 +152,7 @@ const NAV: { page: string; label: string; role: Role }[] = [
   { page: "queues", label: "Queues", role: "admin" },
 ];
 
-const SECTION_OF: Record<string, string> = { cases: "queue", reports: "queue", identity: "identities" };
+const SECTION_OF: Record<string, string> = { cases: "queue", reports: "queue", review: "queue", identity: "identities" };
 
 function NavLinks({ route, role }: { route: Route; role: Role }) {
   const active = SECTION_OF[route.page] ?? route.page;
@@ -160,10 +162,24 @@ function NavLinks({ route, role }: { route: Route; role: Role }) {
         <li key={n.page}>
           <a href={href(n.page)} aria-current={active === n.page ? "page" : undefined}>
             {n.label}
+            {n.page === "assigned" && <AssignedCount />}
           </a>
         </li>
       ))}
     </ul>
+  );
+}
+
+/** The open cases the user holds (assigned or claimed in review mode): refetched with everything on screen when something changes. */
+function AssignedCount() {
+  const count = useQuery({ queryKey: ["assignedToMe"], queryFn: () => trpc.dashboard.assignedToMe.query() }).data?.count;
+  if (count === undefined) return null;
+  return (
+    <span className="nav-count" data-testid="assigned-count">
+      <span className="sr-only">: </span>
+      {count}
+      <span className="sr-only"> {count === 1 ? "case" : "cases"}</span>
+    </span>
   );
 }
 
@@ -172,6 +188,10 @@ function Page({ route }: { route: Route }) {
   switch (route.page) {
     case "queue":
       return <QueuePage />;
+    case "assigned":
+      return <QueuePage key="assigned" view="mine" />;
+    case "review":
+      return <ReviewPage key={route.query.get("queue") ?? ""} queueId={route.query.get("queue")} />;
     case "cases":
       return id ? <CasePage key={id} caseId={id} focusReport={route.query.get("report")} /> : <QueuePage />;
     case "reports":

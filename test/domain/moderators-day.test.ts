@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { decideInBulk, undoBulkDecision, UNDO_WINDOW_MS } from "../../src/domain/review/bulk.ts";
-import { assignCase, decideOnReport, triageCase } from "../../src/domain/cases/cases.ts";
+import { decideOnReport, triageCase } from "../../src/domain/cases/cases.ts";
+import { assignCase } from "../../src/domain/review/assignment.ts";
 import type { DomainContext } from "../../src/domain/core/context.ts";
 import { overview, queue } from "../../src/domain/review/dashboard.ts";
 import { resolveReport } from "../../src/domain/enforcement/enforcement.ts";

@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { caseFile } from "../../domain/cases/case-file.ts";
 import { decideInBulk, MAX_BULK_CASES, undoBulkDecision } from "../../domain/review/bulk.ts";
-import { addCaseNote, assignCase, reviewQueue, triageCase } from "../../domain/cases/cases.ts";
+import { addCaseNote, reviewQueue, triageCase } from "../../domain/cases/cases.ts";
 import { reporterSummary } from "../../domain/cases/reporter-summary.ts";
+import { assignCase, assigneesOf } from "../../domain/review/assignment.ts";
 import { setCaseTags } from "../../domain/cases/tags.ts";
 import { reporterSummarySchema } from "../../domain/views/case.ts";
 import { DEFAULT_TEAM, DISMISSAL_REASONS, RESOLUTION_CODES, TEAMS } from "../../domain/views/report.ts";
@@ -34,6 +35,10 @@ export const casesRouter = router({
     return { ok: true as const };
   }),
 
+  /** Who may be given the case: enabled moderators and admins who may work its queue (the assign picker). */
+  assignees: secretProcedure.input(z.object({ caseId })).query(({ ctx, input }) => assigneesOf(ctx.domain, input)),
+
+  /** Assigns the case to a moderator who may work its queue (oneself: a claim), or releases it (null); audited. */
   assign: secretProcedure
     .input(z.object({ caseId, assigneeId: z.string().min(1).max(64).nullable() }))
     .mutation(async ({ ctx, input }) => ({

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { caseDetail, changeVersion, identityProfile, overview, people, queue, withActorEmails } from "../../domain/review/dashboard.ts";
 import { listAudit } from "../../domain/review/audit-log.ts";
+import { assignedToMeCount } from "../../domain/review/assignment.ts";
 import { tagsInUse } from "../../domain/cases/tags.ts";
 import { auditFilters } from "../../domain/views/audit.ts";
 import { QUEUE_PAGE_SIZE, QUEUE_VIEWS } from "../../domain/views/queue.ts";
@@ -42,6 +43,9 @@ export const dashboardRouter = router({
     }),
   )
     .query(({ ctx, input }) => queue(ctx.domain, { ...input, userId: ctx.caller.user?.id ?? null })),
+
+  /** How many open cases the caller holds (assigned or claimed): the navigation's "Assigned to me" count. */
+  assignedToMe: secretProcedure.query(async ({ ctx }) => ({ count: await assignedToMeCount(ctx.domain) })),
 
   /** The organization's case tags in use, most used first (the queue's tag filter). */
   tags: secretProcedure.query(async ({ ctx }) => ({ tags: await tagsInUse(ctx.domain) })),

@@ -1,14 +1,14 @@
 import { and, asc, desc, eq, inArray, ne, sql, type SQL } from "drizzle-orm";
 import { param, statements } from "../../db/prepared.ts";
-import { caseNotes, cases, identities, reports, users } from "../../db/schema.ts";
+import { caseNotes, cases, identities, reports } from "../../db/schema.ts";
 import { recordAudit, type Actor } from "../core/audit.ts";
 import { iso, isoOrNull } from "../core/clock.ts";
 import { lockCase } from "./case-lock.ts";
 import { rowLockedTransaction, transaction, type DomainContext } from "../core/context.ts";
-import { badRequest, conflict, notFound } from "../core/errors.ts";
+import { conflict, notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import type { CaseKey } from "../intake/open-case.ts";
-import { assertMayWorkCase, userMayWorkQueueOf, workableCases, type AccessContext } from "../review/queue-access.ts";
+import { assertMayWorkCase, workableCases, type AccessContext } from "../review/queue-access.ts";
 import { BUCKETS, higherBucket, type Bucket } from "./severity.ts";
 import type { Status } from "../review/workflow.ts";
 import { applyTransition, type Move } from "../review/workflow-engine.ts";
@@ -151,6 +151,7 @@ export async function claimCase(
     reportCount: 1,
     assigneeId: null,
     assignedAt: null,
+    claimExpiresAt: null,
     createdAt: input.now,
     updatedAt: input.now,
     lastReportAt: input.now,
@@ -294,30 +295,6 @@ export function triageCase(ctx: DomainContext, caseId: string, opts: { takeOver?
       .limit(1);
     if (!first) throw conflict(`Case is ${c.status}: only cases with OPEN reports can be triaged`);
     await applyTransition(ctx, { target: { reportId: first.id }, move: { action: "triage" }, claim: opts.takeOver ? "take_over" : "respect" });
-  });
-}
-
-/**
- * Claims a case for a moderator (or releases it with null), so two people never work it
- * unknowingly. The moderator must be one who may work the case's queue (400 otherwise).
- */
-export function assignCase(ctx: DomainContext, input: { caseId: string; assigneeId: string | null }): Promise<CaseView> {
-  const { assigneeId } = input;
-  return rowLockedTransaction(ctx, async () => {
-    const c = await requireCase(ctx, input.caseId, undefined, { lock: true });
-    if (assigneeId) {
-      const [user] = await ctx.db.select().from(users).where(and(eq(users.id, assigneeId), eq(users.orgId, ctx.orgId))).limit(1);
-      if (!user) throw notFound("User not found");
-      if (!(await userMayWorkQueueOf(ctx, user, c.queueId))) throw badRequest("assigneeId: this user may not work the case's queue");
-    }
-    const now = ctx.clock.now();
-    const after = { ...c, assigneeId, assignedAt: assigneeId ? now : null, updatedAt: now };
-    await ctx.db.update(cases).set({ assigneeId, assignedAt: after.assignedAt, updatedAt: now }).where(eq(cases.id, c.id));
-    await recordAudit(ctx, {
-      projectId: c.projectId, action: assigneeId ? "CASE_ASSIGNED" : "CASE_UNASSIGNED",
-      entityType: "case", entityId: c.id, before: { assigneeId: c.assigneeId }, after: { assigneeId },
-    });
-    return toCaseView(after);
   });
 }
 

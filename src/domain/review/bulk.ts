@@ -23,6 +23,7 @@ import { newId } from "../core/ids.ts";
 import { userEmails } from "../accounts/users.ts";
 import { findOpenCase } from "../intake/open-case.ts";
 import { mayWorkCase } from "./queue-access.ts";
+import { holderOf } from "./claims.ts";
 import { ACTION_RESOLUTION_CODES, type DismissalReason, type ResolutionCode, type Team } from "../views/report.ts";
 import { asStatus, isOpenStatus, OPEN_STATUSES, type Status } from "./workflow.ts";
 import { applyTransition, type CaseRecord, type ReportRecord } from "./workflow-engine.ts";
@@ -109,9 +110,11 @@ export function applyBulkDecision(
         skipped.push({ caseId, reason: `the case is ${c.status}` });
         continue;
       }
-      const claimedByOther = ctx.actor.type === "user" && c.assigneeId !== null && c.assigneeId !== ctx.actor.id;
+      // A review-mode claim that lapsed holds nothing (src/domain/review/claims.ts).
+      const holder = holderOf(c, ctx.clock.now());
+      const claimedByOther = ctx.actor.type === "user" && holder !== null && holder !== ctx.actor.id;
       if (claimedByOther && input.othersClaims === "skip") {
-        skipped.push({ caseId, reason: `claimed by ${holders.get(c.assigneeId!) ?? "another user"}` });
+        skipped.push({ caseId, reason: `claimed by ${holders.get(holder) ?? "another user"}` });
         continue;
       }
       const open = await ctx.db

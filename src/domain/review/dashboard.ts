@@ -3,7 +3,7 @@
  * filters and everything a row shows, a case with its whole context, an identity's profile,
  * the team lead's figures and charts, and the change counter the dashboard polls.
  */
-import { and, asc, desc, eq, gt, gte, inArray, isNull, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
+import { and, asc, desc, eq, gt, gte, inArray, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import { auditEvents, caseTags, cases, contentAnalyses, enforcementActions, identities, projects, reportCategories, reportReasons, reports, urlScanCache, users } from "../../db/schema.ts";
 import { toAnalysisView, type AnalysisView } from "../analysis/analysis.ts";
 import { toAuditEventView, type AuditEventView } from "../core/audit.ts";
@@ -15,6 +15,7 @@ import { actionViews, type EnforcementActionView } from "../enforcement/enforcem
 import { badRequest, notFound } from "../core/errors.ts";
 import { getIdentity, toIdentityView, type IdentityView } from "../intake/identities.ts";
 import { backgroundBacklog, type Backlog } from "./job-backlog.ts";
+import { holderOf, isClaimedBy, isUnclaimed } from "./claims.ts";
 import { isOfWorkableCase, workableCases, type AccessContext } from "./queue-access.ts";
 import { defaultQueue, listQueues, queueIdOfCase, queueScope, requireQueue } from "./queues.ts";
 import { toReportViews, type ReportView } from "../intake/reports.ts";
@@ -95,6 +96,8 @@ export interface QueueItem {
   ai: { severity: Severity; confidence: number } | null;
   assignee: Person | null;
   assignedAt: string | null;
+  /** Until when a claim taken in review mode holds (null: an assignment, held until released or decided). */
+  claimUntil: string | null;
   /** The team the case is escalated to (open cases), and when. */
   escalation: { team: Team; at: string } | null;
   tags: string[];
@@ -190,6 +193,13 @@ const segmentSql = sql<number>`(case ${cases.bucket} when 'emergency' then 0 whe
 const segmentOf = (c: Pick<typeof cases.$inferSelect, "bucket" | "trustedFlagged">): number =>
   QUEUE_SEGMENTS.findIndex((s) => s.bucket === c.bucket && s.trusted === (c.trustedFlagged === 1 ? 1 : 0));
 
+/** A queue's order as ORDER BY terms (total: the id breaks ties): what the queue page shows and review mode takes from. */
+export function queueOrder(ordering: QueueOrdering): SQL[] {
+  if (ordering === "priority") return [desc(cases.priority), asc(segmentSql), asc(cases.createdAt), asc(cases.id)];
+  if (ordering === "age") return [asc(cases.createdAt), asc(cases.id)];
+  return [asc(segmentSql), asc(cases.createdAt), asc(cases.id)];
+}
+
 /**
  * One page of a queue ordered by "priority" or "age", from the cursor on: one keyset query
  * (the order is total: id breaks ties), so paging neither skips nor repeats a case.
@@ -216,14 +226,14 @@ async function orderedPage(ctx: TenantRead, where: SQL | undefined, ordering: "p
 }
 
 /** The cases a view holds (before any other filter). */
-function viewCondition(ctx: Pick<DomainContext, "orgId">, view: QueueView, userId: string | null | undefined): SQL[] {
+function viewCondition(ctx: Pick<DomainContext, "orgId">, view: QueueView, userId: string | null | undefined, now: number): SQL[] {
   if (view === "appealed") return [eq(cases.orgId, ctx.orgId), eq(cases.status, "APPEALED")];
   const open = [eq(cases.orgId, ctx.orgId), eq(cases.isOpen, 1)];
   const team = teamOfView(view);
   if (team) return [...open, eq(cases.escalatedTeam, team)];
-  if (view === "unassigned") return [...open, isNull(cases.assigneeId)];
+  if (view === "unassigned") return [...open, isUnclaimed(now)];
   // "mine" without a user (an API key): nobody's cases are the key's.
-  if (view === "mine") return [...open, userId ? eq(cases.assigneeId, userId) : sql`1 = 0`];
+  if (view === "mine") return [...open, userId ? isClaimedBy(userId, now) : sql`1 = 0`];
   return open;
 }
 
@@ -245,12 +255,13 @@ export async function queue(ctx: TenantRead & AccessContext, f: QueueFilter): Pr
   // every spelling whose key (src/domain/cases/category-key.ts) is the filter's, never SQLite's
   // ASCII-only lower().
   const categoryNames = f.category ? await categorySpellings(ctx, f.category) : null;
-  const filters: SQL[] = viewCondition(ctx, view, f.userId);
+  const now = ctx.clock.now();
+  const filters: SQL[] = viewCondition(ctx, view, f.userId, now);
   if (scope.where) filters.push(scope.where);
   if (f.projectId) filters.push(eq(cases.projectId, f.projectId));
   if (f.status) filters.push(eq(cases.status, f.status));
-  if (f.assigned === "me") filters.push(f.userId ? eq(cases.assigneeId, f.userId) : sql`1 = 0`);
-  if (f.assigned === "unclaimed") filters.push(isNull(cases.assigneeId));
+  if (f.assigned === "me") filters.push(f.userId ? isClaimedBy(f.userId, now) : sql`1 = 0`);
+  if (f.assigned === "unclaimed") filters.push(isUnclaimed(now));
   if (f.tag) filters.push(sql`exists (select 1 from ${caseTags} ct where ct.case_id = ${cases.id} and ct.tag = ${f.tag})`);
   if (categoryNames) {
     filters.push(
@@ -304,7 +315,7 @@ export async function queue(ctx: TenantRead & AccessContext, f: QueueFilter): Pr
 async function viewCounts(ctx: TenantRead, f: Pick<QueueFilter, "projectId" | "userId">, scope: SQL | undefined): Promise<Record<QueueView, number>> {
   const out = {} as Record<QueueView, number>;
   for (const view of QUEUE_VIEWS) {
-    const where = and(...viewCondition(ctx, view, f.userId), scope, f.projectId ? eq(cases.projectId, f.projectId) : undefined);
+    const where = and(...viewCondition(ctx, view, f.userId, ctx.clock.now()), scope, f.projectId ? eq(cases.projectId, f.projectId) : undefined);
     const [row] = await ctx.db.select({ n: sql<number>`count(*)` }).from(cases).where(where);
     out[view] = Number(row?.n ?? 0);
   }
@@ -313,6 +324,7 @@ async function viewCounts(ctx: TenantRead, f: Pick<QueueFilter, "projectId" | "u
 
 async function toQueueItems(ctx: TenantRead, rows: (typeof cases.$inferSelect)[]): Promise<QueueItem[]> {
   if (!rows.length) return [];
+  const now = ctx.clock.now();
   const byCase = new Map<string, (typeof reports.$inferSelect)[]>();
   for (const r of await reportsOfCases(ctx, { caseIds: rows.map((c) => c.id) })) {
     const list = byCase.get(r.caseId) ?? [];
@@ -347,8 +359,7 @@ async function toQueueItems(ctx: TenantRead, rows: (typeof cases.$inferSelect)[]
       target: c.contentExternalId != null ? { contentType: c.contentType || null, contentExternalId: c.contentExternalId } : null,
       excerpt: excerptOf(withContent?.content ?? newest?.description),
       ai: topAi ? { severity: topAi.aiSeverity as Severity, confidence: topAi.aiConfidence ?? 0 } : null,
-      assignee: c.assigneeId ? { id: c.assigneeId, email: emails.get(c.assigneeId) ?? "unknown user" } : null,
-      assignedAt: isoOrNull(c.assignedAt),
+      ...holding(c, emails, now),
       escalation: c.escalatedTeam ? { team: c.escalatedTeam, at: iso(c.escalatedAt ?? c.updatedAt) } : null,
       tags: tags.get(c.id) ?? [],
       trustedFlagged: c.trustedFlagged === 1,
@@ -455,10 +466,22 @@ export async function withActorEmails(ctx: TenantRead, input: { events: AuditEve
   return events.map((e) => ({ ...e, actorEmail: e.actor.type === "user" && e.actor.id ? (emails.get(e.actor.id) ?? null) : null }));
 }
 
+/** Who holds a case now (a lapsed review claim is nobody's: src/domain/review/claims.ts), since when and until when. */
+function holding(c: typeof cases.$inferSelect, emails: Map<string, string>, now: number): { assignee: Person | null; assignedAt: string | null; claimUntil: string | null } {
+  const holder = holderOf(c, now);
+  return {
+    assignee: holder ? { id: holder, email: emails.get(holder) ?? "unknown user" } : null,
+    assignedAt: holder ? isoOrNull(c.assignedAt) : null,
+    claimUntil: holder ? isoOrNull(c.claimExpiresAt) : null,
+  };
+}
+
 export interface CaseDetail {
   case: CaseView;
   projectName: string;
   assignee: Person | null;
+  /** Until when a claim taken in review mode holds (null: an assignment, held until released or decided). */
+  claimUntil: string | null;
   reports: ReportView[];
   subject: IdentityView | null;
   subjectCases: CaseView[];
@@ -509,7 +532,7 @@ export async function caseDetail(ctx: TenantRead & AccessContext, caseId: string
   return {
     case: toCaseView(c),
     projectName: project?.name ?? "",
-    assignee: c.assigneeId ? { id: c.assigneeId, email: emails.get(c.assigneeId) ?? "unknown user" } : null,
+    ...holding(c, emails, now),
     reports: reportViews,
     subject,
     subjectCases: subjectId ? await subjectHistory(ctx, { subjectIdentityId: subjectId, exceptCaseId: c.id }) : [],

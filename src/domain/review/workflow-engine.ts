@@ -27,6 +27,7 @@ import { recountCaseReporters, TALLIED_STATUSES } from "../intake/reporter-tally
 import { enqueueReportDecided } from "./report-outcomes.ts";
 import type { Severity } from "../cases/severity.ts";
 import { CLAIMED_BY } from "../views/case.ts";
+import { holderOf } from "./claims.ts";
 import type { Team } from "../views/report.ts";
 import { asStatus, isOpenStatus, nextStatus, OPEN_STATUSES, type Status, type WorkflowAction } from "./workflow.ts";
 
@@ -347,18 +348,21 @@ const restoreOf = (move: Move): Status | undefined => (move.action === "undo" ? 
  * naming the holder, unless it takes the claim over (then the case becomes the actor's, audited).
  */
 async function checkClaim(ctx: DomainContext, c: CaseRow, move: Move, claim: "respect" | "take_over", now: number): Promise<void> {
-  if (!CLAIM_BOUND.has(move.action) || ctx.actor.type !== "user" || !c.assigneeId || c.assigneeId === ctx.actor.id || c.isOpen !== 1) return;
+  // A review-mode claim that lapsed holds nothing (src/domain/review/claims.ts).
+  const holder = holderOf(c, now);
+  if (!CLAIM_BOUND.has(move.action) || ctx.actor.type !== "user" || !holder || holder === ctx.actor.id || c.isOpen !== 1) return;
   if (claim === "respect") {
-    const [holder] = await ctx.db.select({ email: users.email }).from(users).where(eq(users.id, c.assigneeId)).limit(1);
-    throw conflict(`${CLAIMED_BY}${holder?.email ?? "another user"}: take it over to decide on it`);
+    const [who] = await ctx.db.select({ email: users.email }).from(users).where(eq(users.id, holder)).limit(1);
+    throw conflict(`${CLAIMED_BY}${who?.email ?? "another user"}: take it over to decide on it`);
   }
-  await ctx.db.update(cases).set({ assigneeId: ctx.actor.id, assignedAt: now, updatedAt: now }).where(eq(cases.id, c.id));
+  await ctx.db.update(cases).set({ assigneeId: ctx.actor.id, assignedAt: now, claimExpiresAt: null, updatedAt: now }).where(eq(cases.id, c.id));
   await recordAudit(ctx, {
     projectId: c.projectId, action: "CASE_ASSIGNED", entityType: "case", entityId: c.id,
-    before: { assigneeId: c.assigneeId }, after: { assigneeId: ctx.actor.id }, data: { takenOverFrom: c.assigneeId, by: move.action },
+    before: { assigneeId: holder }, after: { assigneeId: ctx.actor.id }, data: { takenOverFrom: holder, by: move.action },
   });
   c.assigneeId = ctx.actor.id;
   c.assignedAt = now;
+  c.claimExpiresAt = null;
 }
 
 

@@ -121,12 +121,18 @@ export const AUDIT_ACTIONS = {
   CASE_BUCKET_RAISED: { label: "Case bucket raised", entity: ["case"], before: bucket, after: bucket },
   CASE_STATUS_CHANGED: { label: "Case status changed", entity: ["case"], before: status, after: status, data: z.object({ action: z.string() }) },
   CASE_ASSIGNED: {
-    label: "Case claimed",
+    label: "Case assigned",
     entity: ["case"],
     before: assignee,
     after: assignee,
-    // A decision that took over someone else's claim says whose, and which decision it was.
-    data: z.object({ takenOverFrom: z.string(), by: z.string() }).optional(),
+    // A decision that took over someone else's claim says whose, and which decision it was; a
+    // claim taken in review mode (src/domain/review/review-mode.ts) says until when it holds.
+    data: z
+      .union([
+        z.object({ takenOverFrom: z.string(), by: z.string() }),
+        z.object({ review: z.literal(true), claimUntil: isoDateTime, sessionId: z.string() }),
+      ])
+      .optional(),
   },
   CASE_ESCALATED: {
     label: "Case escalated",
@@ -134,7 +140,21 @@ export const AUDIT_ACTIONS = {
     data: z.object({ team: z.enum(TEAMS), note: z.string().nullable(), reportId: z.string() }),
   },
   CASE_TAGS_CHANGED: { label: "Case tags changed", entity: ["case"], before: z.object({ tags: z.array(z.string()) }), after: z.object({ tags: z.array(z.string()) }) },
-  CASE_UNASSIGNED: { label: "Case released", entity: ["case"], before: assignee, after: assignee },
+  CASE_UNASSIGNED: {
+    label: "Case released",
+    entity: ["case"],
+    before: assignee,
+    after: assignee,
+    // Released by review mode: the moderator moved on (a decision that left the case open, a skip, stopping).
+    data: z.object({ review: z.literal(true), why: z.enum(["next", "skipped", "stopped"]) }).optional(),
+  },
+  // A case passed over in review mode, with the moderator's reason: not offered to them again
+  // in that review session for a while (src/domain/review/review-mode.ts).
+  CASE_SKIPPED: {
+    label: "Case skipped in review",
+    entity: ["case"],
+    data: z.object({ reason: z.string(), sessionId: z.string(), queueId: z.string().nullable() }),
+  },
   CASE_NOTE_ADDED: { label: "Note added", entity: ["case"], data: z.object({ noteId: z.string() }) },
   // A rule's `priority` effect (src/domain/rules/rule-engine.ts).
   CASE_PRIORITY_CHANGED: {

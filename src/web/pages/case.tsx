@@ -16,6 +16,7 @@ import { caseTitle } from "../components/case-title.ts";
 import { EnforcementList } from "../components/enforcement-list.tsx";
 import { usePeople } from "../components/people.ts";
 import { MANY_REPORTS, ReporterSummary } from "../components/reporter-summary.tsx";
+import { AssignForm, CaseHolder } from "../components/assignment.tsx";
 
 
 /** #/reports/<id>: the case page of the report's case, scrolled to the report. */
@@ -27,7 +28,8 @@ export function ReportRedirect({ reportId }: { reportId: string }) {
   return report.error ? <ErrorNote error={report.error} /> : <Loading />;
 }
 
-export function CasePage({ caseId, focusReport }: { caseId: string; focusReport: string | null }) {
+/** `onDecided`: review mode's next step, after a decision taken on this page. */
+export function CasePage({ caseId, focusReport, onDecided }: { caseId: string; focusReport: string | null; onDecided?: () => void }) {
   const { me, can, orgSlug } = useSession();
   const qc = useQueryClient();
   const [enforcing, setEnforcing] = useState(false);
@@ -122,13 +124,8 @@ export function CasePage({ caseId, focusReport }: { caseId: string; focusReport:
           <CaseQueue caseId={caseId} queue={d!.queue} canMove={isModerator && c.status !== "CLOSED"} />
         </div>
         <div className="claim-box">
-          {d!.assignee ? (
-            <p className={mine ? "claim claim-mine" : "claim claim-taken"} role={taken ? "status" : undefined}>
-              {mine ? "You are working on this case" : `Taken by ${d!.assignee.email}`} · <TimeAgo iso={c.assignedAt} />
-            </p>
-          ) : (
-            <p className="muted">Nobody has claimed this case.</p>
-          )}
+          <CaseHolder detail={d!} />
+          {isModerator && isOpen && <AssignForm caseId={caseId} holderId={d!.assignee?.id ?? null} />}
         </div>
       </header>
 
@@ -196,7 +193,10 @@ export function CasePage({ caseId, focusReport }: { caseId: string; focusReport:
         action={dialog}
         targets={[{ caseId, reportId: dialog === "escalate" ? (escalateReport?.id ?? null) : (openReport?.id ?? null), label: title }]}
         onClose={() => setDialog(null)}
-        onDone={() => setDecided(true)}
+        onDone={() => {
+          setDecided(true);
+          onDecided?.();
+        }}
       />
     </article>
   );

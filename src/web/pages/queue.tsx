@@ -6,7 +6,7 @@ import { trpc, type Inputs, type QueueItem } from "../api.ts";
 import { useSession } from "../session.tsx";
 import { DecisionDialog, useClaim, type DecisionAction, type DecisionTarget } from "../decisions.tsx";
 import { href, navigate } from "../router.ts";
-import { Badge, BucketBadge, Dialog, Field, Kbd, ProjectOptions, QueryTable, SeverityBadge, StatusBadge, TimeAgo, useShortcuts } from "../ui.tsx";
+import { Badge, BucketBadge, dateTime, Dialog, Field, Kbd, ProjectOptions, QueryTable, SeverityBadge, StatusBadge, TimeAgo, useShortcuts } from "../ui.tsx";
 import { caseTitle } from "../components/case-title.ts";
 
 type QueueInput = Inputs["dashboard"]["queue"];
@@ -18,7 +18,7 @@ const POSITION_KEY = "flagstaff.queuePosition";
 const BUCKET_SAYS: Record<string, string[]> = { emergency: ["CRITICAL"], high: ["HIGH"] };
 
 
-const VIEW_LABELS: Partial<Record<QueueView, string>> = { open: "All open", unassigned: "Unassigned", mine: "Mine", appealed: "Appealed" };
+const VIEW_LABELS: Partial<Record<QueueView, string>> = { open: "All open", unassigned: "Unassigned", mine: "Assigned to me", appealed: "Appealed" };
 
 /** The tab label of a view. */
 export function viewLabel(view: QueueView): string {
@@ -53,10 +53,11 @@ function loadPosition(filters: Filters): Position {
   }
 }
 
-export function QueuePage() {
+/** `view`: the view to open on (the navigation's "Assigned to me" opens "mine"). */
+export function QueuePage({ view: openOn }: { view?: QueueView } = {}) {
   const { me, can, projects } = useSession();
   const isModerator = can("moderator");
-  const [filters, setFiltersState] = useState<Filters>(loadFilters);
+  const [filters, setFiltersState] = useState<Filters>(() => (openOn ? { ...loadFilters(), view: openOn } : loadFilters()));
   const initial = useRef<Position | null>(null);
   initial.current ??= loadPosition(filters);
   /** Cursors of the pages before this one: the page is cursors.length + 1. */
@@ -277,6 +278,14 @@ export function QueuePage() {
         ordering={queue.data?.ordering ?? null}
         onChange={(id) => setFilter("queueId", id)}
       />
+      {isModerator && (
+        <p className="review-start">
+          <a className="button primary" href={`${href("review")}${filters.queueId ? `?queue=${encodeURIComponent(filters.queueId)}` : ""}`}>
+            Start reviewing
+          </a>{" "}
+          <span className="muted small">one case at a time in this queue's order, each held for you while you decide</span>
+        </p>
+      )}
 
       <ul className="views" aria-label="Queue views">
         {QUEUE_VIEWS.map((v) => (
@@ -477,10 +486,10 @@ export function QueuePage() {
               </td>
               <td className="col-claim">
                 {mine ? (
-                  <span className="claim claim-mine">You</span>
+                  <span className="claim claim-mine">{c.claimUntil ? "You (reviewing)" : "You"}</span>
                 ) : taken ? (
-                  <span className="claim claim-taken" title={`Claimed by ${c.assignee!.email}`}>
-                    Taken by {c.assignee!.email}
+                  <span className="claim claim-taken" title={c.claimUntil ? `In review mode until ${dateTime(c.claimUntil)}` : `Assigned to ${c.assignee!.email}`}>
+                    {c.claimUntil ? "Reviewing:" : "Assigned to"} {c.assignee!.email}
                   </span>
                 ) : (
                   <span className="muted">—</span>

@@ -1,0 +1,1 @@
+ALTER TABLE "cases" ADD COLUMN "claim_expires_at" bigint;

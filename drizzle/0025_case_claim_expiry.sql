@@ -1,0 +1,1 @@
+ALTER TABLE `cases` ADD `claim_expires_at` integer;
