@@ -399,7 +399,7 @@ export interface components {
             updatedAt: string;
             active: boolean;
             /** @enum {string} */
-            status: "active" | "expired" | "revoked";
+            status: "active" | "expired" | "revoked" | "scheduled" | "cancelled";
         };
         Appeal: {
             id: string;
