@@ -178,7 +178,7 @@ export function createEnforcementAction(ctx: DomainContext, input: CreateActionI
     const scheduled = input.startsAt !== undefined;
     const startsAt = input.startsAt ?? now;
     if (scheduled) checkStart(startsAt, now);
-    checkEnd(input.kind, input.endsAt ?? null, startsAt);
+    checkEnd(input.kind, input.endsAt ?? null, startsAt, now);
 
     let identityId: string;
     if (input.identity) {
@@ -266,7 +266,7 @@ function checkStart(startsAt: number, now: number): void {
  * The end rule of a kind (ActionKindSpec.end): required, allowed or forbidden, and after `from`:
  * now, or the start of a scheduled action.
  */
-function checkEnd(kind: ActionKind, endsAt: number | null, from: number): void {
+function checkEnd(kind: ActionKind, endsAt: number | null, from: number, now: number): void {
   const spec = kindSpec(kind);
   if (endsAt === null) {
     if (spec.end === "required") {
@@ -275,7 +275,8 @@ function checkEnd(kind: ActionKind, endsAt: number | null, from: number): void {
     return;
   }
   if (spec.end === "forbidden") throw badRequest(`endsAt: a ${kind} has no end (only ${joinWords(TIMED_KINDS.map(pluralLabel), "and")} do)`);
-  if (endsAt <= from) throw badRequest("endsAt: must be after the action's start (in the future; revoke an action to end it now)");
+  if (endsAt <= now) throw badRequest("endsAt: must be in the future (revoke an action to end it now)");
+  if (endsAt <= from) throw badRequest("endsAt: must be after the action's start (startsAt)");
 }
 
 export interface ActionPatch {
@@ -299,7 +300,7 @@ export function updateEnforcementAction(
     const before = await takeEffectIfDue(ctx, await requireAction(ctx, { actionId: input.actionId, projectId: input.projectId, lock: true }), now);
     const status = actionStatus(before, now);
     if (status !== "active" && status !== "scheduled") throw conflict(`The action is ${status}: only an action in force or scheduled can be changed`);
-    if (patch.endsAt !== undefined) checkEnd(before.kind, patch.endsAt, Math.max(now, before.startsAt));
+    if (patch.endsAt !== undefined) checkEnd(before.kind, patch.endsAt, Math.max(now, before.startsAt), now);
 
     const set: Partial<ActionRow> = {};
     if (patch.reason !== undefined && patch.reason !== before.reason) set.reason = patch.reason;
