@@ -172,11 +172,12 @@ describe.skipIf(TEST_ENGINE !== "postgres")("two instances on one database (Post
     expect(made.map((r) => r.data!.action.status)).toEqual(Array(8).fill("scheduled"));
     // At the start, half are revoked through the second instance, racing the scheduler (which
     // records each start first, in the revocation's own transaction when it gets there first).
-    await Bun.sleep(Math.max(0, Date.parse(made[0]!.data!.action.startsAt) - Date.now()) + 5);
+    const lastStart = Math.max(...made.map((r) => Date.parse(r.data!.action.startsAt)));
+    await Bun.sleep(Math.max(0, lastStart - Date.now()) + 5);
     const revoked = await Promise.all(
       ids.slice(0, 4).map((actionId) => clients[1]!.POST("/organizations/{orgSlug}/projects/{projectId}/enforcement-actions/{actionId}/revoke", { params: { path: { ...path, actionId } }, body: {} })),
     );
-    expect(revoked.map((r) => r.response.status)).toEqual([200, 200, 200, 200]);
+    expect(revoked.map((r) => r.data?.action.status)).toEqual(["revoked", "revoked", "revoked", "revoked"]);
     const started = (id: string) => received.filter((r) => r.verified && r.actionId === id && r.type === "enforcement_action.updated" && r.status === "active");
     await until("every start announced", async () => ids.every((id) => started(id).length > 0));
     await Bun.sleep(1500); // both instances' workers and the scheduler keep running: a second copy must not come
