@@ -17,6 +17,7 @@ import {
   findEnforcementActions,
   nextActionStart,
   startDueActions,
+  updateEnforcementAction,
 } from "../../src/domain/enforcement/enforcement.ts";
 import { revokeActionSettlingAppeal } from "../../src/domain/enforcement/appeals.ts";
 import { cancelScheduledAction } from "../../src/domain/enforcement/scheduled.ts";
@@ -77,6 +78,15 @@ describe("scheduled enforcement actions", () => {
     expect(listed.actions.map((a) => a.id)).toContain(action.id);
     const inForce = await findEnforcementActions(world.ctx, { projectId: world.project.id, status: "active", limit: 100 });
     expect(inForce.actions.map((a) => a.id)).not.toContain(action.id);
+  });
+
+  test("a scheduled action can be changed: a new duration counts from its start, an end before its start is refused", async () => {
+    const action = await schedule(2 * HOUR, HOUR);
+    const input = { projectId: world.project.id, actionId: action.id };
+    const changed = await updateEnforcementAction(world.ctx, { ...input, patch: { durationSeconds: 3 * 3600, note: "second thoughts" } });
+    expect(changed.status).toBe("scheduled");
+    expect(Date.parse(changed.endsAt!)).toBe(Date.parse(action.startsAt) + 3 * HOUR);
+    expect((await refusal(updateEnforcementAction(world.ctx, { ...input, patch: { endsAt: world.clock.now() + HOUR } }))).http).toBe(400);
   });
 
   test("a start in the past, more than a year ahead, or given twice, and an end before the start, are refused (400)", async () => {

@@ -191,7 +191,7 @@ export const enforcementRouter = router({
       const action = await updateEnforcementAction(ctx.domain, {
         projectId: ctx.project.id,
         actionId: input.actionId,
-        patch: { reason: input.reason, note: input.note, endsAt: actionEnd(ctx.domain, input) },
+        patch: { reason: input.reason, note: input.note, endsAt: input.endsAt, durationSeconds: input.durationSeconds },
       });
       return { action };
     }),

@@ -284,6 +284,8 @@ export interface ActionPatch {
   note?: string | null;
   /** A new end; null makes a mute permanent (a suspension always keeps an end). */
   endsAt?: number | null;
+  /** Or: how long, in seconds, from now (from its start, for a scheduled action). */
+  durationSeconds?: number;
 }
 
 /**
@@ -300,12 +302,14 @@ export function updateEnforcementAction(
     const before = await takeEffectIfDue(ctx, await requireAction(ctx, { actionId: input.actionId, projectId: input.projectId, lock: true }), now);
     const status = actionStatus(before, now);
     if (status !== "active" && status !== "scheduled") throw conflict(`The action is ${status}: only an action in force or scheduled can be changed`);
-    if (patch.endsAt !== undefined) checkEnd(before.kind, patch.endsAt, Math.max(now, before.startsAt), now);
+    const from = Math.max(now, before.startsAt);
+    const endsAt = actionEnd(ctx, { endsAt: patch.endsAt, durationSeconds: patch.durationSeconds }, from);
+    if (endsAt !== undefined) checkEnd(before.kind, endsAt, from, now);
 
     const set: Partial<ActionRow> = {};
     if (patch.reason !== undefined && patch.reason !== before.reason) set.reason = patch.reason;
     if (patch.note !== undefined && patch.note !== before.note) set.note = patch.note;
-    if (patch.endsAt !== undefined && patch.endsAt !== before.endsAt) set.endsAt = patch.endsAt;
+    if (endsAt !== undefined && endsAt !== before.endsAt) set.endsAt = endsAt;
     if (Object.keys(set).length === 0) return viewOf(ctx, before, now);
 
     const after: ActionRow = { ...before, ...set, updatedAt: now };
