@@ -21,6 +21,7 @@ import {
 } from "../../src/domain/enforcement/enforcement.ts";
 import { revokeActionSettlingAppeal } from "../../src/domain/enforcement/appeals.ts";
 import { cancelScheduledAction } from "../../src/domain/enforcement/scheduled.ts";
+import { transparencyReport } from "../../src/domain/dsa/transparency-report.ts";
 import { createEndpoint } from "../../src/domain/webhooks/endpoints.ts";
 import { domainWorld, refusal, type DomainWorld } from "../helpers/builders.ts";
 
@@ -87,6 +88,21 @@ describe("scheduled enforcement actions", () => {
     expect(changed.status).toBe("scheduled");
     expect(Date.parse(changed.endsAt!)).toBe(Date.parse(action.startsAt) + 3 * HOUR);
     expect((await refusal(updateEnforcementAction(world.ctx, { ...input, patch: { endsAt: world.clock.now() + HOUR } }))).http).toBe(400);
+  });
+
+  test("the transparency report counts an action in the period it took effect in, never a cancelled one", async () => {
+    const world2 = await world.secondOrganization({ name: "Counting" });
+    const ymd = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+    const schedule2 = (startsIn: number) =>
+      createEnforcementAction(world2.platform, { project: world2.project, kind: "ban", reason: "r", identity: { type: "user", externalId: `c-${++serial}` }, startsAt: world2.clock.now() + startsIn });
+    const counted = async () => (await transparencyReport(world2.ctx, { from: ymd(world2.clock.now() - 40 * 24 * HOUR), to: ymd(world2.clock.now() + 40 * 24 * HOUR) })).actions.total;
+    await schedule2(HOUR);
+    const cancelled = await schedule2(HOUR);
+    await cancelScheduledAction(world2.ctx, { actionId: cancelled.id, projectId: world2.project.id });
+    expect(await counted()).toBe(0);
+    world.clock.advance(HOUR);
+    await startDueActions(system());
+    expect(await counted()).toBe(1);
   });
 
   test("a start in the past, more than a year ahead, or given twice, and an end before the start, are refused (400)", async () => {
