@@ -6,7 +6,7 @@
  * are left as it wrote them.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eq, inArray } from "drizzle-orm";
+import { eq, inArray, sql } from "drizzle-orm";
 import { migrateStore } from "../src/db/migrate.ts";
 import { embeddedMigrations } from "../src/db/migrations-index.ts";
 import { embeddedPgMigrations } from "../src/db/migrations-index-pg.ts";
@@ -18,6 +18,19 @@ import { TEST_ENGINE } from "./helpers/pg.ts";
 
 const migrations = TEST_ENGINE === "postgres" ? embeddedPgMigrations : embeddedMigrations;
 const before = migrations.findIndex((m) => m.tag.endsWith("_case_decisions"));
+
+/**
+ * Columns a migration after case_decisions adds that this build's code writes: the backfill's
+ * old database gets them for the writes through today's domain code, and loses them again before
+ * the migrations run, which add them as on any upgrade.
+ */
+const LATER_COLUMNS = [{ table: "enforcement_actions", column: "awaiting_start", type: "integer DEFAULT 0 NOT NULL" }];
+const alterLaterColumns = (world: DomainWorld, how: "add" | "drop") =>
+  world.store.transaction(async () => {
+    for (const c of LATER_COLUMNS) {
+      await world.store.db.run(sql.raw(how === "add" ? `ALTER TABLE ${c.table} ADD COLUMN ${c.column} ${c.type}` : `ALTER TABLE ${c.table} DROP COLUMN ${c.column}`));
+    }
+  });
 
 const DECISION = { decision: cases.decision, code: cases.decisionCode, at: cases.decidedAt, byType: cases.decidedByType, byId: cases.decidedById, team: cases.escalatedTeam };
 type Decision = { decision: string | null; code: string | null; at: number | null; byType: string | null; byId: string | null; team: string | null };
@@ -43,6 +56,7 @@ describe("the backfill", () => {
   beforeAll(async () => {
     expect(before).toBeGreaterThan(0);
     world = await domainWorld({ migrations: before });
+    await alterLaterColumns(world, "add");
   });
   afterAll(() => world.close());
 
@@ -70,6 +84,7 @@ describe("the backfill", () => {
       await world.store.db.update(cases).set({ decision: null, decisionCode: null, decidedAt: null, decidedByType: null, decidedById: null }).where(eq(cases.id, lost));
     });
 
+    await alterLaterColumns(world, "drop");
     expect(await migrateStore(world.store)).toBe(migrations.length - before);
     expect(await decisionsOf(world, made)).toEqual(recorded);
   });
