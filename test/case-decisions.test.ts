@@ -6,7 +6,7 @@
  * are left as it wrote them.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eq, inArray, sql } from "drizzle-orm";
+import { eq, inArray, sql, type SQL } from "drizzle-orm";
 import { migrateStore } from "../src/db/migrate.ts";
 import { embeddedMigrations } from "../src/db/migrations-index.ts";
 import { embeddedPgMigrations } from "../src/db/migrations-index-pg.ts";
@@ -25,12 +25,16 @@ const before = migrations.findIndex((m) => m.tag.endsWith("_case_decisions"));
  * the migrations run, which add them as on any upgrade.
  */
 const LATER_COLUMNS = [{ table: "enforcement_actions", column: "awaiting_start", type: "integer DEFAULT 0 NOT NULL" }];
-const alterLaterColumns = (world: DomainWorld, how: "add" | "drop") =>
-  world.store.transaction(async () => {
+async function alterLaterColumns(world: DomainWorld, how: "add" | "drop"): Promise<void> {
+  const { store } = world;
+  const db = store.db as unknown as { execute(q: SQL): Promise<unknown>; run(q: SQL): unknown };
+  await store.transaction(async () => {
     for (const c of LATER_COLUMNS) {
-      await world.store.db.run(sql.raw(how === "add" ? `ALTER TABLE ${c.table} ADD COLUMN ${c.column} ${c.type}` : `ALTER TABLE ${c.table} DROP COLUMN ${c.column}`));
+      const q = sql.raw(how === "add" ? `ALTER TABLE ${c.table} ADD COLUMN ${c.column} ${c.type}` : `ALTER TABLE ${c.table} DROP COLUMN ${c.column}`);
+      await (store.engine === "postgres" ? db.execute(q) : db.run(q));
     }
   });
+}
 
 const DECISION = { decision: cases.decision, code: cases.decisionCode, at: cases.decidedAt, byType: cases.decidedByType, byId: cases.decidedById, team: cases.escalatedTeam };
 type Decision = { decision: string | null; code: string | null; at: number | null; byType: string | null; byId: string | null; team: string | null };
