@@ -58,7 +58,7 @@ export const enforcementRouter = router({
         path: "/projects/{projectId}/identities/{typeName}/{externalId}/enforcement-actions",
         summary: "List an identity's enforcement actions",
         description:
-          `The identity's ${joinWords(ACTION_KINDS.map(pluralLabel), "and")}, newest first. \`active\` is true while an action is in force (not revoked, end not reached). Filter with \`active=true|false\`; pass \`nextCursor\` back as \`cursor\`.`,
+          `The identity's ${joinWords(ACTION_KINDS.map(pluralLabel), "and")}, newest first. \`active\` is true while an action is in force (started, not revoked, end not reached); one created to start later is listed with \`status: scheduled\` and its \`startsAt\`. Filter with \`active=true|false\`; pass \`nextCursor\` back as \`cursor\`.`,
         tags,
         errorResponses: sdkErrors,
       },
