@@ -332,6 +332,22 @@ describe("SDK routes, success and state errors", () => {
     expect((await org.PATCH("/organizations/{orgSlug}/projects/{projectId}/enforcement-actions/{actionId}", { params: { path: { ...path, actionId } }, body: { note: "x" } })).response.status).toBe(409);
   });
 
+  test("scheduled enforcement actions: create one to start later, list it as scheduled, cancel it; cancelling it again is 409", async () => {
+    const path = op();
+    const created = await org.POST("/organizations/{orgSlug}/projects/{projectId}/enforcement-actions", {
+      params: { path },
+      body: { kind: "suspension", reason: "After the grace period", identity: { type: "user", externalId: "u-1" }, startsInSeconds: 3600, durationSeconds: 86400 },
+    });
+    expect(created.response.status).toBe(201);
+    expect(created.data?.action.status).toBe("scheduled");
+    const actionId = created.data!.action.id;
+    const list = await org.GET("/organizations/{orgSlug}/projects/{projectId}/enforcement-actions", { params: { path, query: { status: "scheduled" } } });
+    expect(list.data?.actions.map((a) => a.id)).toContain(actionId);
+    const cancel = () => org.POST("/organizations/{orgSlug}/projects/{projectId}/enforcement-actions/{actionId}/cancel", { params: { path: { ...path, actionId } }, body: { reason: "Paid" } });
+    expect((await cancel()).data?.action.status).toBe("cancelled");
+    expect((await cancel()).response.status).toBe(409);
+  });
+
   test("sweep: preview an identity's open cases, resolve them with its suspension, undo (then 409); sweeping with a revoked action is 409", async () => {
     const path = op();
     const subject = { type: "user", externalId: "sweep-1" };

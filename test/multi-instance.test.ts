@@ -2,7 +2,9 @@
  * Two instances on one PostgreSQL database, as behind a load balancer: work started through one
  * is finished through the other; the job queue delivers each webhook once whichever instance
  * claims it; the report rate limit counts both instances together; sessions work on either;
- * the enforcement-expiry singleton runs on one instance and moves to the other when it dies.
+ * scheduled enforcement actions take effect once (one statement, one announcement) while both
+ * instances start and revoke them; the enforcement-expiry singleton runs on one instance and
+ * moves to the other when it dies.
  * PostgreSQL only: one SQLite database serves one process.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
@@ -28,7 +30,7 @@ const ENV = {
 };
 
 /** A receiver that verifies every message and keeps it. */
-const received: { id: string; type: string; verified: boolean }[] = [];
+const received: { id: string; type: string; verified: boolean; actionId?: string; status?: string }[] = [];
 let secret = "";
 const receiver = Bun.serve({
   hostname: "127.0.0.1",
@@ -38,13 +40,16 @@ const receiver = Bun.serve({
     const headers = Object.fromEntries(req.headers.entries());
     let type = "";
     let verified = false;
+    let action: { id: string; status: string } | undefined;
     try {
-      type = (new Webhook(secret).verify(body, headers) as { type: string }).type;
+      const event = new Webhook(secret).verify(body, headers) as { type: string; data: { action?: { id: string; status: string } } };
+      type = event.type;
+      action = event.data.action;
       verified = true;
     } catch {
       // counted as unverified
     }
-    received.push({ id: headers["webhook-id"] ?? "", type, verified });
+    received.push({ id: headers["webhook-id"] ?? "", type, verified, actionId: action?.id, status: action?.status });
     return new Response("ok");
   },
 });
@@ -148,6 +153,41 @@ describe.skipIf(TEST_ENGINE !== "postgres")("two instances on one database (Post
     for (let i = 0; i < 8; i++) statuses.push(await attempt(i % 2 ? a : b));
     expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
     expect(statuses.slice(5)).toEqual([429, 429, 429]);
+  });
+
+  test("scheduled actions take effect once each (one statement, one enforcement_action.updated) while both instances start and revoke them", async () => {
+    const clients = [await a.orgClient(), await b.orgClient()];
+    const sdkB = await b.sdkClient();
+    const path = { orgSlug: a.demo.orgSlug, projectId: a.demo.projectId };
+    // Created through both instances, all to start in a second.
+    const made = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        clients[i % 2]!.POST("/organizations/{orgSlug}/projects/{projectId}/enforcement-actions", {
+          params: { path },
+          body: { kind: "suspension", reason: "grace period over", startsInSeconds: 1, durationSeconds: 3600, identity: { type: "user", externalId: `graced-${i}` } },
+        }),
+      ),
+    );
+    const ids = made.map((r) => r.data!.action.id);
+    expect(made.map((r) => r.data!.action.status)).toEqual(Array(8).fill("scheduled"));
+    // At the start, half are revoked through the second instance, racing the scheduler (which
+    // records each start first, in the revocation's own transaction when it gets there first).
+    const lastStart = Math.max(...made.map((r) => Date.parse(r.data!.action.startsAt)));
+    await Bun.sleep(Math.max(0, lastStart - Date.now()) + 5);
+    const revoked = await Promise.all(
+      ids.slice(0, 4).map((actionId) => clients[1]!.POST("/organizations/{orgSlug}/projects/{projectId}/enforcement-actions/{actionId}/revoke", { params: { path: { ...path, actionId } }, body: {} })),
+    );
+    expect(revoked.map((r) => r.data?.action.status)).toEqual(["revoked", "revoked", "revoked", "revoked"]);
+    const started = (id: string) => received.filter((r) => r.verified && r.actionId === id && r.type === "enforcement_action.updated" && r.status === "active");
+    await until("every start announced", async () => ids.every((id) => started(id).length > 0));
+    await Bun.sleep(1500); // both instances' workers and the scheduler keep running: a second copy must not come
+    for (const id of ids) {
+      expect(started(id)).toHaveLength(1);
+      const statement = await sdkB.GET("/projects/{projectId}/enforcement-actions/{actionId}/statement", { params: { path: { projectId: path.projectId, actionId: id } } });
+      expect(statement.response.status).toBe(200);
+    }
+    const audit = await clients[0]!.GET("/organizations/{orgSlug}/audit-events", { params: { path: { orgSlug: path.orgSlug }, query: { action: "ENFORCEMENT_ACTION_STARTED", limit: 100 } } });
+    for (const id of ids) expect(audit.data!.events.filter((e) => e.entityId === id)).toHaveLength(1);
   });
 
   test("the expiry scheduler runs on one instance and moves to the other when that one dies", async () => {

@@ -193,7 +193,7 @@ export interface paths {
         };
         /**
          * List an identity's enforcement actions
-         * @description The identity's warnings, mutes, suspensions, bans and content removals, newest first. `active` is true while an action is in force (not revoked, end not reached). Filter with `active=true|false`; pass `nextCursor` back as `cursor`.
+         * @description The identity's warnings, mutes, suspensions, bans and content removals, newest first. `active` is true while an action is in force (started, not revoked, end not reached); one created to start later is listed with `status: scheduled` and its `startsAt`. Filter with `active=true|false`; pass `nextCursor` back as `cursor`.
          */
         get: operations["enforcement-identityActions"];
         put?: never;
@@ -399,7 +399,7 @@ export interface components {
             updatedAt: string;
             active: boolean;
             /** @enum {string} */
-            status: "active" | "expired" | "revoked";
+            status: "active" | "expired" | "revoked" | "scheduled" | "cancelled";
         };
         Appeal: {
             id: string;

@@ -16,6 +16,7 @@ import m12 from "../../drizzle-pg/0012_queues_one_default.sql" with { type: "tex
 import m13 from "../../drizzle-pg/0013_job_lanes_and_retention.sql" with { type: "text" };
 import m14 from "../../drizzle-pg/0014_case_decisions.sql" with { type: "text" };
 import m15 from "../../drizzle-pg/0015_case_claim_expiry.sql" with { type: "text" };
+import m16 from "../../drizzle-pg/0016_scheduled_actions.sql" with { type: "text" };
 
 export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0000_foundation", when: 1795439365595, breakpoints: true, sql: m0 },
@@ -34,4 +35,5 @@ export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0013_job_lanes_and_retention", when: 1795755845147, breakpoints: true, sql: m13 },
   { tag: "0014_case_decisions", when: 1795755894666, breakpoints: true, sql: m14 },
   { tag: "0015_case_claim_expiry", when: 1795762758359, breakpoints: true, sql: m15 },
+  { tag: "0016_scheduled_actions", when: 1795766945097, breakpoints: true, sql: m16 },
 ];

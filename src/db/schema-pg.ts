@@ -508,6 +508,7 @@ export const enforcementActions = pgTable(
     startsAt: big("starts_at").notNull(),
     endsAt: big("ends_at"),
     expiredAt: big("expired_at"),
+    awaitingStart: integer("awaiting_start").notNull().default(0),
     revokedAt: big("revoked_at"),
     revokedByType: text("revoked_by_type"),
     revokedById: text("revoked_by_id"),
@@ -522,6 +523,7 @@ export const enforcementActions = pgTable(
     index("enforcement_project_idx").on(t.projectId, t.id),
     index("enforcement_report_idx").on(t.reportId),
     index("enforcement_expiry_idx").on(t.endsAt).where(sql`${t.revokedAt} IS NULL AND ${t.expiredAt} IS NULL AND ${t.endsAt} IS NOT NULL`),
+    index("enforcement_start_idx").on(t.startsAt).where(sql`${t.awaitingStart} = 1 AND ${t.revokedAt} IS NULL`),
   ],
 );
 

@@ -534,6 +534,12 @@ export const enforcementActions = sqliteTable(
     endsAt: integer("ends_at"),
     /** Set by the scheduler when an action with an end reaches it. */
     expiredAt: integer("expired_at"),
+    /**
+     * 1 while an action created to start later (startsAt in the future) waits for the scheduler
+     * to record its start: its statement of reasons and its announcement (startDueActions). 0 for
+     * every other action, and for rows an older build writes (the default).
+     */
+    awaitingStart: integer("awaiting_start").notNull().default(0),
     revokedAt: integer("revoked_at"),
     revokedByType: text("revoked_by_type"),
     revokedById: text("revoked_by_id"),
@@ -549,6 +555,8 @@ export const enforcementActions = sqliteTable(
     index("enforcement_report_idx").on(t.reportId),
     // The expiry scheduler's search: actions with an end, neither revoked nor expired yet.
     index("enforcement_expiry_idx").on(t.endsAt).where(sql`${t.revokedAt} IS NULL AND ${t.expiredAt} IS NULL AND ${t.endsAt} IS NOT NULL`),
+    // The scheduler's search for scheduled actions whose start has come.
+    index("enforcement_start_idx").on(t.startsAt).where(sql`${t.awaitingStart} = 1 AND ${t.revokedAt} IS NULL`),
   ],
 );
 

@@ -1,12 +1,13 @@
 /**
  * Background work of enforcement: webhook deliveries (a job per delivery on the durable queue)
- * and the scheduler that ends suspensions and mutes when their end comes.
+ * and the scheduler that starts scheduled actions when their start comes and ends suspensions
+ * and mutes when their end comes.
  */
 import { z } from "zod";
 import type { Store } from "../db/store.ts";
 import type { Clock } from "../domain/core/clock.ts";
 import type { ReadContext } from "../domain/core/context.ts";
-import { expireDueActions, nextActionEnd } from "../domain/enforcement/enforcement.ts";
+import { expireDueActions, nextActionEnd, nextActionStart, startDueActions } from "../domain/enforcement/enforcement.ts";
 import { deliveryOrgId, runDeliveryJob } from "../domain/webhooks/delivery.ts";
 import { DELIVER_JOB } from "../domain/webhooks/outbox.ts";
 import { errorFields, log } from "../log.ts";
@@ -32,8 +33,9 @@ export interface ExpiryScheduler {
 }
 
 /**
- * Every FLAGSTAFF_ENFORCEMENT_TICK_MS at the latest — and exactly at the next known end —
- * marks the actions whose end has come as expired and announces them (the outbox rows are
+ * Every FLAGSTAFF_ENFORCEMENT_TICK_MS at the latest — and exactly at the next known start or
+ * end — records the scheduled actions whose start has come (their statements of reasons and
+ * announcements), then marks the actions whose end has come as expired and announces them (the outbox rows are
  * written in the same transaction, whose commit wakes the job workers). Nothing is lost across
  * restarts: the first run after start catches up on every end that passed while the server was
  * down.
@@ -47,6 +49,17 @@ export function startExpiryScheduler(deps: { store: Store; clock: Clock; config:
   async function tick(): Promise<void> {
     timer = null;
     if (stopped) return;
+    try {
+      // Starts first: an action whose start and end both passed (downtime) starts, then expires.
+      let started = 0;
+      for (let n = await startDueActions(ctx); n > 0; n = await startDueActions(ctx)) {
+        started += n;
+        if (n < 100) break;
+      }
+      if (started > 0) log.info("scheduled enforcement actions took effect", { count: started });
+    } catch (err) {
+      log.error("starting scheduled enforcement actions failed", errorFields(err));
+    }
     try {
       let marked = 0;
       for (let n = await expireDueActions(ctx); n > 0; n = await expireDueActions(ctx)) {
@@ -64,8 +77,9 @@ export function startExpiryScheduler(deps: { store: Store; clock: Clock; config:
     if (stopped) return;
     let wait = config.enforcementTickMs;
     try {
-      const next = await nextActionEnd(ctx);
-      if (next !== null) wait = Math.min(wait, next - clock.now());
+      for (const next of [await nextActionStart(ctx), await nextActionEnd(ctx)]) {
+        if (next !== null) wait = Math.min(wait, next - clock.now());
+      }
     } catch (err) {
       log.error("reading the next enforcement end failed", errorFields(err));
     }

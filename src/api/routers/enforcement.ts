@@ -8,7 +8,8 @@ import {
   listAppeals,
   revokeActionSettlingAppeal,
 } from "../../domain/enforcement/appeals.ts";
-import { actionEnd, createEnforcementAction, findEnforcementActions, listIdentityActions, updateEnforcementAction } from "../../domain/enforcement/enforcement.ts";
+import { actionEnd, actionStart, createEnforcementAction, findEnforcementActions, listIdentityActions, updateEnforcementAction } from "../../domain/enforcement/enforcement.ts";
+import { cancelScheduledAction } from "../../domain/enforcement/scheduled.ts";
 import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/intake/validation.ts";
 import { getActionStatement } from "../../domain/enforcement/statements.ts";
 import { statementRecordSchema } from "../../domain/views/dsa.ts";
@@ -20,6 +21,7 @@ import {
   actionIdentitySchema,
   actionNoteSchema,
   actionReasonSchema,
+  actionStartFields,
   actionTimingFields,
   enforcementActionViewSchema,
   joinWords,
@@ -56,7 +58,7 @@ export const enforcementRouter = router({
         path: "/projects/{projectId}/identities/{typeName}/{externalId}/enforcement-actions",
         summary: "List an identity's enforcement actions",
         description:
-          `The identity's ${joinWords(ACTION_KINDS.map(pluralLabel), "and")}, newest first. \`active\` is true while an action is in force (not revoked, end not reached). Filter with \`active=true|false\`; pass \`nextCursor\` back as \`cursor\`.`,
+          `The identity's ${joinWords(ACTION_KINDS.map(pluralLabel), "and")}, newest first. \`active\` is true while an action is in force (started, not revoked, end not reached); one created to start later is listed with \`status: scheduled\` and its \`startsAt\`. Filter with \`active=true|false\`; pass \`nextCursor\` back as \`cursor\`.`,
         tags,
         errorResponses: sdkErrors,
       },
@@ -136,11 +138,24 @@ export const enforcementRouter = router({
       reportId: id.optional(),
       content: actionContentSchema.optional(),
       ...actionTimingFields,
+      ...actionStartFields,
     }),
   )
-    .meta({ family: "org", successStatus: 201, openapi: { method: "POST", path: base, summary: "Create an enforcement action", tags } })
+    .meta({
+      family: "org",
+      successStatus: 201,
+      openapi: {
+        method: "POST",
+        path: base,
+        summary: "Create an enforcement action",
+        description:
+          "Records the action and announces it (`enforcement_action.created`). With `startsAt` or `startsInSeconds` (at most a year ahead) it is `scheduled` until then, may be cancelled until then, and `durationSeconds` counts from its start; its statement of reasons and `enforcement_action.updated` (status active) come when it takes effect.",
+        tags,
+      },
+    })
     .output(z.object({ action: enforcementActionViewSchema }))
     .mutation(async ({ ctx, input }) => {
+      const startsAt = actionStart(ctx.domain, input);
       const action = await createEnforcementAction(ctx.domain, {
         project: ctx.project,
         kind: input.kind,
@@ -149,7 +164,8 @@ export const enforcementRouter = router({
         identity: input.identity,
         reportId: input.reportId,
         content: input.content,
-        endsAt: actionEnd(ctx.domain, input),
+        startsAt,
+        endsAt: actionEnd(ctx.domain, input, startsAt),
       });
       return { action };
     }),
@@ -169,13 +185,13 @@ export const enforcementRouter = router({
       durationSeconds: actionTimingFields.durationSeconds,
     }),
   )
-    .meta({ family: "org", openapi: { method: "PATCH", path: `${base}/{actionId}`, summary: "Change an enforcement action", tags, errorResponses: { 409: "The action is no longer in force" } } })
+    .meta({ family: "org", openapi: { method: "PATCH", path: `${base}/{actionId}`, summary: "Change an enforcement action", tags, errorResponses: { 409: "The action is no longer in force or scheduled" } } })
     .output(z.object({ action: enforcementActionViewSchema }))
     .mutation(async ({ ctx, input }) => {
       const action = await updateEnforcementAction(ctx.domain, {
         projectId: ctx.project.id,
         actionId: input.actionId,
-        patch: { reason: input.reason, note: input.note, endsAt: actionEnd(ctx.domain, input) },
+        patch: { reason: input.reason, note: input.note, endsAt: input.endsAt, durationSeconds: input.durationSeconds },
       });
       return { action };
     }),
@@ -188,6 +204,25 @@ export const enforcementRouter = router({
       const { action } = await revokeActionSettlingAppeal(ctx.domain, { actionId: input.actionId, projectId: ctx.project.id, reason: input.reason });
       return { action };
     }),
+
+  /** Cancels a scheduled action before it takes effect (after: 409, revoke it). */
+  cancel: projectProcedure(z.object({ ...orgProject, actionId: id, reason: actionNoteSchema.optional() }))
+    .meta({
+      family: "org",
+      openapi: {
+        method: "POST",
+        path: `${base}/{actionId}/cancel`,
+        summary: "Cancel a scheduled enforcement action",
+        description:
+          "Cancels an action that has not taken effect yet (status `scheduled`): its status becomes `cancelled`, it never restricts and gets no statement of reasons; announced by `enforcement_action.revoked`. 409 once it took effect (revoke it instead), or when it is already cancelled, revoked or over.",
+        tags,
+        errorResponses: { 409: "The action is not scheduled (it took effect: revoke it)" },
+      },
+    })
+    .output(z.object({ action: enforcementActionViewSchema }))
+    .mutation(async ({ ctx, input }) => ({
+      action: await cancelScheduledAction(ctx.domain, { actionId: input.actionId, projectId: ctx.project.id, reason: input.reason }),
+    })),
 
   listAppeals: projectProcedure(
     z.object({

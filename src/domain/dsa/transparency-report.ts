@@ -7,7 +7,7 @@
  * CSV (`section,key,value` rows).
  */
 import { csvText } from "../plumbing/csv.ts";
-import { and, count, eq, gte, inArray, isNotNull, lt, or, sql, type SQL } from "drizzle-orm";
+import { and, count, eq, gte, inArray, isNotNull, isNull, lt, or, sql, type SQL } from "drizzle-orm";
 import { appeals, enforcementActions, reportReasons, reports, statements } from "../../db/schema.ts";
 import { DAY_MS, iso } from "../core/clock.ts";
 import type { DomainContext } from "../core/context.ts";
@@ -186,8 +186,15 @@ export async function transparencyReport(
     waits.push(Math.max(0, at - Math.floor(r.createdUs / 1000)));
   }
 
-  // Enforcement actions taken in the period.
-  const actionWhere: SQL[] = [eq(enforcementActions.orgId, ctx.orgId), gte(enforcementActions.createdAt, fromMs), lt(enforcementActions.createdAt, toMs)];
+  // Enforcement actions taken in the period: those that took effect in it (a scheduled one at its
+  // start, once it came; one cancelled before its start never did). For any other, startsAt is its creation.
+  const t = enforcementActions;
+  const actionWhere: SQL[] = [
+    eq(t.orgId, ctx.orgId),
+    gte(t.startsAt, fromMs),
+    lt(t.startsAt, Math.min(toMs, ctx.clock.now() + 1)),
+    or(isNull(t.revokedAt), gte(t.revokedAt, t.startsAt))!,
+  ];
   if (projectId) actionWhere.push(eq(enforcementActions.projectId, projectId));
   const actionRows = await ctx.db
     .select({ kind: enforcementActions.kind, n: count() })

@@ -7,7 +7,7 @@
  * and named in an SDK call, which the specification says emits no event). docs/enforcement.md
  * describes the rules for people.
  */
-import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lt, lte, not, or, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, lte, not, or, type SQL } from "drizzle-orm";
 import { forUpdate } from "../../db/prepared.ts";
 import { appeals, enforcementActions, identities, reports } from "../../db/schema.ts";
 import { recordAudit, systemActor, type Actor } from "../core/audit.ts";
@@ -28,6 +28,7 @@ import {
   joinWords,
   kindsOfCode,
   kindSpec,
+  MAX_ACTION_DELAY_S,
   pluralLabel,
   TIMED_KINDS,
   type ActionKind,
@@ -43,7 +44,11 @@ export type ActionRow = typeof enforcementActions.$inferSelect;
 type ReportRow = typeof reports.$inferSelect;
 
 export function actionStatus(row: ActionRow, now: number): ActionStatus {
-  if (row.revokedAt !== null) return "revoked";
+  // Revoked before its start: it never took effect (cancelScheduledAction, or any revocation of
+  // a scheduled action). An action that starts at once is revoked at or after its start.
+  if (row.revokedAt !== null) return row.revokedAt < row.startsAt ? "cancelled" : "revoked";
+  // Like its end, its start is judged at the instant asked: in force from the millisecond it comes.
+  if (row.startsAt > now) return "scheduled";
   if (row.expiredAt !== null || (row.endsAt !== null && row.endsAt <= now)) return "expired";
   return "active";
 }
@@ -141,6 +146,12 @@ export interface CreateActionInput {
   /** The end (ms since the epoch): required for a suspension, optional for a mute, refused otherwise. */
   endsAt?: number | null;
   /**
+   * A later start (ms since the epoch; actionStart): the action is `scheduled` until then, and
+   * its statement of reasons and the announcement of its start come when it takes effect
+   * (startDueActions). Omitted: it starts at once.
+   */
+  startsAt?: number;
+  /**
    * The resolution code that implies the action, when the resolution asked for none
    * (impliedAction): recorded with its statement and audited, not announced.
    */
@@ -150,7 +161,9 @@ export interface CreateActionInput {
 /**
  * Records an action by the context's actor and announces it (enforcement_action.created; an
  * implied one is not announced), in one transaction. 400 for a kind/end/content mismatch, 404
- * for a report of another project.
+ * for a report of another project. An action with a later `startsAt` is announced now as
+ * `scheduled` (its statement null); its statement and `enforcement_action.updated` follow when it
+ * takes effect (takeEffect).
  */
 export function createEnforcementAction(ctx: DomainContext, input: CreateActionInput): Promise<EnforcementActionView> {
   return rowLockedTransaction(ctx, async () => {
@@ -162,7 +175,10 @@ export function createEnforcementAction(ctx: DomainContext, input: CreateActionI
     if (input.reportId && !report) throw notFound("Report not found in this project");
     if (report) await assertMayWorkCaseId(ctx, report.caseId, "Report");
 
-    checkEnd(input.kind, input.endsAt ?? null, now);
+    const scheduled = input.startsAt !== undefined;
+    const startsAt = input.startsAt ?? now;
+    if (scheduled) checkStart(startsAt, now);
+    checkEnd(input.kind, input.endsAt ?? null, startsAt, now);
 
     let identityId: string;
     if (input.identity) {
@@ -199,9 +215,10 @@ export function createEnforcementAction(ctx: DomainContext, input: CreateActionI
       caseId: report?.caseId ?? null,
       contentType: content?.contentType ?? null,
       contentExternalId: content?.contentExternalId ?? null,
-      startsAt: now,
+      startsAt,
       endsAt: input.endsAt ?? null,
       expiredAt: null,
+      awaitingStart: scheduled ? 1 : 0,
       revokedAt: null,
       revokedByType: null,
       revokedById: null,
@@ -217,19 +234,39 @@ export function createEnforcementAction(ctx: DomainContext, input: CreateActionI
       projectId: project.id, action: "ENFORCEMENT_ACTION_CREATED",
       entityType: "enforcement_action", entityId: row.id,
       after: { kind: row.kind, reason: row.reason, endsAt: view.endsAt, identityId, reportId: row.reportId, caseId: row.caseId },
-      ...(input.impliedBy ? { data: { impliedBy: input.impliedBy, announced: false } } : {}),
+      ...(input.impliedBy ? { data: { impliedBy: input.impliedBy, announced: false } } : scheduled ? { data: { startsAt: view.startsAt } } : {}),
     });
-    // Its statement of reasons (DSA Art. 17; null for a warning), in the same transaction, carried by the event.
-    const statement = await makeStatementForAction(ctx, { action: row, report, dsaSettings: project.dsaSettings });
-    // Submitted to the Transparency Database soon after, when the organization does (docs/dsa.md).
-    if (statement) await scheduleSubmissionIfEnabled(ctx);
+    // The platform learns of a scheduled action now (status "scheduled", active false); the
+    // restriction, its statement and their announcement come at its start (takeEffect).
+    if (scheduled) {
+      await announce(ctx, now, "enforcement_action.created", view, { statement: null });
+      return view;
+    }
+    const statement = await makeStatement(ctx, { row, report: report ?? null, project });
     if (!input.impliedBy) await announce(ctx, now, "enforcement_action.created", view, { statement });
     return view;
   });
 }
 
-/** The end rule of a kind (ActionKindSpec.end): required, allowed or forbidden, and in the future. */
-function checkEnd(kind: ActionKind, endsAt: number | null, now: number): void {
+/** The statement of reasons of an action taking effect (DSA Art. 17; null for a warning), queued for the Transparency Database when the organization submits. */
+async function makeStatement(ctx: DomainContext, input: { row: ActionRow; report: ReportRow | null; project: Project }) {
+  const statement = await makeStatementForAction(ctx, { action: input.row, report: input.report, dsaSettings: input.project.dsaSettings });
+  // Submitted to the Transparency Database soon after, when the organization does (docs/dsa.md).
+  if (statement) await scheduleSubmissionIfEnabled(ctx);
+  return statement;
+}
+
+/** A later start: in the future, at most MAX_ACTION_DELAY_S ahead. */
+function checkStart(startsAt: number, now: number): void {
+  if (startsAt <= now) throw badRequest("startsAt: must be in the future (omit it to start the action now)");
+  if (startsAt > now + MAX_ACTION_DELAY_S * 1000) throw badRequest("startsAt: at most a year ahead");
+}
+
+/**
+ * The end rule of a kind (ActionKindSpec.end): required, allowed or forbidden, and after `from`:
+ * now, or the start of a scheduled action.
+ */
+function checkEnd(kind: ActionKind, endsAt: number | null, from: number, now: number): void {
   const spec = kindSpec(kind);
   if (endsAt === null) {
     if (spec.end === "required") {
@@ -239,6 +276,7 @@ function checkEnd(kind: ActionKind, endsAt: number | null, now: number): void {
   }
   if (spec.end === "forbidden") throw badRequest(`endsAt: a ${kind} has no end (only ${joinWords(TIMED_KINDS.map(pluralLabel), "and")} do)`);
   if (endsAt <= now) throw badRequest("endsAt: must be in the future (revoke an action to end it now)");
+  if (endsAt <= from) throw badRequest("endsAt: must be after the action's start (startsAt)");
 }
 
 export interface ActionPatch {
@@ -246,6 +284,8 @@ export interface ActionPatch {
   note?: string | null;
   /** A new end; null makes a mute permanent (a suspension always keeps an end). */
   endsAt?: number | null;
+  /** Or: how long, in seconds, from now (from its start, for a scheduled action). */
+  durationSeconds?: number;
 }
 
 /**
@@ -258,16 +298,18 @@ export function updateEnforcementAction(
 ): Promise<EnforcementActionView> {
   const { patch } = input;
   return rowLockedTransaction(ctx, async () => {
-    const before = await requireAction(ctx, { actionId: input.actionId, projectId: input.projectId, lock: true });
     const now = ctx.clock.now();
+    const before = await takeEffectIfDue(ctx, await requireAction(ctx, { actionId: input.actionId, projectId: input.projectId, lock: true }), now);
     const status = actionStatus(before, now);
-    if (status !== "active") throw conflict(`The action is ${status}: only an action in force can be changed`);
-    if (patch.endsAt !== undefined) checkEnd(before.kind, patch.endsAt, now);
+    if (status !== "active" && status !== "scheduled") throw conflict(`The action is ${status}: only an action in force or scheduled can be changed`);
+    const from = Math.max(now, before.startsAt);
+    const endsAt = actionEnd(ctx, { endsAt: patch.endsAt, durationSeconds: patch.durationSeconds }, from);
+    if (endsAt !== undefined) checkEnd(before.kind, endsAt, from, now);
 
     const set: Partial<ActionRow> = {};
     if (patch.reason !== undefined && patch.reason !== before.reason) set.reason = patch.reason;
     if (patch.note !== undefined && patch.note !== before.note) set.note = patch.note;
-    if (patch.endsAt !== undefined && patch.endsAt !== before.endsAt) set.endsAt = patch.endsAt;
+    if (endsAt !== undefined && endsAt !== before.endsAt) set.endsAt = endsAt;
     if (Object.keys(set).length === 0) return viewOf(ctx, before, now);
 
     const after: ActionRow = { ...before, ...set, updatedAt: now };
@@ -307,18 +349,29 @@ export function revokeEnforcementAction(
 ): Promise<EnforcementActionView> {
   const { actor } = ctx;
   return rowLockedTransaction(ctx, async () => {
-    const before = await requireAction(ctx, { actionId: input.actionId, projectId: input.projectId, lock: true });
-    if (before.revokedAt !== null) throw conflict("The action is already revoked");
+    const now = ctx.clock.now();
+    const before = await takeEffectIfDue(ctx, await requireAction(ctx, { actionId: input.actionId, projectId: input.projectId, lock: true }), now);
+    if (before.revokedAt !== null) throw conflict(`The action is already ${actionStatus(before, now)}`);
     const [pending] = await ctx.db.select({ id: appeals.id }).from(appeals).where(and(eq(appeals.actionId, before.id), eq(appeals.status, "pending"))).limit(1);
     if (pending) throw conflict(`An appeal of this action is pending (${pending.id}): decide the appeal, or revoke the action through the revoke route, which settles it`);
-    const now = ctx.clock.now();
     const set = { revokedAt: now, revokedByType: actor.type, revokedById: actor.id, revokeReason: input.reason ?? null, updatedAt: now };
     await ctx.db.update(enforcementActions).set(set).where(eq(enforcementActions.id, before.id));
-    const view = await viewOf(ctx, { ...before, ...set }, now);
-    await recordAudit(ctx, {
-      projectId: before.projectId, action: "ENFORCEMENT_ACTION_REVOKED", entityType: "enforcement_action", entityId: before.id,
-      before: { status: actionStatus(before, now) }, after: { status: "revoked" }, data: { reason: input.reason ?? null, ...input.data },
-    });
+    const after = { ...before, ...set };
+    const view = await viewOf(ctx, after, now);
+    // A scheduled action revoked before its start never takes effect: it is cancelled.
+    const status = actionStatus(before, now);
+    await recordAudit(
+      ctx,
+      status === "scheduled"
+        ? {
+            projectId: before.projectId, action: "ENFORCEMENT_ACTION_CANCELLED", entityType: "enforcement_action", entityId: before.id,
+            before: { status: "scheduled" }, after: { status: "cancelled" }, data: { reason: input.reason ?? null, startsAt: view.startsAt, ...input.data },
+          }
+        : {
+            projectId: before.projectId, action: "ENFORCEMENT_ACTION_REVOKED", entityType: "enforcement_action", entityId: before.id,
+            before: { status }, after: { status: "revoked" }, data: { reason: input.reason ?? null, ...input.data },
+          },
+    );
     await announce(ctx, now, "enforcement_action.revoked", view);
     return view;
   });
@@ -334,13 +387,27 @@ export interface ActionTiming {
 }
 
 /**
- * The end of an action, in ms, from `endsAt` or `durationSeconds` (counted from now), never
- * both (400); undefined when neither is given (a change leaves the end as it was).
+ * The end of an action, in ms, from `endsAt` or `durationSeconds` (counted from `from`: the
+ * action's later start, else now), never both (400); undefined when neither is given (a change
+ * leaves the end as it was).
  */
-export function actionEnd(ctx: Pick<DomainContext, "clock">, timing: ActionTiming): number | null | undefined {
+export function actionEnd(ctx: Pick<DomainContext, "clock">, timing: ActionTiming, from?: number): number | null | undefined {
   if (timing.endsAt !== undefined && timing.durationSeconds !== undefined) throw badRequest("give endsAt or durationSeconds, not both");
-  if (timing.durationSeconds !== undefined) return ctx.clock.now() + timing.durationSeconds * 1000;
+  if (timing.durationSeconds !== undefined) return (from ?? ctx.clock.now()) + timing.durationSeconds * 1000;
   return timing.endsAt;
+}
+
+/** How a caller says when a new action starts: an instant, or a delay from now; neither: at once. */
+export interface ActionStartTiming {
+  startsAt?: number;
+  startsInSeconds?: number;
+}
+
+/** The later start of a new action, in ms, from `startsAt` or `startsInSeconds` (never both: 400); undefined: at once. */
+export function actionStart(ctx: Pick<DomainContext, "clock">, timing: ActionStartTiming): number | undefined {
+  if (timing.startsAt !== undefined && timing.startsInSeconds !== undefined) throw badRequest("give startsAt or startsInSeconds, not both");
+  if (timing.startsInSeconds !== undefined) return ctx.clock.now() + timing.startsInSeconds * 1000;
+  return timing.startsAt;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -481,11 +548,14 @@ export interface ActionQuery {
   limit: number;
 }
 
+/** The condition of actionStatus(row, now) === status, in SQL. */
 function statusFilter(status: ActionStatus, now: number): SQL {
   const t = enforcementActions;
-  if (status === "revoked") return isNotNull(t.revokedAt);
-  if (status === "expired") return and(isNull(t.revokedAt), or(isNotNull(t.expiredAt), lte(t.endsAt, now)))!;
-  return and(isNull(t.revokedAt), isNull(t.expiredAt), or(isNull(t.endsAt), gt(t.endsAt, now)))!;
+  if (status === "revoked") return and(isNotNull(t.revokedAt), gte(t.revokedAt, t.startsAt))!;
+  if (status === "cancelled") return and(isNotNull(t.revokedAt), lt(t.revokedAt, t.startsAt))!;
+  if (status === "scheduled") return and(isNull(t.revokedAt), gt(t.startsAt, now))!;
+  if (status === "expired") return and(isNull(t.revokedAt), lte(t.startsAt, now), or(isNotNull(t.expiredAt), lte(t.endsAt, now)))!;
+  return and(isNull(t.revokedAt), lte(t.startsAt, now), isNull(t.expiredAt), or(isNull(t.endsAt), gt(t.endsAt, now)))!;
 }
 
 /** Actions of a project (or of one identity), newest first: those the caller may see (requireAction). */
@@ -582,7 +652,8 @@ export function expireDueActions(ctx: ReadContext, input: { batch?: number } = {
     const due = await ctx.db
       .select()
       .from(t)
-      .where(and(isNull(t.revokedAt), isNull(t.expiredAt), isNotNull(t.endsAt), lte(t.endsAt, now)))
+      // One whose start is still to be recorded expires after it (startDueActions runs first).
+      .where(and(isNull(t.revokedAt), isNull(t.expiredAt), isNotNull(t.endsAt), lte(t.endsAt, now), eq(t.awaitingStart, 0)))
       .orderBy(asc(t.endsAt))
       .limit(batch);
     for (const row of due) {
@@ -611,4 +682,83 @@ export async function nextActionEnd(ctx: Pick<ReadContext, "db">): Promise<numbe
     .orderBy(asc(t.endsAt))
     .limit(1);
   return row?.endsAt ?? null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scheduled starts
+
+/**
+ * Records that a scheduled action took effect, once: the guarded UPDATE (awaiting_start = 1,
+ * not revoked) is what makes it once, whichever instance or transaction gets there first (on
+ * PostgreSQL the row lock makes a second writer wait for the first's commit, then find nothing
+ * to update). The one that updated makes its statement of reasons (DSA Art. 17), writes
+ * ENFORCEMENT_ACTION_STARTED and announces `enforcement_action.updated` (status active, with
+ * `data.statement`), in the caller's transaction. Answers the row as it is now, or null when
+ * another got there first (or it was revoked meanwhile).
+ */
+async function takeEffect(caller: ReadContext, row: ActionRow, now: number): Promise<ActionRow | null> {
+  // Flagstaff itself starts it, whoever's transaction it runs in (the audit event's actor).
+  const ctx = domainContext(caller.store, caller.clock, systemActor, row.orgId);
+  const t = enforcementActions;
+  const won = await ctx.db
+    .update(t)
+    .set({ awaitingStart: 0, updatedAt: now })
+    .where(and(eq(t.id, row.id), eq(t.awaitingStart, 1), isNull(t.revokedAt)))
+    .returning({ id: t.id });
+  if (won.length === 0) return null;
+  const after: ActionRow = { ...row, awaitingStart: 0, updatedAt: now };
+  const [report] = after.reportId ? await ctx.db.select().from(reports).where(eq(reports.id, after.reportId)).limit(1) : [];
+  const project = await requireProject(ctx, after.projectId);
+  const statement = await makeStatement(ctx, { row: after, report: report ?? null, project });
+  const view = await viewOf(ctx, after, now);
+  await recordAudit(ctx, {
+    projectId: after.projectId, action: "ENFORCEMENT_ACTION_STARTED", entityType: "enforcement_action", entityId: after.id,
+    before: { status: "scheduled" }, after: { status: view.status }, data: { startsAt: view.startsAt, statement: statement !== null },
+  });
+  await announce(ctx, now, "enforcement_action.updated", view, { statement });
+  return after;
+}
+
+/**
+ * A locked action whose start has come but is not recorded yet takes effect first (takeEffect),
+ * so that a change or a revocation never overtakes the announcement of its start; any other
+ * row is answered as it is.
+ */
+async function takeEffectIfDue(ctx: DomainContext, row: ActionRow, now: number): Promise<ActionRow> {
+  if (row.awaitingStart !== 1 || row.revokedAt !== null || row.startsAt > now) return row;
+  return (await takeEffect(ctx, row, now)) ?? row;
+}
+
+/**
+ * The scheduled actions whose start has come take effect (takeEffect), as Flagstaff itself and
+ * for each action's organization, in one transaction per batch; rows another instance holds
+ * are skipped (it is taking them). Returns how many it found; a full batch means more may be due.
+ */
+export function startDueActions(ctx: ReadContext, input: { batch?: number } = {}): Promise<number> {
+  const batch = input.batch ?? 100;
+  return rowLockedTransaction(ctx, async () => {
+    const now = ctx.clock.now();
+    const t = enforcementActions;
+    const dueIds = ctx.db
+      .select({ id: t.id })
+      .from(t)
+      .where(and(eq(t.awaitingStart, 1), isNull(t.revokedAt), lte(t.startsAt, now)))
+      .orderBy(asc(t.startsAt))
+      .limit(batch);
+    const due = await ctx.db.select().from(t).where(inArray(t.id, ctx.store.skipLocked(dueIds))).orderBy(asc(t.startsAt));
+    for (const row of due) await takeEffect(ctx, row, now);
+    return due.length;
+  });
+}
+
+/** The earliest start among scheduled actions still waiting for it, or null. */
+export async function nextActionStart(ctx: Pick<ReadContext, "db">): Promise<number | null> {
+  const t = enforcementActions;
+  const [row] = await ctx.db
+    .select({ startsAt: t.startsAt })
+    .from(t)
+    .where(and(eq(t.awaitingStart, 1), isNull(t.revokedAt)))
+    .orderBy(asc(t.startsAt))
+    .limit(1);
+  return row?.startsAt ?? null;
 }

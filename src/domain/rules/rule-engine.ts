@@ -18,7 +18,7 @@
  * time-ordered id, every deletion changes the count), so a change made through another instance
  * is seen within a second. Only the facts the rules use are queried, all in one statement.
  */
-import { and, asc, count, countDistinct, eq, gt, gte, inArray, isNotNull, isNull, max, or, sql, sum, type SQL } from "drizzle-orm";
+import { and, asc, count, countDistinct, eq, gt, gte, inArray, isNotNull, isNull, lte, max, or, sql, sum, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import { param, shapedStatements, statements } from "../../db/prepared.ts";
 import { cases, enforcementActions, identities, organizations, reports, ruleHits, rules } from "../../db/schema.ts";
@@ -81,6 +81,8 @@ export function fieldsOf(when: Condition, into = new Set<RuleField>()): Set<Rule
 const ph = sql.placeholder;
 const activeAction = and(
   isNull(enforcementActions.revokedAt),
+  // A scheduled action is not in force before its start (actionStatus).
+  lte(enforcementActions.startsAt, ph("now")),
   isNull(enforcementActions.expiredAt),
   or(isNull(enforcementActions.endsAt), gt(enforcementActions.endsAt, ph("now"))),
 );

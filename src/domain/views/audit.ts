@@ -218,7 +218,23 @@ export const AUDIT_ACTIONS = {
     }),
     // An action a resolution code implies (no `action` given): recorded with its statement, not
     // announced. A rule's action names the rule too (recordAudit adds ruleId, version, automated).
-    data: z.looseObject({ impliedBy: z.literal("CONTENT_LEVEL_ACTION").optional(), announced: z.literal(false).optional() }).nullable(),
+    // An action scheduled to start later says when (`startsAt`); its statement comes at its start.
+    data: z.looseObject({ impliedBy: z.literal("CONTENT_LEVEL_ACTION").optional(), announced: z.literal(false).optional(), startsAt: isoDateTime.optional() }).nullable(),
+  },
+  ENFORCEMENT_ACTION_STARTED: {
+    label: "Scheduled enforcement action took effect",
+    entity: ["enforcement_action"],
+    before: z.object({ status: z.literal("scheduled") }),
+    after: z.object({ status: z.enum(ACTION_STATUSES) }),
+    // Whether a statement of reasons was made (none for a warning).
+    data: z.object({ startsAt: isoDateTime, statement: z.boolean() }),
+  },
+  ENFORCEMENT_ACTION_CANCELLED: {
+    label: "Scheduled enforcement action cancelled",
+    entity: ["enforcement_action"],
+    before: z.object({ status: z.literal("scheduled") }),
+    after: z.object({ status: z.literal("cancelled") }),
+    data: z.looseObject({ reason: z.string().nullable(), startsAt: isoDateTime, appealId: z.string().optional() }),
   },
   ENFORCEMENT_ACTION_UPDATED: { label: "Enforcement action changed", entity: ["enforcement_action"], before: changedFields, after: changedFields },
   ENFORCEMENT_ACTION_REVOKED: {

@@ -147,7 +147,12 @@ export const joinWords = (words: readonly string[], last: "and" | "or"): string 
 /** A kind's label in the plural: "suspensions". */
 export const pluralLabel = (kind: ActionKind): string => `${kindSpec(kind).label}s`;
 
-export const ACTION_STATUSES = ["active", "expired", "revoked"] as const;
+/**
+ * An action's state at an instant. `scheduled` (its start has not come) and `cancelled` (revoked
+ * before its start) only happen to an action created to start later: one that starts at once is
+ * only ever active, expired or revoked.
+ */
+export const ACTION_STATUSES = ["active", "expired", "revoked", "scheduled", "cancelled"] as const;
 export type ActionStatus = (typeof ACTION_STATUSES)[number];
 
 export const enforcementActionViewSchema = z
@@ -163,6 +168,7 @@ export const enforcementActionViewSchema = z
     caseId: z.string().nullable(),
     /** The content acted on (content_removal) or that led to the action. */
     content: z.object({ contentType: z.string().nullable(), contentExternalId: z.string() }).nullable(),
+    /** When it takes effect: its creation, or the later start it was created with (status `scheduled` until then). */
     startsAt: isoDateTime,
     endsAt: isoDateTime.nullable(),
     /** When the scheduler recorded that the end was reached. */
@@ -173,7 +179,7 @@ export const enforcementActionViewSchema = z
     createdBy: actorSchema,
     createdAt: isoDateTime,
     updatedAt: isoDateTime,
-    /** In force now: not revoked, and its end (if any) not reached. */
+    /** In force now: started, not revoked, and its end (if any) not reached. */
     active: z.boolean(),
     status: z.enum(ACTION_STATUSES),
   })
@@ -195,6 +201,19 @@ export const actionTimingFields = {
   endsAt: clientInstant.optional(),
   /** Or: how long from now, in seconds. */
   durationSeconds: z.number().int().min(1).max(MAX_ACTION_DURATION_S).optional(),
+};
+
+/** The latest an action may be scheduled to start: a year ahead. */
+export const MAX_ACTION_DELAY_S = 365 * 24 * 3600;
+/**
+ * When a new action starts, if later than now: an instant or a delay (not both). Its end, when
+ * given as a duration, counts from the start.
+ */
+export const actionStartFields = {
+  /** When the action takes effect, in the future and at most a year ahead; omitted: at once. */
+  startsAt: clientInstant.optional(),
+  /** Or: in how many seconds it takes effect (at most a year). */
+  startsInSeconds: z.number().int().min(1).max(MAX_ACTION_DELAY_S).optional(),
 };
 
 /** The action a resolution applies (reports.resolve with ACCOUNT_LEVEL_ACTION or CONTENT_LEVEL_ACTION). */

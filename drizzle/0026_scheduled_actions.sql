@@ -1,0 +1,2 @@
+ALTER TABLE `enforcement_actions` ADD `awaiting_start` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+CREATE INDEX `enforcement_start_idx` ON `enforcement_actions` (`starts_at`) WHERE "enforcement_actions"."awaiting_start" = 1 AND "enforcement_actions"."revoked_at" IS NULL;
