@@ -13,6 +13,7 @@ import { queuesRouter } from "./routers/queues.ts";
 import { reportsRouter } from "./routers/reports.ts";
 import { rulesRouter } from "./routers/rules.ts";
 import { searchRouter } from "./routers/search.ts";
+import { strikesRouter } from "./routers/strikes.ts";
 import { sweepsRouter } from "./routers/sweeps.ts";
 import { templatesRouter } from "./routers/templates.ts";
 import { transparencyRouter } from "./routers/transparency.ts";
@@ -42,6 +43,7 @@ export const appRouter = router({
   rules: rulesRouter,
   queues: queuesRouter,
   sweeps: sweepsRouter,
+  strikes: strikesRouter,
 });
 
 export type AppRouter = typeof appRouter;

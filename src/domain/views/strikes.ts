@@ -45,8 +45,8 @@ export const DEFAULT_STRIKE_CODES: readonly ResolutionCode[] = [
 /** The ladder's kinds: those that act on the account (a content removal needs the content it removes). */
 export const LADDER_KINDS: readonly ActionKind[] = ACCOUNT_KINDS;
 
-export const strikePolicySchema = z
-  .object({
+/** The policy's fields (a route spreads them beside its own: keep checkLadder with them). */
+export const strikePolicyFields = {
     /** Off: decisions add no strike and the ladder takes no step (strikes already added still count until they expire). */
     enabled: z.boolean().default(false),
     /** How long a strike counts after its decision, in days (1–3650). */
@@ -70,9 +70,11 @@ export const strikePolicySchema = z
       .default({ default: 1, byReason: {}, bySeverity: {} }),
     /** Steps in increasing order of threshold. */
     ladder: z.array(ladderStepSchema).max(MAX_LADDER_STEPS).default([]),
-  })
-  .superRefine((p, ctx) => {
-    p.ladder.forEach((step, i) => {
+};
+
+/** The ladder's rules: thresholds increasing, account-level kinds, a duration exactly where the kind's end needs or allows one. */
+export function checkLadder(p: { ladder: readonly LadderStep[] }, ctx: z.RefinementCtx): void {
+  p.ladder.forEach((step, i) => {
       const prev = p.ladder[i - 1];
       if (prev && step.threshold <= prev.threshold) {
         ctx.addIssue({ code: "custom", path: ["ladder", i, "threshold"], message: `thresholds must increase: ${step.threshold} follows ${prev.threshold}` });
@@ -86,7 +88,11 @@ export const strikePolicySchema = z
         ctx.addIssue({ code: "custom", path: ["ladder", i, "durationSeconds"], message: `a ${step.kind} has no end` });
       }
     });
-  })
+}
+
+export const strikePolicySchema = z
+  .object(strikePolicyFields)
+  .superRefine(checkLadder)
   .meta({ id: "StrikePolicy", description: "A project's strike policy (docs/enforcement.md, \"Strikes\")." });
 export type StrikePolicy = z.infer<typeof strikePolicySchema>;
 export type StrikePolicyInput = z.input<typeof strikePolicySchema>;
