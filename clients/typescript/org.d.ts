@@ -903,13 +903,6 @@ export interface components {
             type: "mute_reporter";
             durationSeconds: number;
         };
-        StrikeLadderStep: {
-            threshold: number;
-            /** @enum {string} */
-            kind: "warning" | "mute" | "suspension" | "ban" | "content_removal";
-            durationSeconds?: number;
-            reason?: string;
-        };
         Identity: {
             id: string;
             externalId: string;
@@ -1349,11 +1342,23 @@ export interface components {
                 };
             };
             /** @default [] */
-            ladder: components["schemas"]["StrikeLadderStepOutput"][];
+            ladder: {
+                threshold: number;
+                /** @enum {string} */
+                kind: "warning" | "mute" | "suspension" | "ban" | "content_removal";
+                durationSeconds?: number;
+                reason?: string;
+            }[];
         };
         IdentityStrikes: {
             total: number;
-            nextStep: components["schemas"]["StrikeLadderStepOutput"] | null;
+            nextStep: {
+                threshold: number;
+                /** @enum {string} */
+                kind: "warning" | "mute" | "suspension" | "ban" | "content_removal";
+                durationSeconds?: number;
+                reason?: string;
+            } | null;
             strikes: components["schemas"]["Strike"][];
         };
         Strike: {
@@ -1381,13 +1386,6 @@ export interface components {
                 kind: "warning" | "mute" | "suspension" | "ban" | "content_removal";
             } | null;
             actionId: string | null;
-        };
-        StrikeLadderStepOutput: {
-            threshold: number;
-            /** @enum {string} */
-            kind: "warning" | "mute" | "suspension" | "ban" | "content_removal";
-            durationSeconds?: number;
-            reason?: string;
         };
         /** @description Every error the server answers. */
         Error: {
@@ -6705,7 +6703,13 @@ export interface operations {
                         };
                     };
                     /** @default [] */
-                    ladder?: components["schemas"]["StrikeLadderStep"][];
+                    ladder?: {
+                        threshold: number;
+                        /** @enum {string} */
+                        kind: "warning" | "mute" | "suspension" | "ban" | "content_removal";
+                        durationSeconds?: number;
+                        reason?: string;
+                    }[];
                 };
             };
         };

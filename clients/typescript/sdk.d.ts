@@ -403,15 +403,14 @@ export interface components {
         };
         IdentityStrikes: {
             total: number;
-            nextStep: components["schemas"]["StrikeLadderStep"] | null;
+            nextStep: {
+                threshold: number;
+                /** @enum {string} */
+                kind: "warning" | "mute" | "suspension" | "ban" | "content_removal";
+                durationSeconds?: number;
+                reason?: string;
+            } | null;
             strikes: components["schemas"]["Strike"][];
-        };
-        StrikeLadderStep: {
-            threshold: number;
-            /** @enum {string} */
-            kind: "warning" | "mute" | "suspension" | "ban" | "content_removal";
-            durationSeconds?: number;
-            reason?: string;
         };
         Strike: {
             id: string;

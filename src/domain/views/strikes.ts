@@ -32,8 +32,7 @@ export const ladderStepSchema = z
     durationSeconds: z.number().int().min(60).max(MAX_ACTION_DURATION_S).optional(),
     /** The action's reason (default: "Strike policy: N strikes"). */
     reason: actionReasonSchema.optional(),
-  })
-  .meta({ id: "StrikeLadderStep" });
+  });
 export type LadderStep = z.infer<typeof ladderStepSchema>;
 
 /** The codes that add a strike by default: every resolution that found a violation or took an action. */
