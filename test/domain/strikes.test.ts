@@ -15,6 +15,8 @@ import { takeLadderStep } from "../../src/domain/enforcement/strike-ladder.ts";
 import { identityStrikes, setStrikePolicy } from "../../src/domain/enforcement/strikes.ts";
 import { decideInBulk, undoBulkDecision } from "../../src/domain/review/bulk.ts";
 import { gatherFacts } from "../../src/domain/rules/rule-engine.ts";
+import { createRule, deleteRule } from "../../src/domain/rules/rules.ts";
+import { tagsOfCases } from "../../src/domain/cases/tags.ts";
 import { strikePolicySchema, type StrikePolicyInput } from "../../src/domain/views/strikes.ts";
 import { domainWorld, fakeClock, refusal, type DomainWorld } from "../helpers/builders.ts";
 
@@ -146,4 +148,24 @@ test("a bulk decision's strikes are taken back by its undo", async () => {
   const after = await strikesOf(subject);
   expect(after.total).toBe(0);
   expect(after.strikes.map((s) => s.removedReason)).toEqual(["undone", "undone"]);
+});
+
+test("a live rule reads subject.strikes: a report about someone with 2 strikes in force is tagged, one about someone with 1 is not", async () => {
+  await policy({ enabled: true });
+  const rule = await createRule(world.ctx, {
+    name: "Repeat offenders",
+    trigger: "report.created",
+    mode: "live",
+    when: { field: "subject.strikes", op: "gte", value: 2 },
+    then: [{ type: "tag", tag: "repeat-offender" }],
+  });
+  const twice = fresh();
+  const once = fresh();
+  for (const subject of [twice, twice, once]) await resolveSpam((await world.fileReport({ subject })).reportId);
+  const a = await world.fileReport({ subject: twice });
+  const b = await world.fileReport({ subject: once });
+  const tags = await tagsOfCases(world.ctx, { caseIds: [a.caseId, b.caseId] });
+  expect(tags.get(a.caseId)).toEqual(["repeat-offender"]);
+  expect(tags.get(b.caseId)).toBeUndefined();
+  await deleteRule(world.ctx, { ruleId: rule.id });
 });
