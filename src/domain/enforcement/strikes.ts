@@ -147,7 +147,7 @@ export async function addDecisionStrike(
   await forUpdate(ctx.db.select({ id: identities.id }).from(identities).where(eq(identities.id, identityId)));
   const before = await strikesInForce(ctx, { identityId, now: input.at });
   const total = before + count;
-  const step = policy.enabled ? stepCrossed(policy.ladder, before, total) : null;
+  const step = stepCrossed(policy.ladder, before, total);
   const row: StrikeRow = {
     id: newId(),
     orgId: ctx.orgId,

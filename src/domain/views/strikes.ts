@@ -46,47 +46,47 @@ export const LADDER_KINDS: readonly ActionKind[] = ACCOUNT_KINDS;
 
 /** The policy's fields (a route spreads them beside its own: keep checkLadder with them). */
 export const strikePolicyFields = {
-    /** Off: decisions add no strike and the ladder takes no step (strikes already added still count until they expire). */
-    enabled: z.boolean().default(false),
-    /** How long a strike counts after its decision, in days (1–3650). */
-    windowDays: z.number().int().min(1).max(3650).default(90),
-    /** The resolution codes whose decisions add strikes. */
-    codes: z
-      .array(z.enum(RESOLUTION_CODES))
-      .max(RESOLUTION_CODES.length)
-      .refine((a) => new Set(a).size === a.length, "must not repeat a code")
-      .default([...DEFAULT_STRIKE_CODES]),
-    /**
-     * How many strikes one decision adds: the largest of the weights of the decided reports'
-     * reasons and of their highest severity that the policy names, else `default`.
-     */
-    strikes: z
-      .object({
-        default: strikeCount.default(1),
-        byReason: z.record(z.string().trim().min(1).max(100), strikeCount).default({}),
-        bySeverity: z.object(Object.fromEntries(SEVERITIES.map((s) => [s, strikeCount.optional()])) as Record<(typeof SEVERITIES)[number], z.ZodOptional<typeof strikeCount>>).default({}),
-      })
-      .default({ default: 1, byReason: {}, bySeverity: {} }),
-    /** Steps in increasing order of threshold. */
-    ladder: z.array(ladderStepSchema).max(MAX_LADDER_STEPS).default([]),
+  /** Off: decisions add no strike and the ladder takes no step (strikes already added still count until they expire). */
+  enabled: z.boolean().default(false),
+  /** How long a strike counts after its decision, in days (1–3650). */
+  windowDays: z.number().int().min(1).max(3650).default(90),
+  /** The resolution codes whose decisions add strikes. */
+  codes: z
+    .array(z.enum(RESOLUTION_CODES))
+    .max(RESOLUTION_CODES.length)
+    .refine((a) => new Set(a).size === a.length, "must not repeat a code")
+    .default([...DEFAULT_STRIKE_CODES]),
+  /**
+   * How many strikes one decision adds: the largest of the weights of the decided reports'
+   * reasons and of their highest severity that the policy names, else `default`.
+   */
+  strikes: z
+    .object({
+      default: strikeCount.default(1),
+      byReason: z.record(z.string().trim().min(1).max(100), strikeCount).default({}),
+      bySeverity: z.object(Object.fromEntries(SEVERITIES.map((s) => [s, strikeCount.optional()])) as Record<(typeof SEVERITIES)[number], z.ZodOptional<typeof strikeCount>>).default({}),
+    })
+    .default({ default: 1, byReason: {}, bySeverity: {} }),
+  /** Steps in increasing order of threshold. */
+  ladder: z.array(ladderStepSchema).max(MAX_LADDER_STEPS).default([]),
 };
 
 /** The ladder's rules: thresholds increasing, account-level kinds, a duration exactly where the kind's end needs or allows one. */
 export function checkLadder(p: { ladder: readonly LadderStep[] }, ctx: z.RefinementCtx): void {
   p.ladder.forEach((step, i) => {
-      const prev = p.ladder[i - 1];
-      if (prev && step.threshold <= prev.threshold) {
-        ctx.addIssue({ code: "custom", path: ["ladder", i, "threshold"], message: `thresholds must increase: ${step.threshold} follows ${prev.threshold}` });
-      }
-      const spec = kindSpec(step.kind);
-      if (!LADDER_KINDS.includes(step.kind)) {
-        ctx.addIssue({ code: "custom", path: ["ladder", i, "kind"], message: `a ladder acts on the account: ${joinWords(LADDER_KINDS, "or")}, not ${step.kind}` });
-      } else if (spec.end === "required" && step.durationSeconds === undefined) {
-        ctx.addIssue({ code: "custom", path: ["ladder", i, "durationSeconds"], message: `a ${step.kind} needs a duration${spec.permanentIs ? ` (a permanent one is a ${spec.permanentIs})` : ""}` });
-      } else if (spec.end === "forbidden" && step.durationSeconds !== undefined) {
-        ctx.addIssue({ code: "custom", path: ["ladder", i, "durationSeconds"], message: `a ${step.kind} has no end` });
-      }
-    });
+    const prev = p.ladder[i - 1];
+    if (prev && step.threshold <= prev.threshold) {
+      ctx.addIssue({ code: "custom", path: ["ladder", i, "threshold"], message: `thresholds must increase: ${step.threshold} follows ${prev.threshold}` });
+    }
+    const spec = kindSpec(step.kind);
+    if (!LADDER_KINDS.includes(step.kind)) {
+      ctx.addIssue({ code: "custom", path: ["ladder", i, "kind"], message: `a ladder acts on the account: ${joinWords(LADDER_KINDS, "or")}, not ${step.kind}` });
+    } else if (spec.end === "required" && step.durationSeconds === undefined) {
+      ctx.addIssue({ code: "custom", path: ["ladder", i, "durationSeconds"], message: `a ${step.kind} needs a duration${spec.permanentIs ? ` (a permanent one is a ${spec.permanentIs})` : ""}` });
+    } else if (spec.end === "forbidden" && step.durationSeconds !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["ladder", i, "durationSeconds"], message: `a ${step.kind} has no end` });
+    }
+  });
 }
 
 export const strikePolicySchema = z
