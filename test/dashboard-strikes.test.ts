@@ -68,7 +68,7 @@ test(
       const dialog = mod.getByRole("dialog", { name: `Resolve post kim-${n}` });
       await dialog.getByLabel("Resolution").selectOption("SPAM_CONFIRMED");
       await dialog.getByRole("button", { name: "Confirm resolve" }).click();
-      await mod.locator(".toast", { hasText: "Resolved" }).first().waitFor();
+      await mod.locator(".toast", { hasText: `Resolved post kim-${n}` }).waitFor();
       expect((await b.platform.report(r[n]!)).status).toBe("RESOLVED");
     }
     const identityId = (await b.platform.trpc.dashboard.case.query({ caseId: c[2]! })).subject!.id;
