@@ -99,7 +99,9 @@ test("decisions climb the ladder to a suspension: taken by the system, announced
   expect(warning.type).toBe("enforcement_action.created");
   // A harassment finding weighs 2: from 1 to 3 strikes, the suspension's threshold.
   await mod.resolve(await file(subject, "harassment"), { resolutionCode: "HARASSMENT_CONFIRMED" });
+  const t0 = performance.now();
   const suspension = await until(async () => received.find((e) => e.data.action.identity.externalId === subject.externalId && e.data.action.kind === "suspension"));
+  console.log(`ladder suspension announced ${Math.round(performance.now() - t0)} ms after the decision`);
   expect(suspension.data.action.createdBy.type).toBe("system");
   expect(suspension.data.statement?.automated_decision).toBe("AUTOMATED_DECISION_FULLY");
 
