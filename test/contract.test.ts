@@ -383,6 +383,28 @@ describe("SDK routes, success and state errors", () => {
     expect(afterRevoke.error?.error).toContain("revoked");
   });
 
+  test("strikes: the policy (get, put), a resolution adds a strike, the identity's strikes and the SDK identity's actions show it", async () => {
+    const path = op();
+    const subject = { type: "user", externalId: "strike-1" };
+    expect((await org.GET("/organizations/{orgSlug}/projects/{projectId}/strike-policy", { params: { path } })).data?.policy.enabled).toBe(false);
+    const put = await org.PUT("/organizations/{orgSlug}/projects/{projectId}/strike-policy", {
+      params: { path },
+      body: { enabled: true, windowDays: 30, ladder: [{ threshold: 2, kind: "warning" }] },
+    });
+    expect(put.data?.policy).toMatchObject({ enabled: true, windowDays: 30, strikes: { default: 1 } });
+    const filed = await sdk.POST("/projects/{projectId}/reports", { params: { path: { projectId } }, body: { subject, reason: "spam", target: { contentType: "post", contentExternalId: "strike-post" } } });
+    await sdk.POST("/reports/{reportId}/resolve", { params: { path: { reportId: filed.data!.report.id } }, body: { resolutionCode: "SPAM_CONFIRMED" } });
+    const strikes = await org.GET("/organizations/{orgSlug}/projects/{projectId}/identities/{typeName}/{externalId}/strikes", {
+      params: { path: { ...path, typeName: subject.type, externalId: subject.externalId } },
+    });
+    expect(strikes.data).toMatchObject({ total: 1, nextStep: { threshold: 2, kind: "warning" } });
+    const pulled = await sdk.GET("/projects/{projectId}/identities/{typeName}/{externalId}/enforcement-actions", {
+      params: { path: { projectId, typeName: subject.type, externalId: subject.externalId } },
+    });
+    expect(pulled.data?.strikes.total).toBe(1);
+    await org.PUT("/organizations/{orgSlug}/projects/{projectId}/strike-policy", { params: { path }, body: {} });
+  });
+
   test("webhooks: endpoints, a delivery, replay (200; 409 once the endpoint is disabled), rotate, delete", async () => {
     const url = `http://127.0.0.1:${receiver.port}/hook`;
     const created = await org.POST("/organizations/{orgSlug}/webhook-endpoints", { params: { path: orgPath }, body: { url, description: "contract" } });

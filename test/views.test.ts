@@ -27,6 +27,7 @@ import { queueViewSchema } from "../src/domain/views/queue.ts";
 import { reporterViewSchema } from "../src/domain/views/reporter.ts";
 import { ruleHitViewSchema, ruleViewSchema } from "../src/domain/views/rule.ts";
 import { dsaSettingsSchema, statementSchema } from "../src/domain/views/dsa.ts";
+import { identityStrikesSchema, strikePolicySchema, strikeViewSchema } from "../src/domain/views/strikes.ts";
 import { submissionAttemptViewSchema, submissionSettingsViewSchema, transparencyReportSchema } from "../src/domain/views/transparency.ts";
 import { domainWorld, type DomainWorld } from "./helpers/builders.ts";
 
@@ -68,6 +69,11 @@ describe("the OpenAPI documents publish the domain's view schemas", () => {
     ["org", "Rule", ruleViewSchema],
     ["org", "Queue", queueViewSchema],
     ["org", "RuleHit", ruleHitViewSchema],
+    ["sdk", "IdentityStrikes", identityStrikesSchema],
+    ["sdk", "Strike", strikeViewSchema],
+    ["org", "IdentityStrikes", identityStrikesSchema],
+    ["org", "Strike", strikeViewSchema],
+    ["org", "StrikePolicy", strikePolicySchema],
   ];
   for (const [family, id, schema] of components) {
     test(`${family} ${id}: the properties are the view schema's keys, in its order`, () => {

@@ -826,6 +826,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/organizations/{orgSlug}/projects/{projectId}/strike-policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a project's strike policy
+         * @description Which resolutions add strikes and how many (by reason or severity), how long they count (`windowDays`), and the ladder of actions taken at thresholds. A project that saved none has the defaults, off.
+         */
+        get: operations["strikes-policy"];
+        /**
+         * Replace a project's strike policy
+         * @description Fields left out take their defaults. The ladder's thresholds must increase, its kinds act on the account (warning, mute, suspension or ban), a suspension needs `durationSeconds` and a kind without an end takes none; `strikes.byReason` names the project's report categories. 400 names the field. Applies to decisions from now on: strikes already added keep their count and expiry.
+         */
+        put: operations["strikes-setPolicy"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/projects/{projectId}/identities/{typeName}/{externalId}/strikes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An identity's strikes
+         * @description `total`: its strikes in force (the sum of their counts: what the ladder and the rule field `subject.strikes` read); `nextStep`: the ladder's next step above it; `strikes`: newest first, at most 100, in force, expired and removed, of the cases the caller may work.
+         */
+        get: operations["strikes-ofIdentity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -839,7 +883,7 @@ export interface components {
             not: components["schemas"]["RuleCondition"];
         } | {
             /** @enum {string} */
-            field: "report.reasons" | "report.severity" | "report.automated" | "report.contentType" | "report.text" | "ai.severity" | "ai.confidence" | "ai.categories" | "subject.reportCount" | "subject.openCases" | "subject.activeActions" | "subject.actionsLast30d" | "reporter.trusted" | "reporter.accuracy" | "reporter.reportsLast24h" | "reporter.accountAgeDays" | "target.distinctReportersLast24h" | "case.distinctReporters" | "case.reportsLastHour";
+            field: "report.reasons" | "report.severity" | "report.automated" | "report.contentType" | "report.text" | "ai.severity" | "ai.confidence" | "ai.categories" | "subject.reportCount" | "subject.openCases" | "subject.activeActions" | "subject.actionsLast30d" | "subject.strikes" | "reporter.trusted" | "reporter.accuracy" | "reporter.reportsLast24h" | "reporter.accountAgeDays" | "target.distinctReportersLast24h" | "case.distinctReporters" | "case.reportsLastHour";
             /** @enum {string} */
             op: "eq" | "ne" | "in" | "includes" | "gt" | "gte" | "lt" | "lte" | "contains" | "matches";
             value: unknown;
@@ -1279,6 +1323,92 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+        };
+        /** @description A project's strike policy (docs/enforcement.md, "Strikes"). */
+        StrikePolicy: {
+            /** @default false */
+            enabled: boolean;
+            /** @default 90 */
+            windowDays: number;
+            /**
+             * @default [
+             *       "SPAM_CONFIRMED",
+             *       "HARASSMENT_CONFIRMED",
+             *       "HATE_SPEECH_CONFIRMED",
+             *       "THREATS_CONFIRMED",
+             *       "FRAUD_OR_SCAM_CONFIRMED",
+             *       "ACCOUNT_LEVEL_ACTION",
+             *       "CONTENT_LEVEL_ACTION"
+             *     ]
+             */
+            codes: ("NO_VIOLATION" | "INSUFFICIENT_EVIDENCE" | "DUPLICATE_REPORT" | "SPAM_CONFIRMED" | "HARASSMENT_CONFIRMED" | "HATE_SPEECH_CONFIRMED" | "THREATS_CONFIRMED" | "FRAUD_OR_SCAM_CONFIRMED" | "POLICY_EXCEPTION_CONTEXTUAL" | "ESCALATED_EXTERNALLY" | "ACCOUNT_LEVEL_ACTION" | "CONTENT_LEVEL_ACTION")[];
+            /**
+             * @default {
+             *       "default": 1,
+             *       "byReason": {},
+             *       "bySeverity": {}
+             *     }
+             */
+            strikes: {
+                /** @default 1 */
+                default: number;
+                /** @default {} */
+                byReason: {
+                    [key: string]: number;
+                };
+                /** @default {} */
+                bySeverity: {
+                    LOW?: number;
+                    MEDIUM?: number;
+                    HIGH?: number;
+                    CRITICAL?: number;
+                };
+            };
+            /** @default [] */
+            ladder: {
+                threshold: number;
+                /** @enum {string} */
+                kind: "warning" | "mute" | "suspension" | "ban" | "content_removal";
+                durationSeconds?: number;
+                reason?: string;
+            }[];
+        };
+        IdentityStrikes: {
+            total: number;
+            nextStep: {
+                threshold: number;
+                /** @enum {string} */
+                kind: "warning" | "mute" | "suspension" | "ban" | "content_removal";
+                durationSeconds?: number;
+                reason?: string;
+            } | null;
+            strikes: components["schemas"]["Strike"][];
+        };
+        Strike: {
+            id: string;
+            identity: {
+                id: string;
+                type: string;
+                externalId: string;
+            };
+            caseId: string;
+            reportId: string;
+            code: string | null;
+            count: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            expiresAt: string;
+            removedAt: string | null;
+            removedReason: string | null;
+            /** @enum {string} */
+            status: "active" | "expired" | "removed";
+            step: {
+                threshold: number;
+                /** @enum {string} */
+                kind: "warning" | "mute" | "suspension" | "ban" | "content_removal";
+            } | null;
+            actionId: string | null;
         };
         /** @description Every error the server answers. */
         Error: {
@@ -1800,7 +1930,7 @@ export interface operations {
     "audit-list": {
         parameters: {
             query?: {
-                action?: "REPORT_CREATED" | "REPORT_TRIAGED" | "REPORT_ESCALATED" | "REPORT_RESOLVED" | "REPORT_DISMISSED" | "REPORT_STATUS_CHANGED" | "REPORT_MOVED" | "REPORT_APPEALED" | "REPORT_UPHELD" | "REPORT_OVERTURNED" | "REPORT_CLOSED" | "REPORT_DECISION_UNDONE" | "REPORTER_TRUSTED_CHANGED" | "REPORTER_MUTED" | "REPORTER_UNMUTED" | "CASE_OPENED" | "CASE_BUCKET_RAISED" | "CASE_STATUS_CHANGED" | "CASE_ASSIGNED" | "CASE_ESCALATED" | "CASE_TAGS_CHANGED" | "CASE_UNASSIGNED" | "CASE_SKIPPED" | "CASE_NOTE_ADDED" | "CASE_PRIORITY_CHANGED" | "CASE_QUEUE_CHANGED" | "CASE_ROUTE_REFUSED" | "APPEAL_FILED" | "APPEAL_UPHELD" | "APPEAL_OVERTURNED" | "BULK_DECISION_MADE" | "BULK_DECISION_UNDONE" | "DECISION_TEMPLATE_CREATED" | "DECISION_TEMPLATE_UPDATED" | "DECISION_TEMPLATE_DELETED" | "ENFORCEMENT_ACTION_CREATED" | "ENFORCEMENT_ACTION_STARTED" | "ENFORCEMENT_ACTION_CANCELLED" | "ENFORCEMENT_ACTION_UPDATED" | "ENFORCEMENT_ACTION_REVOKED" | "ENFORCEMENT_ACTION_EXPIRED" | "AI_ANALYZED" | "LINK_SCAN_SKIPPED" | "PROJECT_CREATED" | "PROJECT_RENAMED" | "PROJECT_DELETED" | "PROJECT_SETTINGS_CHANGED" | "PROJECT_DSA_SETTINGS_CHANGED" | "QUEUE_CREATED" | "QUEUE_UPDATED" | "QUEUE_DELETED" | "RULE_CREATED" | "RULE_UPDATED" | "RULE_DELETED" | "CATEGORY_CREATED" | "CATEGORY_UPDATED" | "CATEGORY_DELETED" | "USER_CREATED" | "USER_ROLE_CHANGED" | "USER_DISABLED" | "USER_ENABLED" | "USER_PASSWORD_CHANGED" | "USER_PASSWORD_RESET" | "WEBHOOK_ENDPOINT_CREATED" | "WEBHOOK_ENDPOINT_UPDATED" | "WEBHOOK_ENDPOINT_DELETED" | "WEBHOOK_ENDPOINT_DISABLED" | "WEBHOOK_SECRET_ROTATED" | "TRANSPARENCY_SUBMISSION_CHANGED" | "WEBHOOK_DELIVERY_REPLAYED";
+                action?: "REPORT_CREATED" | "REPORT_TRIAGED" | "REPORT_ESCALATED" | "REPORT_RESOLVED" | "REPORT_DISMISSED" | "REPORT_STATUS_CHANGED" | "REPORT_MOVED" | "REPORT_APPEALED" | "REPORT_UPHELD" | "REPORT_OVERTURNED" | "REPORT_CLOSED" | "REPORT_DECISION_UNDONE" | "REPORTER_TRUSTED_CHANGED" | "REPORTER_MUTED" | "REPORTER_UNMUTED" | "CASE_OPENED" | "CASE_BUCKET_RAISED" | "CASE_STATUS_CHANGED" | "CASE_ASSIGNED" | "CASE_ESCALATED" | "CASE_TAGS_CHANGED" | "CASE_UNASSIGNED" | "CASE_SKIPPED" | "CASE_NOTE_ADDED" | "CASE_PRIORITY_CHANGED" | "CASE_QUEUE_CHANGED" | "CASE_ROUTE_REFUSED" | "APPEAL_FILED" | "APPEAL_UPHELD" | "APPEAL_OVERTURNED" | "BULK_DECISION_MADE" | "BULK_DECISION_UNDONE" | "DECISION_TEMPLATE_CREATED" | "DECISION_TEMPLATE_UPDATED" | "DECISION_TEMPLATE_DELETED" | "ENFORCEMENT_ACTION_CREATED" | "ENFORCEMENT_ACTION_STARTED" | "ENFORCEMENT_ACTION_CANCELLED" | "ENFORCEMENT_ACTION_UPDATED" | "ENFORCEMENT_ACTION_REVOKED" | "ENFORCEMENT_ACTION_EXPIRED" | "AI_ANALYZED" | "LINK_SCAN_SKIPPED" | "PROJECT_CREATED" | "PROJECT_RENAMED" | "PROJECT_DELETED" | "PROJECT_SETTINGS_CHANGED" | "PROJECT_DSA_SETTINGS_CHANGED" | "PROJECT_STRIKE_POLICY_CHANGED" | "STRIKE_ADDED" | "STRIKE_REMOVED" | "QUEUE_CREATED" | "QUEUE_UPDATED" | "QUEUE_DELETED" | "RULE_CREATED" | "RULE_UPDATED" | "RULE_DELETED" | "CATEGORY_CREATED" | "CATEGORY_UPDATED" | "CATEGORY_DELETED" | "USER_CREATED" | "USER_ROLE_CHANGED" | "USER_DISABLED" | "USER_ENABLED" | "USER_PASSWORD_CHANGED" | "USER_PASSWORD_RESET" | "WEBHOOK_ENDPOINT_CREATED" | "WEBHOOK_ENDPOINT_UPDATED" | "WEBHOOK_ENDPOINT_DELETED" | "WEBHOOK_ENDPOINT_DISABLED" | "WEBHOOK_SECRET_ROTATED" | "TRANSPARENCY_SUBMISSION_CHANGED" | "WEBHOOK_DELIVERY_REPLAYED";
                 entityType?: string;
                 entityId?: string;
                 projectId?: string;
@@ -6554,6 +6684,276 @@ export interface operations {
             };
             /** @description Request body too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "strikes-policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        policy: components["schemas"]["StrikePolicy"];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Organization or project not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "strikes-setPolicy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @default false */
+                    enabled?: boolean;
+                    /** @default 90 */
+                    windowDays?: number;
+                    /**
+                     * @default [
+                     *       "SPAM_CONFIRMED",
+                     *       "HARASSMENT_CONFIRMED",
+                     *       "HATE_SPEECH_CONFIRMED",
+                     *       "THREATS_CONFIRMED",
+                     *       "FRAUD_OR_SCAM_CONFIRMED",
+                     *       "ACCOUNT_LEVEL_ACTION",
+                     *       "CONTENT_LEVEL_ACTION"
+                     *     ]
+                     */
+                    codes?: ("NO_VIOLATION" | "INSUFFICIENT_EVIDENCE" | "DUPLICATE_REPORT" | "SPAM_CONFIRMED" | "HARASSMENT_CONFIRMED" | "HATE_SPEECH_CONFIRMED" | "THREATS_CONFIRMED" | "FRAUD_OR_SCAM_CONFIRMED" | "POLICY_EXCEPTION_CONTEXTUAL" | "ESCALATED_EXTERNALLY" | "ACCOUNT_LEVEL_ACTION" | "CONTENT_LEVEL_ACTION")[];
+                    /**
+                     * @default {
+                     *       "default": 1,
+                     *       "byReason": {},
+                     *       "bySeverity": {}
+                     *     }
+                     */
+                    strikes?: {
+                        /** @default 1 */
+                        default?: number;
+                        /** @default {} */
+                        byReason?: {
+                            [key: string]: number;
+                        };
+                        /** @default {} */
+                        bySeverity?: {
+                            LOW?: number;
+                            MEDIUM?: number;
+                            HIGH?: number;
+                            CRITICAL?: number;
+                        };
+                    };
+                    /** @default [] */
+                    ladder?: {
+                        threshold: number;
+                        /** @enum {string} */
+                        kind: "warning" | "mute" | "suspension" | "ban" | "content_removal";
+                        durationSeconds?: number;
+                        reason?: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        policy: components["schemas"]["StrikePolicy"];
+                    };
+                };
+            };
+            /** @description Invalid policy */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not an admin (or a publishable key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Organization or project not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "strikes-ofIdentity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                projectId: string;
+                typeName: string;
+                externalId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdentityStrikes"];
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Organization, project or identity not found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -193,7 +193,7 @@ export interface paths {
         };
         /**
          * List an identity's enforcement actions
-         * @description The identity's warnings, mutes, suspensions, bans and content removals, newest first. `active` is true while an action is in force (started, not revoked, end not reached); one created to start later is listed with `status: scheduled` and its `startsAt`. Filter with `active=true|false`; pass `nextCursor` back as `cursor`.
+         * @description The identity's warnings, mutes, suspensions, bans and content removals, newest first. `active` is true while an action is in force (started, not revoked, end not reached); one created to start later is listed with `status: scheduled` and its `startsAt`. Filter with `active=true|false`; pass `nextCursor` back as `cursor`. `strikes` (an addition, the same on every page): the identity's strikes under the project's strike policy, `total` in force.
          */
         get: operations["enforcement-identityActions"];
         put?: never;
@@ -400,6 +400,43 @@ export interface components {
             active: boolean;
             /** @enum {string} */
             status: "active" | "expired" | "revoked" | "scheduled" | "cancelled";
+        };
+        IdentityStrikes: {
+            total: number;
+            nextStep: {
+                threshold: number;
+                /** @enum {string} */
+                kind: "warning" | "mute" | "suspension" | "ban" | "content_removal";
+                durationSeconds?: number;
+                reason?: string;
+            } | null;
+            strikes: components["schemas"]["Strike"][];
+        };
+        Strike: {
+            id: string;
+            identity: {
+                id: string;
+                type: string;
+                externalId: string;
+            };
+            caseId: string;
+            reportId: string;
+            code: string | null;
+            count: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            expiresAt: string;
+            removedAt: string | null;
+            removedReason: string | null;
+            /** @enum {string} */
+            status: "active" | "expired" | "removed";
+            step: {
+                threshold: number;
+                /** @enum {string} */
+                kind: "warning" | "mute" | "suspension" | "ban" | "content_removal";
+            } | null;
+            actionId: string | null;
         };
         Appeal: {
             id: string;
@@ -1373,6 +1410,7 @@ export interface operations {
                     "application/json": {
                         actions: components["schemas"]["EnforcementAction"][];
                         nextCursor: string | null;
+                        strikes: components["schemas"]["IdentityStrikes"];
                     };
                 };
             };

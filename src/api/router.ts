@@ -14,6 +14,7 @@ import { reportsRouter } from "./routers/reports.ts";
 import { reviewRouter } from "./routers/review.ts";
 import { rulesRouter } from "./routers/rules.ts";
 import { searchRouter } from "./routers/search.ts";
+import { strikesRouter } from "./routers/strikes.ts";
 import { sweepsRouter } from "./routers/sweeps.ts";
 import { templatesRouter } from "./routers/templates.ts";
 import { transparencyRouter } from "./routers/transparency.ts";
@@ -44,6 +45,7 @@ export const appRouter = router({
   queues: queuesRouter,
   sweeps: sweepsRouter,
   review: reviewRouter,
+  strikes: strikesRouter,
 });
 
 export type AppRouter = typeof appRouter;

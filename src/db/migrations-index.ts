@@ -26,6 +26,7 @@ import m23 from "../../drizzle/0023_job_lanes_and_retention.sql" with { type: "t
 import m24 from "../../drizzle/0024_case_decisions.sql" with { type: "text" };
 import m25 from "../../drizzle/0025_case_claim_expiry.sql" with { type: "text" };
 import m26 from "../../drizzle/0026_scheduled_actions.sql" with { type: "text" };
+import m27 from "../../drizzle/0027_strikes.sql" with { type: "text" };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -62,4 +63,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0024_case_decisions", when: 1795755892791, breakpoints: true, sql: m24 },
   { tag: "0025_case_claim_expiry", when: 1795762756495, breakpoints: true, sql: m25 },
   { tag: "0026_scheduled_actions", when: 1795766944473, breakpoints: true, sql: m26 },
+  { tag: "0027_strikes", when: 1795767108795, breakpoints: true, sql: m27 },
 ];

@@ -54,6 +54,8 @@ export const projects = sqliteTable(
     categoriesVersion: integer("categories_version").notNull().default(0),
     /** JSON: the project's statements-of-reasons settings (src/domain/views/dsa.ts); null = defaults. */
     dsaSettings: text("dsa_settings"),
+    /** JSON: the project's strike policy (src/domain/views/strikes.ts); null = off. */
+    strikePolicy: text("strike_policy"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
@@ -557,6 +559,46 @@ export const enforcementActions = sqliteTable(
     index("enforcement_expiry_idx").on(t.endsAt).where(sql`${t.revokedAt} IS NULL AND ${t.expiredAt} IS NULL AND ${t.endsAt} IS NOT NULL`),
     // The scheduler's search for scheduled actions whose start has come.
     index("enforcement_start_idx").on(t.startsAt).where(sql`${t.awaitingStart} = 1 AND ${t.revokedAt} IS NULL`),
+  ],
+);
+
+/**
+ * A strike: a decision the project's strike policy counts against an identity (the decided
+ * case's subject), added in the decision's transaction (src/domain/enforcement/strikes.ts). It
+ * counts until `expires_at` unless removed (its decision overturned on appeal, or undone).
+ */
+export const strikes = sqliteTable(
+  "strikes",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    identityId: text("identity_id")
+      .notNull()
+      .references(() => identities.id, { onDelete: "cascade" }),
+    caseId: text("case_id").notNull(),
+    reportId: text("report_id").notNull(),
+    /** The decision's resolution code. */
+    code: text("code"),
+    /** How many strikes it counts for. */
+    count: integer("count").notNull(),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    removedAt: integer("removed_at"),
+    removedReason: text("removed_reason"),
+    /** JSON: the ladder's step this strike reached (null: none). */
+    step: text("step"),
+    /** The enforcement action the step took (null until taken). */
+    actionId: text("action_id"),
+  },
+  (t) => [
+    // An identity's strikes in force: its range, newest last.
+    index("strikes_identity_idx").on(t.identityId, t.expiresAt),
+    index("strikes_case_idx").on(t.caseId),
   ],
 );
 

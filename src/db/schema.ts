@@ -31,6 +31,7 @@ export const contentAnalyses = tables.contentAnalyses;
 export const jobs = tables.jobs;
 export const urlScanCache = tables.urlScanCache;
 export const enforcementActions = tables.enforcementActions;
+export const strikes = tables.strikes;
 export const appeals = tables.appeals;
 export const statements = tables.statements;
 export const queues = tables.queues;

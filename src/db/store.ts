@@ -42,6 +42,7 @@ import { sqliteTextSearch, type SearchIndex } from "./search.ts";
  * | one open case per target (else per subject), its report count and bucket | one INSERT … ON CONFLICT … DO UPDATE on the partial unique index, which leaves the case's row locked until commit (claimCase) |
  * | a decision and new reports on one case: no report left open in a case a decision closed | the case's row, locked (FOR UPDATE) by every transaction that reads a case's reports or status before writing them (src/domain/cases/case-lock.ts) and by intake's upsert; the case first, then reporters' identities |
  * | a reporter's tally (upheld, decided) | the reporters' rows locked in the order of ids before the recount (recountCaseReporters) |
+ * | a strike ladder's step reached once per threshold crossing | the subject identity's row, locked after the case's before its strikes in force are counted (addDecisionStrike); the step's action taken once: the strike's row, locked by its job (takeLadderStep) |
  * | one pending appeal per action; an action revoked or changed once | the action's row, locked before its case's (requireAction `lock`) |
  * | report creation times unique in an organization | the unique index (org_id, created_us): each instance hands out its own increasing times; two meeting in one microsecond is a conflict that runs the transaction again |
  * | an ascending listing never skips a report | reports commit within LISTING_HORIZON_MS / 2 of their time (else run again); ascending pages stop LISTING_HORIZON_MS back (src/domain/intake/report-time.ts) |

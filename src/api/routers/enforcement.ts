@@ -8,8 +8,10 @@ import {
   listAppeals,
   revokeActionSettlingAppeal,
 } from "../../domain/enforcement/appeals.ts";
-import { actionEnd, actionStart, createEnforcementAction, findEnforcementActions, listIdentityActions, updateEnforcementAction } from "../../domain/enforcement/enforcement.ts";
+import { actionEnd, actionStart, createEnforcementAction, findEnforcementActions, updateEnforcementAction } from "../../domain/enforcement/enforcement.ts";
 import { cancelScheduledAction } from "../../domain/enforcement/scheduled.ts";
+import { identityActionsWithStrikes } from "../../domain/enforcement/strike-ladder.ts";
+import { identityStrikesSchema } from "../../domain/views/strikes.ts";
 import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/intake/validation.ts";
 import { getActionStatement } from "../../domain/enforcement/statements.ts";
 import { statementRecordSchema } from "../../domain/views/dsa.ts";
@@ -58,14 +60,14 @@ export const enforcementRouter = router({
         path: "/projects/{projectId}/identities/{typeName}/{externalId}/enforcement-actions",
         summary: "List an identity's enforcement actions",
         description:
-          `The identity's ${joinWords(ACTION_KINDS.map(pluralLabel), "and")}, newest first. \`active\` is true while an action is in force (started, not revoked, end not reached); one created to start later is listed with \`status: scheduled\` and its \`startsAt\`. Filter with \`active=true|false\`; pass \`nextCursor\` back as \`cursor\`.`,
+          `The identity's ${joinWords(ACTION_KINDS.map(pluralLabel), "and")}, newest first. \`active\` is true while an action is in force (started, not revoked, end not reached); one created to start later is listed with \`status: scheduled\` and its \`startsAt\`. Filter with \`active=true|false\`; pass \`nextCursor\` back as \`cursor\`. \`strikes\` (an addition, the same on every page): the identity's strikes under the project's strike policy, \`total\` in force.`,
         tags,
         errorResponses: sdkErrors,
       },
     })
-    .output(z.object({ actions: z.array(enforcementActionViewSchema), nextCursor: z.string().nullable() }))
+    .output(z.object({ actions: z.array(enforcementActionViewSchema), nextCursor: z.string().nullable(), strikes: identityStrikesSchema }))
     .query(({ ctx, input }) =>
-      listIdentityActions(ctx.domain, {
+      identityActionsWithStrikes(ctx.domain, {
         projectId: ctx.project.id,
         type: input.typeName,
         externalId: input.externalId,

@@ -24,6 +24,7 @@ export async function createProject(ctx: DomainContext, input: { name: string })
     scanLinks: 0,
     categoriesVersion: 0,
     dsaSettings: null,
+    strikePolicy: null,
     createdAt: now,
     updatedAt: now,
   };

@@ -42,8 +42,8 @@ export async function recordAudit<A extends AuditAction>(ctx: DomainContext, e: 
     entityId: e.entityId,
     before: json(e.before),
     after: json(e.after),
-    // A rule's effect names the rule and its version (DomainContext.automation).
-    data: json(ctx.automation ? { ...(e.data as object | undefined), ruleId: ctx.automation.ruleId, version: ctx.automation.version, automated: true } : e.data),
+    // A rule's effect names the rule and its version, a strike policy's step its strike (DomainContext.automation).
+    data: json(ctx.automation ? { ...(e.data as object | undefined), ...ctx.automation, automated: true } : e.data),
     createdAt: ctx.clock.now(),
   });
 }

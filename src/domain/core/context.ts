@@ -18,11 +18,13 @@ export interface DomainContext {
   /** The organization the work is for: every query of a tenant's data is bounded by it. */
   orgId: string;
   /**
-   * Set while a rule's effects are applied (src/domain/rules/rule-engine.ts): every audit event written
-   * then carries `{ ruleId, version, automated: true }` in its data, and rules are not evaluated
-   * again for the changes (a rule cannot re-trigger itself).
+   * Set while a rule's effects are applied (src/domain/rules/rule-engine.ts), or a strike policy's
+   * ladder step (src/domain/enforcement/strike-ladder.ts): every audit event written then carries
+   * these fields and `automated: true` in its data (`{ ruleId, version }`, `{ strikePolicy:
+   * { strikeId, threshold } }`), and rules are not evaluated again for the changes (a rule cannot
+   * re-trigger itself).
    */
-  automation?: { ruleId: string; version: number };
+  automation?: { ruleId: string; version: number } | { strikePolicy: { strikeId: string; threshold: number } };
 }
 
 /** Reading needs only the data and the clock. */

@@ -34,7 +34,7 @@ export const UNDO_WINDOW_MS = 60_000;
 export const MAX_BULK_CASES = 200;
 
 export type BulkDecision =
-  | { action: "resolve"; code?: ResolutionCode; note?: string | null }
+  | { action: "resolve"; code?: ResolutionCode; note?: string | null; followsActionId?: string }
   | { action: "dismiss"; reason: DismissalReason; note?: string | null }
   | { action: "escalate"; team: Team; note?: string | null };
 
@@ -132,7 +132,7 @@ export function applyBulkDecision(
         const t = await rowLockedTransaction(ctx, () =>
           applyTransition(ctx, {
             target: { reportId: first.id },
-            move: decision.action === "resolve" ? { action: "resolve", code: decision.code, note: decision.note } : decision.action === "dismiss" ? { action: "dismiss", reason: decision.reason, note: decision.note } : { action: "escalate", team: decision.team, note: decision.note },
+            move: decision.action === "resolve" ? { action: "resolve", code: decision.code, note: decision.note, ...(decision.followsActionId ? { followsActionId: decision.followsActionId } : {}) } : decision.action === "dismiss" ? { action: "dismiss", reason: decision.reason, note: decision.note } : { action: "escalate", team: decision.team, note: decision.note },
             claim: input.othersClaims === "take_over" ? "take_over" : "respect",
           }),
         );

@@ -221,6 +221,8 @@ export function sweepCases(
               action: "resolve",
               code: "ACCOUNT_LEVEL_ACTION",
               note: input.note?.trim() || `Resolved with the account's ${plainWords(action.kind)} (enforcement action ${action.id})`,
+              // The swept cases add no strikes: the decision that took the action struck already.
+              followsActionId: action.id,
             },
             othersClaims: input.othersClaims,
           },

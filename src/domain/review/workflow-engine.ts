@@ -25,6 +25,7 @@ import { findOpenCase } from "../intake/open-case.ts";
 import { mayWorkCase } from "./queue-access.ts";
 import { recountCaseReporters, TALLIED_STATUSES } from "../intake/reporter-tally.ts";
 import { enqueueReportDecided } from "./report-outcomes.ts";
+import { addDecisionStrike, removeCaseStrikes, removeUndoneStrikes } from "../enforcement/strikes.ts";
 import type { Severity } from "../cases/severity.ts";
 import { CLAIMED_BY } from "../views/case.ts";
 import { holderOf } from "./claims.ts";
@@ -46,7 +47,11 @@ export interface ActionData {
   /** What the AI found (for the audit event). */
   enrich: { severity?: Severity; confidence?: number };
   escalate: { team: Team; note?: string | null };
-  resolve: { code?: string | null; note?: string | null };
+  /**
+   * `followsActionId`: the resolution follows an action already taken on another case (a sweep,
+   * src/domain/review/sweep.ts), so it adds no strike of its own (that decision struck already).
+   */
+  resolve: { code?: string | null; note?: string | null; followsActionId?: string };
   /** `mutedReporter`: the system dismissing a muted reporter's report on intake (src/domain/intake/reporters.ts). */
   dismiss: { reason: string; note?: string | null; mutedReporter?: true };
   appeal: AppealRef;
@@ -135,6 +140,27 @@ const announceReportDecided: Effect = async (ctx, t) => {
 };
 
 /**
+ * Strikes (src/domain/enforcement/strikes.ts): a resolution whose code the project's strike
+ * policy names adds a strike to the case's subject (and may reach a ladder step); an overturned
+ * appeal removes the case's strike. A sweep's resolutions follow an action already taken and add none.
+ */
+const countStrikes: Effect = async (ctx, t) => {
+  const moved = reportsMoved(t);
+  if (!t.report || !t.applied) return;
+  const move = t.move as Move;
+  if (move.action === "resolve" && moved.length && !move.followsActionId) {
+    await addDecisionStrike(ctx, { projectId: t.report.projectId, caseId: t.report.caseId, reportId: t.report.id, code: move.code ?? null, decidedReportIds: moved.map((r) => r.id), at: t.at });
+  } else if (move.action === "overturn") {
+    await removeCaseStrikes(ctx, { caseId: t.report.caseId, at: t.at });
+  }
+};
+
+/** Undoing a bulk decision takes back the strikes it added to each case it puts back. */
+const takeBackStrikes: Effect<"undo"> = async (ctx, t) => {
+  if (t.case && !t.report) await removeUndoneStrikes(ctx, { caseId: t.case.id, bulkId: t.move.bulkId, at: t.at });
+};
+
+/**
  * What follows every decision on a report: resolve and dismiss, and uphold and overturn (the
  * decision on its appeal). The one place for "when a report is decided, do X": every route,
  * job and domain function that decides a report reaches it through applyTransition.
@@ -142,6 +168,7 @@ const announceReportDecided: Effect = async (ctx, t) => {
 const ON_DECIDED: readonly Effect[] = [
   // `report.decided` (src/domain/review/report-outcomes.ts), one per report the decision moved; none for a silent move.
   announceReportDecided,
+  countStrikes,
 ];
 
 /** How the table's move of one report spreads to its case. */
@@ -275,7 +302,7 @@ const EFFECTS: { [A in WorkflowAction]: Effects<A> } = {
     fellows: "none",
     case: "none",
     refusal: refused("only a report its bulk decision left RESOLVED, DISMISSED or IN_REVIEW can be restored"),
-    then: [],
+    then: [takeBackStrikes],
   },
 };
 

@@ -21,7 +21,7 @@
 import { and, asc, count, countDistinct, eq, gt, gte, inArray, isNotNull, isNull, lte, max, or, sql, sum, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import { param, shapedStatements, statements } from "../../db/prepared.ts";
-import { cases, enforcementActions, identities, organizations, reports, ruleHits, rules } from "../../db/schema.ts";
+import { cases, enforcementActions, identities, organizations, reports, ruleHits, rules, strikes } from "../../db/schema.ts";
 import { recordAudit, systemActor } from "../core/audit.ts";
 import { DAY_MS, HOUR_MS } from "../core/clock.ts";
 import { together, type DomainContext } from "../core/context.ts";
@@ -181,6 +181,10 @@ function factColumns(db: Db): Record<QueriedFact, Record<string, SQL>> {
     },
     "subject.actionsLast30d": {
       actionsLast30d: one(db.select({ n: count() }).from(enforcementActions).where(and(eq(enforcementActions.identityId, ph("subjectId")), gte(enforcementActions.createdAt, ph("since"))))),
+    },
+    "subject.strikes": {
+      // strikes_identity_idx (identity_id, expires_at): the subject's strikes not expired yet.
+      subjectStrikes: one(db.select({ n: sum(strikes.count) }).from(strikes).where(and(eq(strikes.identityId, ph("subjectId")), gt(strikes.expiresAt, ph("now")), isNull(strikes.removedAt)))),
     },
     "reporter.accountAgeDays": {
       // The platform's word, in the metadata it mirrors (accountAgeDays reads it).
@@ -417,6 +421,7 @@ async function queriedFacts(ctx: Pick<DomainContext, "db" | "orgId" | "clock">, 
   if (asked("subject.openCases")) facts["subject.openCases"] = n(row?.openCases);
   if (asked("subject.activeActions")) facts["subject.activeActions"] = n(row?.activeActions);
   if (asked("subject.actionsLast30d")) facts["subject.actionsLast30d"] = n(row?.actionsLast30d);
+  if (asked("subject.strikes")) facts["subject.strikes"] = n(row?.subjectStrikes);
   if (asked("reporter.trusted")) facts["reporter.trusted"] = n(row?.reporterTrusted) === 1;
   if (asked("reporter.accuracy")) facts["reporter.accuracy"] = reporterId ? reporterAccuracy({ upheld: n(row?.upheld), decided: n(row?.decided) }) : null;
   if (asked("reporter.reportsLast24h")) facts["reporter.reportsLast24h"] = n(row?.reporterRecent);

@@ -17,6 +17,7 @@ import { projectViewSchema } from "./project.ts";
 import { TEAMS } from "./report.ts";
 import { aiSettingsSchema } from "./settings.ts";
 import { dsaSettingsSchema } from "./dsa.ts";
+import { strikePolicySchema } from "./strikes.ts";
 import { TEMPLATE_KINDS } from "./template.ts";
 import { BUCKETS, SEVERITIES } from "./severity.ts";
 import { ROLES } from "./user.ts";
@@ -45,7 +46,7 @@ const optionalNote = z.string().nullable().optional();
 /** What a decision on a report records (the workflow engine): the decision, whether it changed the report, its case. */
 const decided = { applied: z.boolean(), caseId: z.string() };
 const escalateData = z.object({ action: z.literal("escalate"), team: z.enum(TEAMS), note: optionalNote, ...decided });
-const resolveData = z.object({ action: z.literal("resolve"), code: z.string().nullable().optional(), note: optionalNote, ...decided });
+const resolveData = z.object({ action: z.literal("resolve"), code: z.string().nullable().optional(), note: optionalNote, followsActionId: z.string().optional(), ...decided });
 const dismissData = z.object({ action: z.literal("dismiss"), reason: z.string(), note: optionalNote, mutedReporter: z.literal(true).optional(), ...decided });
 const triageData = z.object({ action: z.literal("triage"), note: optionalNote, ...decided });
 const closeData = z.object({ action: z.literal("close"), note: optionalNote, ...decided });
@@ -281,6 +282,21 @@ export const AUDIT_ACTIONS = {
   PROJECT_DELETED: { label: "Project deleted", entity: ["project"], before: projectViewSchema },
   PROJECT_SETTINGS_CHANGED: { label: "Project settings changed", entity: ["project"], before: aiSettingsSchema, after: aiSettingsSchema },
   PROJECT_DSA_SETTINGS_CHANGED: { label: "Statement-of-reasons settings changed", entity: ["project"], before: dsaSettingsSchema, after: dsaSettingsSchema },
+  PROJECT_STRIKE_POLICY_CHANGED: { label: "Strike policy changed", entity: ["project"], before: strikePolicySchema, after: strikePolicySchema },
+  // Strikes (src/domain/enforcement/strikes.ts), on the identity struck: `total` is its strikes in force afterwards.
+  STRIKE_ADDED: {
+    label: "Strike added",
+    entity: ["identity"],
+    data: z.object({
+      strikeId: z.string(), caseId: z.string(), reportId: z.string(), code: z.string().nullable(), count: z.number(), total: z.number(), expiresAt: isoDateTime,
+      step: z.object({ threshold: z.number(), kind: z.enum(ACTION_KINDS) }).nullable(),
+    }),
+  },
+  STRIKE_REMOVED: {
+    label: "Strike removed",
+    entity: ["identity"],
+    data: z.object({ strikeId: z.string(), caseId: z.string(), reason: z.enum(["overturned", "undone"]), total: z.number() }),
+  },
 
   QUEUE_CREATED: { label: "Queue created", entity: ["queue"], after: z.looseObject({ name: z.string() }) },
   QUEUE_UPDATED: { label: "Queue changed", entity: ["queue"], before: z.looseObject({}), after: z.looseObject({}) },

@@ -29,6 +29,7 @@ export const RULE_FIELDS = {
   "subject.openCases": { kind: "number", nullable: false },
   "subject.activeActions": { kind: "number", nullable: false },
   "subject.actionsLast30d": { kind: "number", nullable: false },
+  "subject.strikes": { kind: "number", nullable: false },
   "reporter.trusted": { kind: "boolean", nullable: false },
   "reporter.accuracy": { kind: "number", nullable: true },
   "reporter.reportsLast24h": { kind: "number", nullable: false },

@@ -14,6 +14,7 @@ import { describeEvent } from "../components/audit-event.ts";
 import { CaseList } from "../components/case-list.tsx";
 import { caseTitle } from "../components/case-title.ts";
 import { EnforcementList } from "../components/enforcement-list.tsx";
+import { StrikesPanel } from "../components/strikes.tsx";
 import { usePeople } from "../components/people.ts";
 import { MANY_REPORTS, ReporterSummary } from "../components/reporter-summary.tsx";
 import { AssignForm, CaseHolder } from "../components/assignment.tsx";
@@ -578,6 +579,7 @@ function CaseTags({ caseId, tags, canWrite }: { caseId: string; tags: string[]; 
 }
 
 function SubjectSection({ detail: d }: { detail: CaseDetail }) {
+  const { orgSlug } = useSession();
   const s = d.subject;
   return (
     <section className="card" aria-labelledby="subject-title">
@@ -603,6 +605,7 @@ function SubjectSection({ detail: d }: { detail: CaseDetail }) {
           <h3>Earlier cases</h3>
           <CaseList cases={d.subjectCases} />
           <EnforcementList title="Enforcement actions" actions={d.subjectEnforcement} />
+          <StrikesPanel orgSlug={orgSlug} projectId={d.case.projectId} identity={s} caseId={d.case.id} headingLevel={3} />
         </>
       )}
       {d.caseEnforcement.length > 0 && <EnforcementList title="Actions taken on this case" actions={d.caseEnforcement} />}

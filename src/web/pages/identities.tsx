@@ -7,6 +7,7 @@ import { dateTime, Dialog, ErrorNote, Field, Loading, QueryTable, SeverityBadge,
 import { IdentityAppeals } from "../components/appeals.tsx";
 import { CaseList } from "../components/case-list.tsx";
 import { EnforcementList } from "../components/enforcement-list.tsx";
+import { StrikesPanel } from "../components/strikes.tsx";
 import { SweepList, sweepIds, sweepText, useSweepPreview, useUndoableNotice } from "../components/sweep.tsx";
 
 function useDebounced<T>(value: T, ms = 250): T {
@@ -86,6 +87,7 @@ export function IdentitiesPage() {
 type Profile = Outputs["dashboard"]["identity"];
 
 export function IdentityPage({ identityId }: { identityId: string }) {
+  const { orgSlug } = useSession();
   const profile = useQuery({ queryKey: ["identity", identityId], queryFn: () => trpc.dashboard.identity.query({ identityId }) });
   if (profile.isPending) return <Loading />;
   if (profile.error) return <ErrorNote error={profile.error} />;
@@ -139,6 +141,9 @@ export function IdentityPage({ identityId }: { identityId: string }) {
               </>
             )}
           </section>
+          <div className="card">
+            <StrikesPanel orgSlug={orgSlug} projectId={i.projectId} identity={i} />
+          </div>
           <ReporterPanel identity={i} />
           <section className="card" aria-labelledby="cases-title">
             <h2 id="cases-title">Cases</h2>

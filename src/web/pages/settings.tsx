@@ -5,6 +5,7 @@ import { TEMPLATE_BODY_MAX, TEMPLATE_KINDS, TEMPLATE_NAME_MAX, TEMPLATE_PLACEHOL
 import { trpc, type Outputs } from "../api.ts";
 import { useSession } from "../session.tsx";
 import { DsaSettingsSection } from "../dsa.tsx";
+import { StrikePolicySection } from "../components/strikes.tsx";
 import { Dialog, Empty, ErrorNote, Field, Loading, QueryTable, SeverityBadge, useToast } from "../ui.tsx";
 
 type Settings = Outputs["ai"]["settings"]["settings"];
@@ -27,6 +28,7 @@ export function SettingsPage() {
       <Categories key={`cat-${projectId}`} orgSlug={orgSlug} projectId={projectId} editable={can("admin")} />
       <Templates key={`tpl-${projectId}`} projectId={projectId} editable={can("admin")} />
       <DsaSettingsSection key={`dsa-${projectId}`} orgSlug={orgSlug} projectId={projectId} editable={can("admin")} />
+      <StrikePolicySection key={`strikes-${projectId}`} orgSlug={orgSlug} projectId={projectId} editable={can("admin")} />
     </section>
   );
 }
