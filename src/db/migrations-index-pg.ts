@@ -15,6 +15,7 @@ import m11 from "../../drizzle-pg/0011_rule_hits_budget_exceeded.sql" with { typ
 import m12 from "../../drizzle-pg/0012_queues_one_default.sql" with { type: "text" };
 import m13 from "../../drizzle-pg/0013_job_lanes_and_retention.sql" with { type: "text" };
 import m14 from "../../drizzle-pg/0014_case_decisions.sql" with { type: "text" };
+import m15 from "../../drizzle-pg/0015_service_levels.sql" with { type: "text" };
 
 export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0000_foundation", when: 1795439365595, breakpoints: true, sql: m0 },
@@ -32,4 +33,5 @@ export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0012_queues_one_default", when: 1795752265773, breakpoints: true, sql: m12 },
   { tag: "0013_job_lanes_and_retention", when: 1795755845147, breakpoints: true, sql: m13 },
   { tag: "0014_case_decisions", when: 1795755894666, breakpoints: true, sql: m14 },
+  { tag: "0015_service_levels", when: 1795765011974, breakpoints: true, sql: m15 },
 ];

@@ -24,6 +24,7 @@ import m21 from "../../drizzle/0021_rule_hits_budget_exceeded.sql" with { type: 
 import m22 from "../../drizzle/0022_queues_one_default.sql" with { type: "text" };
 import m23 from "../../drizzle/0023_job_lanes_and_retention.sql" with { type: "text" };
 import m24 from "../../drizzle/0024_case_decisions.sql" with { type: "text" };
+import m25 from "../../drizzle/0025_service_levels.sql" with { type: "text" };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -58,4 +59,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0022_queues_one_default", when: 1795752265271, breakpoints: true, sql: m22 },
   { tag: "0023_job_lanes_and_retention", when: 1795755844679, breakpoints: true, sql: m23 },
   { tag: "0024_case_decisions", when: 1795755892791, breakpoints: true, sql: m24 },
+  { tag: "0025_service_levels", when: 1795765010152, breakpoints: true, sql: m25 },
 ];
