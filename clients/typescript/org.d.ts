@@ -6186,6 +6186,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** Format: date-time */
+                        at: string;
                         days: number;
                         queues: {
                             queueId: string;

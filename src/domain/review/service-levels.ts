@@ -234,6 +234,7 @@ export async function serviceLevels(ctx: Pick<ReadContext, "store" | "clock"> & 
     .where(and(eq(slaBreaches.orgId, ctx.orgId), eq(slaBreaches.target, "appeal"), gte(slaBreaches.breachedAt, since), appealBreachWorkable));
 
   return {
+    at: iso(now),
     days: input.days,
     queues: queueLevels,
     appeals: { pending: pending.length, overdue: overdueAppeals, oldestPendingAt: oldestPendingAt === null ? null : iso(oldestPendingAt), breaches: Number(appealBreaches?.n ?? 0) },

@@ -62,6 +62,8 @@ export const queueServiceLevelSchema = z.object({
 export type QueueServiceLevel = z.infer<typeof queueServiceLevelSchema>;
 
 export const serviceLevelsSchema = z.object({
+  /** The server's time of the answer: the ages above are measured from it (not the reader's clock). */
+  at: isoDateTime,
   days: z.number().int(),
   queues: z.array(queueServiceLevelSchema),
   appeals: z.object({

@@ -146,7 +146,7 @@ function BreachFigure({ levels }: { levels: Levels }) {
 function ServiceLevelTable({ levels }: { levels: Levels }) {
   const targeted = levels.queues.filter((q) => q.firstReviewTargetMinutes !== null || q.decisionTargetMinutes !== null);
   if (!targeted.length) return null;
-  const now = Date.now();
+  const now = Date.parse(levels.at);
   return (
     <div className="card" aria-labelledby="service-levels-title">
       <h2 id="service-levels-title">Service levels</h2>
