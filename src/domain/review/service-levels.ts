@@ -15,9 +15,8 @@
  */
 import { and, asc, count, eq, gte, inArray, isNotNull, isNull, like, lt, lte, notExists, or, sql, type SQL } from "drizzle-orm";
 import { appeals, cases, enforcementActions, projects, queues, slaBreaches } from "../../db/schema.ts";
-import { iso } from "../core/clock.ts";
+import { DAY_MS, iso } from "../core/clock.ts";
 import { rowLockedTransaction, type ReadContext } from "../core/context.ts";
-import { DAY_MS } from "../core/clock.ts";
 import { newId } from "../core/ids.ts";
 import { parseDsaSettings } from "../enforcement/statements.ts";
 import { enqueueWebhookEvent } from "../webhooks/outbox.ts";
@@ -51,10 +50,9 @@ const overdueIn = (q: QueueRow, kind: QueueTarget, now: number): SQL | null => {
   return and(eq(cases.orgId, q.orgId), inQueue(q), stillWaiting(kind), lte(cases.createdAt, now - minutes * MINUTE_MS))!;
 };
 
-const notRecorded = (subjectId: SQL.Aliased<string> | typeof cases.id | typeof appeals.id, target: SlaTarget) =>
-  notExists(
-    sql`(select 1 from ${slaBreaches} where ${slaBreaches.subjectId} = ${subjectId} and ${slaBreaches.target} = ${target})`,
-  );
+/** The condition "no breach of `target` is recorded for this case or appeal" (a probe of the unique index). */
+const notRecorded = (subjectId: typeof cases.id | typeof appeals.id, target: SlaTarget) =>
+  notExists(sql`(select 1 from ${slaBreaches} where ${slaBreaches.subjectId} = ${subjectId} and ${slaBreaches.target} = ${target})`);
 
 interface DueBreach {
   orgId: string;
