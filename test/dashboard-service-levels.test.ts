@@ -2,7 +2,8 @@
  * Service levels in the dashboard (issue 27), in Chromium: the queue editor's target fields
  * (create and edit), the queues table's oldest open case against its target, and the
  * overview's breach tile once a case passed its target (the server restarted with its clock two
- * minutes ahead, the service-level pass every 100 ms). axe-core finds no violation.
+ * minutes ahead, the service-level pass every 100 ms), and the appeal target in the project's DSA
+ * settings. axe-core finds no violation.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { a11yViolations, BROWSER_T, openDashboard, type DashboardSession } from "./helpers/browser.ts";
@@ -73,6 +74,27 @@ describe("service levels in the dashboard", () => {
       // The queues page: the oldest open case against the target (measured on this browser's clock).
       await p.goto(`${s.server.url}/#/queues`);
       await expect(p.locator("tr[data-queue='Timed']").textContent()).resolves.toMatch(/\(within the 1 min target\)|\(past the 1 min target\)/);
+    },
+    BROWSER_T,
+  );
+
+  test(
+    "the appeal target is set in the project's DSA settings and cleared again; axe finds nothing",
+    async () => {
+      const p = s.page;
+      const { projectId } = s.server.demo;
+      await p.goto(`${s.server.url}/#/settings`);
+      await p.getByRole("heading", { name: "Statements of reasons (DSA)" }).waitFor();
+      const field = p.getByLabel("Decide appeals within (minutes)");
+      await field.fill("4320");
+      expect(await a11yViolations(p)).toEqual([]);
+      await p.locator("form[aria-labelledby=dsa-title] button[type=submit]").click();
+      await p.getByText("Statement-of-reasons settings saved").waitFor();
+      expect((await s.platform.trpc.transparency.getDsaSettings.query({ orgSlug, projectId })).settings.appealTargetMinutes).toBe(4320);
+
+      await field.fill("");
+      await p.locator("form[aria-labelledby=dsa-title] button[type=submit]").click();
+      await until("the target cleared", async () => (await s.platform.trpc.transparency.getDsaSettings.query({ orgSlug, projectId })).settings.appealTargetMinutes === undefined);
     },
     BROWSER_T,
   );
