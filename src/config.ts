@@ -97,6 +97,8 @@ const configSchema = z.object({
   FLAGSTAFF_ENFORCEMENT_TICK_MS: positiveInt(5_000),
   /** How often organizations with statements not yet in the Transparency Database get a submission run. */
   FLAGSTAFF_TRANSPARENCY_TICK_MS: positiveInt(10 * 60_000),
+  /** How often the service-level pass records the breaches due (on one instance). */
+  FLAGSTAFF_SLA_TICK_MS: positiveInt(60_000),
   /** The dashboard in its development build (React's dev build, unminified, rebuilt on each page load). */
   FLAGSTAFF_DEV: flag,
   /**
@@ -145,6 +147,8 @@ export interface Config {
   webhooks: { timeoutMs: number; retryScale: number; disableAfterMs: number };
   enforcementTickMs: number;
   transparencyTickMs: number;
+  /** How often the service-level pass records the breaches due (FLAGSTAFF_SLA_TICK_MS). */
+  slaTickMs: number;
   /** FLAGSTAFF_DEV: serve the dashboard's development build (src/api/dashboard-page.ts). */
   dev: boolean;
   /** FLAGSTAFF_TRUSTED_PROXIES: addresses and CIDR ranges whose X-Forwarded-For names the client (empty: none, the socket's address is the client). */
@@ -220,6 +224,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     enforcementTickMs: c.FLAGSTAFF_ENFORCEMENT_TICK_MS,
     transparencyTickMs: c.FLAGSTAFF_TRANSPARENCY_TICK_MS,
+    slaTickMs: c.FLAGSTAFF_SLA_TICK_MS,
     dev: c.FLAGSTAFF_DEV,
     trustedProxies: c.FLAGSTAFF_TRUSTED_PROXIES,
     metricsToken: c.FLAGSTAFF_METRICS_TOKEN ?? null,

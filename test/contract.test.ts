@@ -159,6 +159,16 @@ describe("organization routes, success and state errors", () => {
     const doomed = await org.POST("/organizations/{orgSlug}/queues", { params: { path: { orgSlug } }, body: { name: "Doomed queue" } });
     const deleted = await org.DELETE("/organizations/{orgSlug}/queues/{queueId}", { params: { path: { orgSlug, queueId: doomed.data!.queue.id } } });
     expect(deleted.response.status).toBe(200);
+    // Service levels: targets on a queue, a bad one 400, the organization's service levels.
+    const timed = await org.PATCH("/organizations/{orgSlug}/queues/{queueId}", { params: { path: { orgSlug, queueId } }, body: { firstReviewTargetMinutes: 30, decisionTargetMinutes: 120 } });
+    expect(timed.data?.queue).toMatchObject({ firstReviewTargetMinutes: 30, decisionTargetMinutes: 120 });
+    const badTarget = await org.POST("/organizations/{orgSlug}/queues", { params: { path: { orgSlug } }, body: { name: "Bad target", decisionTargetMinutes: 0 } });
+    expect(badTarget.response.status).toBe(400);
+    const levels = await org.GET("/organizations/{orgSlug}/service-levels", { params: { path: { orgSlug }, query: { days: 7 } } });
+    expect(levels.response.status).toBe(200);
+    expect(levels.data!.queues.find((q) => q.queueId === queueId)).toMatchObject({ firstReviewTargetMinutes: 30, decisionTargetMinutes: 120 });
+    const badDays = await org.GET("/organizations/{orgSlug}/service-levels", { params: { path: { orgSlug }, query: { days: 91 } } });
+    expect(badDays.response.status).toBe(400);
   });
 
   test("rules: create (201), list, get, change (a new version), hits, test a saved rule and a draft, an invalid rule is 400, delete", async () => {

@@ -90,7 +90,8 @@ beforeAll(async () => {
   viewer = await newUser(server, "viewer");
 
   await admin.trpc.ai.updateSettings.mutate({ orgSlug, projectId, aiEnabled: true });
-  const cs = await admin.trpc.queues.create.mutate({ orgSlug, name: "Child safety", access: { users: [specialist.id], roles: [] } });
+  // With service-level targets: its oldest case and what is past target show to those who may work it only.
+  const cs = await admin.trpc.queues.create.mutate({ orgSlug, name: "Child safety", access: { users: [specialist.id], roles: [] }, firstReviewTargetMinutes: 60, decisionTargetMinutes: 240 });
   const spam = await admin.trpc.queues.create.mutate({ orgSlug, name: "Spam", access: { users: [outsider.id], roles: [] } });
   const rule = await admin.trpc.rules.create.mutate({
     orgSlug,
@@ -441,6 +442,12 @@ describe("queue lists and counts show nothing of a queue the user may not work",
     expect(await statusOf(outsider.trpc.queues.get.query({ orgSlug, queueId: w.queueId }))).toBe(404);
     expect(await statusOf(outsider.queue({ queueId: w.queueId }))).toBe(404);
     expect((await outsider.trpc.dashboard.queue.query({})).queues.map((q) => q.id)).not.toContain(w.queueId);
+    // Service levels: the restricted queue (its oldest case, its breaches) for those who may work it only.
+    const levels = async (u: DashboardUser) => (await u.trpc.queues.serviceLevels.query({ orgSlug })).queues;
+    expect((await levels(admin)).find((q) => q.queueId === w.queueId)).toMatchObject({ firstReviewTargetMinutes: 60, decisionTargetMinutes: 240 });
+    expect((await levels(specialist)).map((q) => q.queueId)).toContain(w.queueId);
+    expect((await levels(outsider)).map((q) => q.queueId)).not.toContain(w.queueId);
+    expect((await levels(viewer)).map((q) => q.queueId)).not.toContain(w.queueId);
 
     // The overview's figures: what the admin counts, less the restricted queue's cases.
     const restrictedOpen = (await admin.trpc.dashboard.queue.query({ queueId: w.queueId })).counts.total;

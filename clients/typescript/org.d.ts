@@ -732,7 +732,7 @@ export interface paths {
         put?: never;
         /**
          * Create a review queue
-         * @description `isDefault: true` makes it the organization's default queue (the flag moves; no case moves). `access` empty = everyone.
+         * @description `isDefault: true` makes it the organization's default queue (the flag moves; no case moves). `access` empty = everyone. `firstReviewTargetMinutes` and `decisionTargetMinutes` set its service levels (docs/workflow.md, "Service levels").
          */
         post: operations["queues-create"];
         delete?: never;
@@ -761,9 +761,29 @@ export interface paths {
         head?: never;
         /**
          * Change a review queue
-         * @description Only the fields given change. `isDefault: true` makes it the default queue (the flag moves from the old one; no case moves).
+         * @description Only the fields given change. `isDefault: true` makes it the default queue (the flag moves from the old one; no case moves). A target set to null is removed; breaches already recorded stay.
          */
         patch: operations["queues-update"];
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/service-levels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Service levels of the review queues and appeals
+         * @description Each queue the caller may work, with its targets, open cases, the oldest, the open cases past each target now and the breaches recorded in the last `days` days (default 7); the same for the appeals of cases the caller may work, against their projects' appeal targets.
+         */
+        get: operations["queues-serviceLevels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/organizations/{orgSlug}/projects/{projectId}/identities/{typeName}/{externalId}/sweep": {
@@ -1129,6 +1149,7 @@ export interface components {
             defaultTermsReference: string;
             /** @enum {string} */
             accountType?: "ACCOUNT_TYPE_BUSINESS" | "ACCOUNT_TYPE_PRIVATE";
+            appealTargetMinutes?: number;
         };
         /** @description A statement of reasons (DSA Art. 17) in the EU Transparency Database API v2 field names. */
         StatementOfReasons: {
@@ -1276,6 +1297,14 @@ export interface components {
                 overturned: number;
                 medianMsToDecision: number | null;
             };
+            serviceLevels: {
+                casesDecided: number;
+                casesWithinTarget: number;
+                casesShareWithinTarget: number | null;
+                appealsDecided: number;
+                appealsWithinTarget: number;
+                appealsShareWithinTarget: number | null;
+            };
         };
         Rule: {
             id: string;
@@ -1319,6 +1348,9 @@ export interface components {
                 roles: ("viewer" | "moderator" | "admin")[];
             };
             openCases: number;
+            oldestOpenCaseAt: string | null;
+            firstReviewTargetMinutes: number | null;
+            decisionTargetMinutes: number | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -3798,8 +3830,8 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
-                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided only when listed). */
-                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached only when listed). */
+                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached")[];
                             enabled: boolean;
                             disabledReason: string | null;
                             disabledAt: string | null;
@@ -3810,7 +3842,7 @@ export interface operations {
                             /** Format: date-time */
                             updatedAt: string;
                         }[];
-                        eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
+                        eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached")[];
                     };
                 };
             };
@@ -3875,8 +3907,8 @@ export interface operations {
                 "application/json": {
                     url: string;
                     description?: string | null;
-                    /** @description The event types to deliver. Empty or omitted: the enforcement_action events (report.decided only when listed). */
-                    eventTypes?: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
+                    /** @description The event types to deliver. Empty or omitted: the enforcement_action events (report.decided, queue.sla_breached only when listed). */
+                    eventTypes?: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached")[];
                     enabled?: boolean;
                 };
             };
@@ -3893,8 +3925,8 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
-                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided only when listed). */
-                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached only when listed). */
+                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached")[];
                             enabled: boolean;
                             disabledReason: string | null;
                             disabledAt: string | null;
@@ -3988,8 +4020,8 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
-                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided only when listed). */
-                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached only when listed). */
+                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached")[];
                             enabled: boolean;
                             disabledReason: string | null;
                             disabledAt: string | null;
@@ -4136,8 +4168,8 @@ export interface operations {
                 "application/json": {
                     url?: string;
                     description?: string | null;
-                    /** @description The event types to deliver. Empty or omitted: the enforcement_action events (report.decided only when listed). */
-                    eventTypes?: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
+                    /** @description The event types to deliver. Empty or omitted: the enforcement_action events (report.decided, queue.sla_breached only when listed). */
+                    eventTypes?: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached")[];
                     enabled?: boolean;
                 };
             };
@@ -4154,8 +4186,8 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
-                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided only when listed). */
-                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached only when listed). */
+                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached")[];
                             enabled: boolean;
                             disabledReason: string | null;
                             disabledAt: string | null;
@@ -4248,8 +4280,8 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
-                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided only when listed). */
-                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided")[];
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached only when listed). */
+                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached")[];
                             enabled: boolean;
                             disabledReason: string | null;
                             disabledAt: string | null;
@@ -4739,6 +4771,7 @@ export interface operations {
                     defaultTermsReference?: string;
                     /** @enum {string} */
                     accountType?: "ACCOUNT_TYPE_BUSINESS" | "ACCOUNT_TYPE_PRIVATE";
+                    appealTargetMinutes?: number;
                 };
             };
         };
@@ -6041,6 +6074,10 @@ export interface operations {
                         users: string[];
                         roles: ("viewer" | "moderator" | "admin")[];
                     };
+                    /** @description Minutes from a case's opening to its first review (claim or decision); null: no target. */
+                    firstReviewTargetMinutes?: number | null;
+                    /** @description Minutes from a case's opening to its decision; null: no target. */
+                    decisionTargetMinutes?: number | null;
                 };
             };
         };
@@ -6296,6 +6333,10 @@ export interface operations {
                         users: string[];
                         roles: ("viewer" | "moderator" | "admin")[];
                     };
+                    /** @description Minutes from a case's opening to its first review (claim or decision); null removes the target. */
+                    firstReviewTargetMinutes?: number | null;
+                    /** @description Minutes from a case's opening to its decision; null removes the target. */
+                    decisionTargetMinutes?: number | null;
                 };
             };
         };
@@ -6358,6 +6399,105 @@ export interface operations {
             };
             /** @description Request body too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "queues-serviceLevels": {
+        parameters: {
+            query?: {
+                days?: number;
+            };
+            header?: never;
+            path: {
+                orgSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        at: string;
+                        days: number;
+                        queues: {
+                            queueId: string;
+                            name: string;
+                            firstReviewTargetMinutes: number | null;
+                            decisionTargetMinutes: number | null;
+                            openCases: number;
+                            oldestCase: {
+                                id: string;
+                                /** Format: date-time */
+                                openedAt: string;
+                            } | null;
+                            overdue: {
+                                firstReview: number;
+                                decision: number;
+                            };
+                            breaches: {
+                                firstReview: number;
+                                decision: number;
+                            };
+                        }[];
+                        appeals: {
+                            pending: number;
+                            overdue: number;
+                            oldestPendingAt: string | null;
+                            breaches: number;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -20,6 +20,7 @@
  *   flagstaff_job_duration_seconds{kind}                    histogram
  *   flagstaff_ai_call_duration_seconds{outcome}             histogram (ok, error)
  *   flagstaff_db_size_bytes{file}                           gauge (db, wal), read at scrape
+ *   flagstaff_sla_breaches_total{queue,target}              counter read at scrape: service-level breaches recorded (queue id, "" for appeals; first_review, decision, appeal)
  *   flagstaff_db_errors_total{kind}                         counter (connection, unavailable, timeout, busy, disk_full, read_only, io)
  *   process_resident_memory_bytes, process_heap_bytes, process_start_time_seconds, process_cpu_seconds_total
  */
@@ -27,6 +28,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { statSync } from "node:fs";
 import type { ReadContext } from "../domain/core/context.ts";
 import { countJobsByStatus, laneDepths, skippedJobs, type LaneDepth } from "../domain/plumbing/jobs.ts";
+import { breachTotals } from "../domain/review/service-levels.ts";
 import { VERSION } from "../version.ts";
 
 /** Latency buckets in seconds: 0.5 ms to 10 s. */
@@ -105,13 +107,14 @@ class Histogram implements Metric {
   }
 }
 
-/** A gauge whose samples are read when scraped. */
+/** A gauge whose samples are read when scraped (or a counter kept elsewhere, such as in the database). */
 class CollectedGauge implements Metric {
   constructor(
     readonly name: string,
     readonly help: string,
     readonly labelNames: readonly string[],
     readonly collect: () => { labels: string[]; value: number }[] | Promise<{ labels: string[]; value: number }[]>,
+    readonly type: "gauge" | "counter" = "gauge",
   ) {}
 
   private samples: { labels: string[]; value: number }[] | null = null;
@@ -128,7 +131,7 @@ class CollectedGauge implements Metric {
   render(out: string[]): void {
     const samples = this.samples;
     if (!samples) return;
-    out.push(`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`);
+    out.push(`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} ${this.type}`);
     for (const { labels, value } of samples) out.push(`${this.name}${formatLabels(this.labelNames, labels)} ${formatNumber(value)}`);
   }
 }
@@ -205,8 +208,9 @@ export function observeAiCall(ms: number, ok: boolean): void {
 }
 
 /**
- * Gauges read from the database when scraped: job queue depth by status, and on SQLite the size
- * of the database and WAL files. Each is an index search.
+ * Gauges read from the database when scraped: job queue depth by status, the service-level
+ * breaches recorded (a count of the sla_breaches table, grouped), and on SQLite the size of the
+ * database and WAL files.
  */
 export function registerDatabaseGauges(ctx: Pick<ReadContext, "db">, dbPath: string | null): void {
   databaseGauges.length = 0; // one database per process; a second call replaces the first
@@ -215,6 +219,14 @@ export function registerDatabaseGauges(ctx: Pick<ReadContext, "db">, dbPath: str
       const counts = await countJobsByStatus(ctx, ["pending", "running", "dead"]);
       return Object.entries(counts).map(([status, n]) => ({ labels: [status], value: n }));
     }),
+    // Recorded once per case and target by the service-level pass (src/domain/review/service-levels.ts).
+    new CollectedGauge(
+      "flagstaff_sla_breaches_total",
+      "Service-level breaches recorded (each case once per target, each appeal once), by queue id (empty for appeals) and target (first_review, decision, appeal).",
+      ["queue", "target"],
+      async () => (await breachTotals(ctx)).map((b) => ({ labels: [b.queueId ?? "", b.target], value: b.n })),
+      "counter",
+    ),
   );
   if (dbPath !== null && dbPath !== ":memory:") {
     databaseGauges.push(

@@ -11,6 +11,7 @@ import { startExpiryScheduler } from "../jobs/enforcement-jobs.ts";
 import { startSubmissionScheduler } from "../jobs/transparency-jobs.ts";
 import { backlogBounds, jobHandlers, laneSlots } from "../jobs/handlers.ts";
 import { startRetention } from "../jobs/retention.ts";
+import { startBreachScheduler } from "../jobs/service-level-jobs.ts";
 import { startWorkers } from "../jobs/worker.ts";
 import { VERSION } from "../version.ts";
 import { bootstrapIfEmpty, formatInitBanner } from "./init.ts";
@@ -37,6 +38,7 @@ export async function serve(config: Config): Promise<void> {
   const expiry = services.store.singleton("enforcement-expiry", () => startExpiryScheduler(services));
   const transparency = services.store.singleton("transparency-submission", () => startSubmissionScheduler(services));
   const retention = services.store.singleton("retention", () => startRetention(services));
+  const breaches = services.store.singleton("sla-breaches", () => startBreachScheduler(services));
 
   // SQLite: WAL checkpoints (and their fsyncs) run on a thread of their own (src/db/checkpoint.ts).
   const checkpointer = services.store.file !== null ? startCheckpointer(services.store.writer, services.store.file) : null;
@@ -79,6 +81,7 @@ export async function serve(config: Config): Promise<void> {
       await expiry.stop();
       await transparency.stop();
       await retention.stop();
+      await breaches.stop();
       await workers.drain(10_000); // let running jobs finish, give back the rest
       await checkpointer?.stop();
       await services.store.close(); // the last connections (SQLite: checkpoints and removes the WAL)

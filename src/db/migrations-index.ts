@@ -27,6 +27,7 @@ import m24 from "../../drizzle/0024_case_decisions.sql" with { type: "text" };
 import m25 from "../../drizzle/0025_case_claim_expiry.sql" with { type: "text" };
 import m26 from "../../drizzle/0026_scheduled_actions.sql" with { type: "text" };
 import m27 from "../../drizzle/0027_strikes.sql" with { type: "text" };
+import m28 from "../../drizzle/0028_service_levels.sql" with { type: "text" };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -64,4 +65,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0025_case_claim_expiry", when: 1795762756495, breakpoints: true, sql: m25 },
   { tag: "0026_scheduled_actions", when: 1795766944473, breakpoints: true, sql: m26 },
   { tag: "0027_strikes", when: 1795767108795, breakpoints: true, sql: m27 },
+  { tag: "0028_service_levels", when: 1795767458822, breakpoints: true, sql: m28 },
 ];

@@ -23,6 +23,7 @@ import { PLANS } from "../domain/views/organization.ts";
 import { BUCKETS, SEVERITIES } from "../domain/views/severity.ts";
 import { TEAMS } from "../domain/views/report.ts";
 import { TEMPLATE_KINDS } from "../domain/views/template.ts";
+import { SLA_TARGETS } from "../domain/views/service-level.ts";
 import { ROLES } from "../domain/views/user.ts";
 import { DELIVERY_STATUSES } from "../domain/views/webhook.ts";
 
@@ -629,6 +630,35 @@ export const appeals = sqliteTable(
   ],
 );
 
+/**
+ * Service-level breaches (src/domain/review/service-levels.ts): one row per case and target it
+ * passed (first review, decision) or per appeal past its project's target, written once by the
+ * periodic pass: the unique index makes a second pass (or another instance) insert nothing, so
+ * the breach is counted and announced once.
+ */
+export const slaBreaches = sqliteTable(
+  "sla_breaches",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    projectId: text("project_id").notNull(),
+    /** The queue whose target the case passed (its id, the default queue's too); null for an appeal. */
+    queueId: text("queue_id"),
+    target: text("target", { enum: SLA_TARGETS }).notNull(),
+    /** The case (first_review, decision) or the appeal (appeal). */
+    subjectId: text("subject_id").notNull(),
+    targetMinutes: integer("target_minutes").notNull(),
+    dueAt: integer("due_at").notNull(),
+    breachedAt: integer("breached_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("sla_breaches_subject_idx").on(t.subjectId, t.target),
+    index("sla_breaches_org_idx").on(t.orgId, t.breachedAt),
+  ],
+);
+
 /** Review queues of an organization (optionally of one project): who may work them and in which order. */
 export const queues = sqliteTable(
   "queues",
@@ -646,6 +676,9 @@ export const queues = sqliteTable(
     isDefault: integer("is_default").notNull().default(0),
     /** JSON { users: string[], roles: string[] }: who may work it; both empty = everyone. */
     access: text("access").notNull().default('{"users":[],"roles":[]}'),
+    /** Service levels (minutes; null: none): an open case unclaimed and undecided this long after it opened, then undecided this long (src/domain/review/service-levels.ts). */
+    firstReviewTargetMinutes: integer("first_review_target_minutes"),
+    decisionTargetMinutes: integer("decision_target_minutes"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },

@@ -9,7 +9,7 @@ import { hasStatement, type ActionKind } from "../domain/views/enforcement.ts";
 import { DECISION_GROUNDS, EEA_COUNTRIES, STATEMENT_CATEGORIES, STATEMENT_FIELDS, SUGGESTED_CATEGORIES, type DsaSettingsInput } from "../domain/views/dsa.ts";
 import { trpc, type Outputs } from "./api.ts";
 import { useSession } from "./session.tsx";
-import { ErrorNote, Loading, useToast } from "./ui.tsx";
+import { ErrorNote, Field, Loading, useToast } from "./ui.tsx";
 
 type Settings = Outputs["transparency"]["getDsaSettings"]["settings"];
 type CategorySetting = Settings["categories"][string];
@@ -194,6 +194,20 @@ export function DsaSettingsSection({ orgSlug, projectId, editable }: { orgSlug: 
           </button>
         </div>
       )}
+      <Field label="Decide appeals within (minutes)" hint="DSA Art. 20 asks for timely handling: an appeal pending longer is a service-level breach. Empty: no target.">
+        <input
+          type="number"
+          inputMode="numeric"
+          min={1}
+          step={1}
+          disabled={!editable}
+          value={form.appealTargetMinutes ?? ""}
+          onChange={(e) => {
+            const { appealTargetMinutes: _, ...rest } = form;
+            setForm(e.target.value === "" ? rest : { ...rest, appealTargetMinutes: Number(e.target.value) });
+          }}
+        />
+      </Field>
       {editable && (
         <div className="actions">
           <button type="submit" disabled={!dirty || save.isPending || form.territorialScope.length === 0}>

@@ -61,12 +61,15 @@ describe("the report's CSV", () => {
       actions: { total: 0, byKind: [] },
       statements: empty,
       appeals: { received: 0, pending: 0, upheld: 0, overturned: 0, medianMsToDecision: null },
+      serviceLevels: { casesDecided: 4, casesWithinTarget: 3, casesShareWithinTarget: 0.75, appealsDecided: 0, appealsWithinTarget: 0, appealsShareWithinTarget: null },
     });
     const lines = transparencyReportCsv(report).split("\r\n");
     expect(lines[0]).toBe("section,key,value");
     expect(lines).toContain('reports.category,"spam, scams",3');
     expect(lines).toContain("decisions,median_ms_to_decision,1000");
     expect(lines).toContain("appeals,median_ms_to_decision,");
+    expect(lines).toContain("service_levels,cases_share_within_target,0.75");
+    expect(lines).toContain("service_levels,appeals_share_within_target,");
     expect(lines.at(-1)).toBe("");
   });
 });

@@ -1,5 +1,7 @@
 import { z } from "zod";
 import { createQueue, deleteQueue, getQueue, listQueues, moveCaseToQueue, updateQueue } from "../../domain/review/queues.ts";
+import { serviceLevels } from "../../domain/review/service-levels.ts";
+import { serviceLevelsSchema } from "../../domain/views/service-level.ts";
 import { queueCreateSchema, queuePatchSchema, queueViewSchema } from "../../domain/views/queue.ts";
 import { okSchema } from "../schemas.ts";
 import { orgProcedure, router } from "../trpc.ts";
@@ -32,7 +34,8 @@ export const queuesRouter = router({
         method: "POST",
         path: queuesPath,
         summary: "Create a review queue",
-        description: "`isDefault: true` makes it the organization's default queue (the flag moves; no case moves). `access` empty = everyone.",
+        description:
+          "`isDefault: true` makes it the organization's default queue (the flag moves; no case moves). `access` empty = everyone. `firstReviewTargetMinutes` and `decisionTargetMinutes` set its service levels (docs/workflow.md, \"Service levels\").",
         tags,
         errorResponses: { 409: "Another queue of the organization has this name" },
       },
@@ -56,7 +59,8 @@ export const queuesRouter = router({
         method: "PATCH",
         path: `${queuesPath}/{queueId}`,
         summary: "Change a review queue",
-        description: "Only the fields given change. `isDefault: true` makes it the default queue (the flag moves from the old one; no case moves).",
+        description:
+          "Only the fields given change. `isDefault: true` makes it the default queue (the flag moves from the old one; no case moves). A target set to null is removed; breaches already recorded stay.",
         tags,
         errorResponses: { 409: "Another queue of the organization has this name" },
       },
@@ -82,6 +86,21 @@ export const queuesRouter = router({
     })
     .output(okSchema.extend({ movedCases: z.number().int() }))
     .mutation(async ({ ctx, input }) => ({ ok: true as const, ...(await deleteQueue(ctx.domain, { queueId: input.queueId })) })),
+
+  serviceLevels: orgProcedure(z.object({ orgSlug, days: z.coerce.number().int().min(1).max(90).default(7) }))
+    .meta({
+      family: "org",
+      openapi: {
+        method: "GET",
+        path: "/organizations/{orgSlug}/service-levels",
+        summary: "Service levels of the review queues and appeals",
+        description:
+          "Each queue the caller may work, with its targets, open cases, the oldest, the open cases past each target now and the breaches recorded in the last `days` days (default 7); the same for the appeals of cases the caller may work, against their projects' appeal targets.",
+        tags,
+      },
+    })
+    .output(serviceLevelsSchema)
+    .query(({ ctx, input }) => serviceLevels(ctx.domain, { days: input.days })),
 
   /** Moves a case to a queue (dashboard; moderator). Audited CASE_QUEUE_CHANGED. */
   moveCase: orgProcedure(z.object({ orgSlug, caseId: id, queueId: id }))

@@ -14,6 +14,7 @@ import type { DomainContext } from "../core/context.ts";
 import { badRequest } from "../core/errors.ts";
 import { REPORT_SOURCES, type KeyedCount, type TransparencyReport } from "../views/transparency.ts";
 import { requireEveryQueue, type AccessContext } from "../review/queue-access.ts";
+import { decidedWithinTarget } from "../review/service-levels.ts";
 
 /** The longest period one report covers: a (leap) year. */
 export const MAX_REPORT_DAYS = 366;
@@ -251,6 +252,9 @@ export async function transparencyReport(
     if (a.decidedAt !== null) appealWaits.push(Math.max(0, a.decidedAt - a.createdAt));
   }
 
+  const levels = await decidedWithinTarget(ctx, { fromMs, toMs, projectId });
+  const share = (within: number, of: number) => (of ? within / of : null);
+
   const article16 = bySource.get("SOURCE_ARTICLE_16") ?? 0;
   const trustedFlagger = bySource.get("SOURCE_TRUSTED_FLAGGER") ?? 0;
   return {
@@ -276,6 +280,11 @@ export async function transparencyReport(
       automatedDecision: keyed(automation),
     },
     appeals: { received: appealsReceived, pending: appealsPending, upheld, overturned, medianMsToDecision: median(appealWaits) },
+    serviceLevels: {
+      ...levels,
+      casesShareWithinTarget: share(levels.casesWithinTarget, levels.casesDecided),
+      appealsShareWithinTarget: share(levels.appealsWithinTarget, levels.appealsDecided),
+    },
   };
 }
 
@@ -326,5 +335,11 @@ export function transparencyReportCsv(r: TransparencyReport): string {
   add("appeals", "upheld", r.appeals.upheld);
   add("appeals", "overturned", r.appeals.overturned);
   add("appeals", "median_ms_to_decision", r.appeals.medianMsToDecision);
+  add("service_levels", "cases_decided", r.serviceLevels.casesDecided);
+  add("service_levels", "cases_within_target", r.serviceLevels.casesWithinTarget);
+  add("service_levels", "cases_share_within_target", r.serviceLevels.casesShareWithinTarget);
+  add("service_levels", "appeals_decided", r.serviceLevels.appealsDecided);
+  add("service_levels", "appeals_within_target", r.serviceLevels.appealsWithinTarget);
+  add("service_levels", "appeals_share_within_target", r.serviceLevels.appealsShareWithinTarget);
   return csvText(rows);
 }

@@ -99,6 +99,8 @@ export async function defaultQueue(ctx: Pick<DomainContext, "db" | "orgId" | "cl
       ordering: "severity_age",
       isDefault: 1,
       access: JSON.stringify({ users: [], roles: [] }),
+      firstReviewTargetMinutes: null,
+      decisionTargetMinutes: null,
       createdAt: now,
       updatedAt: now,
     };
@@ -120,22 +122,31 @@ export async function requireQueue(ctx: Reader, queueId: string): Promise<QueueR
   return row;
 }
 
-/** Open cases per queue id (the default queue's count includes the cases with no queue). */
-async function openCounts(ctx: Reader, defaultId: string): Promise<Map<string, number>> {
+/** What a queue's view counts of its open cases: how many, and when the oldest opened. */
+export interface OpenCases {
+  n: number;
+  oldestAt: number | null;
+}
+const NO_OPEN_CASES: OpenCases = { n: 0, oldestAt: null };
+
+/** Open cases per queue id (the default queue's figures include the cases with no queue). */
+async function openCounts(ctx: Reader, defaultId: string): Promise<Map<string, OpenCases>> {
   const rows = await ctx.db
-    .select({ queueId: cases.queueId, n: sql<number>`count(*)` })
+    .select({ queueId: cases.queueId, n: sql<number>`count(*)`, oldestAt: sql<number | null>`min(${cases.createdAt})` })
     .from(cases)
     .where(and(eq(cases.orgId, ctx.orgId), eq(cases.isOpen, 1)))
     .groupBy(cases.queueId);
-  const out = new Map<string, number>();
+  const out = new Map<string, OpenCases>();
   for (const r of rows) {
     const id = r.queueId ?? defaultId;
-    out.set(id, (out.get(id) ?? 0) + Number(r.n));
+    const was = out.get(id) ?? NO_OPEN_CASES;
+    const oldestAt = r.oldestAt === null ? was.oldestAt : Math.min(Number(r.oldestAt), was.oldestAt ?? Infinity);
+    out.set(id, { n: was.n + Number(r.n), oldestAt });
   }
   return out;
 }
 
-export function toQueueView(q: QueueRow, openCases: number): QueueViewRow {
+export function toQueueView(q: QueueRow, open: OpenCases = NO_OPEN_CASES): QueueViewRow {
   return {
     id: q.id,
     name: q.name,
@@ -144,7 +155,10 @@ export function toQueueView(q: QueueRow, openCases: number): QueueViewRow {
     ordering: orderingOf(q),
     isDefault: q.isDefault === 1,
     access: accessOf(q),
-    openCases,
+    openCases: open.n,
+    oldestOpenCaseAt: open.oldestAt === null ? null : iso(open.oldestAt),
+    firstReviewTargetMinutes: q.firstReviewTargetMinutes,
+    decisionTargetMinutes: q.decisionTargetMinutes,
     createdAt: iso(q.createdAt),
     updatedAt: iso(q.updatedAt),
   };
@@ -157,7 +171,7 @@ export function toQueueView(q: QueueRow, openCases: number): QueueViewRow {
 export async function listQueues(ctx: QueueReader): Promise<QueueViewRow[]> {
   const def = await defaultQueue(ctx);
   const [rows, counts, access] = await Promise.all([listQueueRows(ctx), openCounts(ctx, def.id), caseAccess(ctx)]);
-  return rows.filter((q) => mayWorkQueueOf(access, q.id)).map((q) => toQueueView(q, counts.get(q.id) ?? 0));
+  return rows.filter((q) => mayWorkQueueOf(access, q.id)).map((q) => toQueueView(q, counts.get(q.id)));
 }
 
 /** A queue the caller may work, with its open count (404 for one the caller may not work, as if absent). */
@@ -165,7 +179,7 @@ export async function getQueue(ctx: QueueReader, input: { queueId: string }): Pr
   const def = await defaultQueue(ctx);
   const q = await requireWorkableQueue(ctx, input.queueId);
   const counts = await openCounts(ctx, def.id);
-  return toQueueView(q, counts.get(q.id) ?? 0);
+  return toQueueView(q, counts.get(q.id));
 }
 
 /** A queue of the caller's organization that the caller may work, else 404. */
@@ -223,6 +237,8 @@ export async function createQueue(ctx: DomainContext, input: QueueCreateInput): 
       ordering: input.ordering ?? "severity_age",
       isDefault: 0,
       access: JSON.stringify(access),
+      firstReviewTargetMinutes: input.firstReviewTargetMinutes ?? null,
+      decisionTargetMinutes: input.decisionTargetMinutes ?? null,
       createdAt: now,
       updatedAt: now,
     };
@@ -231,7 +247,7 @@ export async function createQueue(ctx: DomainContext, input: QueueCreateInput): 
       await moveDefaultFlag(ctx, row);
       row.isDefault = 1;
     }
-    const view = toQueueView(row, 0);
+    const view = toQueueView(row);
     await recordAudit(ctx, { projectId: row.projectId, action: "QUEUE_CREATED", entityType: "queue", entityId: row.id, after: view });
     return view;
   });
@@ -240,7 +256,7 @@ export async function createQueue(ctx: DomainContext, input: QueueCreateInput): 
 export async function updateQueue(ctx: DomainContext, input: { queueId: string } & QueuePatchInput): Promise<QueueViewRow> {
   return transaction(ctx, async () => {
     const q = await requireQueue(ctx, input.queueId);
-    const before = toQueueView(q, 0);
+    const before = toQueueView(q);
     const set: Partial<QueueRow> = {};
     if (input.name !== undefined && input.name !== q.name) {
       await assertNameFree(ctx, input.name, q.id);
@@ -253,6 +269,8 @@ export async function updateQueue(ctx: DomainContext, input: { queueId: string }
     }
     if (input.ordering !== undefined) set.ordering = input.ordering;
     if (input.access !== undefined) set.access = JSON.stringify(await checkedAccess(ctx, input.access));
+    if (input.firstReviewTargetMinutes !== undefined) set.firstReviewTargetMinutes = input.firstReviewTargetMinutes;
+    if (input.decisionTargetMinutes !== undefined) set.decisionTargetMinutes = input.decisionTargetMinutes;
     if (input.isDefault && q.isDefault !== 1) {
       await moveDefaultFlag(ctx, q);
       set.isDefault = 1;
@@ -261,7 +279,7 @@ export async function updateQueue(ctx: DomainContext, input: { queueId: string }
     if (Object.keys(set).length) {
       next.updatedAt = ctx.clock.now();
       await ctx.db.update(queues).set({ ...set, updatedAt: next.updatedAt }).where(eq(queues.id, q.id));
-      const after = toQueueView(next, 0);
+      const after = toQueueView(next);
       const changed = (Object.keys(after) as (keyof QueueViewRow)[]).filter((k) => k !== "updatedAt" && JSON.stringify(after[k]) !== JSON.stringify(before[k]));
       if (changed.length) {
         await recordAudit(ctx, {
@@ -276,7 +294,7 @@ export async function updateQueue(ctx: DomainContext, input: { queueId: string }
     }
     const def = await defaultQueue(ctx);
     const counts = await openCounts(ctx, def.id);
-    return toQueueView(next, counts.get(q.id) ?? 0);
+    return toQueueView(next, counts.get(q.id));
   });
 }
 
@@ -304,7 +322,7 @@ export async function deleteQueue(ctx: DomainContext, input: { queueId: string }
       });
     }
     await ctx.db.delete(queues).where(eq(queues.id, q.id));
-    await recordAudit(ctx, { projectId: q.projectId, action: "QUEUE_DELETED", entityType: "queue", entityId: q.id, before: toQueueView(q, open.length), data: { movedCases: open.length, to: def.id } });
+    await recordAudit(ctx, { projectId: q.projectId, action: "QUEUE_DELETED", entityType: "queue", entityId: q.id, before: toQueueView(q, { n: open.length, oldestAt: null }), data: { movedCases: open.length, to: def.id } });
     return { movedCases: open.length };
   });
 }

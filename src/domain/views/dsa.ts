@@ -19,6 +19,7 @@
  *   NON_CONSENSUAL_BEHAVIOUR, PORNOGRAPHY_OR_SEXUALIZED_CONTENT, SCOPE_OF_PLATFORM_SERVICE gone).
  */
 import { z } from "zod";
+import { slaTargetMinutesSchema } from "./service-level.ts";
 
 export const DECISION_VISIBILITIES = [
   "DECISION_VISIBILITY_CONTENT_REMOVED",
@@ -241,6 +242,11 @@ export const dsaSettingsSchema = z
     defaultTermsReference: shortText.default("Terms of service"),
     /** account_type of every statement, if the platform knows it. */
     accountType: z.enum(ACCOUNT_TYPES).optional(),
+    /**
+     * Minutes within which an appeal should be decided (DSA Art. 20: timely handling); an appeal
+     * pending longer is a service-level breach (docs/dsa.md). Absent: no target.
+     */
+    appealTargetMinutes: slaTargetMinutesSchema.optional(),
   })
   .meta({ id: "DsaSettings", description: "A project's statement-of-reasons settings (docs/dsa.md)." });
 export type DsaSettings = z.infer<typeof dsaSettingsSchema>;

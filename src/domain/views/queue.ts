@@ -8,6 +8,7 @@
 import { z } from "zod";
 import { isoDateTime } from "./common.ts";
 import { ROLES } from "./user.ts";
+import { slaTargetMinutesSchema } from "./service-level.ts";
 import { TEAMS, type Team } from "./report.ts";
 
 export const QUEUE_VIEWS = ["open", "unassigned", "mine", ...TEAMS.map((t) => `escalated_${t}` as const), "appealed"] as const;
@@ -52,6 +53,11 @@ export const queueViewSchema = z.object({
   access: queueAccessSchema,
   /** Its open cases now (the default queue counts the cases with no queue). */
   openCases: z.number().int(),
+  /** When its oldest open case opened (null: none open). */
+  oldestOpenCaseAt: isoDateTime.nullable(),
+  /** Service levels (minutes; null: none): time from a case's opening to its first review (a claim or a decision), and to its decision. */
+  firstReviewTargetMinutes: z.number().int().nullable(),
+  decisionTargetMinutes: z.number().int().nullable(),
   createdAt: isoDateTime,
   updatedAt: isoDateTime,
 }).meta({ id: "Queue" });
@@ -67,6 +73,8 @@ export const queueCreateSchema = z.object({
   ordering: z.enum(QUEUE_ORDERINGS).optional(),
   isDefault: z.boolean().optional(),
   access: queueAccessSchema.optional(),
+  firstReviewTargetMinutes: slaTargetMinutesSchema.nullable().optional().meta({ description: "Minutes from a case's opening to its first review (claim or decision); null: no target." }),
+  decisionTargetMinutes: slaTargetMinutesSchema.nullable().optional().meta({ description: "Minutes from a case's opening to its decision; null: no target." }),
 });
 export type QueueCreateInput = z.infer<typeof queueCreateSchema>;
 
@@ -78,5 +86,7 @@ export const queuePatchSchema = z.object({
   /** Only `true`: another queue becomes default by being made so; the flag moves. */
   isDefault: z.literal(true).optional(),
   access: queueAccessSchema.optional(),
+  firstReviewTargetMinutes: slaTargetMinutesSchema.nullable().optional().meta({ description: "Minutes from a case's opening to its first review (claim or decision); null removes the target." }),
+  decisionTargetMinutes: slaTargetMinutesSchema.nullable().optional().meta({ description: "Minutes from a case's opening to its decision; null removes the target." }),
 });
 export type QueuePatchInput = z.infer<typeof queuePatchSchema>;

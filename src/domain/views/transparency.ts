@@ -113,6 +113,19 @@ export const transparencyReportSchema = z
       overturned: z.number().int(),
       medianMsToDecision: z.number().nullable(),
     }),
+    /**
+     * Decisions of the period against their service-level targets (docs/dsa.md): cases decided
+     * whose queue has a decision target, appeals decided whose project has an appeal target, how
+     * many within it, and the share (null when none had a target).
+     */
+    serviceLevels: z.object({
+      casesDecided: z.number().int(),
+      casesWithinTarget: z.number().int(),
+      casesShareWithinTarget: z.number().nullable(),
+      appealsDecided: z.number().int(),
+      appealsWithinTarget: z.number().int(),
+      appealsShareWithinTarget: z.number().nullable(),
+    }),
   })
   .meta({ id: "TransparencyReport" });
 export type TransparencyReport = z.infer<typeof transparencyReportSchema>;

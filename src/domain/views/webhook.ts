@@ -3,7 +3,13 @@ import { z } from "zod";
 import { isoDateTime } from "./common.ts";
 import { OUTCOMES } from "./report.ts";
 
-export const EVENT_TYPES = ["enforcement_action.created", "enforcement_action.updated", "enforcement_action.revoked", "report.decided"] as const;
+export const EVENT_TYPES = [
+  "enforcement_action.created",
+  "enforcement_action.updated",
+  "enforcement_action.revoked",
+  "report.decided",
+  "queue.sla_breached",
+] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** What Flagstaff knows about one event type besides its name. */
@@ -24,6 +30,9 @@ export const EVENT_TYPE_SPECS = {
   "enforcement_action.updated": { unfiltered: true },
   "enforcement_action.revoked": { unfiltered: true },
   "report.decided": { unfiltered: false },
+  // A service-level breach (src/domain/review/service-levels.ts): an addition the specification
+  // does not announce, so only for endpoints that ask for it.
+  "queue.sla_breached": { unfiltered: false },
 } as const satisfies { readonly [E in EventType]: EventTypeSpec };
 
 /** What an endpoint without a filter gets (EventTypeSpec.unfiltered). */

@@ -3,7 +3,8 @@ import { useState } from "react";
 import { SEVERITIES, type Severity } from "../../domain/views/severity.ts";
 import { trpc } from "../api.ts";
 import { useSession } from "../session.tsx";
-import { ErrorNote, Field, formatDuration, Loading, ProjectOptions, StackedBars, type Series } from "../ui.tsx";
+import { ErrorNote, Field, formatDuration, Loading, ProjectOptions, StackedBars, Table, type Series } from "../ui.tsx";
+import { OldestAge, targetsText } from "../components/service-levels.tsx";
 
 const SEVERITY_COLORS: Record<Severity, string> = { LOW: "#94a3b8", MEDIUM: "#eab308", HIGH: "#f97316", CRITICAL: "#dc2626" };
 /** The chart stacks the most severe first. */
@@ -11,12 +12,17 @@ const SEVERITIES_DOWN = [...SEVERITIES].reverse();
 const CATEGORY_COLORS = ["#2563eb", "#16a34a", "#9333ea", "#0891b2", "#db2777", "#ca8a04", "#64748b"];
 
 export function OverviewPage() {
-  const { projects } = useSession();
+  const { projects, orgSlug } = useSession();
   const [days, setDays] = useState(14);
   const [projectId, setProjectId] = useState("");
   const data = useQuery({
     queryKey: ["overview", projectId, days],
     queryFn: () => trpc.dashboard.overview.query({ projectId: projectId || undefined, days }),
+    placeholderData: keepPreviousData,
+  });
+  const levels = useQuery({
+    queryKey: ["service-levels", days],
+    queryFn: () => trpc.queues.serviceLevels.query({ orgSlug, days }),
     placeholderData: keepPreviousData,
   });
   const o = data.data;
@@ -90,6 +96,7 @@ export function OverviewPage() {
               <dd>{f.medianDecisionMs == null ? "—" : formatDuration(f.medianDecisionMs)}</dd>
               <dd className="figure-note muted">from report to resolve or dismiss</dd>
             </div>
+            {levels.data && <BreachFigure levels={levels.data} />}
             <div className="figure">
               <dt>Open cases</dt>
               <dd>{f.openCases.emergency + f.openCases.high + f.openCases.normal}</dd>
@@ -98,6 +105,7 @@ export function OverviewPage() {
               </dd>
             </div>
           </dl>
+          {levels.data && <ServiceLevelTable levels={levels.data} />}
           <div className="charts">
             <div className="card">
               <StackedBars title={`Reports per day by severity (${f.received} in the period)`} labels={o.days} series={severitySeries} />
@@ -109,5 +117,68 @@ export function OverviewPage() {
         </>
       )}
     </section>
+  );
+}
+
+type Levels = Awaited<ReturnType<typeof trpc.queues.serviceLevels.query>>;
+
+/** The breach tile: breaches recorded in the period, and what is past its target now (queues the caller may work only). */
+function BreachFigure({ levels }: { levels: Levels }) {
+  const breaches = levels.queues.reduce((n, q) => n + q.breaches.firstReview + q.breaches.decision, 0) + levels.appeals.breaches;
+  const firstReview = levels.queues.reduce((n, q) => n + q.overdue.firstReview, 0);
+  const decision = levels.queues.reduce((n, q) => n + q.overdue.decision, 0);
+  const overdueNow = firstReview + decision + levels.appeals.overdue;
+  const targeted = levels.queues.some((q) => q.firstReviewTargetMinutes !== null || q.decisionTargetMinutes !== null);
+  return (
+    <div className={breaches || overdueNow ? "figure figure-alert" : "figure"} data-tile="sla-breaches">
+      <dt>Service-level breaches</dt>
+      <dd>{breaches}</dd>
+      <dd className="figure-note muted">
+        {targeted || levels.appeals.overdue || levels.appeals.breaches
+          ? `in the last ${levels.days} days · past target now: ${firstReview} first review, ${decision} decision, ${levels.appeals.overdue} appeal${levels.appeals.overdue === 1 ? "" : "s"}`
+          : "no queue has a target yet (set one on the Queues page)"}
+      </dd>
+    </div>
+  );
+}
+
+/** Each queue with a target: its oldest open case against it, what is past it now, its breaches. */
+function ServiceLevelTable({ levels }: { levels: Levels }) {
+  const targeted = levels.queues.filter((q) => q.firstReviewTargetMinutes !== null || q.decisionTargetMinutes !== null);
+  if (!targeted.length) return null;
+  const now = Date.parse(levels.at);
+  return (
+    <div className="card" aria-labelledby="service-levels-title">
+      <h2 id="service-levels-title">Service levels</h2>
+      <Table
+        columns={[
+          { label: "Queue" },
+          { label: "Targets" },
+          { label: "Oldest open case" },
+          { label: "Past target now", className: "col-num" },
+          { label: `Breaches (${levels.days} days)`, className: "col-num" },
+        ]}
+      >
+        {targeted.map((q) => (
+          <tr key={q.queueId} data-queue={q.name}>
+            <th scope="row">{q.name}</th>
+            <td>{targetsText(q)}</td>
+            <td>
+              {q.oldestCase ? (
+                <a href={`#/cases/${q.oldestCase.id}`}>
+                  <OldestAge openedAt={q.oldestCase.openedAt} now={now} targets={q} />
+                </a>
+              ) : (
+                <OldestAge openedAt={null} now={now} targets={q} />
+              )}
+            </td>
+            <td className="col-num">
+              {q.overdue.firstReview} first review · {q.overdue.decision} decision
+            </td>
+            <td className="col-num">{q.breaches.firstReview + q.breaches.decision}</td>
+          </tr>
+        ))}
+      </Table>
+    </div>
   );
 }

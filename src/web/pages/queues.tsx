@@ -10,6 +10,7 @@ import { ROLES, type Role } from "../../domain/views/user.ts";
 import { errorMessage, trpc, type Outputs } from "../api.ts";
 import { useSession } from "../session.tsx";
 import { Badge, Dialog, Empty, ErrorNote, Field, Loading, ProjectOptions, Table, useToast } from "../ui.tsx";
+import { OldestAge, targetsText } from "../components/service-levels.tsx";
 
 type Queue = Outputs["queues"]["list"]["queues"][number];
 
@@ -26,8 +27,13 @@ interface Draft {
   ordering: QueueOrdering;
   users: string[];
   roles: Role[];
+  /** Service-level targets in minutes, as typed ("": none). */
+  firstReviewTarget: string;
+  decisionTarget: string;
 }
-const EMPTY: Draft = { name: "", description: "", projectId: "", ordering: "severity_age", users: [], roles: [] };
+const EMPTY: Draft = { name: "", description: "", projectId: "", ordering: "severity_age", users: [], roles: [], firstReviewTarget: "", decisionTarget: "" };
+/** A typed target: "" is none (null), anything else a number the server checks (400 with its field otherwise). */
+const minutesOf = (typed: string): number | null => (typed.trim() === "" ? null : Number(typed));
 const draftOf = (q: Queue): Draft => ({
   name: q.name,
   description: q.description ?? "",
@@ -35,6 +41,8 @@ const draftOf = (q: Queue): Draft => ({
   ordering: q.ordering,
   users: q.access.users,
   roles: q.access.roles,
+  firstReviewTarget: q.firstReviewTargetMinutes === null ? "" : String(q.firstReviewTargetMinutes),
+  decisionTarget: q.decisionTargetMinutes === null ? "" : String(q.decisionTargetMinutes),
 });
 
 export function QueuesPage() {
@@ -55,6 +63,8 @@ export function QueuesPage() {
         projectId: form.projectId || null,
         ordering: form.ordering,
         access: { users: form.users, roles: form.roles },
+        firstReviewTargetMinutes: minutesOf(form.firstReviewTarget),
+        decisionTargetMinutes: minutesOf(form.decisionTarget),
       }),
     onSuccess: (r) => (toast(`Queue “${r.queue.name}” created`), setForm(EMPTY), void refresh()),
   });
@@ -101,7 +111,7 @@ export function QueuesPage() {
       ) : !list.data?.queues.length ? (
         <Empty>No queue yet.</Empty>
       ) : (
-        <Table columns={[{ label: "Queue" }, { label: "Open cases", className: "col-num" }, { label: "Ordering" }, { label: "Who may work it" }, { label: "Actions", srOnly: true }]}>
+        <Table columns={[{ label: "Queue" }, { label: "Open cases", className: "col-num" }, { label: "Oldest open case" }, { label: "Ordering" }, { label: "Who may work it" }, { label: "Actions", srOnly: true }]}>
           {list.data.queues.map((q) => (
             <tr key={q.id} data-queue={q.name}>
               <td>
@@ -110,6 +120,10 @@ export function QueuesPage() {
                 {q.projectId && <div className="muted">Project: {projects.find((p) => p.id === q.projectId)?.name ?? q.projectId}</div>}
               </td>
               <td className="col-num">{q.openCases}</td>
+              <td>
+                <OldestAge openedAt={q.oldestOpenCaseAt} now={Date.now()} targets={q} />
+                {targetsText(q) && <div className="muted">Targets: {targetsText(q)}</div>}
+              </td>
               <td>{ORDERING_LABELS[q.ordering]}</td>
               <td>
                 {!q.access.users.length && !q.access.roles.length
@@ -164,6 +178,8 @@ function EditDialog({ queue, onClose, onSaved, users }: { queue: Queue | null; o
         projectId: d.projectId || null,
         ordering: d.ordering,
         access: { users: d.users, roles: d.roles },
+        firstReviewTargetMinutes: minutesOf(d.firstReviewTarget),
+        decisionTargetMinutes: minutesOf(d.decisionTarget),
       }),
     onSuccess: () => (toast("Queue saved"), setForId(null), onSaved()),
   });
@@ -232,6 +248,15 @@ function QueueFields({
           </Field>
         )}
       </div>
+      <fieldset className="inline-form">
+        <legend>Service levels (minutes from a case's opening; empty: no target)</legend>
+        <Field label="First review within (minutes)" hint="A claim or a decision">
+          <input type="number" inputMode="numeric" min={1} step={1} value={draft.firstReviewTarget} onChange={(e) => onChange({ ...draft, firstReviewTarget: e.target.value })} />
+        </Field>
+        <Field label="Decision within (minutes)">
+          <input type="number" inputMode="numeric" min={1} step={1} value={draft.decisionTarget} onChange={(e) => onChange({ ...draft, decisionTarget: e.target.value })} />
+        </Field>
+      </fieldset>
       <fieldset className="checks">
         <legend>Roles that may work it (none checked and no user: everyone; admins always)</legend>
         {ROLES.filter((r) => r !== "admin").map((r) => (

@@ -101,6 +101,9 @@ function Figure({ title, value, note }: { title: string; value: string | number;
   );
 }
 
+/** A share as a percentage; "—" when nothing had a target. */
+const shareText = (share: number | null): string => (share === null ? "—" : `${Math.round(share * 100)} %`);
+
 function ReportView({ r }: { r: Report }) {
   const categories: Counted = r.reports.byCategory.map((c) => ({ key: c.category, count: c.count }));
   return (
@@ -119,6 +122,11 @@ function ReportView({ r }: { r: Report }) {
           title="Appeals"
           value={r.appeals.received}
           note={`${r.appeals.upheld} upheld · ${r.appeals.overturned} overturned · ${r.appeals.pending} pending${r.appeals.medianMsToDecision == null ? "" : ` · median ${formatDuration(r.appeals.medianMsToDecision)}`}`}
+        />
+        <Figure
+          title="Decided within target"
+          value={shareText(r.serviceLevels.casesShareWithinTarget)}
+          note={`${r.serviceLevels.casesWithinTarget} of ${r.serviceLevels.casesDecided} cases with a target · appeals: ${r.serviceLevels.appealsWithinTarget} of ${r.serviceLevels.appealsDecided}${r.serviceLevels.appealsShareWithinTarget == null ? "" : ` (${shareText(r.serviceLevels.appealsShareWithinTarget)})`}`}
         />
       </dl>
       <h2>Notices and reports</h2>
