@@ -2,7 +2,8 @@
  * Service levels in the dashboard (issue 27), in Chromium: the queue editor's target fields
  * (create and edit), the queues table's oldest open case against its target, and the
  * overview's breach tile once a case passed its target (the server restarted with its clock two
- * minutes ahead, the service-level pass every 100 ms), and the appeal target in the project's DSA
+ * minutes ahead, the service-level pass every 100 ms), the review queue's service-level line and
+ * the case's row past its target, and the appeal target in the project's DSA
  * settings. axe-core finds no violation.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -74,6 +75,19 @@ describe("service levels in the dashboard", () => {
       // The queues page: the oldest open case against the target (measured on this browser's clock).
       await p.goto(`${s.server.url}/#/queues`);
       await expect(p.locator("tr[data-queue='Timed']").textContent()).resolves.toMatch(/\(within the 1 min target\)|\(past the 1 min target\)/);
+
+      // The review queue, with the queue chosen: its targets, the oldest case and how many are
+      // past each target now (the server's figures), and the case's row marked past its target.
+      await p.goto(`${s.server.url}/#/queue`);
+      await p.getByTestId("queue-picker").selectOption(timed.id);
+      const sla = p.getByTestId("queue-sla");
+      await sla.waitFor();
+      await expect(sla.textContent()).resolves.toContain("Targets: first review 1 min");
+      await expect(sla.textContent()).resolves.toContain("1 past the first-review target");
+      await expect(sla.getByRole("link").getAttribute("href")).resolves.toBe(`#/cases/${caseId}`);
+      const caseRow = p.locator("tr", { has: p.locator(`a.case-link[href='#/cases/${caseId}']`) });
+      await caseRow.getByTestId("past-target").waitFor();
+      expect(await a11yViolations(p)).toEqual([]);
     },
     BROWSER_T,
   );

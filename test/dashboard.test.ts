@@ -99,9 +99,11 @@ describe("dashboard in Chromium", () => {
         expect(r.status()).toBe(200);
         expect(await r.allHeaders()).toMatchObject({ ...SECURITY_HEADERS, "content-type": type, "cache-control": "public, max-age=31536000, immutable" });
       }
-      // React's production build, minified (about 350 KB; the development build is 1.4 MB).
+      // React's production build, minified: the whole dashboard was 564 KB before issue 27 and is
+      // about 606 KB with its pages (strikes, review mode, service levels…); the development
+      // build is over 1.4 MB. The bound tells the two apart with room for a few more pages.
       const code = (await script!.body()).toString();
-      expect(code.length).toBeLessThan(600_000);
+      expect(code.length).toBeLessThan(700_000);
       expect(code).not.toContain("react-dom.development");
       expect(code).not.toContain("Download the React DevTools");
       // The API answers are not to be sniffed either.

@@ -8,6 +8,7 @@ import { DecisionDialog, useClaim, type DecisionAction, type DecisionTarget } fr
 import { href, navigate } from "../router.ts";
 import { Badge, BucketBadge, dateTime, Dialog, Field, Kbd, ProjectOptions, QueryTable, SeverityBadge, StatusBadge, TimeAgo, useShortcuts } from "../ui.tsx";
 import { caseTitle } from "../components/case-title.ts";
+import { OldestAge, targetsText } from "../components/service-levels.tsx";
 
 type QueueInput = Inputs["dashboard"]["queue"];
 type Filters = { view: string; projectId: string; status: string; category: string; bucket: string; assigned: string; tag: string; queueId: string };
@@ -55,7 +56,7 @@ function loadPosition(filters: Filters): Position {
 
 /** `view`: the view to open on (the navigation's "Assigned to me" opens "mine"). */
 export function QueuePage({ view: openOn }: { view?: QueueView } = {}) {
-  const { me, can, projects } = useSession();
+  const { me, can, projects, orgSlug } = useSession();
   const isModerator = can("moderator");
   const [filters, setFiltersState] = useState<Filters>(() => (openOn ? { ...loadFilters(), view: openOn } : loadFilters()));
   const initial = useRef<Position | null>(null);
@@ -82,6 +83,11 @@ export function QueuePage({ view: openOn }: { view?: QueueView } = {}) {
     limit: QUEUE_PAGE_SIZE,
   };
   const queue = useQuery({ queryKey: ["queue", input], queryFn: () => trpc.dashboard.queue.query(input), placeholderData: keepPreviousData });
+  // The chosen queue's service levels (targets, oldest open case, cases past a target now).
+  const serviceLevels = useQuery({ queryKey: ["service-levels", orgSlug], queryFn: () => trpc.queues.serviceLevels.query({ orgSlug }), enabled: !!filters.queueId, refetchInterval: 60_000 });
+  const level = filters.queueId ? serviceLevels.data?.queues.find((q) => q.queueId === filters.queueId) : undefined;
+  const hasTargets = !!level && (level.firstReviewTargetMinutes !== null || level.decisionTargetMinutes !== null);
+  const now = serviceLevels.data ? Date.parse(serviceLevels.data.at) : Date.now();
   const categoryProjects = filters.projectId ? [filters.projectId] : projects.map((p) => p.id);
   const categories = useQuery({
     queryKey: ["categories", "names", categoryProjects],
@@ -278,6 +284,20 @@ export function QueuePage({ view: openOn }: { view?: QueueView } = {}) {
         ordering={queue.data?.ordering ?? null}
         onChange={(id) => setFilter("queueId", id)}
       />
+      {level && hasTargets && (
+        <p className="queue-sla" data-testid="queue-sla">
+          Targets: {targetsText(level)} · oldest open case{" "}
+          {level.oldestCase ? (
+            <a href={href("cases", level.oldestCase.id)}>
+              <OldestAge openedAt={level.oldestCase.openedAt} now={now} targets={level} />
+            </a>
+          ) : (
+            <OldestAge openedAt={null} now={now} targets={level} />
+          )}
+          {level.firstReviewTargetMinutes !== null && <> · {level.overdue.firstReview} past the first-review target</>}
+          {level.decisionTargetMinutes !== null && <> · {level.overdue.decision} past the decision target</>}
+        </p>
+      )}
       {isModerator && (
         <p className="review-start">
           <a className="button primary" href={`${href("review")}${filters.queueId ? `?queue=${encodeURIComponent(filters.queueId)}` : ""}`}>
@@ -483,6 +503,14 @@ export function QueuePage({ view: openOn }: { view?: QueueView } = {}) {
               </td>
               <td className="col-age">
                 <TimeAgo iso={c.createdAt} />
+                {level && pastTarget(level, c.createdAt, !!c.assignee, now) && (
+                  <>
+                    {" "}
+                    <Badge tone="red">
+                      <span data-testid="past-target">past target</span>
+                    </Badge>
+                  </>
+                )}
               </td>
               <td className="col-claim">
                 {mine ? (
@@ -598,6 +626,16 @@ export function QueuePage({ view: openOn }: { view?: QueueView } = {}) {
       />
     </section>
   );
+}
+
+/**
+ * Whether an open case of a queue is past one of its targets now: undecided past the decision
+ * target, or nobody's past the first-review target (docs/workflow.md, "Service levels").
+ */
+function pastTarget(level: { firstReviewTargetMinutes: number | null; decisionTargetMinutes: number | null }, openedAt: string, held: boolean, now: number): boolean {
+  const age = now - Date.parse(openedAt);
+  const past = (minutes: number | null) => minutes !== null && age > minutes * 60_000;
+  return past(level.decisionTargetMinutes) || (!held && past(level.firstReviewTargetMinutes));
 }
 
 const ORDERING_SAYS: Record<string, string> = { severity_age: "by severity, then age", priority: "by priority, then severity, then age", age: "oldest first" };
