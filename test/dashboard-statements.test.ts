@@ -58,7 +58,7 @@ describe("statements of reasons on the dashboard", () => {
       await page.getByRole("heading", { name: "Statements of reasons (DSA)" }).waitFor();
       await page.getByLabel("DSA category of spam").selectOption("STATEMENT_CATEGORY_SCAMS_AND_FRAUD");
       await page.getByLabel("Terms clause for spam").fill("Terms §4 (spam)");
-      await page.getByRole("checkbox", { name: "FR" }).uncheck();
+      await page.getByRole("checkbox", { name: "FR", exact: true }).uncheck();
       await expectNoA11yViolations(page, "the settings page");
       await b.shot(page, "statement-settings.png");
       await page.locator("form[aria-labelledby=dsa-title] button[type=submit]").click();
