@@ -15,6 +15,7 @@ import { transaction } from "../domain/core/context.ts";
 import { errorFields, log } from "../log.ts";
 import { jobContext, type JobDeps } from "./context.ts";
 import type { JobHandler } from "./worker.ts";
+import { startPeriodicPass, type PeriodicPass } from "./periodic.ts";
 
 const submitPayload = z.object({ orgId: z.string() });
 
@@ -27,19 +28,12 @@ export function transparencyJobHandlers(deps: JobDeps): Record<string, JobHandle
   };
 }
 
-export interface SubmissionScheduler {
-  stop(): void;
-}
+export type SubmissionScheduler = PeriodicPass;
 
 /** Asks for the runs that are owed, at start and then every `transparencyTickMs`. */
 export function startSubmissionScheduler(deps: { store: Store; clock: Clock; config: { transparencyTickMs: number } }): SubmissionScheduler {
   const { store, clock, config } = deps;
-  let timer: ReturnType<typeof setTimeout> | null = null;
-  let stopped = false;
-
-  async function tick(): Promise<void> {
-    timer = null;
-    if (stopped) return;
+  return startPeriodicPass(async () => {
     try {
       const orgIds = await organizationsWithPendingStatements({ db: store.db });
       for (const orgId of orgIds) {
@@ -50,14 +44,5 @@ export function startSubmissionScheduler(deps: { store: Store; clock: Clock; con
     } catch (err) {
       log.error("scheduling transparency submissions failed", errorFields(err));
     }
-    if (!stopped) timer = setTimeout(() => void tick(), config.transparencyTickMs);
-  }
-
-  void tick();
-  return {
-    stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-    },
-  };
+  }, config.transparencyTickMs);
 }
