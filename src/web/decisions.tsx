@@ -16,7 +16,7 @@ import type { TemplateKind } from "../domain/views/template.ts";
 import { CLAIMED_BY } from "../domain/views/case.ts";
 import { errorCode, errorMessage, trpc, type Inputs } from "./api.ts";
 import { useSession } from "./session.tsx";
-import { SweepList, sweepIds, sweepText, useSweepPreview } from "./components/sweep.tsx";
+import { SweepList, sweepIds, sweepText, useSweepPreview, useUndoableNotice } from "./components/sweep.tsx";
 import { Dialog, ErrorNote, Field, useToast } from "./ui.tsx";
 
 /** The default team first: the order the dialog offers them in. */
@@ -264,17 +264,8 @@ function DecisionForm({ action, targets: given, onClose, onDone }: { action: Dec
         ? { reason: plainWords(reason), category: categories.join(", ") }
         : {};
 
-  /** Undo of a bulk decision, from its notice (the dialog is gone by then). */
-  const undo = async (bulkId: string) => {
-    try {
-      const r = await trpc.cases.undoBulk.mutate({ bulkId });
-      const not = r.notRestored.length ? `; ${plural(r.notRestored.length, "case")} left as they are (${r.notRestored.map((n) => n.reason).join("; ")})` : "";
-      toast(`Undone: ${plural(r.restored.length, "case")} back as before${not}`);
-    } catch (err) {
-      toast(errorMessage(err), "error");
-    }
-    void qc.invalidateQueries();
-  };
+  /** The decision's notice, with "Undo" for a bulk decision's undo window (the dialog is gone by then). */
+  const notice = useUndoableNotice();
   const decide = useMutation({
     mutationFn: async (): Promise<Outcome> => {
       const trimmed = note.trim() || undefined;
@@ -340,14 +331,7 @@ function DecisionForm({ action, targets: given, onClose, onDone }: { action: Dec
       };
     },
     onSuccess: (out) => {
-      if (out.bulkId && out.undoUntil) {
-        const bulkId = out.bulkId;
-        // The notice stays for the undo window (by the server's clock, at most a minute here).
-        const ms = Math.max(5000, Math.min(60_000, Date.parse(out.undoUntil) - Date.now()));
-        toast(out.text, "ok", { action: { label: "Undo", run: () => void undo(bulkId) }, ms });
-      } else {
-        toast(out.text);
-      }
+      notice(out.text, out);
       if (out.failed.length) toast(`Not decided: ${out.failed.join("; ")}`, "error");
       void qc.invalidateQueries();
       onDone?.();

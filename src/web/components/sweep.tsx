@@ -90,7 +90,7 @@ export function sweepText(out: SweepOutcome, what = "other case"): string {
   return `swept ${plural(out.decided.length, what)}${skipped}`;
 }
 
-/** Shows a notice with "Undo" for the undo window when a bulk decision (a sweep) was made, a plain one otherwise. */
+/** Shows a notice with "Undo" for the undo window when a bulk decision was made (several cases decided at once, or a sweep), a plain one otherwise. */
 export function useUndoableNotice() {
   const qc = useQueryClient();
   const toast = useToast();
