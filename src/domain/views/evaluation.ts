@@ -1,0 +1,215 @@
+/**
+ * Evaluating the AI classifier on a project's own content (issue 28): evaluation sets, runs and
+ * the figures of a run, as routes, tRPC, the CLI and the dashboard show them. Pure (storage and
+ * the dashboard import it). The definitions of the figures are here, next to their shapes, so
+ * that every reader computes them the same way; src/domain/evaluation/metrics.ts computes them.
+ *
+ * Terms used below:
+ * - An item's **expected** answer is its label: categories (empty: no violation) and optionally a
+ *   severity. Its **predicted** answer is the model's: categories, severity and confidence.
+ * - The model's **verdict** is "violation" when its severity is not LOW (what the automatic
+ *   report rule acts on, with the threshold); the expected verdict is "violation" when the
+ *   expected categories are not empty.
+ * - An item's **predicted categories** are the model's categories when its verdict is
+ *   "violation", else none (a LOW answer naming a category is never acted on). Every category
+ *   figure (precision, recall, F1, the confusion matrix) uses them.
+ * - For one category and a threshold t, an item is **flagged** when the category is among the
+ *   predicted ones, the severity is not LOW and the confidence ≥ t (the automatic report rule of
+ *   the specification applied to one category). Flagged and expected: a true positive; flagged
+ *   and not expected: a false positive; expected and not flagged: a false negative.
+ */
+import { z } from "zod";
+import { isoDateTime } from "./common.ts";
+import { SEVERITIES } from "./severity.ts";
+
+/** Where a set's items came from. */
+export const EVAL_SET_SOURCES = ["decisions", "import"] as const;
+export type EvalSetSource = (typeof EVAL_SET_SOURCES)[number];
+
+/** At most this many items in one set (a run of them is one background job each). */
+export const EVAL_SET_MAX_ITEMS = 20_000;
+
+/** One labelled item as imported (CSV or JSONL: `text`, `categories`, optional `severity`, `id`). */
+export const evalItemInputSchema = z.object({
+  /** The caller's id of the item (kept to compare runs and to find it again). */
+  id: z.string().min(1).max(200).optional(),
+  text: z.string().min(1).max(10_000),
+  categories: z.array(z.string().min(1).max(100)).max(20),
+  severity: z.enum(SEVERITIES).optional(),
+});
+export type EvalItemInput = z.infer<typeof evalItemInputSchema>;
+
+/**
+ * A set. Versioned: editing a set (adding items from new decisions, importing more) makes a new
+ * version; a run names the version it ran, which is frozen from then on, so two runs of one
+ * version compare like with like.
+ */
+export const evalSetViewSchema = z
+  .object({
+    id: z.string(),
+    projectId: z.string(),
+    name: z.string(),
+    source: z.enum(EVAL_SET_SOURCES),
+    version: z.number().int(),
+    /** True once a run used this version: it can no longer change. */
+    frozen: z.boolean(),
+    items: z.number().int(),
+    /** Items per expected category (and `""` for items expecting none). */
+    itemsPerCategory: z.record(z.string(), z.number().int()),
+    createdAt: isoDateTime,
+  })
+  .meta({ id: "EvalSet" });
+export type EvalSetView = z.infer<typeof evalSetViewSchema>;
+
+export const EVAL_RUN_STATUSES = ["queued", "running", "cancelled", "completed", "failed"] as const;
+export type EvalRunStatus = (typeof EVAL_RUN_STATUSES)[number];
+
+/** Precision, recall and F1 of one category (or micro/macro over all), with what they rest on. */
+export const prfSchema = z.object({
+  precision: z.number().nullable(),
+  recall: z.number().nullable(),
+  f1: z.number().nullable(),
+  truePositives: z.number().int(),
+  falsePositives: z.number().int(),
+  falseNegatives: z.number().int(),
+});
+export type Prf = z.infer<typeof prfSchema>;
+
+/** One bin of the reliability table: items whose confidence falls in [from, to). */
+export const reliabilityBinSchema = z.object({
+  from: z.number(),
+  to: z.number(),
+  items: z.number().int(),
+  /** Mean confidence of its items, 0–1 (null when empty). */
+  meanConfidence: z.number().nullable(),
+  /** Share of its items whose verdict was right, 0–1 (null when empty). */
+  accuracy: z.number().nullable(),
+});
+
+/** The figures of a completed (or cancelled: over the items done) run. */
+export const evalRunMetricsSchema = z
+  .object({
+    items: z.number().int(),
+    /** Items the model could not answer (errors after retries): excluded from every figure. */
+    failedItems: z.number().int(),
+    /** Per category at threshold 0 (the model's own answer), micro and macro over the categories. */
+    perCategory: z.record(z.string(), prfSchema),
+    micro: prfSchema,
+    macro: z.object({ precision: z.number().nullable(), recall: z.number().nullable(), f1: z.number().nullable() }),
+    /**
+     * Multi-label confusion matrix over `labels` (the categories, then "(none)"): rows expected,
+     * columns predicted. Per item: each category both expected and predicted adds 1 on the
+     * diagonal; each expected category the model missed adds 1 in its row under every predicted
+     * category that was not expected (or under "(none)" if there is none); each predicted
+     * category not expected, when no expected category was missed, adds 1 in row "(none)"; an
+     * item expecting and predicting nothing adds 1 at ("(none)", "(none)").
+     */
+    confusion: z.object({ labels: z.array(z.string()), counts: z.array(z.array(z.number().int())) }),
+    /** Severity: Cohen's κ with quadratic weights over LOW < MEDIUM < HIGH < CRITICAL, on the items with an expected severity. */
+    severity: z.object({ items: z.number().int(), weightedKappa: z.number().nullable(), matrix: z.array(z.array(z.number().int())) }),
+    /** Calibration of the confidence against the verdict: 10 bins of 10 points; ECE = Σ (items/N)·|accuracy − meanConfidence|. */
+    calibration: z.object({ ece: z.number().nullable(), bins: z.array(reliabilityBinSchema) }),
+    latencyMs: z.object({ median: z.number().nullable(), p95: z.number().nullable() }),
+    /** Token counts Ollama reported (prompt_eval_count, eval_count), summed; null when it gave none. */
+    tokens: z.object({ prompt: z.number().int().nullable(), completion: z.number().int().nullable() }),
+  })
+  .meta({ id: "EvalRunMetrics" });
+export type EvalRunMetrics = z.infer<typeof evalRunMetricsSchema>;
+
+/** A run: a set version against a model, prompt and policy version. */
+export const evalRunViewSchema = z
+  .object({
+    id: z.string(),
+    projectId: z.string(),
+    setId: z.string(),
+    setVersion: z.number().int(),
+    model: z.string(),
+    promptVersion: z.string(),
+    /** The policy version of each category the run used (category name → version number); empty: the categories' descriptions. */
+    policyVersions: z.record(z.string(), z.number().int()),
+    status: z.enum(EVAL_RUN_STATUSES),
+    itemsDone: z.number().int(),
+    itemsTotal: z.number().int(),
+    startedAt: isoDateTime.nullable(),
+    finishedAt: isoDateTime.nullable(),
+    createdAt: isoDateTime,
+    /** Null until the run completes or is cancelled. */
+    metrics: evalRunMetricsSchema.nullable(),
+  })
+  .meta({ id: "EvalRun" });
+export type EvalRunView = z.infer<typeof evalRunViewSchema>;
+
+/** One item's answer in a run. */
+export const evalRunItemViewSchema = z.object({
+  itemId: z.string(),
+  externalId: z.string().nullable(),
+  text: z.string(),
+  expectedCategories: z.array(z.string()),
+  expectedSeverity: z.enum(SEVERITIES).nullable(),
+  categories: z.array(z.string()),
+  severity: z.enum(SEVERITIES).nullable(),
+  confidence: z.number().int().nullable(),
+  /** Why the model gave no answer (then categories are empty and severity/confidence null). */
+  error: z.string().nullable(),
+  latencyMs: z.number().nullable(),
+});
+export type EvalRunItemView = z.infer<typeof evalRunItemViewSchema>;
+
+/** What would have happened on the set at one threshold, for one category. */
+export const thresholdPointSchema = z.object({
+  threshold: z.number().int(),
+  flagged: z.number().int(),
+  truePositives: z.number().int(),
+  falsePositives: z.number().int(),
+  falseNegatives: z.number().int(),
+  precision: z.number().nullable(),
+  recall: z.number().nullable(),
+});
+export type ThresholdPoint = z.infer<typeof thresholdPointSchema>;
+
+/**
+ * Threshold advice of one category from one run: the lowest threshold (0–100) at which the
+ * precision reaches the target (null: none does), the recall it keeps, and the curve at every
+ * threshold from 0 to 100 in steps of 5 plus each distinct confidence of the run.
+ */
+export const thresholdAdviceSchema = z
+  .object({
+    runId: z.string(),
+    precisionTarget: z.number(),
+    currentThreshold: z.number().int(),
+    categories: z.array(
+      z.object({
+        category: z.string(),
+        advisedThreshold: z.number().int().nullable(),
+        precisionAtAdvised: z.number().nullable(),
+        recallAtAdvised: z.number().nullable(),
+        atCurrent: thresholdPointSchema,
+        curve: z.array(thresholdPointSchema),
+      }),
+    ),
+  })
+  .meta({ id: "ThresholdAdvice" });
+export type ThresholdAdvice = z.infer<typeof thresholdAdviceSchema>;
+
+/** Two runs of one set version side by side: the items whose answer changed, and which way. */
+export const evalRunComparisonSchema = z.object({
+  a: evalRunViewSchema,
+  b: evalRunViewSchema,
+  /** Items right in A and wrong in B (verdict), wrong in A and right in B, and otherwise changed (categories or severity). */
+  fixed: z.number().int(),
+  broken: z.number().int(),
+  otherwiseChanged: z.number().int(),
+  unchanged: z.number().int(),
+  changes: z.array(
+    z.object({
+      itemId: z.string(),
+      externalId: z.string().nullable(),
+      text: z.string(),
+      expectedCategories: z.array(z.string()),
+      a: z.object({ categories: z.array(z.string()), severity: z.enum(SEVERITIES).nullable(), confidence: z.number().int().nullable() }),
+      b: z.object({ categories: z.array(z.string()), severity: z.enum(SEVERITIES).nullable(), confidence: z.number().int().nullable() }),
+      direction: z.enum(["fixed", "broken", "changed"]),
+    }),
+  ),
+});
+export type EvalRunComparison = z.infer<typeof evalRunComparisonSchema>;
