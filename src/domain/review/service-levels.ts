@@ -264,51 +264,53 @@ export interface DecidedWithinTarget {
  * its filing. Decisions with no target are not counted.
  */
 export async function decidedWithinTarget(ctx: Pick<ReadContext, "db"> & { orgId: string }, input: { fromMs: number; toMs: number; projectId: string | null }): Promise<DecidedWithinTarget> {
+  // Aggregates in SQL, however many cases and appeals the period holds: each queue's (and each
+  // project's) target is applied by the database, grouped per queue (per project), and only
+  // those few rows come back. A case with no queue counts under the default queue's target.
   const queueRows = await listQueueRows(ctx);
   const defaultRow = queueRows.find((q) => q.isDefault === 1);
   const targets = new Map(queueRows.map((q) => [q.id, q.decisionTargetMinutes]));
-  const decided = await ctx.db
-    .select({ queueId: cases.queueId, createdAt: cases.createdAt, decidedAt: cases.decidedAt })
-    .from(cases)
-    .where(
-      and(
-        eq(cases.orgId, ctx.orgId),
-        isNotNull(cases.decidedAt),
-        gte(cases.decidedAt, input.fromMs),
-        lt(cases.decidedAt, input.toMs),
-        input.projectId ? eq(cases.projectId, input.projectId) : undefined,
-      ),
-    );
+  const decidedWithin = (targetMs: number): SQL<number> => sql<number>`coalesce(sum(case when ${cases.decidedAt} - ${cases.createdAt} <= ${targetMs} then 1 else 0 end), 0)`;
   let casesDecided = 0;
   let casesWithinTarget = 0;
-  for (const c of decided) {
-    const minutes = c.queueId === null ? (defaultRow?.decisionTargetMinutes ?? null) : (targets.get(c.queueId) ?? null);
-    if (minutes === null || c.decidedAt === null) continue;
-    casesDecided++;
-    if (c.decidedAt - c.createdAt <= minutes * MINUTE_MS) casesWithinTarget++;
+  for (const [queueId, minutes] of [...targets.entries(), [null, defaultRow?.decisionTargetMinutes ?? null] as const]) {
+    if (minutes === null || minutes === undefined) continue;
+    const [row] = await ctx.db
+      .select({ decided: count(), within: decidedWithin(minutes * MINUTE_MS) })
+      .from(cases)
+      .where(
+        and(
+          eq(cases.orgId, ctx.orgId),
+          queueId === null ? isNull(cases.queueId) : eq(cases.queueId, queueId),
+          isNotNull(cases.decidedAt),
+          gte(cases.decidedAt, input.fromMs),
+          lt(cases.decidedAt, input.toMs),
+          input.projectId ? eq(cases.projectId, input.projectId) : undefined,
+        ),
+      );
+    casesDecided += Number(row?.decided ?? 0);
+    casesWithinTarget += Number(row?.within ?? 0);
   }
 
-  const appealRows = await ctx.db
-    .select({ createdAt: appeals.createdAt, decidedAt: appeals.decidedAt, dsaSettings: projects.dsaSettings })
-    .from(appeals)
-    .innerJoin(enforcementActions, eq(enforcementActions.id, appeals.actionId))
-    .innerJoin(projects, eq(projects.id, enforcementActions.projectId))
-    .where(
-      and(
-        eq(appeals.orgId, ctx.orgId),
-        isNotNull(appeals.decidedAt),
-        gte(appeals.decidedAt, input.fromMs),
-        lt(appeals.decidedAt, input.toMs),
-        input.projectId ? eq(enforcementActions.projectId, input.projectId) : undefined,
-      ),
-    );
+  const projectRows = await ctx.db
+    .select({ id: projects.id, dsaSettings: projects.dsaSettings })
+    .from(projects)
+    .where(and(eq(projects.orgId, ctx.orgId), input.projectId ? eq(projects.id, input.projectId) : undefined));
   let appealsDecided = 0;
   let appealsWithinTarget = 0;
-  for (const a of appealRows) {
-    const minutes = parseDsaSettings(a.dsaSettings).appealTargetMinutes;
-    if (minutes === undefined || a.decidedAt === null) continue;
-    appealsDecided++;
-    if (a.decidedAt - a.createdAt <= minutes * MINUTE_MS) appealsWithinTarget++;
+  for (const p of projectRows) {
+    const minutes = parseDsaSettings(p.dsaSettings).appealTargetMinutes;
+    if (minutes === undefined) continue;
+    const [row] = await ctx.db
+      .select({
+        decided: count(),
+        within: sql<number>`coalesce(sum(case when ${appeals.decidedAt} - ${appeals.createdAt} <= ${minutes * MINUTE_MS} then 1 else 0 end), 0)`,
+      })
+      .from(appeals)
+      .innerJoin(enforcementActions, eq(enforcementActions.id, appeals.actionId))
+      .where(and(eq(appeals.orgId, ctx.orgId), eq(enforcementActions.projectId, p.id), isNotNull(appeals.decidedAt), gte(appeals.decidedAt, input.fromMs), lt(appeals.decidedAt, input.toMs)));
+    appealsDecided += Number(row?.decided ?? 0);
+    appealsWithinTarget += Number(row?.within ?? 0);
   }
   return { casesDecided, casesWithinTarget, appealsDecided, appealsWithinTarget };
 }
