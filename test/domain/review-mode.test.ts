@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { addUser } from "../../src/domain/accounts/users.ts";
+import { caseFile } from "../../src/domain/cases/case-file.ts";
 import { decideOnReport } from "../../src/domain/cases/cases.ts";
 import type { DomainContext } from "../../src/domain/core/context.ts";
 import { assignCase, assignedToMeCount } from "../../src/domain/review/assignment.ts";
@@ -51,6 +52,9 @@ test("a review claim lapses: then the case is nobody's, and another moderator's 
   expect(await assignedToMeCount(bob)).toBe(1);
   expect((await queue(bob, { view: "mine", limit: 50, userId: bobId })).items.map((i) => i.id)).toEqual([assigned.caseId]);
   expect((await queue(bob, { view: "unassigned", limit: 50, userId: bobId })).items.map((i) => i.id)).toEqual([r.caseId]);
+  // The case's own view says so too: nobody holds it (the column still names bob until the next claim).
+  expect((await caseFile(bob, r.caseId)).case).toMatchObject({ assigneeId: null, assignedAt: null });
+  expect((await caseFile(bob, assigned.caseId)).case.assigneeId).toBe(bobId);
   const carols = await nextCase(carol, { sessionId: "s-carol" });
   expect(carols.case?.id).toBe(r.caseId);
   const { events } = await world.audit(r.caseId);

@@ -1,15 +1,16 @@
 import { listAudit } from "../review/audit-log.ts";
 import { listCaseNotes, reportsOfCase, requireCase, subjectHistory, toCaseView } from "./cases.ts";
 import { getIdentity } from "../intake/identities.ts";
+import type { DomainContext } from "../core/context.ts";
 import type { AccessContext } from "../review/queue-access.ts";
 import { toReportViews } from "../intake/reports.ts";
 
 /** Everything about one case at once: its reports, subject and the subject's other cases, notes, audit trail. */
-export async function caseFile(ctx: AccessContext, caseId: string) {
+export async function caseFile(ctx: AccessContext & Pick<DomainContext, "clock">, caseId: string) {
   const c = await requireCase(ctx, caseId);
   const subject = c.subjectIdentityId ? await getIdentity(ctx, c.subjectIdentityId) : null;
   return {
-    case: toCaseView(c),
+    case: toCaseView(c, ctx.clock.now()),
     reports: await toReportViews(ctx, { rows: await reportsOfCase(ctx, c.id) }),
     subject,
     subjectHistory: c.subjectIdentityId ? await subjectHistory(ctx, { subjectIdentityId: c.subjectIdentityId, exceptCaseId: c.id }) : [],

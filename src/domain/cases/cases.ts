@@ -8,6 +8,7 @@ import { rowLockedTransaction, transaction, type DomainContext } from "../core/c
 import { conflict, notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import type { CaseKey } from "../intake/open-case.ts";
+import { holderOf } from "../review/claims.ts";
 import { assertMayWorkCase, workableCases, type AccessContext } from "../review/queue-access.ts";
 import { BUCKETS, higherBucket, type Bucket } from "./severity.ts";
 import type { Status } from "../review/workflow.ts";
@@ -18,27 +19,34 @@ export type { CaseView, NoteView } from "../views/case.ts";
 
 export type CaseRow = typeof cases.$inferSelect;
 
-export const toCaseView = (c: CaseRow): CaseView => ({
-  id: c.id,
-  projectId: c.projectId,
-  status: c.status as Status,
-  bucket: c.bucket,
-  contentType: c.contentType || null,
-  contentExternalId: c.contentExternalId,
-  subjectIdentityId: c.subjectIdentityId,
-  reportCount: c.reportCount,
-  assigneeId: c.assigneeId,
-  assignedAt: isoOrNull(c.assignedAt),
-  createdAt: iso(c.createdAt),
-  updatedAt: iso(c.updatedAt),
-  lastReportAt: iso(c.lastReportAt),
-  queueId: c.queueId,
-  escalation: c.escalatedTeam ? { team: c.escalatedTeam, at: iso(c.escalatedAt ?? c.updatedAt) } : null,
-  decision:
-    c.decision && c.decidedAt != null
-      ? { action: c.decision as CaseDecisionAction, code: c.decisionCode, at: iso(c.decidedAt), by: { type: (c.decidedByType ?? "system") as Actor["type"], id: c.decidedById } }
-      : null,
-});
+/**
+ * A case as clients see it at `now`: `assigneeId` is who holds it now, so a review-mode claim
+ * that lapsed reads as nobody's, as everywhere else (review/claims.ts).
+ */
+export const toCaseView = (c: CaseRow, now: number): CaseView => {
+  const holder = holderOf(c, now);
+  return {
+    id: c.id,
+    projectId: c.projectId,
+    status: c.status as Status,
+    bucket: c.bucket,
+    contentType: c.contentType || null,
+    contentExternalId: c.contentExternalId,
+    subjectIdentityId: c.subjectIdentityId,
+    reportCount: c.reportCount,
+    assigneeId: holder,
+    assignedAt: holder === null ? null : isoOrNull(c.assignedAt),
+    createdAt: iso(c.createdAt),
+    updatedAt: iso(c.updatedAt),
+    lastReportAt: iso(c.lastReportAt),
+    queueId: c.queueId,
+    escalation: c.escalatedTeam ? { team: c.escalatedTeam, at: iso(c.escalatedAt ?? c.updatedAt) } : null,
+    decision:
+      c.decision && c.decidedAt != null
+        ? { action: c.decision as CaseDecisionAction, code: c.decisionCode, at: iso(c.decidedAt), by: { type: (c.decidedByType ?? "system") as Actor["type"], id: c.decidedById } }
+        : null,
+  };
+};
 
 /**
  * Every report creation joins or opens a case: kept prepared (src/db/prepared.ts). The open
@@ -263,7 +271,7 @@ export interface QueueQuery {
 }
 
 /** Open cases of the queues the caller may work, emergency first, then high, then normal; oldest first within a bucket. */
-export async function reviewQueue(ctx: AccessContext, q: QueueQuery): Promise<{ cases: CaseView[]; counts: Record<Bucket, number> }> {
+export async function reviewQueue(ctx: AccessContext & Pick<DomainContext, "clock">, q: QueueQuery): Promise<{ cases: CaseView[]; counts: Record<Bucket, number> }> {
   const counts = { emergency: 0, high: 0, normal: 0 } as Record<Bucket, number>;
   const found: CaseRow[] = [];
   const access = await workableCases(ctx);
@@ -281,7 +289,7 @@ export async function reviewQueue(ctx: AccessContext, q: QueueQuery): Promise<{ 
       found.push(...(await ctx.db.select().from(cases).where(where).orderBy(asc(cases.createdAt)).limit(q.limit - found.length)));
     }
   }
-  return { cases: found.map(toCaseView), counts };
+  return { cases: found.map((c) => toCaseView(c, ctx.clock.now())), counts };
 }
 
 /** Triages a case: its first OPEN report is triaged, and with it the case and its other open reports. */
@@ -327,7 +335,7 @@ export async function listCaseNotes(ctx: Pick<DomainContext, "db">, caseId: stri
 
 /** Earlier cases about the same subject that the caller may work: the subject's history with this platform. */
 export async function subjectHistory(
-  ctx: AccessContext,
+  ctx: AccessContext & Pick<DomainContext, "clock">,
   input: { subjectIdentityId: string; exceptCaseId: string; limit?: number },
 ): Promise<CaseView[]> {
   const rows = await ctx.db
@@ -336,7 +344,7 @@ export async function subjectHistory(
     .where(and(eq(cases.subjectIdentityId, input.subjectIdentityId), ne(cases.id, input.exceptCaseId), await workableCases(ctx)))
     .orderBy(desc(cases.createdAt))
     .limit(input.limit ?? 20);
-  return rows.map(toCaseView);
+  return rows.map((c) => toCaseView(c, ctx.clock.now()));
 }
 
 export function reportsOfCase(ctx: Pick<DomainContext, "db">, caseId: string): Promise<(typeof reports.$inferSelect)[]> {

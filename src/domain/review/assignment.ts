@@ -51,7 +51,7 @@ export function assignCase(ctx: DomainContext, input: { caseId: string; assignee
       projectId: c.projectId, action: assigneeId ? "CASE_ASSIGNED" : "CASE_UNASSIGNED",
       entityType: "case", entityId: c.id, before: { assigneeId: c.assigneeId }, after: { assigneeId },
     });
-    return toCaseView(after);
+    return toCaseView(after, ctx.clock.now());
   });
 }
 

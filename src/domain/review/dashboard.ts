@@ -530,7 +530,7 @@ export async function caseDetail(ctx: TenantRead & AccessContext, caseId: string
       })
     : [];
   return {
-    case: toCaseView(c),
+    case: toCaseView(c, ctx.clock.now()),
     projectName: project?.name ?? "",
     ...holding(c, emails, now),
     reports: reportViews,
@@ -593,7 +593,7 @@ export async function identityProfile(ctx: TenantRead & AccessContext, identityI
   return {
     identity: toIdentityView(row.identity),
     projectName: row.projectName,
-    cases: caseRows.map(toCaseView),
+    cases: caseRows.map((c) => toCaseView(c, ctx.clock.now())),
     reportsAbout: await toReportViews(ctx, { rows: about }),
     reportsFiled: await toReportViews(ctx, { rows: filed }),
     enforcement: await enforcementOf(ctx, { identityId, now }),

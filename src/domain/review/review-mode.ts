@@ -126,7 +126,7 @@ async function take(ctx: DomainContext, input: ReviewInput, me: string, now: num
     });
     const [left] = await ctx.db.select({ n: sql<number>`count(*)` }).from(cases).where(waiting);
     return {
-      case: toCaseView({ ...row, assigneeId: me, assignedAt: now, claimExpiresAt: until, updatedAt: now }),
+      case: toCaseView({ ...row, assigneeId: me, assignedAt: now, claimExpiresAt: until, updatedAt: now }, now),
       claimUntil: iso(until),
       waiting: Number(left?.n ?? 0),
     };

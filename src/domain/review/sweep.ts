@@ -170,7 +170,7 @@ export async function previewSweep(
   const following = actionRows.filter((a) => sweepsOpenCases(a.kind) && actionStatus(a, now) === "active");
   return {
     identity,
-    cases: sweep.map(toCaseView),
+    cases: sweep.map((c) => toCaseView(c, ctx.clock.now())),
     skipped,
     total: Number(total),
     capped,
