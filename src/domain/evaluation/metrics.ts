@@ -117,7 +117,7 @@ function meanOfDefined(values: readonly (number | null)[]): number | null {
 /** Nearest-rank percentile (the smallest value with at least p % of the values at or below it). */
 function nearestRank(sorted: readonly number[], p: number): number | null {
   if (sorted.length === 0) return null;
-  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  const rank = Math.max(1, Math.ceil((p * sorted.length) / 100));
   return sorted[rank - 1]!;
 }
 
