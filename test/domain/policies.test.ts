@@ -8,7 +8,15 @@ import { and, eq } from "drizzle-orm";
 import { categoryPolicies } from "../../src/db/schema.ts";
 import { createPolicyVersion, listPolicies, listPolicyVersions, policiesForClassification, setPolicyStatus } from "../../src/domain/analysis/policies.ts";
 import { createCategory } from "../../src/domain/cases/categories.ts";
-import { buildMessages } from "../../src/ai/prompt.ts";
+import { buildMessages, PROMPT_VERSION } from "../../src/ai/prompt.ts";
+import { loadConfig } from "../../src/config.ts";
+import { shadowAnalyses } from "../../src/db/schema.ts";
+import { storeAnalysis } from "../../src/domain/analysis/analysis.ts";
+import { runShadowAnalysis } from "../../src/domain/analysis/shadow.ts";
+import { systemActor } from "../../src/domain/core/audit.ts";
+import { RetryLater } from "../../src/domain/core/errors.ts";
+import { ENRICH_JOB } from "../../src/domain/intake/reports.ts";
+import { enqueueJob } from "../../src/domain/plumbing/jobs.ts";
 import { domainWorld, refusal, type DomainWorld } from "../helpers/builders.ts";
 
 let world: DomainWorld;
@@ -143,5 +151,29 @@ describe("what the classifier is sent", () => {
     expect(quoted.length).toBe(5);
     expect(quoted.join("\n").length).toBeLessThan(4_100);
     expect(system.split("\n").some((l) => l.startsWith("x"))).toBe(false);
+  });
+});
+
+describe("shadow analyses wait for live work", () => {
+  test("while an enrichment job is due, a shadow job defers (RetryLater) without asking the model; on its last attempt it gives up", async () => {
+    const project = await world.addProject({ name: "Shadow waits", ai: { threshold: 70 } });
+    const harassment = (await listPolicies(world.ctx, { projectId: project.id })).find((p) => p.category === "harassment")!;
+    await createPolicyVersion(world.ctx, { projectId: project.id, categoryId: harassment.categoryId, text: "Shadow text", status: "shadow" });
+    const filed = await world.fileReport({ project });
+    const analysisId = await storeAnalysis(world.as(systemActor), {
+      project,
+      source: "enrichment",
+      classification: { categories: [], severity: "LOW", confidence: 90, reasoning: "fine", model: "llama3.2", promptVersion: PROMPT_VERSION, latencyMs: 1, confidenceSource: "self_reported" },
+      policyVersions: {},
+      sourceText: "some text",
+      reportId: filed.reportId,
+    });
+    await world.store.transaction(() => enqueueJob(world.ctx, { orgId: world.orgId, kind: ENRICH_JOB, payload: { reportId: "waiting" } }));
+    // Nothing listens at this address: a call to the model would fail otherwise than RetryLater.
+    const ctx = { ...world.ctx, config: loadConfig({ OLLAMA_HOST: "http://127.0.0.1:9", FLAGSTAFF_AI_TIMEOUT_MS: "200" }) };
+    const deferred = await runShadowAnalysis(ctx, { analysisId, lastAttempt: false }).catch((err: unknown) => err);
+    expect(deferred).toBeInstanceOf(RetryLater);
+    expect(await runShadowAnalysis(ctx, { analysisId, lastAttempt: true })).toBe("skipped");
+    expect(await world.store.db.select().from(shadowAnalyses).where(eq(shadowAnalyses.liveAnalysisId, analysisId))).toEqual([]);
   });
 });
