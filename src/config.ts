@@ -53,6 +53,8 @@ const configSchema = z.object({
   FLAGSTAFF_DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   OLLAMA_HOST: z.url({ protocol: /^https?$/ }).default("http://127.0.0.1:11434"),
   FLAGSTAFF_AI_MODEL: z.string().min(1).default("llama3.2"),
+  /** A second model that classifies every enriched report again, in shadow: stored for comparison, never acting (docs/ai.md). */
+  FLAGSTAFF_AI_SHADOW_MODEL: z.string().min(1).optional(),
   FLAGSTAFF_AI_TIMEOUT_MS: positiveInt(30_000),
   FLAGSTAFF_AI_WINDOW: z.coerce.number().int().min(200).max(9_999).default(4_000),
   FLAGSTAFF_REPORT_RATE_LIMIT: positiveInt(10),
@@ -128,6 +130,8 @@ export interface Config {
   databaseStatementTimeoutMs: number;
   ollamaHost: string;
   aiModel: string;
+  /** FLAGSTAFF_AI_SHADOW_MODEL, or null: no shadow model. */
+  aiShadowModel: string | null;
   aiTimeoutMs: number;
   aiWindow: number;
   reportRateLimit: number;
@@ -191,6 +195,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseStatementTimeoutMs: c.FLAGSTAFF_DB_STATEMENT_TIMEOUT_MS,
     ollamaHost: c.OLLAMA_HOST,
     aiModel: c.FLAGSTAFF_AI_MODEL,
+    aiShadowModel: c.FLAGSTAFF_AI_SHADOW_MODEL ?? null,
     aiTimeoutMs: c.FLAGSTAFF_AI_TIMEOUT_MS,
     aiWindow: c.FLAGSTAFF_AI_WINDOW,
     reportRateLimit: c.FLAGSTAFF_REPORT_RATE_LIMIT,

@@ -116,6 +116,22 @@ describe("organization routes, success and state errors", () => {
     expect(deleted.response.status).toBe(200);
   });
 
+  test("policies: write a version, list, set its status, the shadow comparison", async () => {
+    const path = { ...op(), categoryId: ids.categoryId! };
+    const created = await org.POST("/organizations/{orgSlug}/projects/{projectId}/categories/{categoryId}/policy-versions", { params: { path }, body: { text: "Definition: cheating.\nViolates: aimbots." } });
+    expect(created.response.status).toBe(201);
+    expect(created.data!.version).toMatchObject({ version: 1, status: "draft" });
+    ids.version = "1";
+    const versions = await org.GET("/organizations/{orgSlug}/projects/{projectId}/categories/{categoryId}/policy-versions", { params: { path } });
+    expect(versions.data!.versions.map((v) => v.version)).toEqual([1]);
+    const live = await org.PATCH("/organizations/{orgSlug}/projects/{projectId}/categories/{categoryId}/policy-versions/{version}", { params: { path: { ...path, version: 1 } }, body: { status: "live" } });
+    expect(live.data!.version.status).toBe("live");
+    const list = await org.GET("/organizations/{orgSlug}/projects/{projectId}/policies", { params: { path: op() } });
+    expect(list.data!.policies.find((p) => p.categoryId === ids.categoryId)?.live?.version).toBe(1);
+    const compared = await org.GET("/organizations/{orgSlug}/projects/{projectId}/shadow-comparison", { params: { path: op() } });
+    expect(compared.data!.pairs).toBe(0);
+  });
+
   test("settings and AI: read, change, analyze (200, and 503 when the model answers garbage), analyses", async () => {
     const path = op();
     const read = await org.GET("/organizations/{orgSlug}/projects/{projectId}/settings", { params: { path } });
@@ -534,6 +550,8 @@ describe("errors every route documents", () => {
     "POST /reports/{reportId}/dismiss": { reason: "other" },
     "POST /projects/{projectId}/enforcement-actions/{actionId}/appeal": { text: "Please" },
     "POST /organizations/{orgSlug}/projects/{projectId}/categories": { name: "Sweep" },
+    "POST /organizations/{orgSlug}/projects/{projectId}/categories/{categoryId}/policy-versions": { text: "Sweep" },
+    "PATCH /organizations/{orgSlug}/projects/{projectId}/categories/{categoryId}/policy-versions/{version}": { status: "draft" },
     "POST /organizations/{orgSlug}/api-keys": { projectId: "p", kind: "secret" },
     "POST /organizations/{orgSlug}/projects": { name: "Sweep" },
     "PATCH /organizations/{orgSlug}/projects/{projectId}": { name: "Sweep" },

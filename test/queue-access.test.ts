@@ -58,6 +58,7 @@ interface World {
   identityId: string;
   subject: { type: string; externalId: string };
   ruleId: string;
+  categoryId: string;
   endpointId: string;
   deliveryId: string;
 }
@@ -75,7 +76,13 @@ const data = (r: { body: any }) => r.body?.result?.data;
 
 beforeAll(async () => {
   fake = startFakeOllama();
-  fake.setDefault(() => ({ json: { reasoning: "Looks bad.", categories: ["child_safety"], severity: "HIGH", confidence: 90 } }));
+  // A shadow policy version (its marker in the system prompt) answers otherwise: the restricted
+  // report's live and shadow analyses differ, so the shadow comparison would name it.
+  fake.setDefault((request) =>
+    request.messages[0]?.content.includes("SHADOWMARK")
+      ? { json: { reasoning: "Fine.", categories: [], severity: "LOW", confidence: 80 } }
+      : { json: { reasoning: "Looks bad.", categories: ["child_safety"], severity: "HIGH", confidence: 90 } },
+  );
   receiver = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("ok") });
   server = await startServer({
     OLLAMA_HOST: fake.url,
@@ -110,6 +117,8 @@ beforeAll(async () => {
     then: [{ type: "route", queueId: spam.queue.id }],
   });
   const endpoint = await admin.trpc.webhooks.create.mutate({ orgSlug, url: `http://127.0.0.1:${receiver.port}/hook` });
+  const childSafety = (await admin.trpc.categories.list.query({ orgSlug, projectId })).categories.find((c) => c.name === "child_safety")!;
+  await admin.trpc.policies.createVersion.mutate({ orgSlug, projectId, categoryId: childSafety.id, text: "Definition: SHADOWMARK.", status: "shadow" });
 
   const subject = { type: "user", externalId: `subject-${unique()}` };
   const reporter = { type: "user", externalId: `reporter-${unique()}` };
@@ -163,6 +172,8 @@ beforeAll(async () => {
   await until("the report's analysis", async () => (await analyses()).some((a) => a.reportId === reportId), 20_000);
   const deliveries = async () => (await admin.trpc.webhooks.deliveries.query({ orgSlug, endpointId: endpoint.endpoint.id })).deliveries;
   await until("a webhook delivery", async () => (await deliveries()).length > 0, 20_000);
+  const shadowPairs = async () => (await admin.trpc.policies.shadowComparison.query({ orgSlug, projectId, limit: 100 })).differences.map((d) => d.reportId);
+  await until("the report's shadow analysis", async () => (await shadowPairs()).includes(reportId), 30_000);
   const identityId = (await admin.caseDetail(caseId)).case.subjectIdentityId!;
 
   w = {
@@ -183,6 +194,7 @@ beforeAll(async () => {
     identityId,
     subject,
     ruleId: rule.rule.id,
+    categoryId: childSafety.id,
     endpointId: endpoint.endpoint.id,
     deliveryId: (await deliveries())[0]!.id!,
   };
@@ -224,6 +236,8 @@ function restrictedValues(caller: DashboardUser): Record<string, unknown> {
     bulkId: w.bulkId,
     queueId: w.queueId,
     ruleId: w.ruleId,
+    categoryId: w.categoryId,
+    version: 1,
     identityId: w.identityId,
     identityIds: [w.identityId],
     typeName: w.subject.type,
@@ -264,6 +278,8 @@ function overrides(caller: DashboardUser, target: Target): Record<string, unknow
     "transparency.report": { orgSlug },
     "identities.updateReporter": { orgSlug, projectId, typeName: w.subject.type, externalId: w.subject.externalId, trustedFlagger: false },
     "cases.assign": { caseId, assigneeId: caller.id },
+    // The whole default period (its dates are instants, not the days the walk fills in).
+    "policies.shadowComparison": { orgSlug, projectId, limit: 100 },
   };
 }
 

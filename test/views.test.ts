@@ -20,6 +20,7 @@ import { categoryViewSchema } from "../src/domain/views/category.ts";
 import { apiKeyViewSchema } from "../src/domain/views/api-key.ts";
 import { enforcementActionViewSchema } from "../src/domain/views/enforcement.ts";
 import { identityViewSchema } from "../src/domain/views/identity.ts";
+import { categoryPolicyViewSchema, policyVersionViewSchema, shadowComparisonSchema } from "../src/domain/views/policy.ts";
 import { projectViewSchema } from "../src/domain/views/project.ts";
 import { noticeSchema, reportOutcomeSchema, reportViewSchema } from "../src/domain/views/report.ts";
 import { aiSettingsSchema } from "../src/domain/views/settings.ts";
@@ -66,6 +67,9 @@ describe("the OpenAPI documents publish the domain's view schemas", () => {
     ["org", "TransparencySubmissionSettings", submissionSettingsViewSchema],
     ["org", "TransparencySubmissionAttempt", submissionAttemptViewSchema],
     ["org", "TransparencyReport", transparencyReportSchema],
+    ["org", "PolicyVersion", policyVersionViewSchema],
+    ["org", "CategoryPolicy", categoryPolicyViewSchema],
+    ["org", "ShadowComparison", shadowComparisonSchema],
     ["org", "Rule", ruleViewSchema],
     ["org", "Queue", queueViewSchema],
     ["org", "RuleHit", ruleHitViewSchema],

@@ -16,7 +16,7 @@ import {
   type Analysis,
   type Severity,
 } from "./analysis-schema.ts";
-import { buildMessages, type ChatMessage, type PromptCategory } from "./prompt.ts";
+import { buildMessages, PROMPT_VERSION, type ChatMessage, type PromptCategory } from "./prompt.ts";
 
 export interface ClassifyOptions {
   /** Ollama's address (OLLAMA_HOST), e.g. http://127.0.0.1:11434. */
@@ -33,6 +33,8 @@ export interface ClassifyOptions {
 export interface Classification extends Analysis {
   /** The model that answered, as Ollama names it. */
   model: string;
+  /** PROMPT_VERSION of the prompt the model was sent (src/ai/prompt.ts). */
+  promptVersion: string;
   /** Wall time of the whole call, retry included. */
   latencyMs: number;
   /**
@@ -73,6 +75,7 @@ export async function classify(opts: ClassifyOptions): Promise<Classification> {
       confidence: derived ?? analysis.confidence,
       confidenceSource: derived === null ? "self_reported" : "logprobs",
       model: answer.model ?? opts.model,
+      promptVersion: PROMPT_VERSION,
       latencyMs: Math.round(performance.now() - started),
     };
   } catch (error) {

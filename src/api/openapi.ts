@@ -43,6 +43,7 @@ const FAMILIES: Record<RouteFamily, FamilyInfo> = {
       settings: "Per-project settings (AI analysis, link scanning).",
       categories: "A project's report categories.",
       ai: "AI classification of text and its stored analyses.",
+      policies: "Versioned policies of the report categories for the AI classifier, and shadow analyses compared with live ones (docs/ai.md).",
       enforcement: "Enforcement actions and appeals.",
       reporters: "Identities as reporters: trusted flaggers, muted reporters, accuracy (DSA Art. 22, 23; docs/dsa.md).",
       queues: "Review queues: which open cases each holds, in which order, and who may work them (docs/rules.md).",

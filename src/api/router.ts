@@ -8,6 +8,7 @@ import { enforcementRouter } from "./routers/enforcement.ts";
 import { identitiesRouter } from "./routers/identities.ts";
 import { jobsRouter } from "./routers/jobs.ts";
 import { keysRouter } from "./routers/keys.ts";
+import { policiesRouter } from "./routers/policies.ts";
 import { projectsRouter } from "./routers/projects.ts";
 import { queuesRouter } from "./routers/queues.ts";
 import { reportsRouter } from "./routers/reports.ts";
@@ -46,6 +47,7 @@ export const appRouter = router({
   sweeps: sweepsRouter,
   review: reviewRouter,
   strikes: strikesRouter,
+  policies: policiesRouter,
 });
 
 export type AppRouter = typeof appRouter;

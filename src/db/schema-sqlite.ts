@@ -20,6 +20,7 @@ import { APPEAL_STATUSES } from "../domain/views/appeal.ts";
 import { ACTION_KINDS } from "../domain/views/enforcement.ts";
 import { JOB_STATUSES } from "../domain/views/job.ts";
 import { PLANS } from "../domain/views/organization.ts";
+import { POLICY_STATUSES } from "../domain/views/policy.ts";
 import { BUCKETS, SEVERITIES } from "../domain/views/severity.ts";
 import { TEAMS } from "../domain/views/report.ts";
 import { TEMPLATE_KINDS } from "../domain/views/template.ts";
@@ -454,9 +455,80 @@ export const contentAnalyses = sqliteTable(
     reasoning: text("reasoning").notNull(),
     model: text("model").notNull(),
     latencyMs: integer("latency_ms").notNull(),
+    /** PROMPT_VERSION (src/ai/prompt.ts) of the prompt the model was sent; null: written before it was recorded. */
+    promptVersion: text("prompt_version"),
+    /** JSON: the policy version each category used (category name → version; `{}`: descriptions only); null: not recorded. */
+    policyVersions: text("policy_versions"),
     createdAt: integer("created_at").notNull(),
   },
   (t) => [index("content_analyses_project_idx").on(t.projectId, t.id), index("content_analyses_report_idx").on(t.reportId)],
+);
+
+/**
+ * The versions of each report category's policy (src/domain/analysis/policies.ts): the text is
+ * never changed once written; the status says what the version does. At most one live and one
+ * shadow version per category (the partial unique indexes).
+ */
+export const categoryPolicies = sqliteTable(
+  "category_policies",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    categoryId: text("category_id")
+      .notNull()
+      .references(() => reportCategories.id, { onDelete: "cascade" }),
+    /** 1, 2, … per category. */
+    version: integer("version").notNull(),
+    text: text("text").notNull(),
+    status: text("status", { enum: POLICY_STATUSES }).notNull(),
+    createdByType: text("created_by_type").notNull(),
+    createdById: text("created_by_id"),
+    createdAt: integer("created_at").notNull(),
+    statusChangedAt: integer("status_changed_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("category_policies_version_idx").on(t.categoryId, t.version),
+    uniqueIndex("category_policies_live_idx").on(t.categoryId).where(sql`${t.status} = 'live'`),
+    uniqueIndex("category_policies_shadow_idx").on(t.categoryId).where(sql`${t.status} = 'shadow'`),
+    index("category_policies_project_idx").on(t.projectId, t.status),
+  ],
+);
+
+/**
+ * Shadow analyses (src/domain/analysis/shadow.ts): a report's text classified again with the
+ * shadow model or policy versions after its live enrichment, stored for comparison only. One
+ * per live analysis (the unique index: a job that runs twice stores one).
+ */
+export const shadowAnalyses = sqliteTable(
+  "shadow_analyses",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    /** The live analysis (content_analyses.id) this one shadows: its text and report are that one's. */
+    liveAnalysisId: text("live_analysis_id").notNull(),
+    reportId: text("report_id").notNull(),
+    categories: text("categories").notNull(),
+    severity: text("severity").notNull(),
+    confidence: integer("confidence").notNull(),
+    reasoning: text("reasoning").notNull(),
+    model: text("model").notNull(),
+    promptVersion: text("prompt_version").notNull(),
+    /** JSON: category name → policy version used. */
+    policyVersions: text("policy_versions").notNull(),
+    latencyMs: integer("latency_ms").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("shadow_analyses_live_idx").on(t.liveAnalysisId), index("shadow_analyses_project_idx").on(t.projectId, t.createdAt)],
 );
 
 /**

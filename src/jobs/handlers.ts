@@ -4,6 +4,8 @@ import { reports } from "../db/schema.ts";
 import { enrichReport } from "../domain/analysis/analysis.ts";
 import { LINK_SCAN_JOB, linkScanPayloadSchema } from "../domain/analysis/scan-job.ts";
 import { runLinkScan } from "../domain/analysis/scan.ts";
+import { SHADOW_BACKLOG_MAX, SHADOW_JOB, shadowPayloadSchema } from "../domain/analysis/shadow-job.ts";
+import { runShadowAnalysis } from "../domain/analysis/shadow.ts";
 import { ENRICH_JOB } from "../domain/intake/reports.ts";
 import { jobContext, type JobDeps } from "./context.ts";
 import { enforcementJobHandlers } from "./enforcement-jobs.ts";
@@ -37,6 +39,12 @@ export function jobHandlers(deps: JobDeps): Record<string, JobHandler> {
       if (orgId === null) return;
       await enrichReport({ ...jobContext(deps, orgId), config, onAiCall }, reportId);
     },
+    // Never before live work: it waits while enrichment jobs are due (runShadowAnalysis).
+    [SHADOW_JOB]: async (payload, job) => {
+      const { analysisId } = shadowPayloadSchema.parse(payload);
+      if (job.orgId === null) return;
+      await runShadowAnalysis({ ...jobContext(deps, job.orgId), config, onAiCall }, { analysisId, lastAttempt: job.attempts >= job.maxAttempts });
+    },
     [LINK_SCAN_JOB]: async (payload, job) => {
       const p = linkScanPayloadSchema.parse(payload);
       const ctx = { ...jobContext(deps, job.orgId ?? p.orgId), config, onAiCall, allowPrivate: config.scanAllowPrivate, timeoutMs: config.scanTimeoutMs };
@@ -55,10 +63,12 @@ export function laneSlots(config: Pick<Config, "laneSlots">): Record<string, num
     [DELIVER_JOB]: config.laneSlots.webhooks,
     [ENRICH_JOB]: config.laneSlots.enrichment,
     [LINK_SCAN_JOB]: config.laneSlots.linkScans,
+    // One slot: shadow analyses are a sample for comparison, and the model's time is live work's.
+    [SHADOW_JOB]: 1,
   };
 }
 
-/** The optional work shed past a backlog bound: AI enrichment (never the report that asked for it). */
+/** The optional work shed past a backlog bound: AI enrichment (never the report that asked for it), shadow analyses. */
 export function backlogBounds(config: Pick<Config, "enrichBacklogMax">): Record<string, number> {
-  return { [ENRICH_JOB]: config.enrichBacklogMax };
+  return { [ENRICH_JOB]: config.enrichBacklogMax, [SHADOW_JOB]: SHADOW_BACKLOG_MAX };
 }

@@ -1,10 +1,10 @@
 import { and, desc, eq } from "drizzle-orm";
 import { AiUnavailableError, classify, type Classification } from "../../ai/classifier.ts";
+import type { PromptCategory } from "../../ai/prompt.ts";
 import type { Config } from "../../config.ts";
 import { contentAnalyses, identities, reports } from "../../db/schema.ts";
 import { recordAudit, systemActor } from "../core/audit.ts";
 import { raiseCaseBucket } from "../cases/cases.ts";
-import { listCategories, type CategoryRow } from "../cases/categories.ts";
 import { categoryKey } from "../cases/category-key.ts";
 import { iso } from "../core/clock.ts";
 import { lockReportAndCase } from "../cases/case-lock.ts";
@@ -13,6 +13,8 @@ import { badRequest } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { upsertIdentity } from "../intake/identities.ts";
 import { enqueueLinkScans } from "./scan-job.ts";
+import { policiesForClassification } from "./policies.ts";
+import { enqueueShadowAnalysis } from "./shadow-job.ts";
 import { log } from "../../log.ts";
 import { getOrganization } from "../accounts/organizations.ts";
 import { requireProject, type Project } from "../accounts/projects.ts";
@@ -38,7 +40,9 @@ export interface AiDeps {
 export type AiContext = DomainContext & AiDeps;
 
 /**
- * Runs the classifier with the project's categories and the configured backend. A failure is
+ * Runs the classifier with the categories given (policiesForClassification: the project's, with
+ * their policy texts) and the configured backend, with the configured model unless another is
+ * named (a shadow analysis, an evaluation run). A failure is
  * logged in full for the operator; the caller gets a message without the backend's address
  * (API clients of one organization have no business learning the installation's network).
  *
@@ -47,17 +51,18 @@ export type AiContext = DomainContext & AiDeps;
  */
 export async function classifyText(
   ctx: Pick<AiContext, "store" | "config" | "onAiCall">,
-  input: { categories: readonly CategoryRow[]; text: string },
+  input: { categories: readonly PromptCategory[]; text: string; model?: string },
 ): Promise<Classification> {
   if (ctx.store.inTransaction()) throw new Error("classifyText: the AI model is never asked inside a transaction");
   const started = performance.now();
+  const model = input.model ?? ctx.config.aiModel;
   try {
     const result = await classify({
       host: ctx.config.ollamaHost,
-      model: ctx.config.aiModel,
+      model,
       timeoutMs: ctx.config.aiTimeoutMs,
       window: ctx.config.aiWindow,
-      categories: input.categories.map((c) => ({ name: c.name, description: c.description })),
+      categories: input.categories.map((c) => ({ name: c.name, description: c.description, policy: c.policy ?? null })),
       text: input.text,
     });
     ctx.onAiCall?.(performance.now() - started, true);
@@ -66,7 +71,7 @@ export async function classifyText(
     ctx.onAiCall?.(performance.now() - started, false);
     if (!(err instanceof AiUnavailableError)) throw err;
     log.warn("AI backend call failed", { reason: err.reason, error: err.message });
-    throw new AiUnavailableError(err.reason, CLIENT_MESSAGE[err.reason](ctx.config.aiModel), err);
+    throw new AiUnavailableError(err.reason, CLIENT_MESSAGE[err.reason](model), err);
   }
 }
 
@@ -85,8 +90,8 @@ const CLIENT_MESSAGE: Record<AiUnavailableError["reason"], (model: string) => st
 export const meetsThreshold = (a: AnalysisResult, threshold: number): boolean => a.severity !== "LOW" && a.confidence >= threshold;
 
 /** The category an automatic report names: the first detected one, else "other" if the project has it. */
-function reasonFor(a: AnalysisResult, categories: readonly CategoryRow[]): string | null {
-  return a.categories[0] ?? categories.find((c) => c.nameKey === categoryKey("other"))?.name ?? null;
+function reasonFor(a: AnalysisResult, categories: readonly { name: string }[]): string | null {
+  return a.categories[0] ?? categories.find((c) => categoryKey(c.name) === categoryKey("other"))?.name ?? null;
 }
 
 const EXCERPT = 2000;
@@ -110,6 +115,8 @@ interface StoreInput {
   project: Project;
   source: "content" | "enrichment" | "link_scan";
   classification: Classification;
+  /** The policy version each category used (policiesForClassification). */
+  policyVersions: Record<string, number>;
   sourceText: string;
   reportId: string | null;
   externalId?: string | null;
@@ -137,6 +144,8 @@ export function storeAnalysis(ctx: DomainContext, s: StoreInput): Promise<string
       confidence: c.confidence,
       reasoning: c.reasoning,
       model: c.model,
+      promptVersion: c.promptVersion,
+      policyVersions: JSON.stringify(s.policyVersions),
       latencyMs: c.latencyMs,
       createdAt: ctx.clock.now(),
     });
@@ -153,6 +162,8 @@ export function storeAnalysis(ctx: DomainContext, s: StoreInput): Promise<string
         categories: c.categories,
         reasoning: c.reasoning,
         model: c.model,
+        promptVersion: c.promptVersion,
+        policyVersions: s.policyVersions,
         confidenceSource: c.confidenceSource,
         reportId: s.reportId,
         url: s.url ?? null,
@@ -182,7 +193,7 @@ export async function analyzeContent(
   input: AnalyzeInput,
 ): Promise<{ analysis: AnalysisResult; reportCreated: boolean; reportId: string | null; analysisId: string; project: Project }> {
   const project = await checkAnalyzable(ctx, input.projectId);
-  const categories = await listCategories(ctx, project.id);
+  const { categories, policyVersions } = await policiesForClassification(ctx, { projectId: project.id, selection: "live" });
   if (categories.length === 0) throw badRequest("No report categories are configured for this project");
   const classification = await classifyText(ctx, { categories, text: input.content });
   const analysis = pick(classification);
@@ -203,6 +214,7 @@ export async function analyzeContent(
       project: fresh,
       source: "content",
       classification,
+      policyVersions,
       sourceText: input.content,
       reportId,
       externalId: input.externalId,
@@ -222,7 +234,8 @@ export async function fileIfWarranted(
   ctx: DomainContext,
   input: {
     project: Project;
-    categories: readonly CategoryRow[];
+    /** The project's categories (the automatic report's reason falls back on "other"). */
+    categories: readonly { name: string }[];
     analysis: AnalysisResult;
     target: { content: string; externalId: string | null; contentType: string | null; url?: string };
     /** Who posted the content, when known: the report's subject. */
@@ -289,6 +302,8 @@ export const toAnalysisView = (a: typeof contentAnalyses.$inferSelect): Analysis
   url: a.url,
   sourceText: a.sourceText,
   model: a.model,
+  promptVersion: a.promptVersion,
+  policyVersions: a.policyVersions === null ? null : (JSON.parse(a.policyVersions) as Record<string, number>),
   createdAt: iso(a.createdAt),
 });
 
@@ -318,7 +333,7 @@ export async function enrichReport(ctx: AiContext, reportId: string): Promise<"e
     return "skipped"; // AI switched off (or plan changed) since the report was filed
   }
   const text = [report.description, report.content].filter((t): t is string => !!t && t.trim() !== "").join("\n\n");
-  const categories = await listCategories(sys, project.id);
+  const { categories, policyVersions } = await policiesForClassification(sys, { projectId: project.id, selection: "live" });
   if (!text || categories.length === 0) return "skipped";
   const classification = await classifyText(sys, { categories, text }); // AiUnavailableError → the job retries
 
@@ -342,7 +357,7 @@ export async function enrichReport(ctx: AiContext, reportId: string): Promise<"e
         searchText: searchDocument([current.description, current.content, analysis.reasoning]),
       })
       .where(eq(reports.id, reportId));
-    await storeAnalysis(sys, { project, source: "enrichment", classification, sourceText: text, reportId });
+    const analysisId = await storeAnalysis(sys, { project, source: "enrichment", classification, policyVersions, sourceText: text, reportId });
     // The table's `enrich` (workflow-engine.ts): an OPEN report goes to IN_REVIEW with its case
     // if that is OPEN too; a report a moderator already moved on is left where it is.
     if (escalates) {
@@ -360,6 +375,9 @@ export async function enrichReport(ctx: AiContext, reportId: string): Promise<"e
       ? await sys.db.select({ type: identities.type, externalId: identities.externalId }).from(identities).where(eq(identities.id, current.subjectIdentityId)).limit(1)
       : [];
     await enqueueLinkScans(sys, { project, text, poster: poster ?? null });
+    // The shadow model or policy versions, if any, classify the same text in a job of their own
+    // that waits for live work and never acts (./shadow.ts).
+    await enqueueShadowAnalysis(sys, { project, analysisId, shadowModel: sys.config.aiShadowModel });
     return "enriched";
   });
 }

@@ -9,7 +9,7 @@ import { urlScanCache } from "../../db/schema.ts";
 import { log } from "../../log.ts";
 import { classifyText, fileIfWarranted, storeAnalysis, type AiContext } from "./analysis.ts";
 import { recordAudit, systemActor } from "../core/audit.ts";
-import { listCategories } from "../cases/categories.ts";
+import { policiesForClassification } from "./policies.ts";
 import { rowLockedTransaction } from "../core/context.ts";
 import { requireProject } from "../accounts/projects.ts";
 import { aiSettingsOf } from "../accounts/settings.ts";
@@ -54,7 +54,7 @@ async function scanOne(ctx: ScanContext, p: LinkScanPayload, url: string): Promi
     return; // the project was deleted meanwhile
   }
   if (!aiSettingsOf(project).aiEnabled) return;
-  const categories = await listCategories(ctx, project.id);
+  const { categories, policyVersions } = await policiesForClassification(ctx, { projectId: project.id, selection: "live" });
   if (categories.length === 0) return;
   const sourceText = [fetched.title, fetched.text].filter(Boolean).join("\n\n");
   const classification = await classifyText(ctx, { categories, text: sourceText }); // AI down → the job retries
@@ -66,7 +66,7 @@ async function scanOne(ctx: ScanContext, p: LinkScanPayload, url: string): Promi
       target: { content: sourceText.slice(0, 10_000), externalId: url, contentType: "url", url },
       subject: p.poster ?? null,
     });
-    await storeAnalysis(ctx, { project, source: "link_scan", classification, sourceText, reportId, url, externalId: url, contentType: "url" });
+    await storeAnalysis(ctx, { project, source: "link_scan", classification, policyVersions, sourceText, reportId, url, externalId: url, contentType: "url" });
   });
 }
 

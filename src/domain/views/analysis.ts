@@ -25,6 +25,13 @@ export const analysisViewSchema = z.object({
   url: z.string().nullable(),
   sourceText: z.string(),
   model: z.string(),
+  /** The prompt template's id (null: an analysis stored before it was recorded). */
+  promptVersion: z.string().nullable().meta({ description: "The prompt template the model was sent (its short id); null for analyses stored before it was recorded." }),
+  /** Category name → the policy version it used; `{}`: descriptions only; null: not recorded. */
+  policyVersions: z
+    .record(z.string(), z.number().int())
+    .nullable()
+    .meta({ description: "The policy version each category used (category name → version); a category absent used its description; null for analyses stored before it was recorded." }),
   createdAt: isoDateTime,
 });
 export type AnalysisView = z.infer<typeof analysisViewSchema>;

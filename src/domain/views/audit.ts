@@ -13,6 +13,7 @@ import { APPEAL_STATUSES } from "./appeal.ts";
 import { categoryViewSchema } from "./category.ts";
 import { actorSchema, isoDateTime, limitSchema } from "./common.ts";
 import { ACTION_KINDS, ACTION_STATUSES } from "./enforcement.ts";
+import { POLICY_STATUSES } from "./policy.ts";
 import { projectViewSchema } from "./project.ts";
 import { TEAMS } from "./report.ts";
 import { aiSettingsSchema } from "./settings.ts";
@@ -266,6 +267,9 @@ export const AUDIT_ACTIONS = {
       categories: z.array(z.string()),
       reasoning: z.string(),
       model: z.string(),
+      // Recorded since issue 28: the prompt template and the policy version of each category.
+      promptVersion: z.string().optional(),
+      policyVersions: z.record(z.string(), z.number().int()).optional(),
       confidenceSource: z.enum(["logprobs", "self_reported"]),
       reportId: z.string().nullable(),
       url: z.string().nullable(),
@@ -312,6 +316,19 @@ export const AUDIT_ACTIONS = {
   CATEGORY_CREATED: { label: "Category created", entity: ["category"], after: categoryViewSchema },
   CATEGORY_UPDATED: { label: "Category changed", entity: ["category"], before: categoryViewSchema, after: categoryViewSchema },
   CATEGORY_DELETED: { label: "Category deleted", entity: ["category"], before: categoryViewSchema },
+  POLICY_VERSION_CREATED: {
+    label: "Policy version written",
+    entity: ["category"],
+    after: z.object({ category: z.string(), version: z.number().int(), status: z.enum(POLICY_STATUSES), text: z.string() }),
+  },
+  POLICY_STATUS_CHANGED: {
+    label: "Policy version status changed",
+    entity: ["category"],
+    before: z.object({ category: z.string(), version: z.number().int(), status: z.enum(POLICY_STATUSES) }),
+    after: z.object({ category: z.string(), version: z.number().int(), status: z.enum(POLICY_STATUSES) }),
+    /** The other version the change moved: the live one retired, or the shadow one back to draft. */
+    data: z.object({ displaced: z.object({ version: z.number().int(), from: z.enum(POLICY_STATUSES), to: z.enum(POLICY_STATUSES) }).nullable() }),
+  },
 
   USER_CREATED: { label: "User added", entity: ["user"], after: z.object({ email: z.string(), role: z.enum(ROLES) }) },
   USER_ROLE_CHANGED: { label: "User's role changed", entity: ["user"], before: z.object({ role: z.enum(ROLES) }), after: z.object({ role: z.enum(ROLES) }) },
