@@ -9,6 +9,7 @@ import { identitiesRouter } from "./routers/identities.ts";
 import { jobsRouter } from "./routers/jobs.ts";
 import { keysRouter } from "./routers/keys.ts";
 import { projectsRouter } from "./routers/projects.ts";
+import { qualityRouter } from "./routers/quality.ts";
 import { queuesRouter } from "./routers/queues.ts";
 import { reportsRouter } from "./routers/reports.ts";
 import { reviewRouter } from "./routers/review.ts";
@@ -46,6 +47,7 @@ export const appRouter = router({
   sweeps: sweepsRouter,
   review: reviewRouter,
   strikes: strikesRouter,
+  quality: qualityRouter,
 });
 
 export type AppRouter = typeof appRouter;
