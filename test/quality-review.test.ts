@@ -23,7 +23,7 @@ let second: DashboardUser;
 let defaultQueueId: string;
 
 beforeAll(async () => {
-  server = await startServer();
+  server = await startServer({ FLAGSTAFF_REPORT_RATE_LIMIT: "100000" });
   org = await server.orgClient();
   orgSlug = server.demo.orgSlug;
   admin = await demoAdmin(server);
@@ -222,5 +222,20 @@ describe("refusals", () => {
     expect((await otherAdmin.trpc.quality.agreement.query({ orgSlug: other.orgSlug, days: 30 })).overall.n).toBe(0);
     // Another organization's slug: not found for this admin.
     await expectRefused(admin.trpc.quality.agreement.query({ orgSlug: other.orgSlug, days: 30 }), "NOT_FOUND");
+  });
+});
+
+describe("undo", () => {
+  test("a bulk decision undone in its window takes its pending second review with it", async () => {
+    await sampling(100);
+    const offered = async () => (await second.trpc.quality.mine.query({ orgSlug })).offered;
+    const before = await offered();
+    const r = await fileReport(server);
+    const bulk = await first.bulkDecide([r.caseId], { action: "dismiss", reason: "other" });
+    expect(bulk.decided).toHaveLength(1);
+    expect(await offered()).toBe(before + 1);
+    await first.trpc.cases.undoBulk.mutate({ bulkId: bulk.bulkId! });
+    expect((await admin.casePage(r.caseId)).case.status).toBe("OPEN");
+    expect(await offered()).toBe(before);
   });
 });
