@@ -17,7 +17,7 @@
  * transaction; one review per decision of a case (the unique index on case and decision time).
  * It imports nothing that imports the engine (queues are read here directly).
  */
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, or } from "drizzle-orm";
 import { cases, qualityReviews, queues, reports } from "../../db/schema.ts";
 import { recordAudit } from "../core/audit.ts";
 import type { DomainContext } from "../core/context.ts";
@@ -56,12 +56,12 @@ const asAlwaysSample = (s: string): AlwaysSample => ((ALWAYS_SAMPLE as readonly 
  */
 export async function sampleDecision(ctx: DomainContext, d: SampledDecision): Promise<string | null> {
   if (ctx.actor.type !== "user" || !ctx.actor.id || ctx.automation) return null;
-  const [c] = await ctx.db.select({ projectId: cases.projectId, queueId: cases.queueId }).from(cases).where(and(eq(cases.id, d.caseId), eq(cases.orgId, ctx.orgId))).limit(1);
-  if (!c) return null;
+  // The case's queue (its own, else the default) with its settings, in one read on the decision's path.
   const [q] = await ctx.db
-    .select({ id: queues.id, samplePercent: queues.samplePercent, alwaysSample: queues.alwaysSample })
-    .from(queues)
-    .where(and(eq(queues.orgId, ctx.orgId), c.queueId === null ? eq(queues.isDefault, 1) : eq(queues.id, c.queueId)))
+    .select({ projectId: cases.projectId, id: queues.id, samplePercent: queues.samplePercent, alwaysSample: queues.alwaysSample })
+    .from(cases)
+    .innerJoin(queues, and(eq(queues.orgId, cases.orgId), or(eq(queues.id, cases.queueId), and(isNull(cases.queueId), eq(queues.isDefault, 1)))))
+    .where(and(eq(cases.id, d.caseId), eq(cases.orgId, ctx.orgId)))
     .limit(1);
   if (!q) return null;
   const reason: SampleReason | null = alwaysSampled(asAlwaysSample(q.alwaysSample), d.actionKind) ? "always" : sampledBy(d.caseId, q.samplePercent) ? "rate" : null;
@@ -74,7 +74,7 @@ export async function sampleDecision(ctx: DomainContext, d: SampledDecision): Pr
     .values({
       id,
       orgId: ctx.orgId,
-      projectId: c.projectId,
+      projectId: q.projectId,
       caseId: d.caseId,
       queueId: q.id,
       reason,
@@ -90,7 +90,7 @@ export async function sampleDecision(ctx: DomainContext, d: SampledDecision): Pr
     .returning({ id: qualityReviews.id });
   if (!inserted.length) return null;
   // Says neither the decision nor why it was sampled (the second reviewer may read the case's trail).
-  await recordAudit(ctx, { projectId: c.projectId, action: "QUALITY_REVIEW_SAMPLED", entityType: "case", entityId: d.caseId, data: { reviewId: id, queueId: q.id } });
+  await recordAudit(ctx, { projectId: q.projectId, action: "QUALITY_REVIEW_SAMPLED", entityType: "case", entityId: d.caseId, data: { reviewId: id, queueId: q.id } });
   return id;
 }
 
