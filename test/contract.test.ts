@@ -185,6 +185,14 @@ describe("organization routes, success and state errors", () => {
     expect(levels.data!.queues.find((q) => q.queueId === queueId)).toMatchObject({ firstReviewTargetMinutes: 30, decisionTargetMinutes: 120 });
     const badDays = await org.GET("/organizations/{orgSlug}/service-levels", { params: { path: { orgSlug }, query: { days: 91 } } });
     expect(badDays.response.status).toBe(400);
+    // Quality review: the queue's sampling settings, and the agreement figures (none reviewed yet: n 0, coefficients null).
+    const sampled = await org.PATCH("/organizations/{orgSlug}/queues/{queueId}", { params: { path: { orgSlug, queueId } }, body: { samplePercent: 25, alwaysSample: "account_stopped" } });
+    expect(sampled.data?.queue).toMatchObject({ samplePercent: 25, alwaysSample: "account_stopped" });
+    expect((await org.PATCH("/organizations/{orgSlug}/queues/{queueId}", { params: { path: { orgSlug, queueId } }, body: { samplePercent: 101 } })).response.status).toBe(400);
+    const agreement = await org.GET("/organizations/{orgSlug}/quality/agreement", { params: { path: { orgSlug }, query: { days: 30 } } });
+    expect(agreement.response.status).toBe(200);
+    expect(agreement.data!.overall).toEqual({ n: 0, agreement: null, alpha: null });
+    expect((await org.GET("/organizations/{orgSlug}/quality/agreement", { params: { path: { orgSlug }, query: { days: 0 } } })).response.status).toBe(400);
   });
 
   test("rules: create (201), list, get, change (a new version), hits, test a saved rule and a draft, an invalid rule is 400, delete", async () => {

@@ -23,7 +23,7 @@ import { z } from "zod";
 import { appRouter } from "../src/api/router.ts";
 import type { Meta } from "../src/api/trpc.ts";
 import { startFakeOllama, type FakeOllama } from "../scripts/fake-ollama.ts";
-import { demoAdmin, expectRefused, newUser, statusOf, type DashboardUser } from "./helpers/dashboard.ts";
+import { demoAdmin, expectRefused, newUser, signIn, statusOf, type DashboardUser } from "./helpers/dashboard.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 import { until } from "./helpers/wait.ts";
 
@@ -61,6 +61,8 @@ interface World {
   categoryId: string;
   endpointId: string;
   deliveryId: string;
+  /** The second review of the restricted case's decision. */
+  reviewId: string;
 }
 
 let server: TestServer;
@@ -98,7 +100,8 @@ beforeAll(async () => {
 
   await admin.trpc.ai.updateSettings.mutate({ orgSlug, projectId, aiEnabled: true });
   // With service-level targets: its oldest case and what is past target show to those who may work it only.
-  const cs = await admin.trpc.queues.create.mutate({ orgSlug, name: "Child safety", access: { users: [specialist.id], roles: [] }, firstReviewTargetMinutes: 60, decisionTargetMinutes: 240 });
+  // Every decision sampled for a second review: its tasks, blind views and figures are the queue's too.
+  const cs = await admin.trpc.queues.create.mutate({ orgSlug, name: "Child safety", access: { users: [specialist.id], roles: [] }, firstReviewTargetMinutes: 60, decisionTargetMinutes: 240, samplePercent: 100 });
   const spam = await admin.trpc.queues.create.mutate({ orgSlug, name: "Spam", access: { users: [outsider.id], roles: [] } });
   const rule = await admin.trpc.rules.create.mutate({
     orgSlug,
@@ -175,6 +178,10 @@ beforeAll(async () => {
   const shadowPairs = async () => (await admin.trpc.policies.shadowComparison.query({ orgSlug, projectId, limit: 100 })).differences.map((d) => d.reportId);
   await until("the report's shadow analysis", async () => (await shadowPairs()).includes(reportId), 30_000);
   const identityId = (await admin.caseDetail(caseId)).case.subjectIdentityId!;
+  // The specialist's decision, sampled: the admin (who works every queue) reviews it, disagreeing.
+  const task = (await admin.trpc.quality.next.mutate({ orgSlug })).task!;
+  expect(task.caseId).toBe(caseId);
+  await admin.trpc.quality.submit.mutate({ orgSlug, reviewId: task.id, decision: { action: "resolve", code: "NO_VIOLATION" } });
 
   w = {
     visibleCaseId,
@@ -197,6 +204,7 @@ beforeAll(async () => {
     categoryId: childSafety.id,
     endpointId: endpoint.endpoint.id,
     deliveryId: (await deliveries())[0]!.id!,
+    reviewId: task.id,
   };
 }, 60_000);
 
@@ -246,6 +254,7 @@ function restrictedValues(caller: DashboardUser): Record<string, unknown> {
     identityType: w.subject.type,
     endpointId: w.endpointId,
     deliveryId: w.deliveryId,
+    reviewId: w.reviewId,
     assigneeId: caller.id,
     q: SECRET.content,
     tags: ["harmless"],
@@ -358,7 +367,7 @@ function inputOf(p: Procedure, caller: DashboardUser, target: Target = "restrict
 }
 
 /** Ids of the restricted cases' things: a leak unless the caller sent them itself. */
-const secretIds = () => [w.caseId, w.reportId, w.bulkCaseId, w.bulkReportId, w.bulkId, w.actionId, w.appealId];
+const secretIds = () => [w.caseId, w.reportId, w.bulkCaseId, w.bulkReportId, w.bulkId, w.actionId, w.appealId, w.reviewId];
 
 /** What of the restricted case an answer shows, but for what the caller sent itself (a search's words, an id). */
 function leaks(answer: string, input: unknown): string[] {
@@ -475,6 +484,30 @@ describe("queue lists and counts show nothing of a queue the user may not work",
     expect(outsiderFigures.actioned + outsiderFigures.dismissed).toBeLessThan(adminFigures.actioned + adminFigures.dismissed);
     expect((await outsider.trpc.dashboard.tags.query()).tags.map((t) => t.tag)).not.toContain(SECRET.tag);
     expect((await admin.trpc.dashboard.tags.query()).tags.map((t) => t.tag)).toContain(SECRET.tag);
+  });
+});
+
+describe("quality review: a second review of the restricted queue is its cases'", () => {
+  test("outside the queue: 404 for its task, never offered, left out of disagreements; a viewer cannot submit; another organization: 404", async () => {
+    const { orgSlug } = w;
+    const submit = (u: DashboardUser) => u.trpc.quality.submit.mutate({ orgSlug, reviewId: w.reviewId, decision: { action: "dismiss", reason: "other" } });
+    await expectRefused(outsider.trpc.quality.blind.query({ orgSlug, reviewId: w.reviewId }), "NOT_FOUND");
+    await expectRefused(submit(outsider), "NOT_FOUND");
+    await expectRefused(submit(viewer), "FORBIDDEN");
+    // The bulk-dismissed case's review waits, offered to those who may work the queue but its decider.
+    expect((await outsider.trpc.quality.mine.query({ orgSlug })).offered).toBe(0);
+    expect((await outsider.trpc.quality.next.mutate({ orgSlug })).task).toBeNull();
+    expect((await specialist.trpc.quality.next.mutate({ orgSlug })).task).toBeNull();
+    // The admin reviewed the specialist's decision: the admin sees it, the specialist (no lead) may not list disagreements.
+    expect((await admin.trpc.quality.disagreements.query({ orgSlug })).reviews.map((r) => r.id)).toContain(w.reviewId);
+    expect((await admin.trpc.quality.agreement.query({ orgSlug })).queues.map((q) => q.queue.id)).toContain(w.queueId);
+    await expectRefused(specialist.trpc.quality.disagreements.query({ orgSlug }), "FORBIDDEN");
+    await expectRefused(outsider.trpc.quality.agreement.query({ orgSlug }), "FORBIDDEN");
+    const other = await server.initOrg(`qa-other-${unique()}`);
+    const otherAdmin = await signIn(server, other.adminEmail, other.adminPassword);
+    await expectRefused(otherAdmin.trpc.quality.acknowledge.mutate({ orgSlug: other.orgSlug, reviewId: w.reviewId }), "NOT_FOUND");
+    await expectRefused(otherAdmin.trpc.quality.blind.query({ orgSlug: other.orgSlug, reviewId: w.reviewId }), "NOT_FOUND");
+    expect((await otherAdmin.trpc.quality.disagreements.query({ orgSlug: other.orgSlug })).reviews).toEqual([]);
   });
 });
 

@@ -5,6 +5,7 @@
  * other edit; a field not in the schema cannot be answered. In process: the REST adapter on an
  * in-memory store, the documents from openApiDocument.
  */
+import { agreementSchema } from "../src/domain/views/quality.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
 import type { z } from "zod";
@@ -78,6 +79,7 @@ describe("the OpenAPI documents publish the domain's view schemas", () => {
     ["org", "IdentityStrikes", identityStrikesSchema],
     ["org", "Strike", strikeViewSchema],
     ["org", "StrikePolicy", strikePolicySchema],
+    ["org", "QualityAgreement", agreementSchema],
   ];
   for (const [family, id, schema] of components) {
     test(`${family} ${id}: the properties are the view schema's keys, in its order`, () => {

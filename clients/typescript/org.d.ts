@@ -974,6 +974,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/organizations/{orgSlug}/quality/agreement": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Agreement between moderators (quality review)
+         * @description Over the second reviews committed in the last `days` days (default 30) of cases the caller may work: overall, per queue and per report category, the number of items, the share on which both decisions agree and Krippendorff's α (nominal); per pair of moderators, Cohen's κ. A coefficient is null when it is not defined on its items (every decision alike). Decisions compare by their resolution code with the kind of action applied, every dismissal alike (docs/quality.md).
+         */
+        get: operations["quality-agreement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1435,6 +1455,9 @@ export interface components {
             oldestOpenCaseAt: string | null;
             firstReviewTargetMinutes: number | null;
             decisionTargetMinutes: number | null;
+            samplePercent: number;
+            /** @enum {string} */
+            alwaysSample: "none" | "any_action" | "account_action" | "account_stopped";
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -1608,6 +1631,47 @@ export interface components {
                         [key: string]: number;
                     };
                 };
+            }[];
+        };
+        QualityAgreement: {
+            /** Format: date-time */
+            from: string;
+            /** Format: date-time */
+            to: string;
+            overall: {
+                n: number;
+                agreement: number | null;
+                alpha: number | null;
+            };
+            queues: {
+                queue: {
+                    id: string;
+                    name: string;
+                };
+                n: number;
+                agreement: number | null;
+                alpha: number | null;
+            }[];
+            categories: {
+                category: string;
+                n: number;
+                agreement: number | null;
+                alpha: number | null;
+            }[];
+            pairs: {
+                moderators: [
+                    {
+                        id: string;
+                        email: string;
+                    },
+                    {
+                        id: string;
+                        email: string;
+                    }
+                ];
+                n: number;
+                agreement: number | null;
+                kappa: number | null;
             }[];
         };
         /** @description Every error the server answers. */
@@ -2130,7 +2194,7 @@ export interface operations {
     "audit-list": {
         parameters: {
             query?: {
-                action?: "REPORT_CREATED" | "REPORT_TRIAGED" | "REPORT_ESCALATED" | "REPORT_RESOLVED" | "REPORT_DISMISSED" | "REPORT_STATUS_CHANGED" | "REPORT_MOVED" | "REPORT_APPEALED" | "REPORT_UPHELD" | "REPORT_OVERTURNED" | "REPORT_CLOSED" | "REPORT_DECISION_UNDONE" | "REPORTER_TRUSTED_CHANGED" | "REPORTER_MUTED" | "REPORTER_UNMUTED" | "CASE_OPENED" | "CASE_BUCKET_RAISED" | "CASE_STATUS_CHANGED" | "CASE_ASSIGNED" | "CASE_ESCALATED" | "CASE_TAGS_CHANGED" | "CASE_UNASSIGNED" | "CASE_SKIPPED" | "CASE_NOTE_ADDED" | "CASE_PRIORITY_CHANGED" | "CASE_QUEUE_CHANGED" | "CASE_ROUTE_REFUSED" | "APPEAL_FILED" | "APPEAL_UPHELD" | "APPEAL_OVERTURNED" | "BULK_DECISION_MADE" | "BULK_DECISION_UNDONE" | "DECISION_TEMPLATE_CREATED" | "DECISION_TEMPLATE_UPDATED" | "DECISION_TEMPLATE_DELETED" | "ENFORCEMENT_ACTION_CREATED" | "ENFORCEMENT_ACTION_STARTED" | "ENFORCEMENT_ACTION_CANCELLED" | "ENFORCEMENT_ACTION_UPDATED" | "ENFORCEMENT_ACTION_REVOKED" | "ENFORCEMENT_ACTION_EXPIRED" | "AI_ANALYZED" | "LINK_SCAN_SKIPPED" | "PROJECT_CREATED" | "PROJECT_RENAMED" | "PROJECT_DELETED" | "PROJECT_SETTINGS_CHANGED" | "PROJECT_DSA_SETTINGS_CHANGED" | "PROJECT_STRIKE_POLICY_CHANGED" | "STRIKE_ADDED" | "STRIKE_REMOVED" | "QUEUE_CREATED" | "QUEUE_UPDATED" | "QUEUE_DELETED" | "RULE_CREATED" | "RULE_UPDATED" | "RULE_DELETED" | "CATEGORY_CREATED" | "CATEGORY_UPDATED" | "CATEGORY_DELETED" | "POLICY_VERSION_CREATED" | "POLICY_STATUS_CHANGED" | "USER_CREATED" | "USER_ROLE_CHANGED" | "USER_DISABLED" | "USER_ENABLED" | "USER_PASSWORD_CHANGED" | "USER_PASSWORD_RESET" | "WEBHOOK_ENDPOINT_CREATED" | "WEBHOOK_ENDPOINT_UPDATED" | "WEBHOOK_ENDPOINT_DELETED" | "WEBHOOK_ENDPOINT_DISABLED" | "WEBHOOK_SECRET_ROTATED" | "TRANSPARENCY_SUBMISSION_CHANGED" | "WEBHOOK_DELIVERY_REPLAYED";
+                action?: "REPORT_CREATED" | "REPORT_TRIAGED" | "REPORT_ESCALATED" | "REPORT_RESOLVED" | "REPORT_DISMISSED" | "REPORT_STATUS_CHANGED" | "REPORT_MOVED" | "REPORT_APPEALED" | "REPORT_UPHELD" | "REPORT_OVERTURNED" | "REPORT_CLOSED" | "REPORT_DECISION_UNDONE" | "REPORTER_TRUSTED_CHANGED" | "REPORTER_MUTED" | "REPORTER_UNMUTED" | "CASE_OPENED" | "CASE_BUCKET_RAISED" | "CASE_STATUS_CHANGED" | "CASE_ASSIGNED" | "CASE_ESCALATED" | "CASE_TAGS_CHANGED" | "CASE_UNASSIGNED" | "CASE_SKIPPED" | "CASE_NOTE_ADDED" | "CASE_PRIORITY_CHANGED" | "CASE_QUEUE_CHANGED" | "QUALITY_REVIEW_SAMPLED" | "QUALITY_REVIEW_SUBMITTED" | "QUALITY_REVIEW_ACKNOWLEDGED" | "CASE_ROUTE_REFUSED" | "APPEAL_FILED" | "APPEAL_UPHELD" | "APPEAL_OVERTURNED" | "BULK_DECISION_MADE" | "BULK_DECISION_UNDONE" | "DECISION_TEMPLATE_CREATED" | "DECISION_TEMPLATE_UPDATED" | "DECISION_TEMPLATE_DELETED" | "ENFORCEMENT_ACTION_CREATED" | "ENFORCEMENT_ACTION_STARTED" | "ENFORCEMENT_ACTION_CANCELLED" | "ENFORCEMENT_ACTION_UPDATED" | "ENFORCEMENT_ACTION_REVOKED" | "ENFORCEMENT_ACTION_EXPIRED" | "AI_ANALYZED" | "LINK_SCAN_SKIPPED" | "PROJECT_CREATED" | "PROJECT_RENAMED" | "PROJECT_DELETED" | "PROJECT_SETTINGS_CHANGED" | "PROJECT_DSA_SETTINGS_CHANGED" | "PROJECT_STRIKE_POLICY_CHANGED" | "STRIKE_ADDED" | "STRIKE_REMOVED" | "QUEUE_CREATED" | "QUEUE_UPDATED" | "QUEUE_DELETED" | "RULE_CREATED" | "RULE_UPDATED" | "RULE_DELETED" | "CATEGORY_CREATED" | "CATEGORY_UPDATED" | "CATEGORY_DELETED" | "POLICY_VERSION_CREATED" | "POLICY_STATUS_CHANGED" | "USER_CREATED" | "USER_ROLE_CHANGED" | "USER_DISABLED" | "USER_ENABLED" | "USER_PASSWORD_CHANGED" | "USER_PASSWORD_RESET" | "WEBHOOK_ENDPOINT_CREATED" | "WEBHOOK_ENDPOINT_UPDATED" | "WEBHOOK_ENDPOINT_DELETED" | "WEBHOOK_ENDPOINT_DISABLED" | "WEBHOOK_SECRET_ROTATED" | "TRANSPARENCY_SUBMISSION_CHANGED" | "WEBHOOK_DELIVERY_REPLAYED";
                 entityType?: string;
                 entityId?: string;
                 projectId?: string;
@@ -6252,6 +6316,13 @@ export interface operations {
                     firstReviewTargetMinutes?: number | null;
                     /** @description Minutes from a case's opening to its decision; null: no target. */
                     decisionTargetMinutes?: number | null;
+                    /** @description Quality review: the whole percent of its moderators' decisions sampled for a blind second review (default 0). */
+                    samplePercent?: number;
+                    /**
+                     * @description Quality review: the decisions always sampled, whatever the rate (default none).
+                     * @enum {string}
+                     */
+                    alwaysSample?: "none" | "any_action" | "account_action" | "account_stopped";
                 };
             };
         };
@@ -6511,6 +6582,13 @@ export interface operations {
                     firstReviewTargetMinutes?: number | null;
                     /** @description Minutes from a case's opening to its decision; null removes the target. */
                     decisionTargetMinutes?: number | null;
+                    /** @description Quality review: the whole percent of its moderators' decisions sampled for a blind second review. */
+                    samplePercent?: number;
+                    /**
+                     * @description Quality review: the decisions always sampled, whatever the rate.
+                     * @enum {string}
+                     */
+                    alwaysSample?: "none" | "any_action" | "account_action" | "account_stopped";
                 };
             };
         };
@@ -7630,6 +7708,75 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ShadowComparison"];
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "quality-agreement": {
+        parameters: {
+            query?: {
+                days?: number;
+            };
+            header?: never;
+            path: {
+                orgSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QualityAgreement"];
                 };
             };
             /** @description Invalid input (path, query or body) */

@@ -47,6 +47,7 @@ const FAMILIES: Record<RouteFamily, FamilyInfo> = {
       enforcement: "Enforcement actions and appeals.",
       reporters: "Identities as reporters: trusted flaggers, muted reporters, accuracy (DSA Art. 22, 23; docs/dsa.md).",
       queues: "Review queues: which open cases each holds, in which order, and who may work them (docs/rules.md).",
+      quality: "Quality review: agreement between moderators on the decisions sampled for a blind second review (docs/quality.md).",
       rules: "Automation rules: conditions over a report's facts and the effects they take, live or in shadow mode, their versions, hits and tests (docs/rules.md).",
       webhooks: "Signed outbound webhooks (Standard Webhooks) and their delivery log.",
       "api-keys": "API keys (shown once, stored hashed).",

@@ -10,6 +10,7 @@ import { jobsRouter } from "./routers/jobs.ts";
 import { keysRouter } from "./routers/keys.ts";
 import { policiesRouter } from "./routers/policies.ts";
 import { projectsRouter } from "./routers/projects.ts";
+import { qualityRouter } from "./routers/quality.ts";
 import { queuesRouter } from "./routers/queues.ts";
 import { reportsRouter } from "./routers/reports.ts";
 import { reviewRouter } from "./routers/review.ts";
@@ -48,6 +49,7 @@ export const appRouter = router({
   review: reviewRouter,
   strikes: strikesRouter,
   policies: policiesRouter,
+  quality: qualityRouter,
 });
 
 export type AppRouter = typeof appRouter;

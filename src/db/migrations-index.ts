@@ -29,6 +29,7 @@ import m26 from "../../drizzle/0026_scheduled_actions.sql" with { type: "text" }
 import m27 from "../../drizzle/0027_strikes.sql" with { type: "text" };
 import m28 from "../../drizzle/0028_service_levels.sql" with { type: "text" };
 import m29 from "../../drizzle/0029_category_policies.sql" with { type: "text" };
+import m30 from "../../drizzle/0030_quality_review.sql" with { type: "text" };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -68,4 +69,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0027_strikes", when: 1795767108795, breakpoints: true, sql: m27 },
   { tag: "0028_service_levels", when: 1795767458822, breakpoints: true, sql: m28 },
   { tag: "0029_category_policies", when: 1795770995881, breakpoints: true, sql: m29 },
+  { tag: "0030_quality_review", when: 1795774053346, breakpoints: true, sql: m30 },
 ];

@@ -25,6 +25,7 @@ import { BUCKETS, SEVERITIES } from "../domain/views/severity.ts";
 import { TEAMS } from "../domain/views/report.ts";
 import { TEMPLATE_KINDS } from "../domain/views/template.ts";
 import { SLA_TARGETS } from "../domain/views/service-level.ts";
+import { ALWAYS_SAMPLE, REVIEWED_ACTIONS, SAMPLE_REASONS } from "../domain/views/quality.ts";
 import { ROLES } from "../domain/views/user.ts";
 import { DELIVERY_STATUSES } from "../domain/views/webhook.ts";
 
@@ -731,6 +732,55 @@ export const slaBreaches = sqliteTable(
   ],
 );
 
+/**
+ * Quality review (issue 29): one row per sampled decision of a case, its blind second review
+ * and a lead's acknowledgment (src/domain/review/quality-review.ts). The first decision is
+ * copied here when sampled, so the figures keep it whatever happens to the case later.
+ */
+export const qualityReviews = sqliteTable(
+  "quality_reviews",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    projectId: text("project_id").notNull(),
+    caseId: text("case_id").notNull(),
+    /** The queue the case was in when decided (the default queue's id too). */
+    queueId: text("queue_id").notNull(),
+    reason: text("reason", { enum: SAMPLE_REASONS }).notNull(),
+    /** JSON string[]: the case's report categories when decided. */
+    categories: text("categories").notNull().default("[]"),
+    firstById: text("first_by_id").notNull(),
+    firstAction: text("first_action", { enum: REVIEWED_ACTIONS }).notNull(),
+    /** The resolution code or the dismissal reason. */
+    firstCode: text("first_code"),
+    firstKind: text("first_kind", { enum: ACTION_KINDS }),
+    firstDecidedAt: integer("first_decided_at").notNull(),
+    /** The second reviewer once one took the task (null: offered to every eligible moderator). */
+    reviewerId: text("reviewer_id"),
+    claimedAt: integer("claimed_at"),
+    secondAction: text("second_action", { enum: REVIEWED_ACTIONS }),
+    secondCode: text("second_code"),
+    secondKind: text("second_kind", { enum: ACTION_KINDS }),
+    secondNote: text("second_note"),
+    secondDecidedAt: integer("second_decided_at"),
+    /** 1 when both decisions have the same label, 0 when not; null until reviewed. */
+    agree: integer("agree"),
+    ackById: text("ack_by_id"),
+    ackAt: integer("ack_at"),
+    ackNote: text("ack_note"),
+    ackReopened: integer("ack_reopened"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [
+    // One review per decision of a case, however many effects or instances see it.
+    uniqueIndex("quality_reviews_decision_idx").on(t.caseId, t.firstDecidedAt),
+    index("quality_reviews_org_idx").on(t.orgId, t.secondDecidedAt),
+    index("quality_reviews_open_idx").on(t.orgId, t.createdAt).where(sql`${t.secondDecidedAt} is null`),
+  ],
+);
+
 /** Review queues of an organization (optionally of one project): who may work them and in which order. */
 export const queues = sqliteTable(
   "queues",
@@ -751,6 +801,9 @@ export const queues = sqliteTable(
     /** Service levels (minutes; null: none): an open case unclaimed and undecided this long after it opened, then undecided this long (src/domain/review/service-levels.ts). */
     firstReviewTargetMinutes: integer("first_review_target_minutes"),
     decisionTargetMinutes: integer("decision_target_minutes"),
+    /** Quality review (src/domain/review/quality-sampling.ts): the share of its moderators' decisions sampled for a blind second review (whole percent), and the decisions always sampled. */
+    samplePercent: integer("sample_percent").notNull().default(0),
+    alwaysSample: text("always_sample", { enum: ALWAYS_SAMPLE }).notNull().default("none"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },

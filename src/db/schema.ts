@@ -38,6 +38,7 @@ export const appeals = tables.appeals;
 export const statements = tables.statements;
 export const queues = tables.queues;
 export const slaBreaches = tables.slaBreaches;
+export const qualityReviews = tables.qualityReviews;
 export const rules = tables.rules;
 export const ruleVersions = tables.ruleVersions;
 export const ruleHits = tables.ruleHits;

@@ -12,6 +12,7 @@ import { LoginPage } from "./pages/login.tsx";
 import { OverviewPage } from "./pages/overview.tsx";
 import { ProjectsPage } from "./pages/projects.tsx";
 import { QueuePage } from "./pages/queue.tsx";
+import { QualityPage } from "./pages/quality.tsx";
 import { QueuesPage } from "./pages/queues.tsx";
 import { ReviewPage } from "./pages/review.tsx";
 import { RulesPage } from "./pages/rules.tsx";
@@ -141,6 +142,7 @@ const NAV: { page: string; label: string; role: Role }[] = [
   { page: "overview", label: "Overview", role: "viewer" },
   { page: "identities", label: "Identities", role: "viewer" },
   { page: "analyses", label: "AI analyses", role: "viewer" },
+  { page: "quality", label: "Quality", role: "moderator" },
   { page: "rules", label: "Rules", role: "moderator" },
   { page: "audit", label: "Audit log", role: "viewer" },
   { page: "transparency", label: "Transparency", role: "viewer" },
@@ -228,6 +230,8 @@ function Page({ route }: { route: Route }) {
       return <AdminOnly>{<UsersPage />}</AdminOnly>;
     case "queues":
       return <AdminOnly>{<QueuesPage />}</AdminOnly>;
+    case "quality":
+      return <QualityPage key={route.params.join("/")} view={id} id={route.params[1]} />;
     default:
       return (
         <section>

@@ -454,7 +454,7 @@ export async function resolveReportWithAction(
     // The resolution goes through the workflow engine like any other (409 unless the report is open).
     await applyTransition(ctx, {
       target: { reportId },
-      move: { action: "resolve", code: resolution.code, note: resolution.note },
+      move: { action: "resolve", code: resolution.code, note: resolution.note, actionKind: kind },
       claim: input.takeOver ? "take_over" : "respect",
     });
     const [report] = await ctx.db.select().from(reports).where(eq(reports.id, reportId)).limit(1);

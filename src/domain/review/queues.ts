@@ -101,6 +101,8 @@ export async function defaultQueue(ctx: Pick<DomainContext, "db" | "orgId" | "cl
       access: JSON.stringify({ users: [], roles: [] }),
       firstReviewTargetMinutes: null,
       decisionTargetMinutes: null,
+      samplePercent: 0,
+      alwaysSample: "none",
       createdAt: now,
       updatedAt: now,
     };
@@ -159,6 +161,8 @@ export function toQueueView(q: QueueRow, open: OpenCases = NO_OPEN_CASES): Queue
     oldestOpenCaseAt: open.oldestAt === null ? null : iso(open.oldestAt),
     firstReviewTargetMinutes: q.firstReviewTargetMinutes,
     decisionTargetMinutes: q.decisionTargetMinutes,
+    samplePercent: q.samplePercent,
+    alwaysSample: q.alwaysSample,
     createdAt: iso(q.createdAt),
     updatedAt: iso(q.updatedAt),
   };
@@ -239,6 +243,8 @@ export async function createQueue(ctx: DomainContext, input: QueueCreateInput): 
       access: JSON.stringify(access),
       firstReviewTargetMinutes: input.firstReviewTargetMinutes ?? null,
       decisionTargetMinutes: input.decisionTargetMinutes ?? null,
+      samplePercent: input.samplePercent ?? 0,
+      alwaysSample: input.alwaysSample ?? "none",
       createdAt: now,
       updatedAt: now,
     };
@@ -271,6 +277,8 @@ export async function updateQueue(ctx: DomainContext, input: { queueId: string }
     if (input.access !== undefined) set.access = JSON.stringify(await checkedAccess(ctx, input.access));
     if (input.firstReviewTargetMinutes !== undefined) set.firstReviewTargetMinutes = input.firstReviewTargetMinutes;
     if (input.decisionTargetMinutes !== undefined) set.decisionTargetMinutes = input.decisionTargetMinutes;
+    if (input.samplePercent !== undefined) set.samplePercent = input.samplePercent;
+    if (input.alwaysSample !== undefined) set.alwaysSample = input.alwaysSample;
     if (input.isDefault && q.isDefault !== 1) {
       await moveDefaultFlag(ctx, q);
       set.isDefault = 1;

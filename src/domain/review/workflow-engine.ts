@@ -29,6 +29,8 @@ import { addDecisionStrike, removeCaseStrikes, removeUndoneStrikes } from "../en
 import type { Severity } from "../cases/severity.ts";
 import { CLAIMED_BY } from "../views/case.ts";
 import { holderOf } from "./claims.ts";
+import { dropUndoneSamples, sampleDecision } from "./quality-sampling.ts";
+import type { ActionKind } from "../views/enforcement.ts";
 import type { Team } from "../views/report.ts";
 import { asStatus, isOpenStatus, nextStatus, OPEN_STATUSES, type Status, type WorkflowAction } from "./workflow.ts";
 
@@ -50,8 +52,10 @@ export interface ActionData {
   /**
    * `followsActionId`: the resolution follows an action already taken on another case (a sweep,
    * src/domain/review/sweep.ts), so it adds no strike of its own (that decision struck already).
+   * `actionKind`: the kind of enforcement action applied with it (resolveReportWithAction), which
+   * a queue's always-sample condition reads (quality review).
    */
-  resolve: { code?: string | null; note?: string | null; followsActionId?: string };
+  resolve: { code?: string | null; note?: string | null; followsActionId?: string; actionKind?: ActionKind };
   /** `mutedReporter`: the system dismissing a muted reporter's report on intake (src/domain/intake/reporters.ts). */
   dismiss: { reason: string; note?: string | null; mutedReporter?: true };
   appeal: AppealRef;
@@ -161,6 +165,26 @@ const takeBackStrikes: Effect<"undo"> = async (ctx, t) => {
 };
 
 /**
+ * Quality review (src/domain/review/quality-sampling.ts): a moderator's resolution or dismissal
+ * that decides the case may be sampled for a blind second review, by its queue's settings. Not a
+ * sweep's resolution (it follows a decision on another case), nor a muted reporter's dismissal.
+ */
+const sampleForQualityReview: Effect = async (ctx, t) => {
+  const move = t.move as Move;
+  if (!t.case || isOpenStatus(t.case.to) || !isOpenStatus(t.case.from)) return;
+  if (move.action === "resolve" && !move.followsActionId) {
+    await sampleDecision(ctx, { caseId: t.case.id, action: "resolve", code: move.code ?? null, actionKind: move.actionKind ?? null, at: t.at });
+  } else if (move.action === "dismiss" && !move.mutedReporter) {
+    await sampleDecision(ctx, { caseId: t.case.id, action: "dismiss", code: move.reason, actionKind: null, at: t.at });
+  }
+};
+
+/** An undone decision's second review goes with it while nobody did it yet. */
+const dropUndoneReview: Effect<"undo"> = async (ctx, t) => {
+  if (t.case && !t.report) await dropUndoneSamples(ctx, { caseId: t.case.id });
+};
+
+/**
  * What follows every decision on a report: resolve and dismiss, and uphold and overturn (the
  * decision on its appeal). The one place for "when a report is decided, do X": every route,
  * job and domain function that decides a report reaches it through applyTransition.
@@ -169,6 +193,8 @@ const ON_DECIDED: readonly Effect[] = [
   // `report.decided` (src/domain/review/report-outcomes.ts), one per report the decision moved; none for a silent move.
   announceReportDecided,
   countStrikes,
+  // Quality review: a moderator's decision may be sampled for a blind second review (quality-sampling.ts).
+  sampleForQualityReview,
 ];
 
 /** How the table's move of one report spreads to its case. */
@@ -302,7 +328,7 @@ const EFFECTS: { [A in WorkflowAction]: Effects<A> } = {
     fellows: "none",
     case: "none",
     refusal: refused("only a report its bulk decision left RESOLVED, DISMISSED or IN_REVIEW can be restored"),
-    then: [takeBackStrikes],
+    then: [takeBackStrikes, dropUndoneReview],
   },
 };
 

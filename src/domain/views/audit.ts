@@ -47,7 +47,7 @@ const optionalNote = z.string().nullable().optional();
 /** What a decision on a report records (the workflow engine): the decision, whether it changed the report, its case. */
 const decided = { applied: z.boolean(), caseId: z.string() };
 const escalateData = z.object({ action: z.literal("escalate"), team: z.enum(TEAMS), note: optionalNote, ...decided });
-const resolveData = z.object({ action: z.literal("resolve"), code: z.string().nullable().optional(), note: optionalNote, followsActionId: z.string().optional(), ...decided });
+const resolveData = z.object({ action: z.literal("resolve"), code: z.string().nullable().optional(), note: optionalNote, followsActionId: z.string().optional(), actionKind: z.string().optional(), ...decided });
 const dismissData = z.object({ action: z.literal("dismiss"), reason: z.string(), note: optionalNote, mutedReporter: z.literal(true).optional(), ...decided });
 const triageData = z.object({ action: z.literal("triage"), note: optionalNote, ...decided });
 const closeData = z.object({ action: z.literal("close"), note: optionalNote, ...decided });
@@ -175,6 +175,21 @@ export const AUDIT_ACTIONS = {
     data: z.object({ ruleId: z.string().optional(), version: z.number().optional(), automated: z.literal(true).optional(), reason: z.string().optional() }).optional(),
   },
 
+  QUALITY_REVIEW_SAMPLED: {
+    label: "Decision sampled for a second review",
+    entity: ["case"],
+    data: z.object({ reviewId: z.string(), queueId: z.string() }),
+  },
+  QUALITY_REVIEW_SUBMITTED: {
+    label: "Second review committed",
+    entity: ["case"],
+    data: z.object({ reviewId: z.string(), action: z.string(), code: z.string().nullable(), actionKind: z.string().nullable(), agree: z.boolean() }),
+  },
+  QUALITY_REVIEW_ACKNOWLEDGED: {
+    label: "Second review's disagreement acknowledged",
+    entity: ["case"],
+    data: z.object({ reviewId: z.string(), note: z.string().nullable(), reopened: z.boolean() }),
+  },
   CASE_ROUTE_REFUSED: {
     label: "Rule's route not taken (it would show the case to more people)",
     entity: ["case"],

@@ -9,6 +9,7 @@ import { z } from "zod";
 import { isoDateTime } from "./common.ts";
 import { ROLES } from "./user.ts";
 import { slaTargetMinutesSchema } from "./service-level.ts";
+import { ALWAYS_SAMPLE, samplePercentSchema } from "./quality.ts";
 import { TEAMS, type Team } from "./report.ts";
 
 export const QUEUE_VIEWS = ["open", "unassigned", "mine", ...TEAMS.map((t) => `escalated_${t}` as const), "appealed"] as const;
@@ -58,6 +59,9 @@ export const queueViewSchema = z.object({
   /** Service levels (minutes; null: none): time from a case's opening to its first review (a claim or a decision), and to its decision. */
   firstReviewTargetMinutes: z.number().int().nullable(),
   decisionTargetMinutes: z.number().int().nullable(),
+  /** Quality review: the share of its moderators' decisions sampled for a blind second review (whole percent), and the decisions always sampled (docs/quality.md). */
+  samplePercent: z.number().int(),
+  alwaysSample: z.enum(ALWAYS_SAMPLE),
   createdAt: isoDateTime,
   updatedAt: isoDateTime,
 }).meta({ id: "Queue" });
@@ -75,6 +79,8 @@ export const queueCreateSchema = z.object({
   access: queueAccessSchema.optional(),
   firstReviewTargetMinutes: slaTargetMinutesSchema.nullable().optional().meta({ description: "Minutes from a case's opening to its first review (claim or decision); null: no target." }),
   decisionTargetMinutes: slaTargetMinutesSchema.nullable().optional().meta({ description: "Minutes from a case's opening to its decision; null: no target." }),
+  samplePercent: samplePercentSchema.optional().meta({ description: "Quality review: the whole percent of its moderators' decisions sampled for a blind second review (default 0)." }),
+  alwaysSample: z.enum(ALWAYS_SAMPLE).optional().meta({ description: "Quality review: the decisions always sampled, whatever the rate (default none)." }),
 });
 export type QueueCreateInput = z.infer<typeof queueCreateSchema>;
 
@@ -88,5 +94,7 @@ export const queuePatchSchema = z.object({
   access: queueAccessSchema.optional(),
   firstReviewTargetMinutes: slaTargetMinutesSchema.nullable().optional().meta({ description: "Minutes from a case's opening to its first review (claim or decision); null removes the target." }),
   decisionTargetMinutes: slaTargetMinutesSchema.nullable().optional().meta({ description: "Minutes from a case's opening to its decision; null removes the target." }),
+  samplePercent: samplePercentSchema.optional().meta({ description: "Quality review: the whole percent of its moderators' decisions sampled for a blind second review." }),
+  alwaysSample: z.enum(ALWAYS_SAMPLE).optional().meta({ description: "Quality review: the decisions always sampled, whatever the rate." }),
 });
 export type QueuePatchInput = z.infer<typeof queuePatchSchema>;

@@ -7,6 +7,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { QUEUE_ORDERINGS, type QueueOrdering } from "../../domain/views/queue.ts";
 import { ROLES, type Role } from "../../domain/views/user.ts";
+import { ALWAYS_SAMPLE, ALWAYS_SAMPLE_SPECS, kindsAlwaysSampled, type AlwaysSample } from "../../domain/views/quality.ts";
 import { errorMessage, trpc, type Outputs } from "../api.ts";
 import { useSession } from "../session.tsx";
 import { Badge, Dialog, Empty, ErrorNote, Field, Loading, ProjectOptions, Table, useToast } from "../ui.tsx";
@@ -30,8 +31,19 @@ interface Draft {
   /** Service-level targets in minutes, as typed ("": none). */
   firstReviewTarget: string;
   decisionTarget: string;
+  /** Quality review: the sampling rate (whole percent, as typed) and the decisions always sampled. */
+  samplePercent: string;
+  alwaysSample: AlwaysSample;
 }
-const EMPTY: Draft = { name: "", description: "", projectId: "", ordering: "severity_age", users: [], roles: [], firstReviewTarget: "", decisionTarget: "" };
+const EMPTY: Draft = { name: "", description: "", projectId: "", ordering: "severity_age", users: [], roles: [], firstReviewTarget: "", decisionTarget: "", samplePercent: "0", alwaysSample: "none" };
+/** An always-sample condition in words, with the kinds it takes (read from the kinds' record). */
+const alwaysLabel = (a: AlwaysSample): string => {
+  const kinds = kindsAlwaysSampled(a);
+  return kinds.length ? `${ALWAYS_SAMPLE_SPECS[a].label} (${kinds.join(", ").replaceAll("_", " ")})` : ALWAYS_SAMPLE_SPECS[a].label;
+};
+/** The sampling in a few words for the table. */
+const samplingText = (q: Queue): string =>
+  q.samplePercent === 0 && q.alwaysSample === "none" ? "None" : [`${q.samplePercent} %`, q.alwaysSample !== "none" ? `always: ${kindsAlwaysSampled(q.alwaysSample).join(", ").replaceAll("_", " ")}` : ""].filter(Boolean).join("; ");
 /** A typed target: "" is none (null), anything else a number the server checks (400 with its field otherwise). */
 const minutesOf = (typed: string): number | null => (typed.trim() === "" ? null : Number(typed));
 const draftOf = (q: Queue): Draft => ({
@@ -43,6 +55,8 @@ const draftOf = (q: Queue): Draft => ({
   roles: q.access.roles,
   firstReviewTarget: q.firstReviewTargetMinutes === null ? "" : String(q.firstReviewTargetMinutes),
   decisionTarget: q.decisionTargetMinutes === null ? "" : String(q.decisionTargetMinutes),
+  samplePercent: String(q.samplePercent),
+  alwaysSample: q.alwaysSample,
 });
 
 export function QueuesPage() {
@@ -65,6 +79,8 @@ export function QueuesPage() {
         access: { users: form.users, roles: form.roles },
         firstReviewTargetMinutes: minutesOf(form.firstReviewTarget),
         decisionTargetMinutes: minutesOf(form.decisionTarget),
+        samplePercent: Number(form.samplePercent || 0),
+        alwaysSample: form.alwaysSample,
       }),
     onSuccess: (r) => (toast(`Queue “${r.queue.name}” created`), setForm(EMPTY), void refresh()),
   });
@@ -111,7 +127,7 @@ export function QueuesPage() {
       ) : !list.data?.queues.length ? (
         <Empty>No queue yet.</Empty>
       ) : (
-        <Table columns={[{ label: "Queue" }, { label: "Open cases", className: "col-num" }, { label: "Oldest open case" }, { label: "Ordering" }, { label: "Who may work it" }, { label: "Actions", srOnly: true }]}>
+        <Table columns={[{ label: "Queue" }, { label: "Open cases", className: "col-num" }, { label: "Oldest open case" }, { label: "Ordering" }, { label: "Who may work it" }, { label: "Second review" }, { label: "Actions", srOnly: true }]}>
           {list.data.queues.map((q) => (
             <tr key={q.id} data-queue={q.name}>
               <td>
@@ -130,6 +146,7 @@ export function QueuesPage() {
                   ? "Everyone"
                   : [...q.access.roles.map((r) => `every ${r}`), ...q.access.users.map(emailOf)].join(", ")}
               </td>
+              <td data-testid="queue-sampling">{samplingText(q)}</td>
               <td className="row-actions">
                 <button type="button" className="small secondary" onClick={() => setEditing(q)} aria-label={`Edit ${q.name}`}>
                   Edit
@@ -180,6 +197,8 @@ function EditDialog({ queue, onClose, onSaved, users }: { queue: Queue | null; o
         access: { users: d.users, roles: d.roles },
         firstReviewTargetMinutes: minutesOf(d.firstReviewTarget),
         decisionTargetMinutes: minutesOf(d.decisionTarget),
+        samplePercent: Number(d.samplePercent || 0),
+        alwaysSample: d.alwaysSample,
       }),
     onSuccess: () => (toast("Queue saved"), setForId(null), onSaved()),
   });
@@ -255,6 +274,21 @@ function QueueFields({
         </Field>
         <Field label="Decision within (minutes)">
           <input type="number" inputMode="numeric" min={1} step={1} value={draft.decisionTarget} onChange={(e) => onChange({ ...draft, decisionTarget: e.target.value })} />
+        </Field>
+      </fieldset>
+      <fieldset className="inline-form">
+        <legend>Quality review: decisions sampled for a blind second review by another moderator</legend>
+        <Field label="Sampling rate (%)" hint="0 to 100: the share of moderators' decisions sampled">
+          <input type="number" inputMode="numeric" min={0} max={100} step={1} value={draft.samplePercent} onChange={(e) => onChange({ ...draft, samplePercent: e.target.value })} />
+        </Field>
+        <Field label="Always sample">
+          <select value={draft.alwaysSample} onChange={(e) => onChange({ ...draft, alwaysSample: e.target.value as AlwaysSample })}>
+            {ALWAYS_SAMPLE.map((a) => (
+              <option key={a} value={a}>
+                {alwaysLabel(a)}
+              </option>
+            ))}
+          </select>
         </Field>
       </fieldset>
       <fieldset className="checks">
