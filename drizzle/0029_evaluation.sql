@@ -37,6 +37,7 @@ CREATE TABLE `eval_runs` (
 	`model` text NOT NULL,
 	`prompt_version` text NOT NULL,
 	`policy_versions` text NOT NULL,
+	`categories` text NOT NULL,
 	`status` text NOT NULL,
 	`items_done` integer NOT NULL,
 	`items_total` integer NOT NULL,

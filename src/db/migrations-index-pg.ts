@@ -41,5 +41,5 @@ export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0016_scheduled_actions", when: 1795766945097, breakpoints: true, sql: m16 },
   { tag: "0017_strikes", when: 1795767109297, breakpoints: true, sql: m17 },
   { tag: "0018_service_levels", when: 1795767459445, breakpoints: true, sql: m18 },
-  { tag: "0019_evaluation", when: 1795770935148, breakpoints: true, sql: m19 },
+  { tag: "0019_evaluation", when: 1795771034742, breakpoints: true, sql: m19 },
 ];

@@ -67,5 +67,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0026_scheduled_actions", when: 1795766944473, breakpoints: true, sql: m26 },
   { tag: "0027_strikes", when: 1795767108795, breakpoints: true, sql: m27 },
   { tag: "0028_service_levels", when: 1795767458822, breakpoints: true, sql: m28 },
-  { tag: "0029_evaluation", when: 1795770934640, breakpoints: true, sql: m29 },
+  { tag: "0029_evaluation", when: 1795771034007, breakpoints: true, sql: m29 },
 ];

@@ -1012,6 +1012,8 @@ export const evalRuns = sqliteTable(
     promptVersion: text("prompt_version").notNull(),
     /** JSON: category name → policy version (empty: the categories' descriptions). */
     policyVersions: text("policy_versions").notNull(),
+    /** JSON: the categories the model is asked with ({ name, description }[]), read once when the run is started. */
+    categories: text("categories").notNull(),
     status: text("status", { enum: EVAL_RUN_STATUSES }).notNull(),
     itemsDone: integer("items_done").notNull(),
     itemsTotal: integer("items_total").notNull(),
