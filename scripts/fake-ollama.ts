@@ -87,7 +87,8 @@ export function startFakeOllama(opts: { port?: number; hostname?: string; models
     if (answer.delayMs !== undefined) await Bun.sleep(answer.delayMs);
     if (!("status" in answer) && !("raw" in answer) && !("json" in answer)) answer = heuristicAnswer(body);
     if ("status" in answer) return ollamaError(answer.status, answer.error ?? "fake failure");
-    const reply: Reply = { model: body.model, content: "", logprobs: undefined, elapsedNs: 0 };
+    const promptChars = body.messages.reduce((n, m) => n + m.content.length, 0);
+    const reply: Reply = { model: body.model, promptChars, content: "", logprobs: undefined, elapsedNs: 0 };
     if ("raw" in answer) reply.content = answer.raw;
     else if ("json" in answer) {
       reply.content = JSON.stringify(answer.json);
@@ -143,6 +144,8 @@ export function startFakeOllama(opts: { port?: number; hostname?: string; models
 
 interface Reply {
   model: string;
+  /** Characters of the request's messages: the prompt's token count is derived from them. */
+  promptChars: number;
   content: string;
   logprobs: Logprob[] | undefined;
   elapsedNs: number;
@@ -160,7 +163,8 @@ function chatResponse(reply: Reply, content = reply.content, logprobs = reply.lo
     done: true,
     total_duration: total,
     load_duration: 100_000,
-    prompt_eval_count: 1,
+    // Like a tokenizer, about four characters a token (deterministic: tests can compute it).
+    prompt_eval_count: Math.max(1, Math.ceil(reply.promptChars / 4)),
     prompt_eval_duration: 200_000,
     eval_count: Math.max(1, Math.ceil(reply.content.length / 4)),
     eval_duration: total - 300_000,
@@ -270,6 +274,17 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 
 // ---------------------------------------------------------------------------------------------
 // Default answers
+
+/**
+ * The text a chat request asks to classify: what Flagstaff's prompt puts between its BEGIN and
+ * END CONTENT lines (the whole user message when they are missing). Answers keyed on it are
+ * deterministic whatever the order of the requests.
+ */
+export function classifiedText(request: RecordedChat): string {
+  const user = request.messages.findLast((m) => m.role === "user")?.content ?? "";
+  const match = /-----BEGIN CONTENT (\w+)-----\n([\s\S]*)\n-----END CONTENT \1-----/.exec(user);
+  return match?.[2] ?? user;
+}
 
 /**
  * A deterministic stand-in for a model: "kill" → CRITICAL 95 in the categories whose name

@@ -63,6 +63,8 @@ interface World {
   deliveryId: string;
   /** The second review of the restricted case's decision. */
   reviewId: string;
+  setId: string;
+  runId: string;
 }
 
 let server: TestServer;
@@ -182,6 +184,9 @@ beforeAll(async () => {
   const task = (await admin.trpc.quality.next.mutate({ orgSlug })).task!;
   expect(task.caseId).toBe(caseId);
   await admin.trpc.quality.submit.mutate({ orgSlug, reviewId: task.id, decision: { action: "resolve", code: "NO_VIOLATION" } });
+  // An evaluation set built from the decisions (it holds the bulk-dismissed case's content) and a run of it.
+  const evalSet = (await admin.trpc.evaluation.createSetFromDecisions.mutate({ orgSlug, projectId, name: "Decisions" })).set;
+  const evalRun = (await admin.trpc.evaluation.startRun.mutate({ orgSlug, projectId, setId: evalSet.id })).run;
 
   w = {
     visibleCaseId,
@@ -205,6 +210,8 @@ beforeAll(async () => {
     endpointId: endpoint.endpoint.id,
     deliveryId: (await deliveries())[0]!.id!,
     reviewId: task.id,
+    setId: evalSet.id,
+    runId: evalRun.id,
   };
 }, 60_000);
 
@@ -255,6 +262,9 @@ function restrictedValues(caller: DashboardUser): Record<string, unknown> {
     endpointId: w.endpointId,
     deliveryId: w.deliveryId,
     reviewId: w.reviewId,
+    setId: w.setId,
+    runId: w.runId,
+    otherRunId: w.runId,
     assigneeId: caller.id,
     q: SECRET.content,
     tags: ["harmless"],

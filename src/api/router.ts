@@ -4,6 +4,7 @@ import { authRouter } from "./routers/auth.ts";
 import { casesRouter } from "./routers/cases.ts";
 import { categoriesRouter } from "./routers/categories.ts";
 import { dashboardRouter } from "./routers/dashboard.ts";
+import { evaluationRouter } from "./routers/evaluation.ts";
 import { enforcementRouter } from "./routers/enforcement.ts";
 import { identitiesRouter } from "./routers/identities.ts";
 import { jobsRouter } from "./routers/jobs.ts";
@@ -50,6 +51,7 @@ export const appRouter = router({
   strikes: strikesRouter,
   policies: policiesRouter,
   quality: qualityRouter,
+  evaluation: evaluationRouter,
 });
 
 export type AppRouter = typeof appRouter;

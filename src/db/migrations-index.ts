@@ -30,6 +30,7 @@ import m27 from "../../drizzle/0027_strikes.sql" with { type: "text" };
 import m28 from "../../drizzle/0028_service_levels.sql" with { type: "text" };
 import m29 from "../../drizzle/0029_category_policies.sql" with { type: "text" };
 import m30 from "../../drizzle/0030_quality_review.sql" with { type: "text" };
+import m31 from "../../drizzle/0031_evaluation.sql" with { type: "text" };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -70,4 +71,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0028_service_levels", when: 1795767458822, breakpoints: true, sql: m28 },
   { tag: "0029_category_policies", when: 1795770995881, breakpoints: true, sql: m29 },
   { tag: "0030_quality_review", when: 1795774053346, breakpoints: true, sql: m30 },
+  { tag: "0031_evaluation", when: 1795774502251, breakpoints: true, sql: m31 },
 ];

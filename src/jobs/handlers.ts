@@ -7,6 +7,7 @@ import { runLinkScan } from "../domain/analysis/scan.ts";
 import { SHADOW_BACKLOG_MAX, SHADOW_JOB, shadowPayloadSchema } from "../domain/analysis/shadow-job.ts";
 import { runShadowAnalysis } from "../domain/analysis/shadow.ts";
 import { ENRICH_JOB } from "../domain/intake/reports.ts";
+import { EVAL_RUN_JOB, workEvalRun } from "../domain/evaluation/runs.ts";
 import { jobContext, type JobDeps } from "./context.ts";
 import { enforcementJobHandlers } from "./enforcement-jobs.ts";
 import { transparencyJobHandlers } from "./transparency-jobs.ts";
@@ -16,6 +17,7 @@ import type { Config } from "../config.ts";
 import type { JobHandler } from "./worker.ts";
 
 const reportPayload = z.object({ reportId: z.string() });
+const evalRunPayload = z.object({ runId: z.string() });
 
 /**
  * The organization of an enrichment job. Jobs enqueued before jobs carried one (migration 0007)
@@ -45,6 +47,11 @@ export function jobHandlers(deps: JobDeps): Record<string, JobHandler> {
       if (job.orgId === null) return;
       await runShadowAnalysis({ ...jobContext(deps, job.orgId), config, onAiCall }, { analysisId, lastAttempt: job.attempts >= job.maxAttempts });
     },
+    [EVAL_RUN_JOB]: async (payload, job) => {
+      const { runId } = evalRunPayload.parse(payload);
+      // The run names its organization; a job works for a quarter of its lease, then hands on.
+      await workEvalRun({ ...jobContext(deps, job.orgId ?? ""), config, onAiCall, budgetMs: config.jobs.leaseMs / 4, lastAttempt: job.attempts >= job.maxAttempts }, runId);
+    },
     [LINK_SCAN_JOB]: async (payload, job) => {
       const p = linkScanPayloadSchema.parse(payload);
       const ctx = { ...jobContext(deps, job.orgId ?? p.orgId), config, onAiCall, allowPrivate: config.scanAllowPrivate, timeoutMs: config.scanTimeoutMs };
@@ -65,6 +72,7 @@ export function laneSlots(config: Pick<Config, "laneSlots">): Record<string, num
     [LINK_SCAN_JOB]: config.laneSlots.linkScans,
     // One slot: shadow analyses are a sample for comparison, and the model's time is live work's.
     [SHADOW_JOB]: 1,
+    [EVAL_RUN_JOB]: config.laneSlots.evaluation,
   };
 }
 

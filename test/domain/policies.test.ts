@@ -163,7 +163,7 @@ describe("shadow analyses wait for live work", () => {
     const analysisId = await storeAnalysis(world.as(systemActor), {
       project,
       source: "enrichment",
-      classification: { categories: [], severity: "LOW", confidence: 90, reasoning: "fine", model: "llama3.2", promptVersion: PROMPT_VERSION, latencyMs: 1, confidenceSource: "self_reported" },
+      classification: { categories: [], severity: "LOW", confidence: 90, reasoning: "fine", model: "llama3.2", promptVersion: PROMPT_VERSION, latencyMs: 1, confidenceSource: "self_reported", promptTokens: null, completionTokens: null },
       policyVersions: {},
       sourceText: "some text",
       reportId: filed.reportId,
