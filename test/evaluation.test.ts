@@ -85,7 +85,7 @@ describe("an evaluation run's figures, computed by hand", () => {
     const started = await admin.trpc.evaluation.startRun.mutate({ ...at, setId });
     runId = started.run.id;
     expect(started.run).toMatchObject({ status: "queued", itemsDone: 0, itemsTotal: 8, setVersion: 1, model: "llama3.2", policyVersions: {} });
-    expect(started.run.promptVersion).toMatch(/^p-[0-9a-f]{8}$/);
+    expect(started.run.promptVersion).toMatch(/^p-[0-9a-f]{12}$/);
     const run = await runToEnd(runId);
     expect(run.status).toBe("completed");
     expect(run.itemsDone).toBe(8);
@@ -199,6 +199,35 @@ describe("an evaluation run's figures, computed by hand", () => {
     expect(c).toMatchObject({ setVersion: 2, itemsTotal: 9 });
     await expectRefused(admin.trpc.evaluation.compare.query({ ...at, runId, otherRunId: c.id }), "BAD_REQUEST", /same set version/);
     await runToEnd(c.id);
+  });
+});
+
+describe("policies: a run asks with the selected policy texts and records their versions", () => {
+  test("live by default, descriptions on request, a version named; an unknown version is a 400", async () => {
+    const { set } = await admin.trpc.evaluation.importSet.mutate({ ...at, name: "Policies", format: "jsonl", content: JSON.stringify({ text: "Buy cheap pills now", categories: ["spam"] }) });
+    const spam = (await admin.trpc.policies.list.query(at)).policies.find((p) => p.category === "spam")!;
+    await admin.trpc.policies.createVersion.mutate({ ...at, categoryId: spam.categoryId, text: "Definition: SPAM-POLICY-ONE unsolicited advertising.", status: "live" });
+    await admin.trpc.policies.createVersion.mutate({ ...at, categoryId: spam.categoryId, text: "Definition: SPAM-POLICY-TWO bulk messages.", status: "draft" });
+    const system = () => fake.requests.map((r) => r.messages.find((m) => m.role === "system")?.content ?? "").join("\n");
+    const runWith = async (policies?: Parameters<typeof admin.trpc.evaluation.startRun.mutate>[0]["policies"]) => {
+      fake.requests.length = 0;
+      const { run } = await admin.trpc.evaluation.startRun.mutate({ ...at, setId: set.id, policies });
+      return { run: await runToEnd(run.id), system: system() };
+    };
+
+    const live = await runWith();
+    expect(live.run.policyVersions).toEqual({ spam: 1 });
+    expect(live.system).toContain("SPAM-POLICY-ONE");
+    const descriptions = await runWith("descriptions");
+    expect(descriptions.run.policyVersions).toEqual({});
+    expect(descriptions.system).not.toContain("SPAM-POLICY");
+    const named = await runWith({ spam: 2 });
+    expect(named.run.policyVersions).toEqual({ spam: 2 });
+    expect(named.system).toContain("SPAM-POLICY-TWO");
+    expect(named.system).not.toContain("SPAM-POLICY-ONE");
+    await expectRefused(admin.trpc.evaluation.startRun.mutate({ ...at, setId: set.id, policies: { spam: 9 } }), "BAD_REQUEST");
+    // The live version back to none, so the other tests ask with the descriptions.
+    await admin.trpc.policies.setStatus.mutate({ ...at, categoryId: spam.categoryId, version: 1, status: "retired" });
   });
 });
 

@@ -1089,7 +1089,7 @@ export interface paths {
         put?: never;
         /**
          * Start an evaluation run
-         * @description Runs the set's latest version (frozen from now on) as a background job. 400: the set is empty or the project has no categories; 403: free plan; 404: no such set.
+         * @description Runs the set's latest version (frozen from now on) as a background job. 400: the set is empty, the project has no categories, or the policy selection names a category or version that does not exist; 403: free plan; 404: no such set.
          */
         post: operations["evaluation-startRun"];
         delete?: never;
@@ -8566,6 +8566,10 @@ export interface operations {
                     setId: string;
                     /** @description The Ollama model (default: the configured one). */
                     model?: string;
+                    /** @description Which policy text each category is sent: `live` (default: what live analyses use), `shadow`, `descriptions` (no policy), or named versions by category name (the others as `live`). */
+                    policies?: ("live" | "shadow" | "descriptions") | {
+                        [key: string]: number;
+                    };
                 };
             };
         };

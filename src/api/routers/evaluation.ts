@@ -12,6 +12,7 @@ import {
 import { createEvalSetFromDecisions, getEvalSet, importEvalSet, listEvalSets } from "../../domain/evaluation/sets.ts";
 import { projectIdSchema } from "../../domain/intake/validation.ts";
 import { isoDateTime } from "../../domain/views/common.ts";
+import { policySelectionSchema } from "../../domain/views/policy.ts";
 import {
   EVAL_SET_MAX_ITEMS,
   evalRunComparisonSchema,
@@ -127,7 +128,16 @@ export const evaluationRouter = router({
     .output(z.object({ items: z.array(evalRunItemViewSchema) }))
     .query(async ({ ctx, input }) => ({ items: await listEvalRunItems(ctx.domain, { projectId: ctx.project.id, runId: input.runId }) })),
 
-  startRun: projectProcedure(z.object({ ...orgProject, setId: id, model: z.string().trim().min(1).max(200).optional().meta({ description: "The Ollama model (default: the configured one)." }) }))
+  startRun: projectProcedure(
+    z.object({
+      ...orgProject,
+      setId: id,
+      model: z.string().trim().min(1).max(200).optional().meta({ description: "The Ollama model (default: the configured one)." }),
+      policies: policySelectionSchema.optional().meta({
+        description: "Which policy text each category is sent: `live` (default: what live analyses use), `shadow`, `descriptions` (no policy), or named versions by category name (the others as `live`).",
+      }),
+    }),
+  )
     .meta({
       role: "admin",
       family: "org",
@@ -136,13 +146,13 @@ export const evaluationRouter = router({
         method: "POST",
         path: runs,
         summary: "Start an evaluation run",
-        description: "Runs the set's latest version (frozen from now on) as a background job. 400: the set is empty or the project has no categories; 403: free plan; 404: no such set.",
+        description: "Runs the set's latest version (frozen from now on) as a background job. 400: the set is empty, the project has no categories, or the policy selection names a category or version that does not exist; 403: free plan; 404: no such set.",
         tags,
       },
     })
     .output(z.object({ run: evalRunViewSchema }))
     .mutation(async ({ ctx, input }) => ({
-      run: await startEvalRun({ ...ctx.domain, defaultModel: ctx.config.aiModel }, { projectId: ctx.project.id, setId: input.setId, model: input.model }),
+      run: await startEvalRun({ ...ctx.domain, defaultModel: ctx.config.aiModel }, { projectId: ctx.project.id, setId: input.setId, model: input.model, policies: input.policies }),
     })),
 
   cancelRun: projectProcedure(z.object({ ...orgProject, runId: id }))

@@ -19,13 +19,13 @@
  */
 import { and, asc, desc, eq, gt, sql } from "drizzle-orm";
 import { AiUnavailableError } from "../../ai/classifier.ts";
-import { PROMPT_VERSION } from "../../ai/prompt.ts";
+import { PROMPT_VERSION, type PromptCategory } from "../../ai/prompt.ts";
 import { evalItems, evalRunItems, evalRuns, evalSetVersions } from "../../db/schema.ts";
 import { getOrganization } from "../accounts/organizations.ts";
 import { requireProject } from "../accounts/projects.ts";
 import { assertPlanAllowsAi } from "../accounts/settings.ts";
 import { classifyText, type AiContext } from "../analysis/analysis.ts";
-import { listCategories, type CategoryRow } from "../cases/categories.ts";
+import { policiesForClassification, type PolicySelection } from "../analysis/policies.ts";
 import type { Severity } from "../cases/severity.ts";
 import { iso, isoOrNull } from "../core/clock.ts";
 import { rowLockedTransaction, transaction, type DomainContext } from "../core/context.ts";
@@ -49,7 +49,8 @@ import { requireEvalSet } from "./sets.ts";
 export const EVAL_RUN_JOB = "eval.run";
 
 export type EvalRunRow = typeof evalRuns.$inferSelect;
-type RunCategory = { name: string; description: string | null };
+/** A category as the run sends it to the model, frozen at the start (so a resumed run asks as it began). */
+type RunCategory = PromptCategory;
 
 /** A run of the context's organization and project, or a 404. */
 async function requireRun(ctx: Pick<DomainContext, "db" | "orgId">, input: { projectId: string; runId: string }): Promise<EvalRunRow> {
@@ -82,15 +83,18 @@ export const toEvalRunView = (r: EvalRunRow): EvalRunView => ({
 
 /**
  * Starts a run of a set's latest version (frozen from now on) against `model` (default: the
- * configured one), with the project's categories and their descriptions as they are now.
+ * configured one), with the project's categories as the policy selection gives them now (default
+ * `live`: what live analyses are sent; `shadow`, `descriptions` or named versions compare
+ * another policy on the same set). The texts are stored with the run, which asks with them to
+ * its end whatever the policies become meanwhile.
  */
 export async function startEvalRun(
   ctx: DomainContext & { defaultModel: string },
-  input: { projectId: string; setId: string; model?: string },
+  input: { projectId: string; setId: string; model?: string; policies?: PolicySelection },
 ): Promise<EvalRunView> {
   const project = await requireProject(ctx, input.projectId);
   assertPlanAllowsAi(await getOrganization(ctx));
-  const categories = await listCategories(ctx, project.id);
+  const { categories, policyVersions } = await policiesForClassification(ctx, { projectId: project.id, selection: input.policies ?? "live" });
   if (categories.length === 0) throw badRequest("No report categories are configured for this project");
   return transaction(ctx, async () => {
     const set = await requireEvalSet(ctx, { projectId: project.id, setId: input.setId });
@@ -108,9 +112,8 @@ export async function startEvalRun(
       setVersion: set.version,
       model: input.model ?? ctx.defaultModel,
       promptVersion: PROMPT_VERSION,
-      // Policies (versioned category texts) are not in use yet: the categories' descriptions are.
-      policyVersions: "{}",
-      categories: JSON.stringify(categories.map((c): RunCategory => ({ name: c.name, description: c.description }))),
+      policyVersions: JSON.stringify(policyVersions),
+      categories: JSON.stringify(categories.map((c): RunCategory => ({ name: c.name, description: c.description, policy: c.policy ?? null }))),
       status: "queued",
       itemsDone: 0,
       itemsTotal: version.items,
@@ -330,7 +333,8 @@ export async function workEvalRun(ctx: EvalJobContext, runId: string): Promise<"
     if (!started) return "stopped";
     run = started;
   }
-  const categories = (JSON.parse(run.categories) as RunCategory[]).map((c) => ({ name: c.name, description: c.description }) as CategoryRow);
+  // Runs started before policies were recorded stored no policy: they read their descriptions.
+  const categories = (JSON.parse(run.categories) as RunCategory[]).map((c): RunCategory => ({ name: c.name, description: c.description, policy: c.policy ?? null }));
   const started = performance.now();
   let lastPosition = -1;
   for (;;) {
@@ -379,7 +383,7 @@ interface Answer {
 }
 
 /** Asks the model about one item, outside any transaction. An answer the model could not give (bad answer, timeout) is an item error. */
-async function ask(ctx: EvalJobContext, run: EvalRunRow, categories: CategoryRow[], item: { text: string }): Promise<Answer | "model_missing"> {
+async function ask(ctx: EvalJobContext, run: EvalRunRow, categories: RunCategory[], item: { text: string }): Promise<Answer | "model_missing"> {
   const started = performance.now();
   try {
     const c = await classifyText(ctx, { categories, text: item.text, model: run.model });
