@@ -87,7 +87,8 @@ export function startFakeOllama(opts: { port?: number; hostname?: string; models
     if (answer.delayMs !== undefined) await Bun.sleep(answer.delayMs);
     if (!("status" in answer) && !("raw" in answer) && !("json" in answer)) answer = heuristicAnswer(body);
     if ("status" in answer) return ollamaError(answer.status, answer.error ?? "fake failure");
-    const reply: Reply = { model: body.model, content: "", logprobs: undefined, elapsedNs: 0 };
+    const promptChars = body.messages.reduce((n, m) => n + m.content.length, 0);
+    const reply: Reply = { model: body.model, promptChars, content: "", logprobs: undefined, elapsedNs: 0 };
     if ("raw" in answer) reply.content = answer.raw;
     else if ("json" in answer) {
       reply.content = JSON.stringify(answer.json);
@@ -143,6 +144,8 @@ export function startFakeOllama(opts: { port?: number; hostname?: string; models
 
 interface Reply {
   model: string;
+  /** Characters of the request's messages: the prompt's token count is derived from them. */
+  promptChars: number;
   content: string;
   logprobs: Logprob[] | undefined;
   elapsedNs: number;
@@ -160,7 +163,8 @@ function chatResponse(reply: Reply, content = reply.content, logprobs = reply.lo
     done: true,
     total_duration: total,
     load_duration: 100_000,
-    prompt_eval_count: 1,
+    // Like a tokenizer, about four characters a token (deterministic: tests can compute it).
+    prompt_eval_count: Math.max(1, Math.ceil(reply.promptChars / 4)),
     prompt_eval_duration: 200_000,
     eval_count: Math.max(1, Math.ceil(reply.content.length / 4)),
     eval_duration: total - 300_000,

@@ -67,6 +67,11 @@ const configSchema = z.object({
   FLAGSTAFF_WEBHOOK_CONCURRENCY: slots(8),
   /** Slots of the AI enrichment lane: the model's capacity (requests it answers at once, Ollama's OLLAMA_NUM_PARALLEL). */
   FLAGSTAFF_AI_CONCURRENCY: slots(2),
+  /**
+   * Slots of the evaluation runs' lane: model calls of evaluations in flight at once per instance.
+   * Its own lane, so a run never takes enrichment's or webhooks' slots; keep it below the model's capacity.
+   */
+  FLAGSTAFF_EVAL_CONCURRENCY: slots(1),
   /** Slots of the link scans' lane: URLs fetched (and classified) at once. */
   FLAGSTAFF_SCAN_CONCURRENCY: slots(4),
   /** Enrichment jobs waiting past which new reports' enrichment is skipped (with the reason, and a metric); 0: never. */
@@ -138,7 +143,7 @@ export interface Config {
   clockOffsetMs: number;
   jobs: { concurrency: number; leaseMs: number; pollMs: number; backoffBaseMs: number; backoffCapMs: number };
   /** Slots of the lanes with a setting of their own: webhook deliveries, AI enrichment, link scans. */
-  laneSlots: { webhooks: number; enrichment: number; linkScans: number };
+  laneSlots: { webhooks: number; enrichment: number; linkScans: number; evaluation: number };
   /** FLAGSTAFF_ENRICH_BACKLOG_MAX: 0 when enrichment is never skipped. */
   enrichBacklogMax: number;
   /** Retention of the growing logs, in ms (0: kept forever); the pass's period and batch size. */
@@ -206,7 +211,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       backoffBaseMs: c.FLAGSTAFF_JOB_BACKOFF_MS,
       backoffCapMs: c.FLAGSTAFF_JOB_BACKOFF_CAP_MS,
     },
-    laneSlots: { webhooks: c.FLAGSTAFF_WEBHOOK_CONCURRENCY, enrichment: c.FLAGSTAFF_AI_CONCURRENCY, linkScans: c.FLAGSTAFF_SCAN_CONCURRENCY },
+    laneSlots: { webhooks: c.FLAGSTAFF_WEBHOOK_CONCURRENCY, enrichment: c.FLAGSTAFF_AI_CONCURRENCY, linkScans: c.FLAGSTAFF_SCAN_CONCURRENCY, evaluation: c.FLAGSTAFF_EVAL_CONCURRENCY },
     enrichBacklogMax: c.FLAGSTAFF_ENRICH_BACKLOG_MAX,
     retention: {
       jobsMs: c.FLAGSTAFF_RETENTION_JOBS_MS,

@@ -40,6 +40,9 @@ export interface Classification extends Analysis {
    * token log-probabilities. "self_reported": the number the model wrote, which is not calibrated.
    */
   confidenceSource: "logprobs" | "self_reported";
+  /** Tokens of the prompt and of the answer as Ollama counted them (prompt_eval_count, eval_count), over every attempt; null when it gave none. */
+  promptTokens: number | null;
+  completionTokens: number | null;
 }
 
 export type AiFailureReason = "unreachable" | "timeout" | "model_missing" | "bad_answer" | "ollama_error";
@@ -66,7 +69,7 @@ export async function classify(opts: ClassifyOptions): Promise<Classification> {
   const deadline = startDeadline(opts.timeoutMs);
   try {
     const client = new Ollama({ host: opts.host, fetch: guardedFetch(deadline.signal) });
-    const { answer, analysis } = await askUntilUsable(client, opts, deadline);
+    const { answer, analysis, tokens } = await askUntilUsable(client, opts, deadline);
     const derived = confidenceFromLogprobs(answer.content, answer.logprobs, analysis.severity);
     return {
       ...analysis,
@@ -74,6 +77,8 @@ export async function classify(opts: ClassifyOptions): Promise<Classification> {
       confidenceSource: derived === null ? "self_reported" : "logprobs",
       model: answer.model ?? opts.model,
       latencyMs: Math.round(performance.now() - started),
+      promptTokens: tokens.prompt,
+      completionTokens: tokens.completion,
     };
   } catch (error) {
     throw toAiUnavailable(error, opts, deadline.signal.aborted);
@@ -86,15 +91,20 @@ async function askUntilUsable(
   client: Ollama,
   opts: ClassifyOptions,
   deadline: Deadline,
-): Promise<{ answer: ModelAnswer; analysis: Analysis }> {
+): Promise<{ answer: ModelAnswer; analysis: Analysis; tokens: TokenCounts }> {
   const names = opts.categories.map((c) => c.name);
   const format = analysisJsonSchema(names);
   let problem = "";
+  // Summed over the attempts: a retried answer cost its tokens too.
+  const tokens: TokenCounts = { prompt: null, completion: null };
+  const add = (sum: number | null, n: number | undefined) => (n === undefined ? sum : (sum ?? 0) + n);
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const { messages } = buildMessages({ categories: opts.categories, text: opts.text, window: opts.window });
     const answer = await askModel(client, opts.model, messages, format, deadline);
+    tokens.prompt = add(tokens.prompt, answer.promptTokens);
+    tokens.completion = add(tokens.completion, answer.completionTokens);
     try {
-      return { answer, analysis: cleanAnalysis(answer.content, names) };
+      return { answer, analysis: cleanAnalysis(answer.content, names), tokens };
     } catch (error) {
       if (!(error instanceof MalformedAnswerError)) throw error;
       problem = error.message;
@@ -111,6 +121,13 @@ interface ModelAnswer {
   model: string | undefined;
   content: string;
   logprobs: TokenLogprobs | undefined;
+  promptTokens: number | undefined;
+  completionTokens: number | undefined;
+}
+
+interface TokenCounts {
+  prompt: number | null;
+  completion: number | null;
 }
 
 const tokenLogprob = z.object({ token: z.string(), logprob: z.number() });
@@ -122,6 +139,9 @@ type TokenLogprobs = z.infer<typeof logprobsSchema>;
 const chatResponseSchema = z.object({
   model: z.string().min(1).optional(),
   message: z.object({ content: z.string() }),
+  // Ollama's statistics; a server that leaves them out (or sends something else) gives no count.
+  prompt_eval_count: z.number().int().nonnegative().optional().catch(undefined),
+  eval_count: z.number().int().nonnegative().optional().catch(undefined),
 });
 
 async function askModel(
@@ -151,6 +171,8 @@ async function askModel(
     model: parsed.data.model,
     content: parsed.data.message.content,
     logprobs: logprobs.success ? logprobs.data : undefined,
+    promptTokens: parsed.data.prompt_eval_count,
+    completionTokens: parsed.data.eval_count,
   };
 }
 

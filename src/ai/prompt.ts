@@ -148,3 +148,23 @@ function freshNonce(content: string): string {
     if (!content.includes(nonce)) return nonce;
   }
 }
+
+/**
+ * The version of the prompt's template: a short hash of the system and user messages built with
+ * placeholder categories, nonce and content. It changes exactly when the wording around the
+ * categories and the content changes; an evaluation run records it, so two runs tell whether
+ * they asked the model the same way.
+ */
+export const PROMPT_VERSION: string = (() => {
+  const template = [
+    systemPrompt([{ name: "CATEGORY", description: "DESCRIPTION" }], "NONCE"),
+    userPrompt("CONTENT", "NONCE"),
+  ].join("\n");
+  // FNV-1a, 32 bits: no dependency, and the same in every process.
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < template.length; i++) {
+    hash ^= template.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return `p-${hash.toString(16).padStart(8, "0")}`;
+})();

@@ -4,6 +4,7 @@ import { authRouter } from "./routers/auth.ts";
 import { casesRouter } from "./routers/cases.ts";
 import { categoriesRouter } from "./routers/categories.ts";
 import { dashboardRouter } from "./routers/dashboard.ts";
+import { evaluationRouter } from "./routers/evaluation.ts";
 import { enforcementRouter } from "./routers/enforcement.ts";
 import { identitiesRouter } from "./routers/identities.ts";
 import { jobsRouter } from "./routers/jobs.ts";
@@ -46,6 +47,7 @@ export const appRouter = router({
   sweeps: sweepsRouter,
   review: reviewRouter,
   strikes: strikesRouter,
+  evaluation: evaluationRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -36,6 +36,7 @@ import { bigint, index, integer, pgTable, text, uniqueIndex } from "drizzle-orm/
 import { KEY_KINDS } from "../domain/views/api-key.ts";
 import { APPEAL_STATUSES } from "../domain/views/appeal.ts";
 import { ACTION_KINDS } from "../domain/views/enforcement.ts";
+import { EVAL_RUN_STATUSES, EVAL_SET_SOURCES } from "../domain/views/evaluation.ts";
 import { JOB_STATUSES } from "../domain/views/job.ts";
 import { PLANS } from "../domain/views/organization.ts";
 import { BUCKETS, SEVERITIES } from "../domain/views/severity.ts";
@@ -880,3 +881,125 @@ export const rateWindows = pgTable("rate_windows", {
   windowStart: big("window_start").notNull(),
   count: integer("count").notNull(),
 });
+
+// ---------------------------------------------------------------------------------------------
+// Evaluation of the AI classifier (issue 28, src/domain/evaluation/).
+
+/** An evaluation set of a project: its name, where it came from, its latest version. */
+export const evalSets = pgTable(
+  "eval_sets",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    source: text("source", { enum: EVAL_SET_SOURCES }).notNull(),
+    /** The latest version (1, 2, …): adding items to a frozen version makes a new one. */
+    version: integer("version").notNull(),
+    createdAt: big("created_at").notNull(),
+    updatedAt: big("updated_at").notNull(),
+  },
+  (t) => [index("eval_sets_project_idx").on(t.projectId, t.createdAt)],
+);
+
+/** Each version of a set: frozen once a run used it (its items never change again). */
+export const evalSetVersions = pgTable(
+  "eval_set_versions",
+  {
+    setId: text("set_id")
+      .notNull()
+      .references(() => evalSets.id, { onDelete: "cascade" }),
+    version: integer("version").notNull(),
+    items: integer("items").notNull(),
+    /** When the first run of this version was started (null: not frozen). */
+    frozenAt: big("frozen_at"),
+    createdAt: big("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("eval_set_versions_idx").on(t.setId, t.version)],
+);
+
+/** The labelled items of a set version (a new version copies the previous one's items). */
+export const evalItems = pgTable(
+  "eval_items",
+  {
+    id: text("id").primaryKey(),
+    setId: text("set_id")
+      .notNull()
+      .references(() => evalSets.id, { onDelete: "cascade" }),
+    version: integer("version").notNull(),
+    /** 0, 1, …: the order runs take the items in. */
+    position: integer("position").notNull(),
+    /** The caller's id of the item (import `id`; the case id for a set built from decisions). */
+    externalId: text("external_id"),
+    text: text("text").notNull(),
+    /** JSON: the expected category names (empty: no violation). */
+    categories: text("categories").notNull(),
+    severity: text("severity", { enum: SEVERITIES }),
+  },
+  (t) => [uniqueIndex("eval_items_version_idx").on(t.setId, t.version, t.position)],
+);
+
+/** A run of a set version against a model, prompt and policy versions. */
+export const evalRuns = pgTable(
+  "eval_runs",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    setId: text("set_id")
+      .notNull()
+      .references(() => evalSets.id, { onDelete: "cascade" }),
+    setVersion: integer("set_version").notNull(),
+    model: text("model").notNull(),
+    promptVersion: text("prompt_version").notNull(),
+    /** JSON: category name → policy version (empty: the categories' descriptions). */
+    policyVersions: text("policy_versions").notNull(),
+    /** JSON: the categories the model is asked with ({ name, description }[]), read once when the run is started. */
+    categories: text("categories").notNull(),
+    status: text("status", { enum: EVAL_RUN_STATUSES }).notNull(),
+    itemsDone: integer("items_done").notNull(),
+    itemsTotal: integer("items_total").notNull(),
+    /** Why a failed run failed. */
+    error: text("error"),
+    /** JSON: the run's figures (EvalRunMetrics), once it completed or was cancelled. */
+    metrics: text("metrics"),
+    startedAt: big("started_at"),
+    finishedAt: big("finished_at"),
+    createdAt: big("created_at").notNull(),
+    updatedAt: big("updated_at").notNull(),
+  },
+  (t) => [index("eval_runs_project_idx").on(t.projectId, t.createdAt), index("eval_runs_set_idx").on(t.setId, t.setVersion)],
+);
+
+/** One item's answer in a run, written in its own transaction right after the model answered. */
+export const evalRunItems = pgTable(
+  "eval_run_items",
+  {
+    runId: text("run_id")
+      .notNull()
+      .references(() => evalRuns.id, { onDelete: "cascade" }),
+    itemId: text("item_id").notNull(),
+    /** The item's position in its set version (the run's order). */
+    position: integer("position").notNull(),
+    /** JSON: the predicted category names. */
+    categories: text("categories").notNull(),
+    severity: text("severity", { enum: SEVERITIES }),
+    confidence: integer("confidence"),
+    reasoning: text("reasoning"),
+    /** Why the model gave no answer (then no categories, severity or confidence). */
+    error: text("error"),
+    latencyMs: integer("latency_ms"),
+    promptTokens: integer("prompt_tokens"),
+    completionTokens: integer("completion_tokens"),
+    createdAt: big("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("eval_run_items_idx").on(t.runId, t.position)],
+);

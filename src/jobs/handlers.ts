@@ -5,6 +5,7 @@ import { enrichReport } from "../domain/analysis/analysis.ts";
 import { LINK_SCAN_JOB, linkScanPayloadSchema } from "../domain/analysis/scan-job.ts";
 import { runLinkScan } from "../domain/analysis/scan.ts";
 import { ENRICH_JOB } from "../domain/intake/reports.ts";
+import { EVAL_RUN_JOB, workEvalRun } from "../domain/evaluation/runs.ts";
 import { jobContext, type JobDeps } from "./context.ts";
 import { enforcementJobHandlers } from "./enforcement-jobs.ts";
 import { transparencyJobHandlers } from "./transparency-jobs.ts";
@@ -14,6 +15,7 @@ import type { Config } from "../config.ts";
 import type { JobHandler } from "./worker.ts";
 
 const reportPayload = z.object({ reportId: z.string() });
+const evalRunPayload = z.object({ runId: z.string() });
 
 /**
  * The organization of an enrichment job. Jobs enqueued before jobs carried one (migration 0007)
@@ -37,6 +39,11 @@ export function jobHandlers(deps: JobDeps): Record<string, JobHandler> {
       if (orgId === null) return;
       await enrichReport({ ...jobContext(deps, orgId), config, onAiCall }, reportId);
     },
+    [EVAL_RUN_JOB]: async (payload, job) => {
+      const { runId } = evalRunPayload.parse(payload);
+      // The run names its organization; a job works for a quarter of its lease, then hands on.
+      await workEvalRun({ ...jobContext(deps, job.orgId ?? ""), config, onAiCall, budgetMs: config.jobs.leaseMs / 4 }, runId);
+    },
     [LINK_SCAN_JOB]: async (payload, job) => {
       const p = linkScanPayloadSchema.parse(payload);
       const ctx = { ...jobContext(deps, job.orgId ?? p.orgId), config, onAiCall, allowPrivate: config.scanAllowPrivate, timeoutMs: config.scanTimeoutMs };
@@ -55,6 +62,7 @@ export function laneSlots(config: Pick<Config, "laneSlots">): Record<string, num
     [DELIVER_JOB]: config.laneSlots.webhooks,
     [ENRICH_JOB]: config.laneSlots.enrichment,
     [LINK_SCAN_JOB]: config.laneSlots.linkScans,
+    [EVAL_RUN_JOB]: config.laneSlots.evaluation,
   };
 }
 

@@ -47,14 +47,14 @@ export type AiContext = DomainContext & AiDeps;
  */
 export async function classifyText(
   ctx: Pick<AiContext, "store" | "config" | "onAiCall">,
-  input: { categories: readonly CategoryRow[]; text: string },
+  input: { categories: readonly CategoryRow[]; text: string; /** Another model than the configured one (an evaluation run's). */ model?: string },
 ): Promise<Classification> {
   if (ctx.store.inTransaction()) throw new Error("classifyText: the AI model is never asked inside a transaction");
   const started = performance.now();
   try {
     const result = await classify({
       host: ctx.config.ollamaHost,
-      model: ctx.config.aiModel,
+      model: input.model ?? ctx.config.aiModel,
       timeoutMs: ctx.config.aiTimeoutMs,
       window: ctx.config.aiWindow,
       categories: input.categories.map((c) => ({ name: c.name, description: c.description })),
@@ -66,7 +66,7 @@ export async function classifyText(
     ctx.onAiCall?.(performance.now() - started, false);
     if (!(err instanceof AiUnavailableError)) throw err;
     log.warn("AI backend call failed", { reason: err.reason, error: err.message });
-    throw new AiUnavailableError(err.reason, CLIENT_MESSAGE[err.reason](ctx.config.aiModel), err);
+    throw new AiUnavailableError(err.reason, CLIENT_MESSAGE[err.reason](input.model ?? ctx.config.aiModel), err);
   }
 }
 

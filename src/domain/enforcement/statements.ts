@@ -220,7 +220,7 @@ export function setDsaSettings(ctx: DomainContext, input: { projectId: string; s
 // Making and storing
 
 /** The notice's notifier name and e-mail, for scrubbing. */
-function noticeContacts(notice: string | null | undefined): string[] {
+export function noticeContacts(notice: string | null | undefined): string[] {
   if (!notice) return [];
   try {
     const n = JSON.parse(notice) as Record<string, unknown>;
