@@ -221,14 +221,27 @@ export function computeRunMetrics(categories: readonly string[], items: readonly
   };
 }
 
+/** One answered item as one category's curve sees it: the confidence it would be flagged with (null: never), and whether it was expected. */
+interface CategoryOutcome {
+  flaggedFrom: number | null;
+  expected: boolean;
+}
+
+/** Each answered item's outcome for one category, computed once so that every threshold is a plain count. */
+function categoryOutcomes(key: string, done: readonly Answered[]): CategoryOutcome[] {
+  return done.map((item) => ({
+    flaggedFrom: predictedCategories(item).some((c) => categoryKey(c) === key) ? item.predicted.confidence : null,
+    expected: item.expectedCategories.some((c) => categoryKey(c) === key),
+  }));
+}
+
 /** One category at one threshold: an item is flagged when it predicts the category (severity not LOW) with confidence ≥ threshold. */
-function pointAt(key: string, done: readonly Answered[], threshold: number): ThresholdPoint {
+function pointAt(outcomes: readonly CategoryOutcome[], threshold: number): ThresholdPoint {
   let truePositives = 0;
   let falsePositives = 0;
   let falseNegatives = 0;
-  for (const item of done) {
-    const flagged = item.predicted.confidence >= threshold && predictedCategories(item).some((c) => categoryKey(c) === key);
-    const expected = item.expectedCategories.some((c) => categoryKey(c) === key);
+  for (const { flaggedFrom, expected } of outcomes) {
+    const flagged = flaggedFrom !== null && flaggedFrom >= threshold;
     if (flagged && expected) truePositives++;
     else if (flagged) falsePositives++;
     else if (expected) falseNegatives++;
@@ -250,12 +263,12 @@ function pointAt(key: string, done: readonly Answered[], threshold: number): Thr
  * whole points and an item at 72.4 is first dropped at 73), sorted, each once.
  */
 export function thresholdCurve(category: string, items: readonly ScoredItem[]): ThresholdPoint[] {
-  const key = categoryKey(category);
   const done = answered(items);
+  const outcomes = categoryOutcomes(categoryKey(category), done);
   const thresholds = new Set<number>();
   for (let t = 0; t <= 100; t += CURVE_STEP) thresholds.add(t);
   for (const item of done) thresholds.add(Math.min(100, Math.max(0, Math.ceil(item.predicted.confidence))));
-  return [...thresholds].sort((a, b) => a - b).map((t) => pointAt(key, done, t));
+  return [...thresholds].sort((a, b) => a - b).map((t) => pointAt(outcomes, t));
 }
 
 /**
@@ -284,7 +297,7 @@ export function adviseThresholds(input: {
         advisedThreshold: advised?.threshold ?? null,
         precisionAtAdvised: advised?.precision ?? null,
         recallAtAdvised: advised?.recall ?? null,
-        atCurrent: pointAt(categoryKey(category), done, input.currentThreshold),
+        atCurrent: pointAt(categoryOutcomes(categoryKey(category), done), input.currentThreshold),
         curve,
       };
     }),
