@@ -142,7 +142,7 @@ const NAV: { page: string; label: string; role: Role }[] = [
   { page: "overview", label: "Overview", role: "viewer" },
   { page: "identities", label: "Identities", role: "viewer" },
   { page: "analyses", label: "AI analyses", role: "viewer" },
-  { page: "evaluation", label: "Evaluation", role: "viewer" },
+  { page: "evaluation", label: "Evaluation", role: "moderator" },
   { page: "rules", label: "Rules", role: "moderator" },
   { page: "audit", label: "Audit log", role: "viewer" },
   { page: "transparency", label: "Transparency", role: "viewer" },

@@ -415,7 +415,11 @@ export function heatColors(share: number): { fill: string; text: string } {
  * with the count written in it. The diagonal holds what the model got right.
  */
 export function ConfusionHeatmap({ confusion }: { confusion: EvalRunMetrics["confusion"] }) {
-  const { labels, counts } = confusion;
+  // Labels no item touches (neither expected nor predicted: a row and a column of zeros) are left out.
+  const keep = confusion.labels.map((_, i) => confusion.counts[i]!.some((v) => v > 0) || confusion.counts.some((row) => (row[i] ?? 0) > 0));
+  const labels = confusion.labels.filter((_, i) => keep[i]);
+  const counts = confusion.counts.filter((_, i) => keep[i]).map((row) => row.filter((_, j) => keep[j]));
+  const hidden = confusion.labels.length - labels.length;
   const n = labels.length;
   const max = Math.max(1, ...counts.flat());
   const cell = n <= 4 ? 56 : n <= 8 ? 44 : 32;
@@ -436,7 +440,11 @@ export function ConfusionHeatmap({ confusion }: { confusion: EvalRunMetrics["con
       desc={desc}
       width={width}
       height={height}
-      legend={<p className="legend-note muted">Rows: expected · columns: predicted · darker: more items · the count is in each cell.</p>}
+      legend={
+        <p className="legend-note muted">
+          Rows: expected · columns: predicted · darker: more items · the count is in each cell{hidden > 0 && ` · ${hidden} labels with no item left out`}.
+        </p>
+      }
       numbers={
         <NumbersTable caption="Confusion matrix: rows expected, columns predicted" head={["Expected \\ predicted", ...labels]} rows={labels.map((l, i) => [l, ...labels.map((_, j) => counts[i]?.[j] ?? 0)])} />
       }

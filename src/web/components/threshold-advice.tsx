@@ -26,6 +26,13 @@ export function pointAtThreshold(curve: readonly ThresholdPoint[], t: number): T
   return best;
 }
 
+/**
+ * Whether a category has anything to advise on: expected by an item of the set or answered by
+ * the model (at threshold 0, everything the model named counts). The others (the project's
+ * categories the set does not touch) are left out of the tables and plots.
+ */
+export const touched = (c: CategoryAdvice): boolean => c.curve.some((p) => p.flagged > 0 || p.falseNegatives > 0);
+
 /** "82.5 % precision · 60.0 % recall · 8 flagged", or what is missing. */
 export function pointText(p: ThresholdPoint | null | undefined): string {
   if (!p) return "—";
@@ -38,6 +45,8 @@ export function pointText(p: ThresholdPoint | null | undefined): string {
  */
 export function ThresholdAdviceTable({ advice, proposed }: { advice: ThresholdAdvice; proposed?: number }) {
   const showProposed = proposed !== undefined && proposed !== advice.currentThreshold;
+  const shown = advice.categories.filter(touched);
+  if (shown.length === 0) return <p className="muted">No item of the set expects a category and the model named none: nothing to advise on.</p>;
   return (
     <Table
       className="threshold-advice"
@@ -49,7 +58,7 @@ export function ThresholdAdviceTable({ advice, proposed }: { advice: ThresholdAd
         showProposed && { label: `At the new threshold (${proposed})` },
       ]}
     >
-      {advice.categories.map((c) => (
+      {shown.map((c) => (
         <tr key={c.category} data-category={c.category}>
           <th scope="row">{c.category}</th>
           <td className="col-num" data-testid="advised-threshold">
@@ -67,8 +76,9 @@ export function ThresholdAdviceTable({ advice, proposed }: { advice: ThresholdAd
 
 /** The table and, for a category picked from it, the plot of what would have happened at each threshold. */
 export function ThresholdAdviceDetail({ advice }: { advice: ThresholdAdvice }) {
-  const [category, setCategory] = useState(advice.categories[0]?.category ?? "");
-  const chosen: CategoryAdvice | undefined = advice.categories.find((c) => c.category === category) ?? advice.categories[0];
+  const shown = advice.categories.filter(touched);
+  const [category, setCategory] = useState(shown[0]?.category ?? "");
+  const chosen: CategoryAdvice | undefined = shown.find((c) => c.category === category) ?? shown[0];
   return (
     <div className="stack">
       <ThresholdAdviceTable advice={advice} />
@@ -79,7 +89,7 @@ export function ThresholdAdviceDetail({ advice }: { advice: ThresholdAdvice }) {
               Curve of category
             </label>
             <select id="advice-category" value={chosen.category} onChange={(e) => setCategory(e.target.value)}>
-              {advice.categories.map((c) => (
+              {shown.map((c) => (
                 <option key={c.category} value={c.category}>
                   {c.category}
                 </option>

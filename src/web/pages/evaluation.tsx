@@ -14,7 +14,7 @@ import { trpc } from "../api.ts";
 import { href, navigate } from "../router.ts";
 import { useSession } from "../session.tsx";
 import { ConfusionHeatmap, dec, diffPts, pct, PrecisionRecallChart, ReliabilityDiagram } from "../components/eval-charts.tsx";
-import { ThresholdAdviceDetail } from "../components/threshold-advice.tsx";
+import { ThresholdAdviceDetail, touched } from "../components/threshold-advice.tsx";
 import { Badge, dateTime, Dialog, Empty, ErrorNote, Field, Loading, QueryTable, Table, TimeAgo, useToast } from "../ui.tsx";
 
 /** How often a page showing an unfinished run asks again. */
@@ -98,7 +98,7 @@ function EvaluationHome({ projectId, projectName }: { projectId: string; project
           pending={sets.isPending}
           isEmpty={sets.data?.sets.length === 0}
           empty="No evaluation set yet."
-          columns={[{ label: "Name" }, { label: "Source" }, { label: "Version", className: "col-num" }, { label: "Items", className: "col-num" }, { label: "Created" }, can("moderator") && { label: "Actions", srOnly: true }]}
+          columns={[{ label: "Name" }, { label: "Source" }, { label: "Version", className: "col-num" }, { label: "Items", className: "col-num" }, { label: "Created" }, can("admin") && { label: "Actions", srOnly: true }]}
         >
           {(sets.data?.sets ?? []).map((s) => (
             <tr key={s.id} data-set={s.name}>
@@ -112,7 +112,7 @@ function EvaluationHome({ projectId, projectName }: { projectId: string; project
               <td>
                 <TimeAgo iso={s.createdAt} />
               </td>
-              {can("moderator") && (
+              {can("admin") && (
                 <td className="row-actions">
                   <button type="button" className="small secondary" onClick={() => setStarting(s.id)} aria-label={`Start a run of ${s.name}`}>
                     Start a run
@@ -122,7 +122,7 @@ function EvaluationHome({ projectId, projectName }: { projectId: string; project
             </tr>
           ))}
         </QueryTable>
-        {can("moderator") && (
+        {can("admin") && (
           <div className="eval-set-forms">
             <ImportSetForm projectId={projectId} />
             <FromDecisionsForm projectId={projectId} />
@@ -193,7 +193,7 @@ function RunRow({ run, sets, picked, onPick, projectId }: { run: EvalRunView; se
         <a className="button small secondary" href={href("evaluation", "runs", run.id)} aria-label={`Open run ${name}`}>
           Open
         </a>
-        {unfinished(run.status) && can("moderator") && (
+        {unfinished(run.status) && can("admin") && (
           <button type="button" className="small danger" disabled={cancel.isPending} onClick={() => cancel.mutate()} aria-label={`Cancel run ${name}`}>
             Cancel
           </button>
@@ -379,7 +379,7 @@ function RunDetail({ projectId, runId }: { projectId: string; runId: string }) {
           </div>
           <div className="actions-row">
             <StatusBadge status={run.status} /> <RunProgress run={run} />
-            {unfinished(run.status) && can("moderator") && (
+            {unfinished(run.status) && can("admin") && (
               <button type="button" className="small danger" disabled={cancel.isPending} onClick={() => cancel.mutate()}>
                 Cancel run
               </button>
@@ -448,6 +448,7 @@ function CategoryTable({ metrics: m }: { metrics: EvalRunMetrics }) {
   return (
     <section className="card" aria-labelledby="per-category-title">
       <h2 id="per-category-title">Per category</h2>
+      <p className="muted">The categories the set expects or the model named; micro adds up every category&apos;s counts, macro averages their figures.</p>
       <Table
         className="eval-categories"
         columns={[
@@ -460,7 +461,9 @@ function CategoryTable({ metrics: m }: { metrics: EvalRunMetrics }) {
           { label: "Missed", className: "col-num" },
         ]}
       >
-        {Object.entries(m.perCategory).map(([c, p]) => row(c, c, p, p))}
+        {Object.entries(m.perCategory)
+          .filter(([, p]) => p.truePositives + p.falsePositives + p.falseNegatives > 0)
+          .map(([c, p]) => row(c, c, p, p))}
         {row(<em>micro (all items)</em>, "(micro)", m.micro, m.micro)}
         {row(<em>macro (mean of categories)</em>, "(macro)", m.macro)}
       </Table>
@@ -511,7 +514,7 @@ function RunPlots({ projectId, run, metrics }: { projectId: string; run: EvalRun
         <div className="eval-charts">
           <ReliabilityDiagram calibration={metrics.calibration} />
           <ConfusionHeatmap confusion={metrics.confusion} />
-          {a && <PrecisionRecallChart curves={a.categories.map((c) => ({ category: c.category, curve: c.curve, advisedThreshold: c.advisedThreshold, currentThreshold: a.currentThreshold }))} />}
+          {a && <PrecisionRecallChart curves={a.categories.filter(touched).map((c) => ({ category: c.category, curve: c.curve, advisedThreshold: c.advisedThreshold, currentThreshold: a.currentThreshold }))} />}
         </div>
       </section>
       <section className="card" aria-labelledby="advice-title" data-testid="threshold-advice">
@@ -580,7 +583,7 @@ function Comparison({ projectId, a, b }: { projectId: string; a: string | null; 
       </div>
       <ErrorNote error={runs.error ?? compare.error} />
       {compare.isFetching && !compare.data && <Loading />}
-      {compare.data && <ComparisonView c={compare.data} />}
+      {compare.data && <ComparisonView c={compare.data.comparison} />}
     </section>
   );
 }
