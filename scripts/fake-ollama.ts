@@ -276,6 +276,17 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 // Default answers
 
 /**
+ * The text a chat request asks to classify: what Flagstaff's prompt puts between its BEGIN and
+ * END CONTENT lines (the whole user message when they are missing). Answers keyed on it are
+ * deterministic whatever the order of the requests.
+ */
+export function classifiedText(request: RecordedChat): string {
+  const user = request.messages.findLast((m) => m.role === "user")?.content ?? "";
+  const match = /-----BEGIN CONTENT (\w+)-----\n([\s\S]*)\n-----END CONTENT \1-----/.exec(user);
+  return match?.[2] ?? user;
+}
+
+/**
  * A deterministic stand-in for a model: "kill" → CRITICAL 95 in the categories whose name
  * suggests threats or violence; "buy now" / "free money" → HIGH 85 in the spam-like categories;
  * anything else → LOW 10, no category. Category names come from the request's system prompt

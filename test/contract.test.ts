@@ -201,6 +201,48 @@ describe("organization routes, success and state errors", () => {
     expect(deleted.response.status).toBe(200);
   });
 
+  test("evaluation: import a set (201), build one from decisions (201), list, get, start a run (201), runs, run, items, threshold advice, compare, cancel (then 409)", async () => {
+    const base = { orgSlug, projectId };
+    const content = "text,categories\nBuy now,spam\nHello,\n";
+    const imported = await org.POST("/organizations/{orgSlug}/projects/{projectId}/evaluation-sets/import", { params: { path: base }, body: { name: "Contract", format: "csv", content } });
+    expect(imported.response.status).toBe(201);
+    const setId = imported.data!.set.id;
+    Object.assign(ids, { setId });
+    // A decided case for the set from decisions.
+    const report = await sdk.POST("/projects/{projectId}/reports", {
+      params: { path: { projectId } },
+      body: { subject: { type: "user", externalId: "ev-1" }, reason: "spam", target: { contentType: "post", contentExternalId: "ev-post", content: "Cheap pills" } },
+    });
+    await sdk.POST("/reports/{reportId}/resolve", { params: { path: { reportId: report.data!.report.id } }, body: { resolutionCode: "SPAM_CONFIRMED" } });
+    const built = await org.POST("/organizations/{orgSlug}/projects/{projectId}/evaluation-sets/from-decisions", { params: { path: base }, body: { name: "Decisions" } });
+    expect(built.response.status).toBe(201);
+    expect(built.data!.set.items).toBeGreaterThan(0);
+    const list = await org.GET("/organizations/{orgSlug}/projects/{projectId}/evaluation-sets", { params: { path: base } });
+    expect(list.data!.sets.map((s) => s.id)).toContain(setId);
+    expect((await org.GET("/organizations/{orgSlug}/projects/{projectId}/evaluation-sets/{setId}", { params: { path: { ...base, setId } } })).data!.set.items).toBe(2);
+
+    const started = await org.POST("/organizations/{orgSlug}/projects/{projectId}/evaluation-runs", { params: { path: base }, body: { setId } });
+    expect(started.response.status).toBe(201);
+    const runId = started.data!.run.id;
+    Object.assign(ids, { runId, otherRunId: runId });
+    const runPath = { ...base, runId };
+    await until("the run to complete", async () => (await org.GET("/organizations/{orgSlug}/projects/{projectId}/evaluation-runs/{runId}", { params: { path: runPath } })).data!.run.status === "completed");
+    expect((await org.GET("/organizations/{orgSlug}/projects/{projectId}/evaluation-runs", { params: { path: base } })).data!.runs.map((r) => r.id)).toContain(runId);
+    expect((await org.GET("/organizations/{orgSlug}/projects/{projectId}/evaluation-runs/{runId}/items", { params: { path: runPath } })).data!.items).toHaveLength(2);
+    const advice = await org.GET("/organizations/{orgSlug}/projects/{projectId}/evaluation-runs/{runId}/threshold-advice", { params: { path: runPath, query: { precisionTarget: 0.8 } } });
+    expect(advice.data!.advice.precisionTarget).toBe(0.8);
+    const compared = await org.GET("/organizations/{orgSlug}/projects/{projectId}/evaluation-runs/{runId}/compare/{otherRunId}", { params: { path: { ...runPath, otherRunId: runId } } });
+    expect(compared.data!.comparison.unchanged).toBe(2);
+
+    // A slow run, cancelled; cancelling it again (or a completed run) is 409.
+    fake.script([{ delayMs: 1000 }, { delayMs: 1000 }]);
+    const slow = (await org.POST("/organizations/{orgSlug}/projects/{projectId}/evaluation-runs", { params: { path: base }, body: { setId } })).data!.run.id;
+    const cancelled = await org.POST("/organizations/{orgSlug}/projects/{projectId}/evaluation-runs/{runId}/cancel", { params: { path: { ...base, runId: slow } } });
+    expect(cancelled.data!.run.status).toBe("cancelled");
+    const again = await org.POST("/organizations/{orgSlug}/projects/{projectId}/evaluation-runs/{runId}/cancel", { params: { path: { ...base, runId: slow } } });
+    expect(again.response.status).toBe(409);
+  });
+
   test("audit events", async () => {
     const audit = await org.GET("/organizations/{orgSlug}/audit-events", { params: { path: orgPath, query: { limit: 5 } } });
     expect(audit.data!.events.length).toBe(5);
@@ -545,6 +587,9 @@ describe("errors every route documents", () => {
     "POST /organizations/{orgSlug}/queues": { name: "Sweep" },
     "POST /organizations/{orgSlug}/projects/{projectId}/enforcement-actions/{actionId}/sweep": { caseIds: ["c"] },
     "PUT /organizations/{orgSlug}/transparency/submission": { endpointUrl: "http://127.0.0.1:9/sweep", token: "t", enabled: false },
+    "POST /organizations/{orgSlug}/projects/{projectId}/evaluation-sets/import": { name: "Sweep", format: "csv", content: "text,categories" },
+    "POST /organizations/{orgSlug}/projects/{projectId}/evaluation-sets/from-decisions": { name: "Sweep" },
+    "POST /organizations/{orgSlug}/projects/{projectId}/evaluation-runs": { setId: "s" },
   };
   const validBody = (method: Method, path: string) => (hasBody(method) ? { rawBody: JSON.stringify(VALID_BODIES[`${method} ${path}`] ?? {}) } : {});
   /** A query each GET with required parameters would accept (the same reason as VALID_BODIES). */

@@ -60,6 +60,8 @@ interface World {
   ruleId: string;
   endpointId: string;
   deliveryId: string;
+  setId: string;
+  runId: string;
 }
 
 let server: TestServer;
@@ -164,6 +166,9 @@ beforeAll(async () => {
   const deliveries = async () => (await admin.trpc.webhooks.deliveries.query({ orgSlug, endpointId: endpoint.endpoint.id })).deliveries;
   await until("a webhook delivery", async () => (await deliveries()).length > 0, 20_000);
   const identityId = (await admin.caseDetail(caseId)).case.subjectIdentityId!;
+  // An evaluation set built from the decisions (it holds the bulk-dismissed case's content) and a run of it.
+  const evalSet = (await admin.trpc.evaluation.createSetFromDecisions.mutate({ orgSlug, projectId, name: "Decisions" })).set;
+  const evalRun = (await admin.trpc.evaluation.startRun.mutate({ orgSlug, projectId, setId: evalSet.id })).run;
 
   w = {
     visibleCaseId,
@@ -185,6 +190,8 @@ beforeAll(async () => {
     ruleId: rule.rule.id,
     endpointId: endpoint.endpoint.id,
     deliveryId: (await deliveries())[0]!.id!,
+    setId: evalSet.id,
+    runId: evalRun.id,
   };
 }, 60_000);
 
@@ -232,6 +239,9 @@ function restrictedValues(caller: DashboardUser): Record<string, unknown> {
     identityType: w.subject.type,
     endpointId: w.endpointId,
     deliveryId: w.deliveryId,
+    setId: w.setId,
+    runId: w.runId,
+    otherRunId: w.runId,
     assigneeId: caller.id,
     q: SECRET.content,
     tags: ["harmless"],

@@ -890,6 +890,207 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/organizations/{orgSlug}/projects/{projectId}/evaluation-sets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List evaluation sets
+         * @description Newest first, each at its latest version.
+         */
+        get: operations["evaluation-sets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/projects/{projectId}/evaluation-sets/{setId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an evaluation set
+         * @description Its latest version, or `version`.
+         */
+        get: operations["evaluation-set"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/projects/{projectId}/evaluation-sets/from-decisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Build an evaluation set from moderators' decisions
+         * @description Each decided case with reported content becomes an item: resolved with a violation → its reasons and highest severity; dismissed, resolved as no violation, or overturned on appeal → no category (LOW); duplicates are left out. Personal data is removed from the text as in statements of reasons. 400 when no case qualifies.
+         */
+        post: operations["evaluation-createSetFromDecisions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/projects/{projectId}/evaluation-sets/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import an evaluation set (CSV or JSONL)
+         * @description At most 20000 items. 400 names the first bad line: a malformed line, a missing text, an unknown category or severity.
+         */
+        post: operations["evaluation-importSet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/projects/{projectId}/evaluation-runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List evaluation runs
+         * @description Newest first.
+         */
+        get: operations["evaluation-runs"];
+        put?: never;
+        /**
+         * Start an evaluation run
+         * @description Runs the set's latest version (frozen from now on) as a background job. 400: the set is empty or the project has no categories; 403: free plan; 404: no such set.
+         */
+        post: operations["evaluation-startRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/projects/{projectId}/evaluation-runs/{runId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an evaluation run
+         * @description Its status, progress and, once completed or cancelled, its figures.
+         */
+        get: operations["evaluation-run"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/projects/{projectId}/evaluation-runs/{runId}/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The items of an evaluation run with the model's answers */
+        get: operations["evaluation-runItems"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/projects/{projectId}/evaluation-runs/{runId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an evaluation run
+         * @description The run stops before its next item; its figures cover the items done. 409 when it already finished.
+         */
+        post: operations["evaluation-cancelRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/projects/{projectId}/evaluation-runs/{runId}/compare/{otherRunId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Compare two evaluation runs of one set version
+         * @description The items whose answer changed, and which way. 400 when the runs ran different sets or versions.
+         */
+        get: operations["evaluation-compare"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/projects/{projectId}/evaluation-runs/{runId}/threshold-advice": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Threshold advice from an evaluation run
+         * @description Per category, the lowest confidence threshold whose precision reaches the target, the recall kept, the point at the project's current aiThreshold and the whole curve.
+         */
+        get: operations["evaluation-thresholdAdvice"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1441,6 +1642,124 @@ export interface components {
                 kind: "warning" | "mute" | "suspension" | "ban" | "content_removal";
             } | null;
             actionId: string | null;
+        };
+        EvalSet: {
+            id: string;
+            projectId: string;
+            name: string;
+            /** @enum {string} */
+            source: "decisions" | "import";
+            version: number;
+            frozen: boolean;
+            items: number;
+            itemsPerCategory: {
+                [key: string]: number;
+            };
+            /** Format: date-time */
+            createdAt: string;
+        };
+        EvalRun: {
+            id: string;
+            projectId: string;
+            setId: string;
+            setVersion: number;
+            model: string;
+            promptVersion: string;
+            policyVersions: {
+                [key: string]: number;
+            };
+            /** @enum {string} */
+            status: "queued" | "running" | "cancelled" | "completed" | "failed";
+            itemsDone: number;
+            itemsTotal: number;
+            startedAt: string | null;
+            finishedAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            metrics: components["schemas"]["EvalRunMetrics"] | null;
+        };
+        EvalRunMetrics: {
+            items: number;
+            failedItems: number;
+            perCategory: {
+                [key: string]: {
+                    precision: number | null;
+                    recall: number | null;
+                    f1: number | null;
+                    truePositives: number;
+                    falsePositives: number;
+                    falseNegatives: number;
+                };
+            };
+            micro: {
+                precision: number | null;
+                recall: number | null;
+                f1: number | null;
+                truePositives: number;
+                falsePositives: number;
+                falseNegatives: number;
+            };
+            macro: {
+                precision: number | null;
+                recall: number | null;
+                f1: number | null;
+            };
+            confusion: {
+                labels: string[];
+                counts: number[][];
+            };
+            severity: {
+                items: number;
+                weightedKappa: number | null;
+                matrix: number[][];
+            };
+            calibration: {
+                ece: number | null;
+                bins: {
+                    from: number;
+                    to: number;
+                    items: number;
+                    meanConfidence: number | null;
+                    accuracy: number | null;
+                }[];
+            };
+            latencyMs: {
+                median: number | null;
+                p95: number | null;
+            };
+            tokens: {
+                prompt: number | null;
+                completion: number | null;
+            };
+        };
+        ThresholdAdvice: {
+            runId: string;
+            precisionTarget: number;
+            currentThreshold: number;
+            categories: {
+                category: string;
+                advisedThreshold: number | null;
+                precisionAtAdvised: number | null;
+                recallAtAdvised: number | null;
+                atCurrent: {
+                    threshold: number;
+                    flagged: number;
+                    truePositives: number;
+                    falsePositives: number;
+                    falseNegatives: number;
+                    precision: number | null;
+                    recall: number | null;
+                };
+                curve: {
+                    threshold: number;
+                    flagged: number;
+                    truePositives: number;
+                    falsePositives: number;
+                    falseNegatives: number;
+                    precision: number | null;
+                    recall: number | null;
+                }[];
+            }[];
         };
         /** @description Every error the server answers. */
         Error: {
@@ -7093,6 +7412,911 @@ export interface operations {
                 };
             };
             /** @description Organization, project or identity not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "evaluation-sets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        sets: components["schemas"]["EvalSet"][];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not work every queue (a set holds content of cases of any queue) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "evaluation-set": {
+        parameters: {
+            query?: {
+                version?: number;
+            };
+            header?: never;
+            path: {
+                orgSlug: string;
+                projectId: string;
+                setId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        set: components["schemas"]["EvalSet"];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not work every queue (a set holds content of cases of any queue) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "evaluation-createSetFromDecisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    /**
+                     * Format: date-time
+                     * @description Cases decided at or after this time.
+                     */
+                    from?: string;
+                    /**
+                     * Format: date-time
+                     * @description Cases decided at or before this time.
+                     */
+                    to?: string;
+                    /** @description The most recently decided cases, at most this many. */
+                    limit?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        set: components["schemas"]["EvalSet"];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "evaluation-importSet": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The new set's name (required without setId). */
+                    name?: string;
+                    /** @description Add the items to this set: to its latest version, or to a new version when a run used it. */
+                    setId?: string;
+                    /** @enum {string} */
+                    format: "csv" | "jsonl";
+                    /** @description The file: CSV with a header (text, categories separated by | or ;, optional severity and id) or JSONL (one object a line). */
+                    content: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        set: components["schemas"]["EvalSet"];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "evaluation-runs": {
+        parameters: {
+            query?: {
+                setId?: string;
+            };
+            header?: never;
+            path: {
+                orgSlug: string;
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        runs: components["schemas"]["EvalRun"][];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not work every queue (a set holds content of cases of any queue) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "evaluation-startRun": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    setId: string;
+                    /** @description The Ollama model (default: the configured one). */
+                    model?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        run: components["schemas"]["EvalRun"];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "evaluation-run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                projectId: string;
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        run: components["schemas"]["EvalRun"];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not work every queue (a set holds content of cases of any queue) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "evaluation-runItems": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                projectId: string;
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            itemId: string;
+                            externalId: string | null;
+                            text: string;
+                            expectedCategories: string[];
+                            expectedSeverity: ("LOW" | "MEDIUM" | "HIGH" | "CRITICAL") | null;
+                            categories: string[];
+                            severity: ("LOW" | "MEDIUM" | "HIGH" | "CRITICAL") | null;
+                            confidence: number | null;
+                            error: string | null;
+                            latencyMs: number | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not work every queue (a set holds content of cases of any queue) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "evaluation-cancelRun": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                projectId: string;
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        run: components["schemas"]["EvalRun"];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The run already finished */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "evaluation-compare": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                projectId: string;
+                /** @description Run A. */
+                runId: string;
+                /** @description Run B. */
+                otherRunId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        comparison: {
+                            a: components["schemas"]["EvalRun"];
+                            b: components["schemas"]["EvalRun"];
+                            fixed: number;
+                            broken: number;
+                            otherwiseChanged: number;
+                            unchanged: number;
+                            changes: {
+                                itemId: string;
+                                externalId: string | null;
+                                text: string;
+                                expectedCategories: string[];
+                                a: {
+                                    categories: string[];
+                                    severity: ("LOW" | "MEDIUM" | "HIGH" | "CRITICAL") | null;
+                                    confidence: number | null;
+                                };
+                                b: {
+                                    categories: string[];
+                                    severity: ("LOW" | "MEDIUM" | "HIGH" | "CRITICAL") | null;
+                                    confidence: number | null;
+                                };
+                                /** @enum {string} */
+                                direction: "fixed" | "broken" | "changed";
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not work every queue (a set holds content of cases of any queue) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "evaluation-thresholdAdvice": {
+        parameters: {
+            query?: {
+                precisionTarget?: number;
+            };
+            header?: never;
+            path: {
+                orgSlug: string;
+                projectId: string;
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        advice: components["schemas"]["ThresholdAdvice"];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not work every queue (a set holds content of cases of any queue) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
             404: {
                 headers: {
                     [name: string]: unknown;

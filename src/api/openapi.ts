@@ -51,6 +51,7 @@ const FAMILIES: Record<RouteFamily, FamilyInfo> = {
       "api-keys": "API keys (shown once, stored hashed).",
       audit: "The audit trail of every change.",
       transparency: "DSA statements of reasons, their settings and export (docs/dsa.md).",
+      evaluation: "Measuring the AI classifier: evaluation sets, runs against a model, their figures, threshold advice and run comparison (docs/ai.md).",
     },
   },
 };

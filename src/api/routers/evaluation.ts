@@ -161,13 +161,13 @@ export const evaluationRouter = router({
     .output(z.object({ run: evalRunViewSchema }))
     .mutation(async ({ ctx, input }) => ({ run: await cancelEvalRun(ctx.domain, { projectId: ctx.project.id, runId: input.runId }) })),
 
-  compare: projectProcedure(z.object({ ...orgProject, runA: id, runB: id }))
+  compare: projectProcedure(z.object({ ...orgProject, runId: id.meta({ description: "Run A." }), otherRunId: id.meta({ description: "Run B." }) }))
     .meta({
       role: "moderator",
       family: "org",
       openapi: {
         method: "GET",
-        path: `${runs}/{runA}/compare/{runB}`,
+        path: `${runs}/{runId}/compare/{otherRunId}`,
         summary: "Compare two evaluation runs of one set version",
         description: "The items whose answer changed, and which way. 400 when the runs ran different sets or versions.",
         tags,
@@ -175,7 +175,7 @@ export const evaluationRouter = router({
       },
     })
     .output(z.object({ comparison: evalRunComparisonSchema }))
-    .query(async ({ ctx, input }) => ({ comparison: await compareEvalRuns(ctx.domain, { projectId: ctx.project.id, runA: input.runA, runB: input.runB }) })),
+    .query(async ({ ctx, input }) => ({ comparison: await compareEvalRuns(ctx.domain, { projectId: ctx.project.id, runA: input.runId, runB: input.otherRunId }) })),
 
   thresholdAdvice: projectProcedure(
     z.object({ ...orgProject, runId: id, precisionTarget: z.coerce.number().min(0).max(1).optional().meta({ description: "The precision to reach, 0–1 (default 0.9)." }) }),

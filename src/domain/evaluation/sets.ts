@@ -131,7 +131,7 @@ async function writeItems(
       } else {
         // The latest version was run: it stays as it is, the new items go into a copy.
         version = set.version + 1;
-        await ctx.db.insert(evalSetVersions).values({ setId: set.id, version, items: 0, frozenAt: null, createdAt: now });
+        await ctx.db.insert(evalSetVersions).values({ setId: set.id, version, items: count, frozenAt: null, createdAt: now });
         const previous = await setItems(ctx, set.id, set.version);
         for (let i = 0; i < previous.length; i += 500) {
           await ctx.db.insert(evalItems).values(previous.slice(i, i + 500).map((p) => ({ ...p, id: newId(), version })));
