@@ -143,8 +143,9 @@ function Plot({ caption, label, desc, width = W, height = H, children, legend, n
 }
 
 function NumbersTable({ caption, head, rows }: { caption: string; head: string[]; rows: (string | number)[][] }) {
+  // A region that can take focus: on a narrow screen the table scrolls sideways, by keyboard too.
   return (
-    <div className="table-wrap">
+    <div className="table-wrap" role="region" aria-label={caption} tabIndex={0}>
       <table className="compact">
         <caption className="sr-only">{caption}</caption>
         <thead>
@@ -346,8 +347,13 @@ export function ThresholdChart({ category, curve, currentThreshold, advisedThres
   const label = `Precision and recall of ${category} by threshold: at the current threshold ${currentThreshold}, precision ${pct(cur?.precision)} and recall ${pct(cur?.recall)}; ${
     advisedThreshold === null ? `no threshold reaches the precision target of ${pct(precisionTarget, 0)}` : `at the advised threshold ${advisedThreshold}, precision ${pct(adv?.precision)} and recall ${pct(adv?.recall)}`
   }`;
-  const marks: { t: number; text: string; cls: string }[] = [{ t: currentThreshold, text: `current ${currentThreshold}`, cls: "mark-current" }];
-  if (advisedThreshold !== null) marks.push({ t: advisedThreshold, text: `advised ${advisedThreshold}`, cls: "mark-advised" });
+  // Each line's label on its own row, on the side away from the other line (or from the edge).
+  const marks: { t: number; text: string; cls: string; left: boolean }[] = [
+    { t: currentThreshold, text: `current ${currentThreshold}`, cls: "mark-current", left: advisedThreshold !== null ? advisedThreshold > currentThreshold : currentThreshold > 70 },
+  ];
+  if (advisedThreshold !== null) marks.push({ t: advisedThreshold, text: `advised ${advisedThreshold}`, cls: "mark-advised", left: advisedThreshold < currentThreshold || (advisedThreshold === currentThreshold && advisedThreshold > 70) });
+  for (const m of marks) if (m.t < 25) m.left = false;
+  for (const m of marks) if (m.t > 80) m.left = true;
   return (
     <Plot
       testId={`threshold-chart-${category}`}
@@ -378,7 +384,7 @@ export function ThresholdChart({ category, curve, currentThreshold, advisedThres
       {marks.map((m, i) => (
         <g key={m.cls}>
           <line x1={sx(m.t, 100)} x2={sx(m.t, 100)} y1={PAD.top} y2={PAD.top + IH} className={m.cls} />
-          <text x={sx(m.t, 100) + (m.t > 70 ? -4 : 4)} y={PAD.top + 10 + i * 12} textAnchor={m.t > 70 ? "end" : "start"} className="axis mark-label">
+          <text x={sx(m.t, 100) + (m.left ? -4 : 4)} y={PAD.top + 10 + i * 12} textAnchor={m.left ? "end" : "start"} className="axis mark-label">
             {m.text}
           </text>
         </g>

@@ -546,7 +546,7 @@ function Comparison({ projectId, a, b }: { projectId: string; a: string | null; 
   const sameVersion = done.filter((r) => runA && r.setId === runA.setId && r.setVersion === runA.setVersion && r.id !== runA.id);
   const compare = useQuery({
     queryKey: ["evaluation", "compare", a, b],
-    queryFn: () => trpc.evaluation.compare.query({ orgSlug, projectId, runA: a!, runB: b! }),
+    queryFn: () => trpc.evaluation.compare.query({ orgSlug, projectId, runId: a!, otherRunId: b! }),
     enabled: !!a && !!b,
   });
   const go = (na: string | null, nb: string | null) => navigate(`${href("evaluation", "compare")}?a=${encodeURIComponent(na ?? "")}&b=${encodeURIComponent(nb ?? "")}`);
@@ -612,7 +612,9 @@ function ComparisonView({ c }: { c: EvalRunComparison }) {
   const mb = c.b.metrics;
   const [only, setOnly] = useState<Direction | "">("");
   if (!ma || !mb) return <Empty>Both runs need their figures (completed or cancelled runs).</Empty>;
-  const categories = [...new Set([...Object.keys(ma.perCategory), ...Object.keys(mb.perCategory)])];
+  // The categories either run touched (expected or answered); the others have no figure in either.
+  const touchedIn = (m: EvalRunMetrics) => Object.entries(m.perCategory).filter(([, p]) => p.truePositives + p.falsePositives + p.falseNegatives > 0).map(([c]) => c);
+  const categories = [...new Set([...touchedIn(ma), ...touchedIn(mb)])];
   const shareRow = (label: string, key: string, x: number | null | undefined, y: number | null | undefined) => (
     <tr key={key} data-figure={key}>
       <th scope="row">{label}</th>
