@@ -15,6 +15,8 @@ import { until } from "./helpers/wait.ts";
 let fake: FakeOllama;
 let b: DashboardSession;
 let page: Page;
+/** The two runs of the first test (the second looks at them at tablet width and in the dark). */
+const runs = { a: "", b: "" };
 
 /**
  * The set: 8 items, each text carrying its id after "ITEM-" so the fake model can tell them
@@ -152,6 +154,7 @@ describe("the evaluation page", () => {
       const runA = await startRunFromUi();
       fake.setDefault(answerer(B));
       const runB = await startRunFromUi();
+      Object.assign(runs, { a: runA, b: runB });
       // Each item was asked once per run.
       expect(fake.requests.filter((r) => /ITEM-e1\b/.test(r.messages.at(-1)?.content ?? "")).length).toBe(2);
 
@@ -251,5 +254,30 @@ describe("the evaluation page", () => {
       await until("the threshold saved", async () => (await b.platform.trpc.ai.settings.query({ orgSlug, projectId })).settings.aiThreshold === 50);
     },
     BROWSER_T * 2,
+  );
+
+  test(
+    "at tablet width and in the dark colour scheme: a run and the comparison fit the screen; axe finds nothing",
+    async () => {
+      expect(runs.a && runs.b).toBeTruthy();
+      await page.setViewportSize({ width: 820, height: 1180 });
+      await page.emulateMedia({ colorScheme: "dark" });
+      try {
+        const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+        await page.goto(`${b.server.url}/#/evaluation/runs/${runs.a}`);
+        await page.getByTestId("threshold-advice").locator("table.threshold-advice").waitFor();
+        expect(await overflow()).toBeLessThanOrEqual(0);
+        await expectNoA11yViolations(page, "a run (tablet, dark)");
+        await b.shot(page, "evaluation-run-dark-tablet.png");
+        await page.goto(`${b.server.url}/#/evaluation/compare?a=${runs.a}&b=${runs.b}`);
+        await page.getByTestId("change-counts").waitFor();
+        expect(await overflow()).toBeLessThanOrEqual(0);
+        await expectNoA11yViolations(page, "two runs side by side (tablet, dark)");
+      } finally {
+        await page.emulateMedia({ colorScheme: "light" });
+        await page.setViewportSize({ width: 1366, height: 900 });
+      }
+    },
+    BROWSER_T,
   );
 });

@@ -480,7 +480,7 @@ function SeverityTable({ metrics: m }: { metrics: EvalRunMetrics }) {
       <p className="muted">
         Rows: the expected severity, columns: the model&apos;s. Weighted κ {dec(m.severity.weightedKappa)} over {m.severity.items} items (1: full agreement, 0: no better than chance).
       </p>
-      <Table columns={[{ label: "Expected \\ answered" }, ...levels.map((l) => ({ label: l, className: "col-num" }))]}>
+      <Table className="eval-severity" columns={[{ label: "Expected \\ answered" }, ...levels.map((l) => ({ label: l, className: "col-num" }))]}>
         {levels.map((l, i) => (
           <tr key={l}>
             <th scope="row">{l}</th>
