@@ -283,6 +283,16 @@ describe("a set from moderators' decisions", () => {
   });
 });
 
+describe("a model that is not installed", () => {
+  test("fails the run, with the reason", async () => {
+    const { set } = await admin.trpc.evaluation.importSet.mutate({ ...at, name: "Missing model", format: "csv", content: CSV });
+    const { run } = await admin.trpc.evaluation.startRun.mutate({ ...at, setId: set.id, model: "no-such-model" });
+    const failed = await runToEnd(run.id);
+    expect(failed).toMatchObject({ status: "failed", model: "no-such-model", itemsDone: 0, metrics: null });
+    expect(failed.error).toContain('"no-such-model" is not installed');
+  });
+});
+
 describe("cancelling", () => {
   test("a cancelled run stops promptly, its figures cover the items done", async () => {
     const { set } = await admin.trpc.evaluation.importSet.mutate({ ...at, name: "Slow", format: "csv", content: CSV });
