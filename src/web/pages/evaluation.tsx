@@ -181,6 +181,7 @@ function RunRow({ run, sets, picked, onPick, projectId }: { run: EvalRunView; se
       </td>
       <td>
         <StatusBadge status={run.status} />
+        {run.error && <div className="field-hint">{run.error}</div>}
       </td>
       <td>
         <RunProgress run={run} />
@@ -386,6 +387,11 @@ function RunDetail({ projectId, runId }: { projectId: string; runId: string }) {
             )}
           </div>
           <ErrorNote error={cancel.error} />
+          {run.error && (
+            <p className="error" data-testid="run-error">
+              The run failed: {run.error}
+            </p>
+          )}
           {run.metrics ? (
             <>
               <RunFigures metrics={run.metrics} />
