@@ -274,6 +274,10 @@ describe("dashboard in Chromium", () => {
       await threshold.fill("42");
       await page.getByLabel("Scan links").check();
       await page.getByRole("button", { name: "Save settings" }).click();
+      // A new threshold shows first what it would have done on the latest evaluation run (none here).
+      const advice = page.getByRole("dialog", { name: "Change the threshold from 70 to 42?" });
+      await advice.getByTestId("no-advice").waitFor();
+      await advice.getByRole("button", { name: "Save with threshold 42" }).click();
       await page.getByText("Settings saved").waitFor();
       await page.reload();
       await page.getByRole("heading", { name: "Project settings" }).waitFor();
