@@ -257,6 +257,32 @@ describe("the evaluation page", () => {
   );
 
   test(
+    "a running run's progress bar moves without a reload, and Cancel stops it with its figures over the items done",
+    async () => {
+      const { orgSlug, projectId } = b.server.demo;
+      // A slow model: 400 ms an answer.
+      fake.setDefault((req) => ({ ...(answerer(A)(req) as { json: unknown }), delayMs: 400 }));
+      const setId = (await b.platform.trpc.evaluation.sets.query({ orgSlug, projectId })).sets[0]!.id;
+      await page.goto(`${b.server.url}/#/evaluation`);
+      await page.getByRole("heading", { name: "Runs" }).waitFor();
+      const { run } = await b.platform.trpc.evaluation.startRun.mutate({ orgSlug, projectId, setId });
+      const row = page.locator(`tr[data-run='${run.id}']`);
+      await until("the page shows items done while the run works", async () => {
+        const done = Number(await row.locator("progress").getAttribute("value").catch(() => null));
+        return done >= 1 && done < 8 && (await row.locator("[data-run-status]").getAttribute("data-run-status")) === "running";
+      });
+      await row.getByRole("button", { name: /^Cancel run/ }).click();
+      await until("the run cancelled on the page", async () => (await row.locator("[data-run-status]").getAttribute("data-run-status")) === "cancelled");
+      const cancelled = (await b.platform.trpc.evaluation.run.query({ orgSlug, projectId, runId: run.id })).run;
+      expect(cancelled.itemsDone).toBeLessThan(8);
+      expect(cancelled.metrics?.items).toBe(cancelled.itemsDone);
+      expect(await row.getByRole("button", { name: /^Cancel run/ }).count()).toBe(0);
+      fake.setDefault(null);
+    },
+    BROWSER_T,
+  );
+
+  test(
     "at tablet width and in the dark colour scheme: a run and the comparison fit the screen; axe finds nothing",
     async () => {
       expect(runs.a && runs.b).toBeTruthy();
