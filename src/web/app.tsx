@@ -6,6 +6,7 @@ import { AppealsPage } from "./pages/appeals.tsx";
 import { AuditPage } from "./pages/audit.tsx";
 import { AnalysesPage } from "./pages/analyses.tsx";
 import { CasePage, ReportRedirect } from "./pages/case.tsx";
+import { EvaluationPage } from "./pages/evaluation.tsx";
 import { IdentitiesPage, IdentityPage } from "./pages/identities.tsx";
 import { KeysPage } from "./pages/keys.tsx";
 import { LoginPage } from "./pages/login.tsx";
@@ -143,6 +144,7 @@ const NAV: { page: string; label: string; role: Role }[] = [
   { page: "identities", label: "Identities", role: "viewer" },
   { page: "analyses", label: "AI analyses", role: "viewer" },
   { page: "quality", label: "Quality", role: "moderator" },
+  { page: "evaluation", label: "Evaluation", role: "moderator" },
   { page: "rules", label: "Rules", role: "moderator" },
   { page: "audit", label: "Audit log", role: "viewer" },
   { page: "transparency", label: "Transparency", role: "viewer" },
@@ -212,6 +214,8 @@ function Page({ route }: { route: Route }) {
       return id ? <IdentityPage key={id} identityId={id} /> : <IdentitiesPage />;
     case "analyses":
       return <AnalysesPage />;
+    case "evaluation":
+      return <EvaluationPage params={route.params} query={route.query} />;
     case "rules":
       return <RulesPage key={id ?? ""} ruleId={id} />;
     case "audit":

@@ -6,6 +6,7 @@ import { trpc, type Outputs } from "../api.ts";
 import { useSession } from "../session.tsx";
 import { DsaSettingsSection } from "../dsa.tsx";
 import { StrikePolicySection } from "../components/strikes.tsx";
+import { ThresholdChangeDialog } from "../components/threshold-advice.tsx";
 import { Dialog, Empty, ErrorNote, Field, Loading, QueryTable, SeverityBadge, useToast } from "../ui.tsx";
 
 type Settings = Outputs["ai"]["settings"]["settings"];
@@ -39,6 +40,8 @@ function AiSettings({ orgSlug, projectId, editable }: { orgSlug: string; project
   const key = ["settings", projectId];
   const settings = useQuery({ queryKey: key, queryFn: () => trpc.ai.settings.query({ orgSlug, projectId }) });
   const [form, setForm] = useState<Settings | null>(null);
+  /** A new threshold shows its advice (from the latest evaluation run) before it is saved. */
+  const [advising, setAdvising] = useState(false);
   useEffect(() => {
     if (settings.data) setForm(settings.data.settings);
   }, [settings.data]);
@@ -46,14 +49,17 @@ function AiSettings({ orgSlug, projectId, editable }: { orgSlug: string; project
     mutationFn: (s: Settings) => trpc.ai.updateSettings.mutate({ orgSlug, projectId, ...s }),
     onSuccess: (r) => {
       qc.setQueryData(key, r);
+      setAdvising(false);
       toast("Settings saved");
     },
   });
   if (settings.isPending || !form) return <Loading />;
   const dirty = JSON.stringify(form) !== JSON.stringify(settings.data?.settings);
+  const saved = settings.data?.settings;
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    save.mutate(form);
+    if (saved && form.aiThreshold !== saved.aiThreshold) setAdvising(true);
+    else save.mutate(form);
   };
   return (
     <form className="card stack" onSubmit={submit} aria-labelledby="ai-title">
@@ -99,7 +105,7 @@ function AiSettings({ orgSlug, projectId, editable }: { orgSlug: string; project
           />
         </div>
         <span id="ai-threshold-hint" className="field-hint">
-          An analysis at or above this confidence files a report or moves a case to review.
+          An analysis at or above this confidence files a report or moves a case to review. A new threshold shows first what it would have done on the latest evaluation run.
         </span>
       </div>
       <div className="switch">
@@ -123,6 +129,19 @@ function AiSettings({ orgSlug, projectId, editable }: { orgSlug: string; project
             Save settings
           </button>
         </div>
+      )}
+      {saved && (
+        <ThresholdChangeDialog
+          orgSlug={orgSlug}
+          projectId={projectId}
+          current={saved.aiThreshold}
+          proposed={form.aiThreshold}
+          open={advising}
+          saving={save.isPending}
+          saveError={save.error}
+          onSave={() => save.mutate(form)}
+          onClose={() => setAdvising(false)}
+        />
       )}
     </form>
   );
