@@ -3,6 +3,7 @@
 import { parseArgs } from "node:util";
 import { backupDatabase, formatBackup } from "./commands/backup.ts";
 import { formatInitBanner, initOrganization } from "./commands/init.ts";
+import { evalCommand } from "./commands/eval.ts";
 import { keysCommand, UsageError } from "./commands/keys.ts";
 import { serve } from "./commands/serve.ts";
 import { ConfigError, loadConfig } from "./config.ts";
@@ -26,6 +27,11 @@ const USAGE = `usage: flagstaff <command>
   keys create --project ID [--kind secret|publishable] [--name N] [--rate-limit N] [--json]
   keys list [--org SLUG] [--json]
   keys revoke KEY_ID
+  eval import --org SLUG --project ID --name N [--set ID] [--format csv|jsonl] FILE
+                            an evaluation set from a CSV or JSONL file (docs/ai.md)
+  eval run --org SLUG --project ID --set ID [--model M] [--wait] [--json]
+                            start an evaluation run (worked by the serving instances);
+                            --wait shows its progress on stderr until it finishes
   backup <file>             an online, consistent copy of the database (safe while serving);
                             on PostgreSQL, explains pg_dump (docs/operations.md)
 
@@ -46,6 +52,10 @@ async function main(argv: string[]): Promise<number> {
       help: { type: "boolean", short: "h" },
       version: { type: "boolean" },
       "dry-run": { type: "boolean" },
+      set: { type: "string" },
+      model: { type: "string" },
+      format: { type: "string" },
+      wait: { type: "boolean" },
     },
   });
   const [command, ...rest] = positionals;
@@ -123,6 +133,17 @@ async function main(argv: string[]): Promise<number> {
       case "keys":
         process.stdout.write((await keysCommand(ctx, rest, values)) + "\n");
         return 0;
+      case "eval": {
+        // A bar redrawn in place on a terminal; a line per change otherwise (a log, a test).
+        let last = "";
+        const progress = (line: string, done: boolean) => {
+          if (process.stderr.isTTY) process.stderr.write(`\r${line}${done ? "\n" : ""}`);
+          else if (line !== last) process.stderr.write(`${line}\n`);
+          last = line;
+        };
+        process.stdout.write((await evalCommand(ctx, config, rest, values, { progress, pollMs: 250 })) + "\n");
+        return 0;
+      }
       default:
         process.stderr.write(`unknown command: ${command}\n${USAGE}\n`);
         return 2;

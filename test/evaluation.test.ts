@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { classifiedText, startFakeOllama, type FakeAnswer, type FakeOllama } from "../scripts/fake-ollama.ts";
 import { demoAdmin, expectRefused, newUser, withKey, type Caller } from "./helpers/dashboard.ts";
-import { startServer, type TestServer } from "./helpers/server.ts";
+import { runCli, startServer, type TestServer } from "./helpers/server.ts";
+import { join } from "node:path";
 import { until } from "./helpers/wait.ts";
 
 let server: TestServer;
@@ -282,6 +283,16 @@ describe("a set from moderators' decisions", () => {
   });
 });
 
+describe("a model that is not installed", () => {
+  test("fails the run, with the reason", async () => {
+    const { set } = await admin.trpc.evaluation.importSet.mutate({ ...at, name: "Missing model", format: "csv", content: CSV });
+    const { run } = await admin.trpc.evaluation.startRun.mutate({ ...at, setId: set.id, model: "no-such-model" });
+    const failed = await runToEnd(run.id);
+    expect(failed).toMatchObject({ status: "failed", model: "no-such-model", itemsDone: 0, metrics: null });
+    expect(failed.error).toContain('"no-such-model" is not installed');
+  });
+});
+
 describe("cancelling", () => {
   test("a cancelled run stops promptly, its figures cover the items done", async () => {
     const { set } = await admin.trpc.evaluation.importSet.mutate({ ...at, name: "Slow", format: "csv", content: CSV });
@@ -300,4 +311,35 @@ describe("cancelling", () => {
     expect(fake.requests.length).toBeLessThanOrEqual(cancelled.itemsDone + 1);
     await expectRefused(admin.trpc.evaluation.cancelRun.mutate({ ...at, runId: run.id }), "CONFLICT");
   });
+});
+
+describe("the command line", () => {
+  test("flagstaff eval import, then eval run --wait with a progress bar on stderr; refusals exit 2 with the reason", async () => {
+    const file = join(server.dir, "set.csv");
+    await Bun.write(file, CSV);
+    const args = ["--org", at.orgSlug, "--project", at.projectId];
+    const imported = await runCli(["eval", "import", ...args, "--name", "From the CLI", "--json", file], server.env);
+    expect(imported.code).toBe(0);
+    const set = JSON.parse(imported.stdout);
+    expect(set).toMatchObject({ name: "From the CLI", items: 8, version: 1 });
+
+    scriptAnswers(new Map(ITEMS.map((it) => [it.text, it.answer])), 20);
+    const ran = await runCli(["eval", "run", ...args, "--set", set.id, "--wait"], server.env);
+    expect(ran.code).toBe(0);
+    // The bar: items done of the total, drawn as it moves (one line per change off a terminal).
+    const bars = ran.stderr.trim().split("\n");
+    expect(bars.at(-1)).toBe(`[${"#".repeat(30)}] 8/8 items  completed`);
+    expect(bars[0]).toMatch(/^\[[#.]{30}\] \d\/8 items  (queued|running)$/);
+    expect(ran.stdout).toMatch(/: completed, 8\/8 items/);
+    expect(ran.stdout).toContain("micro precision 60.0 %, recall 60.0 %, F1 60.0 %");
+
+    const bad = join(server.dir, "bad.csv");
+    await Bun.write(bad, "text,categories\nfine,spam\nodd,astrology\n");
+    const refused = await runCli(["eval", "import", ...args, "--name", "Bad", bad], server.env);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('Line 3: unknown category "astrology"');
+    const noSet = await runCli(["eval", "run", ...args, "--set", "no-such-set"], server.env);
+    expect(noSet.code).toBe(2);
+    expect(noSet.stderr).toContain("Evaluation set not found");
+  }, 60_000);
 });

@@ -1670,6 +1670,7 @@ export interface components {
             };
             /** @enum {string} */
             status: "queued" | "running" | "cancelled" | "completed" | "failed";
+            error: string | null;
             itemsDone: number;
             itemsTotal: number;
             startedAt: string | null;

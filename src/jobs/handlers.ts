@@ -42,7 +42,7 @@ export function jobHandlers(deps: JobDeps): Record<string, JobHandler> {
     [EVAL_RUN_JOB]: async (payload, job) => {
       const { runId } = evalRunPayload.parse(payload);
       // The run names its organization; a job works for a quarter of its lease, then hands on.
-      await workEvalRun({ ...jobContext(deps, job.orgId ?? ""), config, onAiCall, budgetMs: config.jobs.leaseMs / 4 }, runId);
+      await workEvalRun({ ...jobContext(deps, job.orgId ?? ""), config, onAiCall, budgetMs: config.jobs.leaseMs / 4, lastAttempt: job.attempts >= job.maxAttempts }, runId);
     },
     [LINK_SCAN_JOB]: async (payload, job) => {
       const p = linkScanPayloadSchema.parse(payload);

@@ -70,6 +70,7 @@ export const toEvalRunView = (r: EvalRunRow): EvalRunView => ({
   promptVersion: r.promptVersion,
   policyVersions: JSON.parse(r.policyVersions) as Record<string, number>,
   status: r.status,
+  error: r.error,
   itemsDone: r.itemsDone,
   itemsTotal: r.itemsTotal,
   startedAt: isoOrNull(r.startedAt),
@@ -287,8 +288,12 @@ export const DEFAULT_PRECISION_TARGET = 0.9;
 // ---------------------------------------------------------------------------------------------
 // The job.
 
-/** What the run's job needs besides the AI context: how long one job may work (a part of its lease). */
-export type EvalJobContext = AiContext & { budgetMs: number };
+/**
+ * What the run's job needs besides the AI context: how long one job may work (a part of its
+ * lease), and whether this is the job's last attempt (a backend still down then fails the run,
+ * rather than leaving it running with no job left).
+ */
+export type EvalJobContext = AiContext & { budgetMs: number; lastAttempt?: boolean };
 
 /**
  * One job of a run: answers its unanswered items in order until none is left (then the figures
@@ -323,7 +328,13 @@ export async function workEvalRun(ctx: EvalJobContext, runId: string): Promise<"
     // Cancelled meanwhile: stop before asking the model again.
     const [current] = await ctx.db.select({ status: evalRuns.status }).from(evalRuns).where(eq(evalRuns.id, run.id)).limit(1);
     if (current?.status !== "running") return "stopped";
-    const answer = await ask(ctx, run, categories, next);
+    let answer: Answer | "model_missing";
+    try {
+      answer = await ask(ctx, run, categories, next);
+    } catch (err) {
+      if (ctx.lastAttempt && err instanceof AiUnavailableError) await failRun(sys, run, `The AI backend kept failing: ${err.message}`);
+      throw err;
+    }
     if (answer === "model_missing") return "stopped";
     if (!(await storeAnswer(sys, run, next, answer))) return "stopped";
   }
@@ -360,10 +371,7 @@ async function ask(ctx: EvalJobContext, run: EvalRunRow, categories: CategoryRow
   } catch (err) {
     if (!(err instanceof AiUnavailableError)) throw err;
     if (err.reason === "model_missing") {
-      const now = ctx.clock.now();
-      await transaction(ctx, () =>
-        ctx.db.update(evalRuns).set({ status: "failed", error: err.message, finishedAt: now, updatedAt: now }).where(and(eq(evalRuns.id, run.id), eq(evalRuns.status, "running"))),
-      );
+      await failRun(ctx, run, err.message);
       return "model_missing";
     }
     // The item's own failure: recorded, and the run goes on (excluded from the figures).
@@ -372,6 +380,14 @@ async function ask(ctx: EvalJobContext, run: EvalRunRow, categories: CategoryRow
     }
     throw err; // the backend is down: the job retries later
   }
+}
+
+/** A run that cannot go on: failed, with the reason (its answers so far kept). */
+async function failRun(ctx: Pick<DomainContext, "store" | "db" | "clock">, run: EvalRunRow, error: string): Promise<void> {
+  const now = ctx.clock.now();
+  await transaction(ctx, async () => {
+    await ctx.db.update(evalRuns).set({ status: "failed", error: error.slice(0, 2000), finishedAt: now, updatedAt: now }).where(and(eq(evalRuns.id, run.id), eq(evalRuns.status, "running")));
+  });
 }
 
 /** Stores one answer in its own transaction, if the run is still running (false: it is not). */

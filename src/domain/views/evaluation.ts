@@ -128,6 +128,8 @@ export const evalRunViewSchema = z
     /** The policy version of each category the run used (category name → version number); empty: the categories' descriptions. */
     policyVersions: z.record(z.string(), z.number().int()),
     status: z.enum(EVAL_RUN_STATUSES),
+    /** Why a failed run failed (the model is not installed, the AI backend kept failing); null otherwise. */
+    error: z.string().nullable(),
     itemsDone: z.number().int(),
     itemsTotal: z.number().int(),
     startedAt: isoDateTime.nullable(),
