@@ -310,6 +310,15 @@ describe("cancelling", () => {
     // At most the request in flight at the cancel was sent after it.
     expect(fake.requests.length).toBeLessThanOrEqual(cancelled.itemsDone + 1);
     await expectRefused(admin.trpc.evaluation.cancelRun.mutate({ ...at, runId: run.id }), "CONFLICT");
+
+    // The admin's changes are in the audit trail.
+    const events = async (entityType: "eval_set" | "eval_run", entityId: string) =>
+      (await admin.trpc.dashboard.audit.query({ entityType, entityId })).events.map((e) => [e.action, e.after]);
+    expect(await events("eval_set", set.id)).toEqual([["EVAL_SET_CREATED", { name: "Slow", source: "import", version: 1, items: 8 }]]);
+    expect(await events("eval_run", run.id)).toEqual([
+      ["EVAL_RUN_CANCELLED", { status: "cancelled", itemsDone: cancelled.itemsDone }],
+      ["EVAL_RUN_STARTED", { setId: set.id, setVersion: 1, model: "llama3.2", promptVersion: run.promptVersion, items: 8 }],
+    ]);
   });
 });
 

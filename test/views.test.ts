@@ -15,6 +15,7 @@ import { loadConfig } from "../src/config.ts";
 import { createRateLimiter } from "../src/domain/plumbing/rate-limit.ts";
 import { appealViewSchema } from "../src/domain/views/appeal.ts";
 import { listAudit } from "../src/domain/review/audit-log.ts";
+import { evalRunMetricsSchema, evalRunViewSchema, evalSetViewSchema, thresholdAdviceSchema } from "../src/domain/views/evaluation.ts";
 import { AUDIT_ACTION_NAMES, AUDIT_ACTIONS, auditEventViewSchema, isAuditAction } from "../src/domain/views/audit.ts";
 import { categoryViewSchema } from "../src/domain/views/category.ts";
 import { apiKeyViewSchema } from "../src/domain/views/api-key.ts";
@@ -74,6 +75,10 @@ describe("the OpenAPI documents publish the domain's view schemas", () => {
     ["org", "IdentityStrikes", identityStrikesSchema],
     ["org", "Strike", strikeViewSchema],
     ["org", "StrikePolicy", strikePolicySchema],
+    ["org", "EvalSet", evalSetViewSchema],
+    ["org", "EvalRun", evalRunViewSchema],
+    ["org", "EvalRunMetrics", evalRunMetricsSchema],
+    ["org", "ThresholdAdvice", thresholdAdviceSchema],
   ];
   for (const [family, id, schema] of components) {
     test(`${family} ${id}: the properties are the view schema's keys, in its order`, () => {

@@ -45,12 +45,23 @@ type Answered = ScoredItem & { predicted: NonNullable<ScoredItem["predicted"]> }
 
 const answered = (items: readonly ScoredItem[]): Answered[] => items.filter((i): i is Answered => i.predicted !== null);
 
+/** categoryKey, remembered for one computation: a set's labels repeat a few names thousands of times, and the key normalises (NFKC). */
+type KeyOf = (name: string) => string;
+function keyMemo(): KeyOf {
+  const keys = new Map<string, string>();
+  return (name) => {
+    let key = keys.get(name);
+    if (key === undefined) keys.set(name, (key = categoryKey(name)));
+    return key;
+  };
+}
+
 /** The categories of `categories`, first spelling of each key kept, in their order. */
-function categoryIndex(categories: readonly string[]): { names: string[]; byKey: Map<string, number> } {
+function categoryIndex(categories: readonly string[], keyOf: KeyOf): { names: string[]; byKey: Map<string, number> } {
   const names: string[] = [];
   const byKey = new Map<string, number>();
   for (const name of categories) {
-    const key = categoryKey(name);
+    const key = keyOf(name);
     if (byKey.has(key)) continue;
     byKey.set(key, names.length);
     names.push(name);
@@ -59,10 +70,10 @@ function categoryIndex(categories: readonly string[]): { names: string[]; byKey:
 }
 
 /** The indexes (into the category list) of the names that are categories, each once. */
-function indexesOf(names: readonly string[], byKey: Map<string, number>): Set<number> {
+function indexesOf(names: readonly string[], byKey: Map<string, number>, keyOf: KeyOf): Set<number> {
   const out = new Set<number>();
   for (const name of names) {
-    const i = byKey.get(categoryKey(name));
+    const i = byKey.get(keyOf(name));
     if (i !== undefined) out.add(i);
   }
   return out;
@@ -106,7 +117,7 @@ function meanOfDefined(values: readonly (number | null)[]): number | null {
 /** Nearest-rank percentile (the smallest value with at least p % of the values at or below it). */
 function nearestRank(sorted: readonly number[], p: number): number | null {
   if (sorted.length === 0) return null;
-  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  const rank = Math.max(1, Math.ceil((p * sorted.length) / 100));
   return sorted[rank - 1]!;
 }
 
@@ -139,7 +150,8 @@ const binOf = (confidence: number): number => Math.min(CALIBRATION_BINS - 1, Mat
 
 /** The figures of a run over `categories` (the project's category names). */
 export function computeRunMetrics(categories: readonly string[], items: readonly ScoredItem[]): EvalRunMetrics {
-  const { names, byKey } = categoryIndex(categories);
+  const keyOf = keyMemo();
+  const { names, byKey } = categoryIndex(categories, keyOf);
   const done = answered(items);
   const none = names.length;
 
@@ -148,8 +160,8 @@ export function computeRunMetrics(categories: readonly string[], items: readonly
   const fn = names.map(() => 0);
   const confusion = [...names, NO_CATEGORY_LABEL].map(() => [...names, NO_CATEGORY_LABEL].map(() => 0));
   for (const item of done) {
-    const expected = indexesOf(item.expectedCategories, byKey);
-    const predicted = indexesOf(predictedCategories(item), byKey);
+    const expected = indexesOf(item.expectedCategories, byKey, keyOf);
+    const predicted = indexesOf(predictedCategories(item), byKey, keyOf);
     const missed = [...expected].filter((c) => !predicted.has(c)).sort((a, b) => a - b);
     const extra = [...predicted].filter((c) => !expected.has(c)).sort((a, b) => a - b);
     for (const c of expected) {
@@ -221,18 +233,49 @@ export function computeRunMetrics(categories: readonly string[], items: readonly
   };
 }
 
-/** One category at one threshold: an item is flagged when it predicts the category (severity not LOW) with confidence ≥ threshold. */
-function pointAt(key: string, done: readonly Answered[], threshold: number): ThresholdPoint {
-  let truePositives = 0;
-  let falsePositives = 0;
-  let falseNegatives = 0;
+/**
+ * One category over the answered items, as its curve needs it: the confidences of the items that
+ * predict it and expect it (true positives at any threshold up to their confidence), of those
+ * that predict it without expecting it (false positives likewise), each sorted, and how many
+ * items expect it. Every threshold is then two binary searches, not a pass over the set.
+ */
+interface CategoryOutcomes {
+  expectedConfidences: number[];
+  unexpectedConfidences: number[];
+  expected: number;
+}
+
+function categoryOutcomes(key: string, done: readonly Answered[], keyOf: KeyOf): CategoryOutcomes {
+  const outcomes: CategoryOutcomes = { expectedConfidences: [], unexpectedConfidences: [], expected: 0 };
   for (const item of done) {
-    const flagged = item.predicted.confidence >= threshold && predictedCategories(item).some((c) => categoryKey(c) === key);
-    const expected = item.expectedCategories.some((c) => categoryKey(c) === key);
-    if (flagged && expected) truePositives++;
-    else if (flagged) falsePositives++;
-    else if (expected) falseNegatives++;
+    const expected = item.expectedCategories.some((c) => keyOf(c) === key);
+    if (expected) outcomes.expected++;
+    if (predictedCategories(item).some((c) => keyOf(c) === key)) {
+      (expected ? outcomes.expectedConfidences : outcomes.unexpectedConfidences).push(item.predicted.confidence);
+    }
   }
+  outcomes.expectedConfidences.sort((a, b) => a - b);
+  outcomes.unexpectedConfidences.sort((a, b) => a - b);
+  return outcomes;
+}
+
+/** How many of the sorted values are ≥ t. */
+function countAtLeast(sorted: readonly number[], t: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]! < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return sorted.length - lo;
+}
+
+/** One category at one threshold: an item is flagged when it predicts the category (severity not LOW) with confidence ≥ threshold. */
+function pointAt(outcomes: CategoryOutcomes, threshold: number): ThresholdPoint {
+  const truePositives = countAtLeast(outcomes.expectedConfidences, threshold);
+  const falsePositives = countAtLeast(outcomes.unexpectedConfidences, threshold);
+  const falseNegatives = outcomes.expected - truePositives;
   return {
     threshold,
     flagged: truePositives + falsePositives,
@@ -250,12 +293,16 @@ function pointAt(key: string, done: readonly Answered[], threshold: number): Thr
  * whole points and an item at 72.4 is first dropped at 73), sorted, each once.
  */
 export function thresholdCurve(category: string, items: readonly ScoredItem[]): ThresholdPoint[] {
-  const key = categoryKey(category);
   const done = answered(items);
+  return curveOf(categoryOutcomes(categoryKey(category), done, keyMemo()), done);
+}
+
+/** The curve of one category's outcomes; the answered items' confidences add thresholds. */
+function curveOf(outcomes: CategoryOutcomes, done: readonly Answered[]): ThresholdPoint[] {
   const thresholds = new Set<number>();
   for (let t = 0; t <= 100; t += CURVE_STEP) thresholds.add(t);
   for (const item of done) thresholds.add(Math.min(100, Math.max(0, Math.ceil(item.predicted.confidence))));
-  return [...thresholds].sort((a, b) => a - b).map((t) => pointAt(key, done, t));
+  return [...thresholds].sort((a, b) => a - b).map((t) => pointAt(outcomes, t));
 }
 
 /**
@@ -270,21 +317,23 @@ export function adviseThresholds(input: {
   precisionTarget: number;
   currentThreshold: number;
 }): ThresholdAdvice {
-  const { names } = categoryIndex(input.categories);
+  const keyOf = keyMemo();
+  const { names } = categoryIndex(input.categories, keyOf);
   const done = answered(input.items);
   return {
     runId: input.runId,
     precisionTarget: input.precisionTarget,
     currentThreshold: input.currentThreshold,
     categories: names.map((category) => {
-      const curve = thresholdCurve(category, done);
+      const outcomes = categoryOutcomes(keyOf(category), done, keyOf);
+      const curve = curveOf(outcomes, done);
       const advised = curve.find((p) => p.precision !== null && p.precision >= input.precisionTarget) ?? null;
       return {
         category,
         advisedThreshold: advised?.threshold ?? null,
         precisionAtAdvised: advised?.precision ?? null,
         recallAtAdvised: advised?.recall ?? null,
-        atCurrent: pointAt(categoryKey(category), done, input.currentThreshold),
+        atCurrent: pointAt(outcomes, input.currentThreshold),
         curve,
       };
     }),

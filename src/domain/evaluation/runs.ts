@@ -31,6 +31,7 @@ import { iso, isoOrNull } from "../core/clock.ts";
 import { rowLockedTransaction, transaction, type DomainContext } from "../core/context.ts";
 import { badRequest, conflict, notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
+import { recordAudit } from "../core/audit.ts";
 import { enqueueJob } from "../plumbing/jobs.ts";
 import { requireEveryQueue, type AccessContext } from "../review/queue-access.ts";
 import {
@@ -122,6 +123,13 @@ export async function startEvalRun(
     };
     await ctx.db.insert(evalRuns).values(row);
     await enqueueJob(ctx, { orgId: ctx.orgId, kind: EVAL_RUN_JOB, payload: { runId: row.id }, maxAttempts: 50 });
+    await recordAudit(ctx, {
+      projectId: project.id,
+      action: "EVAL_RUN_STARTED",
+      entityType: "eval_run",
+      entityId: row.id,
+      after: { setId: set.id, setVersion: set.version, model: row.model, promptVersion: row.promptVersion, items: row.itemsTotal },
+    });
     return toEvalRunView(row);
   });
 }
@@ -140,6 +148,14 @@ export function cancelEvalRun(ctx: DomainContext, input: { projectId: string; ru
     if (!updated) throw conflict("The run finished meanwhile");
     const metrics = await runMetrics(ctx, updated);
     await ctx.db.update(evalRuns).set({ metrics: JSON.stringify(metrics) }).where(eq(evalRuns.id, run.id));
+    await recordAudit(ctx, {
+      projectId: run.projectId,
+      action: "EVAL_RUN_CANCELLED",
+      entityType: "eval_run",
+      entityId: run.id,
+      before: { status: run.status },
+      after: { status: "cancelled", itemsDone: updated.itemsDone },
+    });
     return toEvalRunView({ ...updated, metrics: JSON.stringify(metrics) });
   });
 }

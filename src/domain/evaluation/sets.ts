@@ -18,6 +18,7 @@ import { iso } from "../core/clock.ts";
 import { transaction, type DomainContext } from "../core/context.ts";
 import { badRequest, notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
+import { recordAudit } from "../core/audit.ts";
 import { noticeContacts, scrub } from "../enforcement/statements.ts";
 import { requireEveryQueue, type AccessContext } from "../review/queue-access.ts";
 import { EVAL_SET_MAX_ITEMS, type EvalItemInput, type EvalSetSource, type EvalSetView } from "../views/evaluation.ts";
@@ -156,7 +157,13 @@ async function writeItems(
       .update(evalSetVersions)
       .set({ items: sql`${evalSetVersions.items} + ${rows.length}` })
       .where(and(eq(evalSetVersions.setId, set.id), eq(evalSetVersions.version, version)));
-    return toEvalSetView(ctx, set, version);
+    const view = await toEvalSetView(ctx, set, version);
+    if (input.setId === undefined) {
+      await recordAudit(ctx, { projectId: set.projectId, action: "EVAL_SET_CREATED", entityType: "eval_set", entityId: set.id, after: { name: set.name, source: set.source, version, items: view.items } });
+    } else {
+      await recordAudit(ctx, { projectId: set.projectId, action: "EVAL_SET_ITEMS_ADDED", entityType: "eval_set", entityId: set.id, after: { version, items: view.items, added: rows.length } });
+    }
+    return view;
   });
 }
 

@@ -211,6 +211,9 @@ const CASE_OF_AUDITED_ENTITY = {
   transparency_submission: "no case",
   queue: "no case",
   rule: "no case",
+  // What their events record (names, versions, counts, the model) is about no case.
+  eval_set: "no case",
+  eval_run: "no case",
 } as const satisfies Record<EntityType, CaseBound | "no case" | "spans cases">;
 
 /** The SQL condition on `audit_events` "the caller may see this event" (undefined: every event). */

@@ -26,7 +26,7 @@ import { DELIVERY_STATUSES, EVENT_TYPES } from "./webhook.ts";
 /** What an audit event can be about. */
 export const ENTITY_TYPES = [
   "report", "case", "appeal", "enforcement_action", "content_analysis", "url", "project", "category", "user", "webhook_endpoint", "webhook_delivery",
-  "decision_template", "bulk_decision", "identity", "transparency_submission", "queue", "rule",
+  "decision_template", "bulk_decision", "identity", "transparency_submission", "queue", "rule", "eval_set", "eval_run",
 ] as const;
 export type EntityType = (typeof ENTITY_TYPES)[number];
 
@@ -308,6 +308,18 @@ export const AUDIT_ACTIONS = {
     before: z.looseObject({ version: z.number() }),
     after: z.looseObject({ version: z.number() }),
   },
+  EVAL_SET_CREATED: {
+    label: "Evaluation set created",
+    entity: ["eval_set"],
+    after: z.object({ name: z.string(), source: z.string(), version: z.number(), items: z.number() }),
+  },
+  EVAL_SET_ITEMS_ADDED: { label: "Evaluation set items added", entity: ["eval_set"], after: z.object({ version: z.number(), items: z.number(), added: z.number() }) },
+  EVAL_RUN_STARTED: {
+    label: "Evaluation run started",
+    entity: ["eval_run"],
+    after: z.object({ setId: z.string(), setVersion: z.number(), model: z.string(), promptVersion: z.string(), items: z.number() }),
+  },
+  EVAL_RUN_CANCELLED: { label: "Evaluation run cancelled", entity: ["eval_run"], before: status, after: z.object({ status: z.literal("cancelled"), itemsDone: z.number() }) },
   RULE_DELETED: { label: "Rule deleted", entity: ["rule"], before: z.looseObject({ name: z.string(), version: z.number() }) },
   CATEGORY_CREATED: { label: "Category created", entity: ["category"], after: categoryViewSchema },
   CATEGORY_UPDATED: { label: "Category changed", entity: ["category"], before: categoryViewSchema, after: categoryViewSchema },

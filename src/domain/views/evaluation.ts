@@ -17,6 +17,11 @@
  *   predicted ones, the severity is not LOW and the confidence ≥ t (the automatic report rule of
  *   the specification applied to one category). Flagged and expected: a true positive; flagged
  *   and not expected: a false positive; expected and not flagged: a false negative.
+ * - Category names compare by their key (src/domain/cases/category-key.ts), expected and
+ *   predicted alike; figures are keyed by the project's names. A label or answer naming no
+ *   category of the project counts for the verdict but for no category figure.
+ * - An item the model could not answer (an error after retries) is **failed**: counted in
+ *   `failedItems` and left out of every figure (tokens and latency included).
  */
 import { z } from "zod";
 import { isoDateTime } from "./common.ts";
@@ -64,7 +69,14 @@ export type EvalSetView = z.infer<typeof evalSetViewSchema>;
 export const EVAL_RUN_STATUSES = ["queued", "running", "cancelled", "completed", "failed"] as const;
 export type EvalRunStatus = (typeof EVAL_RUN_STATUSES)[number];
 
-/** Precision, recall and F1 of one category (or micro/macro over all), with what they rest on. */
+/**
+ * Precision, recall and F1 of one category (or micro over all), with what they rest on.
+ * precision = TP / (TP + FP), null when nothing was flagged; recall = TP / (TP + FN), null when
+ * nothing was expected; F1 = 2·TP / (2·TP + FP + FN), which is the harmonic mean of the two when
+ * both exist, is 0 when there was something to find or flag and no true positive (a category the
+ * model never flags but should have has F1 0, not null, so that it pulls the macro F1 down
+ * instead of dropping out of it), and null only when nothing was flagged nor expected.
+ */
 export const prfSchema = z.object({
   precision: z.number().nullable(),
   recall: z.number().nullable(),
@@ -75,7 +87,7 @@ export const prfSchema = z.object({
 });
 export type Prf = z.infer<typeof prfSchema>;
 
-/** One bin of the reliability table: items whose confidence falls in [from, to). */
+/** One bin of the reliability table: items whose confidence (0–100) falls in [from, to); the last bin, [90, 100], is closed. */
 export const reliabilityBinSchema = z.object({
   from: z.number(),
   to: z.number(),
@@ -89,12 +101,15 @@ export const reliabilityBinSchema = z.object({
 /** The figures of a completed (or cancelled: over the items done) run. */
 export const evalRunMetricsSchema = z
   .object({
+    /** All the run's items (done, for a cancelled run), failed ones included. */
     items: z.number().int(),
     /** Items the model could not answer (errors after retries): excluded from every figure. */
     failedItems: z.number().int(),
-    /** Per category at threshold 0 (the model's own answer), micro and macro over the categories. */
+    /** Per category at threshold 0 (the model's own answer), keyed by the project's category names. */
     perCategory: z.record(z.string(), prfSchema),
+    /** TP, FP and FN summed over the categories, then precision, recall and F1 of the sums. */
     micro: prfSchema,
+    /** Each figure the unweighted mean over the categories where it is not null (null when it is null for all). */
     macro: z.object({ precision: z.number().nullable(), recall: z.number().nullable(), f1: z.number().nullable() }),
     /**
      * Multi-label confusion matrix over `labels` (the categories, then "(none)"): rows expected,
@@ -105,10 +120,21 @@ export const evalRunMetricsSchema = z
      * item expecting and predicting nothing adds 1 at ("(none)", "(none)").
      */
     confusion: z.object({ labels: z.array(z.string()), counts: z.array(z.array(z.number().int())) }),
-    /** Severity: Cohen's κ with quadratic weights over LOW < MEDIUM < HIGH < CRITICAL, on the items with an expected severity. */
+    /**
+     * Severity: Cohen's κ with quadratic weights (i − j)² / 9 over LOW < MEDIUM < HIGH < CRITICAL,
+     * on the answered items with an expected severity, against the model's severity as answered:
+     * κ = 1 − Σ w·observed / Σ w·expected, expected = row total × column total / items. Null when
+     * undefined (no item, or an expected weighted disagreement of 0: both sides always gave one
+     * and the same severity). `matrix`: rows expected, columns predicted, in that order.
+     */
     severity: z.object({ items: z.number().int(), weightedKappa: z.number().nullable(), matrix: z.array(z.array(z.number().int())) }),
-    /** Calibration of the confidence against the verdict: 10 bins of 10 points; ECE = Σ (items/N)·|accuracy − meanConfidence|. */
+    /**
+     * Calibration of the confidence (confidence/100 as the probability) against the verdict being
+     * right: 10 bins of 10 points, [0, 10), …, [90, 100]; ECE = Σ over the bins that have items of
+     * (items/N)·|accuracy − meanConfidence|, N the answered items (null when there is none).
+     */
     calibration: z.object({ ece: z.number().nullable(), bins: z.array(reliabilityBinSchema) }),
+    /** Over the answered items that have one; nearest rank: the value at rank ⌈p/100 · n⌉ of the sorted n (the median of an even count is the lower middle one). */
     latencyMs: z.object({ median: z.number().nullable(), p95: z.number().nullable() }),
     /** Token counts Ollama reported (prompt_eval_count, eval_count), summed; null when it gave none. */
     tokens: z.object({ prompt: z.number().int().nullable(), completion: z.number().int().nullable() }),
@@ -170,9 +196,14 @@ export const thresholdPointSchema = z.object({
 export type ThresholdPoint = z.infer<typeof thresholdPointSchema>;
 
 /**
- * Threshold advice of one category from one run: the lowest threshold (0–100) at which the
- * precision reaches the target (null: none does), the recall it keeps, and the curve at every
- * threshold from 0 to 100 in steps of 5 plus each distinct confidence of the run.
+ * Threshold advice of one category from one run: the lowest threshold of the curve at which the
+ * precision reaches the target (≥; a null precision, nothing flagged, reaches none; null: no
+ * threshold does), the precision and recall there, the point at the project's current threshold,
+ * and the curve: every threshold from 0 to 100 in steps of 5 plus each distinct confidence of the
+ * run's answered items (rounded up to a whole point), sorted, each once. The confidences make
+ * every operating point appear (at a threshold equal to an item's confidence that item is the
+ * least confident one still flagged), so no better threshold lies between two points of the curve
+ * but a lower one with the same outcome may: the advice is the lowest point of the curve.
  */
 export const thresholdAdviceSchema = z
   .object({
@@ -197,7 +228,12 @@ export type ThresholdAdvice = z.infer<typeof thresholdAdviceSchema>;
 export const evalRunComparisonSchema = z.object({
   a: evalRunViewSchema,
   b: evalRunViewSchema,
-  /** Items right in A and wrong in B (verdict), wrong in A and right in B, and otherwise changed (categories or severity). */
+  /**
+   * Items matched by itemId (an item in one run only is left out). fixed: the verdict wrong in A
+   * (or no answer) and right in B; broken: right in A and wrong (or no answer) in B; otherwise
+   * changed: as right or as wrong in both but a different answer (categories compared by key,
+   * severity, or an answer in one run only); the confidence alone is no change.
+   */
   fixed: z.number().int(),
   broken: z.number().int(),
   otherwiseChanged: z.number().int(),
