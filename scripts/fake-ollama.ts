@@ -4,7 +4,10 @@
  * and demos without a GPU. Answers can be scripted; with nothing scripted it answers with a small
  * keyword heuristic.
  *
- *   bun scripts/fake-ollama.ts [--port 11434] [--host 127.0.0.1] [--models llama3.2,qwen2.5]
+ *   bun scripts/fake-ollama.ts [--port 11434] [--host 127.0.0.1] [--models llama3.2,qwen2.5] [--delay-ms 0]
+ *
+ * `--delay-ms` (option `delayMs`) makes every answer that has no `delayMs` of its own wait that
+ * long first: a stand-in for a model's time per answer (scripts/bench/eval-run.ts uses it).
  *
  * From a test in the same process use startFakeOllama(); from another process use the control
  * routes: `POST /__script` (a JSON array of answers, see FakeAnswer), `GET /__requests` (the
@@ -54,8 +57,9 @@ export interface FakeOllama {
 
 export const FAKE_OLLAMA_VERSION = "0.13.0";
 
-export function startFakeOllama(opts: { port?: number; hostname?: string; models?: string[] } = {}): FakeOllama {
+export function startFakeOllama(opts: { port?: number; hostname?: string; models?: string[]; delayMs?: number } = {}): FakeOllama {
   const models = (opts.models ?? ["llama3.2"]).map(withTag);
+  const defaultDelayMs = opts.delayMs ?? 0;
   const queue: FakeAnswer[] = [];
   const requests: RecordedChat[] = [];
   let fallback: DefaultAnswerer = heuristicAnswer;
@@ -84,7 +88,8 @@ export function startFakeOllama(opts: { port?: number; hostname?: string; models
     }
     const started = performance.now();
     let answer = queue.shift() ?? fallback(body);
-    if (answer.delayMs !== undefined) await Bun.sleep(answer.delayMs);
+    const delayMs = answer.delayMs ?? defaultDelayMs;
+    if (delayMs > 0) await Bun.sleep(delayMs);
     if (!("status" in answer) && !("raw" in answer) && !("json" in answer)) answer = heuristicAnswer(body);
     if ("status" in answer) return ollamaError(answer.status, answer.error ?? "fake failure");
     const promptChars = body.messages.reduce((n, m) => n + m.content.length, 0);
@@ -339,6 +344,7 @@ if (import.meta.main) {
       port: { type: "string", default: "11434" },
       host: { type: "string", default: "127.0.0.1" },
       models: { type: "string", default: "llama3.2" },
+      "delay-ms": { type: "string", default: "0" },
     },
   });
   const port = Number(values.port);
@@ -346,7 +352,12 @@ if (import.meta.main) {
     console.error(`--port must be a port number, not ${JSON.stringify(values.port)}`);
     process.exit(2);
   }
+  const delayMs = Number(values["delay-ms"]);
+  if (!Number.isFinite(delayMs) || delayMs < 0) {
+    console.error(`--delay-ms must be a number of milliseconds ≥ 0, not ${JSON.stringify(values["delay-ms"])}`);
+    process.exit(2);
+  }
   const models = values.models.split(",").map((m) => m.trim()).filter((m) => m !== "");
-  const fake = startFakeOllama({ port, hostname: values.host, models });
-  console.log(`fake Ollama listening on ${fake.url} (models: ${models.join(", ")})`);
+  const fake = startFakeOllama({ port, hostname: values.host, models, delayMs });
+  console.log(`fake Ollama listening on ${fake.url} (models: ${models.join(", ")}${delayMs > 0 ? `, ${delayMs} ms per answer` : ""})`);
 }

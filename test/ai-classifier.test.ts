@@ -397,4 +397,37 @@ describe("the fake Ollama itself", () => {
     await post("/__reset");
     expect(await (await fetch(`${fake.url}/__requests`)).json()).toEqual([]);
   });
+
+  test("--delay-ms makes every answer without a delay of its own wait that long (a stand-in for a model's time)", async () => {
+    const script = new URL("../scripts/fake-ollama.ts", import.meta.url).pathname;
+    const bad = Bun.spawnSync([process.execPath, script, "--port", "0", "--delay-ms", "soon"], { stderr: "pipe" });
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr.toString()).toContain("--delay-ms");
+
+    const proc = Bun.spawn([process.execPath, script, "--port", "0", "--delay-ms", "400"], { stdout: "pipe", stderr: "ignore" });
+    try {
+      const reader = proc.stdout.getReader();
+      let out = "";
+      while (!/listening on (\S+)/.test(out)) {
+        const next = await reader.read();
+        if (next.done) throw new Error(`the fake exited before listening: ${out}`);
+        out += new TextDecoder().decode(next.value);
+      }
+      expect(out).toContain("400 ms per answer");
+      const url = /listening on (\S+)/.exec(out)![1]!;
+      // The fake's own measure of an answer (total_duration, ns): the delay is inside it, the network is not.
+      const answerMs = async () => {
+        const res = await fetch(`${url}/api/chat`, { method: "POST", body: JSON.stringify({ model: "llama3.2", stream: false, messages: [{ role: "user", content: "hello" }] }) });
+        expect(res.status).toBe(200);
+        return ((await res.json()) as { total_duration: number }).total_duration / 1e6;
+      };
+      expect(await answerMs()).toBeGreaterThanOrEqual(400);
+      // A scripted answer's own delay wins over the default.
+      await fetch(`${url}/__script`, { method: "POST", body: JSON.stringify([{ delayMs: 0, json: { reasoning: "now", categories: [], severity: "LOW", confidence: 1 } }]) });
+      expect(await answerMs()).toBeLessThan(400);
+    } finally {
+      proc.kill();
+      await proc.exited;
+    }
+  });
 });

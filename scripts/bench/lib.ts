@@ -90,6 +90,18 @@ export async function run(cmd: string[], env: Record<string, string> = process.e
   return stdout;
 }
 
+/** Runs a command until it exits, or sends it SIGINT once `until` settles; throws unless it exits 0. */
+async function runUntil(cmd: string[], env: Record<string, string>, until: Promise<unknown>): Promise<string> {
+  const proc = Bun.spawn(cmd, { env, stdout: "pipe", stderr: "pipe" });
+  const interrupt = () => {
+    if (proc.exitCode === null) proc.kill("SIGINT");
+  };
+  until.then(interrupt, interrupt);
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  if (code !== 0) throw new Error(`${cmd.join(" ")} exited ${code}\n${stdout}\n${stderr}`);
+  return stdout;
+}
+
 /** Resident set size of a process, in MB (VmRSS: every thread of it). */
 export function rssMb(pid: number): number {
   try {
@@ -181,13 +193,18 @@ export async function ensureWrk(log: (s: string) => void): Promise<string> {
   return installed;
 }
 
+/**
+ * Runs wrk for `seconds`, or until `until` settles if that comes first: wrk is then sent SIGINT,
+ * stops, and prints its figures over the time it ran (the summary's duration is the real one).
+ */
 export async function wrk(
   bin: string,
-  opts: { url: string; connections: number; seconds: number; script: string; env?: Record<string, string>; threads?: number },
+  opts: { url: string; connections: number; seconds: number; script: string; env?: Record<string, string>; threads?: number; until?: Promise<unknown> },
 ): Promise<WrkResult> {
   const threads = opts.threads ?? Math.min(2, opts.connections);
   const cmd = [bin, `-t${threads}`, `-c${opts.connections}`, `-d${opts.seconds}s`, "--timeout", "10s", "-s", join(LUA_DIR, opts.script), opts.url];
-  const out = await run(cmd, { ...(process.env as Record<string, string>), BENCH_LUA_DIR: LUA_DIR, ...opts.env });
+  const env = { ...(process.env as Record<string, string>), BENCH_LUA_DIR: LUA_DIR, ...opts.env };
+  const out = opts.until ? await runUntil(cmd, env, opts.until) : await run(cmd, env);
   const line = out.split("\n").find((l) => l.startsWith("BENCH_JSON "));
   if (!line) throw new Error(`wrk printed no summary:\n${out}`);
   const s = JSON.parse(line.slice("BENCH_JSON ".length)) as {
