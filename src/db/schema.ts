@@ -45,4 +45,6 @@ export const webhookEndpoints = tables.webhookEndpoints;
 export const webhookDeliveries = tables.webhookDeliveries;
 export const webhookAttempts = tables.webhookAttempts;
 export const sessions = tables.sessions;
+export const oidcConfigs = tables.oidcConfigs;
+export const oidcSignIns = tables.oidcSignIns;
 export const rateWindows = tables.rateWindows;

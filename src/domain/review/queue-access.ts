@@ -211,6 +211,7 @@ const CASE_OF_AUDITED_ENTITY = {
   transparency_submission: "no case",
   queue: "no case",
   rule: "no case",
+  oidc_config: "no case",
 } as const satisfies Record<EntityType, CaseBound | "no case" | "spans cases">;
 
 /** The SQL condition on `audit_events` "the caller may see this event" (undefined: every event). */
