@@ -82,7 +82,7 @@ export function mountOidcRoutes(app: Elysia, services: Services): void {
         replacesSessionId: current?.sessionId ?? null,
         allowPrivate,
       });
-      return redirect("/#/", [cleared, sessionCookie(signedIn.token, SESSION_MAX_MS, secure)]);
+      return redirect("/#/queue", [cleared, sessionCookie(signedIn.token, SESSION_MAX_MS, secure)]);
     } catch (err) {
       return redirect(refusedTo(orgSlug, reasonOf(err, orgSlug, "callback")), [cleared]);
     }

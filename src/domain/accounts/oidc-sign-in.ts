@@ -69,7 +69,8 @@ function guardedFetch(allowPrivate: boolean): oidc.CustomFetch {
       maxBytes: PROVIDER_MAX_BYTES,
       anyStatus: true,
       userAgent: "Flagstaff-SSO/1.0",
-      request: { method, headers: options.headers, body: text },
+      // safeFetch's own Accept (link scanning's) is replaced by openid-client's, under its name.
+      request: { method, headers: Object.fromEntries(Object.entries(options.headers).map(([k, v]) => [k.toLowerCase() === "accept" ? "Accept" : k, v])), body: text },
     });
     const headers = new Headers(r.headers);
     headers.delete("content-length");
