@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import Provider from "oidc-provider";
 import type { Browser, Page } from "playwright-core";
 import { OIDC_FAILURES } from "../src/domain/views/sso.ts";
-import { BROWSER_T, launchChromium } from "./helpers/browser.ts";
+import { BROWSER_T, launchChromium, signIn as browserSignIn } from "./helpers/browser.ts";
 import { anonymous, demoAdmin, expectRefused, type DashboardUser } from "./helpers/dashboard.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
@@ -272,5 +272,25 @@ describe("single sign-on in the browser, against a real OIDC provider", () => {
     } finally {
       await admin.trpc.sso.set.mutate(settings({ clientSecret: undefined }));
     }
+  }, BROWSER_T);
+
+  test("the Users page holds the settings: the redirect URI to register, the secret write-only, and a discovery test", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await browserSignIn(page, server.url, server.demo.adminEmail, server.demo.adminPassword);
+    await page.goto(`${server.url}/#/users`);
+    const form = page.getByRole("form", { name: "Single sign-on (OIDC)" });
+    await form.waitFor();
+    await expect(form.getByText(`${server.url}/auth/oidc/${orgSlug}/callback`).count()).resolves.toBe(1);
+    expect(await form.getByLabel("Issuer URL").inputValue()).toBe(`${issuer}/`);
+    expect(await form.getByLabel("Client secret").inputValue()).toBe("");
+    await form.getByRole("button", { name: "Test discovery" }).click();
+    await expect(form.getByRole("status").textContent()).resolves.toContain(`${issuer}/auth`);
+    await form.getByLabel("Provider name").fill("Corp login");
+    await form.getByRole("button", { name: "Save single sign-on" }).click();
+    await page.getByText("Single sign-on saved").waitFor();
+    expect((await admin.trpc.sso.get.query({ orgSlug })).settings?.providerName).toBe("Corp login");
+    await admin.trpc.sso.set.mutate(settings({ clientSecret: undefined }));
+    await context.close();
   }, BROWSER_T);
 });

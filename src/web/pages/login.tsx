@@ -56,7 +56,7 @@ export function LoginPage() {
   const sso = options.data?.sso ?? null;
   const passwordOff = options.data?.passwordSignIn === false;
   const passwordForm = (
-    <form className="login-password" onSubmit={submit} aria-label="Sign in with a password">
+    <form className="login-password" onSubmit={submit}>
       <Field label="Email">
         <input type="email" name="email" autoComplete="username" required autoFocus={!sso} value={email} onChange={(e) => setEmail(e.target.value)} />
       </Field>
