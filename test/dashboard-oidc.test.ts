@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import Provider from "oidc-provider";
 import type { Browser, Page } from "playwright-core";
 import { OIDC_FAILURES } from "../src/domain/views/sso.ts";
-import { BROWSER_T, launchChromium, signIn as browserSignIn } from "./helpers/browser.ts";
+import { BROWSER_T, expectNoA11yViolations, launchChromium, signIn as browserSignIn } from "./helpers/browser.ts";
 import { anonymous, demoAdmin, expectRefused, type DashboardUser } from "./helpers/dashboard.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
@@ -247,6 +247,7 @@ describe("single sign-on in the browser, against a real OIDC provider", () => {
     await throughProvider(page, "mallory");
     await refusedWith(page, "domain_not_allowed");
     expect(await roleOf("mallory@elsewhere.test")).toBeNull();
+    await expectNoA11yViolations(page, "the sign-in page with a provider's button and a refusal");
     await page.context().close();
   }, BROWSER_T);
 
@@ -257,6 +258,7 @@ describe("single sign-on in the browser, against a real OIDC provider", () => {
       const page = await signInPage();
       await page.getByRole("link", { name: `Sign in with ${PROVIDER_NAME}` }).waitFor();
       expect(await page.getByLabel("Password", { exact: true }).isVisible()).toBe(false);
+      await expectNoA11yViolations(page, "the sign-in page with password sign-in off");
       await page.getByText("Password sign-in is off for this organization").click();
       await page.getByLabel("Email").fill("pw-user@corp.test");
       await page.getByLabel("Password", { exact: true }).fill(generatedPassword!);

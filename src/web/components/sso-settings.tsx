@@ -102,7 +102,7 @@ export function SsoSettings({ orgSlug }: { orgSlug: string }) {
       <Field label="Client secret" hint={secretSet ? "Stored, never shown: leave empty to keep it" : "Required: stored, never shown again"}>
         <input type="password" autoComplete="off" required={!secretSet} value={draft.clientSecret} onChange={(e) => set("clientSecret", e.target.value)} />
       </Field>
-      <Field label="Allowed email domains" hint="Comma-separated; empty: any domain">
+      <Field label="Allowed domains" hint="Of the addresses that may sign in, comma-separated; empty: any domain">
         <input value={draft.allowedDomains} onChange={(e) => set("allowedDomains", e.target.value)} />
       </Field>
       <Field label="Groups claim" hint="The ID token's claim with the groups or roles">
