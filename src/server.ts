@@ -9,6 +9,7 @@ import { writesFailing } from "./api/readiness.ts";
 import { METRICS_CONTENT_TYPE, metricsAuthorized, registerDatabaseGauges, renderMetrics } from "./api/metrics.ts";
 import { orgOpenApiDocument, sdkOpenApiDocument } from "./api/openapi.ts";
 import { mountRest, ORG_PREFIX, SDK_PREFIX } from "./api/rest.ts";
+import { mountOidcRoutes } from "./api/oidc-routes.ts";
 import { installRequestLog } from "./api/request-log.ts";
 import { appRouter } from "./api/router.ts";
 import { refuseBatch } from "./api/trpc-batch.ts";
@@ -97,6 +98,8 @@ export function createApp(services: Services, opts: AppOptions = {}) {
   );
 
   mountRest(app, services);
+  // Single sign-on's browser routes: to the provider and back (src/api/oidc-routes.ts).
+  mountOidcRoutes(app, services);
   // The moderators' dashboard (src/web, a Bun HTML import) at `/` and `/assets/…`, with its
   // Content-Security-Policy and other security headers (src/api/dashboard-page.ts).
   mountDashboard(app, dashboardPage, { dev: services.config.dev });

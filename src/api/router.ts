@@ -17,6 +17,7 @@ import { reportsRouter } from "./routers/reports.ts";
 import { reviewRouter } from "./routers/review.ts";
 import { rulesRouter } from "./routers/rules.ts";
 import { searchRouter } from "./routers/search.ts";
+import { ssoRouter } from "./routers/sso.ts";
 import { strikesRouter } from "./routers/strikes.ts";
 import { sweepsRouter } from "./routers/sweeps.ts";
 import { templatesRouter } from "./routers/templates.ts";
@@ -52,6 +53,7 @@ export const appRouter = router({
   policies: policiesRouter,
   quality: qualityRouter,
   evaluation: evaluationRouter,
+  sso: ssoRouter,
 });
 
 export type AppRouter = typeof appRouter;

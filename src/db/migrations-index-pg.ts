@@ -22,6 +22,7 @@ import m18 from "../../drizzle-pg/0018_service_levels.sql" with { type: "text" }
 import m19 from "../../drizzle-pg/0019_category_policies.sql" with { type: "text" };
 import m20 from "../../drizzle-pg/0020_quality_review.sql" with { type: "text" };
 import m21 from "../../drizzle-pg/0021_evaluation.sql" with { type: "text" };
+import m22 from "../../drizzle-pg/0022_oidc_sign_in.sql" with { type: "text" };
 
 export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0000_foundation", when: 1795439365595, breakpoints: true, sql: m0 },
@@ -46,4 +47,5 @@ export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0019_category_policies", when: 1795770996394, breakpoints: true, sql: m19 },
   { tag: "0020_quality_review", when: 1795774058410, breakpoints: true, sql: m20 },
   { tag: "0021_evaluation", when: 1795774505882, breakpoints: true, sql: m21 },
+  { tag: "0022_oidc_sign_in", when: 1795775032598, breakpoints: true, sql: m22 },
 ];

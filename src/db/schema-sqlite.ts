@@ -28,6 +28,7 @@ import { TEMPLATE_KINDS } from "../domain/views/template.ts";
 import { SLA_TARGETS } from "../domain/views/service-level.ts";
 import { ALWAYS_SAMPLE, REVIEWED_ACTIONS, SAMPLE_REASONS } from "../domain/views/quality.ts";
 import { ROLES } from "../domain/views/user.ts";
+import { PROVISIONING } from "../domain/views/sso.ts";
 import { DELIVERY_STATUSES } from "../domain/views/webhook.ts";
 
 export const organizations = sqliteTable("organizations", {
@@ -1021,6 +1022,55 @@ export const webhookAttempts = sqliteTable(
 );
 
 /** Dashboard sessions. The cookie holds a random token; only its SHA-256 is stored. */
+/**
+ * An organization's single sign-on (OIDC, src/domain/accounts/oidc-config.ts). The client secret
+ * is kept as given, like webhook secrets and the Transparency Database token, and never answered
+ * back. Lists are JSON text.
+ */
+export const oidcConfigs = sqliteTable("oidc_configs", {
+  orgId: text("org_id")
+    .primaryKey()
+    .references(() => organizations.id, { onDelete: "cascade" }),
+  enabled: integer("enabled").notNull().default(0),
+  providerName: text("provider_name").notNull(),
+  issuerUrl: text("issuer_url").notNull(),
+  clientId: text("client_id").notNull(),
+  clientSecret: text("client_secret").notNull(),
+  /** JSON array of lower-case domains; empty: any. */
+  allowedDomains: text("allowed_domains").notNull().default("[]"),
+  groupsClaim: text("groups_claim").notNull().default("groups"),
+  /** JSON array of { group, role }. */
+  groupRoles: text("group_roles").notNull().default("[]"),
+  /** The role of a user in no mapped group; null: refused. */
+  defaultRole: text("default_role", { enum: ROLES }),
+  provisioning: text("provisioning", { enum: PROVISIONING }).notNull().default("existing_only"),
+  /** 0: password sign-in is off for the organization's users but its admins (break-glass). */
+  passwordSignIn: integer("password_sign_in").notNull().default(1),
+  updatedAt: integer("updated_at").notNull(),
+});
+
+/**
+ * A sign-in through the provider in progress: the browser holds a random token in a short-lived
+ * HttpOnly, SameSite=Lax cookie, the row its SHA-256 with the state, nonce and PKCE verifier.
+ * The callback deletes it (one use); unfinished ones are swept when the next starts.
+ */
+export const oidcSignIns = sqliteTable(
+  "oidc_sign_ins",
+  {
+    id: text("id").primaryKey(),
+    tokenHash: text("token_hash").notNull().unique(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    state: text("state").notNull(),
+    nonce: text("nonce").notNull(),
+    codeVerifier: text("code_verifier").notNull(),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [index("oidc_sign_ins_expires_idx").on(t.expiresAt)],
+);
+
 export const sessions = sqliteTable(
   "sessions",
   {

@@ -191,6 +191,7 @@ function Page({ route }: { route: Route }) {
   const id = route.params[0];
   switch (route.page) {
     case "queue":
+    case "sign-in": // where single sign-on sends a browser back (src/api/oidc-routes.ts); signed in, the queue
       return <QueuePage />;
     case "assigned":
       return <QueuePage key="assigned" view="mine" />;
@@ -268,9 +269,11 @@ function UserMenu({ me }: { me: SignedIn }) {
     mutationFn: () => trpc.auth.logout.mutate(),
     onSettled: () => {
       setCsrfToken(null);
-      qc.clear();
+      // Everything of the session goes; "me" is reset (not cleared: a cleared query keeps its
+      // observer's last answer, and the page stayed signed in) and asked again, answering 401.
+      qc.removeQueries({ predicate: (q) => q.queryKey[0] !== "me" });
       location.hash = "#/queue";
-      void qc.invalidateQueries({ queryKey: ["me"] });
+      void qc.resetQueries({ queryKey: ["me"] });
     },
     onError: () => toast("Signed out locally; the server could not be reached", "error"),
   });

@@ -1,5 +1,7 @@
 import { z } from "zod";
+import { signInOptions } from "../../domain/accounts/oidc-config.ts";
 import { getOrganization } from "../../domain/accounts/organizations.ts";
+import { signInOptionsSchema } from "../../domain/views/sso.ts";
 import { changeOwnPassword, clearSessionCookie, deleteSession, SESSION_MAX_MS, sessionCookie, signIn } from "../../domain/plumbing/sessions.ts";
 import { MAX_PASSWORD, MIN_PASSWORD, requireUser, toUserView } from "../../domain/accounts/users.ts";
 import { VERSION } from "../../version.ts";
@@ -25,6 +27,16 @@ export const authRouter = router({
       ctx.resHeaders.append("set-cookie", sessionCookie(signedIn.token, SESSION_MAX_MS, ctx.request.secure));
       return { user: signedIn.user, org: orgView(signedIn.org), csrfToken: signedIn.csrfToken };
     }),
+
+  /**
+   * What the sign-in page offers for an organization (`#/sign-in?org=<slug>`): its provider's
+   * button, and whether password sign-in is on. An unknown slug answers like an organization
+   * without single sign-on.
+   */
+  signInOptions: publicProcedure
+    .input(z.object({ orgSlug: z.string().trim().min(1).max(64) }))
+    .output(signInOptionsSchema)
+    .query(({ ctx, input }) => signInOptions(ctx.store, input.orgSlug)),
 
   /** Who is signed in, their organization, the CSRF token for mutations, and the server's release (the dashboard's footer). */
   me: authedProcedure.query(async ({ ctx }) => {

@@ -61,3 +61,9 @@ export async function listOrganizations(ctx: ReadContext, input: { slug?: string
   const q = ctx.db.select().from(organizations);
   return input.slug === undefined ? q : q.where(eq(organizations.slug, input.slug));
 }
+
+/** The organization with this slug, or null: for routes where nobody is signed in yet (single sign-on), so no tenant bounds the lookup. */
+export async function findOrganizationBySlug(ctx: Pick<DomainContext, "db">, slug: string): Promise<Organization | null> {
+  const [org] = await ctx.db.select().from(organizations).where(eq(organizations.slug, slug)).limit(1);
+  return org ?? null;
+}

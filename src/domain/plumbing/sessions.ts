@@ -14,6 +14,7 @@ import { newId } from "../core/ids.ts";
 import { passwordGate } from "./password-gate.ts";
 import { memoryWindows, secondsLeft, sharedWindows, type WindowCounter } from "./rate-limit.ts";
 import { getOrganization, type Organization } from "../accounts/organizations.ts";
+import { passwordSignInRefusal } from "../accounts/oidc-config.ts";
 import {
   generatePassword,
   hashPassword,
@@ -320,7 +321,9 @@ export interface SignedIn {
 /**
  * Signs a dashboard user in: the password is checked through the throttle and the password
  * gate (checkPassword: 429 with `retryAfter` when refused), then a new session starts. A wrong
- * email, a disabled account and a wrong password all get the same 401 message. A sign-in
+ * email, a disabled account and a wrong password all get the same 401 message; the right
+ * password of a user whose organization switched password sign-in off is a 403 naming its
+ * provider (src/domain/accounts/oidc-config.ts; its admins still sign in: break-glass). A sign-in
  * always starts a new session (no fixation): the session the browser had, if any
  * (`replacesSessionId`), ends. Nobody is signed in yet, so this reads and writes with no
  * organization of its own. `ip` is the client's address (src/api/client-address.ts; null when unknown).
@@ -331,6 +334,10 @@ export async function signIn(
 ): Promise<SignedIn> {
   const user = await checkPassword(ctx, { email: normalizeEmail(input.email), password: input.password, ip: input.ip ?? "unknown" });
   if (!user) throw new DomainError("unauthorized", "Wrong email or password");
+  // Judged after the password, so the refusal tells only someone who knows it that their
+  // organization signs in through its provider.
+  const refusal = await passwordSignInRefusal(ctx, user);
+  if (refusal) throw new DomainError("forbidden", refusal);
   if (input.replacesSessionId) await deleteSession(ctx, input.replacesSessionId);
   const session = await createSession(ctx, user);
   const org = await getOrganization({ db: ctx.db, orgId: user.orgId });

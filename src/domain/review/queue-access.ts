@@ -214,6 +214,7 @@ const CASE_OF_AUDITED_ENTITY = {
   // What their events record (names, versions, counts, the model) is about no case.
   eval_set: "no case",
   eval_run: "no case",
+  oidc_config: "no case",
 } as const satisfies Record<EntityType, CaseBound | "no case" | "spans cases">;
 
 /** The SQL condition on `audit_events` "the caller may see this event" (undefined: every event). */

@@ -22,12 +22,13 @@ import { strikePolicySchema } from "./strikes.ts";
 import { TEMPLATE_KINDS } from "./template.ts";
 import { BUCKETS, SEVERITIES } from "./severity.ts";
 import { ROLES } from "./user.ts";
+import { OIDC_FAILURE_CODES, oidcSettingsInputSchema, type OidcFailure } from "./sso.ts";
 import { DELIVERY_STATUSES, EVENT_TYPES } from "./webhook.ts";
 
 /** What an audit event can be about. */
 export const ENTITY_TYPES = [
   "report", "case", "appeal", "enforcement_action", "content_analysis", "url", "project", "category", "user", "webhook_endpoint", "webhook_delivery",
-  "decision_template", "bulk_decision", "identity", "transparency_submission", "queue", "rule", "eval_set", "eval_run",
+  "decision_template", "bulk_decision", "identity", "transparency_submission", "queue", "rule", "eval_set", "eval_run", "oidc_config",
 ] as const;
 export type EntityType = (typeof ENTITY_TYPES)[number];
 
@@ -40,6 +41,9 @@ interface AuditActionSpec {
   after?: z.ZodType;
   data?: z.ZodType;
 }
+
+/** An organization's single sign-on settings as the trail records them: all but the secret. */
+const oidcAuditSettings = oidcSettingsInputSchema.omit({ clientSecret: true });
 
 // Statuses come from stored rows (plain text columns), so the trail records them as strings.
 const status = z.object({ status: z.string() });
@@ -363,6 +367,23 @@ export const AUDIT_ACTIONS = {
   USER_ENABLED: { label: "User enabled", entity: ["user"] },
   USER_PASSWORD_CHANGED: { label: "Password changed", entity: ["user"] },
   USER_PASSWORD_RESET: { label: "Password reset", entity: ["user"] },
+  USER_SIGNED_IN_SSO: {
+    label: "Signed in through single sign-on",
+    entity: ["user"],
+    data: z.object({ issuer: z.string(), subject: z.string(), groups: z.array(z.string()), created: z.boolean() }),
+  },
+  SSO_SIGN_IN_REFUSED: {
+    label: "Single sign-on refused",
+    entity: ["oidc_config", "user"],
+    data: z.object({ reason: z.enum(OIDC_FAILURE_CODES as [OidcFailure, ...OidcFailure[]]), email: z.string().nullable(), detail: z.string().nullable() }),
+  },
+  OIDC_SETTINGS_CHANGED: {
+    label: "Single sign-on settings changed",
+    entity: ["oidc_config"],
+    before: oidcAuditSettings.nullable(),
+    after: oidcAuditSettings,
+    data: z.object({ clientSecretChanged: z.boolean() }),
+  },
 
   WEBHOOK_ENDPOINT_CREATED: {
     label: "Webhook endpoint added",

@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { ROLES } from "../../domain/views/user.ts";
 import { errorMessage, trpc, type Role } from "../api.ts";
+import { SsoSettings } from "../components/sso-settings.tsx";
 import { useSession } from "../session.tsx";
 import { dateTime, ErrorNote, Field, QueryTable, SecretDialog, useToast } from "../ui.tsx";
 
@@ -12,7 +13,7 @@ const ROLE_HELP: Record<Role, string> = {
 };
 
 export function UsersPage() {
-  const { me } = useSession();
+  const { me, orgSlug } = useSession();
   const qc = useQueryClient();
   const toast = useToast();
   const users = useQuery({ queryKey: ["users"], queryFn: () => trpc.users.list.query() });
@@ -141,6 +142,7 @@ export function UsersPage() {
         testId="generated-password"
         onClose={() => setSecret(null)}
       />
+      <SsoSettings orgSlug={orgSlug} />
     </section>
   );
 }

@@ -1,0 +1,309 @@
+/**
+ * Signing in through an organization's OIDC provider (docs/sso.md): the authorization code flow
+ * with PKCE, state and nonce, through openid-client, which makes every check of the provider's
+ * answers (the ID token's signature, issuer, audience, expiry and nonce; the state; the code
+ * verifier at the token endpoint). Nothing here reads a JWT by hand.
+ *
+ * The sign-in in progress is a row (`oidc_sign_ins`) whose random token the browser holds in a
+ * short-lived HttpOnly, SameSite=Lax cookie; the callback deletes it before anything else, so
+ * an answer is used once. Every HTTP request to the provider goes through the SSRF-safe fetch
+ * (src/domain/plumbing/safe-fetch.ts): the issuer is admin-configured, but the endpoints its
+ * discovery document names are the provider's word, so each address is judged (private and
+ * loopback addresses refused unless FLAGSTAFF_SCAN_ALLOW_PRIVATE) and the connection pinned to it.
+ * No network call runs inside a transaction.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { and, eq, lt } from "drizzle-orm";
+import * as oidc from "openid-client";
+import { oidcSignIns, users } from "../../db/schema.ts";
+import { recordAudit, systemActor } from "../core/audit.ts";
+import { transaction, type DomainContext, type ReadContext } from "../core/context.ts";
+import { badRequest } from "../core/errors.ts";
+import { newId } from "../core/ids.ts";
+import { safeFetch } from "../plumbing/safe-fetch.ts";
+import { createSession, deleteSession, type SignedIn } from "../plumbing/sessions.ts";
+import { OIDC_FAILURES, type DiscoveryResult, type OidcFailure } from "../views/sso.ts";
+import { domainAllowed, oidcConfigRow, roleForGroups, type OidcConfigRow } from "./oidc-config.ts";
+import { findOrganizationBySlug, type Organization } from "./organizations.ts";
+import { createUser, generatePassword, hashPassword, normalizeEmail, toUserView, type Role, type UserRow } from "./users.ts";
+
+/** How long a started sign-in may take at the provider (the cookie's and the row's life). */
+export const OIDC_SIGN_IN_TTL_MS = 10 * 60_000;
+export const OIDC_COOKIE = "flagstaff_oidc";
+/** Limit on each request to the provider. */
+const PROVIDER_TIMEOUT_MS = 10_000;
+/** Discovery documents and key sets are small; this bounds a hostile one. */
+const PROVIDER_MAX_BYTES = 1024 * 1024;
+
+const sha256 = (s: string): string => createHash("sha256").update(s).digest("hex");
+
+/** A sign-in through the provider that did not happen: the reason the sign-in page shows, and what the trail records. */
+export class OidcRefused extends Error {
+  override readonly name = "OidcRefused";
+  constructor(
+    readonly reason: OidcFailure,
+    readonly detail: string | null = null,
+    readonly email: string | null = null,
+    readonly userId: string | null = null,
+  ) {
+    super(`${OIDC_FAILURES[reason]}${detail ? ` (${detail})` : ""}`);
+  }
+}
+
+export interface ProviderOptions {
+  /** FLAGSTAFF_SCAN_ALLOW_PRIVATE: the provider may be on a loopback or private address (tests). */
+  allowPrivate: boolean;
+}
+
+/** openid-client's requests, through the SSRF-safe fetch: every address judged, the connection pinned to it. */
+function guardedFetch(allowPrivate: boolean): oidc.CustomFetch {
+  return async (url, options) => {
+    const method = options.method.toUpperCase();
+    if (method !== "GET" && method !== "POST") throw new TypeError(`unsupported method ${method}`);
+    const { body } = options;
+    const text = body == null ? undefined : typeof body === "string" ? body : body instanceof URLSearchParams ? body.toString() : null;
+    if (text === null) throw new TypeError("unsupported request body");
+    const r = await safeFetch(url, {
+      allowPrivate,
+      timeoutMs: PROVIDER_TIMEOUT_MS,
+      maxBytes: PROVIDER_MAX_BYTES,
+      anyStatus: true,
+      userAgent: "Flagstaff-SSO/1.0",
+      // safeFetch's own Accept (link scanning's) is replaced by openid-client's, under its name.
+      request: { method, headers: Object.fromEntries(Object.entries(options.headers).map(([k, v]) => [k.toLowerCase() === "accept" ? "Accept" : k, v])), body: text },
+    });
+    const headers = new Headers(r.headers);
+    headers.delete("content-length");
+    headers.delete("content-encoding");
+    return new Response(r.status === 204 || r.status === 304 ? null : new Blob([new Uint8Array(r.body)]), { status: r.status, headers });
+  };
+}
+
+/**
+ * The provider as openid-client knows it: its discovery document, read through the guarded
+ * fetch. The client authenticates at the token endpoint the way the provider says it accepts
+ * (client_secret_basic, the standard's default, unless only client_secret_post is offered).
+ */
+async function providerConfig(ctx: ReadContext, row: OidcConfigRow, opts: ProviderOptions): Promise<oidc.Configuration> {
+  const fetcher = guardedFetch(opts.allowPrivate);
+  const issuer = new URL(row.issuerUrl);
+  const insecure = issuer.protocol === "http:";
+  const discovered = await oidc.discovery(issuer, row.clientId, row.clientSecret, undefined, {
+    [oidc.customFetch]: fetcher,
+    execute: insecure ? [oidc.allowInsecureRequests] : [],
+    timeout: PROVIDER_TIMEOUT_MS / 1000,
+  });
+  const metadata = discovered.serverMetadata();
+  const methods = metadata.token_endpoint_auth_methods_supported;
+  const auth = methods && !methods.includes("client_secret_basic") && methods.includes("client_secret_post") ? oidc.ClientSecretPost(row.clientSecret) : oidc.ClientSecretBasic(row.clientSecret);
+  // Times in tokens (expiry) are judged by Flagstaff's clock, not the machine's.
+  const config = new oidc.Configuration(metadata, row.clientId, { [oidc.clockSkew]: Math.round((ctx.clock.now() - Date.now()) / 1000) }, auth);
+  config[oidc.customFetch] = fetcher;
+  config.timeout = PROVIDER_TIMEOUT_MS / 1000;
+  if (insecure) oidc.allowInsecureRequests(config);
+  return config;
+}
+
+/** "Test discovery" (admins): what the configured issuer says about itself, or a 400 saying why it could not be read. */
+export async function testDiscovery(ctx: DomainContext, opts: ProviderOptions): Promise<DiscoveryResult> {
+  const row = await oidcConfigRow(ctx, ctx.orgId);
+  if (!row) throw badRequest("Single sign-on is not set up: save the settings first");
+  try {
+    const m = (await providerConfig(ctx, row, opts)).serverMetadata();
+    return {
+      issuer: m.issuer,
+      authorizationEndpoint: m.authorization_endpoint ?? "",
+      tokenEndpoint: m.token_endpoint ?? null,
+      endSessionEndpoint: m.end_session_endpoint ?? null,
+    };
+  } catch (err) {
+    throw badRequest(`The provider's discovery document could not be read: ${describe(err)}`);
+  }
+}
+
+const describe = (err: unknown): string => {
+  const parts: string[] = [];
+  let e: unknown = err;
+  for (let i = 0; i < 4 && e instanceof Error; i++, e = e.cause) parts.push(e.message);
+  return parts.join(": ").slice(0, 500) || String(err).slice(0, 500);
+};
+
+/** The organization and its enabled configuration, or a refusal. */
+async function enabledConfig(ctx: ReadContext, orgSlug: string): Promise<{ org: Organization; row: OidcConfigRow }> {
+  const org = await findOrganizationBySlug(ctx, orgSlug);
+  const row = org ? await oidcConfigRow(ctx, org.id) : null;
+  if (!org || !row || row.enabled !== 1) throw new OidcRefused("not_configured");
+  return { org, row };
+}
+
+/**
+ * Starts a sign-in: a sign-in row (state, nonce, PKCE verifier) and the provider's
+ * authorization URL to send the browser to. `token` goes into the sign-in cookie only.
+ */
+export async function startOidcSignIn(
+  ctx: ReadContext,
+  input: { orgSlug: string; redirectUri: string } & ProviderOptions,
+): Promise<{ location: string; token: string }> {
+  const { org, row } = await enabledConfig(ctx, input.orgSlug);
+  let config: oidc.Configuration;
+  try {
+    config = await providerConfig(ctx, row, input);
+  } catch (err) {
+    throw await refuse(ctx, org.id, new OidcRefused("provider_unreachable", describe(err)));
+  }
+  const token = randomBytes(32).toString("base64url");
+  const state = oidc.randomState();
+  const nonce = oidc.randomNonce();
+  const codeVerifier = oidc.randomPKCECodeVerifier();
+  const url = oidc.buildAuthorizationUrl(config, {
+    redirect_uri: input.redirectUri,
+    scope: "openid email profile",
+    code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
+    code_challenge_method: "S256",
+    state,
+    nonce,
+  });
+  const now = ctx.clock.now();
+  await transaction(ctx, async () => {
+    await ctx.db.insert(oidcSignIns).values({ id: newId(), tokenHash: sha256(token), orgId: org.id, state, nonce, codeVerifier, createdAt: now, expiresAt: now + OIDC_SIGN_IN_TTL_MS });
+    // Housekeeping: sign-ins never finished are swept when the next one starts.
+    await ctx.db.delete(oidcSignIns).where(lt(oidcSignIns.expiresAt, now));
+  });
+  return { location: url.href, token };
+}
+
+/** Takes the sign-in row behind a cookie token, deleting it: an answer is used once. */
+async function takeSignIn(ctx: ReadContext, orgId: string, token: string | null): Promise<typeof oidcSignIns.$inferSelect | null> {
+  if (!token || token.length < 20 || token.length > 100) return null;
+  const hash = sha256(token);
+  return transaction(ctx, async () => {
+    const [row] = await ctx.db.select().from(oidcSignIns).where(and(eq(oidcSignIns.tokenHash, hash), eq(oidcSignIns.orgId, orgId))).limit(1);
+    if (!row) return null;
+    await ctx.db.delete(oidcSignIns).where(eq(oidcSignIns.id, row.id));
+    return row.expiresAt > ctx.clock.now() ? row : null;
+  });
+}
+
+/** Which refusal an error of openid-client is. */
+function classify(err: unknown): OidcRefused {
+  if (err instanceof OidcRefused) return err;
+  if (err instanceof oidc.AuthorizationResponseError) return new OidcRefused("provider_refused", `${err.error}${err.error_description ? `: ${err.error_description}` : ""}`);
+  if (err instanceof oidc.ResponseBodyError) return new OidcRefused("code_rejected", `${err.error}${err.error_description ? `: ${err.error_description}` : ""}`);
+  const code = (err as { code?: unknown }).code;
+  if (code === "OAUTH_JWT_TIMESTAMP_CHECK_FAILED" || code === "OAUTH_JWT_CLAIM_COMPARISON_FAILED" || code === "OAUTH_KEY_SELECTION_FAILED") {
+    return new OidcRefused("token_invalid", describe(err));
+  }
+  if (code === "OAUTH_INVALID_RESPONSE" && /state/.test(describe(err))) return new OidcRefused("state_mismatch", describe(err));
+  if (code === "OAUTH_INVALID_RESPONSE" || code === "OAUTH_PARSE_ERROR" || code === "OAUTH_RESPONSE_IS_NOT_CONFORM" || code === "OAUTH_RESPONSE_IS_NOT_JSON") {
+    return new OidcRefused("token_invalid", describe(err));
+  }
+  return new OidcRefused("provider_unreachable", describe(err));
+}
+
+/** Records a refusal in the organization's trail (about the user when one is known) and hands it back to throw. */
+async function refuse(ctx: ReadContext, orgId: string, refused: OidcRefused): Promise<OidcRefused> {
+  const audit: DomainContext = { ...ctx, orgId, actor: refused.userId ? { type: "user", id: refused.userId } : systemActor };
+  await transaction(ctx, () =>
+    refused.userId
+      ? recordAudit(audit, { action: "SSO_SIGN_IN_REFUSED", entityType: "user", entityId: refused.userId, data: { reason: refused.reason, email: refused.email, detail: refused.detail } })
+      : recordAudit(audit, { action: "SSO_SIGN_IN_REFUSED", entityType: "oidc_config", entityId: orgId, data: { reason: refused.reason, email: refused.email, detail: refused.detail } }),
+  );
+  return refused;
+}
+
+/** The groups claim as a list of strings (a single string is one group). */
+function groupsOf(claims: Record<string, unknown>, claim: string): string[] {
+  const v = claims[claim];
+  if (typeof v === "string") return [v];
+  if (Array.isArray(v)) return v.filter((g): g is string => typeof g === "string");
+  return [];
+}
+
+/**
+ * Finishes a sign-in at the callback: the sign-in row is taken (one use), the code exchanged
+ * and the ID token verified by openid-client (state, PKCE, issuer, audience, expiry by
+ * Flagstaff's clock, nonce), then the email (verified, of an allowed domain) and the groups
+ * (mapped to a role) decide who signs in as what: an existing user of the organization (their
+ * role follows the groups: a change is audited) or, with just-in-time provisioning, a new one.
+ * Then a Flagstaff session starts, as a password sign-in's does (the browser's previous session
+ * ends). Every refusal is audited and thrown as OidcRefused.
+ */
+export async function finishOidcSignIn(
+  ctx: ReadContext,
+  input: { orgSlug: string; token: string | null; callbackUrl: URL; replacesSessionId: string | null } & ProviderOptions,
+): Promise<SignedIn> {
+  const { org, row } = await enabledConfig(ctx, input.orgSlug);
+  try {
+    const pending = await takeSignIn(ctx, org.id, input.token);
+    if (!pending) throw new OidcRefused("no_transaction");
+    const error = input.callbackUrl.searchParams.get("error");
+    if (error === null && input.callbackUrl.searchParams.get("state") !== pending.state) throw new OidcRefused("state_mismatch");
+    const config = await providerConfig(ctx, row, input);
+    const tokens = await oidc.authorizationCodeGrant(config, input.callbackUrl, {
+      pkceCodeVerifier: pending.codeVerifier,
+      expectedState: pending.state,
+      expectedNonce: pending.nonce,
+      idTokenExpected: true,
+    });
+    const idClaims = tokens.claims();
+    if (!idClaims) throw new OidcRefused("token_invalid", "no ID token");
+    let claims: Record<string, unknown> = { ...idClaims };
+    // Providers that keep the email or the groups out of the ID token answer them at userinfo.
+    if ((claims.email === undefined || claims[row.groupsClaim] === undefined) && config.serverMetadata().userinfo_endpoint) {
+      const info = await oidc.fetchUserInfo(config, tokens.access_token, idClaims.sub);
+      claims = { ...info, ...claims, ...(claims[row.groupsClaim] === undefined && info[row.groupsClaim] !== undefined ? { [row.groupsClaim]: info[row.groupsClaim] } : {}) };
+    }
+    return await signInAs(ctx, { org, row, claims, subject: idClaims.sub, replacesSessionId: input.replacesSessionId });
+  } catch (err) {
+    throw await refuse(ctx, org.id, classify(err));
+  }
+}
+
+async function signInAs(
+  ctx: ReadContext,
+  input: { org: Organization; row: OidcConfigRow; claims: Record<string, unknown>; subject: string; replacesSessionId: string | null },
+): Promise<SignedIn> {
+  const { org, row, claims } = input;
+  const rawEmail = typeof claims.email === "string" ? claims.email : null;
+  // A provider that says the address is unverified is not trusted with it; one that says
+  // nothing (Entra ID) vouches for its tenant's addresses.
+  if (!rawEmail || claims.email_verified === false) throw new OidcRefused("email_missing", null, rawEmail);
+  const email = normalizeEmail(rawEmail);
+  if (!domainAllowed(row, email)) throw new OidcRefused("domain_not_allowed", null, email);
+  const groups = groupsOf(claims, row.groupsClaim);
+  const role = roleForGroups(row, groups);
+  const [existing] = await ctx.db.select().from(users).where(and(eq(users.orgId, org.id), eq(users.email, email))).limit(1);
+  if (existing?.disabledAt != null) throw new OidcRefused("disabled", null, email, existing.id);
+  if (role === null) throw new OidcRefused("no_role", `groups: ${JSON.stringify(groups).slice(0, 300)}`, email, existing?.id ?? null);
+  if (!existing && row.provisioning !== "just_in_time") throw new OidcRefused("unknown_user", null, email);
+  // A new user gets a random password nobody knows (an admin may reset it): hashed before the transaction.
+  const passwordHash = existing ? null : await hashPassword(generatePassword());
+  const user = await transaction(ctx, async () => {
+    const base = { store: ctx.store, db: ctx.db, clock: ctx.clock, orgId: org.id };
+    let u: UserRow;
+    if (existing) {
+      u = existing;
+      if (existing.role !== role) await applyRole({ ...base, actor: systemActor }, existing, role);
+      u = { ...existing, role };
+    } else {
+      const created = await createUser(base, { email, passwordHash: passwordHash!, role, name: typeof claims.name === "string" ? claims.name.slice(0, 200) : null });
+      await recordAudit({ ...base, actor: systemActor }, { action: "USER_CREATED", entityType: "user", entityId: created.id, after: { email, role } });
+      const [fresh] = await ctx.db.select().from(users).where(eq(users.id, created.id)).limit(1);
+      u = fresh!;
+    }
+    await recordAudit(
+      { ...base, actor: { type: "user", id: u.id } },
+      { action: "USER_SIGNED_IN_SSO", entityType: "user", entityId: u.id, data: { issuer: row.issuerUrl, subject: input.subject, groups, created: !existing } },
+    );
+    return u;
+  });
+  if (input.replacesSessionId) await deleteSession(ctx, input.replacesSessionId);
+  const session = await createSession(ctx, user);
+  return { user: toUserView(user), org, token: session.token, csrfToken: session.csrfToken, expiresAt: session.expiresAt };
+}
+
+/** The provider's groups decide the role at each sign-in: a change is written and audited (by the system; the sign-in event next to it names the groups). */
+async function applyRole(ctx: DomainContext, user: UserRow, role: Role): Promise<void> {
+  await ctx.db.update(users).set({ role }).where(eq(users.id, user.id));
+  await recordAudit(ctx, { action: "USER_ROLE_CHANGED", entityType: "user", entityId: user.id, before: { role: user.role }, after: { role } });
+}
