@@ -46,6 +46,12 @@ export interface FakeOllama {
   port: number;
   /** Every chat request body received, oldest first (cleared by reset). */
   readonly requests: RecordedChat[];
+  /**
+   * The chat requests the fake answered to a client still connected, oldest first (cleared by
+   * reset). Like Ollama, which stops generating when its client goes away, a request whose
+   * client disconnected during the answer's delay (a killed server) is received but not answered.
+   */
+  readonly answered: RecordedChat[];
   /** Queues answers for the next chat requests, in order. */
   script(answers: FakeAnswer | FakeAnswer[]): void;
   /** Replaces the answer used when nothing is queued (null: back to the keyword heuristic). */
@@ -62,6 +68,7 @@ export function startFakeOllama(opts: { port?: number; hostname?: string; models
   const defaultDelayMs = opts.delayMs ?? 0;
   const queue: FakeAnswer[] = [];
   const requests: RecordedChat[] = [];
+  const answered: RecordedChat[] = [];
   let fallback: DefaultAnswerer = heuristicAnswer;
 
   const state = {
@@ -74,6 +81,7 @@ export function startFakeOllama(opts: { port?: number; hostname?: string; models
     reset() {
       queue.length = 0;
       requests.length = 0;
+      answered.length = 0;
       fallback = heuristicAnswer;
     },
   };
@@ -90,6 +98,8 @@ export function startFakeOllama(opts: { port?: number; hostname?: string; models
     let answer = queue.shift() ?? fallback(body);
     const delayMs = answer.delayMs ?? defaultDelayMs;
     if (delayMs > 0) await Bun.sleep(delayMs);
+    if (req.signal.aborted) return new Response(null, { status: 499 });
+    answered.push(body);
     if (!("status" in answer) && !("raw" in answer) && !("json" in answer)) answer = heuristicAnswer(body);
     if ("status" in answer) return ollamaError(answer.status, answer.error ?? "fake failure");
     const promptChars = body.messages.reduce((n, m) => n + m.content.length, 0);
@@ -139,6 +149,7 @@ export function startFakeOllama(opts: { port?: number; hostname?: string; models
     url: `http://${server.hostname}:${port}`,
     port,
     requests,
+    answered,
     ...state,
     stop: () => server.stop(true),
   };

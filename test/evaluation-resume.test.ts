@@ -9,7 +9,8 @@
  * order, as the lane has one slot and works items in order) are asked exactly once over the
  * whole run; every other item is asked once after the restart; and the only item asked twice,
  * if any, is the one whose request the fake had received last before the kill (in flight: asked,
- * its answer not yet stored).
+ * its answer not yet stored). The model answered each item once: the fake answers only a client
+ * still connected, as Ollama stops generating when its client goes away.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { classifiedText, startFakeOllama, type FakeOllama } from "../scripts/fake-ollama.ts";
@@ -78,4 +79,8 @@ test("a run whose server was killed (SIGKILL) mid-run resumes on a new server, n
   // After the restart, nothing asked before the kill was asked again but the one in flight.
   const afterRestart = asked.slice(askedBeforeKill.length);
   expect(afterRestart.filter((t) => askedBeforeKill.includes(t) && t !== inFlight)).toEqual([]);
+  // And the model answered every item exactly once: the request in flight at the kill lost its
+  // client before its answer was ready (the fake, like Ollama, drops the work of a client gone).
+  const answered = fake.answered.map(classifiedText);
+  expect([...answered].sort()).toEqual([...texts].sort());
 }, 60_000);
