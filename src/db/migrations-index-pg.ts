@@ -19,6 +19,7 @@ import m15 from "../../drizzle-pg/0015_case_claim_expiry.sql" with { type: "text
 import m16 from "../../drizzle-pg/0016_scheduled_actions.sql" with { type: "text" };
 import m17 from "../../drizzle-pg/0017_strikes.sql" with { type: "text" };
 import m18 from "../../drizzle-pg/0018_service_levels.sql" with { type: "text" };
+import m19 from "../../drizzle-pg/0019_audit_chain.sql" with { type: "text" };
 
 export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0000_foundation", when: 1795439365595, breakpoints: true, sql: m0 },
@@ -40,4 +41,5 @@ export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0016_scheduled_actions", when: 1795766945097, breakpoints: true, sql: m16 },
   { tag: "0017_strikes", when: 1795767109297, breakpoints: true, sql: m17 },
   { tag: "0018_service_levels", when: 1795767459445, breakpoints: true, sql: m18 },
+  { tag: "0019_audit_chain", when: 1795771305550, breakpoints: true, sql: m19 },
 ];

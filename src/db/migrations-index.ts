@@ -28,6 +28,7 @@ import m25 from "../../drizzle/0025_case_claim_expiry.sql" with { type: "text" }
 import m26 from "../../drizzle/0026_scheduled_actions.sql" with { type: "text" };
 import m27 from "../../drizzle/0027_strikes.sql" with { type: "text" };
 import m28 from "../../drizzle/0028_service_levels.sql" with { type: "text" };
+import m29 from "../../drizzle/0029_audit_chain.sql" with { type: "text" };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -66,4 +67,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0026_scheduled_actions", when: 1795766944473, breakpoints: true, sql: m26 },
   { tag: "0027_strikes", when: 1795767108795, breakpoints: true, sql: m27 },
   { tag: "0028_service_levels", when: 1795767458822, breakpoints: true, sql: m28 },
+  { tag: "0029_audit_chain", when: 1795771303468, breakpoints: true, sql: m29 },
 ];
