@@ -3830,8 +3830,8 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
-                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached only when listed). */
-                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached")[];
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint only when listed). */
+                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint")[];
                             enabled: boolean;
                             disabledReason: string | null;
                             disabledAt: string | null;
@@ -3842,7 +3842,7 @@ export interface operations {
                             /** Format: date-time */
                             updatedAt: string;
                         }[];
-                        eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached")[];
+                        eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint")[];
                     };
                 };
             };
@@ -3907,8 +3907,8 @@ export interface operations {
                 "application/json": {
                     url: string;
                     description?: string | null;
-                    /** @description The event types to deliver. Empty or omitted: the enforcement_action events (report.decided, queue.sla_breached only when listed). */
-                    eventTypes?: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached")[];
+                    /** @description The event types to deliver. Empty or omitted: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint only when listed). */
+                    eventTypes?: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint")[];
                     enabled?: boolean;
                 };
             };
@@ -3925,8 +3925,8 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
-                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached only when listed). */
-                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached")[];
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint only when listed). */
+                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint")[];
                             enabled: boolean;
                             disabledReason: string | null;
                             disabledAt: string | null;
@@ -4020,8 +4020,8 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
-                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached only when listed). */
-                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached")[];
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint only when listed). */
+                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint")[];
                             enabled: boolean;
                             disabledReason: string | null;
                             disabledAt: string | null;
@@ -4168,8 +4168,8 @@ export interface operations {
                 "application/json": {
                     url?: string;
                     description?: string | null;
-                    /** @description The event types to deliver. Empty or omitted: the enforcement_action events (report.decided, queue.sla_breached only when listed). */
-                    eventTypes?: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached")[];
+                    /** @description The event types to deliver. Empty or omitted: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint only when listed). */
+                    eventTypes?: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint")[];
                     enabled?: boolean;
                 };
             };
@@ -4186,8 +4186,8 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
-                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached only when listed). */
-                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached")[];
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint only when listed). */
+                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint")[];
                             enabled: boolean;
                             disabledReason: string | null;
                             disabledAt: string | null;
@@ -4280,8 +4280,8 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
-                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached only when listed). */
-                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached")[];
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint only when listed). */
+                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint")[];
                             enabled: boolean;
                             disabledReason: string | null;
                             disabledAt: string | null;
