@@ -29,7 +29,7 @@ if (!file) {
 const sha256 = (text) => createHash("sha256").update(text, "utf8").digest("hex");
 // The canonical forms (docs/audit.md): JSON arrays as JSON.stringify writes them.
 const eventCanonical = (e) =>
-  JSON.stringify(["flagstaff.audit.v1", e.orgId, e.seq, e.id, e.projectId, e.actorType, e.actorId, e.action, e.entityType, e.entityId, e.before, e.after, e.data, e.createdAt]);
+  JSON.stringify(["flagstaff.audit.v1", e.orgId, e.id, e.projectId, e.actorType, e.actorId, e.action, e.entityType, e.entityId, e.before, e.after, e.data, e.createdAt]);
 const checkpointCanonical = (c) => JSON.stringify(["flagstaff.audit-checkpoint.v1", c.orgId, c.seq, c.hash, c.signedAt]);
 // An Ed25519 public key from its raw 32 bytes (base64), as a JWK.
 const publicKey = (b64) => createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: Buffer.from(b64, "base64").toString("base64url") }, format: "jwk" });

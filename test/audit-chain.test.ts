@@ -10,7 +10,15 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { sql, type SQL } from "drizzle-orm";
 import { chainHash, eventDigest } from "../src/db/audit-hash.ts";
+import { migrateStore } from "../src/db/migrate.ts";
+import { embeddedMigrations } from "../src/db/migrations-index.ts";
+import { embeddedPgMigrations } from "../src/db/migrations-index-pg.ts";
+import { auditChainHeads, auditEvents } from "../src/db/schema.ts";
+import { systemClock } from "../src/domain/core/clock.ts";
+import { verifyChains } from "../src/domain/review/audit-chain.ts";
+import { openTestStore } from "./helpers/builders.ts";
 import { TEST_ENGINE } from "./helpers/pg.ts";
 import { rawDb } from "./helpers/raw-db.ts";
 import { ROOT, runCli, startServer, TestServer, type InitResult } from "./helpers/server.ts";
@@ -56,7 +64,7 @@ async function chainOf(server: TestServer, orgId: string): Promise<ChainRow[]> {
   }
 }
 
-async function sql(server: TestServer, q: string, ...params: unknown[]): Promise<void> {
+async function rawSql(server: TestServer, q: string, ...params: unknown[]): Promise<void> {
   const db = await rawDb(server.dbPath);
   try {
     await db.run(q, ...params);
@@ -135,7 +143,7 @@ describe("the audit chain", () => {
       if (i < 2) continue;
       const data = i === 2 ? JSON.stringify({ note: "rewritten" }) : (r.data as string | null);
       const hash = chainHash(prev, eventDigest({
-        orgId: String(r.org_id), seq: Number(r.chain_seq), id: String(r.id), projectId: (r.project_id as string | null) ?? null, actorType: String(r.actor_type),
+        orgId: String(r.org_id), id: String(r.id), projectId: (r.project_id as string | null) ?? null, actorType: String(r.actor_type),
         actorId: (r.actor_id as string | null) ?? null, action: String(r.action), entityType: String(r.entity_type), entityId: String(r.entity_id),
         before: (r.before as string | null) ?? null, after: (r.after as string | null) ?? null, data, createdAt: Number(r.created_at),
       }));
@@ -224,18 +232,70 @@ describe("the audit chain", () => {
   test("a deleted event is named by `audit verify` as a gap; a deleted last event through the chain's head", async () => {
     const rows = await chainOf(server, demoOrg);
     const last = rows.at(-1)!;
-    await sql(server, "DELETE FROM audit_events WHERE id = ?", last.id);
+    await rawSql(server, "DELETE FROM audit_events WHERE id = ?", last.id);
     const tail = await verifyCli(server, ["--org", server.demo.orgSlug]);
     expect(tail.code).toBe(1);
     expect(tail.stdout).toContain(`the last event(s) ${last.chain_seq}..${last.chain_seq} were deleted`);
 
     const gone = rows[3]!;
     const next = rows[4]!;
-    await sql(server, "DELETE FROM audit_events WHERE id = ?", gone.id);
+    await rawSql(server, "DELETE FROM audit_events WHERE id = ?", gone.id);
     const bad = await verifyCli(server, ["--org", server.demo.orgSlug]);
     expect(bad.code).toBe(1);
     expect(bad.stdout).toContain(`event ${next.id} (seq ${next.chain_seq}, ${next.action}): sequence gap`);
     expect(bad.stdout).toContain(`event(s) ${gone.chain_seq} before it were deleted`);
     expect(bad.stderr).toContain("does not verify");
+  });
+});
+
+describe("the migration that chains the events written before the chain", () => {
+  test("numbers each organization's events in order (created_at, id), hashes them as the writer would, writes the heads; the chain verifies", async () => {
+    const list = TEST_ENGINE === "postgres" ? embeddedPgMigrations : embeddedMigrations;
+    const at = list.findIndex((m) => m.tag.endsWith("_audit_chain"));
+    const store = await openTestStore({ migrations: at });
+    const exec = (q: SQL) => (TEST_ENGINE === "postgres" ? (store.writer as unknown as { execute(q: SQL): Promise<unknown> }).execute(q) : Promise.resolve(store.writer.run(q)));
+    try {
+      for (const org of ["org-a", "org-b"]) await exec(sql`INSERT INTO organizations (id, slug, name, plan, created_at) VALUES (${org}, ${org}, ${org}, 'enterprise', 1)`);
+      // Inserted out of order: the chain follows (created_at, id), per organization.
+      const events: [string, string, number, string | null][] = [
+        ["e-b", "org-a", 1000, '{"n":1}'],
+        ["e-a", "org-a", 1000, null],
+        ["e-z", "org-a", 500, '{"n":"é"}'],
+        ["f-1", "org-b", 700, null],
+        ["f-0", "org-b", 900, null],
+      ];
+      for (const [id, org, createdAt, data] of events) {
+        await exec(sql`INSERT INTO audit_events (id, org_id, project_id, actor_type, actor_id, action, entity_type, entity_id, before, after, data, created_at)
+                       VALUES (${id}, ${org}, NULL, 'system', NULL, 'REPORT_CREATED', 'report', ${`r-${id}`}, NULL, '{"status":"OPEN"}', ${data}, ${createdAt})`);
+      }
+      await migrateStore(store);
+      const rows = await store.db.select().from(auditEvents).orderBy(auditEvents.orgId, auditEvents.chainSeq);
+      expect(rows.map((r) => [r.orgId, Number(r.chainSeq), r.id])).toEqual([
+        ["org-a", 1, "e-z"],
+        ["org-a", 2, "e-a"],
+        ["org-a", 3, "e-b"],
+        ["org-b", 1, "f-1"],
+        ["org-b", 2, "f-0"],
+      ]);
+      let prev = "";
+      for (const r of rows) {
+        if (Number(r.chainSeq) === 1) prev = "0".repeat(64);
+        expect(r.prevHash).toBe(prev);
+        expect(r.hash).toBe(chainHash(prev, eventDigest({ ...r, createdAt: Number(r.createdAt) })));
+        prev = r.hash!;
+      }
+      const heads = await store.db.select().from(auditChainHeads).orderBy(auditChainHeads.orgId);
+      expect(heads.map((h) => [h.orgId, Number(h.lastSeq), h.lastHash])).toEqual([
+        ["org-a", 3, rows[2]!.hash!],
+        ["org-b", 2, rows[4]!.hash!],
+      ]);
+      const verified = await verifyChains({ store, db: store.db, clock: systemClock }, { trustedKeys: [] });
+      expect(verified.map((v) => [v.org, v.events, v.failure])).toEqual([
+        ["org-a", 3, null],
+        ["org-b", 2, null],
+      ]);
+    } finally {
+      await store.close();
+    }
   });
 });

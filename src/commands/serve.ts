@@ -43,7 +43,7 @@ export async function serve(config: Config): Promise<void> {
   const transparency = services.store.singleton("transparency-submission", () => startSubmissionScheduler(services));
   const retention = services.store.singleton("retention", () => startRetention(services));
   const breaches = services.store.singleton("sla-breaches", () => startBreachScheduler(services));
-  const auditCheckpoints = auditKey ? services.store.singleton("audit-checkpoints", () => startAuditCheckpoints(services, auditKey)) : null;
+  const auditCheckpoints = services.store.singleton("audit-checkpoints", () => startAuditCheckpoints(services, auditKey));
   if (auditKey) log.info("audit checkpoints on", { publicKey: auditKey.publicKeyBase64, everyMs: config.auditCheckpointMs });
   else log.warn("audit checkpoints are off: no FLAGSTAFF_AUDIT_SIGNING_KEY or FLAGSTAFF_AUDIT_SIGNING_KEY_FILE (the chain is still written and verifiable; docs/audit.md)");
 
@@ -89,7 +89,7 @@ export async function serve(config: Config): Promise<void> {
       await transparency.stop();
       await retention.stop();
       await breaches.stop();
-      await auditCheckpoints?.stop();
+      await auditCheckpoints.stop();
       await workers.drain(10_000); // let running jobs finish, give back the rest
       await checkpointer?.stop();
       await services.store.close(); // the last connections (SQLite: checkpoints and removes the WAL)

@@ -1,6 +1,9 @@
 import { createHash } from "node:crypto";
 import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "./client.ts";
+import { param, statements } from "./prepared.ts";
+import { auditChainHeads, auditEvents } from "./schema.ts";
+import type { Store } from "./store.ts";
 import { AUDIT_CHAIN_GENESIS, auditEventCanonical, type ChainedEventFields } from "../domain/views/audit-chain.ts";
 
 /**
@@ -11,10 +14,96 @@ import { AUDIT_CHAIN_GENESIS, auditEventCanonical, type ChainedEventFields } fro
 export const sha256Hex = (text: string): string => createHash("sha256").update(text).digest("hex");
 
 /** SHA-256 hex of the event's canonical form. */
-export const eventDigest = (e: ChainedEventFields): string => sha256Hex(auditEventCanonical(e));
+export const eventDigest = (e: Omit<ChainedEventFields, "seq">): string => sha256Hex(auditEventCanonical(e));
 
 /** An event's hash: SHA-256 hex of the previous event's hash followed by this one's digest. */
 export const chainHash = (prevHash: string, digest: string): string => sha256Hex(prevHash + digest);
+
+/** An audit event as written, before the chain gives it its place. */
+export type UnchainedEvent = Omit<ChainedEventFields, "seq">;
+
+/**
+ * Appends one organization's events to its chain, inside the transaction, just before its COMMIT
+ * (src/domain/core/audit.ts defers them there). The digests are computed here, before any lock.
+ * - PostgreSQL: one call of flagstaff_audit_append (migration 0019_audit_chain), left to travel
+ *   with the COMMIT (Store.atCommit): it locks the head, chains and inserts the events and moves
+ *   the head in the database, so the lock is held for that call and the COMMIT's flush, never
+ *   across a round trip to this instance, and the chain adds no round trip to a transaction.
+ * - SQLite (one writer at a time: the lock is the store's own): an upsert reads the head, the
+ *   hashes are computed here, the events and the head are written with the rest.
+ */
+export async function appendToChain(store: Store, orgId: string, events: UnchainedEvent[]): Promise<void> {
+  const digests = events.map(eventDigest);
+  const db = store.db;
+  if (store.engine === "postgres") {
+    const col = <K extends keyof UnchainedEvent>(k: K) => sql.param(events.map((e) => e[k]));
+    // The domain's handle is typed as SQLite's; PostgreSQL's runs a statement with `execute`.
+    const pg = db as unknown as { execute(q: SQL): Promise<unknown> };
+    await store.atCommit(
+      pg.execute(sql`SELECT flagstaff_audit_append(${orgId}, ${col("id")}::text[], ${col("projectId")}::text[], ${col("actorType")}::text[], ${col("actorId")}::text[],
+        ${col("action")}::text[], ${col("entityType")}::text[], ${col("entityId")}::text[], ${col("before")}::text[], ${col("after")}::text[], ${col("data")}::text[],
+        ${col("createdAt")}::bigint[], ${sql.param(digests)}::text[])`),
+    );
+    return;
+  }
+  const [head] = await lockHead(db).execute({ orgId, genesis: AUDIT_CHAIN_GENESIS });
+  let seq = Number(head!.lastSeq);
+  let prevHash = head!.lastHash;
+  const writes: Promise<unknown>[] = [];
+  events.forEach((e, i) => {
+    seq += 1;
+    const hash = chainHash(prevHash, digests[i]!);
+    writes.push(insertAudit(db).execute({ ...e, chainSeq: seq, prevHash, hash }));
+    prevHash = hash;
+  });
+  writes.push(moveHead(db).execute({ orgId, lastSeq: seq, lastHash: prevHash }));
+  await store.atCommit(...writes);
+}
+
+/**
+ * The head of an organization's chain, locked until COMMIT: an upsert (ON CONFLICT DO UPDATE
+ * locks the row it meets, and creates the head of an organization's first event), one round trip.
+ */
+export const lockHead = statements((db) =>
+  db
+    .insert(auditChainHeads)
+    .values({ orgId: param("orgId"), lastSeq: 0, lastHash: param("genesis") })
+    .onConflictDoUpdate({ target: auditChainHeads.orgId, set: { lastSeq: sql`${auditChainHeads.lastSeq}` } })
+    .returning({ lastSeq: auditChainHeads.lastSeq, lastHash: auditChainHeads.lastHash })
+    .prepare(),
+);
+
+export const moveHead = statements((db) =>
+  db
+    .update(auditChainHeads)
+    .set({ lastSeq: param("lastSeq"), lastHash: param("lastHash") })
+    .where(sql`${auditChainHeads.orgId} = ${sql.placeholder("orgId")}`)
+    .prepare(),
+);
+
+/** Every change writes an audit event (each report creation at least one): kept prepared (src/db/prepared.ts). */
+const insertAudit = statements((db) =>
+  db
+    .insert(auditEvents)
+    .values({
+      id: param("id"),
+      orgId: param("orgId"),
+      projectId: param("projectId"),
+      actorType: param("actorType"),
+      actorId: param("actorId"),
+      action: param("action"),
+      entityType: param("entityType"),
+      entityId: param("entityId"),
+      before: param("before"),
+      after: param("after"),
+      data: param("data"),
+      createdAt: param("createdAt"),
+      chainSeq: param("chainSeq"),
+      prevHash: param("prevHash"),
+      hash: param("hash"),
+    })
+    .prepare(),
+);
 
 /** Rows of the backfill read and written per statement. */
 const BACKFILL_PAGE = 5_000;

@@ -1,9 +1,8 @@
-import { and, asc, eq, isNull, sql } from "drizzle-orm";
-import { chainHash, eventDigest } from "../../db/audit-hash.ts";
-import { param, statements } from "../../db/prepared.ts";
-import { auditChainHeads, auditEvents } from "../../db/schema.ts";
+import { and, asc, eq, isNull } from "drizzle-orm";
+import { appendToChain, chainHash, eventDigest, lockHead, moveHead, type UnchainedEvent } from "../../db/audit-hash.ts";
+import { auditEvents } from "../../db/schema.ts";
 import type { CommitQueue, Store } from "../../db/store.ts";
-import { AUDIT_CHAIN_GENESIS, type ChainedEventFields } from "../views/audit-chain.ts";
+import { AUDIT_CHAIN_GENESIS } from "../views/audit-chain.ts";
 import { iso } from "./clock.ts";
 import type { DomainContext } from "./context.ts";
 import { newId } from "./ids.ts";
@@ -57,21 +56,18 @@ export async function recordAudit<A extends AuditAction>(ctx: DomainContext, e: 
   await ctx.store.defer(chainQueue(ctx.store), event);
 }
 
-/** An event as written, before the chain gives it its place. */
-type UnchainedEvent = Omit<ChainedEventFields, "seq">;
+
 
 /**
  * The hash chain (docs/audit.md). Each organization's events form one chain: seq 1, 2, 3…, each
  * event's hash covering its canonical form and the hash before it (src/domain/views/audit-chain.ts).
  * A transaction's events are held until just before its COMMIT (Store.defer), then each
- * organization's are chained at once: its head row (audit_chain_heads) is locked and read by one
- * upsert, the events get the next sequences and their hashes, and the events and the new head
- * are written with the COMMIT (Store.atCommit). The head's lock is therefore held from that
- * upsert to the COMMIT only, not through the transaction's own work: an organization's writes
- * wait for each other that long, other organizations' not at all, and no lock is global. Heads
- * are locked in the order of organization ids and nothing is locked after them, so chaining adds
- * no deadlock. On SQLite (one writer, group commits) a whole group of reports is chained by one
- * upsert of the head.
+ * organization's are appended at once (appendToChain, src/db/audit-hash.ts): its head row
+ * (audit_chain_heads) locked, the events given the next sequences and their hashes, written with
+ * the new head. The head's lock is held from there to the COMMIT only, not through the
+ * transaction's own work: an organization's writes wait for each other that long, other
+ * organizations' not at all, and no lock is global. Heads are locked in the order of organization
+ * ids and nothing is locked after them, so chaining adds no deadlock.
  */
 async function chainEvents(store: Store, events: UnchainedEvent[]): Promise<void> {
   const byOrg = new Map<string, UnchainedEvent[]>();
@@ -80,22 +76,7 @@ async function chainEvents(store: Store, events: UnchainedEvent[]): Promise<void
     if (list) list.push(e);
     else byOrg.set(e.orgId, [e]);
   }
-  for (const orgId of [...byOrg.keys()].sort()) {
-    const list = byOrg.get(orgId)!;
-    const db = store.db;
-    const [head] = await lockHead(db).execute({ orgId, genesis: AUDIT_CHAIN_GENESIS });
-    let seq = Number(head!.lastSeq);
-    let prevHash = head!.lastHash;
-    const writes: Promise<unknown>[] = [];
-    for (const e of list) {
-      seq += 1;
-      const hash = chainHash(prevHash, eventDigest({ ...e, seq }));
-      writes.push(insertAudit(db).execute({ ...e, chainSeq: seq, prevHash, hash }));
-      prevHash = hash;
-    }
-    writes.push(moveHead(db).execute({ orgId, lastSeq: seq, lastHash: prevHash }));
-    await store.atCommit(...writes);
-  }
+  for (const orgId of [...byOrg.keys()].sort()) await appendToChain(store, orgId, byOrg.get(orgId)!);
 }
 
 /** Rows an instance of the release before the chain left unchained, chained per pass. */
@@ -123,7 +104,7 @@ export async function chainStragglers(store: Store): Promise<number> {
         let prevHash = head!.lastHash;
         for (const r of rows) {
           seq += 1;
-          const hash = chainHash(prevHash, eventDigest({ ...r, createdAt: Number(r.createdAt), seq }));
+          const hash = chainHash(prevHash, eventDigest({ ...r, createdAt: Number(r.createdAt) }));
           await store.db.update(auditEvents).set({ chainSeq: seq, prevHash, hash }).where(eq(auditEvents.id, r.id));
           prevHash = hash;
         }
@@ -143,51 +124,6 @@ const chainQueue = (store: Store): CommitQueue<UnchainedEvent> => {
   if (!q) queues.set(store, (q = { flush: (items) => chainEvents(store, items) }));
   return q;
 };
-
-/**
- * The head of an organization's chain, locked until COMMIT: an upsert (ON CONFLICT DO UPDATE
- * locks the row it meets, and creates the head of an organization's first event), one round trip.
- */
-const lockHead = statements((db) =>
-  db
-    .insert(auditChainHeads)
-    .values({ orgId: param("orgId"), lastSeq: 0, lastHash: param("genesis") })
-    .onConflictDoUpdate({ target: auditChainHeads.orgId, set: { lastSeq: sql`${auditChainHeads.lastSeq}` } })
-    .returning({ lastSeq: auditChainHeads.lastSeq, lastHash: auditChainHeads.lastHash })
-    .prepare(),
-);
-
-const moveHead = statements((db) =>
-  db
-    .update(auditChainHeads)
-    .set({ lastSeq: param("lastSeq"), lastHash: param("lastHash") })
-    .where(sql`${auditChainHeads.orgId} = ${sql.placeholder("orgId")}`)
-    .prepare(),
-);
-
-/** Every change writes an audit event (each report creation at least one): kept prepared (src/db/prepared.ts). */
-const insertAudit = statements((db) =>
-  db
-    .insert(auditEvents)
-    .values({
-      id: param("id"),
-      orgId: param("orgId"),
-      projectId: param("projectId"),
-      actorType: param("actorType"),
-      actorId: param("actorId"),
-      action: param("action"),
-      entityType: param("entityType"),
-      entityId: param("entityId"),
-      before: param("before"),
-      after: param("after"),
-      data: param("data"),
-      createdAt: param("createdAt"),
-      chainSeq: param("chainSeq"),
-      prevHash: param("prevHash"),
-      hash: param("hash"),
-    })
-    .prepare(),
-);
 
 export const toAuditEventView = (r: typeof auditEvents.$inferSelect): AuditEventView => ({
   id: r.id,

@@ -5,14 +5,16 @@
  * src/db/audit-hash.ts's.
  *
  * An event's digest is SHA-256 (hex) of the UTF-8 of `auditEventCanonical(e)`: the JSON array
- *   ["flagstaff.audit.v1", orgId, seq, id, projectId, actorType, actorId, action, entityType,
+ *   ["flagstaff.audit.v1", orgId, id, projectId, actorType, actorId, action, entityType,
  *    entityId, before, after, data, createdAt]
  * as JSON.stringify writes it (no spaces; for an array of strings, integers and nulls this is
  * also its RFC 8785 canonical form). `before`, `after` and `data` are the stored JSON texts (or
  * null), hashed as strings, so their own key order never matters; `createdAt` is in ms.
  * Its hash is SHA-256 (hex) of the UTF-8 of prevHash followed by the digest (128 hex digits),
  * prevHash being the hash of the event before it in the organization's chain, or 64 zeros for
- * the first (seq 1). A checkpoint signs (Ed25519) the UTF-8 of
+ * the first (seq 1). The sequence is not in the digest: the writer computes digests before it
+ * knows the sequence (PostgreSQL chains them in the database, src/db/audit-hash.ts), and the
+ * links already fix each event's place (a checkpoint signs the sequence with the hash). A checkpoint signs (Ed25519) the UTF-8 of
  *   ["flagstaff.audit-checkpoint.v1", orgId, seq, hash, signedAt]
  * written the same way.
  */
@@ -22,7 +24,7 @@ import { isoDateTime } from "./common.ts";
 /** The previous hash of an organization's first event. */
 export const AUDIT_CHAIN_GENESIS = "0".repeat(64);
 
-/** The fields of an audit event that its digest covers, as stored. */
+/** The fields of an audit event that its digest covers, as stored (and its sequence, which the links cover). */
 export interface ChainedEventFields {
   orgId: string;
   seq: number;
@@ -39,9 +41,9 @@ export interface ChainedEventFields {
   createdAt: number;
 }
 
-export const auditEventCanonical = (e: ChainedEventFields): string =>
+export const auditEventCanonical = (e: Omit<ChainedEventFields, "seq">): string =>
   JSON.stringify([
-    "flagstaff.audit.v1", e.orgId, e.seq, e.id, e.projectId, e.actorType, e.actorId, e.action, e.entityType, e.entityId, e.before, e.after, e.data, e.createdAt,
+    "flagstaff.audit.v1", e.orgId, e.id, e.projectId, e.actorType, e.actorId, e.action, e.entityType, e.entityId, e.before, e.after, e.data, e.createdAt,
   ]);
 
 /** What a checkpoint's signature covers. */
