@@ -6,7 +6,7 @@
  * parallel writes (on PostgreSQL through two instances) leave a gap-free chain.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { randomBytes } from "node:crypto";
+import { createPublicKey, randomBytes, verify } from "node:crypto";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,6 +21,7 @@ import { verifyChains } from "../src/domain/review/audit-chain.ts";
 import { openTestStore } from "./helpers/builders.ts";
 import { TEST_ENGINE } from "./helpers/pg.ts";
 import { rawDb } from "./helpers/raw-db.ts";
+import { until } from "./helpers/wait.ts";
 import { ROOT, runCli, startServer, TestServer, type InitResult } from "./helpers/server.ts";
 
 setDefaultTimeout(60_000);
@@ -296,6 +297,45 @@ describe("the migration that chains the events written before the chain", () => 
       ]);
     } finally {
       await store.close();
+    }
+  });
+});
+
+describe("checkpoints signed by the periodic pass", () => {
+  test("announced as audit.checkpoint to the endpoint that lists it (its signature verifies with the published key), not to an unfiltered one", async () => {
+    const received: { path: string; payload: { type: string; data: Record<string, unknown> } }[] = [];
+    const receiver = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      async fetch(req) {
+        received.push({ path: new URL(req.url).pathname, payload: JSON.parse(await req.text()) });
+        return new Response("ok");
+      },
+    });
+    const server = await startServer({ ...KEYED, FLAGSTAFF_AUDIT_CHECKPOINT_MS: "200", FLAGSTAFF_SCAN_ALLOW_PRIVATE: "1", FLAGSTAFF_JOB_POLL_MS: "50" });
+    try {
+      const org = await server.orgClient();
+      for (const [path, eventTypes] of [["/listed", ["audit.checkpoint"]], ["/unfiltered", []]] as const) {
+        const r = await org.POST("/organizations/{orgSlug}/webhook-endpoints", {
+          params: { path: { orgSlug: server.demo.orgSlug } },
+          body: { url: `http://127.0.0.1:${receiver.port}${path}`, eventTypes: [...eventTypes] },
+        });
+        expect(r.response.status).toBe(201);
+      }
+      await report(server, server.demo, "checkpointed");
+      const got = await until("a checkpoint delivered", async () => received.find((r) => r.path === "/listed" && r.payload.type === "audit.checkpoint"));
+      const c = got.payload.data as { orgId: string; seq: number; hash: string; signedAt: number; publicKey: string; signature: string };
+      const pub = (await runCli(["audit", "public-key"], { ...server.env, ...KEYED })).stdout.match(/raw \(base64\): (\S+)/)![1]!;
+      expect(c.publicKey).toBe(pub);
+      const key = createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: Buffer.from(pub, "base64").toString("base64url") }, format: "jwk" });
+      const message = JSON.stringify(["flagstaff.audit-checkpoint.v1", c.orgId, c.seq, c.hash, c.signedAt]);
+      expect(verify(null, Buffer.from(message), key, Buffer.from(c.signature, "base64"))).toBe(true);
+      expect(verify(null, Buffer.from(message.replace(c.hash, "0".repeat(64))), key, Buffer.from(c.signature, "base64"))).toBe(false);
+      await Bun.sleep(500);
+      expect(received.filter((r) => r.path === "/unfiltered").map((r) => r.payload.type)).not.toContain("audit.checkpoint");
+    } finally {
+      await server.dispose();
+      await receiver.stop(true);
     }
   });
 });
