@@ -5,7 +5,7 @@
  * current, then current, base…), printed as medians, ratios and CPU per request. Figures only.
  *
  *   bun scripts/bench/audit-chain.ts [--base 332c154] [--rounds 4] [--seconds 8] [--decisions 1500]
- *                                    [--engine sqlite|postgres|both]
+ *                                    [--engine sqlite|postgres|both] [--connections 32]
  *
  * Both sides run from source (`bun src/cli.ts serve`, the base exported with `git archive`, this
  * checkout's node_modules linked). Each round of a side: a fresh database made by `init`; intake
@@ -32,11 +32,13 @@ const { values: args } = parseArgs({
     seconds: { type: "string", default: "8" },
     decisions: { type: "string", default: "1500" },
     engine: { type: "string", default: "both" },
+    connections: { type: "string", default: "32" },
   },
 });
 const ROUNDS = Number(args.rounds);
 const SECONDS = Number(args.seconds);
 const DECISIONS = Number(args.decisions);
+const CONNECTIONS = Number(args.connections);
 const BUN = process.execPath;
 const log = (s: string) => console.error(`[audit-chain ${new Date().toISOString().slice(11, 19)}] ${s}`);
 const work = mkdtempSync(join(tmpdir(), "flagstaff-chain-bench-"));
@@ -93,7 +95,7 @@ async function oneRun(tree: string, engine: "sqlite" | "postgres", pg: PgCluster
     // Warm-up, then intake.
     await Promise.all(instances.map((s) => wrk(wrkBin, { url: s.url, connections: 8, seconds: 2, script: "report.lua", env: { KEY: demo.secretKey, PROJECT: demo.projectId } })));
     let before = cpu();
-    const per = Math.round(32 / instances.length);
+    const per = Math.max(1, Math.round(CONNECTIONS / instances.length));
     const intake = await Promise.all(instances.map((s) => wrk(wrkBin, { url: s.url, connections: per, seconds: SECONDS, script: "report.lua", env: { KEY: demo.secretKey, PROJECT: demo.projectId } })));
     const intakeCpu = cpu() - before;
     const intakeOk = intake.reduce((n, r) => n + r.requests - r.non2xx, 0);
@@ -107,7 +109,7 @@ async function oneRun(tree: string, engine: "sqlite" | "postgres", pg: PgCluster
     before = cpu();
     const started = performance.now();
     await Promise.all(
-      Array.from({ length: 32 }, async (_, c) => {
+      Array.from({ length: CONNECTIONS }, async (_, c) => {
         const base = instances[c % instances.length]!.url;
         for (;;) {
           const id = ids[next++];
@@ -185,7 +187,7 @@ async function main(): Promise<void> {
         ]);
       }
       out.push(
-        `\n### ${engine === "sqlite" ? "SQLite, one instance" : "PostgreSQL, two instances"} (${ROUNDS} rounds, median; base ${args.base})\n\n` +
+        `\n### ${engine === "sqlite" ? "SQLite, one instance" : "PostgreSQL, two instances"}, ${CONNECTIONS} connections (${ROUNDS} rounds, median; base ${args.base})\n\n` +
           markdownTable(["", "base req/s", "chain req/s", "ratio (≥ 0.95)", "base CPU ms/req", "chain CPU ms/req", "CPU ratio", "chain rounds", "base rounds"], rows),
       );
       console.log(out.at(-1));
