@@ -41,6 +41,10 @@
  *     exactly once (webhook messages received, reports enriched). An instance that exited or does
  *     not serve again within 30 s fails the run (it is started again so the run goes on).
  *
+ * (e) At the end, in both modes: `flagstaff audit verify` on the database, checking every
+ *     organization's audit chain from its first event and the checkpoints the instances signed
+ *     (every 2 s, kills included): the run fails unless it verifies end to end.
+ *
  * With `--faults` (about a minute) it runs the database fault harness instead
  * (scripts/chaos-faults.ts says what it does): two instances on PostgreSQL, each through a proxy
  * of its own, and one on SQLite, under load, while PostgreSQL is restarted (-m immediate, -m
@@ -51,6 +55,7 @@ import { Database } from "bun:sqlite";
 import postgres from "postgres";
 import { startPgCluster, type PgCluster } from "./pg-cluster.ts";
 import { runFaultHarness } from "./chaos-faults.ts";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -103,6 +108,9 @@ const env: Record<string, string> = {
   FLAGSTAFF_REPORT_RATE_LIMIT: "100000000",
   FLAGSTAFF_LOG_LEVEL: "info",
   FLAGSTAFF_AI_TIMEOUT_MS: "5000",
+  // The audit chain's checkpoints are signed all along, kills included, and checked at the end.
+  FLAGSTAFF_AUDIT_SIGNING_KEY: randomBytes(32).toString("base64"),
+  FLAGSTAFF_AUDIT_CHECKPOINT_MS: "2000",
 };
 let server: Server | null = null;
 const extra: Server[] = [];
@@ -143,6 +151,7 @@ try {
   if (ON_POSTGRES) await instancesOnPostgres(demo, ollama.url);
   else await oneInstanceKilled(demo);
   await fuzzPhase(demo);
+  await verifyAuditChain();
   say(failed ? "CHAOS FAILED" : "chaos passed");
 } finally {
   const s = server as Server | null;
@@ -154,6 +163,22 @@ try {
   if (!failed && !process.env.CHAOS_KEEP) rmSync(dir, { recursive: true, force: true });
   else console.error(`kept ${dir} for inspection`);
 }
+}
+
+/**
+ * (e) The audit chain after it all (docs/audit.md): a last checkpoint signed, then `flagstaff
+ * audit verify` recomputes every organization's chain from its first event and checks every
+ * checkpoint the instances signed during the kills: any gap, edit or broken link fails the run.
+ */
+async function verifyAuditChain(): Promise<void> {
+  step("audit chain: a last checkpoint, then flagstaff audit verify");
+  const proc = Bun.spawn([BUN, CLI, "audit", "checkpoint"], { env, stdout: "pipe", stderr: "pipe" });
+  await proc.exited;
+  const started = performance.now();
+  const verify = Bun.spawn([BUN, CLI, "audit", "verify"], { env: { ...env, FLAGSTAFF_LOG_LEVEL: "warn" }, stdout: "pipe", stderr: "pipe" });
+  const [out, err, code] = await Promise.all([new Response(verify.stdout).text(), new Response(verify.stderr).text(), verify.exited]);
+  say(`\n## Audit chain\n\n\`flagstaff audit verify\` (exit ${code}, ${Math.round(performance.now() - started)} ms):\n\n\`\`\`\n${out.trim()}${err.trim() ? `\n${err.trim()}` : ""}\n\`\`\``);
+  if (code !== 0) failed = true;
 }
 
 type Demo = { orgSlug: string; projectId: string; secretKey: string; publishableKey: string };

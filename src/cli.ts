@@ -1,6 +1,8 @@
 #!/usr/bin/env bun
 /** The `flagstaff` command: parses the command line and hands over to src/commands/. */
 import { parseArgs } from "node:util";
+import { auditCommand } from "./commands/audit.ts";
+import { AuditKeyError } from "./domain/review/audit-chain.ts";
 import { backupDatabase, formatBackup } from "./commands/backup.ts";
 import { formatInitBanner, initOrganization } from "./commands/init.ts";
 import { evalCommand } from "./commands/eval.ts";
@@ -32,6 +34,13 @@ const USAGE = `usage: flagstaff <command>
   eval run --org SLUG --project ID --set ID [--model M] [--wait] [--json]
                             start an evaluation run (worked by the serving instances);
                             --wait shows its progress on stderr until it finishes
+  audit verify [--org SLUG] [--public-key KEY]…
+                            recompute the audit chain and check its signed checkpoints; exit 1
+                            naming the first event that does not verify (docs/audit.md)
+  audit checkpoint [--org SLUG]   sign a checkpoint of each chain now (needs the signing key)
+  audit public-key          the checkpoints' public key (PEM and raw base64)
+  audit export --org SLUG (--case ID | --from ISO --to ISO) > file.json
+                            events with their proofs (check: node scripts/verify-audit-export.mjs)
   backup <file>             an online, consistent copy of the database (safe while serving);
                             on PostgreSQL, explains pg_dump (docs/operations.md)
 
@@ -56,6 +65,10 @@ async function main(argv: string[]): Promise<number> {
       model: { type: "string" },
       format: { type: "string" },
       wait: { type: "boolean" },
+      case: { type: "string" },
+      from: { type: "string" },
+      to: { type: "string" },
+      "public-key": { type: "string", multiple: true },
     },
   });
   const [command, ...rest] = positionals;
@@ -130,8 +143,14 @@ async function main(argv: string[]): Promise<number> {
         process.stdout.write(values.json ? JSON.stringify(result) + "\n" : formatInitBanner(result, `http://localhost:${config.port}`) + "\n");
         return 0;
       }
+      case "audit": {
+        const outcome = await auditCommand(ctx, rest, values);
+        process.stdout.write(outcome.stdout);
+        if (outcome.stderr) process.stderr.write(outcome.stderr);
+        return outcome.code;
+      }
       case "keys":
-        process.stdout.write((await keysCommand(ctx, rest, values)) + "\n");
+        process.stdout.write((await keysCommand(ctx, rest, { ...values, "public-key": undefined })) + "\n");
         return 0;
       case "eval": {
         // A bar redrawn in place on a terminal; a line per change otherwise (a log, a test).
@@ -179,7 +198,7 @@ main(process.argv.slice(2)).then(
       process.stderr.write(`flagstaff: ${err.message}\n`);
       process.exit(1);
     }
-    if (err instanceof ConfigError || err instanceof UsageError) {
+    if (err instanceof ConfigError || err instanceof UsageError || err instanceof AuditKeyError) {
       process.stderr.write(`flagstaff: ${err.message}\n`);
       process.exit(2);
     }

@@ -106,6 +106,8 @@ const configSchema = z.object({
   FLAGSTAFF_TRANSPARENCY_TICK_MS: positiveInt(10 * 60_000),
   /** How often the service-level pass records the breaches due (on one instance). */
   FLAGSTAFF_SLA_TICK_MS: positiveInt(60_000),
+  /** How often each organization's audit chain gets a signed checkpoint (on one instance; docs/audit.md). */
+  FLAGSTAFF_AUDIT_CHECKPOINT_MS: positiveInt(3_600_000),
   /** The dashboard in its development build (React's dev build, unminified, rebuilt on each page load). */
   FLAGSTAFF_DEV: flag,
   /**
@@ -158,6 +160,8 @@ export interface Config {
   transparencyTickMs: number;
   /** How often the service-level pass records the breaches due (FLAGSTAFF_SLA_TICK_MS). */
   slaTickMs: number;
+  /** How often the audit chains get signed checkpoints (FLAGSTAFF_AUDIT_CHECKPOINT_MS; the key: FLAGSTAFF_AUDIT_SIGNING_KEY[_FILE]). */
+  auditCheckpointMs: number;
   /** FLAGSTAFF_DEV: serve the dashboard's development build (src/api/dashboard-page.ts). */
   dev: boolean;
   /** FLAGSTAFF_TRUSTED_PROXIES: addresses and CIDR ranges whose X-Forwarded-For names the client (empty: none, the socket's address is the client). */
@@ -235,6 +239,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     enforcementTickMs: c.FLAGSTAFF_ENFORCEMENT_TICK_MS,
     transparencyTickMs: c.FLAGSTAFF_TRANSPARENCY_TICK_MS,
     slaTickMs: c.FLAGSTAFF_SLA_TICK_MS,
+    auditCheckpointMs: c.FLAGSTAFF_AUDIT_CHECKPOINT_MS,
     dev: c.FLAGSTAFF_DEV,
     trustedProxies: c.FLAGSTAFF_TRUSTED_PROXIES,
     metricsToken: c.FLAGSTAFF_METRICS_TOKEN ?? null,

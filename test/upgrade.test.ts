@@ -182,6 +182,12 @@ describe.each(PINNED[TEST_ENGINE].map((p) => [p.commit, p] as const))("an upgrad
       expect(compared.equal).toBe(compared.objects);
       expect(compared.answers).toBeGreaterThan(60);
 
+      // The migration chained every event the older release wrote, in order: the chain verifies end to end.
+      const verified = await runCli(["audit", "verify"], env);
+      expect(verified.stdout).toMatch(/all verify: 1 organization\(s\), \d+ event\(s\)/);
+      expect(Number(/(\d+) event\(s\)\n/.exec(verified.stdout)?.[1])).toBeGreaterThan(50);
+      expect(verified.code).toBe(0);
+
       // Keys: the demo key answered every question; the one made through the API and the publishable one work too.
       expect((await current.call("GET", "/reports", { key: filled.createdKey })).status).toBe(200);
       const made = await current.call("POST", `/projects/${demo.projectId}/reports`, {

@@ -4388,8 +4388,8 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
-                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached only when listed). */
-                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached")[];
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint only when listed). */
+                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint")[];
                             enabled: boolean;
                             disabledReason: string | null;
                             disabledAt: string | null;
@@ -4400,7 +4400,7 @@ export interface operations {
                             /** Format: date-time */
                             updatedAt: string;
                         }[];
-                        eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached")[];
+                        eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint")[];
                     };
                 };
             };
@@ -4465,8 +4465,8 @@ export interface operations {
                 "application/json": {
                     url: string;
                     description?: string | null;
-                    /** @description The event types to deliver. Empty or omitted: the enforcement_action events (report.decided, queue.sla_breached only when listed). */
-                    eventTypes?: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached")[];
+                    /** @description The event types to deliver. Empty or omitted: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint only when listed). */
+                    eventTypes?: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint")[];
                     enabled?: boolean;
                 };
             };
@@ -4483,8 +4483,8 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
-                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached only when listed). */
-                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached")[];
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint only when listed). */
+                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint")[];
                             enabled: boolean;
                             disabledReason: string | null;
                             disabledAt: string | null;
@@ -4578,8 +4578,8 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
-                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached only when listed). */
-                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached")[];
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint only when listed). */
+                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint")[];
                             enabled: boolean;
                             disabledReason: string | null;
                             disabledAt: string | null;
@@ -4726,8 +4726,8 @@ export interface operations {
                 "application/json": {
                     url?: string;
                     description?: string | null;
-                    /** @description The event types to deliver. Empty or omitted: the enforcement_action events (report.decided, queue.sla_breached only when listed). */
-                    eventTypes?: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached")[];
+                    /** @description The event types to deliver. Empty or omitted: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint only when listed). */
+                    eventTypes?: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint")[];
                     enabled?: boolean;
                 };
             };
@@ -4744,8 +4744,8 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
-                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached only when listed). */
-                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached")[];
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint only when listed). */
+                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint")[];
                             enabled: boolean;
                             disabledReason: string | null;
                             disabledAt: string | null;
@@ -4838,8 +4838,8 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
-                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached only when listed). */
-                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached")[];
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint only when listed). */
+                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint")[];
                             enabled: boolean;
                             disabledReason: string | null;
                             disabledAt: string | null;

@@ -27,7 +27,7 @@ export interface EvalIo {
  * the job workers of the serving instances (`flagstaff serve` on the same database); `--wait`
  * follows its progress until it finishes, as a bar on stderr.
  */
-export async function evalCommand(ctx: ReadContext, config: Config, args: string[], flags: Record<string, string | boolean | undefined>, io: EvalIo): Promise<string> {
+export async function evalCommand(ctx: ReadContext, config: Config, args: string[], flags: Record<string, string | boolean | string[] | undefined>, io: EvalIo): Promise<string> {
   const [sub, file] = args;
   const orgSlug = typeof flags.org === "string" ? flags.org : "";
   const projectId = typeof flags.project === "string" ? flags.project : "";

@@ -12,6 +12,8 @@ import { startSubmissionScheduler } from "../jobs/transparency-jobs.ts";
 import { backlogBounds, jobHandlers, laneSlots } from "../jobs/handlers.ts";
 import { startRetention } from "../jobs/retention.ts";
 import { startBreachScheduler } from "../jobs/service-level-jobs.ts";
+import { startAuditCheckpoints } from "../jobs/audit-jobs.ts";
+import { loadAuditSigningKey } from "../domain/review/audit-chain.ts";
 import { startWorkers } from "../jobs/worker.ts";
 import { VERSION } from "../version.ts";
 import { bootstrapIfEmpty, formatInitBanner } from "./init.ts";
@@ -24,6 +26,8 @@ const SHUTDOWN_GRACE_MS = 20_000;
  * or SIGINT, when it stops accepting, lets requests in flight finish, and closes the database.
  */
 export async function serve(config: Config): Promise<void> {
+  // Read before anything starts: a key that cannot be read stops the start (exit 2).
+  const auditKey = loadAuditSigningKey();
   const services = await createServices(config);
   // On an empty database, the demo organization (one, however many instances start together).
   const bootstrap = await bootstrapIfEmpty(services);
@@ -39,6 +43,9 @@ export async function serve(config: Config): Promise<void> {
   const transparency = services.store.singleton("transparency-submission", () => startSubmissionScheduler(services));
   const retention = services.store.singleton("retention", () => startRetention(services));
   const breaches = services.store.singleton("sla-breaches", () => startBreachScheduler(services));
+  const auditCheckpoints = services.store.singleton("audit-checkpoints", () => startAuditCheckpoints(services, auditKey));
+  if (auditKey) log.info("audit checkpoints on", { publicKey: auditKey.publicKeyBase64, everyMs: config.auditCheckpointMs });
+  else log.warn("audit checkpoints are off: no FLAGSTAFF_AUDIT_SIGNING_KEY or FLAGSTAFF_AUDIT_SIGNING_KEY_FILE (the chain is still written and verifiable; docs/audit.md)");
 
   // SQLite: WAL checkpoints (and their fsyncs) run on a thread of their own (src/db/checkpoint.ts).
   const checkpointer = services.store.file !== null ? startCheckpointer(services.store.writer, services.store.file) : null;
@@ -82,6 +89,7 @@ export async function serve(config: Config): Promise<void> {
       await transparency.stop();
       await retention.stop();
       await breaches.stop();
+      await auditCheckpoints.stop();
       await workers.drain(10_000); // let running jobs finish, give back the rest
       await checkpointer?.stop();
       await services.store.close(); // the last connections (SQLite: checkpoints and removes the WAL)

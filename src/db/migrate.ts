@@ -10,6 +10,7 @@ import { VERSION } from "../version.ts";
 import { embeddedMigrations, type EmbeddedMigration } from "./migrations-index.ts";
 import { embeddedPgMigrations } from "./migrations-index-pg.ts";
 import { fillSearchTexts } from "./search.ts";
+import { chainExistingEventsPg, chainExistingEventsSqlite } from "./audit-hash.ts";
 import { WRITE_LOCK } from "./store-pg.ts";
 import type { Store } from "./store.ts";
 
@@ -144,6 +145,7 @@ export function migrateDatabase(db: Db, migrations: readonly EmbeddedMigration[]
     for (const m of pending) {
       const started = performance.now();
       for (const statement of statementsOf(m)) db.run(sql.raw(statement));
+      SQLITE_BACKFILLS[m.tag]?.(db);
       db.run(sql`INSERT INTO "__drizzle_migrations" ("hash", "created_at") VALUES (${migrationHash(m.sql)}, ${m.when})`);
       applied.push({ tag: m.tag, ms: performance.now() - started });
     }
@@ -218,6 +220,13 @@ const describeRepair = (r: KnownRepair) => `${r.tag} as recorded by ${r.build}: 
  */
 const PG_BACKFILLS: Record<string, (tx: { execute(q: SQL): Promise<unknown> }) => Promise<void>> = {
   "0010_search_text": fillSearchTexts,
+  // The audit chain: SHA-256 in SQL would need the canonical form written twice (and SQLite has none).
+  "0023_audit_chain": chainExistingEventsPg,
+};
+
+/** Data steps of SQLite's migrations run after their statements, in the same transaction. */
+const SQLITE_BACKFILLS: Record<string, (db: Db) => unknown> = {
+  "0033_audit_chain": chainExistingEventsSqlite,
 };
 
 type PgTx = { execute(q: SQL): Promise<Record<string, unknown>[]> };

@@ -193,12 +193,63 @@ export const auditEvents = pgTable(
     after: text("after"),
     data: text("data"),
     createdAt: big("created_at").notNull(),
+    /**
+     * The event's place in its organization's hash chain (src/domain/core/audit.ts, docs/audit.md):
+     * 1, 2, 3… without gaps; null only for an event an instance of the release before the chain
+     * wrote during a rolling upgrade, until the next checkpoint pass chains it.
+     */
+    chainSeq: big("chain_seq"),
+    /** The hash of the event before it in the chain (64 zeros for the first), SHA-256 hex. */
+    prevHash: text("prev_hash"),
+    /** SHA-256 hex of prevHash followed by the digest of the event's canonical form (docs/audit.md). */
+    hash: text("hash"),
   },
   (t) => [
+    uniqueIndex("audit_chain_idx").on(t.orgId, t.chainSeq),
+    // The few events an instance of the release before the chain wrote during a rolling upgrade, until chained.
+    index("audit_unchained_idx").on(t.orgId, t.createdAt).where(sql`chain_seq IS NULL`),
     index("audit_org_idx").on(t.orgId, t.id),
     index("audit_entity_idx").on(t.orgId, t.entityType, t.entityId, t.id),
     index("audit_action_idx").on(t.orgId, t.action, t.id),
   ],
+);
+
+/**
+ * The head of each organization's audit chain: the last event's sequence and hash. Its row is
+ * locked by the transaction that appends (just before its COMMIT, src/domain/core/audit.ts), so
+ * an organization's events are chained one transaction after another while other organizations'
+ * are not held up; no lock is global.
+ */
+export const auditChainHeads = pgTable("audit_chain_heads", {
+  orgId: text("org_id")
+    .primaryKey()
+    .references(() => organizations.id, { onDelete: "cascade" }),
+  lastSeq: big("last_seq").notNull(),
+  lastHash: text("last_hash").notNull(),
+});
+
+/**
+ * Signed statements "the chain of this organization had this sequence and this hash at this
+ * time" (Ed25519, the key outside the database: docs/audit.md). Once an event is under a
+ * checkpoint, rewriting it and every hash after it no longer verifies either.
+ */
+export const auditCheckpoints = pgTable(
+  "audit_checkpoints",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    seq: big("seq").notNull(),
+    hash: text("hash").notNull(),
+    /** When it was signed (ms since the epoch): part of what is signed. */
+    signedAt: big("signed_at").notNull(),
+    /** The signer's public key, raw 32 bytes in base64: which key to check it with (a key to trust comes from elsewhere). */
+    publicKey: text("public_key").notNull(),
+    /** Ed25519 signature of the checkpoint's canonical form, base64. */
+    signature: text("signature").notNull(),
+  },
+  (t) => [uniqueIndex("audit_checkpoints_org_seq_idx").on(t.orgId, t.seq)],
 );
 
 export const reportCategories = pgTable(

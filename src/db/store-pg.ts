@@ -5,7 +5,7 @@ import type { Db } from "./client.ts";
 import * as pgSchema from "./schema-pg.ts";
 import { postgresTextSearch } from "./search.ts";
 import { noteWriteSucceeded } from "./faults.ts";
-import { Lock, settleAll, TransactionConflict, transactionScope, type Singleton, type Store, type TxScope } from "./store.ts";
+import { flushDeferred, keepDeferred, Lock, settleAll, TransactionConflict, transactionScope, type Singleton, type Store, type TxScope } from "./store.ts";
 
 /**
  * The PostgreSQL engine of the store (src/db/store.ts says what every engine promises, and
@@ -174,11 +174,12 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
     const name = `sp${active.depth + 1}`;
     const opened = active.sql.unsafe(`SAVEPOINT ${name}`);
     opened.catch(() => {});
-    const scope: PgScope = { ...active, depth: active.depth + 1, atCommit: [] };
+    const scope: PgScope = { ...active, depth: active.depth + 1, atCommit: [], deferred: new Map() };
     try {
       const result = await current.run(scope, fn);
       await opened;
       await settleAll(scope.atCommit);
+      keepDeferred(active, scope);
       // postgres.js sends a query when something waits for it: `catch` sends this one now.
       const released = active.sql.unsafe(`RELEASE SAVEPOINT ${name}`);
       released.catch(() => {});
@@ -204,13 +205,15 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
     // then, and the request is answered 503, as when the connection is lost during a COMMIT.
     const result = await withDeadline(client.begin(async (tx) => {
       const sql = preparing(tx as unknown as postgres.Sql);
-      const s: PgScope = { handle: routed, sql, afterCommit: [], atCommit: [], depth: 0 };
+      const s: PgScope = { handle: routed, sql, afterCommit: [], atCommit: [], deferred: new Map(), depth: 0 };
       scope = s;
       const prelude: Promise<unknown>[] = [];
       if (opts.exclusive) prelude.push(sql.unsafe("SELECT pg_advisory_xact_lock($1)", [String(WRITE_LOCK)]));
       if (!opts.durable) prelude.push(sql.unsafe("SET LOCAL synchronous_commit = off"));
       for (const p of prelude) p.catch(() => {});
       const value = await current.run(s, fn);
+      // What `fn` deferred to the COMMIT (Store.defer: the audit chain's head, locked here).
+      await current.run(s, () => flushDeferred(s));
       // A statement of the prelude that failed explains the rest.
       await settleAll(prelude);
       // The COMMIT goes behind the writes left to it (postgres.js sends it when this returns);
@@ -236,7 +239,10 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
     // A counter (non-durable, on rows only it touches): each statement its own transaction, on
     // the pool that does not wait for the disk; no BEGIN, no COMMIT.
     if (opts.durable === false && opts.exclusive === false) {
-      return current.run({ handle: routed, sql: counted, afterCommit: [], atCommit: [], depth: 0 }, fn);
+      const scope: PgScope = { handle: routed, sql: counted, afterCommit: [], atCommit: [], deferred: new Map(), depth: 0 };
+      const value = await current.run(scope, fn);
+      await current.run(scope, () => flushDeferred(scope));
+      return value;
     }
     const exclusive = opts.exclusive !== false;
     for (let n = 1; ; n++) {

@@ -47,6 +47,7 @@ import { sqliteTextSearch, type SearchIndex } from "./search.ts";
  * | report creation times unique in an organization | the unique index (org_id, created_us): each instance hands out its own increasing times; two meeting in one microsecond is a conflict that runs the transaction again |
  * | an ascending listing never skips a report | reports commit within LISTING_HORIZON_MS / 2 of their time (else run again); ascending pages stop LISTING_HORIZON_MS back (src/domain/intake/report-time.ts) |
  * | rate windows, the job queue, sessions, audit rows | atomic upserts, FOR UPDATE SKIP LOCKED claims, rows of their own (unchanged) |
+ * | an organization's audit chain: sequences without gaps, each hash over the one before | the organization's row of audit_chain_heads, locked by an upsert just before COMMIT (Store.defer) and moved with the COMMIT; nothing is locked after it (src/domain/core/audit.ts) |
  *
  * A transaction PostgreSQL aborts for a deadlock (40P01) or a serialization failure (40001),
  * or one that raced on a unique index named above, or one that throws TransactionConflict,
@@ -97,6 +98,14 @@ export interface Store {
    * they are simply awaited.
    */
   atCommit(...work: Promise<unknown>[]): Promise<void>;
+  /**
+   * Hands `item` to `queue`, which receives every item the outermost transaction deferred to it,
+   * once, inside that transaction, just before its COMMIT (after `fn` returned; items of a
+   * savepoint that rolled back are dropped with it). Work that must lock a hot row (the audit
+   * chain's head, src/domain/core/audit.ts) holds that lock from there to the COMMIT only, not
+   * for the whole transaction. Outside a transaction, `queue` gets the item at once.
+   */
+  defer<T>(queue: CommitQueue<T>, item: T): Promise<void>;
   /** Says that a job was enqueued: the job workers are woken once it is committed. */
   jobEnqueued(): void;
   /** Who to wake when jobs were enqueued (the worker pool, once it runs). */
@@ -149,6 +158,33 @@ export interface TxScope {
   afterCommit: (() => void)[];
   /** Writes awaited at the end of this transaction or savepoint (Store.atCommit). */
   atCommit: Promise<unknown>[];
+  /** Items deferred to the COMMIT (Store.defer), by queue, in the order deferred. */
+  deferred: Map<CommitQueue<never>, unknown[]>;
+}
+
+/** What receives the items deferred to the end of a transaction (Store.defer). */
+export interface CommitQueue<T> {
+  /** Runs inside the transaction, before its COMMIT; a throw rolls the transaction back. */
+  flush(items: T[]): Promise<void>;
+}
+
+/** A savepoint that ended well hands its deferred items to the scope it was opened in. */
+export function keepDeferred(into: TxScope, from: TxScope): void {
+  for (const [queue, items] of from.deferred) {
+    const held = into.deferred.get(queue);
+    if (held) held.push(...items);
+    else into.deferred.set(queue, items);
+  }
+}
+
+/** Runs the deferred items' queues (Store.defer): call it in the outermost scope, before COMMIT. */
+export async function flushDeferred(scope: TxScope): Promise<void> {
+  // A queue's flush may defer more (to another queue): run until none is left.
+  while (scope.deferred.size) {
+    const batch = [...scope.deferred];
+    scope.deferred.clear();
+    for (const [queue, items] of batch) await (queue as CommitQueue<unknown>).flush(items);
+  }
 }
 
 /**
@@ -193,7 +229,7 @@ export function transactionScope<S extends TxScope>(outside: Db, opts: { stateme
       if (!active.afterCommit.includes(fn)) active.afterCommit.push(fn);
     } else fn();
   };
-  const shared: Pick<Store, "db" | "inTransaction" | "afterCommit" | "atCommit" | "jobEnqueued" | "onJobsEnqueued"> = {
+  const shared: Pick<Store, "db" | "inTransaction" | "afterCommit" | "atCommit" | "defer" | "jobEnqueued" | "onJobsEnqueued"> = {
     db,
     inTransaction: () => current.getStore() !== undefined,
     afterCommit,
@@ -204,6 +240,13 @@ export function transactionScope<S extends TxScope>(outside: Db, opts: { stateme
       const active = current.getStore();
       if (active) active.atCommit.push(...promises);
       else await settleAll(promises);
+    },
+    async defer(queue, item) {
+      const active = current.getStore();
+      if (!active) return queue.flush([item]);
+      const held = active.deferred.get(queue as CommitQueue<never>);
+      if (held) held.push(item);
+      else active.deferred.set(queue as CommitQueue<never>, [item]);
     },
     jobEnqueued() {
       if (jobsListener) afterCommit(jobsListener);
@@ -287,11 +330,12 @@ function sqliteStore(writer: Db, reader: Db): Omit<Store, "file"> {
     // Named by depth: a finite set of names, so their statements stay cached too.
     const name = `sp${++state.savepoints}`;
     exec(`SAVEPOINT ${name}`);
-    const scope: TxState = { ...state, atCommit: [] };
+    const scope: TxState = { ...state, atCommit: [], deferred: new Map() };
     try {
       const result = await current.run(scope, fn);
       await settleAll(scope.atCommit);
       exec(`RELEASE ${name}`);
+      keepDeferred(state, scope);
       return result;
     } catch (err) {
       if (sqlite.inTransaction) {
@@ -311,7 +355,7 @@ function sqliteStore(writer: Db, reader: Db): Omit<Store, "file"> {
 
     const wait = lock.acquire();
     if (wait) await wait;
-    const state: TxState = { handle: writer, afterCommit: [], atCommit: [], savepoints: 0 };
+    const state: TxState = { handle: writer, afterCommit: [], atCommit: [], deferred: new Map(), savepoints: 0 };
     let result: T;
     try {
       // The checkpointer may ask writes to wait for one pass of its own (src/db/checkpoint.ts).
@@ -320,6 +364,7 @@ function sqliteStore(writer: Db, reader: Db): Omit<Store, "file"> {
       exec("BEGIN IMMEDIATE");
       try {
         result = await current.run(state, fn);
+        await current.run(state, () => flushDeferred(state));
         await settleAll(state.atCommit);
         // Some SQLite errors (disk full, I/O) roll back the whole transaction on their own.
         if (!sqlite.inTransaction) throw new Error("the transaction was rolled back by SQLite");

@@ -1,5 +1,8 @@
-import { param, statements } from "../../db/prepared.ts";
+import { and, asc, eq, isNull } from "drizzle-orm";
+import { appendToChain, chainHash, eventDigest, lockHead, moveHead, type UnchainedEvent } from "../../db/audit-hash.ts";
 import { auditEvents } from "../../db/schema.ts";
+import type { CommitQueue, Store } from "../../db/store.ts";
+import { AUDIT_CHAIN_GENESIS } from "../views/audit-chain.ts";
 import { iso } from "./clock.ts";
 import type { DomainContext } from "./context.ts";
 import { newId } from "./ids.ts";
@@ -29,9 +32,12 @@ export interface AuditInput<A extends AuditAction = AuditAction> {
 const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 const parse = (v: string | null): unknown => (v == null ? null : JSON.parse(v));
 
-/** Writes one audit event. Call it inside the transaction of the change it records. */
+/**
+ * Writes one audit event. Call it inside the transaction of the change it records: the event is
+ * written with that transaction, chained (below) just before its COMMIT.
+ */
 export async function recordAudit<A extends AuditAction>(ctx: DomainContext, e: AuditInput<A>): Promise<void> {
-  await insertAudit(ctx.db).execute({
+  const event: UnchainedEvent = {
     id: newId(),
     orgId: ctx.orgId,
     projectId: e.projectId ?? null,
@@ -45,29 +51,79 @@ export async function recordAudit<A extends AuditAction>(ctx: DomainContext, e: 
     // A rule's effect names the rule and its version, a strike policy's step its strike (DomainContext.automation).
     data: json(ctx.automation ? { ...(e.data as object | undefined), ...ctx.automation, automated: true } : e.data),
     createdAt: ctx.clock.now(),
-  });
+  };
+  if (!ctx.store.inTransaction()) return ctx.store.transaction(() => ctx.store.defer(chainQueue(ctx.store), event), { exclusive: false });
+  await ctx.store.defer(chainQueue(ctx.store), event);
 }
 
-/** Every change writes an audit event (each report creation at least one): kept prepared (src/db/prepared.ts). */
-const insertAudit = statements((db) =>
-  db
-    .insert(auditEvents)
-    .values({
-      id: param("id"),
-      orgId: param("orgId"),
-      projectId: param("projectId"),
-      actorType: param("actorType"),
-      actorId: param("actorId"),
-      action: param("action"),
-      entityType: param("entityType"),
-      entityId: param("entityId"),
-      before: param("before"),
-      after: param("after"),
-      data: param("data"),
-      createdAt: param("createdAt"),
-    })
-    .prepare(),
-);
+
+
+/**
+ * The hash chain (docs/audit.md). Each organization's events form one chain: seq 1, 2, 3…, each
+ * event's hash covering its canonical form and the hash before it (src/domain/views/audit-chain.ts).
+ * A transaction's events are held until just before its COMMIT (Store.defer), then each
+ * organization's are appended at once (appendToChain, src/db/audit-hash.ts): its head row
+ * (audit_chain_heads) locked, the events given the next sequences and their hashes, written with
+ * the new head. The head's lock is held from there to the COMMIT only, not through the
+ * transaction's own work: an organization's writes wait for each other that long, other
+ * organizations' not at all, and no lock is global. Heads are locked in the order of organization
+ * ids and nothing is locked after them, so chaining adds no deadlock.
+ */
+async function chainEvents(store: Store, events: UnchainedEvent[]): Promise<void> {
+  const byOrg = new Map<string, UnchainedEvent[]>();
+  for (const e of events) {
+    const list = byOrg.get(e.orgId);
+    if (list) list.push(e);
+    else byOrg.set(e.orgId, [e]);
+  }
+  for (const orgId of [...byOrg.keys()].sort()) await appendToChain(store, orgId, byOrg.get(orgId)!);
+}
+
+/** Rows an instance of the release before the chain left unchained, chained per pass. */
+const STRAGGLER_BATCH = 1_000;
+
+/**
+ * Chains the events an instance of the release before the chain wrote during a rolling upgrade
+ * (chain_seq null; the partial index audit_unchained_idx finds them), after the events chained
+ * already, in order (created_at, id): run by the checkpoint pass before it signs. Returns how many.
+ */
+export async function chainStragglers(store: Store): Promise<number> {
+  const orgs = await store.db.selectDistinct({ orgId: auditEvents.orgId }).from(auditEvents).where(isNull(auditEvents.chainSeq));
+  let count = 0;
+  for (const { orgId } of orgs) {
+    for (;;) {
+      const chained = await store.transaction(async () => {
+        const [head] = await lockHead(store.db).execute({ orgId, genesis: AUDIT_CHAIN_GENESIS });
+        const rows = await store.db
+          .select()
+          .from(auditEvents)
+          .where(and(eq(auditEvents.orgId, orgId), isNull(auditEvents.chainSeq)))
+          .orderBy(asc(auditEvents.createdAt), asc(auditEvents.id))
+          .limit(STRAGGLER_BATCH);
+        let seq = Number(head!.lastSeq);
+        let prevHash = head!.lastHash;
+        for (const r of rows) {
+          seq += 1;
+          const hash = chainHash(prevHash, eventDigest({ ...r, createdAt: Number(r.createdAt) }));
+          await store.db.update(auditEvents).set({ chainSeq: seq, prevHash, hash }).where(eq(auditEvents.id, r.id));
+          prevHash = hash;
+        }
+        if (rows.length) await moveHead(store.db).execute({ orgId, lastSeq: seq, lastHash: prevHash });
+        return rows.length;
+      }, { exclusive: false });
+      count += chained;
+      if (chained < STRAGGLER_BATCH) break;
+    }
+  }
+  return count;
+}
+
+const queues = new WeakMap<Store, CommitQueue<UnchainedEvent>>();
+const chainQueue = (store: Store): CommitQueue<UnchainedEvent> => {
+  let q = queues.get(store);
+  if (!q) queues.set(store, (q = { flush: (items) => chainEvents(store, items) }));
+  return q;
+};
 
 export const toAuditEventView = (r: typeof auditEvents.$inferSelect): AuditEventView => ({
   id: r.id,

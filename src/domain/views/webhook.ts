@@ -9,6 +9,7 @@ export const EVENT_TYPES = [
   "enforcement_action.revoked",
   "report.decided",
   "queue.sla_breached",
+  "audit.checkpoint",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -33,6 +34,9 @@ export const EVENT_TYPE_SPECS = {
   // A service-level breach (src/domain/review/service-levels.ts): an addition the specification
   // does not announce, so only for endpoints that ask for it.
   "queue.sla_breached": { unfiltered: false },
+  // A signed checkpoint of the organization's audit chain (docs/audit.md): for a receiver that
+  // keeps them out of Flagstaff's reach (the point of publishing them), so only when listed.
+  "audit.checkpoint": { unfiltered: false },
 } as const satisfies { readonly [E in EventType]: EventTypeSpec };
 
 /** What an endpoint without a filter gets (EventTypeSpec.unfiltered). */

@@ -1,0 +1,206 @@
+/**
+ * The audit chain's cost (issue 29): report intake and decisions with the chain (this checkout)
+ * against an earlier commit (--base, default 332c154, before the chain), on SQLite with one
+ * instance and on PostgreSQL with two instances on one database, in alternating rounds (base,
+ * current, then current, base…), printed as medians, ratios and CPU per request. Figures only.
+ *
+ *   bun scripts/bench/audit-chain.ts [--base 332c154] [--rounds 4] [--seconds 8] [--decisions 1500]
+ *                                    [--engine sqlite|postgres|both] [--connections 32]
+ *
+ * Both sides run from source (`bun src/cli.ts serve`, the base exported with `git archive`, this
+ * checkout's node_modules linked). Each round of a side: a fresh database made by `init`; intake
+ * is wrk (scripts/bench/wrk/report.lua) at 32 connections for --seconds (PostgreSQL: two wrk, 16
+ * connections to each instance, at once); decisions are --decisions reports (one per case, taken
+ * from what intake created) resolved through POST /reports/{id}/resolve by 32 concurrent clients
+ * (PostgreSQL: half to each instance). CPU per request is the instances' (and PostgreSQL's, all
+ * its processes) CPU time over the phase divided by the requests answered 2xx.
+ */
+import { Database } from "bun:sqlite";
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import postgres from "postgres";
+import { startPgCluster, type PgCluster } from "../pg-cluster.ts";
+import { ensureWrk, fmtInt, markdownTable, median, processTreeCpuMs, ROOT, run, startServer, wrk, type Server } from "./lib.ts";
+
+const { values: args } = parseArgs({
+  args: process.argv.slice(2),
+  options: {
+    base: { type: "string", default: "332c154" },
+    rounds: { type: "string", default: "4" },
+    seconds: { type: "string", default: "8" },
+    decisions: { type: "string", default: "1500" },
+    engine: { type: "string", default: "both" },
+    connections: { type: "string", default: "32" },
+  },
+});
+const ROUNDS = Number(args.rounds);
+const SECONDS = Number(args.seconds);
+const DECISIONS = Number(args.decisions);
+const CONNECTIONS = Number(args.connections);
+const BUN = process.execPath;
+const log = (s: string) => console.error(`[audit-chain ${new Date().toISOString().slice(11, 19)}] ${s}`);
+const work = mkdtempSync(join(tmpdir(), "flagstaff-chain-bench-"));
+
+interface Figures {
+  intakeRps: number;
+  intakeCpuMs: number;
+  decisionsRps: number;
+  decisionCpuMs: number;
+  errors: number;
+}
+
+/** The base commit's tree, exported beside this checkout's node_modules. */
+async function exportTree(rev: string): Promise<string> {
+  const dir = join(work, `tree-${rev}`);
+  await run(["sh", "-c", `mkdir -p ${dir} && git -C ${ROOT} archive ${rev} | tar -x -C ${dir}`]);
+  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
+  return dir;
+}
+
+async function oneRun(tree: string, engine: "sqlite" | "postgres", pg: PgCluster | null, tag: string): Promise<Figures> {
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    PORT: "0",
+    HOST: "127.0.0.1",
+    FLAGSTAFF_REPORT_RATE_LIMIT: "100000000",
+    FLAGSTAFF_LOG_LEVEL: "warn",
+    FLAGSTAFF_DB: join(work, `${tag}.db`),
+  };
+  let dropDb: (() => Promise<void>) | null = null;
+  let postmaster = 0;
+  if (engine === "postgres") {
+    const admin = postgres(pg!.url, { max: 1, onnotice: () => {} });
+    const name = `bench_${tag.replace(/\W/g, "_")}`;
+    await admin.unsafe(`CREATE DATABASE ${name}`);
+    await admin.end();
+    const url = new URL(pg!.url);
+    url.pathname = `/${name}`;
+    env.FLAGSTAFF_DATABASE_URL = url.toString();
+    dropDb = async () => {
+      const c = postgres(pg!.url, { max: 1, onnotice: () => {} });
+      await c.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    };
+    postmaster = Number(readFileSync(join(pg!.dir, "data", "postmaster.pid"), "utf8").split("\n")[0]);
+  }
+  const cli = join(tree, "src", "cli.ts");
+  const demo = JSON.parse(await run([BUN, cli, "init", "--json"], env, tree)) as { projectId: string; secretKey: string };
+  const instances: Server[] = [];
+  for (let i = 0; i < (engine === "postgres" ? 2 : 1); i++) instances.push(await startServer([BUN, cli, "serve"], env, { cwd: tree }));
+  const cpu = () => instances.reduce((n, s) => n + processTreeCpuMs(s.proc.pid), 0) + (postmaster ? processTreeCpuMs(postmaster) : 0);
+  try {
+    const wrkBin = await ensureWrk(log);
+    // Warm-up, then intake.
+    await Promise.all(instances.map((s) => wrk(wrkBin, { url: s.url, connections: 8, seconds: 2, script: "report.lua", env: { KEY: demo.secretKey, PROJECT: demo.projectId } })));
+    let before = cpu();
+    const per = Math.max(1, Math.round(CONNECTIONS / instances.length));
+    const intake = await Promise.all(instances.map((s) => wrk(wrkBin, { url: s.url, connections: per, seconds: SECONDS, script: "report.lua", env: { KEY: demo.secretKey, PROJECT: demo.projectId } })));
+    const intakeCpu = cpu() - before;
+    const intakeOk = intake.reduce((n, r) => n + r.requests - r.non2xx, 0);
+    const intakeRps = intake.reduce((n, r) => n + r.rps * (1 - r.non2xx / Math.max(1, r.requests)), 0);
+
+    // Decisions: one open report per case.
+    const ids = await openReportPerCase(env, DECISIONS);
+    let next = 0;
+    let ok = 0;
+    let errors = intake.reduce((n, r) => n + r.non2xx + r.socketErrors, 0);
+    before = cpu();
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: CONNECTIONS }, async (_, c) => {
+        const base = instances[c % instances.length]!.url;
+        for (;;) {
+          const id = ids[next++];
+          if (!id) return;
+          const r = await fetch(`${base}/sdk/flagstaff/v1/reports/${id}/resolve`, {
+            method: "POST",
+            headers: { "Content-Type": "application/json", Authorization: `Bearer ${demo.secretKey}` },
+            body: JSON.stringify({ resolutionCode: "SPAM_CONFIRMED" }),
+          });
+          await r.arrayBuffer();
+          if (r.ok) ok++;
+          else errors++;
+        }
+      }),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    const decisionCpu = cpu() - before;
+    return { intakeRps, intakeCpuMs: intakeCpu / Math.max(1, intakeOk), decisionsRps: ok / seconds, decisionCpuMs: decisionCpu / Math.max(1, ok), errors };
+  } finally {
+    for (const s of instances) await s.kill();
+    await dropDb?.();
+    rmSync(env.FLAGSTAFF_DB!, { force: true });
+    rmSync(`${env.FLAGSTAFF_DB}-wal`, { force: true });
+    rmSync(`${env.FLAGSTAFF_DB}-shm`, { force: true });
+  }
+}
+
+async function openReportPerCase(env: Record<string, string>, limit: number): Promise<string[]> {
+  const q = `SELECT min(id) AS id FROM reports WHERE status = 'OPEN' GROUP BY case_id ORDER BY min(id) LIMIT ${limit}`;
+  if (env.FLAGSTAFF_DATABASE_URL) {
+    const c = postgres(env.FLAGSTAFF_DATABASE_URL, { max: 1, onnotice: () => {} });
+    try {
+      return (await c.unsafe(q)).map((r) => String(r.id));
+    } finally {
+      await c.end();
+    }
+  }
+  const db = new Database(env.FLAGSTAFF_DB!, { readonly: true });
+  try {
+    return (db.query(q).all() as { id: string }[]).map((r) => r.id);
+  } finally {
+    db.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const baseTree = await exportTree(args.base!);
+  const engines = args.engine === "both" ? (["sqlite", "postgres"] as const) : ([args.engine as "sqlite" | "postgres"] as const);
+  const out: string[] = [];
+  for (const engine of engines) {
+    const pg = engine === "postgres" ? await startPgCluster() : null;
+    try {
+      const figures: Record<"base" | "current", Figures[]> = { base: [], current: [] };
+      for (let r = 0; r < ROUNDS; r++) {
+        const order: ("base" | "current")[] = r % 2 === 0 ? ["base", "current"] : ["current", "base"];
+        for (const side of order) {
+          const f = await oneRun(side === "base" ? baseTree : ROOT, engine, pg, `${engine}_${side}_${r}`);
+          figures[side].push(f);
+          log(`${engine} round ${r + 1} ${side}: intake ${fmtInt(f.intakeRps)}/s (${f.intakeCpuMs.toFixed(2)} ms CPU each), decisions ${fmtInt(f.decisionsRps)}/s (${f.decisionCpuMs.toFixed(2)} ms CPU each), errors ${f.errors}`);
+        }
+      }
+      const m = (side: "base" | "current", k: keyof Figures) => median(figures[side].map((f) => f[k]));
+      const rows: (string | number)[][] = [];
+      for (const [label, rate, cpuKey] of [["report intake", "intakeRps", "intakeCpuMs"], ["decisions (resolve)", "decisionsRps", "decisionCpuMs"]] as const) {
+        rows.push([
+          label,
+          fmtInt(m("base", rate)),
+          fmtInt(m("current", rate)),
+          (m("current", rate) / m("base", rate)).toFixed(3),
+          m("base", cpuKey).toFixed(3),
+          m("current", cpuKey).toFixed(3),
+          (m("current", cpuKey) / m("base", cpuKey)).toFixed(3),
+          figures.current.map((f) => fmtInt(f[rate])).join(" "),
+          figures.base.map((f) => fmtInt(f[rate])).join(" "),
+        ]);
+      }
+      out.push(
+        `\n### ${engine === "sqlite" ? "SQLite, one instance" : "PostgreSQL, two instances"}, ${CONNECTIONS} connections (${ROUNDS} rounds, median; base ${args.base})\n\n` +
+          markdownTable(["", "base req/s", "chain req/s", "ratio (≥ 0.95)", "base CPU ms/req", "chain CPU ms/req", "CPU ratio", "chain rounds", "base rounds"], rows),
+      );
+      console.log(out.at(-1));
+    } finally {
+      await pg?.stop();
+    }
+  }
+  console.log(out.join("\n"));
+}
+
+main()
+  .catch((err) => {
+    console.error(err);
+    process.exitCode = 1;
+  })
+  .finally(() => rmSync(work, { recursive: true, force: true }));

@@ -1,0 +1,211 @@
+import { createHash } from "node:crypto";
+import { sql, type SQL } from "drizzle-orm";
+import type { Db } from "./client.ts";
+import { param, statements } from "./prepared.ts";
+import { auditChainHeads, auditEvents } from "./schema.ts";
+import type { Store } from "./store.ts";
+import { AUDIT_CHAIN_GENESIS, auditEventCanonical, type ChainedEventFields } from "../domain/views/audit-chain.ts";
+
+/**
+ * The audit chain's hashes (the canonical forms are src/domain/views/audit-chain.ts's; docs/audit.md
+ * says how to recompute them), and the data step of the migration that chains the events written
+ * before the chain existed.
+ */
+export const sha256Hex = (text: string): string => createHash("sha256").update(text).digest("hex");
+
+/** SHA-256 hex of the event's canonical form. */
+export const eventDigest = (e: Omit<ChainedEventFields, "seq">): string => sha256Hex(auditEventCanonical(e));
+
+/** An event's hash: SHA-256 hex of the previous event's hash followed by this one's digest. */
+export const chainHash = (prevHash: string, digest: string): string => sha256Hex(prevHash + digest);
+
+/** An audit event as written, before the chain gives it its place. */
+export type UnchainedEvent = Omit<ChainedEventFields, "seq">;
+
+/**
+ * Appends one organization's events to its chain, inside the transaction, just before its COMMIT
+ * (src/domain/core/audit.ts defers them there). The digests are computed here, before any lock.
+ * - PostgreSQL: one call of flagstaff_audit_append (migration 0023_audit_chain), left to travel
+ *   with the COMMIT (Store.atCommit): it locks the head, chains and inserts the events and moves
+ *   the head in the database, so the lock is held for that call and the COMMIT's flush, never
+ *   across a round trip to this instance, and the chain adds no round trip to a transaction.
+ * - SQLite (one writer at a time: the lock is the store's own): an upsert reads the head, the
+ *   hashes are computed here, the events and the head are written with the rest.
+ */
+export async function appendToChain(store: Store, orgId: string, events: UnchainedEvent[]): Promise<void> {
+  const digests = events.map(eventDigest);
+  const db = store.db;
+  if (store.engine === "postgres") {
+    const col = <K extends keyof UnchainedEvent>(k: K) => sql.param(events.map((e) => e[k]));
+    // The domain's handle is typed as SQLite's; PostgreSQL's runs a statement with `execute`.
+    const pg = db as unknown as { execute(q: SQL): Promise<unknown> };
+    await store.atCommit(
+      pg.execute(sql`SELECT flagstaff_audit_append(${orgId}, ${col("id")}::text[], ${col("projectId")}::text[], ${col("actorType")}::text[], ${col("actorId")}::text[],
+        ${col("action")}::text[], ${col("entityType")}::text[], ${col("entityId")}::text[], ${col("before")}::text[], ${col("after")}::text[], ${col("data")}::text[],
+        ${col("createdAt")}::bigint[], ${sql.param(digests)}::text[])`),
+    );
+    return;
+  }
+  const [head] = await lockHead(db).execute({ orgId, genesis: AUDIT_CHAIN_GENESIS });
+  let seq = Number(head!.lastSeq);
+  let prevHash = head!.lastHash;
+  const writes: Promise<unknown>[] = [];
+  events.forEach((e, i) => {
+    seq += 1;
+    const hash = chainHash(prevHash, digests[i]!);
+    writes.push(insertAudit(db).execute({ ...e, chainSeq: seq, prevHash, hash }));
+    prevHash = hash;
+  });
+  writes.push(moveHead(db).execute({ orgId, lastSeq: seq, lastHash: prevHash }));
+  await store.atCommit(...writes);
+}
+
+/**
+ * The head of an organization's chain, locked until COMMIT: an upsert (ON CONFLICT DO UPDATE
+ * locks the row it meets, and creates the head of an organization's first event), one round trip.
+ */
+export const lockHead = statements((db) =>
+  db
+    .insert(auditChainHeads)
+    .values({ orgId: param("orgId"), lastSeq: 0, lastHash: param("genesis") })
+    .onConflictDoUpdate({ target: auditChainHeads.orgId, set: { lastSeq: sql`${auditChainHeads.lastSeq}` } })
+    .returning({ lastSeq: auditChainHeads.lastSeq, lastHash: auditChainHeads.lastHash })
+    .prepare(),
+);
+
+export const moveHead = statements((db) =>
+  db
+    .update(auditChainHeads)
+    .set({ lastSeq: param("lastSeq"), lastHash: param("lastHash") })
+    .where(sql`${auditChainHeads.orgId} = ${sql.placeholder("orgId")}`)
+    .prepare(),
+);
+
+/** Every change writes an audit event (each report creation at least one): kept prepared (src/db/prepared.ts). */
+const insertAudit = statements((db) =>
+  db
+    .insert(auditEvents)
+    .values({
+      id: param("id"),
+      orgId: param("orgId"),
+      projectId: param("projectId"),
+      actorType: param("actorType"),
+      actorId: param("actorId"),
+      action: param("action"),
+      entityType: param("entityType"),
+      entityId: param("entityId"),
+      before: param("before"),
+      after: param("after"),
+      data: param("data"),
+      createdAt: param("createdAt"),
+      chainSeq: param("chainSeq"),
+      prevHash: param("prevHash"),
+      hash: param("hash"),
+    })
+    .prepare(),
+);
+
+/** Rows of the backfill read and written per statement. */
+const BACKFILL_PAGE = 5_000;
+
+interface StoredRow {
+  id: string;
+  org_id: string;
+  chain_seq: number;
+  project_id: string | null;
+  actor_type: string;
+  actor_id: string | null;
+  action: string;
+  entity_type: string;
+  entity_id: string;
+  before: string | null;
+  after: string | null;
+  data: string | null;
+  created_at: number;
+}
+
+const fieldsOf = (r: StoredRow): ChainedEventFields => ({
+  orgId: r.org_id,
+  seq: Number(r.chain_seq),
+  id: r.id,
+  projectId: r.project_id,
+  actorType: r.actor_type,
+  actorId: r.actor_id,
+  action: r.action,
+  entityType: r.entity_type,
+  entityId: r.entity_id,
+  before: r.before,
+  after: r.after,
+  data: r.data,
+  createdAt: Number(r.created_at),
+});
+
+const NUMBER_SQL = sql`UPDATE audit_events SET chain_seq = o.seq FROM (SELECT id, row_number() OVER (PARTITION BY org_id ORDER BY created_at, id) AS seq FROM audit_events) AS o WHERE audit_events.id = o.id`;
+
+const pageSql = (after: { org: string; seq: number } | null) =>
+  sql`SELECT id, org_id, chain_seq, project_id, actor_type, actor_id, action, entity_type, entity_id, before, after, data, created_at FROM audit_events
+      WHERE chain_seq IS NOT NULL ${after ? sql`AND (org_id > ${after.org} OR (org_id = ${after.org} AND chain_seq > ${after.seq}))` : sql``}
+      ORDER BY org_id, chain_seq LIMIT ${BACKFILL_PAGE}`;
+
+type Heads = Map<string, { seq: number; hash: string }>;
+
+/** Hashes one page in chain order, each organization's previous hash carried in `heads`. */
+function hashPage(page: StoredRow[], heads: Heads): { id: string; prevHash: string; hash: string }[] {
+  return page.map((r) => {
+    const f = fieldsOf(r);
+    const prevHash = heads.get(f.orgId)?.hash ?? AUDIT_CHAIN_GENESIS;
+    const hash = chainHash(prevHash, eventDigest(f));
+    heads.set(f.orgId, { seq: f.seq, hash });
+    return { id: f.id, prevHash, hash };
+  });
+}
+
+const lastOf = (page: StoredRow[]) => ({ org: page.at(-1)!.org_id, seq: Number(page.at(-1)!.chain_seq) });
+
+/*
+ * The data step of migration 0033_audit_chain (SQLite) / 0023_audit_chain (PostgreSQL), in the
+ * migration's transaction, chaining the events that exist: each organization's events in order
+ * (created_at, id) are numbered 1, 2, 3… (one UPDATE), then read in pages of BACKFILL_PAGE rows
+ * in chain order (the new unique index), hashed here, the previous hash carried from page to
+ * page, and written back; last, each organization's head. Memory stays one page whatever the
+ * number of events; the time is that of reading and rewriting each event twice (docs/audit.md,
+ * "Upgrading").
+ */
+
+/** SQLite (bun:sqlite, synchronous, inside the migrator's transaction). */
+export function chainExistingEventsSqlite(db: Db): number {
+  const update = db.$client.prepare("UPDATE audit_events SET prev_hash = ?, hash = ? WHERE id = ?");
+  db.run(NUMBER_SQL);
+  const heads: Heads = new Map();
+  let after: { org: string; seq: number } | null = null;
+  let count = 0;
+  for (;;) {
+    const page = db.all(pageSql(after)) as StoredRow[];
+    if (!page.length) break;
+    for (const r of hashPage(page, heads)) update.run(r.prevHash, r.hash, r.id);
+    count += page.length;
+    after = lastOf(page);
+  }
+  for (const [orgId, head] of heads) db.run(sql`INSERT INTO audit_chain_heads (org_id, last_seq, last_hash) VALUES (${orgId}, ${head.seq}, ${head.hash})`);
+  return count;
+}
+
+/** PostgreSQL, inside the migrator's transaction. */
+export async function chainExistingEventsPg(tx: { execute(q: SQL): Promise<unknown> }): Promise<void> {
+  const rowsOf = async (q: SQL) => [...((await tx.execute(q)) as Iterable<StoredRow>)];
+  await tx.execute(NUMBER_SQL);
+  const heads: Heads = new Map();
+  let after: { org: string; seq: number } | null = null;
+  for (;;) {
+    const page = await rowsOf(pageSql(after));
+    if (!page.length) break;
+    const rows = hashPage(page, heads);
+    await tx.execute(
+      sql`UPDATE audit_events AS a SET prev_hash = u.prev_hash, hash = u.hash
+          FROM unnest(${sql.param(rows.map((r) => r.id))}::text[], ${sql.param(rows.map((r) => r.prevHash))}::text[], ${sql.param(rows.map((r) => r.hash))}::text[]) AS u(id, prev_hash, hash)
+          WHERE a.id = u.id`,
+    );
+    after = lastOf(page);
+  }
+  for (const [orgId, head] of heads) await tx.execute(sql`INSERT INTO audit_chain_heads (org_id, last_seq, last_hash) VALUES (${orgId}, ${head.seq}, ${head.hash})`);
+}

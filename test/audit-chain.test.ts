@@ -1,0 +1,341 @@
+/**
+ * The tamper-evident audit log (docs/audit.md): events written through the API form one hash
+ * chain per organization; `flagstaff audit verify` (the CLI, as a subprocess) names the first
+ * event edited or deleted directly in the database, checks signed checkpoints and refuses a
+ * tampered one; an export is checked by scripts/verify-audit-export.mjs with plain Node; many
+ * parallel writes (on PostgreSQL through two instances) leave a gap-free chain.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { createPublicKey, randomBytes, verify } from "node:crypto";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { sql, type SQL } from "drizzle-orm";
+import { chainHash, eventDigest } from "../src/db/audit-hash.ts";
+import { migrateStore } from "../src/db/migrate.ts";
+import { embeddedMigrations } from "../src/db/migrations-index.ts";
+import { embeddedPgMigrations } from "../src/db/migrations-index-pg.ts";
+import { auditChainHeads, auditEvents } from "../src/db/schema.ts";
+import { systemClock } from "../src/domain/core/clock.ts";
+import { verifyChains } from "../src/domain/review/audit-chain.ts";
+import { openTestStore } from "./helpers/builders.ts";
+import { TEST_ENGINE } from "./helpers/pg.ts";
+import { rawDb } from "./helpers/raw-db.ts";
+import { until } from "./helpers/wait.ts";
+import { ROOT, runCli, startServer, TestServer, type InitResult } from "./helpers/server.ts";
+
+setDefaultTimeout(60_000);
+
+const SEED = randomBytes(32).toString("base64");
+const KEYED = { FLAGSTAFF_AUDIT_SIGNING_KEY: SEED };
+
+interface ChainRow {
+  id: string;
+  org_id: string;
+  chain_seq: number;
+  action: string;
+  hash: string;
+  prev_hash: string;
+}
+
+async function report(server: TestServer, demo: InitResult, externalId: string): Promise<string> {
+  const sdk = await server.sdkClient(demo.secretKey);
+  const created = await sdk.POST("/projects/{projectId}/reports", {
+    params: { path: { projectId: demo.projectId } },
+    body: { subject: { type: "user", externalId }, reason: "spam", target: { contentType: "post", contentExternalId: `post-${externalId}` } },
+  });
+  if (created.response.status !== 201) throw new Error(`report: ${created.response.status}`);
+  return created.data!.report.id;
+}
+
+async function resolve(server: TestServer, demo: InitResult, reportId: string): Promise<void> {
+  const sdk = await server.sdkClient(demo.secretKey);
+  const r = await sdk.POST("/reports/{reportId}/resolve", { params: { path: { reportId } }, body: { resolutionCode: "SPAM_CONFIRMED" } });
+  if (r.response.status !== 200) throw new Error(`resolve: ${r.response.status} ${JSON.stringify(r.error)}`);
+}
+
+const verifyCli = (server: TestServer, extra: string[] = [], env: Record<string, string> = {}) => runCli(["audit", "verify", ...extra], { ...server.env, ...env });
+
+async function chainOf(server: TestServer, orgId: string): Promise<ChainRow[]> {
+  const db = await rawDb(server.dbPath);
+  try {
+    return await db.all<ChainRow>("SELECT id, org_id, chain_seq, action, hash, prev_hash FROM audit_events WHERE org_id = ? ORDER BY chain_seq", orgId);
+  } finally {
+    await db.close();
+  }
+}
+
+async function rawSql(server: TestServer, q: string, ...params: unknown[]): Promise<void> {
+  const db = await rawDb(server.dbPath);
+  try {
+    await db.run(q, ...params);
+  } finally {
+    await db.close();
+  }
+}
+
+async function orgIdOf(server: TestServer, slug: string): Promise<string> {
+  const db = await rawDb(server.dbPath);
+  try {
+    return (await db.get<{ id: string }>("SELECT id FROM organizations WHERE slug = ?", slug))!.id;
+  } finally {
+    await db.close();
+  }
+}
+
+describe("the audit chain", () => {
+  let server: TestServer;
+  let demoOrg: string;
+  beforeAll(async () => {
+    server = await startServer({ FLAGSTAFF_REPORT_RATE_LIMIT: "100000" });
+    demoOrg = await orgIdOf(server, server.demo.orgSlug);
+    for (let i = 0; i < 6; i++) {
+      const id = await report(server, server.demo, `chain-${i}`);
+      if (i % 2 === 0) await resolve(server, server.demo, id);
+    }
+  });
+  afterAll(async () => {
+    await server?.dispose();
+  });
+
+  test("events written through the API are chained 1, 2, 3… and verify", async () => {
+    const rows = await chainOf(server, demoOrg);
+    expect(rows.length).toBeGreaterThan(9);
+    expect(rows.map((r) => Number(r.chain_seq))).toEqual(rows.map((_, i) => i + 1));
+    expect(rows[0]!.prev_hash).toBe("0".repeat(64));
+    for (let i = 1; i < rows.length; i++) expect(rows[i]!.prev_hash).toBe(rows[i - 1]!.hash);
+    const ok = await verifyCli(server);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toContain(`${server.demo.orgSlug}: verified ${rows.length} event(s)`);
+    expect(ok.stdout).toContain("all verify");
+  });
+
+  test("an edited event is named by `audit verify` (hash mismatch); restored, the chain verifies again", async () => {
+    const rows = await chainOf(server, demoOrg);
+    const victim = rows[4]!;
+    const db = await rawDb(server.dbPath);
+    const { data } = (await db.get<{ data: string | null }>("SELECT data FROM audit_events WHERE id = ?", victim.id))!;
+    await db.run("UPDATE audit_events SET data = ? WHERE id = ?", JSON.stringify({ note: "rewritten" }), victim.id);
+    const bad = await verifyCli(server);
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toContain(`event ${victim.id} (seq ${victim.chain_seq}, ${victim.action})`);
+    expect(bad.stdout).toContain("hash mismatch");
+    await db.run("UPDATE audit_events SET data = ? WHERE id = ?", data, victim.id);
+    await db.close();
+    expect((await verifyCli(server)).code).toBe(0);
+  });
+
+  test("an edited event whose hash and every later hash were recomputed still fails against a signed checkpoint; a tampered checkpoint fails its signature", async () => {
+    const made = await runCli(["audit", "checkpoint"], { ...server.env, ...KEYED });
+    expect(made.code).toBe(0);
+    expect(made.stdout).toContain("1 checkpoint(s) signed");
+    const signed = await verifyCli(server, [], KEYED);
+    expect(signed.code).toBe(0);
+    expect(signed.stdout).toContain("1 checkpoint(s) (1 signature(s) checked)");
+    // Without the key, the checkpoint is not checked, and the output says so.
+    expect((await verifyCli(server)).stdout).toContain("not checked: no trusted key");
+
+    // Rewrite the whole chain from the third event on, consistently, as someone with database access could.
+    const db = await rawDb(server.dbPath);
+    const full = await db.all<Record<string, unknown>>("SELECT * FROM audit_events WHERE org_id = ? ORDER BY chain_seq", demoOrg);
+    const original = full.map((r) => ({ id: r.id, data: r.data, hash: r.hash, prev: r.prev_hash }));
+    let prev = String(full[1]!.hash);
+    for (const [i, r] of full.entries()) {
+      if (i < 2) continue;
+      const data = i === 2 ? JSON.stringify({ note: "rewritten" }) : (r.data as string | null);
+      const hash = chainHash(prev, eventDigest({
+        orgId: String(r.org_id), id: String(r.id), projectId: (r.project_id as string | null) ?? null, actorType: String(r.actor_type),
+        actorId: (r.actor_id as string | null) ?? null, action: String(r.action), entityType: String(r.entity_type), entityId: String(r.entity_id),
+        before: (r.before as string | null) ?? null, after: (r.after as string | null) ?? null, data, createdAt: Number(r.created_at),
+      }));
+      await db.run("UPDATE audit_events SET data = ?, prev_hash = ?, hash = ? WHERE id = ?", data, prev, hash, r.id);
+      prev = hash;
+    }
+    await db.run("UPDATE audit_chain_heads SET last_hash = ? WHERE org_id = ?", prev, demoOrg);
+    const rewritten = await verifyCli(server, [], KEYED);
+    expect(rewritten.code).toBe(1);
+    expect(rewritten.stdout).toContain(`seq ${full.length}`);
+    expect(rewritten.stdout).toContain("checkpoint mismatch");
+    for (const o of original) await db.run("UPDATE audit_events SET data = ?, prev_hash = ?, hash = ? WHERE id = ?", o.data, o.prev, o.hash, o.id);
+    await db.run("UPDATE audit_chain_heads SET last_hash = ? WHERE org_id = ?", original.at(-1)!.hash, demoOrg);
+    expect((await verifyCli(server, [], KEYED)).code).toBe(0);
+
+    // The checkpoint itself, moved to another hash: its signature no longer verifies.
+    const [cp] = await db.all<{ id: string; hash: string }>("SELECT id, hash FROM audit_checkpoints WHERE org_id = ?", demoOrg);
+    await db.run("UPDATE audit_checkpoints SET hash = ? WHERE id = ?", "f".repeat(64), cp!.id);
+    const forged = await verifyCli(server, [], KEYED);
+    expect(forged.code).toBe(1);
+    expect(forged.stdout).toContain("signature does not verify");
+    await db.run("UPDATE audit_checkpoints SET hash = ? WHERE id = ?", cp!.hash, cp!.id);
+    await db.close();
+    expect((await verifyCli(server, [], KEYED)).code).toBe(0);
+  });
+
+  test("a case's export is checked by scripts/verify-audit-export.mjs with plain Node, and fails once edited", async () => {
+    const reportId = await report(server, server.demo, "exported");
+    await resolve(server, server.demo, reportId);
+    await report(server, server.demo, "after-export"); // other events after it, before the checkpoint
+    expect((await runCli(["audit", "checkpoint"], { ...server.env, ...KEYED })).code).toBe(0);
+    const db = await rawDb(server.dbPath);
+    const { case_id: caseId } = (await db.get<{ case_id: string }>("SELECT case_id FROM reports WHERE id = ?", reportId))!;
+    await db.close();
+    const exported = await runCli(["audit", "export", "--org", server.demo.orgSlug, "--case", caseId], server.env);
+    expect(exported.code).toBe(0);
+    const doc = JSON.parse(exported.stdout);
+    expect(doc.selected).toBeGreaterThan(1);
+    const dir = mkdtempSync(join(tmpdir(), "flagstaff-export-"));
+    const file = join(dir, "export.json");
+    writeFileSync(file, exported.stdout);
+    const pub = (await runCli(["audit", "public-key"], { ...server.env, ...KEYED })).stdout.match(/raw \(base64\): (\S+)/)![1]!;
+    const node = (f: string, key = pub) => {
+      const p = Bun.spawnSync(["node", join(ROOT, "scripts/verify-audit-export.mjs"), f, "--public-key", key]);
+      return { code: p.exitCode, out: p.stdout.toString() + p.stderr.toString() };
+    };
+    const ok = node(file);
+    expect(ok.out).toContain(`verified: ${doc.selected} event(s)`);
+    expect(ok.out).toContain(`${doc.selected} covered by signed checkpoints`);
+    expect(ok.code).toBe(0);
+
+    // Another key than the organization's: refused.
+    expect(node(file, Buffer.alloc(32, 7).toString("base64")).code).toBe(1);
+    // One selected event's content changed in the file.
+    const edited = JSON.parse(readFileSync(file, "utf8"));
+    const shown = edited.segments.flatMap((s: { events: { event?: { action: string } }[] }) => s.events).find((e: { event?: unknown }) => e.event);
+    shown.event.action = "REPORT_DISMISSED";
+    writeFileSync(join(dir, "edited.json"), JSON.stringify(edited));
+    const bad = node(join(dir, "edited.json"));
+    expect(bad.code).toBe(1);
+    expect(bad.out).toContain("DOES NOT VERIFY");
+  });
+
+  test("many parallel writes in two organizations leave each chain without a gap", async () => {
+    const other = await server.initOrg("Chain Two");
+    // On PostgreSQL, through two instances of the same database.
+    const second = TEST_ENGINE === "postgres" ? new TestServer(mkdtempSync(join(tmpdir(), "flagstaff-test-b-")), server.env, server.demo) : server;
+    if (second !== server) await second.start();
+    try {
+      const ids = await Promise.all(
+        Array.from({ length: 80 }, (_, i) => report(i % 2 ? second : server, i % 4 < 2 ? server.demo : other, `parallel-${i}`)),
+      );
+      await Promise.all(ids.filter((_, i) => i % 3 === 0).map((id, i) => resolve(i % 2 ? second : server, ids.indexOf(id) % 4 < 2 ? server.demo : other, id)));
+    } finally {
+      if (second !== server) await second.stop();
+    }
+    for (const orgId of [demoOrg, await orgIdOf(server, other.orgSlug)]) {
+      const rows = await chainOf(server, orgId);
+      expect(rows.map((r) => Number(r.chain_seq))).toEqual(rows.map((_, i) => i + 1));
+    }
+    const ok = await verifyCli(server, [], KEYED);
+    expect(ok.stdout).toContain("all verify: 2 organization(s)");
+    expect(ok.code).toBe(0);
+  });
+
+  test("a deleted event is named by `audit verify` as a gap; a deleted last event through the chain's head", async () => {
+    const rows = await chainOf(server, demoOrg);
+    const last = rows.at(-1)!;
+    await rawSql(server, "DELETE FROM audit_events WHERE id = ?", last.id);
+    const tail = await verifyCli(server, ["--org", server.demo.orgSlug]);
+    expect(tail.code).toBe(1);
+    expect(tail.stdout).toContain(`the last event(s) ${last.chain_seq}..${last.chain_seq} were deleted`);
+
+    const gone = rows[3]!;
+    const next = rows[4]!;
+    await rawSql(server, "DELETE FROM audit_events WHERE id = ?", gone.id);
+    const bad = await verifyCli(server, ["--org", server.demo.orgSlug]);
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toContain(`event ${next.id} (seq ${next.chain_seq}, ${next.action}): sequence gap`);
+    expect(bad.stdout).toContain(`event(s) ${gone.chain_seq} before it were deleted`);
+    expect(bad.stderr).toContain("does not verify");
+  });
+});
+
+describe("the migration that chains the events written before the chain", () => {
+  test("numbers each organization's events in order (created_at, id), hashes them as the writer would, writes the heads; the chain verifies", async () => {
+    const list = TEST_ENGINE === "postgres" ? embeddedPgMigrations : embeddedMigrations;
+    const at = list.findIndex((m) => m.tag.endsWith("_audit_chain"));
+    const store = await openTestStore({ migrations: at });
+    const exec = (q: SQL) => (TEST_ENGINE === "postgres" ? (store.writer as unknown as { execute(q: SQL): Promise<unknown> }).execute(q) : Promise.resolve(store.writer.run(q)));
+    try {
+      for (const org of ["org-a", "org-b"]) await exec(sql`INSERT INTO organizations (id, slug, name, plan, created_at) VALUES (${org}, ${org}, ${org}, 'enterprise', 1)`);
+      // Inserted out of order: the chain follows (created_at, id), per organization.
+      const events: [string, string, number, string | null][] = [
+        ["e-b", "org-a", 1000, '{"n":1}'],
+        ["e-a", "org-a", 1000, null],
+        ["e-z", "org-a", 500, '{"n":"é"}'],
+        ["f-1", "org-b", 700, null],
+        ["f-0", "org-b", 900, null],
+      ];
+      for (const [id, org, createdAt, data] of events) {
+        await exec(sql`INSERT INTO audit_events (id, org_id, project_id, actor_type, actor_id, action, entity_type, entity_id, before, after, data, created_at)
+                       VALUES (${id}, ${org}, NULL, 'system', NULL, 'REPORT_CREATED', 'report', ${`r-${id}`}, NULL, '{"status":"OPEN"}', ${data}, ${createdAt})`);
+      }
+      await migrateStore(store);
+      const rows = await store.db.select().from(auditEvents).orderBy(auditEvents.orgId, auditEvents.chainSeq);
+      expect(rows.map((r) => [r.orgId, Number(r.chainSeq), r.id])).toEqual([
+        ["org-a", 1, "e-z"],
+        ["org-a", 2, "e-a"],
+        ["org-a", 3, "e-b"],
+        ["org-b", 1, "f-1"],
+        ["org-b", 2, "f-0"],
+      ]);
+      let prev = "";
+      for (const r of rows) {
+        if (Number(r.chainSeq) === 1) prev = "0".repeat(64);
+        expect(r.prevHash).toBe(prev);
+        expect(r.hash).toBe(chainHash(prev, eventDigest({ ...r, createdAt: Number(r.createdAt) })));
+        prev = r.hash!;
+      }
+      const heads = await store.db.select().from(auditChainHeads).orderBy(auditChainHeads.orgId);
+      expect(heads.map((h) => [h.orgId, Number(h.lastSeq), h.lastHash])).toEqual([
+        ["org-a", 3, rows[2]!.hash!],
+        ["org-b", 2, rows[4]!.hash!],
+      ]);
+      const verified = await verifyChains({ store, db: store.db, clock: systemClock }, { trustedKeys: [] });
+      expect(verified.map((v) => [v.org, v.events, v.failure])).toEqual([
+        ["org-a", 3, null],
+        ["org-b", 2, null],
+      ]);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe("checkpoints signed by the periodic pass", () => {
+  test("announced as audit.checkpoint to the endpoint that lists it (its signature verifies with the published key), not to an unfiltered one", async () => {
+    const received: { path: string; payload: { type: string; data: Record<string, unknown> } }[] = [];
+    const receiver = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      async fetch(req) {
+        received.push({ path: new URL(req.url).pathname, payload: JSON.parse(await req.text()) });
+        return new Response("ok");
+      },
+    });
+    const server = await startServer({ ...KEYED, FLAGSTAFF_AUDIT_CHECKPOINT_MS: "200", FLAGSTAFF_SCAN_ALLOW_PRIVATE: "1", FLAGSTAFF_JOB_POLL_MS: "50" });
+    try {
+      const org = await server.orgClient();
+      for (const [path, eventTypes] of [["/listed", ["audit.checkpoint"]], ["/unfiltered", []]] as const) {
+        const r = await org.POST("/organizations/{orgSlug}/webhook-endpoints", {
+          params: { path: { orgSlug: server.demo.orgSlug } },
+          body: { url: `http://127.0.0.1:${receiver.port}${path}`, eventTypes: [...eventTypes] },
+        });
+        expect(r.response.status).toBe(201);
+      }
+      await report(server, server.demo, "checkpointed");
+      const got = await until("a checkpoint delivered", async () => received.find((r) => r.path === "/listed" && r.payload.type === "audit.checkpoint"));
+      const c = got.payload.data as { orgId: string; seq: number; hash: string; signedAt: number; publicKey: string; signature: string };
+      const pub = (await runCli(["audit", "public-key"], { ...server.env, ...KEYED })).stdout.match(/raw \(base64\): (\S+)/)![1]!;
+      expect(c.publicKey).toBe(pub);
+      const key = createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: Buffer.from(pub, "base64").toString("base64url") }, format: "jwk" });
+      const message = JSON.stringify(["flagstaff.audit-checkpoint.v1", c.orgId, c.seq, c.hash, c.signedAt]);
+      expect(verify(null, Buffer.from(message), key, Buffer.from(c.signature, "base64"))).toBe(true);
+      expect(verify(null, Buffer.from(message.replace(c.hash, "0".repeat(64))), key, Buffer.from(c.signature, "base64"))).toBe(false);
+      await Bun.sleep(500);
+      expect(received.filter((r) => r.path === "/unfiltered").map((r) => r.payload.type)).not.toContain("audit.checkpoint");
+    } finally {
+      await server.dispose();
+      await receiver.stop(true);
+    }
+  });
+});
