@@ -23,6 +23,7 @@ import m19 from "../../drizzle-pg/0019_category_policies.sql" with { type: "text
 import m20 from "../../drizzle-pg/0020_quality_review.sql" with { type: "text" };
 import m21 from "../../drizzle-pg/0021_evaluation.sql" with { type: "text" };
 import m22 from "../../drizzle-pg/0022_oidc_sign_in.sql" with { type: "text" };
+import m23 from "../../drizzle-pg/0023_ai_precision_target.sql" with { type: "text" };
 
 export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0000_foundation", when: 1795439365595, breakpoints: true, sql: m0 },
@@ -48,4 +49,5 @@ export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0020_quality_review", when: 1795774058410, breakpoints: true, sql: m20 },
   { tag: "0021_evaluation", when: 1795774505882, breakpoints: true, sql: m21 },
   { tag: "0022_oidc_sign_in", when: 1795775032598, breakpoints: true, sql: m22 },
+  { tag: "0023_ai_precision_target", when: 1795775508894, breakpoints: true, sql: m23 },
 ];

@@ -32,6 +32,7 @@ import m29 from "../../drizzle/0029_category_policies.sql" with { type: "text" }
 import m30 from "../../drizzle/0030_quality_review.sql" with { type: "text" };
 import m31 from "../../drizzle/0031_evaluation.sql" with { type: "text" };
 import m32 from "../../drizzle/0032_oidc_sign_in.sql" with { type: "text" };
+import m33 from "../../drizzle/0033_ai_precision_target.sql" with { type: "text" };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -74,4 +75,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0030_quality_review", when: 1795774053346, breakpoints: true, sql: m30 },
   { tag: "0031_evaluation", when: 1795774502251, breakpoints: true, sql: m31 },
   { tag: "0032_oidc_sign_in", when: 1795775031553, breakpoints: true, sql: m32 },
+  { tag: "0033_ai_precision_target", when: 1795775508039, breakpoints: true, sql: m33 },
 ];
