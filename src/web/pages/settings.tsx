@@ -49,6 +49,8 @@ function AiSettings({ orgSlug, projectId, editable }: { orgSlug: string; project
     mutationFn: (s: Settings) => trpc.ai.updateSettings.mutate({ orgSlug, projectId, ...s }),
     onSuccess: (r) => {
       qc.setQueryData(key, r);
+      // Advice rests on the threshold and, without a target of its own, the project's target.
+      void qc.resetQueries({ queryKey: ["evaluation", "advice"] });
       setAdvising(false);
       toast("Settings saved");
     },
