@@ -72,9 +72,31 @@ describe("project settings", () => {
   test("read and change aiEnabled, aiThreshold and scanLinks", async () => {
     const read = await org.GET("/organizations/{orgSlug}/projects/{projectId}/settings", { params: inProject() });
     expect(read.response.status).toBe(200);
-    expect(read.data!.settings).toEqual({ aiEnabled: true, aiThreshold: 70, scanLinks: false });
-    expect(await setSettings({ aiThreshold: 55 })).toEqual({ aiEnabled: true, aiThreshold: 55, scanLinks: false });
+    expect(read.data!.settings).toEqual({ aiEnabled: true, aiThreshold: 70, aiPrecisionTarget: 0.9, scanLinks: false });
+    expect(await setSettings({ aiThreshold: 55 })).toEqual({ aiEnabled: true, aiThreshold: 55, aiPrecisionTarget: 0.9, scanLinks: false });
     expect(await setSettings({ aiThreshold: 70 })).toMatchObject({ aiThreshold: 70 });
+  });
+
+  test("the precision target: 0.5–0.999, kept, audited; anything else → 400", async () => {
+    expect(await setSettings({ aiPrecisionTarget: 0.75 })).toMatchObject({ aiThreshold: 70, aiPrecisionTarget: 0.75 });
+    expect((await org.GET("/organizations/{orgSlug}/projects/{projectId}/settings", { params: inProject() })).data!.settings.aiPrecisionTarget).toBe(0.75);
+    const audit = await org.GET("/organizations/{orgSlug}/audit-events", {
+      params: { path: { orgSlug: server.demo.orgSlug }, query: { action: "PROJECT_SETTINGS_CHANGED", entityId: server.demo.projectId } },
+    });
+    expect(audit.data!.events[0]).toMatchObject({ before: { aiPrecisionTarget: 0.9 }, after: { aiPrecisionTarget: 0.75 } });
+    for (const t of [0.3, 1.5, 1, 0.4999]) {
+      const r = await org.PATCH("/organizations/{orgSlug}/projects/{projectId}/settings", { params: inProject(), body: { aiPrecisionTarget: t } });
+      expect(r.response.status).toBe(400);
+      expect(JSON.stringify(r.error)).toContain("aiPrecisionTarget must be between 0.5 and 0.999");
+    }
+    const text = await org.PATCH("/organizations/{orgSlug}/projects/{projectId}/settings", {
+      params: inProject(),
+      body: { aiPrecisionTarget: 0.9 },
+      bodySerializer: () => JSON.stringify({ aiPrecisionTarget: "0.9" }),
+    });
+    expect(text.response.status).toBe(400);
+    expect(await setSettings({ aiPrecisionTarget: 0.999 })).toMatchObject({ aiPrecisionTarget: 0.999 });
+    expect(await setSettings({ aiPrecisionTarget: 0.9 })).toMatchObject({ aiPrecisionTarget: 0.9 });
   });
 
   test("a threshold outside 1–100 → 400; a publishable key → 403", async () => {

@@ -252,6 +252,17 @@ describe("the evaluation page", () => {
       expect((await b.platform.trpc.ai.settings.query({ orgSlug, projectId })).settings.aiThreshold).toBe(70);
       await dialog.getByRole("button", { name: "Save with threshold 50" }).click();
       await until("the threshold saved", async () => (await b.platform.trpc.ai.settings.query({ orgSlug, projectId })).settings.aiThreshold === 50);
+
+      // The precision target beside the threshold, saved with a new one: the advice aims at it.
+      await page.getByLabel("Precision target for threshold advice (50–99.9 %)").fill("75");
+      await page.getByLabel("Confidence threshold (1–100)").fill("60");
+      await page.getByRole("button", { name: "Save settings" }).click();
+      await until("the advice at 75 %", async () => (await dialog.locator("th").allTextContents()).includes("Advised threshold (precision ≥ 75 %)"));
+      await dialog.getByRole("button", { name: "Save with threshold 60" }).click();
+      await until("the target saved", async () => {
+        const { settings } = await b.platform.trpc.ai.settings.query({ orgSlug, projectId });
+        return settings.aiThreshold === 60 && settings.aiPrecisionTarget === 0.75;
+      });
     },
     BROWSER_T * 2,
   );
@@ -292,6 +303,8 @@ describe("the evaluation page", () => {
         const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
         await page.goto(`${b.server.url}/#/evaluation/runs/${runs.a}`);
         await page.getByTestId("threshold-advice").locator("table.threshold-advice").waitFor();
+        // The target starts at the project's (75 %, saved in the settings step).
+        await expect(page.getByTestId("threshold-advice").getByLabel("Precision target (%)").inputValue()).resolves.toBe("75");
         expect(await overflow()).toBeLessThanOrEqual(0);
         await expectNoA11yViolations(page, "a run (tablet, dark)");
         await b.shot(page, "evaluation-run-dark-tablet.png");

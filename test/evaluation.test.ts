@@ -171,6 +171,25 @@ describe("an evaluation run's figures, computed by hand", () => {
     expect(harassment).toMatchObject({ advisedThreshold: 0, precisionAtAdvised: 1, recallAtAdvised: 0.5 });
   });
 
+  test("without a target, the advice aims at the project's aiPrecisionTarget", async () => {
+    expect((await admin.trpc.evaluation.thresholdAdvice.query({ ...at, runId })).advice.precisionTarget).toBe(0.9);
+    await admin.trpc.ai.updateSettings.mutate({ ...at, aiPrecisionTarget: 0.6 });
+    try {
+      const { advice } = await admin.trpc.evaluation.thresholdAdvice.query({ ...at, runId });
+      expect(advice.precisionTarget).toBe(0.6);
+      // spam's precision is 2/4 at thresholds up to 55, 2/3 from 56 to 60: the first curve
+      // threshold reaching 0.6 is 60 (items 1, 2 right, 5 wrong; item 3 missed): recall 2/3.
+      const spam = advice.categories.find((c) => c.category === "spam")!;
+      expect(spam.advisedThreshold).toBe(60);
+      expect(spam.precisionAtAdvised).toBeCloseTo(2 / 3, 10);
+      expect(spam.recallAtAdvised).toBeCloseTo(2 / 3, 10);
+      // A target given still wins over the project's.
+      expect((await admin.trpc.evaluation.thresholdAdvice.query({ ...at, runId, precisionTarget: 0.9 })).advice.categories.find((c) => c.category === "spam")!.advisedThreshold).toBe(65);
+    } finally {
+      await admin.trpc.ai.updateSettings.mutate({ ...at, aiPrecisionTarget: 0.9 });
+    }
+  });
+
   test("a run freezes its version: more items make version 2; compare needs one set version", async () => {
     const { set } = await admin.trpc.evaluation.set.query({ ...at, setId });
     expect(set).toMatchObject({ version: 1, frozen: true, items: 8 });

@@ -171,7 +171,7 @@ export interface paths {
         head?: never;
         /**
          * Change a project's AI settings
-         * @description aiEnabled, aiThreshold (1–100) and scanLinks; omitted fields keep their value. Turning AI on needs the Pro or Enterprise plan (403 on free).
+         * @description aiEnabled, aiThreshold (1–100), aiPrecisionTarget (0.5–0.999, the precision threshold advice aims at) and scanLinks; omitted fields keep their value. Turning AI on needs the Pro or Enterprise plan (403 on free).
          */
         patch: operations["ai-updateSettings"];
         trace?: never;
@@ -1184,7 +1184,7 @@ export interface paths {
         };
         /**
          * Threshold advice from an evaluation run
-         * @description Per category, the lowest confidence threshold whose precision reaches the target, the recall kept, the point at the project's current aiThreshold and the whole curve.
+         * @description Per category, the lowest confidence threshold whose precision reaches the target (precisionTarget, or the project's aiPrecisionTarget; the answer's precisionTarget says which was used), the recall kept, the point at the project's current aiThreshold and the whole curve.
          */
         get: operations["evaluation-thresholdAdvice"];
         put?: never;
@@ -1329,6 +1329,7 @@ export interface components {
         ProjectSettings: {
             aiEnabled: boolean;
             aiThreshold: number;
+            aiPrecisionTarget: number;
             scanLinks: boolean;
         };
         EnforcementAction: {
@@ -3219,6 +3220,7 @@ export interface operations {
                 "application/json": {
                     aiEnabled?: boolean;
                     aiThreshold?: number;
+                    aiPrecisionTarget?: number;
                     scanLinks?: boolean;
                 };
             };

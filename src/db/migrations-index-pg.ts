@@ -24,6 +24,7 @@ import m20 from "../../drizzle-pg/0020_quality_review.sql" with { type: "text" }
 import m21 from "../../drizzle-pg/0021_evaluation.sql" with { type: "text" };
 import m22 from "../../drizzle-pg/0022_oidc_sign_in.sql" with { type: "text" };
 import m23 from "../../drizzle-pg/0023_audit_chain.sql" with { type: "text" };
+import m24 from "../../drizzle-pg/0024_ai_precision_target.sql" with { type: "text" };
 
 export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0000_foundation", when: 1795439365595, breakpoints: true, sql: m0 },
@@ -50,4 +51,5 @@ export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0021_evaluation", when: 1795774505882, breakpoints: true, sql: m21 },
   { tag: "0022_oidc_sign_in", when: 1795775032598, breakpoints: true, sql: m22 },
   { tag: "0023_audit_chain", when: 1795775623594, breakpoints: true, sql: m23 },
+  { tag: "0024_ai_precision_target", when: 1795776580861, breakpoints: true, sql: m24 },
 ];

@@ -32,7 +32,7 @@
  * SQLite. src/db/search.ts says how queries reach them (`Store.textSearch`).
  */
 import { sql } from "drizzle-orm";
-import { bigint, index, integer, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, doublePrecision, index, integer, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
 import { KEY_KINDS } from "../domain/views/api-key.ts";
 import { APPEAL_STATUSES } from "../domain/views/appeal.ts";
 import { ACTION_KINDS } from "../domain/views/enforcement.ts";
@@ -70,6 +70,8 @@ export const projects = pgTable(
     name: text("name").notNull(),
     aiEnabled: integer("ai_enabled").notNull().default(0),
     aiThreshold: integer("ai_threshold").notNull().default(70),
+    /** The precision (0.5–0.999) threshold advice aims at (src/domain/evaluation/runs.ts). */
+    aiPrecisionTarget: doublePrecision("ai_precision_target").notNull().default(0.9),
     scanLinks: integer("scan_links").notNull().default(0),
     /**
      * Bumped by every change of the project's report categories, in the change's transaction:

@@ -12,7 +12,7 @@
  * src/db/search.ts says how queries reach them (`Store.textSearch`).
  */
 import { sql } from "drizzle-orm";
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 // The enumerations are the domain's vocabularies (pure modules: src/domain/views). SQLite keeps
 // them as plain text (no CHECK constraint), so they type the columns and change no migration.
 import { KEY_KINDS } from "../domain/views/api-key.ts";
@@ -50,6 +50,8 @@ export const projects = sqliteTable(
     /** AI settings: classification on/off, the confidence (1–100) that files a report, link scanning. */
     aiEnabled: integer("ai_enabled").notNull().default(0),
     aiThreshold: integer("ai_threshold").notNull().default(70),
+    /** The precision (0.5–0.999) threshold advice aims at (src/domain/evaluation/runs.ts). */
+    aiPrecisionTarget: real("ai_precision_target").notNull().default(0.9),
     scanLinks: integer("scan_links").notNull().default(0),
     /**
      * Bumped by every change of the project's report categories, in the change's transaction:

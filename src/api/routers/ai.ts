@@ -4,7 +4,7 @@ import { analyzeContent, recentAnalyses } from "../../domain/analysis/analysis.t
 import { aiSettingsOf, updateAiSettings } from "../../domain/accounts/settings.ts";
 import { externalIdSchema, projectIdSchema } from "../../domain/intake/validation.ts";
 import { analysisResultSchema, analysisViewSchema } from "../../domain/views/analysis.ts";
-import { aiSettingsSchema } from "../../domain/views/settings.ts";
+import { aiSettingsSchema, PRECISION_TARGET_MAX, PRECISION_TARGET_MIN } from "../../domain/views/settings.ts";
 import { projectProcedure, router } from "../trpc.ts";
 
 const orgProject = { orgSlug: z.string().min(1).max(64), projectId: projectIdSchema };
@@ -22,6 +22,11 @@ export const aiRouter = router({
       ...orgProject,
       aiEnabled: z.boolean().optional(),
       aiThreshold: z.number().int().min(1).max(100).optional(),
+      aiPrecisionTarget: z
+        .number()
+        .min(PRECISION_TARGET_MIN, `aiPrecisionTarget must be between ${PRECISION_TARGET_MIN} and ${PRECISION_TARGET_MAX}`)
+        .max(PRECISION_TARGET_MAX, `aiPrecisionTarget must be between ${PRECISION_TARGET_MIN} and ${PRECISION_TARGET_MAX}`)
+        .optional(),
       scanLinks: z.boolean().optional(),
     }),
   )
@@ -32,14 +37,14 @@ export const aiRouter = router({
         method: "PATCH",
         path: `${base}/settings`,
         summary: "Change a project's AI settings",
-        description: "aiEnabled, aiThreshold (1–100) and scanLinks; omitted fields keep their value. Turning AI on needs the Pro or Enterprise plan (403 on free).",
+        description: "aiEnabled, aiThreshold (1–100), aiPrecisionTarget (0.5–0.999, the precision threshold advice aims at) and scanLinks; omitted fields keep their value. Turning AI on needs the Pro or Enterprise plan (403 on free).",
         tags: ["settings"],
       },
     })
     .output(z.object({ settings: aiSettingsSchema }))
     .mutation(async ({ ctx, input }) => {
-      const { aiEnabled, aiThreshold, scanLinks } = input;
-      return { settings: await updateAiSettings(ctx.domain, { projectId: ctx.project.id, patch: { aiEnabled, aiThreshold, scanLinks } }) };
+      const { aiEnabled, aiThreshold, aiPrecisionTarget, scanLinks } = input;
+      return { settings: await updateAiSettings(ctx.domain, { projectId: ctx.project.id, patch: { aiEnabled, aiThreshold, aiPrecisionTarget, scanLinks } }) };
     }),
 
   analyze: projectProcedure(

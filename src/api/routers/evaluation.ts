@@ -188,7 +188,7 @@ export const evaluationRouter = router({
     .query(async ({ ctx, input }) => ({ comparison: await compareEvalRuns(ctx.domain, { projectId: ctx.project.id, runA: input.runId, runB: input.otherRunId }) })),
 
   thresholdAdvice: projectProcedure(
-    z.object({ ...orgProject, runId: id, precisionTarget: z.coerce.number().min(0).max(1).optional().meta({ description: "The precision to reach, 0–1 (default 0.9)." }) }),
+    z.object({ ...orgProject, runId: id, precisionTarget: z.coerce.number().min(0).max(1).optional().meta({ description: "The precision to reach, 0–1 (default: the project's aiPrecisionTarget)." }) }),
   )
     .meta({
       role: "moderator",
@@ -197,7 +197,7 @@ export const evaluationRouter = router({
         method: "GET",
         path: `${runs}/{runId}/threshold-advice`,
         summary: "Threshold advice from an evaluation run",
-        description: "Per category, the lowest confidence threshold whose precision reaches the target, the recall kept, the point at the project's current aiThreshold and the whole curve.",
+        description: "Per category, the lowest confidence threshold whose precision reaches the target (precisionTarget, or the project's aiPrecisionTarget; the answer's precisionTarget says which was used), the recall kept, the point at the project's current aiThreshold and the whole curve.",
         tags,
         errorResponses: everyQueue,
       },

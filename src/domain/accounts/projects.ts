@@ -21,6 +21,7 @@ export async function createProject(ctx: DomainContext, input: { name: string })
     name: input.name,
     aiEnabled: 0,
     aiThreshold: 70,
+    aiPrecisionTarget: 0.9,
     scanLinks: 0,
     categoriesVersion: 0,
     dsaSettings: null,

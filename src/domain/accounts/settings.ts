@@ -12,6 +12,7 @@ export type { AiSettings } from "../views/settings.ts";
 export const aiSettingsOf = (p: Project): AiSettings => ({
   aiEnabled: p.aiEnabled === 1,
   aiThreshold: p.aiThreshold,
+  aiPrecisionTarget: p.aiPrecisionTarget,
   scanLinks: p.scanLinks === 1,
 });
 
@@ -31,7 +32,7 @@ export function updateAiSettings(ctx: DomainContext, input: { projectId: string;
     const after: AiSettings = { ...before, ...definedOnly(patch) };
     await ctx.db
       .update(projects)
-      .set({ aiEnabled: after.aiEnabled ? 1 : 0, aiThreshold: after.aiThreshold, scanLinks: after.scanLinks ? 1 : 0, updatedAt: ctx.clock.now() })
+      .set({ aiEnabled: after.aiEnabled ? 1 : 0, aiThreshold: after.aiThreshold, aiPrecisionTarget: after.aiPrecisionTarget, scanLinks: after.scanLinks ? 1 : 0, updatedAt: ctx.clock.now() })
       .where(eq(projects.id, project.id));
     await recordAudit(ctx, { projectId: project.id, action: "PROJECT_SETTINGS_CHANGED", entityType: "project", entityId: project.id, before, after });
     return after;

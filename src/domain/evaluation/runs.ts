@@ -283,8 +283,8 @@ export async function compareEvalRuns(
 
 /**
  * Threshold advice from a run: per category, the lowest threshold whose precision reaches
- * `precisionTarget` (an input, 0–1, default 0.9: the project sets no target of its own yet), beside
- * the project's current aiThreshold.
+ * `precisionTarget` (an input, 0–1; without one the project's aiPrecisionTarget), beside the
+ * project's current aiThreshold.
  */
 export async function evalThresholdAdvice(
   ctx: AccessContext & Pick<DomainContext, "db" | "orgId">,
@@ -297,12 +297,10 @@ export async function evalThresholdAdvice(
     runId: run.id,
     categories: runCategoryNames(run),
     items: scored(await runItemRows(ctx, run)),
-    precisionTarget: input.precisionTarget ?? DEFAULT_PRECISION_TARGET,
+    precisionTarget: input.precisionTarget ?? project.aiPrecisionTarget,
     currentThreshold: project.aiThreshold,
   });
 }
-
-export const DEFAULT_PRECISION_TARGET = 0.9;
 
 // ---------------------------------------------------------------------------------------------
 // The job.

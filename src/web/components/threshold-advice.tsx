@@ -110,19 +110,18 @@ export function ThresholdAdviceDetail({ advice }: { advice: ThresholdAdvice }) {
   );
 }
 
-/** The precision target the settings' advice uses. */
-const SETTINGS_PRECISION_TARGET = 0.9;
-
 /**
  * Before a new threshold is saved: what it would have done on the set of the project's latest
  * completed evaluation run, per category beside the current threshold and the advised one (or
- * that there is no run to tell), then "Save" or "Keep editing".
+ * that there is no run to tell), then "Save" or "Keep editing". The advice aims at
+ * `precisionTarget`: the project's, or the one being saved with the threshold.
  */
 export function ThresholdChangeDialog({
   orgSlug,
   projectId,
   current,
   proposed,
+  precisionTarget,
   open,
   saving,
   saveError,
@@ -133,6 +132,7 @@ export function ThresholdChangeDialog({
   projectId: string;
   current: number;
   proposed: number;
+  precisionTarget: number;
   open: boolean;
   saving: boolean;
   saveError: unknown;
@@ -144,8 +144,8 @@ export function ThresholdChangeDialog({
     .filter((r) => r.status === "completed")
     .sort((a, b) => (b.finishedAt ?? "").localeCompare(a.finishedAt ?? ""))[0];
   const advice = useQuery({
-    queryKey: ["evaluation", "advice", latest?.id, SETTINGS_PRECISION_TARGET],
-    queryFn: () => trpc.evaluation.thresholdAdvice.query({ orgSlug, projectId, runId: latest!.id, precisionTarget: SETTINGS_PRECISION_TARGET }),
+    queryKey: ["evaluation", "advice", latest?.id, precisionTarget],
+    queryFn: () => trpc.evaluation.thresholdAdvice.query({ orgSlug, projectId, runId: latest!.id, precisionTarget }),
     enabled: open && !!latest,
   });
   const a = advice.data?.advice ?? null;

@@ -502,17 +502,21 @@ function SeverityTable({ metrics: m }: { metrics: EvalRunMetrics }) {
   );
 }
 
-/** The plots and the threshold advice: both rest on the advice's curves (at the precision target chosen here). */
+/**
+ * The plots and the threshold advice: both rest on the advice's curves, at the precision target
+ * chosen here; until one is typed, the project's (the server's default: the answer says which).
+ */
 function RunPlots({ projectId, run, metrics }: { projectId: string; run: EvalRunView; metrics: EvalRunMetrics }) {
   const { orgSlug } = useSession();
-  const [targetPct, setTargetPct] = useState(90);
-  const valid = Number.isFinite(targetPct) && targetPct > 0 && targetPct <= 100;
+  const [typedPct, setTypedPct] = useState<number | null>(null);
+  const valid = typedPct === null || (Number.isFinite(typedPct) && typedPct > 0 && typedPct <= 100);
   const advice = useQuery({
-    queryKey: ["evaluation", "advice", run.id, targetPct],
-    queryFn: () => trpc.evaluation.thresholdAdvice.query({ orgSlug, projectId, runId: run.id, precisionTarget: targetPct / 100 }),
+    queryKey: ["evaluation", "advice", run.id, typedPct ?? "project"],
+    queryFn: () => trpc.evaluation.thresholdAdvice.query({ orgSlug, projectId, runId: run.id, precisionTarget: typedPct === null ? undefined : typedPct / 100 }),
     enabled: valid,
   });
   const a = advice.data?.advice ?? null;
+  const targetPct = typedPct ?? (a ? Math.round(a.precisionTarget * 1000) / 10 : null);
   return (
     <>
       <section className="card" aria-labelledby="plots-title">
@@ -530,7 +534,7 @@ function RunPlots({ projectId, run, metrics }: { projectId: string; run: EvalRun
           {a ? ` (${a.currentThreshold})` : ""}. The threshold itself is changed in the project settings.
         </p>
         <Field label="Precision target (%)">
-          <input type="number" min={1} max={100} step={1} value={Number.isFinite(targetPct) ? targetPct : ""} onChange={(e) => setTargetPct(e.target.valueAsNumber)} />
+          <input type="number" min={1} max={100} step="any" value={targetPct !== null && Number.isFinite(targetPct) ? targetPct : ""} onChange={(e) => setTypedPct(e.target.valueAsNumber)} />
         </Field>
         <ErrorNote error={advice.error} />
         {advice.isFetching && !a && <Loading />}

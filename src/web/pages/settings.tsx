@@ -49,6 +49,8 @@ function AiSettings({ orgSlug, projectId, editable }: { orgSlug: string; project
     mutationFn: (s: Settings) => trpc.ai.updateSettings.mutate({ orgSlug, projectId, ...s }),
     onSuccess: (r) => {
       qc.setQueryData(key, r);
+      // Advice rests on the threshold and, without a target of its own, the project's target.
+      void qc.resetQueries({ queryKey: ["evaluation", "advice"] });
       setAdvising(false);
       toast("Settings saved");
     },
@@ -108,6 +110,27 @@ function AiSettings({ orgSlug, projectId, editable }: { orgSlug: string; project
           An analysis at or above this confidence files a report or moves a case to review. A new threshold shows first what it would have done on the latest evaluation run.
         </span>
       </div>
+      <div className="field">
+        <label htmlFor="ai-precision-target" className="field-label">
+          Precision target for threshold advice (50–99.9 %)
+        </label>
+        <input
+          id="ai-precision-target"
+          type="number"
+          name="aiPrecisionTarget"
+          min={50}
+          max={99.9}
+          step={0.1}
+          required
+          aria-describedby="ai-precision-target-hint"
+          value={percentOf(form.aiPrecisionTarget)}
+          disabled={!editable}
+          onChange={(e) => setForm({ ...form, aiPrecisionTarget: fractionOf(Number(e.target.value)) })}
+        />
+        <span id="ai-precision-target-hint" className="field-hint">
+          Threshold advice (here and on the Evaluation page) shows per category the lowest threshold whose reports are right at least this often.
+        </span>
+      </div>
       <div className="switch">
         <input id="scan-links" type="checkbox" aria-describedby="scan-links-hint" checked={form.scanLinks} disabled={!editable} onChange={(e) => setForm({ ...form, scanLinks: e.target.checked })} />
         <span>
@@ -136,6 +159,7 @@ function AiSettings({ orgSlug, projectId, editable }: { orgSlug: string; project
           projectId={projectId}
           current={saved.aiThreshold}
           proposed={form.aiThreshold}
+          precisionTarget={form.aiPrecisionTarget}
           open={advising}
           saving={save.isPending}
           saveError={save.error}
@@ -146,6 +170,10 @@ function AiSettings({ orgSlug, projectId, editable }: { orgSlug: string; project
     </form>
   );
 }
+
+/** The API keeps the precision target as a fraction (like the precision figures); the field shows a percentage, to a tenth. */
+const percentOf = (fraction: number) => Math.round(fraction * 1000) / 10;
+const fractionOf = (percent: number) => Math.round(percent * 10) / 1000;
 
 function Categories({ orgSlug, projectId, editable }: { orgSlug: string; projectId: string; editable: boolean }) {
   const qc = useQueryClient();

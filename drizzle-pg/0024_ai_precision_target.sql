@@ -1,0 +1,1 @@
+ALTER TABLE "projects" ADD COLUMN "ai_precision_target" double precision DEFAULT 0.9 NOT NULL;

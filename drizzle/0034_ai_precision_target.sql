@@ -1,0 +1,1 @@
+ALTER TABLE `projects` ADD `ai_precision_target` real DEFAULT 0.9 NOT NULL;
