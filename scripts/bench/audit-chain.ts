@@ -46,6 +46,8 @@ const work = mkdtempSync(join(tmpdir(), "flagstaff-chain-bench-"));
 interface Figures {
   intakeRps: number;
   intakeCpuMs: number;
+  /** PostgreSQL's share of intakeCpuMs (all its processes), 0 on SQLite. */
+  intakePgCpuMs: number;
   decisionsRps: number;
   decisionCpuMs: number;
   errors: number;
@@ -89,15 +91,18 @@ async function oneRun(tree: string, engine: "sqlite" | "postgres", pg: PgCluster
   const demo = JSON.parse(await run([BUN, cli, "init", "--json"], env, tree)) as { projectId: string; secretKey: string };
   const instances: Server[] = [];
   for (let i = 0; i < (engine === "postgres" ? 2 : 1); i++) instances.push(await startServer([BUN, cli, "serve"], env, { cwd: tree }));
-  const cpu = () => instances.reduce((n, s) => n + processTreeCpuMs(s.proc.pid), 0) + (postmaster ? processTreeCpuMs(postmaster) : 0);
+  const pgCpu = () => (postmaster ? processTreeCpuMs(postmaster) : 0);
+  const cpu = () => instances.reduce((n, s) => n + processTreeCpuMs(s.proc.pid), 0) + pgCpu();
   try {
     const wrkBin = await ensureWrk(log);
     // Warm-up, then intake.
     await Promise.all(instances.map((s) => wrk(wrkBin, { url: s.url, connections: 8, seconds: 2, script: "report.lua", env: { KEY: demo.secretKey, PROJECT: demo.projectId } })));
     let before = cpu();
+    const pgBefore = pgCpu();
     const per = Math.max(1, Math.round(CONNECTIONS / instances.length));
     const intake = await Promise.all(instances.map((s) => wrk(wrkBin, { url: s.url, connections: per, seconds: SECONDS, script: "report.lua", env: { KEY: demo.secretKey, PROJECT: demo.projectId } })));
     const intakeCpu = cpu() - before;
+    const intakePgCpu = pgCpu() - pgBefore;
     const intakeOk = intake.reduce((n, r) => n + r.requests - r.non2xx, 0);
     const intakeRps = intake.reduce((n, r) => n + r.rps * (1 - r.non2xx / Math.max(1, r.requests)), 0);
 
@@ -127,7 +132,7 @@ async function oneRun(tree: string, engine: "sqlite" | "postgres", pg: PgCluster
     );
     const seconds = (performance.now() - started) / 1000;
     const decisionCpu = cpu() - before;
-    return { intakeRps, intakeCpuMs: intakeCpu / Math.max(1, intakeOk), decisionsRps: ok / seconds, decisionCpuMs: decisionCpu / Math.max(1, ok), errors };
+    return { intakeRps, intakeCpuMs: intakeCpu / Math.max(1, intakeOk), intakePgCpuMs: intakePgCpu / Math.max(1, intakeOk), decisionsRps: ok / seconds, decisionCpuMs: decisionCpu / Math.max(1, ok), errors };
   } finally {
     for (const s of instances) await s.kill();
     await dropDb?.();
@@ -168,7 +173,7 @@ async function main(): Promise<void> {
         for (const side of order) {
           const f = await oneRun(side === "base" ? baseTree : ROOT, engine, pg, `${engine}_${side}_${r}`);
           figures[side].push(f);
-          log(`${engine} round ${r + 1} ${side}: intake ${fmtInt(f.intakeRps)}/s (${f.intakeCpuMs.toFixed(2)} ms CPU each), decisions ${fmtInt(f.decisionsRps)}/s (${f.decisionCpuMs.toFixed(2)} ms CPU each), errors ${f.errors}`);
+          log(`${engine} round ${r + 1} ${side}: intake ${fmtInt(f.intakeRps)}/s (${f.intakeCpuMs.toFixed(2)} ms CPU each, PostgreSQL ${f.intakePgCpuMs.toFixed(2)}), decisions ${fmtInt(f.decisionsRps)}/s (${f.decisionCpuMs.toFixed(2)} ms CPU each), errors ${f.errors}`);
         }
       }
       const m = (side: "base" | "current", k: keyof Figures) => median(figures[side].map((f) => f[k]));
