@@ -1,10 +1,12 @@
 /**
  * The audit chain's cost (issue 29): report intake and decisions with the chain (this checkout)
- * against an earlier commit (--base, default 332c154, before the chain), on SQLite with one
- * instance and on PostgreSQL with two instances on one database, in alternating rounds (base,
- * current, then current, base…), printed as medians, ratios and CPU per request. Figures only.
+ * against an earlier commit (--base, default 1025b39: main just before the chain was merged, so
+ * that the chain is the only difference), on SQLite with one instance and on PostgreSQL with two
+ * instances on one database, in alternating rounds (base, current, then current, base…),
+ * printed as medians, ratios and CPU per request (on PostgreSQL, with the database's share).
+ * FLAGSTAFF_AUDIT_CHAIN_LANES passes through (=1: one head per organization). Figures only.
  *
- *   bun scripts/bench/audit-chain.ts [--base 332c154] [--rounds 4] [--seconds 8] [--decisions 1500]
+ *   bun scripts/bench/audit-chain.ts [--base 1025b39] [--rounds 4] [--seconds 8] [--decisions 1500]
  *                                    [--engine sqlite|postgres|both] [--connections 32]
  *
  * Both sides run from source (`bun src/cli.ts serve`, the base exported with `git archive`, this
@@ -27,7 +29,7 @@ import { ensureWrk, fmtInt, markdownTable, median, processTreeCpuMs, ROOT, run, 
 const { values: args } = parseArgs({
   args: process.argv.slice(2),
   options: {
-    base: { type: "string", default: "332c154" },
+    base: { type: "string", default: "1025b39" },
     rounds: { type: "string", default: "4" },
     seconds: { type: "string", default: "8" },
     decisions: { type: "string", default: "1500" },
@@ -193,7 +195,8 @@ async function main(): Promise<void> {
       }
       out.push(
         `\n### ${engine === "sqlite" ? "SQLite, one instance" : "PostgreSQL, two instances"}, ${CONNECTIONS} connections (${ROUNDS} rounds, median; base ${args.base})\n\n` +
-          markdownTable(["", "base req/s", "chain req/s", "ratio (≥ 0.95)", "base CPU ms/req", "chain CPU ms/req", "CPU ratio", "chain rounds", "base rounds"], rows),
+          markdownTable(["", "base req/s", "chain req/s", "ratio (≥ 0.95)", "base CPU ms/req", "chain CPU ms/req", "CPU ratio", "chain rounds", "base rounds"], rows) +
+          (engine === "postgres" ? `\nPostgreSQL's share of the CPU per intake request: base ${m("base", "intakePgCpuMs").toFixed(3)} ms, chain ${m("current", "intakePgCpuMs").toFixed(3)} ms\n` : ""),
       );
       console.log(out.at(-1));
     } finally {
