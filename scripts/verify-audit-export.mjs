@@ -5,11 +5,12 @@
  *
  *   node scripts/verify-audit-export.mjs file.json [--public-key BASE64]
  *
- * For each segment, from its first event's previous hash: every event's digest is recomputed
- * from its content (a selected event) or taken as given (another event, whose content stays
- * private), its hash is SHA-256 of the previous hash followed by the digest, and the sequences
- * follow each other; the segment's last hash must be the one its checkpoint signed, and the
- * signature must verify (Ed25519) with the public key. Pass the organization's public key as
+ * For each segment (consecutive events of one lane of the organization's chain), from its first
+ * event's previous hash: every event's digest is recomputed from its content (a selected event)
+ * or taken as given (another event, whose content stays private), its hash is SHA-256 of the
+ * previous hash followed by the digest, and the sequences follow each other; the segment's last
+ * sequence and hash must be the ones its checkpoint signed for the lane, and the signature must
+ * verify (Ed25519) with the public key. Pass the organization's public key as
  * published (`flagstaff audit public-key`) with --public-key: without it, the key inside the
  * file is used, which proves only that the file is consistent with itself.
  * Exit 0 when everything verifies, 1 naming the first thing that does not, 2 on bad usage.
@@ -30,7 +31,8 @@ const sha256 = (text) => createHash("sha256").update(text, "utf8").digest("hex")
 // The canonical forms (docs/audit.md): JSON arrays as JSON.stringify writes them.
 const eventCanonical = (e) =>
   JSON.stringify(["flagstaff.audit.v1", e.orgId, e.id, e.projectId, e.actorType, e.actorId, e.action, e.entityType, e.entityId, e.before, e.after, e.data, e.createdAt]);
-const checkpointCanonical = (c) => JSON.stringify(["flagstaff.audit-checkpoint.v1", c.orgId, c.seq, c.hash, c.signedAt]);
+const checkpointCanonical = (c) =>
+  JSON.stringify(["flagstaff.audit-checkpoint.v1", c.orgId, [...c.heads].sort((a, b) => a.lane - b.lane).map((h) => [h.lane, h.seq, h.hash]), c.signedAt]);
 // An Ed25519 public key from its raw 32 bytes (base64), as a JWK.
 const publicKey = (b64) => createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: Buffer.from(b64, "base64").toString("base64url") }, format: "jwk" });
 
@@ -54,7 +56,7 @@ for (const [i, segment] of doc.segments.entries()) {
     let digest = item.digest;
     if (item.event) {
       const e = item.event;
-      if (e.seq !== item.seq || e.orgId !== orgId) fail(`event ${e.id}: its seq or organization is not the segment's`);
+      if (e.seq !== item.seq || e.lane !== segment.lane || e.orgId !== orgId) fail(`event ${e.id}: its seq, lane or organization is not the segment's`);
       digest = sha256(eventCanonical(e));
       shown++;
     }
@@ -69,7 +71,9 @@ for (const [i, segment] of doc.segments.entries()) {
     uncovered += count;
     continue;
   }
-  if (c.orgId !== orgId || c.seq !== seq || c.hash !== prev) fail(`segment ${i}: it ends at seq ${seq} with hash ${prev}, its checkpoint says seq ${c.seq} hash ${c.hash}`);
+  const head = c.heads.find((h) => h.lane === segment.lane);
+  if (c.orgId !== orgId || !head || head.seq !== seq || head.hash !== prev)
+    fail(`segment ${i}: it ends at lane ${segment.lane} seq ${seq} with hash ${prev}, its checkpoint says ${head ? `seq ${head.seq} hash ${head.hash}` : "nothing of the lane"}`);
   if (pinnedKey && c.publicKey !== pinnedKey) fail(`segment ${i}: its checkpoint was signed by ${c.publicKey}, not by the key given`);
   if (!verify(null, Buffer.from(checkpointCanonical(c), "utf8"), publicKey(pinnedKey ?? c.publicKey), Buffer.from(c.signature, "base64"))) fail(`segment ${i}: the checkpoint's signature does not verify`);
   covered += count;

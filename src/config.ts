@@ -108,6 +108,8 @@ const configSchema = z.object({
   FLAGSTAFF_SLA_TICK_MS: positiveInt(60_000),
   /** How often each organization's audit chain gets a signed checkpoint (on one instance; docs/audit.md). */
   FLAGSTAFF_AUDIT_CHECKPOINT_MS: positiveInt(3_600_000),
+  /** Lanes (sub-chains, a head each) of each organization's audit chain, so that its commits do not all queue on one head (docs/audit.md, "Lanes"). */
+  FLAGSTAFF_AUDIT_CHAIN_LANES: positiveInt(8),
   /** The dashboard in its development build (React's dev build, unminified, rebuilt on each page load). */
   FLAGSTAFF_DEV: flag,
   /**
@@ -162,6 +164,8 @@ export interface Config {
   slaTickMs: number;
   /** How often the audit chains get signed checkpoints (FLAGSTAFF_AUDIT_CHECKPOINT_MS; the key: FLAGSTAFF_AUDIT_SIGNING_KEY[_FILE]). */
   auditCheckpointMs: number;
+  /** Lanes of each organization's audit chain (FLAGSTAFF_AUDIT_CHAIN_LANES). */
+  auditChainLanes: number;
   /** FLAGSTAFF_DEV: serve the dashboard's development build (src/api/dashboard-page.ts). */
   dev: boolean;
   /** FLAGSTAFF_TRUSTED_PROXIES: addresses and CIDR ranges whose X-Forwarded-For names the client (empty: none, the socket's address is the client). */
@@ -240,6 +244,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     transparencyTickMs: c.FLAGSTAFF_TRANSPARENCY_TICK_MS,
     slaTickMs: c.FLAGSTAFF_SLA_TICK_MS,
     auditCheckpointMs: c.FLAGSTAFF_AUDIT_CHECKPOINT_MS,
+    auditChainLanes: c.FLAGSTAFF_AUDIT_CHAIN_LANES,
     dev: c.FLAGSTAFF_DEV,
     trustedProxies: c.FLAGSTAFF_TRUSTED_PROXIES,
     metricsToken: c.FLAGSTAFF_METRICS_TOKEN ?? null,

@@ -2,6 +2,7 @@ import type { Services } from "./api/context.ts";
 import { observeAiCall } from "./api/metrics.ts";
 import type { Config } from "./config.ts";
 import { openStore } from "./db/open.ts";
+import { setAuditChainLanes } from "./domain/core/audit.ts";
 import { offsetClock } from "./domain/core/clock.ts";
 import { createRateLimiter, createSharedRateLimiter } from "./domain/plumbing/rate-limit.ts";
 
@@ -11,6 +12,7 @@ import { createRateLimiter, createSharedRateLimiter } from "./domain/plumbing/ra
  */
 export async function createServices(config: Config): Promise<Services> {
   const { store } = await openStore(config);
+  setAuditChainLanes(store, config.auditChainLanes);
   const clock = offsetClock(config.clockOffsetMs);
   return {
     store,

@@ -1,9 +1,9 @@
 /**
- * The tamper-evident audit log (docs/audit.md): events written through the API form one hash
- * chain per organization; `flagstaff audit verify` (the CLI, as a subprocess) names the first
+ * The tamper-evident audit log (docs/audit.md): events written through the API form a hash chain
+ * per organization, in lanes (sub-chains with a head each, FLAGSTAFF_AUDIT_CHAIN_LANES, 8 here); `flagstaff audit verify` (the CLI, as a subprocess) names the first
  * event edited or deleted directly in the database, checks signed checkpoints and refuses a
  * tampered one; an export is checked by scripts/verify-audit-export.mjs with plain Node; many
- * parallel writes (on PostgreSQL through two instances) leave a gap-free chain.
+ * parallel writes (on PostgreSQL through two instances) leave every lane gap-free.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createPublicKey, randomBytes, verify } from "node:crypto";
@@ -32,6 +32,7 @@ const KEYED = { FLAGSTAFF_AUDIT_SIGNING_KEY: SEED };
 interface ChainRow {
   id: string;
   org_id: string;
+  chain_lane: number;
   chain_seq: number;
   action: string;
   hash: string;
@@ -56,14 +57,36 @@ async function resolve(server: TestServer, demo: InitResult, reportId: string): 
 
 const verifyCli = (server: TestServer, extra: string[] = [], env: Record<string, string> = {}) => runCli(["audit", "verify", ...extra], { ...server.env, ...env });
 
+/** An organization's chained events, by lane then sequence. */
 async function chainOf(server: TestServer, orgId: string): Promise<ChainRow[]> {
   const db = await rawDb(server.dbPath);
   try {
-    return await db.all<ChainRow>("SELECT id, org_id, chain_seq, action, hash, prev_hash FROM audit_events WHERE org_id = ? ORDER BY chain_seq", orgId);
+    return (
+      await db.all<ChainRow>("SELECT id, org_id, chain_lane, chain_seq, action, hash, prev_hash FROM audit_events WHERE org_id = ? ORDER BY chain_lane, chain_seq, created_at", orgId)
+    ).map((r) => ({ ...r, chain_lane: Number(r.chain_lane), chain_seq: Number(r.chain_seq) }));
   } finally {
     await db.close();
   }
 }
+
+/** The events of each lane, by lane. */
+async function lanesOf(server: TestServer, orgId: string): Promise<Map<number, ChainRow[]>> {
+  const lanes = new Map<number, ChainRow[]>();
+  for (const r of await chainOf(server, orgId)) lanes.set(r.chain_lane, [...(lanes.get(r.chain_lane) ?? []), r]);
+  return lanes;
+}
+
+/** Each lane is numbered 1, 2, 3… and linked from 64 zeros. */
+function expectGapFreeLanes(lanes: Map<number, ChainRow[]>): void {
+  for (const rows of lanes.values()) {
+    expect(rows.map((r) => r.chain_seq)).toEqual(rows.map((_, i) => i + 1));
+    expect(rows[0]!.prev_hash).toBe("0".repeat(64));
+    for (let i = 1; i < rows.length; i++) expect(rows[i]!.prev_hash).toBe(rows[i - 1]!.hash);
+  }
+}
+
+/** The lane with the most events. */
+const busiest = (lanes: Map<number, ChainRow[]>): ChainRow[] => [...lanes.values()].sort((a, b) => b.length - a.length)[0]!;
 
 async function rawSql(server: TestServer, q: string, ...params: unknown[]): Promise<void> {
   const db = await rawDb(server.dbPath);
@@ -98,12 +121,13 @@ describe("the audit chain", () => {
     await server?.dispose();
   });
 
-  test("events written through the API are chained 1, 2, 3… and verify", async () => {
+  test("events written through the API are chained 1, 2, 3… in each lane, over several lanes, and verify", async () => {
     const rows = await chainOf(server, demoOrg);
     expect(rows.length).toBeGreaterThan(9);
-    expect(rows.map((r) => Number(r.chain_seq))).toEqual(rows.map((_, i) => i + 1));
-    expect(rows[0]!.prev_hash).toBe("0".repeat(64));
-    for (let i = 1; i < rows.length; i++) expect(rows[i]!.prev_hash).toBe(rows[i - 1]!.hash);
+    const lanes = await lanesOf(server, demoOrg);
+    expect(lanes.size).toBeGreaterThan(1);
+    for (const lane of lanes.keys()) expect(lane).toBeLessThan(8);
+    expectGapFreeLanes(lanes);
     const ok = await verifyCli(server);
     expect(ok.code).toBe(0);
     expect(ok.stdout).toContain(`${server.demo.orgSlug}: verified ${rows.length} event(s)`);
@@ -118,7 +142,7 @@ describe("the audit chain", () => {
     await db.run("UPDATE audit_events SET data = ? WHERE id = ?", JSON.stringify({ note: "rewritten" }), victim.id);
     const bad = await verifyCli(server);
     expect(bad.code).toBe(1);
-    expect(bad.stdout).toContain(`event ${victim.id} (seq ${victim.chain_seq}, ${victim.action})`);
+    expect(bad.stdout).toContain(`event ${victim.id} (lane ${victim.chain_lane}, seq ${victim.chain_seq}, ${victim.action})`);
     expect(bad.stdout).toContain("hash mismatch");
     await db.run("UPDATE audit_events SET data = ? WHERE id = ?", data, victim.id);
     await db.close();
@@ -135,14 +159,16 @@ describe("the audit chain", () => {
     // Without the key, the checkpoint is not checked, and the output says so.
     expect((await verifyCli(server)).stdout).toContain("not checked: no trusted key");
 
-    // Rewrite the whole chain from the third event on, consistently, as someone with database access could.
+    // Rewrite the busiest lane from its second event on, consistently, as someone with database access could.
+    const lane = busiest(await lanesOf(server, demoOrg))[0]!.chain_lane;
     const db = await rawDb(server.dbPath);
-    const full = await db.all<Record<string, unknown>>("SELECT * FROM audit_events WHERE org_id = ? ORDER BY chain_seq", demoOrg);
+    const full = await db.all<Record<string, unknown>>("SELECT * FROM audit_events WHERE org_id = ? AND chain_lane = ? ORDER BY chain_seq", demoOrg, lane);
+    expect(full.length).toBeGreaterThan(1);
     const original = full.map((r) => ({ id: r.id, data: r.data, hash: r.hash, prev: r.prev_hash }));
-    let prev = String(full[1]!.hash);
+    let prev = String(full[0]!.hash);
     for (const [i, r] of full.entries()) {
-      if (i < 2) continue;
-      const data = i === 2 ? JSON.stringify({ note: "rewritten" }) : (r.data as string | null);
+      if (i < 1) continue;
+      const data = i === 1 ? JSON.stringify({ note: "rewritten" }) : (r.data as string | null);
       const hash = chainHash(prev, eventDigest({
         orgId: String(r.org_id), id: String(r.id), projectId: (r.project_id as string | null) ?? null, actorType: String(r.actor_type),
         actorId: (r.actor_id as string | null) ?? null, action: String(r.action), entityType: String(r.entity_type), entityId: String(r.entity_id),
@@ -151,22 +177,25 @@ describe("the audit chain", () => {
       await db.run("UPDATE audit_events SET data = ?, prev_hash = ?, hash = ? WHERE id = ?", data, prev, hash, r.id);
       prev = hash;
     }
-    await db.run("UPDATE audit_chain_heads SET last_hash = ? WHERE org_id = ?", prev, demoOrg);
+    await db.run("UPDATE audit_chain_heads SET last_hash = ? WHERE org_id = ? AND lane = ?", prev, demoOrg, lane);
     const rewritten = await verifyCli(server, [], KEYED);
     expect(rewritten.code).toBe(1);
-    expect(rewritten.stdout).toContain(`seq ${full.length}`);
+    expect(rewritten.stdout).toContain(`(lane ${lane}, seq ${full.length},`);
     expect(rewritten.stdout).toContain("checkpoint mismatch");
     for (const o of original) await db.run("UPDATE audit_events SET data = ?, prev_hash = ?, hash = ? WHERE id = ?", o.data, o.prev, o.hash, o.id);
-    await db.run("UPDATE audit_chain_heads SET last_hash = ? WHERE org_id = ?", original.at(-1)!.hash, demoOrg);
+    await db.run("UPDATE audit_chain_heads SET last_hash = ? WHERE org_id = ? AND lane = ?", original.at(-1)!.hash, demoOrg, lane);
     expect((await verifyCli(server, [], KEYED)).code).toBe(0);
 
-    // The checkpoint itself, moved to another hash: its signature no longer verifies.
-    const [cp] = await db.all<{ id: string; hash: string }>("SELECT id, hash FROM audit_checkpoints WHERE org_id = ?", demoOrg);
-    await db.run("UPDATE audit_checkpoints SET hash = ? WHERE id = ?", "f".repeat(64), cp!.id);
+    // The checkpoint itself, one lane's head moved to another hash: its signature no longer verifies.
+    const [cp] = await db.all<{ id: string; heads: string }>("SELECT id, heads FROM audit_checkpoints WHERE org_id = ?", demoOrg);
+    const heads = JSON.parse(cp!.heads) as [number, number, string][];
+    expect(heads.map((h) => h[0])).toEqual([...(await lanesOf(server, demoOrg)).keys()].sort((a, b) => a - b));
+    heads[0]![2] = "f".repeat(64);
+    await db.run("UPDATE audit_checkpoints SET heads = ? WHERE id = ?", JSON.stringify(heads), cp!.id);
     const forged = await verifyCli(server, [], KEYED);
     expect(forged.code).toBe(1);
     expect(forged.stdout).toContain("signature does not verify");
-    await db.run("UPDATE audit_checkpoints SET hash = ? WHERE id = ?", cp!.hash, cp!.id);
+    await db.run("UPDATE audit_checkpoints SET heads = ? WHERE id = ?", cp!.heads, cp!.id);
     await db.close();
     expect((await verifyCli(server, [], KEYED)).code).toBe(0);
   });
@@ -208,7 +237,7 @@ describe("the audit chain", () => {
     expect(bad.out).toContain("DOES NOT VERIFY");
   });
 
-  test("many parallel writes in two organizations leave each chain without a gap", async () => {
+  test("many parallel writes in two organizations leave each lane of each chain without a gap", async () => {
     const other = await server.initOrg("Chain Two");
     // On PostgreSQL, through two instances of the same database.
     const second = TEST_ENGINE === "postgres" ? new TestServer(mkdtempSync(join(tmpdir(), "flagstaff-test-b-")), server.env, server.demo) : server;
@@ -222,29 +251,41 @@ describe("the audit chain", () => {
       if (second !== server) await second.stop();
     }
     for (const orgId of [demoOrg, await orgIdOf(server, other.orgSlug)]) {
-      const rows = await chainOf(server, orgId);
-      expect(rows.map((r) => Number(r.chain_seq))).toEqual(rows.map((_, i) => i + 1));
+      const lanes = await lanesOf(server, orgId);
+      expect(lanes.size).toBeGreaterThan(2);
+      expectGapFreeLanes(lanes);
     }
     const ok = await verifyCli(server, [], KEYED);
     expect(ok.stdout).toContain("all verify: 2 organization(s)");
     expect(ok.code).toBe(0);
   });
 
-  test("a deleted event is named by `audit verify` as a gap; a deleted last event through the chain's head", async () => {
-    const rows = await chainOf(server, demoOrg);
+  test("two lanes interleave in time; an event deleted in one is named by `audit verify` as a gap in that lane, a deleted last event through the lane's head", async () => {
+    const lanes = await lanesOf(server, demoOrg);
+    // Two lanes, the second not the first verified, written at the same time: their events interleave.
+    const [a, b] = [...lanes.entries()].filter(([, rows]) => rows.length >= 5).sort(([x], [y]) => x - y).slice(-2);
+    expect(a && b).toBeTruthy();
+    const db = await rawDb(server.dbPath);
+    const byTime = (await db.all<{ chain_lane: number }>("SELECT chain_lane FROM audit_events WHERE org_id = ? AND chain_lane IN (?, ?) ORDER BY created_at, id", demoOrg, a![0], b![0])).map((r) => Number(r.chain_lane));
+    await db.close();
+    const switches = byTime.filter((l, i) => i > 0 && l !== byTime[i - 1]).length;
+    expect(switches).toBeGreaterThan(2);
+    const [lane, rows] = b!;
+    expect(lane).toBeGreaterThan(a![0]);
+
     const last = rows.at(-1)!;
     await rawSql(server, "DELETE FROM audit_events WHERE id = ?", last.id);
     const tail = await verifyCli(server, ["--org", server.demo.orgSlug]);
     expect(tail.code).toBe(1);
-    expect(tail.stdout).toContain(`the last event(s) ${last.chain_seq}..${last.chain_seq} were deleted`);
+    expect(tail.stdout).toContain(`lane ${lane} ends at ${last.chain_seq - 1} but its head says ${last.chain_seq}: the last event(s) ${last.chain_seq}..${last.chain_seq} of the lane were deleted`);
 
-    const gone = rows[3]!;
-    const next = rows[4]!;
+    const gone = rows[2]!;
+    const next = rows[3]!;
     await rawSql(server, "DELETE FROM audit_events WHERE id = ?", gone.id);
     const bad = await verifyCli(server, ["--org", server.demo.orgSlug]);
     expect(bad.code).toBe(1);
-    expect(bad.stdout).toContain(`event ${next.id} (seq ${next.chain_seq}, ${next.action}): sequence gap`);
-    expect(bad.stdout).toContain(`event(s) ${gone.chain_seq} before it were deleted`);
+    expect(bad.stdout).toContain(`event ${next.id} (lane ${lane}, seq ${next.chain_seq}, ${next.action}): sequence gap: lane ${lane} goes from 2 to 4`);
+    expect(bad.stdout).toContain(`event(s) ${gone.chain_seq} of the lane before it were deleted`);
     expect(bad.stderr).toContain("does not verify");
   });
 });
@@ -271,12 +312,13 @@ describe("the migration that chains the events written before the chain", () => 
       }
       await migrateStore(store);
       const rows = await store.db.select().from(auditEvents).orderBy(auditEvents.orgId, auditEvents.chainSeq);
-      expect(rows.map((r) => [r.orgId, Number(r.chainSeq), r.id])).toEqual([
-        ["org-a", 1, "e-z"],
-        ["org-a", 2, "e-a"],
-        ["org-a", 3, "e-b"],
-        ["org-b", 1, "f-1"],
-        ["org-b", 2, "f-0"],
+      // All in lane 0.
+      expect(rows.map((r) => [r.orgId, r.chainLane, Number(r.chainSeq), r.id])).toEqual([
+        ["org-a", 0, 1, "e-z"],
+        ["org-a", 0, 2, "e-a"],
+        ["org-a", 0, 3, "e-b"],
+        ["org-b", 0, 1, "f-1"],
+        ["org-b", 0, 2, "f-0"],
       ]);
       let prev = "";
       for (const r of rows) {
@@ -286,9 +328,9 @@ describe("the migration that chains the events written before the chain", () => 
         prev = r.hash!;
       }
       const heads = await store.db.select().from(auditChainHeads).orderBy(auditChainHeads.orgId);
-      expect(heads.map((h) => [h.orgId, Number(h.lastSeq), h.lastHash])).toEqual([
-        ["org-a", 3, rows[2]!.hash!],
-        ["org-b", 2, rows[4]!.hash!],
+      expect(heads.map((h) => [h.orgId, h.lane, Number(h.lastSeq), h.lastHash])).toEqual([
+        ["org-a", 0, 3, rows[2]!.hash!],
+        ["org-b", 0, 2, rows[4]!.hash!],
       ]);
       const verified = await verifyChains({ store, db: store.db, clock: systemClock }, { trustedKeys: [] });
       expect(verified.map((v) => [v.org, v.events, v.failure])).toEqual([
@@ -324,13 +366,14 @@ describe("checkpoints signed by the periodic pass", () => {
       }
       await report(server, server.demo, "checkpointed");
       const got = await until("a checkpoint delivered", async () => received.find((r) => r.path === "/listed" && r.payload.type === "audit.checkpoint"));
-      const c = got.payload.data as { orgId: string; seq: number; hash: string; signedAt: number; publicKey: string; signature: string };
+      const c = got.payload.data as { orgId: string; seq: number; heads: { lane: number; seq: number; hash: string }[]; signedAt: number; publicKey: string; signature: string };
+      expect(c.seq).toBe(c.heads.reduce((n, h) => n + h.seq, 0));
       const pub = (await runCli(["audit", "public-key"], { ...server.env, ...KEYED })).stdout.match(/raw \(base64\): (\S+)/)![1]!;
       expect(c.publicKey).toBe(pub);
       const key = createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: Buffer.from(pub, "base64").toString("base64url") }, format: "jwk" });
-      const message = JSON.stringify(["flagstaff.audit-checkpoint.v1", c.orgId, c.seq, c.hash, c.signedAt]);
+      const message = JSON.stringify(["flagstaff.audit-checkpoint.v1", c.orgId, c.heads.map((h) => [h.lane, h.seq, h.hash]), c.signedAt]);
       expect(verify(null, Buffer.from(message), key, Buffer.from(c.signature, "base64"))).toBe(true);
-      expect(verify(null, Buffer.from(message.replace(c.hash, "0".repeat(64))), key, Buffer.from(c.signature, "base64"))).toBe(false);
+      expect(verify(null, Buffer.from(message.replace(c.heads[0]!.hash, "0".repeat(64))), key, Buffer.from(c.signature, "base64"))).toBe(false);
       await Bun.sleep(500);
       expect(received.filter((r) => r.path === "/unfiltered").map((r) => r.payload.type)).not.toContain("audit.checkpoint");
     } finally {

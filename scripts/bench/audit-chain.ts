@@ -1,10 +1,12 @@
 /**
  * The audit chain's cost (issue 29): report intake and decisions with the chain (this checkout)
- * against an earlier commit (--base, default 332c154, before the chain), on SQLite with one
- * instance and on PostgreSQL with two instances on one database, in alternating rounds (base,
- * current, then current, base…), printed as medians, ratios and CPU per request. Figures only.
+ * against an earlier commit (--base, default 1025b39: main just before the chain was merged, so
+ * that the chain is the only difference), on SQLite with one instance and on PostgreSQL with two
+ * instances on one database, in alternating rounds (base, current, then current, base…),
+ * printed as medians, ratios and CPU per request (on PostgreSQL, with the database's share).
+ * FLAGSTAFF_AUDIT_CHAIN_LANES passes through (=1: one head per organization). Figures only.
  *
- *   bun scripts/bench/audit-chain.ts [--base 332c154] [--rounds 4] [--seconds 8] [--decisions 1500]
+ *   bun scripts/bench/audit-chain.ts [--base 1025b39] [--rounds 4] [--seconds 8] [--decisions 1500]
  *                                    [--engine sqlite|postgres|both] [--connections 32]
  *
  * Both sides run from source (`bun src/cli.ts serve`, the base exported with `git archive`, this
@@ -27,7 +29,7 @@ import { ensureWrk, fmtInt, markdownTable, median, processTreeCpuMs, ROOT, run, 
 const { values: args } = parseArgs({
   args: process.argv.slice(2),
   options: {
-    base: { type: "string", default: "332c154" },
+    base: { type: "string", default: "1025b39" },
     rounds: { type: "string", default: "4" },
     seconds: { type: "string", default: "8" },
     decisions: { type: "string", default: "1500" },
@@ -46,6 +48,8 @@ const work = mkdtempSync(join(tmpdir(), "flagstaff-chain-bench-"));
 interface Figures {
   intakeRps: number;
   intakeCpuMs: number;
+  /** PostgreSQL's share of intakeCpuMs (all its processes), 0 on SQLite. */
+  intakePgCpuMs: number;
   decisionsRps: number;
   decisionCpuMs: number;
   errors: number;
@@ -89,15 +93,18 @@ async function oneRun(tree: string, engine: "sqlite" | "postgres", pg: PgCluster
   const demo = JSON.parse(await run([BUN, cli, "init", "--json"], env, tree)) as { projectId: string; secretKey: string };
   const instances: Server[] = [];
   for (let i = 0; i < (engine === "postgres" ? 2 : 1); i++) instances.push(await startServer([BUN, cli, "serve"], env, { cwd: tree }));
-  const cpu = () => instances.reduce((n, s) => n + processTreeCpuMs(s.proc.pid), 0) + (postmaster ? processTreeCpuMs(postmaster) : 0);
+  const pgCpu = () => (postmaster ? processTreeCpuMs(postmaster) : 0);
+  const cpu = () => instances.reduce((n, s) => n + processTreeCpuMs(s.proc.pid), 0) + pgCpu();
   try {
     const wrkBin = await ensureWrk(log);
     // Warm-up, then intake.
     await Promise.all(instances.map((s) => wrk(wrkBin, { url: s.url, connections: 8, seconds: 2, script: "report.lua", env: { KEY: demo.secretKey, PROJECT: demo.projectId } })));
     let before = cpu();
+    const pgBefore = pgCpu();
     const per = Math.max(1, Math.round(CONNECTIONS / instances.length));
     const intake = await Promise.all(instances.map((s) => wrk(wrkBin, { url: s.url, connections: per, seconds: SECONDS, script: "report.lua", env: { KEY: demo.secretKey, PROJECT: demo.projectId } })));
     const intakeCpu = cpu() - before;
+    const intakePgCpu = pgCpu() - pgBefore;
     const intakeOk = intake.reduce((n, r) => n + r.requests - r.non2xx, 0);
     const intakeRps = intake.reduce((n, r) => n + r.rps * (1 - r.non2xx / Math.max(1, r.requests)), 0);
 
@@ -127,7 +134,7 @@ async function oneRun(tree: string, engine: "sqlite" | "postgres", pg: PgCluster
     );
     const seconds = (performance.now() - started) / 1000;
     const decisionCpu = cpu() - before;
-    return { intakeRps, intakeCpuMs: intakeCpu / Math.max(1, intakeOk), decisionsRps: ok / seconds, decisionCpuMs: decisionCpu / Math.max(1, ok), errors };
+    return { intakeRps, intakeCpuMs: intakeCpu / Math.max(1, intakeOk), intakePgCpuMs: intakePgCpu / Math.max(1, intakeOk), decisionsRps: ok / seconds, decisionCpuMs: decisionCpu / Math.max(1, ok), errors };
   } finally {
     for (const s of instances) await s.kill();
     await dropDb?.();
@@ -168,7 +175,7 @@ async function main(): Promise<void> {
         for (const side of order) {
           const f = await oneRun(side === "base" ? baseTree : ROOT, engine, pg, `${engine}_${side}_${r}`);
           figures[side].push(f);
-          log(`${engine} round ${r + 1} ${side}: intake ${fmtInt(f.intakeRps)}/s (${f.intakeCpuMs.toFixed(2)} ms CPU each), decisions ${fmtInt(f.decisionsRps)}/s (${f.decisionCpuMs.toFixed(2)} ms CPU each), errors ${f.errors}`);
+          log(`${engine} round ${r + 1} ${side}: intake ${fmtInt(f.intakeRps)}/s (${f.intakeCpuMs.toFixed(2)} ms CPU each, PostgreSQL ${f.intakePgCpuMs.toFixed(2)}), decisions ${fmtInt(f.decisionsRps)}/s (${f.decisionCpuMs.toFixed(2)} ms CPU each), errors ${f.errors}`);
         }
       }
       const m = (side: "base" | "current", k: keyof Figures) => median(figures[side].map((f) => f[k]));
@@ -188,7 +195,8 @@ async function main(): Promise<void> {
       }
       out.push(
         `\n### ${engine === "sqlite" ? "SQLite, one instance" : "PostgreSQL, two instances"}, ${CONNECTIONS} connections (${ROUNDS} rounds, median; base ${args.base})\n\n` +
-          markdownTable(["", "base req/s", "chain req/s", "ratio (≥ 0.95)", "base CPU ms/req", "chain CPU ms/req", "CPU ratio", "chain rounds", "base rounds"], rows),
+          markdownTable(["", "base req/s", "chain req/s", "ratio (≥ 0.95)", "base CPU ms/req", "chain CPU ms/req", "CPU ratio", "chain rounds", "base rounds"], rows) +
+          (engine === "postgres" ? `\nPostgreSQL's share of the CPU per intake request: base ${m("base", "intakePgCpuMs").toFixed(3)} ms, chain ${m("current", "intakePgCpuMs").toFixed(3)} ms\n` : ""),
       );
       console.log(out.at(-1));
     } finally {

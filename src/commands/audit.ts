@@ -39,7 +39,7 @@ export async function auditCommand(ctx: ReadContext, args: string[], flags: Reco
         if (r.failure) {
           failed = true;
           const e = r.failure.event;
-          lines.push(`${r.org}: DOES NOT VERIFY at ${e ? `event ${e.id} (seq ${e.seq}, ${e.action})` : "the chain's end"}: ${r.failure.why}`);
+          lines.push(`${r.org}: DOES NOT VERIFY at ${e ? `event ${e.id} (lane ${e.lane}, seq ${e.seq}, ${e.action})` : "the chain's end"}: ${r.failure.why}`);
         } else lines.push(`${r.org}: verified ${r.events} event(s), ${r.checkpoints} checkpoint(s) (${r.signaturesChecked} signature(s) checked)`);
       }
       const total = results.reduce((n, r) => n + r.events, 0);
@@ -53,7 +53,7 @@ export async function auditCommand(ctx: ReadContext, args: string[], flags: Reco
       const orgId = org ? (await listOrganizations(ctx, { slug: org }))[0]?.id : undefined;
       if (org && !orgId) throw new UsageError(`no organization with slug ${org}`);
       const made = await checkpointChains(ctx, key, { orgId });
-      return { stdout: made.map((c) => `checkpoint ${c.orgId} seq ${c.seq} ${c.hash}`).join("\n") + `${made.length ? "\n" : ""}${made.length} checkpoint(s) signed\n`, code: 0 };
+      return { stdout: made.map((c) => `checkpoint ${c.orgId}: ${c.seq} event(s) in ${c.heads.length} lane(s)`).join("\n") + `${made.length ? "\n" : ""}${made.length} checkpoint(s) signed\n`, code: 0 };
     }
     case "public-key": {
       const key = loadAuditSigningKey();

@@ -14,25 +14,26 @@ import { AUDIT_CHAIN_GENESIS, auditEventCanonical, type ChainedEventFields } fro
 export const sha256Hex = (text: string): string => createHash("sha256").update(text).digest("hex");
 
 /** SHA-256 hex of the event's canonical form. */
-export const eventDigest = (e: Omit<ChainedEventFields, "seq">): string => sha256Hex(auditEventCanonical(e));
+export const eventDigest = (e: Omit<ChainedEventFields, "seq" | "lane">): string => sha256Hex(auditEventCanonical(e));
 
 /** An event's hash: SHA-256 hex of the previous event's hash followed by this one's digest. */
 export const chainHash = (prevHash: string, digest: string): string => sha256Hex(prevHash + digest);
 
-/** An audit event as written, before the chain gives it its place. */
-export type UnchainedEvent = Omit<ChainedEventFields, "seq">;
+/** An audit event as written, before the chain gives it its place (lane and sequence). */
+export type UnchainedEvent = Omit<ChainedEventFields, "seq" | "lane">;
 
 /**
- * Appends one organization's events to its chain, inside the transaction, just before its COMMIT
- * (src/domain/core/audit.ts defers them there). The digests are computed here, before any lock.
+ * Appends one organization's events to one lane of its chain, inside the transaction, just
+ * before its COMMIT (src/domain/core/audit.ts defers them there and picks the lane). The digests
+ * are computed here, before any lock.
  * - PostgreSQL: one call of flagstaff_audit_append (migration 0023_audit_chain), left to travel
- *   with the COMMIT (Store.atCommit): it locks the head, chains and inserts the events and moves
+ *   with the COMMIT (Store.atCommit): it locks the lane's head, chains and inserts the events and moves
  *   the head in the database, so the lock is held for that call and the COMMIT's flush, never
  *   across a round trip to this instance, and the chain adds no round trip to a transaction.
  * - SQLite (one writer at a time: the lock is the store's own): an upsert reads the head, the
  *   hashes are computed here, the events and the head are written with the rest.
  */
-export async function appendToChain(store: Store, orgId: string, events: UnchainedEvent[]): Promise<void> {
+export async function appendToChain(store: Store, orgId: string, lane: number, events: UnchainedEvent[]): Promise<void> {
   const digests = events.map(eventDigest);
   const db = store.db;
   if (store.engine === "postgres") {
@@ -40,35 +41,35 @@ export async function appendToChain(store: Store, orgId: string, events: Unchain
     // The domain's handle is typed as SQLite's; PostgreSQL's runs a statement with `execute`.
     const pg = db as unknown as { execute(q: SQL): Promise<unknown> };
     await store.atCommit(
-      pg.execute(sql`SELECT flagstaff_audit_append(${orgId}, ${col("id")}::text[], ${col("projectId")}::text[], ${col("actorType")}::text[], ${col("actorId")}::text[],
+      pg.execute(sql`SELECT flagstaff_audit_append(${orgId}, ${lane}::integer, ${col("id")}::text[], ${col("projectId")}::text[], ${col("actorType")}::text[], ${col("actorId")}::text[],
         ${col("action")}::text[], ${col("entityType")}::text[], ${col("entityId")}::text[], ${col("before")}::text[], ${col("after")}::text[], ${col("data")}::text[],
         ${col("createdAt")}::bigint[], ${sql.param(digests)}::text[])`),
     );
     return;
   }
-  const [head] = await lockHead(db).execute({ orgId, genesis: AUDIT_CHAIN_GENESIS });
+  const [head] = await lockHead(db).execute({ orgId, lane, genesis: AUDIT_CHAIN_GENESIS });
   let seq = Number(head!.lastSeq);
   let prevHash = head!.lastHash;
   const writes: Promise<unknown>[] = [];
   events.forEach((e, i) => {
     seq += 1;
     const hash = chainHash(prevHash, digests[i]!);
-    writes.push(insertAudit(db).execute({ ...e, chainSeq: seq, prevHash, hash }));
+    writes.push(insertAudit(db).execute({ ...e, chainLane: lane, chainSeq: seq, prevHash, hash }));
     prevHash = hash;
   });
-  writes.push(moveHead(db).execute({ orgId, lastSeq: seq, lastHash: prevHash }));
+  writes.push(moveHead(db).execute({ orgId, lane, lastSeq: seq, lastHash: prevHash }));
   await store.atCommit(...writes);
 }
 
 /**
- * The head of an organization's chain, locked until COMMIT: an upsert (ON CONFLICT DO UPDATE
- * locks the row it meets, and creates the head of an organization's first event), one round trip.
+ * The head of a lane of an organization's chain, locked until COMMIT: an upsert (ON CONFLICT DO
+ * UPDATE locks the row it meets, and creates the head of the lane's first event), one round trip.
  */
 export const lockHead = statements((db) =>
   db
     .insert(auditChainHeads)
-    .values({ orgId: param("orgId"), lastSeq: 0, lastHash: param("genesis") })
-    .onConflictDoUpdate({ target: auditChainHeads.orgId, set: { lastSeq: sql`${auditChainHeads.lastSeq}` } })
+    .values({ orgId: param("orgId"), lane: param("lane"), lastSeq: 0, lastHash: param("genesis") })
+    .onConflictDoUpdate({ target: [auditChainHeads.orgId, auditChainHeads.lane], set: { lastSeq: sql`${auditChainHeads.lastSeq}` } })
     .returning({ lastSeq: auditChainHeads.lastSeq, lastHash: auditChainHeads.lastHash })
     .prepare(),
 );
@@ -77,7 +78,7 @@ export const moveHead = statements((db) =>
   db
     .update(auditChainHeads)
     .set({ lastSeq: param("lastSeq"), lastHash: param("lastHash") })
-    .where(sql`${auditChainHeads.orgId} = ${sql.placeholder("orgId")}`)
+    .where(sql`${auditChainHeads.orgId} = ${sql.placeholder("orgId")} AND ${auditChainHeads.lane} = ${sql.placeholder("lane")}`)
     .prepare(),
 );
 
@@ -98,6 +99,7 @@ const insertAudit = statements((db) =>
       after: param("after"),
       data: param("data"),
       createdAt: param("createdAt"),
+      chainLane: param("chainLane"),
       chainSeq: param("chainSeq"),
       prevHash: param("prevHash"),
       hash: param("hash"),
@@ -124,8 +126,10 @@ interface StoredRow {
   created_at: number;
 }
 
+// The events that exist before the chain all go to lane 0.
 const fieldsOf = (r: StoredRow): ChainedEventFields => ({
   orgId: r.org_id,
+  lane: 0,
   seq: Number(r.chain_seq),
   id: r.id,
   projectId: r.project_id,
@@ -165,7 +169,7 @@ const lastOf = (page: StoredRow[]) => ({ org: page.at(-1)!.org_id, seq: Number(p
 /*
  * The data step of migration 0033_audit_chain (SQLite) / 0023_audit_chain (PostgreSQL), in the
  * migration's transaction, chaining the events that exist: each organization's events in order
- * (created_at, id) are numbered 1, 2, 3… (one UPDATE), then read in pages of BACKFILL_PAGE rows
+ * (created_at, id) are numbered 1, 2, 3… in lane 0 (one UPDATE; the column's default is 0), then read in pages of BACKFILL_PAGE rows
  * in chain order (the new unique index), hashed here, the previous hash carried from page to
  * page, and written back; last, each organization's head. Memory stays one page whatever the
  * number of events; the time is that of reading and rewriting each event twice (docs/audit.md,
@@ -186,7 +190,7 @@ export function chainExistingEventsSqlite(db: Db): number {
     count += page.length;
     after = lastOf(page);
   }
-  for (const [orgId, head] of heads) db.run(sql`INSERT INTO audit_chain_heads (org_id, last_seq, last_hash) VALUES (${orgId}, ${head.seq}, ${head.hash})`);
+  for (const [orgId, head] of heads) db.run(sql`INSERT INTO audit_chain_heads (org_id, lane, last_seq, last_hash) VALUES (${orgId}, 0, ${head.seq}, ${head.hash})`);
   return count;
 }
 
@@ -207,5 +211,5 @@ export async function chainExistingEventsPg(tx: { execute(q: SQL): Promise<unkno
     );
     after = lastOf(page);
   }
-  for (const [orgId, head] of heads) await tx.execute(sql`INSERT INTO audit_chain_heads (org_id, last_seq, last_hash) VALUES (${orgId}, ${head.seq}, ${head.hash})`);
+  for (const [orgId, head] of heads) await tx.execute(sql`INSERT INTO audit_chain_heads (org_id, lane, last_seq, last_hash) VALUES (${orgId}, 0, ${head.seq}, ${head.hash})`);
 }

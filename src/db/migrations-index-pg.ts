@@ -51,5 +51,5 @@ export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0021_evaluation", when: 1795774505882, breakpoints: true, sql: m21 },
   { tag: "0022_oidc_sign_in", when: 1795775032598, breakpoints: true, sql: m22 },
   { tag: "0023_audit_chain", when: 1795775623594, breakpoints: true, sql: m23 },
-  { tag: "0024_ai_precision_target", when: 1795776580861, breakpoints: true, sql: m24 },
+  { tag: "0024_ai_precision_target", when: 1795777100136, breakpoints: true, sql: m24 },
 ];

@@ -77,5 +77,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0031_evaluation", when: 1795774502251, breakpoints: true, sql: m31 },
   { tag: "0032_oidc_sign_in", when: 1795775031553, breakpoints: true, sql: m32 },
   { tag: "0033_audit_chain", when: 1795775622476, breakpoints: true, sql: m33 },
-  { tag: "0034_ai_precision_target", when: 1795776579323, breakpoints: true, sql: m34 },
+  { tag: "0034_ai_precision_target", when: 1795777099273, breakpoints: true, sql: m34 },
 ];

@@ -185,17 +185,24 @@ export const auditEvents = sqliteTable(
     createdAt: integer("created_at").notNull(),
     /**
      * The event's place in its organization's hash chain (src/domain/core/audit.ts, docs/audit.md):
-     * 1, 2, 3… without gaps; null only for an event an instance of the release before the chain
-     * wrote during a rolling upgrade, until the next checkpoint pass chains it.
+     * in its lane (chain_lane), 1, 2, 3… without gaps; null only for an event an instance of the
+     * release before the chain wrote during a rolling upgrade, until the next checkpoint pass
+     * chains it (in lane 0).
      */
     chainSeq: integer("chain_seq"),
     /** The hash of the event before it in the chain (64 zeros for the first), SHA-256 hex. */
     prevHash: text("prev_hash"),
     /** SHA-256 hex of prevHash followed by the digest of the event's canonical form (docs/audit.md). */
     hash: text("hash"),
+    /**
+     * Which of the organization's chains (lanes, sub-chains with a head each) the event is in:
+     * a transaction appends to one lane per organization, so that commits of one organization
+     * do not all queue on one head (docs/audit.md, "Lanes").
+     */
+    chainLane: integer("chain_lane").notNull().default(0),
   },
   (t) => [
-    uniqueIndex("audit_chain_idx").on(t.orgId, t.chainSeq),
+    uniqueIndex("audit_chain_idx").on(t.orgId, t.chainLane, t.chainSeq),
     // The few events an instance of the release before the chain wrote during a rolling upgrade, until chained.
     index("audit_unchained_idx").on(t.orgId, t.createdAt).where(sql`chain_seq IS NULL`),
     index("audit_org_idx").on(t.orgId, t.id),
@@ -205,22 +212,27 @@ export const auditEvents = sqliteTable(
 );
 
 /**
- * The head of each organization's audit chain: the last event's sequence and hash. Its row is
- * locked by the transaction that appends (just before its COMMIT, src/domain/core/audit.ts), so
- * an organization's events are chained one transaction after another while other organizations'
- * are not held up; no lock is global.
+ * The head of each lane of each organization's audit chain: its last event's sequence and hash.
+ * Its row is locked by the transaction that appends to the lane (just before its COMMIT,
+ * src/domain/core/audit.ts), so a lane's events are chained one transaction after another while
+ * other lanes and other organizations are not held up; no lock is global.
  */
-export const auditChainHeads = sqliteTable("audit_chain_heads", {
-  orgId: text("org_id")
-    .primaryKey()
-    .references(() => organizations.id, { onDelete: "cascade" }),
-  lastSeq: integer("last_seq").notNull(),
-  lastHash: text("last_hash").notNull(),
-});
+export const auditChainHeads = sqliteTable(
+  "audit_chain_heads",
+  {
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    lane: integer("lane").notNull(),
+    lastSeq: integer("last_seq").notNull(),
+    lastHash: text("last_hash").notNull(),
+  },
+  (t) => [uniqueIndex("audit_chain_heads_org_lane_idx").on(t.orgId, t.lane)],
+);
 
 /**
- * Signed statements "the chain of this organization had this sequence and this hash at this
- * time" (Ed25519, the key outside the database: docs/audit.md). Once an event is under a
+ * Signed statements "the lanes of this organization's chain had these sequences and these hashes
+ * at this time" (Ed25519, the key outside the database: docs/audit.md). Once an event is under a
  * checkpoint, rewriting it and every hash after it no longer verifies either.
  */
 export const auditCheckpoints = sqliteTable(
@@ -230,8 +242,10 @@ export const auditCheckpoints = sqliteTable(
     orgId: text("org_id")
       .notNull()
       .references(() => organizations.id, { onDelete: "cascade" }),
+    /** How many events the checkpoint covers (the sum of its lanes' sequences; grows with every checkpoint). */
     seq: integer("seq").notNull(),
-    hash: text("hash").notNull(),
+    /** JSON: the heads signed, [[lane, seq, hash], …] by lane (docs/audit.md). */
+    heads: text("heads").notNull(),
     /** When it was signed (ms since the epoch): part of what is signed. */
     signedAt: integer("signed_at").notNull(),
     /** The signer's public key, raw 32 bytes in base64: which key to check it with (a key to trust comes from elsewhere). */

@@ -47,7 +47,7 @@ import { sqliteTextSearch, type SearchIndex } from "./search.ts";
  * | report creation times unique in an organization | the unique index (org_id, created_us): each instance hands out its own increasing times; two meeting in one microsecond is a conflict that runs the transaction again |
  * | an ascending listing never skips a report | reports commit within LISTING_HORIZON_MS / 2 of their time (else run again); ascending pages stop LISTING_HORIZON_MS back (src/domain/intake/report-time.ts) |
  * | rate windows, the job queue, sessions, audit rows | atomic upserts, FOR UPDATE SKIP LOCKED claims, rows of their own (unchanged) |
- * | an organization's audit chain: sequences without gaps, each hash over the one before | the organization's row of audit_chain_heads, locked by an upsert just before COMMIT (Store.defer) and moved with the COMMIT; nothing is locked after it (src/domain/core/audit.ts) |
+ * | a lane of an organization's audit chain: sequences without gaps, each hash over the one before | the lane's row of audit_chain_heads (org_id, lane), locked just before COMMIT (Store.defer) and moved with the COMMIT; one lane per organization per transaction, nothing locked after it (src/domain/core/audit.ts) |
  *
  * A transaction PostgreSQL aborts for a deadlock (40P01) or a serialization failure (40001),
  * or one that raced on a unique index named above, or one that throws TransactionConflict,

@@ -58,16 +58,41 @@ export async function recordAudit<A extends AuditAction>(ctx: DomainContext, e: 
 
 
 
+/** Lanes per organization when the store was not given a number (FLAGSTAFF_AUDIT_CHAIN_LANES). */
+export const DEFAULT_AUDIT_CHAIN_LANES = 8;
+const laneCounts = new WeakMap<Store, number>();
+
+/** How many lanes this store's transactions spread an organization's events over (services.ts sets it from the config). */
+export function setAuditChainLanes(store: Store, lanes: number): void {
+  if (!Number.isInteger(lanes) || lanes < 1) throw new Error(`audit chain lanes must be a positive integer, not ${lanes}`);
+  laneCounts.set(store, lanes);
+}
+
 /**
- * The hash chain (docs/audit.md). Each organization's events form one chain: seq 1, 2, 3…, each
- * event's hash covering its canonical form and the hash before it (src/domain/views/audit-chain.ts).
+ * The lane of a transaction's events: FNV-1a of its first event's entity id, modulo the lanes.
+ * By entity rather than at random so that an entity's events (a report's, a case's) keep to one
+ * lane, their order fixed by that lane's links, and an export of a case walks few lanes; intake
+ * and decisions touch a new entity per transaction, so the lanes fill evenly all the same.
+ */
+export function laneOf(entityId: string, lanes: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < entityId.length; i++) h = Math.imul(h ^ entityId.charCodeAt(i), 0x01000193);
+  return (h >>> 0) % lanes;
+}
+
+/**
+ * The hash chain (docs/audit.md). Each organization's chain has lanes (sub-chains: lane 0, 1, …,
+ * FLAGSTAFF_AUDIT_CHAIN_LANES of them, each with its own head); a lane's events are seq 1, 2, 3…,
+ * each event's hash covering its canonical form and the hash before it in the lane
+ * (src/domain/views/audit-chain.ts); a checkpoint signs every lane's head at once.
  * A transaction's events are held until just before its COMMIT (Store.defer), then each
- * organization's are appended at once (appendToChain, src/db/audit-hash.ts): its head row
- * (audit_chain_heads) locked, the events given the next sequences and their hashes, written with
- * the new head. The head's lock is held from there to the COMMIT only, not through the
- * transaction's own work: an organization's writes wait for each other that long, other
- * organizations' not at all, and no lock is global. Heads are locked in the order of organization
- * ids and nothing is locked after them, so chaining adds no deadlock.
+ * organization's are appended at once to one lane (appendToChain, src/db/audit-hash.ts): the
+ * lane's head row (audit_chain_heads) locked, the events given the next sequences and their
+ * hashes, written with the new head. The head's lock is held from there to the COMMIT only (on
+ * PostgreSQL, through the COMMIT's WAL flush): transactions of one lane wait for each other that
+ * long, those of other lanes and organizations not at all (their commits share a flush), and no
+ * lock is global. Heads are locked in the order of organization ids (one lane each) and nothing
+ * is locked after them, so chaining adds no deadlock.
  */
 async function chainEvents(store: Store, events: UnchainedEvent[]): Promise<void> {
   const byOrg = new Map<string, UnchainedEvent[]>();
@@ -76,7 +101,11 @@ async function chainEvents(store: Store, events: UnchainedEvent[]): Promise<void
     if (list) list.push(e);
     else byOrg.set(e.orgId, [e]);
   }
-  for (const orgId of [...byOrg.keys()].sort()) await appendToChain(store, orgId, byOrg.get(orgId)!);
+  const lanes = laneCounts.get(store) ?? DEFAULT_AUDIT_CHAIN_LANES;
+  for (const orgId of [...byOrg.keys()].sort()) {
+    const list = byOrg.get(orgId)!;
+    await appendToChain(store, orgId, laneOf(list[0]!.entityId, lanes), list);
+  }
 }
 
 /** Rows an instance of the release before the chain left unchained, chained per pass. */
@@ -85,7 +114,7 @@ const STRAGGLER_BATCH = 1_000;
 /**
  * Chains the events an instance of the release before the chain wrote during a rolling upgrade
  * (chain_seq null; the partial index audit_unchained_idx finds them), after the events chained
- * already, in order (created_at, id): run by the checkpoint pass before it signs. Returns how many.
+ * already in lane 0, in order (created_at, id): run by the checkpoint pass before it signs. Returns how many.
  */
 export async function chainStragglers(store: Store): Promise<number> {
   const orgs = await store.db.selectDistinct({ orgId: auditEvents.orgId }).from(auditEvents).where(isNull(auditEvents.chainSeq));
@@ -93,7 +122,7 @@ export async function chainStragglers(store: Store): Promise<number> {
   for (const { orgId } of orgs) {
     for (;;) {
       const chained = await store.transaction(async () => {
-        const [head] = await lockHead(store.db).execute({ orgId, genesis: AUDIT_CHAIN_GENESIS });
+        const [head] = await lockHead(store.db).execute({ orgId, lane: 0, genesis: AUDIT_CHAIN_GENESIS });
         const rows = await store.db
           .select()
           .from(auditEvents)
@@ -105,10 +134,10 @@ export async function chainStragglers(store: Store): Promise<number> {
         for (const r of rows) {
           seq += 1;
           const hash = chainHash(prevHash, eventDigest({ ...r, createdAt: Number(r.createdAt) }));
-          await store.db.update(auditEvents).set({ chainSeq: seq, prevHash, hash }).where(eq(auditEvents.id, r.id));
+          await store.db.update(auditEvents).set({ chainLane: 0, chainSeq: seq, prevHash, hash }).where(eq(auditEvents.id, r.id));
           prevHash = hash;
         }
-        if (rows.length) await moveHead(store.db).execute({ orgId, lastSeq: seq, lastHash: prevHash });
+        if (rows.length) await moveHead(store.db).execute({ orgId, lane: 0, lastSeq: seq, lastHash: prevHash });
         return rows.length;
       }, { exclusive: false });
       count += chained;
