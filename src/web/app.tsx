@@ -11,6 +11,7 @@ import { IdentitiesPage, IdentityPage } from "./pages/identities.tsx";
 import { KeysPage } from "./pages/keys.tsx";
 import { LoginPage } from "./pages/login.tsx";
 import { OverviewPage } from "./pages/overview.tsx";
+import { PoliciesPage } from "./pages/policies.tsx";
 import { ProjectsPage } from "./pages/projects.tsx";
 import { QueuePage } from "./pages/queue.tsx";
 import { QualityPage } from "./pages/quality.tsx";
@@ -145,6 +146,7 @@ const NAV: { page: string; label: string; role: Role }[] = [
   { page: "analyses", label: "AI analyses", role: "viewer" },
   { page: "quality", label: "Quality", role: "moderator" },
   { page: "evaluation", label: "Evaluation", role: "moderator" },
+  { page: "policies", label: "Policies", role: "moderator" },
   { page: "rules", label: "Rules", role: "moderator" },
   { page: "audit", label: "Audit log", role: "viewer" },
   { page: "transparency", label: "Transparency", role: "viewer" },
@@ -217,6 +219,8 @@ function Page({ route }: { route: Route }) {
       return <AnalysesPage />;
     case "evaluation":
       return <EvaluationPage params={route.params} query={route.query} />;
+    case "policies":
+      return <PoliciesPage categoryId={id} />;
     case "rules":
       return <RulesPage key={id ?? ""} ruleId={id} />;
     case "audit":

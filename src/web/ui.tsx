@@ -100,11 +100,24 @@ export interface Column {
   srOnly?: boolean;
 }
 
-/** The dashboard's table: scrollable wrapper, column headers, and the rows (`<tr>`s) as children. Falsy columns are left out. */
-export function Table({ columns, className, describedBy, children }: { columns: (Column | false | null | undefined)[]; className?: string; describedBy?: string; children: ReactNode }) {
+/** The dashboard's table: scrollable wrapper, an optional caption, column headers, and the rows (`<tr>`s) as children. Falsy columns are left out. */
+export function Table({
+  columns,
+  className,
+  describedBy,
+  caption,
+  children,
+}: {
+  columns: (Column | false | null | undefined)[];
+  className?: string;
+  describedBy?: string;
+  caption?: ReactNode;
+  children: ReactNode;
+}) {
   return (
     <div className="table-wrap">
       <table className={className} aria-describedby={describedBy}>
+        {caption && <caption>{caption}</caption>}
         <thead>
           <tr>
             {columns.map(
