@@ -275,8 +275,11 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
       await client`SELECT 1`;
     },
     async probeWrite() {
+      // One statement in a transaction of the write pool: its COMMIT ends the failing state
+      // (noteWriteSucceeded). Sent on the transaction's own connection (postgres.js), as the
+      // drizzle handle's type is the SQLite one's and has a `run` PostgreSQL's handle lacks.
       await transaction(async () => {
-        await routed.run(sql`SELECT 1`);
+        await current.getStore()!.sql.unsafe("SELECT 1");
       }, { exclusive: false });
     },
     singleton(name, start) {
