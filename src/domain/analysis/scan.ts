@@ -16,6 +16,7 @@ import { aiSettingsOf } from "../accounts/settings.ts";
 import { extractText, type ExtractedContent } from "./extract-text.ts";
 import { safeFetch, ScanFailedError, ScanRefusedError } from "../plumbing/safe-fetch.ts";
 import type { LinkScanPayload } from "./scan-job.ts";
+import { DomainError } from "../core/errors.ts";
 
 export const CACHE_TTL_MS = 24 * 60 * 60 * 1000;
 
@@ -50,8 +51,10 @@ async function scanOne(ctx: ScanContext, p: LinkScanPayload, url: string): Promi
   let project;
   try {
     project = await requireProject(ctx, p.projectId);
-  } catch {
-    return; // the project was deleted meanwhile
+  } catch (err) {
+    // The project was deleted meanwhile (a refusal); a database fault retries the job.
+    if (err instanceof DomainError) return;
+    throw err;
   }
   if (!aiSettingsOf(project).aiEnabled) return;
   const { categories, policyVersions } = await policiesForClassification(ctx, { projectId: project.id, selection: "live" });

@@ -12,7 +12,7 @@ import { contentAnalyses, shadowAnalyses } from "../../db/schema.ts";
 import { systemActor } from "../core/audit.ts";
 import { DAY_MS, iso } from "../core/clock.ts";
 import { rowLockedTransaction, type DomainContext } from "../core/context.ts";
-import { badRequest, RetryLater } from "../core/errors.ts";
+import { badRequest, DomainError, RetryLater } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { ENRICH_JOB } from "../intake/reports.ts";
 import { nextDueAt } from "../plumbing/jobs.ts";
@@ -40,8 +40,10 @@ export async function runShadowAnalysis(ctx: AiContext, input: { analysisId: str
   const sys: AiContext = { ...ctx, orgId: live.orgId, actor: systemActor };
   try {
     await checkAnalyzable(sys, live.projectId);
-  } catch {
-    return "skipped"; // AI switched off (or the project gone) since
+  } catch (err) {
+    // AI switched off (or the project gone) since: a refusal; a database fault retries the job.
+    if (err instanceof DomainError) return "skipped";
+    throw err;
   }
   const shadowModel = ctx.config.aiShadowModel;
   if (shadowModel === null && !(await hasShadowPolicies(sys, live.projectId))) return "skipped";
