@@ -16,6 +16,7 @@
  * figure. The import may still store the project's spelling; this makes it not matter.
  */
 import { categoryKey } from "../cases/category-key.ts";
+import { quadraticWeight, weightedKappa } from "../review/agreement.ts";
 import { SEVERITIES, type Severity } from "../cases/severity.ts";
 import type { EvalRunComparison, EvalRunMetrics, Prf, ThresholdAdvice, ThresholdPoint } from "../views/evaluation.ts";
 
@@ -126,25 +127,6 @@ function sumOrNull(values: readonly (number | null)[]): number | null {
   return defined.length === 0 ? null : defined.reduce((a, b) => a + b, 0);
 }
 
-/** Quadratic-weighted Cohen's κ of a square matrix (rows one rater, columns the other); null when undefined. */
-function quadraticKappa(matrix: readonly (readonly number[])[]): number | null {
-  const k = matrix.length;
-  const n = matrix.reduce((s, row) => s + row.reduce((a, b) => a + b, 0), 0);
-  if (n === 0 || k < 2) return null;
-  const rows = matrix.map((row) => row.reduce((a, b) => a + b, 0));
-  const cols = matrix[0]!.map((_, j) => matrix.reduce((s, row) => s + row[j]!, 0));
-  let observed = 0;
-  let expected = 0;
-  for (let i = 0; i < k; i++) {
-    for (let j = 0; j < k; j++) {
-      const w = (i - j) ** 2 / (k - 1) ** 2;
-      observed += w * matrix[i]![j]!;
-      expected += (w * rows[i]! * cols[j]!) / n;
-    }
-  }
-  return expected === 0 ? null : 1 - observed / expected;
-}
-
 /** The bin of a confidence (0–100): ⌊c/10⌋, 100 in the last bin; out-of-range values clamp. */
 const binOf = (confidence: number): number => Math.min(CALIBRATION_BINS - 1, Math.max(0, Math.floor(confidence / BIN_WIDTH)));
 
@@ -214,7 +196,7 @@ export function computeRunMetrics(categories: readonly string[], items: readonly
       f1: meanOfDefined(perCategoryList.map((p) => p.f1)),
     },
     confusion: { labels: [...names, NO_CATEGORY_LABEL], counts: confusion },
-    severity: { items: severityItems, weightedKappa: quadraticKappa(severityMatrix), matrix: severityMatrix },
+    severity: { items: severityItems, weightedKappa: weightedKappa(severityMatrix, quadraticWeight), matrix: severityMatrix },
     calibration: {
       ece,
       bins: bins.map((b, i) => ({

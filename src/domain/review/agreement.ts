@@ -4,6 +4,9 @@
  * and its blind second review (decisionLabel, views/quality.ts).
  *
  * - percentAgreement: the share of items both gave the same label.
+ * - weightedKappa: Cohen's κ of a square matrix with weights for how much each disagreement
+ *   counts, the one κ of the project: nominal for moderators' labels (cohensKappa), quadratic
+ *   for the classifier's severities against a set's (evaluation/metrics.ts).
  * - cohensKappa: Cohen's κ for one pair of raters, κ = (pₒ − pₑ) / (1 − pₑ), pₑ from each
  *   rater's own label frequencies. Undefined (null) when pₑ = 1: both gave one same label to
  *   every item, so there is no chance agreement to correct.
@@ -23,23 +26,44 @@ export function percentAgreement(items: readonly (readonly [string, string])[]):
   return items.filter(([a, b]) => a === b).length / items.length;
 }
 
+/** How much a disagreement between category i and j of k counts: 0 on the diagonal. */
+export type KappaWeight = (i: number, j: number, k: number) => number;
+/** Unweighted (nominal) κ: every disagreement counts the same. */
+export const nominalWeight: KappaWeight = (i, j) => (i === j ? 0 : 1);
+/** Quadratic weights for ordered categories: a disagreement counts by the square of its distance. */
+export const quadraticWeight: KappaWeight = (i, j, k) => (k < 2 ? 0 : (i - j) ** 2 / (k - 1) ** 2);
+
+/**
+ * Weighted Cohen's κ of a square matrix (rows rater A's category, columns rater B's, cells how
+ * many items): κ = 1 − Σ w·observed / Σ w·expected, the expected count of a cell being its row
+ * total × column total / n. With nominalWeight this is (pₒ − pₑ) / (1 − pₑ). Null when there are
+ * no items or no expected disagreement (both raters gave one same category to every item).
+ */
+export function weightedKappa(matrix: readonly (readonly number[])[], weight: KappaWeight): number | null {
+  const k = matrix.length;
+  const rows = matrix.map((row) => row.reduce((a, b) => a + b, 0));
+  const n = rows.reduce((a, b) => a + b, 0);
+  if (n === 0) return null;
+  const cols = matrix.map((_, j) => matrix.reduce((s, row) => s + row[j]!, 0));
+  let observed = 0;
+  let expected = 0;
+  for (let i = 0; i < k; i++) {
+    for (let j = 0; j < k; j++) {
+      const w = weight(i, j, k);
+      observed += w * matrix[i]![j]!;
+      expected += (w * rows[i]! * cols[j]!) / n;
+    }
+  }
+  return expected / n < 1e-12 ? null : 1 - observed / expected;
+}
+
 /** Cohen's κ of two raters: each item is [rater A's label, rater B's label]. */
 export function cohensKappa(items: readonly (readonly [string, string])[]): number | null {
-  const n = items.length;
-  if (!n) return null;
-  const a = new Map<string, number>();
-  const b = new Map<string, number>();
-  let agreed = 0;
-  for (const [x, y] of items) {
-    a.set(x, (a.get(x) ?? 0) + 1);
-    b.set(y, (b.get(y) ?? 0) + 1);
-    if (x === y) agreed++;
-  }
-  const po = agreed / n;
-  let pe = 0;
-  for (const [label, count] of a) pe += (count / n) * ((b.get(label) ?? 0) / n);
-  if (1 - pe < 1e-12) return null;
-  return (po - pe) / (1 - pe);
+  const labels = [...new Set(items.flat())];
+  const index = new Map(labels.map((l, i) => [l, i]));
+  const matrix = labels.map(() => labels.map(() => 0));
+  for (const [a, b] of items) matrix[index.get(a)!]![index.get(b)!]!++;
+  return weightedKappa(matrix, nominalWeight);
 }
 
 /** Krippendorff's α (nominal): each unit is the labels its coders gave it (missing ones left out). */
