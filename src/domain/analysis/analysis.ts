@@ -9,7 +9,7 @@ import { categoryKey } from "../cases/category-key.ts";
 import { iso } from "../core/clock.ts";
 import { lockReportAndCase } from "../cases/case-lock.ts";
 import { rowLockedTransaction, type DomainContext } from "../core/context.ts";
-import { badRequest, DomainError } from "../core/errors.ts";
+import { badRequest, REFUSED, unlessRefused } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { upsertIdentity } from "../intake/identities.ts";
 import { enqueueLinkScans } from "./scan-job.ts";
@@ -326,16 +326,9 @@ export async function enrichReport(ctx: AiContext, reportId: string): Promise<"e
   const [report] = await ctx.db.select().from(reports).where(eq(reports.id, reportId)).limit(1);
   if (!report || report.aiAnalyzedAt != null) return "skipped";
   const sys: AiContext = { ...ctx, orgId: report.orgId, actor: systemActor };
-  let project: Project;
-  try {
-    project = await checkAnalyzable(sys, report.projectId);
-  } catch (err) {
-    // AI switched off (or the plan changed, the project gone) since the report was filed: a
-    // refusal of the domain. Anything else (the database lost mid-read) is thrown, and the job
-    // retries: skipping then would leave the report never enriched.
-    if (err instanceof DomainError) return "skipped";
-    throw err;
-  }
+  // AI switched off (or the plan changed, the project gone) since the report was filed.
+  const project = await unlessRefused(checkAnalyzable(sys, report.projectId));
+  if (project === REFUSED) return "skipped";
   const text = [report.description, report.content].filter((t): t is string => !!t && t.trim() !== "").join("\n\n");
   const { categories, policyVersions } = await policiesForClassification(sys, { projectId: project.id, selection: "live" });
   if (!text || categories.length === 0) return "skipped";

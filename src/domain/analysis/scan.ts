@@ -16,7 +16,7 @@ import { aiSettingsOf } from "../accounts/settings.ts";
 import { extractText, type ExtractedContent } from "./extract-text.ts";
 import { safeFetch, ScanFailedError, ScanRefusedError } from "../plumbing/safe-fetch.ts";
 import type { LinkScanPayload } from "./scan-job.ts";
-import { DomainError } from "../core/errors.ts";
+import { REFUSED, unlessRefused } from "../core/errors.ts";
 
 export const CACHE_TTL_MS = 24 * 60 * 60 * 1000;
 
@@ -48,15 +48,9 @@ async function scanOne(ctx: ScanContext, p: LinkScanPayload, url: string): Promi
     await recordOutcome(ctx, p, url, { outcome: fetched.kind === "error" ? "failed" : "skipped", reason: fetched.reason ?? "no text", fromCache: fetched.fromCache });
     return;
   }
-  let project;
-  try {
-    project = await requireProject(ctx, p.projectId);
-  } catch (err) {
-    // The project was deleted meanwhile (a refusal); a database fault retries the job.
-    if (err instanceof DomainError) return;
-    throw err;
-  }
-  if (!aiSettingsOf(project).aiEnabled) return;
+  // The project deleted meanwhile: nothing to do.
+  const project = await unlessRefused(requireProject(ctx, p.projectId));
+  if (project === REFUSED || !aiSettingsOf(project).aiEnabled) return;
   const { categories, policyVersions } = await policiesForClassification(ctx, { projectId: project.id, selection: "live" });
   if (categories.length === 0) return;
   const sourceText = [fetched.title, fetched.text].filter(Boolean).join("\n\n");

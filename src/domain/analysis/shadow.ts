@@ -12,7 +12,7 @@ import { contentAnalyses, shadowAnalyses } from "../../db/schema.ts";
 import { systemActor } from "../core/audit.ts";
 import { DAY_MS, iso } from "../core/clock.ts";
 import { rowLockedTransaction, type DomainContext } from "../core/context.ts";
-import { badRequest, DomainError, RetryLater } from "../core/errors.ts";
+import { badRequest, REFUSED, RetryLater, unlessRefused } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { ENRICH_JOB } from "../intake/reports.ts";
 import { nextDueAt } from "../plumbing/jobs.ts";
@@ -38,13 +38,8 @@ export async function runShadowAnalysis(ctx: AiContext, input: { analysisId: str
   const [done] = await ctx.db.select({ id: shadowAnalyses.id }).from(shadowAnalyses).where(eq(shadowAnalyses.liveAnalysisId, live.id)).limit(1);
   if (done) return "skipped";
   const sys: AiContext = { ...ctx, orgId: live.orgId, actor: systemActor };
-  try {
-    await checkAnalyzable(sys, live.projectId);
-  } catch (err) {
-    // AI switched off (or the project gone) since: a refusal; a database fault retries the job.
-    if (err instanceof DomainError) return "skipped";
-    throw err;
-  }
+  // AI switched off (or the project gone) since.
+  if ((await unlessRefused(checkAnalyzable(sys, live.projectId))) === REFUSED) return "skipped";
   const shadowModel = ctx.config.aiShadowModel;
   if (shadowModel === null && !(await hasShadowPolicies(sys, live.projectId))) return "skipped";
   // Live work first: the model's time goes to the reports waiting for their enrichment.

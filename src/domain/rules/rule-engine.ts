@@ -26,7 +26,7 @@ import { recordAudit, systemActor } from "../core/audit.ts";
 import { DAY_MS, HOUR_MS } from "../core/clock.ts";
 import { together, type DomainContext } from "../core/context.ts";
 import { resolveReport } from "../enforcement/enforcement.ts";
-import { DomainError } from "../core/errors.ts";
+import { unlessRefused } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { OPEN_CASE } from "../intake/open-case.ts";
 import { moveCaseToQueue } from "../review/queues.ts";
@@ -550,12 +550,7 @@ export async function runRules(ctx: DomainContext, input: RunRulesInput): Promis
  * intake is the hot path.
  */
 async function applyEffect(ctx: DomainContext, on: EffectTarget, effect: RuleEffect): Promise<void> {
-  try {
-    await applierOf(effect.type).apply(ctx, effect, on);
-  } catch (e) {
-    if (e instanceof DomainError) return;
-    throw e;
-  }
+  await unlessRefused(applierOf(effect.type).apply(ctx, effect, on));
 }
 
 /** What an effect applies to: the report, and its case when held; and the rule that takes it. */
