@@ -1,9 +1,8 @@
-import { createHash } from "node:crypto";
 import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "./client.ts";
 import { param, statements } from "./prepared.ts";
-import { auditChainHeads, auditEvents } from "./schema.ts";
-import type { Store } from "./store.ts";
+import { auditChainHeads } from "./schema.ts";
+import { connectionOf, type Store } from "./store.ts";
 import { AUDIT_CHAIN_GENESIS, auditEventCanonical, type ChainedEventFields } from "../domain/views/audit-chain.ts";
 
 /**
@@ -11,7 +10,9 @@ import { AUDIT_CHAIN_GENESIS, auditEventCanonical, type ChainedEventFields } fro
  * says how to recompute them), and the data step of the migration that chains the events written
  * before the chain existed.
  */
-export const sha256Hex = (text: string): string => createHash("sha256").update(text).digest("hex");
+// Bun's own SHA-256 (the same digest as node:crypto's, which scripts/verify-audit-export.mjs uses),
+// at less than half the cost per call: every audit event is hashed twice on the write path.
+export const sha256Hex = (text: string): string => Bun.SHA256.hash(text, "hex");
 
 /** SHA-256 hex of the event's canonical form. */
 export const eventDigest = (e: Omit<ChainedEventFields, "seq" | "lane">): string => sha256Hex(auditEventCanonical(e));
@@ -31,7 +32,8 @@ export type UnchainedEvent = Omit<ChainedEventFields, "seq" | "lane">;
  *   the head in the database, so the lock is held for that call and the COMMIT's flush, never
  *   across a round trip to this instance, and the chain adds no round trip to a transaction.
  * - SQLite (one writer at a time: the lock is the store's own): an upsert reads the head, the
- *   hashes are computed here, the events and the head are written with the rest.
+ *   hashes are computed here, the events and the head are written there and then (the flush
+ *   runs just before the COMMIT).
  */
 export async function appendToChain(store: Store, orgId: string, lane: number, events: UnchainedEvent[]): Promise<void> {
   const digests = events.map(eventDigest);
@@ -47,19 +49,29 @@ export async function appendToChain(store: Store, orgId: string, lane: number, e
     );
     return;
   }
-  const [head] = await lockHead(db).execute({ orgId, lane, genesis: AUDIT_CHAIN_GENESIS });
-  let seq = Number(head!.lastSeq);
-  let prevHash = head!.lastHash;
-  const writes: Promise<unknown>[] = [];
+  // SQLite runs each statement in this thread at once: plain bun:sqlite statements, compiled once
+  // per connection (`query` caches them), without the query builder's per-call work, since
+  // intake writes a few events per report (docs/audit.md, "Cost").
+  const client = connectionOf(db).$client;
+  const head = client.query<{ last_seq: number; last_hash: string }, [string, number, string]>(SQLITE_LOCK_HEAD).get(orgId, lane, AUDIT_CHAIN_GENESIS)!;
+  const insert = client.query(SQLITE_INSERT_EVENT);
+  let seq = Number(head.last_seq);
+  let prevHash = head.last_hash;
   events.forEach((e, i) => {
     seq += 1;
     const hash = chainHash(prevHash, digests[i]!);
-    writes.push(insertAudit(db).execute({ ...e, chainLane: lane, chainSeq: seq, prevHash, hash }));
+    insert.run(e.id, e.orgId, e.projectId, e.actorType, e.actorId, e.action, e.entityType, e.entityId, e.before, e.after, e.data, e.createdAt, lane, seq, prevHash, hash);
     prevHash = hash;
   });
-  writes.push(moveHead(db).execute({ orgId, lane, lastSeq: seq, lastHash: prevHash }));
-  await store.atCommit(...writes);
+  client.query(SQLITE_MOVE_HEAD).run(seq, prevHash, orgId, lane);
 }
+
+/** lockHead's statement (below) as SQLite runs it in appendToChain. */
+const SQLITE_LOCK_HEAD = `INSERT INTO audit_chain_heads (org_id, lane, last_seq, last_hash) VALUES (?1, ?2, 0, ?3)
+  ON CONFLICT (org_id, lane) DO UPDATE SET last_seq = audit_chain_heads.last_seq RETURNING last_seq, last_hash`;
+const SQLITE_INSERT_EVENT = `INSERT INTO audit_events (id, org_id, project_id, actor_type, actor_id, action, entity_type, entity_id, before, after, data, created_at, chain_lane, chain_seq, prev_hash, hash)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+const SQLITE_MOVE_HEAD = "UPDATE audit_chain_heads SET last_seq = ?, last_hash = ? WHERE org_id = ? AND lane = ?";
 
 /**
  * The head of a lane of an organization's chain, locked until COMMIT: an upsert (ON CONFLICT DO
@@ -79,31 +91,6 @@ export const moveHead = statements((db) =>
     .update(auditChainHeads)
     .set({ lastSeq: param("lastSeq"), lastHash: param("lastHash") })
     .where(sql`${auditChainHeads.orgId} = ${sql.placeholder("orgId")} AND ${auditChainHeads.lane} = ${sql.placeholder("lane")}`)
-    .prepare(),
-);
-
-/** Every change writes an audit event (each report creation at least one): kept prepared (src/db/prepared.ts). */
-const insertAudit = statements((db) =>
-  db
-    .insert(auditEvents)
-    .values({
-      id: param("id"),
-      orgId: param("orgId"),
-      projectId: param("projectId"),
-      actorType: param("actorType"),
-      actorId: param("actorId"),
-      action: param("action"),
-      entityType: param("entityType"),
-      entityId: param("entityId"),
-      before: param("before"),
-      after: param("after"),
-      data: param("data"),
-      createdAt: param("createdAt"),
-      chainLane: param("chainLane"),
-      chainSeq: param("chainSeq"),
-      prevHash: param("prevHash"),
-      hash: param("hash"),
-    })
     .prepare(),
 );
 
