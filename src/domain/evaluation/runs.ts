@@ -335,17 +335,19 @@ export async function workEvalRun(ctx: EvalJobContext, runId: string): Promise<"
   const categories = (JSON.parse(run.categories) as RunCategory[]).map((c): RunCategory => ({ name: c.name, description: c.description, policy: c.policy ?? null }));
   const started = performance.now();
   let lastPosition = -1;
+  let page: UnansweredItem[] = [];
   for (;;) {
-    const next = await nextUnanswered(ctx, run, lastPosition);
-    if (next === null) return (await completeRun(sys, run)) ? "completed" : "stopped";
+    if (!page.length) page = await unansweredItems(ctx, run, lastPosition);
+    const next = page.shift();
+    if (next === undefined) return (await completeRun(sys, run)) ? "completed" : "stopped";
     lastPosition = next.position;
     if (performance.now() - started > ctx.budgetMs) {
       await transaction(sys, () => enqueueJob(sys, { orgId: run.orgId, kind: EVAL_RUN_JOB, payload: { runId: run.id }, maxAttempts: 50 }).then(() => undefined));
       return "continued";
     }
-    // Cancelled meanwhile: stop before asking the model again.
-    const [current] = await ctx.db.select({ status: evalRuns.status }).from(evalRuns).where(eq(evalRuns.id, run.id)).limit(1);
-    if (current?.status !== "running") return "stopped";
+    // No status read before asking: a cancel is seen by storeAnswer's guard on the run's row,
+    // which the answer to the item in flight meets, so at most that one model call follows a
+    // cancel, whether the cancel came during the call or between two.
     let answer: Answer | "model_missing";
     try {
       answer = await ask(ctx, run, categories, next);
@@ -358,15 +360,24 @@ export async function workEvalRun(ctx: EvalJobContext, runId: string): Promise<"
   }
 }
 
-async function nextUnanswered(ctx: Pick<DomainContext, "db">, run: EvalRunRow, after: number) {
-  const [row] = await ctx.db
+/** Items read per query by a run's job: one read per page of items instead of one per item. */
+const ITEM_PAGE = 32;
+
+interface UnansweredItem {
+  id: string;
+  position: number;
+  text: string;
+}
+
+/** The next page of the run's items after `after` that have no stored answer, in order. */
+function unansweredItems(ctx: Pick<DomainContext, "db">, run: EvalRunRow, after: number): Promise<UnansweredItem[]> {
+  return ctx.db
     .select({ id: evalItems.id, position: evalItems.position, text: evalItems.text })
     .from(evalItems)
     .leftJoin(evalRunItems, and(eq(evalRunItems.runId, run.id), eq(evalRunItems.position, evalItems.position)))
     .where(and(eq(evalItems.setId, run.setId), eq(evalItems.version, run.setVersion), gt(evalItems.position, after), sql`${evalRunItems.runId} is null`))
     .orderBy(asc(evalItems.position))
-    .limit(1);
-  return row ?? null;
+    .limit(ITEM_PAGE);
 }
 
 interface Answer {
