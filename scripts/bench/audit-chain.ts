@@ -5,9 +5,13 @@
  * instances on one database, in alternating rounds (base, current, then current, base…),
  * printed as medians, ratios and CPU per request (on PostgreSQL, with the database's share).
  * FLAGSTAFF_AUDIT_CHAIN_LANES passes through (=1: one head per organization). Figures only.
+ * --pg-delay-ms N puts PostgreSQL "on another host" (the shape a platform past one machine runs):
+ * the instances reach it through scripts/pg-proxy.ts (in this process, its CPU not counted),
+ * which holds every chunk N ms each way. At 0 (the default) everything shares this machine's
+ * cores, PostgreSQL's own CPU included: the worst case for work the chain adds in the database.
  *
  *   bun scripts/bench/audit-chain.ts [--base 1025b39] [--rounds 4] [--seconds 8] [--decisions 1500]
- *                                    [--engine sqlite|postgres|both] [--connections 32]
+ *                                    [--engine sqlite|postgres|both] [--connections 32] [--pg-delay-ms 0]
  *
  * Both sides run from source (`bun src/cli.ts serve`, the base exported with `git archive`, this
  * checkout's node_modules linked). Each round of a side: a fresh database made by `init`; intake
@@ -24,6 +28,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { startPgCluster, type PgCluster } from "../pg-cluster.ts";
+import { startPgProxy, type PgProxy } from "../pg-proxy.ts";
 import { ensureWrk, fmtInt, markdownTable, median, processTreeCpuMs, ROOT, run, startServer, wrk, type Server } from "./lib.ts";
 
 const { values: args } = parseArgs({
@@ -35,12 +40,15 @@ const { values: args } = parseArgs({
     decisions: { type: "string", default: "1500" },
     engine: { type: "string", default: "both" },
     connections: { type: "string", default: "32" },
+    "pg-delay-ms": { type: "string", default: "0" },
   },
 });
 const ROUNDS = Number(args.rounds);
 const SECONDS = Number(args.seconds);
 const DECISIONS = Number(args.decisions);
 const CONNECTIONS = Number(args.connections);
+/** PostgreSQL "on another host": every instance reaches it through scripts/pg-proxy.ts, which holds each chunk this long each way. */
+const PG_DELAY_MS = Number(args["pg-delay-ms"]);
 const BUN = process.execPath;
 const log = (s: string) => console.error(`[audit-chain ${new Date().toISOString().slice(11, 19)}] ${s}`);
 const work = mkdtempSync(join(tmpdir(), "flagstaff-chain-bench-"));
@@ -63,7 +71,7 @@ async function exportTree(rev: string): Promise<string> {
   return dir;
 }
 
-async function oneRun(tree: string, engine: "sqlite" | "postgres", pg: PgCluster | null, tag: string): Promise<Figures> {
+async function oneRun(tree: string, engine: "sqlite" | "postgres", pg: PgCluster | null, proxy: PgProxy | null, tag: string): Promise<Figures> {
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
     PORT: "0",
@@ -81,7 +89,7 @@ async function oneRun(tree: string, engine: "sqlite" | "postgres", pg: PgCluster
     await admin.end();
     const url = new URL(pg!.url);
     url.pathname = `/${name}`;
-    env.FLAGSTAFF_DATABASE_URL = url.toString();
+    env.FLAGSTAFF_DATABASE_URL = proxy ? proxy.url(url.toString()) : url.toString();
     dropDb = async () => {
       const c = postgres(pg!.url, { max: 1, onnotice: () => {} });
       await c.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
@@ -168,12 +176,13 @@ async function main(): Promise<void> {
   const out: string[] = [];
   for (const engine of engines) {
     const pg = engine === "postgres" ? await startPgCluster() : null;
+    const proxy = pg && PG_DELAY_MS > 0 ? await startPgProxy({ target: { host: "127.0.0.1", port: pg.port }, delayMs: PG_DELAY_MS }) : null;
     try {
       const figures: Record<"base" | "current", Figures[]> = { base: [], current: [] };
       for (let r = 0; r < ROUNDS; r++) {
         const order: ("base" | "current")[] = r % 2 === 0 ? ["base", "current"] : ["current", "base"];
         for (const side of order) {
-          const f = await oneRun(side === "base" ? baseTree : ROOT, engine, pg, `${engine}_${side}_${r}`);
+          const f = await oneRun(side === "base" ? baseTree : ROOT, engine, pg, proxy, `${engine}_${side}_${r}`);
           figures[side].push(f);
           log(`${engine} round ${r + 1} ${side}: intake ${fmtInt(f.intakeRps)}/s (${f.intakeCpuMs.toFixed(2)} ms CPU each, PostgreSQL ${f.intakePgCpuMs.toFixed(2)}), decisions ${fmtInt(f.decisionsRps)}/s (${f.decisionCpuMs.toFixed(2)} ms CPU each), errors ${f.errors}`);
         }
@@ -194,12 +203,13 @@ async function main(): Promise<void> {
         ]);
       }
       out.push(
-        `\n### ${engine === "sqlite" ? "SQLite, one instance" : "PostgreSQL, two instances"}, ${CONNECTIONS} connections (${ROUNDS} rounds, median; base ${args.base})\n\n` +
+        `\n### ${engine === "sqlite" ? "SQLite, one instance" : `PostgreSQL, two instances${proxy ? `, the database ${2 * PG_DELAY_MS} ms away` : ", all on this machine"}`}, ${CONNECTIONS} connections (${ROUNDS} rounds, median; base ${args.base})\n\n` +
           markdownTable(["", "base req/s", "chain req/s", "ratio (≥ 0.95)", "base CPU ms/req", "chain CPU ms/req", "CPU ratio", "chain rounds", "base rounds"], rows) +
           (engine === "postgres" ? `\nPostgreSQL's share of the CPU per intake request: base ${m("base", "intakePgCpuMs").toFixed(3)} ms, chain ${m("current", "intakePgCpuMs").toFixed(3)} ms\n` : ""),
       );
       console.log(out.at(-1));
     } finally {
+      await proxy?.stop();
       await pg?.stop();
     }
   }
