@@ -19,7 +19,8 @@ import { auditChainHeads, auditEvents } from "../src/db/schema.ts";
 import { systemClock } from "../src/domain/core/clock.ts";
 import { verifyChains } from "../src/domain/review/audit-chain.ts";
 import { openTestStore } from "./helpers/builders.ts";
-import { TEST_ENGINE } from "./helpers/pg.ts";
+import { postgresClient } from "../src/db/store-pg.ts";
+import { databaseForPath, TEST_ENGINE } from "./helpers/pg.ts";
 import { rawDb } from "./helpers/raw-db.ts";
 import { until } from "./helpers/wait.ts";
 import { ROOT, runCli, startServer, TestServer, type InitResult } from "./helpers/server.ts";
@@ -257,6 +258,48 @@ describe("the audit chain", () => {
     }
     const ok = await verifyCli(server, [], KEYED);
     expect(ok.stdout).toContain("all verify: 2 organization(s)");
+    expect(ok.code).toBe(0);
+  });
+
+  // PostgreSQL keeps a head locked through the COMMIT's flush; SQLite has one writer at a time.
+  test.skipIf(TEST_ENGINE !== "postgres")("a transaction whose lane's head another transaction holds appends to a free lane at once, without waiting; the chain verifies", async () => {
+    const held = busiest(await lanesOf(server, demoOrg))[0]!.chain_lane;
+    const { url } = await databaseForPath(server.dbPath);
+    const holder = postgresClient(url, 1);
+    const writer = postgresClient(url, 1);
+    const event = { id: `skip-locked-${randomBytes(4).toString("hex")}`, orgId: demoOrg, projectId: null, actorType: "system", actorId: null, action: "SSO_SIGN_IN_REFUSED", entityType: "oidc_config", entityId: demoOrg, before: null, after: null, data: null, createdAt: Date.now() };
+    let release!: () => void;
+    const holding = new Promise<void>((r) => (release = r));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => (locked = r));
+    try {
+      const holderDone = holder.begin(async (tx) => {
+        await tx`SELECT last_seq FROM audit_chain_heads WHERE org_id = ${demoOrg} AND lane = ${held} FOR UPDATE`;
+        locked();
+        await holding;
+      });
+      await isLocked;
+      // Before migration 0025 this waited for the holder: the statement timeout would end it.
+      await writer.begin(async (tx) => {
+        await tx`SET LOCAL statement_timeout = 3000`;
+        const text = (v: string | null) => [v];
+        await tx`SELECT flagstaff_audit_append(${demoOrg}, ${held}::integer, ${text(event.id)}::text[], ${text(null)}::text[], ${text(event.actorType)}::text[], ${text(null)}::text[],
+          ${text(event.action)}::text[], ${text(event.entityType)}::text[], ${text(event.entityId)}::text[], ${text(null)}::text[], ${text(null)}::text[], ${text(null)}::text[],
+          ${[event.createdAt]}::bigint[], ${text(eventDigest(event))}::text[])`;
+      });
+      release();
+      await holderDone;
+    } finally {
+      release();
+      await holder.end({ timeout: 5 });
+      await writer.end({ timeout: 5 });
+    }
+    const [row] = (await chainOf(server, demoOrg)).filter((r) => r.id === event.id);
+    expect(row).toBeDefined();
+    expect(row!.chain_lane).not.toBe(held);
+    expectGapFreeLanes(await lanesOf(server, demoOrg));
+    const ok = await verifyCli(server, ["--org", server.demo.orgSlug]);
+    expect(ok.stdout).toContain("all verify");
     expect(ok.code).toBe(0);
   });
 
