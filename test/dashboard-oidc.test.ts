@@ -12,6 +12,7 @@ import type { Browser, Page } from "playwright-core";
 import { OIDC_FAILURES } from "../src/domain/views/sso.ts";
 import { BROWSER_T, expectNoA11yViolations, launchChromium, signIn as browserSignIn } from "./helpers/browser.ts";
 import { anonymous, demoAdmin, expectRefused, type DashboardUser } from "./helpers/dashboard.ts";
+import { rawDb } from "./helpers/raw-db.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
 const CLIENT_ID = "flagstaff";
@@ -239,6 +240,41 @@ describe("single sign-on in the browser, against a real OIDC provider", () => {
     const grace = users.find((u) => u.email === "grace@corp.test")!;
     const audit = await admin.trpc.dashboard.audit.query({ entityType: "user", entityId: grace.id, action: "USER_ROLE_CHANGED" });
     expect(audit.events.map((e) => [e.before, e.after])).toEqual([[{ role: "viewer" }, { role: "admin" }]]);
+    await page.context().close();
+  }, BROWSER_T);
+
+  test("the organization's last active admin stays admin when the provider's groups would demote them", async () => {
+    accounts.set("hedy", { email: "hedy@corp.test", groups: ["fs-admins"] });
+    let page = await signInPage();
+    await throughProvider(page, "hedy");
+    await signedInHeading(page);
+    await page.context().close();
+    // Every other admin (the demo admin, grace) made a moderator behind the API's back, so hedy is the last.
+    const db = await rawDb(server.dbPath);
+    const others = await db.all<{ id: string }>("SELECT id FROM users WHERE role = 'admin' AND email <> 'hedy@corp.test'");
+    const setRole = async (role: string) => {
+      for (const { id } of others) await db.run("UPDATE users SET role = ? WHERE id = ?", role, id);
+    };
+    await setRole("moderator");
+    try {
+      accounts.set("hedy", { email: "hedy@corp.test", groups: ["fs-viewers"] });
+      page = await signInPage();
+      await throughProvider(page, "hedy");
+      await signedInHeading(page);
+      const me = await db.get<{ id: string; role: string }>("SELECT id, role FROM users WHERE email = 'hedy@corp.test'");
+      expect(me!.role).toBe("admin");
+      const changes = await db.all("SELECT id FROM audit_events WHERE entity_id = ? AND action = 'USER_ROLE_CHANGED'", me!.id);
+      expect(changes).toHaveLength(0);
+      await page.context().close();
+    } finally {
+      await setRole("admin");
+      await db.close();
+    }
+    // With another admin again, the same groups demote hedy at the next sign-in.
+    page = await signInPage();
+    await throughProvider(page, "hedy");
+    await signedInHeading(page);
+    expect(await roleOf("hedy@corp.test")).toBe("viewer");
     await page.context().close();
   }, BROWSER_T);
 

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { anonymous, demoAdmin, expectRefused, newUser, statusOf, type DashboardUser } from "./helpers/dashboard.ts";
+import { OIDC_STARTS_PER_MINUTE } from "../src/domain/accounts/oidc-sign-in.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
 const SECRET = "client-secret-that-must-never-come-back-0123456789";
@@ -120,5 +121,19 @@ describe("single sign-on settings", () => {
     expect(refused.events.map((e) => (e.data as { reason: string }).reason)).toEqual(expect.arrayContaining(["provider_unreachable", "no_transaction"]));
     // The discovery test says why, as a 400.
     await expectRefused(admin.trpc.sso.testDiscovery.mutate({ orgSlug }), 400, /discovery document could not be read/);
+  });
+
+  test("one address starting more sign-ins than OIDC_STARTS_PER_MINUTE within a minute is sent back to the sign-in page with the reason, not to the provider", async () => {
+    const codes: string[] = [];
+    for (let i = 0; i <= OIDC_STARTS_PER_MINUTE; i++) {
+      const r = await fetch(`${server.url}/auth/oidc/no-such-org/start`, { redirect: "manual" });
+      expect(r.status).toBe(303);
+      codes.push(new URL(r.headers.get("location")!, server.url).hash);
+    }
+    expect(codes.at(-1)).toBe("#/sign-in?org=no-such-org&error=too_many_starts");
+    // The starts of the earlier tests count too: the last one over the limit is refused, none before the limit.
+    expect(codes.slice(0, OIDC_STARTS_PER_MINUTE - 3).every((c) => c.endsWith("error=not_configured"))).toBe(true);
+    const refused = await admin.trpc.dashboard.audit.query({ action: "SSO_SIGN_IN_REFUSED" });
+    expect(refused.events.map((e) => (e.data as { reason: string }).reason)).not.toContain("too_many_starts");
   });
 });

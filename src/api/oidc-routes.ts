@@ -13,6 +13,7 @@ import { finishOidcSignIn, OIDC_COOKIE, OIDC_SIGN_IN_TTL_MS, OidcRefused, startO
 import { readCookie, resolveSession, SESSION_COOKIE, SESSION_MAX_MS, sessionCookie } from "../domain/plumbing/sessions.ts";
 import type { OidcFailure } from "../domain/views/sso.ts";
 import { errorFields, log } from "../log.ts";
+import { clientAddressOf } from "./client-address.ts";
 import { requestFacts, type Services } from "./context.ts";
 
 export const OIDC_PREFIX = "/auth/oidc";
@@ -53,12 +54,18 @@ function reasonOf(err: unknown, orgSlug: string, step: string): OidcFailure {
 
 export function mountOidcRoutes(app: Elysia, services: Services): void {
   const allowPrivate = services.config.scanAllowPrivate;
+  const clientAddress = clientAddressOf(services.config.trustedProxies);
 
-  app.get(`${OIDC_PREFIX}/:orgSlug/start`, async ({ request, params }) => {
+  app.get(`${OIDC_PREFIX}/:orgSlug/start`, async ({ request, params, server }) => {
     const orgSlug = params.orgSlug;
     const secure = requestFacts(request).secure;
     try {
-      const started = await startOidcSignIn(services, { orgSlug, redirectUri: redirectUriOf(request, orgSlug), allowPrivate });
+      const started = await startOidcSignIn(services, {
+        orgSlug,
+        redirectUri: redirectUriOf(request, orgSlug),
+        clientAddress: clientAddress(server?.requestIP(request)?.address ?? null, request.headers.get("x-forwarded-for")),
+        allowPrivate,
+      });
       return redirect(started.location, [signInCookie(started.token, OIDC_SIGN_IN_TTL_MS, secure)]);
     } catch (err) {
       return redirect(refusedTo(orgSlug, reasonOf(err, orgSlug, "start")), []);

@@ -18,18 +18,26 @@ import * as oidc from "openid-client";
 import { oidcSignIns, users } from "../../db/schema.ts";
 import { recordAudit, systemActor } from "../core/audit.ts";
 import { transaction, type DomainContext, type ReadContext } from "../core/context.ts";
-import { badRequest } from "../core/errors.ts";
+import { badRequest, REFUSED, unlessRefused } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
+import { memoryWindows, sharedWindows, type WindowCounter } from "../plumbing/rate-limit.ts";
 import { safeFetch } from "../plumbing/safe-fetch.ts";
 import { createSession, deleteSession, type SignedIn } from "../plumbing/sessions.ts";
 import { OIDC_FAILURES, type DiscoveryResult, type OidcFailure } from "../views/sso.ts";
 import { domainAllowed, oidcConfigRow, roleForGroups, type OidcConfigRow } from "./oidc-config.ts";
 import { findOrganizationBySlug, type Organization } from "./organizations.ts";
-import { createUser, generatePassword, hashPassword, normalizeEmail, toUserView, type Role, type UserRow } from "./users.ts";
+import { changeUserRole, createUser, generatePassword, hashPassword, normalizeEmail, toUserView, type UserRow } from "./users.ts";
 
 /** How long a started sign-in may take at the provider (the cookie's and the row's life). */
 export const OIDC_SIGN_IN_TTL_MS = 10 * 60_000;
 export const OIDC_COOKIE = "flagstaff_oidc";
+/**
+ * Sign-ins one client address may start in a minute: far above an office behind one address
+ * signing in at nine, far below a flood of sign-in rows and requests to the provider (each start
+ * reads its discovery document) sent through Flagstaff.
+ */
+export const OIDC_STARTS_PER_MINUTE = 60;
+const START_WINDOW_MS = 60_000;
 /** Limit on each request to the provider. */
 const PROVIDER_TIMEOUT_MS = 10_000;
 /** Discovery documents and key sets are small; this bounds a hostile one. */
@@ -142,8 +150,11 @@ async function enabledConfig(ctx: ReadContext, orgSlug: string): Promise<{ org: 
  */
 export async function startOidcSignIn(
   ctx: ReadContext,
-  input: { orgSlug: string; redirectUri: string } & ProviderOptions,
+  input: { orgSlug: string; redirectUri: string; clientAddress: string | null } & ProviderOptions,
 ): Promise<{ location: string; token: string }> {
+  // Counted before anything is read; a refusal is not audited (that would be the flood's echo).
+  const { count } = await startWindows(ctx).hit(`oidc-start:${input.clientAddress ?? "unknown"}`, START_WINDOW_MS);
+  if (count > OIDC_STARTS_PER_MINUTE) throw new OidcRefused("too_many_starts");
   const { org, row } = await enabledConfig(ctx, input.orgSlug);
   let config: oidc.Configuration;
   try {
@@ -170,6 +181,13 @@ export async function startOidcSignIn(
     await ctx.db.delete(oidcSignIns).where(lt(oidcSignIns.expiresAt, now));
   });
   return { location: url.href, token };
+}
+
+let windows: WindowCounter | null = null;
+/** The starts counted per address: in memory when this process is the database's only writer (SQLite), else shared by the instances (as the sign-in throttle's). */
+function startWindows(ctx: Pick<ReadContext, "store" | "clock">): WindowCounter {
+  windows ??= ctx.store.soleWriter ? memoryWindows(() => ctx.clock.now()) : sharedWindows(ctx);
+  return windows;
 }
 
 /** Takes the sign-in row behind a cookie token, deleting it: an answer is used once. */
@@ -282,9 +300,11 @@ async function signInAs(
     const base = { store: ctx.store, db: ctx.db, clock: ctx.clock, orgId: org.id };
     let u: UserRow;
     if (existing) {
-      u = existing;
-      if (existing.role !== role) await applyRole({ ...base, actor: systemActor }, existing, role);
-      u = { ...existing, role };
+      // The groups decide the role, through the one rule of role changes (changeUserRole,
+      // audited): the organization's last active admin stays admin whatever the groups say, so
+      // that a change at the provider never leaves it without one.
+      const refused = existing.role !== role && (await unlessRefused(changeUserRole({ ...base, actor: systemActor }, { userId: existing.id, role }))) === REFUSED;
+      u = refused ? existing : { ...existing, role };
     } else {
       const created = await createUser(base, { email, passwordHash: passwordHash!, role, name: typeof claims.name === "string" ? claims.name.slice(0, 200) : null });
       await recordAudit({ ...base, actor: systemActor }, { action: "USER_CREATED", entityType: "user", entityId: created.id, after: { email, role } });
@@ -300,10 +320,4 @@ async function signInAs(
   if (input.replacesSessionId) await deleteSession(ctx, input.replacesSessionId);
   const session = await createSession(ctx, user);
   return { user: toUserView(user), org, token: session.token, csrfToken: session.csrfToken, expiresAt: session.expiresAt };
-}
-
-/** The provider's groups decide the role at each sign-in: a change is written and audited (by the system; the sign-in event next to it names the groups). */
-async function applyRole(ctx: DomainContext, user: UserRow, role: Role): Promise<void> {
-  await ctx.db.update(users).set({ role }).where(eq(users.id, user.id));
-  await recordAudit(ctx, { action: "USER_ROLE_CHANGED", entityType: "user", entityId: user.id, before: { role: user.role }, after: { role } });
 }

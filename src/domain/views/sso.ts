@@ -79,6 +79,7 @@ export const OIDC_FAILURES = {
   no_role: "None of your groups gives you a role in this organization: ask an admin.",
   unknown_user: "You have no account in this organization: ask an admin to add you.",
   disabled: "Your account is disabled.",
+  too_many_starts: "Too many sign-ins were started from your address: wait a minute and try again.",
 } as const;
 export type OidcFailure = keyof typeof OIDC_FAILURES;
 export const OIDC_FAILURE_CODES = Object.keys(OIDC_FAILURES) as OidcFailure[];
