@@ -278,6 +278,28 @@ describe("single sign-on in the browser, against a real OIDC provider", () => {
     await page.context().close();
   }, BROWSER_T);
 
+  test("an account is bound to the provider's subject at its first sign-in: another person at the provider with the same email is refused", async () => {
+    accounts.set("ada", { email: "ada@corp.test", groups: ["fs-moderators"] });
+    let page = await signInPage();
+    await throughProvider(page, "ada");
+    await signedInHeading(page);
+    await page.context().close();
+    // The address moved to another account at the provider (renamed, recycled): its subject differs.
+    accounts.set("ada-2", { email: "ada@corp.test", groups: ["fs-admins"] });
+    page = await signInPage();
+    await throughProvider(page, "ada-2");
+    await refusedWith(page, "subject_mismatch");
+    await page.context().close();
+    expect(await roleOf("ada@corp.test")).toBe("moderator");
+    const refused = await admin.trpc.dashboard.audit.query({ action: "SSO_SIGN_IN_REFUSED" });
+    expect(refused.events.some((e) => (e.data as { reason: string; email: string | null }).reason === "subject_mismatch" && (e.data as { email: string | null }).email === "ada@corp.test")).toBe(true);
+    // The person the account was bound to still signs in.
+    page = await signInPage();
+    await throughProvider(page, "ada");
+    await signedInHeading(page);
+    await page.context().close();
+  }, BROWSER_T);
+
   test("a user outside the allowed email domains is refused", async () => {
     const page = await signInPage();
     await throughProvider(page, "mallory");

@@ -155,6 +155,14 @@ export const users = sqliteTable(
     role: text("role", { enum: ROLES }).notNull(),
     createdAt: integer("created_at").notNull(),
     disabledAt: integer("disabled_at"),
+    /**
+     * The single sign-on identity the account is bound to (docs/sso.md): the provider's issuer and
+     * its subject (`sub`) for this person, set by the first sign-in through single sign-on. Later
+     * sign-ins to the account from that issuer must carry the same subject, so an account at the
+     * provider that comes to hold the email (renamed, recycled) does not get this one.
+     */
+    oidcIssuer: text("oidc_issuer"),
+    oidcSubject: text("oidc_subject"),
   },
   (t) => [
     index("users_org_idx").on(t.orgId),

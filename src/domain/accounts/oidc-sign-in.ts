@@ -13,7 +13,7 @@
  * No network call runs inside a transaction.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { and, eq, lt } from "drizzle-orm";
+import { and, eq, isNull, lt, ne, or } from "drizzle-orm";
 import * as oidc from "openid-client";
 import { oidcSignIns, users } from "../../db/schema.ts";
 import { recordAudit, systemActor } from "../core/audit.ts";
@@ -300,6 +300,7 @@ async function signInAs(
     const base = { store: ctx.store, db: ctx.db, clock: ctx.clock, orgId: org.id };
     let u: UserRow;
     if (existing) {
+      await bindSubject(base, existing.id, row.issuerUrl, input.subject, email);
       // The groups decide the role, through the one rule of role changes (changeUserRole,
       // audited): the organization's last active admin stays admin whatever the groups say, so
       // that a change at the provider never leaves it without one.
@@ -307,6 +308,7 @@ async function signInAs(
       u = refused ? existing : { ...existing, role };
     } else {
       const created = await createUser(base, { email, passwordHash: passwordHash!, role, name: typeof claims.name === "string" ? claims.name.slice(0, 200) : null });
+      await bindSubject(base, created.id, row.issuerUrl, input.subject, email);
       await recordAudit({ ...base, actor: systemActor }, { action: "USER_CREATED", entityType: "user", entityId: created.id, after: { email, role } });
       const [fresh] = await ctx.db.select().from(users).where(eq(users.id, created.id)).limit(1);
       u = fresh!;
@@ -320,4 +322,19 @@ async function signInAs(
   if (input.replacesSessionId) await deleteSession(ctx, input.replacesSessionId);
   const session = await createSession(ctx, user);
   return { user: toUserView(user), org, token: session.token, csrfToken: session.csrfToken, expiresAt: session.expiresAt };
+}
+
+/**
+ * Binds the account to the provider's subject for this person at its first sign-in through the
+ * issuer (again after the organization changed issuer); later sign-ins must carry that subject:
+ * an account at the provider that comes to hold the email (renamed, recycled) is refused. One
+ * conditional update, so two first sign-ins at once cannot both bind.
+ */
+async function bindSubject(ctx: Pick<DomainContext, "db">, userId: string, issuer: string, subject: string, email: string): Promise<void> {
+  const bound = await ctx.db
+    .update(users)
+    .set({ oidcIssuer: issuer, oidcSubject: subject })
+    .where(and(eq(users.id, userId), or(isNull(users.oidcSubject), ne(users.oidcIssuer, issuer), eq(users.oidcSubject, subject))))
+    .returning({ id: users.id });
+  if (!bound.length) throw new OidcRefused("subject_mismatch", null, email, userId);
 }

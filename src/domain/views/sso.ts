@@ -79,6 +79,7 @@ export const OIDC_FAILURES = {
   no_role: "None of your groups gives you a role in this organization: ask an admin.",
   unknown_user: "You have no account in this organization: ask an admin to add you.",
   disabled: "Your account is disabled.",
+  subject_mismatch: "Your email belongs to an account that signs in as another person at the identity provider: ask an admin.",
   too_many_starts: "Too many sign-ins were started from your address: wait a minute and try again.",
 } as const;
 export type OidcFailure = keyof typeof OIDC_FAILURES;
