@@ -95,6 +95,12 @@ describe("the blind second review", () => {
     for (const leak of ["ACCOUNT_LEVEL_ACTION", '"ban"', "RESOLVED", "resolution", "dismissal", "status", "decision", "enforcement", "audit", first.id, first.email, "always"]) {
       expect(text).not.toContain(leak);
     }
+    // Nor do the case page and the audit log tell the reviewer the first decision until they commit.
+    await expectRefused(second.trpc.dashboard.case.query({ caseId: task!.caseId }), "FORBIDDEN", "reviewing this case blind");
+    const auditOf = (user: typeof second, entityType: "case" | "report", entityId: string) => user.trpc.dashboard.audit.query({ entityType, entityId }).then((p) => p.events.length);
+    expect(await auditOf(second, "case", task!.caseId)).toBe(0);
+    expect(await auditOf(second, "report", reportId)).toBe(0);
+    expect(await auditOf(admin, "report", reportId)).toBeGreaterThan(0);
     // The first decider may not see, take or commit it.
     await expectRefused(first.trpc.quality.blind.query({ orgSlug, reviewId }), "NOT_FOUND");
     await expectRefused(first.trpc.quality.submit.mutate({ orgSlug, reviewId, decision: { action: "resolve", code: "NO_VIOLATION" } }), "NOT_FOUND");
@@ -110,6 +116,9 @@ describe("the blind second review", () => {
       acknowledgment: null,
     });
     await expectRefused(second.trpc.quality.submit.mutate({ orgSlug, reviewId, decision: { action: "dismiss", reason: "other" } }), "CONFLICT", "committed already");
+    // Committed: the case opens to the reviewer, with its trail.
+    expect((await second.trpc.dashboard.case.query({ caseId: task!.caseId })).case.status).toBe("RESOLVED");
+    expect(await auditOf(second, "report", reportId)).toBeGreaterThan(0);
 
     // Nothing of the case changed: its status, decision, the report's outcome, the ban.
     const after = await admin.casePage(task!.caseId);

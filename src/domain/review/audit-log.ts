@@ -3,11 +3,12 @@
  * caller may work (queue access). Writing it is recordAudit (src/domain/core/audit.ts), which
  * every concept calls; reading it needs the queue-access check, so it lives here, with it.
  */
-import { and, desc, eq, lt, type SQL } from "drizzle-orm";
+import { and, desc, eq, lt, not, type SQL } from "drizzle-orm";
 import { auditEvents } from "../../db/schema.ts";
 import { toAuditEventView } from "../core/audit.ts";
 import type { AuditAction, AuditEventView } from "../views/audit.ts";
-import { auditEventIsWorkable, type AccessContext } from "./queue-access.ts";
+import { casesUnderBlindReview } from "./quality-review.ts";
+import { auditEventIsWorkable, auditEventOfCases, type AccessContext } from "./queue-access.ts";
 
 export interface AuditQuery {
   action?: AuditAction;
@@ -24,6 +25,8 @@ export async function listAudit(ctx: AccessContext, q: AuditQuery): Promise<{ ev
   const where: SQL[] = [eq(auditEvents.orgId, ctx.orgId)];
   const visible = await auditEventIsWorkable(ctx);
   if (visible) where.push(visible);
+  const blind = await casesUnderBlindReview(ctx);
+  if (blind.length) where.push(not(auditEventOfCases(blind)));
   if (q.action) where.push(eq(auditEvents.action, q.action));
   if (q.entityType) where.push(eq(auditEvents.entityType, q.entityType));
   if (q.entityId) where.push(eq(auditEvents.entityId, q.entityId));

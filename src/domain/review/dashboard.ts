@@ -16,6 +16,7 @@ import { badRequest, notFound } from "../core/errors.ts";
 import { getIdentity, toIdentityView, type IdentityView } from "../intake/identities.ts";
 import { backgroundBacklog, type Backlog } from "./job-backlog.ts";
 import { holderOf, isClaimedBy, isUnclaimed } from "./claims.ts";
+import { assertNotReviewingBlind } from "./quality-review.ts";
 import { isOfWorkableCase, workableCases, type AccessContext } from "./queue-access.ts";
 import { defaultQueue, listQueues, queueIdOfCase, queueScope, requireQueue } from "./queues.ts";
 import { toReportViews, type ReportView } from "../intake/reports.ts";
@@ -502,6 +503,7 @@ export async function caseDetail(ctx: TenantRead & AccessContext, caseId: string
   const now = ctx.clock.now();
   // A case in a queue the caller may not work is not found (src/domain/review/queue-access.ts).
   const c = await requireCase(ctx, caseId);
+  await assertNotReviewingBlind(ctx, c.id);
   const def = await defaultQueue(ctx);
   const inQueue = c.queueId ? await requireQueue(ctx, queueIdOfCase(c, def.id)).catch(() => def) : def;
   const rows = await reportsOfCase(ctx, c.id);

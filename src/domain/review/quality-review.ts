@@ -48,6 +48,27 @@ import { applyTransition } from "./workflow-engine.ts";
 
 type ReviewRow = typeof qualityReviews.$inferSelect;
 
+/**
+ * The cases the caller has taken a blind second review of and not submitted yet. Until they
+ * submit, the case shows them only as the review does (blindCase): its case page is refused and
+ * the audit log leaves out its events, which would tell the first decision.
+ */
+export async function casesUnderBlindReview(ctx: Pick<DomainContext, "db" | "orgId"> & { actor?: DomainContext["actor"] }): Promise<string[]> {
+  if (ctx.actor?.type !== "user" || !ctx.actor.id) return [];
+  const rows = await ctx.db
+    .select({ caseId: qualityReviews.caseId })
+    .from(qualityReviews)
+    .where(and(eq(qualityReviews.orgId, ctx.orgId), eq(qualityReviews.reviewerId, ctx.actor.id), isNull(qualityReviews.secondDecidedAt)));
+  return rows.map((r) => r.caseId);
+}
+
+/** The case page of a case the caller reviews blind: refused until the second review is submitted. */
+export async function assertNotReviewingBlind(ctx: Parameters<typeof casesUnderBlindReview>[0], caseId: string): Promise<void> {
+  if ((await casesUnderBlindReview(ctx)).includes(caseId)) {
+    throw forbidden("You are reviewing this case blind: it opens once your second review is submitted");
+  }
+}
+
 /** The signed-in moderator a second review is for: API keys and Flagstaff itself review nothing. */
 function reviewer(ctx: DomainContext): string {
   if (ctx.actor.type !== "user" || !ctx.actor.id) throw forbidden("A second review is a signed-in moderator's");

@@ -230,6 +230,19 @@ export async function auditEventIsWorkable(ctx: AccessContext): Promise<SQL | un
   return or(inArray(auditEvents.entityType, free), ...bound);
 }
 
+/**
+ * The SQL condition "the audit event is about one of `caseIds`" (the case, its reports, appeals,
+ * actions and analyses, by CASE_OF): what a blind second reviewer may not read of the case they
+ * review (src/domain/review/quality-review.ts).
+ */
+export function auditEventOfCases(caseIds: readonly string[]): SQL {
+  const among = (caseId: SQLWrapper): SQL => sql`${caseId} in (${sql.join(caseIds.map((id) => sql`${id}`), sql`, `)})`;
+  const bound = (Object.entries(CASE_OF_AUDITED_ENTITY) as [EntityType, CaseBound | "no case" | "spans cases"][]).flatMap(([type, how]) =>
+    how === "no case" || how === "spans cases" ? [] : [and(eq(auditEvents.entityType, type), CASE_OF[how](auditEvents.entityId, among))!],
+  );
+  return or(...bound)!;
+}
+
 /** Organization-wide figures and logs that cannot be split by queue: a 403 for a caller bound to some queues. */
 export async function requireEveryQueue(ctx: AccessContext): Promise<void> {
   if (!(await caseAccess(ctx)).all) throw forbidden("This needs access to every review queue");
