@@ -5,10 +5,11 @@
  * instances on one database, in alternating rounds (base, current, then current, base…),
  * printed as medians, ratios and CPU per request (on PostgreSQL, with the database's share).
  * FLAGSTAFF_AUDIT_CHAIN_LANES passes through (=1: one head per organization). Figures only.
- * --pg-delay-ms N puts PostgreSQL "on another host" (the shape a platform past one machine runs):
- * the instances reach it through scripts/pg-proxy.ts (in this process, its CPU not counted),
- * which holds every chunk N ms each way. At 0 (the default) everything shares this machine's
- * cores, PostgreSQL's own CPU included: the worst case for work the chain adds in the database.
+ * --pg-delay-ms N puts PostgreSQL "on another host" as far as latency goes (the shape a platform
+ * past one machine runs): the instances reach it through scripts/pg-proxy.ts (in this process,
+ * its CPU not counted), which holds every chunk N ms each way. PostgreSQL still runs on this
+ * machine's cores either way, so the work the chain adds in the database is taken from the
+ * instances' CPU in both.
  *
  *   bun scripts/bench/audit-chain.ts [--base 1025b39] [--rounds 4] [--seconds 8] [--decisions 1500]
  *                                    [--engine sqlite|postgres|both] [--connections 32] [--pg-delay-ms 0]
