@@ -221,13 +221,8 @@ const CASE_OF_AUDITED_ENTITY = {
 export async function auditEventIsWorkable(ctx: AccessContext): Promise<SQL | undefined> {
   const access = await caseAccess(ctx);
   if (access.all) return undefined;
-  const workable = workableCaseLookup(ctx.orgId, access);
-  const entries = Object.entries(CASE_OF_AUDITED_ENTITY) as [EntityType, CaseBound | "no case" | "spans cases"][];
-  const free = entries.filter(([, how]) => how === "no case").map(([type]) => type);
-  const bound = entries.flatMap(([type, how]) =>
-    how === "no case" || how === "spans cases" ? [] : [and(eq(auditEvents.entityType, type), CASE_OF[how](auditEvents.entityId, workable))!],
-  );
-  return or(inArray(auditEvents.entityType, free), ...bound);
+  const free = AUDITED_ENTITIES.filter(([, how]) => how === "no case").map(([type]) => type);
+  return or(inArray(auditEvents.entityType, free), ...auditEventOfCaseWhere(workableCaseLookup(ctx.orgId, access)));
 }
 
 /**
@@ -237,10 +232,16 @@ export async function auditEventIsWorkable(ctx: AccessContext): Promise<SQL | un
  */
 export function auditEventOfCases(caseIds: readonly string[]): SQL {
   const among = (caseId: SQLWrapper): SQL => sql`${caseId} in (${sql.join(caseIds.map((id) => sql`${id}`), sql`, `)})`;
-  const bound = (Object.entries(CASE_OF_AUDITED_ENTITY) as [EntityType, CaseBound | "no case" | "spans cases"][]).flatMap(([type, how]) =>
-    how === "no case" || how === "spans cases" ? [] : [and(eq(auditEvents.entityType, type), CASE_OF[how](auditEvents.entityId, among))!],
+  return or(...auditEventOfCaseWhere(among))!;
+}
+
+const AUDITED_ENTITIES = Object.entries(CASE_OF_AUDITED_ENTITY) as [EntityType, CaseBound | "no case" | "spans cases"][];
+
+/** For each entity type bound to one case: "the event is of that type, about a thing of a case `lookup` holds". */
+function auditEventOfCaseWhere(lookup: (caseId: SQLWrapper) => SQL): SQL[] {
+  return AUDITED_ENTITIES.flatMap(([type, how]) =>
+    how === "no case" || how === "spans cases" ? [] : [and(eq(auditEvents.entityType, type), CASE_OF[how](auditEvents.entityId, lookup))!],
   );
-  return or(...bound)!;
 }
 
 /** Organization-wide figures and logs that cannot be split by queue: a 403 for a caller bound to some queues. */
