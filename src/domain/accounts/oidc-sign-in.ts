@@ -20,7 +20,7 @@ import { recordAudit, systemActor } from "../core/audit.ts";
 import { transaction, type DomainContext, type ReadContext } from "../core/context.ts";
 import { badRequest, REFUSED, unlessRefused } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
-import { memoryWindows, sharedWindows, type WindowCounter } from "../plumbing/rate-limit.ts";
+import { windowCounterOf, type WindowCounter } from "../plumbing/rate-limit.ts";
 import { safeFetch } from "../plumbing/safe-fetch.ts";
 import { createSession, deleteSession, type SignedIn } from "../plumbing/sessions.ts";
 import { OIDC_FAILURES, type DiscoveryResult, type OidcFailure } from "../views/sso.ts";
@@ -184,9 +184,9 @@ export async function startOidcSignIn(
 }
 
 let windows: WindowCounter | null = null;
-/** The starts counted per address: in memory when this process is the database's only writer (SQLite), else shared by the instances (as the sign-in throttle's). */
+/** The starts counted per address, by every instance together (as the sign-in throttle's). */
 function startWindows(ctx: Pick<ReadContext, "store" | "clock">): WindowCounter {
-  windows ??= ctx.store.soleWriter ? memoryWindows(() => ctx.clock.now()) : sharedWindows(ctx);
+  windows ??= windowCounterOf(ctx);
   return windows;
 }
 

@@ -158,6 +158,11 @@ export function memoryWindows(now: () => number): WindowCounter {
   };
 }
 
+/** The windows this process counts in: its own memory when it is the database's only writer (SQLite), else the instances' shared table. */
+export function windowCounterOf(ctx: Pick<ReadContext, "store" | "clock">): WindowCounter {
+  return ctx.store.soleWriter ? memoryWindows(() => ctx.clock.now()) : sharedWindows(ctx);
+}
+
 /**
  * Fixed windows in the `rate_windows` table, for instances that must count together. Each hit
  * is one atomic upsert (a new window when the old one ended, else one more), so concurrent

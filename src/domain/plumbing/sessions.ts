@@ -12,7 +12,7 @@ import { transaction, type DomainContext, type ReadContext } from "../core/conte
 import { DomainError } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { passwordGate } from "./password-gate.ts";
-import { memoryWindows, secondsLeft, sharedWindows, type WindowCounter } from "./rate-limit.ts";
+import { memoryWindows, secondsLeft, windowCounterOf, type WindowCounter } from "./rate-limit.ts";
 import { getOrganization, type Organization } from "../accounts/organizations.ts";
 import { passwordSignInRefusal } from "../accounts/oidc-config.ts";
 import {
@@ -273,7 +273,7 @@ let throttle: SignInThrottle | null = null;
 /** The process's sign-in throttle: in memory when this process is the database's only writer (SQLite), else shared by the instances. */
 export function loginThrottle(ctx: Pick<ReadContext, "store" | "clock">): SignInThrottle {
   const now = () => ctx.clock.now();
-  throttle ??= ctx.store.soleWriter ? LoginThrottle.inMemory(now) : new LoginThrottle(sharedWindows(ctx), now);
+  throttle ??= new LoginThrottle(windowCounterOf(ctx), now);
   return throttle;
 }
 
