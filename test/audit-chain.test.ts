@@ -261,8 +261,8 @@ describe("the audit chain", () => {
     expect(ok.code).toBe(0);
   });
 
-  // PostgreSQL keeps a head locked through the COMMIT's flush; SQLite has one writer at a time.
-  test.skipIf(TEST_ENGINE !== "postgres")("a transaction whose lane's head another transaction holds appends to a free lane at once, without waiting; the chain verifies", async () => {
+  // PostgreSQL keeps a lane taken through the COMMIT's flush; SQLite has one writer at a time.
+  test.skipIf(TEST_ENGINE !== "postgres")("a transaction whose lane another transaction holds appends to a free lane at once, without waiting; the chain verifies", async () => {
     const held = busiest(await lanesOf(server, demoOrg))[0]!.chain_lane;
     const { url } = await databaseForPath(server.dbPath);
     const holder = postgresClient(url, 1);
@@ -274,7 +274,8 @@ describe("the audit chain", () => {
     const isLocked = new Promise<void>((r) => (locked = r));
     try {
       const holderDone = holder.begin(async (tx) => {
-        await tx`SELECT last_seq FROM audit_chain_heads WHERE org_id = ${demoOrg} AND lane = ${held} FOR UPDATE`;
+        // As an append holds it (migration 0027: the lane's advisory lock).
+        await tx`SELECT flagstaff_audit_lock_lane(${demoOrg}, ${held}::integer, true)`;
         locked();
         await holding;
       });

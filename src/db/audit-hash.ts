@@ -27,10 +27,11 @@ export type UnchainedEvent = Omit<ChainedEventFields, "seq" | "lane">;
  * Appends one organization's events to one lane of its chain, inside the transaction, just
  * before its COMMIT (src/domain/core/audit.ts defers them there and picks the lane). The digests
  * are computed here, before any lock.
- * - PostgreSQL: one call of flagstaff_audit_append (migration 0023_audit_chain), left to travel
- *   with the COMMIT (Store.atCommit): it locks the lane's head, chains and inserts the events and moves
- *   the head in the database, so the lock is held for that call and the COMMIT's flush, never
- *   across a round trip to this instance, and the chain adds no round trip to a transaction.
+ * - PostgreSQL: one call of flagstaff_audit_append (migrations 0023_audit_chain, 0027_audit_chain_
+ *   advisory_lanes), left to travel with the COMMIT (Store.atCommit): it takes the lane (an
+ *   advisory lock), chains and inserts the events and moves the head in the database, so the lane
+ *   is held for that call and the COMMIT's flush, never across a round trip to this instance, and
+ *   the chain adds no round trip to a transaction.
  * - SQLite (one writer at a time: the lock is the store's own): an upsert reads the head, the
  *   hashes are computed here, the events and the head are written there and then (the flush
  *   runs just before the COMMIT).
@@ -66,6 +67,18 @@ export async function appendToChain(store: Store, orgId: string, lane: number, e
   client.query(SQLITE_MOVE_HEAD).run(seq, prevHash, orgId, lane);
 }
 
+/**
+ * Takes a lane of an organization's chain for the rest of the transaction, before its head is
+ * read: on PostgreSQL the lane's advisory lock (flagstaff_audit_lock_lane, migration
+ * 0027_audit_chain_advisory_lanes), which flagstaff_audit_append takes too, waiting for the
+ * transaction that holds it; on SQLite the store's one writer already keeps the lane.
+ */
+export async function takeLane(store: Store, orgId: string, lane: number): Promise<void> {
+  if (store.engine !== "postgres") return;
+  const pg = store.db as unknown as { execute(q: SQL): Promise<unknown> };
+  await pg.execute(sql`SELECT flagstaff_audit_lock_lane(${orgId}, ${lane}::integer, true)`);
+}
+
 /** lockHead's statement (below) as SQLite runs it in appendToChain. */
 const SQLITE_LOCK_HEAD = `INSERT INTO audit_chain_heads (org_id, lane, last_seq, last_hash) VALUES (?1, ?2, 0, ?3)
   ON CONFLICT (org_id, lane) DO UPDATE SET last_seq = audit_chain_heads.last_seq RETURNING last_seq, last_hash`;
@@ -76,6 +89,7 @@ const SQLITE_MOVE_HEAD = "UPDATE audit_chain_heads SET last_seq = ?, last_hash =
 /**
  * The head of a lane of an organization's chain, locked until COMMIT: an upsert (ON CONFLICT DO
  * UPDATE locks the row it meets, and creates the head of the lane's first event), one round trip.
+ * Take the lane first (takeLane): on PostgreSQL the appends hold the lane, not the row.
  */
 export const lockHead = statements((db) =>
   db

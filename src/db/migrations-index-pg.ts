@@ -27,6 +27,7 @@ import m23 from "../../drizzle-pg/0023_audit_chain.sql" with { type: "text" };
 import m24 from "../../drizzle-pg/0024_ai_precision_target.sql" with { type: "text" };
 import m25 from "../../drizzle-pg/0025_audit_chain_skip_locked.sql" with { type: "text" };
 import m26 from "../../drizzle-pg/0026_oidc_subject.sql" with { type: "text" };
+import m27 from "../../drizzle-pg/0027_audit_chain_advisory_lanes.sql" with { type: "text" };
 
 export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0000_foundation", when: 1795439365595, breakpoints: true, sql: m0 },
@@ -56,4 +57,5 @@ export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0024_ai_precision_target", when: 1795777100136, breakpoints: true, sql: m24 },
   { tag: "0025_audit_chain_skip_locked", when: 1795784677993, breakpoints: true, sql: m25 },
   { tag: "0026_oidc_subject", when: 1795785996854, breakpoints: true, sql: m26 },
+  { tag: "0027_audit_chain_advisory_lanes", when: 1795794540888, breakpoints: true, sql: m27 },
 ];

@@ -1,5 +1,5 @@
 import { and, asc, eq, isNull } from "drizzle-orm";
-import { appendToChain, chainHash, eventDigest, lockHead, moveHead, type UnchainedEvent } from "../../db/audit-hash.ts";
+import { appendToChain, chainHash, eventDigest, lockHead, moveHead, takeLane, type UnchainedEvent } from "../../db/audit-hash.ts";
 import { auditEvents } from "../../db/schema.ts";
 import type { CommitQueue, Store } from "../../db/store.ts";
 import { AUDIT_CHAIN_GENESIS } from "../views/audit-chain.ts";
@@ -87,12 +87,13 @@ export function laneOf(entityId: string, lanes: number): number {
  * (src/domain/views/audit-chain.ts); a checkpoint signs every lane's head at once.
  * A transaction's events are held until just before its COMMIT (Store.defer), then each
  * organization's are appended at once to one lane (appendToChain, src/db/audit-hash.ts): the
- * lane's head row (audit_chain_heads) locked, the events given the next sequences and their
- * hashes, written with the new head. The head's lock is held from there to the COMMIT only (on
- * PostgreSQL, through the COMMIT's WAL flush): transactions of one lane wait for each other that
- * long, those of other lanes and organizations not at all (their commits share a flush), and no
- * lock is global. Heads are locked in the order of organization ids (one lane each) and nothing
- * is locked after them, so chaining adds no deadlock.
+ * lane taken (on PostgreSQL an advisory lock, on SQLite the store's writer), its head row
+ * (audit_chain_heads) read, the events given the next sequences and their hashes, written with
+ * the new head. The lane is held from there to the COMMIT only (on PostgreSQL, through the
+ * COMMIT's WAL flush): transactions of one lane wait for each other that long, those of other
+ * lanes and organizations not at all (their commits share a flush), and no lock is global. Lanes
+ * are taken in the order of organization ids (one lane each) and nothing is locked after them,
+ * so chaining adds no deadlock.
  */
 async function chainEvents(store: Store, events: UnchainedEvent[]): Promise<void> {
   const byOrg = new Map<string, UnchainedEvent[]>();
@@ -122,6 +123,7 @@ export async function chainStragglers(store: Store): Promise<number> {
   for (const { orgId } of orgs) {
     for (;;) {
       const chained = await store.transaction(async () => {
+        await takeLane(store, orgId, 0);
         const [head] = await lockHead(store.db).execute({ orgId, lane: 0, genesis: AUDIT_CHAIN_GENESIS });
         const rows = await store.db
           .select()
