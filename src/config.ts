@@ -109,7 +109,7 @@ const configSchema = z.object({
   /** How often each organization's audit chain gets a signed checkpoint (on one instance; docs/audit.md). */
   FLAGSTAFF_AUDIT_CHECKPOINT_MS: positiveInt(3_600_000),
   /** Lanes (sub-chains, a head each) of each organization's audit chain, so that its commits do not all queue on one head (docs/audit.md, "Lanes"). */
-  FLAGSTAFF_AUDIT_CHAIN_LANES: positiveInt(8),
+  FLAGSTAFF_AUDIT_CHAIN_LANES: positiveInt(32),
   /** The dashboard in its development build (React's dev build, unminified, rebuilt on each page load). */
   FLAGSTAFF_DEV: flag,
   /**

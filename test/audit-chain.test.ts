@@ -1,6 +1,6 @@
 /**
  * The tamper-evident audit log (docs/audit.md): events written through the API form a hash chain
- * per organization, in lanes (sub-chains with a head each, FLAGSTAFF_AUDIT_CHAIN_LANES, 8 here); `flagstaff audit verify` (the CLI, as a subprocess) names the first
+ * per organization, in lanes (sub-chains with a head each, FLAGSTAFF_AUDIT_CHAIN_LANES, 32 by default); `flagstaff audit verify` (the CLI, as a subprocess) names the first
  * event edited or deleted directly in the database, checks signed checkpoints and refuses a
  * tampered one; an export is checked by scripts/verify-audit-export.mjs with plain Node; many
  * parallel writes (on PostgreSQL through two instances) leave every lane gap-free.
@@ -17,6 +17,7 @@ import { embeddedMigrations } from "../src/db/migrations-index.ts";
 import { embeddedPgMigrations } from "../src/db/migrations-index-pg.ts";
 import { auditChainHeads, auditEvents } from "../src/db/schema.ts";
 import { systemClock } from "../src/domain/core/clock.ts";
+import { DEFAULT_AUDIT_CHAIN_LANES } from "../src/domain/core/audit.ts";
 import { verifyChains } from "../src/domain/review/audit-chain.ts";
 import { openTestStore } from "./helpers/builders.ts";
 import { postgresClient } from "../src/db/store-pg.ts";
@@ -127,7 +128,7 @@ describe("the audit chain", () => {
     expect(rows.length).toBeGreaterThan(9);
     const lanes = await lanesOf(server, demoOrg);
     expect(lanes.size).toBeGreaterThan(1);
-    for (const lane of lanes.keys()) expect(lane).toBeLessThan(8);
+    for (const lane of lanes.keys()) expect(lane).toBeLessThan(DEFAULT_AUDIT_CHAIN_LANES);
     expectGapFreeLanes(lanes);
     const ok = await verifyCli(server);
     expect(ok.code).toBe(0);

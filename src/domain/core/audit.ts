@@ -59,7 +59,7 @@ export async function recordAudit<A extends AuditAction>(ctx: DomainContext, e: 
 
 
 /** Lanes per organization when the store was not given a number (FLAGSTAFF_AUDIT_CHAIN_LANES). */
-export const DEFAULT_AUDIT_CHAIN_LANES = 8;
+export const DEFAULT_AUDIT_CHAIN_LANES = 32;
 const laneCounts = new WeakMap<Store, number>();
 
 /** How many lanes this store's transactions spread an organization's events over (services.ts sets it from the config). */
