@@ -1,62 +1,101 @@
 /**
  * Where the audit chain's PostgreSQL CPU goes (issue 29, docs/audit.md "Cost"): the database's CPU
- * per transaction of 3 audit events written as before the chain (plain INSERTs, what 1025b39 did)
- * against one call of flagstaff_audit_append (the chain), serially on one connection (no lock
- * waits: what the hashing, the function call and the head cost) and by 32 connections at once
- * with 1 lane and with 8 (what waiting on a head adds). Figures only.
+ * per transaction of 2 audit events (a report's intake writes two), every statement prepared as
+ * the store prepares them, by --connections clients at once, in alternating rounds (medians):
+ * - before: two INSERTs, as 1025b39 wrote events;
+ * - floor: one multi-row INSERT with the chain's columns given by the client (what the chain
+ *   would cost if the instance knew the lane's last hash: the columns and the unique index);
+ * - function, no lane: flagstaff_audit_append's body without the lane's lock and head (the call,
+ *   the 14 arrays, the hashing, the set-based INSERT);
+ * - flagstaff_audit_append: the chain as written (migration 0027), over --lanes lanes.
+ * Figures only.
  *
- *   bun scripts/bench/audit-append-cpu.ts [--transactions 3000]
+ *   bun scripts/bench/audit-append-cpu.ts [--transactions 6000] [--connections 20] [--lanes 32] [--rounds 4]
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { startPgCluster } from "../pg-cluster.ts";
-import { processTreeCpuMs, ROOT, run } from "./lib.ts";
+import { median, processTreeCpuMs, ROOT, run } from "./lib.ts";
 
-const { values: args } = parseArgs({ args: process.argv.slice(2), options: { transactions: { type: "string", default: "3000" } } });
+const { values: args } = parseArgs({
+  args: process.argv.slice(2),
+  options: { transactions: { type: "string", default: "6000" }, connections: { type: "string", default: "20" }, lanes: { type: "string", default: "32" }, rounds: { type: "string", default: "4" } },
+});
 const N = Number(args.transactions);
+const CONNECTIONS = Number(args.connections);
+const LANES = Number(args.lanes);
+const EVENTS = 2;
+const AFTER = '{"status":"OPEN","caseId":"01JBENCHCASE0000000000000","reasons":["spam"],"severity":"LOW"}';
+const ARGS = `(p_org text, p_lane integer, p_ids text[], p_project_ids text[], p_actor_types text[], p_actor_ids text[], p_actions text[],
+  p_entity_types text[], p_entity_ids text[], p_befores text[], p_afters text[], p_datas text[], p_created bigint[], p_digests text[])`;
+
 const pg = await startPgCluster();
 try {
   const env = { ...(process.env as Record<string, string>), FLAGSTAFF_DATABASE_URL: pg.url, FLAGSTAFF_LOG_LEVEL: "warn" };
   await run([process.execPath, join(ROOT, "src/cli.ts"), "init", "--json"], env, ROOT);
   const postmaster = Number(readFileSync(join(pg.dir, "data", "postmaster.pid"), "utf8").split("\n")[0]);
-  const db = postgres(pg.url, { max: 32, onnotice: () => {} });
+  const db = postgres(pg.url, { max: CONNECTIONS, onnotice: () => {} });
   const [{ id: orgId }] = (await db`SELECT id FROM organizations LIMIT 1`) as unknown as [{ id: string }];
-  const digest = "ab".repeat(32);
+  // The function's body from the migration, without the lane (a random sequence instead: nothing else writes it).
+  await db.unsafe(`CREATE FUNCTION bench_append_no_lane${ARGS} RETURNS void LANGUAGE plpgsql AS $$
+DECLARE v_seq bigint := (random() * 1e15)::bigint; v_prev text := repeat('0', 64); v_count integer := coalesce(array_length(p_ids, 1), 0); v_prevs text[]; v_hashes text[];
+BEGIN
+  FOR i IN 1 .. v_count LOOP v_prevs[i] := v_prev; v_prev := encode(sha256(convert_to(v_prev || p_digests[i], 'UTF8')), 'hex'); v_hashes[i] := v_prev; END LOOP;
+  INSERT INTO audit_events (id, org_id, project_id, actor_type, actor_id, action, entity_type, entity_id, before, after, data, created_at, chain_lane, chain_seq, prev_hash, hash)
+  SELECT e.id, p_org, e.project_id, e.actor_type, e.actor_id, e.action, e.entity_type, e.entity_id, e.before, e.after, e.data, e.created_at, 1000000, v_seq + e.n, e.prev_hash, e.hash
+  FROM unnest(p_ids, p_project_ids, p_actor_types, p_actor_ids, p_actions, p_entity_types, p_entity_ids, p_befores, p_afters, p_datas, p_created, v_prevs, v_hashes)
+    WITH ORDINALITY AS e(id, project_id, actor_type, actor_id, action, entity_type, entity_id, before, after, data, created_at, prev_hash, hash, n);
+END $$`);
   let n = 0;
-  const events = () => Array.from({ length: 3 }, () => `bench-${n++}`);
-  const plain = (sql: postgres.TransactionSql) => async () => {
-    for (const id of events())
-      await sql`INSERT INTO audit_events (id, org_id, actor_type, action, entity_type, entity_id, after, created_at) VALUES (${id}, ${orgId}, 'api_key', 'REPORT_CREATED', 'report', ${id}, '{"status":"OPEN"}', ${Date.now()})`;
-  };
-  const chained = (sql: postgres.TransactionSql, lane: number) => async () => {
-    const ids = events();
-    const col = (v: string | number | null) => ids.map(() => v);
-    const params = [orgId, lane, ids, col(null), col("api_key"), col(null), col("REPORT_CREATED"), col("report"), ids, col(null), col('{"status":"OPEN"}'), col(null), col(Date.now()), col(digest)];
-    const types = ["text", "integer", ...Array(10).fill("text[]"), "bigint[]", "text[]"];
-    await sql.unsafe(`SELECT flagstaff_audit_append(${types.map((t, i) => `$${i + 1}::${t}`).join(", ")})`, params as never[]);
-  };
-  async function measure(label: string, concurrency: number, body: (sql: postgres.TransactionSql, i: number) => () => Promise<void>): Promise<void> {
-    const before = processTreeCpuMs(postmaster);
-    const started = performance.now();
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        for (let i = next++; i < N; i = next++) await db.begin((sql) => body(sql, i)());
-      }),
+  const ids = () => Array.from({ length: EVENTS }, () => `bench-${n++}`);
+  type Tx = postgres.TransactionSql;
+  const before = async (sql: Tx) => {
+    const sent = ids().map((id) =>
+      sql.unsafe(
+        "INSERT INTO audit_events (id, org_id, project_id, actor_type, actor_id, action, entity_type, entity_id, before, after, data, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+        [id, orgId, null, "api_key", null, "REPORT_CREATED", "report", id, null, AFTER, null, Date.now()] as never[],
+        { prepare: true },
+      ),
     );
-    const ms = performance.now() - started;
-    const cpu = processTreeCpuMs(postmaster) - before;
-    console.log(`${label.padEnd(44)} ${(N / (ms / 1000)).toFixed(0).padStart(6)} tx/s   PostgreSQL CPU ${(cpu / N).toFixed(3)} ms/tx`);
+    await Promise.all(sent);
+  };
+  let floorSeq = 0;
+  const floor = async (sql: Tx) => {
+    const params: unknown[] = [orgId];
+    const rows = ids().map((id) => {
+      const b = params.length;
+      params.push(id, AFTER, Date.now(), ++floorSeq, "ab".repeat(32));
+      return `($${b + 1}, $1, NULL, 'api_key', NULL, 'REPORT_CREATED', 'report', $${b + 1}, NULL, $${b + 2}, NULL, $${b + 3}, 2000000, $${b + 4}, $${b + 5}, $${b + 5})`;
+    });
+    await sql.unsafe(`INSERT INTO audit_events (id, org_id, project_id, actor_type, actor_id, action, entity_type, entity_id, before, after, data, created_at, chain_lane, chain_seq, prev_hash, hash) VALUES ${rows.join(", ")}`, params as never[], { prepare: true });
+  };
+  const append = (fn: string) => async (sql: Tx, i: number) => {
+    const eventIds = ids();
+    const col = (v: string | number | null) => eventIds.map(() => v);
+    const params = [orgId, i % LANES, eventIds, col(null), col("api_key"), col(null), col("REPORT_CREATED"), col("report"), eventIds, col(null), col(AFTER), col(null), col(Date.now()), col("ab".repeat(32))];
+    const types = ["text", "integer", ...Array(10).fill("text[]"), "bigint[]", "text[]"];
+    await sql.unsafe(`SELECT ${fn}(${types.map((t, k) => `$${k + 1}::${t}`).join(", ")})`, params as never[], { prepare: true });
+  };
+  const variants: [string, (sql: Tx, i: number) => Promise<void>][] = [
+    ["before: two INSERTs (1025b39)", before],
+    ["floor: one INSERT, chain columns given", floor],
+    ["function, no lane", append("bench_append_no_lane")],
+    [`flagstaff_audit_append, ${LANES} lanes`, append("flagstaff_audit_append")],
+  ];
+  const cpu: Record<string, number[]> = {};
+  for (let round = 0; round < Number(args.rounds); round++) {
+    for (const [label, body] of round % 2 ? [...variants].reverse() : variants) {
+      const start = processTreeCpuMs(postmaster);
+      let next = 0;
+      await Promise.all(Array.from({ length: CONNECTIONS }, async () => { for (let i = next++; i < N; i = next++) await db.begin((sql) => body(sql, i)); }));
+      (cpu[label] ??= []).push((processTreeCpuMs(postmaster) - start) / N);
+    }
   }
-  for (let round = 0; round < 2; round++) {
-    await measure("1 connection, plain INSERTs (before)", 1, (sql) => plain(sql));
-    await measure("1 connection, flagstaff_audit_append", 1, (sql) => chained(sql, 0));
-    await measure("32 connections, plain INSERTs (before)", 32, (sql) => plain(sql));
-    await measure("32 connections, append, 1 lane", 32, (sql) => chained(sql, 0));
-    await measure("32 connections, append, 8 lanes", 32, (sql, i) => chained(sql, i % 8));
-  }
+  const base = median(cpu[variants[0]![0]]!);
+  console.log(`PostgreSQL CPU per transaction of ${EVENTS} events, ${CONNECTIONS} connections, ${args.rounds} rounds of ${N} (median, and against "before"):`);
+  for (const [label] of variants) console.log(`  ${label.padEnd(40)} ${median(cpu[label]!).toFixed(3)} ms   ${(median(cpu[label]!) - base >= 0 ? "+" : "") + (median(cpu[label]!) - base).toFixed(3)} ms`);
   await db.end();
 } finally {
   await pg.stop();

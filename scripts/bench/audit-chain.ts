@@ -1,7 +1,8 @@
 /**
  * The audit chain's cost (issue 29): report intake and decisions with the chain (this checkout)
- * against an earlier commit (--base, default 1025b39: main just before the chain was merged, so
- * that the chain is the only difference), on SQLite with one instance and on PostgreSQL with two
+ * against an earlier commit (--base, default 1025b39: main just before the chain was merged), or
+ * against this checkout's HEAD with the chain's writing taken out (--base chain-off, see
+ * exportTree), on SQLite with one instance and on PostgreSQL with two
  * instances on one database, in alternating rounds (base, current, then current, base…),
  * printed as medians, ratios and CPU per request (on PostgreSQL, with the database's share).
  * FLAGSTAFF_AUDIT_CHAIN_LANES passes through (=1: one head per organization). Figures only.
@@ -11,7 +12,7 @@
  * machine's cores either way, so the work the chain adds in the database is taken from the
  * instances' CPU in both.
  *
- *   bun scripts/bench/audit-chain.ts [--base 1025b39] [--rounds 4] [--seconds 8] [--decisions 1500]
+ *   bun scripts/bench/audit-chain.ts [--base 1025b39|chain-off] [--rounds 4] [--seconds 8] [--decisions 1500]
  *                                    [--engine sqlite|postgres|both] [--connections 32] [--pg-delay-ms 0]
  *
  * Both sides run from source (`bun src/cli.ts serve`, the base exported with `git archive`, this
@@ -23,7 +24,7 @@
  * its processes) CPU time over the phase divided by the requests answered 2xx.
  */
 import { Database } from "bun:sqlite";
-import { mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -64,11 +65,32 @@ interface Figures {
   errors: number;
 }
 
-/** The base commit's tree, exported beside this checkout's node_modules. */
+/**
+ * The base commit's tree, exported beside this checkout's node_modules. `chain-off` is HEAD with
+ * the chain's writing taken out of appendToChain (src/db/audit-hash.ts): each event written by a
+ * prepared INSERT of its own (chain columns null), as 1025b39 wrote them, but still deferred to
+ * the COMMIT as the chain defers them (Store.defer), which 1025b39 did not: the difference is
+ * what chaining costs the database, without the commits since 1025b39 and without the round
+ * trips the deferral saves (1025b39 awaited some events' INSERTs in the transaction).
+ */
 async function exportTree(rev: string): Promise<string> {
   const dir = join(work, `tree-${rev}`);
-  await run(["sh", "-c", `mkdir -p ${dir} && git -C ${ROOT} archive ${rev} | tar -x -C ${dir}`]);
+  await run(["sh", "-c", `mkdir -p ${dir} && git -C ${ROOT} archive ${rev === "chain-off" ? "HEAD" : rev} | tar -x -C ${dir}`]);
   symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
+  if (rev === "chain-off") {
+    const file = join(dir, "src", "db", "audit-hash.ts");
+    const text = readFileSync(file, "utf8");
+    const head = "export async function appendToChain(store: Store, orgId: string, lane: number, events: UnchainedEvent[]): Promise<void> {\n";
+    if (!text.includes(head)) throw new Error("--base chain-off: appendToChain's signature changed in src/db/audit-hash.ts; update this script");
+    writeFileSync(
+      file,
+      text.replace(head, `${head}  await store.atCommit(...events.map((e) => insertUnchained(store.db).execute(e)));\n  return;\n`) +
+        `\nimport { auditEvents as unchainedEvents } from "./schema.ts";\n` +
+        `const insertUnchained = statements((db) => db.insert(unchainedEvents).values({ id: param("id"), orgId: param("orgId"), projectId: param("projectId"), ` +
+        `actorType: param("actorType"), actorId: param("actorId"), action: param("action"), entityType: param("entityType"), entityId: param("entityId"), ` +
+        `before: param("before"), after: param("after"), data: param("data"), createdAt: param("createdAt") }).prepare());\n`,
+    );
+  }
   return dir;
 }
 
