@@ -33,6 +33,7 @@ let browser: Browser;
 let admin: DashboardUser;
 let providerServer: ReturnType<Provider["listen"]>;
 let issuer: string;
+let discoveryReads = 0;
 let orgSlug: string;
 /** The life of the ID tokens the provider issues, in seconds; the expiry test makes it 60 s, expired by Flagstaff's clock 5 minutes ahead. */
 let idTokenTtl = 3600;
@@ -91,6 +92,12 @@ beforeAll(async () => {
       Session: 3600,
       Grant: 3600,
     },
+  });
+  // Counts the reads of the discovery document (Flagstaff keeps it a while: DISCOVERY_CACHE_MS).
+  // (A Koa middleware: the Provider is the Koa application, whose `use` its types leave out.)
+  (provider as unknown as { use(fn: (ctx: { path: string }, next: () => Promise<void>) => Promise<void>): void }).use(async (ctx, next) => {
+    if (ctx.path === "/.well-known/openid-configuration") discoveryReads++;
+    await next();
   });
   providerServer = provider.listen(port);
   browser = await launchChromium();
@@ -333,6 +340,22 @@ describe("single sign-on in the browser, against a real OIDC provider", () => {
       await admin.trpc.sso.set.mutate(settings({ clientSecret: undefined }));
     }
   }, BROWSER_T);
+
+  test("the provider's discovery document is read once for several sign-in starts, and read again by the admins' discovery test", async () => {
+    const start = () => fetch(`${server.url}/auth/oidc/${orgSlug}/start`, { redirect: "manual" });
+    const before = discoveryReads;
+    for (let i = 0; i < 3; i++) {
+      const r = await start();
+      expect(r.headers.get("location")).toStartWith(`${issuer}/auth?`);
+    }
+    // Read at most once (not at all when an earlier test's sign-in read it within the last minutes).
+    expect(discoveryReads - before).toBeLessThanOrEqual(1);
+    const cached = discoveryReads;
+    await admin.trpc.sso.testDiscovery.mutate({ orgSlug });
+    expect(discoveryReads).toBe(cached + 1);
+    expect((await start()).headers.get("location")).toStartWith(`${issuer}/auth?`);
+    expect(discoveryReads).toBe(cached + 1);
+  });
 
   test("the Users page holds the settings: the redirect URI to register, the secret write-only, and a discovery test", async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });

@@ -87,21 +87,45 @@ function guardedFetch(allowPrivate: boolean): oidc.CustomFetch {
   };
 }
 
+/** How long a provider's discovery document is used before it is read again (per process). */
+export const DISCOVERY_CACHE_MS = 10 * 60_000;
+/** Issuers whose documents are kept at once; the oldest goes first. */
+const DISCOVERY_CACHE_MAX = 500;
+/** Discovery documents by issuer (and whether private addresses were allowed when it was read). */
+const discoveryCache = new Map<string, { metadata: oidc.ServerMetadata; readAt: number }>();
+
 /**
- * The provider as openid-client knows it: its discovery document, read through the guarded
- * fetch. The client authenticates at the token endpoint the way the provider says it accepts
- * (client_secret_basic, the standard's default, unless only client_secret_post is offered).
+ * The issuer's discovery document (checked by openid-client: its issuer is the one asked for),
+ * read through the guarded fetch, or kept from a read less than DISCOVERY_CACHE_MS ago: every
+ * sign-in's start and callback need it, and a provider changes it rarely. `fresh` reads it again
+ * (the admins' "Test discovery", after they changed the settings).
  */
-async function providerConfig(ctx: ReadContext, row: OidcConfigRow, opts: ProviderOptions): Promise<oidc.Configuration> {
-  const fetcher = guardedFetch(opts.allowPrivate);
+async function discoveryOf(row: OidcConfigRow, opts: ProviderOptions, fetcher: oidc.CustomFetch, fresh: boolean): Promise<oidc.ServerMetadata> {
+  const key = `${row.issuerUrl}\n${opts.allowPrivate}`;
+  const kept = discoveryCache.get(key);
+  if (kept && !fresh && Date.now() - kept.readAt < DISCOVERY_CACHE_MS) return kept.metadata;
   const issuer = new URL(row.issuerUrl);
-  const insecure = issuer.protocol === "http:";
   const discovered = await oidc.discovery(issuer, row.clientId, row.clientSecret, undefined, {
     [oidc.customFetch]: fetcher,
-    execute: insecure ? [oidc.allowInsecureRequests] : [],
+    execute: issuer.protocol === "http:" ? [oidc.allowInsecureRequests] : [],
     timeout: PROVIDER_TIMEOUT_MS / 1000,
   });
   const metadata = discovered.serverMetadata();
+  discoveryCache.delete(key);
+  if (discoveryCache.size >= DISCOVERY_CACHE_MAX) discoveryCache.delete(discoveryCache.keys().next().value!);
+  discoveryCache.set(key, { metadata, readAt: Date.now() });
+  return metadata;
+}
+
+/**
+ * The provider as openid-client knows it: its discovery document (discoveryOf). The client
+ * authenticates at the token endpoint the way the provider says it accepts (client_secret_basic,
+ * the standard's default, unless only client_secret_post is offered).
+ */
+async function providerConfig(ctx: ReadContext, row: OidcConfigRow, opts: ProviderOptions, fresh = false): Promise<oidc.Configuration> {
+  const fetcher = guardedFetch(opts.allowPrivate);
+  const insecure = new URL(row.issuerUrl).protocol === "http:";
+  const metadata = await discoveryOf(row, opts, fetcher, fresh);
   const methods = metadata.token_endpoint_auth_methods_supported;
   const auth = methods && !methods.includes("client_secret_basic") && methods.includes("client_secret_post") ? oidc.ClientSecretPost(row.clientSecret) : oidc.ClientSecretBasic(row.clientSecret);
   // Times in tokens (expiry) are judged by Flagstaff's clock, not the machine's.
@@ -117,7 +141,7 @@ export async function testDiscovery(ctx: DomainContext, opts: ProviderOptions): 
   const row = await oidcConfigRow(ctx, ctx.orgId);
   if (!row) throw badRequest("Single sign-on is not set up: save the settings first");
   try {
-    const m = (await providerConfig(ctx, row, opts)).serverMetadata();
+    const m = (await providerConfig(ctx, row, opts, true)).serverMetadata();
     return {
       issuer: m.issuer,
       authorizationEndpoint: m.authorization_endpoint ?? "",
