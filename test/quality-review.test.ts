@@ -101,6 +101,12 @@ describe("the blind second review", () => {
     expect(await auditOf(second, "case", task!.caseId)).toBe(0);
     expect(await auditOf(second, "report", reportId)).toBe(0);
     expect(await auditOf(admin, "report", reportId)).toBeGreaterThan(0);
+    // Nor do the closed cases' list (with the decisions) or the subject's page (its ban).
+    const closedIds = async (user: typeof second) => (await user.trpc.search.closedCases.query({ limit: 100 })).items.map((i) => i.id);
+    const subjectId = before.case.subjectIdentityId!;
+    expect(await closedIds(admin)).toContain(task!.caseId);
+    expect(await closedIds(second)).not.toContain(task!.caseId);
+    await expectRefused(second.trpc.dashboard.identity.query({ identityId: subjectId }), "FORBIDDEN", "reviewing a case about this account blind");
     // The first decider may not see, take or commit it.
     await expectRefused(first.trpc.quality.blind.query({ orgSlug, reviewId }), "NOT_FOUND");
     await expectRefused(first.trpc.quality.submit.mutate({ orgSlug, reviewId, decision: { action: "resolve", code: "NO_VIOLATION" } }), "NOT_FOUND");
@@ -119,6 +125,8 @@ describe("the blind second review", () => {
     // Committed: the case opens to the reviewer, with its trail.
     expect((await second.trpc.dashboard.case.query({ caseId: task!.caseId })).case.status).toBe("RESOLVED");
     expect(await auditOf(second, "report", reportId)).toBeGreaterThan(0);
+    expect(await closedIds(second)).toContain(task!.caseId);
+    expect((await second.trpc.dashboard.identity.query({ identityId: subjectId })).enforcement.map((a) => a.kind)).toContain("ban");
 
     // Nothing of the case changed: its status, decision, the report's outcome, the ban.
     const after = await admin.casePage(task!.caseId);

@@ -9,7 +9,7 @@ import { conflict, notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import type { CaseKey } from "../intake/open-case.ts";
 import { holderOf } from "../review/claims.ts";
-import { assertMayWorkCase, workableCases, type AccessContext } from "../review/queue-access.ts";
+import { assertMayWorkCase, listableCases, type AccessContext } from "../review/queue-access.ts";
 import { BUCKETS, higherBucket, type Bucket } from "./severity.ts";
 import type { Status } from "../review/workflow.ts";
 import { applyTransition, type Move } from "../review/workflow-engine.ts";
@@ -274,7 +274,7 @@ export interface QueueQuery {
 export async function reviewQueue(ctx: AccessContext & Pick<DomainContext, "clock">, q: QueueQuery): Promise<{ cases: CaseView[]; counts: Record<Bucket, number> }> {
   const counts = { emergency: 0, high: 0, normal: 0 } as Record<Bucket, number>;
   const found: CaseRow[] = [];
-  const access = await workableCases(ctx);
+  const access = await listableCases(ctx);
   for (const bucket of [...BUCKETS].reverse()) {
     const where = and(
       eq(cases.orgId, ctx.orgId),
@@ -341,7 +341,7 @@ export async function subjectHistory(
   const rows = await ctx.db
     .select()
     .from(cases)
-    .where(and(eq(cases.subjectIdentityId, input.subjectIdentityId), ne(cases.id, input.exceptCaseId), await workableCases(ctx)))
+    .where(and(eq(cases.subjectIdentityId, input.subjectIdentityId), ne(cases.id, input.exceptCaseId), await listableCases(ctx)))
     .orderBy(desc(cases.createdAt))
     .limit(input.limit ?? 20);
   return rows.map((c) => toCaseView(c, ctx.clock.now()));

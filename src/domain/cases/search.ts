@@ -24,7 +24,7 @@ import type { DomainContext, ReadContext } from "../core/context.ts";
 import { badRequest } from "../core/errors.ts";
 import { toIdentityView, type IdentityView } from "../intake/identities.ts";
 import { isoFromUs } from "../intake/report-time.ts";
-import { workableCases, type AccessContext } from "../review/queue-access.ts";
+import { listableCases, type AccessContext } from "../review/queue-access.ts";
 import { foldLetters, foldSearchText } from "./search-text.ts";
 import type { Bucket, Severity } from "./severity.ts";
 import { userEmails } from "../accounts/users.ts";
@@ -177,7 +177,7 @@ async function searchReports(ctx: TenantRead, o: KindQuery): Promise<SearchResul
   if (o.projectId) where.push(eq(reports.projectId, o.projectId));
   if (o.openOnly) where.push(eq(cases.isOpen, 1));
   if (o.cursor) where.push(lt(reports.createdUs, reportCursor(o.cursor)));
-  where.push(await workableCases(ctx));
+  where.push(await listableCases(ctx));
   const rows = await ctx.db
     .select({ report: reports, case: cases })
     .from(reports)
@@ -400,7 +400,7 @@ export async function closedCases(ctx: TenantRead, o: ClosedCasesOptions): Promi
   if (o.decidedBy) filters.push(eq(cases.decidedById, o.decidedBy));
   if (from !== undefined) filters.push(gte(cases.decidedAt, from));
   if (before !== undefined) filters.push(lt(cases.decidedAt, before));
-  filters.push(await workableCases(ctx));
+  filters.push(await listableCases(ctx));
   const after = cursor ? or(lt(cases.decidedAt, cursor.at), and(eq(cases.decidedAt, cursor.at), lt(cases.id, cursor.id))) : undefined;
   const [count] = await ctx.db.select({ n: sql<number>`count(*)` }).from(cases).where(and(...filters));
   const rows = await ctx.db

@@ -7,8 +7,7 @@ import { and, desc, eq, lt, not, type SQL } from "drizzle-orm";
 import { auditEvents } from "../../db/schema.ts";
 import { toAuditEventView } from "../core/audit.ts";
 import type { AuditAction, AuditEventView } from "../views/audit.ts";
-import { casesUnderBlindReview } from "./quality-review.ts";
-import { auditEventIsWorkable, auditEventOfCases, type AccessContext } from "./queue-access.ts";
+import { auditEventIsWorkable, auditEventOfCases, casesUnderBlindReview, type AccessContext } from "./queue-access.ts";
 
 export interface AuditQuery {
   action?: AuditAction;

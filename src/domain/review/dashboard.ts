@@ -16,8 +16,8 @@ import { badRequest, notFound } from "../core/errors.ts";
 import { getIdentity, toIdentityView, type IdentityView } from "../intake/identities.ts";
 import { backgroundBacklog, type Backlog } from "./job-backlog.ts";
 import { holderOf, isClaimedBy, isUnclaimed } from "./claims.ts";
-import { assertNotReviewingBlind } from "./quality-review.ts";
-import { isOfWorkableCase, workableCases, type AccessContext } from "./queue-access.ts";
+import { assertNotReviewingBlind, assertNotReviewingSubjectBlind } from "./quality-review.ts";
+import { isOfWorkableCase, listableCases, workableCases, type AccessContext } from "./queue-access.ts";
 import { defaultQueue, listQueues, queueIdOfCase, queueScope, requireQueue } from "./queues.ts";
 import { toReportViews, type ReportView } from "../intake/reports.ts";
 import { BUCKETS, maxSeverity, SEVERITIES, type Bucket, type Severity } from "../cases/severity.ts";
@@ -570,8 +570,10 @@ export async function identityProfile(ctx: TenantRead & AccessContext, identityI
     .where(and(eq(identities.id, identityId), eq(projects.orgId, ctx.orgId)))
     .limit(1);
   if (!row) throw notFound("Identity not found");
-  // Cases in queues the caller may not work, and their reports, are left out.
-  const access = await workableCases(ctx);
+  await assertNotReviewingSubjectBlind(ctx, identityId);
+  // Cases in queues the caller may not work, and their reports, are left out (and the cases the
+  // caller reviews blind: listableCases).
+  const access = await listableCases(ctx);
   const reportWorkable = await isOfWorkableCase(ctx, "case", reports.caseId, { whenNull: "left out" });
   const about = await ctx.db
     .select()

@@ -43,30 +43,29 @@ import {
   type SecondDecisionInput,
 } from "../views/quality.ts";
 import { cohensKappa, krippendorffAlpha, percentAgreement } from "./agreement.ts";
-import { assertMayWorkCaseId, workableCases, type AccessContext } from "./queue-access.ts";
+import { assertMayWorkCaseId, casesUnderBlindReview, workableCases, type AccessContext } from "./queue-access.ts";
 import { applyTransition } from "./workflow-engine.ts";
 
 type ReviewRow = typeof qualityReviews.$inferSelect;
 
-/**
- * The cases the caller has taken a blind second review of and not submitted yet. Until they
- * submit, the case shows them only as the review does (blindCase): its case page is refused and
- * the audit log leaves out its events, which would tell the first decision.
- */
-export async function casesUnderBlindReview(ctx: Pick<DomainContext, "db" | "orgId"> & { actor?: DomainContext["actor"] }): Promise<string[]> {
-  if (ctx.actor?.type !== "user" || !ctx.actor.id) return [];
-  const rows = await ctx.db
-    .select({ caseId: qualityReviews.caseId })
-    .from(qualityReviews)
-    .where(and(eq(qualityReviews.orgId, ctx.orgId), eq(qualityReviews.reviewerId, ctx.actor.id), isNull(qualityReviews.secondDecidedAt)));
-  return rows.map((r) => r.caseId);
-}
 
 /** The case page of a case the caller reviews blind: refused until the second review is submitted. */
-export async function assertNotReviewingBlind(ctx: Parameters<typeof casesUnderBlindReview>[0], caseId: string): Promise<void> {
+export async function assertNotReviewingBlind(ctx: AccessContext, caseId: string): Promise<void> {
   if ((await casesUnderBlindReview(ctx)).includes(caseId)) {
     throw forbidden("You are reviewing this case blind: it opens once your second review is submitted");
   }
+}
+
+/**
+ * The page of an account that is the subject of a case the caller reviews blind: refused until
+ * the second review is submitted, as its enforcement (a ban), cases and reports would tell the
+ * first decision. The blind review shows the subject itself (blindCase).
+ */
+export async function assertNotReviewingSubjectBlind(ctx: AccessContext, identityId: string): Promise<void> {
+  const blind = await casesUnderBlindReview(ctx);
+  if (!blind.length) return;
+  const [hit] = await ctx.db.select({ id: cases.id }).from(cases).where(and(inArray(cases.id, blind), eq(cases.subjectIdentityId, identityId))).limit(1);
+  if (hit) throw forbidden("You are reviewing a case about this account blind: its page opens once your second review is submitted");
 }
 
 /** The signed-in moderator a second review is for: API keys and Flagstaff itself review nothing. */

@@ -19,8 +19,8 @@
  * The answer is read once per actor (a request's caller: one query for the user's role, one for
  * the organization's queues) and kept for that actor object, which lives as long as its request.
  */
-import { and, eq, inArray, isNull, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
-import { appeals, auditEvents, cases, contentAnalyses, enforcementActions, queues, reports, users } from "../../db/schema.ts";
+import { and, eq, inArray, isNull, notInArray, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
+import { appeals, auditEvents, cases, contentAnalyses, enforcementActions, qualityReviews, queues, reports, users } from "../../db/schema.ts";
 import type { DomainContext } from "../core/context.ts";
 import { forbidden, notFound } from "../core/errors.ts";
 import { queueAccessSchema, type QueueAccess } from "../views/queue.ts";
@@ -150,6 +150,37 @@ export async function workableCases(ctx: AccessContext): Promise<SQL | undefined
   const access = await caseAccess(ctx);
   if (access.all) return undefined;
   return caseInQueues([...access.queueIds], access.defaultQueueId);
+}
+
+/**
+ * The cases the caller has taken a blind second review of and not submitted yet (docs/quality.md).
+ * Until they submit, the case shows them only as the review does (blindCase): its case page is
+ * refused, the audit log leaves out its events and the lists leave it out (listableCases), as
+ * each would tell the first decision.
+ */
+export async function casesUnderBlindReview(ctx: AccessContext): Promise<string[]> {
+  if (ctx.actor?.type !== "user" || !ctx.actor.id) return [];
+  const rows = await ctx.db
+    .select({ caseId: qualityReviews.caseId })
+    .from(qualityReviews)
+    .where(and(eq(qualityReviews.orgId, ctx.orgId), eq(qualityReviews.reviewerId, ctx.actor.id), isNull(qualityReviews.secondDecidedAt)));
+  return rows.map((r) => r.caseId);
+}
+
+/**
+ * The SQL condition on `cases` "the caller may see it in a list" (undefined: every case): a case
+ * they may work (workableCases), but not one they are reviewing blind, whose status and decision
+ * a list would show them.
+ */
+export async function listableCases(ctx: AccessContext): Promise<SQL | undefined> {
+  const [workable, notBlind] = await Promise.all([workableCases(ctx), notReviewedBlind(ctx)]);
+  return notBlind ? and(workable, notBlind) : workable;
+}
+
+/** The SQL condition on `cases` "not a case the caller is reviewing blind" (undefined: none is). */
+export async function notReviewedBlind(ctx: AccessContext): Promise<SQL | undefined> {
+  const blind = await casesUnderBlindReview(ctx);
+  return blind.length ? notInArray(cases.id, blind) : undefined;
 }
 
 /**

@@ -25,7 +25,7 @@ import { rowLockedTransaction, transaction, type DomainContext } from "../core/c
 import { badRequest, conflict, notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { requireProject } from "../accounts/projects.ts";
-import { accessNoWider, accessOf, caseAccess, caseInQueues, mayWorkQueueOf, workableCases, type AccessContext } from "./queue-access.ts";
+import { accessNoWider, accessOf, caseAccess, caseInQueues, listableCases, mayWorkQueueOf, notReviewedBlind, type AccessContext } from "./queue-access.ts";
 import {
   QUEUE_ORDERINGS,
   type QueueAccess,
@@ -415,8 +415,8 @@ async function routeKeepsAccess(ctx: Reader, target: QueueRow, current: QueueRow
  * no queue is named (undefined: no bound). Answers the queue's ordering too.
  */
 export async function queueScope(ctx: QueueReader, queueId: string | undefined): Promise<{ where: SQL | undefined; ordering: QueueOrdering }> {
-  if (!queueId) return { where: await workableCases(ctx), ordering: "severity_age" };
+  if (!queueId) return { where: await listableCases(ctx), ordering: "severity_age" };
   const q = await requireWorkableQueue(ctx, queueId);
   const def = await defaultQueue(ctx);
-  return { where: caseInQueues([q.id], def.id), ordering: orderingOf(q) };
+  return { where: and(caseInQueues([q.id], def.id), await notReviewedBlind(ctx)), ordering: orderingOf(q) };
 }
