@@ -17,7 +17,7 @@ import { getIdentity, toIdentityView, type IdentityView } from "../intake/identi
 import { backgroundBacklog, type Backlog } from "./job-backlog.ts";
 import { holderOf, isClaimedBy, isUnclaimed } from "./claims.ts";
 import { assertNotReviewingBlind, assertNotReviewingSubjectBlind } from "./quality-review.ts";
-import { isOfWorkableCase, listableCases, workableCases, type AccessContext } from "./queue-access.ts";
+import { isOfWorkableCase, workableCases, type AccessContext } from "./queue-access.ts";
 import { defaultQueue, listQueues, queueIdOfCase, queueScope, requireQueue } from "./queues.ts";
 import { toReportViews, type ReportView } from "../intake/reports.ts";
 import { BUCKETS, maxSeverity, SEVERITIES, type Bucket, type Severity } from "../cases/severity.ts";
@@ -570,10 +570,11 @@ export async function identityProfile(ctx: TenantRead & AccessContext, identityI
     .where(and(eq(identities.id, identityId), eq(projects.orgId, ctx.orgId)))
     .limit(1);
   if (!row) throw notFound("Identity not found");
+  // Refused when a case about this identity is one the caller reviews blind: so none of the cases
+  // below is (no listableCases needed).
   await assertNotReviewingSubjectBlind(ctx, identityId);
-  // Cases in queues the caller may not work, and their reports, are left out (and the cases the
-  // caller reviews blind: listableCases).
-  const access = await listableCases(ctx);
+  // Cases in queues the caller may not work, and their reports, are left out.
+  const access = await workableCases(ctx);
   const reportWorkable = await isOfWorkableCase(ctx, "case", reports.caseId, { whenNull: "left out" });
   const about = await ctx.db
     .select()
