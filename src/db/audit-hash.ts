@@ -41,10 +41,8 @@ export async function appendToChain(store: Store, orgId: string, lane: number, e
   const db = store.db;
   if (store.engine === "postgres") {
     const col = <K extends keyof UnchainedEvent>(k: K) => sql.param(events.map((e) => e[k]));
-    // The domain's handle is typed as SQLite's; PostgreSQL's runs a statement with `execute`.
-    const pg = db as unknown as { execute(q: SQL): Promise<unknown> };
     await store.atCommit(
-      pg.execute(sql`SELECT flagstaff_audit_append(${orgId}, ${lane}::integer, ${col("id")}::text[], ${col("projectId")}::text[], ${col("actorType")}::text[], ${col("actorId")}::text[],
+      executeOnPg(store, sql`SELECT flagstaff_audit_append(${orgId}, ${lane}::integer, ${col("id")}::text[], ${col("projectId")}::text[], ${col("actorType")}::text[], ${col("actorId")}::text[],
         ${col("action")}::text[], ${col("entityType")}::text[], ${col("entityId")}::text[], ${col("before")}::text[], ${col("after")}::text[], ${col("data")}::text[],
         ${col("createdAt")}::bigint[], ${sql.param(digests)}::text[])`),
     );
@@ -75,9 +73,11 @@ export async function appendToChain(store: Store, orgId: string, lane: number, e
  */
 export async function takeLane(store: Store, orgId: string, lane: number): Promise<void> {
   if (store.engine !== "postgres") return;
-  const pg = store.db as unknown as { execute(q: SQL): Promise<unknown> };
-  await pg.execute(sql`SELECT flagstaff_audit_lock_lane(${orgId}, ${lane}::integer, true)`);
+  await executeOnPg(store, sql`SELECT flagstaff_audit_lock_lane(${orgId}, ${lane}::integer, true)`);
 }
+
+// The domain's handle is typed as SQLite's; PostgreSQL's runs a statement with `execute`.
+const executeOnPg = (store: Store, q: SQL): Promise<unknown> => (store.db as unknown as { execute(q: SQL): Promise<unknown> }).execute(q);
 
 /** lockHead's statement (below) as SQLite runs it in appendToChain. */
 const SQLITE_LOCK_HEAD = `INSERT INTO audit_chain_heads (org_id, lane, last_seq, last_hash) VALUES (?1, ?2, 0, ?3)
