@@ -129,6 +129,14 @@ async function throughProvider(page: Page, login: string): Promise<void> {
 }
 
 const signedInHeading = (page: Page) => page.getByRole("heading", { name: "Review queue" }).waitFor({ timeout: 15_000 });
+
+/** A whole sign-in as `login` in a browser of its own, landing signed in, then closed. */
+async function signsIn(login: string): Promise<void> {
+  const page = await signInPage();
+  await throughProvider(page, login);
+  await signedInHeading(page);
+  await page.context().close();
+}
 const refusedWith = async (page: Page, reason: keyof typeof OIDC_FAILURES) => {
   await page.getByRole("heading", { name: "Sign in to Flagstaff" }).waitFor({ timeout: 15_000 });
   expect(await page.getByRole("alert").first().textContent()).toBe(OIDC_FAILURES[reason]);
@@ -252,10 +260,7 @@ describe("single sign-on in the browser, against a real OIDC provider", () => {
 
   test("the organization's last active admin stays admin when the provider's groups would demote them", async () => {
     accounts.set("hedy", { email: "hedy@corp.test", groups: ["fs-admins"] });
-    let page = await signInPage();
-    await throughProvider(page, "hedy");
-    await signedInHeading(page);
-    await page.context().close();
+    await signsIn("hedy");
     // Every other admin (the demo admin, grace) made a moderator behind the API's back, so hedy is the last.
     const db = await rawDb(server.dbPath);
     const others = await db.all<{ id: string }>("SELECT id FROM users WHERE role = 'admin' AND email <> 'hedy@corp.test'");
@@ -265,35 +270,26 @@ describe("single sign-on in the browser, against a real OIDC provider", () => {
     await setRole("moderator");
     try {
       accounts.set("hedy", { email: "hedy@corp.test", groups: ["fs-viewers"] });
-      page = await signInPage();
-      await throughProvider(page, "hedy");
-      await signedInHeading(page);
+      await signsIn("hedy");
       const me = await db.get<{ id: string; role: string }>("SELECT id, role FROM users WHERE email = 'hedy@corp.test'");
       expect(me!.role).toBe("admin");
       const changes = await db.all("SELECT id FROM audit_events WHERE entity_id = ? AND action = 'USER_ROLE_CHANGED'", me!.id);
       expect(changes).toHaveLength(0);
-      await page.context().close();
     } finally {
       await setRole("admin");
       await db.close();
     }
     // With another admin again, the same groups demote hedy at the next sign-in.
-    page = await signInPage();
-    await throughProvider(page, "hedy");
-    await signedInHeading(page);
+    await signsIn("hedy");
     expect(await roleOf("hedy@corp.test")).toBe("viewer");
-    await page.context().close();
   }, BROWSER_T);
 
   test("an account is bound to the provider's subject at its first sign-in: another person at the provider with the same email is refused", async () => {
     accounts.set("ada", { email: "ada@corp.test", groups: ["fs-moderators"] });
-    let page = await signInPage();
-    await throughProvider(page, "ada");
-    await signedInHeading(page);
-    await page.context().close();
+    await signsIn("ada");
     // The address moved to another account at the provider (renamed, recycled): its subject differs.
     accounts.set("ada-2", { email: "ada@corp.test", groups: ["fs-admins"] });
-    page = await signInPage();
+    const page = await signInPage();
     await throughProvider(page, "ada-2");
     await refusedWith(page, "subject_mismatch");
     await page.context().close();
@@ -301,10 +297,7 @@ describe("single sign-on in the browser, against a real OIDC provider", () => {
     const refused = await admin.trpc.dashboard.audit.query({ action: "SSO_SIGN_IN_REFUSED" });
     expect(refused.events.some((e) => (e.data as { reason: string; email: string | null }).reason === "subject_mismatch" && (e.data as { email: string | null }).email === "ada@corp.test")).toBe(true);
     // The person the account was bound to still signs in.
-    page = await signInPage();
-    await throughProvider(page, "ada");
-    await signedInHeading(page);
-    await page.context().close();
+    await signsIn("ada");
   }, BROWSER_T);
 
   test("a user outside the allowed email domains is refused", async () => {
