@@ -1,6 +1,6 @@
 /**
  * The tamper-evident audit log (docs/audit.md): events written through the API form a hash chain
- * per organization, in lanes (sub-chains with a head each, FLAGSTAFF_AUDIT_CHAIN_LANES, 32 by default); `flagstaff audit verify` (the CLI, as a subprocess) names the first
+ * per organization, in lanes (sub-chains with a head each, FLAGSTAFF_AUDIT_CHAIN_LANES, LANES here); `flagstaff audit verify` (the CLI, as a subprocess) names the first
  * event edited or deleted directly in the database, checks signed checkpoints and refuses a
  * tampered one; an export is checked by scripts/verify-audit-export.mjs with plain Node; many
  * parallel writes (on PostgreSQL through two instances) leave every lane gap-free.
@@ -108,11 +108,17 @@ async function orgIdOf(server: TestServer, slug: string): Promise<string> {
   }
 }
 
+/**
+ * Lanes of the main server's chains: fewer than the default (32), so that this file's few dozen
+ * writes still put 5 or more events in several lanes, which the interleaving test needs.
+ */
+const LANES = 8;
+
 describe("the audit chain", () => {
   let server: TestServer;
   let demoOrg: string;
   beforeAll(async () => {
-    server = await startServer({ FLAGSTAFF_REPORT_RATE_LIMIT: "100000" });
+    server = await startServer({ FLAGSTAFF_REPORT_RATE_LIMIT: "100000", FLAGSTAFF_AUDIT_CHAIN_LANES: String(LANES) });
     demoOrg = await orgIdOf(server, server.demo.orgSlug);
     for (let i = 0; i < 6; i++) {
       const id = await report(server, server.demo, `chain-${i}`);
@@ -128,6 +134,7 @@ describe("the audit chain", () => {
     expect(rows.length).toBeGreaterThan(9);
     const lanes = await lanesOf(server, demoOrg);
     expect(lanes.size).toBeGreaterThan(1);
+    // The demo's own events were written by `init`, with the default number of lanes.
     for (const lane of lanes.keys()) expect(lane).toBeLessThan(DEFAULT_AUDIT_CHAIN_LANES);
     expectGapFreeLanes(lanes);
     const ok = await verifyCli(server);
