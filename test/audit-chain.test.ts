@@ -99,6 +99,28 @@ async function rawSql(server: TestServer, q: string, ...params: unknown[]): Prom
   }
 }
 
+/** The lanes of `orgId`'s chain held by instances (session advisory locks on (hashtext(org), lane)) and who holds them. */
+async function heldLanes(pg: ReturnType<typeof postgresClient>, orgId: string): Promise<{ pid: number; lane: number }[]> {
+  return pg<{ pid: number; lane: number }[]>`SELECT pid, objid::int AS lane FROM pg_locks
+    WHERE locktype = 'advisory' AND objsubid = 2 AND granted AND classid::bigint = (hashtext(${orgId})::bigint & 4294967295) ORDER BY objid`;
+}
+
+/** Appends one event to a lane with plain statements, as a writer the instances do not know of would; its place and hash. */
+async function appendBehind(pg: ReturnType<typeof postgresClient>, orgId: string, lane: number): Promise<{ seq: number; hash: string }> {
+  return pg.begin(async (tx) => {
+    const [head] = await tx<{ last_seq: number; last_hash: string }[]>`SELECT last_seq, last_hash FROM audit_chain_heads WHERE org_id = ${orgId} AND lane = ${lane} FOR UPDATE`;
+    const seq = Number(head?.last_seq ?? 0) + 1;
+    const prev = head?.last_hash ?? "0".repeat(64);
+    const event = { id: `behind-${randomBytes(4).toString("hex")}`, orgId, projectId: null, actorType: "system", actorId: null, action: "SSO_SIGN_IN_REFUSED", entityType: "oidc_config", entityId: orgId, before: null, after: null, data: null, createdAt: Date.now() };
+    const hash = chainHash(prev, eventDigest(event));
+    await tx`INSERT INTO audit_events (id, org_id, project_id, actor_type, actor_id, action, entity_type, entity_id, before, after, data, created_at, chain_lane, chain_seq, prev_hash, hash)
+      VALUES (${event.id}, ${orgId}, NULL, 'system', NULL, ${event.action}, ${event.entityType}, ${orgId}, NULL, NULL, NULL, ${event.createdAt}, ${lane}, ${seq}, ${prev}, ${hash})`;
+    await tx`INSERT INTO audit_chain_heads (org_id, lane, last_seq, last_hash) VALUES (${orgId}, ${lane}, ${seq}, ${hash})
+      ON CONFLICT (org_id, lane) DO UPDATE SET last_seq = excluded.last_seq, last_hash = excluded.last_hash`;
+    return { seq, hash };
+  });
+}
+
 async function orgIdOf(server: TestServer, slug: string): Promise<string> {
   const db = await rawDb(server.dbPath);
   try {
@@ -310,6 +332,60 @@ describe("the audit chain", () => {
     const ok = await verifyCli(server, ["--org", server.demo.orgSlug]);
     expect(ok.stdout).toContain("all verify");
     expect(ok.code).toBe(0);
+  });
+
+  // PostgreSQL: an instance holds lanes (session advisory locks) and keeps their heads in memory (src/db/audit-lanes-pg.ts).
+  test.skipIf(TEST_ENGINE !== "postgres")("lanes written behind the instance's back (its heads in memory stale): its next append meets the unique index and runs again on the head read again, 201; no lane forks", async () => {
+    const { url } = await databaseForPath(server.dbPath);
+    const pg = postgresClient(url, 1);
+    try {
+      await report(server, server.demo, `warm-${randomBytes(3).toString("hex")}`);
+      const held = await heldLanes(pg, demoOrg);
+      expect(held.length).toBeGreaterThan(0);
+      // One event more in every lane the instance holds, as a writer it does not know of would leave it.
+      const injected = new Map<number, { seq: number; hash: string }>();
+      for (const { lane } of held) injected.set(lane, await appendBehind(pg, demoOrg, lane));
+      const id = await report(server, server.demo, `behind-${randomBytes(3).toString("hex")}`);
+      const [created] = await pg<{ chain_lane: number; chain_seq: number }[]>`SELECT chain_lane, chain_seq FROM audit_events WHERE org_id = ${demoOrg} AND entity_id = ${id} AND action = 'REPORT_CREATED'`;
+      // It landed on a lane written behind the instance's back, after that event, which the next event links to.
+      const behind = injected.get(created!.chain_lane)!;
+      expect(behind).toBeDefined();
+      expect(Number(created!.chain_seq)).toBeGreaterThan(behind.seq);
+      const [next] = await pg<{ chain_seq: number }[]>`SELECT chain_seq FROM audit_events WHERE org_id = ${demoOrg} AND chain_lane = ${created!.chain_lane} AND prev_hash = ${behind.hash}`;
+      expect(Number(next!.chain_seq)).toBe(behind.seq + 1);
+      expectGapFreeLanes(await lanesOf(server, demoOrg));
+      const ok = await verifyCli(server, ["--org", server.demo.orgSlug]);
+      expect(ok.stdout).toContain("all verify");
+    } finally {
+      await pg.end({ timeout: 5 });
+    }
+  });
+
+  test.skipIf(TEST_ENGINE !== "postgres")("the connection holding an instance's lanes is lost: lanes written meanwhile by another writer do not fork, and the instance claims lanes again on a new session", async () => {
+    const { url } = await databaseForPath(server.dbPath);
+    const pg = postgresClient(url, 1);
+    try {
+      await report(server, server.demo, `warm-${randomBytes(3).toString("hex")}`);
+      const held = await heldLanes(pg, demoOrg);
+      expect(held.length).toBeGreaterThan(0);
+      const lost = held[0]!.pid;
+      await pg`SELECT pg_terminate_backend(${lost})`;
+      await until("the lost session's locks gone", async () => (await heldLanes(pg, demoOrg)).length === 0);
+      // The lanes are free: another writer takes them at once and writes them.
+      for (const { lane } of held) await appendBehind(pg, demoOrg, lane);
+      await report(server, server.demo, `lost-${randomBytes(3).toString("hex")}`);
+      // Within a few seconds the instance notices, and holds lanes again on its new session.
+      await Bun.sleep(2_500);
+      await report(server, server.demo, `again-${randomBytes(3).toString("hex")}`);
+      const now = await heldLanes(pg, demoOrg);
+      expect(now.length).toBeGreaterThan(0);
+      expect(now.every((h) => h.pid !== lost)).toBe(true);
+      expectGapFreeLanes(await lanesOf(server, demoOrg));
+      const ok = await verifyCli(server, ["--org", server.demo.orgSlug]);
+      expect(ok.stdout).toContain("all verify");
+    } finally {
+      await pg.end({ timeout: 5 });
+    }
   });
 
   test("two lanes interleave in time; an event deleted in one is named by `audit verify` as a gap in that lane, a deleted last event through the lane's head", async () => {

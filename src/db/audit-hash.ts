@@ -24,25 +24,49 @@ export const chainHash = (prevHash: string, digest: string): string => sha256Hex
 export type UnchainedEvent = Omit<ChainedEventFields, "seq" | "lane">;
 
 /**
- * Appends one organization's events to one lane of its chain, inside the transaction, just
- * before its COMMIT (src/domain/core/audit.ts defers them there and picks the lane). The digests
- * are computed here, before any lock.
- * - PostgreSQL: one call of flagstaff_audit_append (migrations 0023_audit_chain, 0027_audit_chain_
- *   advisory_lanes), left to travel with the COMMIT (Store.atCommit): it takes the lane (an
- *   advisory lock), chains and inserts the events and moves the head in the database, so the lane
- *   is held for that call and the COMMIT's flush, never across a round trip to this instance, and
- *   the chain adds no round trip to a transaction.
+ * Appends one organization's events to a lane of its chain, inside the transaction, just
+ * before its COMMIT (src/domain/core/audit.ts defers them there and names the entity's lane,
+ * `lane` of `lanes`). The digests are computed here, before any lock.
+ * - PostgreSQL: a lane this instance holds (src/db/audit-lanes-pg.ts; `lane` when it is one of
+ *   them), its head known here: the events are hashed here and sent with the head's move as
+ *   statements that travel with the COMMIT (Store.atCommit), so the chain adds no round trip
+ *   and the database only inserts rows. The lane is given back when the transaction ended.
+ *   When no lane can be held, one call of flagstaff_audit_append (migrations 0023_audit_chain,
+ *   0027_audit_chain_advisory_lanes) appends in the database, from lane 0.
  * - SQLite (one writer at a time: the lock is the store's own): an upsert reads the head, the
  *   hashes are computed here, the events and the head are written there and then (the flush
  *   runs just before the COMMIT).
  */
-export async function appendToChain(store: Store, orgId: string, lane: number, events: UnchainedEvent[]): Promise<void> {
+export async function appendToChain(store: Store, orgId: string, lane: number, lanes: number, events: UnchainedEvent[]): Promise<void> {
   const digests = events.map(eventDigest);
   const db = store.db;
-  if (store.engine === "postgres") {
+  if (store.pgChain) {
+    const pg = store.pgChain;
+    const held = await pg.lanes.take(orgId, lane, lanes);
+    if (held) {
+      let seq = held.seq;
+      let prevHash = held.hash;
+      const rows = events.map((e, i) => {
+        seq += 1;
+        const hash = chainHash(prevHash, digests[i]!);
+        const row = [e.id, e.projectId, e.actorType, e.actorId, e.action, e.entityType, e.entityId, e.before, e.after, e.data, e.createdAt, seq, prevHash, hash];
+        prevHash = hash;
+        return row;
+      });
+      const head = { seq, hash: prevHash };
+      pg.afterEnd((committed) => pg.lanes.give(held, committed ? head : null));
+      const sent: PromiseLike<unknown>[] = [];
+      for (let at = 0; at < rows.length; at += PG_ROWS_PER_INSERT) {
+        const chunk = rows.slice(at, at + PG_ROWS_PER_INSERT);
+        const last = at + PG_ROWS_PER_INSERT >= rows.length;
+        sent.push(pg.send(pgInsertEvents(chunk.length, !last ? "none" : held.stored ? "update" : "insert"), [orgId, held.lane, ...chunk.flat()]));
+      }
+      await store.atCommit(...(sent as Promise<unknown>[]));
+      return;
+    }
     const col = <K extends keyof UnchainedEvent>(k: K) => sql.param(events.map((e) => e[k]));
     await store.atCommit(
-      executeOnPg(store, sql`SELECT flagstaff_audit_append(${orgId}, ${lane}::integer, ${col("id")}::text[], ${col("projectId")}::text[], ${col("actorType")}::text[], ${col("actorId")}::text[],
+      executeOnPg(store, sql`SELECT flagstaff_audit_append(${orgId}, 0, ${col("id")}::text[], ${col("projectId")}::text[], ${col("actorType")}::text[], ${col("actorId")}::text[],
         ${col("action")}::text[], ${col("entityType")}::text[], ${col("entityId")}::text[], ${col("before")}::text[], ${col("after")}::text[], ${col("data")}::text[],
         ${col("createdAt")}::bigint[], ${sql.param(digests)}::text[])`),
     );
@@ -78,6 +102,38 @@ export async function takeLane(store: Store, orgId: string, lane: number): Promi
 
 // The domain's handle is typed as SQLite's; PostgreSQL's runs a statement with `execute`.
 const executeOnPg = (store: Store, q: SQL): Promise<unknown> => (store.db as unknown as { execute(q: SQL): Promise<unknown> }).execute(q);
+
+/** Events per INSERT on PostgreSQL: a few statement shapes per connection, far below the 65,535 parameters of one. */
+const PG_ROWS_PER_INSERT = 64;
+/** Columns of an event sent per row ($1 and $2 are the organization and the lane, shared by the rows). */
+const PG_EVENT_COLUMNS = 14;
+const pgInsertTexts = new Map<string, string>();
+
+/**
+ * The INSERT of `count` events of one lane, and with `head` the head's move in the same statement
+ * (a data-modifying WITH), its sequence and hash the last row's parameters: an UPDATE, or the
+ * lane's first head row.
+ */
+export function pgInsertEvents(count: number, head: "none" | "update" | "insert"): string {
+  const key = `${count}:${head}`;
+  let text = pgInsertTexts.get(key);
+  if (text) return text;
+  const values = Array.from({ length: count }, (_, r) => {
+    const p = (c: number) => `$${3 + r * PG_EVENT_COLUMNS + c}`;
+    return `(${p(0)}, $1, ${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}, ${p(8)}, ${p(9)}, ${p(10)}, $2, ${p(11)}, ${p(12)}, ${p(13)})`;
+  });
+  const insert = `INSERT INTO audit_events (id, org_id, project_id, actor_type, actor_id, action, entity_type, entity_id, before, after, data, created_at, chain_lane, chain_seq, prev_hash, hash) VALUES ${values.join(", ")}`;
+  const lastRow = 3 + (count - 1) * PG_EVENT_COLUMNS;
+  const [seq, hash] = [`$${lastRow + 11}`, `$${lastRow + 13}`];
+  text =
+    head === "update"
+      ? `WITH events AS (${insert}) UPDATE audit_chain_heads SET last_seq = ${seq}, last_hash = ${hash} WHERE org_id = $1 AND lane = $2`
+      : head === "insert"
+        ? `WITH events AS (${insert}) INSERT INTO audit_chain_heads (org_id, lane, last_seq, last_hash) VALUES ($1, $2, ${seq}, ${hash}) ON CONFLICT (org_id, lane) DO UPDATE SET last_seq = excluded.last_seq, last_hash = excluded.last_hash`
+        : insert;
+  pgInsertTexts.set(key, text);
+  return text;
+}
 
 /** lockHead's statement (below) as SQLite runs it in appendToChain. */
 const SQLITE_LOCK_HEAD = `INSERT INTO audit_chain_heads (org_id, lane, last_seq, last_hash) VALUES (?1, ?2, 0, ?3)

@@ -5,7 +5,8 @@ import type { Db } from "./client.ts";
 import * as pgSchema from "./schema-pg.ts";
 import { postgresTextSearch } from "./search.ts";
 import { noteWriteSucceeded } from "./faults.ts";
-import { flushDeferred, keepDeferred, Lock, settleAll, TransactionConflict, transactionScope, type Singleton, type Store, type TxScope } from "./store.ts";
+import { flushDeferred, keepDeferred, Lock, settleAll, TransactionConflict, transactionScope, type PgChainAccess, type Singleton, type Store, type TxScope } from "./store.ts";
+import { openAuditLanes } from "./audit-lanes-pg.ts";
 
 /**
  * The PostgreSQL engine of the store (src/db/store.ts says what every engine promises, and
@@ -55,9 +56,11 @@ export interface PostgresStoreOptions {
 export type PostgresClient = postgres.Sql;
 
 /** The postgres.js client with our settings: int8 (counts, times) read as numbers; `settings` are session settings. */
-export function postgresClient(url: string, max: number, settings: Record<string, string> = {}): PostgresClient {
+export function postgresClient(url: string, max: number, settings: Record<string, string> = {}, opts: { keep?: boolean } = {}): PostgresClient {
   return postgres(url, {
     max,
+    // A connection that holds session locks (`keep`) is never renewed: the locks would go with it.
+    ...(opts.keep ? { max_lifetime: 0 } : {}),
     onnotice: () => {},
     connect_timeout: 10,
     // While PostgreSQL cannot be reached, each new try to connect waits a little longer, up to a
@@ -75,6 +78,8 @@ interface PgScope extends TxScope {
   sql: postgres.Sql;
   /** The savepoint depth of this scope (0: the transaction itself). */
   depth: number;
+  /** Run once the outermost transaction ended, committed or not (PgChainAccess.afterEnd); shared by its savepoints. */
+  ended: ((committed: boolean) => void)[];
 }
 
 /** Attempts of a transaction that PostgreSQL aborted for a conflict (a deadlock, a serialization failure). */
@@ -164,6 +169,19 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
   const { current, shared } = transactionScope<PgScope>(pool, { statementHandle: routed });
   const lock = new Lock();
   const singletons: Singleton[] = [];
+  const pgChain: PgChainAccess = {
+    lanes: openAuditLanes(postgresClient(opts.url, 1, limits, { keep: true })),
+    send(text, params) {
+      const active = current.getStore();
+      if (!active) throw new Error("PgChainAccess.send runs inside a transaction");
+      return active.sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]);
+    },
+    afterEnd(fn) {
+      const active = current.getStore();
+      if (!active) throw new Error("PgChainAccess.afterEnd runs inside a transaction");
+      active.ended.push(fn);
+    },
+  };
 
   /**
    * A savepoint inside the scope's transaction. Its SAVEPOINT travels with the first statement
@@ -203,26 +221,34 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
     // A transaction PostgreSQL stops answering (the network cut) is given up too, once each of its
     // statements would have met PostgreSQL's own limit (withDeadline): its outcome is unknown
     // then, and the request is answered 503, as when the connection is lost during a COMMIT.
-    const result = await withDeadline(client.begin(async (tx) => {
-      const sql = preparing(tx as unknown as postgres.Sql);
-      const s: PgScope = { handle: routed, sql, afterCommit: [], atCommit: [], deferred: new Map(), depth: 0 };
-      scope = s;
-      const prelude: Promise<unknown>[] = [];
-      if (opts.exclusive) prelude.push(sql.unsafe("SELECT pg_advisory_xact_lock($1)", [String(WRITE_LOCK)]));
-      if (!opts.durable) prelude.push(sql.unsafe("SET LOCAL synchronous_commit = off"));
-      for (const p of prelude) p.catch(() => {});
-      const value = await current.run(s, fn);
-      // What `fn` deferred to the COMMIT (Store.defer: the audit chain's head, locked here).
-      await current.run(s, () => flushDeferred(s));
-      // A statement of the prelude that failed explains the rest.
-      await settleAll(prelude);
-      // The COMMIT goes behind the writes left to it (postgres.js sends it when this returns);
-      // when one of them failed, PostgreSQL answers the COMMIT with a ROLLBACK: checked below.
-      return value;
-    }), transactionDeadlineMs);
+    let result: unknown;
+    try {
+      result = await withDeadline(client.begin(async (tx) => {
+        const sql = preparing(tx as unknown as postgres.Sql);
+        const s: PgScope = { handle: routed, sql, afterCommit: [], atCommit: [], deferred: new Map(), depth: 0, ended: [] };
+        scope = s;
+        const prelude: Promise<unknown>[] = [];
+        if (opts.exclusive) prelude.push(sql.unsafe("SELECT pg_advisory_xact_lock($1)", [String(WRITE_LOCK)]));
+        if (!opts.durable) prelude.push(sql.unsafe("SET LOCAL synchronous_commit = off"));
+        for (const p of prelude) p.catch(() => {});
+        const value = await current.run(s, fn);
+        // What `fn` deferred to the COMMIT (Store.defer: the audit chain's head, locked here).
+        await current.run(s, () => flushDeferred(s));
+        // A statement of the prelude that failed explains the rest.
+        await settleAll(prelude);
+        // The COMMIT goes behind the writes left to it (postgres.js sends it when this returns);
+        // when one of them failed, PostgreSQL answers the COMMIT with a ROLLBACK: checked below.
+        return value;
+      }), transactionDeadlineMs);
+    } catch (err) {
+      const failed = scope as PgScope | null;
+      if (failed) endedAs(failed, false);
+      throw err;
+    }
     const done = scope as PgScope | null;
     if (done) {
       const failure = await firstFailure(done.atCommit);
+      endedAs(done, !failure);
       if (failure) throw failure;
       noteWriteSucceeded();
       for (const hook of done.afterCommit) hook();
@@ -239,10 +265,17 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
     // A counter (non-durable, on rows only it touches): each statement its own transaction, on
     // the pool that does not wait for the disk; no BEGIN, no COMMIT.
     if (opts.durable === false && opts.exclusive === false) {
-      const scope: PgScope = { handle: routed, sql: counted, afterCommit: [], atCommit: [], deferred: new Map(), depth: 0 };
-      const value = await current.run(scope, fn);
-      await current.run(scope, () => flushDeferred(scope));
-      return value;
+      const scope: PgScope = { handle: routed, sql: counted, afterCommit: [], atCommit: [], deferred: new Map(), depth: 0, ended: [] };
+      try {
+        const value = await current.run(scope, fn);
+        await current.run(scope, () => flushDeferred(scope));
+        // Its writes are not awaited here: a lane of the audit chain is read again before its next use.
+        endedAs(scope, false);
+        return value;
+      } catch (err) {
+        endedAs(scope, false);
+        throw err;
+      }
     }
     const exclusive = opts.exclusive !== false;
     for (let n = 1; ; n++) {
@@ -268,6 +301,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
     soleWriter: false,
     file: null,
     writer: pool,
+    pgChain,
     transaction,
     skipLocked: (subquery: SQLWrapper) => sql`(${subquery} FOR UPDATE SKIP LOCKED)`,
     textSearch: postgresTextSearch,
@@ -289,7 +323,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
     },
     async close() {
       for (const s of singletons) await s.stop();
-      await Promise.all([client.end({ timeout: 5 }), counterClient.end({ timeout: 5 })]);
+      await Promise.all([client.end({ timeout: 5 }), counterClient.end({ timeout: 5 }), pgChain.lanes.close()]);
     },
   };
 }
@@ -297,6 +331,11 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
 /** The session settings that bound how long anything may hang (see PostgresStoreOptions.statementTimeoutMs). */
 function timeoutSettings(ms: number): Record<string, string> {
   return { statement_timeout: String(ms), lock_timeout: String(ms), idle_in_transaction_session_timeout: String(Math.max(ms, 1_000) * 2) };
+}
+
+/** Runs a transaction's end hooks (PgChainAccess.afterEnd) once. */
+function endedAs(scope: PgScope, committed: boolean): void {
+  for (const hook of scope.ended.splice(0)) hook(committed);
 }
 
 async function firstFailure(work: readonly Promise<unknown>[]): Promise<unknown> {
@@ -321,7 +360,7 @@ function isConflict(err: unknown): boolean {
  * reports meeting in one microsecond (the second takes the next time), or a case reopened
  * while a report opened another for the same target (the reopening report joins that one).
  */
-const RACED_UNIQUE_INDEXES = new Set(["reports_org_created_idx", "cases_open_target_idx", "cases_open_subject_idx"]);
+const RACED_UNIQUE_INDEXES = new Set(["reports_org_created_idx", "cases_open_target_idx", "cases_open_subject_idx", "audit_chain_idx"]);
 
 /** A stable 32-bit hash of a singleton's name (FNV-1a). */
 function nameHash(name: string): bigint {

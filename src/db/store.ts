@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { writeGate } from "./checkpoint.ts";
 import { noteWriteSucceeded } from "./faults.ts";
+import type { AuditLanes } from "./audit-lanes-pg.ts";
 import { openDatabase, type Db } from "./client.ts";
 import type { Engine } from "./engine.ts";
 import { sqliteTextSearch, type SearchIndex } from "./search.ts";
@@ -47,7 +48,7 @@ import { sqliteTextSearch, type SearchIndex } from "./search.ts";
  * | report creation times unique in an organization | the unique index (org_id, created_us): each instance hands out its own increasing times; two meeting in one microsecond is a conflict that runs the transaction again |
  * | an ascending listing never skips a report | reports commit within LISTING_HORIZON_MS / 2 of their time (else run again); ascending pages stop LISTING_HORIZON_MS back (src/domain/intake/report-time.ts) |
  * | rate windows, the job queue, sessions, audit rows | atomic upserts, FOR UPDATE SKIP LOCKED claims, rows of their own (unchanged) |
- * | a lane of an organization's audit chain: sequences without gaps, each hash over the one before | the lane's row of audit_chain_heads (org_id, lane), locked just before COMMIT (Store.defer) and moved with the COMMIT; one lane per organization per transaction, nothing locked after it (src/domain/core/audit.ts) |
+ * | a lane of an organization's audit chain: sequences without gaps, each hash over the one before | the lane held by one instance (a session advisory lock, src/db/audit-lanes-pg.ts) and in it by one transaction at a time, its head moved with the COMMIT (Store.defer); the unique index (org_id, chain_lane, chain_seq) when a lock was lost; the fallback and the straggler pass take a transaction-level advisory lock on the lane; one lane per organization per transaction, nothing waited for after it (src/domain/core/audit.ts) |
  *
  * A transaction PostgreSQL aborts for a deadlock (40P01) or a serialization failure (40001),
  * or one that raced on a unique index named above, or one that throws TransactionConflict,
@@ -136,7 +137,19 @@ export interface Store {
   singleton(name: string, start: () => { stop(): Promise<void> | void }): Singleton;
   /** The writing connection, for what is not domain work: migrations, checkpoints, backups. */
   readonly writer: Db;
+  /** PostgreSQL's own parts of the audit chain's append (src/db/audit-hash.ts); null on SQLite. */
+  readonly pgChain: PgChainAccess | null;
   close(): Promise<void>;
+}
+
+/** What the audit chain's append uses of a PostgreSQL store (Store.pgChain). */
+export interface PgChainAccess {
+  /** The lanes of the chain this instance holds (src/db/audit-lanes-pg.ts). */
+  readonly lanes: AuditLanes;
+  /** A statement sent as is (prepared) on the current transaction's connection, for Store.atCommit. */
+  send(text: string, params: unknown[]): PromiseLike<unknown>;
+  /** Runs `fn` once the outermost transaction ended: with true when it committed, false when it did not or may not have. */
+  afterEnd(fn: (committed: boolean) => void): void;
 }
 
 /** A task elected to run once across instances (Store.singleton). */
@@ -386,6 +399,7 @@ function sqliteStore(writer: Db, reader: Db): Omit<Store, "file"> {
     engine: "sqlite",
     soleWriter: true,
     writer,
+    pgChain: null,
     transaction,
     skipLocked: (subquery) => sql`${subquery}`,
     textSearch: sqliteTextSearch,

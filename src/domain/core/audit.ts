@@ -87,13 +87,12 @@ export function laneOf(entityId: string, lanes: number): number {
  * (src/domain/views/audit-chain.ts); a checkpoint signs every lane's head at once.
  * A transaction's events are held until just before its COMMIT (Store.defer), then each
  * organization's are appended at once to one lane (appendToChain, src/db/audit-hash.ts): the
- * lane taken (on PostgreSQL an advisory lock, on SQLite the store's writer), its head row
- * (audit_chain_heads) read, the events given the next sequences and their hashes, written with
- * the new head. The lane is held from there to the COMMIT only (on PostgreSQL, through the
- * COMMIT's WAL flush): transactions of one lane wait for each other that long, those of other
- * lanes and organizations not at all (their commits share a flush), and no lock is global. Lanes
- * are taken in the order of organization ids (one lane each) and nothing is locked after them,
- * so chaining adds no deadlock.
+ * lane taken (on PostgreSQL one the instance holds, src/db/audit-lanes-pg.ts; on SQLite the
+ * entity's, under the store's writer), the events given the next sequences and their hashes,
+ * written with the new head. The lane is the transaction's from there to the end of its COMMIT:
+ * transactions of other lanes and organizations never wait for it (their commits share a
+ * flush), and no lock is global. Lanes are taken in the order of organization ids (one lane
+ * each), a held lane never waits, and nothing is locked after them, so chaining adds no deadlock.
  */
 async function chainEvents(store: Store, events: UnchainedEvent[]): Promise<void> {
   const byOrg = new Map<string, UnchainedEvent[]>();
@@ -105,7 +104,7 @@ async function chainEvents(store: Store, events: UnchainedEvent[]): Promise<void
   const lanes = laneCounts.get(store) ?? DEFAULT_AUDIT_CHAIN_LANES;
   for (const orgId of [...byOrg.keys()].sort()) {
     const list = byOrg.get(orgId)!;
-    await appendToChain(store, orgId, laneOf(list[0]!.entityId, lanes), list);
+    await appendToChain(store, orgId, laneOf(list[0]!.entityId, lanes), lanes, list);
   }
 }
 
