@@ -7,7 +7,11 @@
  *   would cost if the instance knew the lane's last hash: the columns and the unique index);
  * - function, no lane: flagstaff_audit_append's body without the lane's lock and head (the call,
  *   the 14 arrays, the hashing, the set-based INSERT);
- * - flagstaff_audit_append: the chain as written (migration 0027), over --lanes lanes.
+ * - flagstaff_audit_append: the chain in the database (migration 0027), over --lanes lanes: what an
+ *   instance falls back to when it holds no lane;
+ * - held lane: the chain as an instance writes it on a lane it holds (src/db/audit-lanes-pg.ts):
+ *   the events hashed by the client, one INSERT with the head's UPDATE (pgInsertEvents), one lane
+ *   per connection.
  * Figures only.
  *
  *   bun scripts/bench/audit-append-cpu.ts [--transactions 6000] [--connections 20] [--lanes 32] [--rounds 4]
@@ -17,6 +21,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { startPgCluster } from "../pg-cluster.ts";
+import { pgInsertEvents } from "../../src/db/audit-hash.ts";
 import { median, processTreeCpuMs, ROOT, run } from "./lib.ts";
 
 const { values: args } = parseArgs({
@@ -78,18 +83,32 @@ END $$`);
     const types = ["text", "integer", ...Array(10).fill("text[]"), "bigint[]", "text[]"];
     await sql.unsafe(`SELECT ${fn}(${types.map((t, k) => `$${k + 1}::${t}`).join(", ")})`, params as never[], { prepare: true });
   };
-  const variants: [string, (sql: Tx, i: number) => Promise<void>][] = [
+  // A lane per client, its head's sequence kept here as an instance keeps it; in an organization of
+  // its own, whose lanes flagstaff_audit_append (which takes any free lane) never meets.
+  const heldOrg = "bench-held-lanes";
+  await db`INSERT INTO organizations (id, slug, name, plan, created_at) VALUES (${heldOrg}, ${heldOrg}, ${heldOrg}, 'enterprise', 1)`;
+  const heldSeqs = Array.from({ length: CONNECTIONS }, () => 0);
+  for (let c = 0; c < CONNECTIONS; c++) await db`INSERT INTO audit_chain_heads (org_id, lane, last_seq, last_hash) VALUES (${heldOrg}, ${1 + c}, 0, ${"0".repeat(64)})`;
+  const heldLane = async (sql: Tx, _i: number, worker: number) => {
+    const params: unknown[] = [heldOrg, 1 + worker];
+    for (const id of ids()) params.push(id, null, "api_key", null, "REPORT_CREATED", "report", id, null, AFTER, null, Date.now(), ++heldSeqs[worker]!, "ab".repeat(32), "cd".repeat(32));
+    await sql.unsafe(pgInsertEvents(EVENTS, "update"), params as never[], { prepare: true });
+  };
+  const variants: [string, (sql: Tx, i: number, worker: number) => Promise<void>][] = [
     ["before: two INSERTs (1025b39)", before],
     ["floor: one INSERT, chain columns given", floor],
     ["function, no lane", append("bench_append_no_lane")],
     [`flagstaff_audit_append, ${LANES} lanes`, append("flagstaff_audit_append")],
+    ["held lane: INSERT with the head's UPDATE", heldLane],
   ];
   const cpu: Record<string, number[]> = {};
   for (let round = 0; round < Number(args.rounds); round++) {
     for (const [label, body] of round % 2 ? [...variants].reverse() : variants) {
       const start = processTreeCpuMs(postmaster);
       let next = 0;
-      await Promise.all(Array.from({ length: CONNECTIONS }, async () => { for (let i = next++; i < N; i = next++) await db.begin((sql) => body(sql, i)); }));
+      await Promise.all(Array.from({ length: CONNECTIONS }, async (_, worker) => {
+        for (let i = next++; i < N; i = next++) await db.begin((sql) => body(sql, i, worker));
+      }));
       (cpu[label] ??= []).push((processTreeCpuMs(postmaster) - start) / N);
     }
   }

@@ -80,7 +80,7 @@ async function exportTree(rev: string): Promise<string> {
   if (rev === "chain-off") {
     const file = join(dir, "src", "db", "audit-hash.ts");
     const text = readFileSync(file, "utf8");
-    const head = "export async function appendToChain(store: Store, orgId: string, lane: number, events: UnchainedEvent[]): Promise<void> {\n";
+    const head = "export async function appendToChain(store: Store, orgId: string, lane: number, lanes: number, events: UnchainedEvent[]): Promise<void> {\n";
     if (!text.includes(head)) throw new Error("--base chain-off: appendToChain's signature changed in src/db/audit-hash.ts; update this script");
     writeFileSync(
       file,
