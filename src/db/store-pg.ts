@@ -378,7 +378,7 @@ function nameHash(name: string): bigint {
  */
 function electedSingleton(url: string, name: string, start: () => { stop(): Promise<void> | void }): Singleton {
   const key = String(SINGLETON_BASE + nameHash(name));
-  const conn = postgresClient(url, 1);
+  const conn = postgresClient(url, 1, {}, { keep: true });
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | null = null;
   let held: { pid: number; task: { stop(): Promise<void> | void }; watch: ReturnType<typeof setInterval> } | null = null;
