@@ -3,7 +3,9 @@
  * per organization, in lanes (sub-chains with a head each, FLAGSTAFF_AUDIT_CHAIN_LANES, LANES here); `flagstaff audit verify` (the CLI, as a subprocess) names the first
  * event edited or deleted directly in the database, checks signed checkpoints and refuses a
  * tampered one; an export is checked by scripts/verify-audit-export.mjs with plain Node; many
- * parallel writes (on PostgreSQL through two instances) leave every lane gap-free.
+ * parallel writes (on PostgreSQL through two instances) leave every lane gap-free; on PostgreSQL,
+ * lanes an instance holds that were written behind its back, or whose lock's connection was
+ * lost, never fork.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createPublicKey, randomBytes, verify } from "node:crypto";
@@ -291,7 +293,8 @@ describe("the audit chain", () => {
     expect(ok.code).toBe(0);
   });
 
-  // PostgreSQL keeps a lane taken through the COMMIT's flush; SQLite has one writer at a time.
+  // PostgreSQL's fallback, flagstaff_audit_append (an instance that can hold no lane, and instances of
+  // the release before): a lane is held through the COMMIT's flush. SQLite has one writer at a time.
   test.skipIf(TEST_ENGINE !== "postgres")("a transaction whose lane another transaction holds appends to a free lane at once, without waiting; the chain verifies", async () => {
     const held = busiest(await lanesOf(server, demoOrg))[0]!.chain_lane;
     const { url } = await databaseForPath(server.dbPath);

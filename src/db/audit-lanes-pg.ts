@@ -4,7 +4,7 @@ import { AUDIT_CHAIN_GENESIS } from "../domain/views/audit-chain.ts";
 /**
  * The lanes of the audit chain this instance holds, on PostgreSQL (docs/audit.md, "Lanes").
  *
- * An instance claims a lane of an organization's chain with a session-level advisory lock,
+ * An instance claims a lane of an organization's chain with a session-level advisory lock on
  * (hashtext(org id), lane), the key flagstaff_audit_append and flagstaff_audit_lock_lane take
  * (migration 0027_audit_chain_advisory_lanes), held on a connection of its own. While it holds
  * it, no other instance and no other transaction writes that lane, so the instance keeps the
