@@ -191,7 +191,10 @@ export function openAuditLanes(conn: postgres.Sql): AuditLanes {
       const row = await one<{ pid: number }>("SELECT pg_backend_pid() AS pid", []);
       if (row.pid !== session) return dropAll();
     } catch {
-      return dropAll();
+      // Not answered (the database away, a statement timeout): the next check, on a connection
+      // that answers, sees whether the session is still the one that holds the locks. Dropping
+      // the lanes now would forget locks a live session still holds.
+      return;
     }
     const idleBefore = Date.now() - LANE_IDLE_MS;
     for (const lanes of [...byOrg.values()]) {
