@@ -76,17 +76,17 @@ export async function appendToChain(store: Store, orgId: string, lane: number, l
   // per connection (`query` caches them), without the query builder's per-call work, since
   // intake writes a few events per report (docs/audit.md, "Cost").
   const client = connectionOf(db).$client;
-  const head = client.query<{ last_seq: number; last_hash: string }, [string, number, string]>(SQLITE_LOCK_HEAD).get(orgId, lane, AUDIT_CHAIN_GENESIS)!;
+  const head = client.query<{ last_seq: number; last_hash: string }, [string, number]>(SQLITE_READ_HEAD).get(orgId, lane);
   const insert = client.query(SQLITE_INSERT_EVENT);
-  let seq = Number(head.last_seq);
-  let prevHash = head.last_hash;
+  let seq = Number(head?.last_seq ?? 0);
+  let prevHash = head?.last_hash ?? AUDIT_CHAIN_GENESIS;
   events.forEach((e, i) => {
     seq += 1;
     const hash = chainHash(prevHash, digests[i]!);
     insert.run(e.id, e.orgId, e.projectId, e.actorType, e.actorId, e.action, e.entityType, e.entityId, e.before, e.after, e.data, e.createdAt, lane, seq, prevHash, hash);
     prevHash = hash;
   });
-  client.query(SQLITE_MOVE_HEAD).run(seq, prevHash, orgId, lane);
+  client.query(SQLITE_WRITE_HEAD).run(orgId, lane, seq, prevHash);
 }
 
 /**
@@ -135,12 +135,14 @@ export function pgInsertEvents(count: number, head: "none" | "update" | "insert"
   return text;
 }
 
-/** lockHead's statement (below) as SQLite runs it in appendToChain. */
-const SQLITE_LOCK_HEAD = `INSERT INTO audit_chain_heads (org_id, lane, last_seq, last_hash) VALUES (?1, ?2, 0, ?3)
-  ON CONFLICT (org_id, lane) DO UPDATE SET last_seq = audit_chain_heads.last_seq RETURNING last_seq, last_hash`;
+// SQLite's transaction already holds the database's one write lock (BEGIN IMMEDIATE, every
+// process), so the head is read with a plain SELECT and written once, at the end (created with
+// the lane's first event).
+const SQLITE_READ_HEAD = "SELECT last_seq, last_hash FROM audit_chain_heads WHERE org_id = ? AND lane = ?";
 const SQLITE_INSERT_EVENT = `INSERT INTO audit_events (id, org_id, project_id, actor_type, actor_id, action, entity_type, entity_id, before, after, data, created_at, chain_lane, chain_seq, prev_hash, hash)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
-const SQLITE_MOVE_HEAD = "UPDATE audit_chain_heads SET last_seq = ?, last_hash = ? WHERE org_id = ? AND lane = ?";
+const SQLITE_WRITE_HEAD = `INSERT INTO audit_chain_heads (org_id, lane, last_seq, last_hash) VALUES (?1, ?2, ?3, ?4)
+  ON CONFLICT (org_id, lane) DO UPDATE SET last_seq = excluded.last_seq, last_hash = excluded.last_hash`;
 
 /**
  * The head of a lane of an organization's chain, locked until COMMIT: an upsert (ON CONFLICT DO

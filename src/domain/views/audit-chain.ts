@@ -15,8 +15,8 @@
  * zeros for a lane's first (seq 1). An organization's chain has lanes (sub-chains, each with its
  * own head, so that one organization's commits do not all queue on one head: docs/audit.md,
  * "Lanes"); each lane links exactly as one chain would. The sequence and the lane are not in the
- * digest: the writer computes digests before it knows them (PostgreSQL chains them in the
- * database, src/db/audit-hash.ts), and the links already fix each event's place (a checkpoint
+ * digest: the writer computes digests before it knows them (before it takes a lane,
+ * src/db/audit-hash.ts), and the links already fix each event's place (a checkpoint
  * signs each lane's sequence with its hash). A checkpoint signs (Ed25519) the UTF-8 of
  *   ["flagstaff.audit-checkpoint.v1", orgId, [[lane, seq, hash], …], signedAt]
  * written the same way, its lanes in increasing order: every lane's head at signedAt.
