@@ -338,13 +338,25 @@ describe("the audit chain", () => {
   });
 
   // PostgreSQL: an instance holds lanes (session advisory locks) and keeps their heads in memory (src/db/audit-lanes-pg.ts).
-  test.skipIf(TEST_ENGINE !== "postgres")("lanes written behind the instance's back (its heads in memory stale): its next append meets the unique index and runs again on the head read again, 201; no lane forks", async () => {
+  /** Runs `fn` with a client of the database and the lanes of the demo organization the server holds; then its lanes are gap-free and verify. */
+  async function withHeldLanes(fn: (pg: ReturnType<typeof postgresClient>, held: { pid: number; lane: number }[]) => Promise<void>): Promise<void> {
     const { url } = await databaseForPath(server.dbPath);
     const pg = postgresClient(url, 1);
     try {
       await report(server, server.demo, `warm-${randomBytes(3).toString("hex")}`);
       const held = await heldLanes(pg, demoOrg);
       expect(held.length).toBeGreaterThan(0);
+      await fn(pg, held);
+      expectGapFreeLanes(await lanesOf(server, demoOrg));
+      const ok = await verifyCli(server, ["--org", server.demo.orgSlug]);
+      expect(ok.stdout).toContain("all verify");
+    } finally {
+      await pg.end({ timeout: 5 });
+    }
+  }
+
+  test.skipIf(TEST_ENGINE !== "postgres")("lanes written behind the instance's back (its heads in memory stale): its next append meets the unique index and runs again on the head read again, 201; no lane forks", () =>
+    withHeldLanes(async (pg, held) => {
       // One event more in every lane the instance holds, as a writer it does not know of would leave it.
       const injected = new Map<number, { seq: number; hash: string }>();
       for (const { lane } of held) injected.set(lane, await appendBehind(pg, demoOrg, lane));
@@ -356,21 +368,11 @@ describe("the audit chain", () => {
       expect(Number(created!.chain_seq)).toBeGreaterThan(behind.seq);
       const [next] = await pg<{ chain_seq: number }[]>`SELECT chain_seq FROM audit_events WHERE org_id = ${demoOrg} AND chain_lane = ${created!.chain_lane} AND prev_hash = ${behind.hash}`;
       expect(Number(next!.chain_seq)).toBe(behind.seq + 1);
-      expectGapFreeLanes(await lanesOf(server, demoOrg));
-      const ok = await verifyCli(server, ["--org", server.demo.orgSlug]);
-      expect(ok.stdout).toContain("all verify");
-    } finally {
-      await pg.end({ timeout: 5 });
-    }
-  });
+    }),
+  );
 
-  test.skipIf(TEST_ENGINE !== "postgres")("the connection holding an instance's lanes is lost: lanes written meanwhile by another writer do not fork, and the instance claims lanes again on a new session", async () => {
-    const { url } = await databaseForPath(server.dbPath);
-    const pg = postgresClient(url, 1);
-    try {
-      await report(server, server.demo, `warm-${randomBytes(3).toString("hex")}`);
-      const held = await heldLanes(pg, demoOrg);
-      expect(held.length).toBeGreaterThan(0);
+  test.skipIf(TEST_ENGINE !== "postgres")("the connection holding an instance's lanes is lost: lanes written meanwhile by another writer do not fork, and the instance claims lanes again on a new session", () =>
+    withHeldLanes(async (pg, held) => {
       const lost = held[0]!.pid;
       await pg`SELECT pg_terminate_backend(${lost})`;
       await until("the lost session's locks gone", async () => (await heldLanes(pg, demoOrg)).length === 0);
@@ -383,13 +385,8 @@ describe("the audit chain", () => {
       const now = await heldLanes(pg, demoOrg);
       expect(now.length).toBeGreaterThan(0);
       expect(now.every((h) => h.pid !== lost)).toBe(true);
-      expectGapFreeLanes(await lanesOf(server, demoOrg));
-      const ok = await verifyCli(server, ["--org", server.demo.orgSlug]);
-      expect(ok.stdout).toContain("all verify");
-    } finally {
-      await pg.end({ timeout: 5 });
-    }
-  });
+    }),
+  );
 
   test("two lanes interleave in time; an event deleted in one is named by `audit verify` as a gap in that lane, a deleted last event through the lane's head", async () => {
     const lanes = await lanesOf(server, demoOrg);
