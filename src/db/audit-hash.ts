@@ -30,12 +30,12 @@ export type UnchainedEvent = Omit<ChainedEventFields, "seq" | "lane">;
  * - PostgreSQL: a lane this instance holds (src/db/audit-lanes-pg.ts; `lane` when it is one of
  *   them), its head known here: the events are hashed here and sent with the head's move as
  *   statements that travel with the COMMIT (Store.atCommit), so the chain adds no round trip
- *   and the database only inserts rows. The lane is given back when the transaction ended.
+ *   and the database only inserts the rows and moves the head. The lane is given back when the transaction ended.
  *   When no lane can be held, one call of flagstaff_audit_append (migrations 0023_audit_chain,
  *   0027_audit_chain_advisory_lanes) appends in the database, from lane 0.
- * - SQLite (one writer at a time: the lock is the store's own): an upsert reads the head, the
- *   hashes are computed here, the events and the head are written there and then (the flush
- *   runs just before the COMMIT).
+ * - SQLite (one writer at a time: the lock is the store's own): the head is read, the hashes
+ *   are computed here, the events and the head are written there and then (the flush runs just
+ *   before the COMMIT).
  */
 export async function appendToChain(store: Store, orgId: string, lane: number, lanes: number, events: UnchainedEvent[]): Promise<void> {
   const digests = events.map(eventDigest);

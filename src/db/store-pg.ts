@@ -78,8 +78,12 @@ interface PgScope extends TxScope {
   sql: postgres.Sql;
   /** The savepoint depth of this scope (0: the transaction itself). */
   depth: number;
-  /** Run once the outermost transaction ended, committed or not (PgChainAccess.afterEnd); shared by its savepoints. */
-  ended: ((committed: boolean) => void)[];
+  /**
+   * Run once the outermost transaction ended, committed or not (PgChainAccess.afterEnd); shared by
+   * its savepoints. `over` once they ran: a hook added after that (by a transaction that went on
+   * running after it was given up, withDeadline) runs at once, as not committed.
+   */
+  ended: { hooks: ((committed: boolean) => void)[]; over: boolean };
 }
 
 /** Attempts of a transaction that PostgreSQL aborted for a conflict (a deadlock, a serialization failure). */
@@ -179,7 +183,8 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
     afterEnd(fn) {
       const active = current.getStore();
       if (!active) throw new Error("PgChainAccess.afterEnd runs inside a transaction");
-      active.ended.push(fn);
+      if (active.ended.over) fn(false);
+      else active.ended.hooks.push(fn);
     },
   };
 
@@ -225,7 +230,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
     try {
       result = await withDeadline(client.begin(async (tx) => {
         const sql = preparing(tx as unknown as postgres.Sql);
-        const s: PgScope = { handle: routed, sql, afterCommit: [], atCommit: [], deferred: new Map(), depth: 0, ended: [] };
+        const s: PgScope = { handle: routed, sql, afterCommit: [], atCommit: [], deferred: new Map(), depth: 0, ended: { hooks: [], over: false } };
         scope = s;
         const prelude: Promise<unknown>[] = [];
         if (opts.exclusive) prelude.push(sql.unsafe("SELECT pg_advisory_xact_lock($1)", [String(WRITE_LOCK)]));
@@ -265,7 +270,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
     // A counter (non-durable, on rows only it touches): each statement its own transaction, on
     // the pool that does not wait for the disk; no BEGIN, no COMMIT.
     if (opts.durable === false && opts.exclusive === false) {
-      const scope: PgScope = { handle: routed, sql: counted, afterCommit: [], atCommit: [], deferred: new Map(), depth: 0, ended: [] };
+      const scope: PgScope = { handle: routed, sql: counted, afterCommit: [], atCommit: [], deferred: new Map(), depth: 0, ended: { hooks: [], over: false } };
       try {
         const value = await current.run(scope, fn);
         await current.run(scope, () => flushDeferred(scope));
@@ -335,7 +340,8 @@ function timeoutSettings(ms: number): Record<string, string> {
 
 /** Runs a transaction's end hooks (PgChainAccess.afterEnd) once. */
 function endedAs(scope: PgScope, committed: boolean): void {
-  for (const hook of scope.ended.splice(0)) hook(committed);
+  scope.ended.over = true;
+  for (const hook of scope.ended.hooks.splice(0)) hook(committed);
 }
 
 async function firstFailure(work: readonly Promise<unknown>[]): Promise<unknown> {
