@@ -85,8 +85,12 @@ const CLAIM = "SELECT pg_try_advisory_lock(hashtext($1), $2) AS ok, pg_backend_p
 const READ_HEAD = "SELECT last_seq, last_hash FROM audit_chain_heads WHERE org_id = $1 AND lane = $2 FOR UPDATE";
 const UNLOCK = "SELECT pg_advisory_unlock(hashtext($1), $2) WHERE pg_backend_pid() = $3";
 
-/** `conn`: a client of one connection, never recycled (max_lifetime off), used for nothing else. */
-export function openAuditLanes(conn: postgres.Sql): AuditLanes {
+/**
+ * `conn`: a client of one connection, never recycled (max_lifetime off), used for nothing else.
+ * `timing` shortens LANE_IDLE_MS and WATCH_MS (tests).
+ */
+export function openAuditLanes(conn: postgres.Sql, timing: { idleMs?: number; watchMs?: number } = {}): AuditLanes {
+  const idleMs = timing.idleMs ?? LANE_IDLE_MS;
   const byOrg = new Map<string, Map<number, Lane>>();
   /** Lanes being claimed, per organization: two takes at once do not claim the same one. */
   const claiming = new Map<string, Set<number>>();
@@ -196,12 +200,19 @@ export function openAuditLanes(conn: postgres.Sql): AuditLanes {
       // the lanes now would forget locks a live session still holds.
       return;
     }
-    const idleBefore = Date.now() - LANE_IDLE_MS;
+    const idleBefore = Date.now() - idleMs;
     for (const lanes of [...byOrg.values()]) {
       for (const l of [...lanes.values()]) {
         if (l.busy || l.lastUsed > idleBefore) continue;
-        forget(l);
-        await conn.unsafe(UNLOCK, [l.orgId, l.lane, l.session], { prepare: true }).catch(() => {});
+        // Not handed out while it is let go; forgotten only once unlocked (or its session gone),
+        // else a lock this instance no longer knows of would keep the lane from every other.
+        l.busy = true;
+        try {
+          await conn.unsafe(UNLOCK, [l.orgId, l.lane, l.session], { prepare: true });
+          forget(l);
+        } catch {
+          l.busy = false;
+        }
       }
     }
   }
@@ -209,7 +220,7 @@ export function openAuditLanes(conn: postgres.Sql): AuditLanes {
   let watching: Promise<void> | null = null;
   const timer = setInterval(() => {
     watching ??= watch().finally(() => (watching = null));
-  }, WATCH_MS);
+  }, timing.watchMs ?? WATCH_MS);
   timer.unref?.();
 
   return {
