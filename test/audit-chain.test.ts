@@ -23,7 +23,7 @@ import { DEFAULT_AUDIT_CHAIN_LANES } from "../src/domain/core/audit.ts";
 import { verifyChains } from "../src/domain/review/audit-chain.ts";
 import { openTestStore } from "./helpers/builders.ts";
 import { postgresClient } from "../src/db/store-pg.ts";
-import { databaseForPath, TEST_ENGINE } from "./helpers/pg.ts";
+import { databaseForPath, lockedLanes, TEST_ENGINE } from "./helpers/pg.ts";
 import { rawDb } from "./helpers/raw-db.ts";
 import { until } from "./helpers/wait.ts";
 import { ROOT, runCli, startServer, TestServer, type InitResult } from "./helpers/server.ts";
@@ -99,12 +99,6 @@ async function rawSql(server: TestServer, q: string, ...params: unknown[]): Prom
   } finally {
     await db.close();
   }
-}
-
-/** The lanes of `orgId`'s chain held by instances (session advisory locks on (hashtext(org), lane)) and who holds them. */
-async function heldLanes(pg: ReturnType<typeof postgresClient>, orgId: string): Promise<{ pid: number; lane: number }[]> {
-  return pg<{ pid: number; lane: number }[]>`SELECT pid, objid::int AS lane FROM pg_locks
-    WHERE locktype = 'advisory' AND objsubid = 2 AND granted AND classid::bigint = (hashtext(${orgId})::bigint & 4294967295) ORDER BY objid`;
 }
 
 /** Appends one event to a lane with plain statements, as a writer the instances do not know of would; its place and hash. */
@@ -344,7 +338,7 @@ describe("the audit chain", () => {
     const pg = postgresClient(url, 1);
     try {
       await report(server, server.demo, `warm-${randomBytes(3).toString("hex")}`);
-      const held = await heldLanes(pg, demoOrg);
+      const held = await lockedLanes(pg, demoOrg);
       expect(held.length).toBeGreaterThan(0);
       await fn(pg, held);
       expectGapFreeLanes(await lanesOf(server, demoOrg));
@@ -375,14 +369,14 @@ describe("the audit chain", () => {
     withHeldLanes(async (pg, held) => {
       const lost = held[0]!.pid;
       await pg`SELECT pg_terminate_backend(${lost})`;
-      await until("the lost session's locks gone", async () => (await heldLanes(pg, demoOrg)).length === 0);
+      await until("the lost session's locks gone", async () => (await lockedLanes(pg, demoOrg)).length === 0);
       // The lanes are free: another writer takes them at once and writes them.
       for (const { lane } of held) await appendBehind(pg, demoOrg, lane);
       await report(server, server.demo, `lost-${randomBytes(3).toString("hex")}`);
       // Within a few seconds the instance notices, and holds lanes again on its new session.
       await Bun.sleep(2_500);
       await report(server, server.demo, `again-${randomBytes(3).toString("hex")}`);
-      const now = await heldLanes(pg, demoOrg);
+      const now = await lockedLanes(pg, demoOrg);
       expect(now.length).toBeGreaterThan(0);
       expect(now.every((h) => h.pid !== lost)).toBe(true);
     }),

@@ -9,7 +9,7 @@ import { openAuditLanes, type AuditLanes } from "../src/db/audit-lanes-pg.ts";
 import { migrateStore } from "../src/db/migrate.ts";
 import { openPostgresStore, postgresClient } from "../src/db/store-pg.ts";
 import { AUDIT_CHAIN_GENESIS } from "../src/domain/views/audit-chain.ts";
-import { createTestDatabase, TEST_ENGINE } from "./helpers/pg.ts";
+import { createTestDatabase, lockedLanes, TEST_ENGINE } from "./helpers/pg.ts";
 import { until } from "./helpers/wait.ts";
 
 const ORG = "org-lanes";
@@ -33,12 +33,8 @@ describe.skipIf(TEST_ENGINE !== "postgres")("the audit chain's lanes an instance
     await database?.drop();
   });
 
-  /** The lanes of ORG locked by any session (session advisory locks on (hashtext(org), lane)). */
-  const locked = async (): Promise<number[]> =>
-    (
-      await admin<{ lane: number }[]>`SELECT objid::int AS lane FROM pg_locks
-        WHERE locktype = 'advisory' AND objsubid = 2 AND granted AND classid::bigint = (hashtext(${ORG})::bigint & 4294967295) ORDER BY objid`
-    ).map((r) => r.lane);
+  /** The lanes of ORG locked by any session. */
+  const locked = async (): Promise<number[]> => (await lockedLanes(admin, ORG)).map((r) => r.lane);
 
   test("a take claims the entity's lane first; a lane is one transaction's at a time; given back, its head is the one it was moved to", async () => {
     const first = (await lanes.take(ORG, 3, 8))!;

@@ -92,8 +92,8 @@ const UNLOCK = "SELECT pg_advisory_unlock(hashtext($1), $2) WHERE pg_backend_pid
 export function openAuditLanes(conn: postgres.Sql, timing: { idleMs?: number; watchMs?: number } = {}): AuditLanes {
   const idleMs = timing.idleMs ?? LANE_IDLE_MS;
   const byOrg = new Map<string, Map<number, Lane>>();
-  /** Lanes being claimed, per organization: two takes at once do not claim the same one. */
-  const claiming = new Map<string, Set<number>>();
+  /** Lanes being claimed ("org lane"): two takes at once do not claim the same one. */
+  const claiming = new Set<string>();
   let session = 0;
   let count = 0;
   let closed = false;
@@ -126,14 +126,13 @@ export function openAuditLanes(conn: postgres.Sql, timing: { idleMs?: number; wa
   async function claim(orgId: string, preferred: number, lanes: number): Promise<Lane | null> {
     if (count >= MAX_LANES_HELD || lanes < 2) return null;
     const mine = byOrg.get(orgId);
-    let pending = claiming.get(orgId);
-    if (!pending) claiming.set(orgId, (pending = new Set()));
     // From the preferred lane on, lane 0 left out.
     const start = preferred >= 1 && preferred < lanes ? preferred : 1;
     for (let i = 0; i < lanes - 1; i++) {
       const lane = 1 + ((start - 1 + i) % (lanes - 1));
-      if (mine?.has(lane) || pending.has(lane)) continue;
-      pending.add(lane);
+      const key = `${orgId} ${lane}`;
+      if (mine?.has(lane) || claiming.has(key)) continue;
+      claiming.add(key);
       try {
         const row = await one<{ ok: boolean; pid: number }>(CLAIM, [orgId, lane]);
         if (!row.ok) continue;
@@ -149,7 +148,7 @@ export function openAuditLanes(conn: postgres.Sql, timing: { idleMs?: number; wa
         count++;
         return l;
       } finally {
-        pending.delete(lane);
+        claiming.delete(key);
       }
     }
     return null;

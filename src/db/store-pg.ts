@@ -274,12 +274,10 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
       try {
         const value = await current.run(scope, fn);
         await current.run(scope, () => flushDeferred(scope));
+        return value;
+      } finally {
         // Its writes are not awaited here: a lane of the audit chain is read again before its next use.
         endedAs(scope, false);
-        return value;
-      } catch (err) {
-        endedAs(scope, false);
-        throw err;
       }
     }
     const exclusive = opts.exclusive !== false;

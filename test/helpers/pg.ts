@@ -55,3 +55,12 @@ export function databaseForPath(path: string): Promise<{ url: string; drop(): Pr
   }
   return db;
 }
+
+/**
+ * The lanes of an organization's audit chain locked in the database and the sessions holding
+ * them (the advisory locks on (hashtext(org id), lane), src/db/audit-lanes-pg.ts), by lane.
+ */
+export async function lockedLanes(sql: postgres.Sql, orgId: string): Promise<{ pid: number; lane: number }[]> {
+  return sql<{ pid: number; lane: number }[]>`SELECT pid, objid::int AS lane FROM pg_locks
+    WHERE locktype = 'advisory' AND objsubid = 2 AND granted AND classid::bigint = (hashtext(${orgId})::bigint & 4294967295) ORDER BY objid`;
+}
