@@ -22,6 +22,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { DASHBOARD_HEADERS } from "../src/api/dashboard-page.ts";
+import { driverUnmended } from "../src/db/driver-mends.ts";
 import { VERSION } from "../src/version.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
@@ -41,6 +42,14 @@ for (const required of [...entrypoints, join(ROOT, "src/web/index.html")]) {
     console.error(`build: ${required} is missing`);
     process.exit(1);
   }
+}
+
+// The binary embeds node_modules/postgres as installed: never one without our mends (an install
+// with --ignore-scripts skips them), which a start on PostgreSQL would refuse anyway.
+const unmended = driverUnmended();
+if (unmended) {
+  console.error(`build: ${unmended}`);
+  process.exit(1);
 }
 
 const started = performance.now();

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { sql, type SQL } from "drizzle-orm";
 import type { Config } from "../config.ts";
 import { log } from "../log.ts";
+import { driverUnmended } from "./driver-mends.ts";
 import { ENGINE } from "./engine.ts";
 import { migrateStore, refuseNewerSqliteFile, type AppliedMigration } from "./migrate.ts";
 import { openPostgresStore, withMigrationLock } from "./store-pg.ts";
@@ -9,6 +10,12 @@ import { openSqliteStore, type Store } from "./store.ts";
 
 /** The database cannot be used: start-up stops with this message. */
 export class DatabaseUnavailableError extends Error {}
+
+/** A PostgreSQL start stops here with a driver that lacks our mends (src/db/driver-mends.ts). */
+function refuseUnmendedDriver(): void {
+  const reason = driverUnmended();
+  if (reason) throw new DatabaseUnavailableError(reason);
+}
 
 /**
  * Opens the configured engine's store (PostgreSQL when FLAGSTAFF_DATABASE_URL is set, else
@@ -29,6 +36,7 @@ export async function openStore(
     }
   }
   if (ENGINE !== "postgres") throw new Error("FLAGSTAFF_DATABASE_URL was set after start-up: the engine is chosen when the program starts");
+  refuseUnmendedDriver();
   const url = config.databaseUrl;
   const store = openPostgresStore({ url, poolSize: config.databasePool, statementTimeoutMs: config.databaseStatementTimeoutMs });
   try {
@@ -56,6 +64,7 @@ export async function openUnmigrated(config: Pick<Config, "dbPath" | "databaseUr
     refuseNewerSqliteFile(config.dbPath);
     return openSqliteStore(config.dbPath);
   }
+  refuseUnmendedDriver();
   const store = openPostgresStore({ url: config.databaseUrl, poolSize: 1 });
   try {
     await store.ping();
