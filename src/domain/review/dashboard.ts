@@ -16,8 +16,7 @@ import { badRequest, notFound } from "../core/errors.ts";
 import { getIdentity, toIdentityView, type IdentityView } from "../intake/identities.ts";
 import { backgroundBacklog, type Backlog } from "./job-backlog.ts";
 import { holderOf, isClaimedBy, isUnclaimed } from "./claims.ts";
-import { assertNotReviewingBlind, assertNotReviewingSubjectBlind } from "./quality-review.ts";
-import { isOfWorkableCase, workableCases, type AccessContext } from "./queue-access.ts";
+import { assertMaySeeSubject, isCountedFor, isOfWorkableCase, listableCases, workableCases, type AccessContext } from "./queue-access.ts";
 import { defaultQueue, listQueues, queueIdOfCase, queueScope, requireQueue } from "./queues.ts";
 import { toReportViews, type ReportView } from "../intake/reports.ts";
 import { BUCKETS, maxSeverity, SEVERITIES, type Bucket, type Severity } from "../cases/severity.ts";
@@ -501,9 +500,8 @@ export interface CaseDetail {
 
 export async function caseDetail(ctx: TenantRead & AccessContext, caseId: string): Promise<CaseDetail> {
   const now = ctx.clock.now();
-  // A case in a queue the caller may not work is not found (src/domain/review/queue-access.ts).
+  // A case in a queue the caller may not work is not found, one they review blind refused (src/domain/review/queue-access.ts).
   const c = await requireCase(ctx, caseId);
-  await assertNotReviewingBlind(ctx, c.id);
   const def = await defaultQueue(ctx);
   const inQueue = c.queueId ? await requireQueue(ctx, queueIdOfCase(c, def.id)).catch(() => def) : def;
   const rows = await reportsOfCase(ctx, c.id);
@@ -570,11 +568,10 @@ export async function identityProfile(ctx: TenantRead & AccessContext, identityI
     .where(and(eq(identities.id, identityId), eq(projects.orgId, ctx.orgId)))
     .limit(1);
   if (!row) throw notFound("Identity not found");
-  // Refused when a case about this identity is one the caller reviews blind: so none of the cases
-  // below is (no listableCases needed).
-  await assertNotReviewingSubjectBlind(ctx, identityId);
-  // Cases in queues the caller may not work, and their reports, are left out.
-  const access = await workableCases(ctx);
+  // Refused when a case about this identity is one the caller reviews blind (the blind-review wall).
+  await assertMaySeeSubject(ctx, identityId);
+  // Cases in queues the caller may not work, and their reports, are left out; so are those the wall hides.
+  const access = await listableCases(ctx);
   const reportWorkable = await isOfWorkableCase(ctx, "case", reports.caseId, { whenNull: "left out" });
   const about = await ctx.db
     .select()
@@ -646,11 +643,12 @@ const dayOfUs = (us: SQLWrapper) => sql<number>`${us} / ${US_PER_DAY}`;
 
 export async function overview(ctx: TenantRead & AccessContext, q: { projectId?: string; days: number }): Promise<Overview> {
   const now = ctx.clock.now();
-  // Every figure counts the cases the caller may work, and their reports (queue access).
+  // Every figure counts the cases the caller may work, and their reports (queue access), a case
+  // they review blind included: figures that dropped it would tell its decision (queue-access.ts).
   const [caseWorkable, reportWorkable, caseEventWorkable] = await Promise.all([
     workableCases(ctx),
-    isOfWorkableCase(ctx, "case", reports.caseId, { whenNull: "left out" }),
-    isOfWorkableCase(ctx, "case", auditEvents.entityId, { whenNull: "left out" }),
+    isCountedFor(ctx, "case", reports.caseId, { whenNull: "left out" }),
+    isCountedFor(ctx, "case", auditEvents.entityId, { whenNull: "left out" }),
   ]);
   const today = Math.floor(now / DAY_MS) * DAY_MS;
   const since = today - (q.days - 1) * DAY_MS;
