@@ -14,7 +14,7 @@
  * another case about someone else. Webhook deliveries, an evaluation set of the decisions and a
  * run of it exist. Then a second moderator (the holder) takes the sampled decision blind and
  * calls every procedure with inputs naming, in turn, the decided case, the subject's newest case
- * and the reporter's other case.
+ * and the reporter's other case; on a second server, an admin holding it calls every query.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startFakeOllama, type FakeOllama } from "../scripts/fake-ollama.ts";
@@ -71,23 +71,38 @@ interface World {
   runId: string;
 }
 
-let server: TestServer;
 let fake: FakeOllama;
 let receiver: ReturnType<typeof Bun.serve>;
-let admin: DashboardUser;
-let decider: DashboardUser;
-let holder: DashboardUser;
-let w: World;
+/** The servers staged, each with its world (one per holder's role). */
+const servers: TestServer[] = [];
 
-beforeAll(async () => {
+beforeAll(() => {
   fake = startFakeOllama();
   fake.setDefault(() => ({ json: { reasoning: "Looks bad.", categories: ["harassment"], severity: "HIGH", confidence: 90 } }));
   receiver = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("ok") });
-  server = await startServer({ OLLAMA_HOST: fake.url, FLAGSTAFF_SCAN_ALLOW_PRIVATE: "1", FLAGSTAFF_JOB_POLL_MS: "100", FLAGSTAFF_REPORT_RATE_LIMIT: "100000" });
+});
+
+afterAll(async () => {
+  for (const server of servers) await server.dispose();
+  await fake?.stop();
+  receiver?.stop(true);
+});
+
+/** A server with the world of the module's comment, and its holder (of `role`) holding the decision blind. */
+interface Scene {
+  server: TestServer;
+  admin: DashboardUser;
+  holder: DashboardUser;
+  w: World;
+}
+
+async function stage(role: "moderator" | "admin"): Promise<Scene> {
+  const server = await startServer({ OLLAMA_HOST: fake.url, FLAGSTAFF_SCAN_ALLOW_PRIVATE: "1", FLAGSTAFF_JOB_POLL_MS: "100", FLAGSTAFF_REPORT_RATE_LIMIT: "100000" });
+  servers.push(server);
   const { orgSlug, projectId } = server.demo;
-  admin = await demoAdmin(server);
-  decider = await newUser(server, "moderator", "decider");
-  holder = await newUser(server, "moderator", "holder");
+  const admin = await demoAdmin(server);
+  const decider = await newUser(server, "moderator", "decider");
+  const holder = await newUser(server, role, "holder");
 
   await admin.trpc.ai.updateSettings.mutate({ orgSlug, projectId, aiEnabled: true });
   await admin.trpc.strikes.setPolicy.mutate({ orgSlug, projectId, enabled: true });
@@ -135,7 +150,7 @@ beforeAll(async () => {
   const task = (await holder.trpc.quality.next.mutate({ orgSlug })).task!;
   expect(task.caseId).toBe(decided.caseId);
 
-  w = {
+  const w: World = {
     orgSlug,
     projectId,
     subject,
@@ -160,20 +175,15 @@ beforeAll(async () => {
     setId: set.id,
     runId: run.id,
   };
-}, 90_000);
-
-afterAll(async () => {
-  await server?.dispose();
-  await fake?.stop();
-  receiver?.stop(true);
-});
+  return { server, admin, holder, w };
+}
 
 /** What the inputs name: the decided case, the subject's newest case, or the reporter's other case. */
 type Target = "decided" | "subject" | "reporter";
 const TARGETS: Target[] = ["decided", "subject", "reporter"];
 
 /** Values for input fields by name. */
-function knownValues(caller: DashboardUser, target: Target): Record<string, unknown> {
+function knownValues(w: World, caller: DashboardUser, target: Target): Record<string, unknown> {
   const caseId = { decided: w.caseId, subject: w.laterCaseId, reporter: w.reporterCaseId }[target];
   const reportId = { decided: w.reportId, subject: w.laterReportId, reporter: w.reporterReportId }[target];
   const identity = target === "reporter" ? w.reporter : w.subject;
@@ -216,9 +226,9 @@ function knownValues(caller: DashboardUser, target: Target): Record<string, unkn
 }
 
 /** Inputs the schema walk cannot make valid, by procedure (each names the target wherever it takes a case). */
-function overrides(caller: DashboardUser, target: Target): Record<string, unknown> {
+function overrides(w: World, caller: DashboardUser, target: Target): Record<string, unknown> {
   const { orgSlug, projectId } = w;
-  const known = knownValues(caller, target);
+  const known = knownValues(w, caller, target);
   return {
     "reports.create": { projectId, reason: "spam", target: { contentType: "post", contentExternalId: `post-${unique()}`, content: "harmless" } },
     "reports.resolve": { reportId: known.reportId, resolutionCode: "NO_VIOLATION" },
@@ -245,8 +255,8 @@ const NOT_CALLED: Record<string, string> = {
   "quality.submit": "commits the second review: the wall opens, by design",
 };
 
-function inputOf(p: Procedure, caller: DashboardUser, target: Target): unknown {
-  return overrides(caller, target)[p.path] ?? inputFromSchema(p, knownValues(caller, target));
+function inputOf(w: World, p: Procedure, caller: DashboardUser, target: Target): unknown {
+  return overrides(w, caller, target)[p.path] ?? inputFromSchema(p, knownValues(w, caller, target));
 }
 
 /** Every object inside a parsed answer. */
@@ -265,7 +275,7 @@ function* objects(value: unknown): Generator<Record<string, unknown>> {
  * resolution, dismissal, decision or outcome, or an audit event about them; an error message
  * naming a decided status.
  */
-function leaks(path: string, target: Target, answer: RawAnswer, input: unknown): string[] {
+function leaks(w: World, path: string, target: Target, answer: RawAnswer, input: unknown): string[] {
   const sent = JSON.stringify(input ?? null);
   const text = answer.text;
   const shown = (v: string) => !sent.includes(v) && (text.includes(v) || text.includes(v.toLowerCase()));
@@ -293,7 +303,7 @@ function leaks(path: string, target: Target, answer: RawAnswer, input: unknown):
 }
 
 /** Everything an admin reads of the world, to compare before and after the walk. */
-async function snapshot(): Promise<string> {
+async function snapshot({ admin, w }: Scene): Promise<string> {
   const read = async (path: string, input: unknown) => {
     const r = await admin.raw(path, "query", input);
     expect(r.status).toBe(200);
@@ -310,53 +320,69 @@ async function snapshot(): Promise<string> {
   ]);
 }
 
-describe("the blind second review: every procedure of the router, called by the holder of a blind task", () => {
+/**
+ * Calls every walked procedure of `types` as the scene's holder, for every target, queries first;
+ * answers what leaked (and 5xx answers). Prints its count of procedures and calls.
+ */
+async function walk(scene: Scene, types: readonly ("query" | "mutation")[]): Promise<string[]> {
+  const { holder, w } = scene;
+  const walked = procedures.filter((p) => !NOT_CALLED[p.path] && types.includes(p.type));
+  const problems: string[] = [];
+  const leaked = new Set<string>();
+  let calls = 0;
+  let refused = 0;
+  for (const type of types) {
+    for (const target of TARGETS) {
+      for (const p of walked) {
+        if (p.type !== type) continue;
+        const input = inputOf(w, p, holder, target);
+        const r = await holder.raw(p.path, p.type, input);
+        calls++;
+        if (r.status === 403 && /reviewing (this case|a case)/.test(r.text)) refused++;
+        if (r.status >= 500) problems.push(`${p.path} (${target}): ${r.status} ${r.text.slice(0, 200)}`);
+        const shown = leaks(w, p.path, target, r, input);
+        if (shown.length) {
+          leaked.add(p.path);
+          problems.push(`${p.path} (${target}, ${r.status}) shows ${shown.join(", ")}`);
+        }
+      }
+    }
+  }
+  console.log(
+    `blind review (${holder.role} holder): ${walked.length} procedures of ${procedures.length} walked (${types.map((t) => (t === "query" ? "queries" : "mutations")).join(" and ")}), ${calls} calls, ${refused} refused by the wall; leaking: ${leaked.size ? [...leaked].join(", ") : "none"}`,
+  );
+  return problems;
+}
+
+describe("the blind second review: every procedure of the router, called by a moderator holding a blind task", () => {
+  let scene: Scene;
+  beforeAll(async () => {
+    scene = await stage("moderator");
+  }, 90_000);
+
   test("the check sees the decision where it is: an admin's answers to the same inputs carry it", async () => {
+    const { admin, w } = scene;
     const named = ["cases.detail", "reports.get", "enforcement.identityActions", "sweeps.preview", "strikes.ofIdentity", "dashboard.case", "dashboard.identity"];
     for (const path of named) {
       const p = procedures.find((x) => x.path === path)!;
-      const input = inputOf(p, admin, "decided");
+      const input = inputOf(w, p, admin, "decided");
       const r = await admin.raw(path, "query", input);
       expect(r.status).toBe(200);
-      expect({ path, leaks: leaks(path, "decided", r, input).length > 0 }).toEqual({ path, leaks: true });
+      expect({ path, leaks: leaks(w, path, "decided", r, input).length > 0 }).toEqual({ path, leaks: true });
     }
   });
 
   test("no answer carries the first decision, and nothing changes", async () => {
-    const walked = procedures.filter((p) => !NOT_CALLED[p.path]);
-    expect(walked.length).toBeGreaterThan(100);
+    expect(procedures.length).toBeGreaterThan(100);
     for (const path of Object.keys(NOT_CALLED)) expect(procedures.map((p) => p.path)).toContain(path);
-    const before = await snapshot();
-    const problems: string[] = [];
-    const leaked = new Set<string>();
-    let calls = 0;
-    let refused = 0;
+    const before = await snapshot(scene);
     // Queries first, for every target; then mutations (which may decide the reporter's case).
-    for (const type of ["query", "mutation"] as const) {
-      for (const target of TARGETS) {
-        for (const p of walked) {
-          if (p.type !== type) continue;
-          const input = inputOf(p, holder, target);
-          const r = await holder.raw(p.path, p.type, input);
-          calls++;
-          if (r.status === 403 && /reviewing (this case|a case)/.test(r.text)) refused++;
-          if (r.status >= 500) problems.push(`${p.path} (${target}): ${r.status} ${r.text.slice(0, 200)}`);
-          const shown = leaks(p.path, target, r, input);
-          if (shown.length) {
-            leaked.add(p.path);
-            problems.push(`${p.path} (${target}, ${r.status}) shows ${shown.join(", ")}`);
-          }
-        }
-      }
-    }
-    console.log(
-      `blind review: ${walked.length} procedures of ${procedures.length} walked, ${calls} calls (${refused} refused by the wall); leaking: ${leaked.size ? [...leaked].join(", ") : "none"}`,
-    );
-    expect(problems).toEqual([]);
-    expect(await snapshot()).toBe(before);
+    expect(await walk(scene, ["query", "mutation"])).toEqual([]);
+    expect(await snapshot(scene)).toBe(before);
   }, 180_000);
 
   test("the holder is told why (403), and everything opens once the second review is committed", async () => {
+    const { holder, w } = scene;
     const { orgSlug, projectId } = w;
     const identity = { orgSlug, projectId, typeName: w.subject.type, externalId: w.subject.externalId };
     await expectRefused(holder.caseDetail(w.caseId), "FORBIDDEN", "reviewing this case blind");
@@ -374,4 +400,16 @@ describe("the blind second review: every procedure of the router, called by the 
     const actions = await holder.trpc.enforcement.identityActions.query({ projectId, typeName: w.subject.type, externalId: w.subject.externalId });
     expect(actions.actions.map((a) => a.id)).toContain(w.actionId);
   });
+});
+
+describe("the blind second review: every query of the router, called by an admin holding a blind task", () => {
+  // An admin's queries include the admin-only ones (jobs, users, keys, the leads' quality pages).
+  // Their mutations are not walked: they delete what the walk reads (projects, queues), and an
+  // admin may step around the wall anyway (a secret key of their own reads the REST routes:
+  // docs/quality.md says what that leaves to trust).
+  test("no answer carries the first decision", async () => {
+    const scene = await stage("admin");
+    expect(await walk(scene, ["query"])).toEqual([]);
+    await expectRefused(scene.holder.caseDetail(scene.w.caseId), "FORBIDDEN", "reviewing this case blind");
+  }, 180_000);
 });
