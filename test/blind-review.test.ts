@@ -10,8 +10,8 @@
  *
  * The world: a moderator (the decider) notes and resolves a case with a suspension (a strike
  * under the project's policy), sweeps the account's other open case with it; the platform files
- * an appeal; the account gets a new case after that; the reporter of the decided case has
- * another case about someone else. Webhook deliveries, an evaluation set of the decisions and a
+ * an appeal; the account gets a new case after that; the reporter of both decided cases has
+ * another case about someone else (their figures, by status and accuracy, count the decisions). Webhook deliveries, an evaluation set of the decisions and a
  * run of it exist. Then a second moderator (the holder) takes the sampled decision blind and
  * calls every procedure with inputs naming, in turn, the decided case, the subject's newest case
  * and the reporter's other case; on a second server, an admin holding it calls every query.
@@ -120,7 +120,7 @@ async function stage(role: "moderator" | "admin"): Promise<Scene> {
   };
   const post = (content: string) => ({ contentType: "post", contentExternalId: `post-${unique()}`, content });
   const decided = await file({ subject, reporter, target: post(`Look: ${CONTENT.decided}`) });
-  const swept = await file({ subject, target: post(`Also: ${CONTENT.swept}`) });
+  const swept = await file({ subject, reporter, target: post(`Also: ${CONTENT.swept}`) });
   const other = await file({ subject: { type: "user", externalId: `other-${unique()}` }, reporter, target: post("Something else") });
 
   // The first decision: a note, then a suspension with its reason; the suspension sweeps the account's other case.
@@ -275,7 +275,7 @@ function* objects(value: unknown): Generator<Record<string, unknown>> {
  * resolution, dismissal, decision or outcome, or an audit event about them; an error message
  * naming a decided status.
  */
-function leaks(w: World, path: string, target: Target, answer: RawAnswer, input: unknown): string[] {
+function leaks(w: World, path: string, target: Target, answer: RawAnswer, input: unknown, beforeOwnDecisions: boolean): string[] {
   const sent = JSON.stringify(input ?? null);
   const text = answer.text;
   const shown = (v: string) => !sent.includes(v) && (text.includes(v) || text.includes(v.toLowerCase()));
@@ -293,6 +293,15 @@ function leaks(w: World, path: string, target: Target, answer: RawAnswer, input:
     if (typeof o.status === "string" && DECIDED.includes(o.status)) found.push(`status ${o.status}`);
     for (const field of ["resolution", "dismissal", "decision", "outcome", "resolutionCode", "first"]) if (o[field] != null) found.push(field);
     if (typeof o.entityType === "string" && typeof o.action === "string") found.push(`audit ${o.action}`);
+  }
+  // A reporter's figures: until the holder decides something themselves (the walk's queries),
+  // only the decided reports (the reporter's) can have made a report decided or upheld.
+  if (beforeOwnDecisions) {
+    for (const o of objects(answer.body)) {
+      for (const status of DECIDED) if (typeof o[status] === "number" && (o[status] as number) > 0) found.push(`a count of ${status} reports`);
+      if (typeof o.reportsDecided === "number" && o.reportsDecided > 0) found.push("a reporter's decided reports");
+      for (const band of ["fewDecided", "mostlyUpheld", "mostlyNotUpheld", "mixed"]) if (typeof o[band] === "number" && (o[band] as number) > 0) found.push(`a reporter ${band}`);
+    }
   }
   // The reporter's case is the holder's to decide: a refusal may name the status they gave it.
   if (answer.status >= 400 && target !== "reporter") {
@@ -340,7 +349,7 @@ async function walk(scene: Scene, types: readonly ("query" | "mutation")[]): Pro
         calls++;
         if (r.status === 403 && /reviewing (this case|a case)/.test(r.text)) refused++;
         if (r.status >= 500) problems.push(`${p.path} (${target}): ${r.status} ${r.text.slice(0, 200)}`);
-        const shown = leaks(w, p.path, target, r, input);
+        const shown = leaks(w, p.path, target, r, input, type === "query");
         if (shown.length) {
           leaked.add(p.path);
           problems.push(`${p.path} (${target}, ${r.status}) shows ${shown.join(", ")}`);
@@ -362,13 +371,17 @@ describe("the blind second review: every procedure of the router, called by a mo
 
   test("the check sees the decision where it is: an admin's answers to the same inputs carry it", async () => {
     const { admin, w } = scene;
-    const named = ["cases.detail", "reports.get", "enforcement.identityActions", "sweeps.preview", "strikes.ofIdentity", "dashboard.case", "dashboard.identity"];
-    for (const path of named) {
+    // The issue's five (and the pages), on the decided case; the reporter's figures on their other case.
+    const named: [string, Target][] = [
+      ...["cases.detail", "reports.get", "enforcement.identityActions", "sweeps.preview", "strikes.ofIdentity", "dashboard.case", "dashboard.identity"].map((path) => [path, "decided"] as [string, Target]),
+      ...["dashboard.case", "cases.reporterSummary", "identities.reporter", "identities.reporterWeights"].map((path) => [path, "reporter"] as [string, Target]),
+    ];
+    for (const [path, target] of named) {
       const p = procedures.find((x) => x.path === path)!;
-      const input = inputOf(w, p, admin, "decided");
+      const input = inputOf(w, p, admin, target);
       const r = await admin.raw(path, "query", input);
       expect(r.status).toBe(200);
-      expect({ path, leaks: leaks(w, path, "decided", r, input).length > 0 }).toEqual({ path, leaks: true });
+      expect({ path, target, leaks: leaks(w, path, target, r, input, true).length > 0 }).toEqual({ path, target, leaks: true });
     }
   });
 

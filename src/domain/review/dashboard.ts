@@ -16,7 +16,7 @@ import { badRequest, notFound } from "../core/errors.ts";
 import { getIdentity, toIdentityView, type IdentityView } from "../intake/identities.ts";
 import { backgroundBacklog, type Backlog } from "./job-backlog.ts";
 import { holderOf, isClaimedBy, isUnclaimed } from "./claims.ts";
-import { assertMaySeeSubject, isCountedFor, isOfWorkableCase, listableCases, workableCases, type AccessContext } from "./queue-access.ts";
+import { assertMaySeeSubject, isCountedFor, isOfWorkableCase, listableCases, reportNotReviewedBlind, workableCases, type AccessContext } from "./queue-access.ts";
 import { defaultQueue, listQueues, queueIdOfCase, queueScope, requireQueue } from "./queues.ts";
 import { toReportViews, type ReportView } from "../intake/reports.ts";
 import { BUCKETS, maxSeverity, SEVERITIES, type Bucket, type Severity } from "../cases/severity.ts";
@@ -415,8 +415,11 @@ export interface ReporterView {
   filed: Partial<Record<Status, number>>;
 }
 
-/** How many reports each reporter filed, by status (an index search per reporter). */
-async function reporterStats(ctx: Pick<DomainContext, "db">, reporterIds: string[]): Promise<Map<string, Partial<Record<Status, number>>>> {
+/**
+ * How many reports each reporter filed, by status (an index search per reporter), but those the
+ * blind-review wall hides from the caller: their status would tell the decision.
+ */
+async function reporterStats(ctx: AccessContext, reporterIds: string[]): Promise<Map<string, Partial<Record<Status, number>>>> {
   const out = new Map<string, Partial<Record<Status, number>>>();
   if (!reporterIds.length) return out;
   const rows = await ctx.db
@@ -424,7 +427,7 @@ async function reporterStats(ctx: Pick<DomainContext, "db">, reporterIds: string
     .from(reports)
     // Identities belong to one project, so the reporter ids alone pick the project's reports
     // (and leave the planner the reporter index rather than a walk of the whole project).
-    .where(inArray(reports.reporterIdentityId, reporterIds))
+    .where(and(inArray(reports.reporterIdentityId, reporterIds), await reportNotReviewedBlind(ctx)))
     .groupBy(reports.reporterIdentityId, reports.status);
   for (const r of rows) {
     if (!r.id) continue;

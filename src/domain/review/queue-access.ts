@@ -219,6 +219,19 @@ export async function notReviewedBlind(ctx: AccessContext): Promise<SQL | undefi
   return nothingBlind(blind) ? undefined : notBlindCase(blind, cases.id, cases.subjectIdentityId);
 }
 
+/**
+ * The SQL condition on `reports` "not hidden by the blind-review wall" (undefined: none is): not
+ * of a case it hides, nor about an account reviewed blind. For what is counted per reporter
+ * (their reports by status, their accuracy), whose figures would tell the decision of a report
+ * they filed; queue access is not asked here (a reporter's figures count every queue).
+ */
+export async function reportNotReviewedBlind(ctx: AccessContext): Promise<SQL | undefined> {
+  const blind = await blindScope(ctx);
+  if (nothingBlind(blind)) return undefined;
+  const hidden = sql`select ${cases.id} from ${cases} where ${cases.orgId} = ${ctx.orgId} and not (${notBlindCase(blind, cases.id, cases.subjectIdentityId)})`;
+  return sql`(${reports.caseId} not in (${hidden}) and ${notBlindAccount(blind, reports.subjectIdentityId)})`;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The blind-review wall (docs/quality.md, "The blind second review").
 
@@ -297,7 +310,7 @@ export async function assertMaySeeSubject(ctx: AccessContext, identityId: string
 
 /** The SQL condition "the case (by id and subject columns) is not hidden by the wall". */
 function notBlindCase(blind: BlindScope, caseId: SQLWrapper, subjectId: SQLWrapper): SQL {
-  return sql`${caseId} not in (${idList(blind.caseIds)}) and ${notBlindAccount(blind, subjectId)}`;
+  return sql`(${caseId} not in (${idList(blind.caseIds)}) and ${notBlindAccount(blind, subjectId)})`;
 }
 
 /** The SQL condition "the account (an identity id column, null: none) is not one reviewed blind". */
