@@ -1,5 +1,5 @@
 /**
- * The blind second review is a wall (issue 40, docs/quality.md "The blind second review"):
+ * The blind second review is a wall (issue 40, docs/quality.md "The blind-review wall"):
  * while a moderator holds a second review of a case, no procedure answers them the first
  * decision: not the case's or its reports' status beyond IN_REVIEW, their resolution or
  * dismissal, the decider's notes, the enforcement action and its reason, its appeal and
@@ -11,10 +11,11 @@
  * The world: a moderator (the decider) notes and resolves a case with a suspension (a strike
  * under the project's policy), sweeps the account's other open case with it; the platform files
  * an appeal; the account gets a new case after that; the reporter of both decided cases has
- * another case about someone else (their figures, by status and accuracy, count the decisions). Webhook deliveries, an evaluation set of the decisions and a
- * run of it exist. Then a second moderator (the holder) takes the sampled decision blind and
- * calls every procedure with inputs naming, in turn, the decided case, the subject's newest case
- * and the reporter's other case; on a second server, an admin holding it calls every query.
+ * another case about someone else (their figures, by status and accuracy, count the decisions).
+ * Webhook deliveries, an evaluation set of the decisions and a run of it exist. Then a second
+ * moderator (the holder) takes the sampled decision blind and calls every procedure with inputs
+ * naming, in turn, the decided case, the subject's newest case and the reporter's other case; on
+ * a second server, an admin holding it calls every query.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startFakeOllama, type FakeOllama } from "../scripts/fake-ollama.ts";
@@ -272,8 +273,8 @@ function* objects(value: unknown): Generator<Record<string, unknown>> {
  * What of the first decision an answer shows, but for what the caller sent itself: its texts,
  * the ids of the action, its appeal, strike and sweep, the decided content, and any record of
  * the decided or swept case or their reports (by id) with a status beyond IN_REVIEW, a
- * resolution, dismissal, decision or outcome, or an audit event about them; an error message
- * naming a decided status.
+ * resolution, dismissal, decision or outcome, or an audit event about them; a reporter's figures
+ * counting a decided report; an error message naming a decided status.
  */
 function leaks(w: World, path: string, target: Target, answer: RawAnswer, input: unknown, beforeOwnDecisions: boolean): string[] {
   const sent = JSON.stringify(input ?? null);
@@ -295,7 +296,8 @@ function leaks(w: World, path: string, target: Target, answer: RawAnswer, input:
     if (typeof o.entityType === "string" && typeof o.action === "string") found.push(`audit ${o.action}`);
   }
   // A reporter's figures: until the holder decides something themselves (the walk's queries),
-  // only the decided reports (the reporter's) can have made a report decided or upheld.
+  // the only decided reports are the first decision's and the sweep's, both the reporter's and
+  // both walled: a count of decided reports, or an accuracy band other than "none decided", is theirs.
   if (beforeOwnDecisions) {
     for (const o of objects(answer.body)) {
       for (const status of DECIDED) if (typeof o[status] === "number" && (o[status] as number) > 0) found.push(`a count of ${status} reports`);

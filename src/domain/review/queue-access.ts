@@ -10,22 +10,24 @@
  * their statements, appeals and audit events) is the case's: a user who may not work its queue
  * gets none of it, from any procedure, "as if it did not exist": lookups by id answer 404
  * (`assertMayWorkCase`, called by requireCase, requireReport, requireAction and requireAppeal,
- * so no caller can forget it), lists and counts leave it out (`workableCases`,
- * `caseIdIsWorkable`), and organization-wide figures and logs that cannot be split by queue
+ * so no caller can forget it), lists and counts leave it out (`listableCases`, `workableCases`,
+ * `isOfWorkableCase`), and organization-wide figures and logs that cannot be split by queue
  * (webhook deliveries, the transparency report) need access to every queue
  * (`requireEveryCase`). test/queue-access.test.ts calls every procedure of the router as such a
  * user and fails on any leak.
  *
- * The blind-review wall (docs/quality.md, "The blind second review") is the same check: while a
+ * The blind-review wall (docs/quality.md, "The blind-review wall") is the same check: while a
  * user holds a second review they have not submitted, its case and the accounts it is about
  * (`blindScope`) are walled off from them as a queue they may not work is, but with a 403 that
  * says why (they know the case: it is their task): lookups by id refuse them (`caseRefusal`, in
  * the same assertMayWorkCase/assertMayWorkCaseId every require* calls, and
  * `assertMaySeeSubject` for what is looked up by account), lists leave them out (the same
  * conditions: listableCases, isOfWorkableCase, auditEventIsWorkable) and whatever cannot be
- * split by case is refused (requireEveryCase). Figures are not lists: they count by queue access
+ * split by case is refused (requireEveryCase). Figures that are no list count by queue access
  * alone (`workableCases`, `isCountedFor`), the case reviewed blind with the others, since a
- * figure that dropped it when the task is taken would tell its decision by the difference.
+ * figure that dropped it when the task is taken would tell its decision by the difference; but a
+ * reporter's figures leave its walled reports out (`reportNotReviewedBlind`), as the blind view
+ * names the reporter and a reporter's few reports would tell it.
  * test/blind-review.test.ts calls every procedure of the router as such a holder and fails on
  * any answer that carries the first decision.
  *
@@ -233,7 +235,7 @@ export async function reportNotReviewedBlind(ctx: AccessContext): Promise<SQL | 
 }
 
 // ---------------------------------------------------------------------------------------------
-// The blind-review wall (docs/quality.md, "The blind second review").
+// The blind-review wall (docs/quality.md, "The blind-review wall").
 
 /**
  * What the caller reviews blind: the cases of the second reviews they took and have not
