@@ -19,11 +19,9 @@
  * Calls go through the transport by hand (`user.raw`): the test walks procedures by path.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { z } from "zod";
-import { appRouter } from "../src/api/router.ts";
-import type { Meta } from "../src/api/trpc.ts";
 import { startFakeOllama, type FakeOllama } from "../scripts/fake-ollama.ts";
 import { demoAdmin, expectRefused, newUser, signIn, statusOf, type DashboardUser } from "./helpers/dashboard.ts";
+import { inputFromSchema, procedures, type Procedure } from "./helpers/procedures.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 import { until } from "./helpers/wait.ts";
 
@@ -302,65 +300,6 @@ function overrides(caller: DashboardUser, target: Target): Record<string, unknow
   };
 }
 
-type JsonSchema = {
-  type?: string | string[];
-  properties?: Record<string, JsonSchema>;
-  required?: string[];
-  items?: JsonSchema;
-  minItems?: number;
-  enum?: unknown[];
-  const?: unknown;
-  anyOf?: JsonSchema[];
-  oneOf?: JsonSchema[];
-  format?: string;
-  minLength?: number;
-  minimum?: number;
-  exclusiveMinimum?: number;
-  default?: unknown;
-};
-
-/** A value that satisfies `schema` as far as it says, with known fields filled by name. */
-function sample(schema: JsonSchema, known: Record<string, unknown>, name?: string): unknown {
-  if (name && name in known) return known[name];
-  if (schema.const !== undefined) return schema.const;
-  if (schema.enum?.length) return schema.enum[0];
-  const options = schema.anyOf ?? schema.oneOf;
-  if (options?.length) return sample(options.find((o) => o.type !== "null") ?? options[0]!, known, name);
-  const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== "null") : schema.type;
-  switch (type) {
-    case "object": {
-      const out: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(schema.properties ?? {})) {
-        if (schema.required?.includes(k) || k in known) out[k] = sample(v, known, k);
-      }
-      return out;
-    }
-    case "array":
-      return Array.from({ length: Math.max(1, schema.minItems ?? 0) }, () => sample(schema.items ?? {}, known));
-    case "string":
-      if (schema.format === "date-time") return new Date().toISOString();
-      if (schema.format === "email") return "someone@example.com";
-      return "x".repeat(Math.max(1, schema.minLength ?? 1));
-    case "integer":
-    case "number":
-      return schema.minimum ?? (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + 1 : 1);
-    case "boolean":
-      return false;
-    default:
-      return schema.default;
-  }
-}
-
-interface Procedure {
-  path: string;
-  type: "query" | "mutation";
-  meta: Meta;
-  input: z.ZodType | undefined;
-}
-const procedures: Procedure[] = Object.entries((appRouter as unknown as { _def: { procedures: Record<string, { _def: { type: "query" | "mutation"; meta?: Meta; inputs: z.ZodType[] } }> } })._def.procedures).map(
-  ([path, p]) => ({ path, type: p._def.type, meta: p._def.meta ?? {}, input: p._def.inputs[0] }),
-);
-
 /** Procedures not called: signing in and out touch no case, and would end the callers' sessions. */
 const NOT_CALLED: Record<string, string> = {
   "auth.login": "signs in (no session)",
@@ -371,9 +310,7 @@ const NOT_CALLED: Record<string, string> = {
 function inputOf(p: Procedure, caller: DashboardUser, target: Target = "restricted"): unknown {
   const special = overrides(caller, target)[p.path];
   if (special !== undefined) return special;
-  if (!p.input) return undefined;
-  const schema = z.toJSONSchema(p.input, { io: "input", unrepresentable: "any" }) as JsonSchema;
-  return sample(schema, knownValues(caller, target));
+  return inputFromSchema(p, knownValues(caller, target));
 }
 
 /** Ids of the restricted cases' things: a leak unless the caller sent them itself. */

@@ -12,7 +12,8 @@ import { identities, reportReasons, reports } from "../../db/schema.ts";
 import { HOUR_MS } from "../core/clock.ts";
 import type { DomainContext } from "../core/context.ts";
 import type { AccessContext } from "../review/queue-access.ts";
-import { ACCURACY_MIN_DECIDED, SUMMARY_REASONS, type ReporterSummary } from "../views/case.ts";
+import { ACCURACY_MIN_DECIDED, SUMMARY_REASONS, type AccuracyBand, type ReporterSummary } from "../views/case.ts";
+import { talliesHiddenFrom, type ReporterTally } from "../intake/reporter-tally.ts";
 import { requireCase, type CaseRow } from "./cases.ts";
 
 export type { ReporterSummary } from "../views/case.ts";
@@ -72,6 +73,15 @@ export function reporterSummaryQueries(db: Db, c: Pick<CaseRow, "id" | "createdA
   };
 }
 
+/** A tally's band, as the `people` statement above counts them in SQL. */
+function accuracyBand(t: ReporterTally): AccuracyBand {
+  if (t.decided === 0) return "noDecided";
+  if (t.decided < ACCURACY_MIN_DECIDED) return "fewDecided";
+  if (t.upheld * 3 >= t.decided * 2) return "mostlyUpheld";
+  if (t.upheld * 3 <= t.decided) return "mostlyNotUpheld";
+  return "mixed";
+}
+
 /**
  * The reporter summary of a case the caller may work (requireCase: the one access check; a case
  * in a queue the caller may not work is not found).
@@ -79,10 +89,22 @@ export function reporterSummaryQueries(db: Db, c: Pick<CaseRow, "id" | "createdA
 export async function reporterSummary(ctx: Pick<DomainContext, "db" | "clock" | "orgId"> & AccessContext, input: { caseId: string }): Promise<ReporterSummary> {
   const c = await requireCase(ctx, input.caseId);
   const q = reporterSummaryQueries(ctx.db, c, ctx.clock.now());
-  const [[totals], [people], reasons] = await Promise.all([q.totals, q.people, q.reasons]);
+  const [[totals], [people], reasons, hidden] = await Promise.all([
+    q.totals,
+    q.people,
+    q.reasons,
+    talliesHiddenFrom(ctx, ctx.db.select({ id: reports.reporterIdentityId }).from(reports).where(and(eq(reports.caseId, c.id), isNotNull(reports.reporterIdentityId)))),
+  ]);
   const n = (v: unknown) => Number(v ?? 0);
   const distinct = n(people?.distinct);
-  const [mostlyUpheld, mostlyNotUpheld, noDecided, fewDecided] = [people?.mostlyUpheld, people?.mostlyNotUpheld, people?.noDecided, people?.fewDecided].map(n) as [number, number, number, number];
+  const bands = { mostlyUpheld: n(people?.mostlyUpheld), mostlyNotUpheld: n(people?.mostlyNotUpheld), noDecided: n(people?.noDecided), fewDecided: n(people?.fewDecided), mixed: 0 };
+  // A reporter of a report the blind-review wall hides from the caller is counted in the band of
+  // its tally as the caller may see it (src/domain/intake/reporter-tally.ts, talliesHiddenFrom).
+  for (const { kept, seen } of hidden.values()) {
+    bands[accuracyBand(kept)]--;
+    bands[accuracyBand(seen)]++;
+  }
+  const { mostlyUpheld, mostlyNotUpheld, noDecided, fewDecided } = bands;
   return {
     caseId: c.id,
     reports: n(totals?.reports),

@@ -13,7 +13,7 @@ import { DAY_MS, iso } from "../core/clock.ts";
 import type { DomainContext } from "../core/context.ts";
 import { badRequest } from "../core/errors.ts";
 import { REPORT_SOURCES, type KeyedCount, type TransparencyReport } from "../views/transparency.ts";
-import { requireEveryQueue, type AccessContext } from "../review/queue-access.ts";
+import { requireEveryCase, type AccessContext } from "../review/queue-access.ts";
 import { decidedWithinTarget } from "../review/service-levels.ts";
 
 /** The longest period one report covers: a (leap) year. */
@@ -105,7 +105,7 @@ export async function transparencyReport(
   input: { from?: string; to?: string; projectId?: string | null },
 ): Promise<TransparencyReport> {
   // The organization's figures over every queue (DSA Art. 15/24), not a queue's.
-  await requireEveryQueue(ctx);
+  await requireEveryCase(ctx);
   const period = reportPeriod(input, ctx.clock.now());
   const projectId = input.projectId ?? null;
   const { fromMs, toMs } = period;

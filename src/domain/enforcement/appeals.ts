@@ -96,12 +96,20 @@ export function fileAppeal(ctx: DomainContext, input: { projectId: string; actio
   });
 }
 
-/** An appeal of the context's organization that the caller may see (its case's queue access), or a 404. */
+/**
+ * An appeal of the context's organization that the caller may see (its case's queue access), or a
+ * 404; a 403 when the blind-review wall hides its case or the account its action is about.
+ */
 export async function requireAppeal(ctx: AccessContext, appealId: string): Promise<AppealRow> {
-  const [row] = await ctx.db.select().from(appeals).where(and(eq(appeals.id, appealId), eq(appeals.orgId, ctx.orgId))).limit(1);
-  if (!row) throw notFound("Appeal not found");
-  await assertMayWorkCaseId(ctx, row.caseId, "Appeal");
-  return row;
+  const [found] = await ctx.db
+    .select({ appeal: appeals, identityId: enforcementActions.identityId })
+    .from(appeals)
+    .innerJoin(enforcementActions, eq(enforcementActions.id, appeals.actionId))
+    .where(and(eq(appeals.id, appealId), eq(appeals.orgId, ctx.orgId)))
+    .limit(1);
+  if (!found) throw notFound("Appeal not found");
+  await assertMayWorkCaseId(ctx, found.appeal.caseId, "Appeal", found.identityId);
+  return found.appeal;
 }
 
 /**
@@ -255,7 +263,7 @@ export interface AppealQuery {
 export async function listAppeals(ctx: AccessContext, q: AppealQuery): Promise<{ appeals: AppealView[]; nextCursor: string | null }> {
   const oldestFirst = q.status === "pending";
   const where: SQL[] = [eq(appeals.orgId, ctx.orgId)];
-  const visible = await isOfWorkableCase(ctx, "case", appeals.caseId, { whenNull: "kept" });
+  const visible = await isOfWorkableCase(ctx, "case", appeals.caseId, { whenNull: "kept", account: enforcementActions.identityId });
   if (visible) where.push(visible);
   if (q.status) where.push(eq(appeals.status, q.status));
   if (q.actionId) where.push(eq(appeals.actionId, q.actionId));
@@ -353,7 +361,7 @@ export async function appealsInbox(ctx: Pick<DomainContext, "clock"> & AccessCon
   const key = byDecision ? appeals.decidedAt : appeals.createdAt;
 
   const scope: SQL[] = [eq(appeals.orgId, ctx.orgId)];
-  const visible = await isOfWorkableCase(ctx, "case", appeals.caseId, { whenNull: "kept" });
+  const visible = await isOfWorkableCase(ctx, "case", appeals.caseId, { whenNull: "kept", account: enforcementActions.identityId });
   if (visible) scope.push(visible);
   if (q.projectId) scope.push(eq(enforcementActions.projectId, q.projectId));
   const where: SQL[] = [...scope];

@@ -18,7 +18,7 @@ import { badRequest, conflict, notFound } from "../core/errors.ts";
 import { upsertIdentity } from "../intake/identities.ts";
 import { newId } from "../core/ids.ts";
 import { requireProject, type Project } from "../accounts/projects.ts";
-import { assertMayWorkCaseId, isOfWorkableCase, type AccessContext } from "../review/queue-access.ts";
+import { assertMayWorkCaseId, assertMaySeeSubject, isOfWorkableCase, type AccessContext } from "../review/queue-access.ts";
 import { makeStatementForAction } from "./statements.ts";
 import { scheduleSubmissionIfEnabled } from "../dsa/transparency-submission.ts";
 import { enqueueWebhookEvent, type EventType } from "../webhooks/outbox.ts";
@@ -125,7 +125,7 @@ export async function requireAction(ctx: AccessContext, input: { actionId: strin
     );
   const [row] = await (input.lock ? forUpdate(select) : select);
   if (!row) throw notFound("Enforcement action not found");
-  await assertMayWorkCaseId(ctx, row.caseId, "Enforcement action");
+  await assertMayWorkCaseId(ctx, row.caseId, "Enforcement action", row.identityId);
   return row;
 }
 
@@ -173,7 +173,7 @@ export function createEnforcementAction(ctx: DomainContext, input: CreateActionI
       ? await ctx.db.select().from(reports).where(and(eq(reports.id, input.reportId), eq(reports.projectId, project.id))).limit(1)
       : [];
     if (input.reportId && !report) throw notFound("Report not found in this project");
-    if (report) await assertMayWorkCaseId(ctx, report.caseId, "Report");
+    if (report) await assertMayWorkCaseId(ctx, report.caseId, "Report", report.subjectIdentityId);
 
     const scheduled = input.startsAt !== undefined;
     const startsAt = input.startsAt ?? now;
@@ -197,6 +197,8 @@ export function createEnforcementAction(ctx: DomainContext, input: CreateActionI
           : "identity: required ({ type, externalId }) unless a report with a subject is linked",
       );
     }
+    // An account the caller reviews a case about blind is walled off (queue-access.ts).
+    await assertMaySeeSubject(ctx, identityId);
 
     const content = input.content ?? (report?.contentExternalId ? { contentType: report.contentType || null, contentExternalId: report.contentExternalId } : null);
     if (kindSpec(input.kind).level === "content" && !content) {
@@ -572,7 +574,7 @@ export async function listEnforcementActions(
   if (q.status) where.push(statusFilter(q.status, now));
   if (q.active !== undefined) where.push(q.active ? statusFilter("active", now) : not(statusFilter("active", now)));
   if (q.cursor) where.push(lt(t.id, q.cursor));
-  const visible = await isOfWorkableCase(ctx, "case", t.caseId, { whenNull: "kept" });
+  const visible = await isOfWorkableCase(ctx, "case", t.caseId, { whenNull: "kept", account: t.identityId });
   if (visible) where.push(visible);
   const rows = await ctx.db.select().from(t).where(and(...where)).orderBy(desc(t.id)).limit(q.limit + 1);
   const page = rows.slice(0, q.limit);
@@ -596,10 +598,11 @@ async function identityIdOf(ctx: Pick<DomainContext, "db">, input: IdentityKey):
   return row?.id ?? null;
 }
 
-/** The identity keyed by project + type + external ID, or a 404. */
-export async function requireIdentityId(ctx: Pick<DomainContext, "db">, input: IdentityKey): Promise<string> {
+/** The identity keyed by project + type + external ID, or a 404; a 403 for an account the caller reviews a case about blind. */
+export async function requireIdentityId(ctx: AccessContext, input: IdentityKey): Promise<string> {
   const id = await identityIdOf(ctx, input);
   if (!id) throw notFound("Identity not found");
+  await assertMaySeeSubject(ctx, id);
   return id;
 }
 

@@ -32,7 +32,7 @@ import {
   type StatementRecord,
 } from "../views/dsa.ts";
 import { kindSpec, type ActionKind } from "../views/enforcement.ts";
-import { assertMayWorkCaseId, isOfWorkableCase, requireEveryQueue, type AccessContext } from "../review/queue-access.ts";
+import { assertMayWorkCaseId, isOfWorkableCase, requireEveryCase, type AccessContext } from "../review/queue-access.ts";
 
 export type { Statement, StatementRecord, DsaSettings } from "../views/dsa.ts";
 
@@ -302,12 +302,12 @@ const recordOf = (row: StatementRow): StatementRecord => ({
 /** The statement of an action of the context's organization (and project): 404 for no such action, or an action without one (a warning). */
 export async function getActionStatement(ctx: AccessContext, input: { projectId: string; actionId: string }): Promise<StatementRecord> {
   const [action] = await ctx.db
-    .select({ kind: enforcementActions.kind, caseId: enforcementActions.caseId })
+    .select({ kind: enforcementActions.kind, caseId: enforcementActions.caseId, identityId: enforcementActions.identityId })
     .from(enforcementActions)
     .where(and(eq(enforcementActions.id, input.actionId), eq(enforcementActions.orgId, ctx.orgId), eq(enforcementActions.projectId, input.projectId)))
     .limit(1);
   if (!action) throw notFound("Enforcement action not found");
-  await assertMayWorkCaseId(ctx, action.caseId, "Enforcement action");
+  await assertMayWorkCaseId(ctx, action.caseId, "Enforcement action", action.identityId);
   const [row] = await ctx.db
     .select()
     .from(statements)
@@ -349,7 +349,7 @@ export async function exportStatements(
   input: { from: string; to: string; projectId?: string; cursor?: string; limit: number },
 ): Promise<{ statements: Statement[]; nextCursor: string | null }> {
   // The organization's whole record (what the Transparency Database receives), not a queue's.
-  await requireEveryQueue(ctx);
+  await requireEveryCase(ctx);
   const start = dayStart("from", input.from);
   const end = dayStart("to", input.to) + DAY_MS;
   if (end <= start) throw badRequest("to: must not be before from");

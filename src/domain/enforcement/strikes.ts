@@ -26,7 +26,7 @@ import { transaction, type DomainContext } from "../core/context.ts";
 import { badRequest, notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { enqueueJob } from "../plumbing/jobs.ts";
-import { isOfWorkableCase, type AccessContext } from "../review/queue-access.ts";
+import { assertMaySeeSubject, isOfWorkableCase, type AccessContext } from "../review/queue-access.ts";
 import { SEVERITIES, type Severity } from "../views/severity.ts";
 import {
   DEFAULT_STRIKE_POLICY,
@@ -249,6 +249,7 @@ export async function identityStrikes(
     .where(and(eq(identities.projectId, input.projectId), eq(identities.type, input.type), eq(identities.externalId, input.externalId)))
     .limit(1);
   if (!identity) throw notFound("Identity not found");
+  await assertMaySeeSubject(ctx, identity.id);
   return strikesOfIdentity(ctx, { projectId: input.projectId, identity, project: input.project });
 }
 
@@ -260,7 +261,7 @@ export async function strikesOfIdentity(
   const now = ctx.clock.now();
   const { identity } = input;
   const policy = parseStrikePolicy((input.project ?? (await requireProject(ctx, input.projectId))).strikePolicy);
-  const visible = await isOfWorkableCase(ctx, "case", strikes.caseId, { whenNull: "left out" });
+  const visible = await isOfWorkableCase(ctx, "case", strikes.caseId, { whenNull: "left out", account: strikes.identityId });
   const rows = await ctx.db
     .select()
     .from(strikes)

@@ -33,7 +33,7 @@ import { badRequest, conflict, notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { recordAudit } from "../core/audit.ts";
 import { enqueueJob } from "../plumbing/jobs.ts";
-import { requireEveryQueue, type AccessContext } from "../review/queue-access.ts";
+import { requireEveryCase, type AccessContext } from "../review/queue-access.ts";
 import {
   evalRunMetricsSchema,
   type EvalRunComparison,
@@ -164,7 +164,7 @@ export function cancelEvalRun(ctx: DomainContext, input: { projectId: string; ru
 }
 
 export async function listEvalRuns(ctx: AccessContext & Pick<DomainContext, "db" | "orgId">, input: { projectId: string; setId?: string }): Promise<EvalRunView[]> {
-  await requireEveryQueue(ctx);
+  await requireEveryCase(ctx);
   await requireProject(ctx, input.projectId);
   const rows = await ctx.db
     .select()
@@ -176,7 +176,7 @@ export async function listEvalRuns(ctx: AccessContext & Pick<DomainContext, "db"
 }
 
 export async function getEvalRun(ctx: AccessContext & Pick<DomainContext, "db" | "orgId">, input: { projectId: string; runId: string }): Promise<EvalRunView> {
-  await requireEveryQueue(ctx);
+  await requireEveryCase(ctx);
   return toEvalRunView(await requireRun(ctx, input));
 }
 
@@ -233,7 +233,7 @@ export async function listEvalRunItems(
   ctx: AccessContext & Pick<DomainContext, "db" | "orgId">,
   input: { projectId: string; runId: string; onlyAnswered?: boolean },
 ): Promise<EvalRunItemView[]> {
-  await requireEveryQueue(ctx);
+  await requireEveryCase(ctx);
   const run = await requireRun(ctx, input);
   const rows = await runItemRows(ctx, run);
   return (input.onlyAnswered ? rows.filter((r) => r.answer !== null) : rows).map(toItemView);
@@ -244,7 +244,7 @@ export async function compareEvalRuns(
   ctx: AccessContext & Pick<DomainContext, "db" | "orgId">,
   input: { projectId: string; runA: string; runB: string },
 ): Promise<EvalRunComparison> {
-  await requireEveryQueue(ctx);
+  await requireEveryCase(ctx);
   const a = await requireRun(ctx, { projectId: input.projectId, runId: input.runA });
   const b = await requireRun(ctx, { projectId: input.projectId, runId: input.runB });
   if (a.setId !== b.setId || a.setVersion !== b.setVersion) {
@@ -290,7 +290,7 @@ export async function evalThresholdAdvice(
   ctx: AccessContext & Pick<DomainContext, "db" | "orgId">,
   input: { projectId: string; runId: string; precisionTarget?: number },
 ): Promise<ThresholdAdvice> {
-  await requireEveryQueue(ctx);
+  await requireEveryCase(ctx);
   const project = await requireProject(ctx, input.projectId);
   const run = await requireRun(ctx, input);
   return adviseThresholds({

@@ -6,7 +6,7 @@
  *
  * Who: building and importing sets is an admin's (like rules and settings); reading them needs
  * the moderator role and every queue (a set built from decisions holds the content of cases of
- * any queue, so like the transparency report it is not split by queue: requireEveryQueue).
+ * any queue, so like the transparency report it is not split by case: requireEveryCase).
  */
 import { and, asc, desc, eq, gte, inArray, isNotNull, lte, ne, sql } from "drizzle-orm";
 import { cases, evalItems, evalSets, evalSetVersions, identities, reports } from "../../db/schema.ts";
@@ -20,7 +20,7 @@ import { badRequest, notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { recordAudit } from "../core/audit.ts";
 import { noticeContacts, scrub } from "../enforcement/statements.ts";
-import { requireEveryQueue, type AccessContext } from "../review/queue-access.ts";
+import { requireEveryCase, type AccessContext } from "../review/queue-access.ts";
 import { EVAL_SET_MAX_ITEMS, type EvalItemInput, type EvalSetSource, type EvalSetView } from "../views/evaluation.ts";
 import { parseEvalFile, type EvalImportFormat, type ParsedItem } from "./import-file.ts";
 
@@ -61,7 +61,7 @@ export async function toEvalSetView(ctx: Pick<DomainContext, "db">, set: EvalSet
 }
 
 export async function listEvalSets(ctx: AccessContext & Pick<DomainContext, "db" | "orgId">, input: { projectId: string }): Promise<EvalSetView[]> {
-  await requireEveryQueue(ctx);
+  await requireEveryCase(ctx);
   await requireProject(ctx, input.projectId);
   const rows = await ctx.db
     .select()
@@ -73,7 +73,7 @@ export async function listEvalSets(ctx: AccessContext & Pick<DomainContext, "db"
 }
 
 export async function getEvalSet(ctx: AccessContext & Pick<DomainContext, "db" | "orgId">, input: { projectId: string; setId: string; version?: number }): Promise<EvalSetView> {
-  await requireEveryQueue(ctx);
+  await requireEveryCase(ctx);
   const set = await requireEvalSet(ctx, input);
   const version = input.version ?? set.version;
   if (version < 1 || version > set.version) throw notFound(`Evaluation set ${set.id} has no version ${version}`);

@@ -5,10 +5,11 @@
  * by the workflow engine whenever a transition may change it, so reading a reporter's accuracy
  * (the reporter's page, the case page, a rule on intake) costs no look at its reports.
  */
-import { and, asc, eq, inArray, isNotNull, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, inArray, isNotNull, not, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import { forUpdate } from "../../db/prepared.ts";
 import { cases, identities, reports } from "../../db/schema.ts";
 import { together, type DomainContext } from "../core/context.ts";
+import { reportNotReviewedBlind, type AccessContext } from "../review/queue-access.ts";
 import type { Status } from "../review/workflow.ts";
 
 /** What a reporter's decided reports came to. */
@@ -72,6 +73,33 @@ export async function countTallies(ctx: Pick<DomainContext, "db">, identityIds: 
     .where(inArray(reports.reporterIdentityId, identityIds))
     .groupBy(reports.reporterIdentityId);
   for (const r of rows) if (r.id) out.set(r.id, { upheld: Number(r.upheld), decided: Number(r.decided) });
+  return out;
+}
+
+/**
+ * The reporters among `among` (identity ids, or a subquery of them) who filed a report the
+ * blind-review wall hides from the caller (src/domain/review/queue-access.ts), each with its
+ * tally as kept and as the caller may see it, recounted without those reports: a reporter's
+ * accuracy would tell how the decision the caller reviews blind went. Empty for a caller who
+ * reviews nothing blind (no query then).
+ */
+export async function talliesHiddenFrom(ctx: AccessContext, among: readonly string[] | SQLWrapper): Promise<Map<string, { kept: ReporterTally; seen: ReporterTally }>> {
+  const out = new Map<string, { kept: ReporterTally; seen: ReporterTally }>();
+  const visible = await reportNotReviewedBlind(ctx);
+  if (!visible || (Array.isArray(among) && !among.length)) return out;
+  const touched = await ctx.db
+    .selectDistinct({ id: identities.id, reportsUpheld: identities.reportsUpheld, reportsDecided: identities.reportsDecided })
+    .from(reports)
+    .innerJoin(identities, eq(identities.id, reports.reporterIdentityId))
+    .where(and(inArray(reports.reporterIdentityId, among as string[] | SQLWrapper), not(visible)));
+  if (!touched.length) return out;
+  const seen = await ctx.db
+    .select({ id: reports.reporterIdentityId, ...tallyColumns })
+    .from(reports)
+    .where(and(inArray(reports.reporterIdentityId, touched.map((t) => t.id)), visible))
+    .groupBy(reports.reporterIdentityId);
+  const byId = new Map(seen.map((r) => [r.id, { upheld: Number(r.upheld), decided: Number(r.decided) }] as const));
+  for (const t of touched) out.set(t.id, { kept: tallyOf(t), seen: byId.get(t.id) ?? { upheld: 0, decided: 0 } });
   return out;
 }
 

@@ -12,8 +12,9 @@ import { iso, isoOrNull } from "../core/clock.ts";
 import { transaction, type DomainContext } from "../core/context.ts";
 import { badRequest, notFound } from "../core/errors.ts";
 import { toIdentityView, type IdentityRow } from "./identities.ts";
-import { reporterAccuracy, tallyOf } from "./reporter-tally.ts";
+import { reporterAccuracy, talliesHiddenFrom, tallyOf, type ReporterTally } from "./reporter-tally.ts";
 import { applyTransition } from "../review/workflow-engine.ts";
+import type { AccessContext } from "../review/queue-access.ts";
 import { MUTE_REASON_MAX, type IdentityReporter, type ReporterView } from "../views/reporter.ts";
 
 export type { IdentityReporter, ReporterView } from "../views/reporter.ts";
@@ -41,9 +42,11 @@ export async function markCaseTrustedFlagged(ctx: Pick<DomainContext, "db">, cas
   await ctx.db.update(cases).set({ trustedFlagged: 1 }).where(eq(cases.id, caseId));
 }
 
-/** A reporter's view from its identity row, which keeps its tally, at `now` (a mute that ended shows as none). */
-export function toReporterView(row: IdentityRow, now: number): ReporterView {
-  const t = tallyOf(row);
+/**
+ * A reporter's view from its identity row, which keeps its tally, at `now` (a mute that ended
+ * shows as none); `t`: the tally as the caller may see it (talliesHiddenFrom), else the kept one.
+ */
+export function toReporterView(row: IdentityRow, now: number, t: ReporterTally = tallyOf(row)): ReporterView {
   const muted = isMuted(row, now);
   return {
     trustedFlagger: row.trustedFlagger === 1,
@@ -72,12 +75,14 @@ async function requireIdentity(ctx: Pick<DomainContext, "db">, key: IdentityKey,
   return row;
 }
 
-function withReporter(ctx: Pick<DomainContext, "clock">, row: IdentityRow): IdentityReporter {
-  return { identity: toIdentityView(row), reporter: toReporterView(row, ctx.clock.now()) };
+/** An identity with its standing as a reporter, its tally as the caller may see it (talliesHiddenFrom). */
+async function withReporter(ctx: Pick<DomainContext, "clock"> & AccessContext, row: IdentityRow): Promise<IdentityReporter> {
+  const hidden = await talliesHiddenFrom(ctx, [row.id]);
+  return { identity: toIdentityView(row), reporter: toReporterView(row, ctx.clock.now(), hidden.get(row.id)?.seen) };
 }
 
 /** An identity with its standing as a reporter. The project is the caller's (the route checked it). */
-export async function getReporter(ctx: Pick<DomainContext, "db" | "clock">, key: IdentityKey): Promise<IdentityReporter> {
+export async function getReporter(ctx: Pick<DomainContext, "db" | "clock"> & AccessContext, key: IdentityKey): Promise<IdentityReporter> {
   return withReporter(ctx, await requireIdentity(ctx, key));
 }
 
@@ -158,7 +163,7 @@ export function updateReporter(ctx: DomainContext, input: IdentityKey & { patch:
  * The standing of some reporters (identity ids) of the context's organization, by id: the case
  * page shows it on each report. Ids of other organizations are left out.
  */
-export async function reporterWeights(ctx: Pick<DomainContext, "db" | "clock" | "orgId">, identityIds: string[]): Promise<Record<string, ReporterView>> {
+export async function reporterWeights(ctx: Pick<DomainContext, "db" | "clock" | "orgId"> & AccessContext, identityIds: string[]): Promise<Record<string, ReporterView>> {
   const ids = [...new Set(identityIds)];
   if (!ids.length) return {};
   const rows = await ctx.db
@@ -167,5 +172,6 @@ export async function reporterWeights(ctx: Pick<DomainContext, "db" | "clock" | 
     .innerJoin(projects, eq(projects.id, identities.projectId))
     .where(and(inArray(identities.id, ids), eq(projects.orgId, ctx.orgId)));
   const now = ctx.clock.now();
-  return Object.fromEntries(rows.map((r) => [r.identity.id, toReporterView(r.identity, now)]));
+  const hidden = await talliesHiddenFrom(ctx, rows.map((r) => r.identity.id));
+  return Object.fromEntries(rows.map((r) => [r.identity.id, toReporterView(r.identity, now, hidden.get(r.identity.id)?.seen)]));
 }

@@ -8,7 +8,7 @@ import { resolveProjectReasons } from "../cases/categories.ts";
 import { iso } from "../core/clock.ts";
 import { ROW_LOCKED, together, transaction, type DomainContext } from "../core/context.ts";
 import { notFound } from "../core/errors.ts";
-import { assertMayWorkCaseId, requireEveryQueue, type AccessContext } from "../review/queue-access.ts";
+import { assertMayWorkCaseId, requireEveryCase, type AccessContext } from "../review/queue-access.ts";
 import { upsertIdentity, type DisplayInput, type IdentityRow } from "./identities.ts";
 import { enqueueJob } from "../plumbing/jobs.ts";
 import { newId } from "../core/ids.ts";
@@ -217,7 +217,8 @@ const identityKey = (ref: IdentityRef) => ({ type: ref.type, externalId: ref.ext
 
 /**
  * A report of the caller's organization whose case the caller may work; another organization's,
- * or one in a queue the caller may not work, is a 404 like a missing one.
+ * or one in a queue the caller may not work, is a 404 like a missing one; one the blind-review
+ * wall hides (its case, or its subject's) a 403.
  */
 export async function requireReport(ctx: AccessContext, reportId: string): Promise<ReportRow> {
   const [row] = await ctx.db
@@ -226,7 +227,7 @@ export async function requireReport(ctx: AccessContext, reportId: string): Promi
     .where(and(eq(reports.id, reportId), eq(reports.orgId, ctx.orgId)))
     .limit(1);
   if (!row) throw notFound("Report not found");
-  await assertMayWorkCaseId(ctx, row.caseId, "Report");
+  await assertMayWorkCaseId(ctx, row.caseId, "Report", row.subjectIdentityId);
   return row;
 }
 
@@ -464,7 +465,7 @@ export async function reportsWithProjects(
 ): Promise<{ projects: ProjectRef[]; reports: ReportView[]; nextCursor: string | null }> {
   // The SDK's listing of every report (the platform's view): a dashboard user bound to some
   // queues has the review queue, search and the closed cases instead.
-  await requireEveryQueue(ctx);
+  await requireEveryCase(ctx);
   const page = await listReports(ctx, q);
   return { projects: (await listProjects(ctx)).map((p) => ({ id: p.id, name: p.name })), ...page };
 }

@@ -18,7 +18,7 @@ import { badRequest, notFound } from "../core/errors.ts";
 import { requireCase, toCaseView, type CaseView } from "../cases/cases.ts";
 import { hasRole, ROLES, type Role } from "../views/user.ts";
 import { isClaimedBy } from "./claims.ts";
-import { mayWork, userMayWorkQueueOf, workableCases, type AccessContext } from "./queue-access.ts";
+import { listableCases, mayWork, userMayWorkQueueOf, type AccessContext } from "./queue-access.ts";
 
 const roleOf = (role: string): Role => ((ROLES as readonly string[]).includes(role) ? (role as Role) : "viewer");
 
@@ -79,13 +79,13 @@ export async function assigneesOf(ctx: DomainContext, input: { caseId: string })
   return { assignees };
 }
 
-/** How many open cases the caller holds now (the navigation's "Assigned to me" count). */
+/** How many open cases the caller holds now (the navigation's "Assigned to me" count): those its list shows (listableCases). */
 export async function assignedToMeCount(ctx: Pick<DomainContext, "db" | "orgId" | "clock"> & AccessContext): Promise<number> {
   const me = ctx.actor?.type === "user" ? ctx.actor.id : null;
   if (!me) return 0;
   const [row] = await ctx.db
     .select({ n: sql<number>`count(*)` })
     .from(cases)
-    .where(and(eq(cases.orgId, ctx.orgId), eq(cases.isOpen, 1), isClaimedBy(me, ctx.clock.now()), await workableCases(ctx)));
+    .where(and(eq(cases.orgId, ctx.orgId), eq(cases.isOpen, 1), isClaimedBy(me, ctx.clock.now()), await listableCases(ctx)));
   return Number(row?.n ?? 0);
 }

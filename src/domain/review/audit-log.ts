@@ -1,13 +1,13 @@
 /**
  * Reading the audit log: a page of the organization's events, newest first, of the cases the
- * caller may work (queue access). Writing it is recordAudit (src/domain/core/audit.ts), which
+ * caller may see (queue access and the blind-review wall). Writing it is recordAudit (src/domain/core/audit.ts), which
  * every concept calls; reading it needs the queue-access check, so it lives here, with it.
  */
-import { and, desc, eq, lt, not, type SQL } from "drizzle-orm";
+import { and, desc, eq, lt, type SQL } from "drizzle-orm";
 import { auditEvents } from "../../db/schema.ts";
 import { toAuditEventView } from "../core/audit.ts";
 import type { AuditAction, AuditEventView } from "../views/audit.ts";
-import { auditEventIsWorkable, auditEventOfCases, casesUnderBlindReview, type AccessContext } from "./queue-access.ts";
+import { auditEventIsWorkable, type AccessContext } from "./queue-access.ts";
 
 export interface AuditQuery {
   action?: AuditAction;
@@ -19,13 +19,11 @@ export interface AuditQuery {
   limit: number;
 }
 
-/** A page of the organization's audit events, newest first: those the caller may see (queue access). */
+/** A page of the organization's audit events, newest first: those the caller may see (auditEventIsWorkable). */
 export async function listAudit(ctx: AccessContext, q: AuditQuery): Promise<{ events: AuditEventView[]; nextCursor: string | null }> {
   const where: SQL[] = [eq(auditEvents.orgId, ctx.orgId)];
   const visible = await auditEventIsWorkable(ctx);
   if (visible) where.push(visible);
-  const blind = await casesUnderBlindReview(ctx);
-  if (blind.length) where.push(not(auditEventOfCases(blind)));
   if (q.action) where.push(eq(auditEvents.action, q.action));
   if (q.entityType) where.push(eq(auditEvents.entityType, q.entityType));
   if (q.entityId) where.push(eq(auditEvents.entityId, q.entityId));

@@ -22,7 +22,7 @@ import { badRequest, conflict, DomainError, forbidden, notFound } from "../core/
 import { newId } from "../core/ids.ts";
 import { userEmails } from "../accounts/users.ts";
 import { findOpenCase } from "../intake/open-case.ts";
-import { mayWorkCase } from "./queue-access.ts";
+import { caseRefusal } from "./queue-access.ts";
 import { holderOf } from "./claims.ts";
 import { ACTION_RESOLUTION_CODES, type DismissalReason, type ResolutionCode, type Team } from "../views/report.ts";
 import { asStatus, isOpenStatus, OPEN_STATUSES, type Status } from "./workflow.ts";
@@ -101,9 +101,11 @@ export function applyBulkDecision(
     const skipped: BulkOutcome["skipped"] = [];
     for (const caseId of caseIds) {
       const c = byId.get(caseId);
-      // A case of a queue the caller may not work is not found, like one that does not exist.
-      if (!c || !(await mayWorkCase(ctx, c))) {
-        skipped.push({ caseId, reason: "not found" });
+      // A case of a queue the caller may not work is not found, like one that does not exist; one
+      // the blind-review wall hides is skipped saying why (before its status, which would tell).
+      const refused = c ? await caseRefusal(ctx, c) : notFound("Case not found");
+      if (refused || !c) {
+        skipped.push({ caseId, reason: refused?.kind === "forbidden" ? refused.message : "not found" });
         continue;
       }
       if (!isOpenStatus(c.status)) {

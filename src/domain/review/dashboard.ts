@@ -16,8 +16,7 @@ import { badRequest, notFound } from "../core/errors.ts";
 import { getIdentity, toIdentityView, type IdentityView } from "../intake/identities.ts";
 import { backgroundBacklog, type Backlog } from "./job-backlog.ts";
 import { holderOf, isClaimedBy, isUnclaimed } from "./claims.ts";
-import { assertNotReviewingBlind, assertNotReviewingSubjectBlind } from "./quality-review.ts";
-import { isOfWorkableCase, workableCases, type AccessContext } from "./queue-access.ts";
+import { assertMaySeeSubject, isCountedFor, isOfWorkableCase, listableCases, reportNotReviewedBlind, workableCases, type AccessContext } from "./queue-access.ts";
 import { defaultQueue, listQueues, queueIdOfCase, queueScope, requireQueue } from "./queues.ts";
 import { toReportViews, type ReportView } from "../intake/reports.ts";
 import { BUCKETS, maxSeverity, SEVERITIES, type Bucket, type Severity } from "../cases/severity.ts";
@@ -416,8 +415,11 @@ export interface ReporterView {
   filed: Partial<Record<Status, number>>;
 }
 
-/** How many reports each reporter filed, by status (an index search per reporter). */
-async function reporterStats(ctx: Pick<DomainContext, "db">, reporterIds: string[]): Promise<Map<string, Partial<Record<Status, number>>>> {
+/**
+ * How many reports each reporter filed, by status (an index search per reporter), but those the
+ * blind-review wall hides from the caller: their status would tell the decision.
+ */
+async function reporterStats(ctx: AccessContext, reporterIds: string[]): Promise<Map<string, Partial<Record<Status, number>>>> {
   const out = new Map<string, Partial<Record<Status, number>>>();
   if (!reporterIds.length) return out;
   const rows = await ctx.db
@@ -425,7 +427,7 @@ async function reporterStats(ctx: Pick<DomainContext, "db">, reporterIds: string
     .from(reports)
     // Identities belong to one project, so the reporter ids alone pick the project's reports
     // (and leave the planner the reporter index rather than a walk of the whole project).
-    .where(inArray(reports.reporterIdentityId, reporterIds))
+    .where(and(inArray(reports.reporterIdentityId, reporterIds), await reportNotReviewedBlind(ctx)))
     .groupBy(reports.reporterIdentityId, reports.status);
   for (const r of rows) {
     if (!r.id) continue;
@@ -501,9 +503,8 @@ export interface CaseDetail {
 
 export async function caseDetail(ctx: TenantRead & AccessContext, caseId: string): Promise<CaseDetail> {
   const now = ctx.clock.now();
-  // A case in a queue the caller may not work is not found (src/domain/review/queue-access.ts).
+  // A case in a queue the caller may not work is not found, one they review blind refused (src/domain/review/queue-access.ts).
   const c = await requireCase(ctx, caseId);
-  await assertNotReviewingBlind(ctx, c.id);
   const def = await defaultQueue(ctx);
   const inQueue = c.queueId ? await requireQueue(ctx, queueIdOfCase(c, def.id)).catch(() => def) : def;
   const rows = await reportsOfCase(ctx, c.id);
@@ -570,11 +571,10 @@ export async function identityProfile(ctx: TenantRead & AccessContext, identityI
     .where(and(eq(identities.id, identityId), eq(projects.orgId, ctx.orgId)))
     .limit(1);
   if (!row) throw notFound("Identity not found");
-  // Refused when a case about this identity is one the caller reviews blind: so none of the cases
-  // below is (no listableCases needed).
-  await assertNotReviewingSubjectBlind(ctx, identityId);
-  // Cases in queues the caller may not work, and their reports, are left out.
-  const access = await workableCases(ctx);
+  // Refused when a case about this identity is one the caller reviews blind (the blind-review wall).
+  await assertMaySeeSubject(ctx, identityId);
+  // Cases in queues the caller may not work, and their reports, are left out; so are those the wall hides.
+  const access = await listableCases(ctx);
   const reportWorkable = await isOfWorkableCase(ctx, "case", reports.caseId, { whenNull: "left out" });
   const about = await ctx.db
     .select()
@@ -646,11 +646,12 @@ const dayOfUs = (us: SQLWrapper) => sql<number>`${us} / ${US_PER_DAY}`;
 
 export async function overview(ctx: TenantRead & AccessContext, q: { projectId?: string; days: number }): Promise<Overview> {
   const now = ctx.clock.now();
-  // Every figure counts the cases the caller may work, and their reports (queue access).
+  // Every figure counts the cases the caller may work, and their reports (queue access), a case
+  // they review blind included: figures that dropped it would tell its decision (queue-access.ts).
   const [caseWorkable, reportWorkable, caseEventWorkable] = await Promise.all([
     workableCases(ctx),
-    isOfWorkableCase(ctx, "case", reports.caseId, { whenNull: "left out" }),
-    isOfWorkableCase(ctx, "case", auditEvents.entityId, { whenNull: "left out" }),
+    isCountedFor(ctx, "case", reports.caseId, { whenNull: "left out" }),
+    isCountedFor(ctx, "case", auditEvents.entityId, { whenNull: "left out" }),
   ]);
   const today = Math.floor(now / DAY_MS) * DAY_MS;
   const since = today - (q.days - 1) * DAY_MS;

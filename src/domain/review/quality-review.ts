@@ -19,7 +19,10 @@
  *   Krippendorff's α, with n), per pair of moderators (Cohen's κ, with n): agreement.ts.
  *
  * Every read and write goes through the one queue-access check: a task of a case the caller
- * may not work is not found (404), and lists leave such cases out.
+ * may not work is not found (404), and lists leave such cases out. The blind-review wall itself
+ * (what the holder of a task may not see until they submit it) is that same check
+ * (src/domain/review/queue-access.ts, blindScope): the task is read by queue access alone, as the
+ * reviewer's own.
  */
 import { and, asc, desc, eq, gte, inArray, isNotNull, isNull, lt, ne, or, sql } from "drizzle-orm";
 import { caseNotes, cases, identities, projects, qualityReviews, queues, reports } from "../../db/schema.ts";
@@ -43,30 +46,11 @@ import {
   type SecondDecisionInput,
 } from "../views/quality.ts";
 import { cohensKappa, krippendorffAlpha, percentAgreement } from "./agreement.ts";
-import { assertMayWorkCaseId, casesUnderBlindReview, workableCases, type AccessContext } from "./queue-access.ts";
+import { assertMayWorkQueueOfCaseId, forgetBlindScope, workableCases, type AccessContext } from "./queue-access.ts";
 import { applyTransition } from "./workflow-engine.ts";
 
 type ReviewRow = typeof qualityReviews.$inferSelect;
 
-
-/** The case page of a case the caller reviews blind: refused until the second review is submitted. */
-export async function assertNotReviewingBlind(ctx: AccessContext, caseId: string): Promise<void> {
-  if ((await casesUnderBlindReview(ctx)).includes(caseId)) {
-    throw forbidden("You are reviewing this case blind: it opens once your second review is submitted");
-  }
-}
-
-/**
- * The page of an account that is the subject of a case the caller reviews blind: refused until
- * the second review is submitted, as its enforcement (a ban), cases and reports would tell the
- * first decision. The blind review shows the subject itself (blindCase).
- */
-export async function assertNotReviewingSubjectBlind(ctx: AccessContext, identityId: string): Promise<void> {
-  const blind = await casesUnderBlindReview(ctx);
-  if (!blind.length) return;
-  const [hit] = await ctx.db.select({ id: cases.id }).from(cases).where(and(inArray(cases.id, blind), eq(cases.subjectIdentityId, identityId))).limit(1);
-  if (hit) throw forbidden("You are reviewing a case about this account blind: its page opens once your second review is submitted");
-}
 
 /** The signed-in moderator a second review is for: API keys and Flagstaff itself review nothing. */
 function reviewer(ctx: DomainContext): string {
@@ -80,11 +64,11 @@ async function ofWorkableCase(ctx: AccessContext) {
   return workable ? sql`exists (select 1 from ${cases} where ${cases.id} = ${qualityReviews.caseId} and ${workable})` : undefined;
 }
 
-/** A review of the organization whose case the caller may work, else 404. */
+/** A review of the organization whose case the caller may work, else 404 (a case they review blind too: the task is theirs). */
 async function requireReview(ctx: AccessContext, reviewId: string): Promise<ReviewRow> {
   const [row] = await ctx.db.select().from(qualityReviews).where(and(eq(qualityReviews.id, reviewId), eq(qualityReviews.orgId, ctx.orgId))).limit(1);
   if (!row) throw notFound("Review not found");
-  await assertMayWorkCaseId(ctx, row.caseId, "Review");
+  await assertMayWorkQueueOfCaseId(ctx, row.caseId, "Review");
   return row;
 }
 
@@ -144,7 +128,11 @@ export async function nextQualityTask(ctx: DomainContext): Promise<QualityTask |
         .where(and(eq(qualityReviews.id, row.id), isNull(qualityReviews.reviewerId), isNull(qualityReviews.secondDecidedAt)))
         .returning({ id: qualityReviews.id }),
     );
-    if (taken.length) return toTask({ ...row, reviewerId: me, claimedAt: now }, await queueNames(ctx, [row.queueId]));
+    if (taken.length) {
+      // From now on the case is walled off from the taker (the blind review), this request included.
+      forgetBlindScope(ctx.actor);
+      return toTask({ ...row, reviewerId: me, claimedAt: now }, await queueNames(ctx, [row.queueId]));
+    }
   }
   return null;
 }
@@ -271,6 +259,7 @@ export async function submitSecondReview(ctx: DomainContext, input: { reviewId: 
       .where(and(eq(qualityReviews.id, row.id), eq(qualityReviews.reviewerId, me), isNull(qualityReviews.secondDecidedAt)))
       .returning();
     if (!done.length) throw conflict("This second review is committed already");
+    forgetBlindScope(ctx.actor);
     await recordAudit(ctx, {
       projectId: row.projectId, action: "QUALITY_REVIEW_SUBMITTED", entityType: "case", entityId: row.caseId,
       data: { reviewId: row.id, action: second.action, code: second.code, actionKind: second.actionKind, agree },

@@ -10,19 +10,35 @@
  * their statements, appeals and audit events) is the case's: a user who may not work its queue
  * gets none of it, from any procedure, "as if it did not exist": lookups by id answer 404
  * (`assertMayWorkCase`, called by requireCase, requireReport, requireAction and requireAppeal,
- * so no caller can forget it), lists and counts leave it out (`workableCases`,
- * `caseIdIsWorkable`), and organization-wide figures and logs that cannot be split by queue
+ * so no caller can forget it), lists and counts leave it out (`listableCases`, `workableCases`,
+ * `isOfWorkableCase`), and organization-wide figures and logs that cannot be split by queue
  * (webhook deliveries, the transparency report) need access to every queue
- * (`requireEveryQueue`). test/queue-access.test.ts calls every procedure of the router as such a
+ * (`requireEveryCase`). test/queue-access.test.ts calls every procedure of the router as such a
  * user and fails on any leak.
  *
- * The answer is read once per actor (a request's caller: one query for the user's role, one for
- * the organization's queues) and kept for that actor object, which lives as long as its request.
+ * The blind-review wall (docs/quality.md, "The blind-review wall") is the same check: while a
+ * user holds a second review they have not submitted, its case and the accounts it is about
+ * (`blindScope`) are walled off from them as a queue they may not work is, but with a 403 that
+ * says why (they know the case: it is their task): lookups by id refuse them (`caseRefusal`, in
+ * the same assertMayWorkCase/assertMayWorkCaseId every require* calls, and
+ * `assertMaySeeSubject` for what is looked up by account), lists leave them out (the same
+ * conditions: listableCases, isOfWorkableCase, auditEventIsWorkable) and whatever cannot be
+ * split by case is refused (requireEveryCase). Figures that are no list count by queue access
+ * alone (`workableCases`, `isCountedFor`), the case reviewed blind with the others, since a
+ * figure that dropped it when the task is taken would tell its decision by the difference; but a
+ * reporter's figures leave its walled reports out (`reportNotReviewedBlind`), as the blind view
+ * names the reporter and a reporter's few reports would tell it.
+ * test/blind-review.test.ts calls every procedure of the router as such a holder and fails on
+ * any answer that carries the first decision.
+ *
+ * Each answer is read once per actor (a request's caller: one query for the user's role, one for
+ * the organization's queues, one for their blind reviews) and kept for that actor object, which
+ * lives as long as its request.
  */
-import { and, eq, inArray, isNull, notInArray, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
+import { and, eq, inArray, isNull, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import { appeals, auditEvents, cases, contentAnalyses, enforcementActions, qualityReviews, queues, reports, users } from "../../db/schema.ts";
 import type { DomainContext } from "../core/context.ts";
-import { forbidden, notFound } from "../core/errors.ts";
+import { forbidden, notFound, type DomainError } from "../core/errors.ts";
 import { queueAccessSchema, type QueueAccess } from "../views/queue.ts";
 import { hasRole, ROLES, type Role } from "../views/user.ts";
 import type { EntityType } from "../views/audit.ts";
@@ -118,23 +134,57 @@ export function mayWorkQueueOf(access: CaseAccess, queueId: string | null): bool
   return access.queueIds.has(queueId);
 }
 
+/** A case as the checks read it: its queue, and what the blind-review wall reads. */
+export type CaseRef = { id: string; queueId: string | null; subjectIdentityId: string | null };
+
 /**
- * The one check of a case's things looked up by id: a 404 saying `what` is not found (the same
- * answer as for another organization's) when the caller may not work the case's queue.
+ * The one check of a case's things looked up by id, null when the caller may see it: a 404
+ * saying `what` is not found (the same answer as for another organization's) when the caller may
+ * not work the case's queue; a 403 saying why when they review it blind, or another case about an
+ * account they review blind (the blind-review wall).
  */
-export async function assertMayWorkCase(ctx: AccessContext, c: { queueId: string | null }, what = "Case"): Promise<void> {
-  if (!mayWorkQueueOf(await caseAccess(ctx), c.queueId)) throw notFound(`${what} not found`);
+export async function caseRefusal(ctx: AccessContext, c: CaseRef, what = "Case"): Promise<DomainError | null> {
+  if (!mayWorkQueueOf(await caseAccess(ctx), c.queueId)) return notFound(`${what} not found`);
+  return blindRefusal(await blindScope(ctx), c);
 }
 
-/** Whether the caller may work the case (assertMayWorkCase without the throw). */
-export async function mayWorkCase(ctx: AccessContext, c: { queueId: string | null }): Promise<boolean> {
-  return mayWorkQueueOf(await caseAccess(ctx), c.queueId);
+/** caseRefusal, thrown. */
+export async function assertMayWorkCase(ctx: AccessContext, c: CaseRef, what = "Case"): Promise<void> {
+  const refused = await caseRefusal(ctx, c, what);
+  if (refused) throw refused;
 }
 
-/** The case (by id) of a thing looked up by id, checked: a thing of no case is everyone's. */
-export async function assertMayWorkCaseId(ctx: AccessContext, caseId: string | null, what: string): Promise<void> {
+/** Whether the caller may work the case (caseRefusal without the error). */
+export async function mayWorkCase(ctx: AccessContext, c: CaseRef): Promise<boolean> {
+  return (await caseRefusal(ctx, c)) === null;
+}
+
+/**
+ * The case (by id) of a thing looked up by id, checked (assertMayWorkCase): a thing of no case is
+ * everyone's. `subjectId`, the account the thing is about (an action's), is checked after it
+ * (assertMaySeeSubject), so that an action taken outside any case is walled off too.
+ */
+export async function assertMayWorkCaseId(ctx: AccessContext, caseId: string | null, what: string, subjectId: string | null = null): Promise<void> {
+  const [access, blind] = await Promise.all([caseAccess(ctx), blindScope(ctx)]);
+  if (caseId !== null && !(access.all && nothingBlind(blind))) {
+    const [c] = await ctx.db
+      .select({ id: cases.id, queueId: cases.queueId, subjectIdentityId: cases.subjectIdentityId })
+      .from(cases)
+      .where(and(eq(cases.id, caseId), eq(cases.orgId, ctx.orgId)))
+      .limit(1);
+    if (!c) throw notFound(`${what} not found`);
+    await assertMayWorkCase(ctx, c, what);
+  }
+  await assertMaySeeSubject(ctx, subjectId);
+}
+
+/**
+ * assertMayWorkCaseId by queue access alone: for the caller's own second review, whose case they
+ * review blind (src/domain/review/quality-review.ts) and whose task is all they see of it.
+ */
+export async function assertMayWorkQueueOfCaseId(ctx: AccessContext, caseId: string, what: string): Promise<void> {
   const access = await caseAccess(ctx);
-  if (access.all || caseId === null) return;
+  if (access.all) return;
   const [c] = await ctx.db.select({ queueId: cases.queueId }).from(cases).where(and(eq(cases.id, caseId), eq(cases.orgId, ctx.orgId))).limit(1);
   if (!c || !mayWorkQueueOf(access, c.queueId)) throw notFound(`${what} not found`);
 }
@@ -145,7 +195,11 @@ export function caseInQueues(queueIds: readonly string[], defaultQueueId: string
   return defaultQueueId === null || queueIds.includes(defaultQueueId) ? (or(isNull(cases.queueId), named) as SQL) : named;
 }
 
-/** The SQL condition on `cases` "the caller may work it" (undefined: every case). */
+/**
+ * The SQL condition on `cases` "in a queue the caller may work" (undefined: every case), by queue
+ * access alone: for figures, which count a case reviewed blind with the others (see the module's
+ * comment), and for the caller's own second reviews. A list of cases uses listableCases.
+ */
 export async function workableCases(ctx: AccessContext): Promise<SQL | undefined> {
   const access = await caseAccess(ctx);
   if (access.all) return undefined;
@@ -153,76 +207,206 @@ export async function workableCases(ctx: AccessContext): Promise<SQL | undefined
 }
 
 /**
- * The cases the caller has taken a blind second review of and not submitted yet (docs/quality.md).
- * Until they submit, the case shows them only as the review does (blindCase): its case page is
- * refused, the audit log leaves out its events and the lists leave it out (listableCases), as
- * each would tell the first decision.
- */
-export async function casesUnderBlindReview(ctx: AccessContext): Promise<string[]> {
-  if (ctx.actor?.type !== "user" || !ctx.actor.id) return [];
-  const rows = await ctx.db
-    .select({ caseId: qualityReviews.caseId })
-    .from(qualityReviews)
-    .where(and(eq(qualityReviews.orgId, ctx.orgId), eq(qualityReviews.reviewerId, ctx.actor.id), isNull(qualityReviews.secondDecidedAt)));
-  return rows.map((r) => r.caseId);
-}
-
-/**
  * The SQL condition on `cases` "the caller may see it in a list" (undefined: every case): a case
- * they may work (workableCases), but not one they are reviewing blind, whose status and decision
- * a list would show them.
+ * they may work (workableCases), but not one the blind-review wall hides from them.
  */
 export async function listableCases(ctx: AccessContext): Promise<SQL | undefined> {
   const [workable, notBlind] = await Promise.all([workableCases(ctx), notReviewedBlind(ctx)]);
   return notBlind ? and(workable, notBlind) : workable;
 }
 
-/** The SQL condition on `cases` "not a case the caller is reviewing blind" (undefined: none is). */
+/** The SQL condition on `cases` "not hidden by the blind-review wall" (undefined: none is). */
 export async function notReviewedBlind(ctx: AccessContext): Promise<SQL | undefined> {
-  const blind = await casesUnderBlindReview(ctx);
-  return blind.length ? notInArray(cases.id, blind) : undefined;
+  const blind = await blindScope(ctx);
+  return nothingBlind(blind) ? undefined : notBlindCase(blind, cases.id, cases.subjectIdentityId);
 }
 
 /**
- * How a thing held elsewhere leads to its case, one row per kind: `workable(caseId)` is the
- * condition that a case id names a case the caller may work. A thing with no case (an action
- * taken outside any case, an analysis of text sent on its own) is everyone's.
+ * The SQL condition on `reports` "not hidden by the blind-review wall" (undefined: none is): not
+ * of a case it hides, nor about an account reviewed blind. For what is counted per reporter
+ * (their reports by status, their accuracy), whose figures would tell the decision of a report
+ * they filed; queue access is not asked here (a reporter's figures count every queue).
  */
-type CaseLookup = (id: SQLWrapper, workable: (caseId: SQLWrapper) => SQL) => SQL;
-const reportOfWorkableCase: CaseLookup = (id, workable) => sql`exists (select 1 from ${reports} where ${reports.id} = ${id} and ${workable(reports.caseId)})`;
+export async function reportNotReviewedBlind(ctx: AccessContext): Promise<SQL | undefined> {
+  const blind = await blindScope(ctx);
+  if (nothingBlind(blind)) return undefined;
+  const hidden = sql`select ${cases.id} from ${cases} where ${cases.orgId} = ${ctx.orgId} and not (${notBlindCase(blind, cases.id, cases.subjectIdentityId)})`;
+  return sql`(${reports.caseId} not in (${hidden}) and ${notBlindAccount(blind, reports.subjectIdentityId)})`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The blind-review wall (docs/quality.md, "The blind-review wall").
+
+/**
+ * What the caller reviews blind: the cases of the second reviews they took and have not
+ * submitted, and the accounts those cases are about (each case's subject and every subject its
+ * reports name). Until they submit, the case shows them only as the review does (blindCase in
+ * quality-review.ts); the case, its reports, actions, appeals, statements, strikes and audit
+ * events, the accounts' other cases (a sweep resolved them with the decision's ban), their
+ * enforcement, strikes and sweep, and their pages are walled off: each would tell the decision.
+ */
+export interface BlindScope {
+  caseIds: readonly string[];
+  subjectIds: readonly string[];
+}
+const NOTHING_BLIND: BlindScope = { caseIds: [], subjectIds: [] };
+const nothingBlind = (blind: BlindScope): boolean => blind.caseIds.length === 0;
+
+export const REVIEWING_CASE_BLIND = "You are reviewing this case blind: it opens once your second review is submitted";
+export const REVIEWING_ACCOUNT_BLIND = "You are reviewing a case about this account blind: it opens once your second review is submitted";
+const REVIEWING_BLIND = "You are reviewing a case blind: this opens once your second review is submitted";
+
+const blindMemo = new WeakMap<Actor, Promise<BlindScope>>();
+
+/** What the caller reviews blind (API keys, Flagstaff itself and rules review nothing). */
+export function blindScope(ctx: AccessContext): Promise<BlindScope> {
+  const actor = ctx.actor;
+  if (!actor || actor.type !== "user" || !actor.id || ctx.automation) return Promise.resolve(NOTHING_BLIND);
+  let known = blindMemo.get(actor);
+  if (!known) {
+    known = readBlindScope(ctx, actor.id);
+    blindMemo.set(actor, known);
+  }
+  return known;
+}
+
+/** Forgets what the actor reviews blind as read (they took or submitted a task): the next check reads it again. */
+export function forgetBlindScope(actor: Actor): void {
+  blindMemo.delete(actor);
+}
+
+async function readBlindScope(ctx: AccessContext, userId: string): Promise<BlindScope> {
+  const rows = await ctx.db
+    .select({ caseId: qualityReviews.caseId })
+    .from(qualityReviews)
+    .where(and(eq(qualityReviews.orgId, ctx.orgId), eq(qualityReviews.reviewerId, userId), isNull(qualityReviews.secondDecidedAt)));
+  if (!rows.length) return NOTHING_BLIND;
+  const caseIds = [...new Set(rows.map((r) => r.caseId))];
+  const [ofCases, ofReports] = await Promise.all([
+    ctx.db.select({ id: cases.subjectIdentityId }).from(cases).where(and(eq(cases.orgId, ctx.orgId), inArray(cases.id, caseIds))),
+    ctx.db.select({ id: reports.subjectIdentityId }).from(reports).where(and(eq(reports.orgId, ctx.orgId), inArray(reports.caseId, caseIds))),
+  ]);
+  const subjectIds = [...new Set([...ofCases, ...ofReports].map((r) => r.id).filter((id): id is string => id !== null))];
+  return { caseIds, subjectIds };
+}
+
+/** The 403 of a case the caller reviews blind or one about an account they do (null: neither). */
+function blindRefusal(blind: BlindScope, c: { id: string; subjectIdentityId: string | null }): DomainError | null {
+  if (blind.caseIds.includes(c.id)) return forbidden(REVIEWING_CASE_BLIND);
+  if (c.subjectIdentityId !== null && blind.subjectIds.includes(c.subjectIdentityId)) return forbidden(REVIEWING_ACCOUNT_BLIND);
+  return null;
+}
+
+/** Whether the caller may see a case, on scopes read once (caseRefusal without its queries, for a batch of cases). */
+export function maySeeCaseOf(access: CaseAccess, blind: BlindScope, c: CaseRef): boolean {
+  return mayWorkQueueOf(access, c.queueId) && blindRefusal(blind, c) === null;
+}
+
+/**
+ * The account (by identity id) of a thing looked up by account (its page, its enforcement, its
+ * strikes, a sweep of its cases): a 403 when the caller reviews a case about it blind.
+ */
+export async function assertMaySeeSubject(ctx: AccessContext, identityId: string | null): Promise<void> {
+  if (identityId !== null && (await blindScope(ctx)).subjectIds.includes(identityId)) throw forbidden(REVIEWING_ACCOUNT_BLIND);
+}
+
+/** The SQL condition "the case (by id and subject columns) is not hidden by the wall". */
+function notBlindCase(blind: BlindScope, caseId: SQLWrapper, subjectId: SQLWrapper): SQL {
+  return sql`(${caseId} not in (${idList(blind.caseIds)}) and ${notBlindAccount(blind, subjectId)})`;
+}
+
+/** The SQL condition "the account (an identity id column, null: none) is not one reviewed blind". */
+function notBlindAccount(blind: BlindScope, identityId: SQLWrapper): SQL {
+  return blind.subjectIds.length ? sql`(${identityId} is null or ${identityId} not in (${idList(blind.subjectIds)}))` : sql`1 = 1`;
+}
+
+const idList = (ids: readonly string[]): SQL => sql.join(ids.map((id) => sql`${id}`), sql`, `);
+
+// ---------------------------------------------------------------------------------------------
+// Conditions on things held elsewhere, through their case.
+
+/**
+ * How the conditions below reach a case and an account: `caseOf(caseId)` is the condition that a
+ * case id names a case the caller may see, `account(identityId)` that an account is not one they
+ * review blind.
+ */
+interface Sight {
+  caseOf: (caseId: SQLWrapper) => SQL;
+  account: (identityId: SQLWrapper) => SQL;
+}
+
+/**
+ * How a thing held elsewhere leads to its case, one row per kind. A thing with no case (an
+ * action taken outside any case, an analysis of text sent on its own) is everyone's but for the
+ * account it is about.
+ */
+type CaseLookup = (id: SQLWrapper, see: Sight) => SQL;
+const reportOfVisibleCase: CaseLookup = (id, see) =>
+  sql`exists (select 1 from ${reports} where ${reports.id} = ${id} and ${see.caseOf(reports.caseId)} and ${see.account(reports.subjectIdentityId)})`;
 const CASE_OF = {
-  case: (id, workable) => workable(id),
-  report: reportOfWorkableCase,
-  appeal: (id, workable) => sql`exists (select 1 from ${appeals} where ${appeals.id} = ${id} and (${appeals.caseId} is null or ${workable(appeals.caseId)}))`,
-  enforcement_action: (id, workable) =>
-    sql`exists (select 1 from ${enforcementActions} where ${enforcementActions.id} = ${id} and (${enforcementActions.caseId} is null or ${workable(enforcementActions.caseId)}))`,
-  content_analysis: (id, workable) =>
-    sql`exists (select 1 from ${contentAnalyses} where ${contentAnalyses.id} = ${id} and (${contentAnalyses.reportId} is null or ${reportOfWorkableCase(contentAnalyses.reportId, workable)}))`,
+  case: (id, see) => see.caseOf(id),
+  report: reportOfVisibleCase,
+  appeal: (id, see) =>
+    sql`exists (select 1 from ${appeals} inner join ${enforcementActions} on ${enforcementActions.id} = ${appeals.actionId} where ${appeals.id} = ${id} and (${appeals.caseId} is null or ${see.caseOf(appeals.caseId)}) and ${see.account(enforcementActions.identityId)})`,
+  enforcement_action: (id, see) =>
+    sql`exists (select 1 from ${enforcementActions} where ${enforcementActions.id} = ${id} and (${enforcementActions.caseId} is null or ${see.caseOf(enforcementActions.caseId)}) and ${see.account(enforcementActions.identityId)})`,
+  content_analysis: (id, see) =>
+    sql`exists (select 1 from ${contentAnalyses} where ${contentAnalyses.id} = ${id} and (${contentAnalyses.reportId} is null or ${reportOfVisibleCase(contentAnalyses.reportId, see)}))`,
 } as const satisfies Record<string, CaseLookup>;
 export type CaseBound = keyof typeof CASE_OF;
 
-function workableCaseLookup(orgId: string, access: Extract<CaseAccess, { all: false }>): (caseId: SQLWrapper) => SQL {
-  const inQueues = caseInQueues([...access.queueIds], access.defaultQueueId);
-  return (caseId) => sql`exists (select 1 from ${cases} where ${cases.id} = ${caseId} and ${cases.orgId} = ${orgId} and ${inQueues})`;
+/** The Sight of a caller bound to `access` and walled off from `blind`. */
+function sightOf(orgId: string, access: CaseAccess, blind: BlindScope): Sight {
+  const inQueues = access.all ? undefined : caseInQueues([...access.queueIds], access.defaultQueueId);
+  const notBlind = nothingBlind(blind) ? undefined : notBlindCase(blind, cases.id, cases.subjectIdentityId);
+  const where = and(sql`${cases.orgId} = ${orgId}`, inQueues, notBlind);
+  return {
+    caseOf: (caseId) => sql`exists (select 1 from ${cases} where ${cases.id} = ${caseId} and ${where})`,
+    account: (identityId) => notBlindAccount(blind, identityId),
+  };
+}
+
+/** What `opts` of the conditions below say about a thing's case and account. */
+interface CaseBoundOptions {
+  /** A null `id` (a row about no such thing: an action of no case) is kept, or left out. */
+  whenNull: "kept" | "left out";
+  /** The account the thing is about (an action's, a strike's): left out when it is one the caller reviews blind. */
+  account?: SQLWrapper;
+}
+
+function caseBoundWhere(orgId: string, access: CaseAccess, blind: BlindScope, kind: CaseBound, id: SQLWrapper, opts: CaseBoundOptions): SQL | undefined {
+  if (access.all && nothingBlind(blind)) return undefined;
+  const see = sightOf(orgId, access, blind);
+  const found = CASE_OF[kind](id, see);
+  const kept = opts.whenNull === "kept" ? (or(sql`${id} is null`, found) as SQL) : found;
+  return opts.account && !nothingBlind(blind) ? and(kept, see.account(opts.account)) : kept;
 }
 
 /**
- * The SQL condition "`id` names a `kind` (a case, a report, an action…) of a case the caller may
- * work", as a correlated lookup of that one thing (undefined: every case). A null `id` (a row
- * about no such thing: an action of no report) is kept when `whenNull: "kept"`, left out
- * otherwise.
+ * The SQL condition "`id` names a `kind` (a case, a report, an action…) the caller may see": of
+ * a case they may work and not walled off by a blind review, as a correlated lookup of that one
+ * thing (undefined: every one). For lists; figures use isCountedFor.
  */
-export async function isOfWorkableCase(ctx: AccessContext, kind: CaseBound, id: SQLWrapper, opts: { whenNull: "kept" | "left out" }): Promise<SQL | undefined> {
-  const access = await caseAccess(ctx);
-  if (access.all) return undefined;
-  const found = CASE_OF[kind](id, workableCaseLookup(ctx.orgId, access));
-  return opts.whenNull === "kept" ? (or(sql`${id} is null`, found) as SQL) : found;
+export async function isOfWorkableCase(ctx: AccessContext, kind: CaseBound, id: SQLWrapper, opts: CaseBoundOptions): Promise<SQL | undefined> {
+  const [access, blind] = await Promise.all([caseAccess(ctx), blindScope(ctx)]);
+  return caseBoundWhere(ctx.orgId, access, blind, kind, id, opts);
+}
+
+/**
+ * isOfWorkableCase by queue access alone, for figures (counts, service levels): they count a case
+ * the caller reviews blind with the others, as leaving it out would tell its decision by what
+ * the figures lost when the task was taken (see the module's comment).
+ */
+export async function isCountedFor(ctx: AccessContext, kind: CaseBound, id: SQLWrapper, opts: CaseBoundOptions): Promise<SQL | undefined> {
+  return caseBoundWhere(ctx.orgId, await caseAccess(ctx), NOTHING_BLIND, kind, id, opts);
 }
 
 /**
  * An audit event's entity by type (a new type must say): one of the case-bound kinds above;
- * "no case" (settings, users, queues, rules: everyone may read their trail); or "spans cases"
- * (a bulk decision, a webhook delivery's payload: only for a caller who may work every queue).
+ * "account" (an identity: its strikes, its reporter settings; everyone's but for an account the
+ * caller reviews a case about blind); "no case" (settings, users, queues, rules: everyone may read
+ * their trail); or "spans cases" (a bulk decision, a webhook delivery's payload: only for a caller
+ * who may see every case).
  */
 const CASE_OF_AUDITED_ENTITY = {
   case: "case",
@@ -232,13 +416,13 @@ const CASE_OF_AUDITED_ENTITY = {
   content_analysis: "content_analysis",
   bulk_decision: "spans cases",
   webhook_delivery: "spans cases",
+  identity: "account",
   url: "no case",
   project: "no case",
   category: "no case",
   user: "no case",
   webhook_endpoint: "no case",
   decision_template: "no case",
-  identity: "no case",
   transparency_submission: "no case",
   queue: "no case",
   rule: "no case",
@@ -246,36 +430,31 @@ const CASE_OF_AUDITED_ENTITY = {
   eval_set: "no case",
   eval_run: "no case",
   oidc_config: "no case",
-} as const satisfies Record<EntityType, CaseBound | "no case" | "spans cases">;
+} as const satisfies Record<EntityType, CaseBound | "account" | "no case" | "spans cases">;
+
+const AUDITED_ENTITIES = Object.entries(CASE_OF_AUDITED_ENTITY) as [EntityType, CaseBound | "account" | "no case" | "spans cases"][];
 
 /** The SQL condition on `audit_events` "the caller may see this event" (undefined: every event). */
 export async function auditEventIsWorkable(ctx: AccessContext): Promise<SQL | undefined> {
-  const access = await caseAccess(ctx);
-  if (access.all) return undefined;
-  const free = AUDITED_ENTITIES.filter(([, how]) => how === "no case").map(([type]) => type);
-  return or(inArray(auditEvents.entityType, free), ...auditEventOfCaseWhere(workableCaseLookup(ctx.orgId, access)));
-}
-
-/**
- * The SQL condition "the audit event is about one of `caseIds`" (the case, its reports, appeals,
- * actions and analyses, by CASE_OF): what a blind second reviewer may not read of the case they
- * review (src/domain/review/quality-review.ts).
- */
-export function auditEventOfCases(caseIds: readonly string[]): SQL {
-  const among = (caseId: SQLWrapper): SQL => sql`${caseId} in (${sql.join(caseIds.map((id) => sql`${id}`), sql`, `)})`;
-  return or(...auditEventOfCaseWhere(among))!;
-}
-
-const AUDITED_ENTITIES = Object.entries(CASE_OF_AUDITED_ENTITY) as [EntityType, CaseBound | "no case" | "spans cases"][];
-
-/** For each entity type bound to one case: "the event is of that type, about a thing of a case `lookup` holds". */
-function auditEventOfCaseWhere(lookup: (caseId: SQLWrapper) => SQL): SQL[] {
-  return AUDITED_ENTITIES.flatMap(([type, how]) =>
-    how === "no case" || how === "spans cases" ? [] : [and(eq(auditEvents.entityType, type), CASE_OF[how](auditEvents.entityId, lookup))!],
+  const [access, blind] = await Promise.all([caseAccess(ctx), blindScope(ctx)]);
+  if (access.all && nothingBlind(blind)) return undefined;
+  const see = sightOf(ctx.orgId, access, blind);
+  const ofType = (how: string) => AUDITED_ENTITIES.filter(([, h]) => h === how).map(([type]) => type);
+  return or(
+    inArray(auditEvents.entityType, ofType("no case")),
+    and(inArray(auditEvents.entityType, ofType("account")), see.account(auditEvents.entityId)),
+    ...AUDITED_ENTITIES.flatMap(([type, how]) =>
+      how === "no case" || how === "spans cases" || how === "account" ? [] : [and(eq(auditEvents.entityType, type), CASE_OF[how](auditEvents.entityId, see))!],
+    ),
   );
 }
 
-/** Organization-wide figures and logs that cannot be split by queue: a 403 for a caller bound to some queues. */
-export async function requireEveryQueue(ctx: AccessContext): Promise<void> {
+/**
+ * Organization-wide records that cannot be split by case (every report, webhook deliveries, the
+ * statements export, evaluation items, the transparency report): a 403 for a caller bound to
+ * some queues, and for one reviewing a case blind until they submit (their decision is among them).
+ */
+export async function requireEveryCase(ctx: AccessContext): Promise<void> {
   if (!(await caseAccess(ctx)).all) throw forbidden("This needs access to every review queue");
+  if (!nothingBlind(await blindScope(ctx))) throw forbidden(REVIEWING_BLIND);
 }

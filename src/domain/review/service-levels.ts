@@ -21,7 +21,7 @@ import { newId } from "../core/ids.ts";
 import { parseDsaSettings } from "../enforcement/statements.ts";
 import { enqueueWebhookEvent } from "../webhooks/outbox.ts";
 import type { SlaBreachedEvent, ServiceLevels, SlaTarget } from "../views/service-level.ts";
-import { caseAccess, isOfWorkableCase, mayWorkQueueOf, type AccessContext } from "./queue-access.ts";
+import { caseAccess, isCountedFor, mayWorkQueueOf, type AccessContext } from "./queue-access.ts";
 import { defaultQueue, listQueueRows, type QueueRow } from "./queues.ts";
 
 const MINUTE_MS = 60_000;
@@ -208,8 +208,10 @@ export async function serviceLevels(ctx: Pick<ReadContext, "store" | "clock"> & 
     });
   }
 
-  // Appeals of cases the caller may work (an appeal of no case is everyone's).
-  const appealWorkable = await isOfWorkableCase(ctx, "appeal", appeals.id, { whenNull: "kept" });
+  // Appeals of cases the caller may work (an appeal of no case is everyone's): figures, which count
+  // a case the caller reviews blind with the others (isCountedFor). By the appeal's own case
+  // column: a lookup of the appeal by id here would read the subquery's appeals row, not this one.
+  const appealWorkable = await isCountedFor(ctx, "case", appeals.caseId, { whenNull: "kept" });
   const pending = await ctx.db
     .select({ createdAt: appeals.createdAt, dsaSettings: projects.dsaSettings })
     .from(appeals)
@@ -225,7 +227,7 @@ export async function serviceLevels(ctx: Pick<ReadContext, "store" | "clock"> & 
     if (minutes !== undefined && a.createdAt <= now - minutes * MINUTE_MS) overdueAppeals++;
     oldestPendingAt = Math.min(oldestPendingAt ?? a.createdAt, a.createdAt);
   }
-  const appealBreachWorkable = await isOfWorkableCase(ctx, "appeal", slaBreaches.subjectId, { whenNull: "kept" });
+  const appealBreachWorkable = await isCountedFor(ctx, "appeal", slaBreaches.subjectId, { whenNull: "kept" });
   const [appealBreaches] = await ctx.db
     .select({ n: count() })
     .from(slaBreaches)

@@ -27,7 +27,7 @@ import { toCaseView } from "../cases/cases.ts";
 import { rowLockedTransaction, type DomainContext } from "../core/context.ts";
 import { actionStatus, actionViews, requireAction, type ActionRow } from "../enforcement/enforcement.ts";
 import { badRequest, conflict, notFound } from "../core/errors.ts";
-import { caseAccess, isOfWorkableCase, mayWorkQueueOf, type CaseAccess } from "./queue-access.ts";
+import { assertMaySeeSubject, blindScope, caseAccess, isOfWorkableCase, maySeeCaseOf, mayWorkQueueOf, type AccessContext } from "./queue-access.ts";
 import { plainWords } from "./template-text.ts";
 import { caseViewSchema } from "../views/case.ts";
 import { isoDateTime } from "../views/common.ts";
@@ -44,6 +44,7 @@ export const sweepsOpenCases = (kind: ActionKind): boolean => kindSpec(kind).swe
 /** Why a case is not swept (the dashboard shows these words). */
 export const SWEEP_SKIP = {
   notWorkable: "in a queue you may not work",
+  reviewingBlind: "you are reviewing it, or a case about its account, blind",
   otherSubject: "also about another account: decide it on its own",
   notOpen: "not an open case of this account",
 } as const;
@@ -118,20 +119,21 @@ async function aboutOthers(ctx: DomainContext, rows: CaseRow[], identityId: stri
 }
 
 /** The cases split into those a sweep resolves and those it skips (with why). */
-async function partition(ctx: DomainContext, rows: CaseRow[], identityId: string, access: CaseAccess) {
-  const others = await aboutOthers(ctx, rows, identityId);
+async function partition(ctx: DomainContext & AccessContext, rows: CaseRow[], identityId: string) {
+  const [others, access, blind] = await Promise.all([aboutOthers(ctx, rows, identityId), caseAccess(ctx), blindScope(ctx)]);
   const sweep: CaseRow[] = [];
   const skipped: { caseId: string; reason: string }[] = [];
   for (const c of rows) {
-    // Queue access first: of a case the caller may not work, only its id and this reason.
+    // Queue access and the blind-review wall first: of a case the caller may not see, only its id and why.
     if (!mayWorkQueueOf(access, c.queueId)) skipped.push({ caseId: c.id, reason: SWEEP_SKIP.notWorkable });
+    else if (!maySeeCaseOf(access, blind, c)) skipped.push({ caseId: c.id, reason: SWEEP_SKIP.reviewingBlind });
     else if (others.has(c.id)) skipped.push({ caseId: c.id, reason: SWEEP_SKIP.otherSubject });
     else sweep.push(c);
   }
   return { sweep, skipped };
 }
 
-/** The identity keyed by project + type + external ID (of the context's organization), or a 404. */
+/** The identity keyed by project + type + external ID (of the context's organization), or a 404; a 403 for an account the caller reviews a case about blind. */
 async function requireIdentity(ctx: DomainContext, key: { projectId: string; type: string; externalId: string }) {
   const [row] = await ctx.db
     .select({ id: identities.id, type: identities.type, externalId: identities.externalId })
@@ -139,6 +141,7 @@ async function requireIdentity(ctx: DomainContext, key: { projectId: string; typ
     .where(and(eq(identities.projectId, key.projectId), eq(identities.type, key.type), eq(identities.externalId, key.externalId)))
     .limit(1);
   if (!row) throw notFound("Identity not found");
+  await assertMaySeeSubject(ctx, row.id);
   return row;
 }
 
@@ -153,7 +156,7 @@ export async function previewSweep(
   const capped = rows.length > MAX_SWEEP_CASES;
   const listed = rows.slice(0, MAX_SWEEP_CASES);
   const total = capped ? ((await ctx.db.select({ n: count() }).from(cases).where(subjectCondition(ctx, scope)))[0]?.n ?? listed.length) : listed.length;
-  const { sweep, skipped } = await partition(ctx, listed, identity.id, await caseAccess(ctx));
+  const { sweep, skipped } = await partition(ctx, listed, identity.id);
   const now = ctx.clock.now();
   // The suspensions and bans a sweep can follow: in force, and of a case the caller may work (or of none).
   const actionRows = await ctx.db
@@ -209,7 +212,7 @@ export function sweepCases(
     const why = whyNotSweeping(action, ctx.clock.now());
     if (why) throw why.kind === "conflict" ? conflict(why.message) : badRequest(why.message);
     const rows = await openCasesOf(ctx, { projectId: input.projectId, identityId: action.identityId, onlyIds: caseIds, limit: MAX_SWEEP_CASES });
-    const { sweep, skipped } = await partition(ctx, rows, action.identityId, await caseAccess(ctx));
+    const { sweep, skipped } = await partition(ctx, rows, action.identityId);
     const found = new Set(rows.map((c) => c.id));
     for (const caseId of caseIds) if (!found.has(caseId)) skipped.push({ caseId, reason: SWEEP_SKIP.notOpen });
     const decided: BulkOutcome = sweep.length

@@ -22,7 +22,7 @@ import { lockCase, lockReportAndCase } from "../cases/case-lock.ts";
 import { ROW_LOCKED, transaction, type DomainContext } from "../core/context.ts";
 import { conflict, notFound } from "../core/errors.ts";
 import { findOpenCase } from "../intake/open-case.ts";
-import { mayWorkCase } from "./queue-access.ts";
+import { caseRefusal } from "./queue-access.ts";
 import { recountCaseReporters, TALLIED_STATUSES } from "../intake/reporter-tally.ts";
 import { enqueueReportDecided } from "./report-outcomes.ts";
 import { addDecisionStrike, removeCaseStrikes, removeUndoneStrikes } from "../enforcement/strikes.ts";
@@ -439,16 +439,19 @@ async function onReport<A extends WorkflowAction>(
   }
   if (!theCase) throw notFound("Case not found");
   if (theCase.id !== row.caseId) throw new TransactionConflict("the report moved to another case meanwhile");
+  // A dashboard user decides only on cases of the queues they may work: others are not found; a
+  // case the blind-review wall hides from them is refused (src/domain/review/queue-access.ts).
+  // Before the status is checked, whose refusal would name it.
+  const refused = await caseRefusal(ctx, theCase, "Report");
+  if (refused) {
+    if (skip) return nothing(move, now);
+    throw refused;
+  }
   const from = asStatus(row.status);
   const own = nextStatus(from, move.action, restoreOf(move as Move));
   if (!own.allowed) {
     if (skip) return nothing(move, now);
     throw conflict(effects.refusal(from, "Report"));
-  }
-  // A dashboard user decides only on cases of the queues they may work (src/domain/review/queues.ts): others are not found.
-  if (!(await mayWorkCase(ctx, theCase))) {
-    if (skip) return nothing(move, now);
-    throw notFound("Report not found");
   }
   await checkClaim(ctx, theCase, move as Move, claim, now);
   const report = { ...row };
@@ -482,9 +485,10 @@ async function onCase<A extends WorkflowAction>(ctx: DomainContext, caseId: stri
   const effects = effectsOf<A>(move.action);
   const now = ctx.clock.now();
   const c = await lockCase(ctx, caseId);
-  if (!c || !(await mayWorkCase(ctx, c))) {
+  const refused = c ? await caseRefusal(ctx, c) : notFound("Case not found");
+  if (refused || !c) {
     if (skip) return nothing(move, now);
-    throw notFound("Case not found");
+    throw refused ?? notFound("Case not found");
   }
   const from = asStatus(c.status);
   const m = nextStatus(from, move.action, restoreOf(move as Move));

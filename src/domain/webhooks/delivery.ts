@@ -24,7 +24,7 @@ import { requireEndpoint, type EndpointRow } from "./endpoints.ts";
 import { enqueueDelivery } from "./outbox.ts";
 import { parseRetryAfter, retryDelayMs } from "./schedule.ts";
 import { signatureHeaders } from "./signing.ts";
-import { requireEveryQueue, type AccessContext } from "../review/queue-access.ts";
+import { requireEveryCase, type AccessContext } from "../review/queue-access.ts";
 
 export const WEBHOOK_USER_AGENT = "Flagstaff-Webhooks/1.0";
 /** Bytes of a receiver's answer read at most (a snippet of an error page goes into the log). */
@@ -202,7 +202,7 @@ export async function listDeliveries(
   q: { endpointId: string; status?: DeliveryRow["status"]; cursor?: string; limit: number },
 ): Promise<{ deliveries: DeliveryView[]; nextCursor: string | null }> {
   await requireEndpoint(ctx, q.endpointId);
-  await requireEveryQueue(ctx);
+  await requireEveryCase(ctx);
   const where: SQL[] = [eq(webhookDeliveries.endpointId, q.endpointId)];
   if (q.status) where.push(eq(webhookDeliveries.status, q.status));
   if (q.cursor) where.push(lt(webhookDeliveries.id, q.cursor));
@@ -211,7 +211,7 @@ export async function listDeliveries(
   return { deliveries: page.map(toDeliveryView), nextCursor: rows.length > q.limit ? (page.at(-1)?.id ?? null) : null };
 }
 
-/** A delivery of the context's organization, or a 404; its payload is about a case of any queue (requireEveryQueue). */
+/** A delivery of the context's organization, or a 404; its payload is about a case of any queue (requireEveryCase). */
 export async function requireDelivery(ctx: AccessContext, deliveryId: string): Promise<DeliveryRow> {
   const [row] = await ctx.db
     .select()
@@ -219,7 +219,7 @@ export async function requireDelivery(ctx: AccessContext, deliveryId: string): P
     .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.orgId, ctx.orgId)))
     .limit(1);
   if (!row) throw notFound("Webhook delivery not found");
-  await requireEveryQueue(ctx);
+  await requireEveryCase(ctx);
   return row;
 }
 
