@@ -116,6 +116,11 @@ describe("decoding each variant of one picture (pure: the same on either engine)
     expect(end).toBeLessThan(bytes.length - 1000);
     expect(decodeImage(bytes.subarray(0, end)).rgba).toEqual(decoded("bridge-animated.gif").rgba);
     expect(refusalOf(() => decodeImage(bytes.subarray(0, end - 1)))).toBe("truncated");
+    // Only the first image is read: the second cut halfway, or garbage in its place, changes nothing.
+    const halfway = Math.floor((end + bytes.length) / 2);
+    expect(decodeImage(bytes.subarray(0, halfway)).rgba).toEqual(decoded("bridge-animated.gif").rgba);
+    const junk = concat(bytes.subarray(0, end), new Uint8Array(5000).fill(0x99));
+    expect(decodeImage(junk).rgba).toEqual(decoded("bridge-animated.gif").rgba);
   });
 
   test("bytes after a JPEG's end-of-image marker (an appended file) are left alone", () => {
