@@ -186,7 +186,9 @@ describe("the pixel bound, truncation and corruption (pure: the same on either e
     expect(() => decodeImage(gif)).toThrow(/GIF frame/);
   });
 
-  test("the bound is a parameter", () => {
+  test("the bound is a parameter (a number of at least 1)", () => {
+    expect(() => decodeImage(media("bridge.png"), { maxPixels: Number.NaN })).toThrow(RangeError);
+    expect(() => decodeImage(media("bridge.png"), { maxPixels: 0 })).toThrow(RangeError);
     expect(refusalOf(() => decodeImage(media("bridge.png"), { maxPixels: 128 * 128 }))).toBe("none");
     expect(refusalOf(() => decodeImage(media("bridge.png"), { maxPixels: 128 * 128 - 1 }))).toBe("too_many_pixels");
     expect(refusalOf(() => decodeImage(media("bridge-progressive.jpg"), { maxPixels: 100 }))).toBe("too_many_pixels");
@@ -196,6 +198,13 @@ describe("the pixel bound, truncation and corruption (pure: the same on either e
     const bomb = concat(PNG_SIGNATURE, ihdr(1000, 1000, 8, 0), pngChunk("IDAT", deflateSync(new Uint8Array(64 << 20))), pngChunk("IEND", []));
     expect(refusalOf(() => decodeImage(bomb))).toBe("corrupt");
     expect(() => decodeImage(bomb)).toThrow(/decompression bomb/);
+  });
+
+  test("a PNG's ICC profile is not read: a corrupt one, or a zlib bomb of 64 MB, leaves the pixels as they are", () => {
+    const bytes = media("bridge.png");
+    const withProfile = (profile: Uint8Array) => concat(bytes.subarray(0, 33), pngChunk("iCCP", concat(text("bomb"), [0, 0], profile)), bytes.subarray(33));
+    expect(decodeImage(withProfile(text("not a zlib stream"))).rgba).toEqual(decoded("bridge.png").rgba);
+    expect(decodeImage(withProfile(deflateSync(new Uint8Array(64 << 20)))).rgba).toEqual(decoded("bridge.png").rgba);
   });
 
   test("a PNG whose image data inflates to less than its dimensions take, or is not zlib: truncated, corrupt", () => {

@@ -6,12 +6,13 @@
  * Hostile files meet three walls before a decoder runs: the header's dimensions against a pixel
  * bound (sniff.ts reads them without decoding), the structure walked and checked for truncation
  * (a JPEG's EOI, a PNG's IEND, a GIF's first image complete), and for PNG the compressed data
- * inflated under a byte bound its dimensions give (fast-png would inflate without one). jpeg-js's
+ * inflated under a byte bound its dimensions give and the chunks the pixels do not need left out
+ * (fast-png would inflate image data, an ICC profile or text without a bound). jpeg-js's
  * own maxResolutionInMP and maxMemoryUsageInMB are set as a second wall. Whatever a decoder
  * throws becomes a MediaRefusal: nothing else leaves this module.
  *
- * Decoding is synchronous CPU work (about 60 ms a megapixel for JPEG on the benchmark machine,
- * docs/media.md): callers serving requests run it off the request path, in a job.
+ * Decoding is synchronous CPU work (about 80 ms of CPU a megapixel for JPEG, 190 for PNG on the
+ * benchmark machine, docs/media.md): callers serving requests run it off the request path, in a job.
  */
 import { decode as decodeJpegJs } from "jpeg-js";
 import { decode as decodePngFast } from "fast-png";
@@ -50,6 +51,7 @@ export interface DecodedImage {
  */
 export function decodeImage(bytes: Uint8Array, options: DecodeOptions = {}): DecodedImage {
   const maxPixels = options.maxPixels ?? DEFAULT_MAX_PIXELS;
+  if (!(maxPixels >= 1)) throw new RangeError(`maxPixels must be a positive number: ${maxPixels}`); // NaN would bound nothing
   const header = readImageHeader(bytes);
   checkPixels(header.width, header.height, maxPixels, header.type.toUpperCase());
   switch (header.type) {
@@ -158,11 +160,21 @@ export function pngInflatedSize(header: Extract<ImageHeader, { type: "png" }>): 
 }
 
 /**
- * Walks the chunks (each within the file, IEND reached) and inflates the IDAT stream under the
- * size the header gives: a stream that inflates to more is a bomb, to less a truncated image.
+ * The chunks the pixels need: the rest (an ICC profile, text, animation, metadata) is left out
+ * before fast-png sees the file, which would inflate a compressed profile (iCCP) or text without
+ * a bound.
  */
-function checkPngData(bytes: Uint8Array, header: Extract<ImageHeader, { type: "png" }>): void {
+const PNG_PIXEL_CHUNKS = new Set(["IHDR", "PLTE", "tRNS", "IDAT", "IEND"]);
+
+/**
+ * Walks the chunks (each within the file, IEND reached), inflates the IDAT stream under the size
+ * the header gives (a stream that inflates to more is a bomb, to less a truncated image) and
+ * gives the file back with only the chunks of PNG_PIXEL_CHUNKS.
+ */
+function checkPngData(bytes: Uint8Array, header: Extract<ImageHeader, { type: "png" }>): Uint8Array {
   const parts: Uint8Array[] = [];
+  const kept: Uint8Array[] = [bytes.subarray(0, 8)];
+  let keptLength = 8;
   let total = 0;
   let at = 8;
   let ended = false;
@@ -173,6 +185,10 @@ function checkPngData(bytes: Uint8Array, header: Extract<ImageHeader, { type: "p
     if (type === "IDAT") {
       parts.push(bytes.subarray(at + 8, at + 8 + length));
       total += length;
+    }
+    if (PNG_PIXEL_CHUNKS.has(type)) {
+      kept.push(bytes.subarray(at, at + 12 + length));
+      keptLength += 12 + length;
     }
     at += 12 + length;
     if (type === "IEND") {
@@ -199,11 +215,19 @@ function checkPngData(bytes: Uint8Array, header: Extract<ImageHeader, { type: "p
     throw new MediaRefusal("corrupt", `PNG's image data is not a valid zlib stream (${err instanceof Error ? err.message : String(err)})`);
   }
   if (inflated < expected) throw new MediaRefusal("truncated", `PNG's image data inflates to ${inflated} bytes where its dimensions take ${expected}`);
+  if (keptLength === bytes.length) return bytes;
+  const essential = new Uint8Array(keptLength);
+  let written = 0;
+  for (const chunk of kept) {
+    essential.set(chunk, written);
+    written += chunk.length;
+  }
+  return essential;
 }
 
 function decodePng(bytes: Uint8Array, header: Extract<ImageHeader, { type: "png" }>): DecodedImage {
-  checkPngData(bytes, header);
-  const png = guarded("PNG", () => decodePngFast(bytes));
+  const essential = checkPngData(bytes, header);
+  const png = guarded("PNG", () => decodePngFast(essential));
   const { width, height, depth, channels } = png;
   if (width !== header.width || height !== header.height) throw new MediaRefusal("corrupt", "PNG decodes to other dimensions than its header gives");
   const rgba = new Uint8Array(width * height * 4);
