@@ -41,7 +41,7 @@ interface Rule {
 }
 
 /** src/domain's business concepts (docs/architecture.md, "The domain's folders"). */
-const DOMAIN_CONCEPTS = ["intake", "cases", "review", "rules", "enforcement", "dsa", "analysis", "evaluation", "webhooks"].map((f) => `src/domain/${f}/`);
+const DOMAIN_CONCEPTS = ["intake", "cases", "review", "rules", "enforcement", "dsa", "analysis", "evaluation", "webhooks", "media"].map((f) => `src/domain/${f}/`);
 
 export const RULES: Rule[] = [
   {
