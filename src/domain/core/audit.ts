@@ -138,15 +138,15 @@ export interface StragglerPass {
  * the chain, and where stragglers go), or when lane 0 is empty the organization's creation. An
  * event dated before it is never chained: nothing legitimate writes one (docs/audit.md, "Upgrading").
  */
-export async function stragglerFloor(db: Store["db"], orgId: string): Promise<number> {
+export async function stragglerFloor(db: Store["db"], orgId: string): Promise<{ at: number; of: string }> {
   const [head] = await db
     .select({ createdAt: auditEvents.createdAt })
     .from(auditChainHeads)
     .innerJoin(auditEvents, and(eq(auditEvents.orgId, auditChainHeads.orgId), eq(auditEvents.chainLane, auditChainHeads.lane), eq(auditEvents.chainSeq, auditChainHeads.lastSeq)))
     .where(and(eq(auditChainHeads.orgId, orgId), eq(auditChainHeads.lane, 0)));
-  if (head) return Number(head.createdAt);
+  if (head) return { at: Number(head.createdAt), of: "the head of lane 0" };
   const [org] = await db.select({ createdAt: organizations.createdAt }).from(organizations).where(eq(organizations.id, orgId));
-  return Number(org?.createdAt ?? 0);
+  return { at: Number(org?.createdAt ?? 0), of: "the organization's creation (lane 0 is empty)" };
 }
 
 /**
@@ -188,7 +188,7 @@ export async function chainStragglers(store: Store, clock: Clock, window: Upgrad
         const rows = await store.db
           .select()
           .from(auditEvents)
-          .where(and(eq(auditEvents.orgId, orgId), isNull(auditEvents.chainSeq), gte(auditEvents.createdAt, floor), lte(auditEvents.createdAt, until)))
+          .where(and(eq(auditEvents.orgId, orgId), isNull(auditEvents.chainSeq), gte(auditEvents.createdAt, floor.at), lte(auditEvents.createdAt, until)))
           .orderBy(asc(auditEvents.createdAt), asc(auditEvents.id))
           .limit(STRAGGLER_BATCH);
         let seq = Number(head!.lastSeq);

@@ -458,8 +458,8 @@ async function verifyOrg(ctx: ReadContext, org: { id: string; slug: string }, tr
     const what = `it has no place in the chain (${all!.n} such event(s), this the oldest, written at ${iso(Number(unchained.createdAt))})`;
     if (ctx.store.engine !== "postgres") return fail(`${what}: on SQLite an event is chained as it is written, and one written without its place never is: it was inserted outside Flagstaff`, { event: unchained });
     const floor = await stragglerFloor(ctx.db, org.id);
-    if (Number(unchained.createdAt) < floor) {
-      return fail(`${what}: it is dated before the head of lane 0 (${iso(floor)}), and such an event is never chained: it was inserted outside Flagstaff, back-dated`, { event: unchained });
+    if (Number(unchained.createdAt) < floor.at) {
+      return fail(`${what}: it is dated before ${floor.of} (${iso(floor.at)}), and such an event is never chained: it was inserted outside Flagstaff, back-dated`, { event: unchained });
     }
     return fail(
       `${what}: such an event is chained only when an instance of a release before the chain wrote it during a rolling upgrade, seconds after the last of those instances stopped (docs/audit.md, "Upgrading"); otherwise it never is: it was inserted outside Flagstaff`,
