@@ -131,7 +131,7 @@ function readCheckpointFile(file: string): string {
   try {
     return readFileSync(file, "utf8");
   } catch (err) {
-    throw new UsageError(`--checkpoints ${file}: cannot read it: ${(err as Error).message}`);
+    throw new UsageError(`${file}: cannot read it: ${(err as Error).message}`);
   }
 }
 
@@ -140,9 +140,12 @@ function readCheckpointFile(file: string): string {
  * in the order given; returns how many. A file's lines are only ever added to.
  */
 function appendCheckpoints(file: string, checkpoints: readonly AuditCheckpointView[]): number {
-  const held = new Set(existsSync(file) ? parseCheckpointLines(readCheckpointFile(file), file).map((e) => checkpointIdentity(e.checkpoint)) : []);
+  const text = existsSync(file) ? readCheckpointFile(file) : "";
+  const held = new Set(parseCheckpointLines(text, file).map((e) => checkpointIdentity(e.checkpoint)));
   const fresh = checkpoints.filter((c) => !held.has(checkpointIdentity(c)));
-  if (fresh.length) appendFileSync(file, fresh.map((c) => checkpointLine(c) + "\n").join(""), { mode: 0o644 });
+  // A file whose last line has no newline (written by another tool) gets one first.
+  const lines = fresh.map((c) => checkpointLine(c) + "\n").join("");
+  if (fresh.length) appendFileSync(file, text && !text.endsWith("\n") ? `\n${lines}` : lines, { mode: 0o644 });
   return fresh.length;
 }
 
