@@ -5,7 +5,11 @@
  * tampered one; an export is checked by scripts/verify-audit-export.mjs with plain Node; many
  * parallel writes (on PostgreSQL through two instances) leave every lane gap-free; on PostgreSQL,
  * lanes an instance holds that were written behind its back, or whose lock's connection was
- * lost, never fork.
+ * lost, never fork. Tampering with what the chain relies on (issue 40): checkpoints deleted, or
+ * deleted and signed again with the real key after a lane was truncated, deleted or rewritten,
+ * fail against the checkpoints kept outside (`--checkpoints`); a checkpoint signed with another
+ * key fails; an event slipped in without its place is never chained (on PostgreSQL, only an
+ * instance of a release before the chain gets its events chained, once it has gone).
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createPublicKey, generateKeyPairSync, randomBytes, sign, verify } from "node:crypto";
