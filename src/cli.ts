@@ -2,7 +2,7 @@
 /** The `flagstaff` command: parses the command line and hands over to src/commands/. */
 import { parseArgs } from "node:util";
 import { auditCommand } from "./commands/audit.ts";
-import { AuditKeyError } from "./domain/review/audit-chain.ts";
+import { AuditKeyError, CheckpointFileError } from "./domain/review/audit-chain.ts";
 import { backupDatabase, formatBackup } from "./commands/backup.ts";
 import { formatInitBanner, initOrganization } from "./commands/init.ts";
 import { evalCommand } from "./commands/eval.ts";
@@ -34,10 +34,14 @@ const USAGE = `usage: flagstaff <command>
   eval run --org SLUG --project ID --set ID [--model M] [--wait] [--json]
                             start an evaluation run (worked by the serving instances);
                             --wait shows its progress on stderr until it finishes
-  audit verify [--org SLUG] [--public-key KEY]…
-                            recompute the audit chain and check its signed checkpoints; exit 1
-                            naming the first event that does not verify (docs/audit.md)
-  audit checkpoint [--org SLUG]   sign a checkpoint of each chain now (needs the signing key)
+  audit verify [--org SLUG] [--public-key KEY]… [--checkpoints FILE]…
+                            recompute the audit chain and check its signed checkpoints, and those
+                            kept outside the database; exit 1 naming the first event or
+                            checkpoint that does not verify (docs/audit.md)
+  audit checkpoint [--org SLUG] [--out FILE]
+                            sign a checkpoint of each chain now (needs the signing key)
+  audit checkpoints [--org SLUG] [--out FILE]
+                            the stored checkpoints as JSON lines; --out appends those FILE lacks
   audit public-key          the checkpoints' public key (PEM and raw base64)
   audit export --org SLUG (--case ID | --from ISO --to ISO) > file.json
                             events with their proofs (check: node scripts/verify-audit-export.mjs)
@@ -69,6 +73,8 @@ async function main(argv: string[]): Promise<number> {
       from: { type: "string" },
       to: { type: "string" },
       "public-key": { type: "string", multiple: true },
+      checkpoints: { type: "string", multiple: true },
+      out: { type: "string" },
     },
   });
   const [command, ...rest] = positionals;
@@ -144,13 +150,13 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       }
       case "audit": {
-        const outcome = await auditCommand(ctx, rest, values);
+        const outcome = await auditCommand(ctx, rest, values, config);
         process.stdout.write(outcome.stdout);
         if (outcome.stderr) process.stderr.write(outcome.stderr);
         return outcome.code;
       }
       case "keys":
-        process.stdout.write((await keysCommand(ctx, rest, { ...values, "public-key": undefined })) + "\n");
+        process.stdout.write((await keysCommand(ctx, rest, { ...values, "public-key": undefined, checkpoints: undefined })) + "\n");
         return 0;
       case "eval": {
         // A bar redrawn in place on a terminal; a line per change otherwise (a log, a test).
@@ -198,7 +204,7 @@ main(process.argv.slice(2)).then(
       process.stderr.write(`flagstaff: ${err.message}\n`);
       process.exit(1);
     }
-    if (err instanceof ConfigError || err instanceof UsageError || err instanceof AuditKeyError) {
+    if (err instanceof ConfigError || err instanceof UsageError || err instanceof AuditKeyError || err instanceof CheckpointFileError) {
       process.stderr.write(`flagstaff: ${err.message}\n`);
       process.exit(2);
     }

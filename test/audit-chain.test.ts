@@ -5,10 +5,14 @@
  * tampered one; an export is checked by scripts/verify-audit-export.mjs with plain Node; many
  * parallel writes (on PostgreSQL through two instances) leave every lane gap-free; on PostgreSQL,
  * lanes an instance holds that were written behind its back, or whose lock's connection was
- * lost, never fork.
+ * lost, never fork. Tampering with what the chain relies on (issue 40): checkpoints deleted, or
+ * deleted and signed again with the real key after a lane was truncated, deleted or rewritten,
+ * fail against the checkpoints kept outside (`--checkpoints`); a checkpoint signed with another
+ * key fails; an event slipped in without its place is never chained (on PostgreSQL, only an
+ * instance of a release before the chain gets its events chained, once it has gone).
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { createPublicKey, randomBytes, verify } from "node:crypto";
+import { createPublicKey, generateKeyPairSync, randomBytes, sign, verify } from "node:crypto";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -516,5 +520,322 @@ describe("checkpoints signed by the periodic pass", () => {
       await server.dispose();
       await receiver.stop(true);
     }
+  });
+});
+
+/** Every audit row of an organization (events, heads, checkpoints), to put back after a tampering. */
+async function snapshotChain(server: TestServer, orgId: string): Promise<() => Promise<void>> {
+  const tables = ["audit_events", "audit_chain_heads", "audit_checkpoints"];
+  const db = await rawDb(server.dbPath);
+  const saved = new Map<string, Record<string, unknown>[]>();
+  try {
+    for (const t of tables) saved.set(t, await db.all(`SELECT * FROM ${t} WHERE org_id = ?`, orgId));
+  } finally {
+    await db.close();
+  }
+  return async () => {
+    const db = await rawDb(server.dbPath);
+    try {
+      for (const t of tables) {
+        await db.run(`DELETE FROM ${t} WHERE org_id = ?`, orgId);
+        for (const row of saved.get(t)!) {
+          const cols = Object.keys(row);
+          await db.run(`INSERT INTO ${t} (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`, ...cols.map((c) => row[c]));
+        }
+      }
+    } finally {
+      await db.close();
+    }
+  };
+}
+
+/** An event inserted behind Flagstaff's back without a place in the chain, as an older release would leave one; its id. */
+async function insertUnchained(db: { run(q: string, ...p: unknown[]): Promise<unknown> }, orgId: string, createdAt: number): Promise<string> {
+  const id = `forged-${randomBytes(4).toString("hex")}`;
+  await db.run(
+    `INSERT INTO audit_events (id, org_id, project_id, actor_type, actor_id, action, entity_type, entity_id, before, after, data, created_at)
+     VALUES (?, ?, NULL, 'system', NULL, 'REPORT_DISMISSED', 'report', ?, NULL, NULL, NULL, ?)`,
+    id,
+    orgId,
+    `r-${id}`,
+    createdAt,
+  );
+  return id;
+}
+
+describe("tampering that deletes, re-signs or slips in what the chain relies on", () => {
+  let server: TestServer;
+  let orgId: string;
+  let dir: string;
+  /** The signed checkpoints, kept outside the database as `audit checkpoint --out` appends them. */
+  let kept: string;
+  const LATER = { FLAGSTAFF_CLOCK_OFFSET_MS: String(2 * 3_600_000) };
+  beforeAll(async () => {
+    // No key in the server: the checkpoints here are the CLI's. The straggler pass runs every 200 ms.
+    server = await startServer({ FLAGSTAFF_REPORT_RATE_LIMIT: "100000", FLAGSTAFF_AUDIT_CHAIN_LANES: "4", FLAGSTAFF_AUDIT_CHECKPOINT_MS: "200" });
+    orgId = await orgIdOf(server, server.demo.orgSlug);
+    for (let i = 0; i < 8; i++) await report(server, server.demo, `kept-${i}`);
+    dir = mkdtempSync(join(tmpdir(), "flagstaff-checkpoints-"));
+    kept = join(dir, "checkpoints.jsonl");
+    expect((await runCli(["audit", "checkpoint"], { ...server.env, ...KEYED })).stdout).toContain("1 checkpoint(s) signed");
+    for (let i = 0; i < 3; i++) await report(server, server.demo, `after-${i}`);
+    expect((await runCli(["audit", "checkpoint"], { ...server.env, ...KEYED })).stdout).toContain("1 checkpoint(s) signed");
+    // Kept outside as a receiver of audit.checkpoint keeps them: each event's data, a JSON line each.
+    const db = await rawDb(server.dbPath);
+    try {
+      const rows = await db.all<{ org_id: string; seq: number; heads: string; signed_at: number; public_key: string; signature: string }>(
+        "SELECT * FROM audit_checkpoints WHERE org_id = ? ORDER BY seq",
+        orgId,
+      );
+      expect(rows.length).toBe(2);
+      const data = rows.map((r) => ({
+        orgId: r.org_id,
+        seq: Number(r.seq),
+        heads: (JSON.parse(r.heads) as [number, number, string][]).map(([lane, seq, hash]) => ({ lane, seq, hash })),
+        signedAt: Number(r.signed_at),
+        signedAtIso: new Date(Number(r.signed_at)).toISOString(),
+        publicKey: r.public_key,
+        signature: r.signature,
+      }));
+      writeFileSync(kept, data.map((d) => JSON.stringify(d) + "\n").join(""));
+    } finally {
+      await db.close();
+    }
+  });
+  afterAll(async () => {
+    await server?.dispose();
+  });
+
+  const verifyKept = (extra: string[] = [], env: Record<string, string> = KEYED) => verifyCli(server, ["--checkpoints", kept, ...extra], env);
+
+  test("the checkpoints kept outside are the ones the database holds: verify checks the chain against them; the file is the audit.checkpoint events' data, and a receiver's stored payloads are read too", async () => {
+    // `audit checkpoints` writes the same lines, and appends to a file only what it lacks.
+    expect((await runCli(["audit", "checkpoints"], server.env)).stdout).toBe(readFileSync(kept, "utf8"));
+    expect((await runCli(["audit", "checkpoints", "--out", kept], server.env)).stdout).toBe(`0 checkpoint(s) appended to ${kept} (2 already there)\n`);
+    await report(server, server.demo, "one-more");
+    expect((await runCli(["audit", "checkpoint", "--out", kept], { ...server.env, ...KEYED })).stdout).toContain(`1 checkpoint(s) signed; 1 appended to ${kept}`);
+    const lines = readFileSync(kept, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    expect(lines.map((c) => [c.orgId, c.heads.length > 0])).toEqual([
+      [orgId, true],
+      [orgId, true],
+      [orgId, true],
+    ]);
+    const ok = await verifyKept();
+    expect(ok.stdout).toContain("3 checkpoint(s) (3 signature(s) checked; 3 kept outside found in it)");
+    expect(ok.code).toBe(0);
+    // As a webhook receiver stored them: the whole delivery body, one a line.
+    const received = join(dir, "received.jsonl");
+    writeFileSync(received, lines.map((data) => JSON.stringify({ type: "audit.checkpoint", timestamp: data.signedAtIso, data })).join("\n") + "\n");
+    expect((await verifyCli(server, ["--checkpoints", received, "--checkpoints", kept], KEYED)).code).toBe(0);
+    // A line that is no checkpoint is refused, named.
+    writeFileSync(join(dir, "bad.jsonl"), `${JSON.stringify(lines[0])}\n{"type":"report.created","data":{}}\n`);
+    const bad = await verifyCli(server, ["--checkpoints", join(dir, "bad.jsonl")], KEYED);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain(`${join(dir, "bad.jsonl")}:2: not an audit checkpoint`);
+  });
+
+  test("checkpoints deleted from the database: verify fails naming the checkpoint kept outside, and, with the key configured, once events went uncovered past the interval and its grace", async () => {
+    const restore = await snapshotChain(server, orgId);
+    try {
+      await rawSql(server, "DELETE FROM audit_checkpoints WHERE org_id = ?", orgId);
+      // With the key configured: within the interval and its grace the chain still verifies; past them, it does not.
+      expect((await verifyCli(server, [], KEYED)).code).toBe(0);
+      const late = await verifyCli(server, [], { ...KEYED, ...LATER });
+      expect(late.code).toBe(1);
+      expect(late.stdout).toContain("covered by no checkpoint though written at");
+      expect(late.stdout).toContain("there is no checkpoint");
+      // With the checkpoints kept outside, at once.
+      const missing = await verifyKept();
+      expect(missing.code).toBe(1);
+      expect(missing.stdout).toMatch(/DOES NOT VERIFY at the checkpoint of \S+ \(\d+ events, from .*checkpoints\.jsonl:1\): it is missing from the database: checkpoints were deleted/);
+    } finally {
+      await restore();
+    }
+    expect((await verifyKept()).code).toBe(0);
+  });
+
+  test("a lane truncated, a lane deleted, or a lane rewritten with every hash recomputed, the checkpoints deleted and signed again with the real key: each fails against the checkpoints kept outside", async () => {
+    const lanes = await lanesOf(server, orgId);
+    const [lane, rows] = [...lanes.entries()].sort((a, b) => b[1].length - a[1].length)[0]!;
+    expect(rows.length).toBeGreaterThan(2);
+    const resign = async () => {
+      await rawSql(server, "DELETE FROM audit_checkpoints WHERE org_id = ?", orgId);
+      expect((await runCli(["audit", "checkpoint"], { ...server.env, ...KEYED })).stdout).toContain("1 checkpoint(s) signed");
+      // The database alone now verifies, with the real key.
+      expect((await verifyCli(server, [], KEYED)).code).toBe(0);
+    };
+    const scenarios: [string, () => Promise<void>][] = [
+      [
+        "truncated",
+        async () => {
+          const last = rows.at(-1)!;
+          await rawSql(server, "DELETE FROM audit_events WHERE id = ?", last.id);
+          await rawSql(server, "UPDATE audit_chain_heads SET last_seq = ?, last_hash = ? WHERE org_id = ? AND lane = ?", last.chain_seq - 1, rows.at(-2)!.hash, orgId, lane);
+        },
+      ],
+      [
+        "deleted",
+        async () => {
+          await rawSql(server, "DELETE FROM audit_events WHERE org_id = ? AND chain_lane = ?", orgId, lane);
+          await rawSql(server, "DELETE FROM audit_chain_heads WHERE org_id = ? AND lane = ?", orgId, lane);
+        },
+      ],
+      [
+        "rewritten",
+        async () => {
+          const db = await rawDb(server.dbPath);
+          try {
+            const full = await db.all<Record<string, unknown>>("SELECT * FROM audit_events WHERE org_id = ? AND chain_lane = ? ORDER BY chain_seq", orgId, lane);
+            let prev = "0".repeat(64);
+            for (const [i, r] of full.entries()) {
+              const data = i === 0 ? JSON.stringify({ note: "rewritten" }) : ((r.data as string | null) ?? null);
+              const hash = chainHash(prev, eventDigest({
+                orgId, id: String(r.id), projectId: (r.project_id as string | null) ?? null, actorType: String(r.actor_type), actorId: (r.actor_id as string | null) ?? null,
+                action: String(r.action), entityType: String(r.entity_type), entityId: String(r.entity_id), before: (r.before as string | null) ?? null,
+                after: (r.after as string | null) ?? null, data, createdAt: Number(r.created_at),
+              }));
+              await db.run("UPDATE audit_events SET data = ?, prev_hash = ?, hash = ? WHERE id = ?", data, prev, hash, r.id);
+              prev = hash;
+            }
+            await db.run("UPDATE audit_chain_heads SET last_hash = ? WHERE org_id = ? AND lane = ?", prev, orgId, lane);
+          } finally {
+            await db.close();
+          }
+        },
+      ],
+    ];
+    for (const [what, tamper] of scenarios) {
+      const restore = await snapshotChain(server, orgId);
+      try {
+        await tamper();
+        await resign();
+        const bad = await verifyKept();
+        expect({ what, code: bad.code }).toEqual({ what, code: 1 });
+        expect(bad.stdout).toMatch(/DOES NOT VERIFY at the checkpoint of \S+ \(\d+ events, from .*checkpoints\.jsonl:\d\): (it is missing from the database|the database's checkpoint of \d+ events differs from it)/);
+      } finally {
+        await restore();
+      }
+      expect((await verifyKept()).code).toBe(0);
+    }
+  });
+
+  test("a checkpoint signed again with another key fails, with the configured key and with --public-key, instead of a note", async () => {
+    const restore = await snapshotChain(server, orgId);
+    const pub = (await runCli(["audit", "public-key"], { ...server.env, ...KEYED })).stdout.match(/raw \(base64\): (\S+)/)![1]!;
+    const other = generateKeyPairSync("ed25519");
+    const otherPub = (other.publicKey.export({ format: "der", type: "spki" }) as Buffer).subarray(12).toString("base64");
+    try {
+      // The newest checkpoint, signed again as it is with another key (the attacker's).
+      const db = await rawDb(server.dbPath);
+      try {
+        const [c] = await db.all<{ id: string; heads: string; signed_at: number }>("SELECT id, heads, signed_at FROM audit_checkpoints WHERE org_id = ? ORDER BY seq DESC", orgId);
+        const message = JSON.stringify(["flagstaff.audit-checkpoint.v1", orgId, JSON.parse(c!.heads), Number(c!.signed_at)]);
+        await db.run("UPDATE audit_checkpoints SET public_key = ?, signature = ? WHERE id = ?", otherPub, sign(null, Buffer.from(message), other.privateKey).toString("base64"), c!.id);
+      } finally {
+        await db.close();
+      }
+      for (const [how, args, env] of [
+        ["the configured key", [], KEYED],
+        ["--public-key", ["--public-key", pub], {}],
+      ] as const) {
+        const bad = await verifyCli(server, [...args], env);
+        expect({ how, code: bad.code }).toEqual({ how, code: 1 });
+        expect(bad.stdout).toMatch(/DOES NOT VERIFY at the checkpoint of \S+ \(\d+ events, from the database\): it is signed by the key \S+, which is not a trusted key/);
+        expect(bad.stdout).toContain(otherPub);
+      }
+      // The other key given as the one to trust: the checkpoints of the real key are the ones refused.
+      expect((await verifyCli(server, ["--public-key", otherPub], KEYED)).stdout).toContain(`it is signed by the key ${pub}, which is not a trusted key`);
+      // With no trusted key at all, nothing is checked, and the output says so.
+      const unchecked = await verifyCli(server);
+      expect(unchecked.code).toBe(0);
+      expect(unchecked.stdout).toContain("3 checkpoint signature(s) not checked: no trusted key");
+    } finally {
+      await restore();
+    }
+    expect((await verifyCli(server, ["--public-key", pub])).code).toBe(0);
+  });
+
+  test("an event slipped in without a place in the chain, back-dated or not, is named by verify and never chained: not by `audit checkpoint`, not by the server's passes", async () => {
+    const db = await rawDb(server.dbPath);
+    let backDated: string;
+    let recent: string;
+    try {
+      const { oldest } = (await db.get<{ oldest: number }>("SELECT min(created_at) AS oldest FROM audit_events WHERE org_id = ?", orgId))!;
+      backDated = await insertUnchained(db, orgId, Number(oldest) - 86_400_000);
+      recent = await insertUnchained(db, orgId, Date.now());
+    } finally {
+      await db.close();
+    }
+    try {
+      // Before, `audit checkpoint` chained them and signed them: verify then exited 0.
+      expect((await runCli(["audit", "checkpoint"], { ...server.env, ...KEYED })).code).toBe(0);
+      await Bun.sleep(1_000); // several passes of the server's straggler pass (every 200 ms)
+      const bad = await verifyCli(server, [], KEYED);
+      expect(bad.code).toBe(1);
+      expect(bad.stdout).toContain(`DOES NOT VERIFY at event ${backDated} (not chained, REPORT_DISMISSED): it has no place in the chain (2 such event(s), this the oldest`);
+      expect(bad.stdout).toContain(TEST_ENGINE === "postgres" ? "it is dated before " : "on SQLite an event is chained as it is written");
+      const db2 = await rawDb(server.dbPath);
+      try {
+        const left = await db2.all<{ id: string; chain_seq: number | null }>("SELECT id, chain_seq FROM audit_events WHERE id IN (?, ?) ORDER BY created_at", backDated, recent);
+        expect(left).toEqual([
+          { id: backDated, chain_seq: null },
+          { id: recent, chain_seq: null },
+        ]);
+        await db2.run("DELETE FROM audit_events WHERE id = ?", backDated);
+      } finally {
+        await db2.close();
+      }
+      const still = await verifyCli(server, [], KEYED);
+      expect(still.code).toBe(1);
+      expect(still.stdout).toContain(`DOES NOT VERIFY at event ${recent} (not chained, REPORT_DISMISSED)`);
+      expect(still.stdout).toContain(TEST_ENGINE === "postgres" ? "only when an instance of a release before the chain wrote it during a rolling upgrade" : "on SQLite");
+    } finally {
+      await rawSql(server, "DELETE FROM audit_events WHERE id IN (?, ?)", backDated, recent);
+    }
+    expect((await verifyCli(server, [], KEYED)).code).toBe(0);
+  });
+
+  // An instance of a release before the chain (application_name `flagstaff`) writing beside this one.
+  test.skipIf(TEST_ENGINE !== "postgres")("events an instance of a release before the chain wrote are chained after lane 0's head within seconds of its last session's end, never while it is connected; one it dated before lane 0's head never is", async () => {
+    const { url } = await databaseForPath(server.dbPath);
+    const older = postgresClient(url, 1, { application_name: "flagstaff" });
+    const write = (createdAt: number) => insertUnchained({ run: (q: string, ...p: unknown[]) => older.unsafe(q.replace(/\?/g, ((n) => () => `$${++n}`)(0)), p as never[]) }, orgId, createdAt);
+    let straggler: string;
+    let backDated: string;
+    const chainSeqOf = async (id: string) => {
+      const db = await rawDb(server.dbPath);
+      try {
+        return (await db.get<{ chain_lane: number; chain_seq: number | null }>("SELECT chain_lane, chain_seq FROM audit_events WHERE id = ?", id))!;
+      } finally {
+        await db.close();
+      }
+    };
+    const headBefore = (await chainOf(server, orgId)).filter((r) => r.chain_lane === 0).length;
+    try {
+      straggler = await write(Date.now());
+      backDated = await write(Date.now() - 30 * 86_400_000);
+      await Bun.sleep(1_000); // passes every 200 ms: it waits while the older instance is connected
+      expect((await chainSeqOf(straggler)).chain_seq).toBeNull();
+      const waiting = await verifyCli(server, [], KEYED);
+      expect(waiting.code).toBe(1);
+      expect(waiting.stdout).toContain(`event ${backDated} (not chained`);
+    } finally {
+      await older.end({ timeout: 5 });
+    }
+    const chained = await until("the straggler chained", async () => ((await chainSeqOf(straggler!)).chain_seq !== null ? chainSeqOf(straggler!) : null), 5_000);
+    expect(chained).toEqual({ chain_lane: 0, chain_seq: headBefore + 1 });
+    expect((await chainSeqOf(backDated!)).chain_seq).toBeNull();
+    const named = await verifyCli(server, [], KEYED);
+    expect(named.code).toBe(1);
+    expect(named.stdout).toContain(`DOES NOT VERIFY at event ${backDated!} (not chained, REPORT_DISMISSED): it has no place in the chain (1 such event(s)`);
+    expect(named.stdout).toContain("it is dated before ");
+    await rawSql(server, "DELETE FROM audit_events WHERE id = ?", backDated!);
+    // The window closed with the chaining: an event slipped in now stays out.
+    const late = await insertUnchained({ run: (q: string, ...p: unknown[]) => rawSql(server, q, ...p) }, orgId, Date.now());
+    await Bun.sleep(1_000);
+    expect((await chainSeqOf(late)).chain_seq).toBeNull();
+    await rawSql(server, "DELETE FROM audit_events WHERE id = ?", late);
+    expect((await runCli(["audit", "checkpoint", "--out", kept], { ...server.env, ...KEYED })).code).toBe(0);
+    expect((await verifyKept()).code).toBe(0);
   });
 });

@@ -45,6 +45,8 @@ const PINNED: Record<"sqlite" | "postgres", Pinned[]> = {
 };
 
 const HOUR = 3_600_000;
+/** How soon after the last instance of a release before the audit chain stopped the chain verifies (docs/audit.md, "Upgrading"). */
+const UPGRADE_CHAINED_WITHIN_MS = 60_000;
 
 /** A webhook receiver on loopback that takes every delivery at once. */
 function receiver() {
@@ -311,10 +313,27 @@ describe.each(ROLLING_FROM.map((p) => [p.commit, p] as const))("a rolling upgrad
         expect((await old.call("POST", `/reports/${made.body.report.id}/escalate`, { body: { team: i % 2 ? "legal" : "safety" } })).status).toBe(200);
       }
       console.log(`rolling upgrade from ${pinned.commit}: ${8 + duringMigration + throughOld} reports decided through the old instance (${duringMigration + throughOld} while or after the new one migrated), ${throughNew} through the new one`);
+      // The old instance's events wait, unchained, while it is connected: verify names them.
+      const waiting = await runCli(["audit", "verify"], env);
+      expect(waiting.code).toBe(1);
+      expect(waiting.stdout).toContain("(not chained,");
+      expect(waiting.stdout).toContain("only when an instance of a release before the chain wrote it during a rolling upgrade");
     } finally {
       await old.stop();
     }
     try {
+      // Chained within seconds once the last older instance stopped (docs/audit.md, "Upgrading": within a minute).
+      const stopped = performance.now();
+      let verified = await runCli(["audit", "verify"], env);
+      while (verified.code !== 0 && performance.now() - stopped < UPGRADE_CHAINED_WITHIN_MS) {
+        await Bun.sleep(500);
+        verified = await runCli(["audit", "verify"], env);
+      }
+      const tookMs = performance.now() - stopped;
+      console.log(`rolling upgrade from ${pinned.commit}: audit verify exits ${verified.code} ${(tookMs / 1000).toFixed(1)} s after the old instance stopped (${verified.stdout.trim().split("\n").at(-1)})`);
+      expect(verified.stdout).toContain("all verify: 1 organization(s)");
+      expect(verified.code).toBe(0);
+      expect(tookMs).toBeLessThan(UPGRADE_CHAINED_WITHIN_MS);
       const cases = await undecided(env.FLAGSTAFF_DB!);
       expect(cases).toEqual({ closed: 48, withoutDecision: 0, codeDiffers: 0 });
       const db = await rawDb(env.FLAGSTAFF_DB!, { readonly: true });

@@ -100,6 +100,26 @@ export async function takeLane(store: Store, orgId: string, lane: number): Promi
   await executeOnPg(store, sql`SELECT flagstaff_audit_lock_lane(${orgId}, ${lane}::integer, true)`);
 }
 
+/**
+ * The application_name the releases before the chain give their PostgreSQL sessions; this one and
+ * later ones give `flagstaff VERSION` (src/db/store-pg.ts), so that an instance of a release that
+ * writes events without a chain position is told apart from the others.
+ */
+export const PRE_CHAIN_APPLICATION_NAME = "flagstaff";
+
+/**
+ * How many sessions of an instance of a release before the chain are connected to this database
+ * now (PostgreSQL; pg_stat_activity shows every session's application_name to every role). 0 on SQLite.
+ */
+export async function preChainSessions(store: Store): Promise<number> {
+  if (store.engine !== "postgres") return 0;
+  const rows = (await executeOnPg(
+    store,
+    sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = ${PRE_CHAIN_APPLICATION_NAME}`,
+  )) as Iterable<{ n: number }>;
+  return Number([...rows][0]?.n ?? 0);
+}
+
 // The domain's handle is typed as SQLite's; PostgreSQL's runs a statement with `execute`.
 const executeOnPg = (store: Store, q: SQL): Promise<unknown> => (store.db as unknown as { execute(q: SQL): Promise<unknown> }).execute(q);
 

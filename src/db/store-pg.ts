@@ -7,6 +7,7 @@ import { postgresTextSearch } from "./search.ts";
 import { noteWriteSucceeded } from "./faults.ts";
 import { flushDeferred, keepDeferred, Lock, settleAll, TransactionConflict, transactionScope, type PgChainAccess, type Singleton, type Store, type TxScope } from "./store.ts";
 import { openAuditLanes } from "./audit-lanes-pg.ts";
+import { VERSION } from "../version.ts";
 
 /**
  * The PostgreSQL engine of the store (src/db/store.ts says what every engine promises, and
@@ -69,7 +70,9 @@ export function postgresClient(url: string, max: number, settings: Record<string
     backoff: (attempts: number) => Math.min(0.05 * 2 ** attempts, 1),
     // Times in ms and µs are bigint columns: well within 2^53, so numbers, as on SQLite.
     types: { int8: { to: 20, from: [20], serialize: (x: unknown) => String(x), parse: (x: string) => Number(x) } },
-    connection: { application_name: "flagstaff", ...settings },
+    // `flagstaff VERSION`: the releases before the audit chain said `flagstaff` alone, and the chain's
+    // straggler pass looks for those (src/db/audit-hash.ts, PRE_CHAIN_APPLICATION_NAME).
+    connection: { application_name: `flagstaff ${VERSION}`, ...settings },
   });
 }
 

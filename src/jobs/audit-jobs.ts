@@ -1,31 +1,65 @@
 /**
- * The audit checkpoint pass (src/domain/review/audit-chain.ts): every FLAGSTAFF_AUDIT_CHECKPOINT_MS,
- * on one instance (Store.singleton), signs a checkpoint of each organization's chain that grew
- * since its last one, and announces it (webhook `audit.checkpoint`). The first pass runs at start.
- * Each pass first chains the events an instance of the previous release wrote unchained during a
- * rolling upgrade; without a key, that is all it does.
+ * The audit chain's passes, on one instance (Store.singleton "audit-checkpoints"; docs/audit.md):
+ * - the checkpoint pass: at start and every FLAGSTAFF_AUDIT_CHECKPOINT_MS, signs a checkpoint of
+ *   each organization's chain that grew since its last one, and announces it (webhook
+ *   `audit.checkpoint`); only with a signing key;
+ * - the straggler pass (PostgreSQL): every STRAGGLER_PASS_MS (or FLAGSTAFF_AUDIT_CHECKPOINT_MS when
+ *   shorter), while events without a chain position exist, watches for instances of a release
+ *   before the chain and chains what they wrote once none is connected (chainStragglers), then
+ *   signs a checkpoint at once (with a key), so that the chain verifies within seconds of a
+ *   rolling upgrade's end. A pass that finds nothing unchained costs one read of a partial index.
  */
 import type { Store } from "../db/store.ts";
 import type { Clock } from "../domain/core/clock.ts";
-import { chainStragglers } from "../domain/core/audit.ts";
+import { chainStragglers, type UpgradeWindow } from "../domain/core/audit.ts";
 import { checkpointChains, type AuditSigningKey } from "../domain/review/audit-chain.ts";
 import { errorFields, log } from "../log.ts";
 import { startPeriodicPass, type PeriodicPass } from "./periodic.ts";
 
+/** How often, at most, the straggler pass runs (docs/audit.md, "Upgrading"). */
+export const STRAGGLER_PASS_MS = 10_000;
+
 export function startAuditCheckpoints(deps: { store: Store; clock: Clock; config: { auditCheckpointMs: number } }, key: AuditSigningKey | null): PeriodicPass {
   const { store, clock, config } = deps;
-  return startPeriodicPass(async () => {
+  const ctx = { store, db: store.db, clock };
+  const sign = async () => {
+    if (!key) return;
+    const made = await checkpointChains(ctx, key);
+    if (made.length) log.info("audit checkpoints signed", { count: made.length });
+  };
+  const checkpoints = startPeriodicPass(async () => {
     try {
-      // Without a key, the pass still chains what an older instance left unchained.
-      if (!key) {
-        const chained = await chainStragglers(store);
-        if (chained) log.info("audit events chained after a rolling upgrade", { count: chained });
-        return;
-      }
-      const made = await checkpointChains({ store, db: store.db, clock }, key);
-      if (made.length) log.info("audit checkpoints signed", { count: made.length });
+      await sign();
     } catch (err) {
       log.error("signing audit checkpoints failed", errorFields(err));
     }
   }, config.auditCheckpointMs);
+  if (store.engine !== "postgres") return checkpoints;
+
+  const window: UpgradeWindow = { olderSeenAt: null };
+  let told = "";
+  const stragglers = startPeriodicPass(async () => {
+    try {
+      const pass = await chainStragglers(store, clock, window);
+      // Said once per state, not every pass: an operator follows the upgrade's end by these lines.
+      const state = pass.waiting ? "waiting" : pass.refused ? `refused ${pass.refused}` : "";
+      if (state && state !== told) {
+        if (pass.waiting) log.info("audit events written by an instance of a release before the chain wait to be chained: they are chained once no such instance is connected", { count: pass.waiting });
+        else log.warn("audit events without a place in the chain will not be chained: no instance of a release before the chain wrote them during an upgrade, or they are dated before lane 0's head; flagstaff audit verify names them", { count: pass.refused });
+      }
+      told = state;
+      if (pass.chained) {
+        log.info("audit events chained after a rolling upgrade", { count: pass.chained, notChained: pass.refused });
+        await sign();
+      }
+    } catch (err) {
+      log.error("chaining audit events after a rolling upgrade failed", errorFields(err));
+    }
+  }, Math.min(STRAGGLER_PASS_MS, config.auditCheckpointMs));
+  return {
+    stop() {
+      checkpoints.stop();
+      stragglers.stop();
+    },
+  };
 }

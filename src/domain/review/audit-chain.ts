@@ -9,12 +9,12 @@ import { readFileSync } from "node:fs";
 import { and, asc, count, desc, eq, gt, gte, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import { chainHash, eventDigest } from "../../db/audit-hash.ts";
 import { auditChainHeads, auditCheckpoints, auditEvents, organizations, reports } from "../../db/schema.ts";
-import { chainStragglers } from "../core/audit.ts";
+import { stragglerFloor } from "../core/audit.ts";
 import { iso } from "../core/clock.ts";
 import type { ReadContext } from "../core/context.ts";
 import { newId } from "../core/ids.ts";
 import { enqueueWebhookEvent } from "../webhooks/outbox.ts";
-import { AUDIT_CHAIN_GENESIS, checkpointCanonical, type AuditCheckpointView, type ChainedEventFields, type LaneHead } from "../views/audit-chain.ts";
+import { AUDIT_CHAIN_GENESIS, auditCheckpointViewSchema, checkpointCanonical, type AuditCheckpointView, type ChainedEventFields, type LaneHead } from "../views/audit-chain.ts";
 
 /** The key that signs checkpoints, with its public half as published (raw 32 bytes, base64). */
 export interface AuditSigningKey {
@@ -104,12 +104,10 @@ const checkpointView = (r: CheckpointRow): AuditCheckpointView => ({
  * sequence and hash), read at once and signed together, stored, and announced (webhook
  * `audit.checkpoint`, to endpoints that list it). Its `seq` is the sum of the lanes' sequences:
  * the number of events it covers, which grows with the chain, so two checkpoints of the same heads
- * collide on the unique index. Events left unchained by an instance of the previous release are
- * chained first. The periodic pass (src/jobs/audit-jobs.ts) and `flagstaff audit checkpoint` run
- * it. Returns the checkpoints made.
+ * collide on the unique index. The periodic pass (src/jobs/audit-jobs.ts) and `flagstaff audit
+ * checkpoint` run it. Returns the checkpoints made.
  */
 export async function checkpointChains(ctx: ReadContext, key: AuditSigningKey, input: { orgId?: string } = {}): Promise<AuditCheckpointView[]> {
-  await chainStragglers(ctx.store);
   // One statement: every lane's head as of one moment.
   const rows = await ctx.store.db
     .select()
@@ -150,23 +148,6 @@ export async function checkpointChains(ctx: ReadContext, key: AuditSigningKey, i
   return made;
 }
 
-/** The first event (or checkpoint) of an organization that does not verify, and why. */
-export interface ChainFailure {
-  org: string;
-  /** The event named: its id, lane, sequence and action (null when what fails is a lane's end or a checkpoint alone). */
-  event: { id: string; lane: number; seq: number; action: string } | null;
-  why: string;
-}
-
-export interface OrgVerification {
-  org: string;
-  events: number;
-  checkpoints: number;
-  /** Checkpoints whose signature was checked against a trusted key. */
-  signaturesChecked: number;
-  failure: ChainFailure | null;
-}
-
 /** Events read per query while verifying or exporting. */
 const PAGE = 5_000;
 
@@ -205,7 +186,7 @@ async function* chainOf(ctx: ReadContext, orgId: string, lane: number, from = 1,
 }
 
 /** The lanes an organization's chain has: those with a head, with chained events, or named by a checkpoint. */
-async function lanesOf(ctx: ReadContext, orgId: string, checkpoints: CheckpointRow[]): Promise<number[]> {
+async function lanesOf(ctx: ReadContext, orgId: string, checkpoints: readonly AuditCheckpointView[]): Promise<number[]> {
   const lanes = new Set<number>();
   for (const h of await ctx.db.select({ lane: auditChainHeads.lane }).from(auditChainHeads).where(eq(auditChainHeads.orgId, orgId))) lanes.add(h.lane);
   const withEvents = await ctx.db
@@ -213,99 +194,284 @@ async function lanesOf(ctx: ReadContext, orgId: string, checkpoints: CheckpointR
     .from(auditEvents)
     .where(and(eq(auditEvents.orgId, orgId), sql`${auditEvents.chainSeq} IS NOT NULL`));
   for (const e of withEvents) lanes.add(e.lane);
-  for (const c of checkpoints) for (const h of headsOf(c)) lanes.add(h.lane);
+  for (const c of checkpoints) for (const h of c.heads) lanes.add(h.lane);
   return [...lanes].sort((a, b) => a - b);
 }
 
+/** A checkpoint as `verify` names it: when it was signed, how many events it covers, where it was read. */
+export interface NamedCheckpoint {
+  seq: number;
+  signedAtIso: string;
+  /** "the database", or FILE:LINE for a checkpoint kept outside it. */
+  source: string;
+}
+
+/** The first event (or checkpoint) of an organization that does not verify, and why. */
+export interface ChainFailure {
+  org: string;
+  /** The event named: its id, lane and sequence (null for an event not chained) and action; null when what fails is a lane's end or a checkpoint. */
+  event: { id: string; lane: number | null; seq: number | null; action: string } | null;
+  /** The checkpoint named, when a checkpoint is what fails. */
+  checkpoint: NamedCheckpoint | null;
+  why: string;
+}
+
+export interface OrgVerification {
+  org: string;
+  events: number;
+  /** Checkpoints stored in the database. */
+  checkpoints: number;
+  /** Checkpoints kept outside the database that were given for the organization, each found in it. */
+  external: number;
+  /** Stored checkpoints whose signature was checked against a trusted key. */
+  signaturesChecked: number;
+  failure: ChainFailure | null;
+}
+
+/** A checkpoint kept outside the database, with where it was read (FILE:LINE). */
+export interface ExternalCheckpoint {
+  checkpoint: AuditCheckpointView;
+  source: string;
+}
+
+/** A line of a checkpoint file that is not a checkpoint. */
+export class CheckpointFileError extends Error {}
+
 /**
- * Recomputes every organization's chain (or one's), lane by lane, in pages: each event's
- * sequence follows the one before it in its lane (else events were deleted), its previous hash
- * is that event's hash (else the lane was cut or rewritten there), and its hash is that of its
- * content (else it was edited). Each checkpoint must name, for each lane, an event of the lane
- * with its hash, and be signed by a trusted key. The first failure of each organization (in
- * lane order) is named.
+ * Checkpoints kept outside the database (docs/audit.md, "Keeping checkpoints outside"): JSON
+ * lines, each the `data` of an `audit.checkpoint` webhook event, as `flagstaff audit checkpoints`
+ * writes them, or the event's whole body as a receiver got it (`{ type, timestamp, data }`).
+ * Blank lines are skipped; any other line is an error naming it.
  */
-export async function verifyChains(ctx: ReadContext, input: { orgSlug?: string; trustedKeys: readonly KeyObject[] }): Promise<OrgVerification[]> {
+export function parseCheckpointLines(text: string, name: string): ExternalCheckpoint[] {
+  const out: ExternalCheckpoint[] = [];
+  text.split("\n").forEach((line, i) => {
+    if (!line.trim()) return;
+    const source = `${name}:${i + 1}`;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      throw new CheckpointFileError(`${source}: not a line of JSON`);
+    }
+    const body = value as { type?: unknown; data?: unknown } | null;
+    const parsed = auditCheckpointViewSchema.safeParse(body?.type === "audit.checkpoint" ? body.data : value);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new CheckpointFileError(`${source}: not an audit checkpoint (${issue?.path.join(".") || "the line"}: ${issue?.message})`);
+    }
+    out.push({ checkpoint: parsed.data, source });
+  });
+  return out;
+}
+
+/** A checkpoint as one line of a checkpoint file: the `data` of its `audit.checkpoint` event. */
+export const checkpointLine = (c: AuditCheckpointView): string => JSON.stringify(c);
+
+/** What tells checkpoints apart in files: the same one read twice is one. */
+export const checkpointIdentity = (c: AuditCheckpointView): string => `${c.orgId}\n${c.seq}\n${c.signature}`;
+
+/** The checkpoints stored in the database, of every organization or one, by organization then sequence. */
+export async function storedCheckpoints(ctx: ReadContext, orgId?: string): Promise<AuditCheckpointView[]> {
+  const rows = await ctx.db
+    .select()
+    .from(auditCheckpoints)
+    .where(orgId ? eq(auditCheckpoints.orgId, orgId) : undefined)
+    .orderBy(asc(auditCheckpoints.orgId), asc(auditCheckpoints.seq));
+  return rows.map(checkpointView);
+}
+
+/** Two copies of a checkpoint are one when what is signed, the key and the signature are the same. */
+const sameCheckpoint = (a: AuditCheckpointView, b: AuditCheckpointView): boolean =>
+  a.seq === b.seq && a.publicKey === b.publicKey && a.signature === b.signature && checkpointCanonical(a) === checkpointCanonical(b);
+
+/**
+ * How long after the checkpoint interval an event may still be covered by no checkpoint before
+ * `verify` (with a signing key configured) fails: a pass that ran long, an election after the
+ * signing instance stopped (docs/audit.md, "Verifying").
+ */
+export const CHECKPOINT_GRACE_MS = 15 * 60_000;
+
+export interface VerifyInput {
+  orgSlug?: string;
+  /**
+   * The public keys to trust. A checkpoint signed by any other key is a failure; with none, no
+   * signature is checked (the output says how many were not).
+   */
+  trustedKeys: readonly KeyObject[];
+  /** Checkpoints kept outside the database: each must be in it, the same, and sign the chain as it is. */
+  external?: readonly ExternalCheckpoint[];
+  /**
+   * With a signing key configured, how long an event may go covered by no checkpoint (the
+   * interval plus CHECKPOINT_GRACE_MS): an older one not covered is a failure. Null: not checked.
+   */
+  coverWithinMs?: number | null;
+}
+
+const FROM_DATABASE = "the database";
+const named = (c: AuditCheckpointView, source: string): NamedCheckpoint => ({ seq: c.seq, signedAtIso: c.signedAtIso, source });
+
+/**
+ * Recomputes every organization's chain (or one's), lane by lane, in pages (docs/audit.md,
+ * "Verifying"), and names the first failure of each organization:
+ * - each checkpoint, stored or given, signed by a trusted key (any other key fails);
+ * - each checkpoint given (kept outside the database) found in the database, the same;
+ * - each event's sequence following the one before it in its lane (else events were deleted),
+ *   its previous hash that event's hash (else the lane was cut or rewritten there), its hash that
+ *   of its content (else it was edited), and the hash each checkpoint signed at its place;
+ * - each lane's end: its head, and no checkpoint signing beyond it;
+ * - with `coverWithinMs`, no event left covered by no checkpoint longer than that;
+ * - no event without a place in the chain.
+ */
+export async function verifyChains(ctx: ReadContext, input: VerifyInput): Promise<OrgVerification[]> {
   const orgs = await ctx.db
     .select({ id: organizations.id, slug: organizations.slug })
     .from(organizations)
     .where(input.orgSlug ? eq(organizations.slug, input.orgSlug) : undefined)
     .orderBy(asc(organizations.slug));
   const trusted = new Map(input.trustedKeys.map((k) => [rawPublicKey(k), k]));
+  const external = input.external ?? [];
   const out: OrgVerification[] = [];
   for (const org of orgs) {
-    const checkpoints = await ctx.db.select().from(auditCheckpoints).where(eq(auditCheckpoints.orgId, org.id)).orderBy(asc(auditCheckpoints.seq));
-    const result: OrgVerification = { org: org.slug, events: 0, checkpoints: checkpoints.length, signaturesChecked: 0, failure: null };
-    const fail = (event: EventRow | null, why: string) => {
-      result.failure = { org: org.slug, event: event ? { id: event.id, lane: event.chainLane, seq: Number(event.chainSeq), action: event.action } : null, why };
-    };
-    out.push(result);
-    // Signatures first: a checkpoint not signed by a trusted key proves nothing.
-    for (const c of checkpoints) {
-      const key = trusted.get(c.publicKey);
-      if (!key) continue;
-      const fields = { orgId: c.orgId, heads: headsOf(c), signedAt: Number(c.signedAt) };
-      if (!verify(null, Buffer.from(checkpointCanonical(fields), "utf8"), key, Buffer.from(c.signature, "base64"))) {
-        fail(null, `checkpoint of ${iso(Number(c.signedAt))} (${c.seq} events): its signature does not verify: the checkpoint was altered`);
-        break;
-      }
-      result.signaturesChecked++;
-    }
-    if (result.failure) continue;
-    const heads = new Map((await ctx.db.select().from(auditChainHeads).where(eq(auditChainHeads.orgId, org.id))).map((h) => [h.lane, h]));
-    for (const lane of await lanesOf(ctx, org.id, checkpoints)) {
-      // What each checkpoint signed for this lane, by sequence.
-      const signed = new Map<number, { hash: string; signedAt: number }[]>();
-      for (const c of checkpoints) {
-        for (const h of headsOf(c)) {
-          if (h.lane !== lane) continue;
-          signed.set(h.seq, [...(signed.get(h.seq) ?? []), { hash: h.hash, signedAt: Number(c.signedAt) }]);
-        }
-      }
-      let expected = 1;
-      let prev = AUDIT_CHAIN_GENESIS;
-      for await (const row of chainOf(ctx, org.id, lane)) {
-        const seq = Number(row.chainSeq);
-        if (seq !== expected) {
-          fail(row, `sequence gap: lane ${lane} goes from ${expected - 1} to ${seq}: event(s) ${expected}${seq - 1 > expected ? `..${seq - 1}` : ""} of the lane before it were deleted`);
-          break;
-        }
-        if (row.prevHash !== prev) {
-          fail(row, `broken link: its previous hash ${row.prevHash} is not the hash of event ${seq - 1} of lane ${lane} (${prev}): the event before it, or the lane from there, was rewritten`);
-          break;
-        }
-        const hash = chainHash(prev, eventDigest(fieldsOf(row)));
-        if (hash !== row.hash) {
-          fail(row, `hash mismatch: its content does not hash to its stored hash: the event was edited after it was written`);
-          break;
-        }
-        const wrong = signed.get(seq)?.find((c) => c.hash !== hash);
-        if (wrong) {
-          fail(row, `checkpoint mismatch: the checkpoint signed at ${iso(wrong.signedAt)} says event ${seq} of lane ${lane} hashed ${wrong.hash}, the chain has ${hash}: the lane up to it was rewritten`);
-          break;
-        }
-        prev = hash;
-        expected++;
-        result.events++;
-      }
-      if (result.failure) break;
-      const last = expected - 1;
-      const head = heads.get(lane);
-      const headSeq = head ? Number(head.lastSeq) : 0;
-      if (headSeq > last) fail(null, `lane ${lane} ends at ${last} but its head says ${headSeq}: the last event(s) ${last + 1}..${headSeq} of the lane were deleted`);
-      else if (headSeq < last) fail(null, `lane ${lane} ends at ${last} but its head says ${headSeq}: events were added outside the chain's writer`);
-      else if (head && head.lastHash !== prev) fail(null, `the head of lane ${lane} has hash ${head.lastHash}, not the last event's (${prev})`);
-      const beyond = [...signed.keys()].find((seq) => seq > last);
-      if (!result.failure && beyond !== undefined) fail(null, `a checkpoint signed event ${beyond} of lane ${lane}, beyond the lane's end (${last}): the last events were deleted`);
-      if (result.failure) break;
-    }
-    if (!result.failure) {
-      const [unchained] = await ctx.db.select({ n: count() }).from(auditEvents).where(and(eq(auditEvents.orgId, org.id), isNull(auditEvents.chainSeq)));
-      if (unchained && unchained.n > 0) fail(null, `${unchained.n} event(s) are not chained yet (written by an instance of the release before the chain; the next checkpoint pass chains them)`);
-    }
+    const given = new Map<string, ExternalCheckpoint>();
+    for (const e of external) if (e.checkpoint.orgId === org.id && !given.has(checkpointIdentity(e.checkpoint))) given.set(checkpointIdentity(e.checkpoint), e);
+    out.push(await verifyOrg(ctx, org, trusted, [...given.values()], input.coverWithinMs ?? null));
+  }
+  if (input.orgSlug) return out;
+  // A checkpoint of an organization the database no longer has: the organization went with its chain.
+  const known = new Set(orgs.map((o) => o.id));
+  for (const e of external) {
+    const orgId = e.checkpoint.orgId;
+    if (known.has(orgId)) continue;
+    known.add(orgId);
+    const count = external.filter((x) => x.checkpoint.orgId === orgId).length;
+    out.push({
+      org: orgId,
+      events: 0,
+      checkpoints: 0,
+      external: count,
+      signaturesChecked: 0,
+      failure: { org: orgId, event: null, checkpoint: named(e.checkpoint, e.source), why: `it signs the chain of organization ${orgId}, which is not in the database: the organization was deleted, with its chain` },
+    });
   }
   return out;
 }
+
+async function verifyOrg(ctx: ReadContext, org: { id: string; slug: string }, trusted: Map<string, KeyObject>, given: ExternalCheckpoint[], coverWithinMs: number | null): Promise<OrgVerification> {
+  const stored = await storedCheckpoints(ctx, org.id);
+  const result: OrgVerification = { org: org.slug, events: 0, checkpoints: stored.length, external: given.length, signaturesChecked: 0, failure: null };
+  const fail = (why: string, at: { event?: EventRow; checkpoint?: NamedCheckpoint } = {}) => {
+    const e = at.event;
+    result.failure = {
+      org: org.slug,
+      event: e ? { id: e.id, lane: e.chainSeq === null ? null : e.chainLane, seq: e.chainSeq === null ? null : Number(e.chainSeq), action: e.action } : null,
+      checkpoint: at.checkpoint ?? null,
+      why,
+    };
+    return result;
+  };
+
+  // Signatures first: a checkpoint not signed by a trusted key proves nothing.
+  if (trusted.size) {
+    for (const { checkpoint: c, source } of [...stored.map((checkpoint) => ({ checkpoint, source: FROM_DATABASE })), ...given]) {
+      const key = trusted.get(c.publicKey);
+      if (!key) return fail(`it is signed by the key ${c.publicKey}, which is not a trusted key: the checkpoint was made, or signed again, with another key`, { checkpoint: named(c, source) });
+      if (!verify(null, Buffer.from(checkpointCanonical(c), "utf8"), key, Buffer.from(c.signature, "base64"))) {
+        return fail(`its signature does not verify: the checkpoint was altered`, { checkpoint: named(c, source) });
+      }
+      if (source === FROM_DATABASE) result.signaturesChecked++;
+    }
+  }
+  // Each checkpoint kept outside must be in the database as it is there (then the chain is checked against the stored ones).
+  const bySeq = new Map(stored.map((c) => [c.seq, c]));
+  for (const { checkpoint: c, source } of given) {
+    const there = bySeq.get(c.seq);
+    if (!there) return fail(`it is missing from the database: checkpoints were deleted`, { checkpoint: named(c, source) });
+    if (!sameCheckpoint(there, c)) {
+      return fail(`the database's checkpoint of ${c.seq} events differs from it (signed at ${there.signedAtIso} by ${there.publicKey}): the checkpoint was replaced`, { checkpoint: named(c, source) });
+    }
+  }
+
+  const heads = new Map((await ctx.db.select().from(auditChainHeads).where(eq(auditChainHeads.orgId, org.id))).map((h) => [h.lane, h]));
+  // The lanes as the newest checkpoint signed them: events beyond are covered by none yet.
+  const newest = stored.at(-1);
+  const coveredTo = new Map((newest?.heads ?? []).map((h) => [h.lane, h.seq]));
+  let oldestUncovered: EventRow | null = null;
+  for (const lane of await lanesOf(ctx, org.id, stored)) {
+    // What each checkpoint signed for this lane, by sequence.
+    const signed = new Map<number, { hash: string; signedAt: number }[]>();
+    for (const c of stored) {
+      for (const h of c.heads) {
+        if (h.lane !== lane) continue;
+        signed.set(h.seq, [...(signed.get(h.seq) ?? []), { hash: h.hash, signedAt: c.signedAt }]);
+      }
+    }
+    const covered = coveredTo.get(lane) ?? 0;
+    let expected = 1;
+    let prev = AUDIT_CHAIN_GENESIS;
+    for await (const row of chainOf(ctx, org.id, lane)) {
+      const seq = Number(row.chainSeq);
+      if (seq !== expected) {
+        return fail(`sequence gap: lane ${lane} goes from ${expected - 1} to ${seq}: event(s) ${expected}${seq - 1 > expected ? `..${seq - 1}` : ""} of the lane before it were deleted`, { event: row });
+      }
+      if (row.prevHash !== prev) {
+        return fail(`broken link: its previous hash ${row.prevHash} is not the hash of event ${seq - 1} of lane ${lane} (${prev}): the event before it, or the lane from there, was rewritten`, { event: row });
+      }
+      const hash = chainHash(prev, eventDigest(fieldsOf(row)));
+      if (hash !== row.hash) return fail(`hash mismatch: its content does not hash to its stored hash: the event was edited after it was written`, { event: row });
+      const wrong = signed.get(seq)?.find((c) => c.hash !== hash);
+      if (wrong) {
+        return fail(`checkpoint mismatch: the checkpoint signed at ${iso(wrong.signedAt)} says event ${seq} of lane ${lane} hashed ${wrong.hash}, the chain has ${hash}: the lane up to it was rewritten`, { event: row });
+      }
+      if (seq > covered && (!oldestUncovered || Number(row.createdAt) < Number(oldestUncovered.createdAt))) oldestUncovered = row;
+      prev = hash;
+      expected++;
+      result.events++;
+    }
+    const last = expected - 1;
+    const head = heads.get(lane);
+    const headSeq = head ? Number(head.lastSeq) : 0;
+    if (headSeq > last) return fail(`lane ${lane} ends at ${last} but its head says ${headSeq}: the last event(s) ${last + 1}..${headSeq} of the lane were deleted`);
+    if (headSeq < last) return fail(`lane ${lane} ends at ${last} but its head says ${headSeq}: events were added outside the chain's writer`);
+    if (head && head.lastHash !== prev) return fail(`the head of lane ${lane} has hash ${head.lastHash}, not the last event's (${prev})`);
+    const beyond = [...signed.keys()].find((seq) => seq > last);
+    if (beyond !== undefined) return fail(`a checkpoint signed event ${beyond} of lane ${lane}, beyond the lane's end (${last}): the last events were deleted`);
+  }
+
+  if (coverWithinMs !== null && oldestUncovered && Number(oldestUncovered.createdAt) < ctx.clock.now() - coverWithinMs) {
+    const since = newest ? `the newest checkpoint was signed at ${newest.signedAtIso}` : "there is no checkpoint";
+    return fail(
+      `covered by no checkpoint though written at ${iso(Number(oldestUncovered.createdAt))}, more than ${formatDuration(coverWithinMs)} ago (${since}): ` +
+        `checkpoints were deleted, or the instance that signs them stopped or has another key`,
+      { event: oldestUncovered },
+    );
+  }
+
+  const [unchained] = await ctx.db
+    .select()
+    .from(auditEvents)
+    .where(and(eq(auditEvents.orgId, org.id), isNull(auditEvents.chainSeq)))
+    .orderBy(asc(auditEvents.createdAt), asc(auditEvents.id))
+    .limit(1);
+  if (unchained) {
+    const [all] = await ctx.db.select({ n: count() }).from(auditEvents).where(and(eq(auditEvents.orgId, org.id), isNull(auditEvents.chainSeq)));
+    const what = `it has no place in the chain (${all!.n} such event(s), this the oldest, written at ${iso(Number(unchained.createdAt))})`;
+    if (ctx.store.engine !== "postgres") return fail(`${what}: on SQLite an event is chained as it is written, and one written without its place never is: it was inserted outside Flagstaff`, { event: unchained });
+    const floor = await stragglerFloor(ctx.db, org.id);
+    if (Number(unchained.createdAt) < floor.at) {
+      return fail(`${what}: it is dated before ${floor.of} (${iso(floor.at)}), and such an event is never chained: it was inserted outside Flagstaff, back-dated`, { event: unchained });
+    }
+    return fail(
+      `${what}: such an event is chained only when an instance of a release before the chain wrote it during a rolling upgrade, seconds after the last of those instances stopped (docs/audit.md, "Upgrading"); otherwise it never is: it was inserted outside Flagstaff`,
+      { event: unchained },
+    );
+  }
+  return result;
+}
+
+/** A duration as `verify` says it: in hours, minutes or seconds. */
+const formatDuration = (ms: number): string =>
+  ms % 3_600_000 === 0 ? `${ms / 3_600_000} h` : ms % 60_000 === 0 ? `${ms / 60_000} min` : `${Math.round(ms / 1000)} s`;
 
 /** What an export covers: a case (its events and its reports'), or a period [from, to). */
 export type ExportSelection = { caseId: string } | { from: number; to: number };
