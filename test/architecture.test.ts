@@ -95,6 +95,12 @@ export const RULES: Rule[] = [
     why: "routers are thin transport: queries belong in domain functions",
   },
   {
+    from: "src/web/pages/",
+    name: "dashboard pages",
+    to: [[["src/web/pages/", "src/web/app.tsx"], "no"]],
+    why: "a page is one route of the shell (app.tsx), which imports it: what two pages share lives in src/web/components/, so that one page changes without another",
+  },
+  {
     from: "src/ai/",
     name: "ai",
     to: [[["src/api/", "src/web/", "src/jobs/", "src/commands/", ...ROOTS], "no"]],
@@ -583,7 +589,7 @@ describe("architecture: the checker itself", () => {
 
   test("applies the rules: forbidden layers, type-only and pure modules", () => {
     const graph: Graph = {
-      files: ["src/domain/status.ts", "src/domain/intake/reports.ts", "src/web/page.tsx", "src/db/schema.ts", "src/api/routers/r.ts"],
+      files: ["src/domain/status.ts", "src/domain/intake/reports.ts", "src/web/page.tsx", "src/db/schema.ts", "src/api/routers/r.ts", "src/web/pages/a.tsx"],
       edges: [
         { from: "src/domain/intake/reports.ts", to: "src/domain/status.ts", runtime: true, line: 1 },
         { from: "src/domain/intake/reports.ts", to: "src/api/trpc.ts", runtime: false, line: 2 },
@@ -595,6 +601,9 @@ describe("architecture: the checker itself", () => {
         { from: "src/db/schema.ts", to: "src/domain/intake/reports.ts", runtime: false, line: 2 },
         { from: "src/api/routers/r.ts", to: "src/db/client.ts", runtime: false, line: 1 },
         { from: "src/api/routers/r.ts", to: "src/db/schema.ts", runtime: true, line: 2 },
+        { from: "src/web/pages/a.tsx", to: "src/web/components/c.tsx", runtime: true, line: 1 },
+        { from: "src/web/pages/a.tsx", to: "src/web/pages/b.tsx", runtime: true, line: 2 },
+        { from: "src/web/pages/a.tsx", to: "src/web/app.tsx", runtime: false, line: 3 },
       ],
       packages: new Map([
         ["src/domain/status.ts", new Set(["zod"])],
@@ -611,6 +620,8 @@ describe("architecture: the checker itself", () => {
       "src/web/page.tsx → src/domain/intake/reports.ts",
       "src/db/schema.ts → src/domain/intake/reports.ts",
       "src/api/routers/r.ts → src/db/schema.ts",
+      "src/web/pages/a.tsx → src/web/pages/b.tsx",
+      "src/web/pages/a.tsx → src/web/app.tsx",
     ]);
   });
 });
