@@ -13,6 +13,7 @@ import { chainStragglers } from "../core/audit.ts";
 import { iso } from "../core/clock.ts";
 import type { ReadContext } from "../core/context.ts";
 import { newId } from "../core/ids.ts";
+import { EVENT_TYPE } from "../views/webhook.ts";
 import { enqueueWebhookEvent } from "../webhooks/outbox.ts";
 import { AUDIT_CHAIN_GENESIS, checkpointCanonical, type AuditCheckpointView, type ChainedEventFields, type LaneHead } from "../views/audit-chain.ts";
 
@@ -142,7 +143,7 @@ export async function checkpointChains(ctx: ReadContext, key: AuditSigningKey, i
       // Another instance's pass may have signed these heads meanwhile (the unique index says so).
       const inserted = await ctx.store.db.insert(auditCheckpoints).values(row).onConflictDoNothing().returning({ id: auditCheckpoints.id });
       if (!inserted.length) return false;
-      await enqueueWebhookEvent({ ...ctx, db: ctx.store.db, orgId }, { type: "audit.checkpoint", data: checkpointView(row), now: signedAt });
+      await enqueueWebhookEvent({ ...ctx, db: ctx.store.db, orgId }, { type: EVENT_TYPE.auditCheckpoint, data: checkpointView(row), now: signedAt });
       return true;
     }, { exclusive: false });
     if (stored) made.push(checkpointView(row));
