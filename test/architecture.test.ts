@@ -12,11 +12,18 @@
  * listed, and on any listed one that is gone, so the list only ever shrinks.
  *
  * It also fails on any import circle under src/, naming its files (importCircles: Tarjan's
- * strongly connected components over the same graph).
+ * strongly connected components over the same graph), and on any member of a vocabulary with a
+ * record (resolution codes, action kinds, event types, job kinds) spelt as a string literal
+ * outside its record's module (VOCABULARY_RECORDS, parsed with the TypeScript compiler).
  */
 import { describe, expect, test } from "bun:test";
 import { readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
+import ts from "typescript";
+import { ACTION_KINDS } from "../src/domain/views/enforcement.ts";
+import { JOB_KINDS } from "../src/domain/views/job.ts";
+import { RESOLUTION_CODES } from "../src/domain/views/report.ts";
+import { EVENT_TYPES } from "../src/domain/views/webhook.ts";
 
 // ---------------------------------------------------------------------------------------------
 // The rules (docs/architecture.md reproduces them for people).
@@ -93,6 +100,12 @@ export const RULES: Rule[] = [
     name: "routers",
     to: [[["src/db/"], "type-only"]],
     why: "routers are thin transport: queries belong in domain functions",
+  },
+  {
+    from: "src/web/pages/",
+    name: "dashboard pages",
+    to: [[["src/web/pages/", "src/web/app.tsx"], "no"]],
+    why: "a page is one route of the shell (app.tsx), which imports it: what two pages share lives in src/web/components/, so that one page changes without another",
   },
   {
     from: "src/ai/",
@@ -583,7 +596,7 @@ describe("architecture: the checker itself", () => {
 
   test("applies the rules: forbidden layers, type-only and pure modules", () => {
     const graph: Graph = {
-      files: ["src/domain/status.ts", "src/domain/intake/reports.ts", "src/web/page.tsx", "src/db/schema.ts", "src/api/routers/r.ts"],
+      files: ["src/domain/status.ts", "src/domain/intake/reports.ts", "src/web/page.tsx", "src/db/schema.ts", "src/api/routers/r.ts", "src/web/pages/a.tsx"],
       edges: [
         { from: "src/domain/intake/reports.ts", to: "src/domain/status.ts", runtime: true, line: 1 },
         { from: "src/domain/intake/reports.ts", to: "src/api/trpc.ts", runtime: false, line: 2 },
@@ -595,6 +608,9 @@ describe("architecture: the checker itself", () => {
         { from: "src/db/schema.ts", to: "src/domain/intake/reports.ts", runtime: false, line: 2 },
         { from: "src/api/routers/r.ts", to: "src/db/client.ts", runtime: false, line: 1 },
         { from: "src/api/routers/r.ts", to: "src/db/schema.ts", runtime: true, line: 2 },
+        { from: "src/web/pages/a.tsx", to: "src/web/components/c.tsx", runtime: true, line: 1 },
+        { from: "src/web/pages/a.tsx", to: "src/web/pages/b.tsx", runtime: true, line: 2 },
+        { from: "src/web/pages/a.tsx", to: "src/web/app.tsx", runtime: false, line: 3 },
       ],
       packages: new Map([
         ["src/domain/status.ts", new Set(["zod"])],
@@ -611,6 +627,8 @@ describe("architecture: the checker itself", () => {
       "src/web/page.tsx → src/domain/intake/reports.ts",
       "src/db/schema.ts → src/domain/intake/reports.ts",
       "src/api/routers/r.ts → src/db/schema.ts",
+      "src/web/pages/a.tsx → src/web/pages/b.tsx",
+      "src/web/pages/a.tsx → src/web/app.tsx",
     ]);
   });
 });
@@ -702,5 +720,118 @@ describe("architecture: tests reach the dashboard through its typed client", () 
       ]),
     );
     expect(found.map((f) => f.split(":")[0])).toEqual(["a.ts", "b.ts", "c.ts", "d.ts"]);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// A vocabulary whose members carry facts has one record (docs/architecture.md, "Conventions"):
+// what code needs to know of a member is a field of its entry, and code that means one member
+// names it through the record (ACTION_KIND.ban, EVENT_TYPE.reportDecided, JOB_KIND.enrich). So
+// no member is spelt as a string literal outside its record's module: a fact cannot hide in a
+// `new Set(["NO_VIOLATION", …])` or a `kind === "ban"`, and a member's uses are found by name.
+
+interface VocabularyRecord {
+  vocabulary: string;
+  members: readonly string[];
+  /** The one module that may spell them: the vocabulary and its record. */
+  record: string;
+  why: string;
+}
+
+export const VOCABULARY_RECORDS: VocabularyRecord[] = [
+  {
+    vocabulary: "resolution code",
+    members: RESOLUTION_CODES,
+    record: "src/domain/views/report.ts",
+    why: "what a code carries, finds and counts is a field of RESOLUTION_CODE_SPECS",
+  },
+  {
+    vocabulary: "action kind",
+    members: ACTION_KINDS,
+    record: "src/domain/views/enforcement.ts",
+    why: "what a kind acts on, ends, sweeps and shows is a field of ACTION_KIND_SPECS; a kind meant by name is ACTION_KIND.x",
+  },
+  {
+    vocabulary: "webhook event type",
+    members: EVENT_TYPES,
+    record: "src/domain/views/webhook.ts",
+    why: "who gets a type is a field of EVENT_TYPE_SPECS; a type emitted is EVENT_TYPE.x",
+  },
+  {
+    vocabulary: "job kind",
+    members: JOB_KINDS,
+    record: "src/domain/views/job.ts",
+    why: "a kind is enqueued as JOB_KIND.x; its handler, lane and retention are its entry of JOB_SPECS (src/jobs/job-specs.ts)",
+  },
+];
+
+/**
+ * Every string literal of `files` (path → source) that spells a member of a vocabulary outside
+ * its record's module, as `path:line: "member" (a vocabulary: why)`. Parsed with the TypeScript
+ * compiler: string literals and templates without substitutions, in code, types and JSX
+ * attributes alike; comments, regular expressions and JSX text are not literals.
+ */
+export function strayVocabularyLiterals(files: Map<string, string>, records: readonly VocabularyRecord[] = VOCABULARY_RECORDS): string[] {
+  const owner = new Map<string, VocabularyRecord>();
+  for (const r of records) for (const m of r.members) owner.set(m, r);
+  const found: string[] = [];
+  for (const [path, text] of files) {
+    // Only a file holding a member's letters somewhere can spell it: the others need no parse.
+    if (![...owner.keys()].some((m) => text.includes(m))) continue;
+    const source = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, false, path.endsWith(".tsx") ? ts.ScriptKind.TSX : ts.ScriptKind.TS);
+    const visit = (node: ts.Node): void => {
+      if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) {
+        const r = owner.get(node.text);
+        if (r && r.record !== path) {
+          const line = source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
+          found.push(`${path}:${line}: "${node.text}" (a ${r.vocabulary}: ${r.why}; its record is ${r.record})`);
+        }
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+  }
+  return found;
+}
+
+function sourceFiles(): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const path of new Bun.Glob("src/**/*.{ts,tsx}").scanSync({ cwd: ROOT })) files.set(path.split("\\").join("/"), readFileSync(join(ROOT, path), "utf8"));
+  return files;
+}
+
+describe("architecture: each vocabulary's members are spelt only in their record", () => {
+  test("no resolution code, action kind, event type or job kind is a string literal outside its record's module", () => {
+    const files = sourceFiles();
+    expect(files.size).toBeGreaterThan(50);
+    for (const r of VOCABULARY_RECORDS) {
+      expect(files.has(r.record), r.record).toBe(true);
+      expect(r.members.length, r.vocabulary).toBeGreaterThan(0);
+    }
+    const stray = strayVocabularyLiterals(files);
+    if (stray.length) {
+      throw new Error(
+        `${stray.length} member(s) of a vocabulary spelt outside its record (docs/architecture.md, "Conventions"):\n  ${stray.join("\n  ")}\n\n` +
+          "Make the fact a field of the member's entry in its record and read it, or name the member through the record (ACTION_KIND.ban, EVENT_TYPE.reportDecided, JOB_KIND.enrich).",
+      );
+    }
+  });
+
+  test("the check finds a member in a string, a template, a type, a key and a JSX attribute, and nothing in comments, regexes, JSX text or the record", () => {
+    const records: VocabularyRecord[] = [{ vocabulary: "colour", members: ["red", "light.blue"], record: "colours.ts", why: "see COLOUR_SPECS" }];
+    const code = [
+      'const a = "red";', // 1
+      "const b = `light.blue`;", // 2
+      'type C = "red" | "green";', // 3
+      'const d = specs["light.blue"];', // 4
+      "// \"red\" in a comment",
+      "const r = /red/.test(x) ? /\"red\"/ : `${x}red`;",
+      'const e = { red: 1, "green": 2 };',
+      "const f = `red${x}`;",
+    ].join("\n");
+    const jsx = ['const p = <Badge tone="red">red</Badge>;', "const q = <p>light.blue</p>;"].join("\n");
+    expect(strayVocabularyLiterals(new Map([["a.ts", code], ["b.tsx", jsx], ["colours.ts", code]]), records).map((f) => f.split(" (")[0])).toEqual([
+      'a.ts:1: "red"', 'a.ts:2: "light.blue"', 'a.ts:3: "red"', 'a.ts:4: "light.blue"', 'b.tsx:1: "red"',
+    ]);
   });
 });

@@ -57,7 +57,7 @@ for (const [name, filter] of filters) {
 }
 
 test("a case's reporter summary reads the case's reports by their index and its reporters by their keys, never a scan (SQLite)", () => {
-  const queries = reporterSummaryQueries(db, { id: "case", createdAt: 1_700_000_000_000 }, 1_700_000_100_000);
+  const queries = reporterSummaryQueries({ db, clock: { now: () => 1_700_000_100_000 } }, { id: "case", createdAt: 1_700_000_000_000 });
   for (const [name, query] of Object.entries(queries)) {
     const { sql, params } = query.toSQL();
     const details = (db.$client.query(`EXPLAIN QUERY PLAN ${sql}`).all(...(params as never[])) as { detail: string }[]).map((p) => p.detail);

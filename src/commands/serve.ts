@@ -9,7 +9,7 @@ import { redact } from "../db/open.ts";
 import { createServices } from "../services.ts";
 import { startExpiryScheduler } from "../jobs/enforcement-jobs.ts";
 import { startSubmissionScheduler } from "../jobs/transparency-jobs.ts";
-import { backlogBounds, jobHandlers, laneSlots } from "../jobs/handlers.ts";
+import { backlogBounds, jobLanes } from "../jobs/job-specs.ts";
 import { startRetention } from "../jobs/retention.ts";
 import { startBreachScheduler } from "../jobs/service-level-jobs.ts";
 import { startAuditCheckpoints } from "../jobs/audit-jobs.ts";
@@ -34,9 +34,10 @@ export async function serve(config: Config): Promise<void> {
 
   // The workers register with the store: whatever enqueues a job wakes them once its
   // transaction committed (src/db/store.ts).
-  // One lane per job kind, each with its slots; enrichment past its backlog bound is skipped.
+  // One lane per job kind, each with its handler and slots; optional work past its backlog
+  // bound is skipped (JOB_SPECS, src/jobs/job-specs.ts).
   setBacklogBounds(services.store, backlogBounds(config));
-  const workers = startWorkers(services.store, services.clock, jobHandlers(services), { ...config.jobs, lanes: laneSlots(config), onJobRun: observeJobRun });
+  const workers = startWorkers(services.store, services.clock, jobLanes(services), { ...config.jobs, onJobRun: observeJobRun });
   registerLaneGauges(services, () => workers.lanes());
   // Once across instances (on PostgreSQL, the instance holding its advisory lock).
   const expiry = services.store.singleton("enforcement-expiry", () => startExpiryScheduler(services));

@@ -1,41 +1,13 @@
 /**
- * Background work of enforcement: webhook deliveries (a job per delivery on the durable queue),
- * the strike policy's ladder steps (a job per step a decision reached), and the scheduler that
- * starts scheduled actions when their start comes and ends suspensions and mutes when their end
- * comes.
+ * The scheduler of enforcement: it starts scheduled actions when their start comes and ends
+ * suspensions and mutes when their end comes. (Enforcement's jobs, webhook deliveries and the
+ * strike policy's ladder steps, are entries of JOB_SPECS, src/jobs/job-specs.ts.)
  */
-import { z } from "zod";
 import type { Store } from "../db/store.ts";
 import type { Clock } from "../domain/core/clock.ts";
 import type { ReadContext } from "../domain/core/context.ts";
 import { expireDueActions, nextActionEnd, nextActionStart, startDueActions } from "../domain/enforcement/enforcement.ts";
-import { takeLadderStep } from "../domain/enforcement/strike-ladder.ts";
-import { STRIKE_STEP_JOB } from "../domain/enforcement/strikes.ts";
-import { deliveryOrgId, runDeliveryJob } from "../domain/webhooks/delivery.ts";
-import { DELIVER_JOB } from "../domain/webhooks/outbox.ts";
 import { errorFields, log } from "../log.ts";
-import { jobContext, type JobDeps } from "./context.ts";
-import type { JobHandler } from "./worker.ts";
-
-const deliveryPayload = z.object({ deliveryId: z.string() });
-const strikePayload = z.object({ strikeId: z.string() });
-
-export function enforcementJobHandlers(deps: JobDeps): Record<string, JobHandler> {
-  return {
-    [DELIVER_JOB]: async (payload, job) => {
-      const { deliveryId } = deliveryPayload.parse(payload);
-      // Jobs enqueued before jobs carried an organization (migration 0007): the delivery names it.
-      const orgId = job.orgId ?? (await deliveryOrgId({ db: deps.store.db }, deliveryId));
-      if (orgId === null) return; // gone with its endpoint: nothing to send
-      await runDeliveryJob({ ...jobContext(deps, orgId), config: deps.config }, { deliveryId, job });
-    },
-    // A strike policy's ladder step, reached by a decision (src/domain/enforcement/strike-ladder.ts).
-    [STRIKE_STEP_JOB]: async (payload, job) => {
-      const { strikeId } = strikePayload.parse(payload);
-      if (job.orgId !== null) await takeLadderStep(jobContext(deps, job.orgId), { strikeId });
-    },
-  };
-}
 
 export interface ExpiryScheduler {
   stop(): void;

@@ -8,6 +8,7 @@ import type { Store } from "../db/store.ts";
 import type { Clock } from "../domain/core/clock.ts";
 import { runRetention } from "../domain/plumbing/retention.ts";
 import { errorFields, log } from "../log.ts";
+import { jobRetention } from "./job-specs.ts";
 
 export interface RetentionScheduler {
   stop(): Promise<void>;
@@ -18,9 +19,11 @@ const MAX_BATCHES = 200;
 /** Pause between two batches: waiting writes run first. */
 const PAUSE_MS = 20;
 
-export function startRetention(deps: { store: Store; clock: Clock; config: Pick<Config, "retention"> }): RetentionScheduler {
+export function startRetention(deps: { store: Store; clock: Clock; config: Config }): RetentionScheduler {
   const { store, clock } = deps;
-  const { tickMs, batch, ...policy } = deps.config.retention;
+  const { tickMs, batch, ...configured } = deps.config.retention;
+  // Finished jobs: each kind for as long as its entry of JOB_SPECS says.
+  const policy = { ...configured, jobKinds: jobRetention(deps.config) };
   let timer: ReturnType<typeof setTimeout> | null = null;
   let stopped = false;
   let pass: Promise<void> | null = null;

@@ -1,32 +1,18 @@
 /**
- * Background work of the Transparency Database submission (src/domain/dsa/transparency-submission.ts):
- * the job handler of an organization's run, and the scheduler that, every
- * FLAGSTAFF_TRANSPARENCY_TICK_MS, asks for a run of every organization whose submission is on
- * and that has statements not submitted yet (what came in while a run was under way, runs
+ * The scheduler of the Transparency Database submission (src/domain/dsa/transparency-submission.ts):
+ * every FLAGSTAFF_TRANSPARENCY_TICK_MS, it asks for a run of every organization whose submission
+ * is on and that has statements not submitted yet (what came in while a run was under way, runs
  * whose attempts ran out, a restart). Runs are also asked for when submission is turned on, when
  * a statement is made (src/domain/enforcement/enforcement.ts) and by "submit now"; a run already due or under
- * way is never doubled (one job row per organization).
+ * way is never doubled (one job row per organization). A run is a job: its handler is the
+ * entry of JOB_SPECS (src/jobs/job-specs.ts).
  */
-import { z } from "zod";
 import type { Store } from "../db/store.ts";
 import type { Clock } from "../domain/core/clock.ts";
-import { organizationsWithPendingStatements, runSubmissionJob, scheduleSubmission, SUBMIT_JOB } from "../domain/dsa/transparency-submission.ts";
+import { organizationsWithPendingStatements, scheduleSubmission } from "../domain/dsa/transparency-submission.ts";
 import { transaction } from "../domain/core/context.ts";
 import { errorFields, log } from "../log.ts";
-import { jobContext, type JobDeps } from "./context.ts";
-import type { JobHandler } from "./worker.ts";
 import { startPeriodicPass, type PeriodicPass } from "./periodic.ts";
-
-const submitPayload = z.object({ orgId: z.string() });
-
-export function transparencyJobHandlers(deps: JobDeps): Record<string, JobHandler> {
-  return {
-    [SUBMIT_JOB]: async (payload, job) => {
-      const { orgId } = submitPayload.parse(payload);
-      await runSubmissionJob({ ...jobContext(deps, job.orgId ?? orgId), config: deps.config });
-    },
-  };
-}
 
 export type SubmissionScheduler = PeriodicPass;
 

@@ -20,11 +20,13 @@ import {
 
 export type JobHandler = (payload: unknown, job: JobRow) => Promise<void>;
 
+/** A lane: the jobs of one kind, run by its handler, so many at once (JOB_SPECS, src/jobs/job-specs.ts). */
+export interface WorkerLane {
+  handler: JobHandler;
+  slots: number;
+}
+
 export interface WorkerOptions {
-  /** Slots of each lane (a job kind) that has its own setting: webhook deliveries, enrichment, link scans. */
-  lanes: Record<string, number>;
-  /** Slots of every other lane. */
-  concurrency: number;
   leaseMs: number;
   /** Longest sleep between looks at the table when nothing is due. */
   pollMs: number;
@@ -71,7 +73,7 @@ const MEAN_WEIGHT = 0.05;
  * tRPC). Jobs whose worker died are taken back by a separate pass over the lease index. The pool
  * registers with the store: a transaction that enqueued jobs wakes it when it commits.
  */
-export function startWorkers(store: Store, clock: Clock, handlers: Record<string, JobHandler>, opts: WorkerOptions): WorkerPool {
+export function startWorkers(store: Store, clock: Clock, lanesByKind: Record<string, WorkerLane>, opts: WorkerOptions): WorkerPool {
   const ctx: ReadContext = { store, db: store.db, clock };
   const workerId = `w-${newId()}`;
   let stopping = false;
@@ -92,10 +94,9 @@ export function startWorkers(store: Store, clock: Clock, handlers: Record<string
     return flushing;
   }
 
-  const lanes = Object.keys(handlers).map((kind) => lane(kind, opts.lanes[kind] ?? opts.concurrency));
+  const lanes = Object.entries(lanesByKind).map(([kind, { handler, slots }]) => lane(kind, handler, slots));
 
-  function lane(kind: string, slots: number) {
-    const handler = handlers[kind]!;
+  function lane(kind: string, handler: JobHandler, slots: number) {
     let running = 0;
     let meanRunMs: number | null = null;
     let timer: ReturnType<typeof setTimeout> | null = null;

@@ -10,8 +10,20 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState, type FormEvent, type ReactNode } from "react";
 import { plainWords, renderTemplate, type TemplateValues } from "../domain/review/template-text.ts";
-import { ACTION_KINDS, kindsOfCode, kindSpec, TIMED_KINDS, type ActionKind } from "../domain/views/enforcement.ts";
-import { DEFAULT_TEAM, DISMISSAL_REASONS, RESOLUTION_CODES, TEAMS, teamLabel, type DismissalReason, type ResolutionCode, type Team } from "../domain/views/report.ts";
+import { ACTION_KIND, ACTION_KINDS, kindsOfCode, kindSpec, TIMED_KINDS, type ActionKind } from "../domain/views/enforcement.ts";
+import {
+  DEFAULT_DISMISSAL_REASON,
+  DEFAULT_RESOLUTION_CODE,
+  DEFAULT_TEAM,
+  DISMISSAL_REASONS,
+  RESOLUTION_CODE_SPECS,
+  RESOLUTION_CODES,
+  TEAMS,
+  teamLabel,
+  type DismissalReason,
+  type ResolutionCode,
+  type Team,
+} from "../domain/views/report.ts";
 import type { TemplateKind } from "../domain/views/template.ts";
 import { CLAIMED_BY } from "../domain/views/case.ts";
 import { errorCode, errorMessage, trpc, type Inputs } from "./api.ts";
@@ -222,8 +234,8 @@ function DecisionForm({ action, targets: given, onClose, onDone }: { action: Dec
   const toast = useToast();
   const { me, orgSlug } = useSession();
   const targets = useCompleted(given, true);
-  const [code, setCode] = useState<ResolutionCode>("NO_VIOLATION");
-  const [reason, setReason] = useState<DismissalReason>("not_actionable");
+  const [code, setCode] = useState<ResolutionCode>(DEFAULT_RESOLUTION_CODE);
+  const [reason, setReason] = useState<DismissalReason>(DEFAULT_DISMISSAL_REASON);
   const [team, setTeam] = useState<Team>(DEFAULT_TEAM);
   const [note, setNote] = useState("");
   const [takeOver, setTakeOver] = useState(false);
@@ -232,7 +244,7 @@ function DecisionForm({ action, targets: given, onClose, onDone }: { action: Dec
   // The kinds the resolution code carries (none for a finding: no action fields).
   const carried = kindsOfCode(code);
   const kinds = action === "resolve" && carried.length > 0 ? carried : undefined;
-  const [kind, setKind] = useState<ActionKind>("suspension");
+  const [kind, setKind] = useState<ActionKind>(ACTION_KIND.suspension);
   const [duration, setDuration] = useState("24");
   const [unit, setUnit] = useState<"hours" | "days">("hours");
   const [actionReason, setActionReason] = useState("");
@@ -241,7 +253,7 @@ function DecisionForm({ action, targets: given, onClose, onDone }: { action: Dec
   // resolve the subject's other open cases with it, listed here first.
   const [sweepIt, setSweepIt] = useState(false);
   const lone = given.length === 1 ? given[0]! : null;
-  const sweepable = !!lone && action === "resolve" && code === "ACCOUNT_LEVEL_ACTION" && !!actionKind && kindSpec(actionKind).sweepsOpenCases;
+  const sweepable = !!lone && action === "resolve" && RESOLUTION_CODE_SPECS[code].action === "account" && !!actionKind && kindSpec(actionKind).sweepsOpenCases;
   const loneDetail = useQuery({ queryKey: ["case", lone?.caseId], queryFn: () => trpc.dashboard.case.query({ caseId: lone!.caseId }), enabled: sweepable });
   const subject = sweepable ? (loneDetail.data?.subject ?? null) : null;
   const sweepPreview = useSweepPreview(subject ? { orgSlug, projectId: subject.projectId, typeName: subject.type, externalId: subject.externalId } : null, lone?.caseId);
@@ -412,7 +424,7 @@ function DecisionForm({ action, targets: given, onClose, onDone }: { action: Dec
             <input value={actionReason} placeholder={defaultActionReason} onChange={(e) => setActionReason(e.target.value)} maxLength={1000} />
           </Field>
           {!single && <p className="muted">{`Each of the ${targets.length} cases is resolved on its own with its own action; this cannot be undone from the notice (revoke actions on the case pages).`}</p>}
-          {code === "ACCOUNT_LEVEL_ACTION" && targets.some((t) => t.hasSubject === false) && (
+          {RESOLUTION_CODE_SPECS[code].action === "account" && targets.some((t) => t.hasSubject === false) && (
             <p className="muted">A case about content alone has no account to act on: it is refused.</p>
           )}
           {subject && (
@@ -518,7 +530,7 @@ export function EnforceDialog({
 }) {
   const qc = useQueryClient();
   const toast = useToast();
-  const [kind, setKind] = useState<ActionKind>(hasSubject ? "warning" : "content_removal");
+  const [kind, setKind] = useState<ActionKind>(hasSubject ? ACTION_KIND.warning : ACTION_KIND.content_removal);
   const [reason, setReason] = useState(defaultReason);
   const [note, setNote] = useState("");
   const [duration, setDuration] = useState("24");

@@ -15,7 +15,7 @@ import { storeAnalysis } from "../../src/domain/analysis/analysis.ts";
 import { runShadowAnalysis } from "../../src/domain/analysis/shadow.ts";
 import { systemActor } from "../../src/domain/core/audit.ts";
 import { RetryLater } from "../../src/domain/core/errors.ts";
-import { ENRICH_JOB } from "../../src/domain/intake/reports.ts";
+import { JOB_KIND } from "../../src/domain/views/job.ts";
 import { enqueueJob } from "../../src/domain/plumbing/jobs.ts";
 import { domainWorld, refusal, type DomainWorld } from "../helpers/builders.ts";
 
@@ -168,7 +168,7 @@ describe("shadow analyses wait for live work", () => {
       sourceText: "some text",
       reportId: filed.reportId,
     });
-    await world.store.transaction(() => enqueueJob(world.ctx, { orgId: world.orgId, kind: ENRICH_JOB, payload: { reportId: "waiting" } }));
+    await world.store.transaction(() => enqueueJob(world.ctx, { orgId: world.orgId, kind: JOB_KIND.enrich, payload: { reportId: "waiting" } }));
     // Nothing listens at this address: a call to the model would fail otherwise than RetryLater.
     const ctx = { ...world.ctx, config: loadConfig({ OLLAMA_HOST: "http://127.0.0.1:9", FLAGSTAFF_AI_TIMEOUT_MS: "200" }) };
     const deferred = await runShadowAnalysis(ctx, { analysisId, lastAttempt: false }).catch((err: unknown) => err);

@@ -4,7 +4,7 @@
  * being retried, recent hits, live sessions.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
+import { eq, inArray } from "drizzle-orm";
 import { jobs, ruleHits, sessions, webhookAttempts, webhookDeliveries, webhookEndpoints } from "../../src/db/schema.ts";
 import { DAY_MS } from "../../src/domain/core/clock.ts";
 import { claimJobs, completeJobs, enqueueJob, failJob, setBacklogBounds } from "../../src/domain/plumbing/jobs.ts";
@@ -12,6 +12,7 @@ import { deleteExpiredBatch, runRetention, type RetentionPolicy } from "../../sr
 import { createSession } from "../../src/domain/plumbing/sessions.ts";
 import { listUsers } from "../../src/domain/accounts/users.ts";
 import { newId } from "../../src/domain/core/ids.ts";
+import type { JobKind } from "../../src/domain/views/job.ts";
 import { domainWorld, type DomainWorld } from "../helpers/builders.ts";
 
 const HOUR = 3_600_000;
@@ -25,11 +26,13 @@ afterAll(() => world.close());
 
 const ctx = () => ({ store: world.store, db: world.store.db, clock: world.clock });
 const ids = async <T extends { id: string }>(rows: Promise<T[]>) => (await rows).map((r) => r.id).sort();
+/** A kind no other test enqueues, so that a test sees only its own jobs (no worker runs here: it needs no lane). */
+const ownKind = (name: string) => `${name}.${newId()}` as JobKind;
 
 describe("jobs", () => {
   test("done and skipped jobs go after FLAGSTAFF_RETENTION_JOBS_MS, dead ones after the dead retention; pending, running and recent ones stay", async () => {
     const c = { ...ctx(), orgId: world.orgId };
-    const kind = `retention.test.${newId()}`;
+    const kind = ownKind("retention.test");
     const enqueue = () => world.store.transaction(() => enqueueJob(c, { orgId: world.orgId, kind, payload: {}, maxAttempts: 1 }));
     const claim = async (n: number) => claimJobs(c, { kind, workerId: "w-r", leaseMs: HOUR, limit: n });
 
@@ -64,7 +67,7 @@ describe("jobs", () => {
 
   test("skipped jobs (past the enrichment backlog bound) go with the done ones", async () => {
     const c = { ...ctx(), orgId: world.orgId };
-    const kind = `retention.skip.${newId()}`;
+    const kind = ownKind("retention.skip");
     setBacklogBounds(world.store, { [kind]: 1 });
     try {
       const queued = await world.store.transaction(() => enqueueJob(c, { orgId: world.orgId, kind, payload: {} }));
@@ -81,13 +84,45 @@ describe("jobs", () => {
 
   test("a retention of 0 keeps forever", async () => {
     const c = { ...ctx(), orgId: world.orgId };
-    const kind = `retention.keep.${newId()}`;
+    const kind = ownKind("retention.keep");
     const id = await world.store.transaction(() => enqueueJob(c, { orgId: world.orgId, kind, payload: {} }));
     await claimJobs(c, { kind, workerId: "w-k", leaseMs: HOUR, limit: 1 });
     await completeJobs(c, { ids: [id], workerId: "w-k" });
     world.clock.advance(400 * DAY_MS);
     expect(await deleteExpiredBatch(c, { log: "jobs", policy: { ...policy, jobsMs: 0 }, batch: 10 })).toBe(0);
     expect(await ids(world.store.db.select({ id: jobs.id }).from(jobs).where(eq(jobs.kind, kind)))).toEqual([id]);
+  });
+
+  test("a kind with a retention of its own (JOB_SPECS) keeps its finished jobs that long; the other kinds go with the default", async () => {
+    const c = { ...ctx(), orgId: world.orgId };
+    const [kept, longer, usual] = [ownKind("retention.kept"), ownKind("retention.longer"), ownKind("retention.usual")];
+    const finish = async (kind: JobKind, outcome: "done" | "dead") => {
+      const id = await world.store.transaction(() => enqueueJob(c, { orgId: world.orgId, kind, payload: {}, maxAttempts: 1 }));
+      const [job] = await claimJobs(c, { kind, workerId: "w-o", leaseMs: HOUR, limit: 1 });
+      if (outcome === "done") await completeJobs(c, { ids: [id], workerId: "w-o" });
+      else await failJob(c, { job: job!, workerId: "w-o", error: "boom", retryAt: 0 });
+      return id;
+    };
+    // Kept forever, done and dead; kept 60 days when done, 90 when dead; the default (7 and 30).
+    const keptDone = await finish(kept, "done");
+    const keptDead = await finish(kept, "dead");
+    const longerDone = await finish(longer, "done");
+    const longerDead = await finish(longer, "dead");
+    // Named with the default's times: they go with the default.
+    await finish(usual, "done");
+    await finish(usual, "dead");
+    const own = { ...policy, jobKinds: { [kept]: { doneMs: 0, deadMs: 0 }, [longer]: { doneMs: 60 * DAY_MS, deadMs: 90 * DAY_MS }, [usual]: { doneMs: policy.jobsMs, deadMs: policy.deadJobsMs } } };
+    const left = () => ids(world.store.db.select({ id: jobs.id }).from(jobs).where(inArray(jobs.kind, [kept, longer, usual])));
+
+    world.clock.advance(31 * DAY_MS); // past the default's 7 and 30 days
+    await runRetention(c, { policy: own, batch: 100 });
+    expect(await left()).toEqual([keptDone, keptDead, longerDone, longerDead].sort());
+    world.clock.advance(30 * DAY_MS); // day 61: the longer kind's done job
+    await runRetention(c, { policy: own, batch: 100 });
+    expect(await left()).toEqual([keptDone, keptDead, longerDead].sort());
+    world.clock.advance(30 * DAY_MS); // day 91: its dead one; the kind kept forever stays
+    await runRetention(c, { policy: own, batch: 100 });
+    expect(await left()).toEqual([keptDone, keptDead].sort());
   });
 });
 

@@ -6,9 +6,8 @@
 import { z } from "zod";
 import type { ReadContext } from "../core/context.ts";
 import { enqueueJob } from "../plumbing/jobs.ts";
+import { JOB_KIND } from "../views/job.ts";
 import { extractUrls } from "./extract-urls.ts";
-
-export const LINK_SCAN_JOB = "link.scan";
 
 /** A scan job's payload (the job handler parses it with this schema). */
 export const linkScanPayloadSchema = z.object({
@@ -38,7 +37,7 @@ export async function enqueueLinkScans(
   const urls = extractUrls(input.text);
   for (const url of urls) {
     const payload: LinkScanPayload = { orgId: project.orgId, projectId: project.id, url, ...(input.poster ? { poster: input.poster } : {}) };
-    await enqueueJob(ctx, { orgId: project.orgId, kind: LINK_SCAN_JOB, payload, maxAttempts: 10 });
+    await enqueueJob(ctx, { orgId: project.orgId, kind: JOB_KIND.linkScan, payload, maxAttempts: 10 });
   }
   return urls.length;
 }

@@ -6,16 +6,11 @@
 import { z } from "zod";
 import type { ReadContext } from "../core/context.ts";
 import { enqueueJob } from "../plumbing/jobs.ts";
+import { JOB_KIND } from "../views/job.ts";
 import { hasShadowPolicies } from "./policies.ts";
-
-/** Its own lane (src/jobs/handlers.ts): one slot, a backlog bound, and it waits for live enrichment. */
-export const SHADOW_JOB = "report.shadow_analysis";
 
 /** Attempts of a shadow job: each time live enrichment is waiting counts one (then it gives up). */
 export const SHADOW_MAX_ATTEMPTS = 20;
-
-/** Shadow jobs waiting past which new ones are skipped: a sample for comparison, never a backlog. */
-export const SHADOW_BACKLOG_MAX = 1_000;
 
 export const shadowPayloadSchema = z.object({ analysisId: z.string() });
 
@@ -30,6 +25,6 @@ export async function enqueueShadowAnalysis(
   input: { project: { id: string; orgId: string }; analysisId: string; shadowModel: string | null },
 ): Promise<boolean> {
   if (input.shadowModel === null && !(await hasShadowPolicies(ctx, input.project.id))) return false;
-  await enqueueJob(ctx, { orgId: input.project.orgId, kind: SHADOW_JOB, payload: { analysisId: input.analysisId }, maxAttempts: SHADOW_MAX_ATTEMPTS });
+  await enqueueJob(ctx, { orgId: input.project.orgId, kind: JOB_KIND.shadowAnalysis, payload: { analysisId: input.analysisId }, maxAttempts: SHADOW_MAX_ATTEMPTS });
   return true;
 }

@@ -5,7 +5,7 @@
  * analysis never acts: it moves no status, raises no bucket, files no report, runs no rule, sends
  * no webhook and writes no audit event; it touches nothing but its own table. It never delays
  * live work either: its job has a lane of its own with one slot and a backlog bound, and it waits
- * while live enrichment jobs are due (src/jobs/handlers.ts).
+ * while live enrichment jobs are due (JOB_SPECS, src/jobs/job-specs.ts).
  */
 import { and, desc, eq, gte, lt } from "drizzle-orm";
 import { contentAnalyses, shadowAnalyses } from "../../db/schema.ts";
@@ -14,8 +14,8 @@ import { DAY_MS, iso } from "../core/clock.ts";
 import { rowLockedTransaction, type DomainContext } from "../core/context.ts";
 import { badRequest, REFUSED, RetryLater, unlessRefused } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
-import { ENRICH_JOB } from "../intake/reports.ts";
 import { nextDueAt } from "../plumbing/jobs.ts";
+import { JOB_KIND } from "../views/job.ts";
 import { isOfWorkableCase, type AccessContext } from "../review/queue-access.ts";
 import type { Severity } from "../cases/severity.ts";
 import type { PairAnswer, ShadowComparison } from "../views/policy.ts";
@@ -43,7 +43,7 @@ export async function runShadowAnalysis(ctx: AiContext, input: { analysisId: str
   const shadowModel = ctx.config.aiShadowModel;
   if (shadowModel === null && !(await hasShadowPolicies(sys, live.projectId))) return "skipped";
   // Live work first: the model's time goes to the reports waiting for their enrichment.
-  const due = await nextDueAt(sys, ENRICH_JOB);
+  const due = await nextDueAt(sys, JOB_KIND.enrich);
   if (due !== null && due <= sys.clock.now()) {
     if (input.lastAttempt) {
       log.info("shadow analysis skipped: live enrichment kept it waiting", { analysisId: live.id });

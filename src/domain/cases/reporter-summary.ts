@@ -7,10 +7,9 @@
  * them: src/domain/intake/reporter-tally.ts), its reasons grouped (one row per reason).
  */
 import { and, asc, count, desc, eq, gte, inArray, isNotNull, lt, ne, sql, type SQL } from "drizzle-orm";
-import type { Db } from "../../db/client.ts";
 import { identities, reportReasons, reports } from "../../db/schema.ts";
 import { HOUR_MS } from "../core/clock.ts";
-import type { DomainContext } from "../core/context.ts";
+import type { DomainContext, ReadContext } from "../core/context.ts";
 import type { AccessContext } from "../review/queue-access.ts";
 import { ACCURACY_MIN_DECIDED, SUMMARY_REASONS, type AccuracyBand, type ReporterSummary } from "../views/case.ts";
 import { talliesHiddenFrom, type ReporterTally } from "../intake/reporter-tally.ts";
@@ -22,10 +21,13 @@ export type { ReporterSummary } from "../views/case.ts";
 const oneIf = (condition: SQL) => sql<number>`coalesce(sum(case when ${condition} then 1 else 0 end), 0)`;
 
 /**
- * The three statements of a case's summary (exported for the query-plan test: each reads the
- * case's reports by reports_case_idx, never a scan of the reports).
+ * The three statements of a case's summary, at the context's clock (exported for the query-plan
+ * test: each reads the case's reports by reports_case_idx, never a scan of the reports). Built,
+ * not run: the caller awaits them, as reportListQueries' callers do.
  */
-export function reporterSummaryQueries(db: Db, c: Pick<CaseRow, "id" | "createdAt">, now: number) {
+export function reporterSummaryQueries(ctx: Pick<ReadContext, "db" | "clock">, c: Pick<CaseRow, "id" | "createdAt">) {
+  const { db } = ctx;
+  const now = ctx.clock.now();
   const ofCase = eq(reports.caseId, c.id);
   const reportersOfCase = db.select({ id: reports.reporterIdentityId }).from(reports).where(and(ofCase, isNotNull(reports.reporterIdentityId)));
   // A reporter is new when it had filed no report before the case was opened (one probe of
@@ -88,7 +90,7 @@ function accuracyBand(t: ReporterTally): AccuracyBand {
  */
 export async function reporterSummary(ctx: Pick<DomainContext, "db" | "clock" | "orgId"> & AccessContext, input: { caseId: string }): Promise<ReporterSummary> {
   const c = await requireCase(ctx, input.caseId);
-  const q = reporterSummaryQueries(ctx.db, c, ctx.clock.now());
+  const q = reporterSummaryQueries(ctx, c);
   const [[totals], [people], reasons, hidden] = await Promise.all([
     q.totals,
     q.people,

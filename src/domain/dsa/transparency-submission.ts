@@ -36,10 +36,9 @@ import { safeFetch, ScanFailedError, ScanRefusedError, type Lookup } from "../pl
 import { bareHostname } from "../plumbing/ssrf.ts";
 import { checkWebhookUrl } from "../webhooks/endpoints.ts";
 import { parseRetryAfter } from "../webhooks/schedule.ts";
+import { JOB_KIND } from "../views/job.ts";
 import type { SubmissionAttemptView, SubmissionSettingsView, SubmissionStatus } from "../views/transparency.ts";
 
-/** Job kind of an organization's submission run (payload `{ orgId }`). */
-export const SUBMIT_JOB = "transparency.submit";
 /** The one job row of an organization's runs. */
 export const submitJobId = (orgId: string): string => `transparency-submit:${orgId}`;
 /** Statements per request: the database's batch endpoint takes at most 100. */
@@ -164,7 +163,7 @@ export async function scheduleSubmission(ctx: Pick<DomainContext, "store" | "db"
     .values({
       id: submitJobId(ctx.orgId),
       orgId: ctx.orgId,
-      kind: SUBMIT_JOB,
+      kind: JOB_KIND.transparencySubmit,
       payload: JSON.stringify({ orgId: ctx.orgId }),
       status: "pending",
       attempts: 0,

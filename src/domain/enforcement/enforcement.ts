@@ -25,6 +25,7 @@ import { enqueueWebhookEvent, type EventType } from "../webhooks/outbox.ts";
 import { applyTransition } from "../review/workflow-engine.ts";
 import {
   impliedKindOf,
+  isImplyingCode,
   joinWords,
   kindsOfCode,
   kindSpec,
@@ -34,9 +35,11 @@ import {
   type ActionKind,
   type ActionStatus,
   type EnforcementActionView,
+  type ImpliedBy,
 } from "../views/enforcement.ts";
 import { ACTION_RESOLUTION_CODES, isResolutionCode } from "../views/report.ts";
 import type { IdentityRefView } from "../views/identity.ts";
+import { EVENT_TYPE } from "../views/webhook.ts";
 
 export type { ActionKind, ActionStatus, EnforcementActionView } from "../views/enforcement.ts";
 
@@ -241,11 +244,11 @@ export function createEnforcementAction(ctx: DomainContext, input: CreateActionI
     // The platform learns of a scheduled action now (status "scheduled", active false); the
     // restriction, its statement and their announcement come at its start (takeEffect).
     if (scheduled) {
-      await announce(ctx, now, "enforcement_action.created", view, { statement: null });
+      await announce(ctx, now, EVENT_TYPE.actionCreated, view, { statement: null });
       return view;
     }
     const statement = await makeStatement(ctx, { row, report: report ?? null, project });
-    if (!input.impliedBy) await announce(ctx, now, "enforcement_action.created", view, { statement });
+    if (!input.impliedBy) await announce(ctx, now, EVENT_TYPE.actionCreated, view, { statement });
     return view;
   });
 }
@@ -321,7 +324,7 @@ export function updateEnforcementAction(
       projectId: before.projectId, action: "ENFORCEMENT_ACTION_UPDATED", entityType: "enforcement_action", entityId: before.id,
       before: auditable(before, set), after: auditable(after, set),
     });
-    await announce(ctx, now, "enforcement_action.updated", view);
+    await announce(ctx, now, EVENT_TYPE.actionUpdated, view);
     return view;
   });
 }
@@ -374,7 +377,7 @@ export function revokeEnforcementAction(
             before: { status }, after: { status: "revoked" }, data: { reason: input.reason ?? null, ...input.data },
           },
     );
-    await announce(ctx, now, "enforcement_action.revoked", view);
+    await announce(ctx, now, EVENT_TYPE.actionRevoked, view);
     return view;
   });
 }
@@ -476,9 +479,6 @@ export async function resolveReportWithAction(
   });
 }
 
-/** The resolution codes that imply an enforcement action when the resolution names none. */
-export type ImpliedBy = "CONTENT_LEVEL_ACTION";
-
 /**
  * The enforcement action a resolution code implies when the resolution comes without `action`
  * (the specification's resolve body: an optional code, nothing more), so that a restriction
@@ -492,8 +492,8 @@ export type ImpliedBy = "CONTENT_LEVEL_ACTION";
  *   needs its end): null. Every other code is a finding, not a restriction: null.
  */
 export function impliedAction(code: string | null | undefined, report: Pick<ReportRow, "contentExternalId" | "subjectIdentityId">): { impliedBy: ImpliedBy; action: ResolveActionInput } | null {
-  if (code !== "CONTENT_LEVEL_ACTION" || report.contentExternalId === null || report.subjectIdentityId === null) return null;
-  return { impliedBy: code, action: { kind: "content_removal" } };
+  if (!isImplyingCode(code) || report.contentExternalId === null || report.subjectIdentityId === null) return null;
+  return { impliedBy: code, action: { kind: impliedKindOf(code) } };
 }
 
 /**
@@ -669,7 +669,7 @@ export function expireDueActions(ctx: ReadContext, input: { batch?: number } = {
         entityType: "enforcement_action", entityId: row.id,
         before: { status: "active" }, after: { status: "expired" }, data: { endsAt: view.endsAt },
       });
-      await announce(org, now, "enforcement_action.updated", view);
+      await announce(org, now, EVENT_TYPE.actionUpdated, view);
     }
     return due.length;
   });
@@ -718,7 +718,7 @@ async function takeEffect(caller: ReadContext, row: ActionRow, now: number): Pro
     projectId: after.projectId, action: "ENFORCEMENT_ACTION_STARTED", entityType: "enforcement_action", entityId: after.id,
     before: { status: "scheduled" }, after: { status: view.status }, data: { startsAt: view.startsAt, statement: statement !== null },
   });
-  await announce(ctx, now, "enforcement_action.updated", view, { statement });
+  await announce(ctx, now, EVENT_TYPE.actionUpdated, view, { statement });
   return after;
 }
 

@@ -9,7 +9,7 @@
  * - Counting and stepping: the subject identity's row is locked (after the case's, the order
  *   of src/db/store.ts) before its strikes in force are summed, so two decisions on two of its
  *   cases at once count one after the other and a ladder threshold is crossed by exactly one of
- *   them. The step reached is recorded on that strike, and a job (STRIKE_STEP_JOB, in the same
+ *   them. The step reached is recorded on that strike, and a job (JOB_KIND.strikeStep, in the same
  *   transaction) takes the action through createEnforcementAction, the path of a moderator's
  *   action (src/domain/enforcement/strike-ladder.ts): the workflow engine cannot call it itself,
  *   since the enforcement module imports the engine.
@@ -26,6 +26,7 @@ import { transaction, type DomainContext } from "../core/context.ts";
 import { badRequest, notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { enqueueJob } from "../plumbing/jobs.ts";
+import { JOB_KIND } from "../views/job.ts";
 import { assertMaySeeSubject, isOfWorkableCase, type AccessContext } from "../review/queue-access.ts";
 import { SEVERITIES, type Severity } from "../views/severity.ts";
 import {
@@ -40,9 +41,6 @@ import {
 } from "../views/strikes.ts";
 
 export type StrikeRow = typeof strikes.$inferSelect;
-
-/** The job that takes a ladder step a strike reached (src/domain/enforcement/strike-ladder.ts). */
-export const STRIKE_STEP_JOB = "strike.step";
 
 const DAY_MS = 86_400_000;
 /** At most this many strikes in an identity's list. */
@@ -172,7 +170,7 @@ export async function addDecisionStrike(
       step: step ? { threshold: step.threshold, kind: step.kind } : null,
     },
   });
-  if (step) await enqueueJob(ctx, { orgId: ctx.orgId, kind: STRIKE_STEP_JOB, payload: { strikeId: row.id } });
+  if (step) await enqueueJob(ctx, { orgId: ctx.orgId, kind: JOB_KIND.strikeStep, payload: { strikeId: row.id } });
   return row;
 }
 

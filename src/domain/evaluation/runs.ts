@@ -2,7 +2,7 @@
  * Evaluation runs (issue 28): a set version asked of a model, item by item, as background jobs,
  * and the figures of the answers.
  *
- * A run is worked by jobs of its own lane (EVAL_RUN_JOB, FLAGSTAFF_EVAL_CONCURRENCY slots,
+ * A run is worked by jobs of its own lane (JOB_KIND.evalRun, FLAGSTAFF_EVAL_CONCURRENCY slots,
  * 1 by default): live enrichment and webhook deliveries have lanes of their own, so however many
  * items a run has, it never holds their slots; at most that many model calls of evaluations are
  * in flight per instance. One job of a run at a time: a job works the run's unanswered items in
@@ -33,6 +33,7 @@ import { badRequest, conflict, notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { recordAudit } from "../core/audit.ts";
 import { enqueueJob } from "../plumbing/jobs.ts";
+import { JOB_KIND } from "../views/job.ts";
 import { requireEveryCase, type AccessContext } from "../review/queue-access.ts";
 import {
   evalRunMetricsSchema,
@@ -44,9 +45,6 @@ import {
 } from "../views/evaluation.ts";
 import { adviseThresholds, compareRunItems, computeRunMetrics, type ScoredItem } from "./metrics.ts";
 import { requireEvalSet } from "./sets.ts";
-
-/** Job kind of an evaluation run's work (payload `{ runId }`). */
-export const EVAL_RUN_JOB = "eval.run";
 
 export type EvalRunRow = typeof evalRuns.$inferSelect;
 /** A category as the run sends it to the model, frozen at the start (so a resumed run asks as it began). */
@@ -125,7 +123,7 @@ export async function startEvalRun(
       updatedAt: now,
     };
     await ctx.db.insert(evalRuns).values(row);
-    await enqueueJob(ctx, { orgId: ctx.orgId, kind: EVAL_RUN_JOB, payload: { runId: row.id }, maxAttempts: 50 });
+    await enqueueJob(ctx, { orgId: ctx.orgId, kind: JOB_KIND.evalRun, payload: { runId: row.id }, maxAttempts: 50 });
     await recordAudit(ctx, {
       projectId: project.id,
       action: "EVAL_RUN_STARTED",
@@ -342,7 +340,7 @@ export async function workEvalRun(ctx: EvalJobContext, runId: string): Promise<"
     if (next === undefined) return (await completeRun(sys, run)) ? "completed" : "stopped";
     lastPosition = next.position;
     if (performance.now() - started > ctx.budgetMs) {
-      await transaction(sys, () => enqueueJob(sys, { orgId: run.orgId, kind: EVAL_RUN_JOB, payload: { runId: run.id }, maxAttempts: 50 }).then(() => undefined));
+      await transaction(sys, () => enqueueJob(sys, { orgId: run.orgId, kind: JOB_KIND.evalRun, payload: { runId: run.id }, maxAttempts: 50 }).then(() => undefined));
       return "continued";
     }
     // No status read before asking: a cancel is seen by storeAnswer's guard on the run's row,

@@ -22,6 +22,7 @@ import { recordAudit } from "../core/audit.ts";
 import { noticeContacts, scrub } from "../enforcement/statements.ts";
 import { requireEveryCase, type AccessContext } from "../review/queue-access.ts";
 import { EVAL_SET_MAX_ITEMS, type EvalItemInput, type EvalSetSource, type EvalSetView } from "../views/evaluation.ts";
+import { DISMISSAL_REASON_SPECS, isDismissalReason, isResolutionCode, RESOLUTION_CODE_SPECS, type Finding } from "../views/report.ts";
 import { parseEvalFile, type EvalImportFormat, type ParsedItem } from "./import-file.ts";
 
 export type EvalSetRow = typeof evalSets.$inferSelect;
@@ -182,30 +183,36 @@ export async function importEvalSet(
 // ---------------------------------------------------------------------------------------------
 // Sets from the moderators' decisions.
 
-/** Resolution codes that say the content broke no rule (the item expects no category). */
-const NO_VIOLATION_CODES = new Set(["NO_VIOLATION", "INSUFFICIENT_EVIDENCE", "POLICY_EXCEPTION_CONTEXTUAL"]);
-/** Decisions that say nothing about the content: their cases are left out. */
-const SAYS_NOTHING = new Set(["DUPLICATE_REPORT", "duplicate"]);
+/**
+ * What a decision's code says of the content, from its record: a resolution code's finding, or a
+ * dismissal reason's (null for a code of neither, or none).
+ */
+function findingOf(code: string | null): Finding | null {
+  if (isResolutionCode(code)) return RESOLUTION_CODE_SPECS[code].finding;
+  if (isDismissalReason(code)) return DISMISSAL_REASON_SPECS[code].finding;
+  return null;
+}
 
 /**
  * The label a case's final decision gives (null: none, the case is left out):
- * - resolved: its reports' reasons and highest severity, unless the resolution code says no
- *   violation (then no category, LOW);
+ * - resolved: its reports' reasons and highest severity, unless the resolution code's finding
+ *   is no violation (then no category, LOW);
  * - dismissed: no category, LOW;
  * - an appeal overturned the decision: the corrected label, no category, LOW (the content did
  *   not break the rule the action enforced); upheld: the reasons and severity stand;
- * - a duplicate (resolved as DUPLICATE_REPORT, dismissed as duplicate): left out.
+ * - a duplicate (the code's finding, DUPLICATE_REPORT or the dismissal reason duplicate): left out.
  */
 export function decisionLabel(
   decision: { decision: string | null; code: string | null },
   reported: { reasons: readonly string[]; severities: readonly Severity[] },
 ): { categories: string[]; severity: Severity } | null {
-  if (decision.code !== null && SAYS_NOTHING.has(decision.code)) return null;
+  const finding = findingOf(decision.code);
+  if (finding === "duplicate") return null;
   const violation = { categories: [...new Set(reported.reasons)], severity: maxSeverity(reported.severities) };
   const none = { categories: [], severity: "LOW" as Severity };
   switch (decision.decision) {
     case "resolve":
-      return decision.code !== null && NO_VIOLATION_CODES.has(decision.code) ? none : violation;
+      return finding === "no_violation" ? none : violation;
     case "uphold":
       return violation;
     case "dismiss":

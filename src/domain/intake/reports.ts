@@ -11,6 +11,7 @@ import { notFound } from "../core/errors.ts";
 import { assertMayWorkCaseId, requireEveryCase, type AccessContext } from "../review/queue-access.ts";
 import { upsertIdentity, type DisplayInput, type IdentityRow } from "./identities.ts";
 import { enqueueJob } from "../plumbing/jobs.ts";
+import { JOB_KIND } from "../views/job.ts";
 import { newId } from "../core/ids.ts";
 import { listProjects, type Project } from "../accounts/projects.ts";
 import type { ReportSlot } from "../plumbing/rate-limit.ts";
@@ -53,9 +54,6 @@ export interface CreateReportInput {
   /** The API key's place in its report rate window (reportSlot): checked and taken once the report passes its checks. */
   slot?: Pick<ReportSlot, "take" | "release">;
 }
-
-/** Job kind of the AI enrichment of one report. */
-export const ENRICH_JOB = "report.enrich";
 
 export interface CreatedReport {
   report: CreatedReportView;
@@ -165,7 +163,7 @@ async function writeReport(ctx: DomainContext, input: CreateReportInput, categor
     ...names.map((name) => q.insertReason.execute({ reportId: row.id, orgId: project.orgId, name, createdUs })),
     trusted && theCase.trustedFlagged !== 1 ? markCaseTrustedFlagged(ctx, theCase.id) : Promise.resolve(),
     input.enrich !== false && project.aiEnabled === 1 && !muted
-      ? enqueueJob(ctx, { orgId: project.orgId, kind: ENRICH_JOB, payload: { reportId: row.id }, maxAttempts: input.enrichMaxAttempts ?? 50 })
+      ? enqueueJob(ctx, { orgId: project.orgId, kind: JOB_KIND.enrich, payload: { reportId: row.id }, maxAttempts: input.enrichMaxAttempts ?? 50 })
       : Promise.resolve(),
     recordAudit(ctx, {
       projectId: project.id,

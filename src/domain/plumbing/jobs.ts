@@ -3,7 +3,7 @@ import { jobs } from "../../db/schema.ts";
 import { iso, isoOrNull } from "../core/clock.ts";
 import { transaction, type DomainContext, type ReadContext } from "../core/context.ts";
 import { newId } from "../core/ids.ts";
-import type { JobStatus, JobView } from "../views/job.ts";
+import type { JobKind, JobStatus, JobView } from "../views/job.ts";
 
 export type JobRow = typeof jobs.$inferSelect;
 export type { JobStatus, JobView } from "../views/job.ts";
@@ -11,7 +11,8 @@ export type { JobStatus, JobView } from "../views/job.ts";
 export interface EnqueueInput {
   /** The organization the job works for. */
   orgId: string;
-  kind: string;
+  /** A kind of JOB_KIND: one with its lane (JOB_SPECS, src/jobs/job-specs.ts), so that a worker runs it. */
+  kind: JobKind;
   payload: unknown;
   /** When the job may first run (default: now). */
   runAt?: number;

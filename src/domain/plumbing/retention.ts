@@ -6,17 +6,19 @@
  * PostgreSQL the batches skip the write lock and rows another transaction holds (they touch
  * only old rows, which nothing else writes but a replay or a retry, whose rows they leave).
  */
-import { and, asc, eq, inArray, lt, notInArray, or } from "drizzle-orm";
+import { and, asc, eq, inArray, lt, notInArray, or, type SQL } from "drizzle-orm";
 import { jobs, ruleHits, sessions, webhookDeliveries } from "../../db/schema.ts";
 import type { ReadContext } from "../core/context.ts";
 import { SESSION_IDLE_MS } from "./sessions.ts";
 
 /** How long each log is kept, in ms (0: forever). */
 export interface RetentionPolicy {
-  /** Done and skipped jobs, from when they finished. */
+  /** Done and skipped jobs, from when they finished (of a kind `jobKinds` does not name: one of an earlier release). */
   jobsMs: number;
-  /** Dead jobs, from when they died. */
+  /** Dead jobs, from when they died (likewise). */
   deadJobsMs: number;
+  /** Each job kind's own retention of its done and skipped jobs (`doneMs`) and dead ones (`deadMs`): JOB_SPECS, src/jobs/job-specs.ts. */
+  jobKinds?: Readonly<Record<string, { doneMs: number; deadMs: number }>>;
   /** Delivered and failed webhook deliveries and their attempts, from when the event was written. */
   webhooksMs: number;
   ruleHitsMs: number;
@@ -26,6 +28,25 @@ export const RETENTION_LOGS = ["jobs", "deadJobs", "webhookDeliveries", "ruleHit
 export type RetentionLog = (typeof RETENTION_LOGS)[number];
 
 const OWN_ROWS_ONLY = { exclusive: false } as const;
+
+/**
+ * The ranges of finished jobs one log of jobs deletes: the kinds kept for the same time go
+ * together, the default (`jobsMs`, `deadJobsMs`) with every kind not kept otherwise. When every
+ * kind is kept for the default time (the configured one), one range with no filter on the kind.
+ */
+function jobRanges(policy: RetentionPolicy, log: "jobs" | "deadJobs"): { ms: number; kinds: SQL | undefined }[] {
+  const fallback = log === "jobs" ? policy.jobsMs : policy.deadJobsMs;
+  const byMs = new Map<number, string[]>();
+  for (const [kind, kept] of Object.entries(policy.jobKinds ?? {})) {
+    const ms = log === "jobs" ? kept.doneMs : kept.deadMs;
+    if (ms !== fallback) byMs.set(ms, [...(byMs.get(ms) ?? []), kind]);
+  }
+  const keptOtherwise = [...byMs.values()].flat();
+  return [
+    { ms: fallback, kinds: keptOtherwise.length ? notInArray(jobs.kind, keptOtherwise) : undefined },
+    ...[...byMs].map(([ms, kinds]) => ({ ms, kinds: inArray(jobs.kind, kinds) })),
+  ].filter((r) => r.ms > 0);
+}
 
 /**
  * Deletes up to `batch` rows of one log that its retention let go of (the oldest first), in one
@@ -40,22 +61,24 @@ export function deleteExpiredBatch(ctx: ReadContext, input: { log: RetentionLog;
   switch (input.log) {
     case "jobs":
     case "deadJobs": {
-      const ms = input.log === "jobs" ? policy.jobsMs : policy.deadJobsMs;
-      if (ms === 0) return Promise.resolve(0);
+      const ranges = jobRanges(policy, input.log);
+      if (ranges.length === 0) return Promise.resolve(0);
       const statuses = input.log === "jobs" ? (["done", "skipped"] as const) : (["dead"] as const);
       return run(async () => {
         let deleted: { id: string }[] = [];
-        // One status at a time: each a range of (status, updated_at).
-        for (const status of statuses) {
-          if (deleted.length >= batch) break;
-          const old = ctx.db
-            .select({ id: jobs.id })
-            .from(jobs)
-            .where(and(eq(jobs.status, status), lt(jobs.updatedAt, now - ms)))
-            .orderBy(asc(jobs.updatedAt))
-            .limit(batch - deleted.length);
-          const rows = await ctx.db.delete(jobs).where(inArray(jobs.id, store.skipLocked(old))).returning({ id: jobs.id });
-          deleted = deleted.concat(rows);
+        // One status at a time: each a range of (status, updated_at), for each retention of the kinds.
+        for (const { ms, kinds } of ranges) {
+          for (const status of statuses) {
+            if (deleted.length >= batch) break;
+            const old = ctx.db
+              .select({ id: jobs.id })
+              .from(jobs)
+              .where(and(eq(jobs.status, status), lt(jobs.updatedAt, now - ms), kinds))
+              .orderBy(asc(jobs.updatedAt))
+              .limit(batch - deleted.length);
+            const rows = await ctx.db.delete(jobs).where(inArray(jobs.id, store.skipLocked(old))).returning({ id: jobs.id });
+            deleted = deleted.concat(rows);
+          }
         }
         return deleted;
       });

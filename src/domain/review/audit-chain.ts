@@ -13,6 +13,7 @@ import { stragglerFloor } from "../core/audit.ts";
 import { iso } from "../core/clock.ts";
 import type { ReadContext } from "../core/context.ts";
 import { newId } from "../core/ids.ts";
+import { EVENT_TYPE } from "../views/webhook.ts";
 import { enqueueWebhookEvent } from "../webhooks/outbox.ts";
 import { AUDIT_CHAIN_GENESIS, auditCheckpointViewSchema, checkpointCanonical, type AuditCheckpointView, type ChainedEventFields, type LaneHead } from "../views/audit-chain.ts";
 
@@ -140,7 +141,7 @@ export async function checkpointChains(ctx: ReadContext, key: AuditSigningKey, i
       // Another instance's pass may have signed these heads meanwhile (the unique index says so).
       const inserted = await ctx.store.db.insert(auditCheckpoints).values(row).onConflictDoNothing().returning({ id: auditCheckpoints.id });
       if (!inserted.length) return false;
-      await enqueueWebhookEvent({ ...ctx, db: ctx.store.db, orgId }, { type: "audit.checkpoint", data: checkpointView(row), now: signedAt });
+      await enqueueWebhookEvent({ ...ctx, db: ctx.store.db, orgId }, { type: EVENT_TYPE.auditCheckpoint, data: checkpointView(row), now: signedAt });
       return true;
     }, { exclusive: false });
     if (stored) made.push(checkpointView(row));
@@ -255,7 +256,7 @@ export function parseCheckpointLines(text: string, name: string): ExternalCheckp
       throw new CheckpointFileError(`${source}: not a line of JSON`);
     }
     const body = value as { type?: unknown; data?: unknown } | null;
-    const parsed = auditCheckpointViewSchema.safeParse(body?.type === "audit.checkpoint" ? body.data : value);
+    const parsed = auditCheckpointViewSchema.safeParse(body?.type === EVENT_TYPE.auditCheckpoint ? body.data : value);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       throw new CheckpointFileError(`${source}: not an audit checkpoint (${issue?.path.join(".") || "the line"}: ${issue?.message})`);

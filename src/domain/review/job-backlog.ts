@@ -6,15 +6,13 @@
  */
 import type { ReadContext } from "../core/context.ts";
 import { laneDepths } from "../plumbing/jobs.ts";
-import { LINK_SCAN_JOB } from "../analysis/scan-job.ts";
-import { ENRICH_JOB } from "../intake/reports.ts";
-import { DELIVER_JOB } from "../webhooks/outbox.ts";
+import { JOB_KIND } from "../views/job.ts";
 
 /** The lanes the overview watches, with the name it gives them. */
 const WATCHED = [
-  { lane: ENRICH_JOB, name: "AI enrichment" },
-  { lane: LINK_SCAN_JOB, name: "Link scanning" },
-  { lane: DELIVER_JOB, name: "Webhook delivery" },
+  { lane: JOB_KIND.enrich, name: "AI enrichment" },
+  { lane: JOB_KIND.linkScan, name: "Link scanning" },
+  { lane: JOB_KIND.webhookDelivery, name: "Webhook delivery" },
 ] as const;
 
 /** A lane is behind when its oldest due job has waited this long, or when it skipped a job this recently. */

@@ -19,7 +19,7 @@ import type { DomainContext } from "../core/context.ts";
 import { plainWords, renderTemplate } from "./template-text.ts";
 import type { Notice, Outcome, ReportOutcome } from "../views/report.ts";
 import type { TemplateKind } from "../views/template.ts";
-import type { ReportDecidedEvent } from "../views/webhook.ts";
+import { EVENT_TYPE, type ReportDecidedEvent } from "../views/webhook.ts";
 import { enqueueWebhookEvent, isWanted } from "../webhooks/outbox.ts";
 import type { WorkflowAction } from "./workflow.ts";
 
@@ -133,7 +133,7 @@ function contactOf(noticeText: string | null): ReportDecidedEvent["notice"] {
  */
 export async function enqueueReportDecided(ctx: DomainContext, decision: { moved: readonly string[]; action: WorkflowAction; at: number }): Promise<void> {
   const { moved } = decision;
-  if (moved.length === 0 || !(await isWanted(ctx, "report.decided"))) return;
+  if (moved.length === 0 || !(await isWanted(ctx, EVENT_TYPE.reportDecided))) return;
   const rows = await ctx.db.select().from(reports).where(inArray(reports.id, moved));
   const reporterIds = [...new Set(rows.map((r) => r.reporterIdentityId).filter((x): x is string => x != null))];
   const who = reporterIds.length
@@ -162,6 +162,6 @@ export async function enqueueReportDecided(ctx: DomainContext, decision: { moved
       text: await outcomeText(ctx, r, d, appeal, bodies),
       decidedAt: iso(decision.at),
     };
-    await enqueueWebhookEvent(ctx, { type: "report.decided", data, now: decision.at });
+    await enqueueWebhookEvent(ctx, { type: EVENT_TYPE.reportDecided, data, now: decision.at });
   }
 }

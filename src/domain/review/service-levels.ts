@@ -19,6 +19,7 @@ import { DAY_MS, iso } from "../core/clock.ts";
 import { rowLockedTransaction, type ReadContext } from "../core/context.ts";
 import { newId } from "../core/ids.ts";
 import { parseDsaSettings } from "../enforcement/statements.ts";
+import { EVENT_TYPE } from "../views/webhook.ts";
 import { enqueueWebhookEvent } from "../webhooks/outbox.ts";
 import type { SlaBreachedEvent, ServiceLevels, SlaTarget } from "../views/service-level.ts";
 import { caseAccess, isCountedFor, mayWorkQueueOf, type AccessContext } from "./queue-access.ts";
@@ -158,7 +159,7 @@ async function recordBreach(ctx: ReadContext & { orgId: string }, b: DueBreach, 
       dueAt: iso(dueAt),
       breachedAt: iso(now),
     };
-    await enqueueWebhookEvent(ctx, { type: "queue.sla_breached", data, now });
+    await enqueueWebhookEvent(ctx, { type: EVENT_TYPE.slaBreached, data, now });
     return true;
   });
 }

@@ -31,7 +31,7 @@ import { assertMaySeeSubject, blindScope, caseAccess, isOfWorkableCase, maySeeCa
 import { plainWords } from "./template-text.ts";
 import { caseViewSchema } from "../views/case.ts";
 import { isoDateTime } from "../views/common.ts";
-import { enforcementActionViewSchema, kindSpec, type ActionKind } from "../views/enforcement.ts";
+import { enforcementActionViewSchema, kindSpec, resolutionCodeOf, type ActionKind } from "../views/enforcement.ts";
 import { identityRefViewSchema } from "../views/identity.ts";
 import { OPEN_STATUSES } from "./workflow.ts";
 
@@ -222,7 +222,7 @@ export function sweepCases(
             caseIds: sweep.map((c) => c.id),
             decision: {
               action: "resolve",
-              code: "ACCOUNT_LEVEL_ACTION",
+              code: resolutionCodeOf(action.kind),
               note: input.note?.trim() || `Resolved with the account's ${plainWords(action.kind)} (enforcement action ${action.id})`,
               // The swept cases add no strikes: the decision that took the action struck already.
               followsActionId: action.id,

@@ -12,7 +12,7 @@ import { ANALYSIS_SOURCES } from "./analysis.ts";
 import { APPEAL_STATUSES } from "./appeal.ts";
 import { categoryViewSchema } from "./category.ts";
 import { actorSchema, isoDateTime, limitSchema } from "./common.ts";
-import { ACTION_KINDS, ACTION_STATUSES } from "./enforcement.ts";
+import { ACTION_KINDS, ACTION_STATUSES, IMPLYING_CODES } from "./enforcement.ts";
 import { POLICY_STATUSES } from "./policy.ts";
 import { projectViewSchema } from "./project.ts";
 import { TEAMS } from "./report.ts";
@@ -240,7 +240,7 @@ export const AUDIT_ACTIONS = {
     // An action a resolution code implies (no `action` given): recorded with its statement, not
     // announced. A rule's action names the rule too (recordAudit adds ruleId, version, automated).
     // An action scheduled to start later says when (`startsAt`); its statement comes at its start.
-    data: z.looseObject({ impliedBy: z.literal("CONTENT_LEVEL_ACTION").optional(), announced: z.literal(false).optional(), startsAt: isoDateTime.optional() }).nullable(),
+    data: z.looseObject({ impliedBy: z.enum(IMPLYING_CODES).optional(), announced: z.literal(false).optional(), startsAt: isoDateTime.optional() }).nullable(),
   },
   ENFORCEMENT_ACTION_STARTED: {
     label: "Scheduled enforcement action took effect",

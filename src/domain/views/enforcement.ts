@@ -6,19 +6,21 @@
  * it has an end, its DSA decision fields, its words. The end checks, the statement of reasons,
  * resolutions with an action, rules, the routes' descriptions and the dashboard's dialogs read
  * it (bulk decisions read the resolution codes' record, RESOLUTION_CODE_SPECS); none tests for
- * a kind by name, but for the action CONTENT_LEVEL_ACTION implies without one (impliedAction,
- * src/domain/enforcement/enforcement.ts, the specification's rule). A new kind is a new entry
- * (docs/architecture.md, "Add an action kind").
+ * a kind by name (test/architecture.test.ts: no kind is spelt outside this module; code that
+ * means one kind names it ACTION_KIND.ban). A new kind is a new entry (docs/architecture.md,
+ * "Add an action kind").
  */
 import { z } from "zod";
 import { actorSchema, clientInstant, isoDateTime } from "./common.ts";
 import type { Statement } from "./dsa.ts";
 import { identityRefViewSchema } from "./identity.ts";
-import { RESOLUTION_CODE_SPECS, RESOLUTION_CODES, type ResolutionCode, type ResolutionCodeSpec } from "./report.ts";
+import { isResolutionCode, RESOLUTION_CODE_SPECS, RESOLUTION_CODES, type ResolutionCode, type ResolutionCodeSpec } from "./report.ts";
 import { externalIdSchema, typeNameSchema } from "../intake/validation.ts";
 
 export const ACTION_KINDS = ["warning", "mute", "suspension", "ban", "content_removal"] as const;
 export type ActionKind = (typeof ACTION_KINDS)[number];
+/** Each kind by its name, for code that means one kind (a form's first choice): `ACTION_KIND.suspension`. */
+export const ACTION_KIND = Object.fromEntries(ACTION_KINDS.map((k) => [k, k])) as { readonly [K in ActionKind]: K };
 
 /** What an action acts on: the account (the report's subject) or a piece of content (its target). */
 export type ActionLevel = NonNullable<ResolutionCodeSpec["action"]>;
@@ -61,6 +63,8 @@ export interface ActionKindSpec {
    * removal is about one piece of content.
    */
   sweepsOpenCases: boolean;
+  /** The colour the dashboard marks one in force with: red for the kind that ends the account for good (a ban), orange for the others. */
+  badge: "red" | "orange";
 }
 
 const ymd = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
@@ -75,6 +79,7 @@ export const ACTION_KIND_SPECS = {
     decision: null,
     templateWords: ["warning"],
     sweepsOpenCases: false,
+    badge: "orange",
   },
   mute: {
     label: "mute",
@@ -85,6 +90,7 @@ export const ACTION_KIND_SPECS = {
     decision: (endsAt) => ({ decision_provision: "DECISION_PROVISION_PARTIAL_SUSPENSION", ...(endsAt === null ? {} : { end_date_service_restriction: ymd(endsAt) }) }),
     templateWords: ["mute"],
     sweepsOpenCases: false,
+    badge: "orange",
   },
   suspension: {
     label: "suspension",
@@ -96,6 +102,7 @@ export const ACTION_KIND_SPECS = {
     decision: (endsAt) => ({ decision_account: "DECISION_ACCOUNT_SUSPENDED", end_date_account_restriction: endsAt === null ? null : ymd(endsAt) }),
     templateWords: ["suspension", "suspend"],
     sweepsOpenCases: true,
+    badge: "orange",
   },
   ban: {
     label: "ban",
@@ -106,6 +113,7 @@ export const ACTION_KIND_SPECS = {
     decision: () => ({ decision_account: "DECISION_ACCOUNT_TERMINATED" }),
     templateWords: ["ban"],
     sweepsOpenCases: true,
+    badge: "red",
   },
   content_removal: {
     label: "content removal",
@@ -116,6 +124,7 @@ export const ACTION_KIND_SPECS = {
     decision: () => ({ decision_visibility: ["DECISION_VISIBILITY_CONTENT_REMOVED"] }),
     templateWords: ["content removal", "content_removal", "removal", "remove"],
     sweepsOpenCases: false,
+    badge: "orange",
   },
 } as const satisfies { readonly [K in ActionKind]: ActionKindSpec };
 
@@ -138,6 +147,15 @@ export const resolutionCodeOf = (kind: ActionKind): ResolutionCode => RESOLUTION
 export const kindsOfCode = (code: ResolutionCode): readonly ActionKind[] => kindsOfLevel(RESOLUTION_CODE_SPECS[code].action);
 /** The kind a resolution code means when it comes without one (CONTENT_LEVEL_ACTION: content_removal), if any. */
 export const impliedKindOf = (code: ResolutionCode): ActionKind | undefined => kindsOfCode(code).find((k) => kindSpec(k).impliedByItsCode);
+
+/** The kind its code implies (ActionKindSpec.impliedByItsCode), as a type. */
+type ImpliedKind = { [K in ActionKind]: (typeof ACTION_KIND_SPECS)[K]["impliedByItsCode"] extends true ? K : never }[ActionKind];
+/** The resolution codes that imply an action when given without one (CONTENT_LEVEL_ACTION), as a type: those of its kind's level. */
+export type ImpliedBy = { [C in ResolutionCode]: (typeof RESOLUTION_CODE_SPECS)[C]["action"] extends (typeof ACTION_KIND_SPECS)[ImpliedKind]["level"] ? C : never }[ResolutionCode];
+/** Whether a resolution code implies an action when given without one. */
+export const isImplyingCode = (code: unknown): code is ImpliedBy => isResolutionCode(code) && impliedKindOf(code) !== undefined;
+/** The resolution codes that imply an action (an audit event's `impliedBy`). */
+export const IMPLYING_CODES: readonly ImpliedBy[] = RESOLUTION_CODES.filter(isImplyingCode);
 /** Whether an action of this kind gets a statement of reasons (every kind that restricts something). */
 export const hasStatement = (kind: ActionKind): boolean => kindSpec(kind).decision !== null;
 

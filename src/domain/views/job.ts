@@ -1,6 +1,32 @@
-/** How a background job looks to operators, and its statuses. */
+/** The kinds of background job, how a job looks to operators, and its statuses. */
 import { z } from "zod";
 import { isoDateTime } from "./common.ts";
+
+/**
+ * Every kind of background job, by the name code writes (`JOB_KIND.enrich`): the kinds' one
+ * vocabulary, so the domain enqueues a named member, never a string. What a kind does, its
+ * lane's slots, its backlog bound and how long its finished jobs are kept is its entry in
+ * JOB_SPECS (src/jobs/job-specs.ts), which the compiler asks for (docs/architecture.md, "Add a
+ * job kind"). The values are the stored `kind` and the lanes' names in /metrics: never renamed.
+ */
+export const JOB_KIND = {
+  /** A report's AI enrichment (src/domain/analysis/analysis.ts). */
+  enrich: "report.enrich",
+  /** A shadow analysis of an enriched report, for comparison only (src/domain/analysis/shadow.ts). */
+  shadowAnalysis: "report.shadow_analysis",
+  /** One URL's link scan (src/domain/analysis/scan.ts). */
+  linkScan: "link.scan",
+  /** A share of an evaluation run's items (src/domain/evaluation/runs.ts). */
+  evalRun: "eval.run",
+  /** One webhook delivery (src/domain/webhooks/delivery.ts). */
+  webhookDelivery: "webhook.deliver",
+  /** A strike policy's ladder step (src/domain/enforcement/strike-ladder.ts). */
+  strikeStep: "strike.step",
+  /** An organization's Transparency Database submission run (src/domain/dsa/transparency-submission.ts). */
+  transparencySubmit: "transparency.submit",
+} as const;
+export type JobKind = (typeof JOB_KIND)[keyof typeof JOB_KIND];
+export const JOB_KINDS: readonly JobKind[] = Object.values(JOB_KIND);
 
 /**
  * pending → running → done, or back to pending for a retry, or dead after the last attempt;

@@ -1,6 +1,8 @@
 /**
  * How a report looks to clients, and the vocabularies of deciding on one: statuses (the
- * workflow table's), resolution codes, dismissal reasons and escalation teams.
+ * workflow table's), resolution codes, dismissal reasons and escalation teams, each with its
+ * record. No resolution code is spelt outside this module (test/architecture.test.ts): code
+ * reads a code's facts from RESOLUTION_CODE_SPECS.
  */
 import { z } from "zod";
 import { STATUSES } from "../review/workflow.ts";
@@ -18,7 +20,15 @@ export const RESOLUTION_CODES = [
 ] as const;
 export type ResolutionCode = (typeof RESOLUTION_CODES)[number];
 
-/** What a resolution code says beyond its finding. */
+/**
+ * What a decision says of the reported content: it broke a rule (`violation`: its reports'
+ * reasons and severity stand), it did not (`no_violation`), or nothing at all (`duplicate`: the
+ * decision is about the report, which repeats another). Evaluation sets read it
+ * (src/domain/evaluation/sets.ts, decisionLabel).
+ */
+export type Finding = "violation" | "no_violation" | "duplicate";
+
+/** What a resolution code says and does. */
 export interface ResolutionCodeSpec {
   /**
    * The enforcement action it carries: one on the account (the report's subject) or on a piece
@@ -26,32 +36,61 @@ export interface ResolutionCodeSpec {
    * views/enforcement.ts); null for a finding, which carries none.
    */
   action: "account" | "content" | null;
+  /** What it says of the reported content (Finding). */
+  finding: Finding;
+  /**
+   * Whether a new strike policy counts its decisions (DEFAULT_STRIKE_CODES, views/strikes.ts):
+   * every code that found a violation or took an action; a policy may name any code.
+   */
+  strikesByDefault: boolean;
+  /** The code the dashboard's decision forms start with: exactly one says so. */
+  isDefault: boolean;
 }
 
-const FINDING: ResolutionCodeSpec = { action: null };
-
-/** Every resolution code with what it carries: the one place that says which codes take an action. */
+/** Every resolution code with what it says and carries: the one place that says which codes take an action, find a violation or count a strike. */
 export const RESOLUTION_CODE_SPECS = {
-  NO_VIOLATION: FINDING,
-  INSUFFICIENT_EVIDENCE: FINDING,
-  DUPLICATE_REPORT: FINDING,
-  SPAM_CONFIRMED: FINDING,
-  HARASSMENT_CONFIRMED: FINDING,
-  HATE_SPEECH_CONFIRMED: FINDING,
-  THREATS_CONFIRMED: FINDING,
-  FRAUD_OR_SCAM_CONFIRMED: FINDING,
-  POLICY_EXCEPTION_CONTEXTUAL: FINDING,
-  ESCALATED_EXTERNALLY: FINDING,
-  ACCOUNT_LEVEL_ACTION: { action: "account" },
-  CONTENT_LEVEL_ACTION: { action: "content" },
+  NO_VIOLATION: { action: null, finding: "no_violation", strikesByDefault: false, isDefault: true },
+  INSUFFICIENT_EVIDENCE: { action: null, finding: "no_violation", strikesByDefault: false, isDefault: false },
+  DUPLICATE_REPORT: { action: null, finding: "duplicate", strikesByDefault: false, isDefault: false },
+  SPAM_CONFIRMED: { action: null, finding: "violation", strikesByDefault: true, isDefault: false },
+  HARASSMENT_CONFIRMED: { action: null, finding: "violation", strikesByDefault: true, isDefault: false },
+  HATE_SPEECH_CONFIRMED: { action: null, finding: "violation", strikesByDefault: true, isDefault: false },
+  THREATS_CONFIRMED: { action: null, finding: "violation", strikesByDefault: true, isDefault: false },
+  FRAUD_OR_SCAM_CONFIRMED: { action: null, finding: "violation", strikesByDefault: true, isDefault: false },
+  POLICY_EXCEPTION_CONTEXTUAL: { action: null, finding: "no_violation", strikesByDefault: false, isDefault: false },
+  // Handed to an outside body (a regulator, the police): the reports' reasons stand, but no
+  // strike by default, the outside body's finding being still to come.
+  ESCALATED_EXTERNALLY: { action: null, finding: "violation", strikesByDefault: false, isDefault: false },
+  ACCOUNT_LEVEL_ACTION: { action: "account", finding: "violation", strikesByDefault: true, isDefault: false },
+  CONTENT_LEVEL_ACTION: { action: "content", finding: "violation", strikesByDefault: true, isDefault: false },
 } as const satisfies { readonly [C in ResolutionCode]: ResolutionCodeSpec };
 
 /** Resolution codes that carry an enforcement action: never applied in bulk without one. */
 export const ACTION_RESOLUTION_CODES: readonly ResolutionCode[] = RESOLUTION_CODES.filter((c) => RESOLUTION_CODE_SPECS[c].action !== null);
 export const isResolutionCode = (code: unknown): code is ResolutionCode => (RESOLUTION_CODES as readonly unknown[]).includes(code);
+/** The code the dashboard's decision forms start with. */
+export const DEFAULT_RESOLUTION_CODE: ResolutionCode = RESOLUTION_CODES.find((c) => RESOLUTION_CODE_SPECS[c].isDefault) ?? RESOLUTION_CODES[0];
 
 export const DISMISSAL_REASONS = ["false_positive", "duplicate", "out_of_scope", "not_actionable", "other"] as const;
 export type DismissalReason = (typeof DISMISSAL_REASONS)[number];
+
+/** What a dismissal reason says. */
+export interface DismissalReasonSpec {
+  /** What a dismissal for it says of the reported content: no rule broken, or nothing at all (a duplicate). */
+  finding: Exclude<Finding, "violation">;
+  /** The reason the dashboard's decision forms start with: exactly one says so. */
+  isDefault: boolean;
+}
+export const DISMISSAL_REASON_SPECS = {
+  false_positive: { finding: "no_violation", isDefault: false },
+  duplicate: { finding: "duplicate", isDefault: false },
+  out_of_scope: { finding: "no_violation", isDefault: false },
+  not_actionable: { finding: "no_violation", isDefault: true },
+  other: { finding: "no_violation", isDefault: false },
+} as const satisfies { readonly [R in DismissalReason]: DismissalReasonSpec };
+export const isDismissalReason = (reason: unknown): reason is DismissalReason => (DISMISSAL_REASONS as readonly unknown[]).includes(reason);
+/** The reason the dashboard's decision forms start with. */
+export const DEFAULT_DISMISSAL_REASON: DismissalReason = DISMISSAL_REASONS.find((r) => DISMISSAL_REASON_SPECS[r].isDefault) ?? DISMISSAL_REASONS[0];
 
 export const TEAMS = ["safety", "legal", "senior_moderator"] as const;
 export type Team = (typeof TEAMS)[number];

@@ -35,11 +35,8 @@ export const ladderStepSchema = z
   });
 export type LadderStep = z.infer<typeof ladderStepSchema>;
 
-/** The codes that add a strike by default: every resolution that found a violation or took an action. */
-export const DEFAULT_STRIKE_CODES: readonly ResolutionCode[] = [
-  "SPAM_CONFIRMED", "HARASSMENT_CONFIRMED", "HATE_SPEECH_CONFIRMED", "THREATS_CONFIRMED", "FRAUD_OR_SCAM_CONFIRMED",
-  ...RESOLUTION_CODES.filter((c) => RESOLUTION_CODE_SPECS[c].action !== null),
-];
+/** The codes that add a strike by default: every resolution that found a violation or took an action (ResolutionCodeSpec.strikesByDefault). */
+export const DEFAULT_STRIKE_CODES: readonly ResolutionCode[] = RESOLUTION_CODES.filter((c) => RESOLUTION_CODE_SPECS[c].strikesByDefault);
 
 /** The ladder's kinds: those that act on the account (a content removal needs the content it removes). */
 export const LADDER_KINDS: readonly ActionKind[] = ACCOUNT_KINDS;

@@ -13,6 +13,22 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
+/**
+ * Each event type by the name code writes (`EVENT_TYPE.reportDecided`): no event type is spelt
+ * outside this module (test/architecture.test.ts).
+ */
+export const EVENT_TYPE = {
+  actionCreated: "enforcement_action.created",
+  actionUpdated: "enforcement_action.updated",
+  actionRevoked: "enforcement_action.revoked",
+  reportDecided: "report.decided",
+  slaBreached: "queue.sla_breached",
+  auditCheckpoint: "audit.checkpoint",
+} as const satisfies Record<string, EventType>;
+type Nothing<T extends never> = T;
+/** Every event type has its name in EVENT_TYPE: one added to EVENT_TYPES without it fails to compile here. */
+export type UnnamedEventType = Nothing<Exclude<EventType, (typeof EVENT_TYPE)[keyof typeof EVENT_TYPE]>>;
+
 /** What Flagstaff knows about one event type besides its name. */
 export interface EventTypeSpec {
   /**

@@ -7,6 +7,7 @@
 import { and, eq } from "drizzle-orm";
 import { webhookDeliveries, webhookEndpoints } from "../../db/schema.ts";
 import { enqueueJob } from "../plumbing/jobs.ts";
+import { JOB_KIND } from "../views/job.ts";
 import { iso } from "../core/clock.ts";
 import type { DomainContext } from "../core/context.ts";
 import { EVENT_TYPES, wantsEvent, type EventType } from "../views/webhook.ts";
@@ -15,9 +16,6 @@ import { MAX_DELIVERY_ATTEMPTS } from "./schedule.ts";
 // The event types are a vocabulary clients and the dashboard see (src/domain/views/webhook.ts),
 // with the rule of which an endpoint gets (wantsEvent: without a filter, not report.decided).
 export { EVENT_TYPES, type EventType } from "../views/webhook.ts";
-
-/** Job kind of one delivery (payload `{ deliveryId }`). */
-export const DELIVER_JOB = "webhook.deliver";
 
 /** `msg_` + a UUIDv7 without dashes: the `webhook-id`, with no `.` (the signed content is dot-delimited). */
 export const newMessageId = (): string => `msg_${Bun.randomUUIDv7().replaceAll("-", "")}`;
@@ -76,5 +74,5 @@ export async function enqueueWebhookEvent(ctx: OutboxContext, input: { type: Eve
 
 /** One job that delivers (or re-delivers) a delivery through the retry schedule. Call inside a transaction. */
 export async function enqueueDelivery(ctx: OutboxContext, input: { deliveryId: string }): Promise<void> {
-  await enqueueJob(ctx, { orgId: ctx.orgId, kind: DELIVER_JOB, payload: { deliveryId: input.deliveryId }, maxAttempts: MAX_DELIVERY_ATTEMPTS });
+  await enqueueJob(ctx, { orgId: ctx.orgId, kind: JOB_KIND.webhookDelivery, payload: { deliveryId: input.deliveryId }, maxAttempts: MAX_DELIVERY_ATTEMPTS });
 }

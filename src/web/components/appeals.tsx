@@ -77,7 +77,7 @@ export function AppealCard({ item, level, onDecide, showCase = true }: { item: A
       <dl className="facts appeal-facts">
         <dt>Action</dt>
         <dd>
-          <Badge tone={action.status === "active" ? (action.kind === "ban" ? "red" : "orange") : "gray"}>{humanize(action.kind)}</Badge>{" "}
+          <Badge tone={action.status === "active" ? kindSpec(action.kind).badge : "gray"}>{humanize(action.kind)}</Badge>{" "}
           <span className="muted">{action.status}</span>
           {action.revokeReason && <span className="muted"> · {action.revokeReason}</span>}
         </dd>

@@ -1,4 +1,5 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { kindSpec } from "../../domain/views/enforcement.ts";
 import { errorMessage, trpc, type CaseDetail } from "../api.ts";
 import { StatementDisclosure } from "../dsa.tsx";
 import { useSession } from "../session.tsx";
@@ -38,7 +39,7 @@ export function EnforcementList({ title, actions }: { title: string; actions: Ca
         <ul className="plain">
           {actions.map((a) => (
             <li key={a.id}>
-              <Badge tone={a.status === "scheduled" ? "blue" : !inForce(a) ? "gray" : a.kind === "ban" ? "red" : "orange"}>{label(a)}</Badge> {a.reason}{" "}
+              <Badge tone={a.status === "scheduled" ? "blue" : !inForce(a) ? "gray" : kindSpec(a.kind).badge}>{label(a)}</Badge> {a.reason}{" "}
               <span className="muted">
                 {a.status === "scheduled" ? ` · scheduled, starts ${dateTime(a.startsAt)}` : ` · ${dateTime(a.startsAt)}`}
                 {a.endsAt && ` → ${dateTime(a.endsAt)}`}

@@ -6,7 +6,7 @@
  */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState, type FormEvent } from "react";
-import { kindSpec, type ActionKind } from "../../domain/views/enforcement.ts";
+import { ACTION_KIND, kindSpec, type ActionKind } from "../../domain/views/enforcement.ts";
 import { RESOLUTION_CODES } from "../../domain/views/report.ts";
 import { SEVERITIES } from "../../domain/views/severity.ts";
 import { LADDER_KINDS, type LadderStep, type StrikePolicy } from "../../domain/views/strikes.ts";
@@ -192,7 +192,7 @@ export function StrikePolicySection({ orgSlug, projectId, editable }: { orgSlug:
           <button
             type="button"
             className="ghost"
-            onClick={() => set({ ladder: [...form.ladder, { threshold: (form.ladder.at(-1)?.threshold ?? 0) + 1, kind: "warning" }] })}
+            onClick={() => set({ ladder: [...form.ladder, { threshold: (form.ladder.at(-1)?.threshold ?? 0) + 1, kind: ACTION_KIND.warning }] })}
           >
             Add a step
           </button>

@@ -11,7 +11,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { ACTION_KINDS, kindsOfCode, kindSpec, type ActionKind } from "../../domain/views/enforcement.ts";
 import type { QualityDecision } from "../../domain/views/quality.ts";
-import { DISMISSAL_REASONS, RESOLUTION_CODES, type DismissalReason, type ResolutionCode } from "../../domain/views/report.ts";
+import { DEFAULT_DISMISSAL_REASON, DEFAULT_RESOLUTION_CODE, DISMISSAL_REASONS, RESOLUTION_CODES, type DismissalReason, type ResolutionCode } from "../../domain/views/report.ts";
 import { can, trpc, type Inputs, type Outputs } from "../api.ts";
 import { href, navigate } from "../router.ts";
 import { useSession } from "../session.tsx";
@@ -137,9 +137,9 @@ function BlindReview({ reviewId }: { reviewId: string }) {
   const qc = useQueryClient();
   const blind = useQuery({ queryKey: ["quality", "blind", reviewId], queryFn: () => trpc.quality.blind.query({ orgSlug, reviewId }) });
   const [action, setAction] = useState<"resolve" | "dismiss">("resolve");
-  const [code, setCode] = useState<ResolutionCode>("NO_VIOLATION");
+  const [code, setCode] = useState<ResolutionCode>(DEFAULT_RESOLUTION_CODE);
   const [kind, setKind] = useState<ActionKind | "">("");
-  const [reason, setReason] = useState<DismissalReason>("not_actionable");
+  const [reason, setReason] = useState<DismissalReason>(DEFAULT_DISMISSAL_REASON);
   const [note, setNote] = useState("");
   const kinds = kindsOfCode(code);
   const submit = useMutation({

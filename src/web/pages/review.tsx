@@ -9,7 +9,7 @@ import { errorMessage, trpc, type Outputs } from "../api.ts";
 import { href, navigate } from "../router.ts";
 import { useSession } from "../session.tsx";
 import { Dialog, ErrorNote, Field, Kbd, Loading, useShortcuts, useToast } from "../ui.tsx";
-import { CasePage } from "./case.tsx";
+import { CaseView } from "../components/case-view.tsx";
 
 type Turn = Outputs["review"]["next"];
 
@@ -123,7 +123,7 @@ export function ReviewPage({ queueId }: { queueId: string | null }) {
         <Loading label="Taking the next case…" />
       ) : turn.case ? (
         <div data-review-case={turn.case.id}>
-          <CasePage key={turn.case.id} caseId={turn.case.id} focusReport={null} onDecided={() => next.mutate(turn.case!.id)} />
+          <CaseView key={turn.case.id} caseId={turn.case.id} focusReport={null} onDecided={() => next.mutate(turn.case!.id)} />
         </div>
       ) : (
         <section aria-labelledby="review-done">
