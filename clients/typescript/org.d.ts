@@ -754,7 +754,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a review queue
-         * @description Its open cases move to the default queue (each move audited). The default queue cannot be deleted.
+         * @description Its cases, open and closed, move to `targetQueueId` or else the default queue, each move audited (`CASE_QUEUE_CHANGED`). Deleting never shows a case to someone new: a queue with an access list that holds cases needs `targetQueueId`, and a target that more people may work than the deleted queue is refused (409). The default queue cannot be deleted.
          */
         delete: operations["queues-delete"];
         options?: never;
@@ -6797,7 +6797,9 @@ export interface operations {
     };
     "queues-delete": {
         parameters: {
-            query?: never;
+            query?: {
+                targetQueueId?: string;
+            };
             header?: never;
             path: {
                 orgSlug: string;
@@ -6816,11 +6818,16 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         ok: true;
+                        /** @description Open cases moved. */
                         movedCases: number;
+                        /** @description Closed cases moved (an addition). */
+                        movedClosedCases: number;
+                        /** @description The queue that now holds them (an addition). */
+                        to: string;
                     };
                 };
             };
-            /** @description Invalid input (path, query or body) */
+            /** @description The target is the queue itself, or a queue of another project than some of its cases */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6847,7 +6854,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            /** @description Queue or target queue not found */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6856,7 +6863,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The default queue cannot be deleted */
+            /** @description The default queue; a queue with an access list holding cases without targetQueueId; or a target with wider access */
             409: {
                 headers: {
                     [name: string]: unknown;
