@@ -26,7 +26,7 @@ export const strikesRouter = router({
     .output(z.object({ policy: strikePolicySchema }))
     .query(async ({ ctx }) => ({ policy: await getStrikePolicy(ctx.domain, { projectId: ctx.project.id }) })),
 
-  setPolicy: projectProcedure(z.object({ orgSlug, projectId: projectIdSchema, ...strikePolicyFields }).superRefine(checkLadder))
+  setPolicy: projectProcedure(z.strictObject({ orgSlug, projectId: projectIdSchema, ...strikePolicyFields }).superRefine(checkLadder))
     .meta({
       role: "admin",
       family: "org",
