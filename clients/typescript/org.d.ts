@@ -860,7 +860,7 @@ export interface paths {
         get: operations["strikes-policy"];
         /**
          * Replace a project's strike policy
-         * @description Fields left out take their defaults. The ladder's thresholds must increase, its kinds act on the account (warning, mute, suspension or ban), a suspension needs `durationSeconds` and a kind without an end takes none; `strikes.byReason` names the project's report categories. 400 names the field. Applies to decisions from now on: strikes already added keep their count and expiry.
+         * @description Fields left out take their defaults. The ladder's thresholds must increase, its kinds act on the account (warning, mute, suspension or ban), a suspension needs `durationSeconds` and a kind without an end takes none; `strikes.byReason` names the project's report categories. 400 names the field, and any key the policy does not know (at any depth). Applies to decisions from now on: strikes already added keep their count and expiry.
          */
         put: operations["strikes-setPolicy"];
         post?: never;
