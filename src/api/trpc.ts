@@ -3,7 +3,7 @@ import type { z } from "zod";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { domainContext, type DomainContext } from "../domain/core/context.ts";
 import { DomainError } from "../domain/core/errors.ts";
-import { databaseUnavailable, ERROR_KINDS } from "./http-errors.ts";
+import { databaseUnavailable, ERROR_KINDS, publicMessage } from "./http-errors.ts";
 import { requireProject, type Project } from "../domain/accounts/projects.ts";
 import { requireOrganizationBySlug, type Organization } from "../domain/accounts/organizations.ts";
 import { csrfMatches } from "../domain/plumbing/sessions.ts";
@@ -41,8 +41,13 @@ export type Meta = OpenApiMeta<{
   csv?: (result: never) => string;
 }>;
 
-// isDev off: error responses never carry stack traces.
-const t = initTRPC.context<Context>().meta<Meta>().create({ isDev: false });
+// isDev off: error responses never carry stack traces. The formatter is the transports' one
+// scrub (publicMessage): an unforeseen error's message, which may hold SQL and its parameters,
+// never reaches the client (server.ts logs it whole).
+const t = initTRPC
+  .context<Context>()
+  .meta<Meta>()
+  .create({ isDev: false, errorFormatter: ({ shape, error }) => ({ ...shape, message: publicMessage(error) }) });
 
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
