@@ -1065,7 +1065,7 @@ export interface paths {
         put?: never;
         /**
          * Import an evaluation set (CSV or JSONL)
-         * @description At most 20000 items. 400 names the first bad line: a malformed line, a missing text, an unknown category or severity.
+         * @description At most 20000 items. 400 names the first bad line: a malformed line, a missing text, an unknown category or severity, a NUL character (U+0000) once the line is parsed (a JSONL \u0000 escape too).
          */
         post: operations["evaluation-importSet"];
         delete?: never;

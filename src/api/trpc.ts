@@ -39,6 +39,12 @@ export type Meta = OpenApiMeta<{
    * procedure's (JSON) result into the CSV text (src/api/rest.ts; documented by src/api/openapi.ts).
    */
   csv?: (result: never) => string;
+  /**
+   * An input field holding a file the procedure parses and checks for U+0000 line by line, with
+   * a 400 naming the line (an evaluation import's `content`): the request-wide NUL check leaves
+   * it to the procedure and checks every other field as ever.
+   */
+  nulCheckedPerLine?: string;
 }>;
 
 // isDev off: error responses never carry stack traces. The formatter is the transports' one
@@ -98,16 +104,21 @@ const refuseNul = t.middleware(async ({ getRawInput, next }) => {
 });
 
 /**
- * Whether the raw input holds U+0000. Input that cannot be read at all is left to the
- * procedure: one that takes input answers its own 400, one that takes none ignores it (as it
- * did before this check existed).
+ * Whether the raw input holds U+0000, but for the field `checkedPerLine` of an object input
+ * (Meta.nulCheckedPerLine: the procedure checks it). Input that cannot be read at all is left
+ * to the procedure: one that takes input answers its own 400, one that takes none ignores it
+ * (as it did before this check existed).
  */
-async function inputHoldsNul(getRawInput: () => Promise<unknown>): Promise<boolean> {
+async function inputHoldsNul(getRawInput: () => Promise<unknown>, checkedPerLine?: string): Promise<boolean> {
   let raw: unknown;
   try {
     raw = await getRawInput();
   } catch {
     return false;
+  }
+  if (checkedPerLine !== undefined && typeof raw === "object" && raw !== null && !Array.isArray(raw)) {
+    const { [checkedPerLine]: _checkedByTheProcedure, ...rest } = raw as Record<string, unknown>;
+    return containsNul(rest);
   }
   return containsNul(raw);
 }
@@ -159,7 +170,7 @@ export const authedProcedure = baseProcedure.use(async ({ ctx, next, type, meta,
   } else if (meta?.role && !hasRole(caller.role, meta.role)) {
     throw new TRPCError({ code: "FORBIDDEN", message: ROLE_REFUSED(meta.role) });
   }
-  if (await inputHoldsNul(getRawInput)) throw new TRPCError({ code: "BAD_REQUEST", message: NUL_REFUSED });
+  if (await inputHoldsNul(getRawInput, meta?.nulCheckedPerLine)) throw new TRPCError({ code: "BAD_REQUEST", message: NUL_REFUSED });
   // The domain's context for this caller: every procedure hands it to the domain as is.
   const domain: DomainContext = domainContext(ctx.store, ctx.clock, caller.actor, caller.orgId);
   return next({ ctx: { caller, domain } });

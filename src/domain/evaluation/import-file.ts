@@ -8,9 +8,15 @@
  * separator; `|` and `;` appear in no category name Flagstaff makes), an empty cell: none.
  * JSONL: one JSON object per line, `{ "text", "categories": [...], "severity"?, "id"? }`, blank
  * lines skipped. Line numbers are those of the file (1 = the first line, the CSV's header).
+ *
+ * No line may hold U+0000 (NUL), once parsed: a JSONL `\u0000` escape is six characters before
+ * JSON.parse and a NUL after, which the request-wide check (src/api/trpc.ts) cannot see, and a
+ * file read by the command line passes no request at all. So every line is checked here, raw
+ * and parsed, and the 400 names it (the rule: src/domain/intake/validation.ts).
  */
 import { z } from "zod";
 import { badRequest } from "../core/errors.ts";
+import { containsNul, NUL_REFUSED } from "../intake/validation.ts";
 import { EVAL_SET_MAX_ITEMS, evalItemInputSchema, type EvalItemInput } from "../views/evaluation.ts";
 
 export const EVAL_IMPORT_FORMATS = ["csv", "jsonl"] as const;
@@ -34,6 +40,11 @@ export function parseEvalFile(format: EvalImportFormat, content: string): Parsed
   return items;
 }
 
+/** A line holding U+0000 anywhere (its cells, its parsed values or keys): a 400 naming it. */
+function refuseNul(line: number, raw: unknown): void {
+  if (containsNul(raw)) throw badRequest(`Line ${line}: ${NUL_REFUSED}`);
+}
+
 function checked(line: number, raw: unknown): ParsedItem {
   const parsed = evalItemInputSchema.safeParse(raw);
   if (!parsed.success) {
@@ -49,6 +60,7 @@ function parseJsonl(content: string): ParsedItem[] {
   const lines = content.split(/\r?\n/);
   lines.forEach((text, i) => {
     if (text.trim() === "") return;
+    refuseNul(i + 1, text);
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -56,6 +68,7 @@ function parseJsonl(content: string): ParsedItem[] {
       throw badRequest(`Line ${i + 1}: not a JSON object`);
     }
     if (typeof value !== "object" || value === null || Array.isArray(value)) throw badRequest(`Line ${i + 1}: not a JSON object`);
+    refuseNul(i + 1, value);
     out.push(checked(i + 1, value));
   });
   return out;
@@ -68,6 +81,7 @@ function parseCsv(content: string): ParsedItem[] {
   const rows = csvRows(content.replace(/^\uFEFF/, ""));
   const header = rows.shift();
   if (!header) throw badRequest("Line 1: the CSV needs a header line (text,categories[,severity][,id])");
+  refuseNul(header.line, header.cells);
   const names = header.cells.map((c) => c.trim().toLowerCase());
   for (const required of ["text", "categories"]) {
     if (!names.includes(required)) throw badRequest(`Line 1: the header has no "${required}" column (text,categories[,severity][,id])`);
@@ -81,6 +95,7 @@ function parseCsv(content: string): ParsedItem[] {
   const out: ParsedItem[] = [];
   for (const { line, cells } of rows) {
     if (cells.length === 1 && cells[0]!.trim() === "") continue; // a blank line
+    refuseNul(line, cells);
     if (cells.length !== names.length) throw badRequest(`Line ${line}: ${cells.length} cells where the header has ${names.length}`);
     const severity = at(cells, "severity");
     const id = at(cells, "id");
