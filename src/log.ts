@@ -29,5 +29,17 @@ export const log = {
   error: (msg: string, fields?: Record<string, unknown>) => write("error", msg, fields),
 };
 
-export const errorFields = (err: unknown): Record<string, unknown> =>
-  err instanceof Error ? { error: err.message, stack: err.stack } : { error: String(err) };
+/**
+ * An error as log fields: its message and stack, and the message of what caused it (a failed
+ * query's database error under Drizzle's "Failed query: … params: …"), which no answer to a
+ * client carries (src/api/http-errors.ts, publicMessage): the log is where the operator finds them.
+ */
+export const errorFields = (err: unknown): Record<string, unknown> => {
+  if (!(err instanceof Error)) return { error: String(err) };
+  // The causes' messages, outermost first, each once (a wrapper often repeats its cause's).
+  const seen = [err.message];
+  for (let e: unknown = err.cause, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (!seen.includes(e.message)) seen.push(e.message);
+  }
+  return { error: err.message, ...(seen.length > 1 ? { cause: seen.slice(1).join(" <- ") } : {}), stack: err.stack };
+};

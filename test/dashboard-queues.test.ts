@@ -62,14 +62,55 @@ describe("queues in the dashboard", () => {
       const all = (await s.platform.trpc.queues.list.query({ orgSlug })).queues;
       expect(all.filter((q: { isDefault: boolean }) => q.isDefault)).toHaveLength(1);
 
-      // Delete a queue (confirmed).
+      // Delete a queue (in its dialog, its cases to the default queue).
       await form.getByLabel("Name").fill("Doomed");
       await form.getByRole("button", { name: "Create queue" }).click();
       await p.locator("tr[data-queue='Doomed']").waitFor();
-      p.once("dialog", (d) => void d.accept());
       await p.getByRole("button", { name: "Delete Doomed" }).click();
+      const deleting = p.getByRole("dialog", { name: "Delete Doomed" });
+      await deleting.getByRole("button", { name: "Delete queue" }).click();
       await p.locator("tr[data-queue='Doomed']").waitFor({ state: "detached" });
       await s.shot(p, "queues-admin.png");
+    },
+    BROWSER_T,
+  );
+
+  test(
+    "deleting a queue with an access list: its dialog offers a queue with the same access, a wider one is refused with the reason, and every case moves, closed ones too; axe finds nothing",
+    async () => {
+      const make = async (name: string) => (await s.platform.trpc.queues.create.mutate({ orgSlug, name, access: { users: [], roles: ["admin"] } })).queue.id as string;
+      const vault = await make("Vault");
+      const vault2 = await make("Vault 2");
+      const openReport = await report(`vault-open-${Date.now()}`);
+      const openCase = await caseOf(openReport);
+      const closedReport = await report(`vault-closed-${Date.now()}`);
+      const closedCase = await caseOf(closedReport);
+      for (const caseId of [openCase, closedCase]) await s.platform.trpc.queues.moveCase.mutate({ orgSlug, caseId, queueId: vault });
+      await s.platform.dismiss(closedReport, "other");
+
+      const p = s.page;
+      await p.goto(`${s.server.url}/#/queues`);
+      await p.locator("tr[data-queue='Vault']").waitFor();
+      await p.getByRole("button", { name: "Delete Vault", exact: true }).click();
+      const dialog = p.getByRole("dialog", { name: "Delete Vault" });
+      const target = dialog.getByLabel("Move its cases to");
+      // The queue with the same access is offered first.
+      expect(await target.inputValue()).toBe(vault2);
+      expect(await a11yViolations(p, "dialog[open]")).toEqual([]);
+      // The default queue is open to everyone: refused, with the reason, and nothing moved.
+      const def = (await s.platform.trpc.queues.list.query({ orgSlug })).queues.find((q: { isDefault: boolean }) => q.isDefault)!;
+      await target.selectOption(def.id);
+      await dialog.getByRole("button", { name: "Delete queue" }).click();
+      await dialog.getByRole("alert").filter({ hasText: "no wider" }).waitFor();
+      expect((await s.platform.caseDetail(openCase)).case.queueId).toBe(vault);
+      await s.shot(p, "queues-delete-refused.png");
+      // The queue with the same access takes every case.
+      await target.selectOption(vault2);
+      await dialog.getByRole("button", { name: "Delete queue" }).click();
+      await p.locator("tr[data-queue='Vault']").waitFor({ state: "detached" });
+      await p.locator(".toast", { hasText: "2 cases (1 open) moved to “Vault 2”" }).waitFor();
+      for (const caseId of [openCase, closedCase]) expect((await s.platform.caseDetail(caseId)).case.queueId).toBe(vault2);
+      await s.platform.dismiss(openReport, "other");
     },
     BROWSER_T,
   );

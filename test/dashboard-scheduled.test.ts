@@ -2,8 +2,11 @@
  * Scheduled enforcement actions in Chromium (issue 27, item 6; src/web/components/enforcement-list.tsx):
  * the identity page shows an action that starts later as scheduled, with its start and a Cancel
  * button and no statement of reasons yet; cancelling it there leaves it "cancelled before it
- * started". Another one, due in two seconds, takes effect through the server's scheduler and then
- * shows as in force, with its statement and Revoke. axe-core finds nothing on the page in each state.
+ * started". Another one, due in two seconds, still shows as scheduled once its start time passed
+ * while the scheduler (its tick ten minutes away) has not recorded the start: no statement, no
+ * Revoke. Once a change records its start (test/scheduled-actions.test.ts has the scheduler do
+ * it), it shows in force, with its statement and Revoke. axe-core finds nothing on the page in
+ * each state.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { BROWSER_T, expectNoA11yViolations, openDashboard, type DashboardSession } from "./helpers/browser.ts";
@@ -13,7 +16,8 @@ let b: DashboardSession;
 const grace = { type: "user", externalId: "u-grace" };
 
 beforeAll(async () => {
-  b = await openDashboard({ FLAGSTAFF_ENFORCEMENT_TICK_MS: "200" });
+  // The scheduler's tick is ten minutes away: a start whose time passes stays unrecorded.
+  b = await openDashboard({ FLAGSTAFF_ENFORCEMENT_TICK_MS: "600000" });
 }, BROWSER_T);
 
 afterAll(async () => {
@@ -35,7 +39,7 @@ const statusOf = async (actionId: string) =>
 
 describe("scheduled actions on the identity page", () => {
   test(
-    "a scheduled suspension is shown with its start and cancelled from the page; one due shortly takes effect and shows in force with its statement",
+    "a scheduled suspension is shown with its start and cancelled from the page; one whose start time passed unrecorded still shows as scheduled, and in force with its statement once recorded",
     async () => {
       const { page } = b;
       const later = (await schedule(3600, "Spam after the grace period")).action;
@@ -58,7 +62,18 @@ describe("scheduled actions on the identity page", () => {
       expect(await statusOf(later.id)).toBe("cancelled");
       await expectNoA11yViolations(page, "the identity page with a cancelled action");
 
-      await until("the second suspension to take effect", async () => (await statusOf(soon.id)) === "active", 15_000);
+      // Its start time passed, not recorded: still scheduled, with no statement and no Revoke.
+      await until("the second suspension's start time to pass", async () => Date.now() > Date.parse(soon.startsAt) + 300);
+      await page.reload();
+      const due = page.getByRole("listitem").filter({ hasText: "Repeated spam" });
+      await due.getByText(/scheduled, starts/).waitFor();
+      expect(await due.getByText("Statement of reasons").count()).toBe(0);
+      expect(await due.getByRole("button", { name: "Revoke" }).count()).toBe(0);
+      expect(await statusOf(soon.id)).toBe("scheduled");
+
+      // A change records its start first (its statement, its announcement), then it is in force.
+      await b.platform.trpc.enforcement.update.mutate({ orgSlug: b.server.demo.orgSlug, projectId: b.server.demo.projectId, actionId: soon.id, note: "grace period over" });
+      expect(await statusOf(soon.id)).toBe("active");
       await page.reload();
       const started = page.getByRole("listitem").filter({ hasText: "Repeated spam" });
       await started.getByRole("button", { name: "Revoke" }).waitFor();

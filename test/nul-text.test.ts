@@ -1,11 +1,14 @@
 /**
  * Text holding U+0000 (NUL) is refused with a 400 on every route, on both engines alike
  * (PostgreSQL cannot store it; SQLite could): in a body, a path segment or a query, in a value
- * or a key; the request is checked for authentication first, as every input is.
+ * or a key; the request is checked for authentication first, as every input is. An evaluation
+ * import's file is checked line by line once parsed (a JSONL `\u0000` escape is no NUL before),
+ * and the 400 names the line, over REST, tRPC and the command line alike.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { anonymous, refusal } from "./helpers/dashboard.ts";
-import { startServer, type TestServer } from "./helpers/server.ts";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { anonymous, refusal, withKey } from "./helpers/dashboard.ts";
+import { runCli, startServer, type TestServer } from "./helpers/server.ts";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -47,4 +50,50 @@ test("the dashboard's tRPC calls are checked alike, sign-in included", async () 
   const r = await refusal(anonymous(server, { origin: server.url }).trpc.auth.login.mutate({ email: "a\u0000@example.com", password: "x" }));
   expect(r.status).toBe(400);
   expect(JSON.stringify(r.shape)).toContain("NUL");
+});
+
+describe("an evaluation import: NUL checked in every line once parsed (a 400 naming the line, nothing stored)", () => {
+  const importPath = () => `/api/v1/organizations/${server.demo.orgSlug}/projects/${server.demo.projectId}/evaluation-sets/import`;
+  const setNames = async () =>
+    ((await withKey(server).trpc.evaluation.sets.query({ orgSlug: server.demo.orgSlug, projectId: server.demo.projectId })).sets as { name: string }[]).map((s) => s.name);
+
+  test("JSONL with a \\u0000 escape (in the text, in an id), and CSV with a NUL in a cell: REST and tRPC answer 400 naming the line", async () => {
+    // The escape is six characters in the file: no NUL until the line is parsed.
+    const escaped = '{"text":"fine","categories":["spam"]}\n\n{"text":"bad\\u0000text","categories":["spam"]}\n';
+    expect(escaped.includes("\u0000")).toBe(false);
+    const inId = '{"text":"fine","categories":["spam"]}\n{"text":"ok","categories":[],"id":"x\\u0000y"}\n';
+    const csv = "text,categories\nfine,spam\n\"bad\u0000text\",spam\n";
+    const cases: { format: "jsonl" | "csv"; content: string; line: number }[] = [
+      { format: "jsonl", content: escaped, line: 3 },
+      { format: "jsonl", content: inId, line: 2 },
+      { format: "csv", content: csv, line: 3 },
+    ];
+    for (const [i, { format, content, line }] of cases.entries()) {
+      const name = `nul-${format}-${i}`;
+      const rest = await server.call("POST", importPath(), { body: { name, format, content } });
+      expect({ name, status: rest.status, error: rest.body.error }).toEqual({ name, status: 400, error: `Line ${line}: ${NUL_ERROR.error}` });
+      const refused = await refusal(withKey(server).trpc.evaluation.importSet.mutate({ orgSlug: server.demo.orgSlug, projectId: server.demo.projectId, name, format, content }));
+      expect({ name, status: refused.status, message: refused.message }).toEqual({ name, status: 400, message: `Line ${line}: ${NUL_ERROR.error}` });
+    }
+    expect((await setNames()).filter((n) => n.startsWith("nul-"))).toEqual([]);
+    // Without the NUL the same file is imported.
+    const fixed = await server.call("POST", importPath(), { body: { name: "nul-fixed", format: "jsonl", content: escaped.replace("\\u0000", " ") } });
+    expect(fixed.status).toBe(201);
+    expect(fixed.body.set.items).toBe(2);
+  });
+
+  test("the other fields of the request are still checked as every input is", async () => {
+    const r = await server.call("POST", importPath(), { body: { name: "nul\u0000name", format: "jsonl", content: '{"text":"a","categories":[]}' } });
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual(NUL_ERROR);
+  });
+
+  test("flagstaff eval import of a CSV file holding a NUL: exit 2 naming the line, nothing stored", async () => {
+    const file = join(server.dir, "nul.csv");
+    await Bun.write(file, "text,categories\nfine,spam\nalso fine,spam\nbad\u0000text,spam\n");
+    const refused = await runCli(["eval", "import", "--org", server.demo.orgSlug, "--project", server.demo.projectId, "--name", "nul-cli", file], server.env);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`Line 4: ${NUL_ERROR.error}`);
+    expect(await setNames()).not.toContain("nul-cli");
+  });
 });

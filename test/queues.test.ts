@@ -148,6 +148,67 @@ describe("cases in queues", () => {
     expect((await (await demoAdmin(server)).casePage(caseId)).queue!.id).toBe(def.id);
   });
 
+  test("deleting a queue with an access list that holds cases: 409 without a target, a wider target refused (409), a no-wider one takes every case, closed ones too, each move audited", async () => {
+    const def = (await listQueues()).find((q) => q.isDefault)!;
+    const insider = await makeUser("moderator");
+    const outsider = await makeUser("moderator");
+    const vault = await createQueue({ name: `Vault ${Date.now()}`, access: { users: [insider.id], roles: [] } });
+    const open = await fileReport(server);
+    const closed = await fileReport(server);
+    await moveCase(open.caseId, vault.id);
+    await moveCase(closed.caseId, vault.id);
+    await (await demoAdmin(server)).dismiss(closed.reportId, "other");
+    const del = (query: { targetQueueId?: string } = {}) =>
+      org.DELETE("/organizations/{orgSlug}/queues/{queueId}", { params: { path: { orgSlug, queueId: vault.id }, query } });
+    const stillThere = async () => {
+      expect((await org.GET("/organizations/{orgSlug}/queues/{queueId}", { params: { path: { orgSlug, queueId: vault.id } } })).response.status).toBe(200);
+      for (const caseId of [open.caseId, closed.caseId]) expect((await (await demoAdmin(server)).caseDetail(caseId)).case.queueId).toBe(vault.id);
+    };
+
+    // No target: refused, nothing moved (the default queue is open to every moderator and viewer).
+    const untargeted = await del();
+    expect(untargeted.response.status).toBe(409);
+    expect(untargeted.error?.error).toContain("targetQueueId");
+    await stillThere();
+    // Wider targets: the default queue named, and a queue every moderator may work.
+    const everyModerator = await createQueue({ name: `Moderators ${Date.now()}`, access: { users: [], roles: ["moderator"] } });
+    for (const wider of [def.id, everyModerator.id]) {
+      const refused = await del({ targetQueueId: wider });
+      expect(refused.response.status).toBe(409);
+      expect(refused.error?.error).toContain("no wider");
+    }
+    await stillThere();
+    // The queue itself, or one that does not exist.
+    expect((await del({ targetQueueId: vault.id })).response.status).toBe(400);
+    expect((await del({ targetQueueId: "no-such-queue" })).response.status).toBe(404);
+    await stillThere();
+
+    // A target no wider (the same people, and admins): every case moves, the closed one too, each audited.
+    const safe = await createQueue({ name: `Vault 2 ${Date.now()}`, access: { users: [insider.id], roles: [] } });
+    const deleted = await del({ targetQueueId: safe.id });
+    expect(deleted.response.status).toBe(200);
+    expect(deleted.data).toEqual({ ok: true, movedCases: 1, movedClosedCases: 1, to: safe.id });
+    for (const caseId of [open.caseId, closed.caseId]) {
+      const moves = (await caseAudit(caseId)).filter((e) => e.action === "CASE_QUEUE_CHANGED" && (e.data as { reason?: string } | null)?.reason === "queue_deleted");
+      expect(moves.map((e) => [e.before, e.after])).toEqual([[{ queueId: vault.id }, { queueId: safe.id }]]);
+      expect((await (await demoAdmin(server)).caseDetail(caseId)).case.queueId).toBe(safe.id);
+      // The moderator the queue named still works them; another moderator still gets nothing.
+      expect((await insider.caseDetail(caseId)).case.id).toBe(caseId);
+      await expectRefused(outsider.caseDetail(caseId), "NOT_FOUND");
+    }
+    expect((await org.GET("/organizations/{orgSlug}/queues/{queueId}", { params: { path: { orgSlug, queueId: vault.id } } })).response.status).toBe(404);
+
+    // Over tRPC the same: 409 without a target; an empty queue with an access list needs none.
+    const cased = await createQueue({ name: `Cased ${Date.now()}`, access: { users: [], roles: ["admin"] } });
+    const inCased = await fileReport(server);
+    await moveCase(inCased.caseId, cased.id);
+    await expectRefused(platform().trpc.queues.delete.mutate({ orgSlug, queueId: cased.id }), "CONFLICT", /targetQueueId/);
+    const empty = await createQueue({ name: `Empty ${Date.now()}`, access: { users: [], roles: ["admin"] } });
+    expect(await platform().trpc.queues.delete.mutate({ orgSlug, queueId: empty.id })).toEqual({ ok: true, movedCases: 0, movedClosedCases: 0, to: def.id });
+    // Decided, so that the other tests' counts of open cases do not see them.
+    for (const reportId of [open.reportId, inCased.reportId]) await (await demoAdmin(server)).dismiss(reportId, "other");
+  });
+
   test("a moderator without access to a queue cannot see or decide its cases; an admin and the API key can", async () => {
     const mod = await makeUser("moderator");
     const other = await makeUser("moderator");

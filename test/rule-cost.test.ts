@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { fileReport } from "./helpers/builders.ts";
+import { HEALTHZ_MS, whileHealthPolled as polled } from "./helpers/health.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
 setDefaultTimeout(120_000);
@@ -42,8 +43,6 @@ const REFUSED = "(?i)(\\w+\\W+){1000}x";
  * a search), the others never stop meeting new ones (a few hundred milliseconds every time).
  */
 const COSTLY = ["(?i)(\\w+\\W+){300}\\d", "(?i)\\w*a\\w{494}\\d", "(?i)\\w*b\\w{494}\\d"];
-/** /healthz must answer within this throughout. */
-const HEALTHZ_MS = 250;
 
 const draft = (when: unknown, over: Record<string, unknown> = {}) => ({
   name: `costly ${++n}`,
@@ -55,32 +54,7 @@ const draft = (when: unknown, over: Record<string, unknown> = {}) => ({
 });
 const matches = (value: string) => ({ field: "report.text", op: "matches", value });
 
-/** Runs `during` while /healthz is asked every 20 ms; answers its result and the slowest /healthz (ms), each of which answered 200. */
-async function whileHealthPolled<T>(during: () => Promise<T>): Promise<{ result: T; worstMs: number; polls: number }> {
-  let done = false;
-  let worstMs = 0;
-  let polls = 0;
-  const poller = (async () => {
-    while (!done) {
-      const start = performance.now();
-      const res = await fetch(`${server.url}/healthz`);
-      await res.text();
-      expect(res.status).toBe(200);
-      const took = performance.now() - start;
-      worstMs = Math.max(worstMs, took);
-      polls++;
-      if (took < 20) await Bun.sleep(20 - took);
-    }
-  })();
-  let result: T;
-  try {
-    result = await during();
-  } finally {
-    done = true;
-    await poller; // a /healthz still waiting counts too
-  }
-  return { result, worstMs, polls };
-}
+const whileHealthPolled = <T>(during: () => Promise<T>) => polled(server.url, during);
 
 beforeAll(async () => {
   server = await startServer({ FLAGSTAFF_REPORT_RATE_LIMIT: "100000" });

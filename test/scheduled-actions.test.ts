@@ -3,11 +3,14 @@
  * `startsInSeconds`, listed as `scheduled` on the organization's list and the SDK's pull route,
  * cancelled through their cancel route until they take effect (then 409: revoke), and taking
  * effect through the server's scheduler with their statement of reasons and one
- * `enforcement_action.updated` delivered to a receiver. Two instances: test/multi-instance.test.ts.
+ * `enforcement_action.updated` delivered to a receiver; while the scheduler has not recorded a
+ * start whose time passed, the action still reads `scheduled` everywhere (no statement yet) and
+ * may still be cancelled. Two instances: test/multi-instance.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Webhook } from "standardwebhooks";
 import type { OrgClient, OrgOperations, SdkClient } from "../clients/typescript/index.ts";
+import { withKey } from "./helpers/dashboard.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 import { until } from "./helpers/wait.ts";
 
@@ -172,5 +175,69 @@ describe("scheduled enforcement actions (HTTP)", () => {
     await until("the creation's webhook", async () => eventsOf(action.id).length > 0);
     expect(eventsOf(action.id).map((e) => [e.type, e.status, e.statement])).toEqual([["enforcement_action.created", "active", true]]);
     expect((await cancel(action.id)).response.status).toBe(409);
+  });
+});
+
+describe("a start the scheduler has not recorded yet (its tick ten minutes away)", () => {
+  let idle: TestServer;
+  beforeAll(async () => {
+    idle = await startServer({ FLAGSTAFF_ENFORCEMENT_TICK_MS: "600000" });
+  });
+  afterAll(async () => {
+    await idle.dispose();
+  });
+
+  test("its start time passed: scheduled on the organization's routes, tRPC and the SDK's pull, with no statement; cancelled then, it never starts; a restart's scheduler records the other: its statement exists whenever it reads active", async () => {
+    const at = { orgSlug: idle.demo.orgSlug, projectId: idle.demo.projectId };
+    let org = await idle.orgClient();
+    let sdk = await idle.sdkClient();
+    const create = async (externalId: string) => {
+      const r = await org.POST("/organizations/{orgSlug}/projects/{projectId}/enforcement-actions", {
+        params: { path: at },
+        body: { kind: "suspension", reason: "spam after a warning", identity: { type: "user", externalId }, durationSeconds: 86_400, startsInSeconds: 1 },
+      });
+      expect(r.response.status).toBe(201);
+      return r.data!.action;
+    };
+    const due = await create("due-unrecorded");
+    const toCancel = await create("due-cancelled");
+    const get = async (actionId: string) => (await org.GET("/organizations/{orgSlug}/projects/{projectId}/enforcement-actions/{actionId}", { params: { path: { ...at, actionId } } })).data!.action;
+    const statementStatus = async (actionId: string) => (await sdk.GET("/projects/{projectId}/enforcement-actions/{actionId}/statement", { params: { path: { projectId: at.projectId, actionId } } })).response.status;
+    await until("both starts to pass", async () => Date.now() > Math.max(Date.parse(due.startsAt), Date.parse(toCancel.startsAt)) + 300);
+
+    // The clock alone says nothing: the start is not recorded, so it is still scheduled everywhere.
+    expect(await get(due.id)).toMatchObject({ status: "scheduled", active: false });
+    expect((await withKey(idle).trpc.enforcement.get.query({ ...at, actionId: due.id })).action.status).toBe("scheduled");
+    const listed = async (status: "scheduled" | "active") =>
+      (await org.GET("/organizations/{orgSlug}/projects/{projectId}/enforcement-actions", { params: { path: at, query: { status } } })).data!.actions.map((a) => a.id);
+    expect(await listed("scheduled")).toContain(due.id);
+    expect(await listed("active")).not.toContain(due.id);
+    const pull = async (active?: "true") =>
+      (await sdk.GET("/projects/{projectId}/identities/{typeName}/{externalId}/enforcement-actions", { params: { path: { projectId: at.projectId, typeName: "user", externalId: "due-unrecorded" }, query: active ? { active } : {} } })).data!.actions;
+    expect((await pull()).map((a) => [a.id, a.status, a.active])).toEqual([[due.id, "scheduled", false]]);
+    expect(await pull("true")).toEqual([]);
+    expect(await statementStatus(due.id)).toBe(404);
+
+    // Still scheduled, so still cancellable: cancelled, never started, no statement.
+    const cancelled = await org.POST("/organizations/{orgSlug}/projects/{projectId}/enforcement-actions/{actionId}/cancel", { params: { path: { ...at, actionId: toCancel.id } }, body: {} });
+    expect(cancelled.response.status).toBe(200);
+    expect(cancelled.data!.action.status).toBe("cancelled");
+
+    // A restart: the scheduler's first tick records the start (statement and announcement in one
+    // transaction). Every answer that says active finds the statement there.
+    await idle.stop();
+    await idle.start();
+    org = await idle.orgClient();
+    sdk = await idle.sdkClient();
+    await until("the start to be recorded", async () => {
+      const status = (await get(due.id)).status;
+      if (status === "active") expect(await statementStatus(due.id)).toBe(200);
+      return status === "active";
+    });
+    expect((await pull("true")).map((a) => a.id)).toEqual([due.id]);
+    expect((await get(toCancel.id)).status).toBe("cancelled");
+    expect(await statementStatus(toCancel.id)).toBe(404);
+    const audit = await org.GET("/organizations/{orgSlug}/audit-events", { params: { path: { orgSlug: at.orgSlug }, query: { entityType: "enforcement_action", entityId: toCancel.id } } });
+    expect(audit.data!.events.map((e) => e.action)).toEqual(["ENFORCEMENT_ACTION_CANCELLED", "ENFORCEMENT_ACTION_CREATED"]);
   });
 });

@@ -92,6 +92,29 @@ test("the policy: off by default; an admin replaces it (REST and tRPC), a modera
   expect((await org.GET("/organizations/{orgSlug}/projects/{projectId}/strike-policy", { params: { path: path() } })).data?.policy).toEqual(put.policy);
 });
 
+test("unknown keys in a policy, at any depth (`__proto__` and `toString` among them), are a 400 naming them, REST and tRPC; nothing is saved", async () => {
+  const policyPath = `/api/v1/organizations/${orgSlug}/projects/${projectId}/strike-policy`;
+  const before = (await admin.trpc.strikes.policy.query(path())).policy;
+  // Raw JSON: in an object literal, "__proto__" would set the prototype rather than make a key.
+  // Each body, where its unknown keys are (REST names the path) and which they are.
+  const cases: [string, string, string[]][] = [
+    ['{"enabled":true,"__proto__":{"enabled":false},"toString":3}', "Unrecognized keys", ["__proto__", "toString"]],
+    ['{"enabled":true,"strikes":{"default":1,"weights":{"spam":2}}}', "strikes: ", ["weights"]],
+    ['{"enabled":true,"strikes":{"bySeverity":{"HIGH":2,"toString":1}}}', "strikes.bySeverity: ", ["toString"]],
+    ['{"enabled":true,"strikes":{"byReason":{"__proto__":3}}}', "strikes.byReason: ", ["__proto__"]],
+    ['{"enabled":true,"ladder":[{"threshold":1,"kind":"warning","durationSecs":60}]}', "ladder[0]: ", ["durationSecs"]],
+  ];
+  for (const [body, at, keys] of cases) {
+    const r = await server.call("PUT", policyPath, { rawBody: body, headers: { "content-type": "application/json" } });
+    expect({ body, status: r.status }).toEqual({ body, status: 400 });
+    expect(r.body.error).toContain(at);
+    for (const key of keys) expect(r.body.error).toContain(`"${key}"`);
+    const refused = await expectRefused(admin.trpc.strikes.setPolicy.mutate({ ...path(), ...(JSON.parse(body) as object) }), "BAD_REQUEST", "Unrecognized key");
+    for (const key of keys) expect(refused.message).toContain(key);
+  }
+  expect((await admin.trpc.strikes.policy.query(path())).policy).toEqual(before);
+});
+
 test("decisions climb the ladder to a suspension: taken by the system, announced with its automated statement, audited as the policy's; strikes on every reading", async () => {
   const subject = { type: "user", externalId: `climber-${unique()}` };
   await mod.resolve(await file(subject), { resolutionCode: "SPAM_CONFIRMED" });

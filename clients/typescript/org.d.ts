@@ -225,7 +225,7 @@ export interface paths {
         put?: never;
         /**
          * Create an enforcement action
-         * @description Records the action and announces it (`enforcement_action.created`). With `startsAt` or `startsInSeconds` (at most a year ahead) it is `scheduled` until then, may be cancelled until then, and `durationSeconds` counts from its start; its statement of reasons and `enforcement_action.updated` (status active) come when it takes effect.
+         * @description Records the action and announces it (`enforcement_action.created`). With `startsAt` or `startsInSeconds` (at most a year ahead) it is `scheduled` until the scheduler records its start (never on the clock alone), may be cancelled until then, and `durationSeconds` counts from its start; its statement of reasons and `enforcement_action.updated` (status active) come when it takes effect, before any answer says `active`.
          */
         post: operations["enforcement-create"];
         delete?: never;
@@ -754,7 +754,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a review queue
-         * @description Its open cases move to the default queue (each move audited). The default queue cannot be deleted.
+         * @description Its cases, open and closed, move to `targetQueueId` or else the default queue, each move audited (`CASE_QUEUE_CHANGED`). Deleting never shows a case to someone new: a queue with an access list that holds cases needs `targetQueueId`, and a target that more people may work than the deleted queue is refused (409). The default queue cannot be deleted.
          */
         delete: operations["queues-delete"];
         options?: never;
@@ -860,7 +860,7 @@ export interface paths {
         get: operations["strikes-policy"];
         /**
          * Replace a project's strike policy
-         * @description Fields left out take their defaults. The ladder's thresholds must increase, its kinds act on the account (warning, mute, suspension or ban), a suspension needs `durationSeconds` and a kind without an end takes none; `strikes.byReason` names the project's report categories. 400 names the field. Applies to decisions from now on: strikes already added keep their count and expiry.
+         * @description Fields left out take their defaults. The ladder's thresholds must increase, its kinds act on the account (warning, mute, suspension or ban), a suspension needs `durationSeconds` and a kind without an end takes none; `strikes.byReason` names the project's report categories. 400 names the field, and any key the policy does not know (at any depth). Applies to decisions from now on: strikes already added keep their count and expiry.
          */
         put: operations["strikes-setPolicy"];
         post?: never;
@@ -1065,7 +1065,7 @@ export interface paths {
         put?: never;
         /**
          * Import an evaluation set (CSV or JSONL)
-         * @description At most 20000 items. 400 names the first bad line: a malformed line, a missing text, an unknown category or severity.
+         * @description At most 20000 items. 400 names the first bad line: a malformed line, a missing text, an unknown category or severity, a NUL character (U+0000) once the line is parsed (a JSONL \u0000 escape too).
          */
         post: operations["evaluation-importSet"];
         delete?: never;
@@ -6797,7 +6797,9 @@ export interface operations {
     };
     "queues-delete": {
         parameters: {
-            query?: never;
+            query?: {
+                targetQueueId?: string;
+            };
             header?: never;
             path: {
                 orgSlug: string;
@@ -6816,11 +6818,16 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         ok: true;
+                        /** @description Open cases moved. */
                         movedCases: number;
+                        /** @description Closed cases moved (an addition). */
+                        movedClosedCases: number;
+                        /** @description The queue that now holds them (an addition). */
+                        to: string;
                     };
                 };
             };
-            /** @description Invalid input (path, query or body) */
+            /** @description The target is the queue itself, or a queue of another project than some of its cases */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6847,7 +6854,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            /** @description Queue or target queue not found */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6856,7 +6863,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The default queue cannot be deleted */
+            /** @description The default queue; a queue with an access list holding cases without targetQueueId; or a target with wider access */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -21,6 +21,20 @@ export function describeZodError(error: ZodError): string {
     .join("; ");
 }
 
+/** What the answer to an error nobody foresaw says, over REST and tRPC alike. */
+export const INTERNAL_ERROR = "Internal server error";
+
+/**
+ * The message an error's answer may carry, the one scrub of both transports (toHttpError for
+ * REST, the tRPC error formatter in src/api/trpc.ts): an expected error keeps its own; anything
+ * unforeseen (a query the database refused, a bug) says INTERNAL_ERROR only, since its message
+ * may hold a statement's SQL and its parameters (Drizzle's "Failed query: … params: …", the
+ * driver's own text). Those go to the operator's log, never to the client.
+ */
+export function publicMessage(err: TRPCError): string {
+  return err.code === "INTERNAL_SERVER_ERROR" ? INTERNAL_ERROR : err.message;
+}
+
 /**
  * Maps anything a procedure threw onto an HTTP status and `{ error }` body. Client mistakes
  * keep their message; anything unexpected is a 500 whose details go to the log only.
@@ -35,12 +49,12 @@ export function toHttpError(err: unknown, log: (e: unknown) => void = console.er
   }
   if (cause instanceof ZodError) return { status: 400, body: { error: describeZodError(cause) }, headers: {} };
   if (err instanceof TRPCError && err.code !== "INTERNAL_SERVER_ERROR") {
-    return { status: getHTTPStatusCodeFromError(err), body: { error: err.message }, headers: {} };
+    return { status: getHTTPStatusCodeFromError(err), body: { error: publicMessage(err) }, headers: {} };
   }
   const unavailable = databaseUnavailable(cause);
   if (unavailable) return { status: 503, body: { error: unavailable.message }, headers: { "retry-after": String(RETRY_AFTER_S) } };
   log(err);
-  return { status: 500, body: { error: "Internal server error" }, headers: {} };
+  return { status: 500, body: { error: INTERNAL_ERROR }, headers: {} };
 }
 
 /** How long a client waits before trying again after a database fault. */

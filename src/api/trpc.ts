@@ -3,7 +3,7 @@ import type { z } from "zod";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { domainContext, type DomainContext } from "../domain/core/context.ts";
 import { DomainError } from "../domain/core/errors.ts";
-import { databaseUnavailable, ERROR_KINDS } from "./http-errors.ts";
+import { databaseUnavailable, ERROR_KINDS, publicMessage } from "./http-errors.ts";
 import { requireProject, type Project } from "../domain/accounts/projects.ts";
 import { requireOrganizationBySlug, type Organization } from "../domain/accounts/organizations.ts";
 import { csrfMatches } from "../domain/plumbing/sessions.ts";
@@ -39,10 +39,21 @@ export type Meta = OpenApiMeta<{
    * procedure's (JSON) result into the CSV text (src/api/rest.ts; documented by src/api/openapi.ts).
    */
   csv?: (result: never) => string;
+  /**
+   * An input field holding a file the procedure parses and checks for U+0000 line by line, with
+   * a 400 naming the line (an evaluation import's `content`): the request-wide NUL check leaves
+   * it to the procedure and checks every other field as ever.
+   */
+  nulCheckedPerLine?: string;
 }>;
 
-// isDev off: error responses never carry stack traces.
-const t = initTRPC.context<Context>().meta<Meta>().create({ isDev: false });
+// isDev off: error responses never carry stack traces. The formatter is the transports' one
+// scrub (publicMessage): an unforeseen error's message, which may hold SQL and its parameters,
+// never reaches the client (server.ts logs it whole).
+const t = initTRPC
+  .context<Context>()
+  .meta<Meta>()
+  .create({ isDev: false, errorFormatter: ({ shape, error }) => ({ ...shape, message: publicMessage(error) }) });
 
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
@@ -93,16 +104,21 @@ const refuseNul = t.middleware(async ({ getRawInput, next }) => {
 });
 
 /**
- * Whether the raw input holds U+0000. Input that cannot be read at all is left to the
- * procedure: one that takes input answers its own 400, one that takes none ignores it (as it
- * did before this check existed).
+ * Whether the raw input holds U+0000, but for the field `checkedPerLine` of an object input
+ * (Meta.nulCheckedPerLine: the procedure checks it). Input that cannot be read at all is left
+ * to the procedure: one that takes input answers its own 400, one that takes none ignores it
+ * (as it did before this check existed).
  */
-async function inputHoldsNul(getRawInput: () => Promise<unknown>): Promise<boolean> {
+async function inputHoldsNul(getRawInput: () => Promise<unknown>, checkedPerLine?: string): Promise<boolean> {
   let raw: unknown;
   try {
     raw = await getRawInput();
   } catch {
     return false;
+  }
+  if (checkedPerLine !== undefined && typeof raw === "object" && raw !== null && !Array.isArray(raw)) {
+    const { [checkedPerLine]: _checkedByTheProcedure, ...rest } = raw as Record<string, unknown>;
+    return containsNul(rest);
   }
   return containsNul(raw);
 }
@@ -154,7 +170,7 @@ export const authedProcedure = baseProcedure.use(async ({ ctx, next, type, meta,
   } else if (meta?.role && !hasRole(caller.role, meta.role)) {
     throw new TRPCError({ code: "FORBIDDEN", message: ROLE_REFUSED(meta.role) });
   }
-  if (await inputHoldsNul(getRawInput)) throw new TRPCError({ code: "BAD_REQUEST", message: NUL_REFUSED });
+  if (await inputHoldsNul(getRawInput, meta?.nulCheckedPerLine)) throw new TRPCError({ code: "BAD_REQUEST", message: NUL_REFUSED });
   // The domain's context for this caller: every procedure hands it to the domain as is.
   const domain: DomainContext = domainContext(ctx.store, ctx.clock, caller.actor, caller.orgId);
   return next({ ctx: { caller, domain } });

@@ -3,7 +3,8 @@
  * to start later is `scheduled` until then and announced at once as such; at its start the
  * scheduler's pass (startDueActions) makes its statement of reasons and announces it
  * (`enforcement_action.updated`, status active) exactly once, even with two instances passing at
- * the same moment; it can be cancelled until then (409 after: revoke it).
+ * the same moment; it can be cancelled until then (409 after: revoke it). Its status follows the
+ * recorded start, never the clock alone: due but not recorded, it is still scheduled.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
@@ -163,20 +164,54 @@ describe("scheduled enforcement actions", () => {
     expect((await world.audit(action.id)).actions).toEqual(["ENFORCEMENT_ACTION_CREATED", "ENFORCEMENT_ACTION_CANCELLED"]);
   });
 
-  test("once its start has come, cancel is a 409 and revoke is the way; a revocation before the pass records the start first", async () => {
-    const action = await schedule(HOUR);
+  test("its start time come but not recorded by the pass, it is still scheduled: cancel and revoke cancel it, with no statement; once recorded, cancel is a 409 and revoke is the way", async () => {
+    const cancelledLate = await schedule(HOUR);
+    const revokedLate = await schedule(HOUR);
+    const recorded = await schedule(HOUR);
     world.clock.advance(HOUR);
-    const refused = await refusal(cancelScheduledAction(world.ctx, { actionId: action.id, projectId: world.project.id }));
+    // The clock alone starts nothing: until the pass records a start, the action reads scheduled.
+    const scheduled = await findEnforcementActions(world.ctx, { projectId: world.project.id, status: "scheduled", limit: 100 });
+    expect(scheduled.actions.map((a) => a.id)).toEqual(expect.arrayContaining([cancelledLate.id, revokedLate.id, recorded.id]));
+    const inForce = await findEnforcementActions(world.ctx, { projectId: world.project.id, status: "active", limit: 100 });
+    expect(inForce.actions.map((a) => a.id)).not.toContain(recorded.id);
+    expect((await cancelScheduledAction(world.ctx, { actionId: cancelledLate.id, projectId: world.project.id })).status).toBe("cancelled");
+    expect((await revokeActionSettlingAppeal(world.ctx, { actionId: revokedLate.id, projectId: world.project.id })).action.status).toBe("cancelled");
+    for (const id of [cancelledLate.id, revokedLate.id]) {
+      expect((await events(id)).map((e) => `${e.type}:${e.status}`)).toEqual(["enforcement_action.created:scheduled", "enforcement_action.revoked:cancelled"]);
+      expect(await statementsOf(id)).toHaveLength(0);
+      expect((await world.audit(id)).actions).toEqual(["ENFORCEMENT_ACTION_CREATED", "ENFORCEMENT_ACTION_CANCELLED"]);
+    }
+    const cancelledList = await findEnforcementActions(world.ctx, { projectId: world.project.id, status: "cancelled", limit: 100 });
+    expect(cancelledList.actions.map((a) => a.id)).toEqual(expect.arrayContaining([cancelledLate.id, revokedLate.id]));
+
+    // The pass records the last one: its statement, then active; cancel is a 409, revoke the way.
+    await startDueActions(system());
+    expect(await statementsOf(recorded.id)).toHaveLength(1);
+    const refused = await refusal(cancelScheduledAction(world.ctx, { actionId: recorded.id, projectId: world.project.id }));
     expect(refused.http).toBe(409);
     expect(refused.message).toMatch(/revoke it instead/);
-    const { action: revoked } = await revokeActionSettlingAppeal(world.ctx, { actionId: action.id, projectId: world.project.id });
+    const { action: revoked } = await revokeActionSettlingAppeal(world.ctx, { actionId: recorded.id, projectId: world.project.id });
     expect(revoked.status).toBe("revoked");
-    expect((await events(action.id)).map((e) => `${e.type}:${e.status}`)).toEqual([
+    expect((await events(recorded.id)).map((e) => `${e.type}:${e.status}`)).toEqual([
       "enforcement_action.created:scheduled",
       "enforcement_action.updated:active",
       "enforcement_action.revoked:revoked",
     ]);
+    // The two cancelled ones were never started by the pass.
+    for (const id of [cancelledLate.id, revokedLate.id]) expect(await statementsOf(id)).toHaveLength(0);
+  });
+
+  test("a change to an action whose start time came records its start first (statement, announcement), then applies", async () => {
+    const action = await schedule(HOUR);
+    world.clock.advance(HOUR);
+    const changed = await updateEnforcementAction(world.ctx, { projectId: world.project.id, actionId: action.id, patch: { note: "grace period over" } });
+    expect(changed.status).toBe("active");
     expect(await statementsOf(action.id)).toHaveLength(1);
+    expect((await events(action.id)).map((e) => `${e.type}:${e.status}`)).toEqual([
+      "enforcement_action.created:scheduled",
+      "enforcement_action.updated:active",
+      "enforcement_action.updated:active",
+    ]);
   });
 
   test("a warning scheduled takes effect without a statement; an action whose start and end both passed starts, then expires", async () => {

@@ -151,7 +151,7 @@ export const enforcementRouter = router({
         path: base,
         summary: "Create an enforcement action",
         description:
-          "Records the action and announces it (`enforcement_action.created`). With `startsAt` or `startsInSeconds` (at most a year ahead) it is `scheduled` until then, may be cancelled until then, and `durationSeconds` counts from its start; its statement of reasons and `enforcement_action.updated` (status active) come when it takes effect.",
+          "Records the action and announces it (`enforcement_action.created`). With `startsAt` or `startsInSeconds` (at most a year ahead) it is `scheduled` until the scheduler records its start (never on the clock alone), may be cancelled until then, and `durationSeconds` counts from its start; its statement of reasons and `enforcement_action.updated` (status active) come when it takes effect, before any answer says `active`.",
         tags,
       },
     })

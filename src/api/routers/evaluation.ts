@@ -92,11 +92,13 @@ export const evaluationRouter = router({
       role: "admin",
       family: "org",
       successStatus: 201,
+      // The file's lines are checked for U+0000 once parsed, each refusal naming its line (import-file.ts).
+      nulCheckedPerLine: "content",
       openapi: {
         method: "POST",
         path: `${sets}/import`,
         summary: "Import an evaluation set (CSV or JSONL)",
-        description: `At most ${EVAL_SET_MAX_ITEMS} items. 400 names the first bad line: a malformed line, a missing text, an unknown category or severity.`,
+        description: `At most ${EVAL_SET_MAX_ITEMS} items. 400 names the first bad line: a malformed line, a missing text, an unknown category or severity, a NUL character (U+0000) once the line is parsed (a JSONL \\u0000 escape too).`,
         tags,
       },
     })

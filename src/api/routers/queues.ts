@@ -71,7 +71,16 @@ export const queuesRouter = router({
       return { queue: await updateQueue(ctx.domain, rest) };
     }),
 
-  delete: orgProcedure(z.object({ orgSlug, queueId: id }))
+  delete: orgProcedure(
+    z.object({
+      orgSlug,
+      queueId: id,
+      targetQueueId: id.optional().meta({
+        description:
+          "The queue its cases (open and closed) move to; default: the default queue. Required when the queue has an access list and holds cases; its access must then be no wider than the deleted queue's.",
+      }),
+    }),
+  )
     .meta({
       role: "admin",
       family: "org",
@@ -79,13 +88,24 @@ export const queuesRouter = router({
         method: "DELETE",
         path: `${queuesPath}/{queueId}`,
         summary: "Delete a review queue",
-        description: "Its open cases move to the default queue (each move audited). The default queue cannot be deleted.",
+        description:
+          "Its cases, open and closed, move to `targetQueueId` or else the default queue, each move audited (`CASE_QUEUE_CHANGED`). Deleting never shows a case to someone new: a queue with an access list that holds cases needs `targetQueueId`, and a target that more people may work than the deleted queue is refused (409). The default queue cannot be deleted.",
         tags,
-        errorResponses: { 409: "The default queue cannot be deleted" },
+        errorResponses: {
+          400: "The target is the queue itself, or a queue of another project than some of its cases",
+          404: "Queue or target queue not found",
+          409: "The default queue; a queue with an access list holding cases without targetQueueId; or a target with wider access",
+        },
       },
     })
-    .output(okSchema.extend({ movedCases: z.number().int() }))
-    .mutation(async ({ ctx, input }) => ({ ok: true as const, ...(await deleteQueue(ctx.domain, { queueId: input.queueId })) })),
+    .output(
+      okSchema.extend({
+        movedCases: z.number().int().meta({ description: "Open cases moved." }),
+        movedClosedCases: z.number().int().meta({ description: "Closed cases moved (an addition)." }),
+        to: z.string().meta({ description: "The queue that now holds them (an addition)." }),
+      }),
+    )
+    .mutation(async ({ ctx, input }) => ({ ok: true as const, ...(await deleteQueue(ctx.domain, { queueId: input.queueId, targetQueueId: input.targetQueueId })) })),
 
   serviceLevels: orgProcedure(z.object({ orgSlug, days: z.coerce.number().int().min(1).max(90).default(7) }))
     .meta({

@@ -26,7 +26,7 @@ export const strikesRouter = router({
     .output(z.object({ policy: strikePolicySchema }))
     .query(async ({ ctx }) => ({ policy: await getStrikePolicy(ctx.domain, { projectId: ctx.project.id }) })),
 
-  setPolicy: projectProcedure(z.object({ orgSlug, projectId: projectIdSchema, ...strikePolicyFields }).superRefine(checkLadder))
+  setPolicy: projectProcedure(z.strictObject({ orgSlug, projectId: projectIdSchema, ...strikePolicyFields }).superRefine(checkLadder))
     .meta({
       role: "admin",
       family: "org",
@@ -34,7 +34,7 @@ export const strikesRouter = router({
         method: "PUT",
         path: policyPath,
         summary: "Replace a project's strike policy",
-        description: `Fields left out take their defaults. The ladder's thresholds must increase, its kinds act on the account (${joinWords(LADDER_KINDS, "or")}), a suspension needs \`durationSeconds\` and a kind without an end takes none; \`strikes.byReason\` names the project's report categories. 400 names the field. Applies to decisions from now on: strikes already added keep their count and expiry.`,
+        description: `Fields left out take their defaults. The ladder's thresholds must increase, its kinds act on the account (${joinWords(LADDER_KINDS, "or")}), a suspension needs \`durationSeconds\` and a kind without an end takes none; \`strikes.byReason\` names the project's report categories. 400 names the field, and any key the policy does not know (at any depth). Applies to decisions from now on: strikes already added keep their count and expiry.`,
         tags,
         errorResponses: { 400: "Invalid policy", 403: "Not an admin (or a publishable key)", 404: "Organization or project not found" },
       },

@@ -188,12 +188,14 @@ export async function transparencyReport(
   }
 
   // Enforcement actions taken in the period: those that took effect in it (a scheduled one at its
-  // start, once it came; one cancelled before its start never did). For any other, startsAt is its creation.
+  // start, once the scheduler recorded it; one cancelled before that never did). For any other,
+  // startsAt is its creation.
   const t = enforcementActions;
   const actionWhere: SQL[] = [
     eq(t.orgId, ctx.orgId),
     gte(t.startsAt, fromMs),
     lt(t.startsAt, Math.min(toMs, ctx.clock.now() + 1)),
+    eq(t.awaitingStart, 0),
     or(isNull(t.revokedAt), gte(t.revokedAt, t.startsAt))!,
   ];
   if (projectId) actionWhere.push(eq(enforcementActions.projectId, projectId));

@@ -46,12 +46,20 @@ export type { ActionKind, ActionStatus, EnforcementActionView } from "../views/e
 export type ActionRow = typeof enforcementActions.$inferSelect;
 type ReportRow = typeof reports.$inferSelect;
 
+/**
+ * An action's status at `now`. A scheduled action's start is the one the scheduler recorded
+ * (takeEffect: its statement of reasons and its announcement, in one transaction), never the
+ * clock alone: until then it reads `scheduled` even once its start time passed, so no answer
+ * says `active` (and no platform restricts) before its statement exists.
+ */
 export function actionStatus(row: ActionRow, now: number): ActionStatus {
-  // Revoked before its start: it never took effect (cancelScheduledAction, or any revocation of
-  // a scheduled action). An action that starts at once is revoked at or after its start.
-  if (row.revokedAt !== null) return row.revokedAt < row.startsAt ? "cancelled" : "revoked";
-  // Like its end, its start is judged at the instant asked: in force from the millisecond it comes.
-  if (row.startsAt > now) return "scheduled";
+  // Revoked before its start took effect: it never did (cancelScheduledAction, or any revocation
+  // of a scheduled action, its start time passed or not). An action that starts at once is
+  // revoked at or after its start.
+  if (row.revokedAt !== null) return row.revokedAt < row.startsAt || row.awaitingStart === 1 ? "cancelled" : "revoked";
+  // Like its end, its start is judged at the instant asked once recorded: in force from the
+  // millisecond it comes.
+  if (row.awaitingStart === 1 || row.startsAt > now) return "scheduled";
   if (row.expiredAt !== null || (row.endsAt !== null && row.endsAt <= now)) return "expired";
   return "active";
 }
@@ -355,7 +363,9 @@ export function revokeEnforcementAction(
   const { actor } = ctx;
   return rowLockedTransaction(ctx, async () => {
     const now = ctx.clock.now();
-    const before = await takeEffectIfDue(ctx, await requireAction(ctx, { actionId: input.actionId, projectId: input.projectId, lock: true }), now);
+    // Not started first (unlike a change): an action whose start is not recorded never took
+    // effect, so revoking it cancels it, with no statement and no start announced.
+    const before = await requireAction(ctx, { actionId: input.actionId, projectId: input.projectId, lock: true });
     if (before.revokedAt !== null) throw conflict(`The action is already ${actionStatus(before, now)}`);
     const [pending] = await ctx.db.select({ id: appeals.id }).from(appeals).where(and(eq(appeals.actionId, before.id), eq(appeals.status, "pending"))).limit(1);
     if (pending) throw conflict(`An appeal of this action is pending (${pending.id}): decide the appeal, or revoke the action through the revoke route, which settles it`);
@@ -363,7 +373,7 @@ export function revokeEnforcementAction(
     await ctx.db.update(enforcementActions).set(set).where(eq(enforcementActions.id, before.id));
     const after = { ...before, ...set };
     const view = await viewOf(ctx, after, now);
-    // A scheduled action revoked before its start never takes effect: it is cancelled.
+    // A scheduled action revoked before its start is recorded never takes effect: it is cancelled.
     const status = actionStatus(before, now);
     await recordAudit(
       ctx,
@@ -553,11 +563,12 @@ export interface ActionQuery {
 /** The condition of actionStatus(row, now) === status, in SQL. */
 function statusFilter(status: ActionStatus, now: number): SQL {
   const t = enforcementActions;
-  if (status === "revoked") return and(isNotNull(t.revokedAt), gte(t.revokedAt, t.startsAt))!;
-  if (status === "cancelled") return and(isNotNull(t.revokedAt), lt(t.revokedAt, t.startsAt))!;
-  if (status === "scheduled") return and(isNull(t.revokedAt), gt(t.startsAt, now))!;
-  if (status === "expired") return and(isNull(t.revokedAt), lte(t.startsAt, now), or(isNotNull(t.expiredAt), lte(t.endsAt, now)))!;
-  return and(isNull(t.revokedAt), lte(t.startsAt, now), isNull(t.expiredAt), or(isNull(t.endsAt), gt(t.endsAt, now)))!;
+  const started = and(eq(t.awaitingStart, 0), lte(t.startsAt, now))!;
+  if (status === "revoked") return and(isNotNull(t.revokedAt), gte(t.revokedAt, t.startsAt), eq(t.awaitingStart, 0))!;
+  if (status === "cancelled") return and(isNotNull(t.revokedAt), or(lt(t.revokedAt, t.startsAt), eq(t.awaitingStart, 1)))!;
+  if (status === "scheduled") return and(isNull(t.revokedAt), or(gt(t.startsAt, now), eq(t.awaitingStart, 1)))!;
+  if (status === "expired") return and(isNull(t.revokedAt), started, or(isNotNull(t.expiredAt), lte(t.endsAt, now)))!;
+  return and(isNull(t.revokedAt), started, isNull(t.expiredAt), or(isNull(t.endsAt), gt(t.endsAt, now)))!;
 }
 
 /** Actions of a project (or of one identity), newest first: those the caller may see (requireAction). */
@@ -724,8 +735,8 @@ async function takeEffect(caller: ReadContext, row: ActionRow, now: number): Pro
 
 /**
  * A locked action whose start has come but is not recorded yet takes effect first (takeEffect),
- * so that a change or a revocation never overtakes the announcement of its start; any other
- * row is answered as it is.
+ * so that a change never overtakes the announcement of its start; any other row is answered as
+ * it is. (A revocation does not: it cancels an action whose start is not recorded.)
  */
 async function takeEffectIfDue(ctx: DomainContext, row: ActionRow, now: number): Promise<ActionRow> {
   if (row.awaitingStart !== 1 || row.revokedAt !== null || row.startsAt > now) return row;

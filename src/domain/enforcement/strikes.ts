@@ -96,8 +96,8 @@ export function setStrikePolicy(ctx: DomainContext, input: { projectId: string; 
 export function strikesFor(policy: StrikePolicy, decided: { reasons: readonly string[]; severities: readonly Severity[] }): number {
   const weights: number[] = [];
   for (const reason of decided.reasons) {
-    const w = policy.strikes.byReason[reason];
-    if (w !== undefined) weights.push(w);
+    // Own keys only: a category named "toString" must not read Object.prototype's.
+    if (Object.hasOwn(policy.strikes.byReason, reason)) weights.push(policy.strikes.byReason[reason]!);
   }
   const highest = decided.severities.reduce<Severity | null>((a, b) => (a === null || SEVERITIES.indexOf(b) > SEVERITIES.indexOf(a) ? b : a), null);
   const bySeverity = highest === null ? undefined : policy.strikes.bySeverity[highest];

@@ -8,9 +8,19 @@
  * separator; `|` and `;` appear in no category name Flagstaff makes), an empty cell: none.
  * JSONL: one JSON object per line, `{ "text", "categories": [...], "severity"?, "id"? }`, blank
  * lines skipped. Line numbers are those of the file (1 = the first line, the CSV's header).
+ *
+ * A file holds up to 20,000 lines: it is read in slices that give the event loop back
+ * (src/domain/plumbing/slices.ts), so no request waits behind a large import.
+ *
+ * No line may hold U+0000 (NUL), once parsed: a JSONL `\u0000` escape is six characters before
+ * JSON.parse and a NUL after, which the request-wide check (src/api/trpc.ts) cannot see, and a
+ * file read by the command line passes no request at all. So every line is checked here, raw
+ * and parsed, and the 400 names it (the rule: src/domain/intake/validation.ts).
  */
 import { z } from "zod";
 import { badRequest } from "../core/errors.ts";
+import { containsNul, NUL_REFUSED } from "../intake/validation.ts";
+import { slicer } from "../plumbing/slices.ts";
 import { EVAL_SET_MAX_ITEMS, evalItemInputSchema, type EvalItemInput } from "../views/evaluation.ts";
 
 export const EVAL_IMPORT_FORMATS = ["csv", "jsonl"] as const;
@@ -25,13 +35,18 @@ export interface ParsedItem extends EvalItemInput {
 }
 
 /** The items of a file, or a 400 naming the first bad line. */
-export function parseEvalFile(format: EvalImportFormat, content: string): ParsedItem[] {
-  const bytes = new TextEncoder().encode(content).length;
+export async function parseEvalFile(format: EvalImportFormat, content: string): Promise<ParsedItem[]> {
+  const bytes = Buffer.byteLength(content, "utf8");
   if (bytes > EVAL_IMPORT_MAX_BYTES) throw badRequest(`The file is ${bytes} bytes; at most ${EVAL_IMPORT_MAX_BYTES} bytes may be imported at once`);
-  const items = format === "csv" ? parseCsv(content) : parseJsonl(content);
+  const items = format === "csv" ? await parseCsv(content) : await parseJsonl(content);
   if (items.length === 0) throw badRequest("The file holds no item");
   if (items.length > EVAL_SET_MAX_ITEMS) throw badRequest(`The file holds ${items.length} items; a set holds at most ${EVAL_SET_MAX_ITEMS}`);
   return items;
+}
+
+/** A line holding U+0000 anywhere (its cells, its parsed values or keys): a 400 naming it. */
+function refuseNul(line: number, raw: unknown): void {
+  if (containsNul(raw)) throw badRequest(`Line ${line}: ${NUL_REFUSED}`);
 }
 
 function checked(line: number, raw: unknown): ParsedItem {
@@ -44,11 +59,14 @@ function checked(line: number, raw: unknown): ParsedItem {
   return { ...parsed.data, line };
 }
 
-function parseJsonl(content: string): ParsedItem[] {
+async function parseJsonl(content: string): Promise<ParsedItem[]> {
   const out: ParsedItem[] = [];
   const lines = content.split(/\r?\n/);
-  lines.forEach((text, i) => {
-    if (text.trim() === "") return;
+  const slices = slicer();
+  for (const [i, text] of lines.entries()) {
+    if (slices.due()) await slices.breathe();
+    if (text.trim() === "") continue;
+    refuseNul(i + 1, text);
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -56,18 +74,20 @@ function parseJsonl(content: string): ParsedItem[] {
       throw badRequest(`Line ${i + 1}: not a JSON object`);
     }
     if (typeof value !== "object" || value === null || Array.isArray(value)) throw badRequest(`Line ${i + 1}: not a JSON object`);
+    refuseNul(i + 1, value);
     out.push(checked(i + 1, value));
-  });
+  }
   return out;
 }
 
 const CSV_COLUMNS = ["text", "categories", "severity", "id"] as const;
 const severityCell = z.string().transform((s) => s.trim().toUpperCase());
 
-function parseCsv(content: string): ParsedItem[] {
+async function parseCsv(content: string): Promise<ParsedItem[]> {
   const rows = csvRows(content.replace(/^\uFEFF/, ""));
-  const header = rows.shift();
+  const header = rows.next().value;
   if (!header) throw badRequest("Line 1: the CSV needs a header line (text,categories[,severity][,id])");
+  refuseNul(header.line, header.cells);
   const names = header.cells.map((c) => c.trim().toLowerCase());
   for (const required of ["text", "categories"]) {
     if (!names.includes(required)) throw badRequest(`Line 1: the header has no "${required}" column (text,categories[,severity][,id])`);
@@ -79,8 +99,11 @@ function parseCsv(content: string): ParsedItem[] {
     return i < 0 ? undefined : row[i];
   };
   const out: ParsedItem[] = [];
+  const slices = slicer();
   for (const { line, cells } of rows) {
+    if (slices.due()) await slices.breathe();
     if (cells.length === 1 && cells[0]!.trim() === "") continue; // a blank line
+    refuseNul(line, cells);
     if (cells.length !== names.length) throw badRequest(`Line ${line}: ${cells.length} cells where the header has ${names.length}`);
     const severity = at(cells, "severity");
     const id = at(cells, "id");
@@ -99,9 +122,13 @@ function parseCsv(content: string): ParsedItem[] {
   return out;
 }
 
-/** RFC 4180 rows, each with the line it starts on. */
-function csvRows(text: string): { line: number; cells: string[] }[] {
-  const rows: { line: number; cells: string[] }[] = [];
+interface CsvRow {
+  line: number;
+  cells: string[];
+}
+
+/** RFC 4180 rows, each with the line it starts on, one at a time (the caller slices the work). */
+function* csvRows(text: string): Generator<CsvRow, void> {
   let line = 1;
   let i = 0;
   while (i < text.length) {
@@ -109,27 +136,29 @@ function csvRows(text: string): { line: number; cells: string[] }[] {
     const cells: string[] = [];
     let cell = "";
     for (;;) {
+      // Cells are cut out whole (slice), not grown a character at a time: a file is up to 8 MiB.
       if (text[i] === '"' && cell === "") {
         i++;
         for (;;) {
-          if (i >= text.length) throw badRequest(`Line ${start}: a quoted cell is never closed`);
-          const ch = text[i]!;
-          if (ch === '"') {
-            if (text[i + 1] === '"') {
-              cell += '"';
-              i += 2;
-              continue;
-            }
-            i++;
-            break;
+          const quote = text.indexOf('"', i);
+          if (quote < 0) throw badRequest(`Line ${start}: a quoted cell is never closed`);
+          const part = text.slice(i, quote);
+          for (let nl = part.indexOf("\n"); nl >= 0; nl = part.indexOf("\n", nl + 1)) line++;
+          cell += part;
+          if (text[quote + 1] === '"') {
+            cell += '"';
+            i = quote + 2;
+            continue;
           }
-          if (ch === "\n") line++;
-          cell += ch;
-          i++;
+          i = quote + 1;
+          break;
         }
         if (i < text.length && text[i] !== "," && text[i] !== "\n" && text[i] !== "\r") throw badRequest(`Line ${line}: text after a quoted cell`);
       }
-      while (i < text.length && text[i] !== "," && text[i] !== "\n" && text[i] !== "\r") cell += text[i++];
+      let end = i;
+      while (end < text.length && text[end] !== "," && text[end] !== "\n" && text[end] !== "\r") end++;
+      cell += text.slice(i, end);
+      i = end;
       cells.push(cell);
       cell = "";
       if (text[i] === ",") {
@@ -141,7 +170,6 @@ function csvRows(text: string): { line: number; cells: string[] }[] {
       line++;
       break;
     }
-    rows.push({ line: start, cells });
+    yield { line: start, cells };
   }
-  return rows;
 }

@@ -8,7 +8,8 @@
  * the moderator role and every queue (a set built from decisions holds the content of cases of
  * any queue, so like the transparency report it is not split by case: requireEveryCase).
  */
-import { and, asc, desc, eq, gte, inArray, isNotNull, lte, ne, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, gte, inArray, isNotNull, lte, ne, sql } from "drizzle-orm";
+import { param, statements } from "../../db/prepared.ts";
 import { cases, evalItems, evalSets, evalSetVersions, identities, reports } from "../../db/schema.ts";
 import { requireProject, type Project } from "../accounts/projects.ts";
 import { listCategories, type CategoryRow } from "../cases/categories.ts";
@@ -20,6 +21,7 @@ import { badRequest, notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { recordAudit } from "../core/audit.ts";
 import { noticeContacts, scrub } from "../enforcement/statements.ts";
+import { slicer } from "../plumbing/slices.ts";
 import { requireEveryCase, type AccessContext } from "../review/queue-access.ts";
 import { EVAL_SET_MAX_ITEMS, type EvalItemInput, type EvalSetSource, type EvalSetView } from "../views/evaluation.ts";
 import { DISMISSAL_REASON_SPECS, isDismissalReason, isResolutionCode, RESOLUTION_CODE_SPECS, type Finding } from "../views/report.ts";
@@ -42,11 +44,16 @@ export async function requireEvalSet(ctx: Pick<DomainContext, "db" | "orgId">, i
 /** A set as the API shows it: its latest version, or `version`. */
 export async function toEvalSetView(ctx: Pick<DomainContext, "db">, set: EvalSetRow, version = set.version): Promise<EvalSetView> {
   const [v] = await ctx.db.select().from(evalSetVersions).where(and(eq(evalSetVersions.setId, set.id), eq(evalSetVersions.version, version))).limit(1);
-  const items = await ctx.db.select({ categories: evalItems.categories }).from(evalItems).where(and(eq(evalItems.setId, set.id), eq(evalItems.version, version)));
+  // Counted by the database, per distinct list of categories: a few rows, not one per item.
+  const lists = await ctx.db
+    .select({ categories: evalItems.categories, n: count() })
+    .from(evalItems)
+    .where(and(eq(evalItems.setId, set.id), eq(evalItems.version, version)))
+    .groupBy(evalItems.categories);
   const perCategory: Record<string, number> = {};
-  for (const item of items) {
-    const names = JSON.parse(item.categories) as string[];
-    for (const name of names.length ? names : [""]) perCategory[name] = (perCategory[name] ?? 0) + 1;
+  for (const list of lists) {
+    const names = JSON.parse(list.categories) as string[];
+    for (const name of names.length ? names : [""]) perCategory[name] = (perCategory[name] ?? 0) + Number(list.n);
   }
   return {
     id: set.id,
@@ -90,10 +97,13 @@ export function setItems(ctx: Pick<DomainContext, "db">, setId: string, version:
     .orderBy(asc(evalItems.position));
 }
 
-/** Items with their categories spelled as the project spells them; an unknown one is a 400 naming the line. */
-function labelled(categories: readonly CategoryRow[], items: readonly (EvalItemInput & { line?: number })[]): EvalItemInput[] {
+/** Items with their categories spelled as the project spells them; an unknown one is a 400 naming the line. In slices (a file holds up to 20,000). */
+async function labelled(categories: readonly CategoryRow[], items: readonly (EvalItemInput & { line?: number })[]): Promise<EvalItemInput[]> {
   const byKey = new Map(categories.map((c) => [c.nameKey, c.name]));
-  return items.map((item, i) => {
+  const slices = slicer();
+  const out: EvalItemInput[] = [];
+  for (const [i, item] of items.entries()) {
+    if (slices.due()) await slices.breathe();
     const names = item.categories.map((name) => {
       const known = byKey.get(categoryKey(name));
       if (known === undefined) {
@@ -101,8 +111,41 @@ function labelled(categories: readonly CategoryRow[], items: readonly (EvalItemI
       }
       return known;
     });
-    return { ...item, categories: [...new Set(names)] };
-  });
+    out.push({ ...item, categories: [...new Set(names)] });
+  }
+  return out;
+}
+
+/** Items a statement inserts at once: building a large insert costs more than running it, so this one is built once. */
+const ITEMS_PER_INSERT = 250;
+const ITEM_COLUMNS = ["id", "setId", "version", "position", "externalId", "text", "categories", "severity"] as const;
+type ItemRow = typeof evalItems.$inferInsert;
+const itemStatements = statements((db) => ({
+  insertMany: db
+    .insert(evalItems)
+    .values(Array.from({ length: ITEMS_PER_INSERT }, (_, i) => Object.fromEntries(ITEM_COLUMNS.map((c) => [c, param(`${c}${i}`)])) as unknown as ItemRow))
+    .prepare(),
+}));
+
+/**
+ * Inserts items in the caller's transaction, ITEMS_PER_INSERT at a time through one prepared
+ * statement (the rest with a statement of their own), giving the event loop back between two
+ * when a slice has run its time: on SQLite each insert holds the thread, and a set is up to
+ * 20,000 items.
+ */
+async function insertItems(ctx: Pick<DomainContext, "db">, n: number, rowAt: (k: number) => ItemRow): Promise<void> {
+  const slices = slicer();
+  let i = 0;
+  for (; i + ITEMS_PER_INSERT <= n; i += ITEMS_PER_INSERT) {
+    if (slices.due()) await slices.breathe();
+    const values: Record<string, unknown> = {};
+    for (let j = 0; j < ITEMS_PER_INSERT; j++) {
+      const row = rowAt(i + j);
+      for (const c of ITEM_COLUMNS) values[`${c}${j}`] = row[c] ?? null;
+    }
+    await itemStatements(ctx.db).insertMany.execute(values);
+  }
+  if (i < n) await ctx.db.insert(evalItems).values(Array.from({ length: n - i }, (_, j) => rowAt(i + j)));
 }
 
 /**
@@ -135,34 +178,32 @@ async function writeItems(
         version = set.version + 1;
         await ctx.db.insert(evalSetVersions).values({ setId: set.id, version, items: count, frozenAt: null, createdAt: now });
         const previous = await setItems(ctx, set.id, set.version);
-        for (let i = 0; i < previous.length; i += 500) {
-          await ctx.db.insert(evalItems).values(previous.slice(i, i + 500).map((p) => ({ ...p, id: newId(), version })));
-        }
+        await insertItems(ctx, previous.length, (k) => ({ ...previous[k]!, id: newId(), version }));
         await ctx.db.update(evalSets).set({ version, updatedAt: now }).where(eq(evalSets.id, set.id));
         set = { ...set, version };
       }
       position = count;
     }
-    const rows = input.items.map((item, i) => ({
+    const { items } = input;
+    await insertItems(ctx, items.length, (k) => ({
       id: newId(),
       setId: set.id,
       version,
-      position: position + i,
-      externalId: item.id ?? null,
-      text: item.text,
-      categories: JSON.stringify(item.categories),
-      severity: item.severity ?? null,
+      position: position + k,
+      externalId: items[k]!.id ?? null,
+      text: items[k]!.text,
+      categories: JSON.stringify(items[k]!.categories),
+      severity: items[k]!.severity ?? null,
     }));
-    for (let i = 0; i < rows.length; i += 500) await ctx.db.insert(evalItems).values(rows.slice(i, i + 500));
     await ctx.db
       .update(evalSetVersions)
-      .set({ items: sql`${evalSetVersions.items} + ${rows.length}` })
+      .set({ items: sql`${evalSetVersions.items} + ${items.length}` })
       .where(and(eq(evalSetVersions.setId, set.id), eq(evalSetVersions.version, version)));
     const view = await toEvalSetView(ctx, set, version);
     if (input.setId === undefined) {
       await recordAudit(ctx, { projectId: set.projectId, action: "EVAL_SET_CREATED", entityType: "eval_set", entityId: set.id, after: { name: set.name, source: set.source, version, items: view.items } });
     } else {
-      await recordAudit(ctx, { projectId: set.projectId, action: "EVAL_SET_ITEMS_ADDED", entityType: "eval_set", entityId: set.id, after: { version, items: view.items, added: rows.length } });
+      await recordAudit(ctx, { projectId: set.projectId, action: "EVAL_SET_ITEMS_ADDED", entityType: "eval_set", entityId: set.id, after: { version, items: view.items, added: items.length } });
     }
     return view;
   });
@@ -175,8 +216,9 @@ export async function importEvalSet(
 ): Promise<EvalSetView> {
   const project = await requireProject(ctx, input.projectId);
   if (input.setId === undefined && !input.name) throw badRequest("name is required for a new set");
-  const parsed: ParsedItem[] = parseEvalFile(input.format, input.content);
-  const items = labelled(await listCategories(ctx, project.id), parsed);
+  // Parsed and labelled in slices before the transaction: only the writes hold it.
+  const parsed: ParsedItem[] = await parseEvalFile(input.format, input.content);
+  const items = await labelled(await listCategories(ctx, project.id), parsed);
   return writeItems(ctx, { project, name: input.name, setId: input.setId, source: "import", items });
 }
 

@@ -12,7 +12,7 @@
  *
  * Access: who may work a queue, and so see its cases, is src/domain/review/queue-access.ts (the one
  * check). Routing (a case changing queue without a moderator) never widens it: see
- * `moveCaseToQueue`.
+ * `moveCaseToQueue`; nor does deleting a queue: see `deleteQueue`.
  */
 import { and, asc, eq, inArray, isNull, ne, or, sql, type SQL } from "drizzle-orm";
 import { param, statements } from "../../db/prepared.ts";
@@ -306,33 +306,82 @@ export async function updateQueue(ctx: DomainContext, input: { queueId: string }
   });
 }
 
-/** Deletes a queue (never the default: 409): its open cases move to the default queue, each audited. */
-export async function deleteQueue(ctx: DomainContext, input: { queueId: string }): Promise<{ movedCases: number }> {
+/** What deleting a queue answers: how many of its cases moved, open and closed, and where to. */
+export interface QueueDeleted {
+  movedCases: number;
+  movedClosedCases: number;
+  /** The queue that now holds them (the default queue unless the request named another). */
+  to: string;
+}
+
+/**
+ * Deletes a queue (never the default: 409). Every case of the queue, open or closed, moves to
+ * `targetQueueId`, else to the default queue, and each move is audited (CASE_QUEUE_CHANGED,
+ * reason queue_deleted): no case names a queue that is gone, and none moves unrecorded.
+ *
+ * Deleting never widens who may see a case (as routing never does, moveCaseToQueue): a queue
+ * with an access list that holds cases is refused (409) unless the request names the queue its
+ * cases go to, and a target whose access is wider than the deleted queue's (`accessNoWider`) is
+ * refused (409) whenever there is a case to move. Without an access list, any target will do.
+ */
+export async function deleteQueue(ctx: DomainContext, input: { queueId: string; targetQueueId?: string }): Promise<QueueDeleted> {
   return transaction(ctx, async () => {
     const q = await requireQueue(ctx, input.queueId);
     if (q.isDefault === 1) throw conflict("The default queue cannot be deleted; make another queue the default first");
-    const def = await defaultQueue(ctx);
-    const open = await ctx.db
-      .select({ id: cases.id, projectId: cases.projectId })
+    const held = await ctx.db
+      .select({ id: cases.id, projectId: cases.projectId, isOpen: cases.isOpen })
       .from(cases)
-      .where(and(eq(cases.orgId, ctx.orgId), eq(cases.queueId, q.id), eq(cases.isOpen, 1)));
-    // Every case of the queue (closed ones too) goes to the default queue: no case names a queue that is gone.
-    await ctx.db.update(cases).set({ queueId: null }).where(and(eq(cases.orgId, ctx.orgId), eq(cases.queueId, q.id)));
-    for (const c of open) {
+      .where(and(eq(cases.orgId, ctx.orgId), eq(cases.queueId, q.id)));
+    const target = await deletionTarget(ctx, q, held, input.targetQueueId);
+    await ctx.db
+      .update(cases)
+      .set({ queueId: target.isDefault === 1 ? null : target.id })
+      .where(and(eq(cases.orgId, ctx.orgId), eq(cases.queueId, q.id)));
+    for (const c of held) {
       await recordAudit(ctx, {
         projectId: c.projectId,
         action: "CASE_QUEUE_CHANGED",
         entityType: "case",
         entityId: c.id,
         before: { queueId: q.id },
-        after: { queueId: def.id },
+        after: { queueId: target.id },
         data: { reason: "queue_deleted" },
       });
     }
     await ctx.db.delete(queues).where(eq(queues.id, q.id));
-    await recordAudit(ctx, { projectId: q.projectId, action: "QUEUE_DELETED", entityType: "queue", entityId: q.id, before: toQueueView(q, { n: open.length, oldestAt: null }), data: { movedCases: open.length, to: def.id } });
-    return { movedCases: open.length };
+    const open = held.filter((c) => c.isOpen === 1).length;
+    const done: QueueDeleted = { movedCases: open, movedClosedCases: held.length - open, to: target.id };
+    await recordAudit(ctx, { projectId: q.projectId, action: "QUEUE_DELETED", entityType: "queue", entityId: q.id, before: toQueueView(q, { n: open, oldestAt: null }), data: { ...done } });
+    return done;
   });
+}
+
+/** Where a deleted queue's cases go (see deleteQueue): the queue named, else the default; refusals first. */
+async function deletionTarget(ctx: DomainContext, q: QueueRow, held: readonly { projectId: string }[], targetQueueId: string | undefined): Promise<QueueRow> {
+  if (targetQueueId === q.id) throw badRequest("targetQueueId: the queue being deleted cannot take its own cases");
+  const access = accessOf(q);
+  const restricted = access.users.length > 0 || access.roles.length > 0;
+  if (targetQueueId === undefined && restricted && held.length > 0) {
+    throw conflict(
+      `The queue "${q.name}" has an access list and holds ${held.length} case${held.length === 1 ? "" : "s"} (open and closed): name the queue they go to (targetQueueId), one whose access is no wider`,
+    );
+  }
+  let target: QueueRow;
+  if (targetQueueId === undefined) {
+    target = await defaultQueue(ctx);
+  } else {
+    const [found] = await queueStatements(ctx.db).byId.execute({ id: targetQueueId, orgId: ctx.orgId });
+    if (!found) throw notFound("Target queue not found");
+    target = found;
+  }
+  if (held.length === 0) return target;
+  if (target.projectId && held.some((c) => c.projectId !== target.projectId)) {
+    throw badRequest(`targetQueueId: "${target.name}" is for another project than some of the cases of "${q.name}"`);
+  }
+  if (!(await routeKeepsAccess(ctx, target, q))) {
+    throw conflict(`targetQueueId: "${target.name}" may be worked by people who may not work "${q.name}": its cases would be shown to them. Name a queue whose access is no wider`);
+  }
+  return target;
 }
 
 /** The id of the queue a case is in (its own, else the default's). */

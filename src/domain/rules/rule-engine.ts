@@ -81,8 +81,9 @@ export function fieldsOf(when: Condition, into = new Set<RuleField>()): Set<Rule
 const ph = sql.placeholder;
 const activeAction = and(
   isNull(enforcementActions.revokedAt),
-  // A scheduled action is not in force before its start (actionStatus).
+  // A scheduled action is not in force before its start is recorded (actionStatus).
   lte(enforcementActions.startsAt, ph("now")),
+  eq(enforcementActions.awaitingStart, 0),
   isNull(enforcementActions.expiredAt),
   or(isNull(enforcementActions.endsAt), gt(enforcementActions.endsAt, ph("now"))),
 );

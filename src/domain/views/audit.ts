@@ -323,7 +323,7 @@ export const AUDIT_ACTIONS = {
 
   QUEUE_CREATED: { label: "Queue created", entity: ["queue"], after: z.looseObject({ name: z.string() }) },
   QUEUE_UPDATED: { label: "Queue changed", entity: ["queue"], before: z.looseObject({}), after: z.looseObject({}) },
-  QUEUE_DELETED: { label: "Queue deleted", entity: ["queue"], before: z.looseObject({ name: z.string() }), data: z.object({ movedCases: z.number(), to: z.string() }) },
+  QUEUE_DELETED: { label: "Queue deleted", entity: ["queue"], before: z.looseObject({ name: z.string() }), data: z.object({ movedCases: z.number(), movedClosedCases: z.number().optional(), to: z.string() }) },
   RULE_CREATED: { label: "Rule created", entity: ["rule"], after: z.looseObject({ name: z.string(), version: z.number(), mode: z.string() }) },
   RULE_UPDATED: {
     label: "Rule changed",

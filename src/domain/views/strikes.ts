@@ -23,7 +23,7 @@ const strikeCount = z.number().int().min(0).max(MAX_STRIKES_PER_DECISION);
 
 /** One step of the ladder: at `threshold` strikes in force, an action of `kind` on the account. */
 export const ladderStepSchema = z
-  .object({
+  .strictObject({
     /** The strikes in force at which the step is taken (1–1000). */
     threshold: z.number().int().min(1).max(1000),
     /** An account-level kind of ACTION_KIND_SPECS (warning, mute, suspension, ban). */
@@ -41,7 +41,27 @@ export const DEFAULT_STRIKE_CODES: readonly ResolutionCode[] = RESOLUTION_CODES.
 /** The ladder's kinds: those that act on the account (a content removal needs the content it removes). */
 export const LADDER_KINDS: readonly ActionKind[] = ACCOUNT_KINDS;
 
-/** The policy's fields (a route spreads them beside its own: keep checkLadder with them). */
+/**
+ * How many strikes a decision of each reason adds, by the category's name. A "__proto__" key is
+ * refused by name: zod's record passes over it (a plain object cannot hold it as a key:
+ * assigning it sets the prototype), so it would be dropped unseen.
+ */
+const byReasonSchema = z.preprocess(
+  (raw, ctx) => {
+    // Keys are trimmed: " __proto__ " would become it.
+    if (typeof raw === "object" && raw !== null && Object.keys(raw).some((k) => k.trim() === "__proto__")) {
+      ctx.issues.push({ code: "custom", message: 'Unrecognized key: "__proto__" (not a report category)', input: raw });
+    }
+    return raw;
+  },
+  z.record(z.string().trim().min(1).max(100), strikeCount),
+);
+
+/**
+ * The policy's fields (a route spreads them beside its own: keep checkLadder with them). Every
+ * object of a policy is strict: a key it does not know is a 400 naming it (a misspelt field, or
+ * `toString`), never a field silently dropped while the request is answered 200.
+ */
 export const strikePolicyFields = {
   /** Off: decisions add no strike and the ladder takes no step (strikes already added still count until they expire). */
   enabled: z.boolean().default(false),
@@ -58,12 +78,15 @@ export const strikePolicyFields = {
    * reasons and of their highest severity that the policy names, else `default`.
    */
   strikes: z
-    .object({
+    .strictObject({
       default: strikeCount.default(1),
-      byReason: z.record(z.string().trim().min(1).max(100), strikeCount).default({}),
-      bySeverity: z.object(Object.fromEntries(SEVERITIES.map((s) => [s, strikeCount.optional()])) as Record<(typeof SEVERITIES)[number], z.ZodOptional<typeof strikeCount>>).default({}),
+      // The published documents state the defaults themselves (`override`, zod-openapi): a
+      // default around byReasonSchema's preprocess is left out of the JSON Schema otherwise.
+      byReason: byReasonSchema.default({}).meta({ override: { default: {} } }),
+      bySeverity: z.strictObject(Object.fromEntries(SEVERITIES.map((s) => [s, strikeCount.optional()])) as Record<(typeof SEVERITIES)[number], z.ZodOptional<typeof strikeCount>>).default({}),
     })
-    .default({ default: 1, byReason: {}, bySeverity: {} }),
+    .default({ default: 1, byReason: {}, bySeverity: {} })
+    .meta({ override: { default: { default: 1, byReason: {}, bySeverity: {} } } }),
   /** Steps in increasing order of threshold. */
   ladder: z.array(ladderStepSchema).max(MAX_LADDER_STEPS).default([]),
 };
@@ -87,7 +110,7 @@ export function checkLadder(p: { ladder: readonly LadderStep[] }, ctx: z.Refinem
 }
 
 export const strikePolicySchema = z
-  .object(strikePolicyFields)
+  .strictObject(strikePolicyFields)
   .superRefine(checkLadder)
   .meta({ id: "StrikePolicy", description: "A project's strike policy (docs/enforcement.md, \"Strikes\")." });
 export type StrikePolicy = z.infer<typeof strikePolicySchema>;

@@ -1,7 +1,8 @@
 /**
  * The review queues (issue 15), for administrators: each queue with its open cases, ordering
- * and who may work it; create, change (access, ordering, the default) and delete (its open
- * cases move to the default queue). The rules for queues live in src/domain/review/queues.ts.
+ * and who may work it; create, change (access, ordering, the default) and delete (its cases,
+ * open and closed, move to the queue chosen, never one wider). The rules for queues live in
+ * src/domain/review/queues.ts.
  */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
@@ -67,6 +68,7 @@ export function QueuesPage() {
   const people = useQuery({ queryKey: ["people"], queryFn: () => trpc.dashboard.people.query() });
   const [form, setForm] = useState<Draft>(EMPTY);
   const [editing, setEditing] = useState<Queue | null>(null);
+  const [deleting, setDeleting] = useState<Queue | null>(null);
   const refresh = () => qc.invalidateQueries({ queryKey: ["queues"] });
   const create = useMutation({
     mutationFn: () =>
@@ -84,14 +86,10 @@ export function QueuesPage() {
       }),
     onSuccess: (r) => (toast(`Queue “${r.queue.name}” created`), setForm(EMPTY), void refresh()),
   });
-  const act = useMutation({
-    mutationFn: async (a: { kind: "default" | "delete"; q: Queue }) => {
-      if (a.kind === "default") {
-        await trpc.queues.update.mutate({ orgSlug, queueId: a.q.id, isDefault: true });
-        return `“${a.q.name}” is now the default queue`;
-      }
-      const r = await trpc.queues.delete.mutate({ orgSlug, queueId: a.q.id });
-      return `Queue deleted; ${r.movedCases} open case${r.movedCases === 1 ? "" : "s"} moved to the default queue`;
+  const makeDefault = useMutation({
+    mutationFn: async (q: Queue) => {
+      await trpc.queues.update.mutate({ orgSlug, queueId: q.id, isDefault: true });
+      return `“${q.name}” is now the default queue`;
     },
     onSuccess: (message) => (toast(message), void refresh()),
     onError: (e) => toast(errorMessage(e), "error"),
@@ -141,11 +139,7 @@ export function QueuesPage() {
                 {targetsText(q) && <div className="muted">Targets: {targetsText(q)}</div>}
               </td>
               <td>{ORDERING_LABELS[q.ordering]}</td>
-              <td>
-                {!q.access.users.length && !q.access.roles.length
-                  ? "Everyone"
-                  : [...q.access.roles.map((r) => `every ${r}`), ...q.access.users.map(emailOf)].join(", ")}
-              </td>
+              <td>{accessText(q, emailOf)}</td>
               <td data-testid="queue-sampling">{samplingText(q)}</td>
               <td className="row-actions">
                 <button type="button" className="small secondary" onClick={() => setEditing(q)} aria-label={`Edit ${q.name}`}>
@@ -153,15 +147,10 @@ export function QueuesPage() {
                 </button>
                 {!q.isDefault && (
                   <>
-                    <button type="button" className="small secondary" onClick={() => act.mutate({ kind: "default", q })} aria-label={`Make default: ${q.name}`}>
+                    <button type="button" className="small secondary" onClick={() => makeDefault.mutate(q)} aria-label={`Make default: ${q.name}`}>
                       Make default
                     </button>
-                    <button
-                      type="button"
-                      className="small danger"
-                      aria-label={`Delete ${q.name}`}
-                      onClick={() => confirm(`Delete “${q.name}”? Its ${q.openCases} open case(s) move to the default queue.`) && act.mutate({ kind: "delete", q })}
-                    >
+                    <button type="button" className="small danger" aria-label={`Delete ${q.name}`} onClick={() => setDeleting(q)}>
                       Delete
                     </button>
                   </>
@@ -172,7 +161,100 @@ export function QueuesPage() {
         </Table>
       )}
       <EditDialog queue={editing} onClose={() => setEditing(null)} onSaved={() => (setEditing(null), void refresh())} users={users} />
+      <DeleteDialog
+        queue={deleting}
+        queues={list.data?.queues ?? []}
+        emailOf={emailOf}
+        onClose={() => setDeleting(null)}
+        onDeleted={() => (setDeleting(null), void refresh())}
+      />
     </section>
+  );
+}
+
+/** Who may work a queue, in words. */
+const accessText = (q: Queue, emailOf: (id: string) => string): string =>
+  !q.access.users.length && !q.access.roles.length ? "Everyone" : [...q.access.roles.map((r) => `every ${r}`), ...q.access.users.map(emailOf)].join(", ");
+const sameAccess = (a: Queue, b: Queue): boolean =>
+  [...a.access.users].sort().join() === [...b.access.users].sort().join() && [...a.access.roles].sort().join() === [...b.access.roles].sort().join();
+
+/**
+ * Deleting a queue: its cases, open and closed, go to the queue chosen (the default queue unless
+ * another is chosen; for a queue with an access list, one with the same access if there is one).
+ * The server refuses a queue more people may work, and the dialog shows why.
+ */
+function DeleteDialog({
+  queue,
+  queues,
+  emailOf,
+  onClose,
+  onDeleted,
+}: {
+  queue: Queue | null;
+  queues: Queue[];
+  emailOf: (id: string) => string;
+  onClose: () => void;
+  onDeleted: () => void;
+}) {
+  const { orgSlug } = useSession();
+  const toast = useToast();
+  const others = queues.filter((q) => q.id !== queue?.id);
+  const [target, setTarget] = useState("");
+  const [forId, setForId] = useState<string | null>(null);
+  if (queue && forId !== queue.id) {
+    setForId(queue.id);
+    const restricted = queue.access.users.length > 0 || queue.access.roles.length > 0;
+    setTarget(((restricted && others.find((q) => sameAccess(q, queue))) || others.find((q) => q.isDefault) || others[0])?.id ?? "");
+  }
+  const remove = useMutation({
+    mutationFn: () => trpc.queues.delete.mutate({ orgSlug, queueId: queue!.id, ...(target ? { targetQueueId: target } : {}) }),
+    onSuccess: (r) => {
+      const to = others.find((q) => q.id === r.to)?.name ?? "the default queue";
+      const moved = r.movedCases + r.movedClosedCases;
+      toast(`Queue deleted; ${moved} case${moved === 1 ? "" : "s"} (${r.movedCases} open) moved to “${to}”`);
+      setForId(null);
+      remove.reset();
+      onDeleted();
+    },
+  });
+  const close = () => (setForId(null), remove.reset(), onClose());
+  return (
+    <Dialog open={!!queue} title={queue ? `Delete ${queue.name}` : "Delete queue"} onClose={close}>
+      {queue && (
+        <form
+          className="stack"
+          onSubmit={(e) => {
+            e.preventDefault();
+            remove.mutate();
+          }}
+        >
+          <p>
+            Its cases, open ({queue.openCases}) and closed, move to the queue you choose, each move recorded in the audit log.
+            {(queue.access.users.length > 0 || queue.access.roles.length > 0) &&
+              " It has an access list: its cases can only go to a queue no one else may work (the same people or fewer; administrators work every queue)."}
+          </p>
+          <Field label="Move its cases to">
+            <select value={target} onChange={(e) => setTarget(e.target.value)}>
+              {others.map((q) => (
+                <option key={q.id} value={q.id}>
+                  {q.name}
+                  {q.isDefault ? " (default)" : ""} · {accessText(q, emailOf)}
+                </option>
+              ))}
+            </select>
+          </Field>
+          <ErrorNote error={remove.error} />
+          <div className="actions">
+            <button type="submit" className="danger" disabled={remove.isPending}>
+              Delete queue
+            </button>
+            <button type="button" className="secondary" onClick={close}>
+              Cancel
+            </button>
+          </div>
+        </form>
+      )}
+    </Dialog>
   );
 }
 
