@@ -208,10 +208,18 @@ afterAll(async () => {
   await server?.dispose();
 });
 
+/** What the browser said about the Content Security Policy of Flagstaff's pages (a blocked script, form or navigation), page by page. */
+const cspComplaints = new WeakMap<Page, string[]>();
+
 /** A fresh browser (no session at Flagstaff nor at the providers) on an organization's sign-in page. */
 async function signInPage(slug = orgSlug): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
+  const complaints: string[] = [];
+  cspComplaints.set(page, complaints);
+  page.on("console", (m) => {
+    if (/Content Security Policy|form-action|Refused to/i.test(m.text())) complaints.push(m.text());
+  });
   await page.goto(`${server.url}/#/sign-in?org=${slug}`);
   return page;
 }
@@ -320,6 +328,8 @@ describe("single sign-on in the browser, against a real OIDC provider", () => {
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByRole("heading", { name: "Sign in to Flagstaff" }).waitFor();
     await expectRefused(anonymous(server, { cookie }).trpc.auth.me.query(), 401);
+    // The start from the page, the way to the provider and back: nothing the CSP refused.
+    expect(cspComplaints.get(page)).toEqual([]);
     await page.context().close();
   }, BROWSER_T);
 
@@ -513,9 +523,14 @@ describe("single sign-on in the browser, against a real OIDC provider", () => {
     await form.getByRole("button", { name: "Test discovery" }).click();
     await expect(form.getByRole("status").textContent()).resolves.toContain(`${issuer}/auth`);
     await form.getByLabel("Provider name").fill("Corp login");
+    expect(await form.getByLabel("The provider never sends email_verified").isChecked()).toBe(false);
+    expect(await form.getByLabel("Link existing accounts by verified email").isChecked()).toBe(false);
+    await form.getByLabel("The provider never sends email_verified").check();
+    await form.getByLabel("Link existing accounts by verified email").check();
+    await expectNoA11yViolations(page, "the single sign-on settings", 'form[aria-labelledby="sso-title"]');
     await form.getByRole("button", { name: "Save single sign-on" }).click();
     await page.getByText("Single sign-on saved").waitFor();
-    expect((await admin.trpc.sso.get.query({ orgSlug })).settings?.providerName).toBe("Corp login");
+    expect((await admin.trpc.sso.get.query({ orgSlug })).settings).toMatchObject({ providerName: "Corp login", providerOmitsEmailVerified: true, linkByVerifiedEmail: true });
     await admin.trpc.sso.set.mutate(settings({ clientSecret: undefined }));
     await context.close();
   }, BROWSER_T);
@@ -651,6 +666,7 @@ describe("single sign-on cannot be turned against an account (issue 40)", () => 
     await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await atProvider(page, "third-admin");
     await signedInHeading(page);
+    expect(cspComplaints.get(page)).toEqual([]);
     await page.context().close();
     expect(await linkOf(thirdOrg.adminEmail)).toEqual({ oidc_issuer: `${issuer}/`, oidc_subject: "third-admin" });
     const audit = await thirdAdmin.trpc.dashboard.audit.query({ action: "USER_SSO_LINKED" });
