@@ -1,12 +1,17 @@
 /**
  * Single sign-on's settings through the front door (tRPC, as the dashboard calls them): admins
  * only, the client secret never answered (nor in the audit trail), a bad issuer URL a 400,
- * another organization a 404; the public sign-in options; the start route with nothing set up.
- * The sign-in itself, against a real provider, is test/dashboard-oidc.test.ts.
+ * another organization a 404; the public sign-in options; a start from Flagstaff's own page
+ * only, with nothing set up or no provider to reach; an admin allowing an account to link; the
+ * rule of `email_verified`, in process. The sign-in itself, against real providers, is
+ * test/dashboard-oidc.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { anonymous, demoAdmin, expectRefused, newUser, statusOf, type DashboardUser } from "./helpers/dashboard.ts";
+import { anonymous, demoAdmin, expectRefused, newUser, refusal, signIn, statusOf, type DashboardUser } from "./helpers/dashboard.ts";
+import { emailVerifiedBy } from "../src/domain/accounts/oidc-config.ts";
 import { OIDC_STARTS_PER_MINUTE } from "../src/domain/accounts/oidc-sign-in.ts";
+import { OIDC_FAILURES } from "../src/domain/views/sso.ts";
+import { rawDb } from "./helpers/raw-db.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
 const SECRET = "client-secret-that-must-never-come-back-0123456789";
@@ -99,41 +104,131 @@ describe("single sign-on settings", () => {
   test("the sign-in page's options are public: the provider's button; an unknown organization looks like one without single sign-on", async () => {
     await admin.trpc.sso.set.mutate(settings({ clientSecret: undefined, providerName: "Corp" }));
     const nobody = anonymous(server);
-    expect(await nobody.trpc.auth.signInOptions.query({ orgSlug })).toEqual({
-      sso: { providerName: "Corp", startPath: `/auth/oidc/${orgSlug}/start` },
-      passwordSignIn: true,
-    });
+    expect(await nobody.trpc.auth.signInOptions.query({ orgSlug })).toEqual({ sso: { providerName: "Corp" }, passwordSignIn: true });
     expect(await nobody.trpc.auth.signInOptions.query({ orgSlug: "no-such-org" })).toEqual({ sso: null, passwordSignIn: true });
   });
 
-  test("the start route of an organization without single sign-on, or whose provider cannot be reached, ends on the sign-in page with the reason (never a 500)", async () => {
-    const none = await fetch(`${server.url}/auth/oidc/no-such-org/start`, { redirect: "manual" });
-    expect(none.status).toBe(303);
-    expect(none.headers.get("location")).toBe("/#/sign-in?org=no-such-org&error=not_configured");
+  test("a sign-in starts from Flagstaff's own page only: the old start link leads to the sign-in page, and a start from another site or from no browser is a 403; none starts anything", async () => {
+    const rows = async () => {
+      const db = await rawDb(server.dbPath);
+      try {
+        return (await db.all("SELECT id FROM oidc_sign_ins")).length;
+      } finally {
+        await db.close();
+      }
+    };
+    const before = await rows();
+    const link = await fetch(`${server.url}/auth/oidc/${orgSlug}/start`, { redirect: "manual" });
+    expect(link.status).toBe(303);
+    expect(link.headers.get("location")).toBe(`/#/sign-in?org=${orgSlug}`);
+    expect(link.headers.get("set-cookie")).toBeNull();
+    const start = { orgSlug };
+    const strangers: Record<string, string>[] = [{ origin: "http://evil.example" }, { origin: "null" }, { "sec-fetch-site": "cross-site" }, { "sec-fetch-site": "same-site" }, {}];
+    for (const headers of strangers) {
+      await expectRefused(anonymous(server, headers).trpc.auth.ssoStart.mutate(start), "FORBIDDEN");
+    }
+    // Flagstaff's own page (its Origin, or Sec-Fetch-Site: same-origin) gets through to the provider, unreachable here.
+    await expectRefused(anonymous(server, { origin: server.url }).trpc.auth.ssoStart.mutate(start), 503, OIDC_FAILURES.provider_unreachable);
+    await expectRefused(anonymous(server, { "sec-fetch-site": "same-origin" }).trpc.auth.ssoStart.mutate(start), 503);
+    expect(await rows()).toBe(before);
+  });
+
+  test("a start for an organization without single sign-on is a 404 like an unknown one, one whose provider cannot be reached a 503 (audited), and a callback without a sign-in ends on the sign-in page with its reason (never a 500)", async () => {
+    const ownPage = anonymous(server, { origin: server.url });
+    const other = await server.initOrg("No SSO Org");
+    for (const slug of ["no-such-org", other.orgSlug]) {
+      await expectRefused(ownPage.trpc.auth.ssoStart.mutate({ orgSlug: slug }), 404, OIDC_FAILURES.not_configured);
+    }
     // Nothing listens on port 9: the discovery fails.
-    const down = await fetch(`${server.url}/auth/oidc/${orgSlug}/start`, { redirect: "manual" });
-    expect(down.status).toBe(303);
-    expect(down.headers.get("location")).toBe(`/#/sign-in?org=${orgSlug}&error=provider_unreachable`);
-    const callback = await fetch(`${server.url}/auth/oidc/${orgSlug}/callback?code=x&state=y`, { redirect: "manual" });
-    expect(callback.status).toBe(303);
-    expect(callback.headers.get("location")).toBe(`/#/sign-in?org=${orgSlug}&error=no_transaction`);
+    await expectRefused(ownPage.trpc.auth.ssoStart.mutate({ orgSlug }), 503, OIDC_FAILURES.provider_unreachable);
+    // An answer from another site (here: no Sec-Fetch-Site at all) is asked for again from this origin, so that it carries the session cookie.
+    const arrived = await fetch(`${server.url}/auth/oidc/${orgSlug}/callback?code=x&state=y`, { redirect: "manual" });
+    expect(arrived.status).toBe(200);
+    expect(arrived.headers.get("content-security-policy")).toBe("default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+    expect(arrived.headers.get("cache-control")).toBe("no-store");
+    const page = await arrived.text();
+    const again = `/auth/oidc/${orgSlug}/callback?code=x&#38;state=y&#38;hop=1`;
+    expect(page).toContain(`<meta http-equiv="refresh" content="0;url=${again}">`);
+    expect(page).toContain(`<a href="${again}">Continue</a>`);
+    expect(page).toContain('<html lang="en">');
+    for (const request of [
+      new Request(`${server.url}/auth/oidc/${orgSlug}/callback?code=x&state=y&hop=1`),
+      new Request(`${server.url}/auth/oidc/${orgSlug}/callback?code=x&state=y`, { headers: { "sec-fetch-site": "same-origin" } }),
+    ]) {
+      const callback = await fetch(request, { redirect: "manual" });
+      expect(callback.status).toBe(303);
+      expect(callback.headers.get("location")).toBe(`/#/sign-in?org=${orgSlug}&error=no_transaction`);
+    }
     const refused = await admin.trpc.dashboard.audit.query({ action: "SSO_SIGN_IN_REFUSED" });
     expect(refused.events.map((e) => (e.data as { reason: string }).reason)).toEqual(expect.arrayContaining(["provider_unreachable", "no_transaction"]));
     // The discovery test says why, as a 400.
     await expectRefused(admin.trpc.sso.testDiscovery.mutate({ orgSlug }), 400, /discovery document could not be read/);
   });
 
-  test("one address starting more sign-ins than OIDC_STARTS_PER_MINUTE within a minute is sent back to the sign-in page with the reason, not to the provider", async () => {
-    const codes: string[] = [];
+  test("one address starting more sign-ins than OIDC_STARTS_PER_MINUTE within a minute is refused (429 with Retry-After), not sent to the provider", async () => {
+    const ownPage = anonymous(server, { origin: server.url });
+    const statuses: number[] = [];
+    let last: Awaited<ReturnType<typeof refusal>> | null = null;
     for (let i = 0; i <= OIDC_STARTS_PER_MINUTE; i++) {
-      const r = await fetch(`${server.url}/auth/oidc/no-such-org/start`, { redirect: "manual" });
-      expect(r.status).toBe(303);
-      codes.push(new URL(r.headers.get("location")!, server.url).hash);
+      last = await refusal(ownPage.trpc.auth.ssoStart.mutate({ orgSlug: "no-such-org" }));
+      statuses.push(last.status);
     }
-    expect(codes.at(-1)).toBe("#/sign-in?org=no-such-org&error=too_many_starts");
+    expect(last!.status).toBe(429);
+    expect(last!.message).toBe(OIDC_FAILURES.too_many_starts);
+    expect(Number(last!.headers.get("retry-after"))).toBeGreaterThan(0);
     // The starts of the earlier tests count too: the last one over the limit is refused, none before the limit.
-    expect(codes.slice(0, OIDC_STARTS_PER_MINUTE - 3).every((c) => c.endsWith("error=not_configured"))).toBe(true);
+    expect(statuses.slice(0, OIDC_STARTS_PER_MINUTE - 10).every((status) => status === 404)).toBe(true);
     const refused = await admin.trpc.dashboard.audit.query({ action: "SSO_SIGN_IN_REFUSED" });
     expect(refused.events.map((e) => (e.data as { reason: string }).reason)).not.toContain("too_many_starts");
+  });
+});
+
+describe("linking existing accounts to the provider", () => {
+  test("an admin allows an account to link at its next sign-in: its state, audited; another organization's user is a 404, and moderators are refused", async () => {
+    const { user } = await admin.trpc.users.create.mutate({ email: "link-me@corp.test", role: "moderator" });
+    const stateOf = async () => (await admin.trpc.sso.links.query({ orgSlug })).links.find((l) => l.userId === user.id)?.state;
+    expect(await stateOf()).toBe("none");
+    expect(await admin.trpc.sso.allowLink.mutate({ orgSlug, userId: user.id })).toEqual({ link: { userId: user.id, state: "allowed" } });
+    expect(await stateOf()).toBe("allowed");
+    const audit = await admin.trpc.dashboard.audit.query({ entityType: "user", entityId: user.id, action: "USER_SSO_LINK_ALLOWED" });
+    expect(audit.events.map((e) => [e.before, e.data])).toEqual([[{ issuer: null, subject: null }, { issuer: "http://localhost:9/realms/corp" }]]);
+    // Moving the issuer leaves the allowance behind: it was the old issuer's.
+    await admin.trpc.sso.set.mutate(settings({ issuerUrl: "http://localhost:9/realms/other" }));
+    expect(await stateOf()).toBe("none");
+    await admin.trpc.sso.set.mutate(settings());
+
+    const other = await server.initOrg("Link Org");
+    const otherAdmin = await signIn(server, other.adminEmail, other.adminPassword);
+    await expectRefused(otherAdmin.trpc.sso.allowLink.mutate({ orgSlug: other.orgSlug, userId: user.id }), 400, /not set up/);
+    await otherAdmin.trpc.sso.set.mutate(settings({ orgSlug: other.orgSlug }));
+    await expectRefused(otherAdmin.trpc.sso.allowLink.mutate({ orgSlug: other.orgSlug, userId: user.id }), 404);
+    await expectRefused(admin.trpc.sso.allowLink.mutate({ orgSlug: other.orgSlug, userId: user.id }), 404);
+    const moderator = await newUser(server, "moderator");
+    await expectRefused(moderator.trpc.sso.links.query({ orgSlug }), "FORBIDDEN");
+    await expectRefused(moderator.trpc.sso.allowLink.mutate({ orgSlug, userId: user.id }), "FORBIDDEN");
+  });
+});
+
+describe("email_verified (in process)", () => {
+  test("only true or \"true\" vouches for the address; an absent claim only where the organization says its provider never sends it", () => {
+    for (const [omits, claim, verified] of [
+      [0, true, true],
+      [0, "true", true],
+      [0, false, false],
+      [0, "false", false],
+      [0, 0, false],
+      [0, 1, false],
+      [0, "1", false],
+      [0, null, false],
+      [0, "TRUE", false],
+      [0, undefined, false],
+      [1, undefined, true],
+      [1, "false", false],
+      [1, 0, false],
+      [1, null, false],
+    ] as const) {
+      const claims: Record<string, unknown> = claim === undefined ? { email: "a@corp.test" } : { email: "a@corp.test", email_verified: claim };
+      expect({ omits, claim, verified: emailVerifiedBy({ providerOmitsEmailVerified: omits }, claims) }).toEqual({ omits, claim, verified });
+    }
   });
 });

@@ -35,6 +35,7 @@ import m32 from "../../drizzle/0032_oidc_sign_in.sql" with { type: "text" };
 import m33 from "../../drizzle/0033_audit_chain.sql" with { type: "text" };
 import m34 from "../../drizzle/0034_ai_precision_target.sql" with { type: "text" };
 import m35 from "../../drizzle/0035_oidc_subject.sql" with { type: "text" };
+import m36 from "../../drizzle/0036_oidc_sign_in_guards.sql" with { type: "text" };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -80,4 +81,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0033_audit_chain", when: 1795775622476, breakpoints: true, sql: m33 },
   { tag: "0034_ai_precision_target", when: 1795777099273, breakpoints: true, sql: m34 },
   { tag: "0035_oidc_subject", when: 1795785995016, breakpoints: true, sql: m35 },
+  { tag: "0036_oidc_sign_in_guards", when: 1796542706865, breakpoints: true, sql: m36 },
 ];

@@ -172,9 +172,11 @@ export const users = pgTable(
     disabledAt: big("disabled_at"),
     /**
      * The single sign-on identity the account is bound to (docs/sso.md): the provider's issuer and
-     * its subject (`sub`) for this person, set by the first sign-in through single sign-on. Later
-     * sign-ins to the account from that issuer must carry the same subject, so an account at the
-     * provider that comes to hold the email (renamed, recycled) does not get this one.
+     * its subject (`sub`) for this person, set when the account is linked (src/domain/accounts/oidc-links.ts).
+     * Later sign-ins to the account from that issuer must carry the same subject, so an account at
+     * the provider that comes to hold the email (renamed, recycled) does not get this one. The
+     * issuer without a subject: an admin allowed the next sign-in through it with the account's
+     * email to link it.
      */
     oidcIssuer: text("oidc_issuer"),
     oidcSubject: text("oidc_subject"),
@@ -1079,13 +1081,19 @@ export const oidcConfigs = pgTable("oidc_configs", {
   provisioning: text("provisioning", { enum: PROVISIONING }).notNull().default("existing_only"),
   /** 0: password sign-in is off for the organization's users but its admins (break-glass). */
   passwordSignIn: integer("password_sign_in").notNull().default(1),
+  /** 1: the provider never sends `email_verified`, and an absent claim counts as verified. */
+  providerOmitsEmailVerified: integer("provider_omits_email_verified").notNull().default(0),
+  /** 1: an existing account is linked at the first sign-in whose verified email is its own. */
+  linkByVerifiedEmail: integer("link_by_verified_email").notNull().default(0),
   updatedAt: big("updated_at").notNull(),
 });
 
 /**
  * A sign-in through the provider in progress: the browser holds a random token in a short-lived
- * HttpOnly, SameSite=Lax cookie, the row its SHA-256 with the state, nonce and PKCE verifier.
- * The callback deletes it (one use); unfinished ones are swept when the next starts.
+ * HttpOnly, SameSite=Lax cookie, the row its SHA-256 with the state, nonce and PKCE verifier,
+ * and the browser's live session when it started (the only one the callback may replace, and
+ * the proof of the account it is signed in to). The callback deletes it (one use); unfinished
+ * ones are swept when the next starts.
  */
 export const oidcSignIns = pgTable(
   "oidc_sign_ins",
@@ -1098,6 +1106,8 @@ export const oidcSignIns = pgTable(
     state: text("state").notNull(),
     nonce: text("nonce").notNull(),
     codeVerifier: text("code_verifier").notNull(),
+    /** The id of the browser's live session when the sign-in started, or null: none. */
+    sessionId: text("session_id"),
     createdAt: big("created_at").notNull(),
     expiresAt: big("expires_at").notNull(),
   },

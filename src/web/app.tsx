@@ -24,6 +24,7 @@ import { UsersPage } from "./pages/users.tsx";
 import { TransparencyPage } from "./pages/transparency.tsx";
 import { WebhooksPage } from "./pages/webhooks.tsx";
 import { GlobalSearchBox } from "./components/search-box.tsx";
+import { SsoFailureNote } from "./components/sso-failure.tsx";
 import { href, useRoute, type Route } from "./router.ts";
 import { SessionProvider, useSession, type Session, type SignedIn } from "./session.tsx";
 import { ErrorNote, Field, Loading, ProjectOptions, TimeAgo, useToast } from "./ui.tsx";
@@ -193,8 +194,14 @@ function Page({ route }: { route: Route }) {
   const id = route.params[0];
   switch (route.page) {
     case "queue":
-    case "sign-in": // where single sign-on sends a browser back (src/api/oidc-routes.ts); signed in, the queue
       return <QueuePage />;
+    case "sign-in": // where single sign-on sends a browser back (src/api/oidc-routes.ts); signed in, the queue, with why a sign-in was refused
+      return (
+        <>
+          <SsoFailureNote code={route.query.get("error")} />
+          <QueuePage />
+        </>
+      );
     case "assigned":
       return <QueuePage key="assigned" view="mine" />;
     case "review":

@@ -55,7 +55,7 @@ export async function signIn(p: Page, url: string, email: string, password: stri
   await p.goto(url + "/");
   await p.getByLabel("Email").fill(email);
   await p.getByLabel("Password").fill(password);
-  await p.getByRole("button", { name: "Sign in" }).click();
+  await p.getByRole("button", { name: "Sign in", exact: true }).click();
   await p.getByRole("heading", { name: "Review queue" }).waitFor({ timeout: 15_000 });
 }
 

@@ -35,6 +35,8 @@ export function settingsOf(row: OidcConfigRow): Omit<OidcSettingsInput, "clientS
     defaultRole: row.defaultRole,
     provisioning: row.provisioning,
     passwordSignIn: row.passwordSignIn === 1,
+    providerOmitsEmailVerified: row.providerOmitsEmailVerified === 1,
+    linkByVerifiedEmail: row.linkByVerifiedEmail === 1,
   };
 }
 
@@ -58,13 +60,13 @@ export async function oidcSettings(ctx: Pick<DomainContext, "db" | "orgId">): Pr
 /** What the sign-in page offers for an organization slug; an unknown one looks like one without single sign-on. */
 export async function signInOptions(ctx: Pick<DomainContext, "db">, orgSlug: string): Promise<SignInOptions> {
   const org = await findOrganizationBySlug(ctx, orgSlug);
-  return signInOptionsOf(org ? await oidcConfigRow(ctx, org.id) : null, orgSlug);
+  return signInOptionsOf(org ? await oidcConfigRow(ctx, org.id) : null);
 }
 
-function signInOptionsOf(row: OidcConfigRow | null, orgSlug: string): SignInOptions {
+function signInOptionsOf(row: OidcConfigRow | null): SignInOptions {
   if (!row || row.enabled !== 1) return { sso: null, passwordSignIn: true };
   return {
-    sso: { providerName: row.providerName, startPath: `/auth/oidc/${encodeURIComponent(orgSlug)}/start` },
+    sso: { providerName: row.providerName },
     passwordSignIn: row.passwordSignIn === 1,
   };
 }
@@ -87,6 +89,18 @@ export function roleForGroups(row: OidcConfigRow, groups: readonly string[]): Ro
     if (groups.includes(m.group) && (best === null || !hasRole(best, m.role))) best = m.role;
   }
   return best ?? row.defaultRole;
+}
+
+/**
+ * Whether the provider's claims vouch for the email: `email_verified` is true, or the string
+ * "true" (some providers write booleans as strings); absent only where the organization says its
+ * provider never sends the claim. Anything else ("false", 0, null, "yes", an absent claim by
+ * default) is no verification: an address nobody verified is anyone's to type.
+ */
+export function emailVerifiedBy(row: Pick<OidcConfigRow, "providerOmitsEmailVerified">, claims: Record<string, unknown>): boolean {
+  const verified = claims.email_verified;
+  if (verified === true || verified === "true") return true;
+  return verified === undefined && row.providerOmitsEmailVerified === 1;
 }
 
 /** Whether the email's domain may sign in (no list: any). */

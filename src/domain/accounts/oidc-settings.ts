@@ -73,6 +73,8 @@ export async function setOidcSettings(ctx: DomainContext, input: OidcSettingsInp
       defaultRole: input.defaultRole,
       provisioning: input.provisioning,
       passwordSignIn: input.passwordSignIn ? 1 : 0,
+      providerOmitsEmailVerified: input.providerOmitsEmailVerified ? 1 : 0,
+      linkByVerifiedEmail: input.linkByVerifiedEmail ? 1 : 0,
       updatedAt: ctx.clock.now(),
     };
     if (before) await ctx.db.update(oidcConfigs).set(next).where(eq(oidcConfigs.orgId, ctx.orgId));

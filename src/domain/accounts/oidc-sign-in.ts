@@ -4,28 +4,34 @@
  * answers (the ID token's signature, issuer, audience, expiry and nonce; the state; the code
  * verifier at the token endpoint). Nothing here reads a JWT by hand.
  *
- * The sign-in in progress is a row (`oidc_sign_ins`) whose random token the browser holds in a
- * short-lived HttpOnly, SameSite=Lax cookie; the callback deletes it before anything else, so
- * an answer is used once. Every HTTP request to the provider goes through the SSRF-safe fetch
+ * A sign-in starts only from Flagstaff's own sign-in page (the transport checks where the request
+ * comes from: src/api/routers/auth.ts), never from a link, so another site cannot sign a browser
+ * in to an account of its choosing. The sign-in in progress is a row (`oidc_sign_ins`) whose
+ * random token the browser holds in a short-lived HttpOnly, SameSite=Lax cookie, with the
+ * browser's live session when it started: the only one the callback may replace (a session of
+ * another organization is replaced only once the person confirmed it), and the proof of the
+ * account it is signed in to. The callback deletes the row before anything else, so an answer
+ * is used once. Every HTTP request to the provider goes through the SSRF-safe fetch
  * (src/domain/plumbing/safe-fetch.ts): the issuer is admin-configured, but the endpoints its
  * discovery document names are the provider's word, so each address is judged (private and
  * loopback addresses refused unless FLAGSTAFF_SCAN_ALLOW_PRIVATE) and the connection pinned to it.
  * No network call runs inside a transaction.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { and, eq, isNull, lt, ne, or } from "drizzle-orm";
+import { and, eq, lt } from "drizzle-orm";
 import * as oidc from "openid-client";
 import { oidcSignIns, users } from "../../db/schema.ts";
 import { recordAudit, systemActor } from "../core/audit.ts";
 import { transaction, type DomainContext, type ReadContext } from "../core/context.ts";
-import { badRequest, REFUSED, unlessRefused } from "../core/errors.ts";
+import { badRequest, DomainError } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
-import { windowCounterOf, type WindowCounter } from "../plumbing/rate-limit.ts";
+import { secondsLeft, windowCounterOf, type WindowCounter } from "../plumbing/rate-limit.ts";
 import { safeFetch } from "../plumbing/safe-fetch.ts";
 import { createSession, deleteSession, type SignedIn } from "../plumbing/sessions.ts";
 import { OIDC_FAILURES, type DiscoveryResult, type OidcFailure } from "../views/sso.ts";
-import { domainAllowed, oidcConfigRow, roleForGroups, type OidcConfigRow } from "./oidc-config.ts";
-import { findOrganizationBySlug, type Organization } from "./organizations.ts";
+import { domainAllowed, emailVerifiedBy, oidcConfigRow, roleForGroups, type OidcConfigRow } from "./oidc-config.ts";
+import { bindSubject, linkProofFor, linkStateOf } from "./oidc-links.ts";
+import { findOrganizationBySlug, getOrganization, type Organization } from "./organizations.ts";
 import { changeUserRole, createUser, generatePassword, hashPassword, normalizeEmail, toUserView, type UserRow } from "./users.ts";
 
 /** How long a started sign-in may take at the provider (the cookie's and the row's life). */
@@ -168,23 +174,50 @@ async function enabledConfig(ctx: ReadContext, orgSlug: string): Promise<{ org: 
   return { org, row };
 }
 
+/** The browser's live dashboard session (null: none), as a sign-in's start and callback see it. */
+export interface BrowserSession {
+  id: string;
+  orgId: string;
+  userId: string;
+  email: string;
+}
+
+/** What a start answers: the provider's address (and the token for the sign-in cookie), or the session the person must first agree to end. */
+export type StartedSignIn = { next: "provider"; location: string; token: string } | { next: "confirm"; signedInAs: { email: string; organization: string } };
+
 /**
- * Starts a sign-in: a sign-in row (state, nonce, PKCE verifier) and the provider's
- * authorization URL to send the browser to. `token` goes into the sign-in cookie only.
+ * Starts a sign-in from the sign-in page. When the browser is signed in to another organization,
+ * nothing starts unless the person confirmed that this session ends (`replaceSession`): the answer
+ * names it. Otherwise a sign-in row (state, nonce, PKCE verifier, the browser's live session) and
+ * the provider's authorization URL to send the browser to; `token` goes into the sign-in cookie
+ * only. `reauthenticate`: the provider asks the person to sign in again (`prompt=login`), when
+ * they link the account they just proved with its password to whoever signs in at the provider.
+ * Refused (DomainError, the reason's text): too many starts from the address (429), an
+ * organization without single sign-on (404, as an unknown one), a provider out of reach (503).
  */
 export async function startOidcSignIn(
   ctx: ReadContext,
-  input: { orgSlug: string; redirectUri: string; clientAddress: string | null } & ProviderOptions,
-): Promise<{ location: string; token: string }> {
+  input: { orgSlug: string; redirectUri: string; clientAddress: string | null; session: BrowserSession | null; replaceSession: boolean; reauthenticate: boolean } & ProviderOptions,
+): Promise<StartedSignIn> {
   // Counted before anything is read; a refusal is not audited (that would be the flood's echo).
-  const { count } = await startWindows(ctx).hit(`oidc-start:${input.clientAddress ?? "unknown"}`, START_WINDOW_MS);
-  if (count > OIDC_STARTS_PER_MINUTE) throw new OidcRefused("too_many_starts");
-  const { org, row } = await enabledConfig(ctx, input.orgSlug);
+  const { count, windowStart } = await startWindows(ctx).hit(`oidc-start:${input.clientAddress ?? "unknown"}`, START_WINDOW_MS);
+  if (count > OIDC_STARTS_PER_MINUTE) {
+    throw new DomainError("rate_limited", OIDC_FAILURES.too_many_starts, { retryAfter: secondsLeft(windowStart, START_WINDOW_MS, ctx.clock.now()) });
+  }
+  const { org, row } = await enabledConfig(ctx, input.orgSlug).catch((err: unknown) => {
+    throw err instanceof OidcRefused ? new DomainError("not_found", OIDC_FAILURES[err.reason]) : err;
+  });
+  const { session } = input;
+  if (session && session.orgId !== org.id && !input.replaceSession) {
+    const signedInTo = await getOrganization({ db: ctx.db, orgId: session.orgId });
+    return { next: "confirm", signedInAs: { email: session.email, organization: signedInTo.name } };
+  }
   let config: oidc.Configuration;
   try {
     config = await providerConfig(ctx, row, input);
   } catch (err) {
-    throw await refuse(ctx, org.id, new OidcRefused("provider_unreachable", describe(err)));
+    await refuse(ctx, org.id, new OidcRefused("provider_unreachable", describe(err)));
+    throw new DomainError("unavailable", OIDC_FAILURES.provider_unreachable);
   }
   const token = randomBytes(32).toString("base64url");
   const state = oidc.randomState();
@@ -197,14 +230,25 @@ export async function startOidcSignIn(
     code_challenge_method: "S256",
     state,
     nonce,
+    ...(input.reauthenticate ? { prompt: "login" } : {}),
   });
   const now = ctx.clock.now();
   await transaction(ctx, async () => {
-    await ctx.db.insert(oidcSignIns).values({ id: newId(), tokenHash: sha256(token), orgId: org.id, state, nonce, codeVerifier, createdAt: now, expiresAt: now + OIDC_SIGN_IN_TTL_MS });
+    await ctx.db.insert(oidcSignIns).values({
+      id: newId(),
+      tokenHash: sha256(token),
+      orgId: org.id,
+      state,
+      nonce,
+      codeVerifier,
+      sessionId: session?.id ?? null,
+      createdAt: now,
+      expiresAt: now + OIDC_SIGN_IN_TTL_MS,
+    });
     // Housekeeping: sign-ins never finished are swept when the next one starts.
     await ctx.db.delete(oidcSignIns).where(lt(oidcSignIns.expiresAt, now));
   });
-  return { location: url.href, token };
+  return { next: "provider", location: url.href, token };
 }
 
 let windows: WindowCounter | null = null;
@@ -265,19 +309,27 @@ function groupsOf(claims: Record<string, unknown>, claim: string): string[] {
  * Finishes a sign-in at the callback: the sign-in row is taken (one use), the code exchanged
  * and the ID token verified by openid-client (state, PKCE, issuer, audience, expiry by
  * Flagstaff's clock, nonce), then the email (verified, of an allowed domain) and the groups
- * (mapped to a role) decide who signs in as what: an existing user of the organization (their
- * role follows the groups: a change is audited) or, with just-in-time provisioning, a new one.
- * Then a Flagstaff session starts, as a password sign-in's does (the browser's previous session
- * ends). Every refusal is audited and thrown as OidcRefused.
+ * (mapped to a role) decide who signs in as what: an existing user of the organization (linked
+ * to this person at the provider, or linked now on proof: ./oidc-links.ts; their role follows
+ * the groups, a change audited) or, with just-in-time provisioning, a new one. Then a Flagstaff
+ * session starts, as a password sign-in's does, and the browser's session (`session`) ends:
+ * only the one the sign-in started from, or one of the same organization; a session of another
+ * organization that began meanwhile is never replaced (`other_session`). Every refusal is
+ * audited and thrown as OidcRefused.
  */
 export async function finishOidcSignIn(
   ctx: ReadContext,
-  input: { orgSlug: string; token: string | null; callbackUrl: URL; replacesSessionId: string | null } & ProviderOptions,
+  input: { orgSlug: string; token: string | null; callbackUrl: URL; session: BrowserSession | null } & ProviderOptions,
 ): Promise<SignedIn> {
   const { org, row } = await enabledConfig(ctx, input.orgSlug);
   try {
     const pending = await takeSignIn(ctx, org.id, input.token);
     if (!pending) throw new OidcRefused("no_transaction");
+    const { session } = input;
+    // The person agreed to end the session the sign-in started from (or it was of this organization); not one begun since elsewhere.
+    if (session && session.id !== pending.sessionId && session.orgId !== org.id) throw new OidcRefused("other_session");
+    // The account the browser was signed in to when the sign-in started, and still is: its owner proved it (its password).
+    const provenUserId = session && session.id === pending.sessionId && session.orgId === org.id ? session.userId : null;
     const error = input.callbackUrl.searchParams.get("error");
     if (error === null && input.callbackUrl.searchParams.get("state") !== pending.state) throw new OidcRefused("state_mismatch");
     const config = await providerConfig(ctx, row, input);
@@ -290,26 +342,31 @@ export async function finishOidcSignIn(
     const idClaims = tokens.claims();
     if (!idClaims) throw new OidcRefused("token_invalid", "no ID token");
     let claims: Record<string, unknown> = { ...idClaims };
-    // Providers that keep the email or the groups out of the ID token answer them at userinfo.
-    if ((claims.email === undefined || claims[row.groupsClaim] === undefined) && config.serverMetadata().userinfo_endpoint) {
+    // Providers that keep the email, its verification or the groups out of the ID token answer them at userinfo.
+    if ((claims.email === undefined || claims.email_verified === undefined || claims[row.groupsClaim] === undefined) && config.serverMetadata().userinfo_endpoint) {
       const info = await oidc.fetchUserInfo(config, tokens.access_token, idClaims.sub);
-      claims = { ...info, ...claims, ...(claims[row.groupsClaim] === undefined && info[row.groupsClaim] !== undefined ? { [row.groupsClaim]: info[row.groupsClaim] } : {}) };
+      claims = { ...info, ...claims };
+      // The verification is of the address it came with: not of another one the ID token names.
+      if (idClaims.email !== undefined && idClaims.email_verified === undefined && info.email !== idClaims.email) delete claims.email_verified;
     }
-    return await signInAs(ctx, { org, row, claims, subject: idClaims.sub, replacesSessionId: input.replacesSessionId });
+    return await signInAs(ctx, { org, row, claims, subject: idClaims.sub, session, provenUserId });
   } catch (err) {
     throw await refuse(ctx, org.id, classify(err));
   }
 }
 
+/** The `email_verified` claim as the trail records a refusal of it. */
+const verificationSaid = (claims: Record<string, unknown>): string =>
+  `email_verified: ${claims.email_verified === undefined ? "absent" : JSON.stringify(claims.email_verified).slice(0, 100)}`;
+
 async function signInAs(
   ctx: ReadContext,
-  input: { org: Organization; row: OidcConfigRow; claims: Record<string, unknown>; subject: string; replacesSessionId: string | null },
+  input: { org: Organization; row: OidcConfigRow; claims: Record<string, unknown>; subject: string; session: BrowserSession | null; provenUserId: string | null },
 ): Promise<SignedIn> {
-  const { org, row, claims } = input;
+  const { org, row, claims, subject } = input;
   const rawEmail = typeof claims.email === "string" ? claims.email : null;
-  // A provider that says the address is unverified is not trusted with it; one that says
-  // nothing (Entra ID) vouches for its tenant's addresses.
-  if (!rawEmail || claims.email_verified === false) throw new OidcRefused("email_missing", null, rawEmail);
+  if (!rawEmail) throw new OidcRefused("email_missing");
+  if (!emailVerifiedBy(row, claims)) throw new OidcRefused("email_missing", verificationSaid(claims), rawEmail);
   const email = normalizeEmail(rawEmail);
   if (!domainAllowed(row, email)) throw new OidcRefused("domain_not_allowed", null, email);
   const groups = groupsOf(claims, row.groupsClaim);
@@ -318,47 +375,46 @@ async function signInAs(
   if (existing?.disabledAt != null) throw new OidcRefused("disabled", null, email, existing.id);
   if (role === null) throw new OidcRefused("no_role", `groups: ${JSON.stringify(groups).slice(0, 300)}`, email, existing?.id ?? null);
   if (!existing && row.provisioning !== "just_in_time") throw new OidcRefused("unknown_user", null, email);
+  // An existing account not linked to this issuer yet is linked on proof only, never on the email alone.
+  const toLink = existing !== undefined && linkStateOf(row, existing) !== "linked";
+  const proof = toLink ? linkProofFor(row, existing, input.provenUserId) : null;
+  if (toLink && proof === null) throw new OidcRefused("link_required", null, email, existing.id);
   // A new user gets a random password nobody knows (an admin may reset it): hashed before the transaction.
   const passwordHash = existing ? null : await hashPassword(generatePassword());
   const user = await transaction(ctx, async () => {
     const base = { store: ctx.store, db: ctx.db, clock: ctx.clock, orgId: org.id };
+    const asSystem = { ...base, actor: systemActor };
     let u: UserRow;
     if (existing) {
-      await bindSubject(base, existing.id, row.issuerUrl, input.subject, email);
+      if (!(await bindSubject(base, { userId: existing.id, issuer: row.issuerUrl, subject }))) throw new OidcRefused("subject_mismatch", null, email, existing.id);
+      if (proof) await recordAudit(asSystem, { action: "USER_SSO_LINKED", entityType: "user", entityId: existing.id, data: { issuer: row.issuerUrl, subject, by: proof } });
       // The groups decide the role, through the one rule of role changes (changeUserRole,
-      // audited): the organization's last active admin stays admin whatever the groups say, so
-      // that a change at the provider never leaves it without one.
-      const refused = existing.role !== role && (await unlessRefused(changeUserRole({ ...base, actor: systemActor }, { userId: existing.id, role }))) === REFUSED;
-      u = refused ? existing : { ...existing, role };
+      // audited). The organization's last active admin stays admin whatever the groups say, so
+      // that a change at the provider never leaves it without one; and since the provider's word
+      // is that this person is no admin, they are not signed in as one either: refused.
+      if (existing.role !== role) {
+        try {
+          await changeUserRole(asSystem, { userId: existing.id, role });
+        } catch (err) {
+          if (err instanceof DomainError && err.kind === "conflict") throw new OidcRefused("last_admin", `groups give ${role}: ${JSON.stringify(groups).slice(0, 300)}`, email, existing.id);
+          throw err;
+        }
+      }
+      u = { ...existing, role, oidcIssuer: row.issuerUrl, oidcSubject: subject };
     } else {
       const created = await createUser(base, { email, passwordHash: passwordHash!, role, name: typeof claims.name === "string" ? claims.name.slice(0, 200) : null });
-      await bindSubject(base, created.id, row.issuerUrl, input.subject, email);
-      await recordAudit({ ...base, actor: systemActor }, { action: "USER_CREATED", entityType: "user", entityId: created.id, after: { email, role } });
+      await bindSubject(base, { userId: created.id, issuer: row.issuerUrl, subject });
+      await recordAudit(asSystem, { action: "USER_CREATED", entityType: "user", entityId: created.id, after: { email, role } });
       const [fresh] = await ctx.db.select().from(users).where(eq(users.id, created.id)).limit(1);
       u = fresh!;
     }
     await recordAudit(
       { ...base, actor: { type: "user", id: u.id } },
-      { action: "USER_SIGNED_IN_SSO", entityType: "user", entityId: u.id, data: { issuer: row.issuerUrl, subject: input.subject, groups, created: !existing } },
+      { action: "USER_SIGNED_IN_SSO", entityType: "user", entityId: u.id, data: { issuer: row.issuerUrl, subject, groups, created: !existing } },
     );
     return u;
   });
-  if (input.replacesSessionId) await deleteSession(ctx, input.replacesSessionId);
+  if (input.session) await deleteSession(ctx, input.session.id);
   const session = await createSession(ctx, user);
   return { user: toUserView(user), org, token: session.token, csrfToken: session.csrfToken, expiresAt: session.expiresAt };
-}
-
-/**
- * Binds the account to the provider's subject for this person at its first sign-in through the
- * issuer (again after the organization changed issuer); later sign-ins must carry that subject:
- * an account at the provider that comes to hold the email (renamed, recycled) is refused. One
- * conditional update, so two first sign-ins at once cannot both bind.
- */
-async function bindSubject(ctx: Pick<DomainContext, "db">, userId: string, issuer: string, subject: string, email: string): Promise<void> {
-  const bound = await ctx.db
-    .update(users)
-    .set({ oidcIssuer: issuer, oidcSubject: subject })
-    .where(and(eq(users.id, userId), or(isNull(users.oidcSubject), ne(users.oidcIssuer, issuer), eq(users.oidcSubject, subject))))
-    .returning({ id: users.id });
-  if (!bound.length) throw new OidcRefused("subject_mismatch", null, email, userId);
 }

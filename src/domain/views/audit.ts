@@ -22,7 +22,7 @@ import { strikePolicySchema } from "./strikes.ts";
 import { TEMPLATE_KINDS } from "./template.ts";
 import { BUCKETS, SEVERITIES } from "./severity.ts";
 import { ROLES } from "./user.ts";
-import { OIDC_FAILURE_CODES, oidcSettingsInputSchema, type OidcFailure } from "./sso.ts";
+import { OIDC_FAILURE_CODES, oidcSettingsInputSchema, SSO_LINK_PROOFS, type OidcFailure } from "./sso.ts";
 import { DELIVERY_STATUSES, EVENT_TYPES } from "./webhook.ts";
 
 /** What an audit event can be about. */
@@ -371,6 +371,17 @@ export const AUDIT_ACTIONS = {
     label: "Signed in through single sign-on",
     entity: ["user"],
     data: z.object({ issuer: z.string(), subject: z.string(), groups: z.array(z.string()), created: z.boolean() }),
+  },
+  USER_SSO_LINKED: {
+    label: "Account linked to single sign-on",
+    entity: ["user"],
+    data: z.object({ issuer: z.string(), subject: z.string(), by: z.enum(SSO_LINK_PROOFS) }),
+  },
+  USER_SSO_LINK_ALLOWED: {
+    label: "Single sign-on link allowed",
+    entity: ["user"],
+    before: z.object({ issuer: z.string().nullable(), subject: z.string().nullable() }),
+    data: z.object({ issuer: z.string() }),
   },
   SSO_SIGN_IN_REFUSED: {
     label: "Single sign-on refused",

@@ -46,6 +46,17 @@ export const oidcSettingsInputSchema = z.object({
   provisioning: z.enum(PROVISIONING),
   /** False: the organization's users sign in through the provider only (its admins keep their passwords: break-glass). */
   passwordSignIn: z.boolean(),
+  /**
+   * The provider never sends `email_verified` (Entra ID) and vouches for every address it gives:
+   * an absent claim is then taken as verified. Off: only `true` (or "true") is.
+   */
+  providerOmitsEmailVerified: z.boolean().default(false),
+  /**
+   * An existing account not yet linked to the provider is linked at the first sign-in whose
+   * verified email is its own. Off: the person proves the account first (its password), or an
+   * admin links it.
+   */
+  linkByVerifiedEmail: z.boolean().default(false),
 });
 export type OidcSettingsInput = z.infer<typeof oidcSettingsInputSchema>;
 
@@ -58,8 +69,8 @@ export type OidcSettingsView = z.infer<typeof oidcSettingsViewSchema>;
 
 /** What the sign-in page offers for an organization (public: no secret, nothing an unknown slug would reveal). */
 export const signInOptionsSchema = z.object({
-  /** The button, when the organization signs in through a provider. */
-  sso: z.object({ providerName: z.string(), startPath: z.string() }).nullable(),
+  /** The button, when the organization signs in through a provider (it starts the sign-in with `auth.ssoStart`). */
+  sso: z.object({ providerName: z.string() }).nullable(),
   /** False when the organization switched password sign-in off. */
   passwordSignIn: z.boolean(),
 });
@@ -80,11 +91,39 @@ export const OIDC_FAILURES = {
   unknown_user: "You have no account in this organization: ask an admin to add you.",
   disabled: "Your account is disabled.",
   subject_mismatch: "Your email belongs to an account that signs in as another person at the identity provider: ask an admin.",
+  link_required:
+    "An account with your email already exists here, but it is not linked to the identity provider yet: sign in below with its password to link it (you then sign in at the provider once more), or ask an admin to link it.",
+  last_admin:
+    "Your groups at the identity provider no longer make you an admin, but you are this organization's last admin: sign in with your password and make another user admin first.",
+  other_session: "This browser signed in to another organization while this sign-in was under way: start again to choose which one to keep.",
   too_many_starts: "Too many sign-ins were started from your address: wait a minute and try again.",
 } as const;
 export type OidcFailure = keyof typeof OIDC_FAILURES;
 export const OIDC_FAILURE_CODES = Object.keys(OIDC_FAILURES) as OidcFailure[];
 export const isOidcFailure = (code: string): code is OidcFailure => Object.hasOwn(OIDC_FAILURES, code);
+
+/**
+ * What starting a sign-in answers the sign-in page: the provider's address to go to, or, when
+ * the browser is signed in to another organization, who it is signed in as, for the person to
+ * confirm that this session ends (nothing was started).
+ */
+export const ssoStartAnswerSchema = z.discriminatedUnion("next", [
+  z.object({ next: z.literal("provider"), location: z.string() }),
+  z.object({ next: z.literal("confirm"), signedInAs: z.object({ email: z.string(), organization: z.string() }) }),
+]);
+export type SsoStartAnswer = z.infer<typeof ssoStartAnswerSchema>;
+
+/**
+ * How an account stands with the organization's provider: `linked` to one person there (their
+ * subject), `allowed` to link at the next sign-in with its email (an admin's word), or `none`.
+ */
+export const SSO_LINK_STATES = ["linked", "allowed", "none"] as const;
+export type SsoLinkState = (typeof SSO_LINK_STATES)[number];
+export const ssoLinkSchema = z.object({ userId: z.string(), state: z.enum(SSO_LINK_STATES) });
+
+/** How an account that existed before was linked to the person at the provider (USER_SSO_LINKED). */
+export const SSO_LINK_PROOFS = ["session", "admin", "email"] as const;
+export type SsoLinkProof = (typeof SSO_LINK_PROOFS)[number];
 
 /** The provider's answer to "test discovery": what it says about itself. */
 export const discoveryResultSchema = z.object({

@@ -19,6 +19,8 @@ const EMPTY: Draft = {
   defaultRole: null,
   provisioning: "existing_only",
   passwordSignIn: true,
+  providerOmitsEmailVerified: false,
+  linkByVerifiedEmail: false,
 };
 
 const PROVISIONING_LABEL: Record<(typeof PROVISIONING)[number], string> = {
@@ -38,10 +40,28 @@ function parseGroupRoles(text: string): OidcSettingsInput["groupRoles"] {
     });
 }
 
+/** A switch of the settings, with the hint that says what it trusts. */
+function Switch({ id, label, hint, checked, onChange }: { id: string; label: string; hint: string; checked: boolean; onChange: (on: boolean) => void }) {
+  return (
+    <div className="switch">
+      <input id={id} type="checkbox" aria-describedby={`${id}-hint`} checked={checked} onChange={(e) => onChange(e.target.checked)} />
+      <span>
+        <label htmlFor={id}>
+          <strong>{label}</strong>
+        </label>
+        <span id={`${id}-hint`} className="field-hint">
+          {hint}
+        </span>
+      </span>
+    </div>
+  );
+}
+
 /**
  * The organization's single sign-on (admins, on the Users page): the provider, who may sign in
- * and as what, and whether passwords stay on. The client secret is write-only. The redirect URI
- * to register at the provider and the sign-in link to share are shown.
+ * and as what, what its email claims are trusted for, and whether passwords stay on. The client
+ * secret is write-only. The redirect URI to register at the provider and the sign-in link to
+ * share are shown.
  */
 export function SsoSettings({ orgSlug }: { orgSlug: string }) {
   const qc = useQueryClient();
@@ -130,17 +150,27 @@ export function SsoSettings({ orgSlug }: { orgSlug: string }) {
           ))}
         </select>
       </Field>
-      <div className="switch">
-        <input id="sso-passwords" type="checkbox" aria-describedby="sso-passwords-hint" checked={draft.passwordSignIn} onChange={(e) => set("passwordSignIn", e.target.checked)} />
-        <span>
-          <label htmlFor="sso-passwords">
-            <strong>Password sign-in</strong>
-          </label>
-          <span id="sso-passwords-hint" className="field-hint">
-            Off: only single sign-on, but admins keep their passwords (break-glass).
-          </span>
-        </span>
-      </div>
+      <Switch
+        id="sso-passwords"
+        label="Password sign-in"
+        hint="Off: only single sign-on, but admins keep their passwords (break-glass)."
+        checked={draft.passwordSignIn}
+        onChange={(on) => set("passwordSignIn", on)}
+      />
+      <Switch
+        id="sso-omits-verified"
+        label="The provider never sends email_verified"
+        hint="On: an address without the claim counts as verified (Entra ID). Only for a provider whose addresses are all its own, set by its admins. Off: only email_verified true signs in."
+        checked={draft.providerOmitsEmailVerified}
+        onChange={(on) => set("providerOmitsEmailVerified", on)}
+      />
+      <Switch
+        id="sso-link-by-email"
+        label="Link existing accounts by verified email"
+        hint="On: an account added here links at its first sign-in with the same verified email. Off: its owner signs in with its password first, or an admin links it."
+        checked={draft.linkByVerifiedEmail}
+        onChange={(on) => set("linkByVerifiedEmail", on)}
+      />
       <ErrorNote error={save.error} />
       <ErrorNote error={discover.error} />
       {discover.data && (

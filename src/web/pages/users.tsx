@@ -1,10 +1,18 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
+import type { SsoLinkState } from "../../domain/views/sso.ts";
 import { ROLES } from "../../domain/views/user.ts";
 import { errorMessage, trpc, type Role } from "../api.ts";
 import { SsoSettings } from "../components/sso-settings.tsx";
 import { useSession } from "../session.tsx";
 import { dateTime, ErrorNote, Field, QueryTable, SecretDialog, useToast } from "../ui.tsx";
+
+/** How an account stands with the organization's provider, in the Users table (docs/sso.md, "Linking accounts"). */
+const LINK_LABEL: Record<SsoLinkState, string> = {
+  linked: "linked",
+  allowed: "links at next sign-in",
+  none: "not linked",
+};
 
 const ROLE_HELP: Record<Role, string> = {
   viewer: "reads everything, changes nothing",
@@ -20,6 +28,17 @@ export function UsersPage() {
   const [form, setForm] = useState({ email: "", role: "moderator" as Role, password: "" });
   const [secret, setSecret] = useState<{ email: string; password: string } | null>(null);
   const refresh = () => qc.invalidateQueries({ queryKey: ["users"] });
+  // Empty while single sign-on is not set up: the table then has no column for it.
+  const links = useQuery({ queryKey: ["sso", orgSlug, "links"], queryFn: () => trpc.sso.links.query({ orgSlug }) });
+  const linkOf = new Map((links.data?.links ?? []).map((l) => [l.userId, l.state] as const));
+  const allowLink = useMutation({
+    mutationFn: (u: { id: string; email: string }) => trpc.sso.allowLink.mutate({ orgSlug, userId: u.id }),
+    onSuccess: (_r, u) => {
+      toast(`${u.email} links at the next sign-in through single sign-on`);
+      void qc.invalidateQueries({ queryKey: ["sso", orgSlug, "links"] });
+    },
+    onError: (e) => toast(errorMessage(e), "error"),
+  });
   const create = useMutation({
     mutationFn: () => trpc.users.create.mutate({ email: form.email, role: form.role, password: form.password || undefined }),
     onSuccess: (r) => {
@@ -80,7 +99,14 @@ export function UsersPage() {
       <QueryTable
         error={users.error}
         pending={users.isPending}
-        columns={[{ label: "Email" }, { label: "Role" }, { label: "Added" }, { label: "State" }, { label: "Actions", srOnly: true }]}
+        columns={[
+          { label: "Email" },
+          { label: "Role" },
+          { label: "Added" },
+          { label: "State" },
+          ...(linkOf.size > 0 ? [{ label: "Single sign-on" }] : []),
+          { label: "Actions", srOnly: true },
+        ]}
       >
         {(users.data?.users ?? []).map((u) => {
           const self = u.id === me.user.id;
@@ -105,6 +131,7 @@ export function UsersPage() {
               </td>
               <td>{dateTime(u.createdAt)}</td>
               <td>{u.disabledAt ? `disabled ${dateTime(u.disabledAt)}` : "active"}</td>
+              {linkOf.size > 0 && <td>{LINK_LABEL[linkOf.get(u.id) ?? "none"]}</td>}
               <td className="row-actions">
                 {!self &&
                   (u.disabledAt ? (
@@ -127,6 +154,21 @@ export function UsersPage() {
                     onClick={() => confirm(`Give ${u.email} a new password? Their sessions end.`) && act.mutate({ kind: "reset", userId: u.id })}
                   >
                     Reset password
+                  </button>
+                )}
+                {linkOf.size > 0 && linkOf.get(u.id) !== "allowed" && (
+                  <button
+                    type="button"
+                    className="small secondary"
+                    disabled={allowLink.isPending}
+                    onClick={() =>
+                      confirm(
+                        `Link ${u.email} to whoever next signs in through single sign-on with this verified email?` +
+                          (linkOf.get(u.id) === "linked" ? " Its current link ends." : " Do this only when you know that person is its owner."),
+                      ) && allowLink.mutate(u)
+                    }
+                  >
+                    Link at next sign-in
                   </button>
                 )}
               </td>
