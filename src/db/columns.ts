@@ -133,19 +133,17 @@ export const real = <N extends string>(name: N) => new ColumnSpec<Facts<"real", 
 
 // ---- Indexes. ----
 
+/** What an index is over: columns, or expressions of them (`sql\`lower(${t.name})\``). */
+type IndexColumns = [Column | SQL, ...(Column | SQL)[]];
+
 /** An index of the description: its columns or expressions, and for a partial index its condition. */
 export class IndexSpec {
-  columns: (Column | SQL)[] = [];
   condition?: SQL;
   constructor(
     readonly name: string,
     readonly unique: boolean,
+    readonly columns: IndexColumns,
   ) {}
-
-  on(...columns: [Column | SQL, ...(Column | SQL)[]]): this {
-    this.columns = columns;
-    return this;
-  }
 
   /** A partial index: only the rows the condition holds for (the same SQL on both engines). */
   where(condition: SQL): this {
@@ -154,8 +152,9 @@ export class IndexSpec {
   }
 }
 
-export const index = (name: string) => new IndexSpec(name, false);
-export const uniqueIndex = (name: string) => new IndexSpec(name, true);
+const indexOn = (name: string, unique: boolean) => ({ on: (...columns: IndexColumns) => new IndexSpec(name, unique, columns) });
+export const index = (name: string) => indexOn(name, false);
+export const uniqueIndex = (name: string) => indexOn(name, true);
 
 // ---- Tables. ----
 
@@ -217,23 +216,38 @@ export interface ColumnBuilder {
   references(ref: () => Column, actions: typeof ON_DELETE): unknown;
 }
 
+/** What the description asks of a dialect's index builders (drizzle's `index(name)` and `uniqueIndex(name)`; X: what they index). */
+export interface IndexBuilder<I extends PartialIndex, X> {
+  on(...columns: [X, ...X[]]): I;
+}
+export type PartialIndex = { where(condition: SQL): unknown };
+
 /** A dialect: drizzle's builders of one engine, for what the description says. */
-export interface Dialect<T extends DialectTypes, B extends ColumnBuilder, I> {
+export interface Dialect<T extends DialectTypes, B extends ColumnBuilder, I extends PartialIndex, X> {
   /** A column stored as `storage` (B: the dialect's builders). */
   column(storage: Storage, name: string, values: Readonly<Vocabulary> | undefined): B;
   table(name: string, columns: Record<string, B>, indexes: ((t: Record<string, Column>) => I[]) | undefined): Table;
-  /** An index (I: the dialect's index builders). */
-  index(spec: IndexSpec): I;
+  index(name: string): IndexBuilder<I, X>;
+  uniqueIndex(name: string): IndexBuilder<I, X>;
   /** Type only: the dialect's types (DialectTypes). */
   readonly types?: T;
 }
 
 /** Builds every table of `description` with `dialect`, in the description's order (drizzle-kit's order of columns too). */
-export function buildTables<T extends DialectTypes, B extends ColumnBuilder, I, D extends Record<string, AnyTableSpec>>(dialect: Dialect<T, B, I>, description: D): Tables<T, D> {
+export function buildTables<T extends DialectTypes, B extends ColumnBuilder, I extends PartialIndex, X, D extends Record<string, AnyTableSpec>>(
+  dialect: Dialect<T, B, I, X>,
+  description: D,
+): Tables<T, D> {
   const bySqlName = new Map<string, Table>();
   const idOf = (table: string) => (bySqlName.has(table) ? getTableColumns(bySqlName.get(table) as Table).id : undefined);
   const referenced = new Set<string>();
   const tables: Record<string, Table> = {};
+  const buildIndex = (spec: IndexSpec) => {
+    // The columns are the ones this dialect's table built (`t` below), so of the kind it indexes.
+    const built = (spec.unique ? dialect.uniqueIndex(spec.name) : dialect.index(spec.name)).on(...(spec.columns as [X, ...X[]]));
+    if (spec.condition) built.where(spec.condition);
+    return built;
+  };
   for (const [key, spec] of Object.entries(description)) {
     const builders: Record<string, B> = {};
     for (const [columnKey, column] of Object.entries(spec.columns)) {
@@ -253,7 +267,7 @@ export function buildTables<T extends DialectTypes, B extends ColumnBuilder, I, 
     }
     const indexes = spec.indexes;
     // `t`: the columns the dialect built, which the description's index callbacks state indexes over.
-    const built = dialect.table(spec.name, builders, indexes && ((t) => indexes(t as never).map((i) => dialect.index(i))));
+    const built = dialect.table(spec.name, builders, indexes && ((t) => indexes(t as never).map(buildIndex)));
     bySqlName.set(spec.name, built);
     tables[key] = built;
   }

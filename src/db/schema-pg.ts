@@ -25,8 +25,8 @@ import {
   pgTable,
   text,
   uniqueIndex,
-  type ExtraConfigColumn,
   type PgBigInt53BuilderInitial,
+  type ExtraConfigColumn,
   type IndexBuilder,
   type PgColumnBuilderBase,
   type PgDoublePrecisionBuilderInitial,
@@ -52,17 +52,12 @@ interface PgTypes extends DialectTypes {
   readonly table: Table<Extract<this["tableName"], string>, Extract<this["builders"], Record<string, ColumnBuilderBase>>>;
 }
 
-type IndexColumn = Partial<ExtraConfigColumn> | SQL;
-
-const pg: Dialect<PgTypes, PgColumnBuilderBase & ColumnBuilder, IndexBuilder> = {
+const pg: Dialect<PgTypes, PgColumnBuilderBase & ColumnBuilder, IndexBuilder, Partial<ExtraConfigColumn> | SQL> = {
   column: (storage, name, values) =>
     storage === "text" ? text(name, { enum: values }) : storage === "bigint" ? bigint(name, { mode: "number" }) : storage === "real" ? doublePrecision(name) : integer(name),
   table: (name, columns, indexes) => pgTable(name, columns, indexes),
-  index: ({ name, unique, columns, condition }) => {
-    // The columns are this dialect's: the table built them.
-    const built = (unique ? uniqueIndex : index)(name).on(...(columns as [IndexColumn, ...IndexColumn[]]));
-    return condition ? built.where(condition) : built;
-  },
+  index,
+  uniqueIndex,
 };
 
 export const {

@@ -13,8 +13,8 @@ import {
   sqliteTable,
   text,
   uniqueIndex,
-  type IndexColumn,
   type IndexBuilder,
+  type IndexColumn,
   type SQLiteColumnBuilderBase,
   type SQLiteIntegerBuilderInitial,
   type SQLiteRealBuilderInitial,
@@ -37,14 +37,11 @@ interface SqliteTypes extends DialectTypes {
   readonly table: Table<Extract<this["tableName"], string>, Extract<this["builders"], Record<string, ColumnBuilderBase>>>;
 }
 
-const sqlite: Dialect<SqliteTypes, SQLiteColumnBuilderBase & ColumnBuilder, IndexBuilder> = {
+const sqlite: Dialect<SqliteTypes, SQLiteColumnBuilderBase & ColumnBuilder, IndexBuilder, IndexColumn> = {
   column: (storage, name, values) => (storage === "text" ? text(name, { enum: values }) : storage === "real" ? real(name) : integer(name)),
   table: (name, columns, indexes) => sqliteTable(name, columns, indexes),
-  index: ({ name, unique, columns, condition }) => {
-    // The columns are this dialect's: the table built them.
-    const built = (unique ? uniqueIndex : index)(name).on(...(columns as [IndexColumn, ...IndexColumn[]]));
-    return condition ? built.where(condition) : built;
-  },
+  index,
+  uniqueIndex,
 };
 
 export const {

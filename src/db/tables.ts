@@ -20,7 +20,7 @@
  * how queries reach them (`Store.textSearch`).
  */
 import { sql } from "drizzle-orm";
-import { buildTables, flag, id, index, int, json, real, searchText, seq, table, text, time, uniqueIndex, type ColumnBuilder, type Dialect, type DialectTypes } from "./columns.ts";
+import { buildTables, flag, id, index, int, json, real, searchText, seq, table, text, time, uniqueIndex, type ColumnBuilder, type Dialect, type DialectTypes, type PartialIndex } from "./columns.ts";
 // The enumerations are the domain's vocabularies (pure modules: src/domain/views): they type the
 // columns and change no migration.
 import { KEY_KINDS } from "../domain/views/api-key.ts";
@@ -1212,4 +1212,4 @@ const description = {
 export const TABLE_NAMES = Object.keys(description) as (keyof typeof description)[];
 
 /** The drizzle tables of one engine (its `Dialect`), under the description's names. */
-export const defineTables = <T extends DialectTypes, B extends ColumnBuilder, I>(dialect: Dialect<T, B, I>) => buildTables(dialect, description);
+export const defineTables = <T extends DialectTypes, B extends ColumnBuilder, I extends PartialIndex, X>(dialect: Dialect<T, B, I, X>) => buildTables(dialect, description);
