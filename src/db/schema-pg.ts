@@ -25,9 +25,9 @@ import {
   pgTable,
   text,
   uniqueIndex,
-  type PgBigInt53BuilderInitial,
   type ExtraConfigColumn,
   type IndexBuilder,
+  type PgBigInt53BuilderInitial,
   type PgColumnBuilderBase,
   type PgDoublePrecisionBuilderInitial,
   type PgIntegerBuilderInitial,
@@ -37,6 +37,7 @@ import {
 import type { ColumnBuilder, ColumnFacts, Dialect, DialectTypes } from "./columns.ts";
 import { defineTables } from "./tables.ts";
 
+/** The drizzle builder PostgreSQL gives a column of these facts (its modifiers are added by src/db/columns.ts). */
 type Builder<F extends ColumnFacts> = F["storage"] extends "text"
   ? PgTextBuilderInitial<F["name"], F["values"]>
   : F["storage"] extends "bigint"
@@ -47,6 +48,7 @@ type Builder<F extends ColumnFacts> = F["storage"] extends "text"
 
 type Table<N extends string, B extends Record<string, ColumnBuilderBase>> = PgTableWithColumns<{ name: N; schema: undefined; columns: BuildColumns<N, B, "pg">; dialect: "pg" }>;
 
+/** The types of this dialect's builders and tables (DialectTypes, src/db/columns.ts). */
 interface PgTypes extends DialectTypes {
   readonly builder: Builder<Extract<this["facts"], ColumnFacts>>;
   readonly table: Table<Extract<this["tableName"], string>, Extract<this["builders"], Record<string, ColumnBuilderBase>>>;
@@ -60,6 +62,7 @@ const pg: Dialect<PgTypes, PgColumnBuilderBase & ColumnBuilder, IndexBuilder, Pa
   uniqueIndex,
 };
 
+// Every table of the description, under its name (test/schema-dialects.test.ts checks the list).
 export const {
   organizations, projects, apiKeys, identities, users, auditEvents, auditChainHeads, auditCheckpoints,
   reportCategories, cases, reports, reportReasons, caseNotes, caseTags, decisionTemplates, bulkDecisions,

@@ -24,6 +24,7 @@ import {
 import type { ColumnBuilder, ColumnFacts, Dialect, DialectTypes } from "./columns.ts";
 import { defineTables } from "./tables.ts";
 
+/** The drizzle builder SQLite gives a column of these facts (its modifiers are added by src/db/columns.ts). */
 type Builder<F extends ColumnFacts> = F["storage"] extends "text"
   ? SQLiteTextBuilderInitial<F["name"], F["values"], number | undefined>
   : F["storage"] extends "real"
@@ -32,6 +33,7 @@ type Builder<F extends ColumnFacts> = F["storage"] extends "text"
 
 type Table<N extends string, B extends Record<string, ColumnBuilderBase>> = SQLiteTableWithColumns<{ name: N; schema: undefined; columns: BuildColumns<N, B, "sqlite">; dialect: "sqlite" }>;
 
+/** The types of this dialect's builders and tables (DialectTypes, src/db/columns.ts). */
 interface SqliteTypes extends DialectTypes {
   readonly builder: Builder<Extract<this["facts"], ColumnFacts>>;
   readonly table: Table<Extract<this["tableName"], string>, Extract<this["builders"], Record<string, ColumnBuilderBase>>>;
@@ -44,6 +46,7 @@ const sqlite: Dialect<SqliteTypes, SQLiteColumnBuilderBase & ColumnBuilder, Inde
   uniqueIndex,
 };
 
+// Every table of the description, under its name (test/schema-dialects.test.ts checks the list).
 export const {
   organizations, projects, apiKeys, identities, users, auditEvents, auditChainHeads, auditCheckpoints,
   reportCategories, cases, reports, reportReasons, caseNotes, caseTags, decisionTemplates, bulkDecisions,
