@@ -1,21 +1,31 @@
 /**
- * The two dialect definitions of the tables (src/db/schema-sqlite.ts and src/db/schema-pg.ts)
- * must describe the same schema: src/db/schema.ts hands the domain either set under the SQLite
- * types. In-process, no database: each table's drizzle config, reduced to what both dialects can
- * say (columns, TypeScript kind, keys, unique constraints, foreign keys, indexes), is compared
- * table by table; the row types are compared by the compiler. Then a cheap check that both
- * migration sets were regenerated: every table and index is created by some embedded migration.
+ * The tables are described once (src/db/tables.ts) and built by one small dialect per engine
+ * (src/db/schema-sqlite.ts, src/db/schema-pg.ts). In-process, no database, this checks what the
+ * description cannot promise alone:
+ * - every table of the description is exported under its name by both dialect modules and by
+ *   src/db/schema.ts (their export lists are written by hand);
+ * - the two dialects build the same tables: the row types (by the compiler), and each table's
+ *   drizzle config reduced to what both dialects can say (columns, TypeScript kind, keys, unique
+ *   constraints, foreign keys, indexes), table by table, so a dialect that drops a modifier, a
+ *   vocabulary or a partial index's WHERE shows;
+ * - each dialect's tables are what its migrations built: diffed against the last snapshot of
+ *   drizzle/ and drizzle-pg/, drizzle-kit would generate nothing (a column added without
+ *   `npm run db:generate` fails here), and the embedded migrations create every table and index.
  */
 import { describe, expect, test } from "bun:test";
-import { getTableName, is, SQL } from "drizzle-orm";
+import { join } from "node:path";
+import { getTableName, is, SQL, type Column } from "drizzle-orm";
+import { generateDrizzleJson, generateMigration, generateSQLiteDrizzleJson, generateSQLiteMigration } from "drizzle-kit/api";
 import { bigint, getTableConfig as pgConfig, integer as pgInteger, PgDialect, pgTable, text as pgText, uniqueIndex as pgUniqueIndex } from "drizzle-orm/pg-core";
-import type { IndexedColumn, PgTable } from "drizzle-orm/pg-core";
+import type { PgTable } from "drizzle-orm/pg-core";
 import { getTableConfig as sqliteConfig, SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { embeddedMigrations } from "../src/db/migrations-index.ts";
 import { embeddedPgMigrations } from "../src/db/migrations-index-pg.ts";
+import * as domainTables from "../src/db/schema.ts";
 import * as pg from "../src/db/schema-pg.ts";
 import * as sqlite from "../src/db/schema-sqlite.ts";
+import { TABLE_NAMES } from "../src/db/tables.ts";
 
 // ---- The row types: the same TypeScript types on both sides (checked by `tsc --noEmit`). ----
 
@@ -86,9 +96,9 @@ function normaliseSql(text: string, table: string): string {
     .toLowerCase();
 }
 
-type AnyColumn = ReturnType<typeof sqliteConfig>["columns"][number] | ReturnType<typeof pgConfig>["columns"][number];
+type AnyConfig = ReturnType<typeof sqliteConfig> | ReturnType<typeof pgConfig>;
 
-function columnShape(c: AnyColumn): ColumnShape {
+function columnShape(c: AnyConfig["columns"][number]): ColumnShape {
   return {
     name: c.name,
     dataType: c.dataType,
@@ -102,32 +112,33 @@ function columnShape(c: AnyColumn): ColumnShape {
 }
 
 const byName = <T extends { name?: string | undefined }>(a: T, b: T) => (a.name ?? "").localeCompare(b.name ?? "");
+const names = (columns: readonly Column[]) => columns.map((c) => c.name);
 
-function sqliteShape(table: SQLiteTable): TableShape {
-  const t = sqliteConfig(table);
-  const render = (s: SQL) => normaliseSql(sqliteDialect.sqlToQuery(s).sql, t.name);
+/** A table's drizzle config (either dialect's), with its expressions rendered by `render`. */
+function shapeOf(t: AnyConfig, render: (s: SQL) => string): TableShape {
+  const indexes: { config: { name?: string; unique: boolean; columns: unknown[]; where?: SQL } }[] = t.indexes;
   return {
     name: t.name,
     columns: t.columns.map(columnShape).sort(byName),
-    primaryKeys: t.primaryKeys.map((pk) => pk.columns.map((c) => c.name)),
-    uniqueConstraints: t.uniqueConstraints.map((u) => ({ name: u.name, columns: u.columns.map((c) => c.name) })).sort(byName),
+    primaryKeys: t.primaryKeys.map((pk) => names(pk.columns)),
+    uniqueConstraints: t.uniqueConstraints.map((u) => ({ name: u.name, columns: names(u.columns) })).sort(byName),
     foreignKeys: t.foreignKeys
       .map((fk) => {
         const r = fk.reference();
         return {
-          columns: r.columns.map((c) => c.name),
+          columns: names(r.columns),
           table: getTableName(r.foreignTable),
-          foreignColumns: r.foreignColumns.map((c) => c.name),
+          foreignColumns: names(r.foreignColumns),
           onDelete: fk.onDelete ?? "no action",
           onUpdate: fk.onUpdate ?? "no action",
         };
       })
       .sort((a, b) => a.columns.join().localeCompare(b.columns.join())),
-    indexes: t.indexes
+    indexes: indexes
       .map((i) => ({
-        name: i.config.name,
+        name: i.config.name ?? "",
         unique: i.config.unique,
-        columns: i.config.columns.map((c) => (is(c, SQL) ? render(c) : c.name)),
+        columns: i.config.columns.map((c) => (is(c, SQL) ? render(c) : ((c as { name?: string }).name ?? ""))),
         where: i.config.where ? render(i.config.where) : null,
       }))
       .sort(byName),
@@ -135,36 +146,14 @@ function sqliteShape(table: SQLiteTable): TableShape {
   };
 }
 
+function sqliteShape(table: SQLiteTable): TableShape {
+  const t = sqliteConfig(table);
+  return shapeOf(t, (s) => normaliseSql(sqliteDialect.sqlToQuery(s).sql, t.name));
+}
+
 function pgShape(table: PgTable): TableShape {
   const t = pgConfig(table);
-  const render = (s: SQL) => normaliseSql(pgDialect.sqlToQuery(s).sql, t.name);
-  return {
-    name: t.name,
-    columns: t.columns.map(columnShape).sort(byName),
-    primaryKeys: t.primaryKeys.map((pk) => pk.columns.map((c) => c.name)),
-    uniqueConstraints: t.uniqueConstraints.map((u) => ({ name: u.name, columns: u.columns.map((c) => c.name) })).sort(byName),
-    foreignKeys: t.foreignKeys
-      .map((fk) => {
-        const r = fk.reference();
-        return {
-          columns: r.columns.map((c) => c.name),
-          table: getTableName(r.foreignTable),
-          foreignColumns: r.foreignColumns.map((c) => c.name),
-          onDelete: fk.onDelete ?? "no action",
-          onUpdate: fk.onUpdate ?? "no action",
-        };
-      })
-      .sort((a, b) => a.columns.join().localeCompare(b.columns.join())),
-    indexes: t.indexes
-      .map((i) => ({
-        name: i.config.name ?? "",
-        unique: i.config.unique,
-        columns: i.config.columns.map((c) => (is(c, SQL) ? render(c) : ((c as IndexedColumn).name ?? ""))),
-        where: i.config.where ? render(i.config.where) : null,
-      }))
-      .sort(byName),
-    checks: t.checks.map((c) => c.name).sort(),
-  };
+  return shapeOf(t, (s) => normaliseSql(pgDialect.sqlToQuery(s).sql, t.name));
 }
 
 /** Every difference between two shapes, one line each (empty when they are the same). */
@@ -194,17 +183,26 @@ function diffShapes(a: TableShape, b: TableShape): string[] {
 const sqliteTables = new Map(Object.values(sqlite).map((t) => [getTableName(t), t as SQLiteTable]));
 const pgTables = new Map(Object.values(pg).map((t) => [getTableName(t), t as PgTable]));
 
-describe("the SQLite and PostgreSQL schemas", () => {
-  test("define the same tables under the same export names", () => {
+describe("the SQLite and PostgreSQL tables", () => {
+  test("are every table of the description, under its name, in both dialect modules and in src/db/schema.ts", () => {
+    const described = [...TABLE_NAMES].sort();
+    expect(described.length).toBeGreaterThan(40);
+    expect({ sqlite: Object.keys(sqlite).sort(), pg: Object.keys(pg).sort(), domain: Object.keys(domainTables).sort() }).toEqual({
+      sqlite: described,
+      pg: described,
+      domain: described,
+    });
+  });
+
+  test("have the same names and row types in both dialects", () => {
     expect(rowTypesMatch).toBe(true);
-    expect(Object.keys(pg).sort()).toEqual(Object.keys(sqlite).sort());
     for (const key of Object.keys(sqlite) as (keyof typeof sqlite)[]) {
       expect({ key, name: getTableName(pg[key]) }).toEqual({ key, name: getTableName(sqlite[key]) });
     }
     expect(sqliteTables.size).toBe(Object.keys(sqlite).length);
   });
 
-  test("every table has the same columns, kinds, keys, constraints and indexes", () => {
+  test("have the same columns, kinds, keys, constraints and indexes in both dialects", () => {
     const differences: string[] = [];
     for (const [name, table] of sqliteTables) {
       const other = pgTables.get(name);
@@ -214,7 +212,7 @@ describe("the SQLite and PostgreSQL schemas", () => {
     expect(differences).toEqual([]);
   });
 
-  test("column kinds are numbers and strings only (no bigint, boolean, json or date on PostgreSQL)", () => {
+  test("have numbers and strings only (no bigint, boolean, json or date on PostgreSQL)", () => {
     for (const table of pgTables.values()) {
       for (const c of pgShape(table).columns) expect({ table: getTableName(table), c: c.name, kind: c.dataType }).toMatchObject({ kind: expect.stringMatching(/^(number|string)$/) });
     }
@@ -231,7 +229,7 @@ describe("the SQLite and PostgreSQL schemas", () => {
 });
 
 describe("the comparison itself", () => {
-  // rate_windows as src/db/schema-pg.ts defines it, and altered copies.
+  // rate_windows as src/db/schema-pg.ts builds it, and altered copies.
   const faithful = pgTable("rate_windows", {
     key: pgText("key").primaryKey(),
     windowStart: bigint("window_start", { mode: "number" }).notNull(),
@@ -315,6 +313,25 @@ describe("the comparison itself", () => {
     expect(normaliseSql(`upper("identities"."name")`, "identities")).not.toBe(normaliseSql(`lower("identities"."name")`, "identities"));
     // A table compared with another one is all differences.
     expect(diffShapes(sqliteShape(sqlite.reports), pgShape(pg.cases)).length).toBeGreaterThan(10);
+  });
+});
+
+/** The snapshot drizzle-kit wrote with the newest migration of `dir` (drizzle/ or drizzle-pg/): the schema that migration leaves. */
+async function lastSnapshot(dir: string) {
+  const meta = join(import.meta.dir, "..", dir, "meta");
+  const journal = (await Bun.file(join(meta, "_journal.json")).json()) as { entries: { idx: number }[] };
+  const newest = journal.entries.at(-1);
+  if (!newest) throw new Error(`${dir}: no migration in the journal`);
+  return Bun.file(join(meta, `${String(newest.idx).padStart(4, "0")}_snapshot.json`)).json();
+}
+
+describe("each engine's tables are what its migrations built (npm run db:generate would generate nothing)", () => {
+  test("SQLite", async () => {
+    expect(await generateSQLiteMigration(await lastSnapshot("drizzle"), await generateSQLiteDrizzleJson(sqlite))).toEqual([]);
+  });
+
+  test("PostgreSQL", async () => {
+    expect(await generateMigration(await lastSnapshot("drizzle-pg"), generateDrizzleJson(pg))).toEqual([]);
   });
 });
 

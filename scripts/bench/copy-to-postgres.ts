@@ -13,8 +13,8 @@
  * all, so this copy is the only source of rows and needs to know nothing of what `init` writes.)
  * A database with rows is refused.
  *
- * - Every table, every column by name: the two dialect schemas (src/db/schema-sqlite.ts,
- *   src/db/schema-pg.ts) have the same tables and columns, and PostgreSQL stores times as
+ * - Every table, every column by name: both engines' tables are built from one description
+ *   (src/db/tables.ts), so they have the same tables and columns, and PostgreSQL stores times as
  *   bigint, flags as integer and JSON as text, so values go over as they are. A table or column
  *   on one side only is an error (the two binaries, or migrations, differ). drizzle's
  *   bookkeeping (`__drizzle_migrations`) is skipped: PostgreSQL's, in the `drizzle` schema,

@@ -1,11 +1,12 @@
 /**
- * The tables, as the domain sees them. Two dialect definitions stand behind them, kept in step
- * (test/schema-dialects.test.ts fails when a table, column, index or constraint is in one and
- * not the other): src/db/schema-sqlite.ts and src/db/schema-pg.ts, each the input of its own
- * migrations (drizzle/ and drizzle-pg/). The process's engine (src/db/engine.ts) picks which
- * set these names are. The domain is typed against the SQLite definitions; the PostgreSQL ones
- * have the same columns with the same TypeScript types (numbers for times and 0/1 flags, text
- * for JSON), so every query the domain writes means the same on both.
+ * The tables, as the domain sees them. They are described once (src/db/tables.ts) and built for
+ * each engine: src/db/schema-sqlite.ts and src/db/schema-pg.ts, each the input of its own
+ * migrations (drizzle/ and drizzle-pg/). The process's engine (src/db/engine.ts) picks which set
+ * these names are. The domain is typed against the SQLite tables; the PostgreSQL ones have the
+ * same columns with the same TypeScript types (numbers for times and 0/1 flags, text for JSON:
+ * src/db/columns.ts), so every query the domain writes means the same on both
+ * (test/schema-dialects.test.ts compares the two, and checks that every described table is
+ * exported here).
  */
 import { ENGINE } from "./engine.ts";
 import * as pg from "./schema-pg.ts";
