@@ -382,7 +382,7 @@ describe("dashboard accessibility (axe-core) in Chromium", () => {
       await visit("#/users", "Users");
       await page.locator("#main tbody tr").first().waitFor();
       await expectNoA11yViolations(page, "the users");
-      await page.getByLabel("Email").fill("reader@demo.example");
+      await page.getByLabel("Email", { exact: true }).fill("reader@demo.example");
       await page.getByLabel("Role", { exact: true }).selectOption("viewer");
       await page.getByRole("button", { name: "Add user" }).click();
       const dialog = page.getByRole("dialog", { name: "Password for reader@demo.example" });

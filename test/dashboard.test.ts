@@ -315,7 +315,7 @@ describe("dashboard in Chromium", () => {
     async () => {
       // The admin adds a viewer in the Users page; the generated password is shown once.
       await page.getByRole("link", { name: "Users" }).click();
-      await page.getByLabel("Email").fill("viewer@demo.example");
+      await page.getByLabel("Email", { exact: true }).fill("viewer@demo.example");
       await page.getByLabel("Role", { exact: true }).selectOption("viewer");
       await page.getByRole("button", { name: "Add user" }).click();
       const password = await page.getByTestId("generated-password").innerText();

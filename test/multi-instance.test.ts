@@ -170,24 +170,29 @@ describe.skipIf(TEST_ENGINE !== "postgres")("two instances on one database (Post
     );
     const ids = made.map((r) => r.data!.action.id);
     expect(made.map((r) => r.data!.action.status)).toEqual(Array(8).fill("scheduled"));
-    // At the start, half are revoked through the second instance, racing the scheduler (which
-    // records each start first, in the revocation's own transaction when it gets there first).
+    // At the start, half are revoked through the second instance, racing the scheduler: an
+    // action whose start the scheduler recorded first is revoked (it started: one announcement,
+    // one statement), one it had not recorded yet is cancelled and never starts (its status
+    // follows its recorded start, never the clock alone: docs/enforcement.md).
     const lastStart = Math.max(...made.map((r) => Date.parse(r.data!.action.startsAt)));
     await Bun.sleep(Math.max(0, lastStart - Date.now()) + 5);
     const revoked = await Promise.all(
       ids.slice(0, 4).map((actionId) => clients[1]!.POST("/organizations/{orgSlug}/projects/{projectId}/enforcement-actions/{actionId}/revoke", { params: { path: { ...path, actionId } }, body: {} })),
     );
-    expect(revoked.map((r) => r.data?.action.status)).toEqual(["revoked", "revoked", "revoked", "revoked"]);
+    const outcomes = revoked.map((r) => r.data?.action.status);
+    for (const outcome of outcomes) expect(["revoked", "cancelled"]).toContain(outcome!);
+    const everStarted = ids.filter((_, i) => i >= 4 || outcomes[i] === "revoked");
     const started = (id: string) => received.filter((r) => r.verified && r.actionId === id && r.type === "enforcement_action.updated" && r.status === "active");
-    await until("every start announced", async () => ids.every((id) => started(id).length > 0));
+    await until("every start announced", async () => everStarted.every((id) => started(id).length > 0));
     await Bun.sleep(1500); // both instances' workers and the scheduler keep running: a second copy must not come
-    for (const id of ids) {
-      expect(started(id)).toHaveLength(1);
-      const statement = await sdkB.GET("/projects/{projectId}/enforcement-actions/{actionId}/statement", { params: { path: { projectId: path.projectId, actionId: id } } });
-      expect(statement.response.status).toBe(200);
-    }
     const audit = await clients[0]!.GET("/organizations/{orgSlug}/audit-events", { params: { path: { orgSlug: path.orgSlug }, query: { action: "ENFORCEMENT_ACTION_STARTED", limit: 100 } } });
-    for (const id of ids) expect(audit.data!.events.filter((e) => e.entityId === id)).toHaveLength(1);
+    for (const id of ids) {
+      const once = everStarted.includes(id) ? 1 : 0;
+      expect(started(id)).toHaveLength(once);
+      expect(audit.data!.events.filter((e) => e.entityId === id)).toHaveLength(once);
+      const statement = await sdkB.GET("/projects/{projectId}/enforcement-actions/{actionId}/statement", { params: { path: { projectId: path.projectId, actionId: id } } });
+      expect(statement.response.status).toBe(once ? 200 : 404);
+    }
   });
 
   test("the expiry scheduler runs on one instance and moves to the other when that one dies", async () => {
