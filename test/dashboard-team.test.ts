@@ -108,6 +108,19 @@ describe("the Team page", () => {
       expect(await holders()).toEqual([bob.id, bob.id, null]);
       await cell(ana.email, "held").getByText("0", { exact: true }).waitFor();
       expect(await row(ana.email).getByRole("button", { name: /^Reassign/ }).count()).toBe(0);
+
+      // In the dark at tablet width: nothing found either, and the page does not overflow sideways (the table scrolls in its frame).
+      await page.emulateMedia({ colorScheme: "dark" });
+      await page.setViewportSize({ width: 820, height: 1180 });
+      try {
+        await cell(bob.email, "held").getByText("2", { exact: true }).waitFor();
+        await expectNoA11yViolations(page, "the Team page (dark, tablet)");
+        await b.shot(page, "team-tablet-dark.png");
+        expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+      } finally {
+        await page.emulateMedia({ colorScheme: "light" });
+        await page.setViewportSize({ width: 1366, height: 900 });
+      }
     },
     BROWSER_T * 2,
   );
