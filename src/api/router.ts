@@ -20,6 +20,7 @@ import { searchRouter } from "./routers/search.ts";
 import { ssoRouter } from "./routers/sso.ts";
 import { strikesRouter } from "./routers/strikes.ts";
 import { sweepsRouter } from "./routers/sweeps.ts";
+import { teamRouter } from "./routers/team.ts";
 import { templatesRouter } from "./routers/templates.ts";
 import { transparencyRouter } from "./routers/transparency.ts";
 import { usersRouter } from "./routers/users.ts";
@@ -54,6 +55,7 @@ export const appRouter = router({
   quality: qualityRouter,
   evaluation: evaluationRouter,
   sso: ssoRouter,
+  team: teamRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -20,6 +20,7 @@ import { ReviewPage } from "./pages/review.tsx";
 import { RulesPage } from "./pages/rules.tsx";
 import { ClosedCasesPage, SearchPage } from "./pages/search.tsx";
 import { SettingsPage } from "./pages/settings.tsx";
+import { TeamPage } from "./pages/team.tsx";
 import { UsersPage } from "./pages/users.tsx";
 import { TransparencyPage } from "./pages/transparency.tsx";
 import { WebhooksPage } from "./pages/webhooks.tsx";
@@ -156,6 +157,7 @@ const NAV: { page: string; label: string; role: Role }[] = [
   { page: "keys", label: "API keys", role: "admin" },
   { page: "webhooks", label: "Webhooks", role: "admin" },
   { page: "users", label: "Users", role: "admin" },
+  { page: "team", label: "Team", role: "admin" },
   { page: "queues", label: "Queues", role: "admin" },
 ];
 
@@ -246,6 +248,8 @@ function Page({ route }: { route: Route }) {
       return <AdminOnly>{<UsersPage />}</AdminOnly>;
     case "queues":
       return <AdminOnly>{<QueuesPage />}</AdminOnly>;
+    case "team":
+      return <AdminOnly>{<TeamPage />}</AdminOnly>;
     case "quality":
       return <QualityPage key={route.params.join("/")} view={id} id={route.params[1]} />;
     default:

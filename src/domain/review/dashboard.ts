@@ -13,6 +13,7 @@ import { DAY_MS, iso, isoOrNull } from "../core/clock.ts";
 import type { DomainContext, ReadContext } from "../core/context.ts";
 import { actionViews, type EnforcementActionView } from "../enforcement/enforcement.ts";
 import { badRequest, notFound } from "../core/errors.ts";
+import { uuidV7Floor } from "../core/ids.ts";
 import { getIdentity, toIdentityView, type IdentityView } from "../intake/identities.ts";
 import { backgroundBacklog, type Backlog } from "./job-backlog.ts";
 import { holderOf, isClaimedBy, isUnclaimed } from "./claims.ts";
@@ -632,12 +633,6 @@ export interface Overview {
   /** Background work of the installation (AI enrichment, link scans, webhooks) and whether it is behind. */
   backlog: Backlog;
 }
-
-/** The smallest UUIDv7 of a millisecond: an id bound for "created since". */
-const uuidV7Floor = (ms: number): string => {
-  const h = Math.max(0, Math.floor(ms)).toString(16).padStart(12, "0");
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-0000-0000-000000000000`;
-};
 
 /** Microseconds in a day, a literal (an integer division by it gives the UTC day number). */
 const US_PER_DAY = sql.raw(String(DAY_MS * 1000));

@@ -132,11 +132,13 @@ export const AUDIT_ACTIONS = {
     before: assignee,
     after: assignee,
     // A decision that took over someone else's claim says whose, and which decision it was; a
-    // claim taken in review mode (src/domain/review/review-mode.ts) says until when it holds.
+    // claim taken in review mode (src/domain/review/review-mode.ts) says until when it holds; a
+    // lead's bulk reassignment (src/domain/review/reassignment.ts) names it, one id for its cases.
     data: z
       .union([
         z.object({ takenOverFrom: z.string(), by: z.string() }),
         z.object({ review: z.literal(true), claimUntil: isoDateTime, sessionId: z.string() }),
+        z.object({ reassignmentId: z.string() }),
       ])
       .optional(),
   },
@@ -151,8 +153,9 @@ export const AUDIT_ACTIONS = {
     entity: ["case"],
     before: assignee,
     after: assignee,
-    // Released by review mode: the moderator moved on (a decision that left the case open, a skip, stopping).
-    data: z.object({ review: z.literal(true), why: z.enum(["next", "skipped", "stopped"]) }).optional(),
+    // Released by review mode: the moderator moved on (a decision that left the case open, a skip,
+    // stopping); or back to the queue by a lead's bulk reassignment.
+    data: z.union([z.object({ review: z.literal(true), why: z.enum(["next", "skipped", "stopped"]) }), z.object({ reassignmentId: z.string() })]).optional(),
   },
   // A case passed over in review mode, with the moderator's reason: not offered to them again
   // in that review session for a while (src/domain/review/review-mode.ts).
