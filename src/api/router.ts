@@ -23,6 +23,7 @@ import { sweepsRouter } from "./routers/sweeps.ts";
 import { templatesRouter } from "./routers/templates.ts";
 import { transparencyRouter } from "./routers/transparency.ts";
 import { usersRouter } from "./routers/users.ts";
+import { viewingRouter } from "./routers/viewing.ts";
 import { webhooksRouter } from "./routers/webhooks.ts";
 import { router } from "./trpc.ts";
 
@@ -54,6 +55,7 @@ export const appRouter = router({
   quality: qualityRouter,
   evaluation: evaluationRouter,
   sso: ssoRouter,
+  viewing: viewingRouter,
 });
 
 export type AppRouter = typeof appRouter;
