@@ -15,14 +15,16 @@ interface BlurStrengthSpec {
   /** The CSS blur radius, in pixels (previews are re-encoded to a bounded size: 40 px hides any of them). */
   px: number;
   label: string;
+  /** The label inside a sentence ("Organization default (strong)"). */
+  short: string;
 }
 
 export const BLUR_STRENGTH_SPECS = {
-  none: { px: 0, label: "None (previews are sharp)" },
-  light: { px: 6, label: "Light" },
-  medium: { px: 12, label: "Medium" },
-  strong: { px: 24, label: "Strong" },
-  maximum: { px: 40, label: "Maximum" },
+  none: { px: 0, label: "None (previews are sharp)", short: "none" },
+  light: { px: 6, label: "Light", short: "light" },
+  medium: { px: 12, label: "Medium", short: "medium" },
+  strong: { px: 24, label: "Strong", short: "strong" },
+  maximum: { px: 40, label: "Maximum", short: "maximum" },
 } as const satisfies { [K in BlurStrength]: BlurStrengthSpec };
 
 /** What reveals a blurred preview: a click (or the Reveal button), or the pointer resting on it. */
@@ -30,9 +32,9 @@ export const REVEAL_MODES = ["click", "hover"] as const;
 export type RevealMode = (typeof REVEAL_MODES)[number];
 
 export const REVEAL_MODE_SPECS = {
-  click: { label: "On click (or the Reveal button)" },
-  hover: { label: "While the pointer is on it (or the Reveal button)" },
-} as const satisfies { [K in RevealMode]: { label: string } };
+  click: { label: "On click (or the Reveal button)", short: "on click" },
+  hover: { label: "While the pointer is on it (or the Reveal button)", short: "on hover" },
+} as const satisfies { [K in RevealMode]: { label: string; short: string } };
 
 const preferenceFields = {
   blur: z.enum(BLUR_STRENGTHS),
