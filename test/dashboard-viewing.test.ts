@@ -153,6 +153,14 @@ describe("the Viewing page and its preview", () => {
       await pointerAway(p);
       await expectFilter(kept, "blur(40px)");
       await expectNoA11yViolations(p, "the Viewing page with a moderator's choices");
+      // At tablet width the preview goes under the choices, and nothing overflows sideways.
+      await p.setViewportSize({ width: 820, height: 1180 });
+      try {
+        expect(await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+        await expectNoA11yViolations(p, "the Viewing page at tablet width");
+      } finally {
+        await p.setViewportSize({ width: 1366, height: 900 });
+      }
     },
     BROWSER_T,
   );

@@ -47,7 +47,7 @@ export function CaseView({ caseId, focusReport, onDecided, onSkip }: { caseId: s
   }, [decided, dialog]);
   // A CRITICAL or graphic case opens behind a warning screen until the reviewer asks for it
   // (their preference, or the organization's rule); each case asks anew (CaseView is keyed by case).
-  const { preferences: viewing } = useViewing();
+  const { answer: viewingAnswer, preferences: viewing } = useViewing();
   const [warningPassed, setWarningPassed] = useState(false);
   const warned = !!detail.data?.caution && viewing.warnBeforeGraphic && !warningPassed;
   useEffect(() => {
@@ -94,7 +94,8 @@ export function CaseView({ caseId, focusReport, onDecided, onSkip }: { caseId: s
       : {}),
   });
 
-  if (detail.isPending) return <Loading />;
+  // A case due a warning waits for the reviewer's preferences (no warning flashing by for one who turned it off).
+  if (detail.isPending || (detail.data?.caution && viewingAnswer.isPending)) return <Loading />;
   if (detail.error) {
     return (
       <section>
