@@ -24,6 +24,7 @@ import { teamRouter } from "./routers/team.ts";
 import { templatesRouter } from "./routers/templates.ts";
 import { transparencyRouter } from "./routers/transparency.ts";
 import { usersRouter } from "./routers/users.ts";
+import { viewingRouter } from "./routers/viewing.ts";
 import { webhooksRouter } from "./routers/webhooks.ts";
 import { router } from "./trpc.ts";
 
@@ -56,6 +57,7 @@ export const appRouter = router({
   evaluation: evaluationRouter,
   sso: ssoRouter,
   team: teamRouter,
+  viewing: viewingRouter,
 });
 
 export type AppRouter = typeof appRouter;

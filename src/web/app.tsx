@@ -22,6 +22,7 @@ import { ClosedCasesPage, SearchPage } from "./pages/search.tsx";
 import { SettingsPage } from "./pages/settings.tsx";
 import { TeamPage } from "./pages/team.tsx";
 import { UsersPage } from "./pages/users.tsx";
+import { ViewingPage } from "./pages/viewing.tsx";
 import { TransparencyPage } from "./pages/transparency.tsx";
 import { WebhooksPage } from "./pages/webhooks.tsx";
 import { GlobalSearchBox } from "./components/search-box.tsx";
@@ -240,6 +241,8 @@ function Page({ route }: { route: Route }) {
       return <ProjectsPage />;
     case "settings":
       return <SettingsPage />;
+    case "viewing":
+      return <ViewingPage />;
     case "keys":
       return <AdminOnly>{<KeysPage />}</AdminOnly>;
     case "webhooks":
@@ -298,6 +301,9 @@ function UserMenu({ me }: { me: SignedIn }) {
         <span className="email">{me.user.email}</span>
         <span className={`role role-${me.role}`}>{me.role}</span>
       </span>
+      <a className="button small secondary" href={href("viewing")}>
+        Viewing
+      </a>
       <button type="button" className="secondary small" onClick={() => logout.mutate()} disabled={logout.isPending}>
         Sign out
       </button>

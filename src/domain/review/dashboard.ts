@@ -8,6 +8,7 @@ import { auditEvents, caseTags, cases, contentAnalyses, enforcementActions, iden
 import { toAnalysisView, type AnalysisView } from "../analysis/analysis.ts";
 import { toAuditEventView, type AuditEventView } from "../core/audit.ts";
 import { categoryKey } from "../cases/category-key.ts";
+import { caseCaution } from "../cases/graphic.ts";
 import { listCaseNotes, reportsOfCase, reportsOfCases, requireCase, subjectHistory, toCaseView, type CaseView, type NoteView } from "../cases/cases.ts";
 import { DAY_MS, iso, isoOrNull } from "../core/clock.ts";
 import type { DomainContext, ReadContext } from "../core/context.ts";
@@ -25,6 +26,7 @@ import { tagsOfCases } from "../cases/tags.ts";
 import { userEmails } from "../accounts/users.ts";
 import { QUEUE_VIEWS, teamOfView, type QueueOrdering, type QueueView } from "../views/queue.ts";
 import type { Team } from "../views/report.ts";
+import type { CaseCaution } from "../views/viewing.ts";
 import { OPEN_STATUSES, type Status } from "./workflow.ts";
 
 /** The dashboard reads one organization's data, the context's. */
@@ -500,6 +502,8 @@ export interface CaseDetail {
   tags: string[];
   /** The review queue the case is in (issue 15). */
   queue: { id: string; name: string };
+  /** Why the case opens behind a warning screen (CRITICAL, graphic categories), or null (src/domain/cases/graphic.ts). */
+  caution: CaseCaution;
 }
 
 export async function caseDetail(ctx: TenantRead & AccessContext, caseId: string): Promise<CaseDetail> {
@@ -548,6 +552,7 @@ export async function caseDetail(ctx: TenantRead & AccessContext, caseId: string
     audit: await auditOfCase(ctx, c.id, reportIds),
     tags: (await tagsOfCases(ctx, { caseIds: [c.id] })).get(c.id) ?? [],
     queue: { id: inQueue.id, name: inQueue.name },
+    caution: await caseCaution(ctx, { projectId: c.projectId, bucket: c.bucket, reports: reportViews }),
   };
 }
 

@@ -23,12 +23,14 @@ import { TEMPLATE_KINDS } from "./template.ts";
 import { BUCKETS, SEVERITIES } from "./severity.ts";
 import { ROLES } from "./user.ts";
 import { OIDC_FAILURE_CODES, oidcSettingsInputSchema, SSO_LINK_PROOFS, type OidcFailure } from "./sso.ts";
+import { viewingDefaultsSchema } from "./viewing.ts";
 import { DELIVERY_STATUSES, EVENT_TYPES } from "./webhook.ts";
 
 /** What an audit event can be about. */
 export const ENTITY_TYPES = [
   "report", "case", "appeal", "enforcement_action", "content_analysis", "url", "project", "category", "user", "webhook_endpoint", "webhook_delivery",
   "decision_template", "bulk_decision", "identity", "transparency_submission", "queue", "rule", "eval_set", "eval_run", "oidc_config",
+  "organization",
 ] as const;
 export type EntityType = (typeof ENTITY_TYPES)[number];
 
@@ -398,6 +400,8 @@ export const AUDIT_ACTIONS = {
     after: oidcAuditSettings,
     data: z.object({ clientSecretChanged: z.boolean() }),
   },
+  // How reviewers see media by default (src/domain/accounts/viewing-preferences.ts); a user's own choices are not audited.
+  VIEWING_DEFAULTS_CHANGED: { label: "Viewing defaults changed", entity: ["organization"], before: viewingDefaultsSchema, after: viewingDefaultsSchema },
 
   WEBHOOK_ENDPOINT_CREATED: {
     label: "Webhook endpoint added",
