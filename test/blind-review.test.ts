@@ -49,6 +49,8 @@ interface World {
   reporter: { type: string; externalId: string };
   subjectId: string;
   reporterId: string;
+  /** The first moderator, who decided. */
+  deciderId: string;
   /** The case decided by the first moderator, under blind review. */
   caseId: string;
   reportId: string;
@@ -158,6 +160,7 @@ async function stage(role: "moderator" | "admin"): Promise<Scene> {
     reporter,
     subjectId: page.case.subjectIdentityId!,
     reporterId: page.reporters[0]!.identity.id,
+    deciderId: decider.id,
     caseId: decided.caseId,
     reportId: decided.reportId,
     actionId,
@@ -212,6 +215,9 @@ function knownValues(w: World, caller: DashboardUser, target: Target): Record<st
     runId: w.runId,
     otherRunId: w.runId,
     assigneeId: caller.id,
+    // A bulk reassignment: the first decider's held cases, to the caller.
+    fromUserId: w.deciderId,
+    toUserId: caller.id,
     q: CONTENT.decided,
     tags: ["harmless"],
     body: "A harmless note",

@@ -103,6 +103,19 @@ async function visit(hash: string, heading: string | RegExp): Promise<void> {
   await settled();
 }
 
+/**
+ * Opens the AI-analysed threat: CRITICAL and about violence (a category new projects mark
+ * graphic), so it opens behind the warning screen (issue 42), checked with axe, then shown.
+ */
+async function visitThreat(p: Page = page, what = "the warning before a CRITICAL, graphic case"): Promise<void> {
+  await p.evaluate((h) => void (location.hash = h), `#/cases/${cases.ai}`);
+  await p.getByRole("heading", { level: 1, name: "This case may be distressing" }).waitFor();
+  await expectNoA11yViolations(p, what);
+  await p.getByRole("button", { name: "Show the case" }).click();
+  await p.getByRole("heading", { level: 1, name: "post a11y-threat" }).waitFor();
+  await settled(p);
+}
+
 /** Clicks `opener`, checks the dialog that opens with axe, and closes it with Escape. */
 async function checkDialog(opener: Locator, what: string, name?: string | RegExp): Promise<void> {
   await opener.click();
@@ -191,7 +204,7 @@ describe("dashboard accessibility (axe-core) in Chromium", () => {
   test(
     "a case with an AI analysis, and its resolve, dismiss, escalate and enforce dialogs",
     async () => {
-      await visit(`#/cases/${cases.ai}`, "post a11y-threat");
+      await visitThreat();
       await page.getByText("Sent to me after I blocked them.").waitFor();
       await page.getByRole("heading", { name: "Audit trail" }).waitFor();
       await page.locator(".ai").first().waitFor();
@@ -405,6 +418,9 @@ describe("dashboard accessibility (axe-core) in Chromium", () => {
         await v.getByRole("link", { name: "post a11y-threat" }).waitFor();
         await expectNoA11yViolations(v, "the queue (viewer, tablet)");
         await v.getByRole("link", { name: "post a11y-threat" }).click();
+        await v.getByRole("heading", { level: 1, name: "This case may be distressing" }).waitFor();
+        await expectNoA11yViolations(v, "the warning screen (viewer, tablet)");
+        await v.getByRole("button", { name: "Show the case" }).click();
         await v.getByRole("heading", { level: 1, name: "post a11y-threat" }).waitFor();
         await settled(v);
         expect(await v.getByRole("toolbar", { name: "Case actions" }).count()).toBe(0);
@@ -429,7 +445,7 @@ describe("dashboard accessibility (axe-core) in Chromium", () => {
         await visit("#/queue", "Review queue");
         await page.getByRole("link", { name: "post a11y-threat" }).waitFor();
         await expectNoA11yViolations(page, "the queue (dark)");
-        await visit(`#/cases/${cases.ai}`, "post a11y-threat");
+        await visitThreat(page, "the warning screen (dark)");
         await page.locator(".ai").first().waitFor();
         await expectNoA11yViolations(page, "a case (dark)");
         await checkDialog(page.getByRole("toolbar", { name: "Case actions" }).getByRole("button", { name: /^Escalate/ }), "the escalate dialog (dark)");

@@ -264,6 +264,9 @@ function restrictedValues(caller: DashboardUser): Record<string, unknown> {
     runId: w.runId,
     otherRunId: w.runId,
     assigneeId: caller.id,
+    // A bulk reassignment: the specialist's held cases (of the restricted queue), to the caller.
+    fromUserId: specialist.id,
+    toUserId: caller.id,
     q: SECRET.content,
     tags: ["harmless"],
     body: "A harmless note",

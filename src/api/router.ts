@@ -20,9 +20,11 @@ import { searchRouter } from "./routers/search.ts";
 import { ssoRouter } from "./routers/sso.ts";
 import { strikesRouter } from "./routers/strikes.ts";
 import { sweepsRouter } from "./routers/sweeps.ts";
+import { teamRouter } from "./routers/team.ts";
 import { templatesRouter } from "./routers/templates.ts";
 import { transparencyRouter } from "./routers/transparency.ts";
 import { usersRouter } from "./routers/users.ts";
+import { viewingRouter } from "./routers/viewing.ts";
 import { webhooksRouter } from "./routers/webhooks.ts";
 import { router } from "./trpc.ts";
 
@@ -54,6 +56,8 @@ export const appRouter = router({
   quality: qualityRouter,
   evaluation: evaluationRouter,
   sso: ssoRouter,
+  team: teamRouter,
+  viewing: viewingRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -51,6 +51,8 @@ const description = {
     slug: text("slug").notNull().unique(),
     name: text("name").notNull(),
     plan: text("plan", { enum: PLANS }).notNull().default("enterprise"),
+    /** JSON: how its reviewers see media by default (src/domain/views/viewing.ts, ViewingDefaults); null = Flagstaff's defaults. */
+    viewingDefaults: json("viewing_defaults"),
     createdAt: time("created_at").notNull(),
   }),
 
@@ -171,6 +173,8 @@ const description = {
        */
       oidcIssuer: text("oidc_issuer"),
       oidcSubject: text("oidc_subject"),
+      /** JSON: the user's own viewing choices (src/domain/views/viewing.ts, ViewingChoices); a field left out, or null, follows the organization. */
+      viewingPreferences: json("viewing_preferences"),
     },
     (t) => [
       index("users_org_idx").on(t.orgId),
@@ -281,6 +285,8 @@ const description = {
       /** Steers the AI classifier; shown to moderators too. */
       description: text("description"),
       severityHint: text("severity_hint", { enum: SEVERITIES }).notNull(),
+      /** 1: the project marks the category graphic; a case naming it opens behind a warning screen (src/domain/cases/graphic.ts). */
+      graphic: flag("graphic").notNull().default(0),
       createdAt: time("created_at").notNull(),
       updatedAt: time("updated_at").notNull(),
     },

@@ -20,7 +20,9 @@ import { ReviewPage } from "./pages/review.tsx";
 import { RulesPage } from "./pages/rules.tsx";
 import { ClosedCasesPage, SearchPage } from "./pages/search.tsx";
 import { SettingsPage } from "./pages/settings.tsx";
+import { TeamPage } from "./pages/team.tsx";
 import { UsersPage } from "./pages/users.tsx";
+import { ViewingPage } from "./pages/viewing.tsx";
 import { TransparencyPage } from "./pages/transparency.tsx";
 import { WebhooksPage } from "./pages/webhooks.tsx";
 import { GlobalSearchBox } from "./components/search-box.tsx";
@@ -156,6 +158,7 @@ const NAV: { page: string; label: string; role: Role }[] = [
   { page: "keys", label: "API keys", role: "admin" },
   { page: "webhooks", label: "Webhooks", role: "admin" },
   { page: "users", label: "Users", role: "admin" },
+  { page: "team", label: "Team", role: "admin" },
   { page: "queues", label: "Queues", role: "admin" },
 ];
 
@@ -238,6 +241,8 @@ function Page({ route }: { route: Route }) {
       return <ProjectsPage />;
     case "settings":
       return <SettingsPage />;
+    case "viewing":
+      return <ViewingPage />;
     case "keys":
       return <AdminOnly>{<KeysPage />}</AdminOnly>;
     case "webhooks":
@@ -246,6 +251,8 @@ function Page({ route }: { route: Route }) {
       return <AdminOnly>{<UsersPage />}</AdminOnly>;
     case "queues":
       return <AdminOnly>{<QueuesPage />}</AdminOnly>;
+    case "team":
+      return <AdminOnly>{<TeamPage />}</AdminOnly>;
     case "quality":
       return <QualityPage key={route.params.join("/")} view={id} id={route.params[1]} />;
     default:
@@ -294,6 +301,9 @@ function UserMenu({ me }: { me: SignedIn }) {
         <span className="email">{me.user.email}</span>
         <span className={`role role-${me.role}`}>{me.role}</span>
       </span>
+      <a className="button small secondary" href={href("viewing")}>
+        Viewing
+      </a>
       <button type="button" className="secondary small" onClick={() => logout.mutate()} disabled={logout.isPending}>
         Sign out
       </button>

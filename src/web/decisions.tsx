@@ -28,6 +28,7 @@ import type { TemplateKind } from "../domain/views/template.ts";
 import { CLAIMED_BY } from "../domain/views/case.ts";
 import { errorCode, errorMessage, trpc, type Inputs } from "./api.ts";
 import { useSession } from "./session.tsx";
+import { StrikePreviewNote } from "./components/strike-preview.tsx";
 import { SweepList, sweepIds, sweepText, useSweepPreview, useUndoableNotice } from "./components/sweep.tsx";
 import { Dialog, ErrorNote, Field, useToast } from "./ui.tsx";
 
@@ -441,6 +442,8 @@ function DecisionForm({ action, targets: given, onClose, onDone }: { action: Dec
           )}
         </fieldset>
       )}
+      {/* What the resolution adds to the subject's strikes, before it is confirmed (components/strike-preview.tsx). */}
+      {action === "resolve" && single && <StrikePreviewNote caseId={targets[0]!.caseId} code={code} />}
       {action === "dismiss" && (
         <Field label="Reason">
           <select value={reason} onChange={(e) => setReason(e.target.value as DismissalReason)} data-autofocus>

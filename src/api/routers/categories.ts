@@ -16,6 +16,8 @@ const nameSchema = z
   // decomposed), digits, spaces, '_', '-' and '.'; categoryKey compares names after NFKC.
   .regex(/^[\p{L}\p{M}\p{N}_\- .]+$/u, "may contain letters, digits, spaces, '_', '-' and '.'");
 const descriptionSchema = z.string().max(1000).nullable();
+/** Reviewers get a warning screen before a case naming a graphic category (docs/dashboard.md, "Protecting the reviewer"). */
+const graphicSchema = z.boolean().describe("Mark the category graphic: the dashboard shows a warning screen before a case whose reports name it");
 
 const orgProject = { orgSlug: z.string().min(1).max(64), projectId: projectIdSchema };
 const base = "/organizations/{orgSlug}/projects/{projectId}/categories";
@@ -48,12 +50,14 @@ export const categoriesRouter = router({
     .output(z.object({ categories: z.array(categoryViewSchema) }))
     .query(async ({ ctx }) => ({ categories: (await listCategories(ctx.domain, ctx.project.id)).map(toCategoryView) })),
 
-  create: projectProcedure(z.object({ ...orgProject, name: nameSchema, description: descriptionSchema.optional(), severityHint: z.enum(SEVERITIES).default("MEDIUM") }))
+  create: projectProcedure(
+    z.object({ ...orgProject, name: nameSchema, description: descriptionSchema.optional(), severityHint: z.enum(SEVERITIES).default("MEDIUM"), graphic: graphicSchema.default(false) }),
+  )
     .meta({ role: "admin", family: "org", successStatus: 201, openapi: { method: "POST", path: base, summary: "Create a report category", tags, errorResponses: { 409: "A category with this name already exists in the project" } } })
     .output(z.object({ category: categoryViewSchema }))
     .mutation(async ({ ctx, input }) => {
-      const { name, description, severityHint } = input;
-      return { category: await createCategory(ctx.domain, { projectId: ctx.project.id, name, description, severityHint }) };
+      const { name, description, severityHint, graphic } = input;
+      return { category: await createCategory(ctx.domain, { projectId: ctx.project.id, name, description, severityHint, graphic }) };
     }),
 
   update: projectProcedure(
@@ -63,13 +67,14 @@ export const categoriesRouter = router({
       name: nameSchema.optional(),
       description: descriptionSchema.optional(),
       severityHint: z.enum(SEVERITIES).optional(),
+      graphic: graphicSchema.optional(),
     }),
   )
     .meta({ role: "admin", family: "org", openapi: { method: "PATCH", path: `${base}/{categoryId}`, summary: "Change a report category", tags, errorResponses: { 409: "A category with this name already exists in the project" } } })
     .output(z.object({ category: categoryViewSchema }))
     .mutation(async ({ ctx, input }) => {
-      const { name, description, severityHint } = input;
-      return { category: await updateCategory(ctx.domain, { projectId: ctx.project.id, categoryId: input.categoryId, name, description, severityHint }) };
+      const { name, description, severityHint, graphic } = input;
+      return { category: await updateCategory(ctx.domain, { projectId: ctx.project.id, categoryId: input.categoryId, name, description, severityHint, graphic }) };
     }),
 
   delete: projectProcedure(z.object({ ...orgProject, categoryId: z.string().min(1).max(64) }))

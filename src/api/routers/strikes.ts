@@ -1,9 +1,11 @@
 import { z } from "zod";
+import { strikePreview } from "../../domain/enforcement/strike-preview.ts";
 import { getStrikePolicy, identityStrikes, setStrikePolicy } from "../../domain/enforcement/strikes.ts";
 import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/intake/validation.ts";
 import { joinWords } from "../../domain/views/enforcement.ts";
-import { checkLadder, identityStrikesSchema, LADDER_KINDS, strikePolicyFields, strikePolicySchema } from "../../domain/views/strikes.ts";
-import { projectProcedure, router } from "../trpc.ts";
+import { RESOLUTION_CODES } from "../../domain/views/report.ts";
+import { checkLadder, identityStrikesSchema, LADDER_KINDS, strikePolicyFields, strikePolicySchema, strikePreviewSchema } from "../../domain/views/strikes.ts";
+import { projectProcedure, router, secretProcedure } from "../trpc.ts";
 
 const tags = ["enforcement"];
 const orgSlug = z.string().min(1).max(64);
@@ -60,4 +62,13 @@ export const strikesRouter = router({
     })
     .output(identityStrikesSchema)
     .query(({ ctx, input }) => identityStrikes(ctx.domain, { projectId: ctx.project.id, type: input.typeName, externalId: input.externalId, project: ctx.project })),
+
+  /**
+   * What resolving the case with `resolutionCode` now would add to its subject's strikes and the
+   * ladder step it would reach, or why it adds none (the resolve dialog; tRPC only). Read-only.
+   */
+  preview: secretProcedure
+    .input(z.object({ caseId: z.string().min(1).max(64), resolutionCode: z.enum(RESOLUTION_CODES) }))
+    .output(strikePreviewSchema)
+    .query(({ ctx, input }) => strikePreview(ctx.domain, { caseId: input.caseId, code: input.resolutionCode })),
 });

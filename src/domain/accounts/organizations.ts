@@ -36,6 +36,7 @@ export async function createOrganization(ctx: ReadContext, input: { name: string
     slug,
     name: input.name,
     plan: input.plan ?? "enterprise",
+    viewingDefaults: null,
     createdAt: ctx.clock.now(),
   };
   await ctx.db.insert(organizations).values(row);

@@ -15,17 +15,21 @@ export type { CategoryView } from "../views/category.ts";
 
 export type CategoryRow = typeof reportCategories.$inferSelect;
 
-/** Every new project starts with these; descriptions also steer the AI classifier. */
-export const DEFAULT_CATEGORIES: { name: string; description: string; severityHint: Severity }[] = [
+/**
+ * Every new project starts with these; descriptions also steer the AI classifier. Violence and
+ * sexual content are marked graphic (a warning screen before their cases); child safety and self
+ * harm need no mark, their CRITICAL hint puts their cases in the emergency bucket, which warns too.
+ */
+export const DEFAULT_CATEGORIES: { name: string; description: string; severityHint: Severity; graphic?: 1 }[] = [
   { name: "spam", description: "Unsolicited advertising, repetitive or bulk content, link farming.", severityHint: "LOW" },
   { name: "harassment", description: "Insults, bullying, targeted abuse or unwanted contact aimed at a person.", severityHint: "MEDIUM" },
   { name: "hate_speech", description: "Attacks or slurs against people for a protected characteristic such as race, religion, gender or sexuality.", severityHint: "HIGH" },
   { name: "threats", description: "Threats of violence or harm against a person or group.", severityHint: "HIGH" },
   { name: "fraud_or_scam", description: "Phishing, scams, fake giveaways, impersonation for money or account theft.", severityHint: "HIGH" },
-  { name: "sexual_content", description: "Sexually explicit or suggestive content where it is not allowed.", severityHint: "MEDIUM" },
+  { name: "sexual_content", description: "Sexually explicit or suggestive content where it is not allowed.", severityHint: "MEDIUM", graphic: 1 },
   { name: "child_safety", description: "Any sexualisation or endangerment of minors.", severityHint: "CRITICAL" },
   { name: "self_harm", description: "Content that encourages or describes intent of suicide or self-harm.", severityHint: "CRITICAL" },
-  { name: "violence", description: "Graphic violence, glorification of violence or violent extremism.", severityHint: "HIGH" },
+  { name: "violence", description: "Graphic violence, glorification of violence or violent extremism.", severityHint: "HIGH", graphic: 1 },
   { name: "impersonation", description: "Pretending to be another person, brand or staff member.", severityHint: "MEDIUM" },
   { name: "misinformation", description: "Demonstrably false claims likely to cause harm.", severityHint: "LOW" },
   { name: "other", description: "Anything else that breaks the platform's rules.", severityHint: "LOW" },
@@ -111,6 +115,7 @@ export const toCategoryView = (r: CategoryRow): CategoryView => ({
   name: r.name,
   description: r.description,
   severityHint: r.severityHint,
+  graphic: r.graphic === 1,
   createdAt: iso(r.createdAt),
   updatedAt: iso(r.updatedAt),
 });
@@ -145,6 +150,8 @@ interface CategoryInput {
   name: string;
   description?: string | null;
   severityHint: Severity;
+  /** Marked graphic (a case naming it opens behind a warning screen: src/domain/cases/graphic.ts). */
+  graphic?: boolean;
 }
 
 /**
@@ -184,6 +191,7 @@ export function createCategory(ctx: DomainContext, input: { projectId: string } 
       nameKey,
       description: input.description ?? null,
       severityHint: input.severityHint,
+      graphic: input.graphic ? 1 : 0,
       createdAt: now,
       updatedAt: now,
     };
@@ -219,6 +227,7 @@ export function updateCategory(
       nameKey,
       description: input.description === undefined ? before.description : input.description,
       severityHint: input.severityHint ?? before.severityHint,
+      graphic: input.graphic === undefined ? before.graphic : input.graphic ? 1 : 0,
       updatedAt: ctx.clock.now(),
     };
     await ctx.db.update(reportCategories).set(after).where(eq(reportCategories.id, categoryId));

@@ -35,6 +35,7 @@ import {
   strikePolicySchema,
   type IdentityStrikes,
   type LadderStep,
+  type NoStrikeReason,
   type StrikePolicy,
   type StrikeStatus,
   type StrikeView,
@@ -118,34 +119,60 @@ export async function strikesInForce(ctx: Pick<DomainContext, "db">, input: { id
 }
 
 /**
- * A resolution the project's policy counts: one strike row for the case's subject (its count by
- * the decided reports' reasons and severity), audited as STRIKE_ADDED on the identity; when it
- * takes the subject's strikes in force across a ladder threshold, the step is recorded on it
- * and its job enqueued. Call inside the decision's transaction, after the case's row is locked.
+ * What a resolution with `code` on these reports of a case adds, by the project's policy: the
+ * strikes and the ladder step they reach, or why none. The one rule of a decision's strike:
+ * addDecisionStrike writes what it answers, and the resolve dialog's preview
+ * (strike-preview.ts) shows it before the decision. With `lock`, the subject's identity row is
+ * locked (after the case's, inside the decision's transaction) before its strikes in force are
+ * counted, so two decisions at once count one after the other.
+ */
+export async function decisionStrike(
+  ctx: Pick<DomainContext, "db">,
+  input: { projectId: string; caseId: string; code: string | null; reportIds: readonly string[]; at: number },
+  opts: { lock: boolean },
+): Promise<DecisionStrike> {
+  const [project] = await ctx.db.select({ policy: projects.strikePolicy }).from(projects).where(eq(projects.id, input.projectId)).limit(1);
+  const policy = parseStrikePolicy(project?.policy ?? null);
+  if (!policy.enabled) return { adds: false, noStrike: "policy_off", policy, identityId: null };
+  if (input.code === null || !(policy.codes as readonly string[]).includes(input.code)) return { adds: false, noStrike: "code_not_counted", policy, identityId: null };
+  if (!input.reportIds.length) return { adds: false, noStrike: "nothing_open", policy, identityId: null };
+  const decided = await ctx.db.select({ reasons: reports.reasons, severity: reports.severity, subject: reports.subjectIdentityId }).from(reports).where(inArray(reports.id, [...input.reportIds]));
+  const [theCase] = await ctx.db.select({ subject: cases.subjectIdentityId }).from(cases).where(eq(cases.id, input.caseId)).limit(1);
+  const identityId = theCase?.subject ?? decided.find((r) => r.subject !== null)?.subject ?? null;
+  if (identityId === null) return { adds: false, noStrike: "no_subject", policy, identityId: null };
+  const count = strikesFor(policy, {
+    reasons: [...new Set(decided.flatMap((r) => JSON.parse(r.reasons) as string[]))],
+    severities: decided.map((r) => r.severity as Severity),
+  });
+  if (count === 0) return { adds: false, noStrike: "weighs_nothing", policy, identityId };
+
+  // The identity's row, held until the decision commits: its strikes are counted one decision at a time.
+  if (opts.lock) await forUpdate(ctx.db.select({ id: identities.id }).from(identities).where(eq(identities.id, identityId)));
+  const before = await strikesInForce(ctx, { identityId, now: input.at });
+  const total = before + count;
+  return { adds: true, policy, identityId, count, before, total, step: stepCrossed(policy.ladder, before, total) };
+}
+
+/** What decisionStrike answers: the strikes a resolution adds and the step they reach, or why none. */
+export type DecisionStrike =
+  | { adds: false; noStrike: NoStrikeReason; policy: StrikePolicy; identityId: string | null }
+  | { adds: true; policy: StrikePolicy; identityId: string; count: number; before: number; total: number; step: LadderStep | null };
+
+/**
+ * A resolution the project's policy counts (decisionStrike): one strike row for the case's
+ * subject (its count by the decided reports' reasons and severity), audited as STRIKE_ADDED on
+ * the identity; when it takes the subject's strikes in force across a ladder threshold, the step
+ * is recorded on it and its job enqueued. Call inside the decision's transaction, after the
+ * case's row is locked.
  */
 export async function addDecisionStrike(
   ctx: DomainContext,
   input: { projectId: string; caseId: string; reportId: string; code: string | null; decidedReportIds: readonly string[]; at: number },
 ): Promise<StrikeRow | null> {
-  const [project] = await ctx.db.select({ policy: projects.strikePolicy }).from(projects).where(eq(projects.id, input.projectId)).limit(1);
-  const policy = parseStrikePolicy(project?.policy ?? null);
-  if (!policy.enabled || input.code === null || !(policy.codes as readonly string[]).includes(input.code)) return null;
   const ids = input.decidedReportIds.length ? [...input.decidedReportIds] : [input.reportId];
-  const decided = await ctx.db.select({ reasons: reports.reasons, severity: reports.severity, subject: reports.subjectIdentityId }).from(reports).where(inArray(reports.id, ids));
-  const [theCase] = await ctx.db.select({ subject: cases.subjectIdentityId }).from(cases).where(eq(cases.id, input.caseId)).limit(1);
-  const identityId = theCase?.subject ?? decided.find((r) => r.subject !== null)?.subject ?? null;
-  if (identityId === null) return null;
-  const count = strikesFor(policy, {
-    reasons: [...new Set(decided.flatMap((r) => JSON.parse(r.reasons) as string[]))],
-    severities: decided.map((r) => r.severity as Severity),
-  });
-  if (count === 0) return null;
-
-  // The identity's row, held until the decision commits: its strikes are counted one decision at a time.
-  await forUpdate(ctx.db.select({ id: identities.id }).from(identities).where(eq(identities.id, identityId)));
-  const before = await strikesInForce(ctx, { identityId, now: input.at });
-  const total = before + count;
-  const step = stepCrossed(policy.ladder, before, total);
+  const strike = await decisionStrike(ctx, { projectId: input.projectId, caseId: input.caseId, code: input.code, reportIds: ids, at: input.at }, { lock: true });
+  if (!strike.adds) return null;
+  const { policy, identityId, count, total, step } = strike;
   const row: StrikeRow = {
     id: newId(),
     orgId: ctx.orgId,

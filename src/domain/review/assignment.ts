@@ -23,7 +23,7 @@ import { listableCases, mayWork, userMayWorkQueueOf, type AccessContext } from "
 const roleOf = (role: string): Role => ((ROLES as readonly string[]).includes(role) ? (role as Role) : "viewer");
 
 /** Why a user cannot hold a case of a queue (null: they can). */
-function unfitAssignee(user: { role: string; disabledAt: number | null }): string | null {
+export function unfitAssignee(user: { role: string; disabledAt: number | null }): string | null {
   if (user.disabledAt !== null) return "assigneeId: this user is disabled";
   if (!hasRole(roleOf(user.role), "moderator")) return "assigneeId: a viewer cannot work cases (moderators and admins can)";
   return null;

@@ -25,3 +25,6 @@ export const isUnclaimed = (now: number): SQL => or(isNull(cases.assigneeId), an
 /** The SQL condition "`userId` holds the case now". */
 export const isClaimedBy = (userId: string, now: number): SQL =>
   and(eq(cases.assigneeId, userId), or(isNull(cases.claimExpiresAt), gt(cases.claimExpiresAt, now)))!;
+
+/** The SQL condition "someone holds the case now". */
+export const isClaimedByAnyone = (now: number): SQL => and(isNotNull(cases.assigneeId), or(isNull(cases.claimExpiresAt), gt(cases.claimExpiresAt, now)))!;

@@ -8,11 +8,13 @@ import { auditEvents, caseTags, cases, contentAnalyses, enforcementActions, iden
 import { toAnalysisView, type AnalysisView } from "../analysis/analysis.ts";
 import { toAuditEventView, type AuditEventView } from "../core/audit.ts";
 import { categoryKey } from "../cases/category-key.ts";
+import { caseCaution } from "../cases/graphic.ts";
 import { listCaseNotes, reportsOfCase, reportsOfCases, requireCase, subjectHistory, toCaseView, type CaseView, type NoteView } from "../cases/cases.ts";
 import { DAY_MS, iso, isoOrNull } from "../core/clock.ts";
 import type { DomainContext, ReadContext } from "../core/context.ts";
 import { actionViews, type EnforcementActionView } from "../enforcement/enforcement.ts";
 import { badRequest, notFound } from "../core/errors.ts";
+import { uuidV7Floor } from "../core/ids.ts";
 import { getIdentity, toIdentityView, type IdentityView } from "../intake/identities.ts";
 import { backgroundBacklog, type Backlog } from "./job-backlog.ts";
 import { holderOf, isClaimedBy, isUnclaimed } from "./claims.ts";
@@ -24,6 +26,7 @@ import { tagsOfCases } from "../cases/tags.ts";
 import { userEmails } from "../accounts/users.ts";
 import { QUEUE_VIEWS, teamOfView, type QueueOrdering, type QueueView } from "../views/queue.ts";
 import type { Team } from "../views/report.ts";
+import type { CaseCaution } from "../views/viewing.ts";
 import { OPEN_STATUSES, type Status } from "./workflow.ts";
 
 /** The dashboard reads one organization's data, the context's. */
@@ -499,6 +502,8 @@ export interface CaseDetail {
   tags: string[];
   /** The review queue the case is in (issue 15). */
   queue: { id: string; name: string };
+  /** Why the case opens behind a warning screen (CRITICAL, graphic categories), or null (src/domain/cases/graphic.ts). */
+  caution: CaseCaution;
 }
 
 export async function caseDetail(ctx: TenantRead & AccessContext, caseId: string): Promise<CaseDetail> {
@@ -547,6 +552,7 @@ export async function caseDetail(ctx: TenantRead & AccessContext, caseId: string
     audit: await auditOfCase(ctx, c.id, reportIds),
     tags: (await tagsOfCases(ctx, { caseIds: [c.id] })).get(c.id) ?? [],
     queue: { id: inQueue.id, name: inQueue.name },
+    caution: await caseCaution(ctx, { projectId: c.projectId, bucket: c.bucket, reports: reportViews }),
   };
 }
 
@@ -632,12 +638,6 @@ export interface Overview {
   /** Background work of the installation (AI enrichment, link scans, webhooks) and whether it is behind. */
   backlog: Backlog;
 }
-
-/** The smallest UUIDv7 of a millisecond: an id bound for "created since". */
-const uuidV7Floor = (ms: number): string => {
-  const h = Math.max(0, Math.floor(ms)).toString(16).padStart(12, "0");
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-0000-0000-000000000000`;
-};
 
 /** Microseconds in a day, a literal (an integer division by it gives the UTC day number). */
 const US_PER_DAY = sql.raw(String(DAY_MS * 1000));

@@ -430,6 +430,8 @@ const CASE_OF_AUDITED_ENTITY = {
   eval_set: "no case",
   eval_run: "no case",
   oidc_config: "no case",
+  // The organization's settings (its viewing defaults).
+  organization: "no case",
 } as const satisfies Record<EntityType, CaseBound | "account" | "no case" | "spans cases">;
 
 const AUDITED_ENTITIES = Object.entries(CASE_OF_AUDITED_ENTITY) as [EntityType, CaseBound | "account" | "no case" | "spans cases"][];

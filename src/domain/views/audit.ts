@@ -23,12 +23,14 @@ import { TEMPLATE_KINDS } from "./template.ts";
 import { BUCKETS, SEVERITIES } from "./severity.ts";
 import { ROLES } from "./user.ts";
 import { OIDC_FAILURE_CODES, oidcSettingsInputSchema, SSO_LINK_PROOFS, type OidcFailure } from "./sso.ts";
+import { viewingDefaultsSchema } from "./viewing.ts";
 import { DELIVERY_STATUSES, EVENT_TYPES } from "./webhook.ts";
 
 /** What an audit event can be about. */
 export const ENTITY_TYPES = [
   "report", "case", "appeal", "enforcement_action", "content_analysis", "url", "project", "category", "user", "webhook_endpoint", "webhook_delivery",
   "decision_template", "bulk_decision", "identity", "transparency_submission", "queue", "rule", "eval_set", "eval_run", "oidc_config",
+  "organization",
 ] as const;
 export type EntityType = (typeof ENTITY_TYPES)[number];
 
@@ -132,11 +134,13 @@ export const AUDIT_ACTIONS = {
     before: assignee,
     after: assignee,
     // A decision that took over someone else's claim says whose, and which decision it was; a
-    // claim taken in review mode (src/domain/review/review-mode.ts) says until when it holds.
+    // claim taken in review mode (src/domain/review/review-mode.ts) says until when it holds; a
+    // lead's bulk reassignment (src/domain/review/reassignment.ts) names it, one id for its cases.
     data: z
       .union([
         z.object({ takenOverFrom: z.string(), by: z.string() }),
         z.object({ review: z.literal(true), claimUntil: isoDateTime, sessionId: z.string() }),
+        z.object({ reassignmentId: z.string() }),
       ])
       .optional(),
   },
@@ -151,8 +155,9 @@ export const AUDIT_ACTIONS = {
     entity: ["case"],
     before: assignee,
     after: assignee,
-    // Released by review mode: the moderator moved on (a decision that left the case open, a skip, stopping).
-    data: z.object({ review: z.literal(true), why: z.enum(["next", "skipped", "stopped"]) }).optional(),
+    // Released by review mode: the moderator moved on (a decision that left the case open, a skip,
+    // stopping); or back to the queue by a lead's bulk reassignment.
+    data: z.union([z.object({ review: z.literal(true), why: z.enum(["next", "skipped", "stopped"]) }), z.object({ reassignmentId: z.string() })]).optional(),
   },
   // A case passed over in review mode, with the moderator's reason: not offered to them again
   // in that review session for a while (src/domain/review/review-mode.ts).
@@ -395,6 +400,8 @@ export const AUDIT_ACTIONS = {
     after: oidcAuditSettings,
     data: z.object({ clientSecretChanged: z.boolean() }),
   },
+  // How reviewers see media by default (src/domain/accounts/viewing-preferences.ts); a user's own choices are not audited.
+  VIEWING_DEFAULTS_CHANGED: { label: "Viewing defaults changed", entity: ["organization"], before: viewingDefaultsSchema, after: viewingDefaultsSchema },
 
   WEBHOOK_ENDPOINT_CREATED: {
     label: "Webhook endpoint added",

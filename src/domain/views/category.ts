@@ -9,6 +9,8 @@ export const categoryViewSchema = z
     name: z.string(),
     description: z.string().nullable(),
     severityHint: z.enum(SEVERITIES),
+    /** Marked graphic by the project: a case naming it opens behind a warning screen in the dashboard. */
+    graphic: z.boolean(),
     createdAt: isoDateTime,
     updatedAt: isoDateTime,
   })

@@ -167,3 +167,46 @@ export function stepCrossed(ladder: readonly LadderStep[], before: number, after
   for (const step of ladder) if (before < step.threshold && step.threshold <= after) crossed = step;
   return crossed;
 }
+
+/**
+ * Why a resolution would add no strike (the resolve dialog's preview, strikePreviewSchema), each
+ * with its words for people: the one place they are said.
+ */
+export const NO_STRIKE_REASON_SPECS = {
+  policy_off: { text: "the project's strike policy is off" },
+  code_not_counted: { text: "the strike policy does not count this resolution" },
+  nothing_open: { text: "nothing in this case is open to decide" },
+  no_subject: { text: "the case names no account to strike" },
+  weighs_nothing: { text: "the strike policy weighs this case's reasons and severity at 0 strikes" },
+} as const satisfies Record<string, { text: string }>;
+export type NoStrikeReason = keyof typeof NO_STRIKE_REASON_SPECS;
+export const NO_STRIKE_REASONS = Object.keys(NO_STRIKE_REASON_SPECS) as [NoStrikeReason, ...NoStrikeReason[]];
+
+/** A ladder step with its place on the ladder (1: the first step). */
+const numberedStepSchema = ladderStepSchema.extend({ number: z.number().int().min(1) });
+
+/**
+ * What a resolution with a code would do to the case's subject under the project's strike
+ * policy, read before the decision (src/domain/enforcement/strike-preview.ts): the strikes it
+ * adds and the ladder step it reaches, by the rule the decision itself applies (decisionStrike).
+ */
+export const strikePreviewSchema = z
+  .object({
+    /** Whether the decision adds strikes. */
+    adds: z.boolean(),
+    /** Why it adds none (null when it adds). */
+    noStrike: z.enum(NO_STRIKE_REASONS).nullable(),
+    /** The strikes it adds (0 when none). */
+    count: z.number().int(),
+    /** The subject's strikes in force now, and after the decision (the same when it adds none). */
+    before: z.number().int(),
+    total: z.number().int(),
+    /** How many days a strike counts (the policy's `windowDays`). */
+    windowDays: z.number().int(),
+    /** The ladder step the decision reaches (null: none). */
+    step: numberedStepSchema.nullable(),
+    /** The ladder's next step above `total` (null: none, or the policy is off). */
+    nextStep: numberedStepSchema.nullable(),
+  })
+  .meta({ id: "StrikePreview" });
+export type StrikePreview = z.infer<typeof strikePreviewSchema>;

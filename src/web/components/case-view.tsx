@@ -23,9 +23,14 @@ import { StrikesPanel } from "./strikes.tsx";
 import { usePeople } from "./people.ts";
 import { MANY_REPORTS, ReporterSummary } from "./reporter-summary.tsx";
 import { AssignForm, CaseHolder } from "./assignment.tsx";
+import { CaseWarning } from "./case-warning.tsx";
+import { CaseMedia, caseMediaItems, useViewing } from "./viewing.tsx";
 
-/** `onDecided`: review mode's next step, after a decision taken on the case. */
-export function CaseView({ caseId, focusReport, onDecided }: { caseId: string; focusReport: string | null; onDecided?: () => void }) {
+/**
+ * `onDecided`: review mode's next step, after a decision taken on the case; `onSkip`: review
+ * mode's skip, offered on the warning screen too.
+ */
+export function CaseView({ caseId, focusReport, onDecided, onSkip }: { caseId: string; focusReport: string | null; onDecided?: () => void; onSkip?: () => void }) {
   const { me, can, orgSlug } = useSession();
   const qc = useQueryClient();
   const [enforcing, setEnforcing] = useState(false);
@@ -40,6 +45,14 @@ export function CaseView({ caseId, focusReport, onDecided }: { caseId: string; f
     heading.current?.focus();
     setDecided(false);
   }, [decided, dialog]);
+  // A CRITICAL or graphic case opens behind a warning screen until the reviewer asks for it
+  // (their preference, or the organization's rule); each case asks anew (CaseView is keyed by case).
+  const { answer: viewingAnswer, preferences: viewing } = useViewing();
+  const [warningPassed, setWarningPassed] = useState(false);
+  const warned = !!detail.data?.caution && viewing.warnBeforeGraphic && !warningPassed;
+  useEffect(() => {
+    if (warningPassed) heading.current?.focus();
+  }, [warningPassed]);
   const claim = useClaim();
   const toast = useToast();
   const triage = useMutation({
@@ -49,8 +62,8 @@ export function CaseView({ caseId, focusReport, onDecided }: { caseId: string; f
   });
 
   useEffect(() => {
-    if (focusReport && detail.data) document.getElementById(`report-${focusReport}`)?.scrollIntoView({ block: "start" });
-  }, [focusReport, detail.data]);
+    if (focusReport && detail.data && !warned) document.getElementById(`report-${focusReport}`)?.scrollIntoView({ block: "start" });
+  }, [focusReport, detail.data, warned]);
 
   const d = detail.data;
   const isOpen = d ? isOpenStatus(d.case.status) : false;
@@ -68,7 +81,7 @@ export function CaseView({ caseId, focusReport, onDecided }: { caseId: string; f
   useShortcuts({
     Escape: () => navigate(href("queue")),
     u: () => navigate(href("queue")),
-    ...(isModerator && d
+    ...(isModerator && d && !warned
       ? {
           c: toggleClaim,
           r: () => openReport && setDialog("resolve"),
@@ -81,7 +94,8 @@ export function CaseView({ caseId, focusReport, onDecided }: { caseId: string; f
       : {}),
   });
 
-  if (detail.isPending) return <Loading />;
+  // A case due a warning waits for the reviewer's preferences (no warning flashing by for one who turned it off).
+  if (detail.isPending || (detail.data?.caution && viewingAnswer.isPending)) return <Loading />;
   if (detail.error) {
     return (
       <section>
@@ -96,6 +110,9 @@ export function CaseView({ caseId, focusReport, onDecided }: { caseId: string; f
     target: c.contentExternalId != null ? { contentType: c.contentType, contentExternalId: c.contentExternalId } : null,
     subject: d!.subject,
   });
+  if (warned) {
+    return <CaseWarning caution={d!.caution!} preferences={viewing} title={title} reportCount={c.reportCount} onShow={() => setWarningPassed(true)} onSkip={onSkip} />;
+  }
   // A pile-on (many reports on one item) reads as one: who reported it first, the cards grouped by reason and folded.
   const pileOn = d!.reports.length >= MANY_REPORTS;
   // Escalating a report of a closed case reopens it; any report will do.
@@ -162,6 +179,7 @@ export function CaseView({ caseId, focusReport, onDecided }: { caseId: string; f
               <ReportCards reports={d!.reports} focusReport={focusReport} caseSubjectId={d!.subject?.id ?? null} />
             )}
           </section>
+          <CaseMedia caseId={caseId} items={caseMediaItems(d!)} preferences={viewing} />
           <CaseAppeals caseId={caseId} />
           <AnalysesSection analyses={d!.analyses} />
           <NotesSection caseId={caseId} notes={d!.notes} canWrite={isModerator} />

@@ -17,7 +17,8 @@ import { Badge, dateTime, Empty, ErrorNote, Loading, Table, useToast } from "../
 type IdentityStrikes = Outputs["strikes"]["ofIdentity"];
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 const words = (code: string) => code.toLowerCase().replace(/_/g, " ");
-const stepText = (s: Pick<LadderStep, "kind" | "durationSeconds">) =>
+/** A ladder step's action in words: "suspension for 1 day". */
+export const stepText = (s: Pick<LadderStep, "kind" | "durationSeconds">) =>
   `${kindSpec(s.kind).label}${s.durationSeconds ? ` for ${formatHours(s.durationSeconds / 3600)}` : ""}`;
 const formatHours = (h: number) => (h % 24 === 0 ? plural(h / 24, "day") : plural(Math.round(h * 100) / 100, "hour"));
 

@@ -123,7 +123,7 @@ export function ReviewPage({ queueId }: { queueId: string | null }) {
         <Loading label="Taking the next case…" />
       ) : turn.case ? (
         <div data-review-case={turn.case.id}>
-          <CaseView key={turn.case.id} caseId={turn.case.id} focusReport={null} onDecided={() => next.mutate(turn.case!.id)} />
+          <CaseView key={turn.case.id} caseId={turn.case.id} focusReport={null} onDecided={() => next.mutate(turn.case!.id)} onSkip={() => setSkipping(true)} />
         </div>
       ) : (
         <section aria-labelledby="review-done">

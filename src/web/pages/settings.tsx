@@ -186,8 +186,8 @@ function Categories({ orgSlug, projectId, editable }: { orgSlug: string; project
   const save = useMutation({
     mutationFn: (c: NonNullable<typeof editing>) =>
       c.id
-        ? trpc.categories.update.mutate({ orgSlug, projectId, categoryId: c.id, name: c.name, description: c.description || null, severityHint: c.severityHint })
-        : trpc.categories.create.mutate({ orgSlug, projectId, name: c.name ?? "", description: c.description || null, severityHint: c.severityHint }),
+        ? trpc.categories.update.mutate({ orgSlug, projectId, categoryId: c.id, name: c.name, description: c.description || null, severityHint: c.severityHint, graphic: c.graphic ?? false })
+        : trpc.categories.create.mutate({ orgSlug, projectId, name: c.name ?? "", description: c.description || null, severityHint: c.severityHint, graphic: c.graphic ?? false }),
     onSuccess: (r) => (setEditing(null), toast(`Category ${r.category.name} saved`), refresh()),
   });
   const remove = useMutation({
@@ -204,11 +204,14 @@ function Categories({ orgSlug, projectId, editable }: { orgSlug: string; project
           </button>
         )}
       </div>
-      <p className="muted">The reasons SDK clients send. The description steers the AI; the severity hint sets the case's bucket.</p>
+      <p className="muted">
+        The reasons SDK clients send. The description steers the AI; the severity hint sets the case's bucket; a graphic category's cases open
+        behind a warning screen, as CRITICAL ones do.
+      </p>
       <QueryTable
         error={list.error}
         pending={list.isPending}
-        columns={[{ label: "Name" }, { label: "Description (for the AI)" }, { label: "Severity hint" }, editable && { label: "Actions", srOnly: true }]}
+        columns={[{ label: "Name" }, { label: "Description (for the AI)" }, { label: "Severity hint" }, { label: "Graphic" }, editable && { label: "Actions", srOnly: true }]}
       >
         {(list.data?.categories ?? []).map((c) => (
           <tr key={c.id}>
@@ -219,6 +222,7 @@ function Categories({ orgSlug, projectId, editable }: { orgSlug: string; project
             <td>
               <SeverityBadge severity={c.severityHint} />
             </td>
+            <td>{c.graphic ? "Graphic: warning first" : <span className="muted">no</span>}</td>
             {editable && (
               <td className="row-actions">
                 <button type="button" className="small secondary" onClick={() => setEditing({ ...c })} aria-label={`Edit ${c.name}`}>
@@ -256,6 +260,23 @@ function Categories({ orgSlug, projectId, editable }: { orgSlug: string; project
                 ))}
               </select>
             </Field>
+            <div className="switch">
+              <input
+                id="category-graphic"
+                type="checkbox"
+                aria-describedby="category-graphic-hint"
+                checked={editing.graphic ?? false}
+                onChange={(e) => setEditing({ ...editing, graphic: e.target.checked })}
+              />
+              <span>
+                <label htmlFor="category-graphic">
+                  <strong>Graphic</strong>
+                </label>
+                <span id="category-graphic-hint" className="field-hint">
+                  A case whose reports name it opens behind a warning screen in the dashboard.
+                </span>
+              </span>
+            </div>
             <ErrorNote error={save.error} />
             <div className="actions">
               <button type="button" className="secondary" onClick={() => setEditing(null)}>
