@@ -24,7 +24,7 @@ import { embeddedPgMigrations } from "../src/db/migrations-index-pg.ts";
 import { auditChainHeads, auditEvents } from "../src/db/schema.ts";
 import { systemClock } from "../src/domain/core/clock.ts";
 import { DEFAULT_AUDIT_CHAIN_LANES } from "../src/domain/core/audit.ts";
-import { verifyChains } from "../src/domain/review/audit-chain.ts";
+import { verifyChains } from "../src/domain/audit/audit-chain.ts";
 import { openTestStore } from "./helpers/builders.ts";
 import { postgresClient } from "../src/db/store-pg.ts";
 import { databaseForPath, lockedLanes, TEST_ENGINE } from "./helpers/pg.ts";

@@ -6,7 +6,7 @@
  *
  *   bun scripts/bench/search-fold.ts [characters]
  */
-import { searchDocument } from "../../src/domain/cases/search-text.ts";
+import { searchDocument } from "../../src/domain/plumbing/search-text.ts";
 
 const CHARS = Number(process.argv[2] ?? 10_000);
 

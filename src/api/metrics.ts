@@ -28,7 +28,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { statSync } from "node:fs";
 import type { ReadContext } from "../domain/core/context.ts";
 import { countJobsByStatus, laneDepths, skippedJobs, type LaneDepth } from "../domain/plumbing/jobs.ts";
-import { breachTotals } from "../domain/review/service-levels.ts";
+import { breachTotals } from "../domain/service-levels/service-levels.ts";
 import { VERSION } from "../version.ts";
 
 /** Latency buckets in seconds: 0.5 ms to 10 s. */

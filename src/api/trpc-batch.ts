@@ -8,7 +8,7 @@
  */
 import type { AnyTRPCProcedure } from "@trpc/server";
 import { TRPC_ERROR_CODES_BY_KEY } from "@trpc/server/rpc";
-import { MAX_BATCH_CALLS } from "../domain/intake/validation.ts";
+import { MAX_BATCH_CALLS } from "../domain/views/validation.ts";
 import type { Meta } from "./trpc.ts";
 
 

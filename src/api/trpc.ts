@@ -7,7 +7,7 @@ import { databaseUnavailable, ERROR_KINDS, publicMessage } from "./http-errors.t
 import { requireProject, type Project } from "../domain/accounts/projects.ts";
 import { requireOrganizationBySlug, type Organization } from "../domain/accounts/organizations.ts";
 import { csrfMatches } from "../domain/plumbing/sessions.ts";
-import { containsNul, NUL_REFUSED } from "../domain/intake/validation.ts";
+import { containsNul, NUL_REFUSED } from "../domain/views/validation.ts";
 import { hasRole, type Role } from "../domain/accounts/users.ts";
 import type { Caller, Context, RequestFacts } from "./context.ts";
 

@@ -24,7 +24,7 @@
  * ("U-1007" is "u 1007": "u" followed by a word starting with "1007").
  */
 import { sql, type SQL } from "drizzle-orm";
-import { searchDocument } from "../domain/cases/search-text.ts";
+import { searchDocument } from "../domain/plumbing/search-text.ts";
 
 /** What can be searched: a table, and the texts of its rows that are indexed. */
 export const SEARCH_INDEXES = {

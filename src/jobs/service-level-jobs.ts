@@ -6,7 +6,7 @@
  */
 import type { Store } from "../db/store.ts";
 import type { Clock } from "../domain/core/clock.ts";
-import { recordDueBreaches } from "../domain/review/service-levels.ts";
+import { recordDueBreaches } from "../domain/service-levels/service-levels.ts";
 import { errorFields, log } from "../log.ts";
 import { startPeriodicPass, type PeriodicPass } from "./periodic.ts";
 

@@ -22,7 +22,7 @@ import { requireProject } from "../../src/domain/accounts/projects.ts";
 import { defaultQueue } from "../../src/domain/review/queues.ts";
 import { createSharedRateLimiter, reportSlot } from "../../src/domain/plumbing/rate-limit.ts";
 import { createReport, type CreateReportInput } from "../../src/domain/intake/reports.ts";
-import { OPEN_STATUSES } from "../../src/domain/review/workflow.ts";
+import { OPEN_STATUSES } from "../../src/domain/views/workflow.ts";
 import { domainWorld, type DomainWorld } from "../helpers/builders.ts";
 
 let world: DomainWorld;

@@ -7,7 +7,7 @@ import { decideInBulk, undoBulkDecision, UNDO_WINDOW_MS } from "../../src/domain
 import { decideOnReport, triageCase } from "../../src/domain/cases/cases.ts";
 import { assignCase } from "../../src/domain/review/assignment.ts";
 import type { DomainContext } from "../../src/domain/core/context.ts";
-import { overview, queue } from "../../src/domain/review/dashboard.ts";
+import { overview, queue } from "../../src/domain/dashboard/dashboard.ts";
 import { resolveReport } from "../../src/domain/enforcement/enforcement.ts";
 import { setCaseTags, tagsInUse } from "../../src/domain/cases/tags.ts";
 import { renderTemplate } from "../../src/domain/review/template-text.ts";

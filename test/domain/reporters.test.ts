@@ -11,8 +11,8 @@ import { decideAppeal } from "../../src/domain/enforcement/appeals.ts";
 import { decideInBulk, undoBulkDecision } from "../../src/domain/review/bulk.ts";
 import { decideOnReport } from "../../src/domain/cases/cases.ts";
 import { transaction } from "../../src/domain/core/context.ts";
-import { countTallies } from "../../src/domain/intake/reporter-tally.ts";
-import { getReporter, isMuted, reporterAccuracy, updateReporter } from "../../src/domain/intake/reporters.ts";
+import { countTallies } from "../../src/domain/identities/reporter-tally.ts";
+import { getReporter, isMuted, reporterAccuracy, updateReporter } from "../../src/domain/identities/reporters.ts";
 import { domainWorld, refusal, type DomainWorld } from "../helpers/builders.ts";
 
 let world: DomainWorld;

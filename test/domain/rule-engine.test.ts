@@ -19,7 +19,7 @@ import { gatherFacts, RULES_RECHECK_MS, runRules } from "../../src/domain/rules/
 import { createRule, deleteRule, listRuleHits, updateRule } from "../../src/domain/rules/rules.ts";
 import { tagsOfCases } from "../../src/domain/cases/tags.ts";
 import type { Condition, Effect, RuleField, RuleInput } from "../../src/domain/views/rule.ts";
-import { saveIdentity } from "../../src/domain/intake/identities.ts";
+import { saveIdentity } from "../../src/domain/identities/identities.ts";
 import { domainWorld, type DomainWorld } from "../helpers/builders.ts";
 
 let world: DomainWorld;

@@ -5,7 +5,7 @@
  * stores for the index.
  */
 import { describe, expect, test } from "bun:test";
-import { FOLDED_LETTERS, foldLetters, foldSearchText, searchDocument } from "../../src/domain/cases/search-text.ts";
+import { FOLDED_LETTERS, foldLetters, foldSearchText, searchDocument } from "../../src/domain/plumbing/search-text.ts";
 
 describe("foldSearchText", () => {
   test("letters with strokes and letters of their own fold like accented ones", () => {

@@ -18,7 +18,7 @@ import { openSqliteStore, type Store } from "../../src/db/store.ts";
 import { enrichReport } from "../../src/domain/analysis/analysis.ts";
 import { decideOnReport } from "../../src/domain/cases/cases.ts";
 import { domainContext, type DomainContext } from "../../src/domain/core/context.ts";
-import { saveIdentity } from "../../src/domain/intake/identities.ts";
+import { saveIdentity } from "../../src/domain/identities/identities.ts";
 import { deleteProject } from "../../src/domain/accounts/projects.ts";
 import { closedCases, excerptParts, search } from "../../src/domain/cases/search.ts";
 import { addUser } from "../../src/domain/accounts/users.ts";

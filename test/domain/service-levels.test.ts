@@ -16,7 +16,7 @@ import { decideAppeal } from "../../src/domain/enforcement/appeals.ts";
 import { getDsaSettings, setDsaSettings } from "../../src/domain/enforcement/statements.ts";
 import { transparencyReport } from "../../src/domain/dsa/transparency-report.ts";
 import { createQueue, moveCaseToQueue } from "../../src/domain/review/queues.ts";
-import { recordDueBreaches, serviceLevels } from "../../src/domain/review/service-levels.ts";
+import { recordDueBreaches, serviceLevels } from "../../src/domain/service-levels/service-levels.ts";
 import { iso } from "../../src/domain/core/clock.ts";
 import { domainWorld, type DomainWorld } from "../helpers/builders.ts";
 

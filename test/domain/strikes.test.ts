@@ -12,7 +12,7 @@ import { decideAppeal, fileAppeal } from "../../src/domain/enforcement/appeals.t
 import { resolveReport } from "../../src/domain/enforcement/enforcement.ts";
 import { getActionStatement } from "../../src/domain/enforcement/statements.ts";
 import { takeLadderStep } from "../../src/domain/enforcement/strike-ladder.ts";
-import { identityStrikes, setStrikePolicy } from "../../src/domain/enforcement/strikes.ts";
+import { identityStrikes, setStrikePolicy } from "../../src/domain/strikes/strikes.ts";
 import { decideInBulk, undoBulkDecision } from "../../src/domain/review/bulk.ts";
 import { gatherFacts } from "../../src/domain/rules/rule-engine.ts";
 import { createRule, deleteRule } from "../../src/domain/rules/rules.ts";

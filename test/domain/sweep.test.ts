@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { undoBulkDecision } from "../../src/domain/review/bulk.ts";
 import { createEnforcementAction } from "../../src/domain/enforcement/enforcement.ts";
-import { MAX_SWEEP_CASES, previewSweep, sweepCases } from "../../src/domain/review/sweep.ts";
+import { MAX_SWEEP_CASES, previewSweep, sweepCases } from "../../src/domain/enforcement/sweep.ts";
 import { domainWorld, refusal, type DomainWorld } from "../helpers/builders.ts";
 
 let world: DomainWorld;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { caseFile } from "../../domain/cases/case-file.ts";
+import { caseFile } from "../../domain/dashboard/case-file.ts";
 import { decideInBulk, MAX_BULK_CASES, undoBulkDecision } from "../../domain/review/bulk.ts";
 import { addCaseNote, reviewQueue, triageCase } from "../../domain/cases/cases.ts";
 import { reporterSummary } from "../../domain/cases/reporter-summary.ts";

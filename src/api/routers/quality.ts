@@ -7,7 +7,7 @@ import {
   myQualityTasks,
   nextQualityTask,
   submitSecondReview,
-} from "../../domain/review/quality-review.ts";
+} from "../../domain/quality/quality-review.ts";
 import { acknowledgeInputSchema, agreementSchema, blindCaseSchema, qualityReviewSchema, qualityTaskSchema, secondDecisionInputSchema } from "../../domain/views/quality.ts";
 import { orgProcedure, router } from "../trpc.ts";
 

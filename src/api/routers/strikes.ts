@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { getStrikePolicy, identityStrikes, setStrikePolicy } from "../../domain/enforcement/strikes.ts";
-import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/intake/validation.ts";
+import { getStrikePolicy, identityStrikes, setStrikePolicy } from "../../domain/strikes/strikes.ts";
+import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/views/validation.ts";
 import { joinWords } from "../../domain/views/enforcement.ts";
 import { checkLadder, identityStrikesSchema, LADDER_KINDS, strikePolicyFields, strikePolicySchema } from "../../domain/views/strikes.ts";
 import { projectProcedure, router } from "../trpc.ts";

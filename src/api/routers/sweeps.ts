@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { undoBulkDecision } from "../../domain/review/bulk.ts";
-import { MAX_SWEEP_CASES, previewSweep, sweepCases, sweepOutcomeSchema, sweepPreviewSchema } from "../../domain/review/sweep.ts";
-import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/intake/validation.ts";
+import { MAX_SWEEP_CASES, previewSweep, sweepCases, sweepOutcomeSchema, sweepPreviewSchema } from "../../domain/enforcement/sweep.ts";
+import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/views/validation.ts";
 import { orgProcedure, projectProcedure, router } from "../trpc.ts";
 
 const tags = ["enforcement"];

@@ -7,11 +7,11 @@ import { lockCase } from "./case-lock.ts";
 import { rowLockedTransaction, transaction, type DomainContext } from "../core/context.ts";
 import { conflict, notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
-import type { CaseKey } from "../intake/open-case.ts";
-import { holderOf } from "../review/claims.ts";
-import { assertMayWorkCase, listableCases, type AccessContext } from "../review/queue-access.ts";
+import type { CaseKey } from "./open-case.ts";
+import { holderOf } from "./claims.ts";
+import { assertMayWorkCase, listableCases, type AccessContext } from "../access/queue-access.ts";
 import { BUCKETS, higherBucket, type Bucket } from "./severity.ts";
-import type { Status } from "../review/workflow.ts";
+import type { Status } from "../views/workflow.ts";
 import { applyTransition, type Move } from "../review/workflow-engine.ts";
 import type { CaseDecisionAction, CaseView, NoteView } from "../views/case.ts";
 

@@ -10,9 +10,9 @@ import { and, asc, count, desc, eq, gte, inArray, isNotNull, lt, ne, sql, type S
 import { identities, reportReasons, reports } from "../../db/schema.ts";
 import { HOUR_MS } from "../core/clock.ts";
 import type { DomainContext, ReadContext } from "../core/context.ts";
-import type { AccessContext } from "../review/queue-access.ts";
+import type { AccessContext } from "../access/queue-access.ts";
 import { ACCURACY_MIN_DECIDED, SUMMARY_REASONS, type AccuracyBand, type ReporterSummary } from "../views/case.ts";
-import { talliesHiddenFrom, type ReporterTally } from "../intake/reporter-tally.ts";
+import { talliesHiddenFrom, type ReporterTally } from "../identities/reporter-tally.ts";
 import { requireCase, type CaseRow } from "./cases.ts";
 
 export type { ReporterSummary } from "../views/case.ts";

@@ -22,16 +22,16 @@ import { cases, identities, projects, reportReasons, reports } from "../../db/sc
 import { iso } from "../core/clock.ts";
 import type { DomainContext, ReadContext } from "../core/context.ts";
 import { badRequest } from "../core/errors.ts";
-import { toIdentityView, type IdentityView } from "../intake/identities.ts";
+import { toIdentityView, type IdentityView } from "../identities/identities.ts";
 import { isoFromUs } from "../intake/report-time.ts";
-import { listableCases, type AccessContext } from "../review/queue-access.ts";
-import { foldLetters, foldSearchText } from "./search-text.ts";
+import { listableCases, type AccessContext } from "../access/queue-access.ts";
+import { foldLetters, foldSearchText } from "../plumbing/search-text.ts";
 import type { Bucket, Severity } from "./severity.ts";
 import { userEmails } from "../accounts/users.ts";
 import type { CaseDecisionAction } from "../views/case.ts";
 import type { ActorType } from "../views/common.ts";
 import { CLOSED_PAGE_MAX, CLOSED_PAGE_SIZE, SEARCH_MAX_WORDS, SEARCH_PAGE_MAX, SEARCH_PAGE_SIZE, type ClosedStatus, type MatchField, type SearchKind } from "../views/search.ts";
-import type { Status } from "../review/workflow.ts";
+import type { Status } from "../views/workflow.ts";
 
 /** The caller's organization, and who the caller is: a case in a queue the caller may not work is left out. */
 type TenantRead = ReadContext & Pick<DomainContext, "orgId"> & AccessContext;

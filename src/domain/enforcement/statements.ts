@@ -32,7 +32,7 @@ import {
   type StatementRecord,
 } from "../views/dsa.ts";
 import { kindSpec, type ActionKind } from "../views/enforcement.ts";
-import { assertMayWorkCaseId, isOfWorkableCase, requireEveryCase, type AccessContext } from "../review/queue-access.ts";
+import { assertMayWorkCaseId, isOfWorkableCase, requireEveryCase, type AccessContext } from "../access/queue-access.ts";
 
 export type { Statement, StatementRecord, DsaSettings } from "../views/dsa.ts";
 

@@ -16,11 +16,11 @@ import { identities, strikes } from "../../db/schema.ts";
 import { requireProject } from "../accounts/projects.ts";
 import { systemActor } from "../core/audit.ts";
 import { rowLockedTransaction, type DomainContext } from "../core/context.ts";
-import type { AccessContext } from "../review/queue-access.ts";
+import type { AccessContext } from "../access/queue-access.ts";
 import type { EnforcementActionView } from "../views/enforcement.ts";
 import type { IdentityStrikes } from "../views/strikes.ts";
 import { createEnforcementAction, listIdentityActions, requireIdentityId, type ActionQuery } from "./enforcement.ts";
-import { stepOf, strikesOfIdentity } from "./strikes.ts";
+import { stepOf, strikesOfIdentity } from "../strikes/strikes.ts";
 
 /** The action's reason when the step names none. */
 export const stepReason = (threshold: number): string => `Strike policy: ${threshold} strike${threshold === 1 ? "" : "s"}`;

@@ -19,7 +19,7 @@
  */
 import { z } from "zod";
 import { badRequest } from "../core/errors.ts";
-import { containsNul, NUL_REFUSED } from "../intake/validation.ts";
+import { containsNul, NUL_REFUSED } from "../views/validation.ts";
 import { slicer } from "../plumbing/slices.ts";
 import { EVAL_SET_MAX_ITEMS, evalItemInputSchema, type EvalItemInput } from "../views/evaluation.ts";
 

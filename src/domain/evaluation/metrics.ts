@@ -15,8 +15,8 @@
  * for the verdicts (an expected label is a violation whatever it names) but for no category
  * figure. The import may still store the project's spelling; this makes it not matter.
  */
-import { categoryKey } from "../cases/category-key.ts";
-import { quadraticWeight, weightedKappa } from "../review/agreement.ts";
+import { categoryKey } from "../categories/category-key.ts";
+import { quadraticWeight, weightedKappa } from "../quality/agreement.ts";
 import { SEVERITIES, type Severity } from "../cases/severity.ts";
 import type { EvalRunComparison, EvalRunMetrics, Prf, ThresholdAdvice, ThresholdPoint } from "../views/evaluation.ts";
 

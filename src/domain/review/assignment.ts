@@ -17,8 +17,8 @@ import { rowLockedTransaction, type DomainContext } from "../core/context.ts";
 import { badRequest, notFound } from "../core/errors.ts";
 import { requireCase, toCaseView, type CaseView } from "../cases/cases.ts";
 import { hasRole, ROLES, type Role } from "../views/user.ts";
-import { isClaimedBy } from "./claims.ts";
-import { listableCases, mayWork, userMayWorkQueueOf, type AccessContext } from "./queue-access.ts";
+import { isClaimedBy } from "../cases/claims.ts";
+import { listableCases, mayWork, userMayWorkQueueOf, type AccessContext } from "../access/queue-access.ts";
 
 const roleOf = (role: string): Role => ((ROLES as readonly string[]).includes(role) ? (role as Role) : "viewer");
 

@@ -21,11 +21,11 @@ import { rowLockedTransaction, type DomainContext } from "../core/context.ts";
 import { badRequest, conflict, DomainError, forbidden, notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { userEmails } from "../accounts/users.ts";
-import { findOpenCase } from "../intake/open-case.ts";
-import { caseRefusal } from "./queue-access.ts";
-import { holderOf } from "./claims.ts";
+import { findOpenCase } from "../cases/open-case.ts";
+import { caseRefusal } from "../access/queue-access.ts";
+import { holderOf } from "../cases/claims.ts";
 import { ACTION_RESOLUTION_CODES, type DismissalReason, type ResolutionCode, type Team } from "../views/report.ts";
-import { asStatus, isOpenStatus, OPEN_STATUSES, type Status } from "./workflow.ts";
+import { asStatus, isOpenStatus, OPEN_STATUSES, type Status } from "../views/workflow.ts";
 import { applyTransition, type CaseRecord, type ReportRecord } from "./workflow-engine.ts";
 
 /** How long a bulk decision can be undone. */

@@ -25,7 +25,7 @@ import { rowLockedTransaction, transaction, type DomainContext } from "../core/c
 import { badRequest, conflict, notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { requireProject } from "../accounts/projects.ts";
-import { accessNoWider, accessOf, caseAccess, caseInQueues, listableCases, mayWorkQueueOf, notReviewedBlind, type AccessContext } from "./queue-access.ts";
+import { accessNoWider, accessOf, caseAccess, caseInQueues, listableCases, mayWorkQueueOf, notReviewedBlind, type AccessContext } from "../access/queue-access.ts";
 import {
   QUEUE_ORDERINGS,
   type QueueAccess,

@@ -25,8 +25,8 @@ import { iso } from "../core/clock.ts";
 import { rowLockedTransaction, type DomainContext } from "../core/context.ts";
 import { badRequest } from "../core/errors.ts";
 import { requireCase, toCaseView, type CaseRow, type CaseView } from "../cases/cases.ts";
-import { isUnclaimed } from "./claims.ts";
-import { queueOrder } from "./dashboard.ts";
+import { isUnclaimed } from "../cases/claims.ts";
+import { queueOrder } from "../dashboard/dashboard.ts";
 import { queueScope } from "./queues.ts";
 
 /** How long a claim taken in review mode holds (then another moderator's review may take the case). */

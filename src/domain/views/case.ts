@@ -1,6 +1,6 @@
 /** How a case (the reports about one target, reviewed together) and its notes look to clients. */
 import { z } from "zod";
-import { STATUSES } from "../review/workflow.ts";
+import { STATUSES } from "./workflow.ts";
 import { actorSchema, isoDateTime } from "./common.ts";
 import { TEAMS } from "./report.ts";
 import { BUCKETS } from "./severity.ts";

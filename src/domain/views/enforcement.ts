@@ -15,7 +15,7 @@ import { actorSchema, clientInstant, isoDateTime } from "./common.ts";
 import type { Statement } from "./dsa.ts";
 import { identityRefViewSchema } from "./identity.ts";
 import { isResolutionCode, RESOLUTION_CODE_SPECS, RESOLUTION_CODES, type ResolutionCode, type ResolutionCodeSpec } from "./report.ts";
-import { externalIdSchema, typeNameSchema } from "../intake/validation.ts";
+import { externalIdSchema, typeNameSchema } from "./validation.ts";
 
 export const ACTION_KINDS = ["warning", "mute", "suspension", "ban", "content_removal"] as const;
 export type ActionKind = (typeof ACTION_KINDS)[number];

@@ -46,8 +46,8 @@ import {
   type SecondDecisionInput,
 } from "../views/quality.ts";
 import { cohensKappa, krippendorffAlpha, percentAgreement } from "./agreement.ts";
-import { assertMayWorkQueueOfCaseId, forgetBlindScope, workableCases, type AccessContext } from "./queue-access.ts";
-import { applyTransition } from "./workflow-engine.ts";
+import { assertMayWorkQueueOfCaseId, forgetBlindScope, workableCases, type AccessContext } from "../access/queue-access.ts";
+import { applyTransition } from "../review/workflow-engine.ts";
 
 type ReviewRow = typeof qualityReviews.$inferSelect;
 

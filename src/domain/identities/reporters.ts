@@ -14,7 +14,7 @@ import { badRequest, notFound } from "../core/errors.ts";
 import { toIdentityView, type IdentityRow } from "./identities.ts";
 import { reporterAccuracy, talliesHiddenFrom, tallyOf, type ReporterTally } from "./reporter-tally.ts";
 import { applyTransition } from "../review/workflow-engine.ts";
-import type { AccessContext } from "../review/queue-access.ts";
+import type { AccessContext } from "../access/queue-access.ts";
 import { MUTE_REASON_MAX, type IdentityReporter, type ReporterView } from "../views/reporter.ts";
 
 export type { IdentityReporter, ReporterView } from "../views/reporter.ts";

@@ -27,7 +27,7 @@ import { badRequest, notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { enqueueJob } from "../plumbing/jobs.ts";
 import { JOB_KIND } from "../views/job.ts";
-import { assertMaySeeSubject, isOfWorkableCase, type AccessContext } from "../review/queue-access.ts";
+import { assertMaySeeSubject, isOfWorkableCase, type AccessContext } from "../access/queue-access.ts";
 import { SEVERITIES, type Severity } from "../views/severity.ts";
 import {
   DEFAULT_STRIKE_POLICY,

@@ -9,8 +9,8 @@ import { and, asc, eq, inArray, isNotNull, not, sql, type SQL, type SQLWrapper }
 import { forUpdate } from "../../db/prepared.ts";
 import { cases, identities, reports } from "../../db/schema.ts";
 import { together, type DomainContext } from "../core/context.ts";
-import { reportNotReviewedBlind, type AccessContext } from "../review/queue-access.ts";
-import type { Status } from "../review/workflow.ts";
+import { reportNotReviewedBlind, type AccessContext } from "../access/queue-access.ts";
+import type { Status } from "../views/workflow.ts";
 
 /** What a reporter's decided reports came to. */
 export interface ReporterTally {

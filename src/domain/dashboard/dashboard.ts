@@ -7,24 +7,24 @@ import { and, asc, desc, eq, gt, gte, inArray, or, sql, type SQL, type SQLWrappe
 import { auditEvents, caseTags, cases, contentAnalyses, enforcementActions, identities, projects, reportCategories, reportReasons, reports, urlScanCache, users } from "../../db/schema.ts";
 import { toAnalysisView, type AnalysisView } from "../analysis/analysis.ts";
 import { toAuditEventView, type AuditEventView } from "../core/audit.ts";
-import { categoryKey } from "../cases/category-key.ts";
+import { categoryKey } from "../categories/category-key.ts";
 import { listCaseNotes, reportsOfCase, reportsOfCases, requireCase, subjectHistory, toCaseView, type CaseView, type NoteView } from "../cases/cases.ts";
 import { DAY_MS, iso, isoOrNull } from "../core/clock.ts";
 import type { DomainContext, ReadContext } from "../core/context.ts";
 import { actionViews, type EnforcementActionView } from "../enforcement/enforcement.ts";
 import { badRequest, notFound } from "../core/errors.ts";
-import { getIdentity, toIdentityView, type IdentityView } from "../intake/identities.ts";
-import { backgroundBacklog, type Backlog } from "./job-backlog.ts";
-import { holderOf, isClaimedBy, isUnclaimed } from "./claims.ts";
-import { assertMaySeeSubject, isCountedFor, isOfWorkableCase, listableCases, reportNotReviewedBlind, workableCases, type AccessContext } from "./queue-access.ts";
-import { defaultQueue, listQueues, queueIdOfCase, queueScope, requireQueue } from "./queues.ts";
+import { getIdentity, toIdentityView, type IdentityView } from "../identities/identities.ts";
+import { backgroundBacklog, type Backlog } from "../plumbing/job-backlog.ts";
+import { holderOf, isClaimedBy, isUnclaimed } from "../cases/claims.ts";
+import { assertMaySeeSubject, isCountedFor, isOfWorkableCase, listableCases, reportNotReviewedBlind, workableCases, type AccessContext } from "../access/queue-access.ts";
+import { defaultQueue, listQueues, queueIdOfCase, queueScope, requireQueue } from "../review/queues.ts";
 import { toReportViews, type ReportView } from "../intake/reports.ts";
 import { BUCKETS, maxSeverity, SEVERITIES, type Bucket, type Severity } from "../cases/severity.ts";
 import { tagsOfCases } from "../cases/tags.ts";
 import { userEmails } from "../accounts/users.ts";
 import { QUEUE_VIEWS, teamOfView, type QueueOrdering, type QueueView } from "../views/queue.ts";
 import type { Team } from "../views/report.ts";
-import { OPEN_STATUSES, type Status } from "./workflow.ts";
+import { OPEN_STATUSES, type Status } from "../views/workflow.ts";
 
 /** The dashboard reads one organization's data, the context's. */
 type TenantRead = ReadContext & Pick<DomainContext, "orgId">;
