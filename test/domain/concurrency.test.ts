@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { and, eq, inArray } from "drizzle-orm";
 import { cases, identities, queues, reports } from "../../src/db/schema.ts";
 import type { Store } from "../../src/db/store.ts";
-import { decideOnReport } from "../../src/domain/cases/cases.ts";
+import { decideOnReport } from "../../src/domain/review/decisions.ts";
 import { domainContext } from "../../src/domain/core/context.ts";
 import { DomainError } from "../../src/domain/core/errors.ts";
 import { requireProject } from "../../src/domain/accounts/projects.ts";

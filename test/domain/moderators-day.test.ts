@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { decideInBulk, undoBulkDecision, UNDO_WINDOW_MS } from "../../src/domain/review/bulk.ts";
-import { decideOnReport, triageCase } from "../../src/domain/cases/cases.ts";
+import { decideOnReport, triageCase } from "../../src/domain/review/decisions.ts";
 import { assignCase } from "../../src/domain/review/assignment.ts";
 import type { DomainContext } from "../../src/domain/core/context.ts";
 import { overview, queue } from "../../src/domain/dashboard/dashboard.ts";

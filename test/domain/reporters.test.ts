@@ -9,7 +9,7 @@ import { eq, sql, type SQL } from "drizzle-orm";
 import { identities } from "../../src/db/schema.ts";
 import { decideAppeal } from "../../src/domain/enforcement/appeals.ts";
 import { decideInBulk, undoBulkDecision } from "../../src/domain/review/bulk.ts";
-import { decideOnReport } from "../../src/domain/cases/cases.ts";
+import { decideOnReport } from "../../src/domain/review/decisions.ts";
 import { transaction } from "../../src/domain/core/context.ts";
 import { countTallies } from "../../src/domain/identities/reporter-tally.ts";
 import { getReporter, isMuted, reporterAccuracy, updateReporter } from "../../src/domain/identities/reporters.ts";

@@ -13,7 +13,7 @@ import { loadConfig } from "../../src/config.ts";
 import { enforcementActions, identities, ruleHits, rules, statements } from "../../src/db/schema.ts";
 import { enrichReport } from "../../src/domain/analysis/analysis.ts";
 import { systemActor } from "../../src/domain/core/audit.ts";
-import { decideOnReport } from "../../src/domain/cases/cases.ts";
+import { decideOnReport } from "../../src/domain/review/decisions.ts";
 import { createQueue } from "../../src/domain/review/queues.ts";
 import { gatherFacts, RULES_RECHECK_MS, runRules } from "../../src/domain/rules/rule-engine.ts";
 import { createRule, deleteRule, listRuleHits, updateRule } from "../../src/domain/rules/rules.ts";

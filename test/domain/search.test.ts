@@ -16,7 +16,7 @@ import { embeddedPgMigrations } from "../../src/db/migrations-index-pg.ts";
 import { openPostgresStore } from "../../src/db/store-pg.ts";
 import { openSqliteStore, type Store } from "../../src/db/store.ts";
 import { enrichReport } from "../../src/domain/analysis/analysis.ts";
-import { decideOnReport } from "../../src/domain/cases/cases.ts";
+import { decideOnReport } from "../../src/domain/review/decisions.ts";
 import { domainContext, type DomainContext } from "../../src/domain/core/context.ts";
 import { saveIdentity } from "../../src/domain/identities/identities.ts";
 import { deleteProject } from "../../src/domain/accounts/projects.ts";

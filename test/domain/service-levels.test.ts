@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { slaBreaches, webhookDeliveries } from "../../src/db/schema.ts";
-import { decideOnReport } from "../../src/domain/cases/cases.ts";
+import { decideOnReport } from "../../src/domain/review/decisions.ts";
 import { assignCase } from "../../src/domain/review/assignment.ts";
 import { createEndpoint } from "../../src/domain/webhooks/endpoints.ts";
 import { createUser } from "../../src/domain/accounts/users.ts";

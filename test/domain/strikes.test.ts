@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { and, eq, isNotNull } from "drizzle-orm";
 import { strikes } from "../../src/db/schema.ts";
-import { decideOnReport } from "../../src/domain/cases/cases.ts";
+import { decideOnReport } from "../../src/domain/review/decisions.ts";
 import { decideAppeal, fileAppeal } from "../../src/domain/enforcement/appeals.ts";
 import { resolveReport } from "../../src/domain/enforcement/enforcement.ts";
 import { getActionStatement } from "../../src/domain/enforcement/statements.ts";

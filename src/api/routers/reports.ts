@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { decideOnReport } from "../../domain/cases/cases.ts";
+import { decideOnReport } from "../../domain/review/decisions.ts";
 import { resolveReport } from "../../domain/enforcement/enforcement.ts";
 import { reportSlot } from "../../domain/plumbing/rate-limit.ts";
 import { createReport, reportsWithProjects, reportWithOutcome } from "../../domain/intake/reports.ts";

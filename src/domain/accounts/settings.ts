@@ -5,6 +5,7 @@ import { transaction, type DomainContext } from "../core/context.ts";
 import { DomainError } from "../core/errors.ts";
 import { getOrganization, type Organization } from "./organizations.ts";
 import { requireProject, type Project } from "./projects.ts";
+import { DEFAULT_DSA_SETTINGS, dsaSettingsSchema, type DsaSettings } from "../views/dsa.ts";
 import type { AiSettings } from "../views/settings.ts";
 
 export type { AiSettings } from "../views/settings.ts";
@@ -15,6 +16,17 @@ export const aiSettingsOf = (p: Project): AiSettings => ({
   aiPrecisionTarget: p.aiPrecisionTarget,
   scanLinks: p.scanLinks === 1,
 });
+
+/** A project's statement-of-reasons settings (src/domain/enforcement/statements.ts) as stored (defaults when it has none, or when the stored text no longer parses). */
+export function parseDsaSettings(text: string | null): DsaSettings {
+  if (!text) return DEFAULT_DSA_SETTINGS;
+  try {
+    const parsed = dsaSettingsSchema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : DEFAULT_DSA_SETTINGS;
+  } catch {
+    return DEFAULT_DSA_SETTINGS;
+  }
+}
 
 /** AI analysis is a Pro and Enterprise feature (self-hosted organizations default to enterprise). */
 export function assertPlanAllowsAi(org: Organization): void {

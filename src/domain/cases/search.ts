@@ -19,11 +19,10 @@
  */
 import { and, desc, eq, gte, inArray, isNotNull, lt, or, sql, type SQL } from "drizzle-orm";
 import { cases, identities, projects, reportReasons, reports } from "../../db/schema.ts";
-import { iso } from "../core/clock.ts";
+import { iso, isoFromUs } from "../core/clock.ts";
 import type { DomainContext, ReadContext } from "../core/context.ts";
 import { badRequest } from "../core/errors.ts";
 import { toIdentityView, type IdentityView } from "../identities/identities.ts";
-import { isoFromUs } from "../intake/report-time.ts";
 import { listableCases, type AccessContext } from "../access/queue-access.ts";
 import { foldLetters, foldSearchText } from "../plumbing/search-text.ts";
 import type { Bucket, Severity } from "./severity.ts";

@@ -8,7 +8,7 @@ import { categoryKey } from "./category-key.ts";
 import { transaction, type DomainContext, type ReadContext } from "../core/context.ts";
 import { badRequest, conflict, notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
-import type { Severity } from "../cases/severity.ts";
+import type { Severity } from "../views/severity.ts";
 import type { CategoryView } from "../views/category.ts";
 
 export type { CategoryView } from "../views/category.ts";

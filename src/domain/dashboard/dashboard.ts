@@ -17,7 +17,7 @@ import { getIdentity, toIdentityView, type IdentityView } from "../identities/id
 import { backgroundBacklog, type Backlog } from "../plumbing/job-backlog.ts";
 import { holderOf, isClaimedBy, isUnclaimed } from "../cases/claims.ts";
 import { assertMaySeeSubject, isCountedFor, isOfWorkableCase, listableCases, reportNotReviewedBlind, workableCases, type AccessContext } from "../access/queue-access.ts";
-import { defaultQueue, listQueues, queueIdOfCase, queueScope, requireQueue } from "../review/queues.ts";
+import { defaultQueue, listQueues, queueIdOfCase, queueOrder, queueScope, requireQueue, segmentSql } from "../review/queues.ts";
 import { toReportViews, type ReportView } from "../intake/reports.ts";
 import { BUCKETS, maxSeverity, SEVERITIES, type Bucket, type Severity } from "../cases/severity.ts";
 import { tagsOfCases } from "../cases/tags.ts";
@@ -188,17 +188,8 @@ function decodeOrderedCursor(s: string, ordering: "priority" | "age"): OrderedCu
   return { priority: Number(m[1]), segment: Number(m[2]), createdAt: Number(m[3]), id: m[4]! };
 }
 
-/** A case's place among QUEUE_SEGMENTS, as SQL (bucket emergency, high, normal; trusted first within each). */
-const segmentSql = sql<number>`(case ${cases.bucket} when 'emergency' then 0 when 'high' then 2 else 4 end + case when ${cases.trustedFlagged} = 1 then 0 else 1 end)`;
 const segmentOf = (c: Pick<typeof cases.$inferSelect, "bucket" | "trustedFlagged">): number =>
   QUEUE_SEGMENTS.findIndex((s) => s.bucket === c.bucket && s.trusted === (c.trustedFlagged === 1 ? 1 : 0));
-
-/** A queue's order as ORDER BY terms (total: the id breaks ties): what the queue page shows and review mode takes from. */
-export function queueOrder(ordering: QueueOrdering): SQL[] {
-  if (ordering === "priority") return [desc(cases.priority), asc(segmentSql), asc(cases.createdAt), asc(cases.id)];
-  if (ordering === "age") return [asc(cases.createdAt), asc(cases.id)];
-  return [asc(segmentSql), asc(cases.createdAt), asc(cases.id)];
-}
 
 /**
  * One page of a queue ordered by "priority" or "age", from the cursor on: one keyset query
@@ -214,8 +205,7 @@ async function orderedPage(ctx: TenantRead, where: SQL | undefined, ordering: "p
           and(eq(cases.priority, c.priority), or(sql`${segmentSql} > ${c.segment}`, and(sql`${segmentSql} = ${c.segment}`, afterAge))),
         )
       : afterAge;
-  const order = ordering === "priority" ? [desc(cases.priority), asc(segmentSql), asc(cases.createdAt), asc(cases.id)] : [asc(cases.createdAt), asc(cases.id)];
-  const rows = await ctx.db.select().from(cases).where(and(where, after)).orderBy(...order).limit(limit + 1);
+  const rows = await ctx.db.select().from(cases).where(and(where, after)).orderBy(...queueOrder(ordering)).limit(limit + 1);
   let nextCursor: string | null = null;
   if (rows.length > limit) {
     rows.length = limit;

@@ -11,7 +11,7 @@ import { and, asc, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, lte, not, 
 import { forUpdate } from "../../db/prepared.ts";
 import { appeals, enforcementActions, identities, reports } from "../../db/schema.ts";
 import { recordAudit, systemActor, type Actor } from "../core/audit.ts";
-import { decideOnReport } from "../cases/cases.ts";
+import { decideOnReport } from "../review/decisions.ts";
 import { iso, isoOrNull } from "../core/clock.ts";
 import { domainContext, rowLockedTransaction, type DomainContext, type ReadContext } from "../core/context.ts";
 import { badRequest, conflict, notFound } from "../core/errors.ts";

@@ -27,11 +27,10 @@
 import { and, asc, desc, eq, gte, inArray, isNotNull, isNull, lt, ne, or, sql } from "drizzle-orm";
 import { caseNotes, cases, identities, projects, qualityReviews, queues, reports } from "../../db/schema.ts";
 import { recordAudit } from "../core/audit.ts";
-import { iso } from "../core/clock.ts";
+import { iso, isoFromUs } from "../core/clock.ts";
 import { rowLockedTransaction, type DomainContext } from "../core/context.ts";
 import { conflict, forbidden, notFound } from "../core/errors.ts";
 import { userEmails } from "../accounts/users.ts";
-import { isoFromUs } from "../intake/report-time.ts";
 import { ACTION_KINDS, kindsOfCode, type ActionKind } from "../views/enforcement.ts";
 import type { ResolutionCode } from "../views/report.ts";
 import {

@@ -26,8 +26,7 @@ import { rowLockedTransaction, type DomainContext } from "../core/context.ts";
 import { badRequest } from "../core/errors.ts";
 import { requireCase, toCaseView, type CaseRow, type CaseView } from "../cases/cases.ts";
 import { isUnclaimed } from "../cases/claims.ts";
-import { queueOrder } from "../dashboard/dashboard.ts";
-import { queueScope } from "./queues.ts";
+import { queueOrder, queueScope } from "./queues.ts";
 
 /** How long a claim taken in review mode holds (then another moderator's review may take the case). */
 export const REVIEW_CLAIM_MS = 15 * 60_000;

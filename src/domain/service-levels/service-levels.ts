@@ -18,7 +18,7 @@ import { appeals, cases, enforcementActions, projects, queues, slaBreaches } fro
 import { DAY_MS, iso } from "../core/clock.ts";
 import { rowLockedTransaction, type ReadContext } from "../core/context.ts";
 import { newId } from "../core/ids.ts";
-import { parseDsaSettings } from "../enforcement/statements.ts";
+import { parseDsaSettings } from "../accounts/settings.ts";
 import { EVENT_TYPE } from "../views/webhook.ts";
 import { enqueueWebhookEvent } from "../webhooks/outbox.ts";
 import type { SlaBreachedEvent, ServiceLevels, SlaTarget } from "../views/service-level.ts";
