@@ -1,5 +1,5 @@
 /**
- * In-process checks of the one comparison of category names (src/domain/cases/category-key.ts) and of
+ * In-process checks of the one comparison of category names (src/domain/categories/category-key.ts) and of
  * the migration that stored it for existing categories.
  */
 import { expect, test } from "bun:test";

@@ -219,7 +219,7 @@ export function registerDatabaseGauges(ctx: Pick<ReadContext, "db">, dbPath: str
       const counts = await countJobsByStatus(ctx, ["pending", "running", "dead"]);
       return Object.entries(counts).map(([status, n]) => ({ labels: [status], value: n }));
     }),
-    // Recorded once per case and target by the service-level pass (src/domain/review/service-levels.ts).
+    // Recorded once per case and target by the service-level pass (src/domain/service-levels/service-levels.ts).
     new CollectedGauge(
       "flagstaff_sla_breaches_total",
       "Service-level breaches recorded (each case once per target, each appeal once), by queue id (empty for appeals) and target (first_review, decision, appeal).",

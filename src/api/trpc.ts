@@ -97,7 +97,7 @@ const keyKindGate = t.middleware(({ ctx, meta, next }) => {
 
 const baseProcedure = t.procedure.use(translateDomainErrors).use(keyKindGate);
 
-/** A 400 for input holding U+0000 anywhere (the rule: src/domain/intake/validation.ts; authedProcedure checks it too). */
+/** A 400 for input holding U+0000 anywhere (the rule: src/domain/views/validation.ts; authedProcedure checks it too). */
 const refuseNul = t.middleware(async ({ getRawInput, next }) => {
   if (await inputHoldsNul(getRawInput)) throw new TRPCError({ code: "BAD_REQUEST", message: NUL_REFUSED });
   return next();

@@ -1,5 +1,5 @@
 /**
- * The service-level pass (src/domain/review/service-levels.ts): every FLAGSTAFF_SLA_TICK_MS,
+ * The service-level pass (src/domain/service-levels/service-levels.ts): every FLAGSTAFF_SLA_TICK_MS,
  * on one instance (Store.singleton), records the breaches that came due and announces each
  * (webhook `queue.sla_breached`, written in the breach's transaction). The first pass after a
  * start catches up on every breach that came due while no instance ran one.

@@ -1,5 +1,5 @@
 /**
- * Agreement figures (src/domain/review/agreement.ts) against values computed by hand, the
+ * Agreement figures (src/domain/quality/agreement.ts) against values computed by hand, the
  * arithmetic written out beside each, and the sampling rule (src/domain/review/quality-sampling.ts).
  */
 import { describe, expect, test } from "bun:test";

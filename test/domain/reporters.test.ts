@@ -1,5 +1,5 @@
 /**
- * The reporter accuracy rule (src/domain/intake/reporters.ts), in process: upheld ÷ decided with a
+ * The reporter accuracy rule (src/domain/identities/reporters.ts), in process: upheld ÷ decided with a
  * uniform prior, what counts as upheld (resolved, or closed with the resolution standing) and
  * as decided (resolved, dismissed, closed; a pending appeal and the system's dismissals of a
  * muted reporter's reports do not count), and a mute that ends on its time.

@@ -1,5 +1,5 @@
 /**
- * The folding of search (src/domain/cases/search-text.ts): case, accents, letters with strokes and
+ * The folding of search (src/domain/plumbing/search-text.ts): case, accents, letters with strokes and
  * letters of their own (Ł, Ø, Đ, Ħ, ß, Æ, Œ, Þ, ı), compatibility forms, words split on anything
  * that is not a letter or a digit; the ASCII short path agrees with the long one; what a row
  * stores for the index.

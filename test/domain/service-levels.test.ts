@@ -1,5 +1,5 @@
 /**
- * Service levels (src/domain/review/service-levels.ts): a breach is an open case older than its
+ * Service levels (src/domain/service-levels/service-levels.ts): a breach is an open case older than its
  * queue's target (first review: unclaimed and undecided; decision: undecided) or a pending
  * appeal older than its project's target; the pass records each once (also with two instances
  * passing together), announces it only to endpoints that list `queue.sla_breached`, and the

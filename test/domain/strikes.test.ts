@@ -1,5 +1,5 @@
 /**
- * Strikes (src/domain/enforcement/strikes.ts, strike-ladder.ts): the policy's checks, a ladder
+ * Strikes (src/domain/strikes/strikes.ts, strike-ladder.ts): the policy's checks, a ladder
  * step taken once per threshold crossing with decisions at once, strikes expiring with the
  * window (a fake clock), an overturned appeal removing its strike, sweeps adding none, undo
  * taking them back, and the rule field `subject.strikes`.

@@ -1,5 +1,5 @@
 /**
- * The sweep's bound (src/domain/review/sweep.ts): an account with more open cases than the cap is
+ * The sweep's bound (src/domain/enforcement/sweep.ts): an account with more open cases than the cap is
  * previewed as the first MAX_SWEEP_CASES (oldest first) with the total and `capped`, swept in
  * one bulk decision of that many, then previewed again for the rest; more ids than the cap are
  * refused with a 400 that says so.

@@ -9,7 +9,7 @@ const tags = ["enforcement"];
 const orgSlug = z.string().min(1).max(64);
 const policyPath = "/organizations/{orgSlug}/projects/{projectId}/strike-policy";
 
-/** Strikes (src/domain/enforcement/strikes.ts): a project's strike policy, and an identity's strikes. */
+/** Strikes (src/domain/strikes/strikes.ts): a project's strike policy, and an identity's strikes. */
 export const strikesRouter = router({
   policy: projectProcedure(z.object({ orgSlug, projectId: projectIdSchema }))
     .meta({

@@ -180,7 +180,7 @@ export async function assertMayWorkCaseId(ctx: AccessContext, caseId: string | n
 
 /**
  * assertMayWorkCaseId by queue access alone: for the caller's own second review, whose case they
- * review blind (src/domain/review/quality-review.ts) and whose task is all they see of it.
+ * review blind (src/domain/quality/quality-review.ts) and whose task is all they see of it.
  */
 export async function assertMayWorkQueueOfCaseId(ctx: AccessContext, caseId: string, what: string): Promise<void> {
   const access = await caseAccess(ctx);

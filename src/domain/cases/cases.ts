@@ -20,7 +20,7 @@ export type CaseRow = typeof cases.$inferSelect;
 
 /**
  * A case as clients see it at `now`: `assigneeId` is who holds it now, so a review-mode claim
- * that lapsed reads as nobody's, as everywhere else (review/claims.ts).
+ * that lapsed reads as nobody's, as everywhere else (claims.ts).
  */
 export const toCaseView = (c: CaseRow, now: number): CaseView => {
   const holder = holderOf(c, now);

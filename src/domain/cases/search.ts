@@ -6,7 +6,7 @@
  *   content and the AI's reasoning) and identities (external ID, name, username). Case- and
  *   accent-insensitive, each word of the query the start of a word of the text ("webb" finds
  *   "Alice Webb", "muller" finds "Müller", "lukasz" finds "Łukasz", "1007" and "U-1007" find the
- *   external ID "U-1007"). Text and query are folded alike by src/domain/cases/search-text.ts.
+ *   external ID "U-1007"). Text and query are folded alike by src/domain/plumbing/search-text.ts.
  *   The indexes are the storage's (`store.textSearch`, src/db/search.ts: FTS5 on SQLite, GIN
  *   over tsvectors on PostgreSQL), kept in step with every write by the database itself; the
  *   write paths of the indexed texts (report creation, AI enrichment, identity upserts) store
@@ -50,7 +50,7 @@ export function queryWords(q: string): string[] {
   return words;
 }
 
-/** The words as the indexes compare them (src/domain/cases/search-text.ts): "U-1007" is "u 1007", "Łukasz" is "lukasz". */
+/** The words as the indexes compare them (src/domain/plumbing/search-text.ts): "U-1007" is "u 1007", "Łukasz" is "lukasz". */
 const foldedWords = (words: readonly string[]): string[] => words.map(foldSearchText).filter(Boolean);
 
 /**

@@ -242,7 +242,7 @@ export async function queue(ctx: TenantRead & AccessContext, f: QueueFilter): Pr
   const scope = await queueScope(ctx, f.queueId);
   const cursor = f.cursor && scope.ordering === "severity_age" ? decodeCursor(f.cursor) : null;
   // Reports keep their reasons in their project's spelling of the category: the filter matches
-  // every spelling whose key (src/domain/cases/category-key.ts) is the filter's, never SQLite's
+  // every spelling whose key (src/domain/categories/category-key.ts) is the filter's, never SQLite's
   // ASCII-only lower().
   const categoryNames = f.category ? await categorySpellings(ctx, f.category) : null;
   const now = ctx.clock.now();
@@ -459,7 +459,7 @@ export async function withActorEmails(ctx: TenantRead, input: { events: AuditEve
   return events.map((e) => ({ ...e, actorEmail: e.actor.type === "user" && e.actor.id ? (emails.get(e.actor.id) ?? null) : null }));
 }
 
-/** Who holds a case now (a lapsed review claim is nobody's: src/domain/review/claims.ts), since when and until when. */
+/** Who holds a case now (a lapsed review claim is nobody's: src/domain/cases/claims.ts), since when and until when. */
 function holding(c: typeof cases.$inferSelect, emails: Map<string, string>, now: number): { assignee: Person | null; assignedAt: string | null; claimUntil: string | null } {
   const holder = holderOf(c, now);
   return {
@@ -493,7 +493,7 @@ export interface CaseDetail {
 
 export async function caseDetail(ctx: TenantRead & AccessContext, caseId: string): Promise<CaseDetail> {
   const now = ctx.clock.now();
-  // A case in a queue the caller may not work is not found, one they review blind refused (src/domain/review/queue-access.ts).
+  // A case in a queue the caller may not work is not found, one they review blind refused (src/domain/access/queue-access.ts).
   const c = await requireCase(ctx, caseId);
   const def = await defaultQueue(ctx);
   const inQueue = c.queueId ? await requireQueue(ctx, queueIdOfCase(c, def.id)).catch(() => def) : def;

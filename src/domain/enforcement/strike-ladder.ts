@@ -5,7 +5,7 @@
  * AUTOMATED_DECISION_FULLY) with `strikePolicy: { strikeId, threshold }` and `automated: true`
  * in every audit event it writes (DomainContext.automation).
  *
- * The step was decided in the decision's transaction (src/domain/enforcement/strikes.ts) and its
+ * The step was decided in the decision's transaction (src/domain/strikes/strikes.ts) and its
  * job enqueued there; the job runs this once the decision has committed. The strike's row is
  * locked and its `action_id` written with the action, so a job run twice (a retry, a lease that
  * ran out) takes the step once.

@@ -78,7 +78,7 @@ export async function countTallies(ctx: Pick<DomainContext, "db">, identityIds: 
 
 /**
  * The reporters among `among` (identity ids, or a subquery of them) who filed a report the
- * blind-review wall hides from the caller (src/domain/review/queue-access.ts), each with its
+ * blind-review wall hides from the caller (src/domain/access/queue-access.ts), each with its
  * tally as kept and as the caller may see it, recounted without those reports: a reporter's
  * accuracy would tell how the decision the caller reviews blind went. Empty for a caller who
  * reviews nothing blind (no query then).

@@ -2,7 +2,7 @@
  * Reporters' weight (DSA Art. 22 and 23): trusted flaggers, whose reports go first in the queue
  * and say so, and muted reporters, whose reports are stored but dismissed unseen on intake
  * (src/domain/intake/reports.ts). What a reporter's reports came to, and the accuracy it makes, are
- * src/domain/intake/reporter-tally.ts's.
+ * src/domain/identities/reporter-tally.ts's.
  */
 import { and, eq, inArray } from "drizzle-orm";
 import { forUpdate } from "../../db/prepared.ts";

@@ -117,7 +117,7 @@ async function writeReport(ctx: DomainContext, input: CreateReportInput, categor
   );
   const reporter = samePerson && reporterKey ? await upsertIdentity(ctx, { projectId: project.id, ...reporterKey, seenAt: now, now }) : reporterAlone;
   const claimed = claimedByTarget ?? (await claimCase(ctx, { ...caseKey, bucket, subjectIdentityId: subject?.id ?? null }));
-  // The reporter's weight (src/domain/intake/reporters.ts), from the row the upsert answered: a muted
+  // The reporter's weight (src/domain/identities/reporters.ts), from the row the upsert answered: a muted
   // reporter's report is stored, then dismissed unseen, and raises no case's bucket; a trusted
   // flagger's goes first.
   const muted = !!reporter && isMuted(reporter, now);

@@ -21,7 +21,7 @@
  * Every read and write goes through the one queue-access check: a task of a case the caller
  * may not work is not found (404), and lists leave such cases out. The blind-review wall itself
  * (what the holder of a task may not see until they submit it) is that same check
- * (src/domain/review/queue-access.ts, blindScope): the task is read by queue access alone, as the
+ * (src/domain/access/queue-access.ts, blindScope): the task is read by queue access alone, as the
  * reviewer's own.
  */
 import { and, asc, desc, eq, gte, inArray, isNotNull, isNull, lt, ne, or, sql } from "drizzle-orm";

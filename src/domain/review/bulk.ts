@@ -80,7 +80,7 @@ export function decideInBulk(
 
 /**
  * decideInBulk without its refusal of the codes that carry an action, for a caller that took the
- * action itself: the sweep (src/domain/review/sweep.ts) resolves a subject's open cases with the one
+ * action itself: the sweep (src/domain/enforcement/sweep.ts) resolves a subject's open cases with the one
  * suspension or ban it follows. `audit` joins the data of the BULK_DECISION_MADE event.
  */
 export function applyBulkDecision(
@@ -112,7 +112,7 @@ export function applyBulkDecision(
         skipped.push({ caseId, reason: `the case is ${c.status}` });
         continue;
       }
-      // A review-mode claim that lapsed holds nothing (src/domain/review/claims.ts).
+      // A review-mode claim that lapsed holds nothing (src/domain/cases/claims.ts).
       const holder = holderOf(c, ctx.clock.now());
       const claimedByOther = ctx.actor.type === "user" && holder !== null && holder !== ctx.actor.id;
       if (claimedByOther && input.othersClaims === "skip") {

@@ -10,7 +10,7 @@
  * the flag moves no case. The default cannot be deleted; deleting another queue moves its
  * cases to the default queue (the open ones audited one by one, CASE_QUEUE_CHANGED).
  *
- * Access: who may work a queue, and so see its cases, is src/domain/review/queue-access.ts (the one
+ * Access: who may work a queue, and so see its cases, is src/domain/access/queue-access.ts (the one
  * check). Routing (a case changing queue without a moderator) never widens it: see
  * `moveCaseToQueue`; nor does deleting a queue: see `deleteQueue`.
  */

@@ -48,7 +48,7 @@ export const noteViewSchema = z.object({
 export type NoteView = z.infer<typeof noteViewSchema>;
 
 /**
- * How a case's reporters split by their accuracy (src/domain/intake/reporter-tally.ts): no
+ * How a case's reporters split by their accuracy (src/domain/identities/reporter-tally.ts): no
  * decided report yet; fewer than ACCURACY_MIN_DECIDED (too few to tell); then, over their
  * decided reports, at least two thirds upheld, at most one third, or between.
  */

@@ -59,7 +59,7 @@ export interface ActionKindSpec {
   /**
    * Whether it stops the account (a suspension for a time, a ban for good), so that the account's
    * other open cases need no decision of their own and may be swept with it
-   * (src/domain/review/sweep.ts). A warning or a mute leaves the account working; a content
+   * (src/domain/enforcement/sweep.ts). A warning or a mute leaves the account working; a content
    * removal is about one piece of content.
    */
   sweepsOpenCases: boolean;

@@ -10,7 +10,7 @@ import { isoDateTime } from "./common.ts";
 import { identitySummarySchema } from "./identity.ts";
 import { SEVERITIES } from "./severity.ts";
 
-// The statuses are the workflow table's (src/domain/review/workflow.ts, pure): clients see them here.
+// The statuses are the workflow table's (src/domain/views/workflow.ts, pure): clients see them here.
 export { STATUSES, type Status } from "./workflow.ts";
 
 export const RESOLUTION_CODES = [
