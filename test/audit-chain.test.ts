@@ -23,7 +23,7 @@ import { embeddedMigrations } from "../src/db/migrations-index.ts";
 import { embeddedPgMigrations } from "../src/db/migrations-index-pg.ts";
 import { auditChainHeads, auditEvents } from "../src/db/schema.ts";
 import { systemClock } from "../src/domain/core/clock.ts";
-import { DEFAULT_AUDIT_CHAIN_LANES } from "../src/domain/core/audit.ts";
+import { DEFAULT_AUDIT_CHAIN_LANES } from "../src/db/audit-append.ts";
 import { verifyChains } from "../src/domain/audit/audit-chain.ts";
 import { openTestStore } from "./helpers/builders.ts";
 import { postgresClient } from "../src/db/store-pg.ts";

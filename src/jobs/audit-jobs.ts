@@ -11,7 +11,7 @@
  */
 import type { Store } from "../db/store.ts";
 import type { Clock } from "../domain/core/clock.ts";
-import { chainStragglers, type UpgradeWindow } from "../domain/core/audit.ts";
+import { chainStragglers, type UpgradeWindow } from "../domain/audit/stragglers.ts";
 import { checkpointChains, type AuditSigningKey } from "../domain/audit/audit-chain.ts";
 import { errorFields, log } from "../log.ts";
 import { startPeriodicPass, type PeriodicPass } from "./periodic.ts";

@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { and, asc, count, desc, eq, gt, gte, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import { chainHash, eventDigest } from "../../db/audit-hash.ts";
 import { auditChainHeads, auditCheckpoints, auditEvents, organizations, reports } from "../../db/schema.ts";
-import { stragglerFloor } from "../core/audit.ts";
+import { stragglerFloor } from "./stragglers.ts";
 import { iso } from "../core/clock.ts";
 import type { ReadContext } from "../core/context.ts";
 import { newId } from "../core/ids.ts";
