@@ -34,7 +34,8 @@ export function startAuditCheckpoints(deps: { store: Store; clock: Clock; config
       log.error("signing audit checkpoints failed", errorFields(err));
     }
   }, config.auditCheckpointMs);
-  if (store.engine !== "postgres") return checkpoints;
+  // The database's only writer (SQLite) runs beside no instance of an older release: no stragglers.
+  if (store.soleWriter) return checkpoints;
 
   const window: UpgradeWindow = { olderSeenAt: null };
   let told = "";

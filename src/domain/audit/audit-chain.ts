@@ -457,7 +457,7 @@ async function verifyOrg(ctx: ReadContext, org: { id: string; slug: string }, tr
   if (unchained) {
     const [all] = await ctx.db.select({ n: count() }).from(auditEvents).where(and(eq(auditEvents.orgId, org.id), isNull(auditEvents.chainSeq)));
     const what = `it has no place in the chain (${all!.n} such event(s), this the oldest, written at ${iso(Number(unchained.createdAt))})`;
-    if (ctx.store.engine !== "postgres") return fail(`${what}: on SQLite an event is chained as it is written, and one written without its place never is: it was inserted outside Flagstaff`, { event: unchained });
+    if (ctx.store.soleWriter) return fail(`${what}: on SQLite an event is chained as it is written, and one written without its place never is: it was inserted outside Flagstaff`, { event: unchained });
     const floor = await stragglerFloor(ctx.db, org.id);
     if (Number(unchained.createdAt) < floor.at) {
       return fail(`${what}: it is dated before ${floor.of} (${iso(floor.at)}), and such an event is never chained: it was inserted outside Flagstaff, back-dated`, { event: unchained });

@@ -69,7 +69,8 @@ export async function stragglerFloor(db: Store["db"], orgId: string): Promise<{ 
  */
 export async function chainStragglers(store: Store, clock: Clock, window: UpgradeWindow): Promise<StragglerPass> {
   const pass: StragglerPass = { chained: 0, waiting: 0, refused: 0 };
-  if (store.engine !== "postgres") return pass;
+  // The database's only writer (SQLite) runs beside no instance of an older release.
+  if (store.soleWriter) return pass;
   const pending = await store.db.select({ orgId: auditEvents.orgId, n: count() }).from(auditEvents).where(isNull(auditEvents.chainSeq)).groupBy(auditEvents.orgId);
   if (!pending.length) return pass;
   const total = pending.reduce((n, p) => n + Number(p.n), 0);
