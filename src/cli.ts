@@ -2,7 +2,7 @@
 /** The `flagstaff` command: parses the command line and hands over to src/commands/. */
 import { parseArgs } from "node:util";
 import { auditCommand } from "./commands/audit.ts";
-import { AuditKeyError, CheckpointFileError } from "./domain/review/audit-chain.ts";
+import { AuditKeyError, CheckpointFileError } from "./domain/audit/audit-chain.ts";
 import { backupDatabase, formatBackup } from "./commands/backup.ts";
 import { formatInitBanner, initOrganization } from "./commands/init.ts";
 import { evalCommand } from "./commands/eval.ts";

@@ -2,7 +2,6 @@ import type { Services } from "./api/context.ts";
 import { observeAiCall } from "./api/metrics.ts";
 import type { Config } from "./config.ts";
 import { openStore } from "./db/open.ts";
-import { setAuditChainLanes } from "./domain/core/audit.ts";
 import { offsetClock } from "./domain/core/clock.ts";
 import { createRateLimiter, createSharedRateLimiter } from "./domain/plumbing/rate-limit.ts";
 
@@ -11,8 +10,7 @@ import { createRateLimiter, createSharedRateLimiter } from "./domain/plumbing/ra
  * and builds the long-lived services of one process.
  */
 export async function createServices(config: Config): Promise<Services> {
-  const { store } = await openStore(config);
-  setAuditChainLanes(store, config.auditChainLanes);
+  const { store } = await openStore(config, { auditChainLanes: config.auditChainLanes });
   const clock = offsetClock(config.clockOffsetMs);
   return {
     store,

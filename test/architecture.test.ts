@@ -12,9 +12,12 @@
  * listed, and on any listed one that is gone, so the list only ever shrinks.
  *
  * It also fails on any import circle under src/, naming its files (importCircles: Tarjan's
- * strongly connected components over the same graph), and on any member of a vocabulary with a
- * record (resolution codes, action kinds, event types, job kinds) spelt as a string literal
- * outside its record's module (VOCABULARY_RECORDS, parsed with the TypeScript compiler).
+ * strongly connected components over the same graph), on any import between two folders of
+ * src/domain that the domain's layering does not list (DOMAIN_FOUNDATIONS, DOMAIN_LAYERS: each
+ * allowed dependency with its reason, no two folders importing each other), and on any member of
+ * a vocabulary with a record (resolution codes, action kinds, event types, job kinds) spelt as a
+ * string literal outside its record's module (VOCABULARY_RECORDS, parsed with the TypeScript
+ * compiler).
  */
 import { describe, expect, test } from "bun:test";
 import { readFileSync, statSync } from "node:fs";
@@ -47,27 +50,12 @@ interface Rule {
   why: string;
 }
 
-/** src/domain's business concepts (docs/architecture.md, "The domain's folders"). */
-const DOMAIN_CONCEPTS = ["intake", "cases", "review", "rules", "enforcement", "dsa", "analysis", "evaluation", "webhooks", "media"].map((f) => `src/domain/${f}/`);
-
 export const RULES: Rule[] = [
   {
     from: "src/domain/",
     name: "domain",
     to: [[["src/api/", "src/jobs/", "src/web/", "src/commands/", ...ROOTS], "no"]],
     why: "business rules call storage and are called by transport and jobs, never the reverse",
-  },
-  {
-    from: "src/domain/core/",
-    name: "domain core",
-    to: [[[...DOMAIN_CONCEPTS, "src/domain/accounts/", "src/domain/plumbing/"], "no"]],
-    why: "the context, errors, clock, ids and the audit writer are what every concept stands on: they know none of them",
-  },
-  {
-    from: "src/domain/plumbing/",
-    name: "domain plumbing",
-    to: [[DOMAIN_CONCEPTS, "no"]],
-    why: "plumbing (the job queue, rate windows, sign-in sessions, safe fetch, retention) serves the business rules and knows none of them (a session knows its user: accounts/ is allowed)",
   },
   {
     from: "src/jobs/",
@@ -123,6 +111,164 @@ export const KNOWN_VIOLATIONS: Record<string, string> = {
   // routers → storage: queries in routers
   // web → server code
 };
+
+// ---------------------------------------------------------------------------------------------
+// The domain's folders, layered (docs/architecture.md, "The domain's folders"). A folder of
+// src/domain is one concept; it may import the foundations below it and the concepts its entry
+// of DOMAIN_LAYERS lists, each for the reason given, and nothing else: a dependency that is not
+// here fails the test, whatever kind of import (`import type` too: a folder that needs another's
+// types stands on it). Both lists are checked to form no circle, so no two folders import each
+// other and the folders read bottom up; an allowed dependency that no import uses any more fails
+// too, so the list stays the truth (remove it).
+
+/**
+ * The foundations, bottom up: each may import the ones before it, and every concept may import
+ * them all.
+ */
+export const DOMAIN_FOUNDATIONS = [
+  ["views", "pure modules: the zod schemas of what the API answers and the vocabularies with their records (storage and the dashboard import them too)"],
+  ["core", "what every concept stands on: the context and its transactions, errors, the clock, ids, and the audit writer"],
+  ["plumbing", "machinery with no business rule: the job queue, rate windows, sessions, safe fetch, search folding, CSV, retention"],
+  ["access", "the one check of who may see and work a case's things (queue access, the blind-review wall), which every concept reading or changing them asks"],
+] as const satisfies readonly (readonly [string, string])[];
+
+/** Each concept of src/domain and the other concepts it may import, with the reason (none: foundations only). */
+export const DOMAIN_LAYERS: Record<string, Record<string, string>> = {
+  media: {},
+  webhooks: {},
+  categories: {},
+  identities: {},
+  accounts: {
+    categories: "a new project starts with the default categories (seedDefaultCategories)",
+    webhooks: "an identity provider's issuer URL is checked as a webhook endpoint's is (checkWebhookUrl)",
+  },
+  audit: {
+    webhooks: "a signed checkpoint is announced as the webhook event audit.checkpoint",
+  },
+  strikes: {
+    accounts: "a strike policy is a project's setting",
+  },
+  cases: {
+    accounts: "case search names assignees by their email",
+    identities: "a case's search results and reporter summary show the accounts it is about and its reporters' tallies",
+  },
+  review: {
+    accounts: "a queue may be a project's, and bulk decisions name their moderators by email",
+    cases: "the workflow moves cases: locked, claimed, reopened for a target",
+    identities: "a decision recounts its reporters' tallies",
+    strikes: "a decision adds or takes back a strike (the engine's effect)",
+    webhooks: "a decision is announced as report.decided",
+  },
+  "service-levels": {
+    accounts: "appeal targets are a project's statement-of-reasons settings",
+    review: "targets are set per queue",
+    webhooks: "a breach is announced as a webhook event",
+  },
+  quality: {
+    accounts: "second reviews name their moderators",
+    review: "a disagreement reopens its case through the workflow engine",
+  },
+  team: {
+    cases: "a moderator's held cases are those the claims name",
+    quality: "a moderator's agreement with second reviews is the quality folder's arithmetic",
+  },
+  dsa: {
+    "service-levels": "the transparency report counts decisions within their targets",
+    webhooks: "the Transparency Database's URL is checked as a webhook endpoint's is, its Retry-After read as deliveries read it",
+  },
+  enforcement: {
+    accounts: "actions, statements and appeals are a project's, under its settings",
+    cases: "a sweep answers the cases it decided",
+    dsa: "an action's statement of reasons is submitted to the Transparency Database",
+    identities: "actions are taken on the accounts Flagstaff mirrors",
+    review: "actions, appeals and sweeps decide reports through the workflow engine",
+    strikes: "the strike ladder takes its steps from the strikes in force",
+    webhooks: "actions are announced as webhook events",
+  },
+  rules: {
+    cases: "a rule's effect tags a case; conditions read its open case",
+    enforcement: "a rule's effect resolves with an action",
+    identities: "conditions read the accounts and reporters; an effect updates a reporter",
+    review: "a rule's effect moves a case to a queue or decides it through the workflow engine",
+  },
+  intake: {
+    accounts: "a report is filed into a project",
+    cases: "a report opens or joins a case",
+    categories: "a report's reasons are its project's categories",
+    identities: "a report mirrors its reporter and subject",
+    review: "a muted reporter's report is dismissed through the workflow engine; a report shows its outcome",
+    rules: "rules run on every report filed",
+  },
+  analysis: {
+    accounts: "AI analysis follows its project's settings and its organization's plan",
+    cases: "an analysis raises its case's bucket",
+    categories: "what the classifier is sent is the project's categories and their policies",
+    identities: "analysed content's author is mirrored as a report's subject is",
+    intake: "content whose analysis finds a violation is filed as a report",
+    review: "an analysis moves a report into review through the workflow engine",
+    rules: "rules run again on what an analysis found",
+  },
+  evaluation: {
+    accounts: "evaluation sets and runs are a project's, under its organization's plan",
+    analysis: "a run classifies through the AI analysis, with its policies",
+    cases: "a set's labels are severities",
+    categories: "a set's labels are the project's categories",
+    enforcement: "a set built from decisions scrubs personal data as statements do",
+    quality: "a run's figures are agreement statistics",
+  },
+  dashboard: {
+    accounts: "the dashboard names people by their email",
+    analysis: "a case's detail shows its analyses",
+    audit: "a case's file holds its audit events",
+    cases: "the dashboard reads cases, their notes, tags and claims",
+    categories: "the queue's category filter finds every spelling of a category (categoryKey)",
+    enforcement: "a case's detail and an account's profile show their actions",
+    identities: "a case's detail and an account's profile show the accounts",
+    intake: "a case's detail shows its reports",
+    review: "the queue page lists queues in their order",
+  },
+};
+
+const foundationIndex = (folder: string): number => DOMAIN_FOUNDATIONS.findIndex(([f]) => f === folder);
+
+/** Whether folder `from` may import folder `to` of src/domain, by the lists above. */
+export function mayImportFolder(from: string, to: string, layers: Record<string, Record<string, string>> = DOMAIN_LAYERS): boolean {
+  const t = foundationIndex(to);
+  const f = foundationIndex(from);
+  if (f >= 0) return t >= 0 && t < f;
+  return t >= 0 || Object.hasOwn(layers[from] ?? {}, to);
+}
+
+/** The folder of src/domain a file is in, or null outside it. */
+export const domainFolderOf = (file: string): string | null => /^src\/domain\/([^/]+)\//.exec(file)?.[1] ?? null;
+
+export interface FolderImport {
+  from: string;
+  to: string;
+  /** One import that makes it, `file:line`. */
+  example: string;
+}
+
+/** The imports from one folder of src/domain into another (every import, type-only too), one per pair of folders. */
+export function folderImports(graph: Pick<Graph, "edges">): FolderImport[] {
+  const pairs = new Map<string, FolderImport>();
+  for (const e of graph.edges) {
+    const from = domainFolderOf(e.from);
+    const to = domainFolderOf(e.to);
+    if (!from || !to || from === to) continue;
+    const key = `${from} → ${to}`;
+    if (!pairs.has(key)) pairs.set(key, { from, to, example: `${e.from}:${e.line} imports ${e.to}` });
+  }
+  return [...pairs.values()];
+}
+
+/** The circles of a folder graph given as lists of what each folder may import. */
+export function folderCircles(layers: Record<string, Record<string, string>> = DOMAIN_LAYERS): string[][] {
+  const folders = [...DOMAIN_FOUNDATIONS.map(([f]) => f as string), ...Object.keys(layers)];
+  const edges: Edge[] = [];
+  for (const from of folders) for (const to of folders) if (from !== to && mayImportFolder(from, to, layers)) edges.push({ from, to, runtime: true, line: 0 });
+  return importCircles({ files: folders, edges });
+}
 
 // ---------------------------------------------------------------------------------------------
 // Finding imports.
@@ -657,6 +803,92 @@ describe("architecture: no import circles in src/", () => {
     expect(circlePath(graph, ["a", "b", "c"])).toEqual(["a", "b", "c", "a"]);
     expect(circlePath(graph, ["e"])).toEqual(["e", "e"]);
     expect(importCircles({ files: graph.files, edges: graph.edges.filter((e) => e.from !== "c" && e.from !== "e") })).toEqual([]);
+  });
+});
+
+describe("architecture: the domain's folders are layered", () => {
+  const graph = buildGraph();
+  const folders = [...new Set(graph.files.map(domainFolderOf).filter((f): f is string => f !== null))].sort();
+  const listed = [...DOMAIN_FOUNDATIONS.map(([f]) => f as string), ...Object.keys(DOMAIN_LAYERS)];
+
+  test("every folder of src/domain is a foundation or a concept of the layering, and src/domain has no file at its top", () => {
+    expect(folders.length).toBeGreaterThan(10);
+    expect(graph.files.filter((f) => /^src\/domain\/[^/]+$/.test(f))).toEqual([]);
+    const unlisted = folders.filter((f) => !listed.includes(f));
+    if (unlisted.length) {
+      throw new Error(
+        `Folders of src/domain the layering does not know: ${unlisted.join(", ")}. Add each to DOMAIN_LAYERS in test/architecture.test.ts ` +
+          "with the folders it imports and why, and give it its line in docs/architecture.md (\"The domain's folders\").",
+      );
+    }
+    expect(listed.filter((f) => !folders.includes(f))).toEqual([]);
+    expect(new Set(listed).size).toBe(listed.length);
+  });
+
+  test("no import between two folders of src/domain that the layering does not allow (import type too): no two folders import each other", () => {
+    const refused = folderImports(graph).filter((i) => !mayImportFolder(i.from, i.to));
+    if (refused.length) {
+      throw new Error(
+        `${refused.length} import(s) between folders of src/domain that DOMAIN_LAYERS (test/architecture.test.ts) does not allow:\n\n` +
+          refused.map((i) => `  ${i.from}/ → ${i.to}/, e.g. ${i.example}`).join("\n") +
+          "\n\nMove what both need to the lower folder (a shared type or a small pure helper to views/, a thing to the folder that owns it), " +
+          "or pass it in from above (a callback, a record). Allow a new dependency in DOMAIN_LAYERS only with its reason, and only downwards: " +
+          "the layering must stay free of circles (docs/architecture.md, \"The domain's folders\").",
+      );
+    }
+  });
+
+  test("every dependency DOMAIN_LAYERS allows is used by some import (the list stays the truth)", () => {
+    const used = new Set(folderImports(graph).map((i) => `${i.from} → ${i.to}`));
+    const unused = Object.entries(DOMAIN_LAYERS).flatMap(([from, to]) => Object.keys(to).map((t) => `${from} → ${t}`)).filter((k) => !used.has(k));
+    if (unused.length) throw new Error(`Allowed in DOMAIN_LAYERS but imported by nothing any more: remove them:\n  ${unused.join("\n  ")}`);
+  });
+
+  test("the layering has no circle: the folders read bottom up, and no two may import each other", () => {
+    expect(folderCircles()).toEqual([]);
+    for (const [from, to] of Object.entries(DOMAIN_LAYERS)) {
+      for (const t of Object.keys(to)) expect(Object.keys(DOMAIN_LAYERS).includes(t), `${from} → ${t}: a concept of DOMAIN_LAYERS (a foundation needs no entry)`).toBe(true);
+    }
+  });
+
+  test("docs/architecture.md's table of the domain's folders gives each folder its purpose and, bottom up, what it may import: these lists", () => {
+    const doc = readFileSync(join(ROOT, "docs", "architecture.md"), "utf8");
+    const start = doc.indexOf("## The domain's folders");
+    const section = doc.slice(start, doc.indexOf("\n## ", start + 1));
+    const rows = [...section.matchAll(/^\| `([a-z-]+)\/` \| (.+) \| (.+) \|$/gm)].map((m) => ({
+      folder: m[1]!,
+      purpose: m[2]!.trim(),
+      imports: [...m[3]!.matchAll(/`([a-z-]+)\/`/g)].map((i) => i[1]!).filter((f) => f !== m[1]),
+    }));
+    expect(rows.map((r) => r.folder).sort()).toEqual(folders);
+    for (const r of rows) expect(r.purpose.length, r.folder).toBeGreaterThan(20);
+    const foundations = DOMAIN_FOUNDATIONS.map(([f]) => f as string);
+    const expected = (folder: string): string[] =>
+      foundations.includes(folder) ? foundations.slice(0, foundations.indexOf(folder)) : Object.keys(DOMAIN_LAYERS[folder] ?? {});
+    for (const r of rows) expect([...r.imports].sort(), `the row of ${r.folder}/`).toEqual(expected(r.folder).sort());
+    // Bottom up: a row names only folders of rows above it.
+    const above = (r: { folder: string; imports: string[] }, i: number) => r.imports.filter((f) => !rows.slice(0, i).some((o) => o.folder === f));
+    expect(rows.flatMap((r, i) => above(r, i).map((f) => `${r.folder}/ → ${f}/`))).toEqual([]);
+  });
+
+  test("the checker refuses an import the layering does not list, and finds two folders allowed to import each other", () => {
+    const layers = { cases: { accounts: "a" }, accounts: {}, review: { cases: "b" } };
+    expect(mayImportFolder("review", "cases", layers)).toBe(true);
+    expect(mayImportFolder("cases", "review", layers)).toBe(false);
+    expect(mayImportFolder("review", "access", layers)).toBe(true);
+    expect(mayImportFolder("views", "core", layers)).toBe(false);
+    expect(mayImportFolder("core", "views", layers)).toBe(true);
+    expect(mayImportFolder("plumbing", "access", layers)).toBe(false);
+    expect(mayImportFolder("access", "cases", layers)).toBe(false);
+    const edge = (from: string, to: string, line = 1): Edge => ({ from, to, runtime: false, line });
+    expect(
+      folderImports({
+        edges: [edge("src/domain/review/a.ts", "src/domain/cases/b.ts"), edge("src/domain/review/c.ts", "src/domain/cases/b.ts", 7), edge("src/domain/cases/b.ts", "src/domain/cases/d.ts"), edge("src/api/x.ts", "src/domain/cases/b.ts")],
+      }),
+    ).toEqual([{ from: "review", to: "cases", example: "src/domain/review/a.ts:1 imports src/domain/cases/b.ts" }]);
+    expect(folderCircles(layers)).toEqual([]);
+    expect(folderCircles({ ...layers, accounts: { review: "c" } })).toEqual([["accounts", "cases", "review"]]);
+    expect(folderCircles({ ...layers, cases: { review: "d" } })).toEqual([["cases", "review"]]);
   });
 });
 

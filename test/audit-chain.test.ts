@@ -23,8 +23,8 @@ import { embeddedMigrations } from "../src/db/migrations-index.ts";
 import { embeddedPgMigrations } from "../src/db/migrations-index-pg.ts";
 import { auditChainHeads, auditEvents } from "../src/db/schema.ts";
 import { systemClock } from "../src/domain/core/clock.ts";
-import { DEFAULT_AUDIT_CHAIN_LANES } from "../src/domain/core/audit.ts";
-import { verifyChains } from "../src/domain/review/audit-chain.ts";
+import { DEFAULT_AUDIT_CHAIN_LANES } from "../src/db/audit-append.ts";
+import { verifyChains } from "../src/domain/audit/audit-chain.ts";
 import { openTestStore } from "./helpers/builders.ts";
 import { postgresClient } from "../src/db/store-pg.ts";
 import { databaseForPath, lockedLanes, TEST_ENGINE } from "./helpers/pg.ts";
@@ -146,6 +146,9 @@ describe("the audit chain", () => {
       const id = await report(server, server.demo, `chain-${i}`);
       if (i % 2 === 0) await resolve(server, server.demo, id);
     }
+    // Some at once: on PostgreSQL an instance appends to a lane it holds that is free, so writes
+    // one after another may all take one lane; writes at once take several.
+    await Promise.all(Array.from({ length: 8 }, (_, i) => report(server, server.demo, `chain-at-once-${i}`)));
   });
   afterAll(async () => {
     await server?.dispose();
@@ -294,10 +297,14 @@ describe("the audit chain", () => {
   // PostgreSQL's fallback, flagstaff_audit_append (an instance that can hold no lane, and instances of
   // the release before): a lane is held through the COMMIT's flush. SQLite has one writer at a time.
   test.skipIf(TEST_ENGINE !== "postgres")("a transaction whose lane another transaction holds appends to a free lane at once, without waiting; the chain verifies", async () => {
-    const held = busiest(await lanesOf(server, demoOrg))[0]!.chain_lane;
     const { url } = await databaseForPath(server.dbPath);
     const holder = postgresClient(url, 1);
     const writer = postgresClient(url, 1);
+    // A lane other than 0, and one the server does not hold now, so that the holder takes it at
+    // once and lane 0 (never held by an instance) stays free for the append: with lane 0 held
+    // too and the server holding every other lane, the append would rightly wait.
+    const serverHeld = new Set((await lockedLanes(writer, demoOrg)).map((l) => l.lane));
+    const held = Array.from({ length: LANES - 1 }, (_, i) => i + 1).find((lane) => !serverHeld.has(lane)) ?? 1;
     const event = { id: `skip-locked-${randomBytes(4).toString("hex")}`, orgId: demoOrg, projectId: null, actorType: "system", actorId: null, action: "SSO_SIGN_IN_REFUSED", entityType: "oidc_config", entityId: demoOrg, before: null, after: null, data: null, createdAt: Date.now() };
     let release!: () => void;
     const holding = new Promise<void>((r) => (release = r));

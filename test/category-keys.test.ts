@@ -1,5 +1,5 @@
 /**
- * In-process checks of the one comparison of category names (src/domain/cases/category-key.ts) and of
+ * In-process checks of the one comparison of category names (src/domain/categories/category-key.ts) and of
  * the migration that stored it for existing categories.
  */
 import { expect, test } from "bun:test";
@@ -7,8 +7,8 @@ import { matchCategories } from "../src/ai/analysis-schema.ts";
 import { openDatabase } from "../src/db/client.ts";
 import { migrateDatabase } from "../src/db/migrate.ts";
 import { embeddedMigrations } from "../src/db/migrations-index.ts";
-import { reasonCategories, resolveReasons } from "../src/domain/cases/categories.ts";
-import { categoryKey } from "../src/domain/cases/category-key.ts";
+import { reasonCategories, resolveReasons } from "../src/domain/categories/categories.ts";
+import { categoryKey } from "../src/domain/categories/category-key.ts";
 
 test("categoryKey: Unicode case and compatibility forms meet, distinct names stay apart", () => {
   const same = (a: string, b: string) => expect({ a, b, key: categoryKey(a) }).toEqual({ a, b, key: categoryKey(b) });

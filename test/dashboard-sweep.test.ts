@@ -1,5 +1,5 @@
 /**
- * The sweep in Chromium (src/domain/review/sweep.ts, src/web/components/sweep.tsx): a moderator who
+ * The sweep in Chromium (src/domain/enforcement/sweep.ts, src/web/components/sweep.tsx): a moderator who
  * suspends Sam from one case's decision dialog sees Sam's other open cases listed first (and the
  * one in a queue they may not work named as skipped, by id, nothing of it shown), resolves them
  * with the suspension in the same step, and undoes the sweep from its notice (the case decided

@@ -3,7 +3,7 @@
  * pass's engine: letters that carry a stroke or are their own letter (Ł, Ø, ß, Æ, Þ, ı) fold like
  * accented ones ("lukasz" finds "Łukasz", "odegaard" finds "Ødegaard"), capitals fold too
  * ("MÜLLER"), and the other way round: a query with accents finds text typed without them. The
- * same folding (src/domain/cases/search-text.ts) feeds both engines' indexes, so both answer alike.
+ * same folding (src/domain/plumbing/search-text.ts) feeds both engines' indexes, so both answer alike.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { fileReport } from "./helpers/builders.ts";

@@ -1,5 +1,5 @@
 /**
- * Strikes over HTTP (src/domain/enforcement/strikes.ts, strike-ladder.ts): the policy's routes
+ * Strikes over HTTP (src/domain/strikes/strikes.ts, strike-ladder.ts): the policy's routes
  * and procedures (admins change it, its checks are 400s naming the field), a ladder reaching a
  * suspension through decisions taken on the dashboard, announced like a moderator's action
  * (webhook with its statement, automated) and marked as the policy's in the audit trail; an

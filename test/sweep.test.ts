@@ -1,5 +1,5 @@
 /**
- * The sweep over HTTP (src/domain/review/sweep.ts): a moderator who suspends an account resolves its
+ * The sweep over HTTP (src/domain/enforcement/sweep.ts): a moderator who suspends an account resolves its
  * other open cases with that decision, previewed first, as one bulk decision undone like any
  * other; queue access holds (a case of a queue the moderator may not work is named as skipped,
  * by id only). The dashboard's procedures through the typed tRPC client, the organization's

@@ -15,7 +15,7 @@ import { mountRest, ORG_PREFIX, SDK_PREFIX } from "../src/api/rest.ts";
 import { loadConfig } from "../src/config.ts";
 import { createRateLimiter } from "../src/domain/plumbing/rate-limit.ts";
 import { appealViewSchema } from "../src/domain/views/appeal.ts";
-import { listAudit } from "../src/domain/review/audit-log.ts";
+import { listAudit } from "../src/domain/audit/audit-log.ts";
 import { evalRunMetricsSchema, evalRunViewSchema, evalSetViewSchema, thresholdAdviceSchema } from "../src/domain/views/evaluation.ts";
 import { AUDIT_ACTION_NAMES, AUDIT_ACTIONS, auditEventViewSchema, isAuditAction } from "../src/domain/views/audit.ts";
 import { categoryViewSchema } from "../src/domain/views/category.ts";

@@ -21,7 +21,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { startPgCluster } from "../pg-cluster.ts";
-import { pgInsertEvents } from "../../src/db/audit-hash.ts";
+import { pgInsertEvents } from "../../src/db/audit-append-pg.ts";
 import { median, processTreeCpuMs, ROOT, run } from "./lib.ts";
 
 const { values: args } = parseArgs({

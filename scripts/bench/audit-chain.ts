@@ -67,29 +67,31 @@ interface Figures {
 
 /**
  * The base commit's tree, exported beside this checkout's node_modules. `chain-off` is HEAD with
- * the chain's writing taken out of appendToChain (src/db/audit-hash.ts): each event written by a
- * prepared INSERT of its own (chain columns null), as 1025b39 wrote them, but still deferred to
- * the COMMIT as the chain defers them (Store.defer), which 1025b39 did not: the difference is
- * what chaining costs the database, without the commits since 1025b39 and without the round
- * trips the deferral saves (1025b39 awaited some events' INSERTs in the transaction).
+ * the chain's writing taken out of both appenders (src/db/audit-append-sqlite.ts,
+ * src/db/audit-append-pg.ts): each event written by a prepared INSERT of its own on the
+ * transaction's connection (chain columns null), as 1025b39 wrote them, but still at the COMMIT
+ * as the chain appends them (Store.appendAudit), which 1025b39 did not: the difference is what
+ * chaining costs the database, without the commits since 1025b39 and without the round trips
+ * appending at the COMMIT saves (1025b39 awaited some events' INSERTs in the transaction).
  */
 async function exportTree(rev: string): Promise<string> {
   const dir = join(work, `tree-${rev}`);
   await run(["sh", "-c", `mkdir -p ${dir} && git -C ${ROOT} archive ${rev === "chain-off" ? "HEAD" : rev} | tar -x -C ${dir}`]);
   symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
   if (rev === "chain-off") {
-    const file = join(dir, "src", "db", "audit-hash.ts");
-    const text = readFileSync(file, "utf8");
-    const head = "export async function appendToChain(store: Store, orgId: string, lane: number, lanes: number, events: UnchainedEvent[]): Promise<void> {\n";
-    if (!text.includes(head)) throw new Error("--base chain-off: appendToChain's signature changed in src/db/audit-hash.ts; update this script");
-    writeFileSync(
-      file,
-      text.replace(head, `${head}  await store.atCommit(...events.map((e) => insertUnchained(store.db).execute(e)));\n  return;\n`) +
-        `\nimport { auditEvents as unchainedEvents } from "./schema.ts";\n` +
-        `const insertUnchained = statements((db) => db.insert(unchainedEvents).values({ id: param("id"), orgId: param("orgId"), projectId: param("projectId"), ` +
-        `actorType: param("actorType"), actorId: param("actorId"), action: param("action"), entityType: param("entityType"), entityId: param("entityId"), ` +
-        `before: param("before"), after: param("after"), data: param("data"), createdAt: param("createdAt") }).prepare());\n`,
-    );
+    const columns = "id, org_id, project_id, actor_type, actor_id, action, entity_type, entity_id, before, after, data, created_at";
+    const values = "e.id, e.orgId, e.projectId, e.actorType, e.actorId, e.action, e.entityType, e.entityId, e.before, e.after, e.data, e.createdAt";
+    const unchained = {
+      "audit-append-sqlite.ts": `for (const e of events) writer.query("INSERT INTO audit_events (${columns}) VALUES (${Array(12).fill("?").join(", ")})").run(${values});`,
+      "audit-append-pg.ts": `await tx.atCommit(...events.map((e) => tx.send("INSERT INTO audit_events (${columns}) VALUES (${Array.from({ length: 12 }, (_, i) => `$${i + 1}`).join(", ")})", [${values}]) as Promise<unknown>));`,
+    };
+    const head = "    async append(events) {\n";
+    for (const [name, write] of Object.entries(unchained)) {
+      const file = join(dir, "src", "db", name);
+      const text = readFileSync(file, "utf8");
+      if (!text.includes(head)) throw new Error(`--base chain-off: the appender's append changed in src/db/${name}; update this script`);
+      writeFileSync(file, text.replace(head, `${head}      ${write}\n      return;\n`));
+    }
   }
   return dir;
 }

@@ -1,12 +1,12 @@
 /**
- * What the search folding (src/domain/cases/search-text.ts) costs a report on intake: `searchDocument`
+ * What the search folding (src/domain/plumbing/search-text.ts) costs a report on intake: `searchDocument`
  * of a description and a content of 10,000 characters each (createReport folds both, once), for
  * texts of several kinds. Prints a markdown table of microseconds per report (the median of
  * rounds of many calls). No assertion: a figure to read, and to compare before and after a change.
  *
  *   bun scripts/bench/search-fold.ts [characters]
  */
-import { searchDocument } from "../../src/domain/cases/search-text.ts";
+import { searchDocument } from "../../src/domain/plumbing/search-text.ts";
 
 const CHARS = Number(process.argv[2] ?? 10_000);
 

@@ -5,7 +5,7 @@
  * came from anywhere: a proxy, an older Ollama, a model that ignores `format`.
  */
 import { z } from "zod";
-import { categoryKey } from "../domain/cases/category-key.ts";
+import { categoryKey } from "../domain/categories/category-key.ts";
 
 export const SEVERITIES = ["LOW", "MEDIUM", "HIGH", "CRITICAL"] as const;
 export type Severity = (typeof SEVERITIES)[number];

@@ -28,7 +28,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { statSync } from "node:fs";
 import type { ReadContext } from "../domain/core/context.ts";
 import { countJobsByStatus, laneDepths, skippedJobs, type LaneDepth } from "../domain/plumbing/jobs.ts";
-import { breachTotals } from "../domain/review/service-levels.ts";
+import { breachTotals } from "../domain/service-levels/service-levels.ts";
 import { VERSION } from "../version.ts";
 
 /** Latency buckets in seconds: 0.5 ms to 10 s. */
@@ -219,7 +219,7 @@ export function registerDatabaseGauges(ctx: Pick<ReadContext, "db">, dbPath: str
       const counts = await countJobsByStatus(ctx, ["pending", "running", "dead"]);
       return Object.entries(counts).map(([status, n]) => ({ labels: [status], value: n }));
     }),
-    // Recorded once per case and target by the service-level pass (src/domain/review/service-levels.ts).
+    // Recorded once per case and target by the service-level pass (src/domain/service-levels/service-levels.ts).
     new CollectedGauge(
       "flagstaff_sla_breaches_total",
       "Service-level breaches recorded (each case once per target, each appeal once), by queue id (empty for appeals) and target (first_review, decision, appeal).",

@@ -3,12 +3,12 @@
  * A batch is one HTTP request, so it slips past every per-request limit: one unauthenticated
  * 8 KB request carried 150 sign-ins, each an argon2id verification. Hence a cap on the calls a
  * batch may carry, and procedures whose meta says `unbatched` (costly ones: sign-in, password
- * change) must come alone. The limit itself is MAX_BATCH_CALLS (src/domain/intake/validation.ts),
+ * change) must come alone. The limit itself is MAX_BATCH_CALLS (src/domain/views/validation.ts),
  * which the dashboard's client reads too, to split its own batches.
  */
 import type { AnyTRPCProcedure } from "@trpc/server";
 import { TRPC_ERROR_CODES_BY_KEY } from "@trpc/server/rpc";
-import { MAX_BATCH_CALLS } from "../domain/intake/validation.ts";
+import { MAX_BATCH_CALLS } from "../domain/views/validation.ts";
 import type { Meta } from "./trpc.ts";
 
 

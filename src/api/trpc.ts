@@ -7,7 +7,7 @@ import { databaseUnavailable, ERROR_KINDS, publicMessage } from "./http-errors.t
 import { requireProject, type Project } from "../domain/accounts/projects.ts";
 import { requireOrganizationBySlug, type Organization } from "../domain/accounts/organizations.ts";
 import { csrfMatches } from "../domain/plumbing/sessions.ts";
-import { containsNul, NUL_REFUSED } from "../domain/intake/validation.ts";
+import { containsNul, NUL_REFUSED } from "../domain/views/validation.ts";
 import { hasRole, type Role } from "../domain/accounts/users.ts";
 import type { Caller, Context, RequestFacts } from "./context.ts";
 
@@ -97,7 +97,7 @@ const keyKindGate = t.middleware(({ ctx, meta, next }) => {
 
 const baseProcedure = t.procedure.use(translateDomainErrors).use(keyKindGate);
 
-/** A 400 for input holding U+0000 anywhere (the rule: src/domain/intake/validation.ts; authedProcedure checks it too). */
+/** A 400 for input holding U+0000 anywhere (the rule: src/domain/views/validation.ts; authedProcedure checks it too). */
 const refuseNul = t.middleware(async ({ getRawInput, next }) => {
   if (await inputHoldsNul(getRawInput)) throw new TRPCError({ code: "BAD_REQUEST", message: NUL_REFUSED });
   return next();

@@ -15,7 +15,7 @@ import {
   storedCheckpoints,
   verifyChains,
   type ChainFailure,
-} from "../domain/review/audit-chain.ts";
+} from "../domain/audit/audit-chain.ts";
 import type { AuditCheckpointView } from "../domain/views/audit-chain.ts";
 import { UsageError } from "./keys.ts";
 

@@ -13,7 +13,7 @@ import { backlogBounds, jobLanes } from "../jobs/job-specs.ts";
 import { startRetention } from "../jobs/retention.ts";
 import { startBreachScheduler } from "../jobs/service-level-jobs.ts";
 import { startAuditCheckpoints } from "../jobs/audit-jobs.ts";
-import { loadAuditSigningKey } from "../domain/review/audit-chain.ts";
+import { loadAuditSigningKey } from "../domain/audit/audit-chain.ts";
 import { startWorkers } from "../jobs/worker.ts";
 import { VERSION } from "../version.ts";
 import { bootstrapIfEmpty, formatInitBanner } from "./init.ts";

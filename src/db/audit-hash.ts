@@ -1,14 +1,12 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "./client.ts";
-import { param, statements } from "./prepared.ts";
-import { auditChainHeads } from "./schema.ts";
-import { connectionOf, type Store } from "./store.ts";
 import { AUDIT_CHAIN_GENESIS, auditEventCanonical, type ChainedEventFields } from "../domain/views/audit-chain.ts";
 
 /**
  * The audit chain's hashes (the canonical forms are src/domain/views/audit-chain.ts's; docs/audit.md
  * says how to recompute them), and the data step of the migration that chains the events written
- * before the chain existed.
+ * before the chain existed. Appending is src/db/audit-append.ts's; the straggler pass's statements
+ * are src/db/audit-stragglers.ts.
  */
 // Bun's own SHA-256 (the same digest as node:crypto's, which scripts/verify-audit-export.mjs uses),
 // at less than half the cost per call: every audit event is hashed twice on the write path.
@@ -19,172 +17,6 @@ export const eventDigest = (e: Omit<ChainedEventFields, "seq" | "lane">): string
 
 /** An event's hash: SHA-256 hex of the previous event's hash followed by this one's digest. */
 export const chainHash = (prevHash: string, digest: string): string => sha256Hex(prevHash + digest);
-
-/** An audit event as written, before the chain gives it its place (lane and sequence). */
-export type UnchainedEvent = Omit<ChainedEventFields, "seq" | "lane">;
-
-/**
- * Appends one organization's events to a lane of its chain, inside the transaction, just
- * before its COMMIT (src/domain/core/audit.ts defers them there and names the entity's lane,
- * `lane` of `lanes`). The digests are computed here, before any lock.
- * - PostgreSQL: a lane this instance holds (src/db/audit-lanes-pg.ts; `lane` when it is one of
- *   them), its head known here: the events are hashed here and sent with the head's move as
- *   statements that travel with the COMMIT (Store.atCommit), so the chain adds no round trip
- *   and the database only inserts the rows and moves the head. The lane is given back when the transaction ended.
- *   When no lane can be held, one call of flagstaff_audit_append (migrations 0023_audit_chain,
- *   0027_audit_chain_advisory_lanes) appends in the database, from lane 0.
- * - SQLite (one writer at a time: the lock is the store's own): the head is read, the hashes
- *   are computed here, the events and the head are written there and then (the flush runs just
- *   before the COMMIT).
- */
-export async function appendToChain(store: Store, orgId: string, lane: number, lanes: number, events: UnchainedEvent[]): Promise<void> {
-  const digests = events.map(eventDigest);
-  const db = store.db;
-  if (store.pgChain) {
-    const pg = store.pgChain;
-    const held = await pg.lanes.take(orgId, lane, lanes);
-    if (held) {
-      let seq = held.seq;
-      let prevHash = held.hash;
-      const rows = events.map((e, i) => {
-        seq += 1;
-        const hash = chainHash(prevHash, digests[i]!);
-        const row = [e.id, e.projectId, e.actorType, e.actorId, e.action, e.entityType, e.entityId, e.before, e.after, e.data, e.createdAt, seq, prevHash, hash];
-        prevHash = hash;
-        return row;
-      });
-      const head = { seq, hash: prevHash };
-      pg.afterEnd((committed) => pg.lanes.give(held, committed ? head : null));
-      const sent: PromiseLike<unknown>[] = [];
-      for (let at = 0; at < rows.length; at += PG_ROWS_PER_INSERT) {
-        const chunk = rows.slice(at, at + PG_ROWS_PER_INSERT);
-        const last = at + PG_ROWS_PER_INSERT >= rows.length;
-        sent.push(pg.send(pgInsertEvents(chunk.length, !last ? "none" : held.stored ? "update" : "insert"), [orgId, held.lane, ...chunk.flat()]));
-      }
-      await store.atCommit(...(sent as Promise<unknown>[]));
-      return;
-    }
-    const col = <K extends keyof UnchainedEvent>(k: K) => sql.param(events.map((e) => e[k]));
-    await store.atCommit(
-      executeOnPg(store, sql`SELECT flagstaff_audit_append(${orgId}, 0, ${col("id")}::text[], ${col("projectId")}::text[], ${col("actorType")}::text[], ${col("actorId")}::text[],
-        ${col("action")}::text[], ${col("entityType")}::text[], ${col("entityId")}::text[], ${col("before")}::text[], ${col("after")}::text[], ${col("data")}::text[],
-        ${col("createdAt")}::bigint[], ${sql.param(digests)}::text[])`),
-    );
-    return;
-  }
-  // SQLite runs each statement in this thread at once: plain bun:sqlite statements, compiled once
-  // per connection (`query` caches them), without the query builder's per-call work, since
-  // intake writes a few events per report (docs/audit.md, "Cost").
-  const client = connectionOf(db).$client;
-  const head = client.query<{ last_seq: number; last_hash: string }, [string, number]>(SQLITE_READ_HEAD).get(orgId, lane);
-  const insert = client.query(SQLITE_INSERT_EVENT);
-  let seq = Number(head?.last_seq ?? 0);
-  let prevHash = head?.last_hash ?? AUDIT_CHAIN_GENESIS;
-  events.forEach((e, i) => {
-    seq += 1;
-    const hash = chainHash(prevHash, digests[i]!);
-    insert.run(e.id, e.orgId, e.projectId, e.actorType, e.actorId, e.action, e.entityType, e.entityId, e.before, e.after, e.data, e.createdAt, lane, seq, prevHash, hash);
-    prevHash = hash;
-  });
-  client.query(SQLITE_WRITE_HEAD).run(orgId, lane, seq, prevHash);
-}
-
-/**
- * Takes a lane of an organization's chain for the rest of the transaction, before its head is
- * read: on PostgreSQL the lane's advisory lock (flagstaff_audit_lock_lane, migration
- * 0027_audit_chain_advisory_lanes), which flagstaff_audit_append takes too, waiting for the
- * transaction that holds it; on SQLite the store's one writer already keeps the lane.
- */
-export async function takeLane(store: Store, orgId: string, lane: number): Promise<void> {
-  if (store.engine !== "postgres") return;
-  await executeOnPg(store, sql`SELECT flagstaff_audit_lock_lane(${orgId}, ${lane}::integer, true)`);
-}
-
-/**
- * The application_name the releases before the chain give their PostgreSQL sessions; this one and
- * later ones give `flagstaff VERSION` (src/db/store-pg.ts), so that an instance of a release that
- * writes events without a chain position is told apart from the others.
- */
-export const PRE_CHAIN_APPLICATION_NAME = "flagstaff";
-
-/**
- * How many sessions of an instance of a release before the chain are connected to this database
- * now (PostgreSQL; pg_stat_activity shows every session's application_name to every role). 0 on SQLite.
- */
-export async function preChainSessions(store: Store): Promise<number> {
-  if (store.engine !== "postgres") return 0;
-  const rows = (await executeOnPg(
-    store,
-    sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = ${PRE_CHAIN_APPLICATION_NAME}`,
-  )) as Iterable<{ n: number }>;
-  return Number([...rows][0]?.n ?? 0);
-}
-
-// The domain's handle is typed as SQLite's; PostgreSQL's runs a statement with `execute`.
-const executeOnPg = (store: Store, q: SQL): Promise<unknown> => (store.db as unknown as { execute(q: SQL): Promise<unknown> }).execute(q);
-
-/** Events per INSERT on PostgreSQL: a few statement shapes per connection, far below the 65,535 parameters of one. */
-const PG_ROWS_PER_INSERT = 64;
-/** Columns of an event sent per row ($1 and $2 are the organization and the lane, shared by the rows). */
-const PG_EVENT_COLUMNS = 14;
-const pgInsertTexts = new Map<string, string>();
-
-/**
- * The INSERT of `count` events of one lane, and with `head` the head's move in the same statement
- * (a data-modifying WITH), its sequence and hash the last row's parameters: an UPDATE, or the
- * lane's first head row.
- */
-export function pgInsertEvents(count: number, head: "none" | "update" | "insert"): string {
-  const key = `${count}:${head}`;
-  let text = pgInsertTexts.get(key);
-  if (text) return text;
-  const values = Array.from({ length: count }, (_, r) => {
-    const p = (c: number) => `$${3 + r * PG_EVENT_COLUMNS + c}`;
-    return `(${p(0)}, $1, ${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}, ${p(8)}, ${p(9)}, ${p(10)}, $2, ${p(11)}, ${p(12)}, ${p(13)})`;
-  });
-  const insert = `INSERT INTO audit_events (id, org_id, project_id, actor_type, actor_id, action, entity_type, entity_id, before, after, data, created_at, chain_lane, chain_seq, prev_hash, hash) VALUES ${values.join(", ")}`;
-  const lastRow = 3 + (count - 1) * PG_EVENT_COLUMNS;
-  const [seq, hash] = [`$${lastRow + 11}`, `$${lastRow + 13}`];
-  text =
-    head === "update"
-      ? `WITH events AS (${insert}) UPDATE audit_chain_heads SET last_seq = ${seq}, last_hash = ${hash} WHERE org_id = $1 AND lane = $2`
-      : head === "insert"
-        ? `WITH events AS (${insert}) INSERT INTO audit_chain_heads (org_id, lane, last_seq, last_hash) VALUES ($1, $2, ${seq}, ${hash}) ON CONFLICT (org_id, lane) DO UPDATE SET last_seq = excluded.last_seq, last_hash = excluded.last_hash`
-        : insert;
-  pgInsertTexts.set(key, text);
-  return text;
-}
-
-// SQLite's transaction already holds the database's one write lock (BEGIN IMMEDIATE, every
-// process), so the head is read with a plain SELECT and written once, at the end (created with
-// the lane's first event).
-const SQLITE_READ_HEAD = "SELECT last_seq, last_hash FROM audit_chain_heads WHERE org_id = ? AND lane = ?";
-const SQLITE_INSERT_EVENT = `INSERT INTO audit_events (id, org_id, project_id, actor_type, actor_id, action, entity_type, entity_id, before, after, data, created_at, chain_lane, chain_seq, prev_hash, hash)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
-const SQLITE_WRITE_HEAD = `INSERT INTO audit_chain_heads (org_id, lane, last_seq, last_hash) VALUES (?1, ?2, ?3, ?4)
-  ON CONFLICT (org_id, lane) DO UPDATE SET last_seq = excluded.last_seq, last_hash = excluded.last_hash`;
-
-/**
- * The head of a lane of an organization's chain, locked until COMMIT: an upsert (ON CONFLICT DO
- * UPDATE locks the row it meets, and creates the head of the lane's first event), one round trip.
- * Take the lane first (takeLane): on PostgreSQL the appends hold the lane, not the row.
- */
-export const lockHead = statements((db) =>
-  db
-    .insert(auditChainHeads)
-    .values({ orgId: param("orgId"), lane: param("lane"), lastSeq: 0, lastHash: param("genesis") })
-    .onConflictDoUpdate({ target: [auditChainHeads.orgId, auditChainHeads.lane], set: { lastSeq: sql`${auditChainHeads.lastSeq}` } })
-    .returning({ lastSeq: auditChainHeads.lastSeq, lastHash: auditChainHeads.lastHash })
-    .prepare(),
-);
-
-export const moveHead = statements((db) =>
-  db
-    .update(auditChainHeads)
-    .set({ lastSeq: param("lastSeq"), lastHash: param("lastHash") })
-    .where(sql`${auditChainHeads.orgId} = ${sql.placeholder("orgId")} AND ${auditChainHeads.lane} = ${sql.placeholder("lane")}`)
-    .prepare(),
-);
 
 /** Rows of the backfill read and written per statement. */
 const BACKFILL_PAGE = 5_000;

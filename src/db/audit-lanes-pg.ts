@@ -10,7 +10,7 @@ import { AUDIT_CHAIN_GENESIS } from "../domain/views/audit-chain.ts";
  * it, no other instance and no other transaction writes that lane, so the instance keeps the
  * lane's head (sequence and hash) in memory: a transaction takes a free lane here, without a
  * round trip, hashes its events, and sends them with the head's move as one statement that
- * travels with its COMMIT (appendToChain, src/db/audit-hash.ts). The database then does what it
+ * travels with its COMMIT (pgChainAppender, src/db/audit-append-pg.ts). The database then does what it
  * did before the chain (an INSERT) plus the head's UPDATE, and no hashing or PL/pgSQL.
  *
  * - A lane is one transaction's at a time, from its take to the end of the transaction: given

@@ -109,7 +109,7 @@ export const id = () => text("id").primaryKey();
 export const json = <N extends string>(name: N) => text(name);
 
 /**
- * The row's searched text folded for the full-text index (src/domain/cases/search-text.ts,
+ * The row's searched text folded for the full-text index (src/domain/plumbing/search-text.ts,
  * searchDocument), or null when what it folds is pure ASCII and the index reads it as it is.
  * Hand-written migrations index it by this name (drizzle/0020_search_text.sql, FTS5;
  * drizzle-pg/0010_search_text.sql, GIN): see src/db/search.ts.

@@ -21,13 +21,16 @@ function refuseUnmendedDriver(): void {
  * Opens the configured engine's store (PostgreSQL when FLAGSTAFF_DATABASE_URL is set, else
  * SQLite at FLAGSTAFF_DB) and migrates it. On PostgreSQL, instances starting together migrate
  * one at a time (an advisory lock), and an unreachable database is a clear error, not a hang.
+ * `auditChainLanes`: the lanes its audit chain's appender spreads an organization's events over
+ * (the server's FLAGSTAFF_AUDIT_CHAIN_LANES; src/db/audit-append.ts's default otherwise).
  */
 export async function openStore(
   config: Pick<Config, "dbPath" | "databaseUrl" | "databasePool"> & Partial<Pick<Config, "databaseStatementTimeoutMs">>,
+  opts: { auditChainLanes?: number } = {},
 ): Promise<OpenedStore> {
   if (!config.databaseUrl) {
     refuseNewerSqliteFile(config.dbPath);
-    const store = openSqliteStore(config.dbPath);
+    const store = openSqliteStore(config.dbPath, opts);
     try {
       return { store, ...(await migrateLogged(store)) };
     } catch (err) {
@@ -38,7 +41,7 @@ export async function openStore(
   if (ENGINE !== "postgres") throw new Error("FLAGSTAFF_DATABASE_URL was set after start-up: the engine is chosen when the program starts");
   refuseUnmendedDriver();
   const url = config.databaseUrl;
-  const store = openPostgresStore({ url, poolSize: config.databasePool, statementTimeoutMs: config.databaseStatementTimeoutMs });
+  const store = openPostgresStore({ url, poolSize: config.databasePool, statementTimeoutMs: config.databaseStatementTimeoutMs, auditChainLanes: opts.auditChainLanes });
   try {
     await store.ping();
   } catch (err) {

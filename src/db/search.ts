@@ -2,7 +2,7 @@
  * The full-text indexes, as queries reach them (`Store.textSearch`: the SQLite store answers
  * with sqliteTextSearch, the PostgreSQL store with postgresTextSearch): "this report's texts hold
  * every word", "this identity's names hold every word". Both engines index the same words: the
- * domain's folding (src/domain/cases/search-text.ts: case, accents and letters such as ł, ø, ß folded,
+ * domain's folding (src/domain/plumbing/search-text.ts: case, accents and letters such as ł, ø, ß folded,
  * words of letters and digits), which a row stores in `search_text` when its texts are not pure
  * ASCII, and which each engine does itself to pure-ASCII texts (lower A–Z, ASCII punctuation
  * separates words) when `search_text` is null. The indexes themselves are made by custom
@@ -24,7 +24,7 @@
  * ("U-1007" is "u 1007": "u" followed by a word starting with "1007").
  */
 import { sql, type SQL } from "drizzle-orm";
-import { searchDocument } from "../domain/cases/search-text.ts";
+import { searchDocument } from "../domain/plumbing/search-text.ts";
 
 /** What can be searched: a table, and the texts of its rows that are indexed. */
 export const SEARCH_INDEXES = {

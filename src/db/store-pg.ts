@@ -1,11 +1,13 @@
-import { sql, type SQLWrapper } from "drizzle-orm";
+import { sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import type { Db } from "./client.ts";
 import * as pgSchema from "./schema-pg.ts";
 import { postgresTextSearch } from "./search.ts";
 import { noteWriteSucceeded } from "./faults.ts";
-import { flushDeferred, keepDeferred, Lock, settleAll, TransactionConflict, transactionScope, type PgChainAccess, type Singleton, type Store, type TxScope } from "./store.ts";
+import { keepAudit, Lock, settleAll, TransactionConflict, transactionScope, type Singleton, type Store, type TxScope } from "./store.ts";
+import { DEFAULT_AUDIT_CHAIN_LANES } from "./audit-append.ts";
+import { pgChainAppender } from "./audit-append-pg.ts";
 import { openAuditLanes } from "./audit-lanes-pg.ts";
 import { VERSION } from "../version.ts";
 
@@ -52,6 +54,8 @@ export interface PostgresStoreOptions {
    * for ever.
    */
   statementTimeoutMs?: number;
+  /** Lanes of each organization's audit chain (FLAGSTAFF_AUDIT_CHAIN_LANES; src/db/audit-append.ts). */
+  auditChainLanes?: number;
 }
 
 export type PostgresClient = postgres.Sql;
@@ -71,7 +75,7 @@ export function postgresClient(url: string, max: number, settings: Record<string
     // Times in ms and µs are bigint columns: well within 2^53, so numbers, as on SQLite.
     types: { int8: { to: 20, from: [20], serialize: (x: unknown) => String(x), parse: (x: string) => Number(x) } },
     // `flagstaff VERSION`: the releases before the audit chain said `flagstaff` alone, and the chain's
-    // straggler pass looks for those (src/db/audit-hash.ts, PRE_CHAIN_APPLICATION_NAME).
+    // straggler pass looks for those (src/db/audit-stragglers.ts, PRE_CHAIN_APPLICATION_NAME).
     connection: { application_name: `flagstaff ${VERSION}`, ...settings },
   });
 }
@@ -82,7 +86,7 @@ interface PgScope extends TxScope {
   /** The savepoint depth of this scope (0: the transaction itself). */
   depth: number;
   /**
-   * Run once the outermost transaction ended, committed or not (PgChainAccess.afterEnd); shared by
+   * Run once the outermost transaction ended, committed or not (PgTransactionAccess.afterEnd); shared by
    * its savepoints. `over` once they ran: a hook added after that (by a transaction that went on
    * running after it was given up, withDeadline) runs at once, as not committed.
    */
@@ -176,20 +180,28 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
   const { current, shared } = transactionScope<PgScope>(pool, { statementHandle: routed });
   const lock = new Lock();
   const singletons: Singleton[] = [];
-  const pgChain: PgChainAccess = {
-    lanes: openAuditLanes(postgresClient(opts.url, 1, limits, { keep: true })),
-    send(text, params) {
-      const active = current.getStore();
-      if (!active) throw new Error("PgChainAccess.send runs inside a transaction");
-      return active.sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]);
+  // The audit chain's append (src/db/audit-append-pg.ts), on the lanes this instance holds; it
+  // runs in each transaction just before its COMMIT (Store.appendAudit).
+  const chain = pgChainAppender(
+    {
+      send(text, params) {
+        const active = current.getStore();
+        if (!active) throw new Error("PgTransactionAccess.send runs inside a transaction");
+        return active.sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]);
+      },
+      // The transaction's handle (the domain's is typed as SQLite's; PostgreSQL's runs a statement with `execute`).
+      execute: (q: SQL) => (routed as unknown as { execute(q: SQL): Promise<unknown> }).execute(q),
+      atCommit: (...work) => shared.atCommit(...work),
+      afterEnd(fn) {
+        const active = current.getStore();
+        if (!active) throw new Error("PgTransactionAccess.afterEnd runs inside a transaction");
+        if (active.ended.over) fn(false);
+        else active.ended.hooks.push(fn);
+      },
     },
-    afterEnd(fn) {
-      const active = current.getStore();
-      if (!active) throw new Error("PgChainAccess.afterEnd runs inside a transaction");
-      if (active.ended.over) fn(false);
-      else active.ended.hooks.push(fn);
-    },
-  };
+    openAuditLanes(postgresClient(opts.url, 1, limits, { keep: true })),
+    opts.auditChainLanes ?? DEFAULT_AUDIT_CHAIN_LANES,
+  );
 
   /**
    * A savepoint inside the scope's transaction. Its SAVEPOINT travels with the first statement
@@ -200,12 +212,12 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
     const name = `sp${active.depth + 1}`;
     const opened = active.sql.unsafe(`SAVEPOINT ${name}`);
     opened.catch(() => {});
-    const scope: PgScope = { ...active, depth: active.depth + 1, atCommit: [], deferred: new Map() };
+    const scope: PgScope = { ...active, depth: active.depth + 1, atCommit: [], audit: [] };
     try {
       const result = await current.run(scope, fn);
       await opened;
       await settleAll(scope.atCommit);
-      keepDeferred(active, scope);
+      keepAudit(active, scope);
       // postgres.js sends a query when something waits for it: `catch` sends this one now.
       const released = active.sql.unsafe(`RELEASE SAVEPOINT ${name}`);
       released.catch(() => {});
@@ -233,15 +245,15 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
     try {
       result = await withDeadline(client.begin(async (tx) => {
         const sql = preparing(tx as unknown as postgres.Sql);
-        const s: PgScope = { handle: routed, sql, afterCommit: [], atCommit: [], deferred: new Map(), depth: 0, ended: { hooks: [], over: false } };
+        const s: PgScope = { handle: routed, sql, afterCommit: [], atCommit: [], audit: [], depth: 0, ended: { hooks: [], over: false } };
         scope = s;
         const prelude: Promise<unknown>[] = [];
         if (opts.exclusive) prelude.push(sql.unsafe("SELECT pg_advisory_xact_lock($1)", [String(WRITE_LOCK)]));
         if (!opts.durable) prelude.push(sql.unsafe("SET LOCAL synchronous_commit = off"));
         for (const p of prelude) p.catch(() => {});
         const value = await current.run(s, fn);
-        // What `fn` deferred to the COMMIT (Store.defer: the audit chain's head, locked here).
-        await current.run(s, () => flushDeferred(s));
+        // The audit chain's append (Store.appendAudit: its lane is held from here to the COMMIT).
+        if (s.audit.length) await current.run(s, () => chain.append(s.audit));
         // A statement of the prelude that failed explains the rest.
         await settleAll(prelude);
         // The COMMIT goes behind the writes left to it (postgres.js sends it when this returns);
@@ -273,10 +285,10 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
     // A counter (non-durable, on rows only it touches): each statement its own transaction, on
     // the pool that does not wait for the disk; no BEGIN, no COMMIT.
     if (opts.durable === false && opts.exclusive === false) {
-      const scope: PgScope = { handle: routed, sql: counted, afterCommit: [], atCommit: [], deferred: new Map(), depth: 0, ended: { hooks: [], over: false } };
+      const scope: PgScope = { handle: routed, sql: counted, afterCommit: [], atCommit: [], audit: [], depth: 0, ended: { hooks: [], over: false } };
       try {
         const value = await current.run(scope, fn);
-        await current.run(scope, () => flushDeferred(scope));
+        if (scope.audit.length) await current.run(scope, () => chain.append(scope.audit));
         return value;
       } finally {
         // Its writes are not awaited here: a lane of the audit chain is read again before its next use.
@@ -307,7 +319,6 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
     soleWriter: false,
     file: null,
     writer: pool,
-    pgChain,
     transaction,
     skipLocked: (subquery: SQLWrapper) => sql`(${subquery} FOR UPDATE SKIP LOCKED)`,
     textSearch: postgresTextSearch,
@@ -329,7 +340,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
     },
     async close() {
       for (const s of singletons) await s.stop();
-      await Promise.all([client.end({ timeout: 5 }), counterClient.end({ timeout: 5 }), pgChain.lanes.close()]);
+      await Promise.all([client.end({ timeout: 5 }), counterClient.end({ timeout: 5 }), chain.close()]);
     },
   };
 }
@@ -339,7 +350,7 @@ function timeoutSettings(ms: number): Record<string, string> {
   return { statement_timeout: String(ms), lock_timeout: String(ms), idle_in_transaction_session_timeout: String(Math.max(ms, 1_000) * 2) };
 }
 
-/** Runs a transaction's end hooks (PgChainAccess.afterEnd) once. */
+/** Runs a transaction's end hooks (PgTransactionAccess.afterEnd) once. */
 function endedAs(scope: PgScope, committed: boolean): void {
   scope.ended.over = true;
   for (const hook of scope.ended.hooks.splice(0)) hook(committed);

@@ -6,7 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { writeGate } from "./checkpoint.ts";
 import { noteWriteSucceeded } from "./faults.ts";
-import type { AuditLanes } from "./audit-lanes-pg.ts";
+import { DEFAULT_AUDIT_CHAIN_LANES, type ChainAppender, type UnchainedEvent } from "./audit-append.ts";
+import { sqliteChainAppender } from "./audit-append-sqlite.ts";
 import { openDatabase, type Db } from "./client.ts";
 import type { Engine } from "./engine.ts";
 import { sqliteTextSearch, type SearchIndex } from "./search.ts";
@@ -48,7 +49,7 @@ import { sqliteTextSearch, type SearchIndex } from "./search.ts";
  * | report creation times unique in an organization | the unique index (org_id, created_us): each instance hands out its own increasing times; two meeting in one microsecond is a conflict that runs the transaction again |
  * | an ascending listing never skips a report | reports commit within LISTING_HORIZON_MS / 2 of their time (else run again); ascending pages stop LISTING_HORIZON_MS back (src/domain/intake/report-time.ts) |
  * | rate windows, the job queue, sessions, audit rows | atomic upserts, FOR UPDATE SKIP LOCKED claims, rows of their own (unchanged) |
- * | a lane of an organization's audit chain: sequences without gaps, each hash over the one before | the lane held by one instance (a session advisory lock, src/db/audit-lanes-pg.ts) and in it by one transaction at a time, its head moved with the COMMIT (Store.defer); the unique index (org_id, chain_lane, chain_seq) when a lock was lost; the fallback and the straggler pass take a transaction-level advisory lock on the lane; one lane per organization per transaction, nothing waited for after it (src/domain/core/audit.ts) |
+ * | a lane of an organization's audit chain: sequences without gaps, each hash over the one before | the lane held by one instance (a session advisory lock, src/db/audit-lanes-pg.ts) and in it by one transaction at a time, its head moved with the COMMIT (Store.appendAudit); the unique index (org_id, chain_lane, chain_seq) when a lock was lost; the fallback and the straggler pass take a transaction-level advisory lock on the lane; one lane per organization per transaction, nothing waited for after it (src/db/audit-append.ts) |
  *
  * A transaction PostgreSQL aborts for a deadlock (40P01) or a serialization failure (40001),
  * or one that raced on a unique index named above, or one that throws TransactionConflict,
@@ -100,13 +101,14 @@ export interface Store {
    */
   atCommit(...work: Promise<unknown>[]): Promise<void>;
   /**
-   * Hands `item` to `queue`, which receives every item the outermost transaction deferred to it,
-   * once, inside that transaction, just before its COMMIT (after `fn` returned; items of a
-   * savepoint that rolled back are dropped with it). Work that must lock a hot row (the audit
-   * chain's head, src/domain/core/audit.ts) holds that lock from there to the COMMIT only, not
-   * for the whole transaction. Outside a transaction, `queue` gets the item at once.
+   * Hands an audit event to the chain (recordAudit, src/domain/core/audit.ts): the store keeps
+   * the outermost transaction's events and gives them all, once, to its engine's ChainAppender
+   * (src/db/audit-append.ts), inside that transaction and just before its COMMIT (after `fn`
+   * returned; events of a savepoint that rolled back are dropped with it). So the lane of the
+   * chain an organization's events take is held from there to the COMMIT only, not for the
+   * whole transaction. Inside a transaction only.
    */
-  defer<T>(queue: CommitQueue<T>, item: T): Promise<void>;
+  appendAudit(event: UnchainedEvent): void;
   /** Says that a job was enqueued: the job workers are woken once it is committed. */
   jobEnqueued(): void;
   /** Who to wake when jobs were enqueued (the worker pool, once it runs). */
@@ -137,19 +139,7 @@ export interface Store {
   singleton(name: string, start: () => { stop(): Promise<void> | void }): Singleton;
   /** The writing connection, for what is not domain work: migrations, checkpoints, backups. */
   readonly writer: Db;
-  /** PostgreSQL's own parts of the audit chain's append (src/db/audit-hash.ts); null on SQLite. */
-  readonly pgChain: PgChainAccess | null;
   close(): Promise<void>;
-}
-
-/** What the audit chain's append uses of a PostgreSQL store (Store.pgChain). */
-export interface PgChainAccess {
-  /** The lanes of the chain this instance holds (src/db/audit-lanes-pg.ts). */
-  readonly lanes: AuditLanes;
-  /** A statement sent as is (prepared) on the current transaction's connection, for Store.atCommit. */
-  send(text: string, params: unknown[]): PromiseLike<unknown>;
-  /** Runs `fn` once the outermost transaction ended: with true when it committed, false when it did not or may not have. */
-  afterEnd(fn: (committed: boolean) => void): void;
 }
 
 /** A task elected to run once across instances (Store.singleton). */
@@ -171,33 +161,13 @@ export interface TxScope {
   afterCommit: (() => void)[];
   /** Writes awaited at the end of this transaction or savepoint (Store.atCommit). */
   atCommit: Promise<unknown>[];
-  /** Items deferred to the COMMIT (Store.defer), by queue, in the order deferred. */
-  deferred: Map<CommitQueue<never>, unknown[]>;
+  /** Audit events handed to the chain (Store.appendAudit), in the order written: appended just before the COMMIT. */
+  audit: UnchainedEvent[];
 }
 
-/** What receives the items deferred to the end of a transaction (Store.defer). */
-export interface CommitQueue<T> {
-  /** Runs inside the transaction, before its COMMIT; a throw rolls the transaction back. */
-  flush(items: T[]): Promise<void>;
-}
-
-/** A savepoint that ended well hands its deferred items to the scope it was opened in. */
-export function keepDeferred(into: TxScope, from: TxScope): void {
-  for (const [queue, items] of from.deferred) {
-    const held = into.deferred.get(queue);
-    if (held) held.push(...items);
-    else into.deferred.set(queue, items);
-  }
-}
-
-/** Runs the deferred items' queues (Store.defer): call it in the outermost scope, before COMMIT. */
-export async function flushDeferred(scope: TxScope): Promise<void> {
-  // A queue's flush may defer more (to another queue): run until none is left.
-  while (scope.deferred.size) {
-    const batch = [...scope.deferred];
-    scope.deferred.clear();
-    for (const [queue, items] of batch) await (queue as CommitQueue<unknown>).flush(items);
-  }
+/** A savepoint that ended well hands its audit events to the scope it was opened in. */
+export function keepAudit(into: TxScope, from: TxScope): void {
+  if (from.audit.length) into.audit.push(...from.audit);
 }
 
 /**
@@ -242,7 +212,7 @@ export function transactionScope<S extends TxScope>(outside: Db, opts: { stateme
       if (!active.afterCommit.includes(fn)) active.afterCommit.push(fn);
     } else fn();
   };
-  const shared: Pick<Store, "db" | "inTransaction" | "afterCommit" | "atCommit" | "defer" | "jobEnqueued" | "onJobsEnqueued"> = {
+  const shared: Pick<Store, "db" | "inTransaction" | "afterCommit" | "atCommit" | "appendAudit" | "jobEnqueued" | "onJobsEnqueued"> = {
     db,
     inTransaction: () => current.getStore() !== undefined,
     afterCommit,
@@ -254,12 +224,10 @@ export function transactionScope<S extends TxScope>(outside: Db, opts: { stateme
       if (active) active.atCommit.push(...promises);
       else await settleAll(promises);
     },
-    async defer(queue, item) {
+    appendAudit(event) {
       const active = current.getStore();
-      if (!active) return queue.flush([item]);
-      const held = active.deferred.get(queue as CommitQueue<never>);
-      if (held) held.push(item);
-      else active.deferred.set(queue as CommitQueue<never>, [item]);
+      if (!active) throw new Error("Store.appendAudit runs inside a transaction");
+      active.audit.push(event);
     },
     jobEnqueued() {
       if (jobsListener) afterCommit(jobsListener);
@@ -313,12 +281,12 @@ export const connectionOf = (db: Db): Db => ((db as unknown as Record<symbol, Db
  * temporary folder, removed on close: two connections cannot share a plain in-memory database,
  * and a real file keeps WAL and its isolation exactly as in production.
  */
-export function openSqliteStore(path: string): Store {
+export function openSqliteStore(path: string, opts: { auditChainLanes?: number } = {}): Store {
   const scratch = path === ":memory:" ? mkdtempSync(join(tmpdir(), "flagstaff-store-")) : null;
   const file = scratch ? join(scratch, "flagstaff.db") : path;
   const writer = openDatabase(file);
   const reader = openDatabase(file, { queryOnly: true });
-  const store = { ...sqliteStore(writer, reader), file: path };
+  const store = { ...sqliteStore(writer, reader, sqliteChainAppender(writer.$client, opts.auditChainLanes ?? DEFAULT_AUDIT_CHAIN_LANES)), file: path };
   if (!scratch) return store;
   return {
     ...store,
@@ -329,7 +297,7 @@ export function openSqliteStore(path: string): Store {
   };
 }
 
-function sqliteStore(writer: Db, reader: Db): Omit<Store, "file"> {
+function sqliteStore(writer: Db, reader: Db, chain: ChainAppender): Omit<Store, "file"> {
   // Outside a transaction, `db` is the reading connection; inside, the writing one.
   const { current, shared } = transactionScope<TxState>(reader);
   const lock = new Lock();
@@ -343,12 +311,12 @@ function sqliteStore(writer: Db, reader: Db): Omit<Store, "file"> {
     // Named by depth: a finite set of names, so their statements stay cached too.
     const name = `sp${++state.savepoints}`;
     exec(`SAVEPOINT ${name}`);
-    const scope: TxState = { ...state, atCommit: [], deferred: new Map() };
+    const scope: TxState = { ...state, atCommit: [], audit: [] };
     try {
       const result = await current.run(scope, fn);
       await settleAll(scope.atCommit);
       exec(`RELEASE ${name}`);
-      keepDeferred(state, scope);
+      keepAudit(state, scope);
       return result;
     } catch (err) {
       if (sqlite.inTransaction) {
@@ -368,7 +336,7 @@ function sqliteStore(writer: Db, reader: Db): Omit<Store, "file"> {
 
     const wait = lock.acquire();
     if (wait) await wait;
-    const state: TxState = { handle: writer, afterCommit: [], atCommit: [], deferred: new Map(), savepoints: 0 };
+    const state: TxState = { handle: writer, afterCommit: [], atCommit: [], audit: [], savepoints: 0 };
     let result: T;
     try {
       // The checkpointer may ask writes to wait for one pass of its own (src/db/checkpoint.ts).
@@ -377,7 +345,8 @@ function sqliteStore(writer: Db, reader: Db): Omit<Store, "file"> {
       exec("BEGIN IMMEDIATE");
       try {
         result = await current.run(state, fn);
-        await current.run(state, () => flushDeferred(state));
+        // The audit chain's append (Store.appendAudit), the transaction's last writes.
+        if (state.audit.length) await chain.append(state.audit);
         await settleAll(state.atCommit);
         // Some SQLite errors (disk full, I/O) roll back the whole transaction on their own.
         if (!sqlite.inTransaction) throw new Error("the transaction was rolled back by SQLite");
@@ -399,7 +368,6 @@ function sqliteStore(writer: Db, reader: Db): Omit<Store, "file"> {
     engine: "sqlite",
     soleWriter: true,
     writer,
-    pgChain: null,
     transaction,
     skipLocked: (subquery) => sql`${subquery}`,
     textSearch: sqliteTextSearch,
@@ -427,6 +395,7 @@ function sqliteStore(writer: Db, reader: Db): Omit<Store, "file"> {
       };
     },
     async close() {
+      await chain.close();
       reader.$client.close();
       writer.$client.close();
     },

@@ -71,7 +71,7 @@ const description = {
       /**
        * Bumped by every change of the project's report categories, in the change's transaction:
        * report creation keeps the categories in memory for as long as the project row it reads
-       * says this number (src/domain/cases/categories.ts), on every instance.
+       * says this number (src/domain/categories/categories.ts), on every instance.
        */
       categoriesVersion: int("categories_version").notNull().default(0),
       /** JSON: the project's statements-of-reasons settings (src/domain/views/dsa.ts); null = defaults. */
@@ -126,13 +126,13 @@ const description = {
       muteReason: text("mute_reason"),
       /**
        * As a reporter, how many of its reports were upheld and decided: kept by the workflow
-       * engine at every decision (src/domain/intake/reporter-tally.ts holds the rule), so reading a
+       * engine at every decision (src/domain/identities/reporter-tally.ts holds the rule), so reading a
        * reporter's accuracy costs no look at its reports.
        */
       reportsUpheld: int("reports_upheld").notNull().default(0),
       reportsDecided: int("reports_decided").notNull().default(0),
       /**
-       * external_id, name and username folded for the search index (src/domain/cases/search-text.ts,
+       * external_id, name and username folded for the search index (src/domain/plumbing/search-text.ts,
        * searchDocument), or null when all three are pure ASCII and the index reads them as they are.
        */
       searchText: searchText(),
@@ -202,7 +202,7 @@ const description = {
       data: json("data"),
       createdAt: time("created_at").notNull(),
       /**
-       * The event's place in its organization's hash chain (src/domain/core/audit.ts, docs/audit.md):
+       * The event's place in its organization's hash chain (src/db/audit-append.ts, docs/audit.md):
        * in its lane (chain_lane), 1, 2, 3… without gaps; null only for an event an instance of the
        * release before the chain wrote during a rolling upgrade, until the next checkpoint pass
        * chains it (in lane 0).
@@ -232,7 +232,7 @@ const description = {
   /**
    * The head of each lane of each organization's audit chain: its last event's sequence and hash.
    * Its row is locked by the transaction that appends to the lane (just before its COMMIT,
-   * src/domain/core/audit.ts), so a lane's events are chained one transaction after another while
+   * src/db/audit-append.ts), so a lane's events are chained one transaction after another while
    * other lanes and other organizations are not held up; no lock is global.
    */
   auditChainHeads: table(
@@ -278,14 +278,14 @@ const description = {
       projectId: projectId(),
       name: text("name").notNull(),
       /**
-       * categoryKey(name) (src/domain/cases/category-key.ts): what makes two names the same category.
+       * categoryKey(name) (src/domain/categories/category-key.ts): what makes two names the same category.
        * Unique per project; report reasons are matched against it.
        */
       nameKey: text("name_key").notNull(),
       /** Steers the AI classifier; shown to moderators too. */
       description: text("description"),
       severityHint: text("severity_hint", { enum: SEVERITIES }).notNull(),
-      /** 1: the project marks the category graphic; a case naming it opens behind a warning screen (src/domain/cases/graphic.ts). */
+      /** 1: the project marks the category graphic; a case naming it opens behind a warning screen (src/domain/categories/graphic.ts). */
       graphic: flag("graphic").notNull().default(0),
       createdAt: time("created_at").notNull(),
       updatedAt: time("updated_at").notNull(),
@@ -399,7 +399,7 @@ const description = {
       createdUs: time("created_us").notNull(),
       updatedAt: time("updated_at").notNull(),
       /**
-       * description, content and ai_reasoning folded for the search index (src/domain/cases/search-text.ts,
+       * description, content and ai_reasoning folded for the search index (src/domain/plumbing/search-text.ts,
        * searchDocument), or null when all three are pure ASCII and the index reads them as they are.
        */
       searchText: searchText(),
@@ -684,7 +684,7 @@ const description = {
 
   /**
    * A strike: a decision the project's strike policy counts against an identity (the decided
-   * case's subject), added in the decision's transaction (src/domain/enforcement/strikes.ts). It
+   * case's subject), added in the decision's transaction (src/domain/strikes/strikes.ts). It
    * counts until `expires_at` unless removed (its decision overturned on appeal, or undone).
    */
   strikes: table(
@@ -742,7 +742,7 @@ const description = {
   ),
 
   /**
-   * Service-level breaches (src/domain/review/service-levels.ts): one row per case and target it
+   * Service-level breaches (src/domain/service-levels/service-levels.ts): one row per case and target it
    * passed (first review, decision) or per appeal past its project's target, written once by the
    * periodic pass: the unique index makes a second pass (or another instance) insert nothing, so
    * the breach is counted and announced once.
@@ -770,7 +770,7 @@ const description = {
 
   /**
    * Quality review (issue 29): one row per sampled decision of a case, its blind second review
-   * and a lead's acknowledgment (src/domain/review/quality-review.ts). The first decision is
+   * and a lead's acknowledgment (src/domain/quality/quality-review.ts). The first decision is
    * copied here when sampled, so the figures keep it whatever happens to the case later.
    */
   qualityReviews: table(
@@ -830,7 +830,7 @@ const description = {
       isDefault: flag("is_default").notNull().default(0),
       /** JSON { users: string[], roles: string[] }: who may work it; both empty = everyone. */
       access: json("access").notNull().default('{"users":[],"roles":[]}'),
-      /** Service levels (minutes; null: none): an open case unclaimed and undecided this long after it opened, then undecided this long (src/domain/review/service-levels.ts). */
+      /** Service levels (minutes; null: none): an open case unclaimed and undecided this long after it opened, then undecided this long (src/domain/service-levels/service-levels.ts). */
       firstReviewTargetMinutes: int("first_review_target_minutes"),
       decisionTargetMinutes: int("decision_target_minutes"),
       /** Quality review (src/domain/review/quality-sampling.ts): the share of its moderators' decisions sampled for a blind second review (whole percent), and the decisions always sampled. */

@@ -11,13 +11,13 @@
  */
 import type { Store } from "../db/store.ts";
 import type { Clock } from "../domain/core/clock.ts";
-import { chainStragglers, type UpgradeWindow } from "../domain/core/audit.ts";
-import { checkpointChains, type AuditSigningKey } from "../domain/review/audit-chain.ts";
+import { chainStragglers, type UpgradeWindow } from "../domain/audit/stragglers.ts";
+import { checkpointChains, type AuditSigningKey } from "../domain/audit/audit-chain.ts";
 import { errorFields, log } from "../log.ts";
 import { startPeriodicPass, type PeriodicPass } from "./periodic.ts";
 
 /** How often, at most, the straggler pass runs (docs/audit.md, "Upgrading"). */
-export const STRAGGLER_PASS_MS = 10_000;
+export const STRAGGLER_PASS_MS = 2_000;
 
 export function startAuditCheckpoints(deps: { store: Store; clock: Clock; config: { auditCheckpointMs: number } }, key: AuditSigningKey | null): PeriodicPass {
   const { store, clock, config } = deps;
@@ -34,7 +34,8 @@ export function startAuditCheckpoints(deps: { store: Store; clock: Clock; config
       log.error("signing audit checkpoints failed", errorFields(err));
     }
   }, config.auditCheckpointMs);
-  if (store.engine !== "postgres") return checkpoints;
+  // The database's only writer (SQLite) runs beside no instance of an older release: no stragglers.
+  if (store.soleWriter) return checkpoints;
 
   const window: UpgradeWindow = { olderSeenAt: null };
   let told = "";

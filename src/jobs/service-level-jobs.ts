@@ -1,12 +1,12 @@
 /**
- * The service-level pass (src/domain/review/service-levels.ts): every FLAGSTAFF_SLA_TICK_MS,
+ * The service-level pass (src/domain/service-levels/service-levels.ts): every FLAGSTAFF_SLA_TICK_MS,
  * on one instance (Store.singleton), records the breaches that came due and announces each
  * (webhook `queue.sla_breached`, written in the breach's transaction). The first pass after a
  * start catches up on every breach that came due while no instance ran one.
  */
 import type { Store } from "../db/store.ts";
 import type { Clock } from "../domain/core/clock.ts";
-import { recordDueBreaches } from "../domain/review/service-levels.ts";
+import { recordDueBreaches } from "../domain/service-levels/service-levels.ts";
 import { errorFields, log } from "../log.ts";
 import { startPeriodicPass, type PeriodicPass } from "./periodic.ts";
 

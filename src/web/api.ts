@@ -6,7 +6,7 @@
 import { createTRPCClient, httpBatchLink, httpLink, splitLink, TRPCClientError } from "@trpc/client";
 import type { inferRouterInputs, inferRouterOutputs } from "@trpc/server";
 import type { AppRouter } from "../api/router.ts";
-import { MAX_BATCH_CALLS } from "../domain/intake/validation.ts";
+import { MAX_BATCH_CALLS } from "../domain/views/validation.ts";
 import { formatIssuePath } from "../domain/views/common.ts";
 import { hasRole } from "../domain/views/user.ts";
 

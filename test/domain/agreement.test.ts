@@ -1,9 +1,9 @@
 /**
- * Agreement figures (src/domain/review/agreement.ts) against values computed by hand, the
+ * Agreement figures (src/domain/quality/agreement.ts) against values computed by hand, the
  * arithmetic written out beside each, and the sampling rule (src/domain/review/quality-sampling.ts).
  */
 import { describe, expect, test } from "bun:test";
-import { cohensKappa, krippendorffAlpha, percentAgreement } from "../../src/domain/review/agreement.ts";
+import { cohensKappa, krippendorffAlpha, percentAgreement } from "../../src/domain/quality/agreement.ts";
 import { sampledBy } from "../../src/domain/review/quality-sampling.ts";
 import { alwaysSampled, decisionLabel, kindsAlwaysSampled } from "../../src/domain/views/quality.ts";
 

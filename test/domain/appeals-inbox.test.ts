@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { appealsInbox, decideAppeal, fileAppeal, revokeActionSettlingAppeal, SETTLED_BY_REVOCATION } from "../../src/domain/enforcement/appeals.ts";
-import { decideOnReport } from "../../src/domain/cases/cases.ts";
+import { decideOnReport } from "../../src/domain/review/decisions.ts";
 import { getActionView, requireAction, resolveReportWithAction, revokeEnforcementAction } from "../../src/domain/enforcement/enforcement.ts";
 import type { Project } from "../../src/domain/accounts/projects.ts";
 import { domainWorld, refusal, type DomainWorld } from "../helpers/builders.ts";

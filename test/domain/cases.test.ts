@@ -4,7 +4,7 @@
  * decision on one report carries to its case and the case's other open reports.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { decideOnReport, triageCase } from "../../src/domain/cases/cases.ts";
+import { decideOnReport, triageCase } from "../../src/domain/review/decisions.ts";
 import { domainWorld, type DomainWorld } from "../helpers/builders.ts";
 
 let world: DomainWorld;

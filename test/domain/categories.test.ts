@@ -4,7 +4,7 @@
  * this instance or another, is seen by the next report that reads the project.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { createCategory, deleteCategory, updateCategory } from "../../src/domain/cases/categories.ts";
+import { createCategory, deleteCategory, updateCategory } from "../../src/domain/categories/categories.ts";
 import { domainContext } from "../../src/domain/core/context.ts";
 import { requireProject } from "../../src/domain/accounts/projects.ts";
 import { createReport } from "../../src/domain/intake/reports.ts";

@@ -15,14 +15,14 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { and, eq, inArray } from "drizzle-orm";
 import { cases, identities, queues, reports } from "../../src/db/schema.ts";
 import type { Store } from "../../src/db/store.ts";
-import { decideOnReport } from "../../src/domain/cases/cases.ts";
+import { decideOnReport } from "../../src/domain/review/decisions.ts";
 import { domainContext } from "../../src/domain/core/context.ts";
 import { DomainError } from "../../src/domain/core/errors.ts";
 import { requireProject } from "../../src/domain/accounts/projects.ts";
 import { defaultQueue } from "../../src/domain/review/queues.ts";
 import { createSharedRateLimiter, reportSlot } from "../../src/domain/plumbing/rate-limit.ts";
 import { createReport, type CreateReportInput } from "../../src/domain/intake/reports.ts";
-import { OPEN_STATUSES } from "../../src/domain/review/workflow.ts";
+import { OPEN_STATUSES } from "../../src/domain/views/workflow.ts";
 import { domainWorld, type DomainWorld } from "../helpers/builders.ts";
 
 let world: DomainWorld;

@@ -5,7 +5,7 @@
  * passes `seenAt: now` on every upsert, as `put` here does.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { MAX_METADATA_BYTES, saveIdentity, type DisplayInput, type IdentityView } from "../../src/domain/intake/identities.ts";
+import { MAX_METADATA_BYTES, saveIdentity, type DisplayInput, type IdentityView } from "../../src/domain/identities/identities.ts";
 import { domainWorld, refusal, type DomainWorld } from "../helpers/builders.ts";
 
 let world: DomainWorld;

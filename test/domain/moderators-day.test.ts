@@ -4,10 +4,10 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { decideInBulk, undoBulkDecision, UNDO_WINDOW_MS } from "../../src/domain/review/bulk.ts";
-import { decideOnReport, triageCase } from "../../src/domain/cases/cases.ts";
+import { decideOnReport, triageCase } from "../../src/domain/review/decisions.ts";
 import { assignCase } from "../../src/domain/review/assignment.ts";
 import type { DomainContext } from "../../src/domain/core/context.ts";
-import { overview, queue } from "../../src/domain/review/dashboard.ts";
+import { overview, queue } from "../../src/domain/dashboard/dashboard.ts";
 import { resolveReport } from "../../src/domain/enforcement/enforcement.ts";
 import { setCaseTags, tagsInUse } from "../../src/domain/cases/tags.ts";
 import { renderTemplate } from "../../src/domain/review/template-text.ts";

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { and, eq } from "drizzle-orm";
 import { categoryPolicies } from "../../src/db/schema.ts";
 import { createPolicyVersion, listPolicies, listPolicyVersions, policiesForClassification, setPolicyStatus } from "../../src/domain/analysis/policies.ts";
-import { createCategory } from "../../src/domain/cases/categories.ts";
+import { createCategory } from "../../src/domain/categories/categories.ts";
 import { buildMessages, PROMPT_VERSION } from "../../src/ai/prompt.ts";
 import { loadConfig } from "../../src/config.ts";
 import { shadowAnalyses } from "../../src/db/schema.ts";

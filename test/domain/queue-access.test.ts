@@ -1,6 +1,6 @@
-/** Whether a route keeps who may work a case the same or narrower (src/domain/review/queue-access.ts). */
+/** Whether a route keeps who may work a case the same or narrower (src/domain/access/queue-access.ts). */
 import { describe, expect, test } from "bun:test";
-import { accessNoWider } from "../../src/domain/review/queue-access.ts";
+import { accessNoWider } from "../../src/domain/access/queue-access.ts";
 import type { Role } from "../../src/domain/views/user.ts";
 
 const roles: Record<string, Role> = { ana: "moderator", bo: "moderator", vi: "viewer", ad: "admin" };

@@ -6,8 +6,8 @@
  * work, is not found.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { saveIdentity } from "../../src/domain/intake/identities.ts";
-import { updateReporter } from "../../src/domain/intake/reporters.ts";
+import { saveIdentity } from "../../src/domain/identities/identities.ts";
+import { updateReporter } from "../../src/domain/identities/reporters.ts";
 import { reporterSummary } from "../../src/domain/cases/reporter-summary.ts";
 import { createQueue, moveCaseToQueue } from "../../src/domain/review/queues.ts";
 import { createUser } from "../../src/domain/accounts/users.ts";

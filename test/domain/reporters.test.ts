@@ -1,5 +1,5 @@
 /**
- * The reporter accuracy rule (src/domain/intake/reporters.ts), in process: upheld ÷ decided with a
+ * The reporter accuracy rule (src/domain/identities/reporters.ts), in process: upheld ÷ decided with a
  * uniform prior, what counts as upheld (resolved, or closed with the resolution standing) and
  * as decided (resolved, dismissed, closed; a pending appeal and the system's dismissals of a
  * muted reporter's reports do not count), and a mute that ends on its time.
@@ -9,10 +9,10 @@ import { eq, sql, type SQL } from "drizzle-orm";
 import { identities } from "../../src/db/schema.ts";
 import { decideAppeal } from "../../src/domain/enforcement/appeals.ts";
 import { decideInBulk, undoBulkDecision } from "../../src/domain/review/bulk.ts";
-import { decideOnReport } from "../../src/domain/cases/cases.ts";
+import { decideOnReport } from "../../src/domain/review/decisions.ts";
 import { transaction } from "../../src/domain/core/context.ts";
-import { countTallies } from "../../src/domain/intake/reporter-tally.ts";
-import { getReporter, isMuted, reporterAccuracy, updateReporter } from "../../src/domain/intake/reporters.ts";
+import { countTallies } from "../../src/domain/identities/reporter-tally.ts";
+import { getReporter, isMuted, reporterAccuracy, updateReporter } from "../../src/domain/identities/reporters.ts";
 import { domainWorld, refusal, type DomainWorld } from "../helpers/builders.ts";
 
 let world: DomainWorld;

@@ -6,11 +6,11 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { addUser } from "../../src/domain/accounts/users.ts";
-import { caseFile } from "../../src/domain/cases/case-file.ts";
-import { decideOnReport } from "../../src/domain/cases/cases.ts";
+import { caseFile } from "../../src/domain/dashboard/case-file.ts";
+import { decideOnReport } from "../../src/domain/review/decisions.ts";
 import type { DomainContext } from "../../src/domain/core/context.ts";
 import { assignCase, assignedToMeCount } from "../../src/domain/review/assignment.ts";
-import { queue } from "../../src/domain/review/dashboard.ts";
+import { queue } from "../../src/domain/dashboard/dashboard.ts";
 import { nextCase, REVIEW_CLAIM_MS, SKIP_HOLD_MS, skipCase, stopReviewing } from "../../src/domain/review/review-mode.ts";
 import { domainWorld, refusal, type DomainWorld } from "../helpers/builders.ts";
 

@@ -13,13 +13,13 @@ import { loadConfig } from "../../src/config.ts";
 import { enforcementActions, identities, ruleHits, rules, statements } from "../../src/db/schema.ts";
 import { enrichReport } from "../../src/domain/analysis/analysis.ts";
 import { systemActor } from "../../src/domain/core/audit.ts";
-import { decideOnReport } from "../../src/domain/cases/cases.ts";
+import { decideOnReport } from "../../src/domain/review/decisions.ts";
 import { createQueue } from "../../src/domain/review/queues.ts";
 import { gatherFacts, RULES_RECHECK_MS, runRules } from "../../src/domain/rules/rule-engine.ts";
 import { createRule, deleteRule, listRuleHits, updateRule } from "../../src/domain/rules/rules.ts";
 import { tagsOfCases } from "../../src/domain/cases/tags.ts";
 import type { Condition, Effect, RuleField, RuleInput } from "../../src/domain/views/rule.ts";
-import { saveIdentity } from "../../src/domain/intake/identities.ts";
+import { saveIdentity } from "../../src/domain/identities/identities.ts";
 import { domainWorld, type DomainWorld } from "../helpers/builders.ts";
 
 let world: DomainWorld;

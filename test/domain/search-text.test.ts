@@ -1,11 +1,11 @@
 /**
- * The folding of search (src/domain/cases/search-text.ts): case, accents, letters with strokes and
+ * The folding of search (src/domain/plumbing/search-text.ts): case, accents, letters with strokes and
  * letters of their own (Ł, Ø, Đ, Ħ, ß, Æ, Œ, Þ, ı), compatibility forms, words split on anything
  * that is not a letter or a digit; the ASCII short path agrees with the long one; what a row
  * stores for the index.
  */
 import { describe, expect, test } from "bun:test";
-import { FOLDED_LETTERS, foldLetters, foldSearchText, searchDocument } from "../../src/domain/cases/search-text.ts";
+import { FOLDED_LETTERS, foldLetters, foldSearchText, searchDocument } from "../../src/domain/plumbing/search-text.ts";
 
 describe("foldSearchText", () => {
   test("letters with strokes and letters of their own fold like accented ones", () => {

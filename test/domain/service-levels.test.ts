@@ -1,5 +1,5 @@
 /**
- * Service levels (src/domain/review/service-levels.ts): a breach is an open case older than its
+ * Service levels (src/domain/service-levels/service-levels.ts): a breach is an open case older than its
  * queue's target (first review: unclaimed and undecided; decision: undecided) or a pending
  * appeal older than its project's target; the pass records each once (also with two instances
  * passing together), announces it only to endpoints that list `queue.sla_breached`, and the
@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { slaBreaches, webhookDeliveries } from "../../src/db/schema.ts";
-import { decideOnReport } from "../../src/domain/cases/cases.ts";
+import { decideOnReport } from "../../src/domain/review/decisions.ts";
 import { assignCase } from "../../src/domain/review/assignment.ts";
 import { createEndpoint } from "../../src/domain/webhooks/endpoints.ts";
 import { createUser } from "../../src/domain/accounts/users.ts";
@@ -16,7 +16,7 @@ import { decideAppeal } from "../../src/domain/enforcement/appeals.ts";
 import { getDsaSettings, setDsaSettings } from "../../src/domain/enforcement/statements.ts";
 import { transparencyReport } from "../../src/domain/dsa/transparency-report.ts";
 import { createQueue, moveCaseToQueue } from "../../src/domain/review/queues.ts";
-import { recordDueBreaches, serviceLevels } from "../../src/domain/review/service-levels.ts";
+import { recordDueBreaches, serviceLevels } from "../../src/domain/service-levels/service-levels.ts";
 import { iso } from "../../src/domain/core/clock.ts";
 import { domainWorld, type DomainWorld } from "../helpers/builders.ts";
 

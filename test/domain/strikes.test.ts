@@ -1,5 +1,5 @@
 /**
- * Strikes (src/domain/enforcement/strikes.ts, strike-ladder.ts): the policy's checks, a ladder
+ * Strikes (src/domain/strikes/strikes.ts, strike-ladder.ts): the policy's checks, a ladder
  * step taken once per threshold crossing with decisions at once, strikes expiring with the
  * window (a fake clock), an overturned appeal removing its strike, sweeps adding none, undo
  * taking them back, and the rule field `subject.strikes`.
@@ -7,12 +7,12 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { and, eq, isNotNull } from "drizzle-orm";
 import { strikes } from "../../src/db/schema.ts";
-import { decideOnReport } from "../../src/domain/cases/cases.ts";
+import { decideOnReport } from "../../src/domain/review/decisions.ts";
 import { decideAppeal, fileAppeal } from "../../src/domain/enforcement/appeals.ts";
 import { resolveReport } from "../../src/domain/enforcement/enforcement.ts";
 import { getActionStatement } from "../../src/domain/enforcement/statements.ts";
 import { takeLadderStep } from "../../src/domain/enforcement/strike-ladder.ts";
-import { identityStrikes, setStrikePolicy } from "../../src/domain/enforcement/strikes.ts";
+import { identityStrikes, setStrikePolicy } from "../../src/domain/strikes/strikes.ts";
 import { decideInBulk, undoBulkDecision } from "../../src/domain/review/bulk.ts";
 import { gatherFacts } from "../../src/domain/rules/rule-engine.ts";
 import { createRule, deleteRule } from "../../src/domain/rules/rules.ts";

@@ -1,5 +1,5 @@
 /**
- * The sweep's bound (src/domain/review/sweep.ts): an account with more open cases than the cap is
+ * The sweep's bound (src/domain/enforcement/sweep.ts): an account with more open cases than the cap is
  * previewed as the first MAX_SWEEP_CASES (oldest first) with the total and `capped`, swept in
  * one bulk decision of that many, then previewed again for the rest; more ids than the cap are
  * refused with a 400 that says so.
@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { undoBulkDecision } from "../../src/domain/review/bulk.ts";
 import { createEnforcementAction } from "../../src/domain/enforcement/enforcement.ts";
-import { MAX_SWEEP_CASES, previewSweep, sweepCases } from "../../src/domain/review/sweep.ts";
+import { MAX_SWEEP_CASES, previewSweep, sweepCases } from "../../src/domain/enforcement/sweep.ts";
 import { domainWorld, refusal, type DomainWorld } from "../helpers/builders.ts";
 
 let world: DomainWorld;

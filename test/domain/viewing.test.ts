@@ -3,14 +3,14 @@
  * defaults make (src/domain/views/viewing.ts, src/domain/accounts/viewing-preferences.ts), the
  * stored JSON read field by field, the warning an organization requires, an API key without
  * preferences, the defaults audited and kept per organization; and which cases are due a warning
- * (src/domain/cases/graphic.ts): CRITICAL by the bucket, graphic categories named by a reason or
+ * (src/domain/categories/graphic.ts): CRITICAL by the bucket, graphic categories named by a reason or
  * an AI analysis, matched by key.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createUser } from "../../src/domain/accounts/users.ts";
 import { DEFAULT_VIEWING, parseViewingChoices, parseViewingDefaults, setOrganizationViewingDefaults, setOwnViewingChoices, viewingPreferences } from "../../src/domain/accounts/viewing-preferences.ts";
-import { cautionFor, caseCaution } from "../../src/domain/cases/graphic.ts";
-import { createCategory, listCategories, updateCategory } from "../../src/domain/cases/categories.ts";
+import { cautionFor, caseCaution } from "../../src/domain/categories/graphic.ts";
+import { createCategory, listCategories, updateCategory } from "../../src/domain/categories/categories.ts";
 import { resolveViewing, type ViewingDefaults } from "../../src/domain/views/viewing.ts";
 import { domainWorld, refusal, type DomainWorld } from "../helpers/builders.ts";
 

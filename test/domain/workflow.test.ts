@@ -13,9 +13,9 @@ import { startFakeOllama, type FakeOllama } from "../../scripts/fake-ollama.ts";
 import { loadConfig, type Config } from "../../src/config.ts";
 import { enrichReport } from "../../src/domain/analysis/analysis.ts";
 import { appealsInbox, decideAppeal, fileAppeal } from "../../src/domain/enforcement/appeals.ts";
-import { decideOnReport, triageCase } from "../../src/domain/cases/cases.ts";
+import { decideOnReport, triageCase } from "../../src/domain/review/decisions.ts";
 import type { Project } from "../../src/domain/accounts/projects.ts";
-import { nextStatus, STATUSES, type Status, type WorkflowAction } from "../../src/domain/review/workflow.ts";
+import { nextStatus, STATUSES, type Status, type WorkflowAction } from "../../src/domain/views/workflow.ts";
 import { domainWorld, refusal, type DomainWorld, type ReportInStatus } from "../helpers/builders.ts";
 
 const REFUSED = "409";

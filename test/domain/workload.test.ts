@@ -1,5 +1,5 @@
 /**
- * What a lead sees and does (issue 45): the workload arithmetic (src/domain/review/workload.ts)
+ * What a lead sees and does (issue 45): the workload arithmetic (src/domain/team/workload.ts)
  * against figures worked out by hand; the workload read from a world's decisions, holds and
  * second reviews (team-workload.ts) with a fake clock, and only of the caller's queues; moving a
  * moderator's held cases in one step (reassignment.ts), cases of a queue the receiver may not
@@ -7,16 +7,16 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createUser, disableUser } from "../../src/domain/accounts/users.ts";
-import { decideOnReport } from "../../src/domain/cases/cases.ts";
+import { decideOnReport } from "../../src/domain/review/decisions.ts";
 import { strikePreview } from "../../src/domain/enforcement/strike-preview.ts";
-import { identityStrikes, setStrikePolicy } from "../../src/domain/enforcement/strikes.ts";
+import { identityStrikes, setStrikePolicy } from "../../src/domain/strikes/strikes.ts";
 import { assignCase } from "../../src/domain/review/assignment.ts";
 import { decideInBulk, undoBulkDecision } from "../../src/domain/review/bulk.ts";
-import { nextQualityTask, submitSecondReview } from "../../src/domain/review/quality-review.ts";
+import { nextQualityTask, submitSecondReview } from "../../src/domain/quality/quality-review.ts";
 import { createQueue, moveCaseToQueue } from "../../src/domain/review/queues.ts";
 import { planReassignment, reassignHeldCases } from "../../src/domain/review/reassignment.ts";
-import { teamWorkload } from "../../src/domain/review/team-workload.ts";
-import { decisionsOf, heldSince, median, workloadFigures, type HolderChange, type StatusChange } from "../../src/domain/review/workload.ts";
+import { teamWorkload } from "../../src/domain/team/team-workload.ts";
+import { decisionsOf, heldSince, median, workloadFigures, type HolderChange, type StatusChange } from "../../src/domain/team/workload.ts";
 import { strikePolicySchema, type StrikePolicyInput } from "../../src/domain/views/strikes.ts";
 import type { Role } from "../../src/domain/views/user.ts";
 import { domainWorld, fakeClock, refusal, type DomainWorld } from "../helpers/builders.ts";

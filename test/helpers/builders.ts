@@ -24,8 +24,9 @@ import { openSqliteStore, type Store } from "../../src/db/store.ts";
 import { createTestDatabase, TEST_PG_URL } from "./pg.ts";
 import { decideAppeal, fileAppeal } from "../../src/domain/enforcement/appeals.ts";
 import type { Actor, AuditEventView } from "../../src/domain/core/audit.ts";
-import { listAudit } from "../../src/domain/review/audit-log.ts";
-import { decideOnReport, triageCase, type CaseRow } from "../../src/domain/cases/cases.ts";
+import { listAudit } from "../../src/domain/audit/audit-log.ts";
+import { type CaseRow } from "../../src/domain/cases/cases.ts";
+import { decideOnReport, triageCase } from "../../src/domain/review/decisions.ts";
 import type { Clock } from "../../src/domain/core/clock.ts";
 import { domainContext, type DomainContext } from "../../src/domain/core/context.ts";
 import { ERROR_KINDS } from "../../src/api/http-errors.ts";
@@ -37,7 +38,7 @@ import { createProject, requireProject, type Project } from "../../src/domain/ac
 import { createReport, type IdentityRef, type ReportRow } from "../../src/domain/intake/reports.ts";
 import { updateAiSettings } from "../../src/domain/accounts/settings.ts";
 import { listUsers } from "../../src/domain/accounts/users.ts";
-import type { Status } from "../../src/domain/review/workflow.ts";
+import type { Status } from "../../src/domain/views/workflow.ts";
 import { withKey } from "./dashboard.ts";
 import type { TestServer } from "./server.ts";
 

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { identityRefSchema } from "./reports.ts";
 import { analyzeContent, recentAnalyses } from "../../domain/analysis/analysis.ts";
 import { aiSettingsOf, updateAiSettings } from "../../domain/accounts/settings.ts";
-import { externalIdSchema, projectIdSchema } from "../../domain/intake/validation.ts";
+import { externalIdSchema, projectIdSchema } from "../../domain/views/validation.ts";
 import { analysisResultSchema, analysisViewSchema } from "../../domain/views/analysis.ts";
 import { aiSettingsSchema, PRECISION_TARGET_MAX, PRECISION_TARGET_MIN } from "../../domain/views/settings.ts";
 import { projectProcedure, router } from "../trpc.ts";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { listAudit } from "../../domain/review/audit-log.ts";
+import { listAudit } from "../../domain/audit/audit-log.ts";
 import { auditEventViewSchema, auditFilters } from "../../domain/views/audit.ts";
 import { orgProcedure, router } from "../trpc.ts";
 

@@ -1,7 +1,8 @@
 import { z } from "zod";
-import { caseFile } from "../../domain/cases/case-file.ts";
+import { caseFile } from "../../domain/dashboard/case-file.ts";
 import { decideInBulk, MAX_BULK_CASES, undoBulkDecision } from "../../domain/review/bulk.ts";
-import { addCaseNote, reviewQueue, triageCase } from "../../domain/cases/cases.ts";
+import { addCaseNote, reviewQueue } from "../../domain/cases/cases.ts";
+import { triageCase } from "../../domain/review/decisions.ts";
 import { reporterSummary } from "../../domain/cases/reporter-summary.ts";
 import { assignCase, assigneesOf } from "../../domain/review/assignment.ts";
 import { setCaseTags } from "../../domain/cases/tags.ts";

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { createCategory, deleteCategory, listCategories, toCategoryView, updateCategory } from "../../domain/cases/categories.ts";
-import { projectIdSchema } from "../../domain/intake/validation.ts";
+import { createCategory, deleteCategory, listCategories, toCategoryView, updateCategory } from "../../domain/categories/categories.ts";
+import { projectIdSchema } from "../../domain/views/validation.ts";
 import { categoryViewSchema, reportReasonSchema } from "../../domain/views/category.ts";
 import { SEVERITIES } from "../../domain/views/severity.ts";
 import { okSchema } from "../schemas.ts";

@@ -1,13 +1,13 @@
 import { z } from "zod";
-import { caseDetail, changeVersion, identityProfile, overview, people, queue, withActorEmails } from "../../domain/review/dashboard.ts";
-import { listAudit } from "../../domain/review/audit-log.ts";
+import { caseDetail, changeVersion, identityProfile, overview, people, queue, withActorEmails } from "../../domain/dashboard/dashboard.ts";
+import { listAudit } from "../../domain/audit/audit-log.ts";
 import { assignedToMeCount } from "../../domain/review/assignment.ts";
 import { tagsInUse } from "../../domain/cases/tags.ts";
 import { auditFilters } from "../../domain/views/audit.ts";
 import { QUEUE_PAGE_SIZE, QUEUE_VIEWS } from "../../domain/views/queue.ts";
 import { BUCKETS } from "../../domain/views/severity.ts";
 import { tagSchema } from "../../domain/views/tag.ts";
-import { OPEN_STATUSES, type Status } from "../../domain/review/workflow.ts";
+import { OPEN_STATUSES, type Status } from "../../domain/views/workflow.ts";
 import { limitSchema } from "../schemas.ts";
 import { authedProcedure, projectProcedure, router, secretProcedure } from "../trpc.ts";
 

@@ -12,7 +12,7 @@ import { actionEnd, actionStart, createEnforcementAction, findEnforcementActions
 import { cancelScheduledAction } from "../../domain/enforcement/scheduled.ts";
 import { identityActionsWithStrikes } from "../../domain/enforcement/strike-ladder.ts";
 import { identityStrikesSchema } from "../../domain/views/strikes.ts";
-import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/intake/validation.ts";
+import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/views/validation.ts";
 import { getActionStatement } from "../../domain/enforcement/statements.ts";
 import { statementRecordSchema } from "../../domain/views/dsa.ts";
 import { APPEAL_FILTERS, APPEAL_STATUSES, appealInboxSchema, appealViewSchema } from "../../domain/views/appeal.ts";

@@ -10,7 +10,7 @@ import {
   startEvalRun,
 } from "../../domain/evaluation/runs.ts";
 import { createEvalSetFromDecisions, getEvalSet, importEvalSet, listEvalSets } from "../../domain/evaluation/sets.ts";
-import { projectIdSchema } from "../../domain/intake/validation.ts";
+import { projectIdSchema } from "../../domain/views/validation.ts";
 import { isoDateTime } from "../../domain/views/common.ts";
 import { policySelectionSchema } from "../../domain/views/policy.ts";
 import {

@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { DomainError } from "../../domain/core/errors.ts";
-import { listIdentities, saveIdentity } from "../../domain/intake/identities.ts";
-import { getReporter, reporterWeights, updateReporter } from "../../domain/intake/reporters.ts";
+import { listIdentities, saveIdentity } from "../../domain/identities/identities.ts";
+import { getReporter, reporterWeights, updateReporter } from "../../domain/identities/reporters.ts";
 import { hasRole } from "../../domain/accounts/users.ts";
 import { jsonDepthExceeds } from "../../domain/plumbing/json-depth.ts";
-import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/intake/validation.ts";
+import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/views/validation.ts";
 import { identityViewSchema } from "../../domain/views/identity.ts";
 import { identityReporterSchema, MUTE_REASON_MAX, reporterViewSchema } from "../../domain/views/reporter.ts";
 import { clientInstant } from "../../domain/views/common.ts";

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { createPolicyVersion, listPolicies, listPolicyVersions, setPolicyStatus } from "../../domain/analysis/policies.ts";
 import { shadowComparison } from "../../domain/analysis/shadow.ts";
-import { projectIdSchema } from "../../domain/intake/validation.ts";
+import { projectIdSchema } from "../../domain/views/validation.ts";
 import { clientInstant, limitSchema } from "../../domain/views/common.ts";
 import { categoryPolicyViewSchema, MAX_POLICY_CHARS, POLICY_STATUSES, policyTextSchema, policyVersionViewSchema, shadowComparisonSchema } from "../../domain/views/policy.ts";
 import { projectProcedure, router } from "../trpc.ts";

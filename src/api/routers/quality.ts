@@ -7,7 +7,7 @@ import {
   myQualityTasks,
   nextQualityTask,
   submitSecondReview,
-} from "../../domain/review/quality-review.ts";
+} from "../../domain/quality/quality-review.ts";
 import { acknowledgeInputSchema, agreementSchema, blindCaseSchema, qualityReviewSchema, qualityTaskSchema, secondDecisionInputSchema } from "../../domain/views/quality.ts";
 import { orgProcedure, router } from "../trpc.ts";
 
@@ -16,7 +16,7 @@ const reviewId = z.string().min(1).max(64);
 const DAY = 86_400_000;
 
 /**
- * Quality review (src/domain/review/quality-review.ts, docs/quality.md): a moderator's blind
+ * Quality review (src/domain/quality/quality-review.ts, docs/quality.md): a moderator's blind
  * second reviews, the leads' disagreements and the agreement figures. Sampling is set on the
  * queues (`samplePercent`, `alwaysSample`). Only the figures are a REST route.
  */

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { createQueue, deleteQueue, getQueue, listQueues, moveCaseToQueue, updateQueue } from "../../domain/review/queues.ts";
-import { serviceLevels } from "../../domain/review/service-levels.ts";
+import { serviceLevels } from "../../domain/service-levels/service-levels.ts";
 import { serviceLevelsSchema } from "../../domain/views/service-level.ts";
 import { queueCreateSchema, queuePatchSchema, queueViewSchema } from "../../domain/views/queue.ts";
 import { okSchema } from "../schemas.ts";

@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { decideOnReport } from "../../domain/cases/cases.ts";
+import { decideOnReport } from "../../domain/review/decisions.ts";
 import { resolveReport } from "../../domain/enforcement/enforcement.ts";
 import { reportSlot } from "../../domain/plumbing/rate-limit.ts";
 import { createReport, reportsWithProjects, reportWithOutcome } from "../../domain/intake/reports.ts";
-import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/intake/validation.ts";
+import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/views/validation.ts";
 import { projectRefSchema } from "../../domain/views/project.ts";
 import { clientDateTime } from "../../domain/views/common.ts";
 import {

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { strikePreview } from "../../domain/enforcement/strike-preview.ts";
-import { getStrikePolicy, identityStrikes, setStrikePolicy } from "../../domain/enforcement/strikes.ts";
-import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/intake/validation.ts";
+import { getStrikePolicy, identityStrikes, setStrikePolicy } from "../../domain/strikes/strikes.ts";
+import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/views/validation.ts";
 import { joinWords } from "../../domain/views/enforcement.ts";
 import { RESOLUTION_CODES } from "../../domain/views/report.ts";
 import { checkLadder, identityStrikesSchema, LADDER_KINDS, strikePolicyFields, strikePolicySchema, strikePreviewSchema } from "../../domain/views/strikes.ts";
@@ -11,7 +11,7 @@ const tags = ["enforcement"];
 const orgSlug = z.string().min(1).max(64);
 const policyPath = "/organizations/{orgSlug}/projects/{projectId}/strike-policy";
 
-/** Strikes (src/domain/enforcement/strikes.ts): a project's strike policy, and an identity's strikes. */
+/** Strikes (src/domain/strikes/strikes.ts): a project's strike policy, and an identity's strikes. */
 export const strikesRouter = router({
   policy: projectProcedure(z.object({ orgSlug, projectId: projectIdSchema }))
     .meta({

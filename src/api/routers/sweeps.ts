@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { undoBulkDecision } from "../../domain/review/bulk.ts";
-import { MAX_SWEEP_CASES, previewSweep, sweepCases, sweepOutcomeSchema, sweepPreviewSchema } from "../../domain/review/sweep.ts";
-import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/intake/validation.ts";
+import { MAX_SWEEP_CASES, previewSweep, sweepCases, sweepOutcomeSchema, sweepPreviewSchema } from "../../domain/enforcement/sweep.ts";
+import { externalIdSchema, projectIdSchema, typeNameSchema } from "../../domain/views/validation.ts";
 import { orgProcedure, projectProcedure, router } from "../trpc.ts";
 
 const tags = ["enforcement"];
@@ -9,7 +9,7 @@ const id = z.string().min(1).max(64);
 const orgSlug = z.string().min(1).max(64);
 
 /**
- * The sweep (src/domain/review/sweep.ts): a suspended or banned account's other open cases resolved
+ * The sweep (src/domain/enforcement/sweep.ts): a suspended or banned account's other open cases resolved
  * with that decision, previewed first, as one bulk decision undone like any other.
  */
 export const sweepsRouter = router({

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { planReassignment, reassignHeldCases } from "../../domain/review/reassignment.ts";
-import { teamWorkload } from "../../domain/review/team-workload.ts";
+import { teamWorkload } from "../../domain/team/team-workload.ts";
 import { MAX_WORKLOAD_DAYS, reassignmentSchema, WORKLOAD_PERIODS, workloadSchema } from "../../domain/views/workload.ts";
 import { orgProcedure, router } from "../trpc.ts";
 
@@ -13,7 +13,7 @@ const reassignInput = z.object({ orgSlug, fromUserId: userId, toUserId: userId.n
 /**
  * A lead's view of the team (issue 45, docs/dashboard.md "Team"; tRPC only): each moderator's
  * workload, and moving a moderator's held cases in one step (docs/workflow.md). Admins only, over
- * the cases the caller may work (src/domain/review/team-workload.ts, reassignment.ts).
+ * the cases the caller may work (src/domain/team/team-workload.ts, reassignment.ts).
  */
 export const teamRouter = router({
   /** Per moderator: cases held now, decisions in the last `days` days, the median time to decision, agreement with second reviewers. */

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { createTemplate, deleteTemplate, listTemplates, updateTemplate } from "../../domain/review/templates.ts";
-import { projectIdSchema } from "../../domain/intake/validation.ts";
+import { projectIdSchema } from "../../domain/views/validation.ts";
 import { decisionTemplateSchema, TEMPLATE_BODY_MAX, TEMPLATE_KINDS, TEMPLATE_NAME_MAX } from "../../domain/views/template.ts";
 import { okSchema } from "../schemas.ts";
 import { projectProcedure, router } from "../trpc.ts";

@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { exportStatements, getDsaSettings, setDsaSettings, statementsCsv, statementsOfActions } from "../../domain/enforcement/statements.ts";
-import { projectIdSchema } from "../../domain/intake/validation.ts";
+import { projectIdSchema } from "../../domain/views/validation.ts";
 import { dsaSettingsSchema, statementRecordSchema, statementSchema, type Statement } from "../../domain/views/dsa.ts";
 import { transparencyReport, transparencyReportCsv } from "../../domain/dsa/transparency-report.ts";
 import { listSubmissions, requestSubmission, setSubmissionSettings, submissionSettings } from "../../domain/dsa/transparency-submission.ts";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { resetUserPassword } from "../../domain/plumbing/sessions.ts";
+import { resetUserPassword } from "../../domain/accounts/passwords.ts";
 import { addUserWithPassword, changeUserRole, disableUser, enableUser, listUsers, MAX_PASSWORD, MIN_PASSWORD } from "../../domain/accounts/users.ts";
 import { ROLES } from "../../domain/views/user.ts";
 import { authedProcedure, router } from "../trpc.ts";

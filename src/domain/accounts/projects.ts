@@ -2,7 +2,7 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import { statements } from "../../db/prepared.ts";
 import { projects } from "../../db/schema.ts";
 import { recordAudit } from "../core/audit.ts";
-import { seedDefaultCategories } from "../cases/categories.ts";
+import { seedDefaultCategories } from "../categories/categories.ts";
 import { iso } from "../core/clock.ts";
 import { transaction, type DomainContext } from "../core/context.ts";
 import { notFound } from "../core/errors.ts";

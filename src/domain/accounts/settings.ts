@@ -3,8 +3,10 @@ import { projects } from "../../db/schema.ts";
 import { recordAudit } from "../core/audit.ts";
 import { transaction, type DomainContext } from "../core/context.ts";
 import { DomainError } from "../core/errors.ts";
+import { parseStored } from "../plumbing/stored-json.ts";
 import { getOrganization, type Organization } from "./organizations.ts";
 import { requireProject, type Project } from "./projects.ts";
+import { DEFAULT_DSA_SETTINGS, dsaSettingsSchema, type DsaSettings } from "../views/dsa.ts";
 import type { AiSettings } from "../views/settings.ts";
 
 export type { AiSettings } from "../views/settings.ts";
@@ -15,6 +17,9 @@ export const aiSettingsOf = (p: Project): AiSettings => ({
   aiPrecisionTarget: p.aiPrecisionTarget,
   scanLinks: p.scanLinks === 1,
 });
+
+/** A project's statement-of-reasons settings (src/domain/enforcement/statements.ts) as stored (defaults when it has none, or when the stored text no longer parses). */
+export const parseDsaSettings = (text: string | null): DsaSettings => parseStored(text, dsaSettingsSchema, DEFAULT_DSA_SETTINGS);
 
 /** AI analysis is a Pro and Enterprise feature (self-hosted organizations default to enterprise). */
 export function assertPlanAllowsAi(org: Organization): void {

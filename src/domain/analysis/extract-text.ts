@@ -26,7 +26,7 @@ export function extractText(contentType: string | null, body: Uint8Array, url: s
   const { mime, charset } = parseContentType(contentType);
   const kind = classify(mime, body, url);
   if (typeof kind === "object") return { kind: "skipped", reason: kind.skip };
-  // NUL is no text, and PostgreSQL cannot store it (src/domain/intake/validation.ts): dropped here, once.
+  // NUL is no text, and PostgreSQL cannot store it (src/domain/views/validation.ts): dropped here, once.
   const decoded = decode(body, charset, kind === "html" || kind === "xml").replaceAll("\u0000", "");
   switch (kind) {
     case "html":

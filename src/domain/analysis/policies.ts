@@ -25,8 +25,8 @@ import { iso } from "../core/clock.ts";
 import { transaction, type DomainContext } from "../core/context.ts";
 import { badRequest, notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
-import { listCategories, type CategoryRow } from "../cases/categories.ts";
-import { categoryKey } from "../cases/category-key.ts";
+import { listCategories, type CategoryRow } from "../categories/categories.ts";
+import { categoryKey } from "../categories/category-key.ts";
 import type { CategoryPolicyView, PolicySelection, PolicyStatus, PolicyVersionView } from "../views/policy.ts";
 
 export type { CategoryPolicyView, PolicySelection, PolicyStatus, PolicyVersionView } from "../views/policy.ts";

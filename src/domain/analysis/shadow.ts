@@ -16,7 +16,7 @@ import { badRequest, REFUSED, RetryLater, unlessRefused } from "../core/errors.t
 import { newId } from "../core/ids.ts";
 import { nextDueAt } from "../plumbing/jobs.ts";
 import { JOB_KIND } from "../views/job.ts";
-import { isOfWorkableCase, type AccessContext } from "../review/queue-access.ts";
+import { isOfWorkableCase, type AccessContext } from "../access/queue-access.ts";
 import type { Severity } from "../cases/severity.ts";
 import type { PairAnswer, ShadowComparison } from "../views/policy.ts";
 import { checkAnalyzable, classifyText, type AiContext } from "./analysis.ts";

@@ -5,14 +5,13 @@ import { recordAudit, type Actor } from "../core/audit.ts";
 import { iso, isoOrNull } from "../core/clock.ts";
 import { lockCase } from "./case-lock.ts";
 import { rowLockedTransaction, transaction, type DomainContext } from "../core/context.ts";
-import { conflict, notFound } from "../core/errors.ts";
+import { notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
-import type { CaseKey } from "../intake/open-case.ts";
-import { holderOf } from "../review/claims.ts";
-import { assertMayWorkCase, listableCases, type AccessContext } from "../review/queue-access.ts";
+import type { CaseKey } from "./open-case.ts";
+import { holderOf } from "./claims.ts";
+import { assertMayWorkCase, listableCases, type AccessContext } from "../access/queue-access.ts";
 import { BUCKETS, higherBucket, type Bucket } from "./severity.ts";
-import type { Status } from "../review/workflow.ts";
-import { applyTransition, type Move } from "../review/workflow-engine.ts";
+import type { Status } from "../views/workflow.ts";
 import type { CaseDecisionAction, CaseView, NoteView } from "../views/case.ts";
 
 export type { CaseView, NoteView } from "../views/case.ts";
@@ -21,7 +20,7 @@ export type CaseRow = typeof cases.$inferSelect;
 
 /**
  * A case as clients see it at `now`: `assigneeId` is who holds it now, so a review-mode claim
- * that lapsed reads as nobody's, as everywhere else (review/claims.ts).
+ * that lapsed reads as nobody's, as everywhere else (claims.ts).
  */
 export const toCaseView = (c: CaseRow, now: number): CaseView => {
   const holder = holderOf(c, now);
@@ -227,14 +226,6 @@ export function raiseCaseBucket(ctx: DomainContext, input: { caseId: string; buc
 }
 
 /**
- * An OPEN case goes to IN_REVIEW (AI enrichment found likely violations in one of its reports),
- * through the workflow engine (action `enrich`); a case in any other status is left as it is.
- */
-export async function moveOpenCaseToReview(ctx: DomainContext, caseId: string): Promise<void> {
-  await applyTransition(ctx, { target: { caseId }, move: { action: "enrich" }, refused: "skip" });
-}
-
-/**
  * A case of the caller's organization that the caller may work (queue access), else a 404. `held` is a row of the organization the
  * caller already holds (report intake has just written its case): when it is this case's, it is
  * the answer, not read again.
@@ -244,22 +235,6 @@ export async function requireCase(ctx: AccessContext, caseId: string, held?: Cas
   if (!row) throw notFound("Case not found");
   await assertMayWorkCase(ctx, row);
   return row;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Decisions on a report apply to its case and to every open report in it (workflow-engine.ts).
-
-/** A moderator's decision on a report: one move of the workflow table with its data. */
-export type Decision = Move<"escalate" | "resolve" | "dismiss" | "triage" | "enrich">;
-
-/**
- * Applies a decision to a report, its case and every other open report of that case, through
- * the workflow engine. Refused (409) when the report's own status does not allow it.
- * Escalating a RESOLVED report changes no status but is still recorded.
- */
-export async function decideOnReport(ctx: DomainContext, input: { reportId: string; decision: Decision; takeOver?: boolean }): Promise<{ changed: boolean }> {
-  const t = await applyTransition(ctx, { target: { reportId: input.reportId }, move: input.decision, claim: input.takeOver ? "take_over" : "respect" });
-  return { changed: t.changed };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -290,20 +265,6 @@ export async function reviewQueue(ctx: AccessContext & Pick<DomainContext, "cloc
     }
   }
   return { cases: found.map((c) => toCaseView(c, ctx.clock.now())), counts };
-}
-
-/** Triages a case: its first OPEN report is triaged, and with it the case and its other open reports. */
-export function triageCase(ctx: DomainContext, caseId: string, opts: { takeOver?: boolean } = {}): Promise<void> {
-  return rowLockedTransaction(ctx, async () => {
-    const c = await requireCase(ctx, caseId, undefined, { lock: true });
-    const [first] = await ctx.db
-      .select({ id: reports.id })
-      .from(reports)
-      .where(and(eq(reports.caseId, c.id), eq(reports.status, "OPEN")))
-      .limit(1);
-    if (!first) throw conflict(`Case is ${c.status}: only cases with OPEN reports can be triaged`);
-    await applyTransition(ctx, { target: { reportId: first.id }, move: { action: "triage" }, claim: opts.takeOver ? "take_over" : "respect" });
-  });
 }
 
 export function addCaseNote(ctx: DomainContext, input: { caseId: string; body: string }): Promise<NoteView> {

@@ -4,15 +4,15 @@
  * accuracy spreads, and the reasons' counts. Counted in SQL with aggregates, three statements
  * whatever the case holds (a pile-on may bring thousands of reports): the case's reports by its
  * index (reports_case_idx), its reporters' identity rows once each (their tallies are kept on
- * them: src/domain/intake/reporter-tally.ts), its reasons grouped (one row per reason).
+ * them: src/domain/identities/reporter-tally.ts), its reasons grouped (one row per reason).
  */
 import { and, asc, count, desc, eq, gte, inArray, isNotNull, lt, ne, sql, type SQL } from "drizzle-orm";
 import { identities, reportReasons, reports } from "../../db/schema.ts";
 import { HOUR_MS } from "../core/clock.ts";
 import type { DomainContext, ReadContext } from "../core/context.ts";
-import type { AccessContext } from "../review/queue-access.ts";
+import type { AccessContext } from "../access/queue-access.ts";
 import { ACCURACY_MIN_DECIDED, SUMMARY_REASONS, type AccuracyBand, type ReporterSummary } from "../views/case.ts";
-import { talliesHiddenFrom, type ReporterTally } from "../intake/reporter-tally.ts";
+import { talliesHiddenFrom, type ReporterTally } from "../identities/reporter-tally.ts";
 import { requireCase, type CaseRow } from "./cases.ts";
 
 export type { ReporterSummary } from "../views/case.ts";
@@ -101,7 +101,7 @@ export async function reporterSummary(ctx: Pick<DomainContext, "db" | "clock" | 
   const distinct = n(people?.distinct);
   const bands = { mostlyUpheld: n(people?.mostlyUpheld), mostlyNotUpheld: n(people?.mostlyNotUpheld), noDecided: n(people?.noDecided), fewDecided: n(people?.fewDecided), mixed: 0 };
   // A reporter of a report the blind-review wall hides from the caller is counted in the band of
-  // its tally as the caller may see it (src/domain/intake/reporter-tally.ts, talliesHiddenFrom).
+  // its tally as the caller may see it (src/domain/identities/reporter-tally.ts, talliesHiddenFrom).
   for (const { kept, seen } of hidden.values()) {
     bands[accuracyBand(kept)]--;
     bands[accuracyBand(seen)]++;

@@ -6,7 +6,7 @@
  *   content and the AI's reasoning) and identities (external ID, name, username). Case- and
  *   accent-insensitive, each word of the query the start of a word of the text ("webb" finds
  *   "Alice Webb", "muller" finds "Müller", "lukasz" finds "Łukasz", "1007" and "U-1007" find the
- *   external ID "U-1007"). Text and query are folded alike by src/domain/cases/search-text.ts.
+ *   external ID "U-1007"). Text and query are folded alike by src/domain/plumbing/search-text.ts.
  *   The indexes are the storage's (`store.textSearch`, src/db/search.ts: FTS5 on SQLite, GIN
  *   over tsvectors on PostgreSQL), kept in step with every write by the database itself; the
  *   write paths of the indexed texts (report creation, AI enrichment, identity upserts) store
@@ -19,19 +19,18 @@
  */
 import { and, desc, eq, gte, inArray, isNotNull, lt, or, sql, type SQL } from "drizzle-orm";
 import { cases, identities, projects, reportReasons, reports } from "../../db/schema.ts";
-import { iso } from "../core/clock.ts";
+import { iso, isoFromUs } from "../core/clock.ts";
 import type { DomainContext, ReadContext } from "../core/context.ts";
 import { badRequest } from "../core/errors.ts";
-import { toIdentityView, type IdentityView } from "../intake/identities.ts";
-import { isoFromUs } from "../intake/report-time.ts";
-import { listableCases, type AccessContext } from "../review/queue-access.ts";
-import { foldLetters, foldSearchText } from "./search-text.ts";
+import { toIdentityView, type IdentityView } from "../identities/identities.ts";
+import { listableCases, type AccessContext } from "../access/queue-access.ts";
+import { foldLetters, foldSearchText } from "../plumbing/search-text.ts";
 import type { Bucket, Severity } from "./severity.ts";
 import { userEmails } from "../accounts/users.ts";
 import type { CaseDecisionAction } from "../views/case.ts";
 import type { ActorType } from "../views/common.ts";
 import { CLOSED_PAGE_MAX, CLOSED_PAGE_SIZE, SEARCH_MAX_WORDS, SEARCH_PAGE_MAX, SEARCH_PAGE_SIZE, type ClosedStatus, type MatchField, type SearchKind } from "../views/search.ts";
-import type { Status } from "../review/workflow.ts";
+import type { Status } from "../views/workflow.ts";
 
 /** The caller's organization, and who the caller is: a case in a queue the caller may not work is left out. */
 type TenantRead = ReadContext & Pick<DomainContext, "orgId"> & AccessContext;
@@ -51,7 +50,7 @@ export function queryWords(q: string): string[] {
   return words;
 }
 
-/** The words as the indexes compare them (src/domain/cases/search-text.ts): "U-1007" is "u 1007", "Łukasz" is "lukasz". */
+/** The words as the indexes compare them (src/domain/plumbing/search-text.ts): "U-1007" is "u 1007", "Łukasz" is "lukasz". */
 const foldedWords = (words: readonly string[]): string[] => words.map(foldSearchText).filter(Boolean);
 
 /**

@@ -10,7 +10,7 @@ import { requireCase, type CaseRow } from "./cases.ts";
 import { rowLockedTransaction, type DomainContext } from "../core/context.ts";
 import { badRequest } from "../core/errors.ts";
 import { MAX_TAGS_PER_CASE, normaliseTag } from "../views/tag.ts";
-import { isOfWorkableCase, type AccessContext } from "../review/queue-access.ts";
+import { isOfWorkableCase, type AccessContext } from "../access/queue-access.ts";
 
 /**
  * A rule's tag effect runs inside report intake: its statements stay prepared (src/db/prepared.ts).

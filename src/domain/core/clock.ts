@@ -17,3 +17,5 @@ export const HOUR_MS = 3_600_000;
 
 export const iso = (ms: number): string => new Date(ms).toISOString();
 export const isoOrNull = (ms: number | null | undefined): string | null => (ms == null ? null : iso(ms));
+/** A time in microseconds (a report's `created_us`) as ISO 8601, to the millisecond. */
+export const isoFromUs = (us: number): string => new Date(Math.floor(us / 1000)).toISOString();

@@ -13,8 +13,8 @@ import { DAY_MS, iso } from "../core/clock.ts";
 import type { DomainContext } from "../core/context.ts";
 import { badRequest } from "../core/errors.ts";
 import { REPORT_SOURCES, type KeyedCount, type TransparencyReport } from "../views/transparency.ts";
-import { requireEveryCase, type AccessContext } from "../review/queue-access.ts";
-import { decidedWithinTarget } from "../review/service-levels.ts";
+import { requireEveryCase, type AccessContext } from "../access/queue-access.ts";
+import { decidedWithinTarget } from "../service-levels/service-levels.ts";
 
 /** The longest period one report covers: a (leap) year. */
 export const MAX_REPORT_DAYS = 366;

@@ -15,13 +15,13 @@ import { iso, isoOrNull } from "../core/clock.ts";
 import { rowLockedTransaction, type DomainContext } from "../core/context.ts";
 import { badRequest, conflict, notFound } from "../core/errors.ts";
 import { getActionView, requireAction, revokeEnforcementAction, toActionView, type ActionRow, type EnforcementActionView } from "./enforcement.ts";
-import { toIdentityView } from "../intake/identities.ts";
+import { toIdentityView } from "../identities/identities.ts";
 import { newId } from "../core/ids.ts";
-import { assertMayWorkCaseId, isOfWorkableCase, type AccessContext } from "../review/queue-access.ts";
+import { assertMayWorkCaseId, isOfWorkableCase, type AccessContext } from "../access/queue-access.ts";
 import { userEmails } from "../accounts/users.ts";
 import { applyTransition } from "../review/workflow-engine.ts";
 import type { AppealDecision, AppealFilter, AppealInbox, AppealItem, AppealStatus, AppealView } from "../views/appeal.ts";
-import type { Status } from "../review/workflow.ts";
+import type { Status } from "../views/workflow.ts";
 
 export type { AppealDecision, AppealFilter, AppealInbox, AppealItem, AppealStatus, AppealView } from "../views/appeal.ts";
 

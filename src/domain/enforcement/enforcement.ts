@@ -11,14 +11,14 @@ import { and, asc, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, lte, not, 
 import { forUpdate } from "../../db/prepared.ts";
 import { appeals, enforcementActions, identities, reports } from "../../db/schema.ts";
 import { recordAudit, systemActor, type Actor } from "../core/audit.ts";
-import { decideOnReport } from "../cases/cases.ts";
+import { decideOnReport } from "../review/decisions.ts";
 import { iso, isoOrNull } from "../core/clock.ts";
 import { domainContext, rowLockedTransaction, type DomainContext, type ReadContext } from "../core/context.ts";
 import { badRequest, conflict, notFound } from "../core/errors.ts";
-import { upsertIdentity } from "../intake/identities.ts";
+import { upsertIdentity } from "../identities/identities.ts";
 import { newId } from "../core/ids.ts";
 import { requireProject, type Project } from "../accounts/projects.ts";
-import { assertMayWorkCaseId, assertMaySeeSubject, isOfWorkableCase, type AccessContext } from "../review/queue-access.ts";
+import { assertMayWorkCaseId, assertMaySeeSubject, isOfWorkableCase, type AccessContext } from "../access/queue-access.ts";
 import { makeStatementForAction } from "./statements.ts";
 import { scheduleSubmissionIfEnabled } from "../dsa/transparency-submission.ts";
 import { enqueueWebhookEvent, type EventType } from "../webhooks/outbox.ts";

@@ -14,11 +14,10 @@ import { transaction, type DomainContext } from "../core/context.ts";
 import { badRequest, notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { requireProject } from "../accounts/projects.ts";
+import { parseDsaSettings } from "../accounts/settings.ts";
 import { plainWords, renderTemplate } from "../review/template-text.ts";
 import {
   DECISION_FACTS_MAX,
-  DEFAULT_DSA_SETTINGS,
-  dsaSettingsSchema,
   EXPLANATION_MAX,
   SHORT_TEXT_MAX,
   STATEMENT_FIELDS,
@@ -32,7 +31,7 @@ import {
   type StatementRecord,
 } from "../views/dsa.ts";
 import { kindSpec, type ActionKind } from "../views/enforcement.ts";
-import { assertMayWorkCaseId, isOfWorkableCase, requireEveryCase, type AccessContext } from "../review/queue-access.ts";
+import { assertMayWorkCaseId, isOfWorkableCase, requireEveryCase, type AccessContext } from "../access/queue-access.ts";
 
 export type { Statement, StatementRecord, DsaSettings } from "../views/dsa.ts";
 
@@ -175,17 +174,6 @@ export function buildStatement(facts: StatementFacts): Statement | null {
 
 // ---------------------------------------------------------------------------------------------
 // Settings
-
-/** A project's stored settings (defaults when it has none, or when the stored text no longer parses). */
-export function parseDsaSettings(text: string | null): DsaSettings {
-  if (!text) return DEFAULT_DSA_SETTINGS;
-  try {
-    const parsed = dsaSettingsSchema.safeParse(JSON.parse(text));
-    return parsed.success ? parsed.data : DEFAULT_DSA_SETTINGS;
-  } catch {
-    return DEFAULT_DSA_SETTINGS;
-  }
-}
 
 export async function getDsaSettings(ctx: Pick<DomainContext, "db" | "orgId">, input: { projectId: string }): Promise<DsaSettings> {
   const project = await requireProject(ctx, input.projectId);

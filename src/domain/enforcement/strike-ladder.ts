@@ -5,7 +5,7 @@
  * AUTOMATED_DECISION_FULLY) with `strikePolicy: { strikeId, threshold }` and `automated: true`
  * in every audit event it writes (DomainContext.automation).
  *
- * The step was decided in the decision's transaction (src/domain/enforcement/strikes.ts) and its
+ * The step was decided in the decision's transaction (src/domain/strikes/strikes.ts) and its
  * job enqueued there; the job runs this once the decision has committed. The strike's row is
  * locked and its `action_id` written with the action, so a job run twice (a retry, a lease that
  * ran out) takes the step once.
@@ -16,11 +16,11 @@ import { identities, strikes } from "../../db/schema.ts";
 import { requireProject } from "../accounts/projects.ts";
 import { systemActor } from "../core/audit.ts";
 import { rowLockedTransaction, type DomainContext } from "../core/context.ts";
-import type { AccessContext } from "../review/queue-access.ts";
+import type { AccessContext } from "../access/queue-access.ts";
 import type { EnforcementActionView } from "../views/enforcement.ts";
 import type { IdentityStrikes } from "../views/strikes.ts";
 import { createEnforcementAction, listIdentityActions, requireIdentityId, type ActionQuery } from "./enforcement.ts";
-import { stepOf, strikesOfIdentity } from "./strikes.ts";
+import { stepOf, strikesOfIdentity } from "../strikes/strikes.ts";
 
 /** The action's reason when the step names none. */
 export const stepReason = (threshold: number): string => `Strike policy: ${threshold} strike${threshold === 1 ? "" : "s"}`;

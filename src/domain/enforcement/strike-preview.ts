@@ -13,11 +13,11 @@ import { and, asc, eq, inArray } from "drizzle-orm";
 import { reports } from "../../db/schema.ts";
 import type { DomainContext } from "../core/context.ts";
 import { requireCase } from "../cases/cases.ts";
-import { assertMaySeeSubject, type AccessContext } from "../review/queue-access.ts";
-import { OPEN_STATUSES } from "../review/workflow.ts";
+import { assertMaySeeSubject, type AccessContext } from "../access/queue-access.ts";
+import { OPEN_STATUSES } from "../views/workflow.ts";
 import type { ResolutionCode } from "../views/report.ts";
 import type { LadderStep, StrikePreview } from "../views/strikes.ts";
-import { decisionStrike, strikesInForce } from "./strikes.ts";
+import { decisionStrike, strikesInForce } from "../strikes/strikes.ts";
 
 /** A ladder step with its place on the ladder (1: the first). */
 const numbered = (ladder: readonly LadderStep[], step: LadderStep | null | undefined) =>

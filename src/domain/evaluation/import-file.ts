@@ -15,11 +15,11 @@
  * No line may hold U+0000 (NUL), once parsed: a JSONL `\u0000` escape is six characters before
  * JSON.parse and a NUL after, which the request-wide check (src/api/trpc.ts) cannot see, and a
  * file read by the command line passes no request at all. So every line is checked here, raw
- * and parsed, and the 400 names it (the rule: src/domain/intake/validation.ts).
+ * and parsed, and the 400 names it (the rule: src/domain/views/validation.ts).
  */
 import { z } from "zod";
 import { badRequest } from "../core/errors.ts";
-import { containsNul, NUL_REFUSED } from "../intake/validation.ts";
+import { containsNul, NUL_REFUSED } from "../views/validation.ts";
 import { slicer } from "../plumbing/slices.ts";
 import { EVAL_SET_MAX_ITEMS, evalItemInputSchema, type EvalItemInput } from "../views/evaluation.ts";
 

@@ -7,7 +7,7 @@
  * Pure: no storage, no I/O, no clock. Every definition is the one documented next to the shapes
  * in src/domain/views/evaluation.ts; this file only computes them.
  *
- * Category names are compared by their key (src/domain/cases/category-key.ts), here rather than
+ * Category names are compared by their key (src/domain/categories/category-key.ts), here rather than
  * only at import: an item's expected labels may come from a CSV written by hand (`spam`, `Spam `)
  * and the model's categories from its answer, and a figure must not depend on which of the two
  * spelled a name how. The figures are keyed by the names as the caller passes them in
@@ -15,8 +15,8 @@
  * for the verdicts (an expected label is a violation whatever it names) but for no category
  * figure. The import may still store the project's spelling; this makes it not matter.
  */
-import { categoryKey } from "../cases/category-key.ts";
-import { quadraticWeight, weightedKappa } from "../review/agreement.ts";
+import { categoryKey } from "../categories/category-key.ts";
+import { quadraticWeight, weightedKappa } from "../quality/agreement.ts";
 import { SEVERITIES, type Severity } from "../cases/severity.ts";
 import type { EvalRunComparison, EvalRunMetrics, Prf, ThresholdAdvice, ThresholdPoint } from "../views/evaluation.ts";
 

@@ -34,7 +34,7 @@ import { newId } from "../core/ids.ts";
 import { recordAudit } from "../core/audit.ts";
 import { enqueueJob } from "../plumbing/jobs.ts";
 import { JOB_KIND } from "../views/job.ts";
-import { requireEveryCase, type AccessContext } from "../review/queue-access.ts";
+import { requireEveryCase, type AccessContext } from "../access/queue-access.ts";
 import {
   evalRunMetricsSchema,
   type EvalRunComparison,

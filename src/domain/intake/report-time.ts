@@ -98,5 +98,3 @@ export function parseCursor(cursor: string): number {
   const fraction = (m[2] ?? "").padEnd(6, "0").slice(0, 6);
   return base * 1000 + Number(fraction);
 }
-
-export const isoFromUs = (us: number): string => new Date(Math.floor(us / 1000)).toISOString();

@@ -2,29 +2,30 @@ import { and, asc, desc, eq, fillPlaceholders, getTableColumns, gt, inArray, lt,
 import type { Db } from "../../db/client.ts";
 import { param, shapedStatements, statements } from "../../db/prepared.ts";
 import { identities, reportReasons, reports } from "../../db/schema.ts";
-import { recordAudit } from "../core/audit.ts";
+import { recordAudit, systemActor } from "../core/audit.ts";
 import { claimCase, settleCase } from "../cases/cases.ts";
-import { resolveProjectReasons } from "../cases/categories.ts";
-import { iso } from "../core/clock.ts";
+import { resolveProjectReasons } from "../categories/categories.ts";
+import { iso, isoFromUs } from "../core/clock.ts";
 import { ROW_LOCKED, together, transaction, type DomainContext } from "../core/context.ts";
 import { notFound } from "../core/errors.ts";
-import { assertMayWorkCaseId, requireEveryCase, type AccessContext } from "../review/queue-access.ts";
-import { upsertIdentity, type DisplayInput, type IdentityRow } from "./identities.ts";
+import { assertMayWorkCaseId, requireEveryCase, type AccessContext } from "../access/queue-access.ts";
+import { upsertIdentity, type DisplayInput, type IdentityRow } from "../identities/identities.ts";
 import { enqueueJob } from "../plumbing/jobs.ts";
 import { JOB_KIND } from "../views/job.ts";
 import { newId } from "../core/ids.ts";
 import { listProjects, type Project } from "../accounts/projects.ts";
 import type { ReportSlot } from "../plumbing/rate-limit.ts";
-import { dismissMutedReport, isMuted, markCaseTrustedFlagged } from "./reporters.ts";
+import { isMuted, markCaseTrustedFlagged } from "../identities/reporters.ts";
 import { runRules } from "../rules/rule-engine.ts";
-import { searchDocument } from "../cases/search-text.ts";
-import { assertCommitsInTime, formatCursor, isoFromUs, listingHorizonUs, nextCreatedUs, parseCursor } from "./report-time.ts";
+import { searchDocument } from "../plumbing/search-text.ts";
+import { assertCommitsInTime, formatCursor, listingHorizonUs, nextCreatedUs, parseCursor } from "./report-time.ts";
 import { BUCKETS, bucketFor, maxSeverity, type Severity } from "../cases/severity.ts";
 import type { IdentitySummary } from "../views/identity.ts";
 import { reportOutcome } from "../review/report-outcomes.ts";
+import { applyTransition } from "../review/workflow-engine.ts";
 import type { CreatedReportView, Notice, NoticeInput, ReportOutcome, ReportView } from "../views/report.ts";
 import type { ProjectRef } from "../views/project.ts";
-import type { Status } from "../review/workflow.ts";
+import type { Status } from "../views/workflow.ts";
 
 export type { ReportView } from "../views/report.ts";
 
@@ -116,7 +117,7 @@ async function writeReport(ctx: DomainContext, input: CreateReportInput, categor
   );
   const reporter = samePerson && reporterKey ? await upsertIdentity(ctx, { projectId: project.id, ...reporterKey, seenAt: now, now }) : reporterAlone;
   const claimed = claimedByTarget ?? (await claimCase(ctx, { ...caseKey, bucket, subjectIdentityId: subject?.id ?? null }));
-  // The reporter's weight (src/domain/intake/reporters.ts), from the row the upsert answered: a muted
+  // The reporter's weight (src/domain/identities/reporters.ts), from the row the upsert answered: a muted
   // reporter's report is stored, then dismissed unseen, and raises no case's bucket; a trusted
   // flagger's goes first.
   const muted = !!reporter && isMuted(reporter, now);
@@ -197,6 +198,20 @@ const createStatements = statements((db) => ({
     .values({ reportId: param("reportId"), orgId: param("orgId"), name: param("name"), createdUs: param("createdUs") })
     .prepare(),
 }));
+
+/**
+ * A report just filed by a muted reporter (report creation, in its transaction): dismissed as
+ * `not_actionable` by the system through the workflow engine, alone (the other reports of the
+ * case it joined stay as they are; a case it opened is dismissed with it, so it is never in the
+ * queue), silently (no webhook event: nobody hears of the mute), and audited as REPORT_DISMISSED
+ * with `mutedReporter: true`.
+ */
+async function dismissMutedReport(ctx: DomainContext, reportId: string): Promise<void> {
+  await applyTransition(
+    { ...ctx, actor: systemActor },
+    { target: { reportId }, move: { action: "dismiss", reason: "not_actionable", mutedReporter: true }, alone: true, silent: true },
+  );
+}
 
 /** A notice as stored: every field (null when not given), or null when it has none. */
 function noticeText(n: NoticeInput | null | undefined): string | null {

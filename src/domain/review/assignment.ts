@@ -2,11 +2,11 @@
  * Assignment (issue 27): a case is given to a named moderator who may work its queue, or taken by
  * oneself (a claim), reassigned or released; every change is audited (CASE_ASSIGNED with whose it
  * was and whose it is, CASE_UNASSIGNED). Claims, assignments and review mode's claims are one
- * thing, the case's holder (src/domain/review/claims.ts): an assignment holds until released,
+ * thing, the case's holder (src/domain/cases/claims.ts): an assignment holds until released,
  * reassigned or decided, a review-mode claim until it lapses.
  *
  * Who may hold a case: an enabled user of the organization, moderator or admin, who may work
- * the case's queue (the one check, src/domain/review/queue-access.ts); anyone else is a 400 naming
+ * the case's queue (the one check, src/domain/access/queue-access.ts); anyone else is a 400 naming
  * why (a user id the organization does not have: 404). A case the caller may not work is a 404,
  * as everywhere.
  */
@@ -17,8 +17,8 @@ import { rowLockedTransaction, type DomainContext } from "../core/context.ts";
 import { badRequest, notFound } from "../core/errors.ts";
 import { requireCase, toCaseView, type CaseView } from "../cases/cases.ts";
 import { hasRole, ROLES, type Role } from "../views/user.ts";
-import { isClaimedBy } from "./claims.ts";
-import { listableCases, mayWork, userMayWorkQueueOf, type AccessContext } from "./queue-access.ts";
+import { isClaimedBy } from "../cases/claims.ts";
+import { listableCases, mayWork, userMayWorkQueueOf, type AccessContext } from "../access/queue-access.ts";
 
 const roleOf = (role: string): Role => ((ROLES as readonly string[]).includes(role) ? (role as Role) : "viewer");
 

@@ -21,11 +21,11 @@ import { rowLockedTransaction, type DomainContext } from "../core/context.ts";
 import { badRequest, conflict, DomainError, forbidden, notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { userEmails } from "../accounts/users.ts";
-import { findOpenCase } from "../intake/open-case.ts";
-import { caseRefusal } from "./queue-access.ts";
-import { holderOf } from "./claims.ts";
+import { findOpenCase } from "../cases/open-case.ts";
+import { caseRefusal } from "../access/queue-access.ts";
+import { holderOf } from "../cases/claims.ts";
 import { ACTION_RESOLUTION_CODES, type DismissalReason, type ResolutionCode, type Team } from "../views/report.ts";
-import { asStatus, isOpenStatus, OPEN_STATUSES, type Status } from "./workflow.ts";
+import { asStatus, isOpenStatus, OPEN_STATUSES, type Status } from "../views/workflow.ts";
 import { applyTransition, type CaseRecord, type ReportRecord } from "./workflow-engine.ts";
 
 /** How long a bulk decision can be undone. */
@@ -80,7 +80,7 @@ export function decideInBulk(
 
 /**
  * decideInBulk without its refusal of the codes that carry an action, for a caller that took the
- * action itself: the sweep (src/domain/review/sweep.ts) resolves a subject's open cases with the one
+ * action itself: the sweep (src/domain/enforcement/sweep.ts) resolves a subject's open cases with the one
  * suspension or ban it follows. `audit` joins the data of the BULK_DECISION_MADE event.
  */
 export function applyBulkDecision(
@@ -112,7 +112,7 @@ export function applyBulkDecision(
         skipped.push({ caseId, reason: `the case is ${c.status}` });
         continue;
       }
-      // A review-mode claim that lapsed holds nothing (src/domain/review/claims.ts).
+      // A review-mode claim that lapsed holds nothing (src/domain/cases/claims.ts).
       const holder = holderOf(c, ctx.clock.now());
       const claimedByOther = ctx.actor.type === "user" && holder !== null && holder !== ctx.actor.id;
       if (claimedByOther && input.othersClaims === "skip") {

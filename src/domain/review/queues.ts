@@ -10,11 +10,11 @@
  * the flag moves no case. The default cannot be deleted; deleting another queue moves its
  * cases to the default queue (the open ones audited one by one, CASE_QUEUE_CHANGED).
  *
- * Access: who may work a queue, and so see its cases, is src/domain/review/queue-access.ts (the one
+ * Access: who may work a queue, and so see its cases, is src/domain/access/queue-access.ts (the one
  * check). Routing (a case changing queue without a moderator) never widens it: see
  * `moveCaseToQueue`; nor does deleting a queue: see `deleteQueue`.
  */
-import { and, asc, eq, inArray, isNull, ne, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, isNull, ne, or, sql, type SQL } from "drizzle-orm";
 import { param, statements } from "../../db/prepared.ts";
 import { cases, queues, users } from "../../db/schema.ts";
 import { TransactionConflict } from "../../db/store.ts";
@@ -25,7 +25,7 @@ import { rowLockedTransaction, transaction, type DomainContext } from "../core/c
 import { badRequest, conflict, notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { requireProject } from "../accounts/projects.ts";
-import { accessNoWider, accessOf, caseAccess, caseInQueues, listableCases, mayWorkQueueOf, notReviewedBlind, type AccessContext } from "./queue-access.ts";
+import { accessNoWider, accessOf, caseAccess, caseInQueues, listableCases, mayWorkQueueOf, notReviewedBlind, type AccessContext } from "../access/queue-access.ts";
 import {
   QUEUE_ORDERINGS,
   type QueueAccess,
@@ -38,6 +38,16 @@ import { ROLES, type Role } from "../views/user.ts";
 
 export type QueueRow = typeof queues.$inferSelect;
 export type { QueueViewRow } from "../views/queue.ts";
+
+/** A case's place among the queue's segments (QUEUE_SEGMENTS, src/domain/dashboard/dashboard.ts), as SQL (bucket emergency, high, normal; trusted first within each). */
+export const segmentSql = sql<number>`(case ${cases.bucket} when 'emergency' then 0 when 'high' then 2 else 4 end + case when ${cases.trustedFlagged} = 1 then 0 else 1 end)`;
+
+/** A queue's order as ORDER BY terms (total: the id breaks ties): what the queue page shows and review mode (review-mode.ts) takes from. */
+export function queueOrder(ordering: QueueOrdering): SQL[] {
+  if (ordering === "priority") return [desc(cases.priority), asc(segmentSql), asc(cases.createdAt), asc(cases.id)];
+  if (ordering === "age") return [asc(cases.createdAt), asc(cases.id)];
+  return [asc(segmentSql), asc(cases.createdAt), asc(cases.id)];
+}
 
 /**
  * Lookups a rule's route effect makes inside report intake: kept prepared (src/db/prepared.ts),

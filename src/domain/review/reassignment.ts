@@ -25,8 +25,8 @@ import { newId } from "../core/ids.ts";
 import { ROLES, type Role } from "../views/user.ts";
 import { MAX_REASSIGNED, type Reassignment } from "../views/workload.ts";
 import { unfitAssignee } from "./assignment.ts";
-import { holderOf, isClaimedBy } from "./claims.ts";
-import { listableCases, mayWork, type AccessContext } from "./queue-access.ts";
+import { holderOf, isClaimedBy } from "../cases/claims.ts";
+import { listableCases, mayWork, type AccessContext } from "../access/queue-access.ts";
 
 type UserRow = { id: string; email: string; role: string; disabledAt: number | null };
 type HeldCase = { id: string; projectId: string; queueId: string | null; assigneeId: string | null; claimExpiresAt: number | null };

@@ -21,7 +21,7 @@ import type { Notice, Outcome, ReportOutcome } from "../views/report.ts";
 import type { TemplateKind } from "../views/template.ts";
 import { EVENT_TYPE, type ReportDecidedEvent } from "../views/webhook.ts";
 import { enqueueWebhookEvent, isWanted } from "../webhooks/outbox.ts";
-import type { WorkflowAction } from "./workflow.ts";
+import type { WorkflowAction } from "../views/workflow.ts";
 
 type ReportRow = typeof reports.$inferSelect;
 type Appeal = "upheld" | "overturned";

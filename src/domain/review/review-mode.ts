@@ -14,7 +14,7 @@
  *
  * Which cases: open, not escalated (an escalated case waits for its team), in the queue (or, with
  * no queue named, in every queue the caller may work), held by nobody (a lapsed review claim is
- * nobody's: src/domain/review/claims.ts), and not skipped by this moderator in this review session
+ * nobody's: src/domain/cases/claims.ts), and not skipped by this moderator in this review session
  * within SKIP_HOLD_MS. A skip is an audit event (CASE_SKIPPED, with the reason and the session),
  * and that event is what keeps the case from being offered again: no table of its own.
  */
@@ -25,9 +25,8 @@ import { iso } from "../core/clock.ts";
 import { rowLockedTransaction, type DomainContext } from "../core/context.ts";
 import { badRequest } from "../core/errors.ts";
 import { requireCase, toCaseView, type CaseRow, type CaseView } from "../cases/cases.ts";
-import { isUnclaimed } from "./claims.ts";
-import { queueOrder } from "./dashboard.ts";
-import { queueScope } from "./queues.ts";
+import { isUnclaimed } from "../cases/claims.ts";
+import { queueOrder, queueScope } from "./queues.ts";
 
 /** How long a claim taken in review mode holds (then another moderator's review may take the case). */
 export const REVIEW_CLAIM_MS = 15 * 60_000;

@@ -21,18 +21,18 @@ import { TransactionConflict } from "../../db/store.ts";
 import { lockCase, lockReportAndCase } from "../cases/case-lock.ts";
 import { ROW_LOCKED, transaction, type DomainContext } from "../core/context.ts";
 import { conflict, notFound } from "../core/errors.ts";
-import { findOpenCase } from "../intake/open-case.ts";
-import { caseRefusal } from "./queue-access.ts";
-import { recountCaseReporters, TALLIED_STATUSES } from "../intake/reporter-tally.ts";
+import { findOpenCase } from "../cases/open-case.ts";
+import { caseRefusal } from "../access/queue-access.ts";
+import { recountCaseReporters, TALLIED_STATUSES } from "../identities/reporter-tally.ts";
 import { enqueueReportDecided } from "./report-outcomes.ts";
-import { addDecisionStrike, removeCaseStrikes, removeUndoneStrikes } from "../enforcement/strikes.ts";
+import { addDecisionStrike, removeCaseStrikes, removeUndoneStrikes } from "../strikes/strikes.ts";
 import type { Severity } from "../cases/severity.ts";
 import { CLAIMED_BY } from "../views/case.ts";
-import { holderOf } from "./claims.ts";
+import { holderOf } from "../cases/claims.ts";
 import { dropUndoneSamples, sampleDecision } from "./quality-sampling.ts";
 import type { ActionKind } from "../views/enforcement.ts";
 import type { Team } from "../views/report.ts";
-import { asStatus, isOpenStatus, nextStatus, OPEN_STATUSES, type Status, type WorkflowAction } from "./workflow.ts";
+import { asStatus, isOpenStatus, nextStatus, OPEN_STATUSES, type Status, type WorkflowAction } from "../views/workflow.ts";
 
 type ReportRow = typeof reports.$inferSelect;
 type CaseRow = typeof cases.$inferSelect;
@@ -51,12 +51,12 @@ export interface ActionData {
   escalate: { team: Team; note?: string | null };
   /**
    * `followsActionId`: the resolution follows an action already taken on another case (a sweep,
-   * src/domain/review/sweep.ts), so it adds no strike of its own (that decision struck already).
+   * src/domain/enforcement/sweep.ts), so it adds no strike of its own (that decision struck already).
    * `actionKind`: the kind of enforcement action applied with it (resolveReportWithAction), which
    * a queue's always-sample condition reads (quality review).
    */
   resolve: { code?: string | null; note?: string | null; followsActionId?: string; actionKind?: ActionKind };
-  /** `mutedReporter`: the system dismissing a muted reporter's report on intake (src/domain/intake/reporters.ts). */
+  /** `mutedReporter`: the system dismissing a muted reporter's report on intake (src/domain/identities/reporters.ts). */
   dismiss: { reason: string; note?: string | null; mutedReporter?: true };
   appeal: AppealRef;
   uphold: AppealRef;
@@ -144,7 +144,7 @@ const announceReportDecided: Effect = async (ctx, t) => {
 };
 
 /**
- * Strikes (src/domain/enforcement/strikes.ts): a resolution whose code the project's strike
+ * Strikes (src/domain/strikes/strikes.ts): a resolution whose code the project's strike
  * policy names adds a strike to the case's subject (and may reach a ladder step); an overturned
  * appeal removes the case's strike. A sweep's resolutions follow an action already taken and add none.
  */
@@ -336,7 +336,7 @@ const effectsOf = <A extends WorkflowAction>(action: A): Effects<A> => EFFECTS[a
 
 /**
  * Whether a report's or a case's move changes the tallies of the case's reporters
- * (src/domain/intake/reporter-tally.ts): into or out of a status a report counts in, for a case
+ * (src/domain/identities/reporter-tally.ts): into or out of a status a report counts in, for a case
  * because its decision says whether its closed reports' resolutions stand.
  */
 const movesTally = (c: StatusChange | null): boolean => !!c && c.from !== c.to && (TALLIED_STATUSES.has(c.from) || TALLIED_STATUSES.has(c.to));
@@ -401,7 +401,7 @@ const restoreOf = (move: Move): Status | undefined => (move.action === "undo" ? 
  * naming the holder, unless it takes the claim over (then the case becomes the actor's, audited).
  */
 async function checkClaim(ctx: DomainContext, c: CaseRow, move: Move, claim: "respect" | "take_over", now: number): Promise<void> {
-  // A review-mode claim that lapsed holds nothing (src/domain/review/claims.ts).
+  // A review-mode claim that lapsed holds nothing (src/domain/cases/claims.ts).
   const holder = holderOf(c, now);
   if (!CLAIM_BOUND.has(move.action) || ctx.actor.type !== "user" || !holder || holder === ctx.actor.id || c.isOpen !== 1) return;
   if (claim === "respect") {
@@ -440,7 +440,7 @@ async function onReport<A extends WorkflowAction>(
   if (!theCase) throw notFound("Case not found");
   if (theCase.id !== row.caseId) throw new TransactionConflict("the report moved to another case meanwhile");
   // A dashboard user decides only on cases of the queues they may work: others are not found; a
-  // case the blind-review wall hides from them is refused (src/domain/review/queue-access.ts).
+  // case the blind-review wall hides from them is refused (src/domain/access/queue-access.ts).
   // Before the status is checked, whose refusal would name it.
   const refused = await caseRefusal(ctx, theCase, "Report");
   if (refused) {

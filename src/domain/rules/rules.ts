@@ -17,7 +17,7 @@ import { fieldsOf, forgetRules, gatherFacts } from "./rule-engine.ts";
 import { evaluateOffThread } from "./rule-test-thread.ts";
 import { joinWords, kindSpec, pluralLabel, resolutionCodeOf, TIMED_KINDS } from "../views/enforcement.ts";
 import { referenceOf, type Condition, type Effect, type Facts, type RuleHitView, type RuleInput, type RuleTestResult, type RuleView } from "../views/rule.ts";
-import { isOfWorkableCase, type AccessContext } from "../review/queue-access.ts";
+import { isOfWorkableCase, type AccessContext } from "../access/queue-access.ts";
 
 type RuleRow = typeof rules.$inferSelect;
 type Reader = Pick<DomainContext, "db" | "orgId">;

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { actorSchema, isoDateTime } from "./common.ts";
 import { enforcementActionViewSchema } from "./enforcement.ts";
 import { identitySummarySchema } from "./identity.ts";
-import { STATUSES } from "../review/workflow.ts";
+import { STATUSES } from "./workflow.ts";
 
 export const APPEAL_STATUSES = ["pending", "upheld", "overturned"] as const;
 export type AppealStatus = (typeof APPEAL_STATUSES)[number];

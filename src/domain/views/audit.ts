@@ -105,7 +105,7 @@ export const AUDIT_ACTIONS = {
     data: z.object({ bulkId: z.string(), to: z.string(), caseId: z.string() }),
   },
 
-  // A reporter's weight (DSA Art. 22, 23; src/domain/intake/reporters.ts), on the identity.
+  // A reporter's weight (DSA Art. 22, 23; src/domain/identities/reporters.ts), on the identity.
   REPORTER_TRUSTED_CHANGED: {
     label: "Trusted flagger mark changed",
     entity: ["identity"],
@@ -311,7 +311,7 @@ export const AUDIT_ACTIONS = {
   PROJECT_SETTINGS_CHANGED: { label: "Project settings changed", entity: ["project"], before: aiSettingsSchema, after: aiSettingsSchema },
   PROJECT_DSA_SETTINGS_CHANGED: { label: "Statement-of-reasons settings changed", entity: ["project"], before: dsaSettingsSchema, after: dsaSettingsSchema },
   PROJECT_STRIKE_POLICY_CHANGED: { label: "Strike policy changed", entity: ["project"], before: strikePolicySchema, after: strikePolicySchema },
-  // Strikes (src/domain/enforcement/strikes.ts), on the identity struck: `total` is its strikes in force afterwards.
+  // Strikes (src/domain/strikes/strikes.ts), on the identity struck: `total` is its strikes in force afterwards.
   STRIKE_ADDED: {
     label: "Strike added",
     entity: ["identity"],

@@ -1,6 +1,6 @@
 /** How a case (the reports about one target, reviewed together) and its notes look to clients. */
 import { z } from "zod";
-import { STATUSES } from "../review/workflow.ts";
+import { STATUSES } from "./workflow.ts";
 import { actorSchema, isoDateTime } from "./common.ts";
 import { TEAMS } from "./report.ts";
 import { BUCKETS } from "./severity.ts";
@@ -48,7 +48,7 @@ export const noteViewSchema = z.object({
 export type NoteView = z.infer<typeof noteViewSchema>;
 
 /**
- * How a case's reporters split by their accuracy (src/domain/intake/reporter-tally.ts): no
+ * How a case's reporters split by their accuracy (src/domain/identities/reporter-tally.ts): no
  * decided report yet; fewer than ACCURACY_MIN_DECIDED (too few to tell); then, over their
  * decided reports, at least two thirds upheld, at most one third, or between.
  */

@@ -254,7 +254,7 @@ export type DsaSettings = z.infer<typeof dsaSettingsSchema>;
 export type DsaSettingsInput = z.input<typeof dsaSettingsSchema>;
 
 /**
- * The statement category of Flagstaff's default report categories (src/domain/cases/categories.ts),
+ * The statement category of Flagstaff's default report categories (src/domain/categories/categories.ts),
  * used for a category the project has not mapped itself.
  */
 export const SUGGESTED_CATEGORIES: Readonly<Record<string, StatementCategory>> = {

@@ -15,7 +15,7 @@ import { actorSchema, clientInstant, isoDateTime } from "./common.ts";
 import type { Statement } from "./dsa.ts";
 import { identityRefViewSchema } from "./identity.ts";
 import { isResolutionCode, RESOLUTION_CODE_SPECS, RESOLUTION_CODES, type ResolutionCode, type ResolutionCodeSpec } from "./report.ts";
-import { externalIdSchema, typeNameSchema } from "../intake/validation.ts";
+import { externalIdSchema, typeNameSchema } from "./validation.ts";
 
 export const ACTION_KINDS = ["warning", "mute", "suspension", "ban", "content_removal"] as const;
 export type ActionKind = (typeof ACTION_KINDS)[number];
@@ -59,7 +59,7 @@ export interface ActionKindSpec {
   /**
    * Whether it stops the account (a suspension for a time, a ban for good), so that the account's
    * other open cases need no decision of their own and may be swept with it
-   * (src/domain/review/sweep.ts). A warning or a mute leaves the account working; a content
+   * (src/domain/enforcement/sweep.ts). A warning or a mute leaves the account working; a content
    * removal is about one piece of content.
    */
   sweepsOpenCases: boolean;

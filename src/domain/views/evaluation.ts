@@ -17,7 +17,7 @@
  *   predicted ones, the severity is not LOW and the confidence ≥ t (the automatic report rule of
  *   the specification applied to one category). Flagged and expected: a true positive; flagged
  *   and not expected: a false positive; expected and not flagged: a false negative.
- * - Category names compare by their key (src/domain/cases/category-key.ts), expected and
+ * - Category names compare by their key (src/domain/categories/category-key.ts), expected and
  *   predicted alike; figures are keyed by the project's names. A label or answer naming no
  *   category of the project counts for the verdict but for no category figure.
  * - An item the model could not answer (an error after retries) is **failed**: counted in

@@ -5,13 +5,13 @@
  * reads a code's facts from RESOLUTION_CODE_SPECS.
  */
 import { z } from "zod";
-import { STATUSES } from "../review/workflow.ts";
+import { STATUSES } from "./workflow.ts";
 import { isoDateTime } from "./common.ts";
 import { identitySummarySchema } from "./identity.ts";
 import { SEVERITIES } from "./severity.ts";
 
-// The statuses are the workflow table's (src/domain/review/workflow.ts, pure): clients see them here.
-export { STATUSES, type Status } from "../review/workflow.ts";
+// The statuses are the workflow table's (src/domain/views/workflow.ts, pure): clients see them here.
+export { STATUSES, type Status } from "./workflow.ts";
 
 export const RESOLUTION_CODES = [
   "NO_VIOLATION", "INSUFFICIENT_EVIDENCE", "DUPLICATE_REPORT", "SPAM_CONFIRMED", "HARASSMENT_CONFIRMED",

@@ -47,7 +47,7 @@ export const EVENT_TYPE_SPECS = {
   "enforcement_action.updated": { unfiltered: true },
   "enforcement_action.revoked": { unfiltered: true },
   "report.decided": { unfiltered: false },
-  // A service-level breach (src/domain/review/service-levels.ts): an addition the specification
+  // A service-level breach (src/domain/service-levels/service-levels.ts): an addition the specification
   // does not announce, so only for endpoints that ask for it.
   "queue.sla_breached": { unfiltered: false },
   // A signed checkpoint of the organization's audit chain (docs/audit.md): for a receiver that

@@ -2,8 +2,8 @@
  * The team's workload (issue 45, docs/dashboard.md "Team"): per moderator, the cases they hold,
  * their decisions in a period, how long those took and how often a second reviewer agreed; and
  * moving a departing moderator's cases to someone else in one step. Pure: the routes and the
- * dashboard import it. The figures are computed in src/domain/review/workload.ts (arithmetic)
- * from what src/domain/review/team-workload.ts reads.
+ * dashboard import it. The figures are computed in src/domain/team/workload.ts (arithmetic)
+ * from what src/domain/team/team-workload.ts reads.
  */
 import { z } from "zod";
 import { isoDateTime } from "./common.ts";

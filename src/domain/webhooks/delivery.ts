@@ -24,7 +24,7 @@ import { requireEndpoint, type EndpointRow } from "./endpoints.ts";
 import { enqueueDelivery } from "./outbox.ts";
 import { parseRetryAfter, retryDelayMs } from "./schedule.ts";
 import { signatureHeaders } from "./signing.ts";
-import { requireEveryCase, type AccessContext } from "../review/queue-access.ts";
+import { requireEveryCase, type AccessContext } from "../access/queue-access.ts";
 
 export const WEBHOOK_USER_AGENT = "Flagstaff-Webhooks/1.0";
 /** Bytes of a receiver's answer read at most (a snippet of an error page goes into the log). */

@@ -8,7 +8,7 @@ import { useEffect, useId, useRef, useState, type FormEvent, type ReactNode } fr
 import { auditActionLabel } from "../../domain/views/audit.ts";
 import { MAX_TAGS_PER_CASE, normaliseTag, TAG_MAX_LENGTH } from "../../domain/views/tag.ts";
 import { teamLabel } from "../../domain/views/report.ts";
-import { isOpenStatus } from "../../domain/review/workflow.ts";
+import { isOpenStatus } from "../../domain/views/workflow.ts";
 import { errorCode, errorMessage, trpc, type CaseDetail, type ReportView } from "../api.ts";
 import { useSession } from "../session.tsx";
 import { DecisionDialog, EnforceDialog, useClaim, type DecisionAction } from "../decisions.tsx";

@@ -1,6 +1,6 @@
 /**
  * The screen before a case that may be distressing (issue 42): its severity is CRITICAL, or its
- * reports name categories the project marks as graphic (src/domain/cases/graphic.ts). It says why
+ * reports name categories the project marks as graphic (src/domain/categories/graphic.ts). It says why
  * and what stays protected, and leaves the choice to the reviewer: "Show the case", or not open it
  * at all (back to the queue; in review mode, skip it). Nothing of the reports' content is on it.
  */

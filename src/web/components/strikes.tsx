@@ -1,5 +1,5 @@
 /**
- * Strikes in the dashboard (src/domain/enforcement/strikes.ts): the project's strike policy on
+ * Strikes in the dashboard (src/domain/strikes/strikes.ts): the project's strike policy on
  * the settings page (admins change it; the server checks the ladder and names the field), and an
  * identity's strikes on its page and on the case page (its total, the ladder's next step, each
  * strike with its case, status and the step it took).

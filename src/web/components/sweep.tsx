@@ -1,5 +1,5 @@
 /**
- * The sweep (src/domain/review/sweep.ts) in the dashboard: what it would take and leave, listed before
+ * The sweep (src/domain/enforcement/sweep.ts) in the dashboard: what it would take and leave, listed before
  * anything is decided, and its commit, whose notice carries "Undo" for the undo window (the same
  * `cases.undoBulk` as every bulk decision). The decision dialog offers it after a suspension or
  * a ban; the identity page offers it on its own.

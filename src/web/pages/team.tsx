@@ -3,7 +3,7 @@
  * decisions, the median time to decision, agreement with second reviewers; docs/dashboard.md
  * "Team" defines each), and "Reassign cases…": every open case a moderator holds given to
  * another moderator, or back to the queue, in one step after a dialog that says how many move
- * and which stay (the receiver may not work their queue). src/domain/review/team-workload.ts and
+ * and which stay (the receiver may not work their queue). src/domain/team/team-workload.ts and
  * reassignment.ts hold the rules; this page shows them.
  */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";

@@ -8,7 +8,7 @@ import { categoryKey } from "./category-key.ts";
 import { transaction, type DomainContext, type ReadContext } from "../core/context.ts";
 import { badRequest, conflict, notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
-import type { Severity } from "./severity.ts";
+import type { Severity } from "../views/severity.ts";
 import type { CategoryView } from "../views/category.ts";
 
 export type { CategoryView } from "../views/category.ts";
@@ -150,7 +150,7 @@ interface CategoryInput {
   name: string;
   description?: string | null;
   severityHint: Severity;
-  /** Marked graphic (a case naming it opens behind a warning screen: src/domain/cases/graphic.ts). */
+  /** Marked graphic (a case naming it opens behind a warning screen: src/domain/categories/graphic.ts). */
   graphic?: boolean;
 }
 

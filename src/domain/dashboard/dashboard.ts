@@ -7,19 +7,19 @@ import { and, asc, desc, eq, gt, gte, inArray, or, sql, type SQL, type SQLWrappe
 import { auditEvents, caseTags, cases, contentAnalyses, enforcementActions, identities, projects, reportCategories, reportReasons, reports, urlScanCache, users } from "../../db/schema.ts";
 import { toAnalysisView, type AnalysisView } from "../analysis/analysis.ts";
 import { toAuditEventView, type AuditEventView } from "../core/audit.ts";
-import { categoryKey } from "../cases/category-key.ts";
-import { caseCaution } from "../cases/graphic.ts";
+import { categoryKey } from "../categories/category-key.ts";
+import { caseCaution } from "../categories/graphic.ts";
 import { listCaseNotes, reportsOfCase, reportsOfCases, requireCase, subjectHistory, toCaseView, type CaseView, type NoteView } from "../cases/cases.ts";
 import { DAY_MS, iso, isoOrNull } from "../core/clock.ts";
 import type { DomainContext, ReadContext } from "../core/context.ts";
 import { actionViews, type EnforcementActionView } from "../enforcement/enforcement.ts";
 import { badRequest, notFound } from "../core/errors.ts";
 import { uuidV7Floor } from "../core/ids.ts";
-import { getIdentity, toIdentityView, type IdentityView } from "../intake/identities.ts";
-import { backgroundBacklog, type Backlog } from "./job-backlog.ts";
-import { holderOf, isClaimedBy, isUnclaimed } from "./claims.ts";
-import { assertMaySeeSubject, isCountedFor, isOfWorkableCase, listableCases, reportNotReviewedBlind, workableCases, type AccessContext } from "./queue-access.ts";
-import { defaultQueue, listQueues, queueIdOfCase, queueScope, requireQueue } from "./queues.ts";
+import { getIdentity, toIdentityView, type IdentityView } from "../identities/identities.ts";
+import { backgroundBacklog, type Backlog } from "../plumbing/job-backlog.ts";
+import { holderOf, isClaimedBy, isUnclaimed } from "../cases/claims.ts";
+import { assertMaySeeSubject, isCountedFor, isOfWorkableCase, listableCases, reportNotReviewedBlind, workableCases, type AccessContext } from "../access/queue-access.ts";
+import { defaultQueue, listQueues, queueIdOfCase, queueOrder, queueScope, requireQueue, segmentSql } from "../review/queues.ts";
 import { toReportViews, type ReportView } from "../intake/reports.ts";
 import { BUCKETS, maxSeverity, SEVERITIES, type Bucket, type Severity } from "../cases/severity.ts";
 import { tagsOfCases } from "../cases/tags.ts";
@@ -27,7 +27,7 @@ import { userEmails } from "../accounts/users.ts";
 import { QUEUE_VIEWS, teamOfView, type QueueOrdering, type QueueView } from "../views/queue.ts";
 import type { Team } from "../views/report.ts";
 import type { CaseCaution } from "../views/viewing.ts";
-import { OPEN_STATUSES, type Status } from "./workflow.ts";
+import { OPEN_STATUSES, type Status } from "../views/workflow.ts";
 
 /** The dashboard reads one organization's data, the context's. */
 type TenantRead = ReadContext & Pick<DomainContext, "orgId">;
@@ -191,17 +191,8 @@ function decodeOrderedCursor(s: string, ordering: "priority" | "age"): OrderedCu
   return { priority: Number(m[1]), segment: Number(m[2]), createdAt: Number(m[3]), id: m[4]! };
 }
 
-/** A case's place among QUEUE_SEGMENTS, as SQL (bucket emergency, high, normal; trusted first within each). */
-const segmentSql = sql<number>`(case ${cases.bucket} when 'emergency' then 0 when 'high' then 2 else 4 end + case when ${cases.trustedFlagged} = 1 then 0 else 1 end)`;
 const segmentOf = (c: Pick<typeof cases.$inferSelect, "bucket" | "trustedFlagged">): number =>
   QUEUE_SEGMENTS.findIndex((s) => s.bucket === c.bucket && s.trusted === (c.trustedFlagged === 1 ? 1 : 0));
-
-/** A queue's order as ORDER BY terms (total: the id breaks ties): what the queue page shows and review mode takes from. */
-export function queueOrder(ordering: QueueOrdering): SQL[] {
-  if (ordering === "priority") return [desc(cases.priority), asc(segmentSql), asc(cases.createdAt), asc(cases.id)];
-  if (ordering === "age") return [asc(cases.createdAt), asc(cases.id)];
-  return [asc(segmentSql), asc(cases.createdAt), asc(cases.id)];
-}
 
 /**
  * One page of a queue ordered by "priority" or "age", from the cursor on: one keyset query
@@ -217,8 +208,7 @@ async function orderedPage(ctx: TenantRead, where: SQL | undefined, ordering: "p
           and(eq(cases.priority, c.priority), or(sql`${segmentSql} > ${c.segment}`, and(sql`${segmentSql} = ${c.segment}`, afterAge))),
         )
       : afterAge;
-  const order = ordering === "priority" ? [desc(cases.priority), asc(segmentSql), asc(cases.createdAt), asc(cases.id)] : [asc(cases.createdAt), asc(cases.id)];
-  const rows = await ctx.db.select().from(cases).where(and(where, after)).orderBy(...order).limit(limit + 1);
+  const rows = await ctx.db.select().from(cases).where(and(where, after)).orderBy(...queueOrder(ordering)).limit(limit + 1);
   let nextCursor: string | null = null;
   if (rows.length > limit) {
     rows.length = limit;
@@ -255,7 +245,7 @@ export async function queue(ctx: TenantRead & AccessContext, f: QueueFilter): Pr
   const scope = await queueScope(ctx, f.queueId);
   const cursor = f.cursor && scope.ordering === "severity_age" ? decodeCursor(f.cursor) : null;
   // Reports keep their reasons in their project's spelling of the category: the filter matches
-  // every spelling whose key (src/domain/cases/category-key.ts) is the filter's, never SQLite's
+  // every spelling whose key (src/domain/categories/category-key.ts) is the filter's, never SQLite's
   // ASCII-only lower().
   const categoryNames = f.category ? await categorySpellings(ctx, f.category) : null;
   const now = ctx.clock.now();
@@ -472,7 +462,7 @@ export async function withActorEmails(ctx: TenantRead, input: { events: AuditEve
   return events.map((e) => ({ ...e, actorEmail: e.actor.type === "user" && e.actor.id ? (emails.get(e.actor.id) ?? null) : null }));
 }
 
-/** Who holds a case now (a lapsed review claim is nobody's: src/domain/review/claims.ts), since when and until when. */
+/** Who holds a case now (a lapsed review claim is nobody's: src/domain/cases/claims.ts), since when and until when. */
 function holding(c: typeof cases.$inferSelect, emails: Map<string, string>, now: number): { assignee: Person | null; assignedAt: string | null; claimUntil: string | null } {
   const holder = holderOf(c, now);
   return {
@@ -502,13 +492,13 @@ export interface CaseDetail {
   tags: string[];
   /** The review queue the case is in (issue 15). */
   queue: { id: string; name: string };
-  /** Why the case opens behind a warning screen (CRITICAL, graphic categories), or null (src/domain/cases/graphic.ts). */
+  /** Why the case opens behind a warning screen (CRITICAL, graphic categories), or null (src/domain/categories/graphic.ts). */
   caution: CaseCaution;
 }
 
 export async function caseDetail(ctx: TenantRead & AccessContext, caseId: string): Promise<CaseDetail> {
   const now = ctx.clock.now();
-  // A case in a queue the caller may not work is not found, one they review blind refused (src/domain/review/queue-access.ts).
+  // A case in a queue the caller may not work is not found, one they review blind refused (src/domain/access/queue-access.ts).
   const c = await requireCase(ctx, caseId);
   const def = await defaultQueue(ctx);
   const inQueue = c.queueId ? await requireQueue(ctx, queueIdOfCase(c, def.id)).catch(() => def) : def;

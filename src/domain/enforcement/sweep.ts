@@ -22,18 +22,18 @@
 import { z } from "zod";
 import { and, asc, count, eq, inArray, isNotNull, ne, or, type SQL } from "drizzle-orm";
 import { cases, enforcementActions, identities, reports } from "../../db/schema.ts";
-import { applyBulkDecision, type BulkOutcome, type OthersClaims } from "./bulk.ts";
+import { applyBulkDecision, type BulkOutcome, type OthersClaims } from "../review/bulk.ts";
 import { toCaseView } from "../cases/cases.ts";
 import { rowLockedTransaction, type DomainContext } from "../core/context.ts";
-import { actionStatus, actionViews, requireAction, type ActionRow } from "../enforcement/enforcement.ts";
+import { actionStatus, actionViews, requireAction, type ActionRow } from "./enforcement.ts";
 import { badRequest, conflict, notFound } from "../core/errors.ts";
-import { assertMaySeeSubject, blindScope, caseAccess, isOfWorkableCase, maySeeCaseOf, mayWorkQueueOf, type AccessContext } from "./queue-access.ts";
-import { plainWords } from "./template-text.ts";
+import { assertMaySeeSubject, blindScope, caseAccess, isOfWorkableCase, maySeeCaseOf, mayWorkQueueOf, type AccessContext } from "../access/queue-access.ts";
+import { plainWords } from "../review/template-text.ts";
 import { caseViewSchema } from "../views/case.ts";
 import { isoDateTime } from "../views/common.ts";
 import { enforcementActionViewSchema, kindSpec, resolutionCodeOf, type ActionKind } from "../views/enforcement.ts";
 import { identityRefViewSchema } from "../views/identity.ts";
-import { OPEN_STATUSES } from "./workflow.ts";
+import { OPEN_STATUSES } from "../views/workflow.ts";
 
 /** At most this many cases in one sweep, listed or decided. */
 export const MAX_SWEEP_CASES = 500;

@@ -1,6 +1,6 @@
 /**
  * A team's workload (issue 45): the arithmetic, pure of storage, as evaluation/metrics.ts is for
- * the classifier. src/domain/review/team-workload.ts reads the rows (the audit trail, the held
+ * the classifier. src/domain/team/team-workload.ts reads the rows (the audit trail, the held
  * cases, the second reviews) and hands them here; test/domain/workload.test.ts checks each rule
  * on figures worked out by hand.
  *
@@ -17,7 +17,7 @@
  *   second review was committed, the share both decided alike, and Cohen's κ between their
  *   labels and the second reviewers' (agreement.ts), null when undefined.
  */
-import { cohensKappa, percentAgreement } from "./agreement.ts";
+import { cohensKappa, percentAgreement } from "../quality/agreement.ts";
 
 /** A case's status change as the trail records it: who, when, and the workflow action. */
 export interface StatusChange {

@@ -26,8 +26,9 @@ import { transaction, type DomainContext } from "../core/context.ts";
 import { badRequest, notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { enqueueJob } from "../plumbing/jobs.ts";
+import { parseStored } from "../plumbing/stored-json.ts";
 import { JOB_KIND } from "../views/job.ts";
-import { assertMaySeeSubject, isOfWorkableCase, type AccessContext } from "../review/queue-access.ts";
+import { assertMaySeeSubject, isOfWorkableCase, type AccessContext } from "../access/queue-access.ts";
 import { SEVERITIES, type Severity } from "../views/severity.ts";
 import {
   DEFAULT_STRIKE_POLICY,
@@ -51,15 +52,7 @@ const LISTED = 100;
 // The policy
 
 /** A project's policy as stored (off when none was saved, or the stored text no longer parses). */
-export function parseStrikePolicy(text: string | null): StrikePolicy {
-  if (!text) return DEFAULT_STRIKE_POLICY;
-  try {
-    const parsed = strikePolicySchema.safeParse(JSON.parse(text));
-    return parsed.success ? parsed.data : DEFAULT_STRIKE_POLICY;
-  } catch {
-    return DEFAULT_STRIKE_POLICY;
-  }
-}
+export const parseStrikePolicy = (text: string | null): StrikePolicy => parseStored(text, strikePolicySchema, DEFAULT_STRIKE_POLICY);
 
 export async function getStrikePolicy(ctx: Pick<DomainContext, "db" | "orgId">, input: { projectId: string }): Promise<StrikePolicy> {
   return parseStrikePolicy((await requireProject(ctx, input.projectId)).strikePolicy);

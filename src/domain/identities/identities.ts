@@ -6,7 +6,7 @@ import { together, transaction, type DomainContext } from "../core/context.ts";
 import { badRequest } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { applyMergePatch } from "../plumbing/merge-patch.ts";
-import { searchDocument } from "../cases/search-text.ts";
+import { searchDocument } from "../plumbing/search-text.ts";
 import type { IdentityView } from "../views/identity.ts";
 
 export type { IdentityView } from "../views/identity.ts";

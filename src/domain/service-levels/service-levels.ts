@@ -18,12 +18,12 @@ import { appeals, cases, enforcementActions, projects, queues, slaBreaches } fro
 import { DAY_MS, iso } from "../core/clock.ts";
 import { rowLockedTransaction, type ReadContext } from "../core/context.ts";
 import { newId } from "../core/ids.ts";
-import { parseDsaSettings } from "../enforcement/statements.ts";
+import { parseDsaSettings } from "../accounts/settings.ts";
 import { EVENT_TYPE } from "../views/webhook.ts";
 import { enqueueWebhookEvent } from "../webhooks/outbox.ts";
 import type { SlaBreachedEvent, ServiceLevels, SlaTarget } from "../views/service-level.ts";
-import { caseAccess, isCountedFor, mayWorkQueueOf, type AccessContext } from "./queue-access.ts";
-import { defaultQueue, listQueueRows, type QueueRow } from "./queues.ts";
+import { caseAccess, isCountedFor, mayWorkQueueOf, type AccessContext } from "../access/queue-access.ts";
+import { defaultQueue, listQueueRows, type QueueRow } from "../review/queues.ts";
 
 const MINUTE_MS = 60_000;
 /** Breaches one pass records per queue and target (the next pass goes on). */

@@ -5,7 +5,7 @@
  * backlog bound), and one warning line when any is behind.
  */
 import type { ReadContext } from "../core/context.ts";
-import { laneDepths } from "../plumbing/jobs.ts";
+import { laneDepths } from "./jobs.ts";
 import { JOB_KIND } from "../views/job.ts";
 
 /** The lanes the overview watches, with the name it gives them. */

@@ -21,17 +21,16 @@
  * Every read and write goes through the one queue-access check: a task of a case the caller
  * may not work is not found (404), and lists leave such cases out. The blind-review wall itself
  * (what the holder of a task may not see until they submit it) is that same check
- * (src/domain/review/queue-access.ts, blindScope): the task is read by queue access alone, as the
+ * (src/domain/access/queue-access.ts, blindScope): the task is read by queue access alone, as the
  * reviewer's own.
  */
 import { and, asc, desc, eq, gte, inArray, isNotNull, isNull, lt, ne, or, sql } from "drizzle-orm";
 import { caseNotes, cases, identities, projects, qualityReviews, queues, reports } from "../../db/schema.ts";
 import { recordAudit } from "../core/audit.ts";
-import { iso } from "../core/clock.ts";
+import { iso, isoFromUs } from "../core/clock.ts";
 import { rowLockedTransaction, type DomainContext } from "../core/context.ts";
 import { conflict, forbidden, notFound } from "../core/errors.ts";
 import { userEmails } from "../accounts/users.ts";
-import { isoFromUs } from "../intake/report-time.ts";
 import { ACTION_KINDS, kindsOfCode, type ActionKind } from "../views/enforcement.ts";
 import type { ResolutionCode } from "../views/report.ts";
 import {
@@ -46,8 +45,8 @@ import {
   type SecondDecisionInput,
 } from "../views/quality.ts";
 import { cohensKappa, krippendorffAlpha, percentAgreement } from "./agreement.ts";
-import { assertMayWorkQueueOfCaseId, forgetBlindScope, workableCases, type AccessContext } from "./queue-access.ts";
-import { applyTransition } from "./workflow-engine.ts";
+import { assertMayWorkQueueOfCaseId, forgetBlindScope, workableCases, type AccessContext } from "../access/queue-access.ts";
+import { applyTransition } from "../review/workflow-engine.ts";
 
 type ReviewRow = typeof qualityReviews.$inferSelect;
 

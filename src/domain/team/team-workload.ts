@@ -23,8 +23,8 @@ import type { ActionKind } from "../views/enforcement.ts";
 import { decisionLabel, type ReviewedAction } from "../views/quality.ts";
 import { hasRole, ROLES, type Role } from "../views/user.ts";
 import type { Workload } from "../views/workload.ts";
-import { isClaimedByAnyone } from "./claims.ts";
-import { isCountedFor, workableCases, type AccessContext } from "./queue-access.ts";
+import { isClaimedByAnyone } from "../cases/claims.ts";
+import { isCountedFor, workableCases, type AccessContext } from "../access/queue-access.ts";
 import { decisionsOf, heldSince, workloadFigures, type HolderChange, type StatusChange } from "./workload.ts";
 
 const roleOf = (role: string): Role => ((ROLES as readonly string[]).includes(role) ? (role as Role) : "viewer");

@@ -7,7 +7,7 @@ import { and, desc, eq, lt, type SQL } from "drizzle-orm";
 import { auditEvents } from "../../db/schema.ts";
 import { toAuditEventView } from "../core/audit.ts";
 import type { AuditAction, AuditEventView } from "../views/audit.ts";
-import { auditEventIsWorkable, type AccessContext } from "./queue-access.ts";
+import { auditEventIsWorkable, type AccessContext } from "../access/queue-access.ts";
 
 export interface AuditQuery {
   action?: AuditAction;

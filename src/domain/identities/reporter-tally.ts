@@ -9,8 +9,8 @@ import { and, asc, eq, inArray, isNotNull, not, sql, type SQL, type SQLWrapper }
 import { forUpdate } from "../../db/prepared.ts";
 import { cases, identities, reports } from "../../db/schema.ts";
 import { together, type DomainContext } from "../core/context.ts";
-import { reportNotReviewedBlind, type AccessContext } from "../review/queue-access.ts";
-import type { Status } from "../review/workflow.ts";
+import { reportNotReviewedBlind, type AccessContext } from "../access/queue-access.ts";
+import type { Status } from "../views/workflow.ts";
 
 /** What a reporter's decided reports came to. */
 export interface ReporterTally {
@@ -78,7 +78,7 @@ export async function countTallies(ctx: Pick<DomainContext, "db">, identityIds: 
 
 /**
  * The reporters among `among` (identity ids, or a subquery of them) who filed a report the
- * blind-review wall hides from the caller (src/domain/review/queue-access.ts), each with its
+ * blind-review wall hides from the caller (src/domain/access/queue-access.ts), each with its
  * tally as kept and as the caller may see it, recounted without those reports: a reporter's
  * accuracy would tell how the decision the caller reviews blind went. Empty for a caller who
  * reviews nothing blind (no query then).

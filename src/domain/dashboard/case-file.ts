@@ -1,8 +1,8 @@
-import { listAudit } from "../review/audit-log.ts";
-import { listCaseNotes, reportsOfCase, requireCase, subjectHistory, toCaseView } from "./cases.ts";
-import { getIdentity } from "../intake/identities.ts";
+import { listAudit } from "../audit/audit-log.ts";
+import { listCaseNotes, reportsOfCase, requireCase, subjectHistory, toCaseView } from "../cases/cases.ts";
+import { getIdentity } from "../identities/identities.ts";
 import type { DomainContext } from "../core/context.ts";
-import type { AccessContext } from "../review/queue-access.ts";
+import type { AccessContext } from "../access/queue-access.ts";
 import { toReportViews } from "../intake/reports.ts";
 
 /** Everything about one case at once: its reports, subject and the subject's other cases, notes, audit trail. */

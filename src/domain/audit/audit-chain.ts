@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { and, asc, count, desc, eq, gt, gte, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import { chainHash, eventDigest } from "../../db/audit-hash.ts";
 import { auditChainHeads, auditCheckpoints, auditEvents, organizations, reports } from "../../db/schema.ts";
-import { stragglerFloor } from "../core/audit.ts";
+import { stragglerFloor } from "./stragglers.ts";
 import { iso } from "../core/clock.ts";
 import type { ReadContext } from "../core/context.ts";
 import { newId } from "../core/ids.ts";
@@ -457,7 +457,7 @@ async function verifyOrg(ctx: ReadContext, org: { id: string; slug: string }, tr
   if (unchained) {
     const [all] = await ctx.db.select({ n: count() }).from(auditEvents).where(and(eq(auditEvents.orgId, org.id), isNull(auditEvents.chainSeq)));
     const what = `it has no place in the chain (${all!.n} such event(s), this the oldest, written at ${iso(Number(unchained.createdAt))})`;
-    if (ctx.store.engine !== "postgres") return fail(`${what}: on SQLite an event is chained as it is written, and one written without its place never is: it was inserted outside Flagstaff`, { event: unchained });
+    if (ctx.store.soleWriter) return fail(`${what}: on SQLite an event is chained as it is written, and one written without its place never is: it was inserted outside Flagstaff`, { event: unchained });
     const floor = await stragglerFloor(ctx.db, org.id);
     if (Number(unchained.createdAt) < floor.at) {
       return fail(`${what}: it is dated before ${floor.of} (${iso(floor.at)}), and such an event is never chained: it was inserted outside Flagstaff, back-dated`, { event: unchained });

@@ -39,6 +39,7 @@ import { and, eq, inArray, isNull, or, sql, type SQL, type SQLWrapper } from "dr
 import { appeals, auditEvents, cases, contentAnalyses, enforcementActions, qualityReviews, queues, reports, users } from "../../db/schema.ts";
 import type { DomainContext } from "../core/context.ts";
 import { forbidden, notFound, type DomainError } from "../core/errors.ts";
+import { parseStored } from "../plumbing/stored-json.ts";
 import { queueAccessSchema, type QueueAccess } from "../views/queue.ts";
 import { hasRole, ROLES, type Role } from "../views/user.ts";
 import type { EntityType } from "../views/audit.ts";
@@ -53,15 +54,7 @@ export type CaseAccess = { all: true } | { all: false; queueIds: ReadonlySet<str
 const EVERY_QUEUE: CaseAccess = { all: true };
 
 /** A stored access list read back (a malformed one reads as everyone, which the writers never store). */
-export function accessOf(q: { access: string }): QueueAccess {
-  try {
-    const parsed = queueAccessSchema.safeParse(JSON.parse(q.access));
-    if (parsed.success) return parsed.data;
-  } catch {
-    // fall through
-  }
-  return { users: [], roles: [] };
-}
+export const accessOf = (q: { access: string }): QueueAccess => parseStored(q.access, queueAccessSchema, { users: [], roles: [] });
 
 /** Whether a user of `role` may work a queue with this access list. */
 export function mayWork(q: { access: string }, userId: string, role: Role): boolean {
@@ -180,7 +173,7 @@ export async function assertMayWorkCaseId(ctx: AccessContext, caseId: string | n
 
 /**
  * assertMayWorkCaseId by queue access alone: for the caller's own second review, whose case they
- * review blind (src/domain/review/quality-review.ts) and whose task is all they see of it.
+ * review blind (src/domain/quality/quality-review.ts) and whose task is all they see of it.
  */
 export async function assertMayWorkQueueOfCaseId(ctx: AccessContext, caseId: string, what: string): Promise<void> {
   const access = await caseAccess(ctx);

@@ -2,19 +2,18 @@
  * Reporters' weight (DSA Art. 22 and 23): trusted flaggers, whose reports go first in the queue
  * and say so, and muted reporters, whose reports are stored but dismissed unseen on intake
  * (src/domain/intake/reports.ts). What a reporter's reports came to, and the accuracy it makes, are
- * src/domain/intake/reporter-tally.ts's.
+ * src/domain/identities/reporter-tally.ts's.
  */
 import { and, eq, inArray } from "drizzle-orm";
 import { forUpdate } from "../../db/prepared.ts";
 import { cases, identities, projects } from "../../db/schema.ts";
-import { recordAudit, systemActor } from "../core/audit.ts";
+import { recordAudit } from "../core/audit.ts";
 import { iso, isoOrNull } from "../core/clock.ts";
 import { transaction, type DomainContext } from "../core/context.ts";
 import { badRequest, notFound } from "../core/errors.ts";
 import { toIdentityView, type IdentityRow } from "./identities.ts";
 import { reporterAccuracy, talliesHiddenFrom, tallyOf, type ReporterTally } from "./reporter-tally.ts";
-import { applyTransition } from "../review/workflow-engine.ts";
-import type { AccessContext } from "../review/queue-access.ts";
+import type { AccessContext } from "../access/queue-access.ts";
 import { MUTE_REASON_MAX, type IdentityReporter, type ReporterView } from "../views/reporter.ts";
 
 export type { IdentityReporter, ReporterView } from "../views/reporter.ts";
@@ -22,20 +21,6 @@ export { reporterAccuracy, type ReporterTally } from "./reporter-tally.ts";
 
 /** Whether a reporter is muted at `now`. */
 export const isMuted = (row: Pick<IdentityRow, "mutedUntil">, now: number): boolean => row.mutedUntil != null && row.mutedUntil > now;
-
-/**
- * A report just filed by a muted reporter (report creation, in its transaction): dismissed as
- * `not_actionable` by the system through the workflow engine, alone (the other reports of the
- * case it joined stay as they are; a case it opened is dismissed with it, so it is never in the
- * queue), silently (no webhook event: nobody hears of the mute), and audited as REPORT_DISMISSED
- * with `mutedReporter: true`.
- */
-export async function dismissMutedReport(ctx: DomainContext, reportId: string): Promise<void> {
-  await applyTransition(
-    { ...ctx, actor: systemActor },
-    { target: { reportId }, move: { action: "dismiss", reason: "not_actionable", mutedReporter: true }, alone: true, silent: true },
-  );
-}
 
 /** A trusted flagger reported into the case: it goes first in the queue (report creation, in its transaction). */
 export async function markCaseTrustedFlagged(ctx: Pick<DomainContext, "db">, caseId: string): Promise<void> {
