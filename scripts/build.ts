@@ -124,7 +124,7 @@ async function dashboardServed(binary: string, cwd: string, env: Record<string, 
 async function smokeTest(binary: string): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "flagstaff-build-"));
   try {
-    const env = { HOME: dir, PATH: "/usr/bin:/bin", FLAGSTAFF_LOG_LEVEL: "warn", FLAGSTAFF_DB: join(dir, "data", "flagstaff.db") };
+    const env = { HOME: dir, PATH: "/usr/bin:/bin", FLAGSTAFF_LOG_LEVEL: "warn", FLAGSTAFF_DB: join(dir, "data", "flagstaff.db"), FLAGSTAFF_SHUTDOWN_DRAIN_MS: "0" };
     const run = async (args: string[]) => {
       const proc = Bun.spawn([binary, ...args], { cwd: dir, env, stdout: "pipe", stderr: "pipe" });
       const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);

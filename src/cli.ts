@@ -7,7 +7,7 @@ import { backupDatabase, formatBackup } from "./commands/backup.ts";
 import { formatInitBanner, initOrganization } from "./commands/init.ts";
 import { evalCommand } from "./commands/eval.ts";
 import { keysCommand, UsageError } from "./commands/keys.ts";
-import { serve } from "./commands/serve.ts";
+import { PortInUseError, serve } from "./commands/serve.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { planMigrations, SchemaTooNewError } from "./db/migrate.ts";
 import { DatabaseUnavailableError, openStore, openUnmigrated, redact } from "./db/open.ts";
@@ -194,7 +194,7 @@ main(process.argv.slice(2)).then(
       process.stderr.write(`flagstaff: ${err.message}\n`);
       process.exit(EXIT_SCHEMA_TOO_NEW);
     }
-    if (err instanceof DatabaseUnavailableError) {
+    if (err instanceof DatabaseUnavailableError || err instanceof PortInUseError) {
       process.stderr.write(`flagstaff: ${err.message}\n`);
       process.exit(1);
     }
