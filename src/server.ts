@@ -14,7 +14,6 @@ import { installRequestLog } from "./api/request-log.ts";
 import { appRouter } from "./api/router.ts";
 import { refuseBatch } from "./api/trpc-batch.ts";
 import { errorFields, log } from "./log.ts";
-import dashboardPage from "./web/index.html";
 
 /**
  * Where the process is in its life (src/commands/serve.ts): `starting` until its workers run,
@@ -111,9 +110,9 @@ export function createApp(services: Services, opts: AppOptions = {}) {
   mountRest(app, services);
   // Single sign-on's browser routes: to the provider and back (src/api/oidc-routes.ts).
   mountOidcRoutes(app, services);
-  // The moderators' dashboard (src/web, a Bun HTML import) at `/` and `/assets/…`, with its
+  // The moderators' dashboard (src/web, split by page and compressed) at `/` and `/assets/…`, with its
   // Content-Security-Policy and other security headers (src/api/dashboard-page.ts).
-  mountDashboard(app, dashboardPage, { dev: services.config.dev });
+  mountDashboard(app, { dev: services.config.dev });
   return app;
 }
 
