@@ -42,7 +42,7 @@ const USAGE = `usage: flagstaff <command>
   audit export --org SLUG (--case ID | --from ISO --to ISO) > file.json
                             events with their proofs (check: node scripts/verify-audit-export.mjs)
   backup <file>             an online, consistent copy of the database (safe while serving);
-                            on PostgreSQL, explains pg_dump (docs/operations.md)
+                            on PostgreSQL, prints the pg_dump and pg_restore commands (docs/operations.md)
 
 Configuration comes from the environment: see README.md.`;
 
@@ -92,11 +92,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === "backup") {
     if (config.databaseUrl) {
       // PostgreSQL's own tools back it up (and restore it to any point in time with WAL archiving).
-      process.stderr.write(
-        "flagstaff: on PostgreSQL, back up with PostgreSQL's tools, e.g.\n" +
-          `  pg_dump --format=custom --file=${rest[0] ?? "flagstaff.dump"} "$FLAGSTAFF_DATABASE_URL"\n` +
-          "and restore with pg_restore --clean --dbname=… (docs/operations.md, \"Backup and restore on PostgreSQL\").\n",
-      );
+      process.stderr.write(postgresBackupAdvice(rest[0] ?? "flagstaff.dump"));
       return 2;
     }
     // Before opening the store: a backup neither creates nor migrates the database it copies.
@@ -170,6 +166,22 @@ async function main(argv: string[]): Promise<number> {
   } finally {
     await store.close();
   }
+}
+
+/**
+ * What `backup` says on PostgreSQL: the two commands to run, as docs/operations.md gives them.
+ * The rate limits' windows (`rate_windows`: the sign-in throttle, report limits) are left out of
+ * the dump, their table kept: brought back by a restore, they would hold a restored instance's
+ * keys and accounts to windows of before.
+ */
+function postgresBackupAdvice(file: string): string {
+  return [
+    `flagstaff: on PostgreSQL, back up with PostgreSQL's tools (docs/operations.md, "Backup and restore on PostgreSQL"):`,
+    `  pg_dump --format=custom --exclude-table-data=rate_windows --file=${file} "$FLAGSTAFF_DATABASE_URL"`,
+    "and restore, every instance stopped, with:",
+    `  pg_restore --clean --if-exists --no-owner --dbname="$FLAGSTAFF_DATABASE_URL" ${file}`,
+    "",
+  ].join("\n");
 }
 
 /** The exit code of a start refused because a newer Flagstaff migrated the database. */

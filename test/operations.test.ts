@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../src/config.ts";
-import { databaseForPath, TEST_ENGINE, TEST_PG_URL } from "./helpers/pg.ts";
+import { findPgBinDir } from "../scripts/pg-cluster.ts";
+import { createTestDatabase, databaseForPath, TEST_ENGINE, TEST_PG_URL } from "./helpers/pg.ts";
 import { rawDb } from "./helpers/raw-db.ts";
 import { engineEnv, ROOT, runCli, startServer, TestServer } from "./helpers/server.ts";
 import { until } from "./helpers/wait.ts";
@@ -68,12 +69,53 @@ describe("a running server", () => {
     expect(refused.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
   });
 
-  test.skipIf(TEST_ENGINE !== "postgres")("flagstaff backup on PostgreSQL explains pg_dump and writes nothing (PostgreSQL)", async () => {
+  test.skipIf(TEST_ENGINE !== "postgres")("flagstaff backup on PostgreSQL prints the pg_dump and pg_restore lines of docs/operations.md and writes nothing (PostgreSQL)", async () => {
     const file = join(server.dir, "backup.dump");
     const r = await runCli(["backup", file], server.env);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain("pg_dump --format=custom");
     expect(existsSync(file)).toBe(false);
+    const { dump, restore } = backupLines(r.stderr);
+    expect(dump).toBe(`pg_dump --format=custom --exclude-table-data=rate_windows --file=${file} "$FLAGSTAFF_DATABASE_URL"`);
+    expect(restore).toBe(`pg_restore --clean --if-exists --no-owner --dbname="$FLAGSTAFF_DATABASE_URL" ${file}`);
+    // The lines the documentation gives are the same (but for the file's name).
+    const docs = await Bun.file(join(ROOT, "docs", "operations.md")).text();
+    const named = (line: string) => line.replace(file, "FILE");
+    const documented = (tool: string) => docs.match(new RegExp(`^${tool} .*$`, "m"))![0].replace(/flagstaff-(\$\(date \+%F\)|[\d-]+)\.dump/, "FILE");
+    expect(named(dump)).toBe(documented("pg_dump"));
+    expect(named(restore)).toBe(documented("pg_restore"));
+  });
+
+  test.skipIf(TEST_ENGINE !== "postgres")("those lines, run as printed, restore the database into a new one whose instance is not throttled by the windows of before (PostgreSQL)", async () => {
+    // A key allowed one report a minute, its window full.
+    const created = await runCli(["keys", "create", "--project", server.demo.projectId, "--rate-limit", "1", "--json"], server.env);
+    expect(created.code).toBe(0);
+    const key = (JSON.parse(created.stdout) as { key: string }).key;
+    expect((await server.call("POST", `/projects/${server.demo.projectId}/reports`, { key, body: report(901) })).status).toBe(201);
+    expect((await server.call("POST", `/projects/${server.demo.projectId}/reports`, { key, body: report(902) })).status).toBe(429);
+    const reportsBefore = (await server.call("GET", "/reports?limit=100")).body.reports.length as number;
+
+    const dumpFile = join(server.dir, "restore-me.dump");
+    const { dump, restore } = backupLines((await runCli(["backup", dumpFile], server.env)).stderr);
+    const source = (await engineEnv(server.env)).FLAGSTAFF_DATABASE_URL!;
+    const target = await createTestDatabase();
+    // As an operator runs them: a shell, the URL in the environment, PostgreSQL's tools on PATH.
+    const sh = async (line: string, url: string) => {
+      const proc = Bun.spawn(["sh", "-c", line], { env: { PATH: `${findPgBinDir()}:${process.env.PATH}`, FLAGSTAFF_DATABASE_URL: url }, stdout: "pipe", stderr: "pipe" });
+      const [code, err] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
+      expect([line, code, err]).toEqual([line, 0, ""]);
+    };
+    const restored = new TestServer(server.dir, { ...server.env, FLAGSTAFF_DATABASE_URL: target.url }, server.demo);
+    try {
+      await sh(dump, source);
+      await sh(restore, target.url);
+      await restored.start();
+      expect((await restored.call("GET", "/reports?limit=100")).body.reports.length).toBe(reportsBefore);
+      // The full window stayed behind: the key files its report at once on the restored instance.
+      expect((await restored.call("POST", `/projects/${server.demo.projectId}/reports`, { key, body: report(903) })).status).toBe(201);
+    } finally {
+      await restored.stop();
+      await target.drop();
+    }
   });
 
   test.skipIf(TEST_ENGINE !== "sqlite")("flagstaff backup <file> makes a consistent copy while the server takes writes (SQLite)", async () => {
@@ -245,6 +287,15 @@ async function expectStoppedCleanly(server: TestServer, reportId: string): Promi
   } finally {
     await db.close();
   }
+}
+
+/** The pg_dump and pg_restore lines `flagstaff backup` prints on PostgreSQL. */
+function backupLines(stderr: string): { dump: string; restore: string } {
+  const line = (tool: string) => stderr.split("\n").find((l) => l.startsWith(`  ${tool} `))?.trim();
+  const dump = line("pg_dump");
+  const restore = line("pg_restore");
+  if (!dump || !restore) throw new Error(`flagstaff backup printed no pg_dump or pg_restore line:\n${stderr}`);
+  return { dump, restore };
 }
 
 /** A request on a connection of its own (none kept alive from an earlier one). */
