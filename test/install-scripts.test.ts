@@ -56,5 +56,5 @@ test(".npmrc keeps the resolved URLs in package-lock.json, whatever the user's n
 });
 
 test("the Bun running the suite is the one package.json pins (the one its install script put in place)", () => {
-  expect(Bun.version).toBe(pkg.devDependencies.bun);
+  expect(pkg.devDependencies.bun).toBe(Bun.version);
 });
