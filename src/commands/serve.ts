@@ -57,7 +57,8 @@ export async function serve(config: Config): Promise<void> {
   const services = await createServices(config);
 
   // The port is taken before anything else starts (workers, schedulers, an empty database's
-  // first organization): a second instance on a port in use stops here, having done nothing.
+  // first organization): a second instance on a port in use stops here, having done nothing but
+  // the migrations (none, on a database already migrated).
   let phase: Lifecycle = "starting";
   const app = createApp(services, { lifecycle: () => phase });
   const server = await listen(app, config, () => services.store.close());
