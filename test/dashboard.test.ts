@@ -202,6 +202,38 @@ describe("dashboard in Chromium", () => {
   );
 
   test(
+    "a page whose script cannot be fetched (an instance upgraded since the tab was opened) says so with a Reload that brings it",
+    async () => {
+      const { firstScreen } = await bundleDashboard(false);
+      const context = await browser.newContext({ storageState: await admin.storageState(), viewport: { width: 1366, height: 900 } });
+      await watchCsp(context, cspViolations);
+      try {
+        const p = await context.newPage();
+        // Every script but the first screen's is gone, as after an upgrade renamed them.
+        const gone = (url: URL) => url.pathname.startsWith("/assets/") && url.pathname.endsWith(".js") && !firstScreen.includes(basename(url.pathname));
+        await p.route(gone, (route) => route.fulfill({ status: 404, contentType: "application/json", body: '{"error":"Not found"}' }));
+        await p.goto(server.url + "/");
+        await p.getByRole("heading", { name: "Review queue" }).waitFor();
+        await p.getByRole("navigation", { name: "Dashboard" }).getByRole("link", { name: "Rules" }).click();
+        const note = p.getByRole("alert").filter({ has: p.getByRole("heading", { name: "This page could not be loaded" }) });
+        await note.waitFor();
+        // The shell stays: the navigation works, and the queue opens again.
+        await p.getByRole("navigation", { name: "Dashboard" }).getByRole("link", { name: "Review queue" }).click();
+        await p.getByRole("heading", { name: "Review queue" }).waitFor();
+        await p.getByRole("navigation", { name: "Dashboard" }).getByRole("link", { name: "Rules" }).click();
+        await note.waitFor();
+        // The scripts are back (the tab reloaded after the upgrade): Reload shows the page.
+        await p.unroute(gone);
+        await p.getByRole("button", { name: "Reload" }).click();
+        await p.getByRole("heading", { name: "Rules", exact: true }).waitFor();
+      } finally {
+        await context.close();
+      }
+    },
+    T,
+  );
+
+  test(
     "a report sent through the SDK route appears in the queue without a reload",
     async () => {
       // Some cases already waiting: an emergency, one claimed by a colleague, one claimed by me.
