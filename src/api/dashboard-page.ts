@@ -8,9 +8,9 @@
  *   are read from there at the first request.
  * - From a checkout (`bun src/cli.ts serve`, `npm start`): the page is bundled in memory at the
  *   first request in its production build, then compressed once (brotli at quality 9, not the
- *   binary's 11: BROTLI_QUALITY); with FLAGSTAFF_DEV=1 in its
- *   development build (React's development build with its warnings, unminified, with source
- *   maps, not compressed), rebuilt on every load of `/` so that a reload shows the edited sources.
+ *   binary's 11: BROTLI_QUALITY); with FLAGSTAFF_DEV=1 in its development build (React's
+ *   development build with its warnings, unminified, with source maps, not compressed), rebuilt
+ *   on every load of `/` so that a reload shows the edited sources.
  * Each answer is the form the request's Accept-Encoding prefers (brotli, then gzip, else the
  * file itself), with `Vary: Accept-Encoding` and an ETag of that form. The assets' names carry a
  * content hash, so in production they may be cached for good.
