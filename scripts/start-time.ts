@@ -13,6 +13,8 @@
  * (SIGTERM, no drain period) and waits for it to exit before the next run. The first run is a
  * warm-up (the page cache), shown but not counted. Prints every run, then the median, minimum
  * and maximum, and the load average before and after. Figures only: it never fails on them.
+ * On a shared machine the figures follow the others' load: measure when the load average is
+ * low (`nice -n -20` as root helps a little, not enough under a load of 10 on 2 cores).
  */
 import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
