@@ -6,21 +6,24 @@
  * `bun build --compile` bundles src/cli.ts with everything it imports and a copy of the Bun
  * runtime into one executable:
  * - the migrations, imported as text by src/db/migrations-index.ts;
- * - the dashboard, an HTML import in src/server.ts (src/web/index.html with its scripts and
- *   CSS, bundled for the browser in its production build; src/api/dashboard-page.ts serves the
- *   embedded files with their security headers);
+ * - the dashboard (src/web), bundled here first for the browser in its production build, split
+ *   by page, each file with its brotli and gzip forms (src/api/dashboard-bundle.ts), embedded as
+ *   files in place of src/api/dashboard-prebuilt.ts (a plugin swaps that module for the list);
+ *   src/api/dashboard-page.ts serves them with their security headers;
  * - the background checkpointer and the rule test thread, Workers: more entrypoints (Bun
  *   bundles workers only when they are listed, see the "Worker" section of Bun's executables docs).
  * The result runs on a machine with neither Bun nor node_modules. Afterwards the binary is
  * started once from an empty folder with an empty environment (`--help`, `migrate` on a new
- * database, `init`, then `serve`, asking for the dashboard and its assets and trying a rule) to
- * prove it stands alone;
+ * database, `init`, then `serve`, asking for the dashboard and every script in each encoding and
+ * trying a rule) to prove it stands alone;
  * `--no-smoke` skips that (cross-compiled targets are never run).
  */
-import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { brotliDecompressSync, gunzipSync } from "node:zlib";
+import { BROTLI_QUALITY, bundleDashboard, compress, ENCODINGS, PAGE_NAME, type Encoding } from "../src/api/dashboard-bundle.ts";
 import { DASHBOARD_HEADERS } from "../src/api/dashboard-page.ts";
 import { driverUnmended } from "../src/db/driver-mends.ts";
 import { VERSION } from "../src/version.ts";
@@ -53,6 +56,9 @@ if (unmended) {
 }
 
 const started = performance.now();
+const dashboardDir = mkdtempSync(join(tmpdir(), "flagstaff-dashboard-"));
+const dashboard = await prebuildDashboard(dashboardDir);
+console.log(dashboard.summary);
 const result = await Bun.build({
   entrypoints,
   root: ROOT,
@@ -71,7 +77,17 @@ const result = await Bun.build({
     // with `bun src/cli.ts`); a stray bunfig.toml must not change how the binary runs.
     autoloadBunfig: false,
   },
+  // The dashboard's files, built above, in place of the module that says there are none.
+  plugins: [
+    {
+      name: "prebuilt-dashboard",
+      setup(build) {
+        build.onLoad({ filter: /[\\/]src[\\/]api[\\/]dashboard-prebuilt\.ts$/ }, () => ({ contents: dashboard.module, loader: "ts" }));
+      },
+    },
+  ],
 });
+rmSync(dashboardDir, { recursive: true, force: true });
 if (!result.success) {
   for (const message of result.logs) console.error(message);
   process.exit(1);
@@ -83,6 +99,47 @@ const size = statSync(outfile).size;
 console.log(`built ${outfile} (${(size / 1e6).toFixed(1)} MB) in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 
 if (!values["no-smoke"] && !values.target) await smokeTest(outfile);
+
+/**
+ * Bundles the dashboard, compresses every file (brotli at its best, gzip), writes them to `dir`
+ * and answers the module that lists them as embedded files (src/api/dashboard-prebuilt.ts's
+ * replacement), with a line of sizes: the first screen's scripts and all of them.
+ */
+async function prebuildDashboard(dir: string): Promise<{ module: string; summary: string }> {
+  const { files, firstScreen } = await bundleDashboard(false);
+  const imports: string[] = [];
+  const entries: string[] = [];
+  const sizes = new Map<string, { raw: number } & Partial<Record<Encoding, number>>>();
+  for (const [i, file] of files.entries()) {
+    const encoded = await compress(file.body, BROTLI_QUALITY.build);
+    const write = (name: string, body: Uint8Array, binding: string) => {
+      const path = join(dir, name);
+      writeFileSync(path, body);
+      imports.push(`import ${binding} from ${JSON.stringify(path)} with { type: "file" };`);
+    };
+    write(file.name, file.body, `f${i}`);
+    const forms: string[] = [];
+    for (const coding of ENCODINGS) {
+      const body = encoded[coding];
+      if (!body) continue;
+      write(`${file.name}.${coding}`, body, `f${i}_${coding}`);
+      forms.push(`${coding}: f${i}_${coding}`);
+    }
+    entries.push(`{ name: ${JSON.stringify(file.name)}, contentType: ${JSON.stringify(file.contentType)}, path: f${i}, encoded: { ${forms.join(", ")} } }`);
+    sizes.set(file.name, { raw: file.body.length, br: encoded.br?.length, gzip: encoded.gzip?.length });
+  }
+  const sum = (names: string[]) => {
+    const of = (key: "raw" | Encoding) => names.reduce((n, name) => n + (sizes.get(name)?.[key] ?? sizes.get(name)!.raw), 0);
+    return `${of("raw").toLocaleString("en")} bytes (gzip ${of("gzip").toLocaleString("en")}, br ${of("br").toLocaleString("en")})`;
+  };
+  const scripts = files.filter((f) => f.name.endsWith(".js")).map((f) => f.name);
+  return {
+    module: `${imports.join("\n")}\nexport const prebuiltDashboard = [\n  ${entries.join(",\n  ")},\n];\n`,
+    summary:
+      `dashboard: ${files.length} files (${PAGE_NAME}, ${scripts.length} scripts, ${files.length - scripts.length - 1} stylesheet); ` +
+      `the first screen's scripts (${firstScreen.length}) ${sum(firstScreen)}; all scripts ${sum(scripts)}`,
+  };
+}
 
 /**
  * Starts `serve`, asks for the dashboard page and its assets, checks their headers, tries a rule
@@ -102,19 +159,38 @@ async function dashboardServed(binary: string, cwd: string, env: Record<string, 
     reader.releaseLock();
     const base = /Flagstaff listening on (\S+)\n/.exec(out)?.[1];
     if (!base) throw new Error(`serve did not start:\n${out}${await new Response(proc.stderr).text()}`);
-    const get = async (path: string) => {
-      const res = await fetch(base + path);
-      const body = await res.text();
-      if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${body.slice(0, 200)}`);
+    /** GET `path` as a browser accepting `encoding` would: the body as sent, checked headers. */
+    const get = async (path: string, encoding: Encoding | "identity" = "identity") => {
+      const res = await fetch(base + path, { headers: { "accept-encoding": encoding }, decompress: false });
+      const body = new Uint8Array(await res.arrayBuffer());
+      if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${new TextDecoder().decode(body.slice(0, 200))}`);
       for (const [name, value] of Object.entries(DASHBOARD_HEADERS)) {
         if (res.headers.get(name) !== value) throw new Error(`GET ${path}: ${name} is ${JSON.stringify(res.headers.get(name))}, not ${JSON.stringify(value)}`);
       }
+      const coding = res.headers.get("content-encoding");
+      if ((coding ?? "identity") !== encoding) throw new Error(`GET ${path} accepting ${encoding}: content-encoding ${coding}`);
+      if (res.headers.get("vary") !== "Accept-Encoding") throw new Error(`GET ${path}: vary is ${res.headers.get("vary")}`);
       return body;
     };
-    const page = await get("/");
-    const assets = [...page.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((m) => m[1]!);
-    if (!assets.some((a) => a.endsWith(".js")) || !assets.some((a) => a.endsWith(".css"))) throw new Error(`the dashboard page links no script or stylesheet:\n${page}`);
-    const sizes = await Promise.all(assets.map(async (a) => `${a} ${((await get(a)).length / 1000).toFixed(0)} KB`));
+    const decoded = (body: Uint8Array, encoding: Encoding) => (encoding === "br" ? brotliDecompressSync(body) : gunzipSync(body));
+    const page = new TextDecoder().decode(await get("/"));
+    const linked = [...page.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((m) => m[1]!);
+    const entry = linked.find((a) => a.endsWith(".js"));
+    if (!entry || !linked.some((a) => a.endsWith(".css"))) throw new Error(`the dashboard page links no script or stylesheet:\n${page}`);
+    // Every chunk the page's script may load (its pages), each in every encoding, the same bytes.
+    const chunks = [...new TextDecoder().decode(await get(entry)).matchAll(/"(\/assets\/[\w-]+\.js)"/g)].map((m) => m[1]!);
+    const assets = [...new Set([...linked, ...chunks])];
+    let raw = 0;
+    let br = 0;
+    for (const asset of assets) {
+      const plain = await get(asset);
+      raw += plain.length;
+      for (const encoding of ENCODINGS) {
+        const body = await get(asset, encoding);
+        if (!Buffer.from(decoded(body, encoding)).equals(Buffer.from(plain))) throw new Error(`GET ${asset} in ${encoding}: not the same file once decoded`);
+        if (encoding === "br") br += body.length;
+      }
+    }
     const tried = await fetch(`${base}/api/v1/organizations/${org.orgSlug}/rules/test`, {
       method: "POST",
       headers: { authorization: `Bearer ${org.secretKey}`, "content-type": "application/json" },
@@ -122,7 +198,7 @@ async function dashboardServed(binary: string, cwd: string, env: Record<string, 
     });
     const answer = await tried.text();
     if (tried.status !== 200) throw new Error(`a rule's test: ${tried.status} ${answer.slice(0, 200)}\n${await new Response(proc.stderr).text()}`);
-    return `the dashboard is served with its security headers (${sizes.join(", ")}); a rule's test answers ${answer}`;
+    return `the dashboard is served with its security headers, ${assets.length} files in br, gzip and as they are (${raw.toLocaleString("en")} bytes, ${br.toLocaleString("en")} in br); a rule's test answers ${answer}`;
   } finally {
     proc.kill("SIGTERM");
     await proc.exited;
@@ -133,7 +209,7 @@ async function dashboardServed(binary: string, cwd: string, env: Record<string, 
 async function smokeTest(binary: string): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "flagstaff-build-"));
   try {
-    const env = { HOME: dir, PATH: "/usr/bin:/bin", FLAGSTAFF_LOG_LEVEL: "warn", FLAGSTAFF_DB: join(dir, "data", "flagstaff.db") };
+    const env = { HOME: dir, PATH: "/usr/bin:/bin", FLAGSTAFF_LOG_LEVEL: "warn", FLAGSTAFF_DB: join(dir, "data", "flagstaff.db"), FLAGSTAFF_SHUTDOWN_DRAIN_MS: "0" };
     const run = async (args: string[]) => {
       const proc = Bun.spawn([binary, ...args], { cwd: dir, env, stdout: "pipe", stderr: "pipe" });
       const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);

@@ -98,6 +98,7 @@ if (ENGINE === "postgres") {
 
 const cmd = args.binary ? [resolve(ROOT, args.binary)] : [process.execPath, join(args.source ? resolve(args.source) : ROOT, "src/cli.ts")];
 const env: Record<string, string> = {
+  FLAGSTAFF_SHUTDOWN_DRAIN_MS: "0",
   PATH: process.env.PATH ?? "",
   HOME: process.env.HOME ?? dir,
   FLAGSTAFF_DB: dbPath,

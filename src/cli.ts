@@ -7,7 +7,7 @@ import { backupDatabase, formatBackup } from "./commands/backup.ts";
 import { formatInitBanner, initOrganization } from "./commands/init.ts";
 import { evalCommand } from "./commands/eval.ts";
 import { keysCommand, UsageError } from "./commands/keys.ts";
-import { serve } from "./commands/serve.ts";
+import { PortInUseError, serve } from "./commands/serve.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { planMigrations, SchemaTooNewError } from "./db/migrate.ts";
 import { DatabaseUnavailableError, openStore, openUnmigrated, redact } from "./db/open.ts";
@@ -46,7 +46,7 @@ const USAGE = `usage: flagstaff <command>
   audit export --org SLUG (--case ID | --from ISO --to ISO) > file.json
                             events with their proofs (check: node scripts/verify-audit-export.mjs)
   backup <file>             an online, consistent copy of the database (safe while serving);
-                            on PostgreSQL, explains pg_dump (docs/operations.md)
+                            on PostgreSQL, prints the pg_dump and pg_restore commands (docs/operations.md)
 
 Configuration comes from the environment: see README.md.`;
 
@@ -98,11 +98,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === "backup") {
     if (config.databaseUrl) {
       // PostgreSQL's own tools back it up (and restore it to any point in time with WAL archiving).
-      process.stderr.write(
-        "flagstaff: on PostgreSQL, back up with PostgreSQL's tools, e.g.\n" +
-          `  pg_dump --format=custom --file=${rest[0] ?? "flagstaff.dump"} "$FLAGSTAFF_DATABASE_URL"\n` +
-          "and restore with pg_restore --clean --dbname=… (docs/operations.md, \"Backup and restore on PostgreSQL\").\n",
-      );
+      process.stderr.write(postgresBackupAdvice(rest[0] ?? "flagstaff.dump"));
       return 2;
     }
     // Before opening the store: a backup neither creates nor migrates the database it copies.
@@ -178,6 +174,22 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+/**
+ * What `backup` says on PostgreSQL: the two commands to run, as docs/operations.md gives them.
+ * The rate limits' windows (`rate_windows`: the sign-in throttle, report limits) are left out of
+ * the dump, their table kept: brought back by a restore, they would hold a restored instance's
+ * keys and accounts to windows of before.
+ */
+function postgresBackupAdvice(file: string): string {
+  return [
+    `flagstaff: on PostgreSQL, back up with PostgreSQL's tools (docs/operations.md, "Backup and restore on PostgreSQL"):`,
+    `  pg_dump --format=custom --exclude-table-data=rate_windows --file=${file} "$FLAGSTAFF_DATABASE_URL"`,
+    "and restore, every instance stopped, with:",
+    `  pg_restore --clean --if-exists --no-owner --dbname="$FLAGSTAFF_DATABASE_URL" ${file}`,
+    "",
+  ].join("\n");
+}
+
 /** The exit code of a start refused because a newer Flagstaff migrated the database. */
 const EXIT_SCHEMA_TOO_NEW = 3;
 
@@ -200,7 +212,7 @@ main(process.argv.slice(2)).then(
       process.stderr.write(`flagstaff: ${err.message}\n`);
       process.exit(EXIT_SCHEMA_TOO_NEW);
     }
-    if (err instanceof DatabaseUnavailableError) {
+    if (err instanceof DatabaseUnavailableError || err instanceof PortInUseError) {
       process.stderr.write(`flagstaff: ${err.message}\n`);
       process.exit(1);
     }

@@ -44,6 +44,16 @@ const addressList = z
 const configSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3001),
   HOST: z.string().min(1).default("0.0.0.0"),
+  /**
+   * Lets several processes listen on the same PORT (SO_REUSEPORT: the kernel spreads the
+   * connections among them). Off, a second instance on a port in use stops with an error.
+   */
+  FLAGSTAFF_REUSE_PORT: flag,
+  /**
+   * From SIGTERM until the listener closes: /readyz answers 503 while requests are still served,
+   * so that a load balancer's health checks take the instance out before it refuses connections.
+   */
+  FLAGSTAFF_SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
   FLAGSTAFF_DB: z.string().min(1).default("./data/flagstaff.db"),
   /** A postgres:// URL runs Flagstaff on PostgreSQL instead of SQLite (src/db/engine.ts). */
   FLAGSTAFF_DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//i, "must be a postgres:// or postgresql:// URL").optional(),
@@ -131,6 +141,10 @@ type RawConfig = z.infer<typeof configSchema>;
 export interface Config {
   port: number;
   host: string;
+  /** FLAGSTAFF_REUSE_PORT: share the port with other processes that ask for it too (SO_REUSEPORT). */
+  reusePort: boolean;
+  /** FLAGSTAFF_SHUTDOWN_DRAIN_MS: how long /readyz answers 503 after SIGTERM before the listener closes. */
+  shutdownDrainMs: number;
   dbPath: string;
   /** PostgreSQL's URL when Flagstaff runs on it, else null (SQLite at dbPath). */
   databaseUrl: string | null;
@@ -193,6 +207,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
   }
   const c = parsed.data;
+  // Two processes on one SQLite file would both write it, each believing itself its only writer.
+  if (c.FLAGSTAFF_REUSE_PORT && !c.FLAGSTAFF_DATABASE_URL) {
+    throw new ConfigError(
+      "Invalid configuration:\n  FLAGSTAFF_REUSE_PORT=1: instances share a port only on PostgreSQL (set FLAGSTAFF_DATABASE_URL); on SQLite one process serves its database",
+    );
+  }
   // A job lease shorter than a webhook attempt would hand a slow delivery to a second worker.
   if (c.FLAGSTAFF_JOB_LEASE_MS <= c.FLAGSTAFF_WEBHOOK_TIMEOUT_MS) {
     throw new ConfigError(
@@ -202,6 +222,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return {
     port: c.PORT,
     host: c.HOST,
+    reusePort: c.FLAGSTAFF_REUSE_PORT,
+    shutdownDrainMs: c.FLAGSTAFF_SHUTDOWN_DRAIN_MS,
     dbPath: c.FLAGSTAFF_DB,
     databaseUrl: c.FLAGSTAFF_DATABASE_URL ?? null,
     databasePool: c.FLAGSTAFF_DATABASE_POOL,

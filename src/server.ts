@@ -14,11 +14,16 @@ import { installRequestLog } from "./api/request-log.ts";
 import { appRouter } from "./api/router.ts";
 import { refuseBatch } from "./api/trpc-batch.ts";
 import { errorFields, log } from "./log.ts";
-import dashboardPage from "./web/index.html";
+
+/**
+ * Where the process is in its life (src/commands/serve.ts): `starting` until its workers run,
+ * `serving`, then `draining` from SIGTERM on. Only `serving` is ready.
+ */
+export type Lifecycle = "starting" | "serving" | "draining";
 
 export interface AppOptions {
-  /** True once shutdown began: /readyz answers 503 so balancers stop sending traffic. */
-  isDraining?: () => boolean;
+  /** The process's phase; without it, always serving (an app built for a test). */
+  lifecycle?: () => Lifecycle;
 }
 
 /** The HTTP face of Flagstaff: health, OpenAPI, tRPC for the dashboard and the REST routes. */
@@ -29,6 +34,9 @@ export function createApp(services: Services, opts: AppOptions = {}) {
   // No answer is to be content-sniffed (JSON read as HTML, for one).
   app.onRequest(({ set }) => {
     set.headers["x-content-type-options"] = "nosniff";
+    // Draining: every answer ends its connection, so that a balancer's kept-alive connections
+    // are gone by the time the listener closes, rather than cut under a request.
+    if (opts.lifecycle?.() === "draining") set.headers.connection = "close";
   });
   // A Host header that is no host answers 400 here, before any route parses request.url.
   installHostGuard(app);
@@ -50,9 +58,11 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     }
   });
 
-  // Readiness: the database answers, writes go through, and the process is not shutting down.
+  // Readiness: the process has started and is not shutting down, the database answers and
+  // writes go through. Draining lasts FLAGSTAFF_SHUTDOWN_DRAIN_MS while requests are still served.
   app.get("/readyz", async () => {
-    if (opts.isDraining?.()) return Response.json({ status: "draining" }, { status: 503 });
+    const phase = opts.lifecycle?.() ?? "serving";
+    if (phase !== "serving") return Response.json({ status: phase }, { status: 503 });
     const failing = await writesFailing(services.store);
     if (failing) return Response.json({ status: "error", error: failing }, { status: 503 });
     try {
@@ -100,9 +110,9 @@ export function createApp(services: Services, opts: AppOptions = {}) {
   mountRest(app, services);
   // Single sign-on's browser routes: to the provider and back (src/api/oidc-routes.ts).
   mountOidcRoutes(app, services);
-  // The moderators' dashboard (src/web, a Bun HTML import) at `/` and `/assets/…`, with its
+  // The moderators' dashboard (src/web, split by page and compressed) at `/` and `/assets/…`, with its
   // Content-Security-Policy and other security headers (src/api/dashboard-page.ts).
-  mountDashboard(app, dashboardPage, { dev: services.config.dev });
+  mountDashboard(app, { dev: services.config.dev });
   return app;
 }
 

@@ -13,7 +13,7 @@ import { join } from "node:path";
 const COUNT = Number(process.argv[2] ?? 100_000);
 const ROOT = join(import.meta.dir, "..", "..");
 const dir = mkdtempSync(join(tmpdir(), "flagstaff-bench-ident-"));
-const env = { ...process.env, FLAGSTAFF_DB: join(dir, "db.sqlite"), PORT: "0", HOST: "127.0.0.1", FLAGSTAFF_LOG_LEVEL: "warn" };
+const env = { ...process.env, FLAGSTAFF_DB: join(dir, "db.sqlite"), PORT: "0", HOST: "127.0.0.1", FLAGSTAFF_LOG_LEVEL: "warn", FLAGSTAFF_SHUTDOWN_DRAIN_MS: "0" };
 
 async function cli(args: string[]): Promise<string> {
   const p = Bun.spawn([process.execPath, join(ROOT, "src/cli.ts"), ...args], { env, stdout: "pipe" });

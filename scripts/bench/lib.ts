@@ -25,7 +25,8 @@ export interface Server {
 export async function startServer(cmd: string[], env: Record<string, string>, opts: { logFile?: string; cwd?: string; timeoutMs?: number } = {}): Promise<Server> {
   const proc = Bun.spawn(cmd, {
     cwd: opts.cwd,
-    env,
+    // A harness stops its servers at once: no drain period (src/commands/serve.ts) unless it sets one.
+    env: { FLAGSTAFF_SHUTDOWN_DRAIN_MS: "0", ...env },
     stdout: "pipe",
     stderr: opts.logFile ? Bun.file(opts.logFile) : "ignore",
   }) as unknown as Subprocess<"ignore", "pipe", "ignore">;

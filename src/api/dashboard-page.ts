@@ -1,24 +1,25 @@
 /**
- * The moderators' dashboard (src/web) at `/`, with its script and stylesheet under `/assets/`,
- * served by Elysia routes so that every answer carries the security headers below (Bun.serve's
- * own HTML routes cannot add headers).
+ * The moderators' dashboard (src/web) at `/`, with its scripts and stylesheet under `/assets/`,
+ * served by Elysia routes so that every answer carries the security headers below.
  *
- * Where the files come from:
- * - Built ahead of time (the compiled binary, `bun scripts/build.ts`): the HTML import is a
- *   manifest whose `files` are embedded in the executable; they are read from there.
- * - From a checkout (`bun src/cli.ts serve`, `npm start`): the page is bundled in memory with
- *   Bun.build on the first request, in its production build (React's production build,
- *   minified; about 350 KB of script), or with FLAGSTAFF_DEV=1 in its development build
- *   (React's development build with its warnings, unminified, with source maps), then rebuilt
+ * Where the files come from (src/api/dashboard-bundle.ts builds them, split by page):
+ * - Built ahead of time (the compiled binary, `bun scripts/build.ts`): the files and their
+ *   brotli and gzip forms are embedded in the executable (src/api/dashboard-prebuilt.ts); they
+ *   are read from there at the first request.
+ * - From a checkout (`bun src/cli.ts serve`, `npm start`): the page is bundled in memory at the
+ *   first request in its production build, then compressed once (brotli at quality 9, not the
+ *   binary's 11: BROTLI_QUALITY); with FLAGSTAFF_DEV=1 in its development build (React's
+ *   development build with its warnings, unminified, with source maps, not compressed), rebuilt
  *   on every load of `/` so that a reload shows the edited sources.
- * Either way the page's references are rewritten to `/assets/<file name>`; the names carry a
- * content hash, so in production the assets may be cached for good.
+ * Each answer is the form the request's Accept-Encoding prefers (brotli, then gzip, else the
+ * file itself), with `Vary: Accept-Encoding` and an ETag of that form. The assets' names carry a
+ * content hash, so in production they may be cached for good.
  */
-import { basename } from "node:path";
-import type { HTMLBundle } from "bun";
-import type { Elysia } from "elysia";
 import { errorFields, log } from "../log.ts";
 import { jsonError } from "./http-errors.ts";
+import { ASSET_PREFIX, BROTLI_QUALITY, bundleDashboard, compress, ENCODINGS, PAGE_NAME, type DashboardFile, type Encoding, type PrebuiltFile } from "./dashboard-bundle.ts";
+import { prebuiltDashboard } from "./dashboard-prebuilt.ts";
+import type { Elysia } from "elysia";
 
 /**
  * What the page may load: its own script, stylesheet and tRPC calls, nothing inline, from
@@ -46,18 +47,22 @@ export const DASHBOARD_HEADERS: Readonly<Record<string, string>> = {
   "referrer-policy": "no-referrer",
 };
 
-export const ASSET_PREFIX = "/assets/";
-
-interface StaticFile {
+/** One form of a file: itself, or compressed. */
+interface Representation {
   body: Uint8Array<ArrayBuffer>;
-  contentType: string;
   etag: string;
 }
 
+interface ServedFile {
+  contentType: string;
+  identity: Representation;
+  encoded: Partial<Record<Encoding, Representation>>;
+}
+
 interface DashboardFiles {
-  html: StaticFile;
+  html: ServedFile;
   /** By file name (the part after ASSET_PREFIX). */
-  assets: Map<string, StaticFile>;
+  assets: Map<string, ServedFile>;
 }
 
 export interface DashboardOptions {
@@ -65,17 +70,17 @@ export interface DashboardOptions {
   dev: boolean;
 }
 
-/** Adds `GET /` and `GET /assets/:file` for the dashboard page `page` (an HTML import). */
-export function mountDashboard(app: Elysia, page: HTMLBundle, opts: DashboardOptions): void {
-  const embedded = page.files && page.files.length > 0 ? page.files : null;
-  const dev = opts.dev && !embedded;
-  if (opts.dev && embedded) log.warn("FLAGSTAFF_DEV: this build embeds the dashboard's production build; run from a checkout for the development build");
+/** Adds `GET /` and `GET /assets/:file` for the dashboard. */
+export function mountDashboard(app: Elysia, opts: DashboardOptions): void {
+  const prebuilt = prebuiltDashboard;
+  const dev = opts.dev && !prebuilt;
+  if (opts.dev && prebuilt) log.warn("FLAGSTAFF_DEV: this build embeds the dashboard's production build; run from a checkout for the development build");
   const assetCache = dev ? "no-cache" : "public, max-age=31536000, immutable";
 
   let current: Promise<DashboardFiles> | null = null;
   const files = (fresh: boolean): Promise<DashboardFiles> => {
     if (!current || fresh) {
-      const loading = embedded ? readEmbedded(embedded) : bundle(page.index, dev);
+      const loading = prebuilt ? readPrebuilt(prebuilt) : bundled(dev);
       current = loading;
       // A failed build is tried again by the next request.
       loading.catch(() => {
@@ -106,63 +111,100 @@ export function mountDashboard(app: Elysia, page: HTMLBundle, opts: DashboardOpt
   });
 }
 
-function respond(request: Request, file: StaticFile, cacheControl: string): Response {
-  const headers = { ...DASHBOARD_HEADERS, "content-type": file.contentType, etag: file.etag, "cache-control": cacheControl };
-  const known = request.headers.get("if-none-match");
-  if (known && known.split(",").some((tag) => tag.trim() === file.etag)) return new Response(null, { status: 304, headers });
-  return new Response(file.body, { headers });
+function respond(request: Request, file: ServedFile, cacheControl: string): Response {
+  const encoding = preferredEncoding(request.headers.get("accept-encoding"), file.encoded);
+  const form = encoding ? file.encoded[encoding]! : file.identity;
+  const headers: Record<string, string> = {
+    ...DASHBOARD_HEADERS,
+    "content-type": file.contentType,
+    etag: form.etag,
+    "cache-control": cacheControl,
+    // The answer depends on Accept-Encoding: a shared cache keeps a form per coding.
+    vary: "Accept-Encoding",
+  };
+  if (encoding) headers["content-encoding"] = encoding;
+  if (notModified(request.headers.get("if-none-match"), form.etag)) return new Response(null, { status: 304, headers });
+  return new Response(form.body, { headers });
 }
 
-function staticFile(body: Uint8Array<ArrayBuffer>, contentType: string): StaticFile {
-  return { body, contentType, etag: `"${Bun.hash(body).toString(36)}"` };
+/** If-None-Match compares weakly (RFC 9110, 13.1.2): a proxy may have marked the tag weak. */
+function notModified(ifNoneMatch: string | null, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  const strip = (tag: string) => tag.trim().replace(/^W\//, "");
+  return ifNoneMatch.split(",").some((tag) => tag.trim() === "*" || strip(tag) === strip(etag));
 }
 
-/** The manifest's files, read from the executable. */
-async function readEmbedded(list: NonNullable<HTMLBundle["files"]>): Promise<DashboardFiles> {
-  let html: string | null = null;
-  const assets = new Map<string, StaticFile>();
-  for (const f of list) {
-    const file = Bun.file(f.path);
-    if (f.loader === "html") html = await file.text();
-    else assets.set(basename(f.path), staticFile(await file.bytes(), f.headers["content-type"] || file.type));
+/**
+ * The coding to answer with: of those the file has, the one Accept-Encoding weighs most (a
+ * coding not named takes `*`'s weight, or none), brotli before gzip on a tie; null for the file
+ * itself (no header, nothing acceptable, or every weight 0).
+ */
+export function preferredEncoding(acceptEncoding: string | null, available: Partial<Record<Encoding, unknown>>): Encoding | null {
+  if (!acceptEncoding) return null;
+  const weights = new Map<string, number>();
+  for (const part of acceptEncoding.split(",")) {
+    const [coding = "", ...params] = part.split(";").map((p) => p.trim());
+    if (!coding) continue;
+    const q = params.find((p) => /^q=/i.test(p));
+    const weight = q ? Number(q.slice(2)) : 1;
+    weights.set(coding.toLowerCase(), Number.isFinite(weight) ? weight : 0);
   }
-  if (html === null) throw new Error("the dashboard's manifest has no HTML file");
-  return withPage(html, assets);
+  let best: Encoding | null = null;
+  let bestWeight = 0;
+  for (const coding of ENCODINGS) {
+    if (!available[coding]) continue;
+    const weight = weights.get(coding) ?? weights.get("*") ?? 0;
+    if (weight > bestWeight) {
+      best = coding;
+      bestWeight = weight;
+    }
+  }
+  return best;
 }
 
-/** Bundles the page from its sources, in memory. */
-async function bundle(entry: string, dev: boolean): Promise<DashboardFiles> {
+function representation(body: Uint8Array<ArrayBuffer>, tag: string): Representation {
+  return { body, etag: `"${tag}"` };
+}
+
+/** A file with its compressed forms, each with an ETag of its own (the file's hash and the coding). */
+function servedFile(contentType: string, body: Uint8Array<ArrayBuffer>, encoded: Partial<Record<Encoding, Uint8Array<ArrayBuffer>>>): ServedFile {
+  const hash = Bun.hash(body).toString(36);
+  const forms: Partial<Record<Encoding, Representation>> = {};
+  for (const coding of ENCODINGS) {
+    const data = encoded[coding];
+    if (data) forms[coding] = representation(data, `${hash}-${coding}`);
+  }
+  return { contentType, identity: representation(body, hash), encoded: forms };
+}
+
+function byName(files: { name: string; served: ServedFile }[]): DashboardFiles {
+  const html = files.find((f) => f.name === PAGE_NAME);
+  if (!html) throw new Error("the dashboard has no page");
+  return { html: html.served, assets: new Map(files.filter((f) => f !== html).map((f) => [f.name, f.served])) };
+}
+
+/** The files the binary embeds, with their compressed forms (scripts/build.ts). */
+async function readPrebuilt(list: readonly PrebuiltFile[]): Promise<DashboardFiles> {
+  const read = async (path: string) => new Uint8Array(await Bun.file(path).arrayBuffer());
+  return byName(
+    await Promise.all(
+      list.map(async (f) => {
+        const encoded: Partial<Record<Encoding, Uint8Array<ArrayBuffer>>> = {};
+        for (const coding of ENCODINGS) {
+          const path = f.encoded[coding];
+          if (path) encoded[coding] = await read(path);
+        }
+        return { name: f.name, served: servedFile(f.contentType, await read(f.path), encoded) };
+      }),
+    ),
+  );
+}
+
+/** Bundles the page from its sources, in memory; the production build is compressed once. */
+async function bundled(dev: boolean): Promise<DashboardFiles> {
   const started = performance.now();
-  const result = await Bun.build({
-    entrypoints: [entry],
-    target: "browser",
-    minify: !dev,
-    sourcemap: dev ? "linked" : "none",
-    define: { "process.env.NODE_ENV": JSON.stringify(dev ? "development" : "production") },
-    publicPath: ASSET_PREFIX,
-  });
-  if (!result.success) throw new AggregateError(result.logs, "Bun.build failed");
-  let html: string | null = null;
-  const assets = new Map<string, StaticFile>();
-  for (const output of result.outputs) {
-    if (output.path.endsWith(".html")) html = await output.text();
-    else assets.set(basename(output.path), staticFile(new Uint8Array(await output.arrayBuffer()), output.type));
-  }
-  if (html === null) throw new Error("Bun.build made no HTML file");
-  log.debug("dashboard bundled", { dev, ms: Math.round(performance.now() - started), files: [...assets.keys()] });
-  return withPage(html, assets);
-}
-
-/** Points the page's <script src> and <link href> at ASSET_PREFIX + file name. */
-function withPage(html: string, assets: Map<string, StaticFile>): DashboardFiles {
-  const point = (attribute: string) => ({
-    element(el: HTMLRewriterTypes.Element) {
-      const value = el.getAttribute(attribute);
-      if (!value || value.includes(":")) return; // data: and absolute URLs stay
-      const name = basename(value);
-      if (assets.has(name)) el.setAttribute(attribute, ASSET_PREFIX + name);
-    },
-  });
-  const page = new HTMLRewriter().on("script[src]", point("src")).on("link[href]", point("href")).transform(html);
-  return { html: staticFile(new TextEncoder().encode(page), "text/html;charset=utf-8"), assets };
+  const built: DashboardFile[] = (await bundleDashboard(dev)).files;
+  const files = await Promise.all(built.map(async (f) => ({ name: f.name, served: servedFile(f.contentType, f.body, dev ? {} : await compress(f.body, BROTLI_QUALITY.firstRequest)) })));
+  log.debug("dashboard bundled", { dev, ms: Math.round(performance.now() - started), files: built.map((f) => f.name) });
+  return byName(files);
 }

@@ -3,7 +3,7 @@ import { startCheckpointer } from "../db/checkpoint.ts";
 import { observeJobRun, registerLaneGauges } from "../api/metrics.ts";
 import { setBacklogBounds } from "../domain/plumbing/jobs.ts";
 import { errorFields, log } from "../log.ts";
-import { createApp } from "../server.ts";
+import { createApp, type Lifecycle } from "../server.ts";
 import { databaseFault } from "../db/faults.ts";
 import { redact } from "../db/open.ts";
 import { createServices } from "../services.ts";
@@ -18,17 +18,51 @@ import { startWorkers } from "../jobs/worker.ts";
 import { VERSION } from "../version.ts";
 import { bootstrapIfEmpty, formatInitBanner } from "./init.ts";
 
-/** How long requests in flight may take to finish once SIGTERM came. */
+/** How long requests in flight may take to finish once the listener closed. */
 const SHUTDOWN_GRACE_MS = 20_000;
 
+/** The port is in use by another process (which did not ask to share it, or this one did not). */
+export class PortInUseError extends Error {}
+
 /**
- * Migrates, bootstraps an empty database (printing its keys once), then serves until SIGTERM
- * or SIGINT, when it stops accepting, lets requests in flight finish, and closes the database.
+ * Listens on PORT and HOST, alone unless FLAGSTAFF_REUSE_PORT asks to share the port. Elysia
+ * asks Bun.serve for SO_REUSEPORT by default, which on Linux lets a second process bind a port
+ * in use without an error and take half its connections: `reusePort` is always passed. On a
+ * port in use, `cleanup` runs (the database closes) and a PortInUseError says what to do.
+ */
+async function listen(app: ReturnType<typeof createApp>, config: Config, cleanup: () => Promise<void>) {
+  try {
+    app.listen({ port: config.port, hostname: config.host, reusePort: config.reusePort });
+  } catch (err) {
+    if ((err as { code?: string }).code !== "EADDRINUSE") throw err;
+    await cleanup();
+    throw new PortInUseError(
+      `port ${config.port} on ${config.host} is already in use (another Flagstaff, or another program, listens there): ` +
+        `stop it or choose another PORT${config.reusePort ? "; FLAGSTAFF_REUSE_PORT shares a port only with processes that ask to share it too" : ". To run several instances on one port on purpose (PostgreSQL only), set FLAGSTAFF_REUSE_PORT=1 on each (docs/operations.md)"}`,
+    );
+  }
+  const server = app.server;
+  if (!server) throw new Error("server did not start");
+  return server;
+}
+
+/**
+ * Migrates, takes its port, bootstraps an empty database (printing its keys once), then serves
+ * until SIGTERM or SIGINT, when it drains (not ready, still serving), stops accepting, lets
+ * requests in flight finish, and closes the database.
  */
 export async function serve(config: Config): Promise<void> {
   // Read before anything starts: a key that cannot be read stops the start (exit 2).
   const auditKey = loadAuditSigningKey();
   const services = await createServices(config);
+
+  // The port is taken before anything else starts (workers, schedulers, an empty database's
+  // first organization): a second instance on a port in use stops here, having done nothing but
+  // the migrations (none, on a database already migrated).
+  let phase: Lifecycle = "starting";
+  const app = createApp(services, { lifecycle: () => phase });
+  const server = await listen(app, config, () => services.store.close());
+
   // On an empty database, the demo organization (one, however many instances start together).
   const bootstrap = await bootstrapIfEmpty(services);
 
@@ -51,38 +85,49 @@ export async function serve(config: Config): Promise<void> {
   // SQLite: WAL checkpoints (and their fsyncs) run on a thread of their own (src/db/checkpoint.ts).
   const checkpointer = services.store.file !== null ? startCheckpointer(services.store.writer, services.store.file) : null;
 
-  let stopping = false;
-  const app = createApp(services, { isDraining: () => stopping });
-  app.listen({ port: config.port, hostname: config.host });
-  const server = app.server;
-  if (!server) throw new Error("server did not start");
+  phase = "serving";
   const shownHost = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host;
   const baseUrl = `http://${shownHost}:${server.port}`;
 
-  if (bootstrap) process.stdout.write(formatInitBanner(bootstrap, baseUrl) + "\n");
-  // Tests and scripts wait for this exact line to learn the port.
-  process.stdout.write(`Flagstaff listening on ${baseUrl}\n`);
-  log.info("listening", { url: baseUrl, version: VERSION, engine: services.store.engine, db: services.store.file ?? redact(config.databaseUrl ?? "") });
-
-  // Graceful shutdown (docs/operations.md): /readyz turns 503; the listener closes (idle
-  // keep-alive connections at once); requests in flight finish, for up to SHUTDOWN_GRACE_MS;
-  // running jobs finish and the leases of the others are released; a last checkpoint; the
-  // database closes. A second signal, or a shutdown that hangs, ends the process at once.
+  // Graceful shutdown (docs/operations.md): the drain first, FLAGSTAFF_SHUTDOWN_DRAIN_MS during
+  // which /readyz answers 503 and requests are still served (each answer closing its
+  // connection), so that a balancer's checks take the instance out while it still answers;
+  // a second signal ends the drain early. Then the listener closes (idle keep-alive connections
+  // at once); requests in flight finish, for up to SHUTDOWN_GRACE_MS; running jobs finish and
+  // the leases of the others are released; a last checkpoint; the database closes. A signal
+  // after the drain, or a shutdown that hangs, ends the process at once.
+  let endDrain: (() => void) | null = null;
   const shutdown = async (signal: string) => {
-    if (stopping) {
-      log.warn("second signal: exiting now", { signal });
+    if (endDrain) {
+      log.info("second signal: ending the drain now", { signal });
+      endDrain();
+      endDrain = null;
+      return;
+    }
+    if (phase === "draining") {
+      log.warn("another signal after the drain: exiting now", { signal });
       process.exit(1);
     }
-    stopping = true;
-    log.info("shutting down", { signal, requestsInFlight: server.pendingRequests });
+    phase = "draining";
+    const drainMs = config.shutdownDrainMs;
+    log.info("shutting down", { signal, drainMs, requestsInFlight: server.pendingRequests });
     setTimeout(() => {
       log.error("shutdown did not finish in time: exiting");
       process.exit(1);
-    }, SHUTDOWN_GRACE_MS + 15_000);
+    }, drainMs + SHUTDOWN_GRACE_MS + 15_000);
     let code = 0;
     try {
-      const drained = await Promise.race([server.stop(false).then(() => true), Bun.sleep(SHUTDOWN_GRACE_MS).then(() => false)]);
-      if (!drained) {
+      if (drainMs > 0) {
+        const drained = Promise.withResolvers<void>();
+        endDrain = drained.resolve;
+        const timer = setTimeout(drained.resolve, drainMs);
+        await drained.promise;
+        clearTimeout(timer);
+        endDrain = null;
+        log.info("drain over: closing the listener", { requestsInFlight: server.pendingRequests });
+      }
+      const finished = await Promise.race([server.stop(false).then(() => true), Bun.sleep(SHUTDOWN_GRACE_MS).then(() => false)]);
+      if (!finished) {
         log.warn("requests still in flight after the grace period: closing their connections", { requestsInFlight: server.pendingRequests });
         await server.stop(true);
       }
@@ -110,4 +155,10 @@ export async function serve(config: Config): Promise<void> {
     if (!fault) throw reason;
     log.warn("a database fault no request awaited", { fault, ...errorFields(reason) });
   });
+
+  // Only now, with the signals handled: whoever reads this line may stop the process at once.
+  if (bootstrap) process.stdout.write(formatInitBanner(bootstrap, baseUrl) + "\n");
+  // Tests and scripts wait for this exact line to learn the port.
+  process.stdout.write(`Flagstaff listening on ${baseUrl}\n`);
+  log.info("listening", { url: baseUrl, version: VERSION, engine: services.store.engine, db: services.store.file ?? redact(config.databaseUrl ?? ""), reusePort: config.reusePort });
 }

@@ -2,34 +2,41 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState, type MouseEvent, type ReactNode } from "react";
 import { can, errorCode, setCsrfToken, trpc, type Role } from "./api.ts";
-import { AppealsPage } from "./pages/appeals.tsx";
-import { AuditPage } from "./pages/audit.tsx";
-import { AnalysesPage } from "./pages/analyses.tsx";
-import { CasePage, ReportRedirect } from "./pages/case.tsx";
-import { EvaluationPage } from "./pages/evaluation.tsx";
-import { IdentitiesPage, IdentityPage } from "./pages/identities.tsx";
-import { KeysPage } from "./pages/keys.tsx";
 import { LoginPage } from "./pages/login.tsx";
-import { OverviewPage } from "./pages/overview.tsx";
-import { PoliciesPage } from "./pages/policies.tsx";
-import { ProjectsPage } from "./pages/projects.tsx";
-import { QueuePage } from "./pages/queue.tsx";
-import { QualityPage } from "./pages/quality.tsx";
-import { QueuesPage } from "./pages/queues.tsx";
-import { ReviewPage } from "./pages/review.tsx";
-import { RulesPage } from "./pages/rules.tsx";
-import { ClosedCasesPage, SearchPage } from "./pages/search.tsx";
-import { SettingsPage } from "./pages/settings.tsx";
-import { TeamPage } from "./pages/team.tsx";
-import { UsersPage } from "./pages/users.tsx";
-import { ViewingPage } from "./pages/viewing.tsx";
-import { TransparencyPage } from "./pages/transparency.tsx";
-import { WebhooksPage } from "./pages/webhooks.tsx";
 import { GlobalSearchBox } from "./components/search-box.tsx";
 import { SsoFailureNote } from "./components/sso-failure.tsx";
 import { href, useRoute, type Route } from "./router.ts";
 import { SessionProvider, useSession, type Session, type SignedIn } from "./session.tsx";
 import { ErrorNote, Field, Loading, ProjectOptions, TimeAgo, useToast } from "./ui.tsx";
+import { lazyPage, PageFrame } from "./lazy-page.tsx";
+
+// Every page but sign-in is a chunk of its own, fetched when first shown (src/web/lazy-page.tsx):
+// the first screen loads the shell and its own page, not all of them.
+const AppealsPage = lazyPage(() => import("./pages/appeals.tsx"), (m) => m.AppealsPage);
+const AuditPage = lazyPage(() => import("./pages/audit.tsx"), (m) => m.AuditPage);
+const AnalysesPage = lazyPage(() => import("./pages/analyses.tsx"), (m) => m.AnalysesPage);
+const CasePage = lazyPage(() => import("./pages/case.tsx"), (m) => m.CasePage);
+const ReportRedirect = lazyPage(() => import("./pages/case.tsx"), (m) => m.ReportRedirect);
+const EvaluationPage = lazyPage(() => import("./pages/evaluation.tsx"), (m) => m.EvaluationPage);
+const IdentitiesPage = lazyPage(() => import("./pages/identities.tsx"), (m) => m.IdentitiesPage);
+const IdentityPage = lazyPage(() => import("./pages/identities.tsx"), (m) => m.IdentityPage);
+const KeysPage = lazyPage(() => import("./pages/keys.tsx"), (m) => m.KeysPage);
+const OverviewPage = lazyPage(() => import("./pages/overview.tsx"), (m) => m.OverviewPage);
+const PoliciesPage = lazyPage(() => import("./pages/policies.tsx"), (m) => m.PoliciesPage);
+const ProjectsPage = lazyPage(() => import("./pages/projects.tsx"), (m) => m.ProjectsPage);
+const QueuePage = lazyPage(() => import("./pages/queue.tsx"), (m) => m.QueuePage);
+const QualityPage = lazyPage(() => import("./pages/quality.tsx"), (m) => m.QualityPage);
+const QueuesPage = lazyPage(() => import("./pages/queues.tsx"), (m) => m.QueuesPage);
+const ReviewPage = lazyPage(() => import("./pages/review.tsx"), (m) => m.ReviewPage);
+const RulesPage = lazyPage(() => import("./pages/rules.tsx"), (m) => m.RulesPage);
+const ClosedCasesPage = lazyPage(() => import("./pages/search.tsx"), (m) => m.ClosedCasesPage);
+const SearchPage = lazyPage(() => import("./pages/search.tsx"), (m) => m.SearchPage);
+const SettingsPage = lazyPage(() => import("./pages/settings.tsx"), (m) => m.SettingsPage);
+const TeamPage = lazyPage(() => import("./pages/team.tsx"), (m) => m.TeamPage);
+const UsersPage = lazyPage(() => import("./pages/users.tsx"), (m) => m.UsersPage);
+const ViewingPage = lazyPage(() => import("./pages/viewing.tsx"), (m) => m.ViewingPage);
+const TransparencyPage = lazyPage(() => import("./pages/transparency.tsx"), (m) => m.TransparencyPage);
+const WebhooksPage = lazyPage(() => import("./pages/webhooks.tsx"), (m) => m.WebhooksPage);
 
 export function App() {
   const me = useQuery({
@@ -124,7 +131,14 @@ function Shell({ me }: { me: SignedIn }) {
           <NavLinks route={route} role={me.role} />
         </nav>
         <main id="main" className="content" tabIndex={-1}>
-          {projects.error ? <ErrorNote error={projects.error} /> : <Page route={route} />}
+          {projects.error ? (
+            <ErrorNote error={projects.error} />
+          ) : (
+            // A new frame per page: one that could not be loaded does not stay shown on the next.
+            <PageFrame key={route.page}>
+              <Page route={route} />
+            </PageFrame>
+          )}
         </main>
         {/* The release of the server that answered (during a rolling upgrade, instances differ). */}
         <footer className="footer">Flagstaff {me.version}</footer>

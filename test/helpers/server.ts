@@ -33,10 +33,12 @@ export interface CallResult<T = any> {
 
 /**
  * The environment of a flagstaff process for this pass: on the PostgreSQL pass, the database
- * standing for its FLAGSTAFF_DB path (test/helpers/pg.ts) unless it names one itself.
+ * standing for its FLAGSTAFF_DB path (test/helpers/pg.ts) unless it names one itself; no drain
+ * period at shutdown unless the test sets FLAGSTAFF_SHUTDOWN_DRAIN_MS.
  */
 export async function engineEnv(env: Record<string, string | undefined>): Promise<Record<string, string | undefined>> {
-  const full = { ...process.env, ...env };
+  // A test's server stops at once (no drain period: src/commands/serve.ts) unless it asks for one.
+  const full: Record<string, string | undefined> = { FLAGSTAFF_SHUTDOWN_DRAIN_MS: "0", ...process.env, ...env };
   if (!TEST_PG_URL || env.FLAGSTAFF_DATABASE_URL !== undefined) return full;
   if (!full.FLAGSTAFF_DB) throw new Error("a flagstaff process of the tests needs FLAGSTAFF_DB (on PostgreSQL, it names the database)");
   return { ...full, FLAGSTAFF_DATABASE_URL: (await databaseForPath(full.FLAGSTAFF_DB)).url };
