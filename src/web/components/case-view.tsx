@@ -21,7 +21,7 @@ import { caseTitle } from "./case-title.ts";
 import { EnforcementList } from "./enforcement-list.tsx";
 import { StrikesPanel } from "./strikes.tsx";
 import { usePeople } from "./people.ts";
-import { MANY_REPORTS, ReporterSummary } from "./reporter-summary.tsx";
+import { accuracyWords, MANY_REPORTS, ReporterSummary } from "./reporter-summary.tsx";
 import { AssignForm, CaseHolder } from "./assignment.tsx";
 
 /** `onDecided`: review mode's next step, after a decision taken on the case. */
@@ -643,9 +643,10 @@ function ReportersSection({ reporters: all, fold = false }: { reporters: CaseDet
                 {weights.data?.reporters[identity.id]?.mutedUntil && <Badge tone="gray">muted</Badge>}
                 <div className="small-print muted">
                   {weights.data?.reporters[identity.id] && (
-                    <span data-testid="reporter-accuracy">
-                      Accuracy {Math.round(weights.data.reporters[identity.id]!.accuracy * 100)} % of {weights.data.reporters[identity.id]!.reportsDecided} decided ·{" "}
-                    </span>
+                    <>
+                      <span data-testid="reporter-accuracy">{accuracyWords(weights.data.reporters[identity.id]!)}</span>
+                      {" · "}
+                    </>
                   )}
                   {total} report{total === 1 ? "" : "s"} filed
                   {filed.RESOLVED ? ` · ${filed.RESOLVED} upheld` : ""}
