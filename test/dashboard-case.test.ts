@@ -243,4 +243,28 @@ describe("the case page", () => {
     },
     BROWSER_T,
   );
+
+  test(
+    "the subject's earlier cases are those opened before this one, the latest first (issue 45, item 8)",
+    async () => {
+      const eve = { type: "user", externalId: "u-eve", display: { name: "Eve Earlier" } };
+      const caseIds: string[] = [];
+      for (const post of ["eve-post-1", "eve-post-2", "eve-post-3"]) {
+        const reportId = await b.sdkReport({ subject: eve, target: { contentType: "post", contentExternalId: post, content: `Text of ${post}` }, reason: "spam" });
+        caseIds.push((await b.platform.report(reportId)).caseId);
+      }
+      const earlier = async (caseId: string, post: string) => {
+        await openCase(caseId, `post ${post}`);
+        const subject = page.locator("section", { has: page.getByRole("heading", { name: "Subject", exact: true }) });
+        const list = subject.getByRole("heading", { name: "Earlier cases" }).locator("xpath=following-sibling::*[1]");
+        await list.waitFor();
+        return list.getByRole("link").allInnerTexts();
+      };
+      expect(await earlier(caseIds[1]!, "eve-post-2")).toEqual(["eve-post-1"]);
+      expect(await earlier(caseIds[2]!, "eve-post-3")).toEqual(["eve-post-2", "eve-post-1"]);
+      expect(await earlier(caseIds[0]!, "eve-post-1")).toEqual([]);
+      await page.locator("section", { has: page.getByRole("heading", { name: "Subject", exact: true }) }).getByText("None.").first().waitFor();
+    },
+    BROWSER_T,
+  );
 });
