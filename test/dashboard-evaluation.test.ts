@@ -209,7 +209,13 @@ describe("the evaluation page", () => {
       await expect(spamAdvice.getByTestId("advised-threshold").textContent()).resolves.toBe("75 (100.0 % precision)");
       await expect(spamAdvice.locator("td").nth(1).textContent()).resolves.toBe("66.7 %");
       await expect(spamAdvice.locator("td").nth(2).textContent()).resolves.toBe("66.7 % precision · 66.7 % recall · 3 flagged");
-      await expect(advice.locator("tr[data-category='threats']").getByTestId("advised-threshold").textContent()).resolves.toBe("0 (100.0 % precision)");
+      // Threats reach the target with no threshold at all (e3, at 80, the one flagged): not "0", but any up to 80.
+      await expect(advice.locator("tr[data-category='threats']").getByTestId("advised-threshold").textContent()).resolves.toBe("any up to 80 (100.0 % precision)");
+      await advice.getByLabel("Curve of category").selectOption("threats");
+      await expect(page.getByTestId("threshold-chart-threats").getByRole("img").getAttribute("aria-label")).resolves.toContain("at the advised threshold any up to 80, precision 100.0 %");
+      await expect(page.getByTestId("threshold-chart-threats").locator("text.mark-label").allTextContents()).resolves.toEqual(["current 70", "advised any up to 80"]);
+      await expectNoA11yViolations(page, "a run's advice of no threshold needed");
+      await advice.getByLabel("Curve of category").selectOption("spam");
       // A lower target: spam's advice moves down to 65 (e6 e1 e8: 66.7 %), the curve's plot follows.
       await advice.getByLabel("Precision target (%)").fill("60");
       await until("the advice at 60 %", async () => (await spamAdvice.getByTestId("advised-threshold").textContent()) === "65 (66.7 % precision)");
