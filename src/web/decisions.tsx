@@ -376,7 +376,7 @@ function DecisionForm({ action, targets: given, onClose, onDone }: { action: Dec
         const done = results.length - failed.length;
         const what = `${describeAction(actionInput.kind, duration, unit)}${startWords(start)}`;
         return {
-          text: `${VERB.resolve[1]} ${plural(done, "case")}, each with a ${what}${skipped ? `; skipped ${skipped} claimed by others` : ""}`,
+          text: `${VERB.resolve[1]} ${plural(done, "case")}, each with a ${what}${skipped ? `; skipped ${skipped} assigned to others` : ""}`,
           failed,
           bulkId: null,
           undoUntil: null,
@@ -441,9 +441,9 @@ function DecisionForm({ action, targets: given, onClose, onDone }: { action: Dec
           <div className="switch">
             <input id="take-over-many" type="checkbox" checked={takeOver} onChange={(e) => setTakeOver(e.target.checked)} aria-describedby="take-over-many-hint" />
             <span>
-              <label htmlFor="take-over-many">{`Take over ${plural(claimedByOthers.length, "case")} claimed by others`}</label>
+              <label htmlFor="take-over-many">{`Take over ${plural(claimedByOthers.length, "case")} assigned to others`}</label>
               <span id="take-over-many-hint" className="field-hint">
-                {`Claimed by ${[...new Set(claimedByOthers.map((t) => t.assignee!.email))].join(", ")}. Unticked, ${claimedByOthers.length === 1 ? "it is" : "they are"} skipped.`}
+                {`Assigned to ${[...new Set(claimedByOthers.map((t) => t.assignee!.email))].join(", ")}. Unticked, ${claimedByOthers.length === 1 ? "it is" : "they are"} skipped.`}
               </span>
             </span>
           </div>
@@ -539,7 +539,7 @@ function DecisionForm({ action, targets: given, onClose, onDone }: { action: Dec
   );
 }
 
-/** Claim (assign to me) or release cases; a case claimed by someone else is taken over only after confirmation. */
+/** Assign cases to me, or unassign them; a case assigned to someone else is taken over only after confirmation. */
 export function useClaim() {
   const qc = useQueryClient();
   const toast = useToast();
@@ -551,7 +551,7 @@ export function useClaim() {
       return args;
     },
     onSuccess: (args) => {
-      toast(args.assigneeId ? `Claimed ${args.caseIds.length === 1 ? "the case" : `${args.caseIds.length} cases`}` : "Released");
+      toast(args.assigneeId ? `Assigned ${args.caseIds.length === 1 ? "the case" : `${args.caseIds.length} cases`} to you` : "Unassigned");
       void qc.invalidateQueries();
     },
     onError: (err) => toast(errorMessage(err), "error"),

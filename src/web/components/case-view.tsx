@@ -128,7 +128,7 @@ export function CaseView({ caseId, focusReport, onDecided }: { caseId: string; f
       {isModerator && (
         <div className="actionbar" role="toolbar" aria-label="Case actions">
           <button type="button" className="secondary" onClick={toggleClaim} disabled={claim.isPending}>
-            {mine ? "Release" : taken ? "Take over" : "Claim"} <Kbd>c</Kbd>
+            {mine ? "Unassign" : taken ? "Take over" : "Assign to me"} <Kbd>c</Kbd>
           </button>
           {c.status === "OPEN" && (
             <button type="button" className="secondary" onClick={() => triage.mutate()} disabled={triage.isPending}>

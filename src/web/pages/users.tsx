@@ -8,7 +8,7 @@ import { dateTime, ErrorNote, Field, QueryTable, SecretDialog, useToast } from "
 
 const ROLE_HELP: Record<Role, string> = {
   viewer: "reads everything, changes nothing",
-  moderator: "works the queue: claims, decides, writes notes",
+  moderator: "works the queue: takes cases, decides, writes notes",
   admin: "also manages projects, settings, keys, webhooks and users",
 };
 
