@@ -136,6 +136,9 @@ describe("the case page", () => {
       await openCase(linkCase, `url ${url}`);
       const tags = page.getByRole("list", { name: "Tags" });
       await tags.getByText("No tags.").waitFor();
+      // The field opens on demand, with the focus in it.
+      await page.getByRole("button", { name: "Add a tag…" }).click();
+      await until("focus in the tag field", async () => (await page.evaluate(() => (document.activeElement as HTMLElement | null)?.getAttribute("list"))) !== null);
       await page.getByLabel("Add a tag").fill("Shop Spam");
       await page.getByRole("button", { name: "Add tag" }).click();
       await tags.getByText("shop-spam").waitFor(); // normalised as stored
