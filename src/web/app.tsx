@@ -24,7 +24,7 @@ import { UsersPage } from "./pages/users.tsx";
 import { TransparencyPage } from "./pages/transparency.tsx";
 import { WebhooksPage } from "./pages/webhooks.tsx";
 import { GlobalSearchBox } from "./components/search-box.tsx";
-import { href, useRoute, type Route } from "./router.ts";
+import { href, navigate, useRoute, type Route } from "./router.ts";
 import { SessionProvider, useSession, type Session, type SignedIn } from "./session.tsx";
 import { ErrorNote, Field, Loading, ProjectOptions, TimeAgo, useToast } from "./ui.tsx";
 
@@ -276,7 +276,8 @@ function UserMenu({ me }: { me: SignedIn }) {
       // Everything of the session goes; "me" is reset (not cleared: a cleared query keeps its
       // observer's last answer, and the page stayed signed in) and asked again, answering 401.
       qc.removeQueries({ predicate: (q) => q.queryKey[0] !== "me" });
-      location.hash = "#/queue";
+      // "Signed out locally" (onError, before this) is kept over the move.
+      navigate(href("queue"), { keepNotices: true });
       void qc.resetQueries({ queryKey: ["me"] });
     },
     onError: () => toast("Signed out locally; the server could not be reached", "error"),
