@@ -184,17 +184,20 @@ describe("the appeals inbox", () => {
       const onCase = page.locator("section.appeals-section");
       await onCase.locator("[data-appeal-status='pending']").first().waitFor({ timeout: 10_000 });
 
-      // The page asks with the browser's confirm() before revoking.
-      page.once("dialog", (d) => void d.accept());
-      await page.getByRole("button", { name: "Revoke", exact: true }).first().click();
+      // The page asks in its own dialog before revoking, with a reason kept on the action.
+      await page.getByRole("button", { name: /^Revoke the / }).first().click();
+      const revoking = page.getByRole("dialog", { name: /^Revoke the / });
+      await revoking.getByLabel("Reason (optional)").fill("Appeal convinced us");
+      await revoking.getByRole("button", { name: /^Revoke the / }).click();
       await page.getByText("Action revoked", { exact: true }).waitFor();
       await page.locator(".case-head [data-status='CLOSED']").waitFor({ timeout: 10_000 });
       await onCase.locator("[data-appeal-status='overturned']").first().waitFor({ timeout: 10_000 });
-      expect(await onCase.locator("blockquote.appeal-note").innerText()).toBe("Overturned by revoking the action");
+      // The revocation's reason settles the appeal with it.
+      expect(await onCase.locator("blockquote.appeal-note").innerText()).toBe("Overturned by revoking the action: Appeal convinced us");
 
       const settled = await appealOf(cy);
-      expect(settled.appeal).toMatchObject({ status: "overturned", decision: { note: "Overturned by revoking the action", by: { type: "user" } } });
-      expect(settled.action.status).toBe("revoked");
+      expect(settled.appeal).toMatchObject({ status: "overturned", decision: { note: "Overturned by revoking the action: Appeal convinced us", by: { type: "user" } } });
+      expect(settled.action).toMatchObject({ status: "revoked", revokeReason: "Appeal convinced us" });
       expect((await b.platform.report(cy.reportId)).status).toBe("CLOSED");
 
       // Nothing left waiting in the inbox.

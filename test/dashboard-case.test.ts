@@ -136,6 +136,9 @@ describe("the case page", () => {
       await openCase(linkCase, `url ${url}`);
       const tags = page.getByRole("list", { name: "Tags" });
       await tags.getByText("No tags.").waitFor();
+      // The field opens on demand, with the focus in it.
+      await page.getByRole("button", { name: "Add a tag…" }).click();
+      await until("focus in the tag field", async () => (await page.evaluate(() => (document.activeElement as HTMLElement | null)?.getAttribute("list"))) !== null);
       await page.getByLabel("Add a tag").fill("Shop Spam");
       await page.getByRole("button", { name: "Add tag" }).click();
       await tags.getByText("shop-spam").waitFor(); // normalised as stored
@@ -240,6 +243,30 @@ describe("the case page", () => {
       expect(action).toMatchObject({ kind: "suspension", reason: "Harassment of other members" });
       // Three days from when it was applied (the end is computed a moment before the start is stored).
       expect(Math.abs(Date.parse(action.endsAt!) - Date.parse(action.startsAt) - 3 * 86_400_000)).toBeLessThan(60_000);
+    },
+    BROWSER_T,
+  );
+
+  test(
+    "the subject's earlier cases are those opened before this one, the latest first (issue 45, item 8)",
+    async () => {
+      const eve = { type: "user", externalId: "u-eve", display: { name: "Eve Earlier" } };
+      const caseIds: string[] = [];
+      for (const post of ["eve-post-1", "eve-post-2", "eve-post-3"]) {
+        const reportId = await b.sdkReport({ subject: eve, target: { contentType: "post", contentExternalId: post, content: `Text of ${post}` }, reason: "spam" });
+        caseIds.push((await b.platform.report(reportId)).caseId);
+      }
+      const earlier = async (caseId: string, post: string) => {
+        await openCase(caseId, `post ${post}`);
+        const subject = page.locator("section", { has: page.getByRole("heading", { name: "Subject", exact: true }) });
+        const list = subject.getByRole("heading", { name: "Earlier cases" }).locator("xpath=following-sibling::*[1]");
+        await list.waitFor();
+        return list.getByRole("link").allInnerTexts();
+      };
+      expect(await earlier(caseIds[1]!, "eve-post-2")).toEqual(["eve-post-1"]);
+      expect(await earlier(caseIds[2]!, "eve-post-3")).toEqual(["eve-post-2", "eve-post-1"]);
+      expect(await earlier(caseIds[0]!, "eve-post-1")).toEqual([]);
+      await page.locator("section", { has: page.getByRole("heading", { name: "Subject", exact: true }) }).getByText("None.").first().waitFor();
     },
     BROWSER_T,
   );

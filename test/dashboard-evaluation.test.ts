@@ -4,7 +4,9 @@
  * figures as the page shows them (each computed by hand below from the scripted answers), the
  * plots, the threshold advice, the two runs side by side with the items that changed, and the
  * advice the project settings show before a new threshold is saved. axe-core finds nothing on
- * the page, the comparison and the settings' dialog.
+ * the page, the comparison and the settings' dialog. The "Start a run" dialog offers the models
+ * the fake Ollama has installed (`/api/tags`) in a select, and says so when Ollama cannot be
+ * reached (issue 45, item 8).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
@@ -85,9 +87,11 @@ const answerer =
  */
 
 const DIALOG = "dialog[open]";
+/** The fake Ollama's installed models: the server's own (FLAGSTAFF_AI_MODEL's default, llama3.2) and another. */
+const INSTALLED = ["llama3.2", "qwen2.5:7b"];
 
 beforeAll(async () => {
-  fake = startFakeOllama();
+  fake = startFakeOllama({ models: INSTALLED });
   b = await openDashboard({ OLLAMA_HOST: fake.url, FLAGSTAFF_JOB_POLL_MS: "100" });
   page = b.page;
 }, BROWSER_T);
@@ -98,12 +102,19 @@ afterAll(async () => {
 
 const figure = (name: string) => page.locator(`[data-figure='${name}'] dd`).first();
 
-async function startRunFromUi(): Promise<string> {
+async function startRunFromUi(model?: string): Promise<string> {
   const { orgSlug, projectId } = b.server.demo;
   const before = (await b.platform.trpc.evaluation.runs.query({ orgSlug, projectId })).runs.length;
   await page.goto(`${b.server.url}/#/evaluation`);
   await page.getByRole("button", { name: "Start a run of labelled" }).click();
   const dialog = page.locator(DIALOG);
+  // The model is chosen among those Ollama has installed, the server's own first.
+  const select = dialog.getByRole("combobox", { name: "Model" });
+  await select.waitFor();
+  await expect(select.locator("option").allTextContents()).resolves.toEqual(["llama3.2:latest (3.2B, 2.0 GB) · the server's model", "qwen2.5:7b (3.2B, 2.0 GB)"]);
+  await expect(select.inputValue()).resolves.toBe("llama3.2:latest");
+  if (model) await select.selectOption(model);
+  await expectNoA11yViolations(page, "the Start a run dialog with the installed models", DIALOG);
   await dialog.getByRole("button", { name: "Start run" }).click();
   await dialog.waitFor({ state: "detached" }).catch(() => {});
   let runId = "";
@@ -153,8 +164,12 @@ describe("the evaluation page", () => {
       fake.setDefault(answerer(A));
       const runA = await startRunFromUi();
       fake.setDefault(answerer(B));
-      const runB = await startRunFromUi();
+      const runB = await startRunFromUi("qwen2.5:7b");
       Object.assign(runs, { a: runA, b: runB });
+      // Each run asked the model chosen in the dialog.
+      const runModels = Object.fromEntries((await b.platform.trpc.evaluation.runs.query({ orgSlug, projectId })).runs.map((r) => [r.id, r.model]));
+      expect([runModels[runA], runModels[runB]]).toEqual(["llama3.2:latest", "qwen2.5:7b"]);
+      expect(new Set(fake.requests.map((r) => r.model))).toEqual(new Set(["llama3.2:latest", "qwen2.5:7b"]));
       // Each item was asked once per run.
       expect(fake.requests.filter((r) => /ITEM-e1\b/.test(r.messages.at(-1)?.content ?? "")).length).toBe(2);
 
@@ -194,7 +209,13 @@ describe("the evaluation page", () => {
       await expect(spamAdvice.getByTestId("advised-threshold").textContent()).resolves.toBe("75 (100.0 % precision)");
       await expect(spamAdvice.locator("td").nth(1).textContent()).resolves.toBe("66.7 %");
       await expect(spamAdvice.locator("td").nth(2).textContent()).resolves.toBe("66.7 % precision · 66.7 % recall · 3 flagged");
-      await expect(advice.locator("tr[data-category='threats']").getByTestId("advised-threshold").textContent()).resolves.toBe("0 (100.0 % precision)");
+      // Threats reach the target with no threshold at all (e3, at 80, the one flagged): not "0", but any up to 80.
+      await expect(advice.locator("tr[data-category='threats']").getByTestId("advised-threshold").textContent()).resolves.toBe("any up to 80 (100.0 % precision)");
+      await advice.getByLabel("Curve of category").selectOption("threats");
+      await expect(page.getByTestId("threshold-chart-threats").getByRole("img").getAttribute("aria-label")).resolves.toContain("at the advised threshold any up to 80, precision 100.0 %");
+      await expect(page.getByTestId("threshold-chart-threats").locator("text.mark-label").allTextContents()).resolves.toEqual(["current 70", "advised any up to 80"]);
+      await expectNoA11yViolations(page, "a run's advice of no threshold needed");
+      await advice.getByLabel("Curve of category").selectOption("spam");
       // A lower target: spam's advice moves down to 65 (e6 e1 e8: 66.7 %), the curve's plot follows.
       await advice.getByLabel("Precision target (%)").fill("60");
       await until("the advice at 60 %", async () => (await spamAdvice.getByTestId("advised-threshold").textContent()) === "65 (66.7 % precision)");
@@ -316,6 +337,23 @@ describe("the evaluation page", () => {
         await page.emulateMedia({ colorScheme: "light" });
         await page.setViewportSize({ width: 1366, height: 900 });
       }
+    },
+    BROWSER_T,
+  );
+
+  test(
+    "with Ollama gone, the Start a run dialog says it cannot be reached and offers the server's model only; axe finds nothing",
+    async () => {
+      await fake.stop();
+      await page.goto(`${b.server.url}/#/evaluation`);
+      await page.getByRole("button", { name: "Start a run of labelled" }).click();
+      const dialog = page.locator(DIALOG);
+      await expect(dialog.getByTestId("models-unavailable").textContent()).resolves.toBe(
+        "The AI backend (Ollama) cannot be reached, so its installed models could not be listed; try again later. A run started now uses the server's model and waits until Ollama answers.",
+      );
+      await expect(dialog.getByRole("combobox", { name: "Model" }).locator("option").allTextContents()).resolves.toEqual(["The server's model"]);
+      await expectNoA11yViolations(page, "the Start a run dialog with Ollama unreachable", DIALOG);
+      await dialog.getByRole("button", { name: "Cancel" }).click();
     },
     BROWSER_T,
   );

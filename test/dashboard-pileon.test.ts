@@ -6,7 +6,8 @@
  * report cards are grouped by reason and start folded (and so do the audit trail's runs of alike
  * events and the reporters list), so the page is a fraction of its unfolded height (both
  * printed); a group unfolds and folds again; axe-core finds nothing with the summary shown and
- * the groups folded, nor with them unfolded.
+ * the groups folded, nor with them unfolded. Each reporter's accuracy, on the case page and on
+ * their identity page, says what the summary's bands say (issue 45, item 6).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
@@ -119,6 +120,40 @@ describe("a case with many reporters", () => {
       await harassment.click();
       expect(await harassment.getAttribute("aria-expanded")).toBe("false");
       expect(await reports.locator(".report:visible").count()).toBe(48 - 33);
+    },
+    BROWSER_T,
+  );
+
+  test(
+    "each reporter's accuracy says what the summary's bands say: nothing decided is no figure, fewer than three are too few to tell (case page and identity page)",
+    async () => {
+      await page.goto(`${b.server.url}/#/cases/${caseId}`);
+      const reporters = page.locator("section", { has: page.getByRole("heading", { name: "Reporters", exact: true }) });
+      await reporters.getByRole("button", { name: /^Show \d+ more/ }).click();
+      const accuracyOf = (i: number) => reporters.getByRole("listitem").filter({ has: page.getByRole("link", { name: `Reporter ${i}`, exact: true }) }).getByTestId("reporter-accuracy");
+      // Reporter 10: nothing decided (the server's smoothed figure is 50 %: no finding).
+      await expect(accuracyOf(10).textContent()).resolves.toBe("No decided report yet");
+      // Reporter 8: one dismissal; 5: three upheld, (3 + 1) / (3 + 2); 7: three dismissed, 1 / 5.
+      await expect(accuracyOf(8).textContent()).resolves.toBe("1 decided: too few to tell");
+      await expect(accuracyOf(5).textContent()).resolves.toBe("Accuracy 80 % of 3 decided");
+      await expect(accuracyOf(7).textContent()).resolves.toBe("Accuracy 20 % of 3 decided");
+      await expectNoA11yViolations(page, "the reporters of a pile-on with their accuracy");
+
+      // Their identity pages, reached from the links.
+      const links = Object.fromEntries(
+        await Promise.all([10, 8, 5].map(async (i) => [i, await reporters.getByRole("link", { name: `Reporter ${i}`, exact: true }).getAttribute("href")] as const)),
+      );
+      const identityAccuracy = async (i: number) => {
+        await page.goto(`${b.server.url}/${links[i]}`);
+        await page.getByRole("heading", { name: `Reporter ${i}`, level: 1 }).waitFor({ timeout: 15_000 });
+        const shown = page.locator("section", { has: page.getByRole("heading", { name: "As a reporter" }) }).getByTestId("reporter-accuracy");
+        await shown.waitFor({ timeout: 15_000 });
+        return shown.textContent();
+      };
+      expect(await identityAccuracy(10)).toBe("No decided report yet");
+      expect(await identityAccuracy(8)).toBe("1 decided: too few to tell");
+      expect(await identityAccuracy(5)).toBe("80 % (3 decided)");
+      await expectNoA11yViolations(page, "an identity page with its accuracy");
     },
     BROWSER_T,
   );

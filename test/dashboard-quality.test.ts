@@ -4,21 +4,32 @@
  * from "Quality" and decides blind (the first decision is nowhere on the page before they
  * commit, and beside theirs after); the lead sees the disagreement side by side, acknowledges it
  * reopening the case; the agreement page shows the pair. axe-core finds no violation in any state.
+ * The case is named as the case page names it (its content), never by an id, and the lead's
+ * disagreement shows what it is about (reasons, content, what the reporter wrote, the AI's
+ * finding) without opening it (issue 45, item 7).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startFakeOllama, type FakeOllama } from "../scripts/fake-ollama.ts";
 import { a11yViolations, BROWSER_T, openDashboard, type DashboardSession } from "./helpers/browser.ts";
 import { signIn } from "./helpers/dashboard.ts";
 import { until } from "./helpers/wait.ts";
 
 let s: DashboardSession;
+let fake: FakeOllama;
 let orgSlug: string;
+const AI_REASONING = "Sells replica watches with a link: spam.";
 
 beforeAll(async () => {
-  s = await openDashboard();
+  fake = startFakeOllama();
+  fake.setDefault(() => ({ json: { reasoning: AI_REASONING, categories: ["spam"], severity: "MEDIUM", confidence: 88 } }));
+  s = await openDashboard({ OLLAMA_HOST: fake.url, FLAGSTAFF_JOB_POLL_MS: "100" });
   orgSlug = s.server.demo.orgSlug;
+  const { projectId } = s.server.demo;
+  expect((await s.server.call("PATCH", `/api/v1/organizations/${orgSlug}/projects/${projectId}/settings`, { body: { aiEnabled: true } })).status).toBe(200);
 }, BROWSER_T);
 afterAll(async () => {
   await s?.close();
+  await fake?.stop();
 });
 
 const newModerator = async (name: string) => {
@@ -50,8 +61,12 @@ describe("quality review in the dashboard", () => {
       // A moderator dismisses a case (through the dashboard's procedures, as that moderator).
       const first = await newModerator("first");
       const firstUser = await signIn(s.server, first.email, first.password);
-      const reportId = await s.sdkReport({ reason: "spam", target: { contentType: "post", contentExternalId: `quality-${Date.now()}`, content: "Cheap watches, click here" } });
+      const post = `quality-${Date.now()}`;
+      const title = `post ${post}`;
+      const reportId = await s.sdkReport({ reason: "spam", description: "Same seller as yesterday", target: { contentType: "post", contentExternalId: post, content: "Cheap watches, click here" } });
       const caseId = (await s.platform.report(reportId)).caseId;
+      // The AI's finding is in before the decision (enrichment, the fake Ollama).
+      await until("the report's AI analysis", async () => (await s.platform.report(reportId)).ai != null, 15_000);
       await firstUser.dismiss(reportId, "duplicate");
 
       // A second moderator takes it from Quality and sees the case, not the decision.
@@ -65,6 +80,14 @@ describe("quality review in the dashboard", () => {
       await q.getByRole("heading", { name: "Second review" }).waitFor();
       await q.getByTestId("blind-case").waitFor();
       await expect(q.getByTestId("blind-case").textContent()).resolves.toContain("Cheap watches, click here");
+      // The case is named by what was reported, not by an id: here and in the list of the reviews one holds.
+      await q.getByText(`${title}, in `).waitFor();
+      expect(await q.getByText(caseId.slice(-8)).count()).toBe(0);
+      const reviewUrl = q.url();
+      await q.getByRole("link", { name: "My second reviews" }).click();
+      await q.getByRole("link", { name: `Second review of ${title}` }).click();
+      await until("back on the blind review", async () => q.url() === reviewUrl);
+      await q.getByTestId("blind-case").waitFor();
       const before = (await q.locator("main").textContent()) ?? "";
       for (const leak of ["Dismissed", "DISMISSED", "dismissed", first.email, "Resolved", "RESOLVED"]) expect(before).not.toContain(leak);
       expect(await q.getByTestId("first-decision").count()).toBe(0);
@@ -88,6 +111,14 @@ describe("quality review in the dashboard", () => {
       await p.getByRole("heading", { name: "Disagreements" }).waitFor();
       const card = p.getByTestId("disagreement").filter({ has: p.locator(`a[href='#/cases/${caseId}']`) });
       await card.waitFor();
+      // Named by its content, and what it is about without opening it: reasons, content, the reporter's words, the AI's finding.
+      await card.getByRole("heading", { name: new RegExp(`^${title} in `) }).getByRole("link", { name: title }).waitFor();
+      const about = card.getByTestId("reviewed-case");
+      await about.locator(".chip", { hasText: "spam" }).waitFor();
+      await about.locator("blockquote", { hasText: "Cheap watches, click here" }).waitFor();
+      await about.getByRole("list", { name: "What the reporters wrote" }).getByText("Same seller as yesterday").waitFor();
+      await expect(about.locator(".ai").textContent()).resolves.toBe(`AI analysis MEDIUM 88% confident · spam: ${AI_REASONING}`);
+      expect(await card.getByText(caseId.slice(-8)).count()).toBe(0);
       await expect(card.getByTestId("first-decision").textContent()).resolves.toBe("Dismissed (duplicate)");
       await expect(card.getByTestId("second-decision").textContent()).resolves.toBe("Spam confirmed");
       expect(await a11yViolations(p)).toEqual([]);

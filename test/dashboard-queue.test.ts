@@ -128,16 +128,16 @@ describe("the review queue", () => {
       expect(await activeTitle()).toBe("post s-2");
       await page.waitForFunction(() => document.activeElement?.closest("a.case-link")?.textContent === "post s-2");
 
-      // Enter on a focused Claim button claims that case and stays on the queue.
-      const claim = page.getByRole("button", { name: "Claim post s-4", exact: true });
+      // Enter on a focused "Assign to me" button assigns that case and stays on the queue.
+      const claim = page.getByRole("button", { name: "Assign to me: post s-4", exact: true });
       await claim.focus();
       await page.keyboard.press("Enter");
       await row("post s-4").getByText("You", { exact: true }).waitFor();
       expect(new URL(page.url()).hash).not.toContain("cases");
-      const release = page.getByRole("button", { name: "Release post s-4", exact: true });
+      const release = page.getByRole("button", { name: "Unassign: post s-4", exact: true });
       await release.focus();
       await page.keyboard.press("Enter");
-      await row("post s-4").getByRole("button", { name: "Claim post s-4", exact: true }).waitFor();
+      await row("post s-4").getByRole("button", { name: "Assign to me: post s-4", exact: true }).waitFor();
       expect(new URL(page.url()).hash).not.toContain("cases");
       await page.getByRole("heading", { name: "Review queue" }).waitFor();
 
@@ -203,8 +203,13 @@ describe("the review queue", () => {
 
       // Sent without taking over: the server refuses, naming the holder.
       await dialog.getByRole("button", { name: "Confirm dismiss" }).click();
-      await dialog.getByRole("alert").filter({ hasText: "This case is claimed by mod2@demo.example" }).waitFor();
+      await dialog.getByRole("alert").filter({ hasText: "This case is assigned to mod2@demo.example" }).waitFor();
       expect(await statusOf(ids.claimed!)).toBe("OPEN");
+      // One word for a case's holder (issue 45, item 8): "assigned", never "claimed", on the queue
+      // (its column, filter, buttons and bulk bar), in the dialog and the server's refusal.
+      const shown = (await page.locator("body").innerText()).replaceAll("claimed-1", "");
+      expect(shown).toContain("Assigned");
+      expect(shown.match(/\bclaim\w*/gi)).toBeNull();
       await dialog.getByRole("checkbox", { name: "Take over this case from mod2@demo.example" }).check();
       await dialog.getByRole("button", { name: "Confirm dismiss" }).click();
       await page.getByText("Dismissed post claimed-1").waitFor();

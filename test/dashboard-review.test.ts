@@ -148,6 +148,46 @@ const median = (xs: number[]) => {
 
 describe("review mode", () => {
   test(
+    "at 1366 x 900 the reported content of a case (its description, reporter, tags) is on screen without scrolling",
+    async () => {
+      const queueId = await queueFor("Layout");
+      const reportId = await b.sdkReport({
+        target: {
+          contentType: "post",
+          contentExternalId: "layout-1",
+          content:
+            "You again? Everyone here knows what you did last summer, and I will make sure the whole school hears it too. Do not bother blocking me: " +
+            "I have three more accounts and I know where you park. Post one more photo and see what happens. This is not a joke and it is not the last warning you get.",
+        },
+        subject: { type: "user", externalId: "u-layout", display: { name: "Lou Layout" } },
+        reporter: { type: "user", externalId: "u-rep-layout", display: { name: "Rae Reporter" } },
+        reason: "harassment",
+        description: "Posted under every photo I share, three times today, and in my messages too. Please look at the whole thread.",
+      });
+      const caseId = (await b.platform.report(reportId)).caseId;
+      await b.platform.trpc.queues.moveCase.mutate({ orgSlug, caseId, queueId });
+      await b.platform.trpc.cases.setTags.mutate({ caseId, tags: ["repeat-offender", "school"] });
+      const ann = users.ann.page!;
+      await ann.evaluate((h) => void (location.hash = h), `#/review?queue=${queueId}`);
+      expect(await nextShown(ann, null)).toBe(caseId);
+      await settled(ann);
+      expect(ann.viewportSize()).toEqual({ width: 1366, height: 900 });
+      expect(await ann.evaluate(() => scrollY)).toBe(0);
+      const content = (await ann.locator("[data-review-case] .report blockquote.content").boundingBox())!;
+      const description = (await ann.locator("[data-review-case] .report .description").boundingBox())!;
+      console.log(`review mode at 1366 x 900: the report's description starts at y ${description.y.toFixed(0)} px, its content spans y ${content.y.toFixed(0)}–${(content.y + content.height).toFixed(0)} px`);
+      await b.shot(ann, "review-mode-layout.png");
+      // The whole content is on screen, and in the upper half of it (the header used to push it about 640 px down).
+      expect(content.y + content.height).toBeLessThanOrEqual(900);
+      expect(content.y).toBeLessThan(450);
+      await expectNoA11yViolations(ann, "review mode with the compact case header");
+      await ann.getByRole("button", { name: "Stop reviewing" }).click();
+      await ann.getByRole("heading", { level: 1, name: "Review queue" }).waitFor();
+    },
+    BROWSER_T,
+  );
+
+  test(
     "two moderators review one queue side by side: the queue's order, one case at a time, a skip with a reason, never the same case",
     async () => {
       const PER_REVIEWER = 20;
@@ -171,8 +211,11 @@ describe("review mode", () => {
       await settled(ann);
       await expectNoA11yViolations(ann, "review mode showing a case");
       await b.shot(ann, "review-mode.png");
+
       // The case is Ann's while she reviews it: the case page says until when.
-      await ann.getByTestId("case-holder").getByText(/You are reviewing this case \(review mode holds it until/).waitFor();
+      // (In review mode its bar says so, "yours until …", and the case does not repeat it.)
+      await ann.getByRole("region", { name: "Review mode" }).getByText(/yours until \d/).waitFor();
+      expect(await ann.getByTestId("case-holder").count()).toBe(0);
       // ... and counted among the cases she holds.
       await until("ann's count to say 1", async () => (await ann.getByTestId("assigned-count").innerText()).includes("1"), 5_000);
 

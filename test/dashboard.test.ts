@@ -287,7 +287,7 @@ describe("dashboard in Chromium", () => {
   );
 
   test(
-    "keyboard: j moves to a case and c claims it",
+    "keyboard: j moves to a case and c assigns it to me",
     async () => {
       await page.locator("body").click({ position: { x: 5, y: 5 } });
       await page.keyboard.press("j");
@@ -296,10 +296,10 @@ describe("dashboard in Chromium", () => {
       const title = await active.getByRole("link").first().innerText();
       await page.keyboard.press("c");
       await page.locator("tr", { has: page.getByRole("link", { name: title, exact: true }) }).getByText("You", { exact: true }).waitFor();
-      await page.keyboard.press("c"); // and release again
+      await page.keyboard.press("c"); // and unassigns it again
       await page
         .locator("tr", { has: page.getByRole("link", { name: title, exact: true }) })
-        .getByRole("button", { name: `Claim ${title}` })
+        .getByRole("button", { name: `Assign to me: ${title}` })
         .waitFor();
     },
     T,
@@ -404,7 +404,7 @@ describe("dashboard in Chromium", () => {
         await signIn(v, "viewer@demo.example", password);
         await v.getByRole("link", { name: "post p-77" }).waitFor();
         expect(await v.getByRole("checkbox").count()).toBe(0);
-        expect(await v.getByRole("button", { name: /^(Claim|Release|Take over)/ }).count()).toBe(0);
+        expect(await v.getByRole("button", { name: /^(Assign to me|Unassign\b|Take over)/ }).count()).toBe(0);
         expect(await v.getByRole("link", { name: "Users" }).count()).toBe(0);
         expect(await v.getByRole("link", { name: "API keys" }).count()).toBe(0);
         // Shortcuts do nothing either.
@@ -415,7 +415,7 @@ describe("dashboard in Chromium", () => {
         await v.getByRole("link", { name: "post p-77" }).click();
         await v.getByRole("heading", { name: "post p-77" }).waitFor();
         await v.getByText("Assigned to sam@demo.example").waitFor();
-        for (const name of [/^Resolve/, /^Dismiss/, /^Escalate/, /^Enforce/, /^Claim/, /^Take over/, /^Triage/, "Add note"]) {
+        for (const name of [/^Resolve/, /^Dismiss/, /^Escalate/, /^Enforce/, /^Assign to me/, /^Unassign\b/, /^Take over/, /^Triage/, "Add note"]) {
           expect(await v.getByRole("button", { name }).count()).toBe(0);
         }
         await v.getByRole("link", { name: "Project settings" }).click();
@@ -463,12 +463,12 @@ describe("dashboard in Chromium", () => {
       await page.getByRole("checkbox", { name: "Select User Spammy McSpamface" }).check();
       const bar = page.getByRole("region", { name: "Bulk actions" });
       await bar.getByText("2 selected").waitFor();
-      await bar.getByText("1 claimed by someone else").waitFor();
+      await bar.getByText("1 assigned to someone else").waitFor();
       await bar.getByRole("button", { name: "Dismiss" }).click();
       const dialog = page.getByRole("dialog", { name: "Dismiss 2 cases" });
       await dialog.getByLabel("Reason").selectOption("not_actionable");
       // One of them is a colleague's: the dialog asks whether to take it over (else it is skipped).
-      const takeOver = dialog.getByRole("checkbox", { name: "Take over 1 case claimed by others" });
+      const takeOver = dialog.getByRole("checkbox", { name: "Take over 1 case assigned to others" });
       expect(await takeOver.isChecked()).toBe(false);
       await takeOver.check();
       await dialog.getByRole("button", { name: "Confirm dismiss" }).click();

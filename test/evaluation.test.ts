@@ -341,6 +341,35 @@ describe("a model that is not installed", () => {
   });
 });
 
+describe("the installed models (evaluation.models, the Start a run dialog's choice)", () => {
+  test("the fake Ollama's /api/tags, by name with their tags, the server's model marked installed; admins only", async () => {
+    const listed = await admin.trpc.evaluation.models.query({ orgSlug: at.orgSlug });
+    expect(listed).toEqual({
+      defaultModel: "llama3.2",
+      defaultInstalled: true,
+      models: [{ name: "llama3.2:latest", sizeBytes: 2_019_393_189, parameterSize: "3.2B", modifiedAt: "2025-01-01T00:00:00Z" }],
+    });
+    for (const role of ["viewer", "moderator"] as const) await expectRefused((await newUser(server, role)).trpc.evaluation.models.query({ orgSlug: at.orgSlug }), "FORBIDDEN");
+  });
+
+  test("another model configured than installed: listed as not installed; Ollama unreachable: 503 saying so, without its address", async () => {
+    const other = startFakeOllama({ models: ["qwen2.5:7b", "gemma3:4b"] });
+    const elsewhere = await startServer({ OLLAMA_HOST: other.url, FLAGSTAFF_AI_MODEL: "llama3.2" });
+    try {
+      const listed = await (await demoAdmin(elsewhere)).trpc.evaluation.models.query({ orgSlug: elsewhere.demo.orgSlug });
+      expect(listed.defaultInstalled).toBe(false);
+      expect(listed.models.map((m) => m.name)).toEqual(["gemma3:4b", "qwen2.5:7b"]);
+      await other.stop();
+      const refused = await expectRefused((await demoAdmin(elsewhere)).trpc.evaluation.models.query({ orgSlug: elsewhere.demo.orgSlug }), "SERVICE_UNAVAILABLE");
+      expect(refused.message).toBe("The AI backend (Ollama) cannot be reached, so its installed models could not be listed; try again later");
+      expect(refused.message).not.toContain(other.url.replace(/^https?:\/\//, ""));
+    } finally {
+      await other.stop();
+      await elsewhere.dispose();
+    }
+  });
+});
+
 describe("cancelling", () => {
   test("a cancelled run stops promptly, its figures cover the items done", async () => {
     const { set } = await admin.trpc.evaluation.importSet.mutate({ ...at, name: "Slow", format: "csv", content: CSV });

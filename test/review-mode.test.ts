@@ -125,7 +125,7 @@ describe("review mode", () => {
     // Held: another moderator's review gets the next one; a decision by them needs a take-over.
     const other = await mod2.trpc.review.next.mutate({ queueId, sessionId: session() });
     expect(other.case?.id).toBe(cs[1]!.caseId);
-    await expectRefused(mod2.dismiss(cs[0]!.reportId), 409, `This case is claimed by ${mod.email}: take it over to decide on it`);
+    await expectRefused(mod2.dismiss(cs[0]!.reportId), 409, `This case is assigned to ${mod.email}: take it over to decide on it`);
     expect((await mod.trpc.dashboard.assignedToMe.query()).count).toBe(1);
 
     // A decision, then next: the decided case stays decided, the next is the queue's third.

@@ -111,6 +111,42 @@ describe("scheduled enforcement actions (HTTP)", () => {
     await refused({ startsAt: "tomorrow" }, /startsAt/);
   });
 
+  test("a resolution's action may start later too (action.startsInSeconds or startsAt): the report resolved now, the action scheduled with its end from the start; both, or a start now, is 400 and the report stays open", async () => {
+    const file = async (subject: { type: string; externalId: string }) => {
+      const r = await sdk.POST("/projects/{projectId}/reports", { params: { path: { projectId } }, body: { reason: "spam", subject } });
+      expect(r.response.status).toBe(201);
+      return r.data!.report.id;
+    };
+    const resolve = (reportId: string, action: Record<string, unknown>) =>
+      sdk.POST("/reports/{reportId}/resolve", { params: { path: { reportId } }, body: { resolutionCode: "ACCOUNT_LEVEL_ACTION", action: { kind: "suspension", ...action } } });
+    const before = Date.now();
+    const who = user();
+    const reportId = await file(who);
+    const resolved = await resolve(reportId, { startsInSeconds: 7200, durationSeconds: 3600 });
+    expect(resolved.response.status).toBe(200);
+    const action = await getAction(resolved.data!.enforcementActionId!);
+    expect(action).toMatchObject({ status: "scheduled", active: false, reportId });
+    const startsAt = Date.parse(action.startsAt);
+    expect(startsAt).toBeGreaterThanOrEqual(before + 7_200_000);
+    expect(Date.parse(action.endsAt!)).toBe(startsAt + 3_600_000);
+    expect((await sdk.GET("/reports/{reportId}", { params: { path: { reportId } } })).data!.report.status).toBe("RESOLVED");
+    expect((await statement(action.id)).response.status).toBe(404);
+    const at = new Date(Date.now() + 86_400_000).toISOString();
+    const atInstant = await resolve(await file(user()), { startsAt: at, durationSeconds: 3600 });
+    expect((await getAction(atInstant.data!.enforcementActionId!)).startsAt).toBe(at);
+
+    for (const [action, message] of [
+      [{ startsInSeconds: 60, startsAt: at, durationSeconds: 3600 }, /not both/],
+      [{ startsAt: new Date(Date.now() - 1000).toISOString(), durationSeconds: 3600 }, /startsAt: must be in the future/],
+    ] as const) {
+      const open = await file(user());
+      const r = await resolve(open, action);
+      expect(r.response.status).toBe(400);
+      expect((r.error as { error: string }).error).toMatch(message);
+      expect((await sdk.GET("/reports/{reportId}", { params: { path: { reportId: open } } })).data!.report.status).toBe("OPEN");
+    }
+  });
+
   test("listed as scheduled on the organization's list and the SDK's pull (active false); announced at creation, with no statement yet", async () => {
     const who = user();
     const action = await schedule({ identity: who });

@@ -123,7 +123,7 @@ describe("the sweep, in the dashboard's procedures", () => {
       { caseId: c.p4!, reason: "also about another account: decide it on its own" },
       { caseId: c.p6!, reason: "not an open case of this account" },
       { caseId: c.p7!, reason: "not an open case of this account" },
-      { caseId: c.p5!, reason: `claimed by ${colleague.email}` },
+      { caseId: c.p5!, reason: `assigned to ${colleague.email}` },
     ]);
     expect(out).toMatchObject({ actionId, identityId: preview.identity.id });
     bulkId = out.bulkId!;

@@ -135,7 +135,7 @@ export interface paths {
         put?: never;
         /**
          * Resolve a report
-         * @description From OPEN, TRIAGED or IN_REVIEW to RESOLVED, with its case and the case's other open reports; 409 from any other status. With `resolutionCode` ACCOUNT_LEVEL_ACTION (kind warning, mute, suspension or ban, applied to the report's subject) or CONTENT_LEVEL_ACTION (content_removal of the report's target), `action` applies that enforcement action in the same step (announced by webhook) and the answer carries its `enforcementActionId`. Without `action`, CONTENT_LEVEL_ACTION on a report with a target and a subject records the content_removal it implies, with its statement of reasons (not announced; its id in `enforcementActionId`); ACCOUNT_LEVEL_ACTION records no action (the code does not say which).
+         * @description From OPEN, TRIAGED or IN_REVIEW to RESOLVED, with its case and the case's other open reports; 409 from any other status. With `resolutionCode` ACCOUNT_LEVEL_ACTION (kind warning, mute, suspension or ban, applied to the report's subject) or CONTENT_LEVEL_ACTION (content_removal of the report's target), `action` applies that enforcement action in the same step (announced by webhook) and the answer carries its `enforcementActionId`; with `action.startsAt` or `action.startsInSeconds` (at most a year ahead) the action is `scheduled` until then, as a created one is, and its `durationSeconds` counts from its start. Without `action`, CONTENT_LEVEL_ACTION on a report with a target and a subject records the content_removal it implies, with its statement of reasons (not announced; its id in `enforcementActionId`); ACCOUNT_LEVEL_ACTION records no action (the code does not say which).
          */
         post: operations["reports-resolve"];
         delete?: never;
@@ -1126,6 +1126,9 @@ export interface operations {
                         /** Format: date-time */
                         endsAt?: string;
                         durationSeconds?: number;
+                        /** Format: date-time */
+                        startsAt?: string;
+                        startsInSeconds?: number;
                     };
                     /** @description Dashboard sessions: decide on a case another moderator claimed, taking the claim over (without it: 409 naming who holds the claim). API keys are not bound by claims. */
                     takeOver?: boolean;

@@ -84,7 +84,49 @@ export async function classify(opts: ClassifyOptions): Promise<Classification> {
       completionTokens: tokens.completion,
     };
   } catch (error) {
-    throw toAiUnavailable(error, opts, deadline.signal.aborted);
+    throw toAiUnavailable(error, { ...opts, path: "/api/chat" }, deadline.signal.aborted);
+  } finally {
+    deadline.clear();
+  }
+}
+
+/** A model Ollama has pulled, as `GET /api/tags` lists it. */
+export interface InstalledModel {
+  /** Its name with its tag, as a run names it ("llama3.2:latest"). */
+  name: string;
+  sizeBytes: number | null;
+  /** "3.2B", when Ollama says. */
+  parameterSize: string | null;
+  modifiedAt: string | null;
+}
+
+const tagsResponseSchema = z.object({
+  models: z.array(
+    z.object({
+      name: z.string().min(1),
+      size: z.number().nonnegative().optional().catch(undefined),
+      modified_at: z.string().optional().catch(undefined),
+      details: z.object({ parameter_size: z.string().optional().catch(undefined) }).optional().catch(undefined),
+    }),
+  ),
+});
+
+/**
+ * The models Ollama has pulled (`GET /api/tags`, the package's `list()`), by name. Failures come
+ * out as classify's do (AiUnavailableError: unreachable, timeout, an odd answer), never raw.
+ */
+export async function listModels(opts: { host: string; timeoutMs: number }): Promise<InstalledModel[]> {
+  const deadline = startDeadline(opts.timeoutMs);
+  try {
+    const client = new Ollama({ host: opts.host, fetch: guardedFetch(deadline.signal) });
+    const response: unknown = await Promise.race([client.list(), deadline.expired]);
+    const parsed = tagsResponseSchema.safeParse(response);
+    if (!parsed.success) throw new ProtocolFailure("the /api/tags answer lists no models");
+    return parsed.data.models
+      .map((m) => ({ name: m.name, sizeBytes: m.size ?? null, parameterSize: m.details?.parameter_size ?? null, modifiedAt: m.modified_at ?? null }))
+      .sort((a, b) => a.name.localeCompare(b.name));
+  } catch (error) {
+    throw toAiUnavailable(error, { ...opts, path: "/api/tags" }, deadline.signal.aborted);
   } finally {
     deadline.clear();
   }
@@ -253,14 +295,24 @@ function describe(error: unknown): string {
   return code === "" || error.message.includes(code) ? error.message : `${error.message} (${code})`;
 }
 
-function toAiUnavailable(error: unknown, opts: ClassifyOptions, timedOut: boolean): AiUnavailableError {
+/** The call that failed: Ollama's address, the budget, the path asked, and the model (for /api/chat). */
+interface OllamaCall {
+  host: string;
+  timeoutMs: number;
+  path: "/api/chat" | "/api/tags";
+  model?: string;
+}
+
+function toAiUnavailable(error: unknown, opts: OllamaCall, timedOut: boolean): AiUnavailableError {
   if (error instanceof AiUnavailableError) return error;
   const where = `Ollama at ${opts.host}`;
   if (timedOut) {
     return new AiUnavailableError(
       "timeout",
-      `${where} did not answer within ${opts.timeoutMs} ms (model "${opts.model}"); a model that is still ` +
-        "loading can take longer: raise FLAGSTAFF_AI_TIMEOUT_MS or use a smaller model",
+      opts.model === undefined
+        ? `${where} did not answer ${opts.path} within ${opts.timeoutMs} ms`
+        : `${where} did not answer within ${opts.timeoutMs} ms (model "${opts.model}"); a model that is still ` +
+            "loading can take longer: raise FLAGSTAFF_AI_TIMEOUT_MS or use a smaller model",
       error,
     );
   }
@@ -278,11 +330,11 @@ function toAiUnavailable(error: unknown, opts: ClassifyOptions, timedOut: boolea
   return new AiUnavailableError("ollama_error", `unexpected failure talking to ${where}: ${describe(error)}`, error);
 }
 
-function fromHttpFailure(failure: HttpFailure, opts: ClassifyOptions): AiUnavailableError {
+function fromHttpFailure(failure: HttpFailure, opts: OllamaCall): AiUnavailableError {
   const where = `Ollama at ${opts.host}`;
   // Ollama: 404 {"error":"model \"x\" not found, try pulling it first"}. A bare 404 ("404 page
   // not found") means something other than Ollama answers at that address.
-  if (failure.status === 404 && /model/i.test(failure.message) && /not found/i.test(failure.message)) {
+  if (opts.model !== undefined && failure.status === 404 && /model/i.test(failure.message) && /not found/i.test(failure.message)) {
     return new AiUnavailableError(
       "model_missing",
       `model "${opts.model}" is not available on ${where}: run \`ollama pull ${opts.model}\` there, ` +
@@ -293,7 +345,7 @@ function fromHttpFailure(failure: HttpFailure, opts: ClassifyOptions): AiUnavail
   if (failure.status === 404) {
     return new AiUnavailableError(
       "ollama_error",
-      `${opts.host} answered 404 to /api/chat: is OLLAMA_HOST the address of an Ollama server?`,
+      `${opts.host} answered 404 to ${opts.path}: is OLLAMA_HOST the address of an Ollama server?`,
       failure,
     );
   }

@@ -5,7 +5,7 @@ import { can, errorCode, setCsrfToken, trpc, type Role } from "./api.ts";
 import { LoginPage } from "./pages/login.tsx";
 import { GlobalSearchBox } from "./components/search-box.tsx";
 import { SsoFailureNote } from "./components/sso-failure.tsx";
-import { href, useRoute, type Route } from "./router.ts";
+import { href, navigate, useRoute, type Route } from "./router.ts";
 import { SessionProvider, useSession, type Session, type SignedIn } from "./session.tsx";
 import { ErrorNote, Field, Loading, ProjectOptions, TimeAgo, useToast } from "./ui.tsx";
 import { lazyPage, PageFrame } from "./lazy-page.tsx";
@@ -304,7 +304,8 @@ function UserMenu({ me }: { me: SignedIn }) {
       // Everything of the session goes; "me" is reset (not cleared: a cleared query keeps its
       // observer's last answer, and the page stayed signed in) and asked again, answering 401.
       qc.removeQueries({ predicate: (q) => q.queryKey[0] !== "me" });
-      location.hash = "#/queue";
+      // "Signed out locally" (onError, before this) is kept over the move.
+      navigate(href("queue"), { keepNotices: true });
       void qc.resetQueries({ queryKey: ["me"] });
     },
     onError: () => toast("Signed out locally; the server could not be reached", "error"),

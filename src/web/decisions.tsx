@@ -10,7 +10,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState, type FormEvent, type ReactNode } from "react";
 import { plainWords, renderTemplate, type TemplateValues } from "../domain/review/template-text.ts";
-import { ACTION_KIND, ACTION_KINDS, kindsOfCode, kindSpec, TIMED_KINDS, type ActionKind } from "../domain/views/enforcement.ts";
+import { ACTION_KIND, ACTION_KINDS, kindsOfCode, kindSpec, MAX_ACTION_DELAY_S, TIMED_KINDS, type ActionKind } from "../domain/views/enforcement.ts";
 import {
   DEFAULT_DISMISSAL_REASON,
   DEFAULT_RESOLUTION_CODE,
@@ -30,7 +30,7 @@ import { errorCode, errorMessage, trpc, type Inputs } from "./api.ts";
 import { useSession } from "./session.tsx";
 import { StrikePreviewNote } from "./components/strike-preview.tsx";
 import { SweepList, sweepIds, sweepText, useSweepPreview, useUndoableNotice } from "./components/sweep.tsx";
-import { Dialog, ErrorNote, Field, useToast } from "./ui.tsx";
+import { dateTime, Dialog, ErrorNote, Field, useToast } from "./ui.tsx";
 
 /** The default team first: the order the dialog offers them in. */
 const TEAM_CHOICES: readonly Team[] = [DEFAULT_TEAM, ...TEAMS.filter((t) => t !== DEFAULT_TEAM)];
@@ -82,6 +82,54 @@ export function describeAction(kind: ActionKind, duration: string, unit: "hours"
 
 const durationSeconds = (kind: ActionKind, duration: string, unit: "hours" | "days"): number | undefined =>
   TIMED_KINDS.includes(kind) && duration && Number(duration) > 0 ? Math.round(Number(duration) * (unit === "hours" ? 3600 : 86400)) : undefined;
+
+/**
+ * When a new action takes effect: at once, or after a delay (a grace period), sent as the
+ * enforcement procedures' `startsInSeconds` (docs/enforcement.md, "Scheduled actions"): the
+ * action is scheduled until then and may be cancelled, and its duration counts from its start.
+ */
+export interface ActionStart {
+  later: boolean;
+  amount: string;
+  unit: "hours" | "days";
+}
+export const AT_ONCE: ActionStart = { later: false, amount: "24", unit: "hours" };
+/** The latest start the server takes: a year ahead (MAX_ACTION_DELAY_S). */
+const MAX_DELAY: Record<ActionStart["unit"], number> = { hours: MAX_ACTION_DELAY_S / 3600, days: MAX_ACTION_DELAY_S / 86400 };
+
+export const startsInSeconds = (s: ActionStart): number | undefined =>
+  s.later && Number(s.amount) > 0 ? Math.round(Number(s.amount) * (s.unit === "hours" ? 3600 : 86400)) : undefined;
+
+/** " starting in 2 days", or nothing for an action that starts at once. */
+export const startWords = (s: ActionStart): string => {
+  const n = Number(s.amount);
+  if (!s.later || !(n > 0)) return "";
+  return ` starting in ${n} ${n === 1 ? s.unit.slice(0, -1) : s.unit}`;
+};
+
+/** "Start later" and, ticked, how much later. */
+function ActionStartFields({ start, setStart }: { start: ActionStart; setStart: (s: ActionStart) => void }) {
+  return (
+    <div className="stack-xs action-start">
+      <label className="check">
+        <input type="checkbox" checked={start.later} onChange={(e) => setStart({ ...start, later: e.target.checked })} /> Start later (a grace period; it can be cancelled until it starts)
+      </label>
+      {start.later && (
+        <div className="inline-form">
+          <Field label="Starts in">
+            <input type="number" min={1} max={MAX_DELAY[start.unit]} required value={start.amount} onChange={(e) => setStart({ ...start, amount: e.target.value })} />
+          </Field>
+          <Field label="Delay counted in">
+            <select value={start.unit} onChange={(e) => setStart({ ...start, unit: e.target.value as ActionStart["unit"] })}>
+              <option value="hours">hours</option>
+              <option value="days">days</option>
+            </select>
+          </Field>
+        </div>
+      )}
+    </div>
+  );
+}
 
 /** The fields of an enforcement action: kind, duration for the timed kinds. */
 function ActionKindFields({
@@ -249,12 +297,15 @@ function DecisionForm({ action, targets: given, onClose, onDone }: { action: Dec
   const [duration, setDuration] = useState("24");
   const [unit, setUnit] = useState<"hours" | "days">("hours");
   const [actionReason, setActionReason] = useState("");
+  const [start, setStart] = useState<ActionStart>(AT_ONCE);
   const actionKind: ActionKind | null = kinds ? (kinds.includes(kind) ? kind : kinds[0]!) : null;
   // The sweep (components/sweep.tsx): a suspension or a ban of one case's subject offers to
   // resolve the subject's other open cases with it, listed here first.
   const [sweepIt, setSweepIt] = useState(false);
   const lone = given.length === 1 ? given[0]! : null;
-  const sweepable = !!lone && action === "resolve" && RESOLUTION_CODE_SPECS[code].action === "account" && !!actionKind && kindSpec(actionKind).sweepsOpenCases;
+  // A sweep follows an action in force: one that starts later has none to follow yet.
+  const sweepable =
+    !!lone && action === "resolve" && RESOLUTION_CODE_SPECS[code].action === "account" && !!actionKind && kindSpec(actionKind).sweepsOpenCases && !start.later;
   const loneDetail = useQuery({ queryKey: ["case", lone?.caseId], queryFn: () => trpc.dashboard.case.query({ caseId: lone!.caseId }), enabled: sweepable });
   const subject = sweepable ? (loneDetail.data?.subject ?? null) : null;
   const sweepPreview = useSweepPreview(subject ? { orgSlug, projectId: subject.projectId, typeName: subject.type, externalId: subject.externalId } : null, lone?.caseId);
@@ -283,7 +334,12 @@ function DecisionForm({ action, targets: given, onClose, onDone }: { action: Dec
     mutationFn: async (): Promise<Outcome> => {
       const trimmed = note.trim() || undefined;
       const actionInput = actionKind
-        ? { kind: actionKind, reason: actionReason.trim() || defaultActionReason, durationSeconds: durationSeconds(actionKind, duration, unit) }
+        ? {
+            kind: actionKind,
+            reason: actionReason.trim() || defaultActionReason,
+            durationSeconds: durationSeconds(actionKind, duration, unit),
+            startsInSeconds: startsInSeconds(start),
+          }
         : undefined;
       if (single) {
         const t = targets[0]!;
@@ -291,7 +347,7 @@ function DecisionForm({ action, targets: given, onClose, onDone }: { action: Dec
         const over = takeOver || undefined;
         if (action === "resolve") {
           const r = await trpc.reports.resolve.mutate({ reportId: t.reportId, resolutionCode: code, note: trimmed, action: actionInput, takeOver: over });
-          const text = `${VERB.resolve[1]} ${t.label}${r.enforcementActionId && actionKind ? ` with a ${describeAction(actionKind, duration, unit)}` : ""}`;
+          const text = `${VERB.resolve[1]} ${t.label}${r.enforcementActionId && actionKind ? ` with a ${describeAction(actionKind, duration, unit)}${startWords(start)}` : ""}`;
           if (!r.enforcementActionId || !subject || !sweepCases.length) return { text, failed: [], bulkId: null, undoUntil: null };
           // Then the sweep, one bulk decision following the new action: its notice undoes it.
           try {
@@ -319,9 +375,9 @@ function DecisionForm({ action, targets: given, onClose, onDone }: { action: Dec
         );
         const failed = results.flatMap((r, i) => (r.status === "rejected" ? [`${mine[i]!.label}: ${errorMessage(r.reason)}`] : []));
         const done = results.length - failed.length;
-        const what = describeAction(actionInput.kind, duration, unit);
+        const what = `${describeAction(actionInput.kind, duration, unit)}${startWords(start)}`;
         return {
-          text: `${VERB.resolve[1]} ${plural(done, "case")}, each with a ${what}${skipped ? `; skipped ${skipped} claimed by others` : ""}`,
+          text: `${VERB.resolve[1]} ${plural(done, "case")}, each with a ${what}${skipped ? `; skipped ${skipped} assigned to others` : ""}`,
           failed,
           bulkId: null,
           undoUntil: null,
@@ -386,9 +442,9 @@ function DecisionForm({ action, targets: given, onClose, onDone }: { action: Dec
           <div className="switch">
             <input id="take-over-many" type="checkbox" checked={takeOver} onChange={(e) => setTakeOver(e.target.checked)} aria-describedby="take-over-many-hint" />
             <span>
-              <label htmlFor="take-over-many">{`Take over ${plural(claimedByOthers.length, "case")} claimed by others`}</label>
+              <label htmlFor="take-over-many">{`Take over ${plural(claimedByOthers.length, "case")} assigned to others`}</label>
               <span id="take-over-many-hint" className="field-hint">
-                {`Claimed by ${[...new Set(claimedByOthers.map((t) => t.assignee!.email))].join(", ")}. Unticked, ${claimedByOthers.length === 1 ? "it is" : "they are"} skipped.`}
+                {`Assigned to ${[...new Set(claimedByOthers.map((t) => t.assignee!.email))].join(", ")}. Unticked, ${claimedByOthers.length === 1 ? "it is" : "they are"} skipped.`}
               </span>
             </span>
           </div>
@@ -421,6 +477,7 @@ function DecisionForm({ action, targets: given, onClose, onDone }: { action: Dec
         <fieldset className="stack action-fields">
           <legend>{single ? "Enforcement action, applied with the resolution" : "Enforcement action, applied to each case with its resolution"}</legend>
           <ActionKindFields kinds={kinds} kind={actionKind} setKind={setKind} duration={duration} setDuration={setDuration} unit={unit} setUnit={setUnit} />
+          <ActionStartFields start={start} setStart={setStart} />
           <Field label="Action reason" hint="Shown to the platform (and possibly to the user).">
             <input value={actionReason} placeholder={defaultActionReason} onChange={(e) => setActionReason(e.target.value)} maxLength={1000} />
           </Field>
@@ -485,7 +542,7 @@ function DecisionForm({ action, targets: given, onClose, onDone }: { action: Dec
   );
 }
 
-/** Claim (assign to me) or release cases; a case claimed by someone else is taken over only after confirmation. */
+/** Assign cases to me, or unassign them; a case assigned to someone else is taken over only after confirmation. */
 export function useClaim() {
   const qc = useQueryClient();
   const toast = useToast();
@@ -497,7 +554,7 @@ export function useClaim() {
       return args;
     },
     onSuccess: (args) => {
-      toast(args.assigneeId ? `Claimed ${args.caseIds.length === 1 ? "the case" : `${args.caseIds.length} cases`}` : "Released");
+      toast(args.assigneeId ? `Assigned ${args.caseIds.length === 1 ? "the case" : `${args.caseIds.length} cases`} to you` : "Unassigned");
       void qc.invalidateQueries();
     },
     onError: (err) => toast(errorMessage(err), "error"),
@@ -538,6 +595,7 @@ export function EnforceDialog({
   const [note, setNote] = useState("");
   const [duration, setDuration] = useState("24");
   const [unit, setUnit] = useState<"hours" | "days">("hours");
+  const [start, setStart] = useState<ActionStart>(AT_ONCE);
   const enforce = useMutation({
     mutationFn: () =>
       trpc.enforcement.create.mutate({
@@ -548,10 +606,12 @@ export function EnforceDialog({
         note: note.trim() || null,
         reportId: reportId ?? undefined,
         durationSeconds: durationSeconds(kind, duration, unit),
+        startsInSeconds: startsInSeconds(start),
       }),
     onSuccess: (r) => {
-      toast(`${r.action.kind.replace("_", " ")} recorded`);
+      toast(r.action.status === "scheduled" ? `${kindSpec(r.action.kind).label} scheduled, starting ${dateTime(r.action.startsAt)}` : `${r.action.kind.replace("_", " ")} recorded`);
       setNote("");
+      setStart(AT_ONCE);
       void qc.invalidateQueries();
       onClose();
     },
@@ -568,6 +628,7 @@ export function EnforceDialog({
         }}
       >
         <ActionKindFields kinds={available} kind={kind} setKind={setKind} duration={duration} setDuration={setDuration} unit={unit} setUnit={setUnit} autoFocus />
+        <ActionStartFields start={start} setStart={setStart} />
         <Field label="Reason" hint="Shown to the platform (and possibly to the user).">
           <input value={reason} onChange={(e) => setReason(e.target.value)} maxLength={1000} required />
         </Field>
@@ -582,7 +643,7 @@ export function EnforceDialog({
             Cancel
           </button>
           <button type="submit" className="danger" disabled={enforce.isPending || available.length === 0}>
-            Apply {kindSpec(kind).label}
+            {start.later ? `Schedule ${kindSpec(kind).label}` : `Apply ${kindSpec(kind).label}`}
           </button>
         </div>
       </form>

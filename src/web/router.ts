@@ -40,6 +40,29 @@ export function useRoute(): Route {
 
 export const href = (...parts: string[]): string => `#/${parts.map(encodeURIComponent).join("/")}`;
 
-export function navigate(to: string): void {
-  location.hash = to.startsWith("#") ? to : `#${to}`;
+/** The route navigate() was asked to keep the notices for (keepNotices), until the change lands. */
+let keepNoticesFor: string | null = null;
+
+/**
+ * Goes to a route. `keepNotices`: the notices on screen (toasts) stay, for a page that announces
+ * what it did and then moves ("Rule deleted", back to the list); any other change of page clears
+ * them (ToastProvider, ui.tsx).
+ */
+export function navigate(to: string, opts: { keepNotices?: boolean } = {}): void {
+  const hash = to.startsWith("#") ? to : `#${to}`;
+  keepNoticesFor = opts.keepNotices && hash !== location.hash ? hash : null;
+  location.hash = hash;
 }
+
+/** Whether the route change that just landed was asked to keep the notices (read once, by the toasts). */
+export function takeKeepNotices(): boolean {
+  const kept = keepNoticesFor !== null && keepNoticesFor === location.hash;
+  keepNoticesFor = null;
+  return kept;
+}
+
+/** The page a hash shows, without its query: what a change of page is judged by. */
+export const pageOf = (hash: string): string => {
+  const r = parseHash(hash);
+  return [r.page, ...r.params].join("/");
+};

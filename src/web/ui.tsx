@@ -3,6 +3,7 @@ import { cloneElement, createContext, useCallback, useContext, useEffect, useId,
 import type { Status } from "../domain/views/report.ts";
 import type { Bucket, Severity } from "../domain/views/severity.ts";
 import { errorMessage } from "./api.ts";
+import { isRouteHash, pageOf, takeKeepNotices } from "./router.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Badges
@@ -167,7 +168,16 @@ type Notify = (text: string, tone?: Toast["tone"], opts?: { action?: ToastAction
 const ToastContext = createContext<Notify>(() => {});
 export const useToast = () => useContext(ToastContext);
 
-/** Short confirmations and errors, announced to screen readers through a live region; some carry an action (Undo). */
+/** At most this many notices at once: a new one pushes out the oldest. */
+export const MAX_TOASTS = 3;
+
+/**
+ * Short confirmations and errors, announced to screen readers through a live region; some carry an
+ * action (Undo). At most MAX_TOASTS at once, and a change of page clears them (they spoke of the
+ * page left), but for those that offer an action, which stay for their time (an Undo is offered
+ * nowhere else), and but when the page moved itself after announcing what it did
+ * (navigate's keepNotices).
+ */
 export function ToastProvider({ children }: { children: ReactNode }) {
   const [toasts, setToasts] = useState<Toast[]>([]);
   const next = useRef(0);
@@ -175,11 +185,24 @@ export function ToastProvider({ children }: { children: ReactNode }) {
   const notify = useCallback<Notify>(
     (text, tone = "ok", opts = {}) => {
       const id = ++next.current;
-      setToasts((t) => [...t.slice(-3), { id, text, tone, action: opts.action }]);
+      setToasts((t) => [...t.slice(-(MAX_TOASTS - 1)), { id, text, tone, action: opts.action }]);
       setTimeout(() => dismiss(id), opts.ms ?? (tone === "error" ? 8000 : 4000));
     },
     [dismiss],
   );
+  useEffect(() => {
+    let page = pageOf(location.hash);
+    const onChange = () => {
+      if (!isRouteHash(location.hash)) return;
+      const now = pageOf(location.hash);
+      const keep = takeKeepNotices();
+      if (now === page) return;
+      page = now;
+      if (!keep) setToasts((t) => t.filter((x) => x.action));
+    };
+    addEventListener("hashchange", onChange);
+    return () => removeEventListener("hashchange", onChange);
+  }, []);
   return (
     <ToastContext.Provider value={notify}>
       {children}

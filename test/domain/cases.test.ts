@@ -1,10 +1,12 @@
 /**
  * Case grouping (docs/workflow.md, "Cases"), in process: which case a new report joins, when a
- * report opens a new case, how the bucket follows the reasons' severity hints, and how a
- * decision on one report carries to its case and the case's other open reports.
+ * report opens a new case, how the bucket follows the reasons' severity hints, how a
+ * decision on one report carries to its case and the case's other open reports, and which of its
+ * subject's cases a case page calls earlier.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { decideOnReport, triageCase } from "../../src/domain/review/decisions.ts";
+import { caseDetail } from "../../src/domain/dashboard/dashboard.ts";
 import { domainWorld, type DomainWorld } from "../helpers/builders.ts";
 
 let world: DomainWorld;
@@ -196,5 +198,26 @@ describe("a decision carries to the case", () => {
       before: { caseId: dismissed.caseId },
       after: { caseId: newer.caseId },
     });
+  });
+});
+
+describe("a case's earlier cases (the case page's subject history)", () => {
+  test("are the subject's cases opened before it, the latest first: never one opened after it", async () => {
+    const subject = someone();
+    const opened: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      opened.push((await world.fileReport({ subject, target: post() })).caseId);
+      world.clock.advance(60_000);
+    }
+    // Two more in the same millisecond: the one opened first (the smaller UUIDv7) is the earlier.
+    opened.push((await world.fileReport({ subject, target: post() })).caseId);
+    opened.push((await world.fileReport({ subject, target: post() })).caseId);
+    const earlier = async (caseId: string) => (await caseDetail(world.ctx, caseId)).subjectCases.map((c) => c.id);
+    const [first, second, third, fourth, fifth] = opened as [string, string, string, string, string];
+    expect(await earlier(first)).toEqual([]);
+    expect(await earlier(second)).toEqual([first]);
+    expect(await earlier(third)).toEqual([second, first]);
+    expect(await earlier(fourth)).toEqual([third, second, first]);
+    expect(await earlier(fifth)).toEqual([fourth, third, second, first]);
   });
 });

@@ -43,7 +43,7 @@ describe("claims hold", () => {
     ]) {
       const error = await refusal(take());
       expect(error.http).toBe(409);
-      expect(error.message).toBe("This case is claimed by bob@example.com: take it over to decide on it");
+      expect(error.message).toBe("This case is assigned to bob@example.com: take it over to decide on it");
     }
     expect((await world.report(r.reportId)).status).toBe("OPEN");
     expect((await world.caseOf(r.caseId)).assigneeId).toBe(bobId);
@@ -90,7 +90,7 @@ describe("bulk decisions", () => {
     });
     expect(out.decided).toEqual([free.caseId]);
     expect(out.skipped).toEqual([
-      { caseId: claimed.caseId, reason: "claimed by bob@example.com" },
+      { caseId: claimed.caseId, reason: "assigned to bob@example.com" },
       { caseId: decided.caseId, reason: "the case is RESOLVED" },
       { caseId: "no-such-case", reason: "not found" },
     ]);

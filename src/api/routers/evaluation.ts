@@ -10,6 +10,7 @@ import {
   startEvalRun,
 } from "../../domain/evaluation/runs.ts";
 import { createEvalSetFromDecisions, getEvalSet, importEvalSet, listEvalSets } from "../../domain/evaluation/sets.ts";
+import { installedModels } from "../../domain/analysis/analysis.ts";
 import { projectIdSchema } from "../../domain/views/validation.ts";
 import { isoDateTime } from "../../domain/views/common.ts";
 import { policySelectionSchema } from "../../domain/views/policy.ts";
@@ -19,9 +20,10 @@ import {
   evalRunItemViewSchema,
   evalRunViewSchema,
   evalSetViewSchema,
+  installedModelsSchema,
   thresholdAdviceSchema,
 } from "../../domain/views/evaluation.ts";
-import { projectProcedure, router } from "../trpc.ts";
+import { orgProcedure, projectProcedure, router } from "../trpc.ts";
 
 const tags = ["evaluation"];
 const id = z.string().min(1).max(64);
@@ -156,6 +158,15 @@ export const evaluationRouter = router({
     .mutation(async ({ ctx, input }) => ({
       run: await startEvalRun({ ...ctx.domain, defaultModel: ctx.config.aiModel }, { projectId: ctx.project.id, setId: input.setId, model: input.model, policies: input.policies }),
     })),
+
+  /**
+   * The models the AI backend has installed, for the "Start a run" dialog (tRPC only): admins, who
+   * start runs. 503 when the backend cannot be reached. Nothing of any case.
+   */
+  models: orgProcedure(z.object({ orgSlug: orgProject.orgSlug }))
+    .meta({ role: "admin" })
+    .output(installedModelsSchema)
+    .query(({ ctx }) => installedModels({ store: ctx.domain.store, config: ctx.config })),
 
   cancelRun: projectProcedure(z.object({ ...orgProject, runId: id }))
     .meta({

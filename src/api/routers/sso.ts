@@ -45,9 +45,12 @@ export const ssoRouter = router({
     .output(z.object({ link: ssoLinkSchema }))
     .mutation(async ({ ctx, input }) => ({ link: await allowSsoLink(ctx.domain, { userId: input.userId }) })),
 
-  /** Reads the saved issuer's discovery document now: what it names, or a 400 saying why it could not. */
-  testDiscovery: orgProcedure(z.object({ orgSlug }))
+  /**
+   * Reads an issuer's discovery document now: the one given (the form's, before it is saved), else
+   * the saved one; what it names, or a 400 saying why it could not.
+   */
+  testDiscovery: orgProcedure(z.object({ orgSlug, issuerUrl: oidcSettingsInputSchema.shape.issuerUrl.optional() }))
     .meta({ role: "admin" })
     .output(z.object({ discovery: discoveryResultSchema }))
-    .mutation(async ({ ctx }) => ({ discovery: await testDiscovery(ctx.domain, { allowPrivate: ctx.config.scanAllowPrivate }) })),
+    .mutation(async ({ ctx, input }) => ({ discovery: await testDiscovery(ctx.domain, { allowPrivate: ctx.config.scanAllowPrivate }, { issuerUrl: input.issuerUrl }) })),
 });

@@ -33,6 +33,7 @@ import { OIDC_FAILURES, type DiscoveryResult, type OidcFailure } from "../views/
 import { domainAllowed, emailVerifiedBy, oidcConfigRow, roleForGroups, type OidcConfigRow } from "./oidc-config.ts";
 import { bindSubject, linkProofFor, linkStateOf } from "./oidc-links.ts";
 import { findOrganizationBySlug, getOrganization, type Organization } from "./organizations.ts";
+import { checkIssuerUrl } from "./oidc-settings.ts";
 import { changeUserRole, createUser, generatePassword, hashPassword, normalizeEmail, toUserView, type UserRow } from "./users.ts";
 
 /** How long a started sign-in may take at the provider (the cookie's and the row's life). */
@@ -107,7 +108,12 @@ const discoveryCache = new Map<string, { metadata: oidc.ServerMetadata; readAt: 
  * sign-in's start and callback need it, and a provider changes it rarely. `fresh` reads it again
  * (the admins' "Test discovery", after they changed the settings).
  */
-async function discoveryOf(row: OidcConfigRow, opts: ProviderOptions, fetcher: oidc.CustomFetch, fresh: boolean): Promise<oidc.ServerMetadata> {
+async function discoveryOf(
+  row: Pick<OidcConfigRow, "issuerUrl" | "clientId"> & { clientSecret?: string },
+  opts: ProviderOptions,
+  fetcher: oidc.CustomFetch,
+  fresh: boolean,
+): Promise<oidc.ServerMetadata> {
   const key = `${row.issuerUrl}\n${opts.allowPrivate}`;
   const kept = discoveryCache.get(key);
   if (kept && !fresh && Date.now() - kept.readAt < DISCOVERY_CACHE_MS) return kept.metadata;
@@ -143,12 +149,18 @@ async function providerConfig(ctx: ReadContext, row: OidcConfigRow, opts: Provid
   return config;
 }
 
-/** "Test discovery" (admins): what the configured issuer says about itself, or a 400 saying why it could not be read. */
-export async function testDiscovery(ctx: DomainContext, opts: ProviderOptions): Promise<DiscoveryResult> {
-  const row = await oidcConfigRow(ctx, ctx.orgId);
-  if (!row) throw badRequest("Single sign-on is not set up: save the settings first");
+/**
+ * "Test discovery" (admins): what the issuer says about itself, or a 400 saying why it could not be
+ * read. The issuer is the one given (the settings form's, not saved yet: tested before anyone is
+ * offered the provider, issue 45), checked as a saved one is, else the saved one. Reading the
+ * discovery document sends no secret.
+ */
+export async function testDiscovery(ctx: DomainContext, opts: ProviderOptions, input: { issuerUrl?: string } = {}): Promise<DiscoveryResult> {
+  const saved = await oidcConfigRow(ctx, ctx.orgId);
+  const issuerUrl = input.issuerUrl !== undefined ? await checkIssuerUrl(input.issuerUrl, opts.allowPrivate) : saved?.issuerUrl;
+  if (!issuerUrl) throw badRequest("Single sign-on is not set up: give the issuer URL, or save the settings first");
   try {
-    const m = (await providerConfig(ctx, row, opts, true)).serverMetadata();
+    const m = await discoveryOf({ issuerUrl, clientId: saved?.clientId ?? "flagstaff-discovery-test" }, opts, guardedFetch(opts.allowPrivate), true);
     return {
       issuer: m.issuer,
       authorizationEndpoint: m.authorization_endpoint ?? "",

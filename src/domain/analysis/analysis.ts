@@ -1,5 +1,5 @@
 import { and, desc, eq } from "drizzle-orm";
-import { AiUnavailableError, classify, type Classification } from "../../ai/classifier.ts";
+import { AiUnavailableError, classify, listModels, type Classification } from "../../ai/classifier.ts";
 import type { PromptCategory } from "../../ai/prompt.ts";
 import type { Config } from "../../config.ts";
 import { contentAnalyses, identities, reports } from "../../db/schema.ts";
@@ -25,6 +25,7 @@ import { applyTransition } from "../review/workflow-engine.ts";
 import { runRules } from "../rules/rule-engine.ts";
 import type { Severity } from "../cases/severity.ts";
 import type { AnalysisResult, AnalysisView } from "../views/analysis.ts";
+import { modelWithTag, type InstalledModels } from "../views/evaluation.ts";
 import { isOfWorkableCase, type AccessContext } from "../access/queue-access.ts";
 
 export type { AnalysisResult, AnalysisView } from "../views/analysis.ts";
@@ -74,6 +75,34 @@ export async function classifyText(
     throw new AiUnavailableError(err.reason, CLIENT_MESSAGE[err.reason](model), err);
   }
 }
+
+/**
+ * The models the AI backend has installed, and whether the configured one is among them (the
+ * evaluation dialog's choice). A network call, like classifyText: never inside a transaction. A
+ * backend that cannot be reached (or answers oddly) is an AiUnavailableError (503) whose message
+ * says so without its address, which is logged for the operator.
+ */
+export async function installedModels(ctx: Pick<AiContext, "store" | "config">): Promise<InstalledModels> {
+  if (ctx.store.inTransaction()) throw new Error("installedModels: the AI backend is never asked inside a transaction");
+  const defaultModel = ctx.config.aiModel;
+  try {
+    const models = await listModels({ host: ctx.config.ollamaHost, timeoutMs: Math.min(ctx.config.aiTimeoutMs, MODEL_LIST_TIMEOUT_MS) });
+    return { defaultModel, defaultInstalled: models.some((m) => modelWithTag(m.name) === modelWithTag(defaultModel)), models };
+  } catch (err) {
+    if (!(err instanceof AiUnavailableError)) throw err;
+    log.warn("AI backend: listing its models failed", { reason: err.reason, error: err.message });
+    throw new AiUnavailableError(err.reason, `The AI backend (Ollama) ${LIST_FAILURE[err.reason]}, so its installed models could not be listed; try again later`, err);
+  }
+}
+const LIST_FAILURE: Record<AiUnavailableError["reason"], string> = {
+  unreachable: "cannot be reached",
+  timeout: "did not answer in time",
+  model_missing: "failed",
+  bad_answer: "answered oddly",
+  ollama_error: "failed",
+};
+/** Listing models is quick when the backend is up: a dialog waits for it no longer than this. */
+const MODEL_LIST_TIMEOUT_MS = 5_000;
 
 const CLIENT_MESSAGE: Record<AiUnavailableError["reason"], (model: string) => string> = {
   unreachable: () => "The AI backend is unreachable; try again later",

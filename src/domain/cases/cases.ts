@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, ne, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, lt, ne, or, sql, type SQL } from "drizzle-orm";
 import { param, statements } from "../../db/prepared.ts";
 import { caseNotes, cases, identities, reports } from "../../db/schema.ts";
 import { recordAudit, type Actor } from "../core/audit.ts";
@@ -297,13 +297,30 @@ export async function listCaseNotes(ctx: Pick<DomainContext, "db">, caseId: stri
 /** Earlier cases about the same subject that the caller may work: the subject's history with this platform. */
 export async function subjectHistory(
   ctx: AccessContext & Pick<DomainContext, "clock">,
-  input: { subjectIdentityId: string; exceptCaseId: string; limit?: number },
+  input: {
+    subjectIdentityId: string;
+    exceptCaseId: string;
+    /**
+     * Only the cases opened before this one (a case page's "Earlier cases"): an earlier `createdAt`,
+     * or the same with a smaller id (ids are UUIDv7, in creation order). Without it, every other case.
+     */
+    openedBefore?: { createdAt: number; id: string };
+    limit?: number;
+  },
 ): Promise<CaseView[]> {
+  const before = input.openedBefore;
   const rows = await ctx.db
     .select()
     .from(cases)
-    .where(and(eq(cases.subjectIdentityId, input.subjectIdentityId), ne(cases.id, input.exceptCaseId), await listableCases(ctx)))
-    .orderBy(desc(cases.createdAt))
+    .where(
+      and(
+        eq(cases.subjectIdentityId, input.subjectIdentityId),
+        ne(cases.id, input.exceptCaseId),
+        before ? or(lt(cases.createdAt, before.createdAt), and(eq(cases.createdAt, before.createdAt), lt(cases.id, before.id))) : undefined,
+        await listableCases(ctx),
+      ),
+    )
+    .orderBy(desc(cases.createdAt), desc(cases.id))
     .limit(input.limit ?? 20);
   return rows.map((c) => toCaseView(c, ctx.clock.now()));
 }

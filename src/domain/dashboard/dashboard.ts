@@ -480,6 +480,7 @@ export interface CaseDetail {
   claimUntil: string | null;
   reports: ReportView[];
   subject: IdentityView | null;
+  /** The subject's cases opened before this one (the case page's "Earlier cases"), the latest first, at most 20. */
   subjectCases: CaseView[];
   subjectEnforcement: EnforcementView[];
   /** Enforcement actions taken on this case's reports (on whoever they were against). */
@@ -533,7 +534,8 @@ export async function caseDetail(ctx: TenantRead & AccessContext, caseId: string
     ...holding(c, emails, now),
     reports: reportViews,
     subject,
-    subjectCases: subjectId ? await subjectHistory(ctx, { subjectIdentityId: subjectId, exceptCaseId: c.id }) : [],
+    // "Earlier cases": the subject's cases opened before this one, the latest first.
+    subjectCases: subjectId ? await subjectHistory(ctx, { subjectIdentityId: subjectId, exceptCaseId: c.id, openedBefore: { createdAt: c.createdAt, id: c.id } }) : [],
     subjectEnforcement: subjectId ? await enforcementOf(ctx, { identityId: subjectId, now }) : [],
     caseEnforcement,
     reporters: reporterRows.map((i) => ({ identity: toIdentityView(i), filed: stats.get(i.id) ?? {} })),

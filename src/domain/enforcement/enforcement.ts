@@ -435,6 +435,8 @@ export interface ResolveActionInput {
   identity?: { type: string; externalId: string } | null;
   content?: { contentType?: string | null; contentExternalId: string } | null;
   endsAt?: number | null;
+  /** A later start (ms since the epoch), as createEnforcementAction takes it: the action is `scheduled` until then. */
+  startsAt?: number;
 }
 
 /**
@@ -484,6 +486,7 @@ export async function resolveReportWithAction(
       reportId,
       content: action.content,
       endsAt: action.endsAt,
+      startsAt: action.startsAt,
       impliedBy: input.impliedBy,
     });
   });
@@ -519,15 +522,22 @@ export async function resolveReport(
   input: {
     reportId: string;
     resolution: { code?: string | null; note?: string | null };
-    action?: (Omit<ResolveActionInput, "endsAt"> & ActionTiming) | null;
+    action?: (Omit<ResolveActionInput, "endsAt" | "startsAt"> & ActionTiming & ActionStartTiming) | null;
     /** Decide on a case another moderator claimed, taking the claim over (claims: workflow-engine.ts). */
     takeOver?: boolean;
   },
 ): Promise<{ enforcementActionId?: string }> {
   const { reportId, resolution, takeOver } = input;
   if (input.action) {
-    const { endsAt, durationSeconds, ...action } = input.action;
-    const applied = await resolveReportWithAction(ctx, { reportId, resolution, takeOver, action: { ...action, endsAt: actionEnd(ctx, { endsAt, durationSeconds }) } });
+    const { endsAt, durationSeconds, startsAt: at, startsInSeconds, ...action } = input.action;
+    // A later start (a grace period) is taken as a created action's is; a duration counts from it.
+    const startsAt = actionStart(ctx, { startsAt: at, startsInSeconds });
+    const applied = await resolveReportWithAction(ctx, {
+      reportId,
+      resolution,
+      takeOver,
+      action: { ...action, startsAt, endsAt: actionEnd(ctx, { endsAt, durationSeconds }, startsAt) },
+    });
     return { enforcementActionId: applied.id };
   }
   const [report] = await ctx.db

@@ -24,7 +24,7 @@
  * (src/domain/access/queue-access.ts, blindScope): the task is read by queue access alone, as the
  * reviewer's own.
  */
-import { and, asc, desc, eq, gte, inArray, isNotNull, isNull, lt, ne, or, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gte, inArray, isNotNull, isNull, lt, lte, ne, or, sql } from "drizzle-orm";
 import { caseNotes, cases, identities, projects, qualityReviews, queues, reports } from "../../db/schema.ts";
 import { recordAudit } from "../core/audit.ts";
 import { iso, isoFromUs } from "../core/clock.ts";
@@ -35,20 +35,24 @@ import { ACTION_KINDS, kindsOfCode, type ActionKind } from "../views/enforcement
 import type { ResolutionCode } from "../views/report.ts";
 import {
   decisionLabel,
+  REVIEWED_CASE_DESCRIPTIONS,
   type Agreement,
   type BlindCase,
   type QualityDecision,
   type QualityReview,
   type QualityTask,
   type ReviewedAction,
+  type ReviewedCase,
   type SampleReason,
   type SecondDecisionInput,
 } from "../views/quality.ts";
 import { cohensKappa, krippendorffAlpha, percentAgreement } from "./agreement.ts";
-import { assertMayWorkQueueOfCaseId, forgetBlindScope, workableCases, type AccessContext } from "../access/queue-access.ts";
+import { assertMayWorkQueueOfCaseId, forgetBlindScope, listableCases, workableCases, type AccessContext } from "../access/queue-access.ts";
 import { applyTransition } from "../review/workflow-engine.ts";
 
 type ReviewRow = typeof qualityReviews.$inferSelect;
+type ReportRow = typeof reports.$inferSelect;
+type IdentityRow = typeof identities.$inferSelect;
 
 
 /** The signed-in moderator a second review is for: API keys and Flagstaff itself review nothing. */
@@ -57,10 +61,81 @@ function reviewer(ctx: DomainContext): string {
   return ctx.actor.id;
 }
 
-/** The condition "the review's case is one the caller may work" (undefined: every case). */
+/** The condition "the review's case is one the caller may work" (undefined: every case): their own second reviews. */
 async function ofWorkableCase(ctx: AccessContext) {
   const workable = await workableCases(ctx);
   return workable ? sql`exists (select 1 from ${cases} where ${cases.id} = ${qualityReviews.caseId} and ${workable})` : undefined;
+}
+
+/**
+ * The condition "the review's case may be listed to the caller" (undefined: every case): one they
+ * may work and that the blind-review wall does not hide (a case they review blind, or another
+ * about its account): the leads' lists, which show what each case is about.
+ */
+async function ofListableCase(ctx: AccessContext) {
+  const listable = await listableCases(ctx);
+  return listable ? sql`exists (select 1 from ${cases} where ${cases.id} = ${qualityReviews.caseId} and ${listable})` : undefined;
+}
+
+/** The reports a case held when its first decision was made (a report filed later was not seen), the first filed first; at most `limit`. */
+function reportsSeen(ctx: Pick<DomainContext, "db">, review: Pick<ReviewRow, "caseId" | "firstDecidedAt">, limit?: number): Promise<ReportRow[]> {
+  const q = ctx.db
+    .select()
+    .from(reports)
+    .where(and(eq(reports.caseId, review.caseId), lte(reports.createdUs, review.firstDecidedAt * 1000)))
+    .orderBy(asc(reports.createdUs), asc(reports.id));
+  return limit === undefined ? q : q.limit(limit);
+}
+
+/** The AI's finding a report holds (null: not analysed). */
+const aiFindingOf = (r: ReportRow) =>
+  r.aiAnalyzedAt != null
+    ? { severity: r.aiSeverity ?? "", categories: JSON.parse(r.aiCategories ?? "[]") as string[], confidence: r.aiConfidence ?? 0, reasoning: r.aiReasoning ?? "" }
+    : null;
+
+const identityRef = (p: IdentityRow) => ({ type: p.type, externalId: p.externalId, displayName: p.name ?? p.username ?? null });
+
+/** The reports a list reads of each case to say what it is about (a pile-on's first ones say it). */
+const SUMMARY_REPORTS = 20;
+
+/**
+ * What each review's case is about, as its first decider saw it (reviewedCaseSchema), keyed by
+ * review id: the case's content with the text of its first report that carried it, else its
+ * account; the first reports' descriptions; the AI's finding on the first analysed report.
+ */
+async function reviewedCases(ctx: Pick<DomainContext, "db" | "orgId">, rows: readonly ReviewRow[]): Promise<Map<string, ReviewedCase>> {
+  if (!rows.length) return new Map();
+  const caseIds = [...new Set(rows.map((r) => r.caseId))];
+  const caseRows = await ctx.db
+    .select({ id: cases.id, contentType: cases.contentType, contentExternalId: cases.contentExternalId, subjectIdentityId: cases.subjectIdentityId })
+    .from(cases)
+    .where(and(eq(cases.orgId, ctx.orgId), inArray(cases.id, caseIds)));
+  const caseById = new Map(caseRows.map((c) => [c.id, c] as const));
+  const seen = await Promise.all(rows.map((r) => reportsSeen(ctx, r, SUMMARY_REPORTS)));
+  const subjectOf = (i: number) => caseById.get(rows[i]!.caseId)?.subjectIdentityId ?? seen[i]!.find((r) => r.subjectIdentityId)?.subjectIdentityId ?? null;
+  const subjectIds = [...new Set(rows.map((_, i) => subjectOf(i)).filter((x): x is string => !!x))];
+  const people = subjectIds.length ? await ctx.db.select().from(identities).where(inArray(identities.id, subjectIds)) : [];
+  const personById = new Map(people.map((p) => [p.id, p] as const));
+  return new Map(
+    rows.map((review, i) => {
+      const c = caseById.get(review.caseId);
+      const reportsOfCase = seen[i]!;
+      const withContent = reportsOfCase.find((r) => r.content != null && r.content !== "");
+      const subject = personById.get(subjectOf(i) ?? "");
+      const analysed = reportsOfCase.find((r) => r.aiAnalyzedAt != null);
+      const descriptions = [...new Set(reportsOfCase.map((r) => r.description?.trim()).filter((d): d is string => !!d))].slice(0, REVIEWED_CASE_DESCRIPTIONS);
+      return [
+        review.id,
+        {
+          target: c?.contentExternalId != null ? { contentType: c.contentType || null, contentExternalId: c.contentExternalId } : null,
+          subject: subject ? identityRef(subject) : null,
+          content: withContent?.content ?? null,
+          descriptions,
+          ai: analysed ? aiFindingOf(analysed) : null,
+        },
+      ] as const;
+    }),
+  );
 }
 
 /** A review of the organization whose case the caller may work, else 404 (a case they review blind too: the task is theirs). */
@@ -85,9 +160,11 @@ async function queueNames(ctx: Pick<DomainContext, "db" | "orgId">, ids: readonl
   return new Map(rows.map((r) => [r.id, r.name] as const));
 }
 
-const toTask = (r: ReviewRow, names: Map<string, string>): QualityTask => ({
+const toTask = (r: ReviewRow, names: Map<string, string>, about: Map<string, ReviewedCase>): QualityTask => ({
   id: r.id,
   caseId: r.caseId,
+  // Its name only (caseNameSchema): the content is read in the blind view.
+  case: { target: about.get(r.id)?.target ?? null, subject: about.get(r.id)?.subject ?? null },
   queue: { id: r.queueId, name: names.get(r.queueId) ?? "(deleted queue)" },
   sampledAt: iso(r.createdAt),
   claimedAt: r.claimedAt === null ? null : iso(r.claimedAt),
@@ -117,7 +194,7 @@ export async function nextQualityTask(ctx: DomainContext): Promise<QualityTask |
       .orderBy(sql`case when ${qualityReviews.reviewerId} is null then 1 else 0 end`, asc(qualityReviews.createdAt), asc(qualityReviews.id))
       .limit(1);
     if (!row) return null;
-    if (row.reviewerId === me) return toTask(row, await queueNames(ctx, [row.queueId]));
+    if (row.reviewerId === me) return toTask(row, await queueNames(ctx, [row.queueId]), await reviewedCases(ctx, [row]));
     const now = ctx.clock.now();
     // Taken by whoever comes first: the update holds only while nobody took it.
     const taken = await rowLockedTransaction(ctx, () =>
@@ -130,7 +207,7 @@ export async function nextQualityTask(ctx: DomainContext): Promise<QualityTask |
     if (taken.length) {
       // From now on the case is walled off from the taker (the blind review), this request included.
       forgetBlindScope(ctx.actor);
-      return toTask({ ...row, reviewerId: me, claimedAt: now }, await queueNames(ctx, [row.queueId]));
+      return toTask({ ...row, reviewerId: me, claimedAt: now }, await queueNames(ctx, [row.queueId]), await reviewedCases(ctx, [row]));
     }
   }
   return null;
@@ -150,8 +227,8 @@ export async function myQualityTasks(ctx: DomainContext): Promise<{ tasks: Quali
     .select({ n: sql<number>`count(*)` })
     .from(qualityReviews)
     .where(and(eq(qualityReviews.orgId, ctx.orgId), isNull(qualityReviews.secondDecidedAt), isNull(qualityReviews.reviewerId), ne(qualityReviews.firstById, me), scope));
-  const names = await queueNames(ctx, rows.map((r) => r.queueId));
-  return { tasks: rows.map((r) => toTask(r, names)), offered: Number(offered?.n ?? 0) };
+  const [names, about] = await Promise.all([queueNames(ctx, rows.map((r) => r.queueId)), reviewedCases(ctx, rows)]);
+  return { tasks: rows.map((r) => toTask(r, names, about)), offered: Number(offered?.n ?? 0) };
 }
 
 /** The case of the caller's task as its first moderator saw it, and nothing that tells their decision. */
@@ -161,7 +238,7 @@ export async function blindCase(ctx: DomainContext, input: { reviewId: string })
   if (!c) throw notFound("Review not found");
   const [project] = await ctx.db.select({ name: projects.name }).from(projects).where(eq(projects.id, c.projectId)).limit(1);
   // The reports the case held when it was decided (a report filed later was not seen).
-  const rows = (await ctx.db.select().from(reports).where(eq(reports.caseId, c.id)).orderBy(asc(reports.createdUs))).filter((r) => r.createdUs <= row.firstDecidedAt * 1000);
+  const rows = await reportsSeen(ctx, row);
   const ids = [...new Set([c.subjectIdentityId, ...rows.flatMap((r) => [r.subjectIdentityId, r.reporterIdentityId])].filter((x): x is string => !!x))];
   const people = ids.length ? await ctx.db.select().from(identities).where(inArray(identities.id, ids)) : [];
   const byId = new Map(people.map((p) => [p.id, p] as const));
@@ -178,9 +255,9 @@ export async function blindCase(ctx: DomainContext, input: { reviewId: string })
     .where(and(eq(caseNotes.caseId, c.id), lt(caseNotes.createdAt, row.firstDecidedAt)))
     .orderBy(asc(caseNotes.createdAt));
   return {
-    task: toTask(row, await queueNames(ctx, [row.queueId])),
+    task: toTask(row, await queueNames(ctx, [row.queueId]), await reviewedCases(ctx, [row])),
     case: { id: c.id, projectName: project?.name ?? "", bucket: c.bucket, createdAt: iso(c.createdAt), categories: JSON.parse(row.categories) as string[] },
-    subject: subject ? { type: subject.type, externalId: subject.externalId, displayName: subject.name ?? subject.username ?? null } : null,
+    subject: subject ? identityRef(subject) : null,
     reports: rows.map((r) => ({
       id: r.id,
       reasons: JSON.parse(r.reasons) as string[],
@@ -189,10 +266,7 @@ export async function blindCase(ctx: DomainContext, input: { reviewId: string })
       automated: r.automated === 1,
       target: r.contentExternalId != null || r.contentType != null || r.content != null ? { contentType: r.contentType || null, contentExternalId: r.contentExternalId, content: r.content } : null,
       reporter: nameOf(r.reporterIdentityId),
-      ai:
-        r.aiAnalyzedAt != null
-          ? { severity: r.aiSeverity ?? "", categories: JSON.parse(r.aiCategories ?? "[]") as string[], confidence: r.aiConfidence ?? 0, reasoning: r.aiReasoning ?? "" }
-          : null,
+      ai: aiFindingOf(r),
       createdAt: isoFromUs(r.createdUs),
     })),
     notes: notes.filter((n) => !(n.authorType === "user" && n.authorId === row.firstById)).map((n) => ({ body: n.body, createdAt: iso(n.createdAt) })),
@@ -217,12 +291,16 @@ function secondDecision(input: SecondDecisionInput): { action: ReviewedAction; c
 }
 
 async function toReviews(ctx: Pick<DomainContext, "db" | "orgId">, rows: ReviewRow[]): Promise<QualityReview[]> {
-  const emails = await userEmails(ctx, { ids: rows.flatMap((r) => [r.firstById, r.reviewerId, r.ackById]) });
-  const names = await queueNames(ctx, rows.map((r) => r.queueId));
+  const [emails, names, about] = await Promise.all([
+    userEmails(ctx, { ids: rows.flatMap((r) => [r.firstById, r.reviewerId, r.ackById]) }),
+    queueNames(ctx, rows.map((r) => r.queueId)),
+    reviewedCases(ctx, rows),
+  ]);
   const person = (id: string) => ({ id, email: emails.get(id) ?? "unknown user" });
   return rows.map((r) => ({
     id: r.id,
     caseId: r.caseId,
+    case: about.get(r.id) ?? { target: null, subject: null, content: null, descriptions: [], ai: null },
     projectId: r.projectId,
     queue: { id: r.queueId, name: names.get(r.queueId) ?? "(deleted queue)" },
     reason: r.reason as SampleReason,
@@ -267,7 +345,10 @@ export async function submitSecondReview(ctx: DomainContext, input: { reviewId: 
   });
 }
 
-/** Reviews whose two decisions differ, newest first, of cases the caller may work: unacknowledged ones, or acknowledged ones. */
+/**
+ * Reviews whose two decisions differ, newest first, of cases the caller may see in a list (queue
+ * access, and not walled by a blind review of their own): unacknowledged ones, or acknowledged ones.
+ */
 export async function listDisagreements(ctx: DomainContext, input: { acknowledged?: boolean; limit?: number }): Promise<QualityReview[]> {
   const rows = await ctx.db
     .select()
@@ -277,7 +358,7 @@ export async function listDisagreements(ctx: DomainContext, input: { acknowledge
         eq(qualityReviews.orgId, ctx.orgId),
         eq(qualityReviews.agree, 0),
         input.acknowledged ? isNotNull(qualityReviews.ackAt) : isNull(qualityReviews.ackAt),
-        await ofWorkableCase(ctx),
+        await ofListableCase(ctx),
       ),
     )
     .orderBy(desc(qualityReviews.secondDecidedAt), desc(qualityReviews.id))

@@ -116,7 +116,7 @@ export function applyBulkDecision(
       const holder = holderOf(c, ctx.clock.now());
       const claimedByOther = ctx.actor.type === "user" && holder !== null && holder !== ctx.actor.id;
       if (claimedByOther && input.othersClaims === "skip") {
-        skipped.push({ caseId, reason: `claimed by ${holders.get(holder) ?? "another user"}` });
+        skipped.push({ caseId, reason: `assigned to ${holders.get(holder) ?? "another user"}` });
         continue;
       }
       const open = await ctx.db

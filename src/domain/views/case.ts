@@ -6,7 +6,7 @@ import { TEAMS } from "./report.ts";
 import { BUCKETS } from "./severity.ts";
 
 /** How the 409 of a case claimed by someone else begins: the dashboard recognises it and offers to take over. */
-export const CLAIMED_BY = "This case is claimed by ";
+export const CLAIMED_BY = "This case is assigned to ";
 
 /** The decisions that take a case out of review (the workflow actions of that name). */
 export const CASE_DECISION_ACTIONS = ["resolve", "dismiss", "uphold", "overturn", "close"] as const;

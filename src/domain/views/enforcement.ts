@@ -242,4 +242,6 @@ export const resolveActionSchema = z.object({
   identity: actionIdentitySchema.optional(),
   content: actionContentSchema.optional(),
   ...actionTimingFields,
+  /** An addition: the action may start later (a grace period), exactly as a created one (actionStartFields). */
+  ...actionStartFields,
 });

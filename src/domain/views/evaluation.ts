@@ -251,3 +251,28 @@ export const evalRunComparisonSchema = z.object({
   ),
 });
 export type EvalRunComparison = z.infer<typeof evalRunComparisonSchema>;
+
+/**
+ * The models the AI backend (Ollama) has installed, as evaluation.models answers them: what the
+ * "Start a run" dialog offers (a model not installed would only make a failed run).
+ */
+export const installedModelsSchema = z.object({
+  /** The configured model (FLAGSTAFF_AI_MODEL): what a run that names none uses. */
+  defaultModel: z.string(),
+  /** Whether the configured model is among the installed ones (a name without a tag is its `:latest`). */
+  defaultInstalled: z.boolean(),
+  /** By name, with their tags ("llama3.2:latest"). */
+  models: z.array(
+    z.object({
+      name: z.string(),
+      sizeBytes: z.number().nullable(),
+      /** "3.2B", when Ollama says. */
+      parameterSize: z.string().nullable(),
+      modifiedAt: z.string().nullable(),
+    }),
+  ),
+});
+export type InstalledModels = z.infer<typeof installedModelsSchema>;
+
+/** A model's name with its tag: Ollama reads a name without one as `:latest`. */
+export const modelWithTag = (name: string): string => (name.includes(":") ? name : `${name}:latest`);

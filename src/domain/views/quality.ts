@@ -84,10 +84,47 @@ export type SecondDecisionInput = z.infer<typeof secondDecisionInputSchema>;
 
 const person = z.object({ id: z.string(), email: z.string() });
 
+/** The AI's finding on a report, as the blind view and the lists show it. */
+const aiFindingSchema = z.object({ severity: z.string(), categories: z.array(z.string()), confidence: z.number(), reasoning: z.string() });
+
+/** What a case is called (issue 45): its reported content's type and id, else the account it is about; never an id of ours. */
+export const caseNameSchema = z.object({
+  /** The reported content (the case's target). */
+  target: z.object({ contentType: z.string().nullable(), contentExternalId: z.string() }).nullable(),
+  /** The account the case is about. */
+  subject: z.object({ type: z.string(), externalId: z.string(), displayName: z.string().nullable() }).nullable(),
+});
+export type CaseName = z.infer<typeof caseNameSchema>;
+
+/**
+ * What the leads' list says of a second review's case, so that it can be judged without opening
+ * it (issue 45): its name, the reported content's text, the reports' descriptions and the AI's
+ * finding, from the reports the case held when the first decision was made (those the blind view
+ * shows). Nothing of the decision.
+ */
+export const reviewedCaseSchema = z.object({
+  ...caseNameSchema.shape,
+  /** The text of the first report that carried the content (null: none did). */
+  content: z.string().nullable(),
+  /** The reports' descriptions, the first filed first (at most REVIEWED_CASE_DESCRIPTIONS, each once). */
+  descriptions: z.array(z.string()),
+  /** The AI's finding on the first analysed report (null: none was analysed). */
+  ai: aiFindingSchema.nullable(),
+});
+export type ReviewedCase = z.infer<typeof reviewedCaseSchema>;
+/** How many of a case's report descriptions a list names. */
+export const REVIEWED_CASE_DESCRIPTIONS = 3;
+
 /** A second-review task as its reviewer lists it: nothing of the first decision, nor why it was sampled. */
 export const qualityTaskSchema = z.object({
   id: z.string(),
   caseId: z.string(),
+  /**
+   * What the case is called, so that the list names it by more than an id. Only its name: the
+   * reviewer reads the case in the blind view, the one answer whose content is never beside
+   * anything decided about it (docs/quality.md).
+   */
+  case: caseNameSchema,
   queue: z.object({ id: z.string(), name: z.string() }),
   sampledAt: isoDateTime,
   /** When the caller took it. */
@@ -120,7 +157,7 @@ export const blindCaseSchema = z.object({
       automated: z.boolean(),
       target: z.object({ contentType: z.string().nullable(), contentExternalId: z.string().nullable(), content: z.string().nullable() }).nullable(),
       reporter: z.string().nullable(),
-      ai: z.object({ severity: z.string(), categories: z.array(z.string()), confidence: z.number(), reasoning: z.string() }).nullable(),
+      ai: aiFindingSchema.nullable(),
       createdAt: isoDateTime,
     }),
   ),
@@ -133,6 +170,8 @@ export const qualityReviewSchema = z
   .object({
     id: z.string(),
     caseId: z.string(),
+    /** What the case is about (content, account, descriptions, the AI's finding) as the first decider saw it. */
+    case: reviewedCaseSchema,
     projectId: z.string(),
     queue: z.object({ id: z.string(), name: z.string() }),
     reason: z.enum(SAMPLE_REASONS),

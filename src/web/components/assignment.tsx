@@ -12,11 +12,11 @@ import { TimeAgo, useToast } from "../ui.tsx";
 
 const clock = (iso: string) => new Date(iso).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
 
-/** The case's holder in one sentence: assigned (held until released) or reviewing (held until a time). */
+/** The case's holder in one sentence: assigned (held until unassigned) or reviewing (held until a time). */
 export function CaseHolder({ detail: d }: { detail: CaseDetail }) {
   const { me } = useSession();
   const holder = d.assignee;
-  if (!holder) return <p className="muted">Nobody holds this case: claim it, assign it, or let review mode take it.</p>;
+  if (!holder) return <p className="muted">Nobody holds this case: assign it to yourself or to someone, or let review mode take it.</p>;
   const mine = holder.id === me.user.id;
   const who = mine ? "You" : holder.email;
   return (

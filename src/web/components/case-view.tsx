@@ -21,7 +21,7 @@ import { caseTitle } from "./case-title.ts";
 import { EnforcementList } from "./enforcement-list.tsx";
 import { StrikesPanel } from "./strikes.tsx";
 import { usePeople } from "./people.ts";
-import { MANY_REPORTS, ReporterSummary } from "./reporter-summary.tsx";
+import { accuracyWords, MANY_REPORTS, ReporterSummary } from "./reporter-summary.tsx";
 import { AssignForm, CaseHolder } from "./assignment.tsx";
 import { CaseWarning } from "./case-warning.tsx";
 import { CaseMedia, caseMediaItems, useViewing } from "./viewing.tsx";
@@ -117,14 +117,25 @@ export function CaseView({ caseId, focusReport, onDecided, onSkip }: { caseId: s
   const pileOn = d!.reports.length >= MANY_REPORTS;
   // Escalating a report of a closed case reopens it; any report will do.
   const escalateReport = openReport ?? d!.reports.at(-1) ?? null;
+  const assignForm = isModerator && isOpen ? <AssignForm caseId={caseId} holderId={d!.assignee?.id ?? null} /> : null;
+  // In review mode the bar says the case is yours and until when: the case does not say it again.
+  const holdInBar = !!onDecided && mine && d!.claimUntil !== null;
+  // The case's own target is its title: a report card does not repeat it (a report about another target still names its own).
+  const caseTarget = c.contentExternalId != null ? targetKey({ contentType: c.contentType, contentExternalId: c.contentExternalId }) : null;
 
+  // The header is kept to a few lines (tags and queue on one row, who holds it and "Assign to"
+  // on another, the tag field on demand) so that the reported content is on screen as a case
+  // opens: at 1366 x 900 in review mode it was some 640 px down (issue 45). Review mode has its
+  // own bar, so no breadcrumb there.
   return (
     <article className="case" aria-labelledby="case-title">
-      <nav className="crumbs" aria-label="Breadcrumb">
-        <a href={href("queue")}>Review queue</a> <span aria-hidden="true">›</span> <span>Case</span>
-      </nav>
+      {!onDecided && (
+        <nav className="crumbs" aria-label="Breadcrumb">
+          <a href={href("queue")}>Review queue</a> <span aria-hidden="true">›</span> <span>Case</span>
+        </nav>
+      )}
       <header className="case-head">
-        <div>
+        <div className="case-title-row">
           <h1 id="case-title" ref={heading} tabIndex={-1}>
             {title}
           </h1>
@@ -132,20 +143,25 @@ export function CaseView({ caseId, focusReport, onDecided, onSkip }: { caseId: s
             <StatusBadge status={c.status} /> <BucketBadge bucket={c.bucket} /> <span className="muted">{d!.projectName}</span> ·{" "}
             {c.reportCount} report{c.reportCount === 1 ? "" : "s"} · opened <TimeAgo iso={c.createdAt} /> · last report <TimeAgo iso={c.lastReportAt} />
           </p>
-          <CaseState detail={d!} />
-          <CaseTags caseId={caseId} tags={d!.tags} canWrite={isModerator} />
+        </div>
+        <CaseState detail={d!} />
+        <div className="case-facts">
           <CaseQueue caseId={caseId} queue={d!.queue} canMove={isModerator && c.status !== "CLOSED"} />
+          <CaseTags caseId={caseId} tags={d!.tags} canWrite={isModerator} />
+          {holdInBar && assignForm}
         </div>
-        <div className="claim-box">
-          <CaseHolder detail={d!} />
-          {isModerator && isOpen && <AssignForm caseId={caseId} holderId={d!.assignee?.id ?? null} />}
-        </div>
+        {!holdInBar && (
+          <div className="case-hold">
+            <CaseHolder detail={d!} />
+            {assignForm}
+          </div>
+        )}
       </header>
 
       {isModerator && (
         <div className="actionbar" role="toolbar" aria-label="Case actions">
           <button type="button" className="secondary" onClick={toggleClaim} disabled={claim.isPending}>
-            {mine ? "Release" : taken ? "Take over" : "Claim"} <Kbd>c</Kbd>
+            {mine ? "Unassign" : taken ? "Take over" : "Assign to me"} <Kbd>c</Kbd>
           </button>
           {c.status === "OPEN" && (
             <button type="button" className="secondary" onClick={() => triage.mutate()} disabled={triage.isPending}>
@@ -174,9 +190,9 @@ export function CaseView({ caseId, focusReport, onDecided, onSkip }: { caseId: s
           <section aria-labelledby="reports-title" className="card">
             <h2 id="reports-title">Reports ({d!.reports.length})</h2>
             {pileOn ? (
-              <ReasonGroups reports={d!.reports} focusReport={focusReport} caseSubjectId={d!.subject?.id ?? null} />
+              <ReasonGroups reports={d!.reports} focusReport={focusReport} caseSubjectId={d!.subject?.id ?? null} caseTarget={caseTarget} />
             ) : (
-              <ReportCards reports={d!.reports} focusReport={focusReport} caseSubjectId={d!.subject?.id ?? null} />
+              <ReportCards reports={d!.reports} focusReport={focusReport} caseSubjectId={d!.subject?.id ?? null} caseTarget={caseTarget} />
             )}
           </section>
           <CaseMedia caseId={caseId} items={caseMediaItems(d!)} preferences={viewing} />
@@ -217,15 +233,18 @@ export function CaseView({ caseId, focusReport, onDecided, onSkip }: { caseId: s
 }
 
 /** Report cards in order, identical automated reports as one card (groupReports). */
-function ReportCards({ reports, focusReport, caseSubjectId }: { reports: readonly ReportView[]; focusReport: string | null; caseSubjectId: string | null }) {
+/** A target as one string, to tell a report's target from its case's. */
+const targetKey = (t: { contentType: string | null; contentExternalId: string | null }) => JSON.stringify([t.contentType ?? "", t.contentExternalId]);
+
+function ReportCards({ reports, focusReport, caseSubjectId, caseTarget }: { reports: readonly ReportView[]; focusReport: string | null; caseSubjectId: string | null; caseTarget: string | null }) {
   return groupReports(reports).map((g, i, all) => {
     // An AI finding shown on an earlier card is not repeated in full on the next ones.
     const ai = aiKey(g[0]!);
     const aiShown = ai !== null && all.slice(0, i).some((earlier) => aiKey(earlier[0]!) === ai);
     return g.length === 1 ? (
-      <ReportCard key={g[0]!.id} report={g[0]!} highlighted={g[0]!.id === focusReport} caseSubjectId={caseSubjectId} aiShown={aiShown} />
+      <ReportCard key={g[0]!.id} report={g[0]!} highlighted={g[0]!.id === focusReport} caseSubjectId={caseSubjectId} caseTarget={caseTarget} aiShown={aiShown} />
     ) : (
-      <ReportGroup key={g[0]!.id} reports={g} focusReport={focusReport} caseSubjectId={caseSubjectId} aiShown={aiShown} />
+      <ReportGroup key={g[0]!.id} reports={g} focusReport={focusReport} caseSubjectId={caseSubjectId} caseTarget={caseTarget} aiShown={aiShown} />
     );
   });
 }
@@ -244,17 +263,27 @@ export function groupByReasons(reports: readonly ReportView[]): { reasons: strin
 }
 
 /** A pile-on's cards, one folded group per set of reasons; the group of a report linked to starts open. */
-function ReasonGroups({ reports, focusReport, caseSubjectId }: { reports: readonly ReportView[]; focusReport: string | null; caseSubjectId: string | null }) {
+function ReasonGroups({ reports, focusReport, caseSubjectId, caseTarget }: { reports: readonly ReportView[]; focusReport: string | null; caseSubjectId: string | null; caseTarget: string | null }) {
   return (
     <div className="reason-groups">
       {groupByReasons(reports).map((g) => (
-        <ReasonGroup key={g.reasons.join()} group={g} focusReport={focusReport} caseSubjectId={caseSubjectId} />
+        <ReasonGroup key={g.reasons.join()} group={g} focusReport={focusReport} caseSubjectId={caseSubjectId} caseTarget={caseTarget} />
       ))}
     </div>
   );
 }
 
-function ReasonGroup({ group, focusReport, caseSubjectId }: { group: { reasons: string[]; reports: ReportView[] }; focusReport: string | null; caseSubjectId: string | null }) {
+function ReasonGroup({
+  group,
+  focusReport,
+  caseSubjectId,
+  caseTarget,
+}: {
+  group: { reasons: string[]; reports: ReportView[] };
+  focusReport: string | null;
+  caseSubjectId: string | null;
+  caseTarget: string | null;
+}) {
   const holdsFocus = focusReport != null && group.reports.some((r) => r.id === focusReport);
   const [open, setOpen] = useState(holdsFocus);
   useEffect(() => {
@@ -277,7 +306,7 @@ function ReasonGroup({ group, focusReport, caseSubjectId }: { group: { reasons: 
       </h3>
       {/* Folded, its cards are not made at all: a pile-on of thousands stays light. */}
       <div id={bodyId} hidden={!open}>
-        {open && <ReportCards reports={group.reports} focusReport={focusReport} caseSubjectId={caseSubjectId} />}
+        {open && <ReportCards reports={group.reports} focusReport={focusReport} caseSubjectId={caseSubjectId} caseTarget={caseTarget} />}
       </div>
     </div>
   );
@@ -287,12 +316,15 @@ function ReportCard({
   report: r,
   highlighted,
   caseSubjectId,
+  caseTarget,
   banner,
   aiShown = false,
 }: {
   report: ReportView;
   highlighted: boolean;
   caseSubjectId: string | null;
+  /** The case's own target (targetKey): the card names the report's target only when it is another. */
+  caseTarget: string | null;
   /** An earlier card shows the same AI finding: say so in one line. */
   aiShown?: boolean;
   /** Above the card: what it stands for when it stands for several identical reports. */
@@ -321,9 +353,11 @@ function ReportCard({
       {r.description && <p className="description">{r.description}</p>}
       {r.target && (
         <div className="target">
-          <p className="muted small-print">
-            {r.target.contentType ?? "content"} {r.target.contentExternalId}
-          </p>
+          {targetKey(r.target) !== caseTarget && (
+            <p className="muted small-print">
+              {r.target.contentType ?? "content"} {r.target.contentExternalId}
+            </p>
+          )}
           {r.target.content && <blockquote className="content">{r.target.content}</blockquote>}
         </div>
       )}
@@ -466,11 +500,13 @@ function ReportGroup({
   reports,
   focusReport,
   caseSubjectId,
+  caseTarget,
   aiShown,
 }: {
   reports: ReportView[];
   focusReport: string | null;
   caseSubjectId: string | null;
+  caseTarget: string | null;
   aiShown: boolean;
 }) {
   const first = reports[0]!;
@@ -493,7 +529,7 @@ function ReportGroup({
   );
   return (
     <div className="report-group">
-      <ReportCard report={first} highlighted={holdsFocus} caseSubjectId={caseSubjectId} banner={banner} aiShown={aiShown} />
+      <ReportCard report={first} highlighted={holdsFocus} caseSubjectId={caseSubjectId} caseTarget={caseTarget} banner={banner} aiShown={aiShown} />
       <ol id={listId} className="group-list small-print" hidden={!open}>
         {reports.map((r) => (
           <li key={r.id} id={r.id === first.id ? undefined : `report-${r.id}`} className={r.id === focusReport ? "highlight" : undefined}>
@@ -537,6 +573,18 @@ function CaseTags({ caseId, tags, canWrite }: { caseId: string; tags: string[]; 
   const qc = useQueryClient();
   const toast = useToast();
   const [draft, setDraft] = useState("");
+  // The field is shown on demand: a case is read far more often than it is tagged.
+  const [adding, setAdding] = useState(false);
+  const formId = useId();
+  const input = useRef<HTMLInputElement>(null);
+  const toggle = useRef<HTMLButtonElement>(null);
+  const opened = useRef(false);
+  // Focus follows: into the field when it opens, back to the button when it closes.
+  useEffect(() => {
+    if (adding) input.current?.focus();
+    else if (opened.current) toggle.current?.focus();
+    opened.current = adding;
+  }, [adding]);
   const inUse = useQuery({ queryKey: ["tags"], queryFn: () => trpc.dashboard.tags.query(), enabled: canWrite, staleTime: 60_000 });
   const listId = useId();
   const save = useMutation({
@@ -557,6 +605,9 @@ function CaseTags({ caseId, tags, canWrite }: { caseId: string; tags: string[]; 
   const full = tags.length >= MAX_TAGS_PER_CASE;
   return (
     <div className="case-tags">
+      <span className="field-label" aria-hidden="true">
+        Tags
+      </span>
       <ul className="tag-editor case-tag-list" aria-label="Tags">
         {tags.length === 0 && <li className="muted">No tags.</li>}
         {tags.map((t) => (
@@ -570,10 +621,15 @@ function CaseTags({ caseId, tags, canWrite }: { caseId: string; tags: string[]; 
           </li>
         ))}
       </ul>
-      {canWrite && (
-        <form className="inline-form" onSubmit={add}>
+      {canWrite && !adding && (
+        <button ref={toggle} type="button" className="small ghost" aria-expanded={false} aria-controls={formId} onClick={() => setAdding(true)}>
+          Add a tag…
+        </button>
+      )}
+      {canWrite && adding && (
+        <form className="inline-form tag-form" id={formId} onSubmit={add}>
           <Field label="Add a tag" hint={full ? `At most ${MAX_TAGS_PER_CASE} tags.` : `Letters, digits, - and _, up to ${TAG_MAX_LENGTH}.`}>
-            <input value={draft} onChange={(e) => setDraft(e.target.value)} maxLength={100} list={listId} disabled={full} autoComplete="off" />
+            <input ref={input} value={draft} onChange={(e) => setDraft(e.target.value)} maxLength={100} list={listId} disabled={full} autoComplete="off" />
           </Field>
           <datalist id={listId}>
             {(inUse.data?.tags ?? [])
@@ -584,6 +640,9 @@ function CaseTags({ caseId, tags, canWrite }: { caseId: string; tags: string[]; 
           </datalist>
           <button type="submit" className="secondary" disabled={!normalised || full || save.isPending}>
             Add tag
+          </button>
+          <button type="button" className="ghost" onClick={() => (setAdding(false), setDraft(""))}>
+            Done
           </button>
         </form>
       )}
@@ -661,9 +720,10 @@ function ReportersSection({ reporters: all, fold = false }: { reporters: CaseDet
                 {weights.data?.reporters[identity.id]?.mutedUntil && <Badge tone="gray">muted</Badge>}
                 <div className="small-print muted">
                   {weights.data?.reporters[identity.id] && (
-                    <span data-testid="reporter-accuracy">
-                      Accuracy {Math.round(weights.data.reporters[identity.id]!.accuracy * 100)} % of {weights.data.reporters[identity.id]!.reportsDecided} decided ·{" "}
-                    </span>
+                    <>
+                      <span data-testid="reporter-accuracy">{accuracyWords(weights.data.reporters[identity.id]!)}</span>
+                      {" · "}
+                    </>
                   )}
                   {total} report{total === 1 ? "" : "s"} filed
                   {filed.RESOLVED ? ` · ${filed.RESOLVED} upheld` : ""}
@@ -899,7 +959,7 @@ function CaseQueue({ caseId, queue, canMove }: { caseId: string; queue: { id: st
   return (
     <div className="case-queue">
       {canMove ? (
-        <Field label="Queue">
+        <Field label="Queue" className="field-inline">
           <select value={queue.id} disabled={move.isPending} onChange={(e) => move.mutate(e.target.value)} data-testid="move-to-queue">
             {!(queues.data?.queues ?? []).some((q) => q.id === queue.id) && <option value={queue.id}>{queue.name}</option>}
             {(queues.data?.queues ?? []).map((q) => (

@@ -1,33 +1,29 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { kindSpec } from "../../domain/views/enforcement.ts";
-import { errorMessage, trpc, type CaseDetail } from "../api.ts";
+import { useState, type FormEvent } from "react";
+import { actionNoteSchema, kindSpec } from "../../domain/views/enforcement.ts";
+import { trpc, type CaseDetail } from "../api.ts";
 import { StatementDisclosure } from "../dsa.tsx";
 import { useSession } from "../session.tsx";
-import { Badge, dateTime, useToast } from "../ui.tsx";
+import { Badge, dateTime, Dialog, ErrorNote, Field, useToast } from "../ui.tsx";
 
 type Action = CaseDetail["subjectEnforcement"][number];
+
+/** Ending an action: revoking one in force, or cancelling a scheduled one before it starts. */
+type Ending = { how: "revoke" | "cancel"; action: Action };
+
+/** The longest reason the server keeps with a revocation or a cancellation. */
+const REASON_MAX = actionNoteSchema.maxLength ?? 2000;
 
 /**
  * Enforcement actions with their span and state, each with its statement of reasons; a moderator
  * revokes the ones still in force and cancels the scheduled ones (which have no statement until
- * they take effect).
+ * they take effect), each in a dialog that asks why (the reason is kept with the action and
+ * announced with it).
  */
 export function EnforcementList({ title, actions }: { title: string; actions: CaseDetail["subjectEnforcement"] }) {
-  const { can, orgSlug } = useSession();
-  const qc = useQueryClient();
-  const toast = useToast();
-  const settled = { onSuccess: () => void qc.invalidateQueries(), onError: (e: unknown) => toast(errorMessage(e), "error") };
-  const revoke = useMutation({
-    mutationFn: (a: Action) => trpc.enforcement.revoke.mutate({ orgSlug, projectId: a.projectId, actionId: a.id }),
-    ...settled,
-    onSuccess: () => (toast("Action revoked"), settled.onSuccess()),
-  });
-  const cancel = useMutation({
-    mutationFn: (a: Action) => trpc.enforcement.cancel.mutate({ orgSlug, projectId: a.projectId, actionId: a.id }),
-    ...settled,
-    onSuccess: () => (toast("Scheduled action cancelled"), settled.onSuccess()),
-  });
-  const label = (a: Action) => a.kind.replace("_", " ");
+  const { can } = useSession();
+  const [ending, setEnding] = useState<Ending | null>(null);
+  const label = (a: Action) => kindSpec(a.kind).label;
   // The server judged the status when it answered; an end passed since then shows as ended too.
   const inForce = (a: Action) => a.status === "active" && !(a.endsAt != null && Date.parse(a.endsAt) <= Date.now());
   return (
@@ -45,26 +41,16 @@ export function EnforcementList({ title, actions }: { title: string; actions: Ca
                 {a.endsAt && ` → ${dateTime(a.endsAt)}`}
                 {a.status === "revoked" && " · revoked"}
                 {a.status === "cancelled" && " · cancelled before it started"}
+                {(a.status === "revoked" || a.status === "cancelled") && a.revokeReason && `: ${a.revokeReason}`}
                 {a.status !== "revoked" && a.status !== "cancelled" && a.status !== "scheduled" && !inForce(a) && " · ended"}
               </span>
               {can("moderator") && a.status === "scheduled" && (
-                <button
-                  type="button"
-                  className="small ghost"
-                  aria-label={`Cancel the scheduled ${label(a)}`}
-                  disabled={cancel.isPending}
-                  onClick={() => confirm(`Cancel this ${label(a)} before it starts?`) && cancel.mutate(a)}
-                >
+                <button type="button" className="small ghost" aria-label={`Cancel the scheduled ${label(a)}`} onClick={() => setEnding({ how: "cancel", action: a })}>
                   Cancel
                 </button>
               )}
               {can("moderator") && inForce(a) && (
-                <button
-                  type="button"
-                  className="small ghost"
-                  disabled={revoke.isPending}
-                  onClick={() => confirm(`Revoke this ${label(a)}?`) && revoke.mutate(a)}
-                >
+                <button type="button" className="small ghost" aria-label={`Revoke the ${label(a)}`} onClick={() => setEnding({ how: "revoke", action: a })}>
                   Revoke
                 </button>
               )}
@@ -74,6 +60,61 @@ export function EnforcementList({ title, actions }: { title: string; actions: Ca
           ))}
         </ul>
       )}
+      <EndActionDialog ending={ending} onClose={() => setEnding(null)} />
     </>
+  );
+}
+
+/** Asks why an action is revoked or cancelled, then does it (enforcement.revoke / enforcement.cancel with `reason`). */
+function EndActionDialog({ ending, onClose }: { ending: Ending | null; onClose: () => void }) {
+  const title = ending ? (ending.how === "cancel" ? `Cancel the scheduled ${kindSpec(ending.action.kind).label}` : `Revoke the ${kindSpec(ending.action.kind).label}`) : "";
+  return (
+    <Dialog open={!!ending} title={title} onClose={onClose}>
+      {ending && <EndActionForm key={`${ending.how}:${ending.action.id}`} ending={ending} onClose={onClose} />}
+    </Dialog>
+  );
+}
+
+function EndActionForm({ ending: { how, action }, onClose }: { ending: Ending; onClose: () => void }) {
+  const { orgSlug } = useSession();
+  const qc = useQueryClient();
+  const toast = useToast();
+  const [reason, setReason] = useState("");
+  const kind = kindSpec(action.kind).label;
+  const end = useMutation({
+    mutationFn: () => {
+      const input = { orgSlug, projectId: action.projectId, actionId: action.id, reason: reason.trim() || undefined };
+      return how === "cancel" ? trpc.enforcement.cancel.mutate(input) : trpc.enforcement.revoke.mutate(input);
+    },
+    onSuccess: () => {
+      toast(how === "cancel" ? "Scheduled action cancelled" : "Action revoked");
+      void qc.invalidateQueries();
+      onClose();
+    },
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    end.mutate();
+  };
+  return (
+    <form className="stack" onSubmit={submit}>
+      <p>
+        {how === "cancel"
+          ? `This ${kind} (“${action.reason}”) was to start ${dateTime(action.startsAt)}. Cancelled, it never takes effect and gets no statement of reasons; the platform is told (enforcement_action.revoked).`
+          : `This ${kind} (“${action.reason}”) stops at once; the platform is told (enforcement_action.revoked), and a pending appeal of it is settled as overturned.`}
+      </p>
+      <Field label="Reason (optional)" hint="Kept with the action and sent to the platform with the change.">
+        <textarea rows={3} maxLength={REASON_MAX} value={reason} onChange={(e) => setReason(e.target.value)} />
+      </Field>
+      <ErrorNote error={end.error} />
+      <div className="actions">
+        <button type="button" className="secondary" onClick={onClose}>
+          {how === "cancel" ? "Keep it scheduled" : "Keep it"}
+        </button>
+        <button type="submit" className="danger" disabled={end.isPending}>
+          {end.isPending ? "Working…" : how === "cancel" ? `Cancel the ${kind}` : `Revoke the ${kind}`}
+        </button>
+      </div>
+    </form>
   );
 }

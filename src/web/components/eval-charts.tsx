@@ -266,6 +266,30 @@ const definedPoints = (curve: ThresholdPoint[]) => [...curve].filter((p) => p.pr
 const pointAt = (curve: ThresholdPoint[], t: number | null | undefined) => (t === null || t === undefined ? undefined : curve.find((p) => p.threshold === t));
 
 /**
+ * The highest threshold of the curve that flags what `t` flags: from `t` up to it nothing
+ * changes (it is the confidence of the least confident item still flagged). The curve holds
+ * every distinct confidence, so the points with the same outcome are one run of it.
+ */
+export function sameOutcomeUpTo(curve: readonly ThresholdPoint[], t: number): number {
+  const sorted = [...curve].sort((a, b) => a.threshold - b.threshold);
+  const start = sorted.find((p) => p.threshold >= t);
+  if (!start) return t;
+  let upTo = start.threshold;
+  for (const p of sorted) if (p.threshold > start.threshold && p.flagged === start.flagged && p.truePositives === start.truePositives) upTo = p.threshold;
+  return upTo;
+}
+
+/**
+ * An advised threshold in words. An advice of 0 says the model's answers reach the target with
+ * no threshold at all, which "advised threshold 0" does not say: it reads "any up to N", N the
+ * highest threshold that still flags the same items. Null: none reaches the target.
+ */
+export function advisedWords(advisedThreshold: number | null, curve: readonly ThresholdPoint[]): string | null {
+  if (advisedThreshold === null) return null;
+  return advisedThreshold === 0 ? `any up to ${sameOutcomeUpTo(curve, 0)}` : String(advisedThreshold);
+}
+
+/**
  * Recall (x) against precision (y) for each category, one point per threshold: raising the
  * threshold moves a curve left (less recall) and, for a useful model, up (more precision). A
  * filled marker is the advised threshold, a hollow one the current threshold.
@@ -319,7 +343,7 @@ export function PrecisionRecallChart({ curves }: { curves: CategoryCurve[] }) {
             {pts.length > 1 && <polyline points={path} fill="none" stroke={st.color} strokeWidth={2} strokeDasharray={st.dash || undefined} />}
             {pts.length === 1 && <Marker shape={st.shape} x={sx(pts[0]!.recall!)} y={sy(pts[0]!.precision!)} r={3} color={st.color} />}
             {current && <Marker shape={st.shape} x={sx(current.recall!)} y={sy(current.precision!)} r={5.5} color={st.color} hollow label={`${c.category}, current threshold ${current.threshold}`} />}
-            {advised && <Marker shape={st.shape} x={sx(advised.recall!)} y={sy(advised.precision!)} r={5} color={st.color} label={`${c.category}, advised threshold ${advised.threshold}`} />}
+            {advised && <Marker shape={st.shape} x={sx(advised.recall!)} y={sy(advised.precision!)} r={5} color={st.color} label={`${c.category}, advised threshold ${advisedWords(advised.threshold, c.curve)}`} />}
           </g>
         );
       })}
@@ -345,13 +369,15 @@ export function ThresholdChart({ category, curve, currentThreshold, advisedThres
   const cur = pointAt(sorted, currentThreshold);
   const adv = pointAt(sorted, advisedThreshold);
   const label = `Precision and recall of ${category} by threshold: at the current threshold ${currentThreshold}, precision ${pct(cur?.precision)} and recall ${pct(cur?.recall)}; ${
-    advisedThreshold === null ? `no threshold reaches the precision target of ${pct(precisionTarget, 0)}` : `at the advised threshold ${advisedThreshold}, precision ${pct(adv?.precision)} and recall ${pct(adv?.recall)}`
+    advisedThreshold === null
+      ? `no threshold reaches the precision target of ${pct(precisionTarget, 0)}`
+      : `at the advised threshold ${advisedWords(advisedThreshold, sorted)}, precision ${pct(adv?.precision)} and recall ${pct(adv?.recall)}`
   }`;
   // Each line's label on its own row, on the side away from the other line (or from the edge).
   const marks: { t: number; text: string; cls: string; left: boolean }[] = [
     { t: currentThreshold, text: `current ${currentThreshold}`, cls: "mark-current", left: advisedThreshold !== null ? advisedThreshold > currentThreshold : currentThreshold > 70 },
   ];
-  if (advisedThreshold !== null) marks.push({ t: advisedThreshold, text: `advised ${advisedThreshold}`, cls: "mark-advised", left: advisedThreshold < currentThreshold || (advisedThreshold === currentThreshold && advisedThreshold > 70) });
+  if (advisedThreshold !== null) marks.push({ t: advisedThreshold, text: `advised ${advisedWords(advisedThreshold, sorted)}`, cls: "mark-advised", left: advisedThreshold < currentThreshold || (advisedThreshold === currentThreshold && advisedThreshold > 70) });
   for (const m of marks) if (m.t < 25) m.left = false;
   for (const m of marks) if (m.t > 80) m.left = true;
   return (

@@ -18,6 +18,18 @@ const BANDS = Object.keys(BAND_LABELS) as AccuracyBand[];
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 /**
+ * One reporter's accuracy in words, by the summary's bands: nothing decided yet says so (the
+ * server's figure, (upheld + 1) / (decided + 2), is 50 % then: the prior, not a finding), fewer
+ * than ACCURACY_MIN_DECIDED decided are too few to tell, and only then a percentage.
+ */
+export function accuracyWords(r: { accuracy: number; reportsDecided: number }, style: "sentence" | "figure" = "sentence"): string {
+  if (r.reportsDecided === 0) return BAND_LABELS.noDecided;
+  if (r.reportsDecided < ACCURACY_MIN_DECIDED) return `${r.reportsDecided} decided: too few to tell`;
+  const percent = Math.round(r.accuracy * 100);
+  return style === "sentence" ? `Accuracy ${percent} % of ${r.reportsDecided} decided` : `${percent} % (${r.reportsDecided} decided)`;
+}
+
+/**
  * Who reported the case, in figures the server counts over all its reports
  * (cases.reporterSummary): what a moderator reads before the cards of a pile-on.
  */

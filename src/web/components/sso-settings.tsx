@@ -87,7 +87,8 @@ export function SsoSettings({ orgSlug }: { orgSlug: string }) {
       toast("Single sign-on saved");
     },
   });
-  const discover = useMutation({ mutationFn: () => trpc.sso.testDiscovery.mutate({ orgSlug }) });
+  // The form's issuer, saved or not: it is tested before the provider is offered to anyone.
+  const discover = useMutation({ mutationFn: () => trpc.sso.testDiscovery.mutate({ orgSlug, issuerUrl: draft.issuerUrl.trim() }) });
   if (current.isPending) return <Loading />;
   const set = <K extends keyof Draft>(k: K, v: Draft[K]) => setDraft({ ...draft, [k]: v });
   const submit = (e: FormEvent) => {
@@ -179,7 +180,7 @@ export function SsoSettings({ orgSlug }: { orgSlug: string }) {
         </p>
       )}
       <div className="actions">
-        <button type="button" className="ghost" disabled={!current.data?.settings || discover.isPending} onClick={() => discover.mutate()}>
+        <button type="button" className="ghost" disabled={!draft.issuerUrl.trim() || discover.isPending} onClick={() => discover.mutate()}>
           Test discovery
         </button>
         <button type="submit" className="primary" disabled={save.isPending}>

@@ -52,7 +52,7 @@ export function SweepList({ preview, who, meId, other = true }: { preview: Sweep
               </li>
             ))}
           </ul>
-          {claimed > 0 && <p className="muted">{`${plural(claimed, "case")} claimed by others: skipped, whoever claimed ${claimed === 1 ? "it" : "them"} decides.`}</p>}
+          {claimed > 0 && <p className="muted">{`${plural(claimed, "case")} assigned to others: skipped, whoever ${claimed === 1 ? "it is" : "they are"} assigned to decides.`}</p>}
         </>
       )}
       {preview.skipped.length > 0 && (

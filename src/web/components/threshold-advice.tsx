@@ -11,7 +11,7 @@ import type { ThresholdAdvice, ThresholdPoint } from "../../domain/views/evaluat
 import { trpc } from "../api.ts";
 import { href } from "../router.ts";
 import { Dialog, ErrorNote, Loading, Table } from "../ui.tsx";
-import { pct, ThresholdChart } from "./eval-charts.tsx";
+import { advisedWords, pct, ThresholdChart } from "./eval-charts.tsx";
 
 type CategoryAdvice = ThresholdAdvice["categories"][number];
 
@@ -62,7 +62,7 @@ export function ThresholdAdviceTable({ advice, proposed }: { advice: ThresholdAd
         <tr key={c.category} data-category={c.category}>
           <th scope="row">{c.category}</th>
           <td className="col-num" data-testid="advised-threshold">
-            {c.advisedThreshold === null ? <span className="muted">none reaches the target</span> : c.advisedThreshold}
+            {c.advisedThreshold === null ? <span className="muted">none reaches the target</span> : advisedWords(c.advisedThreshold, c.curve)}
             {c.advisedThreshold !== null && <span className="muted"> ({pct(c.precisionAtAdvised)} precision)</span>}
           </td>
           <td className="col-num">{pct(c.recallAtAdvised)}</td>

@@ -9,8 +9,8 @@
  */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent, type ReactNode } from "react";
-import type { EvalRunComparison, EvalRunMetrics, EvalRunStatus, EvalRunView, EvalSetView } from "../../domain/views/evaluation.ts";
-import { trpc } from "../api.ts";
+import { modelWithTag, type EvalRunComparison, type EvalRunMetrics, type EvalRunStatus, type EvalRunView, type EvalSetView, type InstalledModels } from "../../domain/views/evaluation.ts";
+import { errorMessage, trpc } from "../api.ts";
 import { href, navigate } from "../router.ts";
 import { useSession } from "../session.tsx";
 import { ConfusionHeatmap, dec, diffPts, pct, PrecisionRecallChart, ReliabilityDiagram } from "../components/eval-charts.tsx";
@@ -283,23 +283,44 @@ function FromDecisionsForm({ projectId }: { projectId: string }) {
   );
 }
 
+/** The model the dialog starts on: the server's own when installed, else the first installed one. */
+function firstChoice(m: InstalledModels): string {
+  const own = m.models.find((x) => modelWithTag(x.name) === modelWithTag(m.defaultModel));
+  return (own ?? m.models[0])?.name ?? "";
+}
+
+const gigabytes = (bytes: number | null) => (bytes === null ? "" : `, ${(bytes / 1e9).toFixed(1)} GB`);
+
 function StartRunDialog({ projectId, sets, setId, onClose }: { projectId: string; sets: EvalSetView[]; setId: string | null; onClose: () => void }) {
   const { orgSlug } = useSession();
   const qc = useQueryClient();
   const toast = useToast();
   const [chosen, setChosen] = useState<string>("");
-  const [model, setModel] = useState("");
+  // The models Ollama has installed (a model not pulled would only make a failed run); asked afresh at each opening.
+  const installed = useQuery({
+    queryKey: ["evaluation", "models"],
+    queryFn: () => trpc.evaluation.models.query({ orgSlug }),
+    enabled: setId !== null,
+    staleTime: 0,
+    retry: false,
+  });
+  const [picked, setModel] = useState<string | null>(null);
+  // A failed asking hides a list read before (Ollama may have gone since).
+  const models = installed.isError ? null : (installed.data ?? null);
+  // Until one is picked: the server's model when installed. Without the list (Ollama unreachable) only the server's model is offered ("").
+  const model = models ? (picked ?? firstChoice(models)) : "";
   const current = chosen || setId || "";
   const start = useMutation({
-    mutationFn: () => trpc.evaluation.startRun.mutate({ orgSlug, projectId, setId: current, model: model.trim() || undefined }),
+    mutationFn: () => trpc.evaluation.startRun.mutate({ orgSlug, projectId, setId: current, model: model || undefined }),
     onSuccess: (r) => {
       toast(`Run started on ${r.run.itemsTotal} items`);
       void qc.invalidateQueries({ queryKey: ["evaluation"] });
       setChosen("");
-      setModel("");
+      setModel(null);
       onClose();
     },
   });
+  const noModel = !!models && models.models.length === 0;
   return (
     <Dialog open={setId !== null} title="Start an evaluation run" onClose={() => (start.reset(), setChosen(""), onClose())}>
       <form
@@ -318,15 +339,43 @@ function StartRunDialog({ projectId, sets, setId, onClose }: { projectId: string
             ))}
           </select>
         </Field>
-        <Field label="Model" hint="An Ollama model the server can reach (llama3.2, gpt-oss-safeguard:20b…); empty: the server's model.">
-          <input value={model} onChange={(e) => setModel(e.target.value)} maxLength={200} placeholder="the server's model" />
-        </Field>
+        {installed.isPending ? (
+          <Loading label="Asking Ollama for its models…" />
+        ) : (
+          <Field label="Model" hint={models ? "The models installed on the AI backend (Ollama)." : "Only the server's model: the installed models could not be listed."}>
+            <select value={model} onChange={(e) => setModel(e.target.value)} disabled={noModel}>
+              {models ? (
+                models.models.map((m) => (
+                  <option key={m.name} value={m.name}>
+                    {`${m.name}${m.parameterSize ? ` (${m.parameterSize}${gigabytes(m.sizeBytes)})` : ""}${modelWithTag(m.name) === modelWithTag(models.defaultModel) ? " · the server's model" : ""}`}
+                  </option>
+                ))
+              ) : (
+                <option value="">The server's model</option>
+              )}
+            </select>
+          </Field>
+        )}
+        {installed.error ? (
+          <p className="error" role="alert" data-testid="models-unavailable">
+            {`${errorMessage(installed.error)}. A run started now uses the server's model and waits until Ollama answers.`}
+          </p>
+        ) : noModel ? (
+          <p className="error" role="alert" data-testid="models-unavailable">
+            {`Ollama has no model installed: run \`ollama pull ${models.defaultModel}\` on the AI backend, then open this dialog again.`}
+          </p>
+        ) : (
+          models &&
+          !models.defaultInstalled && (
+            <p className="muted" data-testid="default-model-missing">{`The server's model, ${models.defaultModel}, is not installed on Ollama: choose one of these.`}</p>
+          )
+        )}
         <ErrorNote error={start.error} />
         <div className="actions">
           <button type="button" className="secondary" onClick={onClose}>
             Cancel
           </button>
-          <button type="submit" className="primary" disabled={!current || start.isPending}>
+          <button type="submit" className="primary" disabled={!current || start.isPending || installed.isPending || noModel}>
             Start run
           </button>
         </div>

@@ -8,6 +8,7 @@ import { IdentityAppeals } from "../components/appeals.tsx";
 import { CaseList } from "../components/case-list.tsx";
 import { EnforcementList } from "../components/enforcement-list.tsx";
 import { StrikesPanel } from "../components/strikes.tsx";
+import { accuracyWords } from "../components/reporter-summary.tsx";
 import { SweepList, sweepIds, sweepText, useSweepPreview, useUndoableNotice } from "../components/sweep.tsx";
 
 function useDebounced<T>(value: T, ms = 250): T {
@@ -212,9 +213,7 @@ function ReporterPanel({ identity }: { identity: Profile["identity"] }) {
             <dt>Trusted flagger</dt>
             <dd data-testid="reporter-trusted">{r.trustedFlagger ? "Yes" : "No"}</dd>
             <dt>Accuracy</dt>
-            <dd data-testid="reporter-accuracy">
-              {Math.round(r.accuracy * 100)} % <span className="muted">({r.reportsDecided} decided)</span>
-            </dd>
+            <dd data-testid="reporter-accuracy">{accuracyWords(r, "figure")}</dd>
             <dt>Muted</dt>
             <dd data-testid="reporter-muted">{r.mutedUntil ? `until ${dateTime(r.mutedUntil)}${r.muteReason ? `: ${r.muteReason}` : ""}` : "No"}</dd>
           </dl>

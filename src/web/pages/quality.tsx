@@ -10,12 +10,13 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { ACTION_KINDS, kindsOfCode, kindSpec, type ActionKind } from "../../domain/views/enforcement.ts";
-import type { QualityDecision } from "../../domain/views/quality.ts";
+import type { CaseName, QualityDecision, ReviewedCase } from "../../domain/views/quality.ts";
 import { DEFAULT_DISMISSAL_REASON, DEFAULT_RESOLUTION_CODE, DISMISSAL_REASONS, RESOLUTION_CODES, type DismissalReason, type ResolutionCode } from "../../domain/views/report.ts";
 import { can, trpc, type Inputs, type Outputs } from "../api.ts";
 import { href, navigate } from "../router.ts";
 import { useSession } from "../session.tsx";
-import { Badge, BucketBadge, dateTime, Empty, ErrorNote, Field, Loading, Table, TimeAgo, useToast } from "../ui.tsx";
+import { Badge, BucketBadge, dateTime, Empty, ErrorNote, Field, Loading, SeverityBadge, Table, TimeAgo, useToast } from "../ui.tsx";
+import { caseTitle } from "../components/case-title.ts";
 
 type Review = Outputs["quality"]["submit"]["review"];
 type Agreement = Outputs["quality"]["agreement"];
@@ -29,6 +30,50 @@ export function decisionWords(d: Pick<QualityDecision, "action" | "code" | "acti
   if (d.action === "dismiss") return `Dismissed${d.code ? ` (${humanize(d.code).toLowerCase()})` : ""}`;
   const kind = d.actionKind && (ACTION_KINDS as readonly string[]).includes(d.actionKind) ? kindSpec(d.actionKind as ActionKind).label : null;
   return `${d.code ? humanize(d.code) : "Resolved"}${kind ? `, with a ${kind}` : ""}`;
+}
+
+/** What a reviewed case is called, as the case page calls it: its content, else its account. */
+const reviewedTitle = (c: CaseName): string => caseTitle({ target: c.target, subject: c.subject ? { displayName: c.subject.displayName ?? c.subject.externalId } : null });
+
+/**
+ * What a reviewed case is about, so that a lead judges a disagreement without opening the case:
+ * its reasons, account, reported content, what the reporters wrote and the AI's finding.
+ */
+function ReviewedCaseAbout({ about, categories }: { about: ReviewedCase; categories: readonly string[] }) {
+  return (
+    <div className="reviewed-case stack-xs" data-testid="reviewed-case">
+      <p>
+        {categories.length ? (
+          categories.map((c) => (
+            <span key={c} className="chip">
+              {c}
+            </span>
+          ))
+        ) : (
+          <span className="muted">no reason given</span>
+        )}
+        {about.subject && <span className="muted">{` · about ${about.subject.displayName ?? about.subject.externalId} (${about.subject.type} ${about.subject.externalId})`}</span>}
+      </p>
+      {about.content && <blockquote className="content">{about.content}</blockquote>}
+      {about.descriptions.length > 0 && (
+        <ul className="plain small-print" aria-label="What the reporters wrote">
+          {about.descriptions.map((d) => (
+            <li key={d} className="description">
+              {d}
+            </li>
+          ))}
+        </ul>
+      )}
+      {about.ai ? (
+        <p className="ai small-print">
+          <strong>AI analysis</strong> <SeverityBadge severity={about.ai.severity} /> {about.ai.confidence}% confident{about.ai.categories.length > 0 && ` · ${about.ai.categories.join(", ")}`}
+          {about.ai.reasoning && `: ${about.ai.reasoning}`}
+        </p>
+      ) : (
+        <p className="muted small-print">No AI analysis.</p>
+      )}
+    </div>
+  );
 }
 
 /** The section's own navigation: a moderator's reviews, and the leads' pages. */
@@ -77,10 +122,16 @@ export function QualityPage({ view, id }: { view: string | undefined; id: string
 function MyReviews() {
   const { orgSlug } = useSession();
   const toast = useToast();
+  const qc = useQueryClient();
   const mine = useQuery({ queryKey: ["quality", "mine"], queryFn: () => trpc.quality.mine.query({ orgSlug }) });
   const next = useMutation({
     mutationFn: () => trpc.quality.next.mutate({ orgSlug }),
-    onSuccess: ({ task }) => (task ? navigate(href("quality", "review", task.id)) : toast("No second review is waiting for you")),
+    onSuccess: ({ task }) => {
+      // Taking a task writes no audit event (the live updates' signal): the list is asked again here.
+      void qc.invalidateQueries({ queryKey: ["quality", "mine"] });
+      if (task) navigate(href("quality", "review", task.id));
+      else toast("No second review is waiting for you");
+    },
   });
   return (
     <section aria-labelledby="quality-title">
@@ -113,7 +164,7 @@ function MyReviews() {
               {mine.data.tasks.map((t) => (
                 <tr key={t.id}>
                   <td>
-                    <a href={href("quality", "review", t.id)}>Second review of case {t.caseId.slice(-8)}</a>
+                    <a href={href("quality", "review", t.id)}>Second review of {reviewedTitle(t.case)}</a>
                   </td>
                   <td>{t.queue.name}</td>
                   <td>
@@ -162,7 +213,7 @@ function BlindReview({ reviewId }: { reviewId: string }) {
       <div className="page-head">
         <h1 id="blind-title">Second review</h1>
         <p className="muted">
-          {`Case ${b.case.id.slice(-8)} in ${b.task.queue.name}, ${b.case.projectName}. Decide it as you would; the first decision shows once you commit yours.`}
+          {`${reviewedTitle(b.task.case)}, in ${b.task.queue.name}, ${b.case.projectName}. Decide it as you would; the first decision shows once you commit yours.`}
         </p>
       </div>
       <QualityNav current="mine" />
@@ -357,10 +408,11 @@ function Disagreements() {
           {list.data.reviews.map((r) => (
             <li key={r.id} className="card stack" data-testid="disagreement">
               <h2>
-                <a href={href("cases", r.caseId)}>Case {r.caseId.slice(-8)}</a> <span className="muted">in {r.queue.name}</span>{" "}
+                <a href={href("cases", r.caseId)}>{reviewedTitle(r.case)}</a> <span className="muted">in {r.queue.name}</span>{" "}
                 {r.reason === "always" && <Badge tone="orange">always sampled</Badge>}
               </h2>
-              <SideBySide review={r} caption={`Both decisions on case ${r.caseId.slice(-8)}`} />
+              <ReviewedCaseAbout about={r.case} categories={r.categories} />
+              <SideBySide review={r} caption={`Both decisions on ${reviewedTitle(r.case)}`} />
               {r.acknowledgment ? (
                 <p>{`Acknowledged by ${r.acknowledgment.by.email} ${dateTime(r.acknowledgment.at)}${r.acknowledgment.reopened ? ", case reopened" : ""}${r.acknowledgment.note ? `: ${r.acknowledgment.note}` : ""}`}</p>
               ) : (
@@ -389,7 +441,7 @@ function Acknowledge({ review }: { review: Review }) {
     ack.mutate();
   };
   return (
-    <form className="stack" onSubmit={onSubmit} aria-label={`Acknowledge the disagreement on case ${review.caseId.slice(-8)}`}>
+    <form className="stack" onSubmit={onSubmit} aria-label={`Acknowledge the disagreement on ${reviewedTitle(review.case)}`}>
       <Field label="Lead's note (optional)">
         <input value={note} maxLength={2000} onChange={(e) => setNote(e.target.value)} />
       </Field>

@@ -353,11 +353,11 @@ export function QueuePage({ view: openOn }: { view?: QueueView } = {}) {
             <option value="normal">Normal (medium, low)</option>
           </select>
         </Field>
-        <Field label="Claimed">
+        <Field label="Assigned">
           <select value={filters.assigned} onChange={(e) => setFilter("assigned", e.target.value)}>
-            <option value="">Anyone or nobody</option>
-            <option value="me">By me</option>
-            <option value="unclaimed">Unclaimed</option>
+            <option value="">To anyone or nobody</option>
+            <option value="me">To me</option>
+            <option value="unclaimed">To nobody</option>
           </select>
         </Field>
         <Field label="Tag">
@@ -382,10 +382,10 @@ export function QueuePage({ view: openOn }: { view?: QueueView } = {}) {
         <div className="bulkbar" role="region" aria-label="Bulk actions">
           <span>
             <strong>{selected.size}</strong> selected
-            {othersClaimed > 0 && <span className="muted"> · {othersClaimed} claimed by someone else</span>}
+            {othersClaimed > 0 && <span className="muted"> · {othersClaimed} assigned to someone else</span>}
           </span>
           <button type="button" onClick={() => claim.mutate({ caseIds: [...selected], assigneeId: me.user.id })}>
-            Claim
+            Assign to me
           </button>
           <button type="button" className="primary" onClick={() => decide("resolve")}>
             Resolve
@@ -433,7 +433,7 @@ export function QueuePage({ view: openOn }: { view?: QueueView } = {}) {
           { label: "Reports", className: "col-num" },
           { label: "Status" },
           { label: "Waiting", className: "col-age" },
-          { label: "Claimed" },
+          { label: "Assigned" },
         ]}
       >
         {items.map((c, i) => {
@@ -523,8 +523,13 @@ export function QueuePage({ view: openOn }: { view?: QueueView } = {}) {
                   <span className="muted">—</span>
                 )}
                 {isModerator && (
-                  <button type="button" className="small secondary" onClick={() => toggleClaim(c)} aria-label={`${mine ? "Release" : taken ? "Take over" : "Claim"} ${caseTitle(c)}`}>
-                    {mine ? "Release" : taken ? "Take over" : "Claim"}
+                  <button
+                    type="button"
+                    className="small secondary"
+                    onClick={() => toggleClaim(c)}
+                    aria-label={`${mine ? "Unassign" : taken ? "Take over" : "Assign to me"}: ${caseTitle(c)}`}
+                  >
+                    {mine ? "Unassign" : taken ? "Take over" : "Assign to me"}
                   </button>
                 )}
               </td>
@@ -551,7 +556,7 @@ export function QueuePage({ view: openOn }: { view?: QueueView } = {}) {
         Keys: <Kbd>j</Kbd>/<Kbd>k</Kbd> move, <Kbd>Enter</Kbd> open
         {isModerator && (
           <>
-            , <Kbd>c</Kbd> claim, <Kbd>x</Kbd> select, <Kbd>r</Kbd> resolve, <Kbd>d</Kbd> dismiss, <Kbd>e</Kbd> escalate
+            , <Kbd>c</Kbd> assign to me, <Kbd>x</Kbd> select, <Kbd>r</Kbd> resolve, <Kbd>d</Kbd> dismiss, <Kbd>e</Kbd> escalate
           </>
         )}
         , <Kbd>[</Kbd>/<Kbd>]</Kbd> pages, <Kbd>?</Kbd> help
@@ -575,7 +580,7 @@ export function QueuePage({ view: openOn }: { view?: QueueView } = {}) {
                 ["] / [", "next / previous page"],
                 ...(isModerator
                   ? [
-                      ["c", "claim or release the highlighted case"],
+                      ["c", "assign the highlighted case to me, or unassign it"],
                       ["x", "select the highlighted case"],
                       ["r", "resolve"],
                       ["d", "dismiss"],

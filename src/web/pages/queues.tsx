@@ -351,7 +351,7 @@ function QueueFields({
       </div>
       <fieldset className="inline-form">
         <legend>Service levels (minutes from a case's opening; empty: no target)</legend>
-        <Field label="First review within (minutes)" hint="A claim or a decision">
+        <Field label="First review within (minutes)" hint="An assignment or a decision">
           <input type="number" inputMode="numeric" min={1} step={1} value={draft.firstReviewTarget} onChange={(e) => onChange({ ...draft, firstReviewTarget: e.target.value })} />
         </Field>
         <Field label="Decision within (minutes)">

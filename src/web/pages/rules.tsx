@@ -272,7 +272,7 @@ function RuleEditor({ saved }: { saved: RuleView | null }) {
       toast(`Rule saved (version ${r.rule.version})`);
       void qc.invalidateQueries({ queryKey: ["rules"] });
       qc.setQueryData(["rules", r.rule.id], r);
-      if (!saved) navigate(href("rules", r.rule.id));
+      if (!saved) navigate(href("rules", r.rule.id), { keepNotices: true });
       else setDraft(toDraft(r.rule));
     },
   });
@@ -291,7 +291,7 @@ function RuleEditor({ saved }: { saved: RuleView | null }) {
     onSuccess: () => {
       toast("Rule deleted");
       void qc.invalidateQueries({ queryKey: ["rules"] });
-      navigate(href("rules"));
+      navigate(href("rules"), { keepNotices: true });
     },
     onError: (e) => toast(errorMessage(e), "error"),
   });

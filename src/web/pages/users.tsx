@@ -16,7 +16,7 @@ const LINK_LABEL: Record<SsoLinkState, string> = {
 
 const ROLE_HELP: Record<Role, string> = {
   viewer: "reads everything, changes nothing",
-  moderator: "works the queue: claims, decides, writes notes",
+  moderator: "works the queue: takes cases, decides, writes notes",
   admin: "also manages projects, settings, keys, webhooks and users",
 };
 
