@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { writeGate } from "./checkpoint.ts";
 import { noteWriteSucceeded } from "./faults.ts";
 import type { AuditLanes } from "./audit-lanes-pg.ts";
+import type { BlobStore } from "./blobs.ts";
 import { openDatabase, type Db } from "./client.ts";
 import type { Engine } from "./engine.ts";
 import { sqliteTextSearch, type SearchIndex } from "./search.ts";
@@ -139,6 +140,12 @@ export interface Store {
   readonly writer: Db;
   /** PostgreSQL's own parts of the audit chain's append (src/db/audit-hash.ts); null on SQLite. */
   readonly pgChain: PgChainAccess | null;
+  /**
+   * Where attachments' bytes are kept (src/db/blobs.ts), set once at start-up by the process
+   * that serves them (createServices); null in a store opened for other work (a migration, a
+   * backup, a test of the domain), where attachments answer 503.
+   */
+  blobs: BlobStore | null;
   close(): Promise<void>;
 }
 
@@ -398,6 +405,7 @@ function sqliteStore(writer: Db, reader: Db): Omit<Store, "file"> {
     ...shared,
     engine: "sqlite",
     soleWriter: true,
+    blobs: null,
     writer,
     pgChain: null,
     transaction,
