@@ -92,8 +92,8 @@ function diskFault(err: unknown, what: string): unknown {
 }
 
 /** A spool file in `dir`: written chunk by chunk with backpressure, synced when finished. */
-async function openSpool(dir: string): Promise<Spool> {
-  const path = join(dir, `${randomUUID()}.part`);
+async function openSpool(dir: string, kind: "upload" | "preview" | "probe"): Promise<Spool> {
+  const path = join(dir, `${kind}-${randomUUID()}.part`);
   let handle: FileHandle | null;
   try {
     handle = await open(path, "wx", 0o600);
@@ -196,7 +196,7 @@ export function localBlobStore(dir: string): BlobStore {
     kind: "local",
     location: dir,
     identity: () => `local:${id}`,
-    spool: () => openSpool(tmp),
+    spool: () => openSpool(tmp, "upload"),
     async place(key, spool) {
       const target = pathOf(key);
       try {
@@ -213,7 +213,7 @@ export function localBlobStore(dir: string): BlobStore {
       }
     },
     async put(key, bytes) {
-      const spool = await openSpool(tmp);
+      const spool = await openSpool(tmp, "preview");
       try {
         await spool.write(bytes);
         await spool.finish();
@@ -252,7 +252,7 @@ export function localBlobStore(dir: string): BlobStore {
     },
     sweepSpools: (olderThanMs, now) => deleteOldSpools(tmp, olderThanMs, now),
     async probe() {
-      const spool = await openSpool(tmp);
+      const spool = await openSpool(tmp, "probe");
       try {
         await spool.write(new Uint8Array(1));
         await spool.finish();
@@ -305,7 +305,7 @@ export function s3BlobStore(settings: S3Settings, spoolDir: string): BlobStore {
     kind: "s3",
     location: where,
     identity: () => `s3:${where}`,
-    spool: () => openSpool(tmp),
+    spool: () => openSpool(tmp, "upload"),
     async place(key, spool) {
       try {
         if (await call("checking an object", () => client.exists(key))) return;
