@@ -19,22 +19,37 @@ export interface S3Server {
   dir: string;
   /** The environment that points a Flagstaff process at it. */
   env: Record<string, string>;
+  /** Stops answering (its objects stay on its disk). */
+  close(): Promise<void>;
+  /** Answers again, on the same port, with the same objects. */
+  reopen(): Promise<void>;
+  /** Stops, and deletes its objects. */
   stop(): Promise<void>;
 }
 
 /** An S3 server on a random loopback port with one empty bucket, its objects in a temporary folder. */
 export async function startS3(bucket = "flagstaff"): Promise<S3Server> {
   const dir = mkdtempSync(join(tmpdir(), "flagstaff-s3-"));
-  const server = new S3rver({ port: 0, address: "127.0.0.1", silent: true, directory: dir, configureBuckets: [{ name: bucket, configs: [] }] });
-  const address = await server.run();
-  const endpoint = `http://127.0.0.1:${address.port}`;
+  const open = (port: number) => new S3rver({ port, address: "127.0.0.1", silent: true, directory: dir, configureBuckets: [{ name: bucket, configs: [] }] });
+  let server: S3rver | null = open(0);
+  const { port } = await server.run();
+  const endpoint = `http://127.0.0.1:${port}`;
+  const close = async () => {
+    await server?.close();
+    server = null;
+  };
   return {
     endpoint,
     bucket,
     dir,
     env: { FLAGSTAFF_S3_BUCKET: bucket, FLAGSTAFF_S3_ENDPOINT: endpoint, FLAGSTAFF_S3_REGION: "us-east-1", FLAGSTAFF_S3_ACCESS_KEY_ID: "S3RVER", FLAGSTAFF_S3_SECRET_ACCESS_KEY: "S3RVER" },
+    close,
+    async reopen() {
+      server = open(port);
+      await server.run();
+    },
     async stop() {
-      await server.close();
+      await close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
