@@ -237,7 +237,7 @@ describe.skipIf(TEST_ENGINE !== "postgres")("instances sharing PostgreSQL share 
     // The same directory (the same FLAGSTAFF_DB's default): it starts.
     const b = new TestServer(mkdtempSync(join(tmpdir(), "flagstaff-test-b-")), a.env, a.demo);
     await b.start();
-    expect((await b.call("GET", "/readyz")).status).toBe(200);
+    expect((await b.call("GET", `${b.url}/readyz`)).status).toBe(200);
     await b.stop();
   }, 60_000);
 });
