@@ -49,7 +49,7 @@
  *     in alternating order after a warm-up, and their ratio (target ≥ 0.8). `--only rules` builds the binary and runs this step alone.
  *  8. attachments (scripts/bench/attachments.ts, about 2 minutes): a 50 MB upload's throughput
  *     beside a bare Bun.write of the same bytes, the server's RSS while 10 uploads of 50 MB run
- *     at once, and report intake at 8 connections while uploads run as a ratio to intake alone
+ *     at once, and report intake at 8 connections while 50 MB uploads run back to back, as a ratio to intake alone
  *     (target ≥ 0.9), alternating rounds, with the load average. `--only attachments` runs it alone.
  *
  * `--only postgres` (about 2½ minutes; --quick about 1½) runs step 6's report creation and round

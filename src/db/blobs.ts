@@ -36,6 +36,11 @@ export class BlobStoreFault extends Error {
 export interface Spool {
   readonly path: string;
   write(chunk: Uint8Array): Promise<void>;
+  /**
+   * Writes a whole body to the file as it streams in (Bun writes it natively: the request
+   * thread sees no chunk), and answers its length.
+   */
+  receive(body: ReadableStream<Uint8Array> | null): Promise<number>;
   /** Flushes and syncs the file, then closes it. */
   finish(): Promise<void>;
   /** Closes and deletes the file (never throws). */
@@ -118,9 +123,19 @@ async function openSpool(dir: string, kind: "upload" | "preview" | "probe"): Pro
         throw diskFault(err, "writing an upload");
       }
     },
+    async receive(body) {
+      // Bun.write opens the path itself.
+      await close();
+      try {
+        return await Bun.write(path, new Response(body));
+      } catch (err) {
+        throw diskFault(err, "writing an upload");
+      }
+    },
     async finish() {
       try {
-        await handle!.sync();
+        handle ??= await open(path, "r+");
+        await handle.sync();
       } catch (err) {
         throw diskFault(err, "syncing an upload");
       } finally {

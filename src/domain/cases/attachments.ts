@@ -32,6 +32,7 @@ import { newId } from "../core/ids.ts";
 import { MediaRefusal } from "../media/refusals.ts";
 import { MEDIA_TYPE_SPECS, readImageHeader, sniffType, type MediaType } from "../media/sniff.ts";
 import { makePreviewOffThread } from "../media/preview-thread.ts";
+import { inspectFileOffThread, InspectionFailed } from "../media/inspect-thread.ts";
 import { enqueueJob } from "../plumbing/jobs.ts";
 import { requireReport } from "../intake/reports.ts";
 import { listableCases } from "../review/queue-access.ts";
@@ -227,60 +228,34 @@ interface Spooled {
   tailIsText: boolean;
 }
 
-/** Control characters plain text may not hold (sniff.ts: all but tab, line feed, form feed and carriage return). */
-// eslint-disable-next-line no-control-regex
-const NOT_TEXT = /[\u0000-\u0008\u000b\u000e-\u001f\u007f]/;
-
 /**
- * Streams the body into a spool: hashed, counted (past `maxBytes` it stops with a 413 and
- * deletes what it wrote), its first HEAD_BYTES kept for the type, the rest checked for being text.
+ * Writes the body to a spool file as it streams in (Bun writes it natively; the server takes
+ * no body longer than the largest attachment and a little: src/server.ts), then inspects the
+ * file on the inspection thread (its size, SHA-256, first bytes, whether the rest is text) and
+ * syncs it. Past `maxBytes` it is a 413 and the spool is deleted; so is it on any failure.
  */
 async function spoolBody(blobs: BlobStore, body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<Spooled> {
   const spool = await withStore(() => blobs.spool());
-  const hasher = new Bun.CryptoHasher("sha256");
-  const head = new Uint8Array(HEAD_BYTES);
-  let headLength = 0;
-  let size = 0;
-  let tailIsText = true;
-  const decoder = new TextDecoder("utf-8", { fatal: true });
   try {
-    if (body) {
-      const reader = body.getReader();
-      try {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          size += value.byteLength;
-          if (size > maxBytes) throw tooLarge(maxBytes);
-          hasher.update(value);
-          const intoHead = Math.min(value.byteLength, HEAD_BYTES - headLength);
-          if (intoHead > 0) {
-            head.set(value.subarray(0, intoHead), headLength);
-            headLength += intoHead;
-          }
-          if (tailIsText && intoHead < value.byteLength) {
-            try {
-              if (NOT_TEXT.test(decoder.decode(value.subarray(intoHead), { stream: true }))) tailIsText = false;
-            } catch {
-              tailIsText = false;
-            }
-          }
-          await withStore(() => spool.write(value));
-        }
-      } catch (err) {
-        await reader.cancel().catch(() => {});
+    let written: number;
+    try {
+      written = await withStore(() => spool.receive(body));
+    } catch (err) {
+      // The server cut a body past its bound (the largest attachment and a little): too large.
+      if (err instanceof DomainError || (await Bun.file(spool.path).size) < maxBytes) throw err;
+      throw tooLarge(maxBytes);
+    }
+    if (written > maxBytes) throw tooLarge(maxBytes);
+    const [inspection] = await Promise.all([
+      inspectFileOffThread(spool.path, HEAD_BYTES).catch((err: unknown) => {
+        if (err instanceof InspectionFailed && err.code === "EIO") throw new BlobStoreFault("io", "The attachment store has I/O errors (reading an upload back)");
         throw err;
-      }
-    }
-    if (tailIsText && size > HEAD_BYTES) {
-      try {
-        decoder.decode();
-      } catch {
-        tailIsText = false;
-      }
-    }
-    await withStore(() => spool.finish());
-    return { spool, size, sha256: hasher.digest("hex"), head: head.subarray(0, headLength), tailIsText };
+      }),
+      withStore(() => spool.finish()),
+    ]).catch((err: unknown) => {
+      throw storeUnavailable(err);
+    });
+    return { spool, size: inspection.size, sha256: inspection.sha256, head: inspection.head, tailIsText: inspection.tailIsText };
   } catch (err) {
     await spool.discard();
     throw err;
