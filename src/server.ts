@@ -25,11 +25,13 @@ export interface AppOptions {
 
 /** The HTTP face of Flagstaff: health, OpenAPI, tRPC for the dashboard and the REST routes. */
 export function createApp(services: Services, opts: AppOptions = {}) {
-  // Bodies up to the largest attachment reach the attachment routes, which stream them
-  // (src/api/attachment-routes.ts); every other route bounds its own (the REST adapter,
-  // FLAGSTAFF_MAX_BODY_BYTES; tRPC below, four times that).
+  // No bound of the server's own: Bun's answers a body past it with a bare 413 (no `{ error }`),
+  // and an attachment may be large. Every route that reads a body bounds it itself, answering
+  // `{ error }`: the REST adapter (FLAGSTAFF_MAX_BODY_BYTES), tRPC (four times that, below), the
+  // attachment uploads (FLAGSTAFF_ATTACHMENT_MAX_BYTES, src/api/attachment-routes.ts); every
+  // other route is a GET whose body nothing reads.
   const trpcMaxBytes = services.config.maxBodyBytes * 4;
-  const app = new Elysia({ serve: { maxRequestBodySize: Math.max(trpcMaxBytes, services.config.attachments.maxBytes + 65_536) } });
+  const app = new Elysia({ serve: { maxRequestBodySize: Number.MAX_SAFE_INTEGER } });
   // Request id, JSON access log and HTTP metrics for every route (src/api/request-log.ts).
   installRequestLog(app);
   // No answer is to be content-sniffed (JSON read as HTML, for one).

@@ -173,6 +173,10 @@ for (const storage of ["local", "s3"] as const) {
       const declared = await upload(server, path, new Uint8Array(MAX_BYTES + 1).fill(0x61), { fileName: "big.txt" });
       expect(declared.status).toBe(413);
       expect(declared.body.error).toContain("FLAGSTAFF_ATTACHMENT_MAX_BYTES");
+      // Far past it: the same `{ error }` (the HTTP server has no bound of its own answering a bare 413).
+      const far = await upload(server, path, new Uint8Array(MAX_BYTES * 8).fill(0x61), { fileName: "huge.txt" });
+      expect(far.status).toBe(413);
+      expect(far.body.error).toContain("FLAGSTAFF_ATTACHMENT_MAX_BYTES");
       // Chunked (no Content-Length): refused as the body passes the limit.
       const streamed = await upload(server, path, chunkedStream(10, 64 * 1024), { fileName: "big.txt" });
       expect(streamed.status).toBe(413);

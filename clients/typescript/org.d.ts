@@ -9285,10 +9285,13 @@ export interface operations {
     "attachments-upload-to-case": {
         parameters: {
             query?: {
-                /** @description The file's name (or send it percent-encoded in the `X-File-Name` header); shown and offered as the download's name, never trusted */
+                /** @description The file's name (or send it in `X-File-Name`); shown and offered as the download's name, never trusted */
                 fileName?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The file's name, percent-encoded UTF-8, when `fileName` is not in the query */
+                "X-File-Name"?: string;
+            };
             path: {
                 orgSlug: string;
                 caseId: string;
@@ -9595,10 +9598,13 @@ export interface operations {
     "attachments-upload-to-report": {
         parameters: {
             query?: {
-                /** @description The file's name (or send it percent-encoded in the `X-File-Name` header); shown and offered as the download's name, never trusted */
+                /** @description The file's name (or send it in `X-File-Name`); shown and offered as the download's name, never trusted */
                 fileName?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The file's name, percent-encoded UTF-8, when `fileName` is not in the query */
+                "X-File-Name"?: string;
+            };
             path: {
                 orgSlug: string;
                 reportId: string;

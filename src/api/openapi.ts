@@ -262,7 +262,8 @@ function uploadOperation(target: "case" | "report"): Json {
     parameters: [
       pathParam("orgSlug"),
       pathParam(`${target}Id`),
-      { in: "query", name: "fileName", required: false, schema: { type: "string", maxLength: 1024 }, description: "The file's name (or send it percent-encoded in the `X-File-Name` header); shown and offered as the download's name, never trusted" },
+      { in: "query", name: "fileName", required: false, schema: { type: "string", maxLength: 1024 }, description: "The file's name (or send it in `X-File-Name`); shown and offered as the download's name, never trusted" },
+      { in: "header", name: "X-File-Name", required: false, schema: { type: "string" }, description: "The file's name, percent-encoded UTF-8, when `fileName` is not in the query" },
     ],
     requestBody: {
       required: true,

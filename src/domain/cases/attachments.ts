@@ -234,18 +234,21 @@ interface Spooled {
  * file on the inspection thread (its size, SHA-256, first bytes, whether the rest is text) and
  * syncs it. Past `maxBytes` it is a 413 and the spool is deleted; so is it on any failure.
  */
-async function spoolBody(blobs: BlobStore, body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<Spooled> {
+async function spoolBody(blobs: BlobStore, body: ReadableStream<Uint8Array> | null, bounded: boolean, maxBytes: number): Promise<Spooled> {
   const spool = await withStore(() => blobs.spool());
   try {
+    // A body of no declared length (chunked) is counted as it passes, and cut past the limit;
+    // one of a declared length (checked already) cannot be longer than it says.
+    let cut = false;
+    const counted = bounded || !body ? body : body.pipeThrough(countingUpTo(maxBytes, () => (cut = true)));
     let written: number;
     try {
-      written = await withStore(() => spool.receive(body));
+      written = await withStore(() => spool.receive(counted));
     } catch (err) {
-      // The server cut a body past its bound (the largest attachment and a little): too large.
-      if (err instanceof DomainError || (await Bun.file(spool.path).size) < maxBytes) throw err;
-      throw tooLarge(maxBytes);
+      if (cut) throw tooLarge(maxBytes);
+      throw err;
     }
-    if (written > maxBytes) throw tooLarge(maxBytes);
+    if (cut || written > maxBytes) throw tooLarge(maxBytes);
     const [inspection] = await Promise.all([
       inspectFileOffThread(spool.path, HEAD_BYTES).catch((err: unknown) => {
         if (err instanceof InspectionFailed && err.code === "EIO") throw new BlobStoreFault("io", "The attachment store has I/O errors (reading an upload back)");
@@ -260,6 +263,22 @@ async function spoolBody(blobs: BlobStore, body: ReadableStream<Uint8Array> | nu
     await spool.discard();
     throw err;
   }
+}
+
+/** A stream that passes bytes on until more than `maxBytes` came, then fails (and says so). */
+function countingUpTo(maxBytes: number, onCut: () => void): TransformStream<Uint8Array, Uint8Array> {
+  let seen = 0;
+  return new TransformStream({
+    transform(chunk, controller) {
+      seen += chunk.byteLength;
+      if (seen > maxBytes) {
+        onCut();
+        controller.error(tooLarge(maxBytes));
+        return;
+      }
+      controller.enqueue(chunk);
+    },
+  });
 }
 
 /** The type of the spooled bytes, from them alone (the allowlist, or a 400). */
@@ -356,7 +375,7 @@ export async function uploadAttachment(ctx: DomainContext, input: UploadInput): 
   // The limits that can be checked before a byte is read (again in transaction B).
   await checkRoom(ctx, caseId, input.declaredLength ?? 0, limits);
 
-  const s = await spoolBody(blobs, input.body, limits.maxBytes);
+  const s = await spoolBody(blobs, input.body, input.declaredLength !== null, limits.maxBytes);
   let leased = false;
   try {
     const type = typeOf(s);
