@@ -38,7 +38,7 @@ const { values } = parseArgs({
   },
 });
 const outfile = resolve(ROOT, values.outfile!);
-const entrypoints = ["src/cli.ts", "src/db/checkpoint-worker.ts", "src/domain/rules/rule-test-worker.ts"].map((p) => join(ROOT, p));
+const entrypoints = ["src/cli.ts", "src/db/checkpoint-worker.ts", "src/domain/rules/rule-test-worker.ts", "src/domain/media/preview-worker.ts", "src/domain/media/inspect-worker.ts"].map((p) => join(ROOT, p));
 
 for (const required of [...entrypoints, join(ROOT, "src/web/index.html")]) {
   if (!existsSync(required)) {

@@ -3,7 +3,7 @@
 import { parseArgs } from "node:util";
 import { auditCommand } from "./commands/audit.ts";
 import { AuditKeyError, CheckpointFileError } from "./domain/audit/audit-chain.ts";
-import { backupDatabase, formatBackup } from "./commands/backup.ts";
+import { backupAttachments, backupDatabase, formatAttachmentsBackup, formatBackup } from "./commands/backup.ts";
 import { formatInitBanner, initOrganization } from "./commands/init.ts";
 import { evalCommand } from "./commands/eval.ts";
 import { keysCommand, UsageError } from "./commands/keys.ts";
@@ -45,7 +45,8 @@ const USAGE = `usage: flagstaff <command>
   audit public-key          the checkpoints' public key (PEM and raw base64)
   audit export --org SLUG (--case ID | --from ISO --to ISO) > file.json
                             events with their proofs (check: node scripts/verify-audit-export.mjs)
-  backup <file>             an online, consistent copy of the database (safe while serving);
+  backup <file>             an online, consistent copy of the database (safe while serving),
+                            and of the local attachment store in <file>.attachments/;
                             on PostgreSQL, prints the pg_dump and pg_restore commands (docs/operations.md)
 
 Configuration comes from the environment: see README.md.`;
@@ -102,7 +103,15 @@ async function main(argv: string[]): Promise<number> {
       return 2;
     }
     // Before opening the store: a backup neither creates nor migrates the database it copies.
-    process.stdout.write(formatBackup(backupDatabase(config.dbPath, rest[0])) + "\n");
+    const backup = backupDatabase(config.dbPath, rest[0]);
+    process.stdout.write(formatBackup(backup) + "\n");
+    // Then the local attachment store, beside it (after the snapshot: every file it names is there).
+    if (config.attachments.s3) {
+      process.stdout.write(`attachments are in the bucket ${config.attachments.s3.bucket}: back it up with the object store's tools (docs/operations.md, "Backup and restore")\n`);
+    } else {
+      const attachments = backupAttachments(config.attachments.dir, backup.file);
+      if (attachments) process.stdout.write(formatAttachmentsBackup(attachments) + "\n");
+    }
     return 0;
   }
 

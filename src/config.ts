@@ -1,4 +1,5 @@
 import { isIP } from "node:net";
+import { dirname, join } from "node:path";
 import { z } from "zod";
 
 /** A boolean environment flag: "1", "true", "yes", "on" (and their opposites). */
@@ -127,6 +128,31 @@ const configSchema = z.object({
    * the client of a request they pass is the right-most address in it that is not theirs.
    */
   FLAGSTAFF_TRUSTED_PROXIES: addressList,
+  /** Where attachments are kept without an object store: a directory (default: `attachments` beside FLAGSTAFF_DB). */
+  FLAGSTAFF_ATTACHMENTS_DIR: z.string().min(1).optional(),
+  /** An S3-compatible bucket for attachments (AWS S3, MinIO, Garage…): required when instances share PostgreSQL. */
+  FLAGSTAFF_S3_BUCKET: z.string().min(1).optional(),
+  /** The object store's URL (`https://s3.eu-west-1.amazonaws.com`, `http://minio:9000`); unset: AWS's for the region. */
+  FLAGSTAFF_S3_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  FLAGSTAFF_S3_REGION: z.string().min(1).optional(),
+  FLAGSTAFF_S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  FLAGSTAFF_S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  /** Largest attachment, in bytes (a 413 past it). At most 2 GiB - 1. */
+  FLAGSTAFF_ATTACHMENT_MAX_BYTES: z.coerce.number().int().min(1).max(2 ** 31 - 1).default(100 * 1024 * 1024),
+  /** Most attachments on one case, its reports' included (a 409 past it). */
+  FLAGSTAFF_ATTACHMENTS_PER_CASE: positiveInt(100),
+  /** Most bytes of attachments one organization keeps (a 409 past it). */
+  FLAGSTAFF_ATTACHMENT_ORG_BYTES: positiveInt(20 * 1024 ** 3),
+  /** Largest image, in pixels (width x height from its header), that gets a preview: larger ones are refused (a 413). */
+  FLAGSTAFF_ATTACHMENT_MAX_PIXELS: positiveInt(50_000_000),
+  /** The longest side of an image's preview, in pixels. */
+  FLAGSTAFF_ATTACHMENT_PREVIEW_PX: z.coerce.number().int().min(64).max(4096).default(1024),
+  /** How long an upload may take from its first byte stored to its row committed; an object left unreferenced longer is an orphan the sweep deletes. */
+  FLAGSTAFF_ATTACHMENT_ORPHAN_MS: z.coerce.number().int().min(1_000).default(3_600_000),
+  /** How often the attachment sweep runs (orphans, deletions left half done; on one instance). */
+  FLAGSTAFF_ATTACHMENT_SWEEP_MS: positiveInt(10 * 60_000),
+  /** Slots of the attachment previews' lane: images decoded at once (each on a worker thread). */
+  FLAGSTAFF_PREVIEW_CONCURRENCY: slots(1),
   /** When set, GET /metrics answers only `Authorization: Bearer <this>` (src/api/metrics.ts). */
   FLAGSTAFF_METRICS_TOKEN: z
     .string()
@@ -165,7 +191,7 @@ export interface Config {
   clockOffsetMs: number;
   jobs: { concurrency: number; leaseMs: number; pollMs: number; backoffBaseMs: number; backoffCapMs: number };
   /** Slots of the lanes with a setting of their own: webhook deliveries, AI enrichment, link scans. */
-  laneSlots: { webhooks: number; enrichment: number; linkScans: number; evaluation: number };
+  laneSlots: { webhooks: number; enrichment: number; linkScans: number; evaluation: number; previews: number };
   /** FLAGSTAFF_ENRICH_BACKLOG_MAX: 0 when enrichment is never skipped. */
   enrichBacklogMax: number;
   /** Retention of the growing logs, in ms (0: kept forever); the pass's period and batch size. */
@@ -186,6 +212,24 @@ export interface Config {
   trustedProxies: string[];
   /** FLAGSTAFF_METRICS_TOKEN: the bearer token /metrics asks for, or null (open: keep it to the monitoring network). */
   metricsToken: string | null;
+  /** Attachments: where they are kept and their limits (docs/attachments.md). */
+  attachments: AttachmentConfig;
+}
+
+/** Where attachments are kept (an S3 bucket, else a local directory) and their limits. */
+export interface AttachmentConfig {
+  /** FLAGSTAFF_ATTACHMENTS_DIR, else `attachments` beside FLAGSTAFF_DB. */
+  dir: string;
+  /** Whether FLAGSTAFF_ATTACHMENTS_DIR was set (else the default beside the SQLite file). */
+  dirConfigured: boolean;
+  s3: { bucket: string; endpoint: string | null; region: string | null; accessKeyId: string | null; secretAccessKey: string | null } | null;
+  maxBytes: number;
+  perCase: number;
+  orgBytes: number;
+  maxPixels: number;
+  previewPx: number;
+  orphanMs: number;
+  sweepMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -246,7 +290,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       backoffBaseMs: c.FLAGSTAFF_JOB_BACKOFF_MS,
       backoffCapMs: c.FLAGSTAFF_JOB_BACKOFF_CAP_MS,
     },
-    laneSlots: { webhooks: c.FLAGSTAFF_WEBHOOK_CONCURRENCY, enrichment: c.FLAGSTAFF_AI_CONCURRENCY, linkScans: c.FLAGSTAFF_SCAN_CONCURRENCY, evaluation: c.FLAGSTAFF_EVAL_CONCURRENCY },
+    laneSlots: { webhooks: c.FLAGSTAFF_WEBHOOK_CONCURRENCY, enrichment: c.FLAGSTAFF_AI_CONCURRENCY, linkScans: c.FLAGSTAFF_SCAN_CONCURRENCY, evaluation: c.FLAGSTAFF_EVAL_CONCURRENCY, previews: c.FLAGSTAFF_PREVIEW_CONCURRENCY },
     enrichBacklogMax: c.FLAGSTAFF_ENRICH_BACKLOG_MAX,
     retention: {
       jobsMs: c.FLAGSTAFF_RETENTION_JOBS_MS,
@@ -270,5 +314,25 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dev: c.FLAGSTAFF_DEV,
     trustedProxies: c.FLAGSTAFF_TRUSTED_PROXIES,
     metricsToken: c.FLAGSTAFF_METRICS_TOKEN ?? null,
+    attachments: {
+      dir: c.FLAGSTAFF_ATTACHMENTS_DIR ?? join(dirname(c.FLAGSTAFF_DB), "attachments"),
+      dirConfigured: c.FLAGSTAFF_ATTACHMENTS_DIR !== undefined,
+      s3: c.FLAGSTAFF_S3_BUCKET
+        ? {
+            bucket: c.FLAGSTAFF_S3_BUCKET,
+            endpoint: c.FLAGSTAFF_S3_ENDPOINT ?? null,
+            region: c.FLAGSTAFF_S3_REGION ?? null,
+            accessKeyId: c.FLAGSTAFF_S3_ACCESS_KEY_ID ?? null,
+            secretAccessKey: c.FLAGSTAFF_S3_SECRET_ACCESS_KEY ?? null,
+          }
+        : null,
+      maxBytes: c.FLAGSTAFF_ATTACHMENT_MAX_BYTES,
+      perCase: c.FLAGSTAFF_ATTACHMENTS_PER_CASE,
+      orgBytes: c.FLAGSTAFF_ATTACHMENT_ORG_BYTES,
+      maxPixels: c.FLAGSTAFF_ATTACHMENT_MAX_PIXELS,
+      previewPx: c.FLAGSTAFF_ATTACHMENT_PREVIEW_PX,
+      orphanMs: c.FLAGSTAFF_ATTACHMENT_ORPHAN_MS,
+      sweepMs: c.FLAGSTAFF_ATTACHMENT_SWEEP_MS,
+    },
   };
 }

@@ -6,6 +6,8 @@ import { mountDashboard } from "./api/dashboard-page.ts";
 import { installHostGuard } from "./api/host-guard.ts";
 import { jsonError } from "./api/http-errors.ts";
 import { writesFailing } from "./api/readiness.ts";
+import { mountAttachmentRoutes } from "./api/attachment-routes.ts";
+import { blobStoreFailing } from "./db/blobs.ts";
 import { METRICS_CONTENT_TYPE, metricsAuthorized, registerDatabaseGauges, renderMetrics } from "./api/metrics.ts";
 import { orgOpenApiDocument, sdkOpenApiDocument } from "./api/openapi.ts";
 import { mountRest, ORG_PREFIX, SDK_PREFIX } from "./api/rest.ts";
@@ -28,7 +30,13 @@ export interface AppOptions {
 
 /** The HTTP face of Flagstaff: health, OpenAPI, tRPC for the dashboard and the REST routes. */
 export function createApp(services: Services, opts: AppOptions = {}) {
-  const app = new Elysia({ serve: { maxRequestBodySize: services.config.maxBodyBytes * 4 } });
+  // No bound of the server's own: Bun's answers a body past it with a bare 413 (no `{ error }`),
+  // and an attachment may be large. Every route that reads a body bounds it itself, answering
+  // `{ error }`: the REST adapter (FLAGSTAFF_MAX_BODY_BYTES), tRPC (four times that, below), the
+  // attachment uploads (FLAGSTAFF_ATTACHMENT_MAX_BYTES, src/api/attachment-routes.ts); every
+  // other route is a GET whose body nothing reads.
+  const trpcMaxBytes = services.config.maxBodyBytes * 4;
+  const app = new Elysia({ serve: { maxRequestBodySize: Number.MAX_SAFE_INTEGER } });
   // Request id, JSON access log and HTTP metrics for every route (src/api/request-log.ts).
   installRequestLog(app);
   // No answer is to be content-sniffed (JSON read as HTML, for one).
@@ -63,7 +71,7 @@ export function createApp(services: Services, opts: AppOptions = {}) {
   app.get("/readyz", async () => {
     const phase = opts.lifecycle?.() ?? "serving";
     if (phase !== "serving") return Response.json({ status: phase }, { status: 503 });
-    const failing = await writesFailing(services.store);
+    const failing = (await writesFailing(services.store)) ?? (await blobStoreFailing(services.store.blobs));
     if (failing) return Response.json({ status: "error", error: failing }, { status: 503 });
     try {
       await withinProbeTime(services.store.ping());
@@ -91,23 +99,29 @@ export function createApp(services: Services, opts: AppOptions = {}) {
   // the /trpc prefix from the URL).
   app.all(
     "/trpc/*",
-    ({ request, server }) =>
+    async ({ request: received, server }) => {
       // Batch limits first: a refused batch runs none of its calls (src/api/trpc-batch.ts).
-      refuseBatch(request, appRouter) ??
-      fetchRequestHandler({
+      const refused = refuseBatch(received, appRouter);
+      if (refused) return refused;
+      const request = await boundedBody(received, trpcMaxBytes);
+      if (request instanceof Response) return request;
+      return fetchRequestHandler({
       endpoint: "/trpc",
       req: request,
       router: appRouter,
       createContext: ({ req, resHeaders }) =>
-        createContext(services, req, resHeaders, { sessions: true, ip: clientAddress(server?.requestIP(request)?.address ?? null, request.headers.get("x-forwarded-for")) }),
+        createContext(services, req, resHeaders, { sessions: true, ip: clientAddress(server?.requestIP(received)?.address ?? null, request.headers.get("x-forwarded-for")) }),
       onError: ({ error }) => {
           if (error.code === "INTERNAL_SERVER_ERROR") log.error("trpc error", errorFields(error.cause ?? error));
         },
-      }),
+      });
+    },
     { parse: "none" },
   );
 
   mountRest(app, services);
+  // Attachments' bytes: uploads streamed to the store, downloads out of it (docs/attachments.md).
+  mountAttachmentRoutes(app, services, (request, server) => clientAddress(server?.requestIP(request)?.address ?? null, request.headers.get("x-forwarded-for")));
   // Single sign-on's browser routes: to the provider and back (src/api/oidc-routes.ts).
   mountOidcRoutes(app, services);
   // The moderators' dashboard (src/web, split by page and compressed) at `/` and `/assets/…`, with its
@@ -129,4 +143,31 @@ function withinProbeTime<T>(work: Promise<T>): Promise<T> {
   });
   work.catch(() => {});
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * The request with its body read, at most `maxBytes` of it (a 413 in tRPC's shape past that):
+ * the server takes bodies as large as an attachment, tRPC reads its own whole.
+ */
+async function boundedBody(request: Request, maxBytes: number): Promise<Request | Response> {
+  if (!request.body) return request;
+  const tooLarge = () =>
+    Response.json({ error: { message: `Request body is larger than ${maxBytes} bytes`, code: -32600, data: { code: "PAYLOAD_TOO_LARGE", httpStatus: 413 } } }, { status: 413 });
+  const declared = request.headers.get("content-length");
+  if (declared !== null && Number(declared) > maxBytes) return tooLarge();
+  if (declared !== null) return request;
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => {});
+      return tooLarge();
+    }
+    chunks.push(value);
+  }
+  return new Request(request.url, { method: request.method, headers: request.headers, body: Buffer.concat(chunks) });
 }

@@ -199,6 +199,11 @@ export const DOMAIN_LAYERS: Record<string, Record<string, string>> = {
     review: "a muted reporter's report is dismissed through the workflow engine; a report shows its outcome",
     rules: "rules run on every report filed",
   },
+  attachments: {
+    cases: "evidence hangs on a case, locked with it",
+    intake: "evidence added to a report names it",
+    media: "an upload's type, size and preview are read from its bytes",
+  },
   analysis: {
     accounts: "AI analysis follows its project's settings and its organization's plan",
     cases: "an analysis raises its case's bucket",

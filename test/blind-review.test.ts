@@ -23,6 +23,7 @@ import { demoAdmin, expectRefused, newUser, type DashboardUser, type RawAnswer }
 import { inputFromSchema, procedures, type Procedure } from "./helpers/procedures.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 import { until } from "./helpers/wait.ts";
+import { upload } from "./helpers/attachments.ts";
 
 const unique = () => crypto.randomUUID().replaceAll("-", "").slice(0, 12);
 /** Texts of the first decision and of what it set off: none may reach the holder. */
@@ -32,6 +33,7 @@ const DECISION = {
   actionReason: `actionreason${unique()}`,
   sweepNote: `sweepnote${unique()}`,
   appealText: `appealtext${unique()}`,
+  attachmentName: `attachmentname${unique()}.txt`,
 };
 /**
  * The decided cases' contents: the holder reads the decided one in the blind view only (and
@@ -72,6 +74,8 @@ interface World {
   deliveryId: string;
   setId: string;
   runId: string;
+  /** Evidence on the decided case. */
+  attachmentId: string;
 }
 
 let fake: FakeOllama;
@@ -149,6 +153,10 @@ async function stage(role: "moderator" | "admin"): Promise<Scene> {
   const run = (await admin.trpc.evaluation.startRun.mutate({ orgSlug, projectId, setId: set.id })).run;
   await until("the evaluation run", async () => (await admin.trpc.evaluation.run.query({ orgSlug, projectId, runId: run.id })).run.status === "completed", 30_000);
 
+  // Evidence the decider added to the decided case (docs/attachments.md).
+  const attached = await upload(server, `/organizations/${orgSlug}/cases/${decided.caseId}/attachments`, new TextEncoder().encode("Evidence"), { fileName: DECISION.attachmentName });
+  expect(attached.status).toBe(201);
+
   // The holder takes the sampled decision: from now on they review it blind.
   const task = (await holder.trpc.quality.next.mutate({ orgSlug })).task!;
   expect(task.caseId).toBe(decided.caseId);
@@ -178,6 +186,7 @@ async function stage(role: "moderator" | "admin"): Promise<Scene> {
     deliveryId: (await deliveries())[0]!.id!,
     setId: set.id,
     runId: run.id,
+    attachmentId: attached.body.attachment.id,
   };
   return { server, admin, holder, w };
 }
@@ -214,6 +223,7 @@ function knownValues(w: World, caller: DashboardUser, target: Target): Record<st
     setId: w.setId,
     runId: w.runId,
     otherRunId: w.runId,
+    attachmentId: w.attachmentId,
     assigneeId: caller.id,
     // A bulk reassignment: the first decider's held cases, to the caller.
     fromUserId: w.deciderId,
@@ -412,11 +422,21 @@ describe("the blind second review: every procedure of the router, called by a mo
     await expectRefused(holder.trpc.strikes.ofIdentity.query(identity), "FORBIDDEN", "reviewing a case about this account blind");
     // The blind view itself answers.
     expect((await holder.trpc.quality.blind.query({ orgSlug, reviewId: w.reviewId })).case.id).toBe(w.caseId);
+    // Attachments' bytes (routes of their own, not procedures): the same 403, nothing shown, nothing added.
+    const bytes = (which: string) => fetch(`${scene.server.url}/api/v1/organizations/${orgSlug}/attachments/${w.attachmentId}/${which}`, { headers: { cookie: holder.cookie } });
+    for (const which of ["content", "preview"]) {
+      const r = await bytes(which);
+      expect(r.status).toBe(403);
+      expect(await r.text()).toContain("reviewing this case blind");
+    }
+    const added = await upload(scene.server, `/organizations/${orgSlug}/cases/${w.caseId}/attachments`, new TextEncoder().encode("more"), { fileName: "more.txt", key: null, headers: { cookie: holder.cookie, "x-flagstaff-csrf": holder.csrf } });
+    expect(added.status).toBe(403);
 
     await holder.trpc.quality.submit.mutate({ orgSlug, reviewId: w.reviewId, decision: { action: "dismiss", reason: "other" } });
     expect((await holder.caseDetail(w.caseId)).case.status).toBe("APPEALED");
     expect((await holder.report(w.reportId)).resolution?.code).toBe("ACCOUNT_LEVEL_ACTION");
     expect((await holder.caseDetail(w.laterCaseId)).case.id).toBe(w.laterCaseId);
+    expect((await bytes("content")).status).toBe(200);
     expect((await holder.trpc.strikes.ofIdentity.query(identity)).strikes.map((s) => s.id)).toEqual(w.strikeIds);
     const actions = await holder.trpc.enforcement.identityActions.query({ projectId, typeName: w.subject.type, externalId: w.subject.externalId });
     expect(actions.actions.map((a) => a.id)).toContain(w.actionId);

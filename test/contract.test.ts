@@ -12,6 +12,7 @@ import type { OrgClient, SdkClient } from "../clients/typescript/index.ts";
 import { checkedOrgClient, checkedSdkClient, contractOf, type Contract, type Family } from "./helpers/contract.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 import { until } from "./helpers/wait.ts";
+import { flatPng } from "./helpers/attachments.ts";
 
 let server: TestServer;
 let fake: FakeOllama;
@@ -35,6 +36,9 @@ beforeAll(async () => {
     FLAGSTAFF_SCAN_ALLOW_PRIVATE: "1",
     FLAGSTAFF_REPORT_RATE_LIMIT: "1000",
     FLAGSTAFF_JOB_POLL_MS: "100",
+    // Small attachment limits, so that each refusal is reached (below the sweep's 300 kB body).
+    FLAGSTAFF_ATTACHMENT_MAX_BYTES: "250000",
+    FLAGSTAFF_ATTACHMENTS_PER_CASE: "3",
   });
   contract = await contractOf(server.url);
   sdk = await checkedSdkClient(server.url, server.demo.secretKey);
@@ -266,6 +270,44 @@ describe("organization routes, success and state errors", () => {
     const again = await org.POST("/organizations/{orgSlug}/projects/{projectId}/evaluation-runs/{runId}/cancel", { params: { path: { ...base, runId: slow } } });
     expect(again.response.status).toBe(409);
   });
+
+  test("attachments: upload (201) to a case and a report, list, get, download, preview (200; 409 while made, 404 for a PDF), a type not allowed (400), too large (413), too many (409), delete, erase a case's", async () => {
+    const filed = await sdk.POST("/projects/{projectId}/reports", { params: { path: { projectId } }, body: { reason: "spam", target: { contentType: "post", contentExternalId: "attachments", content: "Look" } } });
+    const reportId = filed.data!.report.id;
+    const caseId = (await sdk.GET("/reports/{reportId}", { params: { path: { reportId } } })).data!.report.caseId!;
+    const raw = (bytes: Uint8Array) => ({ body: bytes as unknown as string, bodySerializer: (b: unknown) => b as BodyInit, headers: { "content-type": "application/octet-stream" } });
+    const toCase = (bytes: Uint8Array, fileName: string) => org.POST("/organizations/{orgSlug}/cases/{caseId}/attachments", { params: { path: { orgSlug, caseId }, query: { fileName } }, ...raw(bytes) });
+    const photo = await toCase(flatPng(3000, 2000), "flat.png");
+    expect(photo.response.status).toBe(201);
+    const attachmentId = photo.data!.attachment.id;
+    // The preview of six megapixels takes a while to make (decoding a PNG: about a second): asked at once, it is not there yet.
+    const early = await org.GET("/organizations/{orgSlug}/attachments/{attachmentId}/preview", { params: { path: { orgSlug, attachmentId } } });
+    expect(early.response.status).toBe(409);
+    const onReport = await org.POST("/organizations/{orgSlug}/reports/{reportId}/attachments", { params: { path: { orgSlug, reportId }, query: { fileName: "x.pdf" } }, ...raw(new TextEncoder().encode("%PDF-1.4\n")) });
+    expect(onReport.response.status).toBe(201);
+    expect((await toCase(new TextEncoder().encode("<html><script></script></html>"), "x.png")).response.status).toBe(400);
+    expect((await toCase(new Uint8Array(250_001), "big.bin")).response.status).toBe(413);
+    expect((await toCase(new TextEncoder().encode("third"), "third.txt")).response.status).toBe(201);
+    expect((await toCase(new TextEncoder().encode("fourth"), "fourth.txt")).response.status).toBe(409);
+    // The report's case is the same: full too.
+    const full = await org.POST("/organizations/{orgSlug}/reports/{reportId}/attachments", { params: { path: { orgSlug, reportId }, query: { fileName: "fifth.txt" } }, ...raw(new TextEncoder().encode("fifth")) });
+    expect(full.response.status).toBe(409);
+    const listed = await org.GET("/organizations/{orgSlug}/cases/{caseId}/attachments", { params: { path: { orgSlug, caseId } } });
+    expect(listed.data!.attachments).toHaveLength(3);
+    expect((await org.GET("/organizations/{orgSlug}/attachments/{attachmentId}", { params: { path: { orgSlug, attachmentId } } })).data!.attachment.id).toBe(attachmentId);
+    const download = await org.GET("/organizations/{orgSlug}/attachments/{attachmentId}/content", { params: { path: { orgSlug, attachmentId } }, parseAs: "arrayBuffer" });
+    expect(download.response.status).toBe(200);
+    await until("the preview", async () => (await org.GET("/organizations/{orgSlug}/attachments/{attachmentId}", { params: { path: { orgSlug, attachmentId } } })).data!.attachment.preview.status === "ready", 30_000);
+    const preview = await org.GET("/organizations/{orgSlug}/attachments/{attachmentId}/preview", { params: { path: { orgSlug, attachmentId } }, parseAs: "arrayBuffer" });
+    expect(preview.response.status).toBe(200);
+    const pdfPreview = await org.GET("/organizations/{orgSlug}/attachments/{attachmentId}/preview", { params: { path: { orgSlug, attachmentId: onReport.data!.attachment.id } } });
+    expect(pdfPreview.response.status).toBe(404);
+    expect((await org.DELETE("/organizations/{orgSlug}/attachments/{attachmentId}", { params: { path: { orgSlug, attachmentId } } })).data).toEqual({ deleted: true });
+    expect((await org.DELETE("/organizations/{orgSlug}/cases/{caseId}/attachments", { params: { path: { orgSlug, caseId } } })).data).toEqual({ deleted: 2 });
+    // For the sweep of every route's errors: a case with room, the attachment of another.
+    const kept = await toCase(new TextEncoder().encode("kept"), "kept.txt");
+    Object.assign(ids, { caseId, attachmentId: kept.data!.attachment.id });
+  }, 60_000);
 
   test("audit events", async () => {
     const audit = await org.GET("/organizations/{orgSlug}/audit-events", { params: { path: orgPath, query: { limit: 5 } } });
@@ -578,6 +620,8 @@ describe("errors every route documents", () => {
     );
   type Method = "GET" | "PUT" | "POST" | "PATCH" | "DELETE";
   const hasBody = (m: Method) => m === "POST" || m === "PUT" || m === "PATCH";
+  /** The attachment uploads: their body is raw bytes, not JSON (docs/attachments.md). */
+  const isUpload = (m: Method, path: string) => m === "POST" && path.endsWith("/attachments");
 
   /**
    * Calls one operation with the given path parameters (missing ones from `ids`). The sweep
@@ -653,8 +697,9 @@ describe("errors every route documents", () => {
     test(`${family}: 400 for input that cannot be valid, 413 for a body over the limit`, async () => {
       const tooLong = "x".repeat(300);
       for (const { path, method } of operations(family)) {
+        // An upload's body is the file: an empty one is the input that cannot be valid.
         const bad = hasBody(method)
-          ? { rawBody: "{ not json" }
+          ? { rawBody: isUpload(method, path) ? "" : "{ not json" }
           : path.includes("{")
             ? { path: Object.fromEntries([...path.matchAll(/\{(\w+)\}/g)].map(([, name]) => [name!, tooLong])) }
             : { query: { limit: "0" } };

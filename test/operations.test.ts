@@ -4,7 +4,7 @@
  */
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../src/config.ts";
 import { findPgBinDir } from "../scripts/pg-cluster.ts";
@@ -12,6 +12,7 @@ import { createTestDatabase, databaseForPath, TEST_ENGINE, TEST_PG_URL } from ".
 import { rawDb } from "./helpers/raw-db.ts";
 import { engineEnv, ROOT, runCli, startServer, TestServer } from "./helpers/server.ts";
 import { until } from "./helpers/wait.ts";
+import { upload } from "./helpers/attachments.ts";
 
 const report = (n: number) => ({ subject: { type: "user", externalId: `ops-${n}` }, target: { contentType: "post", contentExternalId: `post-${n % 7}` }, reason: "spam" });
 
@@ -126,12 +127,22 @@ describe("a running server", () => {
       let n = 1000;
       while (writing) await server.call("POST", `/projects/${server.demo.projectId}/reports`, { body: report(n++) });
     })();
+    // Evidence in the local attachment store: the backup copies it beside the database.
+    const filed = await server.call("POST", `/projects/${server.demo.projectId}/reports`, { body: report(99) });
+    const caseId = (await server.call("GET", `/reports/${filed.body.report.id}`)).body.report.caseId;
+    const evidence = new TextEncoder().encode(`evidence for the backup ${crypto.randomUUID()}`);
+    const attached = await upload(server, `/organizations/${server.demo.orgSlug}/cases/${caseId}/attachments`, evidence, { fileName: "evidence.txt" });
+    expect(attached.status).toBe(201);
     const file = join(server.dir, "backup.db");
     const r = await runCli(["backup", file], server.env);
     writing = false;
     await writer;
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("backup written to");
+    expect(r.stdout).toContain(`attachments copied to ${file}.attachments`);
+    const sha = attached.body.attachment.sha256 as string;
+    expect(readFileSync(join(`${file}.attachments`, "blobs", sha.slice(0, 2), sha))).toEqual(Buffer.from(evidence));
+    expect(existsSync(join(`${file}.attachments`, "store-id"))).toBe(true);
 
     const copy = new Database(file, { readonly: true });
     try {

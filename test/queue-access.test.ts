@@ -24,6 +24,7 @@ import { demoAdmin, expectRefused, newUser, signIn, statusOf, type DashboardUser
 import { inputFromSchema, procedures, type Procedure } from "./helpers/procedures.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 import { until } from "./helpers/wait.ts";
+import { upload } from "./helpers/attachments.ts";
 
 const unique = () => crypto.randomUUID().replaceAll("-", "").slice(0, 12);
 /** Texts of the restricted case: none may reach a user outside its queue. */
@@ -36,6 +37,7 @@ const SECRET = {
   tag: `tagmark${unique()}`,
   actionReason: `reasonmark${unique()}`,
   appealText: `appealmark${unique()}`,
+  attachmentName: `attachmentmark${unique()}.txt`,
 };
 
 interface World {
@@ -63,6 +65,8 @@ interface World {
   reviewId: string;
   setId: string;
   runId: string;
+  /** Evidence on the restricted case (docs/attachments.md). */
+  attachmentId: string;
 }
 
 let server: TestServer;
@@ -185,6 +189,8 @@ beforeAll(async () => {
   // An evaluation set built from the decisions (it holds the bulk-dismissed case's content) and a run of it.
   const evalSet = (await admin.trpc.evaluation.createSetFromDecisions.mutate({ orgSlug, projectId, name: "Decisions" })).set;
   const evalRun = (await admin.trpc.evaluation.startRun.mutate({ orgSlug, projectId, setId: evalSet.id })).run;
+  const attached = await upload(server, `/organizations/${orgSlug}/cases/${caseId}/attachments`, new TextEncoder().encode(`Evidence ${SECRET.content}`), { fileName: SECRET.attachmentName });
+  expect(attached.status).toBe(201);
 
   w = {
     visibleCaseId,
@@ -210,6 +216,7 @@ beforeAll(async () => {
     reviewId: task.id,
     setId: evalSet.id,
     runId: evalRun.id,
+    attachmentId: attached.body.attachment.id,
   };
 }, 60_000);
 
@@ -263,6 +270,7 @@ function restrictedValues(caller: DashboardUser): Record<string, unknown> {
     setId: w.setId,
     runId: w.runId,
     otherRunId: w.runId,
+    attachmentId: w.attachmentId,
     assigneeId: caller.id,
     // A bulk reassignment: the specialist's held cases (of the restricted queue), to the caller.
     fromUserId: specialist.id,
@@ -317,7 +325,7 @@ function inputOf(p: Procedure, caller: DashboardUser, target: Target = "restrict
 }
 
 /** Ids of the restricted cases' things: a leak unless the caller sent them itself. */
-const secretIds = () => [w.caseId, w.reportId, w.bulkCaseId, w.bulkReportId, w.bulkId, w.actionId, w.appealId, w.reviewId];
+const secretIds = () => [w.caseId, w.reportId, w.bulkCaseId, w.bulkReportId, w.bulkId, w.actionId, w.appealId, w.reviewId, w.attachmentId];
 
 /** What of the restricted case an answer shows, but for what the caller sent itself (a search's words, an id). */
 function leaks(answer: string, input: unknown): string[] {
@@ -346,6 +354,7 @@ async function snapshot(): Promise<string> {
     await read("enforcement.get", { orgSlug: w.orgSlug, projectId: w.projectId, actionId: w.actionId }),
     await read("enforcement.getAppeal", { orgSlug: w.orgSlug, appealId: w.appealId }),
     await read("dashboard.audit", { entityType: "case", entityId: w.caseId }),
+    await read("attachments.list", { orgSlug: w.orgSlug, caseId: w.caseId }),
   ]);
 }
 
@@ -403,6 +412,30 @@ describe("queue access: every procedure of the router, on a case in a restricted
       if (parsed && !parsed.success) problems.push(`${p.path}: ${parsed.error.message.slice(0, 300)}`);
     }
     expect(problems).toEqual([]);
+  });
+});
+
+describe("attachments' bytes (routes of their own, not procedures): the same wall", () => {
+  test("outside the queue, the original, the preview and an upload are 404 (a viewer's upload 403: its role); the specialist reads it", async () => {
+    const { orgSlug } = w;
+    const base = `${server.url}/api/v1/organizations/${orgSlug}/attachments/${w.attachmentId}`;
+    for (const u of [outsider, viewer]) {
+      for (const which of ["content", "preview"]) {
+        const r = await fetch(`${base}/${which}`, { headers: { cookie: u.cookie } });
+        expect(`${u.role} ${which} ${r.status}`).toBe(`${u.role} ${which} 404`);
+        const text = await r.text();
+        expect(leaks(text, {})).toEqual([]);
+      }
+      const up = await upload(server, `/organizations/${orgSlug}/cases/${w.caseId}/attachments`, new TextEncoder().encode("more"), { fileName: "more.txt", key: null, headers: { cookie: u.cookie, "x-flagstaff-csrf": u.csrf } });
+      expect(up.status).toBe(u === viewer ? 403 : 404);
+      const onReport = await upload(server, `/organizations/${orgSlug}/reports/${w.reportId}/attachments`, new TextEncoder().encode("more"), { fileName: "more.txt", key: null, headers: { cookie: u.cookie, "x-flagstaff-csrf": u.csrf } });
+      expect(onReport.status).toBe(u === viewer ? 403 : 404);
+    }
+    const seen = await fetch(`${base}/content`, { headers: { cookie: specialist.cookie } });
+    expect(seen.status).toBe(200);
+    expect(await seen.text()).toContain(SECRET.content);
+    // Nothing was added by the refused uploads.
+    expect((await admin.trpc.attachments.list.query({ orgSlug, caseId: w.caseId })).attachments.map((a) => a.id)).toEqual([w.attachmentId]);
   });
 });
 

@@ -1195,6 +1195,115 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/organizations/{orgSlug}/cases/{caseId}/attachments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a case's attachments
+         * @description Every attachment of the case and of its reports, oldest first, with where its original is downloaded (`contentUrl`) and its preview read (`previewUrl`, once made).
+         */
+        get: operations["attachments-list"];
+        put?: never;
+        /**
+         * Upload an attachment to a case
+         * @description The request body is the file's bytes, sent as they are (any Content-Type, recorded as declared but never trusted; not multipart), streamed to the store. Its type is read from the bytes against an allowlist (JPEG, PNG, GIF, WebP, MP4, WebM, PDF, plain text): anything else, SVG and HTML included, is refused (400). An image's dimensions are read from its header and bounded before anything decodes it (413). JPEG, PNG and GIF images get a preview, made in the background. Limits: FLAGSTAFF_ATTACHMENT_MAX_BYTES per file (413), FLAGSTAFF_ATTACHMENTS_PER_CASE per case (409), FLAGSTAFF_ATTACHMENT_ORG_BYTES per organization (409). Audited (`ATTACHMENT_ADDED`). The dashboard's session may upload too, with its CSRF token in `x-flagstaff-csrf`.
+         */
+        post: operations["attachments-upload-to-case"];
+        /**
+         * Erase a case's attachments
+         * @description An erasure request (docs/attachments.md): deletes every attachment of the case and of its reports, each audited, and their bytes where no other attachment holds them. Needs the admin role on the dashboard.
+         */
+        delete: operations["attachments-deleteAllOfCase"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/attachments/{attachmentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an attachment's metadata */
+        get: operations["attachments-get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an attachment
+         * @description Audited (`ATTACHMENT_DELETED`). Its bytes are deleted with it unless another attachment holds the same file (SHA-256).
+         */
+        delete: operations["attachments-delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/reports/{reportId}/attachments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload an attachment to a report
+         * @description The request body is the file's bytes, sent as they are (any Content-Type, recorded as declared but never trusted; not multipart), streamed to the store. Its type is read from the bytes against an allowlist (JPEG, PNG, GIF, WebP, MP4, WebM, PDF, plain text): anything else, SVG and HTML included, is refused (400). An image's dimensions are read from its header and bounded before anything decodes it (413). JPEG, PNG and GIF images get a preview, made in the background. Limits: FLAGSTAFF_ATTACHMENT_MAX_BYTES per file (413), FLAGSTAFF_ATTACHMENTS_PER_CASE per case (409), FLAGSTAFF_ATTACHMENT_ORG_BYTES per organization (409). Audited (`ATTACHMENT_ADDED`). The dashboard's session may upload too, with its CSRF token in `x-flagstaff-csrf`.
+         */
+        post: operations["attachments-upload-to-report"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/attachments/{attachmentId}/content": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an attachment's original
+         * @description The bytes as uploaded, always as a download (`Content-Disposition: attachment`, `nosniff`, a sandboxing Content-Security-Policy), with the type read from them. Audited (`ATTACHMENT_OPENED`: who opened which evidence when).
+         */
+        get: operations["attachments-download"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/attachments/{attachmentId}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an attachment's preview
+         * @description A JPEG of at most FLAGSTAFF_ATTACHMENT_PREVIEW_PX pixels on its longer side, encoded anew from the image's pixels: none of the original's metadata (EXIF, GPS position, comments) is in it. JPEG, PNG and GIF images only.
+         */
+        get: operations["attachments-preview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1996,6 +2105,45 @@ export interface components {
                 }[];
             }[];
         };
+        Attachment: {
+            id: string;
+            caseId: string;
+            reportId: string | null;
+            /** @description The name the uploader gave: shown, never trusted */
+            fileName: string;
+            /** @description The Content-Type the uploader declared: recorded, never trusted */
+            declaredType: string | null;
+            /**
+             * @description The type read from the bytes (docs/attachments.md, the allowlist)
+             * @enum {string}
+             */
+            mediaType: "jpeg" | "png" | "gif" | "webp" | "mp4" | "webm" | "pdf" | "text";
+            /** @description The MIME type of `mediaType` */
+            contentType: string;
+            sizeBytes: number;
+            /** @description SHA-256 of the bytes, lower-case hex */
+            sha256: string;
+            /** @description An image's width from its header (null: not an image) */
+            width: number | null;
+            height: number | null;
+            addedBy: {
+                type: string;
+                id: string | null;
+            };
+            /** Format: date-time */
+            createdAt: string;
+            preview: {
+                /** @enum {string} */
+                status: "pending" | "ready" | "none" | "failed";
+                width: number | null;
+                height: number | null;
+                error: string | null;
+            };
+            /** @description Where the original is downloaded (always as an attachment, never shown inline) */
+            contentUrl: string;
+            /** @description Where the preview is read once `preview.status` is `ready` */
+            previewUrl: string | null;
+        };
         /** @description Every error the server answers. */
         Error: {
             /** @description What went wrong, safe to show */
@@ -2523,7 +2671,7 @@ export interface operations {
     "audit-list": {
         parameters: {
             query?: {
-                action?: "REPORT_CREATED" | "REPORT_TRIAGED" | "REPORT_ESCALATED" | "REPORT_RESOLVED" | "REPORT_DISMISSED" | "REPORT_STATUS_CHANGED" | "REPORT_MOVED" | "REPORT_APPEALED" | "REPORT_UPHELD" | "REPORT_OVERTURNED" | "REPORT_CLOSED" | "REPORT_DECISION_UNDONE" | "REPORTER_TRUSTED_CHANGED" | "REPORTER_MUTED" | "REPORTER_UNMUTED" | "CASE_OPENED" | "CASE_BUCKET_RAISED" | "CASE_STATUS_CHANGED" | "CASE_ASSIGNED" | "CASE_ESCALATED" | "CASE_TAGS_CHANGED" | "CASE_UNASSIGNED" | "CASE_SKIPPED" | "CASE_NOTE_ADDED" | "CASE_PRIORITY_CHANGED" | "CASE_QUEUE_CHANGED" | "QUALITY_REVIEW_SAMPLED" | "QUALITY_REVIEW_SUBMITTED" | "QUALITY_REVIEW_ACKNOWLEDGED" | "CASE_ROUTE_REFUSED" | "APPEAL_FILED" | "APPEAL_UPHELD" | "APPEAL_OVERTURNED" | "BULK_DECISION_MADE" | "BULK_DECISION_UNDONE" | "DECISION_TEMPLATE_CREATED" | "DECISION_TEMPLATE_UPDATED" | "DECISION_TEMPLATE_DELETED" | "ENFORCEMENT_ACTION_CREATED" | "ENFORCEMENT_ACTION_STARTED" | "ENFORCEMENT_ACTION_CANCELLED" | "ENFORCEMENT_ACTION_UPDATED" | "ENFORCEMENT_ACTION_REVOKED" | "ENFORCEMENT_ACTION_EXPIRED" | "AI_ANALYZED" | "LINK_SCAN_SKIPPED" | "PROJECT_CREATED" | "PROJECT_RENAMED" | "PROJECT_DELETED" | "PROJECT_SETTINGS_CHANGED" | "PROJECT_DSA_SETTINGS_CHANGED" | "PROJECT_STRIKE_POLICY_CHANGED" | "STRIKE_ADDED" | "STRIKE_REMOVED" | "QUEUE_CREATED" | "QUEUE_UPDATED" | "QUEUE_DELETED" | "RULE_CREATED" | "RULE_UPDATED" | "EVAL_SET_CREATED" | "EVAL_SET_ITEMS_ADDED" | "EVAL_RUN_STARTED" | "EVAL_RUN_CANCELLED" | "RULE_DELETED" | "CATEGORY_CREATED" | "CATEGORY_UPDATED" | "CATEGORY_DELETED" | "POLICY_VERSION_CREATED" | "POLICY_STATUS_CHANGED" | "USER_CREATED" | "USER_ROLE_CHANGED" | "USER_DISABLED" | "USER_ENABLED" | "USER_PASSWORD_CHANGED" | "USER_PASSWORD_RESET" | "USER_SIGNED_IN_SSO" | "USER_SSO_LINKED" | "USER_SSO_LINK_ALLOWED" | "SSO_SIGN_IN_REFUSED" | "OIDC_SETTINGS_CHANGED" | "VIEWING_DEFAULTS_CHANGED" | "WEBHOOK_ENDPOINT_CREATED" | "WEBHOOK_ENDPOINT_UPDATED" | "WEBHOOK_ENDPOINT_DELETED" | "WEBHOOK_ENDPOINT_DISABLED" | "WEBHOOK_SECRET_ROTATED" | "TRANSPARENCY_SUBMISSION_CHANGED" | "WEBHOOK_DELIVERY_REPLAYED";
+                action?: "REPORT_CREATED" | "REPORT_TRIAGED" | "REPORT_ESCALATED" | "REPORT_RESOLVED" | "REPORT_DISMISSED" | "REPORT_STATUS_CHANGED" | "REPORT_MOVED" | "REPORT_APPEALED" | "REPORT_UPHELD" | "REPORT_OVERTURNED" | "REPORT_CLOSED" | "REPORT_DECISION_UNDONE" | "REPORTER_TRUSTED_CHANGED" | "REPORTER_MUTED" | "REPORTER_UNMUTED" | "CASE_OPENED" | "CASE_BUCKET_RAISED" | "CASE_STATUS_CHANGED" | "CASE_ASSIGNED" | "CASE_ESCALATED" | "CASE_TAGS_CHANGED" | "CASE_UNASSIGNED" | "CASE_SKIPPED" | "CASE_NOTE_ADDED" | "ATTACHMENT_ADDED" | "ATTACHMENT_OPENED" | "ATTACHMENT_DELETED" | "CASE_PRIORITY_CHANGED" | "CASE_QUEUE_CHANGED" | "QUALITY_REVIEW_SAMPLED" | "QUALITY_REVIEW_SUBMITTED" | "QUALITY_REVIEW_ACKNOWLEDGED" | "CASE_ROUTE_REFUSED" | "APPEAL_FILED" | "APPEAL_UPHELD" | "APPEAL_OVERTURNED" | "BULK_DECISION_MADE" | "BULK_DECISION_UNDONE" | "DECISION_TEMPLATE_CREATED" | "DECISION_TEMPLATE_UPDATED" | "DECISION_TEMPLATE_DELETED" | "ENFORCEMENT_ACTION_CREATED" | "ENFORCEMENT_ACTION_STARTED" | "ENFORCEMENT_ACTION_CANCELLED" | "ENFORCEMENT_ACTION_UPDATED" | "ENFORCEMENT_ACTION_REVOKED" | "ENFORCEMENT_ACTION_EXPIRED" | "AI_ANALYZED" | "LINK_SCAN_SKIPPED" | "PROJECT_CREATED" | "PROJECT_RENAMED" | "PROJECT_DELETED" | "PROJECT_SETTINGS_CHANGED" | "PROJECT_DSA_SETTINGS_CHANGED" | "PROJECT_STRIKE_POLICY_CHANGED" | "STRIKE_ADDED" | "STRIKE_REMOVED" | "QUEUE_CREATED" | "QUEUE_UPDATED" | "QUEUE_DELETED" | "RULE_CREATED" | "RULE_UPDATED" | "EVAL_SET_CREATED" | "EVAL_SET_ITEMS_ADDED" | "EVAL_RUN_STARTED" | "EVAL_RUN_CANCELLED" | "RULE_DELETED" | "CATEGORY_CREATED" | "CATEGORY_UPDATED" | "CATEGORY_DELETED" | "POLICY_VERSION_CREATED" | "POLICY_STATUS_CHANGED" | "USER_CREATED" | "USER_ROLE_CHANGED" | "USER_DISABLED" | "USER_ENABLED" | "USER_PASSWORD_CHANGED" | "USER_PASSWORD_RESET" | "USER_SIGNED_IN_SSO" | "USER_SSO_LINKED" | "USER_SSO_LINK_ALLOWED" | "SSO_SIGN_IN_REFUSED" | "OIDC_SETTINGS_CHANGED" | "VIEWING_DEFAULTS_CHANGED" | "WEBHOOK_ENDPOINT_CREATED" | "WEBHOOK_ENDPOINT_UPDATED" | "WEBHOOK_ENDPOINT_DELETED" | "WEBHOOK_ENDPOINT_DISABLED" | "WEBHOOK_SECRET_ROTATED" | "TRANSPARENCY_SUBMISSION_CHANGED" | "WEBHOOK_DELIVERY_REPLAYED";
                 entityType?: string;
                 entityId?: string;
                 projectId?: string;
@@ -9064,6 +9212,649 @@ export interface operations {
             /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "attachments-list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                caseId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        attachments: components["schemas"]["Attachment"][];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "attachments-upload-to-case": {
+        parameters: {
+            query?: {
+                /** @description The file's name (or send it in `X-File-Name`); shown and offered as the download's name, never trusted */
+                fileName?: string;
+            };
+            header?: {
+                /** @description The file's name, percent-encoded UTF-8, when `fileName` is not in the query */
+                "X-File-Name"?: string;
+            };
+            path: {
+                orgSlug: string;
+                caseId: string;
+            };
+            cookie?: never;
+        };
+        /** @description The file's bytes */
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+                "*/*": string;
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        attachment: components["schemas"]["Attachment"];
+                    };
+                };
+            };
+            /** @description The file is empty, or its type (read from its bytes) is not on the allowlist, or an image's header is corrupt */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A publishable key, a role that may not add evidence, a session without its CSRF token, or a case reviewed blind */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization or case does not exist, belongs to another organization, or is in a queue the caller may not work */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A limit would be passed: the files of one case (FLAGSTAFF_ATTACHMENTS_PER_CASE) or the bytes of the organization (FLAGSTAFF_ATTACHMENT_ORG_BYTES); the message names it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The file is larger than FLAGSTAFF_ATTACHMENT_MAX_BYTES, or an image has more pixels than FLAGSTAFF_ATTACHMENT_MAX_PIXELS (from its header, before any decoding) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The attachment store (a full disk, an unreachable object store) or the database cannot take the file now: nothing was kept; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "attachments-deleteAllOfCase": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                caseId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deleted: number;
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "attachments-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                attachmentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        attachment: components["schemas"]["Attachment"];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "attachments-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                attachmentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        deleted: true;
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "attachments-upload-to-report": {
+        parameters: {
+            query?: {
+                /** @description The file's name (or send it in `X-File-Name`); shown and offered as the download's name, never trusted */
+                fileName?: string;
+            };
+            header?: {
+                /** @description The file's name, percent-encoded UTF-8, when `fileName` is not in the query */
+                "X-File-Name"?: string;
+            };
+            path: {
+                orgSlug: string;
+                reportId: string;
+            };
+            cookie?: never;
+        };
+        /** @description The file's bytes */
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+                "*/*": string;
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        attachment: components["schemas"]["Attachment"];
+                    };
+                };
+            };
+            /** @description The file is empty, or its type (read from its bytes) is not on the allowlist, or an image's header is corrupt */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A publishable key, a role that may not add evidence, a session without its CSRF token, or a case reviewed blind */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization or report does not exist, belongs to another organization, or is in a queue the caller may not work */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A limit would be passed: the files of one case (FLAGSTAFF_ATTACHMENTS_PER_CASE) or the bytes of the organization (FLAGSTAFF_ATTACHMENT_ORG_BYTES); the message names it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The file is larger than FLAGSTAFF_ATTACHMENT_MAX_BYTES, or an image has more pixels than FLAGSTAFF_ATTACHMENT_MAX_PIXELS (from its header, before any decoding) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The attachment store (a full disk, an unreachable object store) or the database cannot take the file now: nothing was kept; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "attachments-download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                attachmentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description `attachment` with the file's name (`filename*` in UTF-8): a download, never shown inline */
+                    "Content-Disposition": string;
+                    /** @description `nosniff` */
+                    "X-Content-Type-Options": string;
+                    /** @description `default-src 'none'; sandbox`: a browser that opens it anyway runs nothing of it */
+                    "Content-Security-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                    "*/*": string;
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A publishable key, or a case reviewed blind */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The attachment store or the database cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "attachments-preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                attachmentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description `nosniff` */
+                    "X-Content-Type-Options": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/jpeg": string;
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A publishable key, or a case reviewed blind */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such attachment, or it has no preview (not a JPEG, PNG or GIF, or it could not be decoded: the message says why) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The preview is still being made: retry in a moment */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The attachment store or the database cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -3,7 +3,7 @@
  * the same machine, printed as markdown tables and written as JSON to bench-results/.
  *
  *   bun scripts/bench/run.ts [--quick] [--reports N] [--binary dist/flagstaff] [--no-build] [--source]
- *                            [--no-postgres] [--pg-delay-ms 1] [--only rules|postgres]
+ *                            [--no-postgres] [--pg-delay-ms 1] [--only rules|postgres|attachments]
  *
  * What runs, in order (about 11½ minutes on the 2-core benchmark machine, 5½ of them the
  * PostgreSQL section; --quick shortens every phase, about 4 minutes, for trying it out):
@@ -47,6 +47,10 @@
  *  7. rules on intake (scripts/bench/rules.ts, about 1½ minutes): report creation at 32
  *     connections with 50 live report.created rules beside the same without rules, six rounds
  *     in alternating order after a warm-up, and their ratio (target ≥ 0.8). `--only rules` builds the binary and runs this step alone.
+ *  8. attachments (scripts/bench/attachments.ts, about 2 minutes): a 50 MB upload's throughput
+ *     beside a bare Bun.write of the same bytes, the server's RSS while 10 uploads of 50 MB run
+ *     at once, and report intake at 8 connections while 50 MB uploads run back to back, as a ratio to intake alone
+ *     (target ≥ 0.9), alternating rounds, with the load average. `--only attachments` runs it alone.
  *
  * `--only postgres` (about 2½ minutes; --quick about 1½) runs step 6's report creation and round
  * trips alone, beside a SQLite reference run (report creation at 8 and 32 connections), and
@@ -64,6 +68,7 @@ import postgres from "postgres";
 import { findPgBinDir, startPgCluster, type PgCluster } from "../pg-cluster.ts";
 import { copySqliteToPostgres, type CopyResult } from "./copy-to-postgres.ts";
 import { renderRules, rulesComparison } from "./rules.ts";
+import { attachmentsComparison, renderAttachments } from "./attachments.ts";
 import { seedReports } from "./seed.ts";
 import { startPgProxy, type PgProxy } from "../pg-proxy.ts";
 import { ensureWrk, fmtInt, fmtMs, markdownTable, median, processTreeCpuMs, ROOT, rssMb, run, sampleRss, startServer, wrk, type Server, type WrkResult } from "./lib.ts";
@@ -146,8 +151,12 @@ try {
     process.exitCode = 0;
   } else if (args.only === "postgres") {
     await onlyPostgres(wrkBin);
+  } else if (args.only === "attachments") {
+    log("attachments");
+    console.log(renderAttachments(await attachmentsComparison({ ...rulesDeps, quick: QUICK })));
+    process.exitCode = 0;
   } else {
-    if (args.only) throw new Error(`--only: unknown section ${args.only} (known: rules, postgres)`);
+    if (args.only) throw new Error(`--only: unknown section ${args.only} (known: rules, postgres, attachments)`);
 
     // -------------------------------------------------------------------------------------------
     log("ceilings");
@@ -258,6 +267,11 @@ try {
     results.postgres = pgSection;
 
     // -------------------------------------------------------------------------------------------
+    log("attachments");
+    const attachmentsRun = await attachmentsComparison({ ...rulesDeps, quick: QUICK });
+    results.attachments = attachmentsRun;
+
+    // -------------------------------------------------------------------------------------------
     const c32 = creation[2]!;
     const worstGet = gets.reduce((a, b) => (b.latencyMs.p99 > a.latencyMs.p99 ? b : a));
     results.ratios = {
@@ -275,9 +289,11 @@ try {
       target("RSS under load", "≤ 250 MB", `${round1(rssLoad)} MB`, rssLoad <= 250),
       target("start-up to ready (median of 5)", "≤ 300 ms", `${readyMs[2]} ms`, readyMs[2]! <= 300),
       target("report creation at 32 connections, 50 live rules vs none", "≥ 0.8", String(rulesRun.ratio), rulesRun.ratio >= 0.8),
+      target("report intake at 8 connections while 50 MB uploads run vs alone", "≥ 0.9", String(attachmentsRun.intake.ratio), attachmentsRun.intake.ratio >= 0.9),
+      target(`RSS growth, ${attachmentsRun.rss.concurrent} uploads of ${attachmentsRun.fileMb} MB at once`, `≤ ${attachmentsRun.rssBoundMb} MB`, `${round1(attachmentsRun.rss.peakMb - attachmentsRun.rss.idleMb)} MB`, attachmentsRun.rss.peakMb - attachmentsRun.rss.idleMb <= attachmentsRun.rssBoundMb),
     ];
 
-    const out = render(results, { ceilingJson, ceilingInsert, ceilingSqlite, creation, identity, gets, getsC8, rssIdle, rssLoad, startups, pg: pgSection }) + "\n\n" + renderRules(rulesRun);
+    const out = render(results, { ceilingJson, ceilingInsert, ceilingSqlite, creation, identity, gets, getsC8, rssIdle, rssLoad, startups, pg: pgSection }) + "\n\n" + renderRules(rulesRun) + "\n\n" + renderAttachments(attachmentsRun);
     console.log(out);
     const dir = join(ROOT, "bench-results");
     mkdirSync(dir, { recursive: true });

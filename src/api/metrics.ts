@@ -22,6 +22,10 @@
  *   flagstaff_db_size_bytes{file}                           gauge (db, wal), read at scrape
  *   flagstaff_sla_breaches_total{queue,target}              counter read at scrape: service-level breaches recorded (queue id, "" for appeals; first_review, decision, appeal)
  *   flagstaff_db_errors_total{kind}                         counter (connection, unavailable, timeout, busy, disk_full, read_only, io)
+ *   flagstaff_attachment_uploads_total{outcome}             counter: uploads stored (stored) or refused (too_large, limit, type, image, unavailable, other)
+ *   flagstaff_attachment_upload_bytes_total                 counter: bytes of the uploads stored
+ *   flagstaff_attachment_store_bytes                        gauge read at scrape: bytes of the distinct files kept (docs/attachments.md)
+ *   flagstaff_attachment_store_files{kind}                  gauge read at scrape: distinct files (blobs) and attachments
  *   process_resident_memory_bytes, process_heap_bytes, process_start_time_seconds, process_cpu_seconds_total
  */
 import { createHash, timingSafeEqual } from "node:crypto";
@@ -29,6 +33,7 @@ import { statSync } from "node:fs";
 import type { ReadContext } from "../domain/core/context.ts";
 import { countJobsByStatus, laneDepths, skippedJobs, type LaneDepth } from "../domain/plumbing/jobs.ts";
 import { breachTotals } from "../domain/service-levels/service-levels.ts";
+import { attachmentStoreFigures } from "../domain/attachments/attachments.ts";
 import { VERSION } from "../version.ts";
 
 /** Latency buckets in seconds: 0.5 ms to 10 s. */
@@ -148,6 +153,8 @@ const jobRuns = new Counter("flagstaff_job_runs_total", "Background job attempts
 const jobDuration = new Histogram("flagstaff_job_duration_seconds", "Time a job's handler ran, by kind.", ["kind"], SLOW_BUCKETS);
 const aiCalls = new Histogram("flagstaff_ai_call_duration_seconds", "Time of one AI classification call (retries included), by outcome (ok or error).", ["outcome"], SLOW_BUCKETS);
 const dbErrors = new Counter("flagstaff_db_errors_total", "Requests answered 503 because the database could not answer, by kind of fault (src/db/faults.ts).", ["kind"]);
+const attachmentUploads = new Counter("flagstaff_attachment_uploads_total", "Attachment uploads by outcome: stored, or refused (too_large, limit, type, image, unavailable, other).", ["outcome"]);
+const attachmentUploadBytes = new Counter("flagstaff_attachment_upload_bytes_total", "Bytes of the attachment uploads stored.", []);
 const startTimeSeconds = Math.floor(Date.now() / 1000 - process.uptime());
 
 const metrics: Metric[] = [
@@ -160,6 +167,8 @@ const metrics: Metric[] = [
   jobDuration,
   aiCalls,
   dbErrors,
+  attachmentUploads,
+  attachmentUploadBytes,
   new CollectedGauge("process_resident_memory_bytes", "Resident set size of the process.", [], () => [{ labels: [], value: process.memoryUsage.rss() }]),
   new CollectedGauge("process_heap_bytes", "JavaScript heap in use.", [], () => [{ labels: [], value: process.memoryUsage().heapUsed }]),
   new CollectedGauge("process_start_time_seconds", "Start time of the process, seconds since the Unix epoch.", [], () => [{ labels: [], value: startTimeSeconds }]),
@@ -202,6 +211,15 @@ export function observeDatabaseFault(kind: string): void {
   dbErrors.inc([kind]);
 }
 
+/** The outcomes an attachment upload is counted under. */
+export type AttachmentUploadOutcome = "stored" | "too_large" | "limit" | "type" | "image" | "unavailable" | "other";
+
+/** One attachment upload: stored (with its size), or refused and why. */
+export function observeAttachmentUpload(outcome: AttachmentUploadOutcome, bytes = 0): void {
+  attachmentUploads.inc([outcome]);
+  if (outcome === "stored") attachmentUploadBytes.inc([], bytes);
+}
+
 /** One AI classification call: its duration (retries included) and whether it produced a usable answer. */
 export function observeAiCall(ms: number, ok: boolean): void {
   aiCalls.observe([ok ? "ok" : "error"], ms / 1000);
@@ -227,6 +245,16 @@ export function registerDatabaseGauges(ctx: Pick<ReadContext, "db">, dbPath: str
       async () => (await breachTotals(ctx)).map((b) => ({ labels: [b.queueId ?? "", b.target], value: b.n })),
       "counter",
     ),
+    new CollectedGauge("flagstaff_attachment_store_bytes", "Bytes of the distinct files the attachment store keeps (one copy per SHA-256).", [], async () => [
+      { labels: [], value: (await attachmentStoreFigures(ctx)).bytes },
+    ]),
+    new CollectedGauge("flagstaff_attachment_store_files", "Distinct files the attachment store keeps (blobs), and attachments that hold them.", ["kind"], async () => {
+      const f = await attachmentStoreFigures(ctx);
+      return [
+        { labels: ["blobs"], value: f.blobs },
+        { labels: ["attachments"], value: f.attachments },
+      ];
+    }),
   );
   if (dbPath !== null && dbPath !== ":memory:") {
     databaseGauges.push(

@@ -53,6 +53,7 @@ const FAMILIES: Record<RouteFamily, FamilyInfo> = {
       "api-keys": "API keys (shown once, stored hashed).",
       audit: "The audit trail of every change.",
       transparency: "DSA statements of reasons, their settings and export (docs/dsa.md).",
+      attachments: "Evidence added to a report or a case: uploaded as raw bytes (streamed), its type read from the bytes, downloaded as an attachment only, images shown through a preview made anew (docs/attachments.md).",
       evaluation: "Measuring the AI classifier: evaluation sets, runs against a model, their figures, threshold advice and run comparison (docs/ai.md).",
     },
   },
@@ -164,6 +165,7 @@ function buildDocument(family: RouteFamily): OpenAPIObject {
       op.responses = responsesOf(route, op.responses as Json);
     }
   }
+  if (family === "org") addAttachmentPaths(doc);
   // Only where some route answers 429 (an unused component is noise to linters).
   if (JSON.stringify(doc.paths).includes("RateLimitError")) {
     schemas.RateLimitError = {
@@ -225,4 +227,95 @@ function responsesOf(route: RestRoute, generated: Json): Json {
         : { description, content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
   }
   return responses;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Attachments' bytes: routes of their own (src/api/attachment-routes.ts), described here by hand
+// since the generator describes JSON bodies only. test/contract.test.ts holds them to it.
+
+const errorAnswer = (description: string): Json => ({ description, content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } });
+const RETRY_AFTER = { "Retry-After": { description: "Seconds to wait before trying again", required: true, schema: { type: "integer" } } };
+const unavailable = (what: string): Json => ({ ...errorAnswer(what), headers: RETRY_AFTER });
+const pathParam = (name: string): Json => ({ in: "path", name, required: true, schema: { type: "string", minLength: 1, maxLength: 64 } });
+const attachmentAnswer = (description: string): Json => ({
+  description,
+  content: { "application/json": { schema: { type: "object", properties: { attachment: { $ref: "#/components/schemas/Attachment" } }, required: ["attachment"], additionalProperties: false } } },
+});
+const DOWNLOAD_HEADER_DOCS: Json = {
+  "Content-Disposition": { description: "`attachment` with the file's name (`filename*` in UTF-8): a download, never shown inline", required: true, schema: { type: "string" } },
+  "X-Content-Type-Options": { description: "`nosniff`", required: true, schema: { type: "string" } },
+  "Content-Security-Policy": { description: "`default-src 'none'; sandbox`: a browser that opens it anyway runs nothing of it", required: true, schema: { type: "string" } },
+};
+
+function uploadOperation(target: "case" | "report"): Json {
+  return {
+    operationId: `attachments-upload-to-${target}`,
+    summary: `Upload an attachment to a ${target}`,
+    description:
+      `The request body is the file's bytes, sent as they are (any Content-Type, recorded as declared but never trusted; not multipart), streamed to the store. ` +
+      "Its type is read from the bytes against an allowlist (JPEG, PNG, GIF, WebP, MP4, WebM, PDF, plain text): anything else, SVG and HTML included, is refused (400). " +
+      "An image's dimensions are read from its header and bounded before anything decodes it (413). JPEG, PNG and GIF images get a preview, made in the background. " +
+      "Limits: FLAGSTAFF_ATTACHMENT_MAX_BYTES per file (413), FLAGSTAFF_ATTACHMENTS_PER_CASE per case (409), FLAGSTAFF_ATTACHMENT_ORG_BYTES per organization (409). " +
+      "Audited (`ATTACHMENT_ADDED`). The dashboard's session may upload too, with its CSRF token in `x-flagstaff-csrf`.",
+    tags: ["attachments"],
+    security: [{ ApiKey: [] }],
+    parameters: [
+      pathParam("orgSlug"),
+      pathParam(`${target}Id`),
+      { in: "query", name: "fileName", required: false, schema: { type: "string", maxLength: 1024 }, description: "The file's name (or send it in `X-File-Name`); shown and offered as the download's name, never trusted" },
+      { in: "header", name: "X-File-Name", required: false, schema: { type: "string" }, description: "The file's name, percent-encoded UTF-8, when `fileName` is not in the query" },
+    ],
+    requestBody: {
+      required: true,
+      description: "The file's bytes",
+      content: { "application/octet-stream": { schema: { type: "string", format: "binary" } }, "*/*": { schema: { type: "string", format: "binary" } } },
+    },
+    responses: {
+      201: attachmentAnswer("Created"),
+      400: errorAnswer("The file is empty, or its type (read from its bytes) is not on the allowlist, or an image's header is corrupt"),
+      401: errorAnswer(ERROR_DESCRIPTIONS[401]!),
+      403: errorAnswer("A publishable key, a role that may not add evidence, a session without its CSRF token, or a case reviewed blind"),
+      404: errorAnswer(`The organization or ${target} does not exist, belongs to another organization, or is in a queue the caller may not work`),
+      409: errorAnswer("A limit would be passed: the files of one case (FLAGSTAFF_ATTACHMENTS_PER_CASE) or the bytes of the organization (FLAGSTAFF_ATTACHMENT_ORG_BYTES); the message names it"),
+      413: errorAnswer("The file is larger than FLAGSTAFF_ATTACHMENT_MAX_BYTES, or an image has more pixels than FLAGSTAFF_ATTACHMENT_MAX_PIXELS (from its header, before any decoding)"),
+      503: unavailable("The attachment store (a full disk, an unreachable object store) or the database cannot take the file now: nothing was kept; retry after `Retry-After` seconds"),
+    },
+  };
+}
+
+function bytesOperation(which: "content" | "preview"): Json {
+  const original = which === "content";
+  return {
+    operationId: original ? "attachments-download" : "attachments-preview",
+    summary: original ? "Download an attachment's original" : "Read an attachment's preview",
+    description: original
+      ? "The bytes as uploaded, always as a download (`Content-Disposition: attachment`, `nosniff`, a sandboxing Content-Security-Policy), with the type read from them. Audited (`ATTACHMENT_OPENED`: who opened which evidence when)."
+      : "A JPEG of at most FLAGSTAFF_ATTACHMENT_PREVIEW_PX pixels on its longer side, encoded anew from the image's pixels: none of the original's metadata (EXIF, GPS position, comments) is in it. JPEG, PNG and GIF images only.",
+    tags: ["attachments"],
+    security: [{ ApiKey: [] }],
+    parameters: [pathParam("orgSlug"), pathParam("attachmentId")],
+    responses: {
+      200: {
+        description: "OK",
+        headers: original ? DOWNLOAD_HEADER_DOCS : { "X-Content-Type-Options": DOWNLOAD_HEADER_DOCS["X-Content-Type-Options"] },
+        content: original ? { "application/octet-stream": { schema: { type: "string", format: "binary" } }, "*/*": { schema: { type: "string", format: "binary" } } } : { "image/jpeg": { schema: { type: "string", format: "binary" } } },
+      },
+      400: errorAnswer(ERROR_DESCRIPTIONS[400]!),
+      401: errorAnswer(ERROR_DESCRIPTIONS[401]!),
+      403: errorAnswer("A publishable key, or a case reviewed blind"),
+      404: errorAnswer(original ? ERROR_DESCRIPTIONS[404]! : "No such attachment, or it has no preview (not a JPEG, PNG or GIF, or it could not be decoded: the message says why)"),
+      ...(original ? {} : { 409: errorAnswer("The preview is still being made: retry in a moment") }),
+      503: unavailable("The attachment store or the database cannot answer now: retry after `Retry-After` seconds"),
+    },
+  };
+}
+
+/** The upload and download routes, added to the organization document (their paths beside the metadata's). */
+function addAttachmentPaths(doc: Json): void {
+  const paths = doc.paths as Record<string, Json>;
+  const at = (path: string): Json => (paths[path] ??= {});
+  at("/organizations/{orgSlug}/cases/{caseId}/attachments").post = uploadOperation("case");
+  at("/organizations/{orgSlug}/reports/{reportId}/attachments").post = uploadOperation("report");
+  at("/organizations/{orgSlug}/attachments/{attachmentId}/content").get = bytesOperation("content");
+  at("/organizations/{orgSlug}/attachments/{attachmentId}/preview").get = bytesOperation("preview");
 }

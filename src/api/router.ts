@@ -1,4 +1,5 @@
 import { aiRouter } from "./routers/ai.ts";
+import { attachmentsRouter } from "./routers/attachments.ts";
 import { auditRouter } from "./routers/audit.ts";
 import { authRouter } from "./routers/auth.ts";
 import { casesRouter } from "./routers/cases.ts";
@@ -58,6 +59,7 @@ export const appRouter = router({
   sso: ssoRouter,
   team: teamRouter,
   viewing: viewingRouter,
+  attachments: attachmentsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -156,8 +156,21 @@ const ROLE_REFUSED = (needed: Role) => `This needs the ${needed} role`;
  * Input holding U+0000 anywhere is a 400 here (containsNul), before anything reads it.
  */
 export const authedProcedure = baseProcedure.use(async ({ ctx, next, type, meta, getRawInput }) => {
+  const { caller, domain } = authorizeCall(ctx, type === "mutation" ? "mutation" : "query", meta);
+  if (await inputHoldsNul(getRawInput, meta?.nulCheckedPerLine)) throw new TRPCError({ code: "BAD_REQUEST", message: NUL_REFUSED });
+  return next({ ctx: { caller, domain } });
+});
+
+/**
+ * authedProcedure's checks, for a route that is no procedure (an attachment's bytes, which
+ * tRPC and its OpenAPI adapter cannot stream: src/api/attachment-routes.ts): authentication,
+ * a session's CSRF and origin on a mutation, the role, and publishable keys refused (they reach
+ * no such route). Answers the caller and the domain's context for them.
+ */
+export function authorizeCall(ctx: Context, type: "query" | "mutation", meta: Meta | undefined, opts: { publishableGate?: boolean } = {}): { caller: Caller; domain: DomainContext } {
   if (!ctx.auth.ok) throw new TRPCError({ code: "UNAUTHORIZED", message: ctx.auth.reason });
   const caller = ctx.auth.caller;
+  if (opts.publishableGate && caller.key?.kind === "publishable" && !meta?.publishable) throw new TRPCError({ code: "FORBIDDEN", message: PUBLISHABLE_REFUSED });
   if (caller.session) {
     if (type === "mutation") {
       assertSameOrigin(ctx.request);
@@ -170,11 +183,9 @@ export const authedProcedure = baseProcedure.use(async ({ ctx, next, type, meta,
   } else if (meta?.role && !hasRole(caller.role, meta.role)) {
     throw new TRPCError({ code: "FORBIDDEN", message: ROLE_REFUSED(meta.role) });
   }
-  if (await inputHoldsNul(getRawInput, meta?.nulCheckedPerLine)) throw new TRPCError({ code: "BAD_REQUEST", message: NUL_REFUSED });
   // The domain's context for this caller: every procedure hands it to the domain as is.
-  const domain: DomainContext = domainContext(ctx.store, ctx.clock, caller.actor, caller.orgId);
-  return next({ ctx: { caller, domain } });
-});
+  return { caller, domain: domainContext(ctx.store, ctx.clock, caller.actor, caller.orgId) };
+}
 
 /**
  * The same as authedProcedure (which refuses publishable keys everywhere but where the meta

@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
-import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync, statSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { UsageError } from "./keys.ts";
 
 export interface BackupResult {
@@ -79,6 +79,67 @@ export function backupDatabase(dbPath: string, target: string | undefined): Back
     throw err;
   }
   return { file, bytes: statSync(file).size, ms: performance.now() - started, counts };
+}
+
+export interface AttachmentsBackup {
+  dir: string;
+  files: number;
+  bytes: number;
+}
+
+/**
+ * The local attachment store copied beside a database backup (`<file>.attachments/`): its
+ * originals, previews and `store-id` (docs/attachments.md). Taken after the database's snapshot,
+ * so every file the snapshot's rows name is there, unless an erasure deleted it in between (as it
+ * should); files added since are there too, and the sweep deletes them after a restore (no row
+ * names them). Each file is copied, synced, and the copy is written under a temporary name and
+ * renamed, like the database's. Files are content-addressed and never change once stored.
+ */
+export function backupAttachments(storeDir: string, backupFile: string): AttachmentsBackup | null {
+  const source = resolve(storeDir);
+  if (!existsSync(source)) return null;
+  const target = `${resolve(backupFile)}.attachments`;
+  if (existsSync(target)) throw new UsageError(`${target} already exists: choose a new file name (a backup never replaces a file)`);
+  const partial = `${target}.partial-${process.pid}`;
+  rmSync(partial, { recursive: true, force: true });
+  let files = 0;
+  let bytes = 0;
+  try {
+    mkdirSync(partial);
+    if (existsSync(join(source, "store-id"))) copyFileSync(join(source, "store-id"), join(partial, "store-id"));
+    for (const area of ["blobs", "previews"]) {
+      if (!existsSync(join(source, area))) continue;
+      for (const shard of readdirSync(join(source, area))) {
+        mkdirSync(join(partial, area, shard), { recursive: true });
+        for (const name of readdirSync(join(source, area, shard))) {
+          const from = join(source, area, shard, name);
+          const to = join(partial, area, shard, name);
+          try {
+            copyFileSync(from, to);
+          } catch (err) {
+            // Deleted since it was listed (an erasure): not in the backup, as it should not be.
+            if ((err as { code?: string }).code === "ENOENT") continue;
+            throw err;
+          }
+          syncFile(to);
+          files++;
+          bytes += statSync(to).size;
+        }
+        syncFile(join(partial, area, shard));
+      }
+    }
+    syncFile(partial);
+    renameSync(partial, target);
+    syncFile(dirname(target));
+  } catch (err) {
+    rmSync(partial, { recursive: true, force: true });
+    throw err;
+  }
+  return { dir: target, files, bytes };
+}
+
+export function formatAttachmentsBackup(r: AttachmentsBackup): string {
+  return `attachments copied to ${r.dir} (${r.files} files, ${(r.bytes / 1e6).toFixed(1)} MB)`;
 }
 
 function syncFile(path: string): void {

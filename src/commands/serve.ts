@@ -13,6 +13,7 @@ import { backlogBounds, jobLanes } from "../jobs/job-specs.ts";
 import { startRetention } from "../jobs/retention.ts";
 import { startBreachScheduler } from "../jobs/service-level-jobs.ts";
 import { startAuditCheckpoints } from "../jobs/audit-jobs.ts";
+import { startAttachmentSweep } from "../jobs/attachment-jobs.ts";
 import { loadAuditSigningKey } from "../domain/audit/audit-chain.ts";
 import { startWorkers } from "../jobs/worker.ts";
 import { VERSION } from "../version.ts";
@@ -79,6 +80,7 @@ export async function serve(config: Config): Promise<void> {
   const retention = services.store.singleton("retention", () => startRetention(services));
   const breaches = services.store.singleton("sla-breaches", () => startBreachScheduler(services));
   const auditCheckpoints = services.store.singleton("audit-checkpoints", () => startAuditCheckpoints(services, auditKey));
+  const attachmentSweep = services.store.singleton("attachment-sweep", () => startAttachmentSweep(services));
   if (auditKey) log.info("audit checkpoints on", { publicKey: auditKey.publicKeyBase64, everyMs: config.auditCheckpointMs });
   else log.warn("audit checkpoints are off: no FLAGSTAFF_AUDIT_SIGNING_KEY or FLAGSTAFF_AUDIT_SIGNING_KEY_FILE (the chain is still written and verifiable; docs/audit.md)");
 
@@ -136,6 +138,7 @@ export async function serve(config: Config): Promise<void> {
       await retention.stop();
       await breaches.stop();
       await auditCheckpoints.stop();
+      await attachmentSweep.stop();
       await workers.drain(10_000); // let running jobs finish, give back the rest
       await checkpointer?.stop();
       await services.store.close(); // the last connections (SQLite: checkpoints and removes the WAL)

@@ -37,6 +37,7 @@ import m34 from "../../drizzle/0034_ai_precision_target.sql" with { type: "text"
 import m35 from "../../drizzle/0035_oidc_subject.sql" with { type: "text" };
 import m36 from "../../drizzle/0036_oidc_sign_in_guards.sql" with { type: "text" };
 import m37 from "../../drizzle/0037_viewing_preferences.sql" with { type: "text" };
+import m38 from "../../drizzle/0038_attachments.sql" with { type: "text" };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -84,4 +85,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0035_oidc_subject", when: 1795785995016, breakpoints: true, sql: m35 },
   { tag: "0036_oidc_sign_in_guards", when: 1796542706865, breakpoints: true, sql: m36 },
   { tag: "0037_viewing_preferences", when: 1796548395668, breakpoints: true, sql: m37 },
+  { tag: "0038_attachments", when: 1796555797675, breakpoints: true, sql: m38 },
 ];

@@ -54,4 +54,5 @@ export const {
   slaBreaches, qualityReviews, queues, rules, ruleVersions, ruleHits, statements, transparencySubmission,
   transparencySubmissions, webhookEndpoints, webhookDeliveries, webhookAttempts, oidcConfigs, oidcSignIns,
   sessions, rateWindows, evalSets, evalSetVersions, evalItems, evalRuns, evalRunItems,
+  attachmentBlobs, attachments, attachmentStores,
 } = defineTables(sqlite);

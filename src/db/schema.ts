@@ -59,3 +59,6 @@ export const evalSetVersions = tables.evalSetVersions;
 export const evalItems = tables.evalItems;
 export const evalRuns = tables.evalRuns;
 export const evalRunItems = tables.evalRunItems;
+export const attachmentBlobs = tables.attachmentBlobs;
+export const attachments = tables.attachments;
+export const attachmentStores = tables.attachmentStores;

@@ -317,6 +317,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
     ...shared,
     engine: "postgres",
     soleWriter: false,
+    blobs: null,
     file: null,
     writer: pool,
     transaction,

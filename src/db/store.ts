@@ -8,6 +8,7 @@ import { writeGate } from "./checkpoint.ts";
 import { noteWriteSucceeded } from "./faults.ts";
 import { DEFAULT_AUDIT_CHAIN_LANES, type ChainAppender, type UnchainedEvent } from "./audit-append.ts";
 import { sqliteChainAppender } from "./audit-append-sqlite.ts";
+import type { BlobStore } from "./blobs.ts";
 import { openDatabase, type Db } from "./client.ts";
 import type { Engine } from "./engine.ts";
 import { sqliteTextSearch, type SearchIndex } from "./search.ts";
@@ -139,6 +140,12 @@ export interface Store {
   singleton(name: string, start: () => { stop(): Promise<void> | void }): Singleton;
   /** The writing connection, for what is not domain work: migrations, checkpoints, backups. */
   readonly writer: Db;
+  /**
+   * Where attachments' bytes are kept (src/db/blobs.ts), set once at start-up by the process
+   * that serves them (createServices); null in a store opened for other work (a migration, a
+   * backup, a test of the domain), where attachments answer 503.
+   */
+  blobs: BlobStore | null;
   close(): Promise<void>;
 }
 
@@ -367,6 +374,7 @@ function sqliteStore(writer: Db, reader: Db, chain: ChainAppender): Omit<Store, 
     ...shared,
     engine: "sqlite",
     soleWriter: true,
+    blobs: null,
     writer,
     transaction,
     skipLocked: (subquery) => sql`${subquery}`,

@@ -38,6 +38,7 @@ import { ALWAYS_SAMPLE, REVIEWED_ACTIONS, SAMPLE_REASONS } from "../domain/views
 import { ROLES } from "../domain/views/user.ts";
 import { PROVISIONING } from "../domain/views/sso.ts";
 import { DELIVERY_STATUSES } from "../domain/views/webhook.ts";
+import { MEDIA_TYPES, PREVIEW_STATUSES } from "../domain/views/attachment.ts";
 
 /** The organization the row belongs to: deleted with it. */
 const orgId = () => text("org_id").notNull().references("organizations");
@@ -1222,6 +1223,78 @@ const description = {
     },
     (t) => [uniqueIndex("eval_run_items_idx").on(t.runId, t.position)],
   ),
+
+  /**
+   * A distinct file kept in the attachment store (docs/attachments.md), by its SHA-256: one copy
+   * however many attachments hold it. Written (with a lease) before its object is stored, so an
+   * object never exists without its row; the sweep deletes the object and the row once no
+   * attachment holds it and the lease has run out.
+   */
+  attachmentBlobs: table(
+    "attachment_blobs",
+    {
+      /** The SHA-256 of the bytes, lower-case hex: the object's key. */
+      id: id(),
+      sizeBytes: int("size_bytes").notNull(),
+      /** The type read from the bytes (MEDIA_TYPES, src/domain/media/sniff.ts). */
+      mediaType: text("media_type", { enum: MEDIA_TYPES }).notNull(),
+      /** Uploads of these bytes under way (stored, their rows not committed yet): it is not deleted while any is. */
+      pendingUploads: int("pending_uploads").notNull(),
+      /** When the last upload began: an upload still pending after FLAGSTAFF_ATTACHMENT_ORPHAN_MS died (a crash), and no longer holds it. */
+      heldUntil: time("held_until").notNull(),
+      /** Set once its deletion began (its object being deleted): an upload of the same bytes waits. */
+      deletingAt: time("deleting_at"),
+      previewStatus: text("preview_status", { enum: PREVIEW_STATUSES }).notNull(),
+      previewWidth: int("preview_width"),
+      previewHeight: int("preview_height"),
+      previewBytes: int("preview_bytes"),
+      /** Why no preview was made (a refusal's message). */
+      previewError: text("preview_error"),
+      createdAt: time("created_at").notNull(),
+    },
+    (t) => [index("attachment_blobs_held_idx").on(t.heldUntil)],
+  ),
+
+  /** Evidence added to a report or a case (docs/attachments.md): its bytes are its blob's. */
+  attachments: table(
+    "attachments",
+    {
+      id: id(),
+      orgId: orgId(),
+      projectId: projectId(),
+      /** The case it is evidence of (a report's attachment: the report's case). */
+      caseId: text("case_id").notNull().references("cases"),
+      /** The report it was added to, or null when added to the case. */
+      reportId: text("report_id").references("reports"),
+      /** The SHA-256 of its bytes: its attachment_blobs row. */
+      blobId: text("blob_id").notNull(),
+      /** The name the uploader gave (shown, and offered as the download's name; never trusted). */
+      fileName: text("file_name").notNull(),
+      /** The Content-Type the uploader declared (recorded, never trusted). */
+      declaredType: text("declared_type"),
+      mediaType: text("media_type", { enum: MEDIA_TYPES }).notNull(),
+      sizeBytes: int("size_bytes").notNull(),
+      width: int("width"),
+      height: int("height"),
+      addedByType: text("added_by_type").notNull(),
+      addedById: text("added_by_id"),
+      createdAt: time("created_at").notNull(),
+    },
+    (t) => [index("attachments_case_idx").on(t.caseId, t.createdAt), index("attachments_org_idx").on(t.orgId), index("attachments_blob_idx").on(t.blobId)],
+  ),
+
+  /**
+   * The attachment store this database's instances use (one row): an instance whose store is
+   * another (its own local directory, a second bucket) refuses to start, so that instances
+   * sharing PostgreSQL never keep evidence on separate disks.
+   */
+  attachmentStores: table("attachment_stores", {
+    /** The store: `s3:<endpoint>/<bucket>`, or `local:<the directory's store-id file>`. */
+    id: id(),
+    /** Where it is, for the refusal's message. */
+    location: text("location").notNull(),
+    createdAt: time("created_at").notNull(),
+  }),
 };
 
 /** The tables' names, in the description's order: what each engine's module exports (test/schema-dialects.test.ts checks it). */

@@ -17,6 +17,7 @@ import { runLinkScan } from "../domain/analysis/scan.ts";
 import { shadowPayloadSchema } from "../domain/analysis/shadow-job.ts";
 import { runShadowAnalysis } from "../domain/analysis/shadow.ts";
 import { runSubmissionJob } from "../domain/dsa/transparency-submission.ts";
+import { makeAttachmentPreview } from "../domain/attachments/attachments.ts";
 import { takeLadderStep } from "../domain/enforcement/strike-ladder.ts";
 import { workEvalRun } from "../domain/evaluation/runs.ts";
 import type { JobRow } from "../domain/plumbing/jobs.ts";
@@ -61,6 +62,7 @@ const evalRunPayload = z.object({ runId: z.string() });
 const deliveryPayload = z.object({ deliveryId: z.string() });
 const strikePayload = z.object({ strikeId: z.string() });
 const submitPayload = z.object({ orgId: z.string() });
+const previewPayload = z.object({ blobId: z.string() });
 
 /**
  * The organization of an enrichment job. Jobs enqueued before jobs carried one (migration 0007)
@@ -152,6 +154,18 @@ export const JOB_SPECS = {
       await runSubmissionJob({ ...jobContext(deps, job.orgId ?? orgId), config: deps.config });
     },
     slots: SHARED_SLOTS,
+    backlogBound: null,
+    retention: CONFIGURED_RETENTION,
+  },
+  [JOB_KIND.attachmentPreview]: {
+    // Decoding runs on the preview thread: the lane bounds how many images are in memory at once.
+    handle: async (deps, payload, job) => {
+      const { blobId } = previewPayload.parse(payload);
+      if (job.orgId === null) return;
+      const { maxPixels, previewPx } = deps.config.attachments;
+      await makeAttachmentPreview(jobContext(deps, job.orgId), { blobId, maxPixels, maxSide: previewPx });
+    },
+    slots: (config) => config.laneSlots.previews,
     backlogBound: null,
     retention: CONFIGURED_RETENTION,
   },

@@ -47,6 +47,9 @@ interface AuditActionSpec {
 /** An organization's single sign-on settings as the trail records them: all but the secret. */
 const oidcAuditSettings = oidcSettingsInputSchema.omit({ clientSecret: true });
 
+/** What the trail records of an attachment: which file, by its name, digest and type. */
+const attachmentData = z.object({ attachmentId: z.string(), reportId: z.string().nullable(), fileName: z.string(), sha256: z.string(), mediaType: z.string(), sizeBytes: z.number() });
+
 // Statuses come from stored rows (plain text columns), so the trail records them as strings.
 const status = z.object({ status: z.string() });
 const optionalNote = z.string().nullable().optional();
@@ -167,6 +170,10 @@ export const AUDIT_ACTIONS = {
     data: z.object({ reason: z.string(), sessionId: z.string(), queueId: z.string().nullable() }),
   },
   CASE_NOTE_ADDED: { label: "Note added", entity: ["case"], data: z.object({ noteId: z.string() }) },
+  // Evidence (docs/attachments.md): added, its original opened (read in full: who saw which file when), deleted.
+  ATTACHMENT_ADDED: { label: "Attachment added", entity: ["case"], data: attachmentData },
+  ATTACHMENT_OPENED: { label: "Attachment opened", entity: ["case"], data: attachmentData },
+  ATTACHMENT_DELETED: { label: "Attachment deleted", entity: ["case"], data: attachmentData },
   // A rule's `priority` effect (src/domain/rules/rule-engine.ts).
   CASE_PRIORITY_CHANGED: {
     label: "Case priority changed",

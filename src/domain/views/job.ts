@@ -24,6 +24,8 @@ export const JOB_KIND = {
   strikeStep: "strike.step",
   /** An organization's Transparency Database submission run (src/domain/dsa/transparency-submission.ts). */
   transparencySubmit: "transparency.submit",
+  /** An attachment's image preview, made on the preview thread (src/domain/attachments/attachments.ts). */
+  attachmentPreview: "attachment.preview",
 } as const;
 export type JobKind = (typeof JOB_KIND)[keyof typeof JOB_KIND];
 export const JOB_KINDS: readonly JobKind[] = Object.values(JOB_KIND);
