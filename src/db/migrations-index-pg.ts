@@ -29,6 +29,7 @@ import m25 from "../../drizzle-pg/0025_audit_chain_skip_locked.sql" with { type:
 import m26 from "../../drizzle-pg/0026_oidc_subject.sql" with { type: "text" };
 import m27 from "../../drizzle-pg/0027_audit_chain_advisory_lanes.sql" with { type: "text" };
 import m28 from "../../drizzle-pg/0028_oidc_sign_in_guards.sql" with { type: "text" };
+import m29 from "../../drizzle-pg/0029_enrichment_order_and_reuse.sql" with { type: "text" };
 
 export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0000_foundation", when: 1795439365595, breakpoints: true, sql: m0 },
@@ -60,4 +61,5 @@ export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0026_oidc_subject", when: 1795785996854, breakpoints: true, sql: m26 },
   { tag: "0027_audit_chain_advisory_lanes", when: 1795794540888, breakpoints: true, sql: m27 },
   { tag: "0028_oidc_sign_in_guards", when: 1796542710124, breakpoints: true, sql: m28 },
+  { tag: "0029_enrichment_order_and_reuse", when: 1796548788206, breakpoints: true, sql: m29 },
 ];

@@ -36,6 +36,7 @@ import m33 from "../../drizzle/0033_audit_chain.sql" with { type: "text" };
 import m34 from "../../drizzle/0034_ai_precision_target.sql" with { type: "text" };
 import m35 from "../../drizzle/0035_oidc_subject.sql" with { type: "text" };
 import m36 from "../../drizzle/0036_oidc_sign_in_guards.sql" with { type: "text" };
+import m37 from "../../drizzle/0037_enrichment_order_and_reuse.sql" with { type: "text" };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -82,4 +83,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0034_ai_precision_target", when: 1795777099273, breakpoints: true, sql: m34 },
   { tag: "0035_oidc_subject", when: 1795785995016, breakpoints: true, sql: m35 },
   { tag: "0036_oidc_sign_in_guards", when: 1796542706865, breakpoints: true, sql: m36 },
+  { tag: "0037_enrichment_order_and_reuse", when: 1796548786172, breakpoints: true, sql: m37 },
 ];

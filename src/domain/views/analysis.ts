@@ -32,6 +32,15 @@ export const analysisViewSchema = z.object({
     .record(z.string(), z.number().int())
     .nullable()
     .meta({ description: "The policy version each category used (category name → version); a category absent used its description; null for analyses stored before it was recorded." }),
+  /** A report's enrichment that reused an earlier analysis of the same content: which, made when (null: the model answered). */
+  reusedFrom: z
+    .object({ analysisId: z.string(), analyzedAt: isoDateTime })
+    .nullable()
+    .optional()
+    .meta({
+      description:
+        "Set on a report's enrichment that reused an earlier analysis of the same content (the same description and target content after normalisation, analysed by the same model, prompt and policy versions within the reuse window) instead of asking the model: that analysis's id and when it was made; its answer fields are that analysis's. Null (or absent) when the model answered for this analysis.",
+    }),
   createdAt: isoDateTime,
 });
 export type AnalysisView = z.infer<typeof analysisViewSchema>;
