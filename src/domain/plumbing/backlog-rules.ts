@@ -54,8 +54,11 @@ export function admit(lane: LaneBacklog, priority: number): Admission {
   return { queued: false };
 }
 
+/** A lane without a bound that holds skipped jobs (of a time it had one) takes them again while fewer than this many wait. */
+export const UNBOUNDED_ROOM = 1_000;
+
 /** A catching-up lane's room: it takes shed jobs again while fewer than this many wait (a tenth of its bound, at least 1). */
-export const catchUpRoom = (bound: number): number => Math.max(1, Math.ceil(bound / 10));
+export const catchUpRoom = (bound: number): number => (bound > 0 ? Math.max(1, Math.ceil(bound / 10)) : UNBOUNDED_ROOM);
 
 /** How many shed jobs to queue again now: what the room has left (none while the lane is fuller). */
 export const catchUpCount = (input: { bound: number; pending: number }): number => Math.max(0, catchUpRoom(input.bound) - input.pending);

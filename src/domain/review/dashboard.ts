@@ -15,6 +15,7 @@ import { actionViews, type EnforcementActionView } from "../enforcement/enforcem
 import { badRequest, notFound } from "../core/errors.ts";
 import { getIdentity, toIdentityView, type IdentityView } from "../intake/identities.ts";
 import { backgroundBacklog, type Backlog } from "./job-backlog.ts";
+import { aiCapacity, type AiCapacity } from "../analysis/capacity.ts";
 import { holderOf, isClaimedBy, isUnclaimed } from "./claims.ts";
 import { assertMaySeeSubject, isCountedFor, isOfWorkableCase, listableCases, reportNotReviewedBlind, workableCases, type AccessContext } from "./queue-access.ts";
 import { defaultQueue, listQueues, queueIdOfCase, queueScope, requireQueue } from "./queues.ts";
@@ -631,6 +632,8 @@ export interface Overview {
   };
   /** Background work of the installation (AI enrichment, link scans, webhooks) and whether it is behind. */
   backlog: Backlog;
+  /** The AI model's capacity against the reports asking for it (src/domain/analysis/capacity.ts). */
+  ai: AiCapacity;
 }
 
 /** The smallest UUIDv7 of a millisecond: an id bound for "created since". */
@@ -767,6 +770,7 @@ export async function overview(ctx: TenantRead & AccessContext, q: { projectId?:
     bySeverity,
     byCategory,
     backlog: await backgroundBacklog(ctx),
+    ai: await aiCapacity(ctx, { projectId: q.projectId, counted: reportWorkable }),
     figures: {
       pending,
       openCases,
