@@ -372,7 +372,9 @@ async function attach(sys: AiContext, input: AttachInput): Promise<EnrichmentRes
 /**
  * What only a model's own answer calls for (a reused one was followed so when it was made): the
  * link scans of the text's URLs, and the shadow analysis of the answer when the project has a
- * shadow configuration. Inside the attaching transaction; their jobs' rows travel with the COMMIT.
+ * shadow configuration. Inside the attaching transaction; their jobs' rows travel with the COMMIT
+ * (each enqueue sends its rows before it awaits anything: a row sent after an answer came back
+ * would come after the COMMIT).
  */
 async function followModelAnswer(sys: AiContext, input: { project: Project; classifier: Classifier; text: string; analysisId: string; subjectIdentityId: string | null }): Promise<void> {
   const { project } = input;

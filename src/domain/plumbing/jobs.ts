@@ -1,7 +1,7 @@
 import { and, asc, count, desc, eq, inArray, isNotNull, lt, lte, max, min, sql } from "drizzle-orm";
 import { jobs } from "../../db/schema.ts";
 import { iso, isoOrNull } from "../core/clock.ts";
-import { transaction, type DomainContext, type ReadContext } from "../core/context.ts";
+import { together, transaction, type DomainContext, type ReadContext } from "../core/context.ts";
 import { newId } from "../core/ids.ts";
 import type { JobKind, JobStatus, JobView } from "../views/job.ts";
 import { admit, type LaneBacklog } from "./backlog-rules.ts";
@@ -182,7 +182,7 @@ export async function enqueueJob(ctx: ReadContext, input: EnqueueInput): Promise
     admission = admit(lane, priority);
   }
   const skipped = admission.queued ? null : skippedNew(rules!.bound, input.kind);
-  await ctx.db.insert(jobs).values({
+  const inserted = ctx.db.insert(jobs).values({
     id,
     orgId: input.orgId,
     kind: input.kind,
@@ -198,13 +198,17 @@ export async function enqueueJob(ctx: ReadContext, input: EnqueueInput): Promise
     createdAt: now,
     updatedAt: now,
   });
+  // Both statements sent before either answer is awaited: a caller may leave this whole call to
+  // its COMMIT (Store.atCommit), and a statement sent only once an answer came back would come
+  // after the COMMIT.
+  const shed = admission.queued && admission.shed !== null && counts && rules ? admission.shed : null;
+  await together(inserted.execute(), shed === null ? null : shedWaiting(ctx, { kind: input.kind, priority: shed, reason: skippedWaiting(rules!.bound, input.kind), now }));
   if (skipped) {
     countSkipped(state, input.kind);
     return id;
   }
-  if (admission.queued && admission.shed !== null && counts && rules) {
-    await ctx.store.atCommit(shedWaiting(ctx, { kind: input.kind, priority: admission.shed, reason: skippedWaiting(rules.bound, input.kind), now }));
-    bump(counts, admission.shed, -1);
+  if (shed !== null && counts) {
+    bump(counts, shed, -1);
     countSkipped(state, input.kind);
   }
   if (counts) bump(counts, priority, 1);
@@ -217,6 +221,13 @@ export async function enqueueJob(ctx: ReadContext, input: EnqueueInput): Promise
  * Marks skipped the newest waiting job of `priority` in its lane: the one the lane would take
  * last (a range of the order index, read backwards). On PostgreSQL a job another transaction
  * holds (being claimed, or shed by another report) is passed over for the next.
+ *
+ * Like the claim, these statements name their rows by `id IN (a limited, locking subquery)`
+ * with no other condition on the updated rows: one more (`status = …`) lets PostgreSQL's planner
+ * scan the table by it and run the subquery again for each row, each run locking and returning
+ * the next row, so that more rows than the limit change (test/domain/enrichment-queue.test.ts saw
+ * a catch-up of 1 take 3). The subquery's FOR UPDATE re-reads each row it locks: its conditions
+ * hold for the rows it answers.
  */
 function shedWaiting(ctx: ReadContext, input: { kind: string; priority: number; reason: string; now: number }): Promise<unknown> {
   const last = ctx.db
@@ -228,7 +239,7 @@ function shedWaiting(ctx: ReadContext, input: { kind: string; priority: number; 
   return ctx.db
     .update(jobs)
     .set({ status: "skipped", runAt: input.now, lastError: input.reason, updatedAt: input.now })
-    .where(and(inArray(jobs.id, ctx.store.skipLocked(last)), eq(jobs.status, "pending")))
+    .where(inArray(jobs.id, ctx.store.skipLocked(last)))
     .execute();
 }
 
@@ -522,7 +533,7 @@ export function requeueSkipped(ctx: ReadContext, input: { kind: string; limit: n
     const rows = await ctx.db
       .update(jobs)
       .set({ status: "pending", runAt: now, lastError: null, updatedAt: now })
-      .where(and(inArray(jobs.id, ctx.store.skipLocked(next)), eq(jobs.status, "skipped")))
+      .where(inArray(jobs.id, ctx.store.skipLocked(next)))
       .returning({ id: jobs.id });
     if (rows.length > 0) {
       laneState(ctx.store).enqueued.add(input.kind);
@@ -548,7 +559,7 @@ export function expireSkipped(ctx: ReadContext, input: { kind: string; skippedBe
     const rows = await ctx.db
       .update(jobs)
       .set({ status: "expired", lastError: input.reason, updatedAt: now })
-      .where(and(inArray(jobs.id, ctx.store.skipLocked(old)), eq(jobs.status, "skipped")))
+      .where(inArray(jobs.id, ctx.store.skipLocked(old)))
       .returning({ id: jobs.id });
     return rows.length;
   }, LEASED_ROWS_ONLY);
