@@ -30,19 +30,21 @@ export const expiredReason = (maxAgeMs: number): string =>
 /**
  * One pass: the skipped enrichments older than `maxAgeMs` expire (in batches, until none is
  * left), then, when fewer than the lane's room (a tenth of its bound) wait, that many skipped
- * ones are queued again, most urgent first. Answers what it did.
+ * ones are queued again, most urgent first. Answers what it did, and whether the lane had room
+ * left after it (then no skipped one was left to take).
  */
-export async function catchUpEnrichments(ctx: ReadContext, input: { bound: number; maxAgeMs: number }): Promise<{ expired: number; requeued: number }> {
+export async function catchUpEnrichments(ctx: ReadContext, input: { bound: number; maxAgeMs: number }): Promise<{ expired: number; requeued: number; roomLeft: boolean }> {
   const kind = JOB_KIND.enrich;
   const skippedBefore = ctx.clock.now() - input.maxAgeMs;
   const reason = expiredReason(input.maxAgeMs);
   let expired = 0;
   for (let n = BATCH; n === BATCH; expired += n) n = await expireSkipped(ctx, { kind, skippedBefore, reason, limit: BATCH });
   const pending = await pendingUpTo(ctx, { kind, upTo: catchUpRoom(input.bound) });
-  const requeued = await requeueSkipped(ctx, { kind, limit: Math.min(BATCH, catchUpCount({ bound: input.bound, pending })) });
+  const room = Math.min(BATCH, catchUpCount({ bound: input.bound, pending }));
+  const requeued = await requeueSkipped(ctx, { kind, limit: room });
   if (expired) countEnrichments(ctx.store, "expired", expired);
   if (requeued) countEnrichments(ctx.store, "caught_up", requeued);
-  return { expired, requeued };
+  return { expired, requeued, roomLeft: requeued < room };
 }
 
 /** What a bulk retry of expired enrichments takes: a project's, of one reason, filed in [from, to). */
