@@ -4,10 +4,15 @@
  * and demos without a GPU. Answers can be scripted; with nothing scripted it answers with a small
  * keyword heuristic.
  *
- *   bun scripts/fake-ollama.ts [--port 11434] [--host 127.0.0.1] [--models llama3.2,qwen2.5] [--delay-ms 0]
+ *   bun scripts/fake-ollama.ts [--port 11434] [--host 127.0.0.1] [--models llama3.2,qwen2.5] [--delay-ms 0] [--parallel 0]
  *
  * `--delay-ms` (option `delayMs`) makes every answer that has no `delayMs` of its own wait that
  * long first: a stand-in for a model's time per answer (scripts/bench/eval-run.ts uses it).
+ * `--parallel N` (option `parallel`) answers at most N requests at once, as Ollama does with
+ * OLLAMA_NUM_PARALLEL on one GPU: the others wait their turn in arrival order, and an answer's
+ * delay starts when its turn comes. So `--delay-ms 200 --parallel 2` behaves like a small model
+ * on one GPU: 10 answers a second at most, however many are asked at once (the soak and the
+ * benchmarks measure capacity against it). 0 (the default): every request is answered at once.
  *
  * From a test in the same process use startFakeOllama(); from another process use the control
  * routes: `POST /__script` (a JSON array of answers, see FakeAnswer), `GET /__requests` (the
@@ -58,14 +63,17 @@ export interface FakeOllama {
   setDefault(fn: DefaultAnswerer | null): void;
   /** Forgets queued answers, recorded requests and the custom default. */
   reset(): void;
+  /** The answers being computed now, the requests waiting for their turn (`parallel`), and the most that ever waited. */
+  load(): { answering: number; waiting: number; mostWaiting: number };
   stop(): Promise<void>;
 }
 
 export const FAKE_OLLAMA_VERSION = "0.13.0";
 
-export function startFakeOllama(opts: { port?: number; hostname?: string; models?: string[]; delayMs?: number } = {}): FakeOllama {
+export function startFakeOllama(opts: { port?: number; hostname?: string; models?: string[]; delayMs?: number; parallel?: number } = {}): FakeOllama {
   const models = (opts.models ?? ["llama3.2"]).map(withTag);
   const defaultDelayMs = opts.delayMs ?? 0;
+  const turns = turnTaker(opts.parallel ?? 0);
   const queue: FakeAnswer[] = [];
   const requests: RecordedChat[] = [];
   const answered: RecordedChat[] = [];
@@ -97,7 +105,15 @@ export function startFakeOllama(opts: { port?: number; hostname?: string; models
     const started = performance.now();
     let answer = queue.shift() ?? fallback(body);
     const delayMs = answer.delayMs ?? defaultDelayMs;
-    if (delayMs > 0) await Bun.sleep(delayMs);
+    // Like Ollama's scheduler, the answer is computed when a slot is free; a client gone before
+    // then is never answered.
+    const turn = await turns.take(req.signal);
+    if (!turn) return new Response(null, { status: 499 });
+    try {
+      if (delayMs > 0) await Bun.sleep(delayMs);
+    } finally {
+      turn.release();
+    }
     if (req.signal.aborted) return new Response(null, { status: 499 });
     answered.push(body);
     if (!("status" in answer) && !("raw" in answer) && !("json" in answer)) answer = heuristicAnswer(body);
@@ -151,7 +167,50 @@ export function startFakeOllama(opts: { port?: number; hostname?: string; models
     requests,
     answered,
     ...state,
+    load: () => turns.load(),
     stop: () => server.stop(true),
+  };
+}
+
+/**
+ * At most `parallel` holders at once (0: no limit), the others served in arrival order. A waiter
+ * whose request is aborted leaves the line (null).
+ */
+function turnTaker(parallel: number) {
+  let answering = 0;
+  let mostWaiting = 0;
+  const line: { go: () => void; signal: AbortSignal }[] = [];
+  const release = () => {
+    answering--;
+    for (let next = line.shift(); next; next = line.shift()) {
+      if (next.signal.aborted) continue;
+      answering++;
+      next.go();
+      return;
+    }
+  };
+  const held = { release };
+  return {
+    async take(signal: AbortSignal): Promise<{ release(): void } | null> {
+      if (parallel <= 0 || answering < parallel) {
+        answering++;
+        return held;
+      }
+      const granted = await new Promise<boolean>((resolve) => {
+        const entry = { go: () => resolve(true), signal };
+        line.push(entry);
+        mostWaiting = Math.max(mostWaiting, line.length);
+        signal.addEventListener("abort", () => {
+          const i = line.indexOf(entry);
+          if (i >= 0) {
+            line.splice(i, 1);
+            resolve(false);
+          }
+        });
+      });
+      return granted ? held : null;
+    },
+    load: () => ({ answering, waiting: line.length, mostWaiting }),
   };
 }
 
@@ -356,6 +415,7 @@ if (import.meta.main) {
       host: { type: "string", default: "127.0.0.1" },
       models: { type: "string", default: "llama3.2" },
       "delay-ms": { type: "string", default: "0" },
+      parallel: { type: "string", default: "0" },
     },
   });
   const port = Number(values.port);
@@ -368,7 +428,13 @@ if (import.meta.main) {
     console.error(`--delay-ms must be a number of milliseconds ≥ 0, not ${JSON.stringify(values["delay-ms"])}`);
     process.exit(2);
   }
+  const parallel = Number(values.parallel);
+  if (!Number.isInteger(parallel) || parallel < 0) {
+    console.error(`--parallel must be a whole number of answers at once ≥ 0 (0: no limit), not ${JSON.stringify(values.parallel)}`);
+    process.exit(2);
+  }
   const models = values.models.split(",").map((m) => m.trim()).filter((m) => m !== "");
-  const fake = startFakeOllama({ port, hostname: values.host, models, delayMs });
-  console.log(`fake Ollama listening on ${fake.url} (models: ${models.join(", ")}${delayMs > 0 ? `, ${delayMs} ms per answer` : ""})`);
+  const fake = startFakeOllama({ port, hostname: values.host, models, delayMs, parallel });
+  const pace = [delayMs > 0 ? `${delayMs} ms per answer` : "", parallel > 0 ? `${parallel} at once, the rest waiting their turn` : ""].filter(Boolean);
+  console.log(`fake Ollama listening on ${fake.url} (models: ${models.join(", ")}${pace.length ? `, ${pace.join(", ")}` : ""})`);
 }

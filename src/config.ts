@@ -87,8 +87,12 @@ const configSchema = z.object({
   FLAGSTAFF_EVAL_CONCURRENCY: slots(1),
   /** Slots of the link scans' lane: URLs fetched (and classified) at once. */
   FLAGSTAFF_SCAN_CONCURRENCY: slots(4),
-  /** Enrichment jobs waiting past which new reports' enrichment is skipped (with the reason, and a metric); 0: never. */
+  /** Enrichment jobs waiting past which the least urgent enrichment is skipped (with the reason, and a metric); 0: never. */
   FLAGSTAFF_ENRICH_BACKLOG_MAX: z.coerce.number().int().min(0).default(10_000),
+  /** How long a skipped enrichment is caught up (taken again when the lane has room) before it expires (docs/ai.md). */
+  FLAGSTAFF_ENRICH_CATCH_UP_MS: z.coerce.number().int().min(1_000).default(DAY_MS),
+  /** How long an analysis of a content is reused for later reports of the same content (docs/ai.md); 0: never reused. */
+  FLAGSTAFF_AI_REUSE_WINDOW_MS: z.coerce.number().int().min(0).default(DAY_MS),
   FLAGSTAFF_JOB_LEASE_MS: positiveInt(120_000),
   FLAGSTAFF_JOB_POLL_MS: positiveInt(1_000),
   FLAGSTAFF_JOB_BACKOFF_MS: positiveInt(2_000),
@@ -194,6 +198,10 @@ export interface Config {
   laneSlots: { webhooks: number; enrichment: number; linkScans: number; evaluation: number; previews: number };
   /** FLAGSTAFF_ENRICH_BACKLOG_MAX: 0 when enrichment is never skipped. */
   enrichBacklogMax: number;
+  /** FLAGSTAFF_ENRICH_CATCH_UP_MS: a skipped enrichment older than this expires. */
+  enrichCatchUpMs: number;
+  /** FLAGSTAFF_AI_REUSE_WINDOW_MS: 0 when no analysis is reused. */
+  aiReuseWindowMs: number;
   /** Retention of the growing logs, in ms (0: kept forever); the pass's period and batch size. */
   retention: { jobsMs: number; deadJobsMs: number; webhooksMs: number; ruleHitsMs: number; tickMs: number; batch: number };
   enrichMaxAttempts: number;
@@ -292,6 +300,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     laneSlots: { webhooks: c.FLAGSTAFF_WEBHOOK_CONCURRENCY, enrichment: c.FLAGSTAFF_AI_CONCURRENCY, linkScans: c.FLAGSTAFF_SCAN_CONCURRENCY, evaluation: c.FLAGSTAFF_EVAL_CONCURRENCY, previews: c.FLAGSTAFF_PREVIEW_CONCURRENCY },
     enrichBacklogMax: c.FLAGSTAFF_ENRICH_BACKLOG_MAX,
+    enrichCatchUpMs: c.FLAGSTAFF_ENRICH_CATCH_UP_MS,
+    aiReuseWindowMs: c.FLAGSTAFF_AI_REUSE_WINDOW_MS,
     retention: {
       jobsMs: c.FLAGSTAFF_RETENTION_JOBS_MS,
       deadJobsMs: c.FLAGSTAFF_RETENTION_DEAD_JOBS_MS,

@@ -430,4 +430,34 @@ describe("the fake Ollama itself", () => {
       await proc.exited;
     }
   });
+
+  test("--parallel answers so many at once and queues the rest in arrival order, like a small model on one GPU", async () => {
+    const script = new URL("../scripts/fake-ollama.ts", import.meta.url).pathname;
+    const bad = Bun.spawnSync([process.execPath, script, "--port", "0", "--parallel", "two"], { stderr: "pipe" });
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr.toString()).toContain("--parallel");
+
+    // In process: 6 requests at once, 150 ms an answer, 2 at a time: three turns.
+    const gpu = startFakeOllama({ delayMs: 150, parallel: 2 });
+    try {
+      const ask = async (i: number) => {
+        const res = await fetch(`${gpu.url}/api/chat`, { method: "POST", body: JSON.stringify({ model: "llama3.2", stream: false, messages: [{ role: "user", content: `hello ${i}` }] }) });
+        expect(res.status).toBe(200);
+        return performance.now();
+      };
+      const started = performance.now();
+      const asked = Array.from({ length: 6 }, (_, i) => ask(i));
+      await Bun.sleep(50);
+      expect(gpu.load()).toMatchObject({ answering: 2, waiting: 4 });
+      const done = (await Promise.all(asked)).map((t) => t - started).sort((a, b) => a - b);
+      // Two by two: the last pair is answered after three answers' time, none before one.
+      expect(done[0]!).toBeGreaterThanOrEqual(145);
+      expect(done[5]!).toBeGreaterThanOrEqual(3 * 150 - 5);
+      expect(gpu.load()).toEqual({ answering: 0, waiting: 0, mostWaiting: 4 });
+      // In arrival order: the requests answered are the ones asked, first come first served.
+      expect(gpu.answered.map((r) => r.messages[0]!.content)).toEqual(Array.from({ length: 6 }, (_, i) => `hello ${i}`));
+    } finally {
+      await gpu.stop();
+    }
+  });
 });

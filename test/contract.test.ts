@@ -154,6 +154,9 @@ describe("organization routes, success and state errors", () => {
 
     const analyses = await org.GET("/organizations/{orgSlug}/projects/{projectId}/content-analyses", { params: { path } });
     expect(analyses.data!.analyses.length).toBeGreaterThan(0);
+    // Nothing expired here: the bulk retry puts nothing back (test/enrichment-catch-up.test.ts retries some).
+    const retried = await org.POST("/organizations/{orgSlug}/projects/{projectId}/enrichments/retry", { params: { path }, body: { reason: "spam" } });
+    expect(retried.data).toEqual({ retried: 0 });
     await org.PATCH("/organizations/{orgSlug}/projects/{projectId}/settings", { params: { path }, body: { aiEnabled: false } });
   });
 

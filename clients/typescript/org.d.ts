@@ -196,6 +196,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/organizations/{orgSlug}/projects/{projectId}/enrichments/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry expired enrichments in bulk
+         * @description Skipped AI enrichments (the enrichment lane was past its backlog bound) are caught up automatically as the model has room, for FLAGSTAFF_ENRICH_CATCH_UP_MS; then they expire. This puts the project's expired enrichments (of `reason`, of reports filed from `from` and before `to`, each optional) back into the catch-up, which takes them most urgent first; `retried` says how many. 400: an unknown reason, `from` not before `to`.
+         */
+        post: operations["ai-retryExpiredEnrichments"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/organizations/{orgSlug}/projects/{projectId}/content-analyses": {
         parameters: {
             query?: never;
@@ -3554,6 +3574,102 @@ export interface operations {
             };
         };
     };
+    "ai-retryExpiredEnrichments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description Only the reports of this reason (a category name of the project, matched as a report's reason is). */
+                    reason?: string;
+                    /**
+                     * Format: date-time
+                     * @description Only the reports filed at or after this time.
+                     */
+                    from?: string;
+                    /**
+                     * Format: date-time
+                     * @description Only the reports filed before this time.
+                     */
+                    to?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        retried: number;
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "ai-analyses": {
         parameters: {
             query?: never;
@@ -3592,6 +3708,12 @@ export interface operations {
                             /** @description The policy version each category used (category name → version); a category absent used its description; null for analyses stored before it was recorded. */
                             policyVersions: {
                                 [key: string]: number;
+                            } | null;
+                            /** @description Set on a report's enrichment that reused an earlier analysis of the same content (the same description and target content after normalisation, analysed by the same model, prompt and policy versions within the reuse window) instead of asking the model: that analysis's id and when it was made; its answer fields are that analysis's. Null (or absent) when the model answered for this analysis. */
+                            reusedFrom?: {
+                                analysisId: string;
+                                /** Format: date-time */
+                                analyzedAt: string;
                             } | null;
                             /** Format: date-time */
                             createdAt: string;

@@ -2,12 +2,13 @@
  * `bun scripts/bench/drain.ts`: report intake while a large enrichment backlog drains (issue 32:
  * once a slow model turned fast, draining 26,000-30,000 jobs cut intake to 0.29 of its pace).
  *
- *   bun scripts/bench/drain.ts [--backlog 30000] [--connections 16] [--seconds 15] [--engine sqlite|postgres] [--source ../checkout]
+ *   bun scripts/bench/drain.ts [--backlog 30000] [--connections 16] [--seconds 15] [--ai-parallel 2] [--engine sqlite|postgres] [--source ../checkout]
  *
- * 1. A server with AI on against the fake Ollama answering after 1 s: reports are filed with
+ * 1. A server with AI on against the fake Ollama answering after 1 s, `--ai-parallel` (2) at once
+ *    and the rest waiting their turn, like a small model on one GPU: reports are filed with
  *    `--connections` in flight until `--backlog` enrichment jobs wait; the pace of the last
  *    `--seconds` of that is the intake "with a backlog that does not drain".
- * 2. The model turns fast (answers at once): the workers drain the backlog while the same load
+ * 2. The model turns fast (answers at once, as many at once as before): the workers drain the backlog while the same load
  *    goes on for `--seconds`; its pace against step 1's is the figure (goal: >= 0.8). Meanwhile a
  *    suspension is made and the time its enforcement_action.created webhook takes to arrive is
  *    measured (goal: within 5 s).
@@ -28,6 +29,7 @@ const { values: args } = parseArgs({
     seconds: { type: "string", default: "15" },
     engine: { type: "string", default: "sqlite" },
     source: { type: "string" },
+    "ai-parallel": { type: "string", default: "2" },
   },
 });
 const BACKLOG = Number(args.backlog);
@@ -37,7 +39,7 @@ const ENGINE = args.engine === "postgres" || args.engine === "pg" ? "postgres" :
 const ROOT = join(import.meta.dir, "..", "..");
 const log = (s: string) => console.error(`[drain ${new Date().toISOString().slice(11, 19)}] ${s}`);
 
-const fake = startFakeOllama();
+const fake = startFakeOllama({ parallel: Number(args["ai-parallel"]) });
 let latencyMs = 1000;
 fake.setDefault(() => ({ delayMs: latencyMs }));
 const webhooks: { at: number; type: string; actionId?: string }[] = [];

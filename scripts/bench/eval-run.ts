@@ -3,12 +3,13 @@
  * wall time, the server's RSS and CPU per item, and report intake throughput during a run beside
  * intake with no run, printed as markdown tables (figures only: it never fails because of a ratio).
  *
- *   bun scripts/bench/eval-run.ts [--items 1000] [--delay-ms 30] [--rounds 2] [--postgres]
+ *   bun scripts/bench/eval-run.ts [--items 1000] [--delay-ms 30] [--parallel 2] [--rounds 2] [--postgres]
  *                                 [--eval-concurrency N] [--source] [--max-run-seconds 600]
  *
  * 1. The fake Ollama (scripts/fake-ollama.ts) runs as a process of its own on loopback, so its
  *    CPU is not the server's; every answer waits `--delay-ms` first, a stand-in for a model's time
- *    per answer, then comes from its keyword heuristic.
+ *    per answer, then comes from its keyword heuristic; it answers `--parallel` requests at once
+ *    (2, like a small model on one GPU), the others waiting their turn.
  * 2. One Flagstaff server, the compiled binary (built into a temporary folder, as a self-hoster
  *    runs it; `--source` runs `bun src/cli.ts` instead), on a fresh SQLite database made by
  *    `flagstaff init` (`--postgres`: a throwaway PostgreSQL cluster, scripts/pg-cluster.ts),
@@ -49,6 +50,7 @@ const { values: args } = parseArgs({
   options: {
     items: { type: "string", default: "1000" },
     "delay-ms": { type: "string", default: "30" },
+    parallel: { type: "string", default: "2" },
     rounds: { type: "string", default: "2" },
     postgres: { type: "boolean" },
     "eval-concurrency": { type: "string" },
@@ -58,10 +60,12 @@ const { values: args } = parseArgs({
 });
 const ITEMS = Number(args.items);
 const DELAY_MS = Number(args["delay-ms"]);
+const PARALLEL = Number(args.parallel);
 const ROUNDS = Number(args.rounds);
 const MAX_RUN_S = Number(args["max-run-seconds"]);
 if (!(Number.isInteger(ITEMS) && ITEMS >= 1 && ITEMS <= 20_000)) throw new Error(`--items ${args.items}: 1–20,000`);
 if (!(DELAY_MS >= 0)) throw new Error(`--delay-ms ${args["delay-ms"]}: milliseconds ≥ 0`);
+if (!Number.isInteger(PARALLEL) || PARALLEL < 0) throw new Error(`--parallel ${args.parallel}: answers at once, a whole number ≥ 0 (0: no limit)`);
 if (!(Number.isInteger(ROUNDS) && ROUNDS >= 1)) throw new Error(`--rounds ${args.rounds}: a whole number ≥ 1`);
 const CONNECTIONS = 32;
 const BUN = process.execPath;
@@ -113,7 +117,7 @@ try {
   }
 
   // The fake Ollama, a process of its own.
-  const fake = await startServer([BUN, join(ROOT, "scripts/fake-ollama.ts"), "--port", "0", "--delay-ms", String(DELAY_MS)], cleanEnv());
+  const fake = await startServer([BUN, join(ROOT, "scripts/fake-ollama.ts"), "--port", "0", "--delay-ms", String(DELAY_MS), "--parallel", String(PARALLEL)], cleanEnv());
   children.push(fake.proc);
 
   // The database and the server.
@@ -199,7 +203,7 @@ try {
   console.log("");
   console.log(
     `${cpus().length} × ${cpus()[0]?.model}, Bun ${Bun.version}; ${args.postgres ? "PostgreSQL (throwaway cluster, same machine)" : "SQLite"}; ` +
-      `${args.source ? "bun src/cli.ts (--source)" : "the compiled binary"}; one server for every phase; fake Ollama in its own process, ${DELAY_MS} ms per answer; ` +
+      `${args.source ? "bun src/cli.ts (--source)" : "the compiled binary"}; one server for every phase; fake Ollama in its own process, ${DELAY_MS} ms per answer, ${PARALLEL > 0 ? `${PARALLEL} at once` : "any number at once"}; ` +
       `FLAGSTAFF_EVAL_CONCURRENCY ${evalConcurrency}; intake: wrk report.lua, ${CONNECTIONS} connections, on the same machine; ` +
       `median of ${ROUNDS} round${ROUNDS === 1 ? "" : "s"} (order alone, none, with; then with, none, alone; …). ` +
       `Load average (1, 5, 15 min) at start ${loadAtStart.map((l) => l.toFixed(2)).join(", ")}; at the end ${loadavg().map((l) => l.toFixed(2)).join(", ")} (2 cores: above about 1 other work shared them).`,

@@ -19,6 +19,12 @@
  *   flagstaff_job_runs_total{kind,outcome}                  counter (ok, retry, dead)
  *   flagstaff_job_duration_seconds{kind}                    histogram
  *   flagstaff_ai_call_duration_seconds{outcome}             histogram (ok, error)
+ *   flagstaff_ai_answer_seconds                             gauge: mean time of a model answer lately (Ollama's queue included)
+ *   flagstaff_ai_answers_in_flight                          gauge: model calls waiting for their answer
+ *   flagstaff_ai_capacity_per_second                        gauge: answers a second the enrichment lane gets with every slot busy (slots / answer time)
+ *   flagstaff_ai_answers_per_second                         gauge: answers a second over the last minute
+ *   flagstaff_ai_arrivals_per_second                        gauge: enrichments asked for a second over the last minute (this instance's reports)
+ *   flagstaff_ai_enrichments_total{outcome}                 counter (analysed, reused, caught_up, expired)
  *   flagstaff_db_size_bytes{file}                           gauge (db, wal), read at scrape
  *   flagstaff_sla_breaches_total{queue,target}              counter read at scrape: service-level breaches recorded (queue id, "" for appeals; first_review, decision, appeal)
  *   flagstaff_db_errors_total{kind}                         counter (connection, unavailable, timeout, busy, disk_full, read_only, io)
@@ -31,7 +37,9 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { statSync } from "node:fs";
 import type { ReadContext } from "../domain/core/context.ts";
-import { countJobsByStatus, laneDepths, skippedJobs, type LaneDepth } from "../domain/plumbing/jobs.ts";
+import { countJobsByStatus, arrivalRate, laneDepths, skippedJobs, type LaneDepth } from "../domain/plumbing/jobs.ts";
+import { ENRICHMENT_OUTCOMES, enrichmentOutcomes, modelPace } from "../domain/analysis/model-meter.ts";
+import { JOB_KIND } from "../domain/views/job.ts";
 import { breachTotals } from "../domain/service-levels/service-levels.ts";
 import { attachmentStoreFigures } from "../domain/attachments/attachments.ts";
 import { VERSION } from "../version.ts";
@@ -327,9 +335,48 @@ export function registerLaneGauges(ctx: Pick<ReadContext, "store" | "db" | "cloc
   );
 }
 
+const aiGauges: Metric[] = [];
+
+/**
+ * The model's capacity against what arrives (docs/ai.md, "Sizing"), as this process measures
+ * it (src/domain/analysis/model-meter.ts), and what became of enrichments.
+ */
+export function registerAiGauges(ctx: Pick<ReadContext, "store" | "clock">): void {
+  aiGauges.length = 0;
+  const pace = () => modelPace(ctx.store, ctx.clock.now());
+  const known = (v: number | null) => (v === null ? [] : [{ labels: [], value: v }]);
+  aiGauges.push(
+    new CollectedGauge("flagstaff_ai_answer_seconds", "Mean time of a model answer lately, in seconds (Ollama's own queue included); left out before the first answer.", [], () => known(pace().answerSeconds)),
+    new CollectedGauge("flagstaff_ai_answers_in_flight", "Model calls waiting for their answer now.", [], () => [{ labels: [], value: pace().inFlight }]),
+    new CollectedGauge(
+      "flagstaff_ai_capacity_per_second",
+      "Answers a second the enrichment lane gets from the model with every slot busy: FLAGSTAFF_AI_CONCURRENCY / the mean answer time; left out before the first answer.",
+      [],
+      () => known(pace().capacityPerSecond),
+    ),
+    new CollectedGauge("flagstaff_ai_answers_per_second", "Model answers a second over the last minute.", [], () => [{ labels: [], value: pace().answersPerSecond }]),
+    new CollectedGauge("flagstaff_ai_arrivals_per_second", "Reports asking for AI enrichment a second over the last minute (those this instance took in).", [], () => [
+      { labels: [], value: arrivalRate(ctx.store, JOB_KIND.enrich, ctx.clock.now()) },
+    ]),
+    {
+      // Counters the domain keeps (src/domain/analysis/model-meter.ts): rendered from its figures.
+      render(out) {
+        const done = new Counter(
+          "flagstaff_ai_enrichments_total",
+          "Report enrichments by outcome: analysed (the model answered), reused (an earlier analysis of the same content), caught_up (a skipped one queued again), expired (a skipped one not caught up in time).",
+          ["outcome"],
+        );
+        const counts = enrichmentOutcomes(ctx.store);
+        for (const outcome of ENRICHMENT_OUTCOMES) done.inc([outcome], counts[outcome]);
+        done.render(out);
+      },
+    },
+  );
+}
+
 /** Every metric in the Prometheus text format. */
 export async function renderMetrics(): Promise<string> {
-  const all = [...metrics, ...databaseGauges, ...laneGauges];
+  const all = [...metrics, ...databaseGauges, ...laneGauges, ...aiGauges];
   await Promise.all(all.map((g) => (g instanceof CollectedGauge ? g.refresh() : undefined)));
   const out: string[] = [];
   for (const m of all) m.render(out);

@@ -1,6 +1,8 @@
 import type { Config } from "../config.ts";
 import { startCheckpointer } from "../db/checkpoint.ts";
-import { observeJobRun, registerLaneGauges } from "../api/metrics.ts";
+import { observeJobRun, registerAiGauges, registerLaneGauges } from "../api/metrics.ts";
+import { setModelSlots } from "../domain/analysis/model-meter.ts";
+import { startEnrichmentCatchUp } from "../jobs/enrichment-jobs.ts";
 import { setBacklogBounds } from "../domain/plumbing/jobs.ts";
 import { errorFields, log } from "../log.ts";
 import { createApp, type Lifecycle } from "../server.ts";
@@ -72,8 +74,11 @@ export async function serve(config: Config): Promise<void> {
   // One lane per job kind, each with its handler and slots; optional work past its backlog
   // bound is skipped (JOB_SPECS, src/jobs/job-specs.ts).
   setBacklogBounds(services.store, backlogBounds(config));
+  // The model's capacity is measured against the requests the enrichment lane sends at once (docs/ai.md, "Sizing").
+  setModelSlots(services.store, config.laneSlots.enrichment);
   const workers = startWorkers(services.store, services.clock, jobLanes(services), { ...config.jobs, onJobRun: observeJobRun });
   registerLaneGauges(services, () => workers.lanes());
+  registerAiGauges(services);
   // Once across instances (on PostgreSQL, the instance holding its advisory lock).
   const expiry = services.store.singleton("enforcement-expiry", () => startExpiryScheduler(services));
   const transparency = services.store.singleton("transparency-submission", () => startSubmissionScheduler(services));
@@ -81,6 +86,8 @@ export async function serve(config: Config): Promise<void> {
   const breaches = services.store.singleton("sla-breaches", () => startBreachScheduler(services));
   const auditCheckpoints = services.store.singleton("audit-checkpoints", () => startAuditCheckpoints(services, auditKey));
   const attachmentSweep = services.store.singleton("attachment-sweep", () => startAttachmentSweep(services));
+  // Skipped enrichment taken again as the lane has room, or expired (src/jobs/enrichment-jobs.ts).
+  const catchUp = services.store.singleton("enrichment-catch-up", () => startEnrichmentCatchUp(services));
   if (auditKey) log.info("audit checkpoints on", { publicKey: auditKey.publicKeyBase64, everyMs: config.auditCheckpointMs });
   else log.warn("audit checkpoints are off: no FLAGSTAFF_AUDIT_SIGNING_KEY or FLAGSTAFF_AUDIT_SIGNING_KEY_FILE (the chain is still written and verifiable; docs/audit.md)");
 
@@ -139,6 +146,7 @@ export async function serve(config: Config): Promise<void> {
       await breaches.stop();
       await auditCheckpoints.stop();
       await attachmentSweep.stop();
+      await catchUp.stop();
       await workers.drain(10_000); // let running jobs finish, give back the rest
       await checkpointer?.stop();
       await services.store.close(); // the last connections (SQLite: checkpoints and removes the WAL)

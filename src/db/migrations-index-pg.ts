@@ -31,6 +31,7 @@ import m27 from "../../drizzle-pg/0027_audit_chain_advisory_lanes.sql" with { ty
 import m28 from "../../drizzle-pg/0028_oidc_sign_in_guards.sql" with { type: "text" };
 import m29 from "../../drizzle-pg/0029_viewing_preferences.sql" with { type: "text" };
 import m30 from "../../drizzle-pg/0030_attachments.sql" with { type: "text" };
+import m31 from "../../drizzle-pg/0031_enrichment_order_and_reuse.sql" with { type: "text" };
 
 export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0000_foundation", when: 1795439365595, breakpoints: true, sql: m0 },
@@ -64,4 +65,5 @@ export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0028_oidc_sign_in_guards", when: 1796542710124, breakpoints: true, sql: m28 },
   { tag: "0029_viewing_preferences", when: 1796548399319, breakpoints: true, sql: m29 },
   { tag: "0030_attachments", when: 1796555799049, breakpoints: true, sql: m30 },
+  { tag: "0031_enrichment_order_and_reuse", when: 1796556004843, breakpoints: true, sql: m31 },
 ];

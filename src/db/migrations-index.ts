@@ -38,6 +38,7 @@ import m35 from "../../drizzle/0035_oidc_subject.sql" with { type: "text" };
 import m36 from "../../drizzle/0036_oidc_sign_in_guards.sql" with { type: "text" };
 import m37 from "../../drizzle/0037_viewing_preferences.sql" with { type: "text" };
 import m38 from "../../drizzle/0038_attachments.sql" with { type: "text" };
+import m39 from "../../drizzle/0039_enrichment_order_and_reuse.sql" with { type: "text" };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -86,4 +87,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0036_oidc_sign_in_guards", when: 1796542706865, breakpoints: true, sql: m36 },
   { tag: "0037_viewing_preferences", when: 1796548395668, breakpoints: true, sql: m37 },
   { tag: "0038_attachments", when: 1796555797675, breakpoints: true, sql: m38 },
+  { tag: "0039_enrichment_order_and_reuse", when: 1796556003462, breakpoints: true, sql: m39 },
 ];

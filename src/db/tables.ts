@@ -397,6 +397,12 @@ const description = {
       notice: json("notice"),
       /** 1 when the reporter was a trusted flagger when the report was filed. */
       reporterTrusted: flag("reporter_trusted").notNull().default(0),
+      /**
+       * What the report's AI enrichment classifies, as one analysis per content sees it: a hash of
+       * its description and target content, normalised (src/domain/intake/content-key.ts); set
+       * when the report asked for enrichment, else null (and on reports of releases before it).
+       */
+      contentKey: text("content_key"),
       createdUs: time("created_us").notNull(),
       updatedAt: time("updated_at").notNull(),
       /**
@@ -522,9 +528,26 @@ const description = {
       promptVersion: text("prompt_version"),
       /** JSON: the policy version each category used (category name → version; `{}`: descriptions only); null: not recorded. */
       policyVersions: json("policy_versions"),
+      /** "logprobs" or "self_reported" (src/ai/classifier.ts); null: not recorded. */
+      confidenceSource: text("confidence_source"),
+      /**
+       * An enrichment the model made, reusable by later reports of the same content
+       * (src/domain/intake/content-key.ts): the content's key, and the classifier's (model,
+       * prompt, categories and policies as sent). Null on every other analysis.
+       */
+      contentKey: text("content_key"),
+      classifierKey: text("classifier_key"),
+      /** A report's enrichment that reused an earlier analysis of the same content: that analysis, and when it was made. */
+      reusedAnalysisId: text("reused_analysis_id"),
+      reusedAnalysisAt: time("reused_analysis_at"),
       createdAt: time("created_at").notNull(),
     },
-    (t) => [index("content_analyses_project_idx").on(t.projectId, t.id), index("content_analyses_report_idx").on(t.reportId)],
+    (t) => [
+      index("content_analyses_project_idx").on(t.projectId, t.id),
+      index("content_analyses_report_idx").on(t.reportId),
+      // The newest reusable analysis of a content (src/domain/analysis/enrichment.ts): a range of this index.
+      index("content_analyses_content_idx").on(t.projectId, t.contentKey, t.createdAt).where(sql`${t.contentKey} IS NOT NULL`),
+    ],
   ),
 
   /**
@@ -599,6 +622,14 @@ const description = {
       payload: json("payload").notNull(),
       /** pending → running → done, or back to pending for a retry, or dead after the last attempt. */
       status: text("status", { enum: JOB_STATUSES }).notNull(),
+      /**
+       * Its place in its lane: the lane takes its due jobs lowest first, then oldest first, and
+       * past its backlog bound sheds the highest (src/domain/plumbing/backlog-rules.ts). 0 for
+       * the kinds that do not rank their jobs (enrichment does: src/domain/views/enrichment-order.ts).
+       */
+      priority: int("priority").notNull().default(0),
+      /** The row the job works on when it names one (a report, for enrichment): how a bulk retry finds a project's jobs. */
+      entityId: text("entity_id"),
       attempts: int("attempts").notNull().default(0),
       maxAttempts: int("max_attempts").notNull(),
       runAt: time("run_at").notNull(),
@@ -609,9 +640,13 @@ const description = {
       updatedAt: time("updated_at").notNull(),
     },
     (t) => [
-      // A lane's claim: its kind's pending jobs in run_at order, a range of this index whatever
-      // the backlog (src/domain/plumbing/jobs.ts, claimJobs); also each lane's depth and oldest job.
+      // A lane's pending jobs in run_at order, a range of this index whatever the backlog: when
+      // its next job is due (src/domain/plumbing/jobs.ts, nextDueAt), each lane's depth and
+      // oldest job, the skipped jobs old enough to expire.
       index("jobs_claim_idx").on(t.kind, t.status, t.runAt),
+      // The claim's order (priority, then run_at) and a lane's least urgent job (shedding), each a
+      // range of this index; also the skipped jobs a catch-up takes, most urgent first.
+      index("jobs_order_idx").on(t.kind, t.status, t.priority, t.runAt),
       // The cheap pass that takes back jobs whose worker died (reclaimExpiredLeases).
       index("jobs_lease_idx").on(t.status, t.leaseUntil),
       // Retention: finished jobs by when they finished (src/domain/plumbing/retention.ts).

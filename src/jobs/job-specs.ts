@@ -11,7 +11,7 @@ import { eq } from "drizzle-orm";
 import { z } from "zod";
 import type { Config } from "../config.ts";
 import { reports } from "../db/schema.ts";
-import { enrichReport } from "../domain/analysis/analysis.ts";
+import { enrichReport } from "../domain/analysis/enrichment.ts";
 import { linkScanPayloadSchema } from "../domain/analysis/scan-job.ts";
 import { runLinkScan } from "../domain/analysis/scan.ts";
 import { shadowPayloadSchema } from "../domain/analysis/shadow-job.ts";
@@ -20,7 +20,8 @@ import { runSubmissionJob } from "../domain/dsa/transparency-submission.ts";
 import { makeAttachmentPreview } from "../domain/attachments/attachments.ts";
 import { takeLadderStep } from "../domain/enforcement/strike-ladder.ts";
 import { workEvalRun } from "../domain/evaluation/runs.ts";
-import type { JobRow } from "../domain/plumbing/jobs.ts";
+import { KEPT_PRIORITY_MAX } from "../domain/views/enrichment-order.ts";
+import type { JobRow, LaneBound } from "../domain/plumbing/jobs.ts";
 import { JOB_KIND, JOB_KINDS, type JobKind } from "../domain/views/job.ts";
 import { deliveryOrgId, runDeliveryJob } from "../domain/webhooks/delivery.ts";
 import { jobContext, type JobDeps } from "./context.ts";
@@ -30,7 +31,7 @@ import type { JobHandler, WorkerLane } from "./worker.ts";
 export interface JobRetention {
   /** Done and skipped jobs, from when they finished. */
   doneMs: number;
-  /** Dead jobs (their attempts ran out), from when they died. */
+  /** Dead jobs (their attempts ran out), from when they died, and expired ones (shed work not caught up in time). */
   deadMs: number;
 }
 
@@ -44,10 +45,13 @@ export interface JobSpec {
   /** Jobs of the kind one process runs at once: its lane's slots (FLAGSTAFF_*_CONCURRENCY). */
   slots: (config: Config) => number;
   /**
-   * Optional work only: the pending jobs past which a new one is written as skipped, with the
-   * reason, instead of queued (0: never); null for work that is never shed.
+   * Optional work only: the pending jobs past which the lane sheds the job it would take last
+   * (its least urgent, src/domain/plumbing/backlog-rules.ts), written as skipped with the reason
+   * (0: never); null for work that is never shed.
    */
   backlogBound: ((config: Config) => number) | null;
+  /** A lane that ranks its jobs: those of this priority or a more urgent one are never shed (they wait). */
+  keptPriority?: number;
   /** How long its finished jobs are kept before the retention pass deletes them. */
   retention: (config: Config) => JobRetention;
 }
@@ -87,8 +91,10 @@ export const JOB_SPECS = {
       await enrichReport({ ...jobContext(deps, orgId), config: deps.config, onAiCall: deps.onAiCall }, reportId);
     },
     slots: (config) => config.laneSlots.enrichment,
-    // Backpressure sheds enrichment, never the report that asked for it.
+    // Backpressure sheds enrichment, the least urgent first, never the report that asked for it;
+    // a report of the emergency class is never shed (src/domain/views/enrichment-order.ts).
     backlogBound: (config) => config.enrichBacklogMax,
+    keptPriority: KEPT_PRIORITY_MAX,
     retention: CONFIGURED_RETENTION,
   },
   [JOB_KIND.shadowAnalysis]: {
@@ -184,11 +190,11 @@ export function jobLanes(deps: JobDeps): Record<JobKind, WorkerLane> {
   return Object.fromEntries(JOB_KINDS.map((kind) => [kind, lane(kind)])) as Record<JobKind, WorkerLane>;
 }
 
-/** The backlog bound of each kind of optional work (setBacklogBounds; 0: none). */
-export function backlogBounds(config: Config): Partial<Record<JobKind, number>> {
+/** The backlog rules of each kind of optional work (setBacklogBounds; a bound of 0: none). */
+export function backlogBounds(config: Config): Partial<Record<JobKind, LaneBound>> {
   return Object.fromEntries(JOB_KINDS.flatMap((kind) => {
-    const bound = specOf(kind).backlogBound;
-    return bound === null ? [] : [[kind, bound(config)]];
+    const spec = specOf(kind);
+    return spec.backlogBound === null ? [] : [[kind, { bound: spec.backlogBound(config), keptUpTo: spec.keptPriority ?? null }]];
   }));
 }
 

@@ -104,6 +104,11 @@ export function startWorkers(store: Store, clock: Clock, lanesByKind: Record<str
     let pumping: Promise<void> | null = null;
     /** Asked to look again while a pass was under way. */
     let again = false;
+    /**
+     * The last claim took as many jobs as it asked for: more are likely due, so the next claim
+     * goes without the read that looks first (one round trip less per job while the lane is busy).
+     */
+    let busy = false;
 
     function schedule(delayMs: number): void {
       if (stopping) return;
@@ -130,19 +135,24 @@ export function startWorkers(store: Store, clock: Clock, lanesByKind: Record<str
       while (!stopping && running < slots) {
         let due: number | null;
         let claimed: JobRow[];
+        const asked = slots - running;
         try {
           // A read first: an idle lane (or one whose next job is a retry later on) costs no write.
-          due = await nextDueAt(ctx, kind);
-          if (due === null || due > clock.now()) {
-            schedule(due === null ? opts.pollMs : Math.min(opts.pollMs, Math.max(due - clock.now(), 5)));
-            return;
+          if (!busy) {
+            due = await nextDueAt(ctx, kind);
+            if (due === null || due > clock.now()) {
+              schedule(due === null ? opts.pollMs : Math.min(opts.pollMs, Math.max(due - clock.now(), 5)));
+              return;
+            }
           }
-          claimed = await claimJobs(ctx, { kind, workerId, leaseMs: opts.leaseMs, limit: slots - running });
+          claimed = await claimJobs(ctx, { kind, workerId, leaseMs: opts.leaseMs, limit: asked });
         } catch (err) {
+          busy = false;
           log.error("job claim failed", { kind, ...errorFields(err) });
           break;
         }
-        // Due, yet none taken: another instance's claims hold them. Look again shortly.
+        busy = claimed.length === asked;
+        // None taken: none due any more, or another instance's claims hold them. Look again shortly.
         if (claimed.length === 0) break;
         for (const job of claimed) {
           running++;
@@ -179,12 +189,15 @@ export function startWorkers(store: Store, clock: Clock, lanesByKind: Record<str
         }
         return;
       }
-      try {
-        await complete(job.id);
-        opts.onJobRun?.(job.kind, "ok", took());
-      } catch (err) {
-        log.error("recording a job done failed", { jobId: job.id, kind: job.kind, ...errorFields(err) });
-      }
+      // The slot is free once the handler is done: the completion is written (with the others
+      // of this turn of the event loop) while the lane claims its next job.
+      const ms = took();
+      const recorded = complete(job.id).then(
+        () => opts.onJobRun?.(job.kind, "ok", ms),
+        (err) => log.error("recording a job done failed", { jobId: job.id, kind: job.kind, ...errorFields(err) }),
+      );
+      inFlight.add(recorded);
+      void recorded.finally(() => inFlight.delete(recorded));
     }
 
     return {

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startFakeOllama, type FakeOllama } from "../../scripts/fake-ollama.ts";
 import { loadConfig } from "../../src/config.ts";
-import { enrichReport } from "../../src/domain/analysis/analysis.ts";
+import { enrichReport } from "../../src/domain/analysis/enrichment.ts";
 import { systemActor } from "../../src/domain/core/audit.ts";
 import { domainWorld, type DomainWorld } from "../helpers/builders.ts";
 import { TEST_ENGINE } from "../helpers/pg.ts";

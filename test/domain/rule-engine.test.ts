@@ -11,7 +11,7 @@ import { and, eq } from "drizzle-orm";
 import { startFakeOllama, type FakeOllama } from "../../scripts/fake-ollama.ts";
 import { loadConfig } from "../../src/config.ts";
 import { enforcementActions, identities, ruleHits, rules, statements } from "../../src/db/schema.ts";
-import { enrichReport } from "../../src/domain/analysis/analysis.ts";
+import { enrichReport } from "../../src/domain/analysis/enrichment.ts";
 import { systemActor } from "../../src/domain/core/audit.ts";
 import { decideOnReport } from "../../src/domain/review/decisions.ts";
 import { createQueue } from "../../src/domain/review/queues.ts";

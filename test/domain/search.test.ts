@@ -15,7 +15,7 @@ import { embeddedMigrations } from "../../src/db/migrations-index.ts";
 import { embeddedPgMigrations } from "../../src/db/migrations-index-pg.ts";
 import { openPostgresStore } from "../../src/db/store-pg.ts";
 import { openSqliteStore, type Store } from "../../src/db/store.ts";
-import { enrichReport } from "../../src/domain/analysis/analysis.ts";
+import { enrichReport } from "../../src/domain/analysis/enrichment.ts";
 import { decideOnReport } from "../../src/domain/review/decisions.ts";
 import { domainContext, type DomainContext } from "../../src/domain/core/context.ts";
 import { saveIdentity } from "../../src/domain/identities/identities.ts";

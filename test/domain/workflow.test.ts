@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startFakeOllama, type FakeOllama } from "../../scripts/fake-ollama.ts";
 import { loadConfig, type Config } from "../../src/config.ts";
-import { enrichReport } from "../../src/domain/analysis/analysis.ts";
+import { enrichReport } from "../../src/domain/analysis/enrichment.ts";
 import { appealsInbox, decideAppeal, fileAppeal } from "../../src/domain/enforcement/appeals.ts";
 import { decideOnReport, triageCase } from "../../src/domain/review/decisions.ts";
 import type { Project } from "../../src/domain/accounts/projects.ts";

@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { identityRefSchema } from "./reports.ts";
 import { analyzeContent, recentAnalyses } from "../../domain/analysis/analysis.ts";
+import { retryExpiredEnrichments } from "../../domain/analysis/enrichment-catch-up.ts";
+import { clientInstant } from "../../domain/views/common.ts";
 import { aiSettingsOf, updateAiSettings } from "../../domain/accounts/settings.ts";
 import { externalIdSchema, projectIdSchema } from "../../domain/views/validation.ts";
 import { analysisResultSchema, analysisViewSchema } from "../../domain/views/analysis.ts";
@@ -82,6 +84,29 @@ export const aiRouter = router({
       );
       return { analysis: result.analysis, reportCreated: result.reportCreated, reportId: result.reportId };
     }),
+
+  retryExpiredEnrichments: projectProcedure(
+    z.object({
+      ...orgProject,
+      reason: z.string().min(1).max(100).optional().meta({ description: "Only the reports of this reason (a category name of the project, matched as a report's reason is)." }),
+      from: clientInstant.optional().meta({ description: "Only the reports filed at or after this time." }),
+      to: clientInstant.optional().meta({ description: "Only the reports filed before this time." }),
+    }),
+  )
+    .meta({
+      role: "admin",
+      family: "org",
+      openapi: {
+        method: "POST",
+        path: `${base}/enrichments/retry`,
+        summary: "Retry expired enrichments in bulk",
+        description:
+          "Skipped AI enrichments (the enrichment lane was past its backlog bound) are caught up automatically as the model has room, for FLAGSTAFF_ENRICH_CATCH_UP_MS; then they expire. This puts the project's expired enrichments (of `reason`, of reports filed from `from` and before `to`, each optional) back into the catch-up, which takes them most urgent first; `retried` says how many. 400: an unknown reason, `from` not before `to`.",
+        tags: ["ai"],
+      },
+    })
+    .output(z.object({ retried: z.number().int() }))
+    .mutation(async ({ ctx, input }) => retryExpiredEnrichments(ctx.domain, { projectId: ctx.project.id, reason: input.reason, from: input.from, to: input.to })),
 
   analyses: projectProcedure(z.object(orgProject))
     .meta({

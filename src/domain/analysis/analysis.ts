@@ -2,27 +2,22 @@ import { and, desc, eq } from "drizzle-orm";
 import { AiUnavailableError, classify, listModels, type Classification } from "../../ai/classifier.ts";
 import type { PromptCategory } from "../../ai/prompt.ts";
 import type { Config } from "../../config.ts";
-import { contentAnalyses, identities, reports } from "../../db/schema.ts";
-import { recordAudit, systemActor } from "../core/audit.ts";
-import { raiseCaseBucket } from "../cases/cases.ts";
+import { contentAnalyses } from "../../db/schema.ts";
+import { recordAudit } from "../core/audit.ts";
 import { categoryKey } from "../categories/category-key.ts";
 import { iso } from "../core/clock.ts";
-import { lockReportAndCase } from "../cases/case-lock.ts";
 import { rowLockedTransaction, type DomainContext } from "../core/context.ts";
-import { badRequest, REFUSED, unlessRefused } from "../core/errors.ts";
+import { badRequest } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { upsertIdentity } from "../identities/identities.ts";
 import { enqueueLinkScans } from "./scan-job.ts";
 import { policiesForClassification } from "./policies.ts";
-import { enqueueShadowAnalysis } from "./shadow-job.ts";
 import { log } from "../../log.ts";
+import { answerEnded, answerStarted } from "./model-meter.ts";
 import { getOrganization } from "../accounts/organizations.ts";
 import { requireProject, type Project } from "../accounts/projects.ts";
 import { createReport, type IdentityRef } from "../intake/reports.ts";
-import { searchDocument } from "../plumbing/search-text.ts";
 import { aiSettingsOf, assertPlanAllowsAi } from "../accounts/settings.ts";
-import { applyTransition } from "../review/workflow-engine.ts";
-import { runRules } from "../rules/rule-engine.ts";
 import type { Severity } from "../cases/severity.ts";
 import type { AnalysisResult, AnalysisView } from "../views/analysis.ts";
 import { modelWithTag, type InstalledModels } from "../views/evaluation.ts";
@@ -57,6 +52,7 @@ export async function classifyText(
   if (ctx.store.inTransaction()) throw new Error("classifyText: the AI model is never asked inside a transaction");
   const started = performance.now();
   const model = input.model ?? ctx.config.aiModel;
+  answerStarted(ctx.store);
   try {
     const result = await classify({
       host: ctx.config.ollamaHost,
@@ -66,10 +62,14 @@ export async function classifyText(
       categories: input.categories.map((c) => ({ name: c.name, description: c.description, policy: c.policy ?? null })),
       text: input.text,
     });
-    ctx.onAiCall?.(performance.now() - started, true);
+    const ms = performance.now() - started;
+    answerEnded(ctx.store, { ms, ok: true, now: Date.now() });
+    ctx.onAiCall?.(ms, true);
     return result;
   } catch (err) {
-    ctx.onAiCall?.(performance.now() - started, false);
+    const ms = performance.now() - started;
+    answerEnded(ctx.store, { ms, ok: false, now: Date.now() });
+    ctx.onAiCall?.(ms, false);
     if (!(err instanceof AiUnavailableError)) throw err;
     log.warn("AI backend call failed", { reason: err.reason, error: err.message });
     throw new AiUnavailableError(err.reason, CLIENT_MESSAGE[err.reason](model), err);
@@ -176,6 +176,7 @@ export function storeAnalysis(ctx: DomainContext, s: StoreInput): Promise<string
       promptVersion: c.promptVersion,
       policyVersions: JSON.stringify(s.policyVersions),
       latencyMs: c.latencyMs,
+      confidenceSource: c.confidenceSource,
       createdAt: ctx.clock.now(),
     });
     await recordAudit(ctx, {
@@ -333,79 +334,8 @@ export const toAnalysisView = (a: typeof contentAnalyses.$inferSelect): Analysis
   model: a.model,
   promptVersion: a.promptVersion,
   policyVersions: a.policyVersions === null ? null : (JSON.parse(a.policyVersions) as Record<string, number>),
+  reusedFrom: a.reusedAnalysisId !== null && a.reusedAnalysisAt !== null ? { analysisId: a.reusedAnalysisId, analyzedAt: iso(a.reusedAnalysisAt) } : null,
   createdAt: iso(a.createdAt),
 });
-
-// ---------------------------------------------------------------------------------------------
-// Enrichment of reports (a background job).
-
-/**
- * Classifies a report's description and submitted content and attaches the result. Idempotent:
- * a report that already carries an analysis is left alone, so a job that runs twice (its first
- * worker died after committing) still leaves exactly one set of AI fields.
- *
- * Rule: with confidence ≥ the project's threshold and severity HIGH or CRITICAL, an OPEN report
- * moves to IN_REVIEW (its case too); CRITICAL also raises the case to the emergency bucket.
- *
- * Flagstaff itself acts (the system actor), for the report's organization, whatever the
- * context's actor and organization. The model is asked between two database steps, outside
- * any transaction.
- */
-export async function enrichReport(ctx: AiContext, reportId: string): Promise<"enriched" | "skipped"> {
-  const [report] = await ctx.db.select().from(reports).where(eq(reports.id, reportId)).limit(1);
-  if (!report || report.aiAnalyzedAt != null) return "skipped";
-  const sys: AiContext = { ...ctx, orgId: report.orgId, actor: systemActor };
-  // AI switched off (or the plan changed, the project gone) since the report was filed.
-  const project = await unlessRefused(checkAnalyzable(sys, report.projectId));
-  if (project === REFUSED) return "skipped";
-  const text = [report.description, report.content].filter((t): t is string => !!t && t.trim() !== "").join("\n\n");
-  const { categories, policyVersions } = await policiesForClassification(sys, { projectId: project.id, selection: "live" });
-  if (!text || categories.length === 0) return "skipped";
-  const classification = await classifyText(sys, { categories, text }); // AiUnavailableError → the job retries
-
-  return rowLockedTransaction(sys, async () => {
-    // Its case's row first (src/domain/cases/case-lock.ts): a decision on the case, or this job run
-    // twice, takes turns with it; the report as it is under that lock.
-    const { report: current } = await lockReportAndCase(sys, reportId);
-    if (!current || current.aiAnalyzedAt != null) return "skipped";
-    const now = sys.clock.now();
-    const analysis = pick(classification);
-    const escalates = analysis.confidence >= project.aiThreshold && (analysis.severity === "HIGH" || analysis.severity === "CRITICAL");
-    await sys.db
-      .update(reports)
-      .set({
-        aiSeverity: analysis.severity,
-        aiCategories: JSON.stringify(analysis.categories),
-        aiConfidence: analysis.confidence,
-        aiReasoning: analysis.reasoning,
-        aiAnalyzedAt: now,
-        updatedAt: now,
-        searchText: searchDocument([current.description, current.content, analysis.reasoning]),
-      })
-      .where(eq(reports.id, reportId));
-    const analysisId = await storeAnalysis(sys, { project, source: "enrichment", classification, policyVersions, sourceText: text, reportId });
-    // The table's `enrich` (workflow-engine.ts): an OPEN report goes to IN_REVIEW with its case
-    // if that is OPEN too; a report a moderator already moved on is left where it is.
-    if (escalates) {
-      await applyTransition(sys, {
-        target: { reportId },
-        move: { action: "enrich", severity: analysis.severity, confidence: analysis.confidence },
-        refused: "skip",
-      });
-    }
-    if (escalates && analysis.severity === "CRITICAL") await raiseCaseBucket(sys, { caseId: current.caseId, bucket: "emergency" });
-    // The organization's report.enriched rules (src/domain/rules/rule-engine.ts): once, as the analysis is stored once.
-    await runRules(sys, { trigger: "report.enriched", reportId });
-    // The report's subject posted the text: a report a link scan files names them.
-    const [poster] = current.subjectIdentityId
-      ? await sys.db.select({ type: identities.type, externalId: identities.externalId }).from(identities).where(eq(identities.id, current.subjectIdentityId)).limit(1)
-      : [];
-    await enqueueLinkScans(sys, { project, text, poster: poster ?? null });
-    // The shadow model or policy versions, if any, classify the same text in a job of their own
-    // that waits for live work and never acts (./shadow.ts).
-    await enqueueShadowAnalysis(sys, { project, analysisId, shadowModel: sys.config.aiShadowModel });
-    return "enriched";
-  });
-}
 
 export { AiUnavailableError };

@@ -25,7 +25,7 @@ import { iso } from "../core/clock.ts";
 import { transaction, type DomainContext } from "../core/context.ts";
 import { badRequest, notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
-import { listCategories, type CategoryRow } from "../categories/categories.ts";
+import { categoriesChanged, listCategories, type CategoryRow } from "../categories/categories.ts";
 import { categoryKey } from "../categories/category-key.ts";
 import type { CategoryPolicyView, PolicySelection, PolicyStatus, PolicyVersionView } from "../views/policy.ts";
 
@@ -162,6 +162,9 @@ async function changeStatus(ctx: DomainContext, category: CategoryRow, row: Poli
     if (moved[0]) displaced = { version: moved[0].version, from: status, to: displacedTo };
   }
   await ctx.db.update(categoryPolicies).set({ status, statusChangedAt: now }).where(eq(categoryPolicies.id, row.id));
+  // What the classifier reads of the project changed: enrichment reads its categories again, and
+  // the next report of a content is a new analysis (its classifier key differs).
+  await categoriesChanged(ctx, row.projectId);
   await recordAudit(ctx, {
     projectId: row.projectId,
     action: "POLICY_STATUS_CHANGED",

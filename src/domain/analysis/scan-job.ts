@@ -4,7 +4,7 @@
  * content analysis can queue scans without importing the scan (no import circle).
  */
 import { z } from "zod";
-import type { ReadContext } from "../core/context.ts";
+import { together, type ReadContext } from "../core/context.ts";
 import { enqueueJob } from "../plumbing/jobs.ts";
 import { JOB_KIND } from "../views/job.ts";
 import { extractUrls } from "./extract-urls.ts";
@@ -35,9 +35,13 @@ export async function enqueueLinkScans(
   const { project } = input;
   if (project.scanLinks !== 1) return 0;
   const urls = extractUrls(input.text);
-  for (const url of urls) {
-    const payload: LinkScanPayload = { orgId: project.orgId, projectId: project.id, url, ...(input.poster ? { poster: input.poster } : {}) };
-    await enqueueJob(ctx, { orgId: project.orgId, kind: JOB_KIND.linkScan, payload, maxAttempts: 10 });
-  }
+  // Every job's row sent at once (one round trip on PostgreSQL, and a caller may leave the whole
+  // call to its COMMIT: Store.atCommit).
+  await together(
+    ...urls.map((url) => {
+      const payload: LinkScanPayload = { orgId: project.orgId, projectId: project.id, url, ...(input.poster ? { poster: input.poster } : {}) };
+      return enqueueJob(ctx, { orgId: project.orgId, kind: JOB_KIND.linkScan, payload, maxAttempts: 10 });
+    }),
+  );
   return urls.length;
 }

@@ -226,6 +226,22 @@ export function raiseCaseBucket(ctx: DomainContext, input: { caseId: string; buc
 }
 
 /**
+ * Raises the bucket of a case the caller holds locked in its transaction (lockReportAndCase),
+ * as it read it: the write and its audit event are left to the commit (Store.atCommit), so that
+ * AI enrichment's transaction costs no round trip for it. Answers the bucket it has now.
+ */
+export async function raiseLockedCaseBucket(ctx: DomainContext, input: { theCase: CaseRow; bucket: Bucket }): Promise<Bucket> {
+  const c = input.theCase;
+  const next = higherBucket(c.bucket, input.bucket);
+  if (next === c.bucket) return next;
+  await ctx.store.atCommit(
+    ctx.db.update(cases).set({ bucket: next, updatedAt: ctx.clock.now() }).where(eq(cases.id, c.id)).execute(),
+    recordAudit(ctx, { projectId: c.projectId, action: "CASE_BUCKET_RAISED", entityType: "case", entityId: c.id, before: { bucket: c.bucket }, after: { bucket: next } }),
+  );
+  return next;
+}
+
+/**
  * A case of the caller's organization that the caller may work (queue access), else a 404. `held` is a row of the organization the
  * caller already holds (report intake has just written its case): when it is this case's, it is
  * the answer, not read again.

@@ -90,8 +90,13 @@ export async function resolveProjectReasons(
   return resolveReasons(cached.categories, names);
 }
 
-/** Says that a project's categories changed (in the change's transaction): see resolveProjectReasons. */
-async function categoriesChanged(ctx: Pick<DomainContext, "db">, projectId: string): Promise<void> {
+/**
+ * Says that a project's categories changed (in the change's transaction): see
+ * resolveProjectReasons. What the classifier reads of them too (a policy version's status:
+ * src/domain/analysis/policies.ts), so that enrichment's cache of it (analysis/enrichment.ts)
+ * is read again.
+ */
+export async function categoriesChanged(ctx: Pick<DomainContext, "db">, projectId: string): Promise<void> {
   await ctx.db
     .update(projects)
     .set({ categoriesVersion: sql`${projects.categoriesVersion} + 1` })

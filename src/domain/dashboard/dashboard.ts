@@ -20,6 +20,7 @@ import { backgroundBacklog, type Backlog } from "../plumbing/job-backlog.ts";
 import { holderOf, isClaimedBy, isUnclaimed } from "../cases/claims.ts";
 import { assertMaySeeSubject, isCountedFor, isOfWorkableCase, listableCases, reportNotReviewedBlind, workableCases, type AccessContext } from "../access/queue-access.ts";
 import { defaultQueue, listQueues, queueIdOfCase, queueOrder, queueScope, requireQueue, segmentSql } from "../review/queues.ts";
+import { aiCapacity, type AiCapacity } from "../analysis/capacity.ts";
 import { toReportViews, type ReportView } from "../intake/reports.ts";
 import { BUCKETS, maxSeverity, SEVERITIES, type Bucket, type Severity } from "../cases/severity.ts";
 import { tagsOfCases } from "../cases/tags.ts";
@@ -629,6 +630,8 @@ export interface Overview {
   };
   /** Background work of the installation (AI enrichment, link scans, webhooks) and whether it is behind. */
   backlog: Backlog;
+  /** The AI model's capacity against the reports asking for it (src/domain/analysis/capacity.ts). */
+  ai: AiCapacity;
 }
 
 /** Microseconds in a day, a literal (an integer division by it gives the UTC day number). */
@@ -759,6 +762,7 @@ export async function overview(ctx: TenantRead & AccessContext, q: { projectId?:
     bySeverity,
     byCategory,
     backlog: await backgroundBacklog(ctx),
+    ai: await aiCapacity(ctx, { projectId: q.projectId, counted: reportWorkable }),
     figures: {
       pending,
       openCases,

@@ -17,6 +17,8 @@ import { listProjects, type Project } from "../accounts/projects.ts";
 import type { ReportSlot } from "../plumbing/rate-limit.ts";
 import { isMuted, markCaseTrustedFlagged } from "../identities/reporters.ts";
 import { runRules } from "../rules/rule-engine.ts";
+import { contentKeyOf } from "./content-key.ts";
+import { ENRICHMENT_CLASS_SPECS, enrichmentClassOf } from "../views/enrichment-order.ts";
 import { searchDocument } from "../plumbing/search-text.ts";
 import { assertCommitsInTime, formatCursor, listingHorizonUs, nextCreatedUs, parseCursor } from "./report-time.ts";
 import { BUCKETS, bucketFor, maxSeverity, type Severity } from "../cases/severity.ts";
@@ -123,6 +125,10 @@ async function writeReport(ctx: DomainContext, input: CreateReportInput, categor
   const muted = !!reporter && isMuted(reporter, now);
   const trusted = !muted && reporter?.trustedFlagger === 1;
   const theCase = await settleCase(ctx, claimed, { bucket: muted ? BUCKETS[0] : bucket, subjectIdentityId: subject?.id ?? null });
+  // AI enrichment, when the project has it on: one analysis per content (its key), the most
+  // urgent first (its class: src/domain/views/enrichment-order.ts).
+  const enrich = input.enrich !== false && project.aiEnabled === 1 && !muted;
+  const contentKey = enrich ? contentKeyOf({ description: input.description, content: input.target?.content }) : null;
 
   const row: ReportRow = {
     id: newId(),
@@ -151,6 +157,7 @@ async function writeReport(ctx: DomainContext, input: CreateReportInput, categor
     aiAnalyzedAt: null,
     notice: noticeText(input.notice),
     reporterTrusted: trusted ? 1 : 0,
+    contentKey,
     searchText: searchDocument([input.description, input.target?.content, null]),
     createdUs,
     updatedAt: now,
@@ -163,8 +170,15 @@ async function writeReport(ctx: DomainContext, input: CreateReportInput, categor
     q.insertReport.execute(row),
     ...names.map((name) => q.insertReason.execute({ reportId: row.id, orgId: project.orgId, name, createdUs })),
     trusted && theCase.trustedFlagged !== 1 ? markCaseTrustedFlagged(ctx, theCase.id) : Promise.resolve(),
-    input.enrich !== false && project.aiEnabled === 1 && !muted
-      ? enqueueJob(ctx, { orgId: project.orgId, kind: JOB_KIND.enrich, payload: { reportId: row.id }, maxAttempts: input.enrichMaxAttempts ?? 50 })
+    enrich
+      ? enqueueJob(ctx, {
+          orgId: project.orgId,
+          kind: JOB_KIND.enrich,
+          payload: { reportId: row.id },
+          maxAttempts: input.enrichMaxAttempts ?? 50,
+          priority: ENRICHMENT_CLASS_SPECS[enrichmentClassOf({ emergency: bucket === "emergency", trustedFlagger: trusted, opensCase: claimed.opened })].priority,
+          entityId: row.id,
+        })
       : Promise.resolve(),
     recordAudit(ctx, {
       projectId: project.id,

@@ -55,7 +55,7 @@ export async function backgroundBacklog(ctx: Pick<ReadContext, "db" | "clock">):
   if (behind.length === 0) return { lanes, warning: null };
   const parts = behind.map((l) => {
     const count = l.pending >= BACKLOG_COUNT_CAP ? `more than ${BACKLOG_COUNT_CAP.toLocaleString("en")}` : l.pending.toLocaleString("en");
-    return `${l.name} is behind: ${count} waiting, the oldest for ${minutes(l.oldestAgeSeconds)}` + (l.skipping ? "; new reports are filed without it until it catches up" : "");
+    return `${l.name} is behind: ${count} waiting, the oldest for ${minutes(l.oldestAgeSeconds)}` + (l.skipping ? "; the least urgent reports are filed without it for now, and caught up once it has room" : "");
   });
   return { lanes, warning: parts.join(". ") + "." };
 }

@@ -1,9 +1,10 @@
 import { and, asc, count, desc, eq, inArray, isNotNull, lt, lte, max, min, sql } from "drizzle-orm";
 import { jobs } from "../../db/schema.ts";
 import { iso, isoOrNull } from "../core/clock.ts";
-import { transaction, type DomainContext, type ReadContext } from "../core/context.ts";
+import { together, transaction, type DomainContext, type ReadContext } from "../core/context.ts";
 import { newId } from "../core/ids.ts";
 import type { JobKind, JobStatus, JobView } from "../views/job.ts";
+import { admit, type LaneBacklog } from "./backlog-rules.ts";
 
 export type JobRow = typeof jobs.$inferSelect;
 export type { JobStatus, JobView } from "../views/job.ts";
@@ -17,31 +18,50 @@ export interface EnqueueInput {
   /** When the job may first run (default: now). */
   runAt?: number;
   maxAttempts?: number;
+  /** Its place in its lane: lower is taken first, and shed last (src/domain/plumbing/backlog-rules.ts); default 0. */
+  priority?: number;
+  /** The row it works on, when it names one (a report, for enrichment). */
+  entityId?: string | null;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Lanes. Each job kind is a lane: the workers claim each kind on its own (with its own number of
-// slots, src/jobs/worker.ts), so webhook deliveries never wait behind AI enrichment. A lane of
-// optional work (enrichment) may have a backlog bound: past it, new jobs of that kind are
-// recorded as skipped, with the reason, instead of queued (backpressure that sheds the optional
-// work, never the report that asked for it). What the store's process knows of each lane lives
-// here, per store: the bounds set at start-up, the backlog last counted, what was skipped.
+// slots, src/jobs/worker.ts), so webhook deliveries never wait behind AI enrichment. A lane takes
+// its due jobs by priority, then oldest first. A lane of optional work (enrichment) may have a
+// backlog bound: past it, the job it would take last is recorded as skipped, with the reason,
+// instead of waiting (backpressure that sheds the optional work, the least urgent first, never
+// the report that asked for it; src/domain/plumbing/backlog-rules.ts). What the store's process
+// knows of each lane lives here, per store: the bounds set at start-up, the backlog last
+// counted, what was skipped, how fast jobs are asked for.
+
+/** A bounded lane's rules (setBacklogBounds). */
+export interface LaneBound {
+  /** Pending jobs past which the lane sheds (0: never). */
+  bound: number;
+  /** Jobs of this priority or a more urgent one are never shed (null: any may be). */
+  keptUpTo?: number | null;
+}
+
+/** Seconds of the arrival window (arrivalRate). */
+const ARRIVAL_WINDOW_S = 60;
 
 interface LaneState {
-  /** Pending jobs of the kind past which new ones are skipped (the kinds without one never are). */
-  bounds: Map<string, number>;
-  /** Pending jobs of each bounded kind: counted by refreshBacklogs, plus those enqueued since. */
-  backlog: Map<string, number>;
+  /** Bounded lanes' rules (the kinds without one never shed). */
+  bounds: Map<string, { bound: number; keptUpTo: number | null }>;
+  /** Pending jobs of each bounded kind by priority: counted by refreshBacklogs, plus those enqueued since. */
+  backlog: Map<string, Map<number, number>>;
   /** Jobs skipped since start, by kind and reason (metrics). */
   skipped: Map<string, { kind: string; reason: string; count: number }>;
   /** Kinds enqueued since the workers last woke: only their lanes need to look. */
   enqueued: Set<string>;
+  /** Jobs asked for (queued or skipped) per second of the last minute, by kind: a ring of counts. */
+  arrivals: Map<string, { counts: number[]; seconds: number[]; since: number }>;
 }
 
 const laneStates = new WeakMap<object, LaneState>();
 const laneState = (store: object): LaneState => {
   let state = laneStates.get(store);
-  if (!state) laneStates.set(store, (state = { bounds: new Map(), backlog: new Map(), skipped: new Map(), enqueued: new Set() }));
+  if (!state) laneStates.set(store, (state = { bounds: new Map(), backlog: new Map(), skipped: new Map(), enqueued: new Set(), arrivals: new Map() }));
   return state;
 };
 
@@ -49,33 +69,63 @@ const laneState = (store: object): LaneState => {
 export const BACKLOG_REASON = "backlog";
 
 /**
- * Sets the backlog bound of each optional lane (0: none) for the process working on `store`:
- * once that many jobs of the kind are pending, new ones are skipped until the lane drains
- * below it. Called at start-up, before the first report.
+ * Sets the backlog rules of each optional lane for the process working on `store`: once `bound`
+ * jobs of the kind are pending, the lane sheds the job it would take last (backlog-rules.ts),
+ * never one of a priority up to `keptUpTo`. Called at start-up, before the first report.
  */
-export function setBacklogBounds(store: object, bounds: Record<string, number>): void {
+export function setBacklogBounds(store: object, bounds: Record<string, number | LaneBound>): void {
   const state = laneState(store);
-  state.bounds = new Map(Object.entries(bounds).filter(([, n]) => n > 0));
+  state.bounds = new Map(
+    Object.entries(bounds)
+      .map(([kind, b]) => [kind, typeof b === "number" ? { bound: b, keptUpTo: null } : { bound: b.bound, keptUpTo: b.keptUpTo ?? null }] as const)
+      .filter(([, b]) => b.bound > 0),
+  );
   state.backlog.clear();
 }
 
+/** A bounded lane's bound (null: the lane has none). */
+export function backlogBoundOf(store: object, kind: string): number | null {
+  return laneState(store).bounds.get(kind)?.bound ?? null;
+}
+
 /**
- * Counts the pending jobs of each bounded lane, up to its bound (a range of the claim index no
- * longer than the bound, whatever the backlog). The workers call it every second or so: between
- * two counts, each job this process enqueues adds one.
+ * Counts the pending jobs of each bounded lane by priority (a range of the order index; the
+ * lane holds about its bound, plus the kept jobs waiting past it). The workers call it every
+ * second or so: between two counts, each job this process enqueues adds one.
  */
 export async function refreshBacklogs(ctx: Pick<ReadContext, "store" | "db">): Promise<void> {
   const state = laneState(ctx.store);
-  for (const [kind, bound] of state.bounds) {
-    const upTo = ctx.db
-      .select({ one: sql`1` })
+  for (const kind of state.bounds.keys()) {
+    const rows = await ctx.db
+      .select({ priority: jobs.priority, n: count() })
       .from(jobs)
       .where(and(eq(jobs.kind, kind), eq(jobs.status, "pending")))
-      .limit(bound)
-      .as("up_to");
-    const [row] = await ctx.db.select({ n: count() }).from(upTo);
-    state.backlog.set(kind, row?.n ?? 0);
+      .groupBy(jobs.priority);
+    state.backlog.set(kind, new Map(rows.map((r) => [r.priority, r.n])));
   }
+}
+
+/** Jobs of `kind` asked for per second over the last minute (since start, when that is shorter), in this process. */
+export function arrivalRate(store: object, kind: string, now: number): number {
+  const ring = laneState(store).arrivals.get(kind);
+  if (!ring) return 0;
+  const second = Math.floor(now / 1000);
+  let n = 0;
+  for (let i = 0; i < ARRIVAL_WINDOW_S; i++) if (ring.seconds[i]! > second - ARRIVAL_WINDOW_S) n += ring.counts[i]!;
+  const span = Math.min(ARRIVAL_WINDOW_S, Math.max(1, (now - ring.since) / 1000));
+  return n / span;
+}
+
+function noteArrival(state: LaneState, kind: string, now: number): void {
+  let ring = state.arrivals.get(kind);
+  if (!ring) state.arrivals.set(kind, (ring = { counts: new Array<number>(ARRIVAL_WINDOW_S).fill(0), seconds: new Array<number>(ARRIVAL_WINDOW_S).fill(0), since: now }));
+  const second = Math.floor(now / 1000);
+  const i = second % ARRIVAL_WINDOW_S;
+  if (ring.seconds[i] !== second) {
+    ring.seconds[i] = second;
+    ring.counts[i] = 0;
+  }
+  ring.counts[i]!++;
 }
 
 /** The jobs skipped since start, by kind and reason (metrics). */
@@ -94,24 +144,45 @@ export function takeEnqueuedKinds(store: object): string[] {
   return kinds;
 }
 
-/** Why a new job of `kind` would be skipped now (null: it is queued). */
-function skipReason(store: object, kind: string): string | null {
-  const state = laneState(store);
-  const bound = state.bounds.get(kind);
-  if (bound === undefined || (state.backlog.get(kind) ?? 0) < bound) return null;
-  return `skipped: ${bound} ${kind} jobs were already waiting (the lane's backlog bound); retry it once the lane has drained`;
+const skippedNew = (bound: number, kind: string) =>
+  `skipped: ${bound} ${kind} jobs were already waiting (the lane's backlog bound), none less urgent than this one; it is taken again once the lane has room`;
+const skippedWaiting = (bound: number, kind: string) =>
+  `skipped: ${bound} ${kind} jobs were waiting (the lane's backlog bound) when a more urgent one came, and this one was the least urgent; it is taken again once the lane has room`;
+
+function countSkipped(state: LaneState, kind: string): void {
+  const key = `${kind}\u0000${BACKLOG_REASON}`;
+  const entry = state.skipped.get(key) ?? { kind, reason: BACKLOG_REASON, count: 0 };
+  entry.count++;
+  state.skipped.set(key, entry);
 }
+
+const bump = (counts: Map<number, number>, priority: number, by: number) => counts.set(priority, Math.max(0, (counts.get(priority) ?? 0) + by));
 
 /**
  * Adds a job. Call it inside the transaction whose change it follows (the job then exists
  * exactly when the change does: an outbox); the workers are woken once that transaction commits.
- * A job of a lane over its backlog bound is written as skipped, with the reason, and not run.
+ * Past its lane's backlog bound, the lane sheds the job it would take last (admit,
+ * backlog-rules.ts): this one, written as skipped with the reason and not run, or a waiting one
+ * of a less urgent priority, marked skipped in this transaction (a write whose answer nobody
+ * waits for: it travels with the COMMIT).
  */
 export async function enqueueJob(ctx: ReadContext, input: EnqueueInput): Promise<string> {
   const id = newId();
   const now = ctx.clock.now();
-  const skipped = skipReason(ctx.store, input.kind);
-  await ctx.db.insert(jobs).values({
+  const priority = input.priority ?? 0;
+  const state = laneState(ctx.store);
+  const rules = state.bounds.get(input.kind);
+  noteArrival(state, input.kind, now);
+  let counts: Map<number, number> | undefined;
+  let admission: ReturnType<typeof admit> = { queued: true, shed: null };
+  if (rules) {
+    counts = state.backlog.get(input.kind);
+    if (!counts) state.backlog.set(input.kind, (counts = new Map()));
+    const lane: LaneBacklog = { bound: rules.bound, keptUpTo: rules.keptUpTo, pending: counts };
+    admission = admit(lane, priority);
+  }
+  const skipped = admission.queued ? null : skippedNew(rules!.bound, input.kind);
+  const inserted = ctx.db.insert(jobs).values({
     id,
     orgId: input.orgId,
     kind: input.kind,
@@ -122,21 +193,54 @@ export async function enqueueJob(ctx: ReadContext, input: EnqueueInput): Promise
     // A skipped job's run_at is when it was skipped: the lane's latest skip is an index search.
     runAt: skipped ? now : (input.runAt ?? now),
     lastError: skipped,
+    priority,
+    entityId: input.entityId ?? null,
     createdAt: now,
     updatedAt: now,
   });
-  const state = laneState(ctx.store);
+  // Both statements sent before either answer is awaited: a caller may leave this whole call to
+  // its COMMIT (Store.atCommit), and a statement sent only once an answer came back would come
+  // after the COMMIT.
+  const shed = admission.queued && admission.shed !== null && counts && rules ? admission.shed : null;
+  await together(inserted.execute(), shed === null ? null : shedWaiting(ctx, { kind: input.kind, priority: shed, reason: skippedWaiting(rules!.bound, input.kind), now }));
   if (skipped) {
-    const key = `${input.kind}\u0000${BACKLOG_REASON}`;
-    const entry = state.skipped.get(key) ?? { kind: input.kind, reason: BACKLOG_REASON, count: 0 };
-    entry.count++;
-    state.skipped.set(key, entry);
+    countSkipped(state, input.kind);
     return id;
   }
-  if (state.bounds.has(input.kind)) state.backlog.set(input.kind, (state.backlog.get(input.kind) ?? 0) + 1);
+  if (shed !== null && counts) {
+    bump(counts, shed, -1);
+    countSkipped(state, input.kind);
+  }
+  if (counts) bump(counts, priority, 1);
   state.enqueued.add(input.kind);
   ctx.store.jobEnqueued();
   return id;
+}
+
+/**
+ * Marks skipped the newest waiting job of `priority` in its lane: the one the lane would take
+ * last (a range of the order index, read backwards). On PostgreSQL a job another transaction
+ * holds (being claimed, or shed by another report) is passed over for the next.
+ *
+ * Like the claim, these statements name their rows by `id IN (a limited, locking subquery)`
+ * with no other condition on the updated rows: one more (`status = …`) lets PostgreSQL's planner
+ * scan the table by it and run the subquery again for each row, each run locking and returning
+ * the next row, so that more rows than the limit change (test/domain/enrichment-queue.test.ts saw
+ * a catch-up of 1 take 3). The subquery's FOR UPDATE re-reads each row it locks: its conditions
+ * hold for the rows it answers.
+ */
+function shedWaiting(ctx: ReadContext, input: { kind: string; priority: number; reason: string; now: number }): Promise<unknown> {
+  const last = ctx.db
+    .select({ id: jobs.id })
+    .from(jobs)
+    .where(and(eq(jobs.kind, input.kind), eq(jobs.status, "pending"), eq(jobs.priority, input.priority)))
+    .orderBy(desc(jobs.runAt))
+    .limit(1);
+  return ctx.db
+    .update(jobs)
+    .set({ status: "skipped", runAt: input.now, lastError: input.reason, updatedAt: input.now })
+    .where(inArray(jobs.id, ctx.store.skipLocked(last)))
+    .execute();
 }
 
 /**
@@ -144,6 +248,15 @@ export async function enqueueJob(ctx: ReadContext, input: EnqueueInput): Promise
  * they run beside other writes, so instances claim jobs together (Store.transaction).
  */
 const LEASED_ROWS_ONLY = { exclusive: false } as const;
+
+/**
+ * A claim and a completion are one statement each, atomic alone: on PostgreSQL each is its own
+ * transaction, sent without BEGIN and COMMIT (one round trip instead of three) and committed
+ * without waiting for the disk (Store.transaction's `durable: false`). What a crash of
+ * PostgreSQL may lose of them is a claim or a completion of its last moments: the job then runs
+ * again, which every job tolerates (the queue runs each at least once).
+ */
+const ONE_STATEMENT = { exclusive: false, durable: false } as const;
 
 /**
  * When the next pending job of a lane is due (null: none pending): its oldest run_at, the first
@@ -161,17 +274,22 @@ export async function nextDueAt(ctx: Pick<ReadContext, "db">, kind: string): Pro
 }
 
 /**
- * The claim's statement: lease up to `limit` due jobs of `kind`, oldest first. Its row selection
- * is a range of the claim index (kind, status, run_at) read in order: no sort, whatever the
- * backlog (test/job-claim-plan.test.ts checks the plan on both engines).
+ * The claim's statement: lease up to `limit` due jobs of `kind`, most urgent first (lowest
+ * priority), then oldest first. Its row selection is the order index (kind, status, priority,
+ * run_at) read in order: no sort, whatever the backlog (test/job-claim-plan.test.ts checks the
+ * plan on both engines). Within a priority the due jobs come first (run_at order), so the rows
+ * passed over are only the jobs of more urgent priorities waiting for a retry.
  */
 export function claimStatement(ctx: Pick<ReadContext, "store" | "db">, input: { kind: string; workerId: string; leaseMs: number; limit: number; now: number }) {
   const { now } = input;
   const due = ctx.db
     .select({ id: jobs.id })
     .from(jobs)
-    .where(and(eq(jobs.kind, input.kind), eq(jobs.status, "pending"), lte(jobs.runAt, now)))
-    .orderBy(asc(jobs.runAt))
+    // `run_at + 0`: a condition no index can take as a range, so that the planner drives the claim
+    // by the order index, whose order is the claim's, rather than by a range of the claim index
+    // and a sort of every due job (SQLite's choice on a young database without statistics).
+    .where(and(eq(jobs.kind, input.kind), eq(jobs.status, "pending"), lte(sql`${jobs.runAt} + 0`, now)))
+    .orderBy(asc(jobs.priority), asc(jobs.runAt))
     .limit(input.limit);
   return ctx.db
     .update(jobs)
@@ -182,17 +300,18 @@ export function claimStatement(ctx: Pick<ReadContext, "store" | "db">, input: { 
 }
 
 /**
- * Leases up to `limit` due jobs of one lane, oldest first: one UPDATE … RETURNING in a
- * transaction of its own (claimStatement), the same cost at 100 pending jobs or a million.
- * Only pending jobs: a job whose worker died is made pending again by reclaimExpiredLeases, a
- * separate pass. On PostgreSQL the rows are locked FOR UPDATE SKIP LOCKED, so two workers (of
- * any instance) never take the same job and never wait for each other.
+ * Leases up to `limit` due jobs of one lane, most urgent then oldest first: one UPDATE …
+ * RETURNING, a transaction of its own (ONE_STATEMENT: one round trip on PostgreSQL), the same
+ * cost at 100 pending jobs or a million. Only pending jobs: a job whose worker died is made
+ * pending again by reclaimExpiredLeases, a separate pass. On PostgreSQL the rows are locked FOR
+ * UPDATE SKIP LOCKED, so two workers (of any instance) never take the same job and never wait
+ * for each other.
  */
 export function claimJobs(ctx: ReadContext, input: { kind: string; workerId: string; leaseMs: number; limit: number }): Promise<JobRow[]> {
-  return ctx.store.transaction(async () => claimStatement(ctx, { ...input, now: ctx.clock.now() }), LEASED_ROWS_ONLY);
+  return ctx.store.transaction(async () => claimStatement(ctx, { ...input, now: ctx.clock.now() }), ONE_STATEMENT);
 }
 
-/** Marks leased jobs done (one UPDATE for all of them), except those whose lease passed to another worker meanwhile. */
+/** Marks leased jobs done (one UPDATE for all of them, ONE_STATEMENT), except those whose lease passed to another worker meanwhile. */
 export function completeJobs(ctx: ReadContext, input: { ids: string[]; workerId: string }): Promise<void> {
   if (input.ids.length === 0) return Promise.resolve();
   return ctx.store.transaction(async () => {
@@ -200,7 +319,7 @@ export function completeJobs(ctx: ReadContext, input: { ids: string[]; workerId:
       .update(jobs)
       .set({ status: "done", leaseUntil: null, leasedBy: null, lastError: null, updatedAt: ctx.clock.now() })
       .where(and(inArray(jobs.id, input.ids), eq(jobs.leasedBy, input.workerId)));
-  }, LEASED_ROWS_ONLY);
+  }, ONE_STATEMENT);
 }
 
 /** A failed attempt: retry at `retryAt`, or dead when that was the last attempt. */
@@ -362,19 +481,19 @@ export async function queueDepth(ctx: Pick<DomainContext, "db">, input: { orgId?
     .from(jobs)
     .where(input.orgId === undefined ? undefined : eq(jobs.orgId, input.orgId))
     .groupBy(jobs.status);
-  const out: Record<JobStatus, number> = { pending: 0, running: 0, done: 0, dead: 0, skipped: 0 };
+  const out: Record<JobStatus, number> = { pending: 0, running: 0, done: 0, dead: 0, skipped: 0, expired: 0 };
   for (const r of rows) out[r.status] = r.n;
   return out;
 }
 
-/** Puts a dead or skipped job of the context's organization back in line (an operator's "retry"). */
+/** Puts a dead, skipped or expired job of the context's organization back in line (an operator's "retry"). */
 export function retryDeadJob(ctx: Pick<DomainContext, "store" | "db" | "clock" | "orgId">, jobId: string): Promise<boolean> {
   return transaction(ctx, async () => {
     const now = ctx.clock.now();
     const retried = await ctx.db
       .update(jobs)
       .set({ status: "pending", attempts: 0, runAt: now, lastError: null, updatedAt: now })
-      .where(and(eq(jobs.id, jobId), eq(jobs.orgId, ctx.orgId), inArray(jobs.status, ["dead", "skipped"])))
+      .where(and(eq(jobs.id, jobId), eq(jobs.orgId, ctx.orgId), inArray(jobs.status, ["dead", "skipped", "expired"])))
       .returning({ id: jobs.id, kind: jobs.kind });
     if (retried.length > 0) {
       laneState(ctx.store).enqueued.add(retried[0]!.kind);
@@ -382,4 +501,66 @@ export function retryDeadJob(ctx: Pick<DomainContext, "store" | "db" | "clock" |
     }
     return retried.length > 0;
   });
+}
+
+/** Pending jobs of a lane, counted up to `upTo` (a range of the claim index no longer than that). */
+export async function pendingUpTo(ctx: Pick<ReadContext, "db">, input: { kind: string; upTo: number }): Promise<number> {
+  const upTo = ctx.db
+    .select({ one: sql`1` })
+    .from(jobs)
+    .where(and(eq(jobs.kind, input.kind), eq(jobs.status, "pending")))
+    .limit(input.upTo)
+    .as("up_to");
+  const [row] = await ctx.db.select({ n: count() }).from(upTo);
+  return row?.n ?? 0;
+}
+
+/**
+ * A lane catching up: up to `limit` of its skipped jobs queued again, most urgent first, then the
+ * longest skipped first (a range of the order index), due at once. One statement; on PostgreSQL
+ * rows another transaction holds are passed over. Answers how many.
+ */
+export function requeueSkipped(ctx: ReadContext, input: { kind: string; limit: number }): Promise<number> {
+  if (input.limit <= 0) return Promise.resolve(0);
+  return ctx.store.transaction(async () => {
+    const now = ctx.clock.now();
+    const next = ctx.db
+      .select({ id: jobs.id })
+      .from(jobs)
+      .where(and(eq(jobs.kind, input.kind), eq(jobs.status, "skipped")))
+      .orderBy(asc(jobs.priority), asc(jobs.runAt))
+      .limit(input.limit);
+    const rows = await ctx.db
+      .update(jobs)
+      .set({ status: "pending", runAt: now, lastError: null, updatedAt: now })
+      .where(inArray(jobs.id, ctx.store.skipLocked(next)))
+      .returning({ id: jobs.id });
+    if (rows.length > 0) {
+      laneState(ctx.store).enqueued.add(input.kind);
+      ctx.store.jobEnqueued();
+    }
+    return rows.length;
+  }, LEASED_ROWS_ONLY);
+}
+
+/**
+ * Up to `limit` skipped jobs of a lane, skipped before `skippedBefore` (their run_at: a range of
+ * the claim index), marked expired with `reason`. Answers how many.
+ */
+export function expireSkipped(ctx: ReadContext, input: { kind: string; skippedBefore: number; reason: string; limit: number }): Promise<number> {
+  return ctx.store.transaction(async () => {
+    const now = ctx.clock.now();
+    const old = ctx.db
+      .select({ id: jobs.id })
+      .from(jobs)
+      .where(and(eq(jobs.kind, input.kind), eq(jobs.status, "skipped"), lt(jobs.runAt, input.skippedBefore)))
+      .orderBy(asc(jobs.runAt))
+      .limit(input.limit);
+    const rows = await ctx.db
+      .update(jobs)
+      .set({ status: "expired", lastError: input.reason, updatedAt: now })
+      .where(inArray(jobs.id, ctx.store.skipLocked(old)))
+      .returning({ id: jobs.id });
+    return rows.length;
+  }, LEASED_ROWS_ONLY);
 }

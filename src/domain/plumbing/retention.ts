@@ -15,7 +15,7 @@ import { SESSION_IDLE_MS } from "./sessions.ts";
 export interface RetentionPolicy {
   /** Done and skipped jobs, from when they finished (of a kind `jobKinds` does not name: one of an earlier release). */
   jobsMs: number;
-  /** Dead jobs, from when they died (likewise). */
+  /** Dead and expired jobs, from when they died or expired (likewise): kept as long, for an operator's retry. */
   deadJobsMs: number;
   /** Each job kind's own retention of its done and skipped jobs (`doneMs`) and dead ones (`deadMs`): JOB_SPECS, src/jobs/job-specs.ts. */
   jobKinds?: Readonly<Record<string, { doneMs: number; deadMs: number }>>;
@@ -63,7 +63,7 @@ export function deleteExpiredBatch(ctx: ReadContext, input: { log: RetentionLog;
     case "deadJobs": {
       const ranges = jobRanges(policy, input.log);
       if (ranges.length === 0) return Promise.resolve(0);
-      const statuses = input.log === "jobs" ? (["done", "skipped"] as const) : (["dead"] as const);
+      const statuses = input.log === "jobs" ? (["done", "skipped"] as const) : (["dead", "expired"] as const);
       return run(async () => {
         let deleted: { id: string }[] = [];
         // One status at a time: each a range of (status, updated_at), for each retention of the kinds.

@@ -367,6 +367,14 @@ export interface TransitionInput<A extends WorkflowAction> {
    * intake must not decide the reports it joined).
    */
   alone?: boolean;
+  /**
+   * The report (a report target only) and its case as the caller locked them in its own open
+   * transaction (lockReportAndCase), and as they are now: the engine neither reads and locks
+   * them again nor opens a savepoint, and its writes are left to the commit (Store.atCommit:
+   * on PostgreSQL they travel with the COMMIT). A failure then fails the caller's transaction.
+   * AI enrichment moves a report so (src/domain/analysis/enrichment.ts).
+   */
+  locked?: { report: ReportRow; theCase: CaseRow };
 }
 
 /** The actions a claim holds against: a moderator's own decisions on an open case. */
@@ -381,7 +389,10 @@ export function applyTransition<A extends WorkflowAction>(ctx: DomainContext, in
   const { target, move } = input;
   const skip = input.refused === "skip";
   const claim = input.claim ?? "respect";
-  const how = { silent: input.silent === true, alone: input.alone === true };
+  const how = { silent: input.silent === true, alone: input.alone === true, deferWrites: false };
+  if (input.locked && "reportId" in target && ctx.store.inTransaction()) {
+    return onReport(ctx, target.reportId, move, skip, claim, { ...how, deferWrites: true }, input.locked);
+  }
   return transaction(
     ctx,
     () => ("reportId" in target ? onReport(ctx, target.reportId, move, skip, claim, how) : onCase(ctx, target.caseId, move, skip, how.silent)),
@@ -425,12 +436,14 @@ async function onReport<A extends WorkflowAction>(
   move: Move<A>,
   skip: boolean,
   claim: "respect" | "take_over",
-  how: { silent: boolean; alone: boolean } = { silent: false, alone: false },
+  how: { silent: boolean; alone: boolean; deferWrites: boolean } = { silent: false, alone: false, deferWrites: false },
+  given?: { report: ReportRow; theCase: CaseRow },
 ): Promise<Transition<A>> {
   const effects = effectsOf<A>(move.action);
   const now = ctx.clock.now();
-  // The case's row first (src/domain/cases/case-lock.ts), then the report as it is under that lock.
-  const locked = await lockReportAndCase(ctx, reportId);
+  // The case's row first (src/domain/cases/case-lock.ts), then the report as it is under that
+  // lock; or as the caller locked them.
+  const locked = given ?? (await lockReportAndCase(ctx, reportId));
   const row = locked.report;
   let theCase = locked.theCase;
   if (!row) {
@@ -461,20 +474,20 @@ async function onReport<A extends WorkflowAction>(
 
   const applied = !own.noop;
   const t: Transition<A> = { move, at: now, allowed: true, changed: own.changed, applied, report: null, fellows: [], case: null, silent: how.silent };
-  t.report = await writeReport(ctx, effects, move, report, own.to, applied, now);
+  t.report = await writeReport(ctx, effects, move, report, own.to, applied, now, how.deferWrites);
   // An applied move spreads to the case and its other reports even when the report itself was
   // already there (escalating an IN_REVIEW report takes its OPEN fellows into review too).
   if (applied) {
     for (const fellow of await fellowsOf(ctx, how.alone ? "none" : effects.fellows, report, from)) {
       const m = nextStatus(asStatus(fellow.status), move.action, restoreOf(move as Move));
-      if (m.allowed && m.changed) t.fellows.push(await writeReport(ctx, effects, move, fellow, m.to, true, now));
+      if (m.allowed && m.changed) t.fellows.push(await writeReport(ctx, effects, move, fellow, m.to, true, now, how.deferWrites));
     }
     const caseMove = nextStatus(asStatus(theCase.status), move.action, restoreOf(move as Move));
     const caseRule = how.alone && theCase.reportCount > 1 ? "none" : effects.case;
     let caseTo = caseRule === "follows" ? own.to : caseRule === "table" && caseMove.allowed ? caseMove.to : null;
     // A case leaves review only with all its reports (the table's moves need not take them all).
     if (caseRule === "table" && caseTo !== null && isOpenStatus(theCase.status) && !isOpenStatus(caseTo) && (await holdsOpenReport(ctx, theCase.id))) caseTo = null;
-    if (caseTo !== null && caseTo !== theCase.status) t.case = await writeCase(ctx, theCase, caseTo, move as Move, now);
+    if (caseTo !== null && caseTo !== theCase.status) t.case = await writeCase(ctx, theCase, caseTo, move as Move, now, how.deferWrites);
   }
   if ([t.report, ...t.fellows, t.case].some(movesTally)) await recountCaseReporters(ctx, { caseId: theCase.id });
   for (const effect of effects.then) await effect(ctx, t);
@@ -532,11 +545,13 @@ async function writeReport<A extends WorkflowAction>(
   to: Status,
   applied: boolean,
   now: number,
+  deferred = false,
 ): Promise<ReportChange> {
-  await ctx.db
+  const update = ctx.db
     .update(reports)
     .set({ status: to, updatedAt: now, ...effects.record?.(move, { actor: ctx.actor, now, applied }) })
     .where(eq(reports.id, r.id));
+  await (deferred ? ctx.store.atCommit(update.execute()) : update);
   await recordAudit(ctx, {
     projectId: r.projectId, action: effects.audit,
     entityType: "report", entityId: r.id,
@@ -563,7 +578,7 @@ const DECISION_CODE: Partial<{ [A in WorkflowAction]: (m: Move<A>, c: CaseRow) =
  * how the database's trigger cases_decision_fill (migration case_decisions) tells these writes
  * from an older release's, whose decisions it fills in (test/case-decisions.test.ts).
  */
-async function writeCase(ctx: DomainContext, c: CaseRow, to: Status, move: Move, now: number): Promise<StatusChange> {
+async function writeCase(ctx: DomainContext, c: CaseRow, to: Status, move: Move, now: number, deferred = false): Promise<StatusChange> {
   const { action } = move;
   const codeOf = DECISION_CODE[action] as ((m: Move, c: CaseRow) => string | null) | undefined;
   const decided: CaseRecord =
@@ -572,7 +587,8 @@ async function writeCase(ctx: DomainContext, c: CaseRow, to: Status, move: Move,
       : move.action === "undo"
         ? { ...move.caseRecord }
         : {};
-  await ctx.db.update(cases).set({ status: to, isOpen: isOpenStatus(to) ? 1 : 0, updatedAt: now, ...decided }).where(eq(cases.id, c.id));
+  const update = ctx.db.update(cases).set({ status: to, isOpen: isOpenStatus(to) ? 1 : 0, updatedAt: now, ...decided }).where(eq(cases.id, c.id));
+  await (deferred ? ctx.store.atCommit(update.execute()) : update);
   if (to !== c.status) {
     await recordAudit(ctx, {
       projectId: c.projectId, action: "CASE_STATUS_CHANGED",

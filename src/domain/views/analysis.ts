@@ -32,6 +32,42 @@ export const analysisViewSchema = z.object({
     .record(z.string(), z.number().int())
     .nullable()
     .meta({ description: "The policy version each category used (category name → version); a category absent used its description; null for analyses stored before it was recorded." }),
+  /** A report's enrichment that reused an earlier analysis of the same content: which, made when (null: the model answered). */
+  reusedFrom: z
+    .object({ analysisId: z.string(), analyzedAt: isoDateTime })
+    .nullable()
+    .optional()
+    .meta({
+      description:
+        "Set on a report's enrichment that reused an earlier analysis of the same content (the same description and target content after normalisation, analysed by the same model, prompt and policy versions within the reuse window) instead of asking the model: that analysis's id and when it was made; its answer fields are that analysis's. Null (or absent) when the model answered for this analysis.",
+    }),
   createdAt: isoDateTime,
 });
 export type AnalysisView = z.infer<typeof analysisViewSchema>;
+
+/**
+ * The model's capacity against what arrives, as the overview shows it (src/domain/analysis/capacity.ts;
+ * docs/ai.md, "Sizing"). The pace is this instance's measure; the figures of reports are every instance's.
+ */
+export const aiCapacitySchema = z.object({
+  /** Mean time of a model answer lately, in seconds (null before the first). */
+  answerSeconds: z.number().nullable(),
+  /** Requests the enrichment lane sends the model at once (FLAGSTAFF_AI_CONCURRENCY). */
+  slots: z.number().int(),
+  /** Model calls waiting for their answer now. */
+  inFlight: z.number().int(),
+  /** Answers a second the lane gets with every slot busy: slots ÷ answer time (null before the first answer). */
+  capacityPerSecond: z.number().nullable(),
+  /** Answers a second over the last minute. */
+  answersPerSecond: z.number(),
+  /** Reports asking for enrichment, per second over the last 5 minutes. */
+  arrivalsPerSecond: z.number(),
+  /** The reports of the last hour that asked for enrichment (at most the newest 50,000): how many carry an analysis, and of their distinct contents. */
+  lastHour: z.object({ reports: z.number().int(), withAnalysis: z.number().int(), contents: z.number().int(), contentsAnalysed: z.number().int(), capped: z.boolean() }),
+  /** Skipped enrichments waiting to be caught up, and expired ones (each counted up to 100,000). */
+  skipped: z.number().int(),
+  expired: z.number().int(),
+  /** One line for the overview, or null while nothing was asked. */
+  summary: z.string().nullable(),
+});
+export type AiCapacity = z.infer<typeof aiCapacitySchema>;

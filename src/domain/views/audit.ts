@@ -304,6 +304,8 @@ export const AUDIT_ACTIONS = {
       confidenceSource: z.enum(["logprobs", "self_reported"]),
       reportId: z.string().nullable(),
       url: z.string().nullable(),
+      // Since issue 44: a report's enrichment that reused an earlier analysis of the same content (no model call).
+      reusedFrom: z.object({ analysisId: z.string(), analyzedAt: z.string() }).optional(),
     }),
   },
   LINK_SCAN_SKIPPED: {

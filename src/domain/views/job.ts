@@ -32,10 +32,12 @@ export const JOB_KINDS: readonly JobKind[] = Object.values(JOB_KIND);
 
 /**
  * pending → running → done, or back to pending for a retry, or dead after the last attempt;
- * skipped: optional work (AI enrichment) not run because its lane was over its backlog bound
- * when it was asked for (lastError says so); an operator may retry it like a dead one.
+ * skipped: optional work (AI enrichment) shed at its lane's backlog bound (lastError says so),
+ * taken again when the lane has room (enrichment's catch-up) or by an operator's retry;
+ * expired: skipped enrichment not caught up within FLAGSTAFF_ENRICH_CATCH_UP_MS (lastError
+ * says so), retried in bulk by an operator (docs/ai.md, "When the model is too slow").
  */
-export const JOB_STATUSES = ["pending", "running", "done", "dead", "skipped"] as const;
+export const JOB_STATUSES = ["pending", "running", "done", "dead", "skipped", "expired"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
 export const jobViewSchema = z.object({

@@ -5,6 +5,7 @@ import { trpc } from "../api.ts";
 import { useSession } from "../session.tsx";
 import { ErrorNote, Field, formatDuration, Loading, ProjectOptions, StackedBars, Table, type Series } from "../ui.tsx";
 import { OldestAge, targetsText } from "../components/service-levels.tsx";
+import { AiCapacityCard } from "../components/ai-capacity.tsx";
 
 const SEVERITY_COLORS: Record<Severity, string> = { LOW: "#94a3b8", MEDIUM: "#eab308", HIGH: "#f97316", CRITICAL: "#dc2626" };
 /** The chart stacks the most severe first. */
@@ -64,6 +65,7 @@ export function OverviewPage() {
           <p>{o.backlog.warning}</p>
         </div>
       )}
+      {o && <AiCapacityCard ai={o.ai} projectId={projectId} />}
       {!o || !f ? (
         <Loading />
       ) : (
