@@ -9,6 +9,11 @@
 # Arguments are passed to both `bun test` runs: `npm test -- test/reports.test.ts` runs one file
 # on both engines. It fails when either pass fails (both run regardless).
 #
+# The browser tests (the files that import test/helpers/browser.ts: the dashboard in Chromium) run
+# in the SQLite pass only when no file is named: they test the dashboard, which speaks tRPC to a
+# server whose every procedure the other files test on both engines, and they are half of the
+# suite's time. Naming a file runs it on both; FLAGSTAFF_TEST_BROWSER_ON_POSTGRES=1 runs them all.
+#
 # - FLAGSTAFF_TEST_ENGINES=sqlite or =postgres (or "sqlite,postgres", the default) picks the passes.
 # - FLAGSTAFF_TEST_POSTGRES_URL set: the PostgreSQL pass uses that server (a superuser URL, e.g.
 #   postgres://postgres@127.0.0.1:5432/postgres) instead of starting a throwaway cluster.
@@ -72,6 +77,15 @@ if $run_postgres; then
   else
     echo "== PostgreSQL =="
     pg_run=(bun scripts/pg-cluster.ts -- bun test --timeout 30000 "$@")
+  fi
+  named_files=false
+  for arg in "$@"; do
+    if [ -e "$arg" ] || [[ "$arg" == *.ts ]]; then named_files=true; fi
+  done
+  if ! $named_files && [ "${FLAGSTAFF_TEST_BROWSER_ON_POSTGRES:-}" != "1" ]; then
+    mapfile -t pg_files < <(grep -L -r --include='*.test.ts' 'helpers/browser' test | sort)
+    echo "(the browser tests run in the SQLite pass: ${#pg_files[@]} files here)"
+    pg_run+=("${pg_files[@]}")
   fi
   if "${pg_run[@]}"; then
     summary+=("PostgreSQL: passed")

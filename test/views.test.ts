@@ -5,6 +5,7 @@
  * other edit; a field not in the schema cannot be answered. In process: the REST adapter on an
  * in-memory store, the documents from openApiDocument.
  */
+import { attachmentViewSchema } from "../src/domain/views/attachment.ts";
 import { agreementSchema } from "../src/domain/views/quality.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
@@ -85,6 +86,7 @@ describe("the OpenAPI documents publish the domain's view schemas", () => {
     ["org", "EvalRun", evalRunViewSchema],
     ["org", "EvalRunMetrics", evalRunMetricsSchema],
     ["org", "ThresholdAdvice", thresholdAdviceSchema],
+    ["org", "Attachment", attachmentViewSchema],
   ];
   for (const [family, id, schema] of components) {
     test(`${family} ${id}: the properties are the view schema's keys, in its order`, () => {
