@@ -4,6 +4,14 @@ import { expect } from "bun:test";
 export const HEALTHZ_MS = 250;
 
 /**
+ * The longest a `/healthz` may wait beside work that took `workMs` in all: HEALTHZ_MS, or a third
+ * of the work on a machine so loaded that the work itself took long. Work that holds the event
+ * loop makes one `/healthz` wait about all of it, so this still fails where the work does not
+ * give the loop back; a work cut in slices keeps every wait to a slice and the scheduling delays.
+ */
+export const stallBound = (workMs: number): number => Math.max(HEALTHZ_MS, workMs / 3);
+
+/**
  * Runs `during` while `${url}/healthz` is asked every 20 ms; answers its result, the slowest
  * /healthz (ms), each of which answered 200, and how many were asked. A /healthz still waiting
  * when `during` ends counts too.
