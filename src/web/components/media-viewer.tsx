@@ -74,7 +74,7 @@ function MediaFigure({ item, preferences, state, dispatch, actions }: { item: Me
   const kind = [item.detectedType, formatBytes(item.size), item.width && item.height ? `${item.width} × ${item.height}` : null].filter(Boolean).join(" · ");
   if (display === "file") {
     return (
-      <figure className="media-item media-file" aria-labelledby={captionId}>
+      <figure className="media-item media-file" aria-labelledby={captionId} data-testid={`media-${item.id}`}>
         <figcaption id={captionId}>
           <span className="media-name">{item.fileName}</span> <span className="muted">{kind}</span>
         </figcaption>
