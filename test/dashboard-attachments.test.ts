@@ -12,7 +12,8 @@
  * - a moderator's preferences (light blur, no grayscale) applied to the case's preview and kept
  *   across a reload;
  * - a moderator adding evidence from the case page (listed, its preview made), an HTML page named
- *   x.png refused with the server's own message, and a file deleted through its confirm dialog.
+ *   x.png refused with the server's own message, so is a file over the size limit (413), and a
+ *   file deleted through its confirm dialog; a viewer sees the media without those controls.
  * The viewer's rules are test/media-reveal.test.ts's; the routes' test/attachments.test.ts's.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -23,7 +24,7 @@ import { concat, text, u32be } from "./helpers/media-bytes.ts";
 import { until } from "./helpers/wait.ts";
 
 let b: DashboardSession;
-let mod: { context: BrowserContext; page: Page };
+let mod: { email: string; context: BrowserContext; page: Page };
 let orgSlug: string;
 /** The case of a CRITICAL report carrying a screenshot, and an ordinary one with a photo, a video and a PDF. */
 const cases = { critical: "", plain: "" };
@@ -32,6 +33,7 @@ const files = { screenshot: "", photo: "", clip: "", pdf: "" };
 /** Every attachment URL the moderator's page fetched, in order. */
 const fetched: string[] = [];
 const TEXT = { critical: "Tonight is the last night, goodbye." };
+const MAX_BYTES = 256 * 1024;
 
 /** An MP4's first box (ftyp, brand isom) and an empty mdat: the type the server reads from the bytes. */
 const mp4 = (): Uint8Array => concat(u32be(24), text("ftyp"), text("isom"), u32be(0x200), text("isom"), text("mp41"), u32be(8), text("mdat"));
@@ -52,7 +54,8 @@ async function previewsMade(caseId: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  b = await openDashboard();
+  // A file limit a test can pass with a small file (the page's 413).
+  b = await openDashboard({ FLAGSTAFF_ATTACHMENT_MAX_BYTES: String(MAX_BYTES) });
   orgSlug = b.server.demo.orgSlug;
   const email = `mod-${crypto.randomUUID().slice(0, 6)}@example.com`;
   const made = await b.platform.trpc.users.create.mutate({ email, role: "moderator" });
@@ -62,7 +65,7 @@ beforeAll(async () => {
     if (r.url().includes("/attachments/")) fetched.push(new URL(r.url()).pathname);
   });
   await signIn(page, b.server.url, email, made.generatedPassword!);
-  mod = { context, page };
+  mod = { email, context, page };
 
   const criticalReport = await b.sdkReport({ target: { contentType: "post", contentExternalId: "note-9", content: TEXT.critical }, reason: "self_harm" });
   cases.critical = (await b.platform.report(criticalReport)).caseId!;
@@ -124,6 +127,7 @@ describe("the review screen with a case's attachments", () => {
       expect(await media(p).getByRole("link", { name: "Download screenshot.jpg" }).getAttribute("href")).toBe(`/api/v1/organizations/${orgSlug}/attachments/${files.screenshot}/content`);
       // Flagstaff's defaults: a strong blur (24 px) and grayscale.
       const figure = item(p, files.screenshot);
+      await figure.getByText("Sent with a report by API key").waitFor();
       expect(await figure.getAttribute("data-blurred")).toBe("");
       expect(await figure.getAttribute("data-gray")).toBe("");
       await expectFilter(img, "blur(24px) grayscale(1)");
@@ -172,6 +176,7 @@ describe("the review screen with a case's attachments", () => {
       await p.getByRole("heading", { level: 2, name: "Media (3)" }).waitFor();
       const img = await loadedPreview(p, files.photo);
       await expectFilter(img, "blur(24px) grayscale(1)");
+      await item(p, files.photo).getByText("Added to the case by API key").waitFor();
 
       const video = item(p, files.clip).locator("video");
       await video.waitFor();
@@ -225,7 +230,7 @@ describe("the review screen with a case's attachments", () => {
   );
 
   test(
-    "a moderator adds evidence from the case page and sees it listed; an HTML page named x.png is refused with the server's message; a file deleted through its confirm dialog",
+    "a moderator adds evidence from the case page and sees it listed; an HTML page named x.png (400) and a file over the size limit (413) are refused with the server's messages; a file deleted through its confirm dialog",
     async () => {
       const p = mod.page;
       await go(p, `#/cases/${cases.plain}`);
@@ -246,6 +251,7 @@ describe("the review screen with a case's attachments", () => {
       const img = await loadedPreview(p, added.id);
       await expectFilter(img, "blur(6px)");
       expect(await file.inputValue()).toBe("");
+      await item(p, added.id).getByText(`Added to the case by ${mod.email}`).waitFor();
       await expectNoA11yViolations(p, "the case's media after adding evidence");
 
       // A page of HTML named x.png and declared image/png: refused, with what the server says.
@@ -258,6 +264,15 @@ describe("the review screen with a case's attachments", () => {
       expect(await alert.innerText()).toBe(refusal.body.error);
       expect(await p.getByRole("heading", { level: 2, name: "Media (4)" }).count()).toBe(1);
       await expectNoA11yViolations(p, "the refusal of an HTML page named x.png");
+
+      // Larger than FLAGSTAFF_ATTACHMENT_MAX_BYTES: the 413's own words.
+      const big = new Uint8Array(MAX_BYTES + 1000).fill(0x61);
+      const tooLarge = await upload(b.server, `/organizations/${orgSlug}/cases/${cases.plain}/attachments`, big, { fileName: "big.txt", contentType: "text/plain" });
+      expect(tooLarge.status).toBe(413);
+      await file.setInputFiles({ name: "big.txt", mimeType: "text/plain", buffer: Buffer.from(big) });
+      await send.click();
+      await until("the 413's message", async () => (await alert.innerText().catch(() => "")) === tooLarge.body.error, 10_000);
+      expect(await p.getByRole("heading", { level: 2, name: "Media (4)" }).count()).toBe(1);
 
       // Delete, confirmed in a dialog: Cancel keeps it, "Delete the file" deletes it.
       await item(p, files.pdf).getByRole("button", { name: "Delete prices.pdf" }).click();
@@ -276,6 +291,26 @@ describe("the review screen with a case's attachments", () => {
       expect(left.attachments.map((a) => a.fileName).sort()).toEqual(["clip.mp4", "evidence.png", "photo.jpg"]);
       // The audit trail on the page says so.
       await p.getByText("ATTACHMENT_DELETED").first().waitFor();
+    },
+    BROWSER_T,
+  );
+
+  test(
+    "a viewer sees the media, with neither Add evidence nor Delete",
+    async () => {
+      const email = `viewer-${crypto.randomUUID().slice(0, 6)}@example.com`;
+      const made = await b.platform.trpc.users.create.mutate({ email, role: "viewer" });
+      const { context, page: p } = await b.signedIn(email, made.generatedPassword!);
+      try {
+        await go(p, `#/cases/${cases.plain}`);
+        await p.getByRole("heading", { level: 2, name: "Media (3)" }).waitFor();
+        await loadedPreview(p, files.photo);
+        expect(await p.getByRole("form", { name: "Add evidence" }).count()).toBe(0);
+        expect(await media(p).getByRole("button", { name: /^Delete/ }).count()).toBe(0);
+        await expectNoA11yViolations(p, "a case's media as a viewer sees it");
+      } finally {
+        await context.close();
+      }
     },
     BROWSER_T,
   );

@@ -11,9 +11,10 @@ import { useRef, useState, type FormEvent } from "react";
 import type { ViewingPreferences } from "../../domain/views/viewing.ts";
 import { trpc, uploadCaseAttachment, type Attachment } from "../api.ts";
 import { useSession } from "../session.tsx";
-import { Dialog, ErrorNote, Field, Loading, useToast } from "../ui.tsx";
+import { dateTime, Dialog, ErrorNote, Field, Loading, useToast } from "../ui.tsx";
 import { MediaViewer, type MediaItem } from "./media-viewer.tsx";
 import { mediaItemOf } from "./media-reveal.ts";
+import { usePeople } from "./people.ts";
 
 /** How often the list is read again while a preview is being made. */
 const PREVIEW_POLL_MS = 1000;
@@ -28,7 +29,11 @@ export function CaseMedia({ caseId, preferences, canWrite }: { caseId: string; p
     queryFn: () => trpc.attachments.list.query({ orgSlug, caseId }),
     refetchInterval: (q) => (q.state.data?.attachments.some((a) => a.preview.status === "pending") ? PREVIEW_POLL_MS : false),
   });
-  const items = (list.data?.attachments ?? []).map(mediaItemOf);
+  const who = usePeople();
+  const items = (list.data?.attachments ?? []).map((a) => ({
+    ...mediaItemOf(a),
+    origin: `${a.reportId ? "Sent with a report" : "Added to the case"} by ${who(a.addedBy)} · ${dateTime(a.createdAt)}`,
+  }));
   const changed = () => {
     void qc.invalidateQueries({ queryKey: key });
     // The audit trail says who added or deleted what.

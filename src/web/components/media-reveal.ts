@@ -33,6 +33,8 @@ export interface MediaItem {
   detectedType: string | null;
   /** Why there is no preview (yet), said where it would be: "Preview being made…", the reason one failed. */
   note?: string | null;
+  /** Where the file came from, for its caption ("Added to the case by … · when"). */
+  origin?: string | null;
 }
 
 /** What each type on the attachments' allowlist is drawn as. */

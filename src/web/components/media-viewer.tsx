@@ -77,6 +77,7 @@ function MediaFigure({ item, preferences, state, dispatch, actions }: { item: Me
       <figure className="media-item media-file" aria-labelledby={captionId} data-testid={`media-${item.id}`}>
         <figcaption id={captionId}>
           <span className="media-name">{item.fileName}</span> <span className="muted">{kind}</span>
+          {item.origin && <span className="media-origin muted">{item.origin}</span>}
         </figcaption>
         {item.note && <p className="muted media-note">{item.note}</p>}
         {item.downloadUrl ? (
@@ -122,6 +123,7 @@ function MediaFigure({ item, preferences, state, dispatch, actions }: { item: Me
       </div>
       <figcaption id={captionId}>
         <span className="media-name">{item.fileName}</span> <span className="muted">{kind}</span>
+        {item.origin && <span className="media-origin muted">{item.origin}</span>}
       </figcaption>
       <div className="media-controls">
         {canBlur && (
