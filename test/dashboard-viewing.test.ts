@@ -14,8 +14,8 @@
  * - an admin marking a category graphic on the project settings page;
  * - no Content-Security-Policy complaint in the whole session (the blur's radius reaches the
  *   stylesheet as a CSS variable set through the CSSOM).
- * The viewer on a case's own media waits for the attachments' routes (its Chromium test belongs
- * to the wiring step); its rules are test/media-reveal.test.ts's.
+ * The viewer on a case's own attachments is test/dashboard-attachments.test.ts's; its rules are
+ * test/media-reveal.test.ts's.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { BrowserContext, Locator, Page } from "playwright-core";

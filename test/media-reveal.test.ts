@@ -6,7 +6,8 @@
  * test/dashboard-viewing.test.ts.
  */
 import { describe, expect, test } from "bun:test";
-import { anythingShown, blurRadius, coverOf, displayOf, formatBytes, HIDDEN, revealReducer, type RevealEvent, type RevealState } from "../src/web/components/media-reveal.ts";
+import type { AttachmentView } from "../src/domain/views/attachment.ts";
+import { anythingShown, blurRadius, coverOf, displayOf, formatBytes, HIDDEN, mediaItemOf, revealReducer, type RevealEvent, type RevealState } from "../src/web/components/media-reveal.ts";
 
 const run = (events: RevealEvent[], from: RevealState = {}): RevealState => events.reduce(revealReducer, from);
 
@@ -17,6 +18,46 @@ describe("what an item is drawn as", () => {
     expect(displayOf({ kind: "image", previewUrl: null })).toBe("file");
     expect(displayOf({ kind: "video", previewUrl: null })).toBe("file");
     for (const kind of ["pdf", "text", "other"] as const) expect(displayOf({ kind, previewUrl: "/p/3" })).toBe("file");
+  });
+
+  test("an attachment: an image only through its preview, once made; a video from its original; anything else a download", () => {
+    const base = `/api/v1/organizations/acme/attachments/a1`;
+    const attachment = (over: Partial<AttachmentView>): AttachmentView => ({
+      id: "a1",
+      caseId: "c1",
+      reportId: null,
+      fileName: "shot.png",
+      declaredType: "image/png",
+      mediaType: "png",
+      contentType: "image/png",
+      sizeBytes: 5000,
+      sha256: "0".repeat(64),
+      width: 4000,
+      height: 3000,
+      addedBy: { type: "user", id: "u1" },
+      createdAt: "2026-12-06T10:00:00.000Z",
+      preview: { status: "ready", width: 1024, height: 768, error: null },
+      contentUrl: `${base}/content`,
+      previewUrl: `${base}/preview`,
+      ...over,
+    });
+    const ready = mediaItemOf(attachment({}));
+    expect(ready).toMatchObject({ kind: "image", previewUrl: `${base}/preview`, downloadUrl: `${base}/content`, width: 1024, height: 768, detectedType: "image/png", note: null });
+    expect(displayOf(ready)).toBe("image");
+    // Until its preview is made (or when none can be), an image is a file: never its original in place.
+    const pending = mediaItemOf(attachment({ preview: { status: "pending", width: null, height: null, error: null }, previewUrl: null }));
+    expect(pending).toMatchObject({ previewUrl: null, note: "Preview being made…", width: 4000, height: 3000 });
+    expect(displayOf(pending)).toBe("file");
+    const failed = mediaItemOf(attachment({ preview: { status: "failed", width: null, height: null, error: "corrupt image data" }, previewUrl: null }));
+    expect(failed).toMatchObject({ previewUrl: null, note: "No preview: corrupt image data." });
+    const webp = mediaItemOf(attachment({ mediaType: "webp", contentType: "image/webp", preview: { status: "none", width: null, height: null, error: null }, previewUrl: null }));
+    expect(displayOf(webp)).toBe("file");
+    const video = mediaItemOf(attachment({ mediaType: "mp4", contentType: "video/mp4", width: null, height: null, preview: { status: "none", width: null, height: null, error: null }, previewUrl: null }));
+    expect(video).toMatchObject({ kind: "video", previewUrl: `${base}/content`, note: null });
+    for (const mediaType of ["pdf", "text"] as const) {
+      const file = mediaItemOf(attachment({ mediaType, preview: { status: "none", width: null, height: null, error: null }, previewUrl: null }));
+      expect([file.kind, file.previewUrl, displayOf(file)]).toEqual([mediaType, null, "file"]);
+    }
   });
 
   test("sizes for people", () => {

@@ -17,6 +17,7 @@ export type Role = Me["role"];
 export type QueueItem = Outputs["dashboard"]["queue"]["items"][number];
 export type CaseDetail = Outputs["dashboard"]["case"];
 export type ReportView = CaseDetail["reports"][number];
+export type Attachment = Outputs["attachments"]["list"]["attachments"][number];
 
 let csrfToken: string | null = null;
 export const setCsrfToken = (token: string | null): void => {
@@ -41,6 +42,20 @@ export const trpc = createTRPCClient<AppRouter>({
     }),
   ],
 });
+
+/**
+ * Adds a file to a case as evidence (docs/attachments.md, "For the dashboard"): its bytes as the
+ * body, as they are (not a form), with the session cookie and the CSRF token like every mutation;
+ * tRPC carries no raw body, so this one call is a route of its own. A refusal throws the server's
+ * `{ error }` message (413 too large, 409 a limit, 400 a type not on the allowlist…).
+ */
+export async function uploadCaseAttachment(orgSlug: string, caseId: string, file: File): Promise<Attachment> {
+  const url = `/api/v1/organizations/${encodeURIComponent(orgSlug)}/cases/${encodeURIComponent(caseId)}/attachments?fileName=${encodeURIComponent(file.name)}`;
+  const res = await fetch(url, { method: "POST", body: file, credentials: "same-origin", headers: csrfToken ? { "x-flagstaff-csrf": csrfToken } : {} });
+  const body = (await res.json().catch(() => null)) as { attachment?: Attachment; error?: unknown } | null;
+  if (res.status === 201 && body?.attachment) return body.attachment;
+  throw new Error(typeof body?.error === "string" ? body.error : `The upload failed (HTTP ${res.status}).`);
+}
 
 /** The tRPC error code of a failed call ("FORBIDDEN", "UNAUTHORIZED", …), if it is one. */
 export function errorCode(err: unknown): string | null {

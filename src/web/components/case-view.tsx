@@ -24,7 +24,8 @@ import { usePeople } from "./people.ts";
 import { accuracyWords, MANY_REPORTS, ReporterSummary } from "./reporter-summary.tsx";
 import { AssignForm, CaseHolder } from "./assignment.tsx";
 import { CaseWarning } from "./case-warning.tsx";
-import { CaseMedia, caseMediaItems, useViewing } from "./viewing.tsx";
+import { CaseMedia } from "./case-media.tsx";
+import { useViewing } from "./viewing.tsx";
 
 /**
  * `onDecided`: review mode's next step, after a decision taken on the case; `onSkip`: review
@@ -195,7 +196,7 @@ export function CaseView({ caseId, focusReport, onDecided, onSkip }: { caseId: s
               <ReportCards reports={d!.reports} focusReport={focusReport} caseSubjectId={d!.subject?.id ?? null} caseTarget={caseTarget} />
             )}
           </section>
-          <CaseMedia caseId={caseId} items={caseMediaItems(d!)} preferences={viewing} />
+          <CaseMedia caseId={caseId} preferences={viewing} canWrite={isModerator} />
           <CaseAppeals caseId={caseId} />
           <AnalysesSection analyses={d!.analyses} />
           <NotesSection caseId={caseId} notes={d!.notes} canWrite={isModerator} />

@@ -6,6 +6,7 @@
  * pointer resting on it, per the preference), and is blurred again when the pointer or the
  * focus leaves it, on Escape, when the page is hidden and when the case changes.
  */
+import type { AttachmentMediaType, AttachmentView } from "../../domain/views/attachment.ts";
 import { BLUR_STRENGTH_SPECS, type ViewingPreferences } from "../../domain/views/viewing.ts";
 
 /** What kind of file an item is (as the server detected it from its bytes). */
@@ -30,6 +31,55 @@ export interface MediaItem {
   height: number | null;
   /** The type the server found in the file's bytes (e.g. `image/png`), null when it found none. */
   detectedType: string | null;
+  /** Why there is no preview (yet), said where it would be: "Preview being made…", the reason one failed. */
+  note?: string | null;
+  /** Where the file came from, for its caption ("Added to the case by … · when"). */
+  origin?: string | null;
+}
+
+/** What each type on the attachments' allowlist is drawn as. */
+const KIND_OF_MEDIA_TYPE = {
+  jpeg: "image",
+  png: "image",
+  gif: "image",
+  webp: "image",
+  mp4: "video",
+  webm: "video",
+  pdf: "pdf",
+  text: "text",
+} as const satisfies Record<AttachmentMediaType, MediaKind>;
+
+/**
+ * An attachment as the viewer shows it (docs/attachments.md, "For the dashboard"). An image is
+ * shown only through its preview (a JPEG the server made anew, `previewUrl`, set once it is
+ * ready), never through its original; one without a preview is a file to download. A video plays
+ * in place from its original (no preview is made of one; the viewer mutes it, never autoplays it
+ * and fetches nothing before the reviewer presses play, each fetch of an original being audited).
+ * Everything else is a download (`contentUrl`: always `Content-Disposition: attachment`).
+ */
+export function mediaItemOf(a: AttachmentView): MediaItem {
+  const kind = KIND_OF_MEDIA_TYPE[a.mediaType];
+  const ready = a.preview.status === "ready" && a.previewUrl !== null;
+  const note =
+    kind !== "image" || ready
+      ? null
+      : a.preview.status === "pending"
+        ? "Preview being made…"
+        : a.preview.status === "failed"
+          ? `No preview: ${a.preview.error ?? "the image could not be decoded"}.`
+          : "No preview of this type of image.";
+  return {
+    id: a.id,
+    kind,
+    previewUrl: kind === "image" ? (ready ? a.previewUrl : null) : kind === "video" ? a.contentUrl : null,
+    downloadUrl: a.contentUrl,
+    fileName: a.fileName,
+    size: a.sizeBytes,
+    width: ready ? a.preview.width : a.width,
+    height: ready ? a.preview.height : a.height,
+    detectedType: a.contentType,
+    note,
+  };
 }
 
 /** How an item is drawn: a preview shown in place (blurred until revealed), or a file to download. */

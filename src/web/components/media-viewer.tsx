@@ -10,7 +10,7 @@
  * Flagstaff. The rules are media-reveal.ts's; the blur radius reaches the stylesheet as a CSS
  * variable set through the CSSOM (React's `style`), which the page's CSP allows.
  */
-import { useEffect, useId, useReducer, useRef, type CSSProperties, type Dispatch, type FocusEvent } from "react";
+import { useEffect, useId, useReducer, useRef, type CSSProperties, type Dispatch, type FocusEvent, type ReactNode } from "react";
 import type { ViewingPreferences } from "../../domain/views/viewing.ts";
 import { anythingShown, blurRadius, coverOf, displayOf, formatBytes, HIDDEN, revealReducer, type ItemState, type MediaItem, type RevealEvent } from "./media-reveal.ts";
 
@@ -24,9 +24,11 @@ export interface MediaViewerProps {
   scope: string;
   /** The viewer's name for assistive technology. */
   label?: string;
+  /** Controls of the page's own beside each item's (the case page's Delete). */
+  actions?: (item: MediaItem) => ReactNode;
 }
 
-export function MediaViewer({ items, preferences, scope, label = "Media" }: MediaViewerProps) {
+export function MediaViewer({ items, preferences, scope, label = "Media", actions }: MediaViewerProps) {
   const [state, dispatch] = useReducer(revealReducer, {});
   // Another case (review mode's next one, say): nothing of the last stays revealed.
   useEffect(() => dispatch({ type: "hideAll" }), [scope]);
@@ -55,7 +57,7 @@ export function MediaViewer({ items, preferences, scope, label = "Media" }: Medi
       <ul className="media-list">
         {items.map((item) => (
           <li key={item.id}>
-            <MediaFigure item={item} preferences={preferences} state={state[item.id] ?? HIDDEN} dispatch={dispatch} />
+            <MediaFigure item={item} preferences={preferences} state={state[item.id] ?? HIDDEN} dispatch={dispatch} actions={actions?.(item)} />
           </li>
         ))}
       </ul>
@@ -63,7 +65,7 @@ export function MediaViewer({ items, preferences, scope, label = "Media" }: Medi
   );
 }
 
-function MediaFigure({ item, preferences, state, dispatch }: { item: MediaItem; preferences: ViewingPreferences; state: ItemState; dispatch: Dispatch<RevealEvent> }) {
+function MediaFigure({ item, preferences, state, dispatch, actions }: { item: MediaItem; preferences: ViewingPreferences; state: ItemState; dispatch: Dispatch<RevealEvent>; actions?: ReactNode }) {
   const captionId = useId();
   const display = displayOf(item);
   const cover = coverOf(preferences, state);
@@ -72,15 +74,18 @@ function MediaFigure({ item, preferences, state, dispatch }: { item: MediaItem; 
   const kind = [item.detectedType, formatBytes(item.size), item.width && item.height ? `${item.width} × ${item.height}` : null].filter(Boolean).join(" · ");
   if (display === "file") {
     return (
-      <figure className="media-item media-file" aria-labelledby={captionId}>
+      <figure className="media-item media-file" aria-labelledby={captionId} data-testid={`media-${item.id}`}>
         <figcaption id={captionId}>
           <span className="media-name">{item.fileName}</span> <span className="muted">{kind}</span>
+          {item.origin && <span className="media-origin muted">{item.origin}</span>}
         </figcaption>
+        {item.note && <p className="muted media-note">{item.note}</p>}
         {item.downloadUrl ? (
           <DownloadLink item={item} note="No preview: the file opens outside Flagstaff, unblurred, in whatever program your computer picks." />
         ) : (
           <p className="muted">No preview, and the file is not offered for download.</p>
         )}
+        {actions && <div className="media-controls">{actions}</div>}
       </figure>
     );
   }
@@ -118,6 +123,7 @@ function MediaFigure({ item, preferences, state, dispatch }: { item: MediaItem; 
       </div>
       <figcaption id={captionId}>
         <span className="media-name">{item.fileName}</span> <span className="muted">{kind}</span>
+        {item.origin && <span className="media-origin muted">{item.origin}</span>}
       </figcaption>
       <div className="media-controls">
         {canBlur && (
@@ -131,12 +137,17 @@ function MediaFigure({ item, preferences, state, dispatch }: { item: MediaItem; 
           </button>
         )}
         {item.downloadUrl && <DownloadLink item={item} note="Opens outside Flagstaff, unblurred." />}
+        {actions}
       </div>
     </figure>
   );
 }
 
-/** A video muted (the property, set on the element as well as React's prop), never autoplayed, played in place. */
+/**
+ * A video muted (the property, set on the element as well as React's prop), never autoplayed,
+ * played in place. Nothing is fetched before the reviewer presses play (`preload="none"`): a
+ * video's source is its original, each read of which is audited as the reviewer opening it.
+ */
 function MutedVideo({ src, label }: { src: string; label: string }) {
   const ref = useRef<HTMLVideoElement>(null);
   useEffect(() => {
@@ -154,7 +165,7 @@ function MutedVideo({ src, label }: { src: string; label: string }) {
       controls
       muted
       playsInline
-      preload="metadata"
+      preload="none"
       disablePictureInPicture
       disableRemotePlayback
       controlsList="nodownload nofullscreen noremoteplayback"

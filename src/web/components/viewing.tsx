@@ -1,12 +1,11 @@
 /**
- * The reviewer's viewing preferences as the pages read them (`viewing.get`), the sample picture
- * the Viewing page previews them on, and the case's media section: the seam where a case's
- * attachments reach the media viewer.
+ * The reviewer's viewing preferences as the pages read them (`viewing.get`), and the sample
+ * picture the Viewing page previews them on. A case's own media: case-media.tsx.
  */
 import { useQuery } from "@tanstack/react-query";
 import type { ViewingPreferences } from "../../domain/views/viewing.ts";
-import { trpc, type CaseDetail } from "../api.ts";
-import { MediaViewer, type MediaItem } from "./media-viewer.tsx";
+import { trpc } from "../api.ts";
+import type { MediaItem } from "./media-viewer.tsx";
 
 /** What a screen does before the preferences arrive (or when they cannot be read): the most protective. */
 export const SAFE_VIEWING: ViewingPreferences = { blur: "maximum", grayscale: true, reveal: "click", warnBeforeGraphic: true };
@@ -44,24 +43,3 @@ export const SAMPLE_ITEM: MediaItem = {
   height: 200,
   detectedType: "image/svg+xml",
 };
-
-/**
- * The case's media (its attachments) on the case page, blurred until revealed. The items come
- * from `caseMediaItems`: the one place the attachments' procedures are to be wired in.
- */
-export function CaseMedia({ caseId, items, preferences }: { caseId: string; items: readonly MediaItem[]; preferences: ViewingPreferences }) {
-  if (!items.length) return null;
-  return (
-    <section aria-labelledby="media-title" className="card">
-      <h2 id="media-title">Media ({items.length})</h2>
-      <MediaViewer items={items} preferences={preferences} scope={caseId} label="The case's media" />
-    </section>
-  );
-}
-
-/**
- * The media of a case. Until the attachments' routes are merged (issue 42, the backend's part) a
- * case has none; wiring them in means mapping each attachment onto a MediaItem here (or a query
- * of the case's attachments in CaseMedia's caller).
- */
-export const caseMediaItems = (_detail: CaseDetail): MediaItem[] => [];
