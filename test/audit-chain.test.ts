@@ -300,11 +300,11 @@ describe("the audit chain", () => {
     const { url } = await databaseForPath(server.dbPath);
     const holder = postgresClient(url, 1);
     const writer = postgresClient(url, 1);
-    // A lane other than 0, and one the server does not hold now, so that the holder takes it at
-    // once and lane 0 (never held by an instance) stays free for the append: with lane 0 held
-    // too and the server holding every other lane, the append would rightly wait.
-    const serverHeld = new Set((await lockedLanes(writer, demoOrg)).map((l) => l.lane));
-    const held = Array.from({ length: LANES - 1 }, (_, i) => i + 1).find((lane) => !serverHeld.has(lane)) ?? 1;
+    // A lane other than 0 that the holder takes without waiting (the server may take lanes
+    // meanwhile: each is tried, never waited for), so lane 0 (never held by an instance) stays free
+    // for the append: with lane 0 held too and the server holding every other lane, the append
+    // would rightly wait.
+    let held = 0;
     const event = { id: `skip-locked-${randomBytes(4).toString("hex")}`, orgId: demoOrg, projectId: null, actorType: "system", actorId: null, action: "SSO_SIGN_IN_REFUSED", entityType: "oidc_config", entityId: demoOrg, before: null, after: null, data: null, createdAt: Date.now() };
     let release!: () => void;
     const holding = new Promise<void>((r) => (release = r));
@@ -313,11 +313,15 @@ describe("the audit chain", () => {
     try {
       const holderDone = holder.begin(async (tx) => {
         // As an append holds it (migration 0027: the lane's advisory lock).
-        await tx`SELECT flagstaff_audit_lock_lane(${demoOrg}, ${held}::integer, true)`;
+        for (let lane = 1; lane < LANES && !held; lane++) {
+          const [got] = await tx`SELECT flagstaff_audit_lock_lane(${demoOrg}, ${lane}::integer, false) AS ok`;
+          if (got!.ok) held = lane;
+        }
         locked();
         await holding;
       });
       await isLocked;
+      expect(held).toBeGreaterThan(0);
       // Before migration 0025 this waited for the holder: the statement timeout would end it.
       await writer.begin(async (tx) => {
         await tx`SET LOCAL statement_timeout = 3000`;
