@@ -17,7 +17,7 @@ import Provider, { type Middleware } from "oidc-provider";
 import type { Browser, Page } from "playwright-core";
 import { OIDC_FAILURES } from "../src/domain/views/sso.ts";
 import { BROWSER_T, expectNoA11yViolations, launchChromium, signIn as browserSignIn } from "./helpers/browser.ts";
-import { anonymous, demoAdmin, expectRefused, signIn, type DashboardUser } from "./helpers/dashboard.ts";
+import { anonymous, demoAdmin, expectRefused, refusal, signIn, type DashboardUser } from "./helpers/dashboard.ts";
 import { rawDb } from "./helpers/raw-db.ts";
 import { startServer, type InitResult, type TestServer } from "./helpers/server.ts";
 
@@ -532,6 +532,125 @@ describe("single sign-on in the browser, against a real OIDC provider", () => {
     await page.getByText("Single sign-on saved").waitFor();
     expect((await admin.trpc.sso.get.query({ orgSlug })).settings).toMatchObject({ providerName: "Corp login", providerOmitsEmailVerified: true, linkByVerifiedEmail: true });
     await admin.trpc.sso.set.mutate(settings({ clientSecret: undefined }));
+    await context.close();
+  }, BROWSER_T);
+});
+
+describe("Test discovery before saving (issue 45): an admin reads an issuer's discovery document from the settings form, nothing saved", () => {
+  /** An organization that has never saved single sign-on settings. */
+  let unsavedOrg: InitResult;
+  let unsavedAdmin: DashboardUser;
+  /** A server of its own without FLAGSTAFF_SCAN_ALLOW_PRIVATE, as in production, and its demo organization's admin. */
+  let strict: TestServer;
+  let strictAdmin: DashboardUser;
+  const corpPort = () => new URL(issuer).port;
+  /** The corporate provider's discovery: its issuer, where sign-in starts, the token and sign-out endpoints. */
+  const corpDiscovery = () => ({
+    issuer,
+    authorizationEndpoint: `${issuer}/auth`,
+    tokenEndpoint: `${issuer}/token`,
+    endSessionEndpoint: `${issuer}/session/end`,
+  });
+  const nothingSaved = async () => {
+    expect(await unsavedAdmin.trpc.sso.get.query({ orgSlug: unsavedOrg.orgSlug })).toEqual({ settings: null });
+    expect(await anonymous(server).trpc.auth.signInOptions.query({ orgSlug: unsavedOrg.orgSlug })).toEqual({ sso: null, passwordSignIn: true });
+    const audit = await unsavedAdmin.trpc.dashboard.audit.query({ action: "OIDC_SETTINGS_CHANGED" });
+    expect(audit.events).toEqual([]);
+  };
+
+  beforeAll(async () => {
+    unsavedOrg = await server.initOrg("Unsaved SSO Org");
+    unsavedAdmin = await signIn(server, unsavedOrg.adminEmail, unsavedOrg.adminPassword);
+    strict = await startServer({ FLAGSTAFF_CLOCK_OFFSET_MS: String(5 * 60_000) });
+    strictAdmin = await demoAdmin(strict);
+  }, 60_000);
+  afterAll(() => strict?.dispose());
+
+  test("tRPC: an admin tests an issuer URL not saved: the provider's endpoints, read from it now; nothing is saved nor offered", async () => {
+    const before = discoveryReads;
+    const answer = await unsavedAdmin.trpc.sso.testDiscovery.mutate({ orgSlug: unsavedOrg.orgSlug, issuerUrl: issuer });
+    expect(answer).toEqual({ discovery: corpDiscovery() });
+    // Read now, from the provider (not the discovery another organization's sign-ins keep).
+    expect(discoveryReads).toBe(before + 1);
+    await nothingSaved();
+    // Without an issuer and without saved settings, it says what to do.
+    await expectRefused(unsavedAdmin.trpc.sso.testDiscovery.mutate({ orgSlug: unsavedOrg.orgSlug }), 400, /give the issuer URL, or save the settings first/);
+    // An issuer that does not answer as one is a 400 saying why.
+    await expectRefused(
+      unsavedAdmin.trpc.sso.testDiscovery.mutate({ orgSlug: unsavedOrg.orgSlug, issuerUrl: `${issuer}/not-an-issuer` }),
+      400,
+      /discovery document could not be read/,
+    );
+  });
+
+  test("tRPC: an issuer URL aimed inside (loopback without FLAGSTAFF_SCAN_ALLOW_PRIVATE, plain http) is a 400 { error } as when saved, and the address is never asked", async () => {
+    const before = discoveryReads;
+    const cases: { on: () => DashboardUser; issuerUrl: string; message: RegExp }[] = [
+      // The live provider itself, at a loopback address: refused where private addresses are not allowed.
+      { on: () => strictAdmin, issuerUrl: `http://127.0.0.1:${corpPort()}`, message: /^issuerUrl: / },
+      { on: () => strictAdmin, issuerUrl: `https://127.0.0.1:${corpPort()}`, message: /^issuerUrl: / },
+      { on: () => strictAdmin, issuerUrl: `http://localhost:${corpPort()}`, message: /^issuerUrl: / },
+      { on: () => strictAdmin, issuerUrl: "https://[::1]/", message: /^issuerUrl: / },
+      { on: () => strictAdmin, issuerUrl: "https://169.254.169.254/latest/meta-data", message: /^issuerUrl: / },
+      // Plain http is refused to any address but loopback, even where private addresses are allowed.
+      { on: () => unsavedAdmin, issuerUrl: "http://10.0.0.1/realms/corp", message: /^issuerUrl: must be https/ },
+      // A public address (a literal: no DNS asked) over plain http.
+      { on: () => strictAdmin, issuerUrl: "http://8.8.8.8/realms/corp", message: /^issuerUrl: must be https/ },
+    ];
+    for (const c of cases) {
+      const caller = c.on();
+      const input = { orgSlug: caller === strictAdmin ? strict.demo.orgSlug : unsavedOrg.orgSlug, issuerUrl: c.issuerUrl };
+      const tested = await caller.raw("sso.testDiscovery", "mutation", input);
+      expect({ issuerUrl: c.issuerUrl, status: tested.status }).toEqual({ issuerUrl: c.issuerUrl, status: 400 });
+      const error = (tested.body as { error: { message: string } }).error;
+      expect({ issuerUrl: c.issuerUrl, error: error.message }).toEqual({ issuerUrl: c.issuerUrl, error: expect.stringMatching(c.message) });
+      // The check saving makes: the same refusal, word for word.
+      const saved = await refusal(caller.trpc.sso.set.mutate(settings({ ...input, clientSecret: CLIENT_SECRET })));
+      expect({ issuerUrl: c.issuerUrl, saving: saved.message }).toEqual({ issuerUrl: c.issuerUrl, saving: error.message });
+    }
+    expect(discoveryReads).toBe(before);
+    await nothingSaved();
+    expect(await strictAdmin.trpc.sso.get.query({ orgSlug: strict.demo.orgSlug })).toEqual({ settings: null });
+  });
+
+  test("tRPC: moderators and viewers are refused (403), another organization's admin gets a 404; none reads the issuer", async () => {
+    const before = discoveryReads;
+    for (const role of ["moderator", "viewer"] as const) {
+      const user = await unsavedAdmin.createUser(role);
+      await expectRefused(user.trpc.sso.testDiscovery.mutate({ orgSlug: unsavedOrg.orgSlug, issuerUrl: issuer }), "FORBIDDEN");
+    }
+    await expectRefused(thirdAdmin.trpc.sso.testDiscovery.mutate({ orgSlug: unsavedOrg.orgSlug, issuerUrl: issuer }), 404);
+    expect(discoveryReads).toBe(before);
+  });
+
+  test("Chromium: on a form never saved, Test discovery shows the endpoints the typed issuer names, a refusal says why, and nothing is saved", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await browserSignIn(page, server.url, unsavedOrg.adminEmail, unsavedOrg.adminPassword);
+    await page.goto(`${server.url}/#/users`);
+    const form = page.getByRole("form", { name: "Single sign-on (OIDC)" });
+    await form.waitFor();
+    const testButton = form.getByRole("button", { name: "Test discovery" });
+    // Nothing to test yet: no issuer typed.
+    expect(await testButton.isDisabled()).toBe(true);
+    await form.getByLabel("Issuer URL").fill("http://10.0.0.1/realms/corp");
+    await testButton.click();
+    await expect(form.getByRole("alert").textContent()).resolves.toContain("issuerUrl: must be https");
+    const before = discoveryReads;
+    await form.getByLabel("Issuer URL").fill(issuer);
+    // The refusal was the other issuer's: gone once the issuer changes.
+    expect(await form.getByRole("alert").count()).toBe(0);
+    await testButton.click();
+    const found = form.getByRole("status");
+    await found.waitFor();
+    const { authorizationEndpoint, tokenEndpoint } = corpDiscovery();
+    expect(await found.textContent()).toBe(`The provider answered: issuer ${issuer}, sign-in at ${authorizationEndpoint}, tokens at ${tokenEndpoint}.`);
+    expect(discoveryReads).toBe(before + 1);
+    await expectNoA11yViolations(page, "the single sign-on settings, never saved, with a discovery tested", 'form[aria-labelledby="sso-title"]');
+    await nothingSaved();
+    // Another issuer typed: the answer shown was the first one's, so it goes.
+    await form.getByLabel("Issuer URL").fill(`${issuer}/elsewhere`);
+    expect(await form.getByRole("status").count()).toBe(0);
     await context.close();
   }, BROWSER_T);
 });

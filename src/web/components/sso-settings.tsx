@@ -115,7 +115,16 @@ export function SsoSettings({ orgSlug }: { orgSlug: string }) {
         <input required maxLength={60} value={draft.providerName} onChange={(e) => set("providerName", e.target.value)} />
       </Field>
       <Field label="Issuer URL" hint="https; its /.well-known/openid-configuration is read">
-        <input required type="url" value={draft.issuerUrl} onChange={(e) => set("issuerUrl", e.target.value)} />
+        <input
+          required
+          type="url"
+          value={draft.issuerUrl}
+          onChange={(e) => {
+            set("issuerUrl", e.target.value);
+            // A discovery shown is the issuer's it was read from: another issuer is tested afresh.
+            discover.reset();
+          }}
+        />
       </Field>
       <Field label="Client ID">
         <input required value={draft.clientId} onChange={(e) => set("clientId", e.target.value)} />
@@ -176,7 +185,13 @@ export function SsoSettings({ orgSlug }: { orgSlug: string }) {
       <ErrorNote error={discover.error} />
       {discover.data && (
         <p role="status">
-          The provider answered: issuer <code>{discover.data.discovery.issuer}</code>, sign-in at <code>{discover.data.discovery.authorizationEndpoint}</code>.
+          The provider answered: issuer <code>{discover.data.discovery.issuer}</code>, sign-in at <code>{discover.data.discovery.authorizationEndpoint}</code>
+          {discover.data.discovery.tokenEndpoint && (
+            <>
+              , tokens at <code>{discover.data.discovery.tokenEndpoint}</code>
+            </>
+          )}
+          .
         </p>
       )}
       <div className="actions">
