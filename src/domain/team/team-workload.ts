@@ -12,7 +12,7 @@
  *
  * Everything is counted over the cases the caller may work (queue access): a lead held to some
  * queues sees their queues' work only. These are figures, not lists of cases, so a case the
- * caller reviews blind counts with the others (src/domain/review/queue-access.ts says why).
+ * caller reviews blind counts with the others (src/domain/access/queue-access.ts says why).
  */
 import { and, eq, gte, inArray, isNotNull, lt, lte } from "drizzle-orm";
 import { auditEvents, cases, qualityReviews, users } from "../../db/schema.ts";

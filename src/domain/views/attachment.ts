@@ -4,7 +4,7 @@ import { isoDateTime } from "./common.ts";
 
 /**
  * The allowlist of attachment types, read from the bytes (src/domain/media/sniff.ts, whose
- * MEDIA_TYPE_SPECS holds each one's signature: src/domain/media/attachments.ts checks at compile
+ * MEDIA_TYPE_SPECS holds each one's signature: src/domain/attachments/attachments.ts checks at compile
  * time that the two lists are the same). Anything else is refused.
  */
 export const MEDIA_TYPES = ["jpeg", "png", "gif", "webp", "mp4", "webm", "pdf", "text"] as const;
