@@ -11,6 +11,7 @@
  * key fails; an event slipped in without its place is never chained (on PostgreSQL, only an
  * instance of a release before the chain gets its events chained, once it has gone).
  */
+import { AUDIT_CHAIN_GENESIS } from "../src/domain/views/audit-chain.ts";
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createPublicKey, generateKeyPairSync, randomBytes, sign, verify } from "node:crypto";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -296,56 +297,6 @@ describe("the audit chain", () => {
 
   // PostgreSQL's fallback, flagstaff_audit_append (an instance that can hold no lane, and instances of
   // the release before): a lane is held through the COMMIT's flush. SQLite has one writer at a time.
-  test.skipIf(TEST_ENGINE !== "postgres")("a transaction whose lane another transaction holds appends to a free lane at once, without waiting; the chain verifies", async () => {
-    const { url } = await databaseForPath(server.dbPath);
-    const holder = postgresClient(url, 1);
-    const writer = postgresClient(url, 1);
-    // A lane other than 0 that the holder takes without waiting (the server may take lanes
-    // meanwhile: each is tried, never waited for), so lane 0 (never held by an instance) stays free
-    // for the append: with lane 0 held too and the server holding every other lane, the append
-    // would rightly wait.
-    let held = 0;
-    const event = { id: `skip-locked-${randomBytes(4).toString("hex")}`, orgId: demoOrg, projectId: null, actorType: "system", actorId: null, action: "SSO_SIGN_IN_REFUSED", entityType: "oidc_config", entityId: demoOrg, before: null, after: null, data: null, createdAt: Date.now() };
-    let release!: () => void;
-    const holding = new Promise<void>((r) => (release = r));
-    let locked!: () => void;
-    const isLocked = new Promise<void>((r) => (locked = r));
-    try {
-      const holderDone = holder.begin(async (tx) => {
-        // As an append holds it (migration 0027: the lane's advisory lock).
-        for (let lane = 1; lane < LANES && !held; lane++) {
-          const [got] = await tx`SELECT flagstaff_audit_lock_lane(${demoOrg}, ${lane}::integer, false) AS ok`;
-          if (got!.ok) held = lane;
-        }
-        locked();
-        await holding;
-      });
-      await isLocked;
-      expect(held).toBeGreaterThan(0);
-      // Before migration 0025 this waited for the holder: the statement timeout would end it.
-      await writer.begin(async (tx) => {
-        await tx`SET LOCAL statement_timeout = 3000`;
-        const text = (v: string | null) => [v];
-        await tx`SELECT flagstaff_audit_append(${demoOrg}, ${held}::integer, ${text(event.id)}::text[], ${text(null)}::text[], ${text(event.actorType)}::text[], ${text(null)}::text[],
-          ${text(event.action)}::text[], ${text(event.entityType)}::text[], ${text(event.entityId)}::text[], ${text(null)}::text[], ${text(null)}::text[], ${text(null)}::text[],
-          ${[event.createdAt]}::bigint[], ${text(eventDigest(event))}::text[])`;
-      });
-      release();
-      await holderDone;
-    } finally {
-      release();
-      await holder.end({ timeout: 5 });
-      await writer.end({ timeout: 5 });
-    }
-    const [row] = (await chainOf(server, demoOrg)).filter((r) => r.id === event.id);
-    expect(row).toBeDefined();
-    expect(row!.chain_lane).not.toBe(held);
-    expectGapFreeLanes(await lanesOf(server, demoOrg));
-    const ok = await verifyCli(server, ["--org", server.demo.orgSlug]);
-    expect(ok.stdout).toContain("all verify");
-    expect(ok.code).toBe(0);
-  });
-
   // PostgreSQL: an instance holds lanes (session advisory locks) and keeps their heads in memory (src/db/audit-lanes-pg.ts).
   /** Runs `fn` with a client of the database and the lanes of the demo organization the server holds; then its lanes are gap-free and verify. */
   async function withHeldLanes(fn: (pg: ReturnType<typeof postgresClient>, held: { pid: number; lane: number }[]) => Promise<void>): Promise<void> {
@@ -439,6 +390,75 @@ describe("the audit chain", () => {
     expect(bad.stdout).toContain(`event(s) ${gone.chain_seq} of the lane before it were deleted`);
     expect(bad.stderr).toContain("does not verify");
   });
+});
+
+// PostgreSQL, on a server of its own: the main one above holds most lanes of its organization
+// after its writes at once, and a lane it holds cannot be taken by the test's holder.
+describe.skipIf(TEST_ENGINE !== "postgres")("an append beside a lane another transaction holds (PostgreSQL)", () => {
+  let server: TestServer;
+  let demoOrg: string;
+  beforeAll(async () => {
+    server = await startServer({ FLAGSTAFF_AUDIT_CHAIN_LANES: String(LANES) });
+    demoOrg = await orgIdOf(server, server.demo.orgSlug);
+    await report(server, server.demo, "beside-a-held-lane");
+  });
+  afterAll(async () => {
+    await server?.dispose();
+  });
+
+  test("a transaction whose lane another transaction holds appends to a free lane at once, without waiting; the chain verifies", async () => {
+    const { url } = await databaseForPath(server.dbPath);
+    const holder = postgresClient(url, 1);
+    const writer = postgresClient(url, 1);
+    // A lane other than 0 that the holder takes without waiting (the server may take lanes
+    // meanwhile: each is tried, never waited for), so lane 0 (never held by an instance) stays free
+    // for the append: with lane 0 held too and the server holding every other lane, the append
+    // would rightly wait.
+    let held = 0;
+    // Lane 0 as the chain's first append there makes it (a head at genesis), so a free lane with
+    // a head is there for the append to move to whichever lanes this server's writes took.
+    await writer`INSERT INTO audit_chain_heads (org_id, lane, last_seq, last_hash) VALUES (${demoOrg}, 0, 0, ${AUDIT_CHAIN_GENESIS}) ON CONFLICT DO NOTHING`;
+    const event = { id: `skip-locked-${randomBytes(4).toString("hex")}`, orgId: demoOrg, projectId: null, actorType: "system", actorId: null, action: "SSO_SIGN_IN_REFUSED", entityType: "oidc_config", entityId: demoOrg, before: null, after: null, data: null, createdAt: Date.now() };
+    let release!: () => void;
+    const holding = new Promise<void>((r) => (release = r));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => (locked = r));
+    try {
+      const holderDone = holder.begin(async (tx) => {
+        // As an append holds it (migration 0027: the lane's advisory lock).
+        for (let lane = 1; lane < LANES && !held; lane++) {
+          const [got] = await tx`SELECT flagstaff_audit_lock_lane(${demoOrg}, ${lane}::integer, false) AS ok`;
+          if (got!.ok) held = lane;
+        }
+        locked();
+        await holding;
+      });
+      await isLocked;
+      expect(held).toBeGreaterThan(0);
+      // Before migration 0025 this waited for the holder: the statement timeout would end it.
+      await writer.begin(async (tx) => {
+        await tx`SET LOCAL statement_timeout = 3000`;
+        const text = (v: string | null) => [v];
+        await tx`SELECT flagstaff_audit_append(${demoOrg}, ${held}::integer, ${text(event.id)}::text[], ${text(null)}::text[], ${text(event.actorType)}::text[], ${text(null)}::text[],
+          ${text(event.action)}::text[], ${text(event.entityType)}::text[], ${text(event.entityId)}::text[], ${text(null)}::text[], ${text(null)}::text[], ${text(null)}::text[],
+          ${[event.createdAt]}::bigint[], ${text(eventDigest(event))}::text[])`;
+      });
+      release();
+      await holderDone;
+    } finally {
+      release();
+      await holder.end({ timeout: 5 });
+      await writer.end({ timeout: 5 });
+    }
+    const [row] = (await chainOf(server, demoOrg)).filter((r) => r.id === event.id);
+    expect(row).toBeDefined();
+    expect(row!.chain_lane).not.toBe(held);
+    expectGapFreeLanes(await lanesOf(server, demoOrg));
+    const ok = await verifyCli(server, ["--org", server.demo.orgSlug]);
+    expect(ok.stdout).toContain("all verify");
+    expect(ok.code).toBe(0);
+  });
+
 });
 
 describe("the migration that chains the events written before the chain", () => {
