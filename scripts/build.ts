@@ -198,6 +198,16 @@ async function dashboardServed(binary: string, cwd: string, env: Record<string, 
     });
     const answer = await tried.text();
     if (tried.status !== 200) throw new Error(`a rule's test: ${tried.status} ${answer.slice(0, 200)}\n${await new Response(proc.stderr).text()}`);
+    // Every Worker the binary starts must find its module inside it: one that names a file of the
+    // build's folder works here, beside the sources, and dies wherever else the binary runs.
+    proc.kill("SIGTERM");
+    await proc.exited;
+    let log = out;
+    const rest = proc.stdout.getReader();
+    for (let r = await rest.read(); !r.done; r = await rest.read()) log += decoder.decode(r.value);
+    log += await new Response(proc.stderr).text();
+    const died = log.split("\n").find((line) => /died|ModuleNotFound/i.test(line));
+    if (died) throw new Error(`serve logged a thread that could not start: ${died}`);
     return `the dashboard is served with its security headers, ${assets.length} files in br, gzip and as they are (${raw.toLocaleString("en")} bytes, ${br.toLocaleString("en")} in br); a rule's test answers ${answer}`;
   } finally {
     proc.kill("SIGTERM");

@@ -50,8 +50,15 @@ export function startCheckpointer(db: Db, path: string): Checkpointer {
   return checkpointer;
 }
 
+/**
+ * The worker's module: in the compiled binary, the bundled entrypoint (scripts/build.ts lists it)
+ * at its path in the binary's file system; `import.meta.url` there names the folder the binary
+ * was built in, which a binary run anywhere else does not have (the checkpointer died at start).
+ */
+const WORKER_MODULE = Bun.main.startsWith("/$bunfs/") ? "/$bunfs/root/src/db/checkpoint-worker.js" : new URL("./checkpoint-worker.ts", import.meta.url).href;
+
 function startThread(db: Db, path: string): Checkpointer {
-  const worker = new Worker(new URL("./checkpoint-worker.ts", import.meta.url).href);
+  const worker = new Worker(WORKER_MODULE);
   let logFrames = 0;
   let gate: { promise: Promise<void>; open: () => void } | null = null;
   let stopped: (() => void) | null = null;
