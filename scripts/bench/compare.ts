@@ -4,7 +4,7 @@
  *
  *   bun scripts/bench/compare.ts [--base REV] [--current REV] [--engine sqlite|postgres]
  *                                [--rounds 3] [--reports 150000] [--seconds 10] [--get-seconds 5]
- *                                [--decisions 6000] [--cache DIR]
+ *                                [--decisions 3000] [--cache DIR]
  *
  * --base     the commit to compare with. Default: where HEAD left origin/main (their merge-base)
  *            when origin/main exists and HEAD is ahead of it, else HEAD~1. To measure
@@ -14,8 +14,8 @@
  *            default settings, stopped at the end and on Ctrl-C) reached over TCP on loopback,
  *            the nearest one machine has to a database on another host; every database below is
  *            then one of its databases (FLAGSTAFF_DATABASE_URL), each side its own.
- * --decisions  the open reports made for the first decisions run of each binary; later rounds
- *            make 1.5 times what that binary decided in its best round so far, if more.
+ * --decisions  the open reports made for each decisions run; a round makes 1.5 times the most
+ *            decided in one run so far instead, if more (the same number for both binaries).
  *
  * 1. Both binaries are built with their own revision's scripts/build.ts. A commit is exported
  *    with `git archive` (the checkout is left alone) and built with the checkout's node_modules
@@ -67,7 +67,7 @@ const { values: args } = parseArgs({
     reports: { type: "string", default: "150000" },
     seconds: { type: "string", default: "10" },
     "get-seconds": { type: "string", default: "5" },
-    decisions: { type: "string", default: "6000" },
+    decisions: { type: "string", default: "3000" },
     cache: { type: "string", default: join(tmpdir(), "flagstaff-bench-cache") },
   },
 });
@@ -87,7 +87,7 @@ const QUERIES: [string, string][] = [
 /** Decisions: moderators deciding at once, wrk's threads, and the open reports of the warm-up. */
 const DECIDE_CONNECTIONS = 8;
 const DECIDE_THREADS = 2;
-const DECIDE_WARM_UP = 600;
+const DECIDE_WARM_UP = 300;
 const loadAtStart = loadavg();
 const work = mkdtempSync(join(tmpdir(), "flagstaff-compare-"));
 const log = (s: string) => console.error(`[compare ${new Date().toISOString().slice(11, 19)}] ${s}`);
@@ -158,8 +158,11 @@ try {
 
   // -------------------------------------------------------------------------------------------
   for (let round = 0; round < ROUNDS; round++) {
+    // The same number for both sides in a round: a decision's cost may grow with the database.
+    const decided = sides.flatMap((s) => s.runs.map((r) => r.decide.requests - failed(r.decide)));
+    const openReports = Math.max(FIRST_DECISIONS, Math.ceil(1.5 * Math.max(0, ...decided)));
     for (const side of round % 2 ? [...sides].reverse() : sides) {
-      const r = await measure(side, wrkBin, engine);
+      const r = await measure(side, wrkBin, engine, openReports);
       side.runs.push(r);
       log(
         `round ${round + 1} ${side.name}: create ${fmtInt(okRps(r.create))}/s p99 ${fmtMs(r.create.latencyMs.p99)} ms, ` +
@@ -241,7 +244,7 @@ try {
  * One round of one binary: report creation on a fresh database, decisions on another, then
  * GET /reports on its seeded one.
  */
-async function measure(side: Side, wrkBin: string, engine: Engine): Promise<Run> {
+async function measure(side: Side, wrkBin: string, engine: Engine, openReports: number): Promise<Run> {
   // ---- report creation
   const fresh = await engine.fresh(side.binary, `${side.name}-create`);
   const app = await serve(side.binary, fresh);
@@ -260,8 +263,6 @@ async function measure(side: Side, wrkBin: string, engine: Engine): Promise<Run>
   await fresh.drop();
 
   // ---- decisions
-  const decided = side.runs.map((r) => r.decide.requests - failed(r.decide));
-  const openReports = Math.max(FIRST_DECISIONS, Math.ceil(1.5 * Math.max(0, ...decided)));
   const store = await engine.fresh(side.binary, `${side.name}-decide`);
   const decider = await serve(side.binary, store);
   log(`${side.name}: making ${fmtInt(DECIDE_WARM_UP + openReports + 1)} open reports to decide`);
