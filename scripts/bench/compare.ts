@@ -225,7 +225,7 @@ try {
   console.log("");
   for (const s of sides) {
     console.log(
-      `per round, ${s.name}: create 2xx req/s ${s.runs.map((r) => fmtInt(okRps(r.create))).join(" / ")}; ` +
+      `per round, ${s.name}: create 2xx req/s ${s.runs.map((r) => fmtInt(okRps(r.create))).join(" / ")}, CPU µs each ${s.runs.map((r) => us(r.createCpuUs)).join(" / ")}; ` +
         `decisions 2xx/s ${s.runs.map((r) => fmtInt(okRps(r.decide))).join(" / ")} (of ${s.runs.map((r) => fmtInt(r.openReports)).join(" / ")} open), CPU µs each ${s.runs.map((r) => us(r.decideCpuUs)).join(" / ")}; ` +
         QUERIES.map(([name], i) => `${name} p99 ms ${s.runs.map((r) => fmtMs(r.gets[i]!.latencyMs.p99)).join(" / ")}`).join("; "),
     );
