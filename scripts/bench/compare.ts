@@ -4,7 +4,7 @@
  *
  *   bun scripts/bench/compare.ts [--base REV] [--current REV] [--engine sqlite|postgres]
  *                                [--rounds 3] [--reports 150000] [--seconds 10] [--get-seconds 5]
- *                                [--decisions 3000] [--cache DIR]
+ *                                [--decisions 5000] [--cache DIR]
  *
  * --base     the commit to compare with. Default: where HEAD left origin/main (their merge-base)
  *            when origin/main exists and HEAD is ahead of it, else HEAD~1. To measure
@@ -15,7 +15,8 @@
  *            the nearest one machine has to a database on another host; every database below is
  *            then one of its databases (FLAGSTAFF_DATABASE_URL), each side its own.
  * --decisions  the open reports made for each decisions run; a round makes 1.5 times the most
- *            decided in one run so far instead, if more (the same number for both binaries).
+ *            decisions asked in one run so far instead, if more (the same number for both
+ *            binaries; a run that ran out counts what it asked, its 409s too).
  *
  * 1. Both binaries are built with their own revision's scripts/build.ts. A commit is exported
  *    with `git archive` (the checkout is left alone) and built with the checkout's node_modules
@@ -67,7 +68,7 @@ const { values: args } = parseArgs({
     reports: { type: "string", default: "150000" },
     seconds: { type: "string", default: "10" },
     "get-seconds": { type: "string", default: "5" },
-    decisions: { type: "string", default: "3000" },
+    decisions: { type: "string", default: "5000" },
     cache: { type: "string", default: join(tmpdir(), "flagstaff-bench-cache") },
   },
 });
@@ -159,7 +160,8 @@ try {
   // -------------------------------------------------------------------------------------------
   for (let round = 0; round < ROUNDS; round++) {
     // The same number for both sides in a round: a decision's cost may grow with the database.
-    const decided = sides.flatMap((s) => s.runs.map((r) => r.decide.requests - failed(r.decide)));
+    // Every request counts, 409s too: a run that ran out would have decided that many.
+    const decided = sides.flatMap((s) => s.runs.map((r) => r.decide.requests));
     const openReports = Math.max(FIRST_DECISIONS, Math.ceil(1.5 * Math.max(0, ...decided)));
     for (const side of round % 2 ? [...sides].reverse() : sides) {
       const r = await measure(side, wrkBin, engine, openReports);
