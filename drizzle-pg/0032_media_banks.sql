@@ -74,6 +74,8 @@ CREATE TABLE "media_matches" (
 	"created_at" bigint NOT NULL
 );
 --> statement-breakpoint
+ALTER TABLE "attachment_blobs" ADD COLUMN "pdq" text;--> statement-breakpoint
+ALTER TABLE "attachment_blobs" ADD COLUMN "pdq_quality" integer;--> statement-breakpoint
 ALTER TABLE "case_media" ADD CONSTRAINT "case_media_org_id_organizations_id_fk" FOREIGN KEY ("org_id") REFERENCES "public"."organizations"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "case_media" ADD CONSTRAINT "case_media_project_id_projects_id_fk" FOREIGN KEY ("project_id") REFERENCES "public"."projects"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "case_media" ADD CONSTRAINT "case_media_case_id_cases_id_fk" FOREIGN KEY ("case_id") REFERENCES "public"."cases"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint

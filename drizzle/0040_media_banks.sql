@@ -101,4 +101,6 @@ CREATE TABLE `media_matches` (
 CREATE UNIQUE INDEX `media_matches_media_entry_idx` ON `media_matches` (`media_id`,`entry_id`);--> statement-breakpoint
 CREATE INDEX `media_matches_entry_idx` ON `media_matches` (`entry_id`,`created_at`);--> statement-breakpoint
 CREATE INDEX `media_matches_bank_idx` ON `media_matches` (`bank_id`,`status`);--> statement-breakpoint
-CREATE INDEX `media_matches_case_idx` ON `media_matches` (`case_id`);
+CREATE INDEX `media_matches_case_idx` ON `media_matches` (`case_id`);--> statement-breakpoint
+ALTER TABLE `attachment_blobs` ADD `pdq` text;--> statement-breakpoint
+ALTER TABLE `attachment_blobs` ADD `pdq_quality` integer;

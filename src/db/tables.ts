@@ -1286,6 +1286,9 @@ const description = {
       previewBytes: int("preview_bytes"),
       /** Why no preview was made (a refusal's message). */
       previewError: text("preview_error"),
+      /** An image's PDQ hash and quality, from its preview's decoding (docs/media.md): null until made, or not an image decoded here. */
+      pdq: text("pdq"),
+      pdqQuality: int("pdq_quality"),
       createdAt: time("created_at").notNull(),
     },
     (t) => [index("attachment_blobs_held_idx").on(t.heldUntil)],

@@ -18,6 +18,8 @@ import type { ReportSlot } from "../plumbing/rate-limit.ts";
 import { isMuted, markCaseTrustedFlagged } from "../identities/reporters.ts";
 import { runRules } from "../rules/rule-engine.ts";
 import { contentKeyOf } from "./content-key.ts";
+import { recordReportMedia } from "./case-media.ts";
+import type { MediaInput } from "../views/media-bank.ts";
 import { ENRICHMENT_CLASS_SPECS, enrichmentClassOf } from "../views/enrichment-order.ts";
 import { searchDocument } from "../plumbing/search-text.ts";
 import { assertCommitsInTime, formatCursor, listingHorizonUs, nextCreatedUs, parseCursor } from "./report-time.ts";
@@ -54,6 +56,8 @@ export interface CreateReportInput {
   enrich?: boolean;
   /** Attempts the enrichment job gets before it is dead (default 50). */
   enrichMaxAttempts?: number;
+  /** Media items (a URL and/or hashes), matched against the project's banks in the background (docs/media.md). */
+  media?: readonly MediaInput[];
   /** The API key's place in its report rate window (reportSlot): checked and taken once the report passes its checks. */
   slot?: Pick<ReportSlot, "take" | "release">;
 }
@@ -170,6 +174,7 @@ async function writeReport(ctx: DomainContext, input: CreateReportInput, categor
     q.insertReport.execute(row),
     ...names.map((name) => q.insertReason.execute({ reportId: row.id, orgId: project.orgId, name, createdUs })),
     trusted && theCase.trustedFlagged !== 1 ? markCaseTrustedFlagged(ctx, theCase.id) : Promise.resolve(),
+    input.media?.length ? recordReportMedia(ctx, { orgId: project.orgId, projectId: project.id, caseId: theCase.id, reportId: row.id }, input.media) : Promise.resolve(),
     enrich
       ? enqueueJob(ctx, {
           orgId: project.orgId,
