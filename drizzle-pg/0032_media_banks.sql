@@ -14,7 +14,8 @@ CREATE TABLE "case_media" (
 	"status" text NOT NULL,
 	"error" text,
 	"created_at" bigint NOT NULL,
-	"hashed_at" bigint
+	"hashed_at" bigint,
+	"matched_at" bigint
 );
 --> statement-breakpoint
 CREATE TABLE "media_bank_entries" (

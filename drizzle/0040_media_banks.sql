@@ -15,6 +15,7 @@ CREATE TABLE `case_media` (
 	`error` text,
 	`created_at` integer NOT NULL,
 	`hashed_at` integer,
+	`matched_at` integer,
 	FOREIGN KEY (`org_id`) REFERENCES `organizations`(`id`) ON UPDATE no action ON DELETE cascade,
 	FOREIGN KEY (`project_id`) REFERENCES `projects`(`id`) ON UPDATE no action ON DELETE cascade,
 	FOREIGN KEY (`case_id`) REFERENCES `cases`(`id`) ON UPDATE no action ON DELETE cascade,

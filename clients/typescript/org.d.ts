@@ -2444,6 +2444,8 @@ export interface components {
             error: string | null;
             /** Format: date-time */
             createdAt: string;
+            /** @description When it was matched against the project's banks (null: not yet) */
+            matchedAt: string | null;
         };
         MediaMatch: {
             id: string;

@@ -67,5 +67,5 @@ export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0029_viewing_preferences", when: 1796548399319, breakpoints: true, sql: m29 },
   { tag: "0030_attachments", when: 1796555799049, breakpoints: true, sql: m30 },
   { tag: "0031_enrichment_order_and_reuse", when: 1796556004843, breakpoints: true, sql: m31 },
-  { tag: "0032_media_banks", when: 1796556324889, breakpoints: true, sql: m32 },
+  { tag: "0032_media_banks", when: 1796557429614, breakpoints: true, sql: m32 },
 ];

@@ -89,5 +89,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0037_viewing_preferences", when: 1796548395668, breakpoints: true, sql: m37 },
   { tag: "0038_attachments", when: 1796555797675, breakpoints: true, sql: m38 },
   { tag: "0039_enrichment_order_and_reuse", when: 1796556003462, breakpoints: true, sql: m39 },
-  { tag: "0040_media_banks", when: 1796556322015, breakpoints: true, sql: m40 },
+  { tag: "0040_media_banks", when: 1796557421136, breakpoints: true, sql: m40 },
 ];

@@ -1419,6 +1419,8 @@ const description = {
       error: text("error"),
       createdAt: time("created_at").notNull(),
       hashedAt: time("hashed_at"),
+      /** When it was last matched against the project's banks (null: not yet). */
+      matchedAt: time("matched_at"),
     },
     (t) => [index("case_media_case_idx").on(t.caseId), index("case_media_attachment_idx").on(t.attachmentId)],
   ),

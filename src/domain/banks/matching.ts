@@ -241,12 +241,12 @@ const takeAction = (ctx: DomainContext, action: BankAction, on: { caseId: string
 export async function matchMedia(ctx: DomainContext, media: CaseMediaRow): Promise<{ matchId: string; acted: boolean }[]> {
   const index = await projectIndex(ctx, media.projectId);
   const hits = hitsOf(index, media);
-  if (hits.length === 0) return [];
   const negative = hits.some((h) => h.bank.negative === 1);
   const now = ctx.clock.now();
   return transaction(
     ctx,
     async () => {
+      await ctx.db.update(caseMedia).set({ matchedAt: now }).where(eq(caseMedia.id, media.id));
       const recorded: { matchId: string; acted: boolean }[] = [];
       const toTake: { bank: BankRow; entryId: string }[] = [];
       for (const hit of hits) {
@@ -331,6 +331,7 @@ const mediaView = (m: CaseMediaRow): CaseMediaView => ({
   status: m.status,
   error: m.error,
   createdAt: iso(m.createdAt),
+  matchedAt: isoOrNull(m.matchedAt),
 });
 
 async function matchViews(ctx: Pick<DomainContext, "db">, where: ReturnType<typeof eq>): Promise<MatchView[]> {

@@ -44,6 +44,7 @@ export async function recordReportMedia(ctx: DomainContext, owner: Owner, media:
       error: null,
       createdAt: now,
       hashedAt: m.url !== undefined ? null : now,
+      matchedAt: null,
     };
     await insertMedia(ctx, row);
   }
@@ -75,6 +76,7 @@ export async function recordAttachmentMedia(
     error: null,
     createdAt: now,
     hashedAt: input.awaitsPdq ? null : now,
+    matchedAt: null,
   };
   await ctx.db.insert(caseMedia).values(row);
   if (!input.awaitsPdq) await enqueueMediaMatch(ctx, row);

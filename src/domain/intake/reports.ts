@@ -174,7 +174,6 @@ async function writeReport(ctx: DomainContext, input: CreateReportInput, categor
     q.insertReport.execute(row),
     ...names.map((name) => q.insertReason.execute({ reportId: row.id, orgId: project.orgId, name, createdUs })),
     trusted && theCase.trustedFlagged !== 1 ? markCaseTrustedFlagged(ctx, theCase.id) : Promise.resolve(),
-    input.media?.length ? recordReportMedia(ctx, { orgId: project.orgId, projectId: project.id, caseId: theCase.id, reportId: row.id }, input.media) : Promise.resolve(),
     enrich
       ? enqueueJob(ctx, {
           orgId: project.orgId,
@@ -193,6 +192,8 @@ async function writeReport(ctx: DomainContext, input: CreateReportInput, categor
       after: { status: "OPEN", caseId: theCase.id, reasons: names, severity, automated: input.automated },
     }),
   );
+  // Its media items (they refer to it: written once it is), each matched against the banks by a job of its own.
+  if (input.media?.length) await recordReportMedia(ctx, { orgId: project.orgId, projectId: project.id, caseId: theCase.id, reportId: row.id }, input.media);
   if (muted) await dismissMutedReport(ctx, row.id);
   // The organization's report.created rules (src/domain/rules/rule-engine.ts), in this transaction:
   // a routed or dismissed report is never seen in the wrong queue. A muted reporter's is not evaluated.

@@ -196,6 +196,7 @@ export const caseMediaViewSchema = z
     status: z.enum(MEDIA_STATUSES),
     error: z.string().nullable(),
     createdAt: isoDateTime,
+    matchedAt: isoDateTime.nullable().meta({ description: "When it was matched against the project's banks (null: not yet)" }),
   })
   .meta({ id: "CaseMedia" });
 export type CaseMediaView = z.infer<typeof caseMediaViewSchema>;
