@@ -40,6 +40,18 @@ const host = Bun.serve({
 });
 const hosted = (path: string) => `http://127.0.0.1:${host.port}${path}`;
 
+/** A webhook receiver: each event's endpoint (by path), type and data. */
+const received: { path: string; type: string; data: Record<string, unknown> }[] = [];
+const receiver = Bun.serve({
+  hostname: "127.0.0.1",
+  port: 0,
+  async fetch(req) {
+    const body = (await req.json()) as { type: string; data: Record<string, unknown> };
+    received.push({ path: new URL(req.url).pathname, type: body.type, data: body.data });
+    return new Response(null, { status: 204 });
+  },
+});
+
 let server: TestServer;
 let org: OrgClient;
 let sdk: SdkClient;
@@ -60,6 +72,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.dispose();
   host.stop(true);
+  receiver.stop(true);
 });
 
 type BankInput = { name: string; negative?: boolean; action?: { type: "record" } | { type: "route"; queueId: string } | { type: "tag"; tag: string } | { type: "bucket"; bucket: "normal" | "high" | "emergency" } | { type: "escalate"; team: "safety" | "legal" | "senior_moderator" }; quarantine?: { count: number; windowSeconds: number } | null; pdqDistance?: number; qualityFloor?: number };
@@ -260,6 +273,29 @@ describe("matching reports' media", () => {
     expect(missing!.error).toContain("404");
     // The truncated file still matched by its SHA-256.
     expect(seen.matches.map((m) => m.bank.id)).toEqual([bank.id]);
+  });
+});
+
+describe("the media.matched webhook event", () => {
+  test("goes to an endpoint that lists it, with the bank, the entry's origin and the distance; never to an endpoint without a filter", async () => {
+    const listed = await org.POST("/organizations/{orgSlug}/webhook-endpoints", { params: { path: { orgSlug } }, body: { url: `http://127.0.0.1:${receiver.port}/listed`, eventTypes: ["media.matched"] } });
+    expect(listed.response.status).toBe(201);
+    const unfiltered = await org.POST("/organizations/{orgSlug}/webhook-endpoints", { params: { path: { orgSlug } }, body: { url: `http://127.0.0.1:${receiver.port}/all` } });
+    expect(unfiltered.response.status).toBe(201);
+    const bank = await createBank({ name: `Announced ${unique()}`, action: { type: "tag", tag: "announced" } });
+    const digest = sha256(`announced ${unique()}`);
+    const entry = await addEntry(bank.id, { signalType: "sha256", value: digest, origin: "list C" });
+    const { caseId, reportId } = await report([{ sha256: digest }]);
+    const match = (await processed(caseId, 1)).matches[0]!;
+    const event = await until("the media.matched event", async () => received.find((r) => r.type === "media.matched" && r.data.matchId === match.id));
+    expect(event.path).toBe("/listed");
+    expect(event.data).toMatchObject({ caseId, reportId, bank: { id: bank.id, negative: false }, entry: { id: entry.id, signalType: "sha256", origin: "list C" }, distance: null, suppressed: false, quarantined: false, action: "tag" });
+    // Both endpoints are told of something else: an action (the unfiltered one's events), so its silence about the match is the filter's.
+    const action = await org.POST("/organizations/{orgSlug}/projects/{projectId}/enforcement-actions", { params: { path: { orgSlug, projectId } }, body: { kind: "warning", reason: "Witness", identity: { type: "user", externalId: `w-${unique()}` } } });
+    expect(action.response.status).toBe(201);
+    await until("the unfiltered endpoint's event", async () => received.some((r) => r.path === "/all"));
+    expect(received.filter((r) => r.path === "/all").map((r) => r.type)).not.toContain("media.matched");
+    for (const id of [listed.data!.endpoint.id, unfiltered.data!.endpoint.id]) await org.DELETE("/organizations/{orgSlug}/webhook-endpoints/{endpointId}", { params: { path: { orgSlug, endpointId: id } } });
   });
 });
 

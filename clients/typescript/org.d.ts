@@ -4985,8 +4985,8 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
-                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint only when listed). */
-                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint")[];
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint, media.matched only when listed). */
+                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint" | "media.matched")[];
                             enabled: boolean;
                             disabledReason: string | null;
                             disabledAt: string | null;
@@ -4997,7 +4997,7 @@ export interface operations {
                             /** Format: date-time */
                             updatedAt: string;
                         }[];
-                        eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint")[];
+                        eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint" | "media.matched")[];
                     };
                 };
             };
@@ -5062,8 +5062,8 @@ export interface operations {
                 "application/json": {
                     url: string;
                     description?: string | null;
-                    /** @description The event types to deliver. Empty or omitted: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint only when listed). */
-                    eventTypes?: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint")[];
+                    /** @description The event types to deliver. Empty or omitted: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint, media.matched only when listed). */
+                    eventTypes?: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint" | "media.matched")[];
                     enabled?: boolean;
                 };
             };
@@ -5080,8 +5080,8 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
-                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint only when listed). */
-                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint")[];
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint, media.matched only when listed). */
+                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint" | "media.matched")[];
                             enabled: boolean;
                             disabledReason: string | null;
                             disabledAt: string | null;
@@ -5175,8 +5175,8 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
-                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint only when listed). */
-                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint")[];
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint, media.matched only when listed). */
+                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint" | "media.matched")[];
                             enabled: boolean;
                             disabledReason: string | null;
                             disabledAt: string | null;
@@ -5323,8 +5323,8 @@ export interface operations {
                 "application/json": {
                     url?: string;
                     description?: string | null;
-                    /** @description The event types to deliver. Empty or omitted: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint only when listed). */
-                    eventTypes?: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint")[];
+                    /** @description The event types to deliver. Empty or omitted: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint, media.matched only when listed). */
+                    eventTypes?: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint" | "media.matched")[];
                     enabled?: boolean;
                 };
             };
@@ -5341,8 +5341,8 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
-                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint only when listed). */
-                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint")[];
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint, media.matched only when listed). */
+                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint" | "media.matched")[];
                             enabled: boolean;
                             disabledReason: string | null;
                             disabledAt: string | null;
@@ -5435,8 +5435,8 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
-                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint only when listed). */
-                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint")[];
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint, media.matched only when listed). */
+                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint" | "media.matched")[];
                             enabled: boolean;
                             disabledReason: string | null;
                             disabledAt: string | null;

@@ -40,7 +40,9 @@ import { moveCaseToQueue } from "../review/queues.ts";
 import { applyTransition } from "../review/workflow-engine.ts";
 import { uploadAttachment, type AttachmentLimits } from "../attachments/attachments.ts";
 import type { CaseMediaRow } from "../intake/case-media.ts";
-import type { BankAction, BankActionType, CaseMediaView, MatchStatus, MatchView, SignalType } from "../views/media-bank.ts";
+import type { BankAction, BankActionType, CaseMediaView, MatchStatus, MatchView, MediaMatchedEvent, SignalType } from "../views/media-bank.ts";
+import { EVENT_TYPE } from "../views/webhook.ts";
+import { enqueueWebhookEvent } from "../webhooks/outbox.ts";
 import { bumpBankVersion, metadataOf, parseAction, type BankRow } from "./banks.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -293,6 +295,21 @@ export async function matchMedia(ctx: DomainContext, media: CaseMediaRow): Promi
           entityId: media.caseId,
           data: { matchId: id, mediaId: media.id, reportId: media.reportId, bankId: bank.id, entryId: entry.id, signalType: hit.signalType, distance: hit.distance, quality: hit.signalType === "pdq" ? media.pdqQuality : null, suppressed, quarantined, action: acted ? action.type : "none" },
         });
+        const event: MediaMatchedEvent = {
+          matchId: id,
+          projectId: media.projectId,
+          caseId: media.caseId,
+          reportId: media.reportId,
+          mediaId: media.id,
+          bank: { id: bank.id, name: bank.name, negative: bank.negative === 1 },
+          entry: { id: entry.id, signalType: hit.signalType, origin: entry.origin },
+          distance: hit.distance,
+          quality: hit.signalType === "pdq" ? media.pdqQuality : null,
+          suppressed,
+          quarantined,
+          action: acted ? action.type : "none",
+        };
+        await enqueueWebhookEvent(ctx, { type: EVENT_TYPE.mediaMatched, data: event, now });
         if (quarantined) {
           const reason = `Matched more than ${bank.quarantineCount} times within ${Math.round(bank.quarantineWindowMs! / 1000)} seconds`;
           await ctx.db.update(mediaBankEntries).set({ quarantinedAt: now, quarantineReason: reason }).where(eq(mediaBankEntries.id, entry.id));

@@ -220,3 +220,25 @@ export const matchViewSchema = z
   })
   .meta({ id: "MediaMatch" });
 export type MatchView = z.infer<typeof matchViewSchema>;
+
+/**
+ * The `data` of a `media.matched` webhook event (docs/enforcement.md): one per match recorded,
+ * for endpoints that list the type. The banked item is never sent: its bank, the entry's origin,
+ * the distance.
+ */
+export const mediaMatchedEventSchema = z.object({
+  matchId: z.string(),
+  projectId: z.string(),
+  caseId: z.string(),
+  reportId: z.string().nullable(),
+  mediaId: z.string(),
+  bank: z.object({ id: z.string(), name: z.string(), negative: z.boolean() }),
+  entry: z.object({ id: z.string(), signalType: z.enum(SIGNAL_TYPES), origin: z.string().nullable() }),
+  distance: z.number().int().nullable(),
+  quality: z.number().int().nullable(),
+  suppressed: z.boolean(),
+  quarantined: z.boolean(),
+  /** The bank's action taken, or `none` (a negative bank, suppressed, quarantined). */
+  action: z.string(),
+});
+export type MediaMatchedEvent = z.infer<typeof mediaMatchedEventSchema>;
