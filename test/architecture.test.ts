@@ -211,6 +211,7 @@ export const DOMAIN_LAYERS: Record<string, Record<string, string>> = {
     intake: "the media matched are a case's media items, sent with reports",
     media: "media are hashed and matched in the in-memory index",
     review: "a match routes its case to a queue or escalates it through the workflow engine",
+    rules: "the report.media_matched rules run when a report's media matched",
     webhooks: "a match is announced as the webhook event media.matched",
   },
   analysis: {

@@ -276,6 +276,36 @@ describe("matching reports' media", () => {
   });
 });
 
+describe("rules on the media facts", () => {
+  test("a report.media_matched rule reads media.matches, media.banks and media.distance, and routes the case", async () => {
+    const queue = (await org.POST("/organizations/{orgSlug}/queues", { params: { path: { orgSlug } }, body: { name: `Near matches ${unique()}` } })).data!.queue;
+    const bank = await createBank({ name: `Ruled ${unique()}` });
+    const other = pdqOf("bridge-sharpen-a-little.jpg");
+    await addEntry(bank.id, { signalType: "pdq", value: pdqOf("bridge-aaa-orig.jpg").hash });
+    const rule = await org.POST("/organizations/{orgSlug}/rules", {
+      params: { path: { orgSlug } },
+      body: {
+        name: `Near PDQ matches of ${bank.name}`,
+        trigger: "report.media_matched",
+        mode: "live",
+        when: { all: [{ field: "media.matches", op: "gte", value: 1 }, { field: "media.banks", op: "includes", value: bank.name }, { field: "media.distance", op: "lte", value: 31 }] },
+        then: [{ type: "route", queueId: queue.id }],
+      },
+    });
+    expect(rule.response.status).toBe(201);
+    const { caseId } = await report([{ pdq: other.hash, pdqQuality: other.quality }]);
+    await processed(caseId, 1);
+    await until("the case routed by the rule", async () => (await admin.caseDetail(caseId)).case.queueId === queue.id);
+    const routed = (await admin.caseDetail(caseId)).audit.find((e) => e.action === "CASE_QUEUE_CHANGED")!;
+    expect(routed.data).toMatchObject({ ruleId: rule.data!.rule.id, automated: true });
+    // A report whose media match nothing is not routed (its rule never runs).
+    const plain = await report([{ sha256: sha256(`nothing ${unique()}`) }]);
+    await processed(plain.caseId, 0);
+    expect((await admin.caseDetail(plain.caseId)).case.queueId).not.toBe(queue.id);
+    await org.PATCH("/organizations/{orgSlug}/media-banks/{bankId}", { params: { path: { orgSlug, bankId: bank.id } }, body: { enabled: false } });
+  });
+});
+
 describe("the media.matched webhook event", () => {
   test("goes to an endpoint that lists it, with the bank, the entry's origin and the distance; never to an endpoint without a filter", async () => {
     const listed = await org.POST("/organizations/{orgSlug}/webhook-endpoints", { params: { path: { orgSlug } }, body: { url: `http://127.0.0.1:${receiver.port}/listed`, eventTypes: ["media.matched"] } });

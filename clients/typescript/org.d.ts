@@ -1530,7 +1530,7 @@ export interface components {
             not: components["schemas"]["RuleCondition"];
         } | {
             /** @enum {string} */
-            field: "report.reasons" | "report.severity" | "report.automated" | "report.contentType" | "report.text" | "ai.severity" | "ai.confidence" | "ai.categories" | "subject.reportCount" | "subject.openCases" | "subject.activeActions" | "subject.actionsLast30d" | "subject.strikes" | "reporter.trusted" | "reporter.accuracy" | "reporter.reportsLast24h" | "reporter.accountAgeDays" | "target.distinctReportersLast24h" | "case.distinctReporters" | "case.reportsLastHour";
+            field: "report.reasons" | "report.severity" | "report.automated" | "report.contentType" | "report.text" | "ai.severity" | "ai.confidence" | "ai.categories" | "subject.reportCount" | "subject.openCases" | "subject.activeActions" | "subject.actionsLast30d" | "subject.strikes" | "reporter.trusted" | "reporter.accuracy" | "reporter.reportsLast24h" | "reporter.accountAgeDays" | "target.distinctReportersLast24h" | "case.distinctReporters" | "case.reportsLastHour" | "media.matches" | "media.banks" | "media.distance";
             /** @enum {string} */
             op: "eq" | "ne" | "in" | "includes" | "gt" | "gte" | "lt" | "lte" | "contains" | "matches";
             value: unknown;
@@ -1965,7 +1965,7 @@ export interface components {
             description: string | null;
             projectId: string | null;
             /** @enum {string} */
-            trigger: "report.created" | "report.enriched";
+            trigger: "report.created" | "report.enriched" | "report.media_matched";
             /** @enum {string} */
             mode: "live" | "shadow" | "disabled";
             when: components["schemas"]["RuleCondition"];
@@ -6558,7 +6558,7 @@ export interface operations {
                     description?: string | null;
                     projectId?: string | null;
                     /** @enum {string} */
-                    trigger: "report.created" | "report.enriched";
+                    trigger: "report.created" | "report.enriched" | "report.media_matched";
                     /** @enum {string} */
                     mode: "live" | "shadow" | "disabled";
                     when: components["schemas"]["RuleCondition"];
@@ -6792,7 +6792,7 @@ export interface operations {
                     description?: string | null;
                     projectId?: string | null;
                     /** @enum {string} */
-                    trigger?: "report.created" | "report.enriched";
+                    trigger?: "report.created" | "report.enriched" | "report.media_matched";
                     /** @enum {string} */
                     mode?: "live" | "shadow" | "disabled";
                     when?: components["schemas"]["RuleCondition"];
@@ -7054,7 +7054,7 @@ export interface operations {
                         description?: string | null;
                         projectId?: string | null;
                         /** @enum {string} */
-                        trigger?: "report.created" | "report.enriched";
+                        trigger?: "report.created" | "report.enriched" | "report.media_matched";
                         /** @enum {string} */
                         mode?: "live" | "shadow" | "disabled";
                         when: components["schemas"]["RuleCondition"];

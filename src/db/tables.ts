@@ -893,7 +893,7 @@ const description = {
       projectId: text("project_id").references("projects"),
       name: text("name").notNull(),
       description: text("description"),
-      /** report.created or report.enriched. */
+      /** report.created, report.enriched or report.media_matched. */
       trigger: text("trigger").notNull(),
       /** live, shadow or disabled. */
       mode: text("mode").notNull(),

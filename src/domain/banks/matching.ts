@@ -38,6 +38,7 @@ import { requireCase, raiseCaseBucket } from "../cases/cases.ts";
 import { addCaseTag } from "../cases/tags.ts";
 import { moveCaseToQueue } from "../review/queues.ts";
 import { applyTransition } from "../review/workflow-engine.ts";
+import { runRules } from "../rules/rule-engine.ts";
 import { uploadAttachment, type AttachmentLimits } from "../attachments/attachments.ts";
 import type { CaseMediaRow } from "../intake/case-media.ts";
 import type { BankAction, BankActionType, CaseMediaView, MatchStatus, MatchView, MediaMatchedEvent, SignalType } from "../views/media-bank.ts";
@@ -327,6 +328,8 @@ export async function matchMedia(ctx: DomainContext, media: CaseMediaRow): Promi
         const auto: DomainContext = { ...ctx, actor: systemActor, automation: { mediaMatch: { bankId: bank.id, entryId } } };
         await unlessRefused(transaction(auto, () => takeAction(auto, parseAction(bank.action), { caseId: media.caseId, reportId: media.reportId, bankName: bank.name })));
       }
+      // The organization's report.media_matched rules (src/domain/rules/rule-engine.ts), on the report the media came with: they read the case's media facts.
+      if (recorded.length > 0 && media.reportId !== null) await runRules(ctx, { trigger: "report.media_matched", reportId: media.reportId });
       return recorded;
     },
     ROW_LOCKED,
