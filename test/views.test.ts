@@ -17,6 +17,8 @@ import { createRateLimiter } from "../src/domain/plumbing/rate-limit.ts";
 import { appealViewSchema } from "../src/domain/views/appeal.ts";
 import { listAudit } from "../src/domain/audit/audit-log.ts";
 import { evalRunMetricsSchema, evalRunViewSchema, evalSetViewSchema, thresholdAdviceSchema } from "../src/domain/views/evaluation.ts";
+import { attachmentViewSchema } from "../src/domain/views/attachment.ts";
+import { bankViewSchema, caseMediaViewSchema, entryViewSchema, matchViewSchema } from "../src/domain/views/media-bank.ts";
 import { AUDIT_ACTION_NAMES, AUDIT_ACTIONS, auditEventViewSchema, isAuditAction } from "../src/domain/views/audit.ts";
 import { categoryViewSchema } from "../src/domain/views/category.ts";
 import { apiKeyViewSchema } from "../src/domain/views/api-key.ts";
@@ -85,6 +87,11 @@ describe("the OpenAPI documents publish the domain's view schemas", () => {
     ["org", "EvalRun", evalRunViewSchema],
     ["org", "EvalRunMetrics", evalRunMetricsSchema],
     ["org", "ThresholdAdvice", thresholdAdviceSchema],
+    ["org", "Attachment", attachmentViewSchema],
+    ["org", "MediaBank", bankViewSchema],
+    ["org", "MediaBankEntry", entryViewSchema],
+    ["org", "CaseMedia", caseMediaViewSchema],
+    ["org", "MediaMatch", matchViewSchema],
   ];
   for (const [family, id, schema] of components) {
     test(`${family} ${id}: the properties are the view schema's keys, in its order`, () => {
@@ -94,8 +101,8 @@ describe("the OpenAPI documents publish the domain's view schemas", () => {
 
   test("every component but the error bodies is a domain view schema (no copy elsewhere)", () => {
     const named = new Set(components.map(([, id]) => id));
-    // Not objects: the rule language's condition tree and effect union (src/domain/views/rule.ts).
-    for (const id of ["RuleCondition", "RuleEffect"]) named.add(id);
+    // Not objects: the rule language's condition tree and effect union (src/domain/views/rule.ts), a media bank's action (src/domain/views/media-bank.ts).
+    for (const id of ["RuleCondition", "RuleEffect", "MediaBankAction"]) named.add(id);
     for (const family of ["sdk", "org"] as const) {
       const ids = Object.keys(openApiDocument(family).components?.schemas ?? {}).filter((id) => id !== "Error" && id !== "RateLimitError");
       expect(ids.filter((id) => !named.has(id))).toEqual([]);
