@@ -204,6 +204,16 @@ export const DOMAIN_LAYERS: Record<string, Record<string, string>> = {
     intake: "evidence added to a report names it",
     media: "an upload's type, size and preview are read from its bytes",
   },
+  banks: {
+    accounts: "a bank is a project's",
+    attachments: "a fetched file the platform asked to keep is an attachment of its report",
+    cases: "a match tags its case, raises its bucket, and is shown to who may work the case",
+    intake: "the media matched are a case's media items, sent with reports",
+    media: "media are hashed and matched in the in-memory index",
+    review: "a match routes its case to a queue or escalates it through the workflow engine",
+    rules: "the report.media_matched rules run when a report's media matched",
+    webhooks: "a match is announced as the webhook event media.matched",
+  },
   analysis: {
     accounts: "AI analysis follows its project's settings and its organization's plan",
     cases: "an analysis raises its case's bucket",

@@ -312,6 +312,49 @@ describe("organization routes, success and state errors", () => {
     Object.assign(ids, { caseId, attachmentId: kept.data!.attachment.id });
   }, 60_000);
 
+  test("media banks: create (201; a taken name 409), list, get, change (409), entries (201; twice 409), import, export, release (409: not quarantined), a case's matches, verdicts (409: twice), remove, delete", async () => {
+    const base = { orgSlug, projectId };
+    const created = await org.POST("/organizations/{orgSlug}/projects/{projectId}/media-banks", { params: { path: base }, body: { name: "Contract bank", action: { type: "tag", tag: "known" } } });
+    expect(created.response.status).toBe(201);
+    const bankId = created.data!.bank.id;
+    expect((await org.POST("/organizations/{orgSlug}/projects/{projectId}/media-banks", { params: { path: base }, body: { name: "Contract bank" } })).response.status).toBe(409);
+    const other = (await org.POST("/organizations/{orgSlug}/projects/{projectId}/media-banks", { params: { path: base }, body: { name: "Other bank" } })).data!.bank.id;
+    expect((await org.PATCH("/organizations/{orgSlug}/media-banks/{bankId}", { params: { path: { orgSlug, bankId: other } }, body: { name: "Contract bank" } })).response.status).toBe(409);
+    expect((await org.PATCH("/organizations/{orgSlug}/media-banks/{bankId}", { params: { path: { orgSlug, bankId } }, body: { pdqDistance: 25 } })).data!.bank.pdqDistance).toBe(25);
+    expect((await org.GET("/organizations/{orgSlug}/projects/{projectId}/media-banks", { params: { path: base } })).data!.banks).toHaveLength(2);
+    const digest = new Bun.CryptoHasher("sha256").update("contract media").digest("hex");
+    const entry = await org.POST("/organizations/{orgSlug}/media-banks/{bankId}/entries", { params: { path: { orgSlug, bankId } }, body: { signalType: "sha256", value: digest, origin: "contract" } });
+    expect(entry.response.status).toBe(201);
+    const entryId = entry.data!.entry.id;
+    expect((await org.POST("/organizations/{orgSlug}/media-banks/{bankId}/entries", { params: { path: { orgSlug, bankId } }, body: { signalType: "sha256", value: digest } })).response.status).toBe(409);
+    const imported = await org.POST("/organizations/{orgSlug}/media-banks/{bankId}/import", { params: { path: { orgSlug, bankId } }, body: { format: "csv", content: `signal_type,signal_value\nmd5,${"ab".repeat(16)}\n` } });
+    expect(imported.data).toEqual({ added: 1, unchanged: 0, errors: [] });
+    expect((await org.GET("/organizations/{orgSlug}/media-banks/{bankId}/export", { params: { path: { orgSlug, bankId }, query: { format: "json" } } })).data!.entries).toBe(2);
+    expect((await org.GET("/organizations/{orgSlug}/media-banks/{bankId}/entries", { params: { path: { orgSlug, bankId } } })).data!.entries).toHaveLength(2);
+    expect((await org.POST("/organizations/{orgSlug}/media-banks/{bankId}/entries/{entryId}/release", { params: { path: { orgSlug, bankId, entryId } } })).response.status).toBe(409);
+    const filed = await sdk.POST("/projects/{projectId}/reports", { params: { path: { projectId } }, body: { reason: "spam", target: { contentType: "post", contentExternalId: "media" }, media: [{ sha256: digest }] } });
+    expect(filed.response.status).toBe(201);
+    const caseId = (await sdk.GET("/reports/{reportId}", { params: { path: { reportId: filed.data!.report.id } } })).data!.report.caseId!;
+    const matches = async () => (await org.GET("/organizations/{orgSlug}/cases/{caseId}/media-matches", { params: { path: { orgSlug, caseId } } })).data!.matches;
+    const match = await until("the media match", async () => (await matches())[0]);
+    const verdict = await org.POST("/organizations/{orgSlug}/media-matches/{matchId}/verdict", { params: { path: { orgSlug, matchId: match.id } }, body: { verdict: "confirmed" } });
+    expect(verdict.data!.match.status).toBe("confirmed");
+    expect((await org.POST("/organizations/{orgSlug}/media-matches/{matchId}/verdict", { params: { path: { orgSlug, matchId: match.id } }, body: { verdict: "confirmed" } })).response.status).toBe(409);
+    expect((await org.GET("/organizations/{orgSlug}/media-banks/{bankId}", { params: { path: { orgSlug, bankId } } })).data!.bank.precision).toBe(1);
+    // Quarantined after one match in its window, then released.
+    const flood = (await org.POST("/organizations/{orgSlug}/projects/{projectId}/media-banks", { params: { path: base }, body: { name: "Flood", quarantine: { count: 1, windowSeconds: 60 } } })).data!.bank.id;
+    const floodDigest = new Bun.CryptoHasher("sha256").update("contract flood").digest("hex");
+    const floodEntry = (await org.POST("/organizations/{orgSlug}/media-banks/{bankId}/entries", { params: { path: { orgSlug, bankId: flood } }, body: { signalType: "sha256", value: floodDigest } })).data!.entry.id;
+    await sdk.POST("/projects/{projectId}/reports", { params: { path: { projectId } }, body: { reason: "spam", target: { contentType: "post", contentExternalId: "flood" }, media: [{ sha256: floodDigest }, { sha256: floodDigest }] } });
+    await until("the entry quarantined", async () => (await org.GET("/organizations/{orgSlug}/media-banks/{bankId}/entries", { params: { path: { orgSlug, bankId: flood }, query: { quarantined: "true" } } })).data!.entries.length === 1);
+    const released = await org.POST("/organizations/{orgSlug}/media-banks/{bankId}/entries/{entryId}/release", { params: { path: { orgSlug, bankId: flood, entryId: floodEntry } } });
+    expect(released.data!.entry.quarantinedAt).toBeNull();
+    const spare = (await org.POST("/organizations/{orgSlug}/media-banks/{bankId}/entries", { params: { path: { orgSlug, bankId } }, body: { signalType: "md5", value: "cd".repeat(16) } })).data!.entry.id;
+    expect((await org.DELETE("/organizations/{orgSlug}/media-banks/{bankId}/entries/{entryId}", { params: { path: { orgSlug, bankId, entryId: spare } } })).data).toEqual({ deleted: true });
+    expect((await org.DELETE("/organizations/{orgSlug}/media-banks/{bankId}", { params: { path: { orgSlug, bankId: other } } })).data).toEqual({ deleted: true });
+    Object.assign(ids, { bankId, entryId, matchId: match.id });
+  });
+
   test("audit events", async () => {
     const audit = await org.GET("/organizations/{orgSlug}/audit-events", { params: { path: orgPath, query: { limit: 5 } } });
     expect(audit.data!.events.length).toBe(5);
@@ -663,6 +706,10 @@ describe("errors every route documents", () => {
     "POST /organizations/{orgSlug}/projects/{projectId}/evaluation-sets/import": { name: "Sweep", format: "csv", content: "text,categories" },
     "POST /organizations/{orgSlug}/projects/{projectId}/evaluation-sets/from-decisions": { name: "Sweep" },
     "POST /organizations/{orgSlug}/projects/{projectId}/evaluation-runs": { setId: "s" },
+    "POST /organizations/{orgSlug}/projects/{projectId}/media-banks": { name: "Sweep" },
+    "POST /organizations/{orgSlug}/media-banks/{bankId}/entries": { signalType: "md5", value: "ab".repeat(16) },
+    "POST /organizations/{orgSlug}/media-banks/{bankId}/import": { format: "csv", content: "signal_type,signal_value" },
+    "POST /organizations/{orgSlug}/media-matches/{matchId}/verdict": { verdict: "rejected" },
   };
   const validBody = (method: Method, path: string) => (hasBody(method) ? { rawBody: JSON.stringify(VALID_BODIES[`${method} ${path}`] ?? {}) } : {});
   /** A query each GET with required parameters would accept (the same reason as VALID_BODIES). */

@@ -67,6 +67,10 @@ interface World {
   runId: string;
   /** Evidence on the restricted case (docs/attachments.md). */
   attachmentId: string;
+  /** A media bank, its entry, and the attachment's match of it (docs/media.md). */
+  bankId: string;
+  entryId: string;
+  matchId: string;
 }
 
 let server: TestServer;
@@ -189,8 +193,13 @@ beforeAll(async () => {
   // An evaluation set built from the decisions (it holds the bulk-dismissed case's content) and a run of it.
   const evalSet = (await admin.trpc.evaluation.createSetFromDecisions.mutate({ orgSlug, projectId, name: "Decisions" })).set;
   const evalRun = (await admin.trpc.evaluation.startRun.mutate({ orgSlug, projectId, setId: evalSet.id })).run;
-  const attached = await upload(server, `/organizations/${orgSlug}/cases/${caseId}/attachments`, new TextEncoder().encode(`Evidence ${SECRET.content}`), { fileName: SECRET.attachmentName });
+  // A media bank holding the attachment's SHA-256: the attachment matches it (docs/media.md).
+  const evidence = new TextEncoder().encode(`Evidence ${SECRET.content}`);
+  const bank = (await admin.trpc.mediaBanks.create.mutate({ orgSlug, projectId, name: "Known media" })).bank;
+  const entry = (await admin.trpc.mediaBanks.addEntry.mutate({ orgSlug, bankId: bank.id, signalType: "sha256", value: new Bun.CryptoHasher("sha256").update(evidence).digest("hex") })).entry;
+  const attached = await upload(server, `/organizations/${orgSlug}/cases/${caseId}/attachments`, evidence, { fileName: SECRET.attachmentName });
   expect(attached.status).toBe(201);
+  const match = await until("the attachment's media match", async () => (await admin.trpc.mediaBanks.caseMatches.query({ orgSlug, caseId })).matches[0], 20_000);
 
   w = {
     visibleCaseId,
@@ -217,6 +226,9 @@ beforeAll(async () => {
     setId: evalSet.id,
     runId: evalRun.id,
     attachmentId: attached.body.attachment.id,
+    bankId: bank.id,
+    entryId: entry.id,
+    matchId: match.id,
   };
 }, 60_000);
 
@@ -271,6 +283,9 @@ function restrictedValues(caller: DashboardUser): Record<string, unknown> {
     runId: w.runId,
     otherRunId: w.runId,
     attachmentId: w.attachmentId,
+    bankId: w.bankId,
+    entryId: w.entryId,
+    matchId: w.matchId,
     assigneeId: caller.id,
     // A bulk reassignment: the specialist's held cases (of the restricted queue), to the caller.
     fromUserId: specialist.id,
@@ -325,7 +340,7 @@ function inputOf(p: Procedure, caller: DashboardUser, target: Target = "restrict
 }
 
 /** Ids of the restricted cases' things: a leak unless the caller sent them itself. */
-const secretIds = () => [w.caseId, w.reportId, w.bulkCaseId, w.bulkReportId, w.bulkId, w.actionId, w.appealId, w.reviewId, w.attachmentId];
+const secretIds = () => [w.caseId, w.reportId, w.bulkCaseId, w.bulkReportId, w.bulkId, w.actionId, w.appealId, w.reviewId, w.attachmentId, w.matchId];
 
 /** What of the restricted case an answer shows, but for what the caller sent itself (a search's words, an id). */
 function leaks(answer: string, input: unknown): string[] {
@@ -355,6 +370,7 @@ async function snapshot(): Promise<string> {
     await read("enforcement.getAppeal", { orgSlug: w.orgSlug, appealId: w.appealId }),
     await read("dashboard.audit", { entityType: "case", entityId: w.caseId }),
     await read("attachments.list", { orgSlug: w.orgSlug, caseId: w.caseId }),
+    await read("mediaBanks.caseMatches", { orgSlug: w.orgSlug, caseId: w.caseId }),
   ]);
 }
 

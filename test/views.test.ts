@@ -5,7 +5,6 @@
  * other edit; a field not in the schema cannot be answered. In process: the REST adapter on an
  * in-memory store, the documents from openApiDocument.
  */
-import { attachmentViewSchema } from "../src/domain/views/attachment.ts";
 import { agreementSchema } from "../src/domain/views/quality.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
@@ -18,6 +17,8 @@ import { createRateLimiter } from "../src/domain/plumbing/rate-limit.ts";
 import { appealViewSchema } from "../src/domain/views/appeal.ts";
 import { listAudit } from "../src/domain/audit/audit-log.ts";
 import { evalRunMetricsSchema, evalRunViewSchema, evalSetViewSchema, thresholdAdviceSchema } from "../src/domain/views/evaluation.ts";
+import { attachmentViewSchema } from "../src/domain/views/attachment.ts";
+import { bankViewSchema, caseMediaViewSchema, entryViewSchema, matchViewSchema } from "../src/domain/views/media-bank.ts";
 import { AUDIT_ACTION_NAMES, AUDIT_ACTIONS, auditEventViewSchema, isAuditAction } from "../src/domain/views/audit.ts";
 import { categoryViewSchema } from "../src/domain/views/category.ts";
 import { apiKeyViewSchema } from "../src/domain/views/api-key.ts";
@@ -87,6 +88,10 @@ describe("the OpenAPI documents publish the domain's view schemas", () => {
     ["org", "EvalRunMetrics", evalRunMetricsSchema],
     ["org", "ThresholdAdvice", thresholdAdviceSchema],
     ["org", "Attachment", attachmentViewSchema],
+    ["org", "MediaBank", bankViewSchema],
+    ["org", "MediaBankEntry", entryViewSchema],
+    ["org", "CaseMedia", caseMediaViewSchema],
+    ["org", "MediaMatch", matchViewSchema],
   ];
   for (const [family, id, schema] of components) {
     test(`${family} ${id}: the properties are the view schema's keys, in its order`, () => {
@@ -96,8 +101,8 @@ describe("the OpenAPI documents publish the domain's view schemas", () => {
 
   test("every component but the error bodies is a domain view schema (no copy elsewhere)", () => {
     const named = new Set(components.map(([, id]) => id));
-    // Not objects: the rule language's condition tree and effect union (src/domain/views/rule.ts).
-    for (const id of ["RuleCondition", "RuleEffect"]) named.add(id);
+    // Not objects: the rule language's condition tree and effect union (src/domain/views/rule.ts), a media bank's action (src/domain/views/media-bank.ts).
+    for (const id of ["RuleCondition", "RuleEffect", "MediaBankAction"]) named.add(id);
     for (const family of ["sdk", "org"] as const) {
       const ids = Object.keys(openApiDocument(family).components?.schemas ?? {}).filter((id) => id !== "Error" && id !== "RateLimitError");
       expect(ids.filter((id) => !named.has(id))).toEqual([]);

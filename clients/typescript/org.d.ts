@@ -1264,6 +1264,199 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/organizations/{orgSlug}/projects/{projectId}/media-banks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a project's media banks
+         * @description Each bank with its settings, entries, matches and precision (confirmed / decided).
+         */
+        get: operations["mediaBanks-list"];
+        put?: never;
+        /**
+         * Create a media bank
+         * @description Audited (`MEDIA_BANK_CREATED`). Defaults: enabled, not negative, `action` `{ type: "record" }`, `pdqDistance` 31, `qualityFloor` 50, no quarantine.
+         */
+        post: operations["mediaBanks-create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/media-banks/{bankId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a media bank */
+        get: operations["mediaBanks-get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a media bank
+         * @description With its entries and their matches; audited (`MEDIA_BANK_DELETED`).
+         */
+        delete: operations["mediaBanks-delete"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a media bank
+         * @description Only the fields given change; `quarantine: null` turns quarantine off. Audited (`MEDIA_BANK_UPDATED`). Every instance matches with the new settings from its next match.
+         */
+        patch: operations["mediaBanks-update"];
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/media-banks/{bankId}/entries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a media bank's entries
+         * @description In the order they were added, with each one's matches, confirmed and rejected.
+         */
+        get: operations["mediaBanks-entries"];
+        put?: never;
+        /**
+         * Add an entry to a media bank
+         * @description Audited (`MEDIA_BANK_ENTRIES_ADDED`). Matched from the next media item on every instance.
+         */
+        post: operations["mediaBanks-addEntry"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/media-banks/{bankId}/entries/{entryId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove an entry from a media bank
+         * @description With its matches; audited (`MEDIA_BANK_ENTRY_REMOVED`).
+         */
+        delete: operations["mediaBanks-removeEntry"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/media-banks/{bankId}/entries/{entryId}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Release a quarantined entry
+         * @description It matches again; audited (`MEDIA_BANK_ENTRY_RELEASED`).
+         */
+        post: operations["mediaBanks-releaseEntry"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/media-banks/{bankId}/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import entries into a media bank
+         * @description `csv`: a header naming `signal_type` and `signal_value` (Meta's Hasher-Matcher-Actioner file exchange; `pdq`, `md5` or `video_md5`, `sha256`), an optional `origin` column, and any other column kept as the entry's metadata. `json`: an array of `{ signalType, value, origin?, metadata? }`. The good lines are added, those the bank holds already counted as unchanged, each bad line listed with its number (400 only when the file cannot be read at all). Audited (`MEDIA_BANK_ENTRIES_ADDED`).
+         */
+        post: operations["mediaBanks-importEntries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/media-banks/{bankId}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export a media bank's entries
+         * @description As `csv` (`signal_type,signal_value,origin` and a column per metadata key) or `json`, to import elsewhere.
+         */
+        get: operations["mediaBanks-exportEntries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/cases/{caseId}/media-matches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A case's media and their matches
+         * @description Each media item of the case (sent with its reports, or its attachments) with its hashes, and each match: the bank, the entry's origin and metadata, the distance and quality (PDQ). Never the banked item itself.
+         */
+        get: operations["mediaBanks-caseMatches"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/media-matches/{matchId}/verdict": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm or reject a media match
+         * @description A moderator who may work the case says whether the media is the banked item (`confirmed`) or a false match (`rejected`); a verdict may be changed. Counted in the bank's and the entry's figures (precision); audited (`MEDIA_MATCH_CONFIRMED`, `MEDIA_MATCH_REJECTED`).
+         */
+        post: operations["mediaBanks-decideMatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/organizations/{orgSlug}/reports/{reportId}/attachments": {
         parameters: {
             query?: never;
@@ -1337,7 +1530,7 @@ export interface components {
             not: components["schemas"]["RuleCondition"];
         } | {
             /** @enum {string} */
-            field: "report.reasons" | "report.severity" | "report.automated" | "report.contentType" | "report.text" | "ai.severity" | "ai.confidence" | "ai.categories" | "subject.reportCount" | "subject.openCases" | "subject.activeActions" | "subject.actionsLast30d" | "subject.strikes" | "reporter.trusted" | "reporter.accuracy" | "reporter.reportsLast24h" | "reporter.accountAgeDays" | "target.distinctReportersLast24h" | "case.distinctReporters" | "case.reportsLastHour";
+            field: "report.reasons" | "report.severity" | "report.automated" | "report.contentType" | "report.text" | "ai.severity" | "ai.confidence" | "ai.categories" | "subject.reportCount" | "subject.openCases" | "subject.activeActions" | "subject.actionsLast30d" | "subject.strikes" | "reporter.trusted" | "reporter.accuracy" | "reporter.reportsLast24h" | "reporter.accountAgeDays" | "target.distinctReportersLast24h" | "case.distinctReporters" | "case.reportsLastHour" | "media.matches" | "media.banks" | "media.distance";
             /** @enum {string} */
             op: "eq" | "ne" | "in" | "includes" | "gt" | "gte" | "lt" | "lte" | "contains" | "matches";
             value: unknown;
@@ -1379,6 +1572,29 @@ export interface components {
             /** @constant */
             type: "mute_reporter";
             durationSeconds: number;
+        };
+        /** @description What a match does to the case: `record` only, `route` to a queue, raise its `bucket`, add a `tag`, or `escalate` its open reports to a team. */
+        MediaBankAction: {
+            /** @constant */
+            type: "record";
+        } | {
+            /** @constant */
+            type: "route";
+            queueId: string;
+        } | {
+            /** @constant */
+            type: "bucket";
+            /** @enum {string} */
+            bucket: "normal" | "high" | "emergency";
+        } | {
+            /** @constant */
+            type: "tag";
+            tag: string;
+        } | {
+            /** @constant */
+            type: "escalate";
+            /** @enum {string} */
+            team: "safety" | "legal" | "senior_moderator";
         };
         Identity: {
             id: string;
@@ -1749,7 +1965,7 @@ export interface components {
             description: string | null;
             projectId: string | null;
             /** @enum {string} */
-            trigger: "report.created" | "report.enriched";
+            trigger: "report.created" | "report.enriched" | "report.media_matched";
             /** @enum {string} */
             mode: "live" | "shadow" | "disabled";
             when: components["schemas"]["RuleCondition"];
@@ -2163,6 +2379,107 @@ export interface components {
             contentUrl: string;
             /** @description Where the preview is read once `preview.status` is `ready` */
             previewUrl: string | null;
+        };
+        MediaBank: {
+            id: string;
+            projectId: string;
+            name: string;
+            description: string | null;
+            enabled: boolean;
+            negative: boolean;
+            action: components["schemas"]["MediaBankAction"];
+            pdqDistance: number;
+            qualityFloor: number;
+            quarantine: {
+                count: number;
+                windowSeconds: number;
+            } | null;
+            /** @description Entries in the bank */
+            entries: number;
+            quarantinedEntries: number;
+            /** @description Matches recorded against the bank's entries */
+            matches: number;
+            confirmed: number;
+            rejected: number;
+            /** @description confirmed / (confirmed + rejected); null before any match is decided */
+            precision: number | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        MediaBankEntry: {
+            id: string;
+            bankId: string;
+            /** @enum {string} */
+            signalType: "sha256" | "md5" | "pdq";
+            value: string;
+            origin: string | null;
+            metadata: {
+                [key: string]: string | number | boolean | null;
+            } | null;
+            addedBy: {
+                type: string;
+                id: string | null;
+            };
+            quarantinedAt: string | null;
+            quarantineReason: string | null;
+            matches: number;
+            confirmed: number;
+            rejected: number;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        CaseMedia: {
+            id: string;
+            reportId: string | null;
+            attachmentId: string | null;
+            url: string | null;
+            sha256: string | null;
+            md5: string | null;
+            pdq: string | null;
+            pdqQuality: number | null;
+            /** @enum {string} */
+            status: "pending" | "hashed" | "refused" | "failed";
+            error: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description When it was matched against the project's banks (null: not yet) */
+            matchedAt: string | null;
+        };
+        MediaMatch: {
+            id: string;
+            caseId: string;
+            reportId: string | null;
+            mediaId: string;
+            bank: {
+                id: string;
+                name: string;
+                negative: boolean;
+            };
+            entry: {
+                id: string;
+                /** @enum {string} */
+                signalType: "sha256" | "md5" | "pdq";
+                origin: string | null;
+                metadata: {
+                    [key: string]: string | number | boolean | null;
+                } | null;
+            };
+            /** @description PDQ: the Hamming distance; exact hashes: null */
+            distance: number | null;
+            /** @description PDQ: the media's hash quality */
+            quality: number | null;
+            /** @description A negative bank matched the same media: this match took no action */
+            suppressed: boolean;
+            /** @description This match put its entry over the bank's quarantine count: it took no action */
+            quarantined: boolean;
+            /** @enum {string} */
+            status: "pending" | "confirmed" | "rejected";
+            decidedBy: string | null;
+            decidedAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
         };
         /** @description Every error the server answers. */
         Error: {
@@ -2691,7 +3008,7 @@ export interface operations {
     "audit-list": {
         parameters: {
             query?: {
-                action?: "REPORT_CREATED" | "REPORT_TRIAGED" | "REPORT_ESCALATED" | "REPORT_RESOLVED" | "REPORT_DISMISSED" | "REPORT_STATUS_CHANGED" | "REPORT_MOVED" | "REPORT_APPEALED" | "REPORT_UPHELD" | "REPORT_OVERTURNED" | "REPORT_CLOSED" | "REPORT_DECISION_UNDONE" | "REPORTER_TRUSTED_CHANGED" | "REPORTER_MUTED" | "REPORTER_UNMUTED" | "CASE_OPENED" | "CASE_BUCKET_RAISED" | "CASE_STATUS_CHANGED" | "CASE_ASSIGNED" | "CASE_ESCALATED" | "CASE_TAGS_CHANGED" | "CASE_UNASSIGNED" | "CASE_SKIPPED" | "CASE_NOTE_ADDED" | "ATTACHMENT_ADDED" | "ATTACHMENT_OPENED" | "ATTACHMENT_DELETED" | "CASE_PRIORITY_CHANGED" | "CASE_QUEUE_CHANGED" | "QUALITY_REVIEW_SAMPLED" | "QUALITY_REVIEW_SUBMITTED" | "QUALITY_REVIEW_ACKNOWLEDGED" | "CASE_ROUTE_REFUSED" | "APPEAL_FILED" | "APPEAL_UPHELD" | "APPEAL_OVERTURNED" | "BULK_DECISION_MADE" | "BULK_DECISION_UNDONE" | "DECISION_TEMPLATE_CREATED" | "DECISION_TEMPLATE_UPDATED" | "DECISION_TEMPLATE_DELETED" | "ENFORCEMENT_ACTION_CREATED" | "ENFORCEMENT_ACTION_STARTED" | "ENFORCEMENT_ACTION_CANCELLED" | "ENFORCEMENT_ACTION_UPDATED" | "ENFORCEMENT_ACTION_REVOKED" | "ENFORCEMENT_ACTION_EXPIRED" | "AI_ANALYZED" | "LINK_SCAN_SKIPPED" | "PROJECT_CREATED" | "PROJECT_RENAMED" | "PROJECT_DELETED" | "PROJECT_SETTINGS_CHANGED" | "PROJECT_DSA_SETTINGS_CHANGED" | "PROJECT_STRIKE_POLICY_CHANGED" | "STRIKE_ADDED" | "STRIKE_REMOVED" | "QUEUE_CREATED" | "QUEUE_UPDATED" | "QUEUE_DELETED" | "RULE_CREATED" | "RULE_UPDATED" | "EVAL_SET_CREATED" | "EVAL_SET_ITEMS_ADDED" | "EVAL_RUN_STARTED" | "EVAL_RUN_CANCELLED" | "RULE_DELETED" | "CATEGORY_CREATED" | "CATEGORY_UPDATED" | "CATEGORY_DELETED" | "POLICY_VERSION_CREATED" | "POLICY_STATUS_CHANGED" | "USER_CREATED" | "USER_ROLE_CHANGED" | "USER_DISABLED" | "USER_ENABLED" | "USER_PASSWORD_CHANGED" | "USER_PASSWORD_RESET" | "USER_SIGNED_IN_SSO" | "USER_SSO_LINKED" | "USER_SSO_LINK_ALLOWED" | "SSO_SIGN_IN_REFUSED" | "OIDC_SETTINGS_CHANGED" | "VIEWING_DEFAULTS_CHANGED" | "WEBHOOK_ENDPOINT_CREATED" | "WEBHOOK_ENDPOINT_UPDATED" | "WEBHOOK_ENDPOINT_DELETED" | "WEBHOOK_ENDPOINT_DISABLED" | "WEBHOOK_SECRET_ROTATED" | "TRANSPARENCY_SUBMISSION_CHANGED" | "WEBHOOK_DELIVERY_REPLAYED";
+                action?: "REPORT_CREATED" | "REPORT_TRIAGED" | "REPORT_ESCALATED" | "REPORT_RESOLVED" | "REPORT_DISMISSED" | "REPORT_STATUS_CHANGED" | "REPORT_MOVED" | "REPORT_APPEALED" | "REPORT_UPHELD" | "REPORT_OVERTURNED" | "REPORT_CLOSED" | "REPORT_DECISION_UNDONE" | "REPORTER_TRUSTED_CHANGED" | "REPORTER_MUTED" | "REPORTER_UNMUTED" | "CASE_OPENED" | "CASE_BUCKET_RAISED" | "CASE_STATUS_CHANGED" | "CASE_ASSIGNED" | "CASE_ESCALATED" | "CASE_TAGS_CHANGED" | "CASE_UNASSIGNED" | "CASE_SKIPPED" | "CASE_NOTE_ADDED" | "ATTACHMENT_ADDED" | "ATTACHMENT_OPENED" | "ATTACHMENT_DELETED" | "MEDIA_BANK_CREATED" | "MEDIA_BANK_UPDATED" | "MEDIA_BANK_DELETED" | "MEDIA_BANK_ENTRIES_ADDED" | "MEDIA_BANK_ENTRY_REMOVED" | "MEDIA_BANK_ENTRY_QUARANTINED" | "MEDIA_BANK_ENTRY_RELEASED" | "MEDIA_MATCHED" | "MEDIA_MATCH_CONFIRMED" | "MEDIA_MATCH_REJECTED" | "CASE_PRIORITY_CHANGED" | "CASE_QUEUE_CHANGED" | "QUALITY_REVIEW_SAMPLED" | "QUALITY_REVIEW_SUBMITTED" | "QUALITY_REVIEW_ACKNOWLEDGED" | "CASE_ROUTE_REFUSED" | "APPEAL_FILED" | "APPEAL_UPHELD" | "APPEAL_OVERTURNED" | "BULK_DECISION_MADE" | "BULK_DECISION_UNDONE" | "DECISION_TEMPLATE_CREATED" | "DECISION_TEMPLATE_UPDATED" | "DECISION_TEMPLATE_DELETED" | "ENFORCEMENT_ACTION_CREATED" | "ENFORCEMENT_ACTION_STARTED" | "ENFORCEMENT_ACTION_CANCELLED" | "ENFORCEMENT_ACTION_UPDATED" | "ENFORCEMENT_ACTION_REVOKED" | "ENFORCEMENT_ACTION_EXPIRED" | "AI_ANALYZED" | "LINK_SCAN_SKIPPED" | "PROJECT_CREATED" | "PROJECT_RENAMED" | "PROJECT_DELETED" | "PROJECT_SETTINGS_CHANGED" | "PROJECT_DSA_SETTINGS_CHANGED" | "PROJECT_STRIKE_POLICY_CHANGED" | "STRIKE_ADDED" | "STRIKE_REMOVED" | "QUEUE_CREATED" | "QUEUE_UPDATED" | "QUEUE_DELETED" | "RULE_CREATED" | "RULE_UPDATED" | "EVAL_SET_CREATED" | "EVAL_SET_ITEMS_ADDED" | "EVAL_RUN_STARTED" | "EVAL_RUN_CANCELLED" | "RULE_DELETED" | "CATEGORY_CREATED" | "CATEGORY_UPDATED" | "CATEGORY_DELETED" | "POLICY_VERSION_CREATED" | "POLICY_STATUS_CHANGED" | "USER_CREATED" | "USER_ROLE_CHANGED" | "USER_DISABLED" | "USER_ENABLED" | "USER_PASSWORD_CHANGED" | "USER_PASSWORD_RESET" | "USER_SIGNED_IN_SSO" | "USER_SSO_LINKED" | "USER_SSO_LINK_ALLOWED" | "SSO_SIGN_IN_REFUSED" | "OIDC_SETTINGS_CHANGED" | "VIEWING_DEFAULTS_CHANGED" | "WEBHOOK_ENDPOINT_CREATED" | "WEBHOOK_ENDPOINT_UPDATED" | "WEBHOOK_ENDPOINT_DELETED" | "WEBHOOK_ENDPOINT_DISABLED" | "WEBHOOK_SECRET_ROTATED" | "TRANSPARENCY_SUBMISSION_CHANGED" | "WEBHOOK_DELIVERY_REPLAYED";
                 entityType?: string;
                 entityId?: string;
                 projectId?: string;
@@ -4668,8 +4985,8 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
-                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint only when listed). */
-                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint")[];
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint, media.matched only when listed). */
+                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint" | "media.matched")[];
                             enabled: boolean;
                             disabledReason: string | null;
                             disabledAt: string | null;
@@ -4680,7 +4997,7 @@ export interface operations {
                             /** Format: date-time */
                             updatedAt: string;
                         }[];
-                        eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint")[];
+                        eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint" | "media.matched")[];
                     };
                 };
             };
@@ -4745,8 +5062,8 @@ export interface operations {
                 "application/json": {
                     url: string;
                     description?: string | null;
-                    /** @description The event types to deliver. Empty or omitted: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint only when listed). */
-                    eventTypes?: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint")[];
+                    /** @description The event types to deliver. Empty or omitted: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint, media.matched only when listed). */
+                    eventTypes?: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint" | "media.matched")[];
                     enabled?: boolean;
                 };
             };
@@ -4763,8 +5080,8 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
-                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint only when listed). */
-                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint")[];
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint, media.matched only when listed). */
+                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint" | "media.matched")[];
                             enabled: boolean;
                             disabledReason: string | null;
                             disabledAt: string | null;
@@ -4858,8 +5175,8 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
-                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint only when listed). */
-                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint")[];
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint, media.matched only when listed). */
+                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint" | "media.matched")[];
                             enabled: boolean;
                             disabledReason: string | null;
                             disabledAt: string | null;
@@ -5006,8 +5323,8 @@ export interface operations {
                 "application/json": {
                     url?: string;
                     description?: string | null;
-                    /** @description The event types to deliver. Empty or omitted: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint only when listed). */
-                    eventTypes?: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint")[];
+                    /** @description The event types to deliver. Empty or omitted: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint, media.matched only when listed). */
+                    eventTypes?: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint" | "media.matched")[];
                     enabled?: boolean;
                 };
             };
@@ -5024,8 +5341,8 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
-                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint only when listed). */
-                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint")[];
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint, media.matched only when listed). */
+                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint" | "media.matched")[];
                             enabled: boolean;
                             disabledReason: string | null;
                             disabledAt: string | null;
@@ -5118,8 +5435,8 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string | null;
-                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint only when listed). */
-                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint")[];
+                            /** @description The event types the endpoint gets. Empty: the enforcement_action events (report.decided, queue.sla_breached, audit.checkpoint, media.matched only when listed). */
+                            eventTypes: ("enforcement_action.created" | "enforcement_action.updated" | "enforcement_action.revoked" | "report.decided" | "queue.sla_breached" | "audit.checkpoint" | "media.matched")[];
                             enabled: boolean;
                             disabledReason: string | null;
                             disabledAt: string | null;
@@ -6241,7 +6558,7 @@ export interface operations {
                     description?: string | null;
                     projectId?: string | null;
                     /** @enum {string} */
-                    trigger: "report.created" | "report.enriched";
+                    trigger: "report.created" | "report.enriched" | "report.media_matched";
                     /** @enum {string} */
                     mode: "live" | "shadow" | "disabled";
                     when: components["schemas"]["RuleCondition"];
@@ -6475,7 +6792,7 @@ export interface operations {
                     description?: string | null;
                     projectId?: string | null;
                     /** @enum {string} */
-                    trigger?: "report.created" | "report.enriched";
+                    trigger?: "report.created" | "report.enriched" | "report.media_matched";
                     /** @enum {string} */
                     mode?: "live" | "shadow" | "disabled";
                     when?: components["schemas"]["RuleCondition"];
@@ -6737,7 +7054,7 @@ export interface operations {
                         description?: string | null;
                         projectId?: string | null;
                         /** @enum {string} */
-                        trigger?: "report.created" | "report.enriched";
+                        trigger?: "report.created" | "report.enriched" | "report.media_matched";
                         /** @enum {string} */
                         mode?: "live" | "shadow" | "disabled";
                         when: components["schemas"]["RuleCondition"];
@@ -9707,6 +10024,1111 @@ export interface operations {
             };
             /** @description The organization, project or resource does not exist, or belongs to another organization */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "mediaBanks-list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        banks: components["schemas"]["MediaBank"][];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "mediaBanks-create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    description?: string | null;
+                    /** @description Default true. A disabled bank matches nothing. */
+                    enabled?: boolean;
+                    /** @description Default false. A negative bank's match suppresses the other banks' matches of the same media (a list of known false positives). */
+                    negative?: boolean;
+                    /** @description Default `{ type: "record" }`. Ignored for a negative bank. */
+                    action?: components["schemas"]["MediaBankAction"];
+                    /** @description A PDQ entry matches a hash at this Hamming distance or less (default 31). */
+                    pdqDistance?: number;
+                    /** @description A PDQ hash of lower quality is not matched against this bank (default 50). */
+                    qualityFloor?: number;
+                    quarantine?: {
+                        count: number;
+                        windowSeconds: number;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        bank: components["schemas"]["MediaBank"];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Another bank of the project has this name */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "mediaBanks-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                bankId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        bank: components["schemas"]["MediaBank"];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "mediaBanks-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                bankId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        deleted: true;
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "mediaBanks-update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                bankId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    description?: string | null;
+                    /** @description Default true. A disabled bank matches nothing. */
+                    enabled?: boolean;
+                    /** @description Default false. A negative bank's match suppresses the other banks' matches of the same media (a list of known false positives). */
+                    negative?: boolean;
+                    /** @description Default `{ type: "record" }`. Ignored for a negative bank. */
+                    action?: components["schemas"]["MediaBankAction"];
+                    /** @description A PDQ entry matches a hash at this Hamming distance or less (default 31). */
+                    pdqDistance?: number;
+                    /** @description A PDQ hash of lower quality is not matched against this bank (default 50). */
+                    qualityFloor?: number;
+                    quarantine?: {
+                        count: number;
+                        windowSeconds: number;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        bank: components["schemas"]["MediaBank"];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Another bank of the project has this name */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "mediaBanks-entries": {
+        parameters: {
+            query?: {
+                limit?: number;
+                after?: string;
+                quarantined?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                orgSlug: string;
+                bankId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        entries: components["schemas"]["MediaBankEntry"][];
+                        next: string | null;
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "mediaBanks-addEntry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                bankId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    signalType: "sha256" | "md5" | "pdq";
+                    /** @description Lower- or upper-case hex: 64 digits for sha256 and pdq, 32 for md5 */
+                    value: string;
+                    /** @description Where the entry came from (a list's name, a decision), kept and exported */
+                    origin?: string | null;
+                    metadata?: {
+                        [key: string]: string | number | boolean | null;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        entry: components["schemas"]["MediaBankEntry"];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The bank holds this signal already */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "mediaBanks-removeEntry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                bankId: string;
+                entryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        deleted: true;
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "mediaBanks-releaseEntry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                bankId: string;
+                entryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        entry: components["schemas"]["MediaBankEntry"];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The entry is not quarantined */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "mediaBanks-importEntries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                bankId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    format: "csv" | "json";
+                    content: string;
+                    /** @description The origin of the lines that do not name their own (an `origin` column or field) */
+                    origin?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        added: number;
+                        /** @description Lines whose signal the bank held already */
+                        unchanged: number;
+                        /** @description Each refused line with why (at most 100 listed); the other lines are added */
+                        errors: {
+                            /** @description 1 is the first line (the CSV header); for JSON, the entry's position from 1 */
+                            line: number;
+                            error: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "mediaBanks-exportEntries": {
+        parameters: {
+            query?: {
+                format?: "csv" | "json";
+            };
+            header?: never;
+            path: {
+                orgSlug: string;
+                bankId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        format: "csv" | "json";
+                        entries: number;
+                        content: string;
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "mediaBanks-caseMatches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                caseId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        media: components["schemas"]["CaseMedia"][];
+                        matches: components["schemas"]["MediaMatch"][];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "mediaBanks-decideMatch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                matchId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    verdict: "confirmed" | "rejected";
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        match: components["schemas"]["MediaMatch"];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The match has this verdict already */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

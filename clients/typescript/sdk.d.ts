@@ -747,6 +747,21 @@ export interface operations {
                         /** @description The notifier's statement that the notice is accurate and complete, in good faith */
                         goodFaith?: boolean | null;
                     } | null;
+                    /** @description An addition (docs/media.md, "Media on reports"): up to 20 media items, each a `url` Flagstaff fetches and hashes in the background and/or hashes the platform computed (`sha256`, `md5`, `pdq` with `pdqQuality`), matched against the project's banks of known harmful media. A fetched file is not kept unless `keep` is true. */
+                    media?: {
+                        /** @description An http(s) URL fetched in the background (the link scanner's safeguards), hashed, and not kept unless `keep` is true */
+                        url?: string;
+                        /** @description SHA-256 of the file, 64 hex digits */
+                        sha256?: string;
+                        /** @description MD5 of the file, 32 hex digits */
+                        md5?: string;
+                        /** @description PDQ hash of the image, 64 hex digits */
+                        pdq?: string;
+                        /** @description The PDQ hash's quality (0 to 100); required with `pdq` */
+                        pdqQuality?: number;
+                        /** @description Keep the fetched file as an attachment of the report (default false: hashed and dropped) */
+                        keep?: boolean;
+                    }[];
                 };
             };
         };

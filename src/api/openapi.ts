@@ -54,6 +54,7 @@ const FAMILIES: Record<RouteFamily, FamilyInfo> = {
       audit: "The audit trail of every change.",
       transparency: "DSA statements of reasons, their settings and export (docs/dsa.md).",
       attachments: "Evidence added to a report or a case: uploaded as raw bytes (streamed), its type read from the bytes, downloaded as an attachment only, images shown through a preview made anew (docs/attachments.md).",
+      "media-banks": "Known harmful media matched by hash: a project's banks of SHA-256, MD5 and PDQ signals, imported and exported as files, and each case's media with the matches a moderator confirms or rejects (docs/media.md).",
       evaluation: "Measuring the AI classifier: evaluation sets, runs against a model, their figures, threshold advice and run comparison (docs/ai.md).",
     },
   },

@@ -1,5 +1,6 @@
 import { aiRouter } from "./routers/ai.ts";
 import { attachmentsRouter } from "./routers/attachments.ts";
+import { mediaBanksRouter } from "./routers/media-banks.ts";
 import { auditRouter } from "./routers/audit.ts";
 import { authRouter } from "./routers/auth.ts";
 import { casesRouter } from "./routers/cases.ts";
@@ -60,6 +61,7 @@ export const appRouter = router({
   team: teamRouter,
   viewing: viewingRouter,
   attachments: attachmentsRouter,
+  mediaBanks: mediaBanksRouter,
 });
 
 export type AppRouter = typeof appRouter;

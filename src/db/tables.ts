@@ -39,6 +39,7 @@ import { ROLES } from "../domain/views/user.ts";
 import { PROVISIONING } from "../domain/views/sso.ts";
 import { DELIVERY_STATUSES } from "../domain/views/webhook.ts";
 import { MEDIA_TYPES, PREVIEW_STATUSES } from "../domain/views/attachment.ts";
+import { MATCH_STATUSES, MEDIA_STATUSES, SIGNAL_TYPES } from "../domain/views/media-bank.ts";
 
 /** The organization the row belongs to: deleted with it. */
 const orgId = () => text("org_id").notNull().references("organizations");
@@ -892,7 +893,7 @@ const description = {
       projectId: text("project_id").references("projects"),
       name: text("name").notNull(),
       description: text("description"),
-      /** report.created or report.enriched. */
+      /** report.created, report.enriched or report.media_matched. */
       trigger: text("trigger").notNull(),
       /** live, shadow or disabled. */
       mode: text("mode").notNull(),
@@ -1285,6 +1286,9 @@ const description = {
       previewBytes: int("preview_bytes"),
       /** Why no preview was made (a refusal's message). */
       previewError: text("preview_error"),
+      /** An image's PDQ hash and quality, from its preview's decoding (docs/media.md): null until made, or not an image decoded here. */
+      pdq: text("pdq"),
+      pdqQuality: int("pdq_quality"),
       createdAt: time("created_at").notNull(),
     },
     (t) => [index("attachment_blobs_held_idx").on(t.heldUntil)],
@@ -1330,6 +1334,128 @@ const description = {
     location: text("location").notNull(),
     createdAt: time("created_at").notNull(),
   }),
+
+  /** A project's bank of known harmful media (docs/media.md): entries matched against its cases' media. */
+  mediaBanks: table(
+    "media_banks",
+    {
+      id: id(),
+      orgId: orgId(),
+      projectId: projectId(),
+      name: text("name").notNull(),
+      description: text("description"),
+      enabled: flag("enabled").notNull(),
+      /** A negative bank: its match suppresses the other banks' matches of the same media. */
+      negative: flag("negative").notNull(),
+      /** JSON: what a match does (BankAction, src/domain/views/media-bank.ts). */
+      action: json("action").notNull(),
+      /** A PDQ entry matches at this Hamming distance or less. */
+      pdqDistance: int("pdq_distance").notNull(),
+      /** PDQ hashes of lower quality are not matched against it. */
+      qualityFloor: int("quality_floor").notNull(),
+      /** An entry matching more than this many times within the window is quarantined (null: never). */
+      quarantineCount: int("quarantine_count"),
+      quarantineWindowMs: int("quarantine_window_ms"),
+      createdAt: time("created_at").notNull(),
+      updatedAt: time("updated_at").notNull(),
+    },
+    (t) => [uniqueIndex("media_banks_name_idx").on(t.projectId, t.name), index("media_banks_org_idx").on(t.orgId)],
+  ),
+
+  /** A signal in a bank: a digest (SHA-256, MD5) or a PDQ hash, lower-case hex. */
+  mediaBankEntries: table(
+    "media_bank_entries",
+    {
+      id: id(),
+      orgId: orgId(),
+      projectId: projectId(),
+      bankId: text("bank_id").notNull().references("media_banks"),
+      signalType: text("signal_type", { enum: SIGNAL_TYPES }).notNull(),
+      value: text("value").notNull(),
+      /** Where it came from (a list's name, a decision), kept and exported. */
+      origin: text("origin"),
+      /** JSON: a flat object of free-form facts (an imported file's extra columns). */
+      metadata: json("metadata"),
+      addedByType: text("added_by_type").notNull(),
+      addedById: text("added_by_id"),
+      /** Set when it matched more than its bank's quarantine count within the window: it matches nothing until released. */
+      quarantinedAt: time("quarantined_at"),
+      quarantineReason: text("quarantine_reason"),
+      createdAt: time("created_at").notNull(),
+    },
+    (t) => [uniqueIndex("media_bank_entries_signal_idx").on(t.bankId, t.signalType, t.value), index("media_bank_entries_project_idx").on(t.projectId)],
+  ),
+
+  /**
+   * A project's banks' version, counted up in the transaction of every change to them: each
+   * instance reads it (one row by its key) before matching and reloads its in-memory index
+   * when it moved (docs/media.md, "Several instances").
+   */
+  mediaBankVersions: table("media_bank_versions", {
+    projectId: text("project_id").primaryKey().references("projects"),
+    version: int("version").notNull(),
+  }),
+
+  /** A media item of a case: sent with a report (a URL and/or hashes) or an attachment, with its hashes once known. */
+  caseMedia: table(
+    "case_media",
+    {
+      id: id(),
+      orgId: orgId(),
+      projectId: projectId(),
+      caseId: text("case_id").notNull().references("cases"),
+      reportId: text("report_id").references("reports"),
+      attachmentId: text("attachment_id").references("attachments"),
+      /** The URL the platform sent (fetched in the background), if any. */
+      url: text("url"),
+      /** Keep the fetched file as an attachment of the report. */
+      keep: flag("keep").notNull(),
+      sha256: text("sha256"),
+      md5: text("md5"),
+      pdq: text("pdq"),
+      pdqQuality: int("pdq_quality"),
+      status: text("status", { enum: MEDIA_STATUSES }).notNull(),
+      /** Why it was refused or could not be fetched. */
+      error: text("error"),
+      createdAt: time("created_at").notNull(),
+      hashedAt: time("hashed_at"),
+      /** When it was last matched against the project's banks (null: not yet). */
+      matchedAt: time("matched_at"),
+    },
+    (t) => [index("case_media_case_idx").on(t.caseId), index("case_media_attachment_idx").on(t.attachmentId)],
+  ),
+
+  /** A case's media item matched by a bank entry (docs/media.md): why, what it did, and the moderator's verdict. */
+  mediaMatches: table(
+    "media_matches",
+    {
+      id: id(),
+      orgId: orgId(),
+      projectId: projectId(),
+      caseId: text("case_id").notNull().references("cases"),
+      reportId: text("report_id").references("reports"),
+      mediaId: text("media_id").notNull().references("case_media"),
+      bankId: text("bank_id").notNull().references("media_banks"),
+      entryId: text("entry_id").notNull().references("media_bank_entries"),
+      /** PDQ: the Hamming distance and the media's hash quality; exact digests: null. */
+      distance: int("distance"),
+      quality: int("quality"),
+      /** A negative bank matched the same media: no action was taken. */
+      suppressed: flag("suppressed").notNull(),
+      /** This match put its entry over the quarantine count: no action was taken. */
+      quarantined: flag("quarantined").notNull(),
+      status: text("status", { enum: MATCH_STATUSES }).notNull(),
+      decidedById: text("decided_by_id"),
+      decidedAt: time("decided_at"),
+      createdAt: time("created_at").notNull(),
+    },
+    (t) => [
+      uniqueIndex("media_matches_media_entry_idx").on(t.mediaId, t.entryId),
+      index("media_matches_entry_idx").on(t.entryId, t.createdAt),
+      index("media_matches_bank_idx").on(t.bankId, t.status),
+      index("media_matches_case_idx").on(t.caseId),
+    ],
+  ),
 };
 
 /** The tables' names, in the description's order: what each engine's module exports (test/schema-dialects.test.ts checks it). */

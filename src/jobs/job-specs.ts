@@ -18,6 +18,7 @@ import { shadowPayloadSchema } from "../domain/analysis/shadow-job.ts";
 import { runShadowAnalysis } from "../domain/analysis/shadow.ts";
 import { runSubmissionJob } from "../domain/dsa/transparency-submission.ts";
 import { makeAttachmentPreview } from "../domain/attachments/attachments.ts";
+import { processMedia } from "../domain/banks/matching.ts";
 import { takeLadderStep } from "../domain/enforcement/strike-ladder.ts";
 import { workEvalRun } from "../domain/evaluation/runs.ts";
 import { KEPT_PRIORITY_MAX } from "../domain/views/enrichment-order.ts";
@@ -67,6 +68,7 @@ const deliveryPayload = z.object({ deliveryId: z.string() });
 const strikePayload = z.object({ strikeId: z.string() });
 const submitPayload = z.object({ orgId: z.string() });
 const previewPayload = z.object({ blobId: z.string() });
+const mediaPayload = z.object({ mediaId: z.string() });
 
 /**
  * The organization of an enrichment job. Jobs enqueued before jobs carried one (migration 0007)
@@ -170,6 +172,24 @@ export const JOB_SPECS = {
       if (job.orgId === null) return;
       const { maxPixels, previewPx } = deps.config.attachments;
       await makeAttachmentPreview(jobContext(deps, job.orgId), { blobId, maxPixels, maxSide: previewPx });
+    },
+    slots: (config) => config.laneSlots.previews,
+    backlogBound: null,
+    retention: CONFIGURED_RETENTION,
+  },
+  [JOB_KIND.mediaMatch]: {
+    // A URL fetched with the link scanner's safeguards and hashed on the preview thread; then matched against the project's banks.
+    handle: async (deps, payload, job) => {
+      const { mediaId } = mediaPayload.parse(payload);
+      if (job.orgId === null) return;
+      const { config } = deps;
+      const { maxBytes, perCase, orgBytes, maxPixels, orphanMs } = config.attachments;
+      await processMedia(jobContext(deps, job.orgId), {
+        mediaId,
+        allowPrivate: config.scanAllowPrivate,
+        timeoutMs: config.scanTimeoutMs,
+        attachmentLimits: { maxBytes, perCase, orgBytes, maxPixels, orphanMs },
+      });
     },
     slots: (config) => config.laneSlots.previews,
     backlogBound: null,

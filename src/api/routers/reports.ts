@@ -11,6 +11,7 @@ import {
 } from "../../domain/views/report.ts";
 import { ACCOUNT_KINDS, CONTENT_KINDS, joinWords, resolveActionSchema } from "../../domain/views/enforcement.ts";
 import { SEVERITIES } from "../../domain/views/severity.ts";
+import { MAX_REPORT_MEDIA, mediaInputSchema } from "../../domain/views/media-bank.ts";
 import { limitSchema } from "../schemas.ts";
 import { projectProcedure, router, secretProcedure } from "../trpc.ts";
 
@@ -61,6 +62,13 @@ const createInput = z
       .nullable()
       .optional()
       .meta({ description: "DSA Art. 16 notice fields, all optional: `explanation` (≤ 5000), `legalGround` (≤ 500), `notifierName` (≤ 200), `notifierEmail` (an email address, ≤ 254), `goodFaith`. Stored with the report; the name and email come back in the `report.decided` webhook event." }),
+    media: z
+      .array(mediaInputSchema)
+      .max(MAX_REPORT_MEDIA)
+      .optional()
+      .meta({
+        description: `An addition (docs/media.md, "Media on reports"): up to ${MAX_REPORT_MEDIA} media items, each a \`url\` Flagstaff fetches and hashes in the background and/or hashes the platform computed (\`sha256\`, \`md5\`, \`pdq\` with \`pdqQuality\`), matched against the project's banks of known harmful media. A fetched file is not kept unless \`keep\` is true.`,
+      }),
   })
   .refine((b) => b.subject != null || b.target != null, {
     message: "a report needs a subject or a target (it is about a person or about content)",
@@ -137,6 +145,7 @@ export const reportsRouter = router({
         description: input.description,
         automated: input.automated ?? false,
         notice: input.notice,
+        media: input.media,
         enrichMaxAttempts: ctx.config.enrichMaxAttempts,
         slot: ctx.reportSlot,
       });

@@ -425,6 +425,8 @@ const CASE_OF_AUDITED_ENTITY = {
   oidc_config: "no case",
   // The organization's settings (its viewing defaults).
   organization: "no case",
+  // A media bank's settings and entries (hashes, their origin): a match's events are the case's.
+  media_bank: "no case",
 } as const satisfies Record<EntityType, CaseBound | "account" | "no case" | "spans cases">;
 
 const AUDITED_ENTITIES = Object.entries(CASE_OF_AUDITED_ENTITY) as [EntityType, CaseBound | "account" | "no case" | "spans cases"][];

@@ -35,6 +35,7 @@ import { makePreviewOffThread } from "../media/preview-thread.ts";
 import { inspectFileOffThread, InspectionFailed } from "../media/inspect-thread.ts";
 import { enqueueJob } from "../plumbing/jobs.ts";
 import { requireReport } from "../intake/reports.ts";
+import { attachmentMediaHashed, recordAttachmentMedia } from "../intake/case-media.ts";
 import { listableCases } from "../access/queue-access.ts";
 import { requireCase } from "../cases/cases.ts";
 import { lockCase } from "../cases/case-lock.ts";
@@ -194,6 +195,8 @@ export interface UploadInput {
   declaredLength: number | null;
   body: ReadableStream<Uint8Array> | null;
   limits: AttachmentLimits;
+  /** Record it as a media item of its case, matched against the banks (default true; a fetched report media item kept as an attachment is one already). */
+  asMedia?: boolean;
 }
 
 /** A name safe to show and to offer as a download's: no path, no control character, at most MAX_FILE_NAME characters. */
@@ -408,8 +411,12 @@ export async function uploadAttachment(ctx: DomainContext, input: UploadInput): 
       await checkRoom(ctx, caseId, s.size, limits);
       await ctx.db.insert(attachments).values(row);
       await releaseLease(ctx, s.sha256);
-      const [blob] = await ctx.db.select({ previewStatus: attachmentBlobs.previewStatus }).from(attachmentBlobs).where(eq(attachmentBlobs.id, s.sha256));
+      const [blob] = await ctx.db.select({ previewStatus: attachmentBlobs.previewStatus, pdq: attachmentBlobs.pdq, pdqQuality: attachmentBlobs.pdqQuality }).from(attachmentBlobs).where(eq(attachmentBlobs.id, s.sha256));
       if (blob?.previewStatus === "pending") await enqueueJob(ctx, { kind: JOB_KIND.attachmentPreview, orgId: ctx.orgId, payload: { blobId: s.sha256 } });
+      // Matched against the project's banks: an image once its preview job has its PDQ hash (it enqueues the matching then).
+      if (input.asMedia !== false) {
+        await recordAttachmentMedia(ctx, { orgId: ctx.orgId, projectId, caseId, reportId }, { attachmentId: row.id, sha256: s.sha256, awaitsPdq: blob?.previewStatus === "pending", pdq: blob?.pdq != null ? { hash: blob.pdq, quality: blob.pdqQuality ?? 0 } : null });
+      }
       await recordAudit(ctx, { action: "ATTACHMENT_ADDED", entityType: "case", entityId: caseId, projectId, data: auditData(row) });
     });
     leased = false;
@@ -588,12 +595,20 @@ export async function makeAttachmentPreview(ctx: DomainContext, input: { blobId:
   try {
     const preview = await makePreviewOffThread(await withStore(() => original.bytes()), { maxPixels: input.maxPixels, maxSide: input.maxSide });
     await withStore(() => blobs.put(previewKey(blob.id), preview.jpeg));
-    outcome = { previewStatus: "ready", previewWidth: preview.width, previewHeight: preview.height, previewBytes: preview.jpeg.byteLength, previewError: null };
+    outcome = { previewStatus: "ready", previewWidth: preview.width, previewHeight: preview.height, previewBytes: preview.jpeg.byteLength, previewError: null, pdq: preview.pdq.hash, pdqQuality: preview.pdq.quality };
   } catch (err) {
     if (!(err instanceof MediaRefusal)) throw err;
     outcome = { previewStatus: "failed", previewError: err.message.slice(0, 500) };
   }
-  await transaction(ctx, () => ctx.db.update(attachmentBlobs).set(outcome).where(and(eq(attachmentBlobs.id, blob.id), isNull(attachmentBlobs.deletingAt))), { exclusive: false });
+  await transaction(
+    ctx,
+    async () => {
+      await ctx.db.update(attachmentBlobs).set(outcome).where(and(eq(attachmentBlobs.id, blob.id), isNull(attachmentBlobs.deletingAt)));
+      // The attachments of these bytes waiting for their PDQ hash are matched now (their own, or only their SHA-256 when refused).
+      await attachmentMediaHashed(ctx, { blobId: blob.id, pdq: outcome.pdq != null ? { hash: outcome.pdq, quality: outcome.pdqQuality ?? 0 } : null, error: outcome.previewError ?? null });
+    },
+    { exclusive: false },
+  );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -19,12 +19,13 @@ export interface DomainContext {
   orgId: string;
   /**
    * Set while a rule's effects are applied (src/domain/rules/rule-engine.ts), or a strike policy's
-   * ladder step (src/domain/enforcement/strike-ladder.ts): every audit event written then carries
+   * ladder step (src/domain/enforcement/strike-ladder.ts), or a media bank's action on a match
+   * (src/domain/banks/matching.ts): every audit event written then carries
    * these fields and `automated: true` in its data (`{ ruleId, version }`, `{ strikePolicy:
    * { strikeId, threshold } }`), and rules are not evaluated again for the changes (a rule cannot
    * re-trigger itself).
    */
-  automation?: { ruleId: string; version: number } | { strikePolicy: { strikeId: string; threshold: number } };
+  automation?: { ruleId: string; version: number } | { strikePolicy: { strikeId: string; threshold: number } } | { mediaMatch: { bankId: string; entryId: string } };
 }
 
 /** Reading needs only the data and the clock. */

@@ -21,6 +21,7 @@ import { z } from "zod";
 import { badRequest } from "../core/errors.ts";
 import { containsNul, NUL_REFUSED } from "../views/validation.ts";
 import { slicer } from "../plumbing/slices.ts";
+import { csvRows } from "../plumbing/csv.ts";
 import { EVAL_SET_MAX_ITEMS, evalItemInputSchema, type EvalItemInput } from "../views/evaluation.ts";
 
 export const EVAL_IMPORT_FORMATS = ["csv", "jsonl"] as const;
@@ -122,54 +123,3 @@ async function parseCsv(content: string): Promise<ParsedItem[]> {
   return out;
 }
 
-interface CsvRow {
-  line: number;
-  cells: string[];
-}
-
-/** RFC 4180 rows, each with the line it starts on, one at a time (the caller slices the work). */
-function* csvRows(text: string): Generator<CsvRow, void> {
-  let line = 1;
-  let i = 0;
-  while (i < text.length) {
-    const start = line;
-    const cells: string[] = [];
-    let cell = "";
-    for (;;) {
-      // Cells are cut out whole (slice), not grown a character at a time: a file is up to 8 MiB.
-      if (text[i] === '"' && cell === "") {
-        i++;
-        for (;;) {
-          const quote = text.indexOf('"', i);
-          if (quote < 0) throw badRequest(`Line ${start}: a quoted cell is never closed`);
-          const part = text.slice(i, quote);
-          for (let nl = part.indexOf("\n"); nl >= 0; nl = part.indexOf("\n", nl + 1)) line++;
-          cell += part;
-          if (text[quote + 1] === '"') {
-            cell += '"';
-            i = quote + 2;
-            continue;
-          }
-          i = quote + 1;
-          break;
-        }
-        if (i < text.length && text[i] !== "," && text[i] !== "\n" && text[i] !== "\r") throw badRequest(`Line ${line}: text after a quoted cell`);
-      }
-      let end = i;
-      while (end < text.length && text[end] !== "," && text[end] !== "\n" && text[end] !== "\r") end++;
-      cell += text.slice(i, end);
-      i = end;
-      cells.push(cell);
-      cell = "";
-      if (text[i] === ",") {
-        i++;
-        continue;
-      }
-      if (text[i] === "\r") i++;
-      if (text[i] === "\n") i++;
-      line++;
-      break;
-    }
-    yield { line: start, cells };
-  }
-}

@@ -18,6 +18,8 @@ import type { ReportSlot } from "../plumbing/rate-limit.ts";
 import { isMuted, markCaseTrustedFlagged } from "../identities/reporters.ts";
 import { runRules } from "../rules/rule-engine.ts";
 import { contentKeyOf } from "./content-key.ts";
+import { recordReportMedia } from "./case-media.ts";
+import type { MediaInput } from "../views/media-bank.ts";
 import { ENRICHMENT_CLASS_SPECS, enrichmentClassOf } from "../views/enrichment-order.ts";
 import { searchDocument } from "../plumbing/search-text.ts";
 import { assertCommitsInTime, formatCursor, listingHorizonUs, nextCreatedUs, parseCursor } from "./report-time.ts";
@@ -54,6 +56,8 @@ export interface CreateReportInput {
   enrich?: boolean;
   /** Attempts the enrichment job gets before it is dead (default 50). */
   enrichMaxAttempts?: number;
+  /** Media items (a URL and/or hashes), matched against the project's banks in the background (docs/media.md). */
+  media?: readonly MediaInput[];
   /** The API key's place in its report rate window (reportSlot): checked and taken once the report passes its checks. */
   slot?: Pick<ReportSlot, "take" | "release">;
 }
@@ -188,6 +192,8 @@ async function writeReport(ctx: DomainContext, input: CreateReportInput, categor
       after: { status: "OPEN", caseId: theCase.id, reasons: names, severity, automated: input.automated },
     }),
   );
+  // Its media items (they refer to it: written once it is), each matched against the banks by a job of its own.
+  if (input.media?.length) await recordReportMedia(ctx, { orgId: project.orgId, projectId: project.id, caseId: theCase.id, reportId: row.id }, input.media);
   if (muted) await dismissMutedReport(ctx, row.id);
   // The organization's report.created rules (src/domain/rules/rule-engine.ts), in this transaction:
   // a routed or dismissed report is never seen in the wrong queue. A muted reporter's is not evaluated.

@@ -7,9 +7,10 @@
 import type { PreviewAnswer, PreviewTask } from "./preview-worker.ts";
 import { MediaRefusal } from "./refusals.ts";
 import type { Preview } from "./preview.ts";
+import type { MediaHashes } from "./hash-media.ts";
 
 interface Waiting {
-  resolve: (p: Preview) => void;
+  resolve: (p: Preview | MediaHashes) => void;
   reject: (e: Error) => void;
 }
 
@@ -30,7 +31,8 @@ function thread(): Thread {
     const w = waiting.get(answer.id);
     if (!w) return;
     settle(answer.id);
-    if ("jpeg" in answer) w.resolve({ jpeg: answer.jpeg, width: answer.width, height: answer.height });
+    if ("jpeg" in answer) w.resolve({ jpeg: answer.jpeg, width: answer.width, height: answer.height, pdq: answer.pdq });
+    else if ("hashes" in answer) w.resolve(answer.hashes);
     else if ("refused" in answer) w.reject(new MediaRefusal(answer.refused, answer.message));
     else w.reject(new Error(`preview: ${answer.error}`));
   };
@@ -55,12 +57,21 @@ function settle(id: number): void {
 
 /** The preview of `bytes`, made on the thread (a MediaRefusal when the image is refused). */
 export function makePreviewOffThread(bytes: Uint8Array, options: { maxPixels: number; maxSide: number }): Promise<Preview> {
+  return run((id) => ({ id, kind: "preview", bytes, maxPixels: options.maxPixels, maxSide: options.maxSide })) as Promise<Preview>;
+}
+
+/** The hashes of a fetched file (hash-media.ts), computed on the thread. */
+export function hashMediaOffThread(bytes: Uint8Array, options: { maxPixels: number }): Promise<MediaHashes> {
+  return run((id) => ({ id, kind: "hash", bytes, maxPixels: options.maxPixels })) as Promise<MediaHashes>;
+}
+
+function run(task: (id: number) => PreviewTask): Promise<Preview | MediaHashes> {
   const t = thread();
   const id = ++lastId;
   return new Promise((resolve, reject) => {
     if (waiting.size === 0) t.ref();
     waiting.set(id, { resolve, reject });
-    const task: PreviewTask = { id, bytes, maxPixels: options.maxPixels, maxSide: options.maxSide };
-    t.postMessage(task, [bytes.buffer as ArrayBuffer]);
+    const message = task(id);
+    t.postMessage(message, [message.bytes.buffer as ArrayBuffer]);
   });
 }

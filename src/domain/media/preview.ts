@@ -9,11 +9,14 @@
  */
 import { encode as encodeJpeg } from "jpeg-js";
 import { decodeImage } from "./decode.ts";
+import { pdqHash, type PdqResult } from "./pdq.ts";
 
 export interface Preview {
   jpeg: Uint8Array;
   width: number;
   height: number;
+  /** The image's PDQ hash and quality, from the same decoding (docs/media.md): what banks match. */
+  pdq: PdqResult;
 }
 
 /** JPEG quality of a preview: enough to judge a picture, a few hundred kilobytes at 1024 px. */
@@ -93,11 +96,11 @@ export function scaleOnWhite(rgba: Uint8Array, width: number, height: number, tw
   return out;
 }
 
-/** The preview of a JPEG, PNG or GIF; throws a MediaRefusal for anything decodeImage refuses. */
+/** The preview of a JPEG, PNG or GIF, with its PDQ hash; throws a MediaRefusal for anything decodeImage refuses. */
 export function makePreview(bytes: Uint8Array, options: { maxPixels: number; maxSide: number }): Preview {
   const image = decodeImage(bytes, { maxPixels: options.maxPixels });
   const { width, height } = previewSize(image.width, image.height, options.maxSide);
   const pixels = scaleOnWhite(image.rgba, image.width, image.height, width, height);
   const encoded = encodeJpeg({ data: pixels, width, height }, PREVIEW_QUALITY);
-  return { jpeg: new Uint8Array(encoded.data.buffer, encoded.data.byteOffset, encoded.data.byteLength), width, height };
+  return { jpeg: new Uint8Array(encoded.data.buffer, encoded.data.byteOffset, encoded.data.byteLength), width, height, pdq: pdqHash(image) };
 }

@@ -1,6 +1,7 @@
 /**
  * Evaluation of rules (docs/rules.md, "Evaluation"): at a trigger (`report.created` inside
- * report intake, `report.enriched` when the AI enrichment of a report completes), the
+ * report intake, `report.enriched` when the AI enrichment of a report completes, `report.media_matched`
+ * when a report's media matched a media bank: src/domain/banks/matching.ts), the
  * organization's live and shadow rules for it are evaluated against the report's facts, in the
  * caller's transaction. Every match is recorded in rule_hits (applied 1 for a live rule, 0 for a
  * shadow one), and so is every rule the evaluation's search budget left undecided
@@ -18,10 +19,10 @@
  * time-ordered id, every deletion changes the count), so a change made through another instance
  * is seen within a second. Only the facts the rules use are queried, all in one statement.
  */
-import { and, asc, count, countDistinct, eq, gt, gte, inArray, isNotNull, isNull, lte, max, or, sql, sum, type SQL } from "drizzle-orm";
+import { and, asc, count, countDistinct, eq, gt, gte, inArray, isNotNull, isNull, lte, max, min, or, sql, sum, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import { param, shapedStatements, statements } from "../../db/prepared.ts";
-import { cases, enforcementActions, identities, organizations, reports, ruleHits, rules, strikes } from "../../db/schema.ts";
+import { cases, enforcementActions, identities, mediaBanks, mediaMatches, organizations, reports, ruleHits, rules, strikes } from "../../db/schema.ts";
 import { recordAudit, systemActor } from "../core/audit.ts";
 import { DAY_MS, HOUR_MS } from "../core/clock.ts";
 import { together, type DomainContext } from "../core/context.ts";
@@ -106,6 +107,12 @@ const engineStatements = statements((db) => ({
   distinctReporters: db.select({ n: countDistinct(reports.reporterIdentityId) }).from(reports).where(sameTarget).prepare(),
   targetReporters: db.select({ id: reports.reporterIdentityId }).from(reports).where(and(sameTarget, isNotNull(reports.reporterIdentityId))).prepare(),
   caseDistinctReporters: db.select({ n: countDistinct(reports.reporterIdentityId) }).from(reports).where(eq(reports.caseId, ph("caseId"))).prepare(),
+  caseMediaBanks: db
+    .selectDistinct({ name: mediaBanks.name })
+    .from(mediaMatches)
+    .innerJoin(mediaBanks, eq(mediaBanks.id, mediaMatches.bankId))
+    .where(and(eq(mediaMatches.caseId, ph("caseId")), eq(mediaMatches.suppressed, 0), eq(mediaMatches.quarantined, 0), eq(mediaBanks.negative, 0)))
+    .prepare(),
   caseReporters: db.select({ id: reports.reporterIdentityId }).from(reports).where(and(eq(reports.caseId, ph("caseId")), isNotNull(reports.reporterIdentityId))).prepare(),
   raisePriority: db
     .update(cases)
@@ -212,8 +219,22 @@ function factColumns(db: Db): Record<QueriedFact, Record<string, SQL>> {
       // reports_case_idx (case_id, created_us): a range of the case's newest entries.
       caseRecent: one(db.select({ n: count() }).from(reports).where(and(eq(reports.caseId, ph("caseId")), gte(reports.createdUs, ph("hourAgoUs"))))),
     },
+    // The case's media matches that act (docs/media.md): not suppressed by a negative bank, not
+    // quarantined, not a negative bank's own (media_matches_case_idx).
+    "media.matches": { mediaMatches: one(db.select({ n: count() }).from(mediaMatches).where(actingMatchOfCase(db))) },
+    "media.banks": { mediaBankMatches: one(db.select({ n: count() }).from(mediaMatches).where(actingMatchOfCase(db))) },
+    "media.distance": { mediaDistance: one(db.select({ d: min(mediaMatches.distance) }).from(mediaMatches).where(actingMatchOfCase(db))) },
   };
 }
+
+/** A match of the report's case that acts: the media facts' condition. */
+const actingMatchOfCase = (db: Db) =>
+  and(
+    eq(mediaMatches.caseId, ph("caseId")),
+    eq(mediaMatches.suppressed, 0),
+    eq(mediaMatches.quarantined, 0),
+    inArray(mediaMatches.bankId, db.select({ id: mediaBanks.id }).from(mediaBanks).where(eq(mediaBanks.negative, 0))),
+  );
 
 /**
  * The queried facts a set of rules needs, in one statement (one round trip, one statement to
@@ -439,6 +460,9 @@ async function queriedFacts(ctx: Pick<DomainContext, "db" | "orgId" | "clock">, 
           ? new Set((await q.caseReporters.execute(key)).map((r) => r.id)).size
           : n((await q.caseDistinctReporters.execute(key))[0]?.n);
   }
+  if (asked("media.matches")) facts["media.matches"] = n(row?.mediaMatches);
+  if (asked("media.distance")) facts["media.distance"] = row?.mediaDistance == null ? null : Number(row.mediaDistance);
+  if (asked("media.banks")) facts["media.banks"] = n(row?.mediaBankMatches) === 0 ? [] : (await engineStatements(ctx.db).caseMediaBanks.execute({ caseId: report.caseId })).map((b) => b.name).sort();
   if (asked("target.distinctReportersLast24h")) {
     const reportsOfTarget = report.contentExternalId == null ? 0 : n(row?.targetReports);
     const q = engineStatements(ctx.db);

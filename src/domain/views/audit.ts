@@ -25,12 +25,13 @@ import { ROLES } from "./user.ts";
 import { OIDC_FAILURE_CODES, oidcSettingsInputSchema, SSO_LINK_PROOFS, type OidcFailure } from "./sso.ts";
 import { viewingDefaultsSchema } from "./viewing.ts";
 import { DELIVERY_STATUSES, EVENT_TYPES } from "./webhook.ts";
+import { bankActionSchema, SIGNAL_TYPES } from "./media-bank.ts";
 
 /** What an audit event can be about. */
 export const ENTITY_TYPES = [
   "report", "case", "appeal", "enforcement_action", "content_analysis", "url", "project", "category", "user", "webhook_endpoint", "webhook_delivery",
   "decision_template", "bulk_decision", "identity", "transparency_submission", "queue", "rule", "eval_set", "eval_run", "oidc_config",
-  "organization",
+  "organization", "media_bank",
 ] as const;
 export type EntityType = (typeof ENTITY_TYPES)[number];
 
@@ -46,6 +47,11 @@ interface AuditActionSpec {
 
 /** An organization's single sign-on settings as the trail records them: all but the secret. */
 const oidcAuditSettings = oidcSettingsInputSchema.omit({ clientSecret: true });
+
+/** What the trail records of a media bank: its settings. */
+const mediaBankFields = z.object({ name: z.string(), enabled: z.boolean(), negative: z.boolean(), action: bankActionSchema, pdqDistance: z.number(), qualityFloor: z.number(), quarantine: z.object({ count: z.number(), windowSeconds: z.number() }).nullable() });
+const mediaEntryData = z.object({ entryId: z.string(), signalType: z.enum(SIGNAL_TYPES), value: z.string(), origin: z.string().nullable() });
+const mediaMatchVerdict = z.object({ matchId: z.string(), bankId: z.string(), entryId: z.string(), before: z.string() });
 
 /** What the trail records of an attachment: which file, by its name, digest and type. */
 const attachmentData = z.object({ attachmentId: z.string(), reportId: z.string().nullable(), fileName: z.string(), sha256: z.string(), mediaType: z.string(), sizeBytes: z.number() });
@@ -174,6 +180,21 @@ export const AUDIT_ACTIONS = {
   ATTACHMENT_ADDED: { label: "Attachment added", entity: ["case"], data: attachmentData },
   ATTACHMENT_OPENED: { label: "Attachment opened", entity: ["case"], data: attachmentData },
   ATTACHMENT_DELETED: { label: "Attachment deleted", entity: ["case"], data: attachmentData },
+  // Banks of known harmful media (src/domain/banks/, docs/media.md).
+  MEDIA_BANK_CREATED: { label: "Media bank created", entity: ["media_bank"], after: mediaBankFields },
+  MEDIA_BANK_UPDATED: { label: "Media bank changed", entity: ["media_bank"], before: mediaBankFields, after: mediaBankFields },
+  MEDIA_BANK_DELETED: { label: "Media bank deleted", entity: ["media_bank"], before: mediaBankFields },
+  MEDIA_BANK_ENTRIES_ADDED: { label: "Media bank entries added", entity: ["media_bank"], data: z.object({ added: z.number(), entryId: z.string().optional(), signalType: z.enum(SIGNAL_TYPES).optional(), origin: z.string().nullable().optional(), imported: z.boolean().optional() }) },
+  MEDIA_BANK_ENTRY_REMOVED: { label: "Media bank entry removed", entity: ["media_bank"], data: mediaEntryData },
+  MEDIA_BANK_ENTRY_QUARANTINED: { label: "Media bank entry quarantined", entity: ["media_bank"], data: mediaEntryData.extend({ reason: z.string() }) },
+  MEDIA_BANK_ENTRY_RELEASED: { label: "Media bank entry released from quarantine", entity: ["media_bank"], data: mediaEntryData },
+  MEDIA_MATCHED: {
+    label: "Media matched a bank",
+    entity: ["case"],
+    data: z.object({ matchId: z.string(), mediaId: z.string(), reportId: z.string().nullable(), bankId: z.string(), entryId: z.string(), signalType: z.enum(SIGNAL_TYPES), distance: z.number().nullable(), quality: z.number().nullable(), suppressed: z.boolean(), quarantined: z.boolean(), action: z.string() }),
+  },
+  MEDIA_MATCH_CONFIRMED: { label: "Media match confirmed", entity: ["case"], data: mediaMatchVerdict },
+  MEDIA_MATCH_REJECTED: { label: "Media match rejected", entity: ["case"], data: mediaMatchVerdict },
   // A rule's `priority` effect (src/domain/rules/rule-engine.ts).
   CASE_PRIORITY_CHANGED: {
     label: "Case priority changed",

@@ -26,6 +26,8 @@ export const JOB_KIND = {
   transparencySubmit: "transparency.submit",
   /** An attachment's image preview, made on the preview thread (src/domain/attachments/attachments.ts). */
   attachmentPreview: "attachment.preview",
+  /** A media item of a case fetched (a URL), hashed and matched against its project's banks (src/domain/banks/matching.ts). */
+  mediaMatch: "media.match",
 } as const;
 export type JobKind = (typeof JOB_KIND)[keyof typeof JOB_KIND];
 export const JOB_KINDS: readonly JobKind[] = Object.values(JOB_KIND);

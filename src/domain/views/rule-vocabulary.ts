@@ -5,7 +5,7 @@
  * schemas on it.
  */
 
-export const RULE_TRIGGERS = ["report.created", "report.enriched"] as const;
+export const RULE_TRIGGERS = ["report.created", "report.enriched", "report.media_matched"] as const;
 export type RuleTrigger = (typeof RULE_TRIGGERS)[number];
 
 export const RULE_MODES = ["live", "shadow", "disabled"] as const;
@@ -37,6 +37,9 @@ export const RULE_FIELDS = {
   "target.distinctReportersLast24h": { kind: "number", nullable: false },
   "case.distinctReporters": { kind: "number", nullable: false },
   "case.reportsLastHour": { kind: "number", nullable: false },
+  "media.matches": { kind: "number", nullable: false },
+  "media.banks": { kind: "strings", nullable: false },
+  "media.distance": { kind: "number", nullable: true },
 } as const satisfies Record<string, { kind: FieldKind; nullable: boolean }>;
 export type RuleField = keyof typeof RULE_FIELDS;
 export const RULE_FIELD_NAMES = Object.keys(RULE_FIELDS) as RuleField[];

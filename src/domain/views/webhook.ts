@@ -10,6 +10,7 @@ export const EVENT_TYPES = [
   "report.decided",
   "queue.sla_breached",
   "audit.checkpoint",
+  "media.matched",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -24,6 +25,7 @@ export const EVENT_TYPE = {
   reportDecided: "report.decided",
   slaBreached: "queue.sla_breached",
   auditCheckpoint: "audit.checkpoint",
+  mediaMatched: "media.matched",
 } as const satisfies Record<string, EventType>;
 type Nothing<T extends never> = T;
 /** Every event type has its name in EVENT_TYPE: one added to EVENT_TYPES without it fails to compile here. */
@@ -53,6 +55,9 @@ export const EVENT_TYPE_SPECS = {
   // A signed checkpoint of the organization's audit chain (docs/audit.md): for a receiver that
   // keeps them out of Flagstaff's reach (the point of publishing them), so only when listed.
   "audit.checkpoint": { unfiltered: false },
+  // A case's media matched a bank of known harmful media (src/domain/banks/matching.ts): an
+  // addition the specification does not announce, so only for endpoints that ask for it.
+  "media.matched": { unfiltered: false },
 } as const satisfies { readonly [E in EventType]: EventTypeSpec };
 
 /** What an endpoint without a filter gets (EventTypeSpec.unfiltered). */

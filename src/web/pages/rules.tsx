@@ -377,6 +377,7 @@ function RuleEditor({ saved }: { saved: RuleView | null }) {
               <select value={draft.trigger} onChange={(e) => edit({ ...draft, trigger: e.target.value as Trigger })}>
                 <option value="report.created">When a report is filed</option>
                 <option value="report.enriched">When the AI analysis completes</option>
+                <option value="report.media_matched">When a report's media match a media bank</option>
               </select>
             </Field>
             <Field label="Mode">

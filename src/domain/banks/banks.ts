@@ -1,0 +1,413 @@
+/**
+ * A project's banks of known harmful media (issue 43, docs/media.md): created, listed, changed
+ * and deleted by admins, read by moderators; their entries added one by one, imported from and
+ * exported to files (CSV as Meta's Hasher-Matcher-Actioner exchanges them, `signal_type,
+ * signal_value` and metadata columns; or JSON), each with its origin. Every change counts the
+ * project's banks' version up (media_bank_versions) in its own transaction: the in-memory index
+ * of every instance reloads when it moved (matching.ts).
+ */
+import { and, asc, count, eq, gt, inArray, isNotNull, sql } from "drizzle-orm";
+import { mediaBankEntries, mediaBanks, mediaBankVersions, mediaMatches } from "../../db/schema.ts";
+import { recordAudit } from "../core/audit.ts";
+import { iso, isoOrNull } from "../core/clock.ts";
+import { transaction, type DomainContext } from "../core/context.ts";
+import { badRequest, conflict, DomainError, notFound } from "../core/errors.ts";
+import { newId } from "../core/ids.ts";
+import { requireProject } from "../accounts/projects.ts";
+import { csvRows, csvText } from "../plumbing/csv.ts";
+import { slicer } from "../plumbing/slices.ts";
+import {
+  bankActionSchema, DEFAULT_BANK_PDQ_DISTANCE, DEFAULT_BANK_QUALITY_FLOOR, entryInputSchema, entryMetadataSchema, MAX_IMPORT_CHARS, MAX_IMPORT_ENTRIES, normalizeSignal, SIGNAL_TYPES,
+  type BankAction, type BankCreate, type BankFileFormat, type BankPatch, type BankView, type EntryInput, type EntryView, type ImportResult, type SignalType,
+} from "../views/media-bank.ts";
+import { containsNul } from "../views/validation.ts";
+
+export type BankRow = typeof mediaBanks.$inferSelect;
+export type EntryRow = typeof mediaBankEntries.$inferSelect;
+
+/** The bank's settings as the audit trail records them. */
+const auditFields = (b: BankRow) => ({
+  name: b.name,
+  enabled: b.enabled === 1,
+  negative: b.negative === 1,
+  action: parseAction(b.action),
+  pdqDistance: b.pdqDistance,
+  qualityFloor: b.qualityFloor,
+  quarantine: quarantineOf(b),
+});
+
+export const parseAction = (text: string): BankAction => bankActionSchema.parse(JSON.parse(text));
+const quarantineOf = (b: BankRow) => (b.quarantineCount != null && b.quarantineWindowMs != null ? { count: b.quarantineCount, windowSeconds: Math.round(b.quarantineWindowMs / 1000) } : null);
+
+/** Counts the project's banks' version up (inside the change's transaction): every instance's index reloads on its next match. */
+export async function bumpBankVersion(ctx: Pick<DomainContext, "db">, projectId: string): Promise<void> {
+  await ctx.db
+    .insert(mediaBankVersions)
+    .values({ projectId, version: 1 })
+    .onConflictDoUpdate({ target: mediaBankVersions.projectId, set: { version: sql`${mediaBankVersions.version} + 1` } });
+}
+
+/** A bank of the caller's organization (another organization's is a 404 like a missing one). */
+export async function requireBank(ctx: Pick<DomainContext, "db" | "orgId">, bankId: string): Promise<BankRow> {
+  const [row] = await ctx.db.select().from(mediaBanks).where(and(eq(mediaBanks.id, bankId), eq(mediaBanks.orgId, ctx.orgId)));
+  if (!row) throw notFound("Media bank not found");
+  return row;
+}
+
+/** The figures of each bank: entries, quarantined entries, matches and their verdicts. */
+async function figuresOf(ctx: Pick<DomainContext, "db">, bankIds: string[]) {
+  const empty = () => ({ entries: 0, quarantinedEntries: 0, matches: 0, confirmed: 0, rejected: 0 });
+  const figures = new Map(bankIds.map((id) => [id, empty()]));
+  if (bankIds.length === 0) return figures;
+  const [entries, quarantined, matches] = await Promise.all([
+    ctx.db.select({ bankId: mediaBankEntries.bankId, n: count() }).from(mediaBankEntries).where(inArray(mediaBankEntries.bankId, bankIds)).groupBy(mediaBankEntries.bankId),
+    ctx.db
+      .select({ bankId: mediaBankEntries.bankId, n: count() })
+      .from(mediaBankEntries)
+      .where(and(inArray(mediaBankEntries.bankId, bankIds), isNotNull(mediaBankEntries.quarantinedAt)))
+      .groupBy(mediaBankEntries.bankId),
+    ctx.db.select({ bankId: mediaMatches.bankId, status: mediaMatches.status, n: count() }).from(mediaMatches).where(inArray(mediaMatches.bankId, bankIds)).groupBy(mediaMatches.bankId, mediaMatches.status),
+  ]);
+  for (const e of entries) figures.get(e.bankId)!.entries = Number(e.n);
+  for (const e of quarantined) figures.get(e.bankId)!.quarantinedEntries = Number(e.n);
+  for (const m of matches) {
+    const f = figures.get(m.bankId)!;
+    f.matches += Number(m.n);
+    if (m.status === "confirmed") f.confirmed += Number(m.n);
+    if (m.status === "rejected") f.rejected += Number(m.n);
+  }
+  return figures;
+}
+
+/** A bank's precision: the share of its decided matches that were confirmed (null before any is decided). */
+export const precisionOf = (confirmed: number, rejected: number): number | null => (confirmed + rejected === 0 ? null : confirmed / (confirmed + rejected));
+
+function toView(b: BankRow, f: { entries: number; quarantinedEntries: number; matches: number; confirmed: number; rejected: number }): BankView {
+  return {
+    id: b.id,
+    projectId: b.projectId,
+    name: b.name,
+    description: b.description,
+    enabled: b.enabled === 1,
+    negative: b.negative === 1,
+    action: parseAction(b.action),
+    pdqDistance: b.pdqDistance,
+    qualityFloor: b.qualityFloor,
+    quarantine: quarantineOf(b),
+    ...f,
+    precision: precisionOf(f.confirmed, f.rejected),
+    createdAt: iso(b.createdAt),
+    updatedAt: iso(b.updatedAt),
+  };
+}
+
+async function viewOf(ctx: Pick<DomainContext, "db">, b: BankRow): Promise<BankView> {
+  return toView(b, (await figuresOf(ctx, [b.id])).get(b.id)!);
+}
+
+export async function listBanks(ctx: DomainContext, input: { projectId: string }): Promise<BankView[]> {
+  await requireProject(ctx, input.projectId);
+  const rows = await ctx.db.select().from(mediaBanks).where(and(eq(mediaBanks.orgId, ctx.orgId), eq(mediaBanks.projectId, input.projectId))).orderBy(asc(mediaBanks.name));
+  const figures = await figuresOf(ctx, rows.map((r) => r.id));
+  return rows.map((r) => toView(r, figures.get(r.id)!));
+}
+
+export async function getBank(ctx: DomainContext, input: { bankId: string }): Promise<BankView> {
+  return viewOf(ctx, await requireBank(ctx, input.bankId));
+}
+
+const nameTaken = () => conflict("Another media bank of the project has this name");
+
+export async function createBank(ctx: DomainContext, input: BankCreate & { projectId: string }): Promise<BankView> {
+  await requireProject(ctx, input.projectId);
+  const now = ctx.clock.now();
+  const row: BankRow = {
+    id: newId(),
+    orgId: ctx.orgId,
+    projectId: input.projectId,
+    name: input.name,
+    description: input.description ?? null,
+    enabled: input.enabled === false ? 0 : 1,
+    negative: input.negative ? 1 : 0,
+    action: JSON.stringify(input.action ?? { type: "record" }),
+    pdqDistance: input.pdqDistance ?? DEFAULT_BANK_PDQ_DISTANCE,
+    qualityFloor: input.qualityFloor ?? DEFAULT_BANK_QUALITY_FLOOR,
+    quarantineCount: input.quarantine?.count ?? null,
+    quarantineWindowMs: input.quarantine ? input.quarantine.windowSeconds * 1000 : null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  await transaction(ctx, async () => {
+    const inserted = await ctx.db.insert(mediaBanks).values(row).onConflictDoNothing().returning({ id: mediaBanks.id });
+    if (inserted.length === 0) throw nameTaken();
+    await bumpBankVersion(ctx, row.projectId);
+    await recordAudit(ctx, { projectId: row.projectId, action: "MEDIA_BANK_CREATED", entityType: "media_bank", entityId: row.id, after: auditFields(row) });
+  });
+  return viewOf(ctx, row);
+}
+
+export async function updateBank(ctx: DomainContext, input: BankPatch & { bankId: string }): Promise<BankView> {
+  const updated = await transaction(ctx, async () => {
+    const before = await requireBank(ctx, input.bankId);
+    const patch: Partial<BankRow> = { updatedAt: ctx.clock.now() };
+    if (input.name !== undefined) patch.name = input.name;
+    if (input.description !== undefined) patch.description = input.description;
+    if (input.enabled !== undefined) patch.enabled = input.enabled ? 1 : 0;
+    if (input.negative !== undefined) patch.negative = input.negative ? 1 : 0;
+    if (input.action !== undefined) patch.action = JSON.stringify(input.action);
+    if (input.pdqDistance !== undefined) patch.pdqDistance = input.pdqDistance;
+    if (input.qualityFloor !== undefined) patch.qualityFloor = input.qualityFloor;
+    if (input.quarantine !== undefined) {
+      patch.quarantineCount = input.quarantine?.count ?? null;
+      patch.quarantineWindowMs = input.quarantine ? input.quarantine.windowSeconds * 1000 : null;
+    }
+    if (patch.name !== undefined && patch.name !== before.name) {
+      const [other] = await ctx.db.select({ id: mediaBanks.id }).from(mediaBanks).where(and(eq(mediaBanks.projectId, before.projectId), eq(mediaBanks.name, patch.name)));
+      if (other) throw nameTaken();
+    }
+    await ctx.db.update(mediaBanks).set(patch).where(eq(mediaBanks.id, before.id));
+    const after = { ...before, ...patch };
+    await bumpBankVersion(ctx, before.projectId);
+    await recordAudit(ctx, { projectId: before.projectId, action: "MEDIA_BANK_UPDATED", entityType: "media_bank", entityId: before.id, before: auditFields(before), after: auditFields(after) });
+    return after;
+  });
+  return viewOf(ctx, updated);
+}
+
+/** Deletes a bank with its entries and their matches (the audit trail keeps what they were). */
+export async function deleteBank(ctx: DomainContext, input: { bankId: string }): Promise<{ deleted: true }> {
+  await transaction(ctx, async () => {
+    const bank = await requireBank(ctx, input.bankId);
+    await ctx.db.delete(mediaBanks).where(eq(mediaBanks.id, bank.id));
+    await bumpBankVersion(ctx, bank.projectId);
+    await recordAudit(ctx, { projectId: bank.projectId, action: "MEDIA_BANK_DELETED", entityType: "media_bank", entityId: bank.id, before: auditFields(bank) });
+  });
+  return { deleted: true };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entries
+
+/** Each entry's matches and their verdicts. */
+async function entryFigures(ctx: Pick<DomainContext, "db">, entryIds: string[]) {
+  const figures = new Map(entryIds.map((id) => [id, { matches: 0, confirmed: 0, rejected: 0 }]));
+  if (entryIds.length === 0) return figures;
+  const rows = await ctx.db.select({ entryId: mediaMatches.entryId, status: mediaMatches.status, n: count() }).from(mediaMatches).where(inArray(mediaMatches.entryId, entryIds)).groupBy(mediaMatches.entryId, mediaMatches.status);
+  for (const r of rows) {
+    const f = figures.get(r.entryId)!;
+    f.matches += Number(r.n);
+    if (r.status === "confirmed") f.confirmed += Number(r.n);
+    if (r.status === "rejected") f.rejected += Number(r.n);
+  }
+  return figures;
+}
+
+export const metadataOf = (text: string | null) => (text === null ? null : entryMetadataSchema.parse(JSON.parse(text)));
+
+function entryView(e: EntryRow, f: { matches: number; confirmed: number; rejected: number }): EntryView {
+  return {
+    id: e.id,
+    bankId: e.bankId,
+    signalType: e.signalType,
+    value: e.value,
+    origin: e.origin,
+    metadata: metadataOf(e.metadata),
+    addedBy: { type: e.addedByType, id: e.addedById },
+    quarantinedAt: isoOrNull(e.quarantinedAt),
+    quarantineReason: e.quarantineReason,
+    ...f,
+    createdAt: iso(e.createdAt),
+  };
+}
+
+/** A bank's entries in the order they were added, a page at a time (`after`: the last entry id of the previous page). */
+export async function listEntries(ctx: DomainContext, input: { bankId: string; limit: number; after?: string; quarantined?: boolean }): Promise<{ entries: EntryView[]; next: string | null }> {
+  const bank = await requireBank(ctx, input.bankId);
+  const rows = await ctx.db
+    .select()
+    .from(mediaBankEntries)
+    .where(and(eq(mediaBankEntries.bankId, bank.id), input.after ? gt(mediaBankEntries.id, input.after) : undefined, input.quarantined ? isNotNull(mediaBankEntries.quarantinedAt) : undefined))
+    .orderBy(asc(mediaBankEntries.id))
+    .limit(input.limit + 1);
+  const page = rows.slice(0, input.limit);
+  const figures = await entryFigures(ctx, page.map((r) => r.id));
+  return { entries: page.map((r) => entryView(r, figures.get(r.id)!)), next: rows.length > input.limit ? page[page.length - 1]!.id : null };
+}
+
+/** An entry's row as stored, from an input already checked (its value normalized). */
+function entryRow(ctx: DomainContext, bank: BankRow, e: { signalType: SignalType; value: string; origin: string | null; metadata: Record<string, unknown> | null }, now: number): EntryRow {
+  return {
+    id: newId(),
+    orgId: bank.orgId,
+    projectId: bank.projectId,
+    bankId: bank.id,
+    signalType: e.signalType,
+    value: e.value,
+    origin: e.origin,
+    metadata: e.metadata && Object.keys(e.metadata).length > 0 ? JSON.stringify(e.metadata) : null,
+    addedByType: ctx.actor.type,
+    addedById: ctx.actor.id,
+    quarantinedAt: null,
+    quarantineReason: null,
+    createdAt: now,
+  };
+}
+
+export async function addEntry(ctx: DomainContext, input: EntryInput & { bankId: string }): Promise<EntryView> {
+  const value = normalizeSignal(input.signalType, input.value);
+  if (value === null) throw badRequest(`value: not a ${input.signalType} hash (${input.signalType === "md5" ? 32 : 64} hexadecimal digits)`);
+  const row = await transaction(ctx, async () => {
+    const bank = await requireBank(ctx, input.bankId);
+    const row = entryRow(ctx, bank, { signalType: input.signalType, value, origin: input.origin ?? null, metadata: input.metadata ?? null }, ctx.clock.now());
+    const inserted = await ctx.db.insert(mediaBankEntries).values(row).onConflictDoNothing().returning({ id: mediaBankEntries.id });
+    if (inserted.length === 0) throw conflict("The bank holds this signal already");
+    await bumpBankVersion(ctx, bank.projectId);
+    await recordAudit(ctx, { projectId: bank.projectId, action: "MEDIA_BANK_ENTRIES_ADDED", entityType: "media_bank", entityId: bank.id, data: { added: 1, entryId: row.id, signalType: row.signalType, origin: row.origin } });
+    return row;
+  });
+  return entryView(row, { matches: 0, confirmed: 0, rejected: 0 });
+}
+
+async function requireEntry(ctx: DomainContext, bank: BankRow, entryId: string): Promise<EntryRow> {
+  const [row] = await ctx.db.select().from(mediaBankEntries).where(and(eq(mediaBankEntries.id, entryId), eq(mediaBankEntries.bankId, bank.id)));
+  if (!row) throw notFound("Media bank entry not found");
+  return row;
+}
+
+const entryData = (e: EntryRow) => ({ entryId: e.id, signalType: e.signalType, value: e.value, origin: e.origin });
+
+export async function removeEntry(ctx: DomainContext, input: { bankId: string; entryId: string }): Promise<{ deleted: true }> {
+  await transaction(ctx, async () => {
+    const bank = await requireBank(ctx, input.bankId);
+    const entry = await requireEntry(ctx, bank, input.entryId);
+    await ctx.db.delete(mediaBankEntries).where(eq(mediaBankEntries.id, entry.id));
+    await bumpBankVersion(ctx, bank.projectId);
+    await recordAudit(ctx, { projectId: bank.projectId, action: "MEDIA_BANK_ENTRY_REMOVED", entityType: "media_bank", entityId: bank.id, data: entryData(entry) });
+  });
+  return { deleted: true };
+}
+
+/** Lifts an entry's quarantine (a person looked at its matches): it matches again. */
+export async function releaseEntry(ctx: DomainContext, input: { bankId: string; entryId: string }): Promise<EntryView> {
+  const row = await transaction(ctx, async () => {
+    const bank = await requireBank(ctx, input.bankId);
+    const entry = await requireEntry(ctx, bank, input.entryId);
+    if (entry.quarantinedAt === null) throw conflict("The entry is not quarantined");
+    await ctx.db.update(mediaBankEntries).set({ quarantinedAt: null, quarantineReason: null }).where(eq(mediaBankEntries.id, entry.id));
+    await bumpBankVersion(ctx, bank.projectId);
+    await recordAudit(ctx, { projectId: bank.projectId, action: "MEDIA_BANK_ENTRY_RELEASED", entityType: "media_bank", entityId: bank.id, data: entryData(entry) });
+    return { ...entry, quarantinedAt: null, quarantineReason: null };
+  });
+  return entryView(row, (await entryFigures(ctx, [row.id])).get(row.id)!);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Files: import and export
+
+/** HMA's names of signal types, beside ours: `video_md5` is an MD5 (of a video file). */
+const SIGNAL_ALIASES: Record<string, SignalType> = { ...Object.fromEntries(SIGNAL_TYPES.map((t) => [t, t])), video_md5: "md5", pdq_hash: "pdq" };
+/** The refused lines listed at most (the count of the others is still right). */
+const MAX_LISTED_ERRORS = 100;
+
+interface ParsedEntry {
+  line: number;
+  signalType: SignalType;
+  value: string;
+  origin: string | null;
+  metadata: Record<string, string | number | boolean | null> | null;
+}
+
+/**
+ * Parses a file's lines: each good one an entry, each bad one an error naming its line (1 = the
+ * CSV's header; JSON: the entry's position from 1). A file that cannot be read at all (no
+ * header, not JSON) is a 400.
+ */
+async function parseBankFile(format: BankFileFormat, content: string, defaultOrigin: string | null): Promise<{ entries: ParsedEntry[]; errors: { line: number; error: string }[] }> {
+  if (content.length > MAX_IMPORT_CHARS) throw new DomainError("too_large", `The file is longer than ${MAX_IMPORT_CHARS} characters: split it`);
+  const entries: ParsedEntry[] = [];
+  const errors: { line: number; error: string }[] = [];
+  const slices = slicer();
+  const take = (line: number, raw: { signalType: unknown; value: unknown; origin?: unknown; metadata?: unknown }) => {
+    if (containsNul(raw)) return errors.push({ line, error: "NUL character" });
+    const type = typeof raw.signalType === "string" ? SIGNAL_ALIASES[raw.signalType.trim().toLowerCase()] : undefined;
+    if (!type) return errors.push({ line, error: `unknown signal type ${JSON.stringify(String(raw.signalType ?? "").slice(0, 40))} (${SIGNAL_TYPES.join(", ")}, video_md5)` });
+    const value = typeof raw.value === "string" ? normalizeSignal(type, raw.value) : null;
+    if (value === null) return errors.push({ line, error: `not a ${type} hash (${type === "md5" ? 32 : 64} hexadecimal digits)` });
+    const origin = raw.origin === undefined || raw.origin === null || raw.origin === "" ? defaultOrigin : String(raw.origin).trim().slice(0, 500);
+    const metadata = raw.metadata === undefined || raw.metadata === null ? null : entryMetadataSchema.safeParse(raw.metadata);
+    if (metadata && !metadata.success) return errors.push({ line, error: "metadata must be an object of short values" });
+    if (entries.length >= MAX_IMPORT_ENTRIES) return errors.push({ line, error: `more than ${MAX_IMPORT_ENTRIES} entries in one file` });
+    return entries.push({ line, signalType: type, value, origin, metadata: metadata ? metadata.data : null });
+  };
+  if (format === "json") {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(content);
+    } catch {
+      throw badRequest("The file is not JSON: an array of entries { signalType, value, origin?, metadata? } was expected");
+    }
+    const list = Array.isArray(parsed) ? parsed : parsed && typeof parsed === "object" && Array.isArray((parsed as { entries?: unknown }).entries) ? (parsed as { entries: unknown[] }).entries : null;
+    if (!list) throw badRequest("The file is not an array of entries (or { entries: [...] })");
+    for (let i = 0; i < list.length; i++) {
+      if (slices.due()) await slices.breathe();
+      const e = entryInputSchema.partial().passthrough().safeParse(list[i]);
+      const raw = (e.success ? e.data : {}) as Record<string, unknown>;
+      take(i + 1, { signalType: raw.signalType ?? raw.signal_type, value: raw.value ?? raw.signal_value, origin: raw.origin, metadata: raw.metadata });
+    }
+    return { entries, errors };
+  }
+  const rows = csvRows(content.replace(/^\uFEFF/, ""));
+  const header = rows.next().value;
+  if (!header) throw badRequest("Line 1: the CSV needs a header line (signal_type,signal_value[,origin][,metadata columns…])");
+  const names = header.cells.map((c) => c.trim().toLowerCase());
+  const typeAt = names.indexOf("signal_type");
+  const valueAt = names.indexOf("signal_value");
+  if (typeAt < 0 || valueAt < 0) throw badRequest("Line 1: the header must name the columns signal_type and signal_value (HMA's file exchange)");
+  const originAt = names.indexOf("origin");
+  for (const { line, cells } of rows) {
+    if (slices.due()) await slices.breathe();
+    if (cells.length === 1 && cells[0]!.trim() === "") continue; // a blank line
+    if (cells.length !== names.length) {
+      errors.push({ line, error: `${cells.length} cells where the header has ${names.length}` });
+      continue;
+    }
+    const metadata: Record<string, string> = {};
+    names.forEach((name, i) => {
+      if (i !== typeAt && i !== valueAt && i !== originAt && name !== "" && cells[i]!.trim() !== "") metadata[name.slice(0, 64)] = cells[i]!.slice(0, 1000);
+    });
+    take(line, { signalType: cells[typeAt], value: cells[valueAt], origin: originAt >= 0 ? cells[originAt] : undefined, metadata: Object.keys(metadata).length ? metadata : null });
+  }
+  return { entries, errors };
+}
+
+/** Adds a file's entries to a bank: the good lines are added (or found there already), each bad line reported with its number. */
+export async function importEntries(ctx: DomainContext, input: { bankId: string; format: BankFileFormat; content: string; origin?: string | null }): Promise<ImportResult> {
+  const bank = await requireBank(ctx, input.bankId);
+  const { entries, errors } = await parseBankFile(input.format, input.content, input.origin?.trim() || null);
+  let added = 0;
+  const now = ctx.clock.now();
+  await transaction(ctx, async () => {
+    await requireBank(ctx, bank.id);
+    for (let i = 0; i < entries.length; i += 500) {
+      const rows = entries.slice(i, i + 500).map((e) => entryRow(ctx, bank, e, now));
+      const inserted = await ctx.db.insert(mediaBankEntries).values(rows).onConflictDoNothing().returning({ id: mediaBankEntries.id });
+      added += inserted.length;
+    }
+    if (added > 0) {
+      await bumpBankVersion(ctx, bank.projectId);
+      await recordAudit(ctx, { projectId: bank.projectId, action: "MEDIA_BANK_ENTRIES_ADDED", entityType: "media_bank", entityId: bank.id, data: { added, imported: true, origin: input.origin ?? null } });
+    }
+  });
+  return { added, unchanged: entries.length - added, errors: errors.slice(0, MAX_LISTED_ERRORS) };
+}
+
+/** A bank's entries as a file (CSV: signal_type,signal_value,origin and a column per metadata key; JSON: an array). */
+export async function exportEntries(ctx: DomainContext, input: { bankId: string; format: BankFileFormat }): Promise<{ format: BankFileFormat; entries: number; content: string }> {
+  const bank = await requireBank(ctx, input.bankId);
+  const rows = await ctx.db.select().from(mediaBankEntries).where(eq(mediaBankEntries.bankId, bank.id)).orderBy(asc(mediaBankEntries.id));
+  const items = rows.map((r) => ({ signalType: r.signalType, value: r.value, origin: r.origin, metadata: metadataOf(r.metadata) }));
+  if (input.format === "json") return { format: "json", entries: items.length, content: JSON.stringify(items) };
+  const keys = [...new Set(items.flatMap((i) => Object.keys(i.metadata ?? {})))].filter((k) => !["signal_type", "signal_value", "origin"].includes(k)).sort();
+  const table = [["signal_type", "signal_value", "origin", ...keys], ...items.map((i) => [i.signalType, i.value, i.origin, ...keys.map((k) => i.metadata?.[k] ?? null)])];
+  return { format: "csv", entries: items.length, content: csvText(table) };
+}

@@ -1,0 +1,108 @@
+/**
+ * A case's media items (docs/media.md, "Media on reports"): what a platform sends with a report
+ * (`media`: a URL and/or the hashes it computed) and the attachments added to a case, each one
+ * row of `case_media`, matched against the project's banks by a job of its own
+ * (JOB_KIND.mediaMatch, src/domain/banks/matching.ts). Written in the transaction of the report
+ * or the attachment, so the job exists exactly when the media does.
+ */
+import { and, eq, inArray } from "drizzle-orm";
+import { attachments, caseMedia } from "../../db/schema.ts";
+import type { DomainContext } from "../core/context.ts";
+import { newId } from "../core/ids.ts";
+import { enqueueJob } from "../plumbing/jobs.ts";
+import { JOB_KIND } from "../views/job.ts";
+import { normalizeSignal, type MediaInput, type MediaStatus } from "../views/media-bank.ts";
+
+export type CaseMediaRow = typeof caseMedia.$inferSelect;
+
+/** Attempts a media job gets: a URL may be down for a while. */
+const MEDIA_JOB_ATTEMPTS = 5;
+
+interface Owner {
+  orgId: string;
+  projectId: string;
+  caseId: string;
+  reportId: string | null;
+}
+
+/** Stores a report's media items and enqueues each one's hashing and matching (inside the report's transaction). */
+export async function recordReportMedia(ctx: DomainContext, owner: Owner, media: readonly MediaInput[]): Promise<void> {
+  const now = ctx.clock.now();
+  for (const m of media) {
+    const row: CaseMediaRow = {
+      id: newId(),
+      ...owner,
+      attachmentId: null,
+      url: m.url ?? null,
+      keep: m.keep ? 1 : 0,
+      sha256: m.sha256 !== undefined ? normalizeSignal("sha256", m.sha256) : null,
+      md5: m.md5 !== undefined ? normalizeSignal("md5", m.md5) : null,
+      pdq: m.pdq !== undefined ? normalizeSignal("pdq", m.pdq) : null,
+      pdqQuality: m.pdq !== undefined ? (m.pdqQuality ?? null) : null,
+      // A URL is fetched and hashed by the job; hashes alone are ready to match.
+      status: m.url !== undefined ? "pending" : "hashed",
+      error: null,
+      createdAt: now,
+      hashedAt: m.url !== undefined ? null : now,
+      matchedAt: null,
+    };
+    await insertMedia(ctx, row);
+  }
+}
+
+/**
+ * An attachment as a media item of its case: its SHA-256 now, and an image's PDQ hash when its
+ * bytes were decoded before (`pdq`), else once its preview job has decoded them (`awaitsPdq`:
+ * `pending` until then, and that job enqueues the matching: attachmentMediaHashed).
+ */
+export async function recordAttachmentMedia(
+  ctx: DomainContext,
+  owner: Owner,
+  input: { attachmentId: string; sha256: string; awaitsPdq: boolean; pdq: { hash: string; quality: number } | null },
+): Promise<void> {
+  const now = ctx.clock.now();
+  const status: MediaStatus = input.awaitsPdq ? "pending" : "hashed";
+  const row: CaseMediaRow = {
+    id: newId(),
+    ...owner,
+    attachmentId: input.attachmentId,
+    url: null,
+    keep: 0,
+    sha256: input.sha256,
+    md5: null,
+    pdq: input.pdq?.hash ?? null,
+    pdqQuality: input.pdq?.quality ?? null,
+    status,
+    error: null,
+    createdAt: now,
+    hashedAt: input.awaitsPdq ? null : now,
+    matchedAt: null,
+  };
+  await ctx.db.insert(caseMedia).values(row);
+  if (!input.awaitsPdq) await enqueueMediaMatch(ctx, row);
+}
+
+/**
+ * An attachment's bytes decoded by its preview job (in its transaction): the media items of
+ * those bytes still waiting get the PDQ hash (or, the image refused, why it has none) and are
+ * matched.
+ */
+export async function attachmentMediaHashed(ctx: DomainContext, input: { blobId: string; pdq: { hash: string; quality: number } | null; error: string | null }): Promise<void> {
+  const now = ctx.clock.now();
+  const waiting = await ctx.db
+    .update(caseMedia)
+    .set({ pdq: input.pdq?.hash ?? null, pdqQuality: input.pdq?.quality ?? null, status: input.pdq ? "hashed" : "refused", error: input.pdq ? null : input.error, hashedAt: now })
+    .where(and(eq(caseMedia.status, "pending"), eq(caseMedia.sha256, input.blobId), inArray(caseMedia.attachmentId, ctx.db.select({ id: attachments.id }).from(attachments).where(eq(attachments.blobId, input.blobId)))))
+    .returning({ id: caseMedia.id, orgId: caseMedia.orgId });
+  for (const row of waiting) await enqueueMediaMatch(ctx, row);
+}
+
+async function insertMedia(ctx: DomainContext, row: CaseMediaRow): Promise<void> {
+  await ctx.db.insert(caseMedia).values(row);
+  await enqueueMediaMatch(ctx, row);
+}
+
+/** The job that hashes (a URL) and matches one media item. */
+export function enqueueMediaMatch(ctx: DomainContext, row: Pick<CaseMediaRow, "id" | "orgId">): Promise<string> {
+  return enqueueJob(ctx, { orgId: row.orgId, kind: JOB_KIND.mediaMatch, payload: { mediaId: row.id }, maxAttempts: MEDIA_JOB_ATTEMPTS, entityId: row.id });
+}

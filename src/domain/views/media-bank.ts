@@ -1,0 +1,244 @@
+/**
+ * Banks of known harmful media (issue 43, docs/media.md): what a bank, its entries, a media item
+ * of a case and a match look like to the API, and their vocabularies. Pure (zod only): storage
+ * types its columns by these lists and the dashboard imports the schemas.
+ */
+import { z } from "zod";
+import { isoDateTime } from "./common.ts";
+import { BUCKETS } from "./severity.ts";
+import { TEAMS } from "./report.ts";
+
+/**
+ * The kinds of signal a bank entry holds, each with the form of its value (lower-case hex). The
+ * names are those of Meta's Hasher-Matcher-Actioner file exchange (`signal_type`), so a list
+ * exported from HMA imports as it is: `pdq`, `md5`, and `sha256` (ours).
+ */
+export const SIGNAL_TYPE_SPECS = {
+  sha256: { hexDigits: 64, label: "SHA-256", perceptual: false },
+  md5: { hexDigits: 32, label: "MD5", perceptual: false },
+  pdq: { hexDigits: 64, label: "PDQ", perceptual: true },
+} as const satisfies Record<string, { hexDigits: number; label: string; perceptual: boolean }>;
+export type SignalType = keyof typeof SIGNAL_TYPE_SPECS;
+export const SIGNAL_TYPES = Object.keys(SIGNAL_TYPE_SPECS) as [SignalType, ...SignalType[]];
+
+/** A signal's value as given: trimmed, lower-cased, then checked against its type's form. */
+export function normalizeSignal(type: SignalType, value: string): string | null {
+  const v = value.trim().toLowerCase();
+  return new RegExp(`^[0-9a-f]{${SIGNAL_TYPE_SPECS[type].hexDigits}}$`).test(v) ? v : null;
+}
+
+/** The default PDQ distance of a bank (PDQ's README: 31 bits of 256 or fewer is the same picture). */
+export const DEFAULT_BANK_PDQ_DISTANCE = 31;
+/** The default quality floor of a bank (PDQ's README: a hash of quality under 50 is too weak to match on). */
+export const DEFAULT_BANK_QUALITY_FLOOR = 50;
+
+/**
+ * What a match of a bank does to the case of the media (a negative bank's matches do nothing but
+ * suppress the others'): move it to a queue, raise its bucket, tag it, escalate its reports, or
+ * only record the match.
+ */
+export const bankActionSchema = z
+  .discriminatedUnion("type", [
+    z.strictObject({ type: z.literal("record") }),
+    z.strictObject({ type: z.literal("route"), queueId: z.string().min(1).max(64) }),
+    z.strictObject({ type: z.literal("bucket"), bucket: z.enum(BUCKETS) }),
+    z.strictObject({ type: z.literal("tag"), tag: z.string().trim().min(1).max(64) }),
+    z.strictObject({ type: z.literal("escalate"), team: z.enum(TEAMS) }),
+  ])
+  .meta({ id: "MediaBankAction", description: "What a match does to the case: `record` only, `route` to a queue, raise its `bucket`, add a `tag`, or `escalate` its open reports to a team." });
+export type BankAction = z.infer<typeof bankActionSchema>;
+export type BankActionType = BankAction["type"];
+
+/** A quarantine setting: an entry matching more than `count` times within `windowSeconds` stops acting until a person releases it. */
+const quarantineSchema = z
+  .strictObject({
+    count: z.number().int().min(1).max(1_000_000),
+    windowSeconds: z.number().int().min(60).max(90 * 24 * 3600),
+  })
+  .meta({ description: "An entry matching more than `count` times within `windowSeconds` is quarantined: it stops matching until a person releases it. Null: never." });
+
+const bankFields = {
+  name: z.string().trim().min(1).max(100),
+  description: z.string().trim().max(2000).nullable().optional(),
+  enabled: z.boolean().optional().meta({ description: "Default true. A disabled bank matches nothing." }),
+  negative: z.boolean().optional().meta({ description: "Default false. A negative bank's match suppresses the other banks' matches of the same media (a list of known false positives)." }),
+  action: bankActionSchema.optional().meta({ description: "Default `{ type: \"record\" }`. Ignored for a negative bank." }),
+  pdqDistance: z.number().int().min(0).max(128).optional().meta({ description: "A PDQ entry matches a hash at this Hamming distance or less (default 31)." }),
+  qualityFloor: z.number().int().min(0).max(100).optional().meta({ description: "A PDQ hash of lower quality is not matched against this bank (default 50)." }),
+  quarantine: quarantineSchema.nullable().optional(),
+};
+
+export const bankCreateSchema = z.object(bankFields);
+export type BankCreate = z.infer<typeof bankCreateSchema>;
+export const bankPatchSchema = z.object({ ...bankFields, name: bankFields.name.optional() });
+export type BankPatch = z.infer<typeof bankPatchSchema>;
+
+export const bankViewSchema = z
+  .object({
+    id: z.string(),
+    projectId: z.string(),
+    name: z.string(),
+    description: z.string().nullable(),
+    enabled: z.boolean(),
+    negative: z.boolean(),
+    action: bankActionSchema,
+    pdqDistance: z.number().int(),
+    qualityFloor: z.number().int(),
+    quarantine: quarantineSchema.nullable(),
+    entries: z.number().int().meta({ description: "Entries in the bank" }),
+    quarantinedEntries: z.number().int(),
+    matches: z.number().int().meta({ description: "Matches recorded against the bank's entries" }),
+    confirmed: z.number().int(),
+    rejected: z.number().int(),
+    precision: z.number().nullable().meta({ description: "confirmed / (confirmed + rejected); null before any match is decided" }),
+    createdAt: isoDateTime,
+    updatedAt: isoDateTime,
+  })
+  .meta({ id: "MediaBank" });
+export type BankView = z.infer<typeof bankViewSchema>;
+
+/** Free-form facts about an entry (where it came from, a case number, a category): a flat object of short values. */
+export const entryMetadataSchema = z.record(z.string().min(1).max(64), z.union([z.string().max(1000), z.number(), z.boolean(), z.null()]));
+
+export const entryInputSchema = z.object({
+  signalType: z.enum(SIGNAL_TYPES),
+  value: z.string().min(1).max(200).meta({ description: "Lower- or upper-case hex: 64 digits for sha256 and pdq, 32 for md5" }),
+  origin: z.string().trim().max(500).nullable().optional().meta({ description: "Where the entry came from (a list's name, a decision), kept and exported" }),
+  metadata: entryMetadataSchema.nullable().optional(),
+});
+export type EntryInput = z.infer<typeof entryInputSchema>;
+
+export const entryViewSchema = z
+  .object({
+    id: z.string(),
+    bankId: z.string(),
+    signalType: z.enum(SIGNAL_TYPES),
+    value: z.string(),
+    origin: z.string().nullable(),
+    metadata: entryMetadataSchema.nullable(),
+    addedBy: z.object({ type: z.string(), id: z.string().nullable() }),
+    quarantinedAt: isoDateTime.nullable(),
+    quarantineReason: z.string().nullable(),
+    matches: z.number().int(),
+    confirmed: z.number().int(),
+    rejected: z.number().int(),
+    createdAt: isoDateTime,
+  })
+  .meta({ id: "MediaBankEntry" });
+export type EntryView = z.infer<typeof entryViewSchema>;
+
+/** The file formats of a bank's import and export. */
+export const BANK_FILE_FORMATS = ["csv", "json"] as const;
+export type BankFileFormat = (typeof BANK_FILE_FORMATS)[number];
+/** The largest file imported at once, in characters, and its most entries. */
+export const MAX_IMPORT_CHARS = 5_000_000;
+export const MAX_IMPORT_ENTRIES = 50_000;
+
+export const importLineErrorSchema = z.object({ line: z.number().int().meta({ description: "1 is the first line (the CSV header); for JSON, the entry's position from 1" }), error: z.string() });
+export const importResultSchema = z.object({
+  added: z.number().int(),
+  unchanged: z.number().int().meta({ description: "Lines whose signal the bank held already" }),
+  errors: z.array(importLineErrorSchema).meta({ description: "Each refused line with why (at most 100 listed); the other lines are added" }),
+});
+export type ImportResult = z.infer<typeof importResultSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Media of a case, and matches
+
+/**
+ * A media item on a report (the report route's optional `media`): a URL Flagstaff fetches and
+ * hashes, or hashes the platform computed (so harmful bytes need never reach Flagstaff), or both.
+ */
+export const mediaInputSchema = z
+  .strictObject({
+    url: z.string().max(2048).optional().meta({ description: "An http(s) URL fetched in the background (the link scanner's safeguards), hashed, and not kept unless `keep` is true" }),
+    sha256: z.string().optional().meta({ description: "SHA-256 of the file, 64 hex digits" }),
+    md5: z.string().optional().meta({ description: "MD5 of the file, 32 hex digits" }),
+    pdq: z.string().optional().meta({ description: "PDQ hash of the image, 64 hex digits" }),
+    pdqQuality: z.number().int().min(0).max(100).optional().meta({ description: "The PDQ hash's quality (0 to 100); required with `pdq`" }),
+    keep: z.boolean().optional().meta({ description: "Keep the fetched file as an attachment of the report (default false: hashed and dropped)" }),
+  })
+  .superRefine((m, ctx) => {
+    for (const type of SIGNAL_TYPES) {
+      const v = m[type];
+      if (v !== undefined && normalizeSignal(type, v) === null) ctx.addIssue({ code: "custom", path: [type], message: `must be ${SIGNAL_TYPE_SPECS[type].hexDigits} hexadecimal digits` });
+    }
+    if (m.pdq !== undefined && m.pdqQuality === undefined) ctx.addIssue({ code: "custom", path: ["pdqQuality"], message: "is required with pdq" });
+    if (m.url === undefined && m.sha256 === undefined && m.md5 === undefined && m.pdq === undefined) ctx.addIssue({ code: "custom", path: ["url"], message: "a media item needs a url or a hash" });
+    if (m.keep && m.url === undefined) ctx.addIssue({ code: "custom", path: ["keep"], message: "keep needs a url" });
+    if (m.url !== undefined && !/^https?:\/\//i.test(m.url)) ctx.addIssue({ code: "custom", path: ["url"], message: "must be an http or https URL" });
+  });
+export type MediaInput = z.infer<typeof mediaInputSchema>;
+/** Media items on one report at most. */
+export const MAX_REPORT_MEDIA = 20;
+
+/**
+ * A media item's hashing: `pending` (a URL not fetched yet, an image not hashed yet), `hashed`,
+ * `refused` (the file was refused: `error` says why) or `failed` (the URL could not be fetched).
+ */
+export const MEDIA_STATUSES = ["pending", "hashed", "refused", "failed"] as const;
+export type MediaStatus = (typeof MEDIA_STATUSES)[number];
+
+/** A match is `pending` until a moderator confirms or rejects it. */
+export const MATCH_STATUSES = ["pending", "confirmed", "rejected"] as const;
+export type MatchStatus = (typeof MATCH_STATUSES)[number];
+
+export const caseMediaViewSchema = z
+  .object({
+    id: z.string(),
+    reportId: z.string().nullable(),
+    attachmentId: z.string().nullable(),
+    url: z.string().nullable(),
+    sha256: z.string().nullable(),
+    md5: z.string().nullable(),
+    pdq: z.string().nullable(),
+    pdqQuality: z.number().int().nullable(),
+    status: z.enum(MEDIA_STATUSES),
+    error: z.string().nullable(),
+    createdAt: isoDateTime,
+    matchedAt: isoDateTime.nullable().meta({ description: "When it was matched against the project's banks (null: not yet)" }),
+  })
+  .meta({ id: "CaseMedia" });
+export type CaseMediaView = z.infer<typeof caseMediaViewSchema>;
+
+export const matchViewSchema = z
+  .object({
+    id: z.string(),
+    caseId: z.string(),
+    reportId: z.string().nullable(),
+    mediaId: z.string(),
+    bank: z.object({ id: z.string(), name: z.string(), negative: z.boolean() }),
+    entry: z.object({ id: z.string(), signalType: z.enum(SIGNAL_TYPES), origin: z.string().nullable(), metadata: entryMetadataSchema.nullable() }),
+    distance: z.number().int().nullable().meta({ description: "PDQ: the Hamming distance; exact hashes: null" }),
+    quality: z.number().int().nullable().meta({ description: "PDQ: the media's hash quality" }),
+    suppressed: z.boolean().meta({ description: "A negative bank matched the same media: this match took no action" }),
+    quarantined: z.boolean().meta({ description: "This match put its entry over the bank's quarantine count: it took no action" }),
+    status: z.enum(MATCH_STATUSES),
+    decidedBy: z.string().nullable(),
+    decidedAt: isoDateTime.nullable(),
+    createdAt: isoDateTime,
+  })
+  .meta({ id: "MediaMatch" });
+export type MatchView = z.infer<typeof matchViewSchema>;
+
+/**
+ * The `data` of a `media.matched` webhook event (docs/enforcement.md): one per match recorded,
+ * for endpoints that list the type. The banked item is never sent: its bank, the entry's origin,
+ * the distance.
+ */
+export const mediaMatchedEventSchema = z.object({
+  matchId: z.string(),
+  projectId: z.string(),
+  caseId: z.string(),
+  reportId: z.string().nullable(),
+  mediaId: z.string(),
+  bank: z.object({ id: z.string(), name: z.string(), negative: z.boolean() }),
+  entry: z.object({ id: z.string(), signalType: z.enum(SIGNAL_TYPES), origin: z.string().nullable() }),
+  distance: z.number().int().nullable(),
+  quality: z.number().int().nullable(),
+  suppressed: z.boolean(),
+  quarantined: z.boolean(),
+  /** The bank's action taken, or `none` (a negative bank, suppressed, quarantined). */
+  action: z.string(),
+});
+export type MediaMatchedEvent = z.infer<typeof mediaMatchedEventSchema>;

@@ -1,0 +1,90 @@
+/**
+ * The matching rules of media banks as arithmetic (src/domain/banks/matching.ts, docs/media.md):
+ * a PDQ entry matches at its bank's distance or less and only from its quality floor; a negative
+ * bank suppresses the others' matches of the same media; an entry is quarantined past its count;
+ * and a second instance's index (a store of its own, on the same data) sees an entry another
+ * added at its next match.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { caseMedia } from "../../src/db/schema.ts";
+import { addEntry, createBank, updateBank } from "../../src/domain/banks/banks.ts";
+import { matchMedia } from "../../src/domain/banks/matching.ts";
+import type { DomainContext } from "../../src/domain/core/context.ts";
+import { createReport } from "../../src/domain/intake/reports.ts";
+import { hammingDistance } from "../../src/domain/media/pdq.ts";
+import type { MediaInput } from "../../src/domain/views/media-bank.ts";
+import { domainWorld, type DomainWorld } from "../helpers/builders.ts";
+
+let w: DomainWorld;
+beforeAll(async () => {
+  w = await domainWorld();
+});
+afterAll(async () => {
+  await w.close();
+});
+
+const sha = (s: string) => new Bun.CryptoHasher("sha256").update(s).digest("hex");
+/** A PDQ hash `bits` bits from `base` (its first bits flipped). */
+function flipped(base: string, bits: number): string {
+  const digits = base.split("").map((d) => parseInt(d, 16));
+  for (let i = 0; i < bits; i++) digits[Math.floor(i / 4)]! ^= 8 >> i % 4;
+  return digits.map((d) => d.toString(16)).join("");
+}
+const BASE = "d8f8f0cee0f4a84f0637022a078f67f0b36e2ed596621e1d33e6339c4e9c9b22";
+
+/** Files a report with one media item and matches it in `ctx`'s store (as the media job does). */
+async function matchOne(media: MediaInput, ctx: DomainContext = w.platform) {
+  const created = await createReport(w.platform, { project: w.project, subject: { type: "user", externalId: `u-${crypto.randomUUID()}` }, reasonNames: ["spam"], automated: false, media: [media] });
+  const [row] = await w.platform.db.select().from(caseMedia).where(eq(caseMedia.reportId, created.report.id));
+  return matchMedia({ ...ctx, actor: w.platform.actor }, row!);
+}
+
+describe("the matching rules", () => {
+  test("PDQ: at the bank's distance or less, from its quality floor; a change of the bank is seen at the next match", async () => {
+    const bank = await createBank(w.ctx, { projectId: w.project.id, name: `PDQ ${crypto.randomUUID()}`, pdqDistance: 10, qualityFloor: 60 });
+    await addEntry(w.ctx, { bankId: bank.id, signalType: "pdq", value: BASE });
+    expect(hammingDistance(BASE, flipped(BASE, 10))).toBe(10);
+    expect(await matchOne({ pdq: flipped(BASE, 10), pdqQuality: 60 })).toHaveLength(1);
+    expect(await matchOne({ pdq: flipped(BASE, 11), pdqQuality: 100 })).toHaveLength(0);
+    expect(await matchOne({ pdq: flipped(BASE, 3), pdqQuality: 59 })).toHaveLength(0);
+    await updateBank(w.ctx, { bankId: bank.id, pdqDistance: 11 });
+    expect(await matchOne({ pdq: flipped(BASE, 11), pdqQuality: 100 })).toHaveLength(1);
+    await updateBank(w.ctx, { bankId: bank.id, enabled: false });
+    expect(await matchOne({ pdq: BASE, pdqQuality: 100 })).toHaveLength(0);
+  });
+
+  test("a negative bank suppresses the other banks' matches of the same media; quarantine past the count", async () => {
+    const digest = sha(`neg ${crypto.randomUUID()}`);
+    const positive = await createBank(w.ctx, { projectId: w.project.id, name: `Pos ${crypto.randomUUID()}`, action: { type: "tag", tag: "x" }, quarantine: { count: 2, windowSeconds: 600 } });
+    await addEntry(w.ctx, { bankId: positive.id, signalType: "sha256", value: digest });
+    // Two matches act; the third crosses the count: recorded, quarantined, no action; the fourth finds nothing.
+    expect((await matchOne({ sha256: digest })).map((m) => m.acted)).toEqual([true]);
+    expect((await matchOne({ sha256: digest })).map((m) => m.acted)).toEqual([true]);
+    expect((await matchOne({ sha256: digest })).map((m) => m.acted)).toEqual([false]);
+    expect(await matchOne({ sha256: digest })).toEqual([]);
+
+    const other = sha(`neg2 ${crypto.randomUUID()}`);
+    const listed = await createBank(w.ctx, { projectId: w.project.id, name: `Listed ${crypto.randomUUID()}` });
+    const negative = await createBank(w.ctx, { projectId: w.project.id, name: `Neg ${crypto.randomUUID()}`, negative: true });
+    await addEntry(w.ctx, { bankId: listed.id, signalType: "sha256", value: other });
+    await addEntry(w.ctx, { bankId: negative.id, signalType: "sha256", value: other });
+    const both = await matchOne({ sha256: other });
+    expect(both).toHaveLength(2);
+    expect(both.every((m) => !m.acted)).toBe(true);
+  });
+
+  test("a second instance (a store of its own on the same data) matches an entry the first added, from its next match", async () => {
+    const store = w.anotherInstance();
+    const second: DomainContext = { ...w.platform, store, db: store.db };
+    const bank = await createBank(w.ctx, { projectId: w.project.id, name: `Shared ${crypto.randomUUID()}` });
+    const first = sha(`first ${crypto.randomUUID()}`);
+    const later = sha(`later ${crypto.randomUUID()}`);
+    await addEntry(w.ctx, { bankId: bank.id, signalType: "sha256", value: first });
+    // The second instance builds its index now (it holds `first`, not `later`).
+    expect(await matchOne({ sha256: first }, second)).toHaveLength(1);
+    expect(await matchOne({ sha256: later }, second)).toHaveLength(0);
+    await addEntry(w.ctx, { bankId: bank.id, signalType: "sha256", value: later });
+    expect(await matchOne({ sha256: later }, second)).toHaveLength(1);
+  });
+});
