@@ -186,7 +186,14 @@ describe("banks and their entries (organization routes)", () => {
     const copy = await createBank({ name: `Copy ${unique()}` });
     const back = await org.POST("/organizations/{orgSlug}/media-banks/{bankId}/import", { params: { path: { orgSlug, bankId: copy.id } }, body: { format: "json", content: json.data!.content } });
     expect(back.data).toEqual({ added: 3, unchanged: 0, errors: [] });
-    const entries = await org.GET("/organizations/{orgSlug}/media-banks/{bankId}/entries", { params: { path: { orgSlug, bankId: copy.id } } });
+    const badJson = await org.POST("/organizations/{orgSlug}/media-banks/{bankId}/import", {
+      params: { path: { orgSlug, bankId: copy.id } },
+      body: { format: "json", content: JSON.stringify([{ signalType: "md5", value: md5("fresh") }, { signalType: "md5", value: "short" }, { signal_type: "sha256", signal_value: sha256("hma names") }]) },
+    });
+    expect(badJson.data).toEqual({ added: 2, unchanged: 0, errors: [{ line: 2, error: "not a md5 hash (32 hexadecimal digits)" }] });
+    const notJson = await org.POST("/organizations/{orgSlug}/media-banks/{bankId}/import", { params: { path: { orgSlug, bankId: copy.id } }, body: { format: "json", content: "{ nope" } });
+    expect(notJson.response.status).toBe(400);
+    const entries = await org.GET("/organizations/{orgSlug}/media-banks/{bankId}/entries", { params: { path: { orgSlug, bankId: copy.id }, query: { limit: 100 } } });
     expect(entries.data!.entries.find((e) => e.signalType === "md5" && e.value === md5("one"))).toMatchObject({ origin: "hand", metadata: { case: "A-1" } });
 
     const removed = await org.DELETE("/organizations/{orgSlug}/media-banks/{bankId}/entries/{entryId}", { params: { path: { orgSlug, bankId, entryId: one.id } } });
