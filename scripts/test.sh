@@ -9,6 +9,9 @@
 # Arguments are passed to both `bun test` runs: `npm test -- test/reports.test.ts` runs one file
 # on both engines. It fails when either pass fails (both run regardless).
 #
+# The two passes run at once (FLAGSTAFF_TEST_PASSES_AT_ONCE=0: one after the other), the
+# PostgreSQL pass's output printed whole after the SQLite pass's.
+#
 # The browser tests (the files that import test/helpers/browser.ts: the dashboard in Chromium) run
 # in the SQLite pass only when no file is named: they test the dashboard, which speaks tRPC to a
 # server whose every procedure the other files test on both engines, and they are half of the
@@ -57,7 +60,28 @@ fi
 status=0
 summary=()
 
-if $run_sqlite; then
+# The PostgreSQL pass's command, and whether it leaves the browser tests to the SQLite pass.
+pg_run=()
+if $run_postgres; then
+  if [ -n "$EXTERNAL_PG_URL" ]; then
+    pg_title="== PostgreSQL == (FLAGSTAFF_TEST_POSTGRES_URL: the server given)"
+    pg_run=(env "FLAGSTAFF_TEST_POSTGRES_URL=$EXTERNAL_PG_URL" bun test --timeout 30000 "$@")
+  else
+    pg_title="== PostgreSQL =="
+    pg_run=(bun scripts/pg-cluster.ts -- bun test --timeout 30000 "$@")
+  fi
+  named_files=false
+  for arg in "$@"; do
+    if [ -e "$arg" ] || [[ "$arg" == *.ts ]]; then named_files=true; fi
+  done
+  if ! $named_files && [ "${FLAGSTAFF_TEST_BROWSER_ON_POSTGRES:-}" != "1" ]; then
+    mapfile -t pg_files < <(grep -L -r --include='*.test.ts' 'helpers/browser' test | sort)
+    pg_title="$pg_title (the browser tests run in the SQLite pass: ${#pg_files[@]} files here)"
+    pg_run+=("${pg_files[@]}")
+  fi
+fi
+
+run_sqlite_pass() {
   echo
   echo "== SQLite =="
   if bun test --timeout 30000 "$@"; then
@@ -67,32 +91,40 @@ if $run_sqlite; then
     status=1
     summary+=("SQLite: FAILED (exit $rc)")
   fi
-fi
+}
 
-if $run_postgres; then
+if $run_sqlite && $run_postgres && [ "${FLAGSTAFF_TEST_PASSES_AT_ONCE:-1}" != "0" ]; then
+  # Both passes at once: much of a pass is waiting (servers, timers, Chromium), so together they
+  # take far less than one after the other. The SQLite pass prints as it goes; the PostgreSQL
+  # pass's output is kept and printed whole when it ends. FLAGSTAFF_TEST_PASSES_AT_ONCE=0 runs
+  # them one after the other.
+  pg_log="$(mktemp -t flagstaff-pg-pass.XXXXXX)"
+  "${pg_run[@]}" >"$pg_log" 2>&1 &
+  pg_pid=$!
+  run_sqlite_pass "$@"
+  if wait "$pg_pid"; then pg_rc=0; else pg_rc=$?; fi
   echo
-  if [ -n "$EXTERNAL_PG_URL" ]; then
-    echo "== PostgreSQL == (FLAGSTAFF_TEST_POSTGRES_URL: the server given)"
-    pg_run=(env "FLAGSTAFF_TEST_POSTGRES_URL=$EXTERNAL_PG_URL" bun test --timeout 30000 "$@")
-  else
-    echo "== PostgreSQL =="
-    pg_run=(bun scripts/pg-cluster.ts -- bun test --timeout 30000 "$@")
-  fi
-  named_files=false
-  for arg in "$@"; do
-    if [ -e "$arg" ] || [[ "$arg" == *.ts ]]; then named_files=true; fi
-  done
-  if ! $named_files && [ "${FLAGSTAFF_TEST_BROWSER_ON_POSTGRES:-}" != "1" ]; then
-    mapfile -t pg_files < <(grep -L -r --include='*.test.ts' 'helpers/browser' test | sort)
-    echo "(the browser tests run in the SQLite pass: ${#pg_files[@]} files here)"
-    pg_run+=("${pg_files[@]}")
-  fi
-  if "${pg_run[@]}"; then
+  echo "$pg_title"
+  cat "$pg_log"
+  rm -f "$pg_log"
+  if [ "$pg_rc" -eq 0 ]; then
     summary+=("PostgreSQL: passed")
   else
-    rc=$?
     status=1
-    summary+=("PostgreSQL: FAILED (exit $rc)")
+    summary+=("PostgreSQL: FAILED (exit $pg_rc)")
+  fi
+else
+  if $run_sqlite; then run_sqlite_pass "$@"; fi
+  if $run_postgres; then
+    echo
+    echo "$pg_title"
+    if "${pg_run[@]}"; then
+      summary+=("PostgreSQL: passed")
+    else
+      rc=$?
+      status=1
+      summary+=("PostgreSQL: FAILED (exit $rc)")
+    fi
   fi
 fi
 

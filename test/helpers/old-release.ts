@@ -78,8 +78,15 @@ export function oldRelease(commit: string): OldRelease {
     const archive = Bun.spawnSync(["sh", "-c", `git archive ${sha} | tar -x -C '${partial}'`], { cwd: ROOT, stderr: "pipe" });
     if (!archive.success) throw new Error(`git archive ${sha} failed: ${archive.stderr.toString()}`);
     symlinkSync(realpathSync(join(ROOT, "node_modules")), join(partial, "node_modules"));
-    rmSync(dir, { recursive: true, force: true });
-    renameSync(partial, dir);
+    // Both test passes may run at once (scripts/test.sh) and build the same release: the first
+    // tree in place stays (a server of the other pass may be running from it), the other goes.
+    if (!existsSync(join(dir, "src", "cli.ts"))) rmSync(dir, { recursive: true, force: true });
+    try {
+      renameSync(partial, dir);
+    } catch (e) {
+      if (!existsSync(join(dir, "src", "cli.ts"))) throw e;
+      rmSync(partial, { recursive: true, force: true });
+    }
   }
   return { commit, dir, cli: join(dir, "src", "cli.ts") };
 }
