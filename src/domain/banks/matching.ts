@@ -25,7 +25,7 @@
 import { and, asc, count, eq, gte, inArray, isNull } from "drizzle-orm";
 import type { Store } from "../../db/store.ts";
 import { forUpdate } from "../../db/prepared.ts";
-import { caseMedia, organizations, mediaBankEntries, mediaBanks, mediaBankVersions, mediaMatches } from "../../db/schema.ts";
+import { attachments, caseMedia, organizations, mediaBankEntries, mediaBanks, mediaBankVersions, mediaMatches } from "../../db/schema.ts";
 import { recordAudit, systemActor } from "../core/audit.ts";
 import { iso, isoOrNull } from "../core/clock.ts";
 import { ROW_LOCKED, transaction, type DomainContext } from "../core/context.ts";
@@ -35,13 +35,14 @@ import { ExactHashIndex, PdqIndex } from "../media/hash-index.ts";
 import { hashMediaOffThread } from "../media/preview-thread.ts";
 import { ScanFailedError, ScanRefusedError, safeFetch } from "../plumbing/safe-fetch.ts";
 import { requireCase, raiseCaseBucket } from "../cases/cases.ts";
+import { userEmails } from "../accounts/users.ts";
 import { addCaseTag } from "../cases/tags.ts";
 import { moveCaseToQueue } from "../review/queues.ts";
 import { applyTransition } from "../review/workflow-engine.ts";
 import { runRules } from "../rules/rule-engine.ts";
 import { uploadAttachment, type AttachmentLimits } from "../attachments/attachments.ts";
 import type { CaseMediaRow } from "../intake/case-media.ts";
-import type { BankAction, BankActionType, CaseMediaView, MatchStatus, MatchView, MediaMatchedEvent, SignalType } from "../views/media-bank.ts";
+import { matchTakesAction, type BankAction, type BankActionType, type CaseMediaView, type MatchStatus, type MatchView, type MediaMatchedEvent, type SignalType } from "../views/media-bank.ts";
 import { EVENT_TYPE } from "../views/webhook.ts";
 import { enqueueWebhookEvent } from "../webhooks/outbox.ts";
 import { bumpBankVersion, metadataOf, parseAction, type BankRow } from "./banks.ts";
@@ -288,7 +289,7 @@ export async function matchMedia(ctx: DomainContext, media: CaseMediaRow): Promi
           .returning({ id: mediaMatches.id });
         if (inserted.length === 0) continue; // recorded by an earlier attempt of this job
         const action = parseAction(bank.action);
-        const acted = bank.negative === 0 && !suppressed && !quarantined;
+        const acted = matchTakesAction({ negative: bank.negative === 1, suppressed, quarantined });
         await recordAudit(ctx, {
           projectId: media.projectId,
           action: "MEDIA_MATCHED",
@@ -339,7 +340,7 @@ export async function matchMedia(ctx: DomainContext, media: CaseMediaRow): Promi
 // ---------------------------------------------------------------------------------------------
 // What a case's page shows, and verdicts
 
-const mediaView = (m: CaseMediaRow): CaseMediaView => ({
+const mediaView = (m: CaseMediaRow, attachment: { fileName: string; mediaType: CaseMediaView["mediaType"] } | null): CaseMediaView => ({
   id: m.id,
   reportId: m.reportId,
   attachmentId: m.attachmentId,
@@ -348,13 +349,15 @@ const mediaView = (m: CaseMediaRow): CaseMediaView => ({
   md5: m.md5,
   pdq: m.pdq,
   pdqQuality: m.pdqQuality,
+  fileName: attachment?.fileName ?? null,
+  mediaType: attachment?.mediaType ?? null,
   status: m.status,
   error: m.error,
   createdAt: iso(m.createdAt),
   matchedAt: isoOrNull(m.matchedAt),
 });
 
-async function matchViews(ctx: Pick<DomainContext, "db">, where: ReturnType<typeof eq>): Promise<MatchView[]> {
+async function matchViews(ctx: Pick<DomainContext, "db" | "orgId">, where: ReturnType<typeof eq>): Promise<MatchView[]> {
   const rows = await ctx.db
     .select({ m: mediaMatches, bankName: mediaBanks.name, bankNegative: mediaBanks.negative, signalType: mediaBankEntries.signalType, origin: mediaBankEntries.origin, metadata: mediaBankEntries.metadata })
     .from(mediaMatches)
@@ -362,6 +365,7 @@ async function matchViews(ctx: Pick<DomainContext, "db">, where: ReturnType<type
     .innerJoin(mediaBankEntries, eq(mediaBankEntries.id, mediaMatches.entryId))
     .where(where)
     .orderBy(asc(mediaMatches.id));
+  const emails = await userEmails(ctx, { ids: rows.map((r) => r.m.decidedById) });
   return rows.map(({ m, ...r }) => ({
     id: m.id,
     caseId: m.caseId,
@@ -373,8 +377,10 @@ async function matchViews(ctx: Pick<DomainContext, "db">, where: ReturnType<type
     quality: m.quality,
     suppressed: m.suppressed === 1,
     quarantined: m.quarantined === 1,
+    actionTaken: matchTakesAction({ negative: r.bankNegative === 1, suppressed: m.suppressed === 1, quarantined: m.quarantined === 1 }),
     status: m.status,
     decidedBy: m.decidedById,
+    decidedByEmail: m.decidedById ? (emails.get(m.decidedById) ?? null) : null,
     decidedAt: isoOrNull(m.decidedAt),
     createdAt: iso(m.createdAt),
   }));
@@ -383,8 +389,13 @@ async function matchViews(ctx: Pick<DomainContext, "db">, where: ReturnType<type
 /** A case's media items and their matches (the bank, the entry's origin and metadata, the distance: never the banked item itself). */
 export async function caseMediaMatches(ctx: DomainContext, input: { caseId: string }): Promise<{ media: CaseMediaView[]; matches: MatchView[] }> {
   const c = await requireCase(ctx, input.caseId);
-  const media = await ctx.db.select().from(caseMedia).where(eq(caseMedia.caseId, c.id)).orderBy(asc(caseMedia.id));
-  return { media: media.map(mediaView), matches: await matchViews(ctx, eq(mediaMatches.caseId, c.id)) };
+  const media = await ctx.db
+    .select({ m: caseMedia, fileName: attachments.fileName, mediaType: attachments.mediaType })
+    .from(caseMedia)
+    .leftJoin(attachments, eq(attachments.id, caseMedia.attachmentId))
+    .where(eq(caseMedia.caseId, c.id))
+    .orderBy(asc(caseMedia.id));
+  return { media: media.map(({ m, fileName, mediaType }) => mediaView(m, fileName !== null && mediaType !== null ? { fileName, mediaType } : null)), matches: await matchViews(ctx, eq(mediaMatches.caseId, c.id)) };
 }
 
 /** A moderator's verdict on a match: confirmed or rejected (a verdict may be changed); audited. */

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { isoDateTime } from "./common.ts";
+import { MEDIA_TYPES } from "./attachment.ts";
 import { BUCKETS } from "./severity.ts";
 import { TEAMS } from "./report.ts";
 
@@ -193,6 +194,8 @@ export const caseMediaViewSchema = z
     md5: z.string().nullable(),
     pdq: z.string().nullable(),
     pdqQuality: z.number().int().nullable(),
+    fileName: z.string().nullable().meta({ description: "An attachment's file name (as the uploader gave it); null for media sent with a report" }),
+    mediaType: z.enum(MEDIA_TYPES).nullable().meta({ description: "An attachment's type, read from its bytes; null for media sent with a report (a URL's type is not kept)" }),
     status: z.enum(MEDIA_STATUSES),
     error: z.string().nullable(),
     createdAt: isoDateTime,
@@ -200,6 +203,11 @@ export const caseMediaViewSchema = z
   })
   .meta({ id: "CaseMedia" });
 export type CaseMediaView = z.infer<typeof caseMediaViewSchema>;
+
+/** Whether a match sets off its bank's action: never a negative bank's, nor one suppressed by a negative bank or over the quarantine count. */
+export function matchTakesAction(m: { negative: boolean; suppressed: boolean; quarantined: boolean }): boolean {
+  return !m.negative && !m.suppressed && !m.quarantined;
+}
 
 export const matchViewSchema = z
   .object({
@@ -213,8 +221,10 @@ export const matchViewSchema = z
     quality: z.number().int().nullable().meta({ description: "PDQ: the media's hash quality" }),
     suppressed: z.boolean().meta({ description: "A negative bank matched the same media: this match took no action" }),
     quarantined: z.boolean().meta({ description: "This match put its entry over the bank's quarantine count: it took no action" }),
+    actionTaken: z.boolean().meta({ description: "The match set off its bank's action (false for a negative bank's match, a suppressed or a quarantined one)" }),
     status: z.enum(MATCH_STATUSES),
     decidedBy: z.string().nullable(),
+    decidedByEmail: z.string().nullable().meta({ description: "The email of the user who decided; null before a verdict or when an API key gave it" }),
     decidedAt: isoDateTime.nullable(),
     createdAt: isoDateTime,
   })

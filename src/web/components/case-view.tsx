@@ -25,6 +25,7 @@ import { accuracyWords, MANY_REPORTS, ReporterSummary } from "./reporter-summary
 import { AssignForm, CaseHolder } from "./assignment.tsx";
 import { CaseWarning } from "./case-warning.tsx";
 import { CaseMedia } from "./case-media.tsx";
+import { CaseMediaMatches } from "./case-media-matches.tsx";
 import { useViewing } from "./viewing.tsx";
 
 /**
@@ -197,6 +198,7 @@ export function CaseView({ caseId, focusReport, onDecided, onSkip }: { caseId: s
             )}
           </section>
           <CaseMedia caseId={caseId} preferences={viewing} canWrite={isModerator} />
+          <CaseMediaMatches caseId={caseId} projectId={c.projectId} canWrite={isModerator} />
           <CaseAppeals caseId={caseId} />
           <AnalysesSection analyses={d!.analyses} />
           <NotesSection caseId={caseId} notes={d!.notes} canWrite={isModerator} />

@@ -49,6 +49,9 @@ const KIND_OF_MEDIA_TYPE = {
   text: "text",
 } as const satisfies Record<AttachmentMediaType, MediaKind>;
 
+/** What a type on the attachments' allowlist is drawn as (the case's Media matches section reads it too). */
+export const mediaKindOf = (type: AttachmentMediaType): MediaKind => KIND_OF_MEDIA_TYPE[type];
+
 /**
  * An attachment as the viewer shows it (docs/attachments.md, "For the dashboard"). An image is
  * shown only through its preview (a JPEG the server made anew, `previewUrl`, set once it is
