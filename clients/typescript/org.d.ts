@@ -2439,6 +2439,10 @@ export interface components {
             md5: string | null;
             pdq: string | null;
             pdqQuality: number | null;
+            /** @description An attachment's file name (as the uploader gave it); null for media sent with a report */
+            fileName: string | null;
+            /** @description An attachment's type, read from its bytes; null for media sent with a report (a URL's type is not kept) */
+            mediaType: ("jpeg" | "png" | "gif" | "webp" | "mp4" | "webm" | "pdf" | "text") | null;
             /** @enum {string} */
             status: "pending" | "hashed" | "refused" | "failed";
             error: string | null;
@@ -2474,9 +2478,13 @@ export interface components {
             suppressed: boolean;
             /** @description This match put its entry over the bank's quarantine count: it took no action */
             quarantined: boolean;
+            /** @description The match set off its bank's action (false for a negative bank's match, a suppressed or a quarantined one) */
+            actionTaken: boolean;
             /** @enum {string} */
             status: "pending" | "confirmed" | "rejected";
             decidedBy: string | null;
+            /** @description The email of the user who decided; null before a verdict or when an API key gave it */
+            decidedByEmail: string | null;
             decidedAt: string | null;
             /** Format: date-time */
             createdAt: string;
