@@ -227,6 +227,38 @@ describe("a case with matched media on the case page", () => {
   );
 
   test(
+    "a negative bank's match: said on both matches, the suppressed one did nothing",
+    async () => {
+      const known = sha256(file("wee.jpg"));
+      const { bank: negative } = await b.platform.trpc.mediaBanks.create.mutate({ orgSlug, projectId, name: "Known false positives", negative: true });
+      await b.platform.trpc.mediaBanks.addEntry.mutate({ orgSlug, bankId: negative.id, signalType: "sha256", value: known, origin: "Our moderators" });
+      await b.platform.trpc.mediaBanks.addEntry.mutate({ orgSlug, bankId, signalType: "sha256", value: known, origin: "Shared list, version 8" });
+      const reportId = await b.sdkReport({ reason: "spam", target: { contentType: "post", contentExternalId: "logo-7" }, media: [{ sha256: known }] });
+      const other = (await b.platform.report(reportId)).caseId!;
+      const { matches: found } = await until("the negative bank's matches", async () => {
+        const m = await b.platform.trpc.mediaBanks.caseMatches.query({ orgSlug, caseId: other });
+        return m.matches.length === 2 ? m : null;
+      });
+      const suppressed = found.find((m) => !m.bank.negative)!;
+      const own = found.find((m) => m.bank.negative)!;
+      expect([suppressed.suppressed, suppressed.actionTaken, own.actionTaken]).toEqual([true, false, false]);
+
+      const p = mod.page;
+      await go(p, `#/cases/${other}`);
+      await p.getByRole("heading", { level: 2, name: "Media matches (2)" }).waitFor();
+      await card(p, suppressed.id).getByRole("heading", { level: 3, name: `${BANK} suppressed pending` }).waitFor();
+      expect(await card(p, suppressed.id).getByTestId("match-action").textContent()).toBe("Nothing: suppressed, a negative bank matched the same media");
+      await card(p, own.id).getByRole("heading", { level: 3, name: "Known false positives negative bank pending" }).waitFor();
+      expect(await card(p, own.id).getByTestId("match-action").textContent()).toBe("Nothing: a negative bank's match suppresses the other banks' matches of the same media");
+      expect(await card(p, own.id).getByTestId("match-origin").textContent()).toBe("Our moderators");
+      // The case was not tagged: the suppressed match took no action.
+      expect((await b.platform.casePage(other)).tags).toEqual([]);
+      await expectNoA11yViolations(p, "a case matched by a negative bank");
+    },
+    BROWSER_T,
+  );
+
+  test(
     "a viewer sees the matches without Confirm or Reject",
     async () => {
       const email = `viewer-${crypto.randomUUID().slice(0, 6)}@example.com`;
