@@ -28,9 +28,12 @@ type Verdict = Exclude<MatchStatus, "pending">;
 
 /** How often the section is read again while a media item waits to be hashed or matched. */
 const MEDIA_POLL_MS = 1000;
+/** An item still waiting this long after it came (its job gave up, say) is not waited for: the page stops polling. */
+const MEDIA_POLL_FOR_MS = 10 * 60_000;
 
 /** A media item still on its way: fetched, hashed or matched in the background. */
 const inProgress = (m: MediaItem) => m.status === "pending" || (m.status !== "failed" && m.matchedAt === null);
+const worthWaitingFor = (m: MediaItem) => inProgress(m) && Date.now() - Date.parse(m.createdAt) < MEDIA_POLL_FOR_MS;
 
 export function CaseMediaMatches({ caseId, projectId, canWrite }: { caseId: string; projectId: string; canWrite: boolean }) {
   const { orgSlug } = useSession();
@@ -41,7 +44,7 @@ export function CaseMediaMatches({ caseId, projectId, canWrite }: { caseId: stri
   const answer = useQuery({
     queryKey: key,
     queryFn: () => trpc.mediaBanks.caseMatches.query({ orgSlug, caseId }),
-    refetchInterval: (q) => (q.state.data?.media.some(inProgress) ? MEDIA_POLL_MS : false),
+    refetchInterval: (q) => (q.state.data?.media.some(worthWaitingFor) ? MEDIA_POLL_MS : false),
   });
   const matches = answer.data?.matches ?? [];
   // The banks' settings and figures (precision, allowed distance, action): one read for the project.
