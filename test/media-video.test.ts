@@ -105,7 +105,7 @@ describe("video with ffmpeg: frames sampled one a second and matched", () => {
   let cutEntry: string;
   beforeAll(async () => {
     w = await world({});
-    [photoEntry, cutEntry] = await bank(w, [
+    [photoEntry = "", cutEntry = ""] = await bank(w, [
       { signalType: "pdq", value: PHOTO_PDQ },
       { signalType: "sha256", value: sha256(videos["cut.mp4"]!) },
     ]);
@@ -166,7 +166,7 @@ describe("video without ffmpeg: SHA-256 and MD5 only", () => {
   let exactEntry: string;
   beforeAll(async () => {
     w = await world({ FLAGSTAFF_FFMPEG_PATH: join(dir, "no-such-ffmpeg") });
-    [, exactEntry] = await bank(w, [
+    [, exactEntry = ""] = await bank(w, [
       { signalType: "pdq", value: PHOTO_PDQ },
       { signalType: "sha256", value: sha256(videos["bridge.mp4"]!) },
     ]);
