@@ -49,6 +49,7 @@ if ! $run_sqlite && ! $run_postgres; then
 fi
 
 bash scripts/ensure-chromium.sh
+bash scripts/ensure-ffmpeg.sh
 if $run_postgres && [ -z "$EXTERNAL_PG_URL" ]; then
   bash scripts/ensure-postgres.sh
 fi

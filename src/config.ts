@@ -157,6 +157,14 @@ const configSchema = z.object({
   FLAGSTAFF_ATTACHMENT_SWEEP_MS: positiveInt(10 * 60_000),
   /** Slots of the attachment previews' lane: images decoded at once (each on a worker thread). */
   FLAGSTAFF_PREVIEW_CONCURRENCY: slots(1),
+  /** The ffmpeg that samples videos' frames (docs/media.md, "Video"); unset: `ffmpeg` on the PATH. Neither there: video is matched by SHA-256 and MD5 only. */
+  FLAGSTAFF_FFMPEG_PATH: z.string().min(1).optional(),
+  /** The most seconds of a video whose frames are hashed (one a second); a longer video keeps these and says so. */
+  FLAGSTAFF_VIDEO_MAX_SECONDS: z.coerce.number().int().min(1).max(7_200).default(600),
+  /** ffmpeg is killed after this long on one video. */
+  FLAGSTAFF_VIDEO_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(120_000),
+  /** ffmpeg processes at once in one instance. */
+  FLAGSTAFF_VIDEO_CONCURRENCY: slots(1),
   /** When set, GET /metrics answers only `Authorization: Bearer <this>` (src/api/metrics.ts). */
   FLAGSTAFF_METRICS_TOKEN: z
     .string()
@@ -222,6 +230,14 @@ export interface Config {
   metricsToken: string | null;
   /** Attachments: where they are kept and their limits (docs/attachments.md). */
   attachments: AttachmentConfig;
+  /** Videos' frames sampled by ffmpeg (docs/media.md, "Video"). */
+  video: {
+    /** FLAGSTAFF_FFMPEG_PATH as set, or null: `ffmpeg` on the PATH (src/domain/media/video-frames.ts, resolveFfmpeg). */
+    ffmpegPath: string | null;
+    maxSeconds: number;
+    timeoutMs: number;
+    concurrency: number;
+  };
 }
 
 /** Where attachments are kept (an S3 bucket, else a local directory) and their limits. */
@@ -343,6 +359,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       previewPx: c.FLAGSTAFF_ATTACHMENT_PREVIEW_PX,
       orphanMs: c.FLAGSTAFF_ATTACHMENT_ORPHAN_MS,
       sweepMs: c.FLAGSTAFF_ATTACHMENT_SWEEP_MS,
+    },
+    video: {
+      ffmpegPath: c.FLAGSTAFF_FFMPEG_PATH ?? null,
+      maxSeconds: c.FLAGSTAFF_VIDEO_MAX_SECONDS,
+      timeoutMs: c.FLAGSTAFF_VIDEO_TIMEOUT_MS,
+      concurrency: c.FLAGSTAFF_VIDEO_CONCURRENCY,
     },
   };
 }

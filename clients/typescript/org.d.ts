@@ -2443,6 +2443,10 @@ export interface components {
             fileName: string | null;
             /** @description An attachment's type, read from its bytes; null for media sent with a report (a URL's type is not kept) */
             mediaType: ("jpeg" | "png" | "gif" | "webp" | "mp4" | "webm" | "pdf" | "text") | null;
+            /** @description A video's: `vpdq` (its frames, one a second, hashed by PDQ and matched) or `exact_only` (SHA-256 and MD5 only: the server has no ffmpeg, or the video was refused: `error` says why). Null for anything else, and for a video not hashed yet. */
+            frameHashing: ("vpdq" | "exact_only") | null;
+            /** @description A video's frames hashed (one a second) */
+            frames: number | null;
             /** @enum {string} */
             status: "pending" | "hashed" | "refused" | "failed";
             error: string | null;

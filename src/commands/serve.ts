@@ -19,6 +19,7 @@ import { startAttachmentSweep } from "../jobs/attachment-jobs.ts";
 import { loadAuditSigningKey } from "../domain/audit/audit-chain.ts";
 import { startWorkers } from "../jobs/worker.ts";
 import { VERSION } from "../version.ts";
+import { resolveFfmpeg } from "../domain/media/video-frames.ts";
 import { bootstrapIfEmpty, formatInitBanner } from "./init.ts";
 
 /** How long requests in flight may take to finish once the listener closed. */
@@ -88,6 +89,10 @@ export async function serve(config: Config): Promise<void> {
   const attachmentSweep = services.store.singleton("attachment-sweep", () => startAttachmentSweep(services));
   // Skipped enrichment taken again as the lane has room, or expired (src/jobs/enrichment-jobs.ts).
   const catchUp = services.store.singleton("enrichment-catch-up", () => startEnrichmentCatchUp(services));
+  // Video frames (docs/media.md, "Video"): said once, at start; without ffmpeg video is matched by SHA-256 and MD5 only.
+  const ffmpeg = resolveFfmpeg(config.video.ffmpegPath);
+  if (ffmpeg) log.info("video frames hashed (vPDQ) with ffmpeg", { ffmpeg, maxSeconds: config.video.maxSeconds });
+  else log.warn(`no ffmpeg (${config.video.ffmpegPath ? `FLAGSTAFF_FFMPEG_PATH=${config.video.ffmpegPath} is not an executable file` : "none on the PATH"}): videos are matched by SHA-256 and MD5 only (docs/media.md, "Video")`);
   if (auditKey) log.info("audit checkpoints on", { publicKey: auditKey.publicKeyBase64, everyMs: config.auditCheckpointMs });
   else log.warn("audit checkpoints are off: no FLAGSTAFF_AUDIT_SIGNING_KEY or FLAGSTAFF_AUDIT_SIGNING_KEY_FILE (the chain is still written and verifiable; docs/audit.md)");
 

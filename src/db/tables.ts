@@ -39,7 +39,7 @@ import { ROLES } from "../domain/views/user.ts";
 import { PROVISIONING } from "../domain/views/sso.ts";
 import { DELIVERY_STATUSES } from "../domain/views/webhook.ts";
 import { MEDIA_TYPES, PREVIEW_STATUSES } from "../domain/views/attachment.ts";
-import { MATCH_STATUSES, MEDIA_STATUSES, SIGNAL_TYPES } from "../domain/views/media-bank.ts";
+import { FRAME_HASHINGS, MATCH_STATUSES, MEDIA_STATUSES, SIGNAL_TYPES } from "../domain/views/media-bank.ts";
 
 /** The organization the row belongs to: deleted with it. */
 const orgId = () => text("org_id").notNull().references("organizations");
@@ -1414,6 +1414,10 @@ const description = {
       md5: text("md5"),
       pdq: text("pdq"),
       pdqQuality: int("pdq_quality"),
+      /** A video's frames, one a second, as a vPDQ signal (HMA's text, src/domain/media/vpdq.ts), when ffmpeg sampled them. */
+      vpdq: text("vpdq"),
+      /** A video's: `vpdq` (its frames hashed) or `exact_only` (SHA-256 and MD5 only: no ffmpeg, or refused); null for anything else. */
+      frameHashing: text("frame_hashing", { enum: FRAME_HASHINGS }),
       status: text("status", { enum: MEDIA_STATUSES }).notNull(),
       /** Why it was refused or could not be fetched. */
       error: text("error"),

@@ -25,6 +25,7 @@ import { KEPT_PRIORITY_MAX } from "../domain/views/enrichment-order.ts";
 import type { JobRow, LaneBound } from "../domain/plumbing/jobs.ts";
 import { JOB_KIND, JOB_KINDS, type JobKind } from "../domain/views/job.ts";
 import { deliveryOrgId, runDeliveryJob } from "../domain/webhooks/delivery.ts";
+import { resolveFfmpeg } from "../domain/media/video-frames.ts";
 import { jobContext, type JobDeps } from "./context.ts";
 import type { JobHandler, WorkerLane } from "./worker.ts";
 
@@ -189,6 +190,7 @@ export const JOB_SPECS = {
         allowPrivate: config.scanAllowPrivate,
         timeoutMs: config.scanTimeoutMs,
         attachmentLimits: { maxBytes, perCase, orgBytes, maxPixels, orphanMs },
+        video: { ...config.video, ffmpegPath: resolveFfmpeg(config.video.ffmpegPath) },
       });
     },
     slots: (config) => config.laneSlots.previews,

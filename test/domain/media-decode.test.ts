@@ -173,6 +173,8 @@ describe("what the decoders cannot read is refused with a reason (pure: the same
       unsupported: 400,
       not_an_image: 400,
       too_many_pixels: 413,
+      too_long: 413,
+      timed_out: 413,
     });
   });
 });

@@ -581,6 +581,20 @@ export async function sweepAttachments(ctx: DomainContext, input: { orphanMs: nu
   return { blobs: released, strays, spools };
 }
 
+/**
+ * An attachment's type and bytes, for the media job (its video's frames, src/domain/banks/
+ * matching.ts): not audited (no person opens it), null when the attachment or its bytes are gone
+ * or it is not of `types` (its bytes then not read).
+ */
+export async function attachmentBytesForHashing(ctx: DomainContext, input: { attachmentId: string; types: readonly AttachmentMediaType[] }): Promise<{ mediaType: AttachmentMediaType; bytes: Uint8Array } | null> {
+  const [row] = await ctx.db.select({ blobId: attachments.blobId, mediaType: attachments.mediaType }).from(attachments).where(and(eq(attachments.id, input.attachmentId), eq(attachments.orgId, ctx.orgId)));
+  if (!row || !input.types.includes(row.mediaType)) return null;
+  const blobs = blobsOf(ctx);
+  const original = await withStore(() => blobs.get(blobKey(row.blobId)));
+  if (!original) return null;
+  return { mediaType: row.mediaType, bytes: await withStore(() => original.bytes()) };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Previews (the job of JOB_KIND.attachmentPreview)
 

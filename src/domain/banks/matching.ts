@@ -33,6 +33,10 @@ import { conflict, DomainError, notFound, unlessRefused } from "../core/errors.t
 import { newId } from "../core/ids.ts";
 import { ExactHashIndex, PdqIndex } from "../media/hash-index.ts";
 import { hashMediaOffThread } from "../media/preview-thread.ts";
+import { hashVideo } from "../media/hash-video.ts";
+import { sniffType } from "../media/sniff.ts";
+import { isVideoType, type VideoSettings, type VideoType } from "../media/video-frames.ts";
+import { formatVpdq, parseVpdq } from "../media/vpdq.ts";
 import { ScanFailedError, ScanRefusedError, safeFetch } from "../plumbing/safe-fetch.ts";
 import { requireCase, raiseCaseBucket } from "../cases/cases.ts";
 import { userEmails } from "../accounts/users.ts";
@@ -40,7 +44,7 @@ import { addCaseTag } from "../cases/tags.ts";
 import { moveCaseToQueue } from "../review/queues.ts";
 import { applyTransition } from "../review/workflow-engine.ts";
 import { runRules } from "../rules/rule-engine.ts";
-import { uploadAttachment, type AttachmentLimits } from "../attachments/attachments.ts";
+import { attachmentBytesForHashing, uploadAttachment, type AttachmentLimits } from "../attachments/attachments.ts";
 import type { CaseMediaRow } from "../intake/case-media.ts";
 import { matchTakesAction, type BankAction, type BankActionType, type CaseMediaView, type MatchStatus, type MatchView, type MediaMatchedEvent, type SignalType } from "../views/media-bank.ts";
 import { EVENT_TYPE } from "../views/webhook.ts";
@@ -115,23 +119,36 @@ export interface Hit {
   signalType: SignalType;
   /** PDQ: the Hamming distance; exact digests: null. */
   distance: number | null;
+  /** PDQ: the quality of the media's hash (a video's: of its nearest frame); exact digests: null. */
+  quality: number | null;
 }
 
 /**
  * The entries a media item's hashes match in the index: exact digests by lookup, PDQ within the
- * entry's bank's distance when the media's quality reaches the bank's floor. Pure of storage.
+ * entry's bank's distance when the media's quality reaches the bank's floor; a video's frames
+ * (vPDQ) each against the PDQ entries likewise, a banked picture found in any frame (the nearest
+ * frame's distance and quality kept). Pure of storage.
  */
-export function hitsOf(index: ProjectIndex, media: Pick<CaseMediaRow, "sha256" | "md5" | "pdq" | "pdqQuality">): Hit[] {
+export function hitsOf(index: ProjectIndex, media: Pick<CaseMediaRow, "sha256" | "md5" | "pdq" | "pdqQuality" | "vpdq">): Hit[] {
   const hits = new Map<string, Hit>();
-  const add = (id: number, distance: number | null) => {
+  const add = (id: number, distance: number | null, quality: number | null) => {
     const e = index.entries[id]!;
     const bank = index.banks.get(e.bankId)!;
-    if (e.signalType === "pdq" && (media.pdqQuality ?? 0) < bank.qualityFloor) return;
-    if (!hits.has(e.entryId)) hits.set(e.entryId, { entryId: e.entryId, bank, signalType: e.signalType, distance });
+    if (e.signalType === "pdq" && (quality ?? 0) < bank.qualityFloor) return;
+    const held = hits.get(e.entryId);
+    if (!held || (distance !== null && held.distance !== null && distance < held.distance)) hits.set(e.entryId, { entryId: e.entryId, bank, signalType: e.signalType, distance, quality });
   };
-  if (media.sha256) for (const id of index.exact.match("sha256", media.sha256)) add(id, null);
-  if (media.md5) for (const id of index.exact.match("md5", media.md5)) add(id, null);
-  if (media.pdq) for (const m of index.pdq.match(media.pdq)) add(m.id, m.distance);
+  if (media.sha256) for (const id of index.exact.match("sha256", media.sha256)) add(id, null, null);
+  if (media.md5) for (const id of index.exact.match("md5", media.md5)) add(id, null, null);
+  if (media.pdq) for (const m of index.pdq.match(media.pdq)) add(m.id, m.distance, media.pdqQuality);
+  if (media.vpdq && index.pdq.size > 0) {
+    const seen = new Set<string>();
+    for (const frame of parseVpdq(media.vpdq)) {
+      if (seen.has(frame.hash)) continue;
+      seen.add(frame.hash);
+      for (const m of index.pdq.match(frame.hash)) add(m.id, m.distance, frame.quality);
+    }
+  }
   return [...hits.values()];
 }
 
@@ -144,6 +161,8 @@ export interface MediaJobOptions {
   timeoutMs: number;
   /** The attachments' limits: the largest file fetched (FLAGSTAFF_ATTACHMENT_MAX_BYTES) and image decoded, and where a kept file goes. */
   attachmentLimits: AttachmentLimits;
+  /** Videos' frames: the ffmpeg found (null: none, SHA-256 and MD5 only) and its bounds. */
+  video: VideoSettings;
 }
 
 /** The job of JOB_KIND.mediaMatch: a URL fetched and hashed first when it has not been; then the media matched. */
@@ -151,6 +170,7 @@ export async function processMedia(ctx: DomainContext, input: { mediaId: string 
   let [row] = await ctx.db.select().from(caseMedia).where(eq(caseMedia.id, input.mediaId));
   if (!row) return; // deleted with its case or attachment
   if (row.status === "pending" && row.url !== null) row = await fetchAndHash(ctx, row, input);
+  else if (row.attachmentId !== null && row.frameHashing === null && row.status === "hashed") row = await hashAttachmentVideo(ctx, row, input);
   // An attachment waiting for its preview's PDQ hash: that job enqueues the matching again.
   if (row.status === "pending" || row.status === "failed") return;
   await matchMedia(ctx, row);
@@ -169,8 +189,10 @@ async function fetchAndHash(ctx: DomainContext, row: CaseMediaRow, opts: MediaJo
       outcome = { status: "refused", error: "The URL answered an empty file" };
     } else {
       body = res.body;
-      // The bytes go to the thread (transferred): a copy stays here when they are to be kept.
-      const kept = row.keep === 1 ? body.slice() : null;
+      // The bytes go to the thread (transferred): a copy stays here when they are to be kept, or are a video's for ffmpeg (its type from its header).
+      const headerType = sniffType(body.subarray(0, 4096));
+      const video = isVideoType(headerType) ? body.slice() : null;
+      const kept = row.keep === 1 ? (video ?? body.slice()) : null;
       const h = await hashMediaOffThread(body, { maxPixels: opts.attachmentLimits.maxPixels });
       outcome = {
         sha256: h.sha256,
@@ -180,6 +202,7 @@ async function fetchAndHash(ctx: DomainContext, row: CaseMediaRow, opts: MediaJo
         status: h.refusal ? "refused" : "hashed",
         error: h.refusal ? `${h.refusal.message} (${h.refusal.reason}): matched by SHA-256 and MD5 only` : null,
       };
+      if (video && isVideoType(h.type)) outcome = { ...outcome, ...(await videoOutcome(video, h.type, opts)) };
       if (kept) outcome = { ...outcome, ...(await keepAsAttachment(ctx, row, kept, opts)) };
     }
   } catch (err) {
@@ -187,6 +210,33 @@ async function fetchAndHash(ctx: DomainContext, row: CaseMediaRow, opts: MediaJo
     else if (err instanceof ScanFailedError) outcome = { status: "failed", error: err.message.slice(0, 500) };
     else throw err;
   }
+  const done = { ...outcome, error: outcome.error?.slice(0, 500) ?? null, hashedAt: ctx.clock.now() };
+  await transaction(ctx, () => ctx.db.update(caseMedia).set(done).where(eq(caseMedia.id, row.id)), ROW_LOCKED);
+  return { ...row, ...done };
+}
+
+/**
+ * A video's frames hashed (vPDQ, one a second, by ffmpeg: hash-video.ts), or why not: the host
+ * has no ffmpeg, or it refused the file (its digests still match). A refused video keeps the
+ * frames read before the refusal (the first FLAGSTAFF_VIDEO_MAX_SECONDS of a longer one).
+ */
+async function videoOutcome(bytes: Uint8Array, type: VideoType, opts: MediaJobOptions): Promise<Partial<CaseMediaRow>> {
+  const v = await hashVideo(bytes, type, { ...opts.video, maxPixels: opts.attachmentLimits.maxPixels });
+  // No ffmpeg on this host: not a refusal of the file (`error` stays empty), the server's limit.
+  if (v === null) return { frameHashing: "exact_only" };
+  return {
+    frameHashing: v.frames.length > 0 ? "vpdq" : "exact_only",
+    vpdq: v.frames.length > 0 ? formatVpdq(v.frames) : null,
+    status: v.refusal ? "refused" : "hashed",
+    error: v.refusal ? `${v.refusal.message} (${v.refusal.reason}): ${v.frames.length > 0 ? `${v.frames.length} frames hashed` : "matched by SHA-256 and MD5 only"}` : null,
+  };
+}
+
+/** An attachment that is a video: its frames hashed from the stored bytes (once: `frame_hashing` is set after). */
+async function hashAttachmentVideo(ctx: DomainContext, row: CaseMediaRow, opts: MediaJobOptions): Promise<CaseMediaRow> {
+  const stored = await attachmentBytesForHashing(ctx, { attachmentId: row.attachmentId!, types: ["mp4", "webm"] satisfies VideoType[] });
+  if (!stored || !isVideoType(stored.mediaType)) return row;
+  const outcome = await videoOutcome(stored.bytes, stored.mediaType, opts);
   const done = { ...outcome, error: outcome.error?.slice(0, 500) ?? null, hashedAt: ctx.clock.now() };
   await transaction(ctx, () => ctx.db.update(caseMedia).set(done).where(eq(caseMedia.id, row.id)), ROW_LOCKED);
   return { ...row, ...done };
@@ -277,7 +327,7 @@ export async function matchMedia(ctx: DomainContext, media: CaseMediaRow): Promi
             bankId: bank.id,
             entryId: entry.id,
             distance: hit.distance,
-            quality: hit.signalType === "pdq" ? media.pdqQuality : null,
+            quality: hit.quality,
             suppressed: suppressed ? 1 : 0,
             quarantined: quarantined ? 1 : 0,
             status: "pending",
@@ -295,7 +345,7 @@ export async function matchMedia(ctx: DomainContext, media: CaseMediaRow): Promi
           action: "MEDIA_MATCHED",
           entityType: "case",
           entityId: media.caseId,
-          data: { matchId: id, mediaId: media.id, reportId: media.reportId, bankId: bank.id, entryId: entry.id, signalType: hit.signalType, distance: hit.distance, quality: hit.signalType === "pdq" ? media.pdqQuality : null, suppressed, quarantined, action: acted ? action.type : "none" },
+          data: { matchId: id, mediaId: media.id, reportId: media.reportId, bankId: bank.id, entryId: entry.id, signalType: hit.signalType, distance: hit.distance, quality: hit.quality, suppressed, quarantined, action: acted ? action.type : "none" },
         });
         const event: MediaMatchedEvent = {
           matchId: id,
@@ -306,7 +356,7 @@ export async function matchMedia(ctx: DomainContext, media: CaseMediaRow): Promi
           bank: { id: bank.id, name: bank.name, negative: bank.negative === 1 },
           entry: { id: entry.id, signalType: hit.signalType, origin: entry.origin },
           distance: hit.distance,
-          quality: hit.signalType === "pdq" ? media.pdqQuality : null,
+          quality: hit.quality,
           suppressed,
           quarantined,
           action: acted ? action.type : "none",
@@ -351,6 +401,8 @@ const mediaView = (m: CaseMediaRow, attachment: { fileName: string; mediaType: C
   pdqQuality: m.pdqQuality,
   fileName: attachment?.fileName ?? null,
   mediaType: attachment?.mediaType ?? null,
+  frameHashing: m.frameHashing,
+  frames: m.vpdq ? parseVpdq(m.vpdq).length : null,
   status: m.status,
   error: m.error,
   createdAt: iso(m.createdAt),

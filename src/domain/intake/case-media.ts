@@ -39,6 +39,8 @@ export async function recordReportMedia(ctx: DomainContext, owner: Owner, media:
       md5: m.md5 !== undefined ? normalizeSignal("md5", m.md5) : null,
       pdq: m.pdq !== undefined ? normalizeSignal("pdq", m.pdq) : null,
       pdqQuality: m.pdq !== undefined ? (m.pdqQuality ?? null) : null,
+      vpdq: null,
+      frameHashing: null,
       // A URL is fetched and hashed by the job; hashes alone are ready to match.
       status: m.url !== undefined ? "pending" : "hashed",
       error: null,
@@ -72,6 +74,8 @@ export async function recordAttachmentMedia(
     md5: null,
     pdq: input.pdq?.hash ?? null,
     pdqQuality: input.pdq?.quality ?? null,
+    vpdq: null,
+    frameHashing: null,
     status,
     error: null,
     createdAt: now,

@@ -9,14 +9,16 @@ import type { PreviewAnswer, PreviewTask } from "./preview-worker.ts";
 import { MediaRefusal } from "./refusals.ts";
 import type { Preview } from "./preview.ts";
 import type { MediaHashes } from "./hash-media.ts";
+import type { PdqResult, RgbaImage } from "./pdq.ts";
 
-const ask = requestThread<PreviewTask, PreviewAnswer, Preview | MediaHashes>({
+const ask = requestThread<PreviewTask, PreviewAnswer, Preview | MediaHashes | PdqResult>({
   source: new URL("./preview-worker.ts", import.meta.url).href,
   bundled: "src/domain/media/preview-worker.js",
   name: "preview thread",
   settle: (answer) => {
     if ("jpeg" in answer) return { result: { jpeg: answer.jpeg, width: answer.width, height: answer.height, pdq: answer.pdq } };
     if ("hashes" in answer) return { result: answer.hashes };
+    if ("frame" in answer) return { result: answer.frame };
     if ("refused" in answer) return { error: new MediaRefusal(answer.refused, answer.message) };
     return { error: new Error(`preview: ${answer.error}`) };
   },
@@ -32,7 +34,12 @@ export function hashMediaOffThread(bytes: Uint8Array, options: { maxPixels: numb
   return run((id) => ({ id, kind: "hash", bytes, maxPixels: options.maxPixels })) as Promise<MediaHashes>;
 }
 
+/** A video frame's PDQ hash (video-frames.ts), computed on the thread; the frame's pixels are handed over, not copied. */
+export function pdqFrameOffThread(image: RgbaImage): Promise<PdqResult> {
+  return ask((id) => ({ id, kind: "frame", rgba: image.rgba, width: image.width, height: image.height }), (message) => [(message as { rgba: Uint8Array }).rgba.buffer as ArrayBuffer]) as Promise<PdqResult>;
+}
+
 /** The task, its bytes handed over to the thread rather than copied. */
 function run(task: (id: number) => PreviewTask): Promise<Preview | MediaHashes> {
-  return ask(task, (message) => [message.bytes.buffer as ArrayBuffer]);
+  return ask(task, (message) => ("bytes" in message ? [message.bytes.buffer as ArrayBuffer] : [])) as Promise<Preview | MediaHashes>;
 }

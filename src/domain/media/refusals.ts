@@ -17,6 +17,8 @@ export const MEDIA_REFUSAL_SPECS = {
   unsupported: { kind: "bad_request", meaning: "a format or variant of one that these decoders cannot read (WebP, a JPEG in arithmetic coding, 12-bit or lossless JPEG…)" },
   not_an_image: { kind: "bad_request", meaning: "the bytes are not an image of the allowlist (JPEG, PNG, GIF, WebP)" },
   too_many_pixels: { kind: "too_large", meaning: "the image's dimensions, read from its header, exceed the pixel bound (decompression bombs)" },
+  too_long: { kind: "too_large", meaning: "the video is longer than FLAGSTAFF_VIDEO_MAX_SECONDS: its first seconds' frames are hashed, the rest not" },
+  timed_out: { kind: "too_large", meaning: "the video was not decoded within FLAGSTAFF_VIDEO_TIMEOUT_MS: ffmpeg was stopped" },
 } as const satisfies Record<string, MediaRefusalSpec>;
 
 export type MediaRefusalReason = keyof typeof MEDIA_REFUSAL_SPECS;

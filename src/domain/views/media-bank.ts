@@ -180,6 +180,15 @@ export const MAX_REPORT_MEDIA = 20;
 export const MEDIA_STATUSES = ["pending", "hashed", "refused", "failed"] as const;
 export type MediaStatus = (typeof MEDIA_STATUSES)[number];
 
+/**
+ * How a video's frames were hashed (docs/media.md, "Video"): `vpdq`, sampled one a second by
+ * ffmpeg into PDQ hashes (matched against PDQ entries, a banked picture found in a frame); or
+ * `exact_only`, matched by SHA-256 and MD5 alone (the host has no ffmpeg, or it refused the file:
+ * `error` says why). Null for a media item that is not a video.
+ */
+export const FRAME_HASHINGS = ["vpdq", "exact_only"] as const;
+export type FrameHashing = (typeof FRAME_HASHINGS)[number];
+
 /** A match is `pending` until a moderator confirms or rejects it. */
 export const MATCH_STATUSES = ["pending", "confirmed", "rejected"] as const;
 export type MatchStatus = (typeof MATCH_STATUSES)[number];
@@ -196,6 +205,8 @@ export const caseMediaViewSchema = z
     pdqQuality: z.number().int().nullable(),
     fileName: z.string().nullable().meta({ description: "An attachment's file name (as the uploader gave it); null for media sent with a report" }),
     mediaType: z.enum(MEDIA_TYPES).nullable().meta({ description: "An attachment's type, read from its bytes; null for media sent with a report (a URL's type is not kept)" }),
+    frameHashing: z.enum(FRAME_HASHINGS).nullable().meta({ description: "A video's: `vpdq` (its frames, one a second, hashed by PDQ and matched) or `exact_only` (SHA-256 and MD5 only: the server has no ffmpeg, or the video was refused: `error` says why). Null for anything else, and for a video not hashed yet." }),
+    frames: z.number().int().nullable().meta({ description: "A video's frames hashed (one a second)" }),
     status: z.enum(MEDIA_STATUSES),
     error: z.string().nullable(),
     createdAt: isoDateTime,

@@ -258,8 +258,10 @@ function MediaChecked({ media }: { media: readonly MediaItem[] }) {
         {media.map((m) => {
           const hashes = hashesKnown(m);
           const exact = hashes.filter((h) => !h.startsWith("PDQ"));
-          // A video without frame hashes (no ffmpeg on the server, or none made yet) is matched by its digests only.
-          const videoOnlyExact = m.mediaType !== null && mediaKindOf(m.mediaType) === "video" && m.pdq === null;
+          // A video's frames are hashed only where the server has ffmpeg (docs/media.md, "Video"):
+          // without it, or refused by it (the error says why), it is matched by its digests only.
+          const videoOnlyExact = m.frameHashing === "exact_only" || (m.frameHashing === null && m.mediaType !== null && mediaKindOf(m.mediaType) === "video" && m.status !== "pending");
+          const noFfmpeg = m.frameHashing === "exact_only" && m.error === null;
           return (
             <li key={m.id} data-testid={`media-item-${m.id}`}>
               <span className="url">{mediaLabel(m)}</span> <Badge tone={MEDIA_STATUS_TONE[m.status]}>{m.status}</Badge>
@@ -268,7 +270,12 @@ function MediaChecked({ media }: { media: readonly MediaItem[] }) {
                 {" · "}
                 {m.matchedAt ? <>matched against the banks {dateTime(m.matchedAt)}</> : m.status === "failed" ? "not matched" : "not matched yet"}
               </div>
-              {videoOnlyExact && <p className="small-print">Video: matched by {exact.length > 0 ? exact.join(" and ") : "its digests"} only (no frame hashes)</p>}
+              {m.frameHashing === "vpdq" && <p className="small-print">Video: {m.frames ?? 0} frames hashed (one a second) and matched by PDQ</p>}
+              {videoOnlyExact && (
+                <p className="small-print">
+                  Video: matched by {exact.length > 0 ? exact.join(" and ") : "its digests"} only{noFfmpeg ? " (ffmpeg is not installed on this server: its frames are not hashed)" : " (no frame hashes)"}
+                </p>
+              )}
               {m.error && <p className="small-print">{m.error}</p>}
             </li>
           );
