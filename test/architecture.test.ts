@@ -196,6 +196,7 @@ export const DOMAIN_LAYERS: Record<string, Record<string, string>> = {
     cases: "a report opens or joins a case",
     categories: "a report's reasons are its project's categories",
     identities: "a report mirrors its reporter and subject",
+    media: "a report's media hashes are looked up at once in the project's banked signals, held in the in-memory index",
     review: "a muted reporter's report is dismissed through the workflow engine; a report shows its outcome",
     rules: "rules run on every report filed",
   },

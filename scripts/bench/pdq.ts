@@ -16,7 +16,8 @@
  *    digests), measured on the JavaScript heap after a full collection.
  *
  * Figures only, no assertion: `bun scripts/bench/pdq.ts [--rounds 7] [--queries 200] [--large]`
- * (about a minute; not part of `bun run bench`).
+ * (about a minute). `bun run bench` runs the same (`pdqFigures`) in its media step
+ * (scripts/bench/media.ts), beside report intake with media hashes.
  */
 import { heapStats } from "bun:jsc";
 import { readFileSync } from "node:fs";
@@ -29,13 +30,8 @@ import { ExactHashIndex, PdqIndex } from "../../src/domain/media/hash-index.ts";
 import { hexOfWords, pdqHash } from "../../src/domain/media/pdq.ts";
 import { fmtMs, markdownTable, median, ROOT } from "./lib.ts";
 
-const { values: args } = parseArgs({
-  args: process.argv.slice(2),
-  options: { rounds: { type: "string", default: "7" }, queries: { type: "string", default: "200" }, large: { type: "boolean" } },
-});
-const ROUNDS = Number(args.rounds);
-const QUERIES = Number(args.queries);
-const GOAL_MS = 25;
+export const PDQ_LOOKUP_GOAL_MS = 25;
+const GOAL_MS = PDQ_LOOKUP_GOAL_MS;
 
 const cpuMs = () => {
   const u = process.cpuUsage();
@@ -58,140 +54,178 @@ interface Input {
   bytes: Uint8Array;
   megapixels: number;
 }
-const fixture = (file: string) => new Uint8Array(readFileSync(join(ROOT, "test", "fixtures", "pdq", file)));
-const inputs: Input[] = [];
-for (const [label, file] of [
-  ["JPEG 1600 x 1004 (bridge-aaa-orig.jpg)", "bridge-aaa-orig.jpg"],
-  ["PNG 1432 x 812, RGBA (c.png)", "c.png"],
-] as const) {
-  const bytes = fixture(file);
-  const img = decodeImage(bytes);
-  inputs.push({ label, bytes, megapixels: (img.width * img.height) / 1e6 });
+
+export interface PdqFigures {
+  rounds: number;
+  queries: number;
+  /** Per input, medians in ms per megapixel: hashing with decoding, and decoding alone. */
+  hashing: { label: string; megapixels: number; cpuMsPerMp: number; wallMsPerMp: number; decodeCpuMsPerMp: number; decodeWallMsPerMp: number }[];
+  lookups: { entries: number; wall: number[]; cpu: number[]; bytes: number }[];
+  /** Heap bytes of an exact SHA-256 index of a million digests. */
+  exactBytesPerMillion: number;
 }
-if (args.large) {
-  // 4000 x 3000: the bridge scaled up (nearest neighbour) with a little noise, so that neither
-  // encoder meets flat blocks.
-  const bridge = decodeImage(fixture("bridge-aaa-orig.jpg"));
-  const width = 4000;
-  const height = 3000;
-  const rgba = new Uint8Array(width * height * 4);
-  let seed = 1;
-  for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) {
-      const s = (Math.floor((y * bridge.height) / height) * bridge.width + Math.floor((x * bridge.width) / width)) * 4;
-      const o = (y * width + x) * 4;
-      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
-      const noise = (seed >>> 28) - 8;
-      for (let c = 0; c < 3; c++) rgba[o + c] = Math.max(0, Math.min(255, bridge.rgba[s + c]! + noise));
-      rgba[o + 3] = 255;
+
+/** Sections 1–3 above, measured in this process. */
+export function pdqFigures(opts: { rounds: number; queries: number; large?: boolean }): PdqFigures {
+  const ROUNDS = opts.rounds;
+  const QUERIES = opts.queries;
+  const args = { large: opts.large };
+  const fixture = (file: string) => new Uint8Array(readFileSync(join(ROOT, "test", "fixtures", "pdq", file)));
+  const inputs: Input[] = [];
+  for (const [label, file] of [
+    ["JPEG 1600 x 1004 (bridge-aaa-orig.jpg)", "bridge-aaa-orig.jpg"],
+    ["PNG 1432 x 812, RGBA (c.png)", "c.png"],
+  ] as const) {
+    const bytes = fixture(file);
+    const img = decodeImage(bytes);
+    inputs.push({ label, bytes, megapixels: (img.width * img.height) / 1e6 });
+  }
+  if (args.large) {
+    // 4000 x 3000: the bridge scaled up (nearest neighbour) with a little noise, so that neither
+    // encoder meets flat blocks.
+    const bridge = decodeImage(fixture("bridge-aaa-orig.jpg"));
+    const width = 4000;
+    const height = 3000;
+    const rgba = new Uint8Array(width * height * 4);
+    let seed = 1;
+    for (let y = 0; y < height; y++) {
+      for (let x = 0; x < width; x++) {
+        const s = (Math.floor((y * bridge.height) / height) * bridge.width + Math.floor((x * bridge.width) / width)) * 4;
+        const o = (y * width + x) * 4;
+        seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+        const noise = (seed >>> 28) - 8;
+        for (let c = 0; c < 3; c++) rgba[o + c] = Math.max(0, Math.min(255, bridge.rgba[s + c]! + noise));
+        rgba[o + 3] = 255;
+      }
+    }
+    inputs.push({ label: "JPEG 4000 x 3000 (generated)", bytes: new Uint8Array(encodeJpeg({ width, height, data: rgba }, 90).data), megapixels: 12 });
+    inputs.push({ label: "PNG 4000 x 3000, RGBA (generated)", bytes: encodePng({ width, height, data: rgba, channels: 4, depth: 8 }), megapixels: 12 });
+  }
+
+  const hashing = inputs.map(() => ({ wall: [] as number[], cpu: [] as number[], decodeWall: [] as number[], decodeCpu: [] as number[] }));
+  for (const input of inputs) pdqHash(decodeImage(input.bytes)); // warm-up
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = inputs.map((_, i) => i);
+    if (round % 2) order.reverse();
+    for (const i of order) {
+      const whole = measure(() => pdqHash(decodeImage(inputs[i]!.bytes)));
+      const decodeOnly = measure(() => decodeImage(inputs[i]!.bytes));
+      hashing[i]!.wall.push(whole.wall / inputs[i]!.megapixels);
+      hashing[i]!.cpu.push(whole.cpu / inputs[i]!.megapixels);
+      hashing[i]!.decodeWall.push(decodeOnly.wall / inputs[i]!.megapixels);
+      hashing[i]!.decodeCpu.push(decodeOnly.cpu / inputs[i]!.megapixels);
     }
   }
-  inputs.push({ label: "JPEG 4000 x 3000 (generated)", bytes: new Uint8Array(encodeJpeg({ width, height, data: rgba }, 90).data), megapixels: 12 });
-  inputs.push({ label: "PNG 4000 x 3000, RGBA (generated)", bytes: encodePng({ width, height, data: rgba, channels: 4, depth: 8 }), megapixels: 12 });
-}
 
-const hashing = inputs.map(() => ({ wall: [] as number[], cpu: [] as number[], decodeWall: [] as number[], decodeCpu: [] as number[] }));
-for (const input of inputs) pdqHash(decodeImage(input.bytes)); // warm-up
-for (let round = 0; round < ROUNDS; round++) {
-  const order = inputs.map((_, i) => i);
-  if (round % 2) order.reverse();
-  for (const i of order) {
-    const whole = measure(() => pdqHash(decodeImage(inputs[i]!.bytes)));
-    const decodeOnly = measure(() => decodeImage(inputs[i]!.bytes));
-    hashing[i]!.wall.push(whole.wall / inputs[i]!.megapixels);
-    hashing[i]!.cpu.push(whole.cpu / inputs[i]!.megapixels);
-    hashing[i]!.decodeWall.push(decodeOnly.wall / inputs[i]!.megapixels);
-    hashing[i]!.decodeCpu.push(decodeOnly.cpu / inputs[i]!.megapixels);
+  // ---------------------------------------------------------------------------------------------
+  // 2. Lookups, 3. memory
+
+  let seed = 2024;
+  const randomWords = (into: Uint32Array) => {
+    for (let w = 0; w < 8; w++) {
+      seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+      const hi = seed >>> 16;
+      seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+      into[w] = ((hi << 16) | (seed >>> 16)) >>> 0;
+    }
+    return into;
+  };
+  const words = new Uint32Array(8);
+  const randomHash = () => hexOfWords(randomWords(words));
+
+  const lookups: { entries: number; wall: number[]; cpu: number[]; bytes: number }[] = [];
+  for (const entries of [100_000, 1_000_000]) {
+    const index = new PdqIndex(); // grown one entry at a time, as banks load
+    for (let i = 0; i < entries; i++) index.add(i, randomHash());
+    const queries = Array.from({ length: QUERIES }, randomHash);
+    for (let i = 0; i < 10; i++) index.match(queries[i]!); // warm-up
+    const wall: number[] = [];
+    const cpu: number[] = [];
+    for (const q of queries) {
+      const m = measure(() => index.match(q));
+      wall.push(m.wall);
+      cpu.push(m.cpu);
+    }
+    lookups.push({ entries, wall, cpu, bytes: index.bytes });
   }
-}
 
-// ---------------------------------------------------------------------------------------------
-// 2. Lookups, 3. memory
-
-let seed = 2024;
-const randomWords = (into: Uint32Array) => {
-  for (let w = 0; w < 8; w++) {
-    seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
-    const hi = seed >>> 16;
-    seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
-    into[w] = ((hi << 16) | (seed >>> 16)) >>> 0;
+  function heapBytes(): number {
+    Bun.gc(true);
+    return heapStats().heapSize;
   }
-  return into;
-};
-const words = new Uint32Array(8);
-const randomHash = () => hexOfWords(randomWords(words));
-
-const lookups: { entries: number; wall: number[]; cpu: number[]; bytes: number }[] = [];
-for (const entries of [100_000, 1_000_000]) {
-  const index = new PdqIndex(); // grown one entry at a time, as banks load
-  for (let i = 0; i < entries; i++) index.add(i, randomHash());
-  const queries = Array.from({ length: QUERIES }, randomHash);
-  for (let i = 0; i < 10; i++) index.match(queries[i]!); // warm-up
-  const wall: number[] = [];
-  const cpu: number[] = [];
-  for (const q of queries) {
-    const m = measure(() => index.match(q));
-    wall.push(m.wall);
-    cpu.push(m.cpu);
+  const exactBefore = heapBytes();
+  const exact = new ExactHashIndex();
+  const digest = new Uint8Array(32);
+  for (let i = 0; i < 1_000_000; i++) {
+    randomWords(words);
+    digest.set(new Uint8Array(words.buffer));
+    exact.add("sha256", Buffer.from(digest).toString("hex"), i);
   }
-  lookups.push({ entries, wall, cpu, bytes: index.bytes });
+  const exactBytes = heapBytes() - exactBefore;
+  if (exact.size !== 1_000_000) throw new Error("the exact index lost entries");
+  return {
+    rounds: ROUNDS,
+    queries: QUERIES,
+    hashing: inputs.map((input, i) => ({
+      label: input.label,
+      megapixels: input.megapixels,
+      cpuMsPerMp: median(hashing[i]!.cpu),
+      wallMsPerMp: median(hashing[i]!.wall),
+      decodeCpuMsPerMp: median(hashing[i]!.decodeCpu),
+      decodeWallMsPerMp: median(hashing[i]!.decodeWall),
+    })),
+    lookups,
+    exactBytesPerMillion: exactBytes,
+  };
 }
-
-function heapBytes(): number {
-  Bun.gc(true);
-  return heapStats().heapSize;
-}
-const exactBefore = heapBytes();
-const exact = new ExactHashIndex();
-const digest = new Uint8Array(32);
-for (let i = 0; i < 1_000_000; i++) {
-  randomWords(words);
-  digest.set(new Uint8Array(words.buffer));
-  exact.add("sha256", Buffer.from(digest).toString("hex"), i);
-}
-const exactBytes = heapBytes() - exactBefore;
-if (exact.size !== 1_000_000) throw new Error("the exact index lost entries");
 
 // ---------------------------------------------------------------------------------------------
 // Output
 
 const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MB`;
-console.log(`PDQ on this machine (${ROUNDS} rounds alternating, medians; ${QUERIES} lookups per index)\n`);
-console.log(
-  markdownTable(
-    ["Hash, decoding included", "CPU ms / MP", "wall ms / MP", "decoding alone (floor): CPU ms / MP", "wall ms / MP"],
-    inputs.map((input, i) => [
-      input.label,
-      fmtMs(median(hashing[i]!.cpu)),
-      fmtMs(median(hashing[i]!.wall)),
-      fmtMs(median(hashing[i]!.decodeCpu)),
-      fmtMs(median(hashing[i]!.decodeWall)),
-    ]),
-  ),
-);
-console.log();
-console.log(
-  markdownTable(
-    ["One PDQ lookup (distance 31)", "median ms", "p99 ms", "CPU median ms", "CPU p99 ms", `goal at 1M: ≤ ${GOAL_MS} ms`],
-    lookups.map((l) => [
-      `${l.entries.toLocaleString("en-US")} entries`,
-      fmtMs(median(l.wall)),
-      fmtMs(percentile(l.wall, 99)),
-      fmtMs(median(l.cpu)),
-      fmtMs(percentile(l.cpu, 99)),
-      l.entries === 1_000_000 ? (median(l.wall) <= GOAL_MS ? "met (wall median)" : median(l.cpu) <= GOAL_MS ? "met in CPU, not in wall (a busy machine?)" : "missed") : "—",
-    ]),
-  ),
-);
-console.log();
-const million = lookups.find((l) => l.entries === 1_000_000)!;
-console.log(
-  markdownTable(
-    ["Memory per million entries", "bytes"],
-    [
-      ["PDQ index, exactly sized (32 B hash + 4 B id + 1 B distance)", mb(37 * 1_000_000)],
-      ["PDQ index, grown one entry at a time (capacity × 1.5)", mb(million.bytes)],
-      ["exact SHA-256 index (Map of hex digests), heap after collection", mb(exactBytes)],
-    ],
-  ),
-);
+
+export function renderPdq(f: PdqFigures): string {
+  const lines: string[] = [];
+  lines.push(`PDQ on this machine (${f.rounds} rounds alternating, medians; ${f.queries} lookups per index)`, "");
+  lines.push(
+    markdownTable(
+      ["Hash, decoding included", "CPU ms / MP", "wall ms / MP", "decoding alone (floor): CPU ms / MP", "wall ms / MP"],
+      f.hashing.map((h) => [h.label, fmtMs(h.cpuMsPerMp), fmtMs(h.wallMsPerMp), fmtMs(h.decodeCpuMsPerMp), fmtMs(h.decodeWallMsPerMp)]),
+    ),
+  );
+  lines.push("");
+  lines.push(
+    markdownTable(
+      ["One PDQ lookup (distance 31)", "median ms", "p99 ms", "CPU median ms", "CPU p99 ms", `goal at 1M: ≤ ${GOAL_MS} ms`],
+      f.lookups.map((l) => [
+        `${l.entries.toLocaleString("en-US")} entries`,
+        fmtMs(median(l.wall)),
+        fmtMs(percentile(l.wall, 99)),
+        fmtMs(median(l.cpu)),
+        fmtMs(percentile(l.cpu, 99)),
+        l.entries === 1_000_000 ? (median(l.wall) <= GOAL_MS ? "met (wall median)" : median(l.cpu) <= GOAL_MS ? "met in CPU, not in wall (a busy machine?)" : "missed") : "—",
+      ]),
+    ),
+  );
+  lines.push("");
+  const million = f.lookups.find((l) => l.entries === 1_000_000)!;
+  lines.push(
+    markdownTable(
+      ["Memory per million entries", "bytes"],
+      [
+        ["PDQ index, exactly sized (32 B hash + 4 B id + 1 B distance)", mb(37 * 1_000_000)],
+        ["PDQ index, grown one entry at a time (capacity × 1.5)", mb(million.bytes)],
+        ["exact SHA-256 index (Map of hex digests), heap after collection", mb(f.exactBytesPerMillion)],
+      ],
+    ),
+  );
+  return lines.join("\n");
+}
+
+if (import.meta.main) {
+  const { values: args } = parseArgs({
+    args: process.argv.slice(2),
+    options: { rounds: { type: "string", default: "7" }, queries: { type: "string", default: "200" }, large: { type: "boolean" } },
+  });
+  console.log(renderPdq(pdqFigures({ rounds: Number(args.rounds), queries: Number(args.queries), large: args.large })));
+}

@@ -3,7 +3,7 @@
  * the same machine, printed as markdown tables and written as JSON to bench-results/.
  *
  *   bun scripts/bench/run.ts [--quick] [--reports N] [--binary dist/flagstaff] [--no-build] [--source]
- *                            [--no-postgres] [--pg-delay-ms 1] [--only rules|postgres|attachments]
+ *                            [--no-postgres] [--pg-delay-ms 1] [--only rules|postgres|attachments|media]
  *
  * What runs, in order (about 11½ minutes on the 2-core benchmark machine, 5½ of them the
  * PostgreSQL section; --quick shortens every phase, about 4 minutes, for trying it out):
@@ -51,6 +51,10 @@
  *     beside a bare Bun.write of the same bytes, the server's RSS while 10 uploads of 50 MB run
  *     at once, and report intake at 8 connections while 50 MB uploads run back to back, as a ratio to intake alone
  *     (target ≥ 0.9), alternating rounds, with the load average. `--only attachments` runs it alone.
+ *  9. media (scripts/bench/media.ts, about 2 minutes): PDQ hash time per megapixel (JPEG, PNG,
+ *     decoding included), one lookup against 100,000 and 1,000,000 entries, memory per million;
+ *     report intake at 8 connections with media hashes against without, banks of 150,000 entries
+ *     loaded, alternating rounds, as a ratio (target ≥ 0.9). `--only media` runs it alone.
  *
  * `--only postgres` (about 2½ minutes; --quick about 1½) runs step 6's report creation and round
  * trips alone, beside a SQLite reference run (report creation at 8 and 32 connections), and
@@ -69,6 +73,7 @@ import { findPgBinDir, startPgCluster, type PgCluster } from "../pg-cluster.ts";
 import { copySqliteToPostgres, type CopyResult } from "./copy-to-postgres.ts";
 import { renderRules, rulesComparison } from "./rules.ts";
 import { attachmentsComparison, renderAttachments } from "./attachments.ts";
+import { mediaComparison, renderMedia } from "./media.ts";
 import { seedReports } from "./seed.ts";
 import { startPgProxy, type PgProxy } from "../pg-proxy.ts";
 import { ensureWrk, fmtInt, fmtMs, markdownTable, median, processTreeCpuMs, ROOT, rssMb, run, sampleRss, startServer, wrk, type Server, type WrkResult } from "./lib.ts";
@@ -155,8 +160,12 @@ try {
     log("attachments");
     console.log(renderAttachments(await attachmentsComparison({ ...rulesDeps, quick: QUICK })));
     process.exitCode = 0;
+  } else if (args.only === "media") {
+    log("media");
+    console.log(renderMedia(await mediaComparison({ ...rulesDeps, quick: QUICK })));
+    process.exitCode = 0;
   } else {
-    if (args.only) throw new Error(`--only: unknown section ${args.only} (known: rules, postgres, attachments)`);
+    if (args.only) throw new Error(`--only: unknown section ${args.only} (known: rules, postgres, attachments, media)`);
 
     // -------------------------------------------------------------------------------------------
     log("ceilings");
@@ -272,6 +281,11 @@ try {
     results.attachments = attachmentsRun;
 
     // -------------------------------------------------------------------------------------------
+    log("media");
+    const mediaRun = await mediaComparison({ ...rulesDeps, quick: QUICK });
+    results.media = mediaRun;
+
+    // -------------------------------------------------------------------------------------------
     const c32 = creation[2]!;
     const worstGet = gets.reduce((a, b) => (b.latencyMs.p99 > a.latencyMs.p99 ? b : a));
     results.ratios = {
@@ -290,10 +304,11 @@ try {
       target("start-up to ready (median of 5)", "≤ 300 ms", `${readyMs[2]} ms`, readyMs[2]! <= 300),
       target("report creation at 32 connections, 50 live rules vs none", "≥ 0.8", String(rulesRun.ratio), rulesRun.ratio >= 0.8),
       target("report intake at 8 connections while 50 MB uploads run vs alone", "≥ 0.9", String(attachmentsRun.intake.ratio), attachmentsRun.intake.ratio >= 0.9),
+      target("report intake at 8 connections with media hashes vs without", "≥ 0.9", String(mediaRun.intake.ratio), mediaRun.intake.ratio >= 0.9),
       target(`RSS growth, ${attachmentsRun.rss.concurrent} uploads of ${attachmentsRun.fileMb} MB at once`, `≤ ${attachmentsRun.rssBoundMb} MB`, `${round1(attachmentsRun.rss.peakMb - attachmentsRun.rss.idleMb)} MB`, attachmentsRun.rss.peakMb - attachmentsRun.rss.idleMb <= attachmentsRun.rssBoundMb),
     ];
 
-    const out = render(results, { ceilingJson, ceilingInsert, ceilingSqlite, creation, identity, gets, getsC8, rssIdle, rssLoad, startups, pg: pgSection }) + "\n\n" + renderRules(rulesRun) + "\n\n" + renderAttachments(attachmentsRun);
+    const out = render(results, { ceilingJson, ceilingInsert, ceilingSqlite, creation, identity, gets, getsC8, rssIdle, rssLoad, startups, pg: pgSection }) + "\n\n" + renderRules(rulesRun) + "\n\n" + renderAttachments(attachmentsRun) + "\n\n" + renderMedia(mediaRun);
     console.log(out);
     const dir = join(ROOT, "bench-results");
     mkdirSync(dir, { recursive: true });

@@ -7,12 +7,13 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { caseMedia } from "../../src/db/schema.ts";
+import { caseMedia, jobs } from "../../src/db/schema.ts";
 import { addEntry, createBank, updateBank } from "../../src/domain/banks/banks.ts";
 import { matchMedia } from "../../src/domain/banks/matching.ts";
 import type { DomainContext } from "../../src/domain/core/context.ts";
 import { createReport } from "../../src/domain/intake/reports.ts";
 import { hammingDistance } from "../../src/domain/media/pdq.ts";
+import { JOB_KIND } from "../../src/domain/views/job.ts";
 import type { MediaInput } from "../../src/domain/views/media-bank.ts";
 import { domainWorld, type DomainWorld } from "../helpers/builders.ts";
 
@@ -86,5 +87,37 @@ describe("the matching rules", () => {
     expect(await matchOne({ sha256: later }, second)).toHaveLength(0);
     await addEntry(w.ctx, { bankId: bank.id, signalType: "sha256", value: later });
     expect(await matchOne({ sha256: later }, second)).toHaveLength(1);
+  });
+
+  test("hashes sent with a report are looked up at intake when the index is held: a miss is done there, a possible match or a changed bank goes to the job", async () => {
+    const bank = await createBank(w.ctx, { projectId: w.project.id, name: `Intake ${crypto.randomUUID()}` });
+    const banked = sha(`banked ${crypto.randomUUID()}`);
+    await addEntry(w.ctx, { bankId: bank.id, signalType: "sha256", value: banked });
+    /** Files a report with one media item; answers its row and whether a media job was enqueued for it. */
+    const file = async (media: MediaInput) => {
+      const created = await createReport(w.platform, { project: w.project, subject: { type: "user", externalId: `u-${crypto.randomUUID()}` }, reasonNames: ["spam"], automated: false, media: [media] });
+      const [row] = await w.platform.db.select().from(caseMedia).where(eq(caseMedia.reportId, created.report.id));
+      const queued = await w.platform.db.select().from(jobs).where(eq(jobs.entityId, row!.id));
+      return { row: row!, jobs: queued.filter((j) => j.kind === JOB_KIND.mediaMatch).length };
+    };
+    // The banks changed since this instance last built its index: the job matches (and builds it).
+    const first = await file({ sha256: sha(`miss ${crypto.randomUUID()}`) });
+    expect(first).toMatchObject({ jobs: 1, row: { matchedAt: null } });
+    expect(await matchMedia({ ...w.platform, actor: w.platform.actor }, first.row)).toHaveLength(0);
+    // Held at the current version now: a miss is done at intake, with no job.
+    const miss = await file({ sha256: sha(`miss ${crypto.randomUUID()}`), pdq: BASE, pdqQuality: 100 });
+    expect(miss.jobs).toBe(0);
+    expect(miss.row.matchedAt).not.toBeNull();
+    // A hit goes to the job, which records it and acts.
+    const hit = await file({ sha256: banked });
+    expect(hit).toMatchObject({ jobs: 1, row: { matchedAt: null } });
+    expect(await matchMedia({ ...w.platform, actor: w.platform.actor }, hit.row)).toHaveLength(1);
+    // An entry added (the version moves): the held index is stale, so even a miss goes to the job.
+    await addEntry(w.ctx, { bankId: bank.id, signalType: "md5", value: "0123456789abcdef0123456789abcdef" });
+    const afterChange = await file({ sha256: sha(`miss ${crypto.randomUUID()}`) });
+    expect(afterChange).toMatchObject({ jobs: 1, row: { matchedAt: null } });
+    // A URL is always the job's (it is fetched and hashed there).
+    const url = await file({ url: "https://media.example/x.jpg" });
+    expect(url).toMatchObject({ jobs: 1, row: { matchedAt: null, status: "pending" } });
   });
 });

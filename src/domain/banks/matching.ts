@@ -22,16 +22,14 @@
  * - **Verdicts**: a moderator who may work the case confirms or rejects each match (audited);
  *   the bank's precision is confirmed / (confirmed + rejected) (banks.ts).
  */
-import { and, asc, count, eq, gte, inArray, isNull } from "drizzle-orm";
-import type { Store } from "../../db/store.ts";
+import { and, asc, count, eq, gte } from "drizzle-orm";
 import { forUpdate } from "../../db/prepared.ts";
-import { attachments, caseMedia, organizations, mediaBankEntries, mediaBanks, mediaBankVersions, mediaMatches } from "../../db/schema.ts";
+import { attachments, caseMedia, organizations, mediaBankEntries, mediaBanks, mediaMatches } from "../../db/schema.ts";
 import { recordAudit, systemActor } from "../core/audit.ts";
 import { iso, isoOrNull } from "../core/clock.ts";
 import { ROW_LOCKED, transaction, type DomainContext } from "../core/context.ts";
 import { conflict, DomainError, notFound, unlessRefused } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
-import { ExactHashIndex, PdqIndex } from "../media/hash-index.ts";
 import { hashMediaOffThread } from "../media/preview-thread.ts";
 import { hashVideo } from "../media/hash-video.ts";
 import { sniffType } from "../media/sniff.ts";
@@ -46,111 +44,11 @@ import { applyTransition } from "../review/workflow-engine.ts";
 import { runRules } from "../rules/rule-engine.ts";
 import { attachmentBytesForHashing, uploadAttachment, type AttachmentLimits } from "../attachments/attachments.ts";
 import type { CaseMediaRow } from "../intake/case-media.ts";
-import { matchTakesAction, type BankAction, type BankActionType, type CaseMediaView, type MatchStatus, type MatchView, type MediaMatchedEvent, type SignalType } from "../views/media-bank.ts";
+import { hitsOf, projectIndex } from "../intake/signal-index.ts";
+import { matchTakesAction, type BankAction, type BankActionType, type CaseMediaView, type MatchStatus, type MatchView, type MediaMatchedEvent } from "../views/media-bank.ts";
 import { EVENT_TYPE } from "../views/webhook.ts";
 import { enqueueWebhookEvent } from "../webhooks/outbox.ts";
 import { bumpBankVersion, metadataOf, parseAction, type BankRow } from "./banks.ts";
-
-// ---------------------------------------------------------------------------------------------
-// The in-memory index of a project's banks
-
-interface IndexedEntry {
-  entryId: string;
-  bankId: string;
-  signalType: SignalType;
-}
-
-interface ProjectIndex {
-  version: number;
-  banks: Map<string, BankRow>;
-  /** Index ids (positions) to entries. */
-  entries: IndexedEntry[];
-  exact: ExactHashIndex;
-  pdq: PdqIndex;
-}
-
-/** Per store (a process may open several: tests, a backup), per project: the index and the version it was built at. */
-const indexes = new WeakMap<Store, Map<string, Promise<ProjectIndex>>>();
-
-async function versionOf(ctx: Pick<DomainContext, "db">, projectId: string): Promise<number> {
-  const [row] = await ctx.db.select({ version: mediaBankVersions.version }).from(mediaBankVersions).where(eq(mediaBankVersions.projectId, projectId));
-  return row?.version ?? 0;
-}
-
-/** The project's index at its banks' current version: the one held when the version has not moved, else built again. */
-export async function projectIndex(ctx: Pick<DomainContext, "db" | "store">, projectId: string): Promise<ProjectIndex> {
-  let perStore = indexes.get(ctx.store);
-  if (!perStore) indexes.set(ctx.store, (perStore = new Map()));
-  const version = await versionOf(ctx, projectId);
-  const held = perStore.get(projectId);
-  if (held) {
-    const index = await held.catch(() => null);
-    if (index && index.version >= version) return index;
-  }
-  const building = buildIndex(ctx, projectId, version);
-  perStore.set(projectId, building);
-  building.catch(() => perStore.delete(projectId));
-  return building;
-}
-
-async function buildIndex(ctx: Pick<DomainContext, "db">, projectId: string, version: number): Promise<ProjectIndex> {
-  const banks = await ctx.db.select().from(mediaBanks).where(and(eq(mediaBanks.projectId, projectId), eq(mediaBanks.enabled, 1)));
-  const byId = new Map(banks.map((b) => [b.id, b]));
-  const rows = byId.size
-    ? await ctx.db
-        .select({ id: mediaBankEntries.id, bankId: mediaBankEntries.bankId, signalType: mediaBankEntries.signalType, value: mediaBankEntries.value })
-        .from(mediaBankEntries)
-        .where(and(inArray(mediaBankEntries.bankId, [...byId.keys()]), isNull(mediaBankEntries.quarantinedAt)))
-    : [];
-  const index: ProjectIndex = { version, banks: byId, entries: [], exact: new ExactHashIndex(), pdq: new PdqIndex(Math.max(16, rows.length)) };
-  for (const r of rows) {
-    const id = index.entries.length;
-    index.entries.push({ entryId: r.id, bankId: r.bankId, signalType: r.signalType });
-    if (r.signalType === "pdq") index.pdq.add(id, r.value, Math.min(255, byId.get(r.bankId)!.pdqDistance));
-    else index.exact.add(r.signalType, r.value, id);
-  }
-  return index;
-}
-
-/** One entry a media item matched. */
-export interface Hit {
-  entryId: string;
-  bank: BankRow;
-  signalType: SignalType;
-  /** PDQ: the Hamming distance; exact digests: null. */
-  distance: number | null;
-  /** PDQ: the quality of the media's hash (a video's: of its nearest frame); exact digests: null. */
-  quality: number | null;
-}
-
-/**
- * The entries a media item's hashes match in the index: exact digests by lookup, PDQ within the
- * entry's bank's distance when the media's quality reaches the bank's floor; a video's frames
- * (vPDQ) each against the PDQ entries likewise, a banked picture found in any frame (the nearest
- * frame's distance and quality kept). Pure of storage.
- */
-export function hitsOf(index: ProjectIndex, media: Pick<CaseMediaRow, "sha256" | "md5" | "pdq" | "pdqQuality" | "vpdq">): Hit[] {
-  const hits = new Map<string, Hit>();
-  const add = (id: number, distance: number | null, quality: number | null) => {
-    const e = index.entries[id]!;
-    const bank = index.banks.get(e.bankId)!;
-    if (e.signalType === "pdq" && (quality ?? 0) < bank.qualityFloor) return;
-    const held = hits.get(e.entryId);
-    if (!held || (distance !== null && held.distance !== null && distance < held.distance)) hits.set(e.entryId, { entryId: e.entryId, bank, signalType: e.signalType, distance, quality });
-  };
-  if (media.sha256) for (const id of index.exact.match("sha256", media.sha256)) add(id, null, null);
-  if (media.md5) for (const id of index.exact.match("md5", media.md5)) add(id, null, null);
-  if (media.pdq) for (const m of index.pdq.match(media.pdq)) add(m.id, m.distance, media.pdqQuality);
-  if (media.vpdq && index.pdq.size > 0) {
-    const seen = new Set<string>();
-    for (const frame of parseVpdq(media.vpdq)) {
-      if (seen.has(frame.hash)) continue;
-      seen.add(frame.hash);
-      for (const m of index.pdq.match(frame.hash)) add(m.id, m.distance, frame.quality);
-    }
-  }
-  return [...hits.values()];
-}
 
 // ---------------------------------------------------------------------------------------------
 // The job: fetch (a URL), hash, match

@@ -4,12 +4,19 @@
  * row of `case_media`, matched against the project's banks by a job of its own
  * (JOB_KIND.mediaMatch, src/domain/banks/matching.ts). Written in the transaction of the report
  * or the attachment, so the job exists exactly when the media does.
+ *
+ * Hashes sent with a report are first looked up at once in the project's index when this
+ * instance holds it at the banks' current version (signal-index.ts): most media match nothing,
+ * and those are done there (`matchedAt` set, no job), which keeps a report with media nearly as
+ * cheap as one without. A possible match, or no current index, goes to the job, which records
+ * it, acts, and builds the index.
  */
 import { and, eq, inArray } from "drizzle-orm";
 import { attachments, caseMedia } from "../../db/schema.ts";
 import type { DomainContext } from "../core/context.ts";
 import { newId } from "../core/ids.ts";
 import { enqueueJob } from "../plumbing/jobs.ts";
+import { heldIndex, hitsOf, type ProjectIndex } from "./signal-index.ts";
 import { JOB_KIND } from "../views/job.ts";
 import { normalizeSignal, type MediaInput, type MediaStatus } from "../views/media-bank.ts";
 
@@ -28,6 +35,8 @@ interface Owner {
 /** Stores a report's media items and enqueues each one's hashing and matching (inside the report's transaction). */
 export async function recordReportMedia(ctx: DomainContext, owner: Owner, media: readonly MediaInput[]): Promise<void> {
   const now = ctx.clock.now();
+  // Read once for the report: the index held at the banks' current version, or null.
+  let index: ProjectIndex | null | undefined;
   for (const m of media) {
     const row: CaseMediaRow = {
       id: newId(),
@@ -48,6 +57,13 @@ export async function recordReportMedia(ctx: DomainContext, owner: Owner, media:
       hashedAt: m.url !== undefined ? null : now,
       matchedAt: null,
     };
+    if (row.status === "hashed") {
+      if (index === undefined) index = await heldIndex(ctx, owner.projectId);
+      if (index !== null && hitsOf(index, row).length === 0) {
+        await ctx.db.insert(caseMedia).values({ ...row, matchedAt: now });
+        continue;
+      }
+    }
     await insertMedia(ctx, row);
   }
 }

@@ -1,0 +1,156 @@
+/**
+ * A project's banked signals in memory (issue 43, docs/media.md, "Matching"): the enabled banks'
+ * entries not quarantined, exact digests by lookup and PDQ hashes in a multi-index
+ * (src/domain/media/hash-index.ts), each PDQ entry with its bank's distance.
+ *
+ * Per project and per store, kept at the version of the project's banks it was built from (one
+ * row counted up in the transaction of every change to a bank or an entry, on any instance).
+ * Two readers:
+ * - the media job (src/domain/banks/matching.ts) reads the version before every match and
+ *   builds the index again when it moved: an entry added on one instance is matched on every
+ *   other from the next media item;
+ * - report intake (case-media.ts) matches the hashes a platform sent with a report at once, but
+ *   only against an index already held at the current version (`heldIndex`): it never builds
+ *   one (seconds at a million entries) while a report waits. Media that match nothing there are
+ *   done; the others, and any when no current index is held, go to the media job.
+ *
+ * It lives here, under intake, because intake reads it and the banks' folder stands on intake.
+ */
+import { and, eq, inArray, isNull, sql } from "drizzle-orm";
+import type { Store } from "../../db/store.ts";
+import { statements } from "../../db/prepared.ts";
+import { caseMedia, mediaBankEntries, mediaBanks, mediaBankVersions } from "../../db/schema.ts";
+import type { DomainContext } from "../core/context.ts";
+import { ExactHashIndex, PdqIndex } from "../media/hash-index.ts";
+import { parseVpdq } from "../media/vpdq.ts";
+import type { SignalType } from "../views/media-bank.ts";
+
+export type BankRow = typeof mediaBanks.$inferSelect;
+
+interface IndexedEntry {
+  entryId: string;
+  bankId: string;
+  signalType: SignalType;
+}
+
+export interface ProjectIndex {
+  version: number;
+  banks: Map<string, BankRow>;
+  /** Index ids (positions) to entries. */
+  entries: IndexedEntry[];
+  exact: ExactHashIndex;
+  pdq: PdqIndex;
+}
+
+/** Per store (a process may open several: tests, a backup), per project: the index and the version it was built at. */
+const indexes = new WeakMap<Store, Map<string, Promise<ProjectIndex>>>();
+/** The same indexes once built (a promise cannot be looked into without waiting): what intake reads. */
+const built = new WeakMap<Store, Map<string, ProjectIndex>>();
+
+/** Read on every report with media: kept prepared (src/db/prepared.ts). */
+const versionStatements = statements((db) => ({
+  version: db.select({ version: mediaBankVersions.version }).from(mediaBankVersions).where(eq(mediaBankVersions.projectId, sql.placeholder("projectId"))).prepare(),
+}));
+
+async function versionOf(ctx: Pick<DomainContext, "db">, projectId: string): Promise<number> {
+  const [row] = await versionStatements(ctx.db).version.execute({ projectId });
+  return row?.version ?? 0;
+}
+
+/** The project's index at its banks' current version: the one held when the version has not moved, else built again. */
+export async function projectIndex(ctx: Pick<DomainContext, "db" | "store">, projectId: string): Promise<ProjectIndex> {
+  let perStore = indexes.get(ctx.store);
+  if (!perStore) indexes.set(ctx.store, (perStore = new Map()));
+  const version = await versionOf(ctx, projectId);
+  const held = perStore.get(projectId);
+  if (held) {
+    const index = await held.catch(() => null);
+    if (index && index.version >= version) return index;
+  }
+  const building = buildIndex(ctx, projectId, version);
+  perStore.set(projectId, building);
+  building.then(
+    (index) => {
+      let done = built.get(ctx.store);
+      if (!done) built.set(ctx.store, (done = new Map()));
+      const current = done.get(projectId);
+      if (!current || current.version <= index.version) done.set(projectId, index);
+    },
+    () => perStore.delete(projectId),
+  );
+  return building;
+}
+
+/** A project that never had a bank (its version row does not exist): nothing to match. */
+const NO_BANKS: ProjectIndex = { version: 0, banks: new Map(), entries: [], exact: new ExactHashIndex(), pdq: new PdqIndex(16) };
+
+/**
+ * The project's index if one is held at its banks' current version, else null (none built yet
+ * on this instance, or the banks changed since): never builds one. A project that never had a
+ * bank matches against an empty index.
+ */
+export async function heldIndex(ctx: Pick<DomainContext, "db" | "store">, projectId: string): Promise<ProjectIndex | null> {
+  const version = await versionOf(ctx, projectId);
+  if (version === 0) return NO_BANKS;
+  const index = built.get(ctx.store)?.get(projectId);
+  return index && index.version >= version ? index : null;
+}
+
+async function buildIndex(ctx: Pick<DomainContext, "db">, projectId: string, version: number): Promise<ProjectIndex> {
+  const banks = await ctx.db.select().from(mediaBanks).where(and(eq(mediaBanks.projectId, projectId), eq(mediaBanks.enabled, 1)));
+  const byId = new Map(banks.map((b) => [b.id, b]));
+  const rows = byId.size
+    ? await ctx.db
+        .select({ id: mediaBankEntries.id, bankId: mediaBankEntries.bankId, signalType: mediaBankEntries.signalType, value: mediaBankEntries.value })
+        .from(mediaBankEntries)
+        .where(and(inArray(mediaBankEntries.bankId, [...byId.keys()]), isNull(mediaBankEntries.quarantinedAt)))
+    : [];
+  const index: ProjectIndex = { version, banks: byId, entries: [], exact: new ExactHashIndex(), pdq: new PdqIndex(Math.max(16, rows.length)) };
+  for (const r of rows) {
+    const id = index.entries.length;
+    index.entries.push({ entryId: r.id, bankId: r.bankId, signalType: r.signalType });
+    if (r.signalType === "pdq") index.pdq.add(id, r.value, Math.min(255, byId.get(r.bankId)!.pdqDistance));
+    else index.exact.add(r.signalType, r.value, id);
+  }
+  return index;
+}
+
+/** One entry a media item matched. */
+export interface Hit {
+  entryId: string;
+  bank: BankRow;
+  signalType: SignalType;
+  /** PDQ: the Hamming distance; exact digests: null. */
+  distance: number | null;
+  /** PDQ: the quality of the media's hash (a video's: of its nearest frame); exact digests: null. */
+  quality: number | null;
+}
+
+/**
+ * The entries a media item's hashes match in the index: exact digests by lookup, PDQ within the
+ * entry's bank's distance when the media's quality reaches the bank's floor; a video's frames
+ * (vPDQ) each against the PDQ entries likewise, a banked picture found in any frame (the nearest
+ * frame's distance and quality kept). Pure of storage.
+ */
+export function hitsOf(index: ProjectIndex, media: Pick<typeof caseMedia.$inferSelect, "sha256" | "md5" | "pdq" | "pdqQuality" | "vpdq">): Hit[] {
+  const hits = new Map<string, Hit>();
+  const add = (id: number, distance: number | null, quality: number | null) => {
+    const e = index.entries[id]!;
+    const bank = index.banks.get(e.bankId)!;
+    if (e.signalType === "pdq" && (quality ?? 0) < bank.qualityFloor) return;
+    const held = hits.get(e.entryId);
+    if (!held || (distance !== null && held.distance !== null && distance < held.distance)) hits.set(e.entryId, { entryId: e.entryId, bank, signalType: e.signalType, distance, quality });
+  };
+  if (media.sha256) for (const id of index.exact.match("sha256", media.sha256)) add(id, null, null);
+  if (media.md5) for (const id of index.exact.match("md5", media.md5)) add(id, null, null);
+  if (media.pdq) for (const m of index.pdq.match(media.pdq)) add(m.id, m.distance, media.pdqQuality);
+  if (media.vpdq && index.pdq.size > 0) {
+    const seen = new Set<string>();
+    for (const frame of parseVpdq(media.vpdq)) {
+      if (seen.has(frame.hash)) continue;
+      seen.add(frame.hash);
+      for (const m of index.pdq.match(frame.hash)) add(m.id, m.distance, frame.quality);
+    }
+  }
+  return [...hits.values()];
+}
