@@ -5,6 +5,8 @@
  * planted near ones. Pure: the same on either engine, no server or database.
  */
 import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { ExactHashIndex, PdqIndex, type PdqMatch } from "../../src/domain/media/hash-index.ts";
 import { hexOfWords, PDQ_MATCH_DISTANCE, pdqWords, popcount32 } from "../../src/domain/media/pdq.ts";
 
@@ -153,5 +155,156 @@ describe("PDQ hashes (pure: the same on either engine)", () => {
     expect(() => index.add(1, "0".repeat(63))).toThrow(RangeError);
     expect(() => index.match("z".repeat(64))).toThrow(RangeError);
     expect(index.size).toBe(0);
+  });
+});
+
+describe("multi-index hashing answers exactly what a scan answers (pure: the same on either engine)", () => {
+  interface Entry {
+    id: number;
+    hash: string;
+    words: Uint32Array;
+    limit: number;
+  }
+  const entry = (id: number, hash: string, limit: number): Entry => ({ id, hash, words: pdqWords(hash), limit });
+  /** The reference: every entry's whole distance counted, each against its own distance, sorted as the index sorts. */
+  function scan(entries: Entry[], query: string): PdqMatch[] {
+    const q = pdqWords(query);
+    const q0 = q[0]!, q1 = q[1]!, q2 = q[2]!, q3 = q[3]!, q4 = q[4]!, q5 = q[5]!, q6 = q[6]!, q7 = q[7]!;
+    const found: PdqMatch[] = [];
+    for (const e of entries) {
+      const w = e.words;
+      const d =
+        popcount32(q0 ^ w[0]!) + popcount32(q1 ^ w[1]!) + popcount32(q2 ^ w[2]!) + popcount32(q3 ^ w[3]!) + popcount32(q4 ^ w[4]!) + popcount32(q5 ^ w[5]!) + popcount32(q6 ^ w[6]!) + popcount32(q7 ^ w[7]!);
+      if (d <= e.limit) found.push({ id: e.id, distance: d });
+    }
+    return found.sort((a, b) => a.distance - b.distance || a.id - b.id);
+  }
+  /** The index's answer against the scan's: what is missing, what is extra, then the order. */
+  function expectSameAsScan(index: PdqIndex, entries: Entry[], query: string, label: string): number {
+    const key = (m: PdqMatch) => `${m.id}@${m.distance}`;
+    const got = index.match(query).map(key);
+    const want = scan(entries, query).map(key);
+    const gotKeys = new Set(got);
+    const wantKeys = new Set(want);
+    const missing = want.filter((k) => !gotKeys.has(k));
+    const extra = got.filter((k) => !wantKeys.has(k));
+    expect({ label, missing, extra }).toEqual({ label, missing: [], extra: [] });
+    expect(got.join(" ")).toBe(want.join(" "));
+    return want.length;
+  }
+  /** `hash` with `perChunk[c]` bits flipped in each 16-bit chunk c (chunk c: bits 16c to 16c + 15, as pdqWords numbers them). */
+  function flipChunks(hash: string, perChunk: number[]): string {
+    const words = pdqWords(hash);
+    perChunk.forEach((n, c) => {
+      const positions = new Set<number>();
+      while (positions.size < n) positions.add(nextWord() % 16);
+      for (const p of positions) words[c >> 1]! ^= 1 << ((c & 1) * 16 + p);
+    });
+    for (let w = 0; w < 8; w++) words[w] = words[w]! >>> 0;
+    return hexOfWords(words);
+  }
+  /**
+   * The hardest query within `limit` of an entry for multi-index hashing over 16 chunks: chunk
+   * `only` differs in r bits and every other chunk in one more than the pigeonhole allows it to
+   * be found through (r + 1 for chunks up to limit mod 16, r after), so that the entry, exactly at
+   * `limit`, can only be found through chunk `only`'s probes.
+   */
+  function tightest(hash: string, limit: number, only: number): { query: string; distance: number } {
+    const r = Math.floor(limit / 16);
+    const spare = limit % 16;
+    const perChunk = Array.from({ length: 16 }, (_, c) => (c <= spare ? r : r - 1) + (c === only ? 0 : 1));
+    if (perChunk[only]! < 0) return { query: flipChunks(hash, perChunk.map((n) => Math.max(0, n))), distance: -1 };
+    return { query: flipChunks(hash, perChunk), distance: perChunk.reduce((a, b) => a + b, 0) };
+  }
+
+  /** A quarter of the entries in each tier (0-15, 16-31, 32-47), a quarter scanned (64 and 128, this one rarer: it matches half of all hashes). */
+  const LIMITS = [0, 10, 0, 10, 31, 31, 31, 31, 32, 47, 32, 47, 64, 128, 64, 64];
+  const bucketStarts = 16 * 65537 * 4;
+
+  /** 12,000 random entries at LIMITS's distances, and some of their ids again with another hash and distance (two entries, each answered). */
+  function randomIndex(): { index: PdqIndex; entries: Entry[] } {
+    const entries: Entry[] = [];
+    for (let id = 0; id < 12_000; id++) entries.push(entry(id, randomHash(), LIMITS[id % LIMITS.length]!));
+    for (let id = 0; id < 12_000; id += 50) entries.push(entry(id, randomHash(), LIMITS[(id / 50) % LIMITS.length]!));
+    const index = new PdqIndex(16);
+    for (const e of entries) index.add(e.id, e.hash, e.limit);
+    return { index, entries };
+  }
+  /**
+   * Queries near an entry of each distance in LIMITS: at every distance from 0 to its limit + 2
+   * (`around` given: only from `around` below the limit), and at its limit as far as the
+   * pigeonhole allows from each chunk (`tightest`); and a few random ones.
+   */
+  function plant(pool: Entry[], around?: number): { query: string; label: string }[] {
+    const queries: { query: string; label: string }[] = [];
+    for (const limit of new Set(LIMITS)) {
+      const withLimit = pool.filter((e) => e.limit === limit);
+      const e = withLimit[(limit * 7919) % withLimit.length]!;
+      for (let d = around === undefined ? 0 : Math.max(0, limit - around); d <= limit + 2; d++) queries.push({ query: flip(e.hash, d), label: `entry ${e.id} (limit ${limit}) at ${d}` });
+      for (let only = 0; only < 16; only++) {
+        const t = tightest(e.hash, limit, only);
+        if (t.distance === limit) queries.push({ query: t.query, label: `entry ${e.id} (limit ${limit}) at ${limit}, findable through chunk ${only} only` });
+      }
+    }
+    for (let k = 0; k < 10; k++) queries.push({ query: randomHash(), label: `random ${k}` });
+    return queries;
+  }
+
+  test("random entries at mixed distances (0 to 128), queries planted at every distance up to each limit + 2 and at each chunk's pigeonhole bound", () => {
+    const { index, entries } = randomIndex();
+    const bytesBefore = index.bytes;
+    let matched = 0;
+    for (const { query, label } of plant(entries)) matched += expectSameAsScan(index, entries, query, label);
+    // The three tiers (0-15, 16-31, 32-47) were bucketed: the lookups did not all go by the scan.
+    expect(index.bytes - bytesBefore).toBeGreaterThanOrEqual(3 * bucketStarts);
+    expect(matched).toBeGreaterThan(1000);
+  });
+
+  test("after removals (the buckets built again), a few adds (scanned until then) and many (built again)", () => {
+    const { index, entries } = randomIndex();
+    index.match(randomHash()); // the buckets built
+    // A fifth of the ids, twice-added ones among them.
+    const gone = new Set(entries.filter((e) => e.id % 5 === 1).map((e) => e.id));
+    expect(index.remove(gone)).toBe(entries.filter((e) => gone.has(e.id)).length);
+    const kept = entries.filter((e) => !gone.has(e.id));
+    expect(index.size).toBe(kept.length);
+    const bytesBefore = index.bytes;
+    for (const { query, label } of plant(kept, 3)) expectSameAsScan(index, kept, query, `${label}, after removals`);
+    expect(index.bytes - bytesBefore).toBeGreaterThanOrEqual(3 * bucketStarts);
+    // Adds: removed entries back at another distance, and new ones near kept entries.
+    const removed = entries.filter((e) => gone.has(e.id));
+    const readd = (from: number, to: number) => {
+      for (let k = from; k < to; k++) {
+        const back = removed[k % removed.length]!;
+        const e = k % 2 ? entry(back.id, back.hash, LIMITS[(k * 5) % LIMITS.length]!) : entry(100_000 + k, flip(kept[k % kept.length]!.hash, k % 40), LIMITS[k % LIMITS.length]!);
+        kept.push(e);
+        index.add(e.id, e.hash, e.limit);
+      }
+    };
+    readd(0, 1500);
+    for (const { query, label } of plant(kept.slice(-1500), 3)) expectSameAsScan(index, kept, query, `${label}, after 1,500 adds`);
+    readd(1500, 5000);
+    for (const { query, label } of plant(kept.slice(-3500), 3)) expectSameAsScan(index, kept, query, `${label}, after 5,000 adds`);
+  });
+
+  test("real PDQ hashes (test/fixtures/pdq's reference table) among random entries: the bridge's alterations match its original, the other images do not", () => {
+    const FIXTURES = join(import.meta.dir, "..", "fixtures", "pdq");
+    const reference = [...readFileSync(join(FIXTURES, "README.md"), "utf8").matchAll(/^\| (\S+\.(?:jpg|png)) \| ([0-9a-f]{64}) \|$/gm)].map((m) => ({ file: m[1]!, hash: m[2]! }));
+    expect(reference.length).toBe(11);
+    const entries: Entry[] = [];
+    for (let id = 0; id < 5000; id++) entries.push(entry(id, randomHash(), PDQ_MATCH_DISTANCE));
+    reference.forEach((r, k) => entries.push(entry(10_000 + k, r.hash, PDQ_MATCH_DISTANCE)));
+    const index = new PdqIndex(entries.length);
+    for (const e of entries) index.add(e.id, e.hash, e.limit);
+    const original = 10_000 + reference.findIndex((r) => r.file === "bridge-aaa-orig.jpg");
+    for (const r of reference) {
+      // Each image's hash a few bits off, as another implementation's decoder gives it.
+      for (const query of [r.hash, flip(r.hash, 6)]) {
+        expectSameAsScan(index, entries, query, r.file);
+        const ids = index.match(query).map((m) => m.id);
+        expect({ file: r.file, matchesOriginal: ids.includes(original) }).toEqual({ file: r.file, matchesOriginal: r.file.startsWith("bridge-") });
+      }
+    }
+    expect(index.bytes).toBeGreaterThanOrEqual(entries.length * 37 + bucketStarts);
   });
 });
