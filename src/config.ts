@@ -157,6 +157,10 @@ const configSchema = z.object({
   FLAGSTAFF_ATTACHMENT_SWEEP_MS: positiveInt(10 * 60_000),
   /** Slots of the attachment previews' lane: images decoded at once (each on a worker thread). */
   FLAGSTAFF_PREVIEW_CONCURRENCY: slots(1),
+  /** Media items of a project one job of the past media check reads (docs/media.md, "The past media check"). */
+  FLAGSTAFF_MEDIA_CHECK_BATCH: z.coerce.number().int().min(1).max(10_000).default(500),
+  /** The pause between two batches of one past media check, in ms: a long check yields the database to the rest. */
+  FLAGSTAFF_MEDIA_CHECK_PAUSE_MS: z.coerce.number().int().min(0).max(3_600_000).default(0),
   /** When set, GET /metrics answers only `Authorization: Bearer <this>` (src/api/metrics.ts). */
   FLAGSTAFF_METRICS_TOKEN: z
     .string()
@@ -222,6 +226,8 @@ export interface Config {
   metricsToken: string | null;
   /** Attachments: where they are kept and their limits (docs/attachments.md). */
   attachments: AttachmentConfig;
+  /** The past media check of entries added to a bank: media items per job, pause between jobs (FLAGSTAFF_MEDIA_CHECK_BATCH, FLAGSTAFF_MEDIA_CHECK_PAUSE_MS). */
+  mediaCheck: { batch: number; pauseMs: number };
 }
 
 /** Where attachments are kept (an S3 bucket, else a local directory) and their limits. */
@@ -344,5 +350,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       orphanMs: c.FLAGSTAFF_ATTACHMENT_ORPHAN_MS,
       sweepMs: c.FLAGSTAFF_ATTACHMENT_SWEEP_MS,
     },
+    mediaCheck: { batch: c.FLAGSTAFF_MEDIA_CHECK_BATCH, pauseMs: c.FLAGSTAFF_MEDIA_CHECK_PAUSE_MS },
   };
 }

@@ -33,6 +33,7 @@ import m29 from "../../drizzle-pg/0029_viewing_preferences.sql" with { type: "te
 import m30 from "../../drizzle-pg/0030_attachments.sql" with { type: "text" };
 import m31 from "../../drizzle-pg/0031_enrichment_order_and_reuse.sql" with { type: "text" };
 import m32 from "../../drizzle-pg/0032_media_banks.sql" with { type: "text" };
+import m33 from "../../drizzle-pg/0033_media_bank_additions.sql" with { type: "text" };
 
 export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0000_foundation", when: 1795439365595, breakpoints: true, sql: m0 },
@@ -68,4 +69,5 @@ export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0030_attachments", when: 1796555799049, breakpoints: true, sql: m30 },
   { tag: "0031_enrichment_order_and_reuse", when: 1796556004843, breakpoints: true, sql: m31 },
   { tag: "0032_media_banks", when: 1796557429614, breakpoints: true, sql: m32 },
+  { tag: "0033_media_bank_additions", when: 1796567771707, breakpoints: true, sql: m33 },
 ];

@@ -40,6 +40,7 @@ import m37 from "../../drizzle/0037_viewing_preferences.sql" with { type: "text"
 import m38 from "../../drizzle/0038_attachments.sql" with { type: "text" };
 import m39 from "../../drizzle/0039_enrichment_order_and_reuse.sql" with { type: "text" };
 import m40 from "../../drizzle/0040_media_banks.sql" with { type: "text" };
+import m41 from "../../drizzle/0041_media_bank_additions.sql" with { type: "text" };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -90,4 +91,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0038_attachments", when: 1796555797675, breakpoints: true, sql: m38 },
   { tag: "0039_enrichment_order_and_reuse", when: 1796556003462, breakpoints: true, sql: m39 },
   { tag: "0040_media_banks", when: 1796557421136, breakpoints: true, sql: m40 },
+  { tag: "0041_media_bank_additions", when: 1796567760093, breakpoints: true, sql: m41 },
 ];
