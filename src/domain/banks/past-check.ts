@@ -14,9 +14,10 @@
  *   the next batch's job in one transaction; the job names the cursor it continues from, so a job
  *   run again (a crash after that commit) finds the cursor moved on and stops rather than start a
  *   second chain. A restart continues from the cursor, not from the start.
- * - **Recorded like any other match**: a media item an entry finds is matched by matchMedia
- *   (matching.ts), restricted to the addition's entries: the match row, the audit event, the
- *   bank's action, the `media.matched` webhook event and the `report.media_matched` rules, as live.
+ * - **Recorded like any other match**: a media item an entry finds (but the banked case's own)
+ *   is matched by matchMedia (matching.ts), restricted to the addition's entries: the match row,
+ *   the audit event, the bank's action, the `media.matched` webhook event and the
+ *   `report.media_matched` rules, as live.
  */
 import { and, asc, eq, gt, isNull, lte, max } from "drizzle-orm";
 import { caseMedia, mediaBankAdditions, mediaBankEntries, mediaBanks } from "../../db/schema.ts";
@@ -77,6 +78,8 @@ export async function checkPastMedia(ctx: DomainContext, input: { additionId: st
     const only = new Set(entries.map((e) => e.id));
     for (const media of rows) {
       if (media.status === "pending" || media.status === "failed") continue; // no hashes (yet: its own job matches it)
+      // The banked case's own media are the banked item: the banking says so; they would only act on the case just decided.
+      if (media.caseId === addition.caseId) continue;
       if (hitsOf(wanted, media).length === 0) continue;
       matches += (await matchMedia(ctx, media, { onlyEntries: only })).length;
     }
