@@ -19,8 +19,8 @@
  *   the audit event, the bank's action, the `media.matched` webhook event and the
  *   `report.media_matched` rules, as live.
  */
-import { and, asc, eq, gt, isNull, lte, max } from "drizzle-orm";
-import { caseMedia, mediaBankAdditions, mediaBankEntries, mediaBanks } from "../../db/schema.ts";
+import { and, asc, count, eq, gt, inArray, isNull, lte, max } from "drizzle-orm";
+import { caseMedia, mediaBankAdditions, mediaBankEntries, mediaBanks, mediaMatches } from "../../db/schema.ts";
 import { transaction, type DomainContext } from "../core/context.ts";
 import { enqueueJob } from "../plumbing/jobs.ts";
 import { JOB_KIND } from "../views/job.ts";
@@ -80,7 +80,11 @@ export async function checkPastMedia(ctx: DomainContext, input: { additionId: st
       if (media.status === "pending" || media.status === "failed") continue; // no hashes (yet: its own job matches it)
       // The banked case's own media are the banked item: the banking says so; they would only act on the case just decided.
       if (media.caseId === addition.caseId) continue;
-      if (hitsOf(wanted, media).length === 0) continue;
+      const hits = hitsOf(wanted, media).map((h) => h.entryId);
+      if (hits.length === 0) continue;
+      // Matched already (live, the entries being in the index before its job ran): nothing to record, nothing to touch.
+      const [recorded] = await ctx.db.select({ n: count() }).from(mediaMatches).where(and(eq(mediaMatches.mediaId, media.id), inArray(mediaMatches.entryId, hits)));
+      if (Number(recorded?.n ?? 0) >= hits.length) continue;
       matches += (await matchMedia(ctx, media, { onlyEntries: only })).length;
     }
   }
