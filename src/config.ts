@@ -165,6 +165,10 @@ const configSchema = z.object({
   FLAGSTAFF_VIDEO_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(120_000),
   /** ffmpeg processes at once in one instance. */
   FLAGSTAFF_VIDEO_CONCURRENCY: slots(1),
+  /** Media items of a project one job of the past media check reads (docs/media.md, "The past media check"). */
+  FLAGSTAFF_MEDIA_CHECK_BATCH: z.coerce.number().int().min(1).max(10_000).default(500),
+  /** The pause between two batches of one past media check, in ms: a long check yields the database to the rest. */
+  FLAGSTAFF_MEDIA_CHECK_PAUSE_MS: z.coerce.number().int().min(0).max(3_600_000).default(0),
   /** When set, GET /metrics answers only `Authorization: Bearer <this>` (src/api/metrics.ts). */
   FLAGSTAFF_METRICS_TOKEN: z
     .string()
@@ -238,6 +242,8 @@ export interface Config {
     timeoutMs: number;
     concurrency: number;
   };
+  /** The past media check of entries added to a bank: media items per job, pause between jobs (FLAGSTAFF_MEDIA_CHECK_BATCH, FLAGSTAFF_MEDIA_CHECK_PAUSE_MS). */
+  mediaCheck: { batch: number; pauseMs: number };
 }
 
 /** Where attachments are kept (an S3 bucket, else a local directory) and their limits. */
@@ -366,5 +372,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       timeoutMs: c.FLAGSTAFF_VIDEO_TIMEOUT_MS,
       concurrency: c.FLAGSTAFF_VIDEO_CONCURRENCY,
     },
+    mediaCheck: { batch: c.FLAGSTAFF_MEDIA_CHECK_BATCH, pauseMs: c.FLAGSTAFF_MEDIA_CHECK_PAUSE_MS },
   };
 }

@@ -312,7 +312,7 @@ describe("organization routes, success and state errors", () => {
     Object.assign(ids, { caseId, attachmentId: kept.data!.attachment.id });
   }, 60_000);
 
-  test("media banks: create (201; a taken name 409), list, get, change (409), entries (201; twice 409), import, export, release (409: not quarantined), a case's matches, verdicts (409: twice), remove, delete", async () => {
+  test("media banks: create (201; a taken name 409), list, get, change (409), entries (201; twice 409), import, export, release (409: not quarantined), a case's matches, verdicts (409: twice), banking a case's media and its undo (201, 200; 404, 409), remove, delete", async () => {
     const base = { orgSlug, projectId };
     const created = await org.POST("/organizations/{orgSlug}/projects/{projectId}/media-banks", { params: { path: base }, body: { name: "Contract bank", action: { type: "tag", tag: "known" } } });
     expect(created.response.status).toBe(201);
@@ -341,6 +341,18 @@ describe("organization routes, success and state errors", () => {
     expect(verdict.data!.match.status).toBe("confirmed");
     expect((await org.POST("/organizations/{orgSlug}/media-matches/{matchId}/verdict", { params: { path: { orgSlug, matchId: match.id } }, body: { verdict: "confirmed" } })).response.status).toBe(409);
     expect((await org.GET("/organizations/{orgSlug}/media-banks/{bankId}", { params: { path: { orgSlug, bankId } } })).data!.bank.precision).toBe(1);
+    // The case's media banked from a decision (201; nothing new: 409; an unknown bank: 404), listed, undone (200; twice: 409; unknown: 404).
+    const decisions = (await org.POST("/organizations/{orgSlug}/projects/{projectId}/media-banks", { params: { path: base }, body: { name: "Decisions" } })).data!.bank.id;
+    const bankCase = (bankId: string) => org.POST("/organizations/{orgSlug}/cases/{caseId}/media-bankings", { params: { path: { orgSlug, caseId } }, body: { bankId, reason: "Contract" } });
+    const banked = await bankCase(decisions);
+    expect(banked.response.status).toBe(201);
+    expect((await bankCase(decisions)).response.status).toBe(409);
+    expect((await bankCase("no-such-bank")).response.status).toBe(404);
+    expect((await org.GET("/organizations/{orgSlug}/cases/{caseId}/media-bankings", { params: { path: { orgSlug, caseId } } })).data!.bankings.map((b) => b.id)).toEqual([banked.data!.banking.id]);
+    const undo = (bankingId: string) => org.POST("/organizations/{orgSlug}/media-bankings/{bankingId}/undo", { params: { path: { orgSlug, bankingId } } });
+    expect((await undo(banked.data!.banking.id)).data!.banking.undone!.removed).toBe(1);
+    expect((await undo(banked.data!.banking.id)).response.status).toBe(409);
+    expect((await undo("no-such-banking")).response.status).toBe(404);
     // Quarantined after one match in its window, then released.
     const flood = (await org.POST("/organizations/{orgSlug}/projects/{projectId}/media-banks", { params: { path: base }, body: { name: "Flood", quarantine: { count: 1, windowSeconds: 60 } } })).data!.bank.id;
     const floodDigest = new Bun.CryptoHasher("sha256").update("contract flood").digest("hex");
@@ -710,6 +722,7 @@ describe("errors every route documents", () => {
     "POST /organizations/{orgSlug}/media-banks/{bankId}/entries": { signalType: "md5", value: "ab".repeat(16) },
     "POST /organizations/{orgSlug}/media-banks/{bankId}/import": { format: "csv", content: "signal_type,signal_value" },
     "POST /organizations/{orgSlug}/media-matches/{matchId}/verdict": { verdict: "rejected" },
+    "POST /organizations/{orgSlug}/cases/{caseId}/media-bankings": { bankId: "b", reason: "Sweep" },
   };
   const validBody = (method: Method, path: string) => (hasBody(method) ? { rawBody: JSON.stringify(VALID_BODIES[`${method} ${path}`] ?? {}) } : {});
   /** A query each GET with required parameters would accept (the same reason as VALID_BODIES). */

@@ -71,6 +71,8 @@ interface World {
   bankId: string;
   entryId: string;
   matchId: string;
+  /** The specialist's banking of the restricted case's media. */
+  bankingId: string;
 }
 
 let server: TestServer;
@@ -141,6 +143,8 @@ beforeAll(async () => {
       target: { contentType: "post", contentExternalId: `post-${unique()}`, content: `Look at ${SECRET.content}` },
       description: `It says ${SECRET.description}`,
       notice: { explanation: "Illegal content", notifierName: SECRET.notifierName, notifierEmail: SECRET.notifierEmail, goodFaith: true },
+      // A media hash no bank of the world holds: banking the case into the first bank would add it.
+      media: [{ md5: new Bun.CryptoHasher("md5").update(SECRET.content).digest("hex") }],
     },
   });
   expect(filed.status).toBe(201);
@@ -200,6 +204,11 @@ beforeAll(async () => {
   const attached = await upload(server, `/organizations/${orgSlug}/cases/${caseId}/attachments`, evidence, { fileName: SECRET.attachmentName });
   expect(attached.status).toBe(201);
   const match = await until("the attachment's media match", async () => (await admin.trpc.mediaBanks.caseMatches.query({ orgSlug, caseId })).matches[0], 20_000);
+  await until("the case's media all matched", async () => (await admin.trpc.mediaBanks.caseMatches.query({ orgSlug, caseId })).media.every((m) => m.matchedAt !== null), 20_000);
+  // The specialist's decision to bank the case's media into a second bank (undoable: the banking).
+  const decidedBank = (await admin.trpc.mediaBanks.create.mutate({ orgSlug, projectId, name: "Decided media" })).bank;
+  const banking = (await specialist.trpc.mediaBanks.bankCaseMedia.mutate({ orgSlug, caseId, bankId: decidedBank.id, reason: "Known image" })).banking;
+  await until("the banking's check of past media done", async () => (await specialist.trpc.mediaBanks.caseBankings.query({ orgSlug, caseId })).bankings[0]!.check.status === "done", 20_000);
 
   w = {
     visibleCaseId,
@@ -229,6 +238,7 @@ beforeAll(async () => {
     bankId: bank.id,
     entryId: entry.id,
     matchId: match.id,
+    bankingId: banking.id,
   };
 }, 60_000);
 
@@ -286,6 +296,7 @@ function restrictedValues(caller: DashboardUser): Record<string, unknown> {
     bankId: w.bankId,
     entryId: w.entryId,
     matchId: w.matchId,
+    bankingId: w.bankingId,
     assigneeId: caller.id,
     // A bulk reassignment: the specialist's held cases (of the restricted queue), to the caller.
     fromUserId: specialist.id,
@@ -340,7 +351,7 @@ function inputOf(p: Procedure, caller: DashboardUser, target: Target = "restrict
 }
 
 /** Ids of the restricted cases' things: a leak unless the caller sent them itself. */
-const secretIds = () => [w.caseId, w.reportId, w.bulkCaseId, w.bulkReportId, w.bulkId, w.actionId, w.appealId, w.reviewId, w.attachmentId, w.matchId];
+const secretIds = () => [w.caseId, w.reportId, w.bulkCaseId, w.bulkReportId, w.bulkId, w.actionId, w.appealId, w.reviewId, w.attachmentId, w.matchId, w.bankingId];
 
 /** What of the restricted case an answer shows, but for what the caller sent itself (a search's words, an id). */
 function leaks(answer: string, input: unknown): string[] {
@@ -371,6 +382,7 @@ async function snapshot(): Promise<string> {
     await read("dashboard.audit", { entityType: "case", entityId: w.caseId }),
     await read("attachments.list", { orgSlug: w.orgSlug, caseId: w.caseId }),
     await read("mediaBanks.caseMatches", { orgSlug: w.orgSlug, caseId: w.caseId }),
+    await read("mediaBanks.caseBankings", { orgSlug: w.orgSlug, caseId: w.caseId }),
   ]);
 }
 

@@ -1457,6 +1457,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/organizations/{orgSlug}/cases/{caseId}/media-bankings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A case's media bankings
+         * @description Each banking of the case's media, newest first: the bank, the reason, who, the entries it added (those still in the bank), whether it was undone, and its check of the project's past media.
+         */
+        get: operations["mediaBanks-caseBankings"];
+        put?: never;
+        /**
+         * Bank a case's media (a moderator's decision)
+         * @description Adds each hashed media item's SHA-256, MD5 and PDQ hash (a PDQ hash only when its quality reaches the bank's floor) to a bank of the case's project, with the moderator's `reason` kept on each entry (its metadata) and its origin naming the case and the moderator. Hashes the bank holds already are left as they are (`unchanged`). For a moderator who may work the case (a 404 otherwise; a 403 while reviewing it blind). Audited on the case (`CASE_MEDIA_BANKED`, with the reason) and on the bank. The project's past media are then checked against the new entries in the background (`check`); matches found so are recorded like any other. Undo: `POST /organizations/{orgSlug}/media-bankings/{bankingId}/undo`.
+         */
+        post: operations["mediaBanks-bankCaseMedia"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{orgSlug}/media-bankings/{bankingId}/undo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Undo a banking of a case's media
+         * @description Removes the entries the banking added (those still in the bank), with their matches; the entries the bank held before it stay. Its check of the past media stops. For a moderator who may work the case; audited on the case (`CASE_MEDIA_UNBANKED`) and on the bank (`MEDIA_BANK_ENTRIES_REMOVED`).
+         */
+        post: operations["mediaBanks-unbankCaseMedia"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/organizations/{orgSlug}/reports/{reportId}/attachments": {
         parameters: {
             query?: never;
@@ -2493,6 +2537,54 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
         };
+        MediaBanking: {
+            id: string;
+            caseId: string;
+            bank: {
+                id: string;
+                name: string;
+                negative: boolean;
+            };
+            reason: string;
+            by: {
+                type: string;
+                id: string | null;
+            };
+            /** @description The entries the banking added (and still in the bank) */
+            entries: {
+                id: string;
+                /** @enum {string} */
+                signalType: "sha256" | "md5" | "pdq";
+                value: string;
+            }[];
+            /** @description Entries the banking added */
+            added: number;
+            /** @description Hashes the bank held already (left as they were, and by an undo) */
+            unchanged: number;
+            /** @description PDQ hashes not banked: their quality is under the bank's floor */
+            belowFloor: number;
+            /** Format: date-time */
+            createdAt: string;
+            undone: {
+                /** Format: date-time */
+                at: string;
+                by: {
+                    type: string;
+                    id: string | null;
+                };
+                removed: number;
+            } | null;
+            /** @description The check of the project's past media against the entries added, in the background */
+            check: {
+                /** @enum {string} */
+                status: "waiting" | "running" | "done" | "stopped";
+                /** @description Media items of the project checked so far */
+                checked: number;
+                /** @description Matches the check recorded */
+                matches: number;
+                finishedAt: string | null;
+            };
+        };
         /** @description Every error the server answers. */
         Error: {
             /** @description What went wrong, safe to show */
@@ -3020,7 +3112,7 @@ export interface operations {
     "audit-list": {
         parameters: {
             query?: {
-                action?: "REPORT_CREATED" | "REPORT_TRIAGED" | "REPORT_ESCALATED" | "REPORT_RESOLVED" | "REPORT_DISMISSED" | "REPORT_STATUS_CHANGED" | "REPORT_MOVED" | "REPORT_APPEALED" | "REPORT_UPHELD" | "REPORT_OVERTURNED" | "REPORT_CLOSED" | "REPORT_DECISION_UNDONE" | "REPORTER_TRUSTED_CHANGED" | "REPORTER_MUTED" | "REPORTER_UNMUTED" | "CASE_OPENED" | "CASE_BUCKET_RAISED" | "CASE_STATUS_CHANGED" | "CASE_ASSIGNED" | "CASE_ESCALATED" | "CASE_TAGS_CHANGED" | "CASE_UNASSIGNED" | "CASE_SKIPPED" | "CASE_NOTE_ADDED" | "ATTACHMENT_ADDED" | "ATTACHMENT_OPENED" | "ATTACHMENT_DELETED" | "MEDIA_BANK_CREATED" | "MEDIA_BANK_UPDATED" | "MEDIA_BANK_DELETED" | "MEDIA_BANK_ENTRIES_ADDED" | "MEDIA_BANK_ENTRY_REMOVED" | "MEDIA_BANK_ENTRY_QUARANTINED" | "MEDIA_BANK_ENTRY_RELEASED" | "MEDIA_MATCHED" | "MEDIA_MATCH_CONFIRMED" | "MEDIA_MATCH_REJECTED" | "CASE_PRIORITY_CHANGED" | "CASE_QUEUE_CHANGED" | "QUALITY_REVIEW_SAMPLED" | "QUALITY_REVIEW_SUBMITTED" | "QUALITY_REVIEW_ACKNOWLEDGED" | "CASE_ROUTE_REFUSED" | "APPEAL_FILED" | "APPEAL_UPHELD" | "APPEAL_OVERTURNED" | "BULK_DECISION_MADE" | "BULK_DECISION_UNDONE" | "DECISION_TEMPLATE_CREATED" | "DECISION_TEMPLATE_UPDATED" | "DECISION_TEMPLATE_DELETED" | "ENFORCEMENT_ACTION_CREATED" | "ENFORCEMENT_ACTION_STARTED" | "ENFORCEMENT_ACTION_CANCELLED" | "ENFORCEMENT_ACTION_UPDATED" | "ENFORCEMENT_ACTION_REVOKED" | "ENFORCEMENT_ACTION_EXPIRED" | "AI_ANALYZED" | "LINK_SCAN_SKIPPED" | "PROJECT_CREATED" | "PROJECT_RENAMED" | "PROJECT_DELETED" | "PROJECT_SETTINGS_CHANGED" | "PROJECT_DSA_SETTINGS_CHANGED" | "PROJECT_STRIKE_POLICY_CHANGED" | "STRIKE_ADDED" | "STRIKE_REMOVED" | "QUEUE_CREATED" | "QUEUE_UPDATED" | "QUEUE_DELETED" | "RULE_CREATED" | "RULE_UPDATED" | "EVAL_SET_CREATED" | "EVAL_SET_ITEMS_ADDED" | "EVAL_RUN_STARTED" | "EVAL_RUN_CANCELLED" | "RULE_DELETED" | "CATEGORY_CREATED" | "CATEGORY_UPDATED" | "CATEGORY_DELETED" | "POLICY_VERSION_CREATED" | "POLICY_STATUS_CHANGED" | "USER_CREATED" | "USER_ROLE_CHANGED" | "USER_DISABLED" | "USER_ENABLED" | "USER_PASSWORD_CHANGED" | "USER_PASSWORD_RESET" | "USER_SIGNED_IN_SSO" | "USER_SSO_LINKED" | "USER_SSO_LINK_ALLOWED" | "SSO_SIGN_IN_REFUSED" | "OIDC_SETTINGS_CHANGED" | "VIEWING_DEFAULTS_CHANGED" | "WEBHOOK_ENDPOINT_CREATED" | "WEBHOOK_ENDPOINT_UPDATED" | "WEBHOOK_ENDPOINT_DELETED" | "WEBHOOK_ENDPOINT_DISABLED" | "WEBHOOK_SECRET_ROTATED" | "TRANSPARENCY_SUBMISSION_CHANGED" | "WEBHOOK_DELIVERY_REPLAYED";
+                action?: "REPORT_CREATED" | "REPORT_TRIAGED" | "REPORT_ESCALATED" | "REPORT_RESOLVED" | "REPORT_DISMISSED" | "REPORT_STATUS_CHANGED" | "REPORT_MOVED" | "REPORT_APPEALED" | "REPORT_UPHELD" | "REPORT_OVERTURNED" | "REPORT_CLOSED" | "REPORT_DECISION_UNDONE" | "REPORTER_TRUSTED_CHANGED" | "REPORTER_MUTED" | "REPORTER_UNMUTED" | "CASE_OPENED" | "CASE_BUCKET_RAISED" | "CASE_STATUS_CHANGED" | "CASE_ASSIGNED" | "CASE_ESCALATED" | "CASE_TAGS_CHANGED" | "CASE_UNASSIGNED" | "CASE_SKIPPED" | "CASE_NOTE_ADDED" | "ATTACHMENT_ADDED" | "ATTACHMENT_OPENED" | "ATTACHMENT_DELETED" | "MEDIA_BANK_CREATED" | "MEDIA_BANK_UPDATED" | "MEDIA_BANK_DELETED" | "MEDIA_BANK_ENTRIES_ADDED" | "MEDIA_BANK_ENTRIES_REMOVED" | "CASE_MEDIA_BANKED" | "CASE_MEDIA_UNBANKED" | "MEDIA_BANK_ENTRY_REMOVED" | "MEDIA_BANK_ENTRY_QUARANTINED" | "MEDIA_BANK_ENTRY_RELEASED" | "MEDIA_MATCHED" | "MEDIA_MATCH_CONFIRMED" | "MEDIA_MATCH_REJECTED" | "CASE_PRIORITY_CHANGED" | "CASE_QUEUE_CHANGED" | "QUALITY_REVIEW_SAMPLED" | "QUALITY_REVIEW_SUBMITTED" | "QUALITY_REVIEW_ACKNOWLEDGED" | "CASE_ROUTE_REFUSED" | "APPEAL_FILED" | "APPEAL_UPHELD" | "APPEAL_OVERTURNED" | "BULK_DECISION_MADE" | "BULK_DECISION_UNDONE" | "DECISION_TEMPLATE_CREATED" | "DECISION_TEMPLATE_UPDATED" | "DECISION_TEMPLATE_DELETED" | "ENFORCEMENT_ACTION_CREATED" | "ENFORCEMENT_ACTION_STARTED" | "ENFORCEMENT_ACTION_CANCELLED" | "ENFORCEMENT_ACTION_UPDATED" | "ENFORCEMENT_ACTION_REVOKED" | "ENFORCEMENT_ACTION_EXPIRED" | "AI_ANALYZED" | "LINK_SCAN_SKIPPED" | "PROJECT_CREATED" | "PROJECT_RENAMED" | "PROJECT_DELETED" | "PROJECT_SETTINGS_CHANGED" | "PROJECT_DSA_SETTINGS_CHANGED" | "PROJECT_STRIKE_POLICY_CHANGED" | "STRIKE_ADDED" | "STRIKE_REMOVED" | "QUEUE_CREATED" | "QUEUE_UPDATED" | "QUEUE_DELETED" | "RULE_CREATED" | "RULE_UPDATED" | "EVAL_SET_CREATED" | "EVAL_SET_ITEMS_ADDED" | "EVAL_RUN_STARTED" | "EVAL_RUN_CANCELLED" | "RULE_DELETED" | "CATEGORY_CREATED" | "CATEGORY_UPDATED" | "CATEGORY_DELETED" | "POLICY_VERSION_CREATED" | "POLICY_STATUS_CHANGED" | "USER_CREATED" | "USER_ROLE_CHANGED" | "USER_DISABLED" | "USER_ENABLED" | "USER_PASSWORD_CHANGED" | "USER_PASSWORD_RESET" | "USER_SIGNED_IN_SSO" | "USER_SSO_LINKED" | "USER_SSO_LINK_ALLOWED" | "SSO_SIGN_IN_REFUSED" | "OIDC_SETTINGS_CHANGED" | "VIEWING_DEFAULTS_CHANGED" | "WEBHOOK_ENDPOINT_CREATED" | "WEBHOOK_ENDPOINT_UPDATED" | "WEBHOOK_ENDPOINT_DELETED" | "WEBHOOK_ENDPOINT_DISABLED" | "WEBHOOK_SECRET_ROTATED" | "TRANSPARENCY_SUBMISSION_CHANGED" | "WEBHOOK_DELIVERY_REPLAYED";
                 entityType?: string;
                 entityId?: string;
                 projectId?: string;
@@ -11131,6 +11223,260 @@ export interface operations {
                 };
             };
             /** @description The match has this verdict already */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "mediaBanks-caseBankings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                caseId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        bankings: components["schemas"]["MediaBanking"][];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "mediaBanks-bankCaseMedia": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                caseId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    bankId: string;
+                    /** @description Why the media are banked: kept on each entry (its metadata) and shown with every match of it, and in the audit trail */
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        banking: components["schemas"]["MediaBanking"];
+                    };
+                };
+            };
+            /** @description Invalid input (a missing or empty `reason`), or the bank is not one of the case's project's */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A publishable key, a viewer, or a case the caller is reviewing blind */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, case or bank does not exist, belongs to another organization, or the case is in a queue the caller may not work */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing to bank: the case has no hashed media (or they are still being hashed, or only PDQ hashes under the bank's floor), or the bank holds every hash already */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database (or, where the route says so, another backend it needs) cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "mediaBanks-unbankCaseMedia": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                bankingId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        banking: components["schemas"]["MediaBanking"];
+                    };
+                };
+            };
+            /** @description Invalid input (path, query or body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (a publishable key outside report creation and report reasons of its own project, or a plan without the feature) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization, project or resource does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The banking was undone already */
             409: {
                 headers: {
                     [name: string]: unknown;

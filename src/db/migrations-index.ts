@@ -41,6 +41,7 @@ import m38 from "../../drizzle/0038_attachments.sql" with { type: "text" };
 import m39 from "../../drizzle/0039_enrichment_order_and_reuse.sql" with { type: "text" };
 import m40 from "../../drizzle/0040_media_banks.sql" with { type: "text" };
 import m41 from "../../drizzle/0041_video_frames.sql" with { type: "text" };
+import m42 from "../../drizzle/0042_media_bank_additions.sql" with { type: "text" };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -92,4 +93,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0039_enrichment_order_and_reuse", when: 1796556003462, breakpoints: true, sql: m39 },
   { tag: "0040_media_banks", when: 1796557421136, breakpoints: true, sql: m40 },
   { tag: "0041_video_frames", when: 1796567451975, breakpoints: true, sql: m41 },
+  { tag: "0042_media_bank_additions", when: 1796570033123, breakpoints: true, sql: m42 },
 ];

@@ -71,5 +71,5 @@ export const {
   transparencySubmissions, webhookEndpoints, webhookDeliveries, webhookAttempts, oidcConfigs, oidcSignIns,
   sessions, rateWindows, evalSets, evalSetVersions, evalItems, evalRuns, evalRunItems,
   attachmentBlobs, attachments, attachmentStores,
-  mediaBanks, mediaBankEntries, mediaBankVersions, caseMedia, mediaMatches,
+  mediaBanks, mediaBankEntries, mediaBankAdditions, mediaBankVersions, caseMedia, mediaMatches,
 } = defineTables(pg);

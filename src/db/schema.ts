@@ -64,6 +64,7 @@ export const attachments = tables.attachments;
 export const attachmentStores = tables.attachmentStores;
 export const mediaBanks = tables.mediaBanks;
 export const mediaBankEntries = tables.mediaBankEntries;
+export const mediaBankAdditions = tables.mediaBankAdditions;
 export const mediaBankVersions = tables.mediaBankVersions;
 export const caseMedia = tables.caseMedia;
 export const mediaMatches = tables.mediaMatches;

@@ -39,7 +39,7 @@ import { ROLES } from "../domain/views/user.ts";
 import { PROVISIONING } from "../domain/views/sso.ts";
 import { DELIVERY_STATUSES } from "../domain/views/webhook.ts";
 import { MEDIA_TYPES, PREVIEW_STATUSES } from "../domain/views/attachment.ts";
-import { FRAME_HASHINGS, MATCH_STATUSES, MEDIA_STATUSES, SIGNAL_TYPES } from "../domain/views/media-bank.ts";
+import { ADDITION_KINDS, FRAME_HASHINGS, MATCH_STATUSES, MEDIA_STATUSES, SIGNAL_TYPES } from "../domain/views/media-bank.ts";
 
 /** The organization the row belongs to: deleted with it. */
 const orgId = () => text("org_id").notNull().references("organizations");
@@ -1382,8 +1382,51 @@ const description = {
       quarantinedAt: time("quarantined_at"),
       quarantineReason: text("quarantine_reason"),
       createdAt: time("created_at").notNull(),
+      /** The addition it came with (media_bank_additions; null before additions were recorded): what an undo of a banking removes, what the past media check reads. No reference: an entry outlives its case. */
+      additionId: text("addition_id"),
     },
-    (t) => [uniqueIndex("media_bank_entries_signal_idx").on(t.bankId, t.signalType, t.value), index("media_bank_entries_project_idx").on(t.projectId)],
+    (t) => [uniqueIndex("media_bank_entries_signal_idx").on(t.bankId, t.signalType, t.value), index("media_bank_entries_project_idx").on(t.projectId), index("media_bank_entries_addition_idx").on(t.additionId)],
+  ),
+
+  /**
+   * Entries added to a bank together (docs/media.md, "Banking from a decision"): entries added
+   * one by one or imported (`entries`), or a case's media banked by a moderator's decision
+   * (`case`, with its reason; undoable). Each carries the check of the project's past media
+   * against its entries, run in the background a batch at a time: its cursor is here, so a
+   * restart continues where it stopped.
+   */
+  mediaBankAdditions: table(
+    "media_bank_additions",
+    {
+      id: id(),
+      orgId: orgId(),
+      projectId: projectId(),
+      bankId: text("bank_id").notNull().references("media_banks"),
+      kind: text("kind", { enum: ADDITION_KINDS }).notNull(),
+      /** The case whose media were banked (`case`). No reference: the entries outlive the case. */
+      caseId: text("case_id"),
+      /** Why the moderator banked them (`case`). */
+      reason: text("reason"),
+      addedByType: text("added_by_type").notNull(),
+      addedById: text("added_by_id"),
+      /** Entries the addition added; signals the bank held already; PDQ hashes under the bank's quality floor, not added. */
+      added: int("added").notNull(),
+      unchanged: int("unchanged").notNull(),
+      belowFloor: int("below_floor").notNull(),
+      createdAt: time("created_at").notNull(),
+      /** An undone banking: its entries removed (how many), by whom. */
+      undoneAt: time("undone_at"),
+      undoneByType: text("undone_by_type"),
+      undoneById: text("undone_by_id"),
+      removed: int("removed"),
+      /** The past media check: the last media item it will check (the project's newest when it started), the last one checked, how many, the matches it recorded, when it ended. */
+      checkThrough: text("check_through"),
+      checkAfter: text("check_after"),
+      checked: int("checked").notNull(),
+      checkMatches: int("check_matches").notNull(),
+      checkedAt: time("checked_at"),
+    },
+    (t) => [index("media_bank_additions_case_idx").on(t.caseId), index("media_bank_additions_bank_idx").on(t.bankId, t.checkThrough)],
   ),
 
   /**
@@ -1426,7 +1469,8 @@ const description = {
       /** When it was last matched against the project's banks (null: not yet). */
       matchedAt: time("matched_at"),
     },
-    (t) => [index("case_media_case_idx").on(t.caseId), index("case_media_attachment_idx").on(t.attachmentId)],
+    // (project, id): the past media check reads a project's media in id order, a batch at a time.
+    (t) => [index("case_media_case_idx").on(t.caseId), index("case_media_attachment_idx").on(t.attachmentId), index("case_media_project_idx").on(t.projectId, t.id)],
   ),
 
   /** A case's media item matched by a bank entry (docs/media.md): why, what it did, and the moderator's verdict. */

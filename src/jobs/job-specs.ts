@@ -19,6 +19,7 @@ import { runShadowAnalysis } from "../domain/analysis/shadow.ts";
 import { runSubmissionJob } from "../domain/dsa/transparency-submission.ts";
 import { makeAttachmentPreview } from "../domain/attachments/attachments.ts";
 import { processMedia } from "../domain/banks/matching.ts";
+import { checkPastMedia } from "../domain/banks/past-check.ts";
 import { takeLadderStep } from "../domain/enforcement/strike-ladder.ts";
 import { workEvalRun } from "../domain/evaluation/runs.ts";
 import { KEPT_PRIORITY_MAX } from "../domain/views/enrichment-order.ts";
@@ -70,6 +71,7 @@ const strikePayload = z.object({ strikeId: z.string() });
 const submitPayload = z.object({ orgId: z.string() });
 const previewPayload = z.object({ blobId: z.string() });
 const mediaPayload = z.object({ mediaId: z.string() });
+const pastCheckPayload = z.object({ additionId: z.string(), after: z.string().nullable() });
 
 /**
  * The organization of an enrichment job. Jobs enqueued before jobs carried one (migration 0007)
@@ -194,6 +196,21 @@ export const JOB_SPECS = {
       });
     },
     slots: (config) => config.laneSlots.previews,
+    backlogBound: null,
+    retention: CONFIGURED_RETENTION,
+  },
+  [JOB_KIND.mediaPastCheck]: {
+    // One batch of a project's past media checked against an addition's entries; the next batch is the next job (its cursor persisted with it).
+    handle: async (deps, payload, job) => {
+      const { additionId, after } = pastCheckPayload.parse(payload);
+      if (job.orgId === null) return;
+      await checkPastMedia(jobContext(deps, job.orgId), { additionId, after, ...deps.config.mediaCheck });
+    },
+    // One slot: checks take turns a batch at a time, and never hold the media jobs of new reports.
+    slots: () => 1,
+    // Never shed: a check's cursor is its progress. Its backlog is bounded by construction: one
+    // job per addition being checked, and entries added one by one or imported while a check of
+    // their bank waits join it (src/domain/banks/banks.ts, entriesAddition).
     backlogBound: null,
     retention: CONFIGURED_RETENTION,
   },

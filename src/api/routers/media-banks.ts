@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { addEntry, createBank, deleteBank, exportEntries, getBank, importEntries, listBanks, listEntries, releaseEntry, removeEntry, updateBank } from "../../domain/banks/banks.ts";
+import { bankCaseMedia, caseBankings, unbankCaseMedia } from "../../domain/banks/banking.ts";
 import { caseMediaMatches, decideMatch } from "../../domain/banks/matching.ts";
 import {
-  BANK_FILE_FORMATS, bankCreateSchema, bankPatchSchema, bankViewSchema, caseMediaViewSchema, entryInputSchema, entryViewSchema, importResultSchema, matchViewSchema, MAX_IMPORT_CHARS,
+  BANK_FILE_FORMATS, bankCaseMediaInputSchema, bankCreateSchema, bankingViewSchema, bankPatchSchema, bankViewSchema, caseMediaViewSchema, entryInputSchema, entryViewSchema, importResultSchema, matchViewSchema, MAX_IMPORT_CHARS,
 } from "../../domain/views/media-bank.ts";
 import { projectIdSchema } from "../../domain/views/validation.ts";
 import { limitSchema } from "../schemas.ts";
@@ -14,6 +15,7 @@ const id = z.string().min(1).max(64);
 const banksPath = "/organizations/{orgSlug}/projects/{projectId}/media-banks";
 const bankPath = "/organizations/{orgSlug}/media-banks/{bankId}";
 const nameTaken = { 409: "Another bank of the project has this name" };
+const bankingsPath = "/organizations/{orgSlug}/cases/{caseId}/media-bankings";
 
 /**
  * Banks of known harmful media and the matches of a case's media (docs/media.md). Admins (and
@@ -174,4 +176,56 @@ export const mediaBanksRouter = router({
     })
     .output(z.object({ match: matchViewSchema }))
     .mutation(async ({ ctx, input }) => ({ match: await decideMatch(ctx.domain, { matchId: input.matchId, verdict: input.verdict }) })),
+
+  bankCaseMedia: orgProcedure(bankCaseMediaInputSchema.extend({ orgSlug, caseId: id }))
+    .meta({
+      family: "org",
+      successStatus: 201,
+      openapi: {
+        method: "POST",
+        path: bankingsPath,
+        summary: "Bank a case's media (a moderator's decision)",
+        description:
+          "Adds each hashed media item's SHA-256, MD5 and PDQ hash (a PDQ hash only when its quality reaches the bank's floor) to a bank of the case's project, with the moderator's `reason` kept on each entry (its metadata) and its origin naming the case and the moderator. Hashes the bank holds already are left as they are (`unchanged`). For a moderator who may work the case (a 404 otherwise; a 403 while reviewing it blind). Audited on the case (`CASE_MEDIA_BANKED`, with the reason) and on the bank. The project's past media are then checked against the new entries in the background (`check`); matches found so are recorded like any other. Undo: `POST /organizations/{orgSlug}/media-bankings/{bankingId}/undo`.",
+        tags,
+        errorResponses: {
+          400: "Invalid input (a missing or empty `reason`), or the bank is not one of the case's project's",
+          404: "The organization, case or bank does not exist, belongs to another organization, or the case is in a queue the caller may not work",
+          403: "A publishable key, a viewer, or a case the caller is reviewing blind",
+          409: "Nothing to bank: the case has no hashed media (or they are still being hashed, or only PDQ hashes under the bank's floor), or the bank holds every hash already",
+        },
+      },
+    })
+    .output(z.object({ banking: bankingViewSchema }))
+    .mutation(async ({ ctx, input }) => ({ banking: await bankCaseMedia(ctx.domain, { caseId: input.caseId, bankId: input.bankId, reason: input.reason }) })),
+
+  caseBankings: orgProcedure(z.object({ orgSlug, caseId: id }))
+    .meta({
+      family: "org",
+      openapi: {
+        method: "GET",
+        path: bankingsPath,
+        summary: "A case's media bankings",
+        description: "Each banking of the case's media, newest first: the bank, the reason, who, the entries it added (those still in the bank), whether it was undone, and its check of the project's past media.",
+        tags,
+      },
+    })
+    .output(z.object({ bankings: z.array(bankingViewSchema) }))
+    .query(async ({ ctx, input }) => ({ bankings: await caseBankings(ctx.domain, { caseId: input.caseId }) })),
+
+  unbankCaseMedia: orgProcedure(z.object({ orgSlug, bankingId: id }))
+    .meta({
+      family: "org",
+      openapi: {
+        method: "POST",
+        path: "/organizations/{orgSlug}/media-bankings/{bankingId}/undo",
+        summary: "Undo a banking of a case's media",
+        description:
+          "Removes the entries the banking added (those still in the bank), with their matches; the entries the bank held before it stay. Its check of the past media stops. For a moderator who may work the case; audited on the case (`CASE_MEDIA_UNBANKED`) and on the bank (`MEDIA_BANK_ENTRIES_REMOVED`).",
+        tags,
+        errorResponses: { 409: "The banking was undone already" },
+      },
+    })
+    .output(z.object({ banking: bankingViewSchema }))
+    .mutation(async ({ ctx, input }) => ({ banking: await unbankCaseMedia(ctx.domain, { bankingId: input.bankingId }) })),
 });

@@ -6,8 +6,9 @@
  * project's banks' version up (media_bank_versions) in its own transaction: the in-memory index
  * of every instance reloads when it moved (matching.ts).
  */
-import { and, asc, count, eq, gt, inArray, isNotNull, sql } from "drizzle-orm";
-import { mediaBankEntries, mediaBanks, mediaBankVersions, mediaMatches } from "../../db/schema.ts";
+import { and, asc, count, eq, gt, inArray, isNotNull, isNull, sql } from "drizzle-orm";
+import { forUpdate } from "../../db/prepared.ts";
+import { mediaBankAdditions, mediaBankEntries, mediaBanks, mediaBankVersions, mediaMatches } from "../../db/schema.ts";
 import { recordAudit } from "../core/audit.ts";
 import { iso, isoOrNull } from "../core/clock.ts";
 import { transaction, type DomainContext } from "../core/context.ts";
@@ -15,7 +16,9 @@ import { badRequest, conflict, DomainError, notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { requireProject } from "../accounts/projects.ts";
 import { csvRows, csvText } from "../plumbing/csv.ts";
+import { enqueueJob } from "../plumbing/jobs.ts";
 import { slicer } from "../plumbing/slices.ts";
+import { JOB_KIND } from "../views/job.ts";
 import {
   bankActionSchema, DEFAULT_BANK_PDQ_DISTANCE, DEFAULT_BANK_QUALITY_FLOOR, entryInputSchema, entryMetadataSchema, MAX_IMPORT_CHARS, MAX_IMPORT_ENTRIES, normalizeSignal, SIGNAL_TYPES,
   type BankAction, type BankCreate, type BankFileFormat, type BankPatch, type BankView, type EntryInput, type EntryView, type ImportResult, type SignalType,
@@ -234,8 +237,8 @@ export async function listEntries(ctx: DomainContext, input: { bankId: string; l
   return { entries: page.map((r) => entryView(r, figures.get(r.id)!)), next: rows.length > input.limit ? page[page.length - 1]!.id : null };
 }
 
-/** An entry's row as stored, from an input already checked (its value normalized). */
-function entryRow(ctx: DomainContext, bank: BankRow, e: { signalType: SignalType; value: string; origin: string | null; metadata: Record<string, unknown> | null }, now: number): EntryRow {
+/** An entry's row as stored, from an input already checked (its value normalized), with the addition it comes with. */
+export function entryRow(ctx: DomainContext, bank: BankRow, e: { signalType: SignalType; value: string; origin: string | null; metadata: Record<string, unknown> | null }, now: number, additionId: string): EntryRow {
   return {
     id: newId(),
     orgId: bank.orgId,
@@ -250,7 +253,75 @@ function entryRow(ctx: DomainContext, bank: BankRow, e: { signalType: SignalType
     quarantinedAt: null,
     quarantineReason: null,
     createdAt: now,
+    additionId,
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Additions: entries added together, and the check of the project's past media against them
+
+export type AdditionRow = typeof mediaBankAdditions.$inferSelect;
+
+/** A new addition's row (its check waiting for its first batch). */
+export function additionRow(ctx: DomainContext, bank: BankRow, fields: Pick<AdditionRow, "id" | "kind" | "caseId" | "reason" | "added" | "unchanged" | "belowFloor">, now: number): AdditionRow {
+  return {
+    ...fields,
+    orgId: bank.orgId,
+    projectId: bank.projectId,
+    bankId: bank.id,
+    addedByType: ctx.actor.type,
+    addedById: ctx.actor.id,
+    createdAt: now,
+    undoneAt: null,
+    undoneByType: null,
+    undoneById: null,
+    removed: null,
+    checkThrough: null,
+    checkAfter: null,
+    checked: 0,
+    checkMatches: 0,
+    checkedAt: null,
+  };
+}
+
+/**
+ * Records an addition and enqueues the check of the project's past media against its entries
+ * (past-check.ts), inside the change's transaction: the job exists exactly when the entries do.
+ */
+export async function startAddition(ctx: DomainContext, row: AdditionRow): Promise<void> {
+  await ctx.db.insert(mediaBankAdditions).values(row);
+  await enqueueJob(ctx, { orgId: row.orgId, kind: JOB_KIND.mediaPastCheck, payload: { additionId: row.id, after: null }, entityId: row.id, maxAttempts: 50 });
+}
+
+/**
+ * The addition that entries added one by one or imported go with: one of the bank's whose check
+ * has not started yet, when there is one (locked: its check starts after this change commits, so
+ * it reads these entries too), else a new one. Entries added one after another thus share one
+ * check of the past media rather than each scanning them all: the check's lane holds at most
+ * one waiting job per bank for them. Answers its id and whether it is new (then `startAddition`
+ * it once the entries are in).
+ */
+async function entriesAddition(ctx: DomainContext, bank: BankRow): Promise<{ id: string; isNew: boolean }> {
+  const [waiting] = await forUpdate(
+    ctx.db
+      .select({ id: mediaBankAdditions.id })
+      .from(mediaBankAdditions)
+      .where(and(eq(mediaBankAdditions.bankId, bank.id), eq(mediaBankAdditions.kind, "entries"), isNull(mediaBankAdditions.checkThrough), isNull(mediaBankAdditions.checkedAt)))
+      .limit(1),
+  );
+  return waiting ? { id: waiting.id, isNew: false } : { id: newId(), isNew: true };
+}
+
+/** Counts entries into an addition: a new one is recorded with its check; one waiting is counted up. */
+async function countAddition(ctx: DomainContext, bank: BankRow, addition: { id: string; isNew: boolean }, added: number, unchanged: number, now: number): Promise<void> {
+  if (addition.isNew) {
+    if (added > 0) await startAddition(ctx, additionRow(ctx, bank, { id: addition.id, kind: "entries", caseId: null, reason: null, added, unchanged, belowFloor: 0 }, now));
+    return;
+  }
+  await ctx.db
+    .update(mediaBankAdditions)
+    .set({ added: sql`${mediaBankAdditions.added} + ${added}`, unchanged: sql`${mediaBankAdditions.unchanged} + ${unchanged}` })
+    .where(eq(mediaBankAdditions.id, addition.id));
 }
 
 export async function addEntry(ctx: DomainContext, input: EntryInput & { bankId: string }): Promise<EntryView> {
@@ -258,11 +329,14 @@ export async function addEntry(ctx: DomainContext, input: EntryInput & { bankId:
   if (value === null) throw badRequest(`value: not a ${input.signalType} hash (${input.signalType === "md5" ? 32 : 64} hexadecimal digits)`);
   const row = await transaction(ctx, async () => {
     const bank = await requireBank(ctx, input.bankId);
-    const row = entryRow(ctx, bank, { signalType: input.signalType, value, origin: input.origin ?? null, metadata: input.metadata ?? null }, ctx.clock.now());
+    const now = ctx.clock.now();
+    const addition = await entriesAddition(ctx, bank);
+    const row = entryRow(ctx, bank, { signalType: input.signalType, value, origin: input.origin ?? null, metadata: input.metadata ?? null }, now, addition.id);
     const inserted = await ctx.db.insert(mediaBankEntries).values(row).onConflictDoNothing().returning({ id: mediaBankEntries.id });
     if (inserted.length === 0) throw conflict("The bank holds this signal already");
+    await countAddition(ctx, bank, addition, 1, 0, now);
     await bumpBankVersion(ctx, bank.projectId);
-    await recordAudit(ctx, { projectId: bank.projectId, action: "MEDIA_BANK_ENTRIES_ADDED", entityType: "media_bank", entityId: bank.id, data: { added: 1, entryId: row.id, signalType: row.signalType, origin: row.origin } });
+    await recordAudit(ctx, { projectId: bank.projectId, action: "MEDIA_BANK_ENTRIES_ADDED", entityType: "media_bank", entityId: bank.id, data: { added: 1, entryId: row.id, signalType: row.signalType, origin: row.origin, additionId: addition.id } });
     return row;
   });
   return entryView(row, { matches: 0, confirmed: 0, rejected: 0 });
@@ -388,14 +462,16 @@ export async function importEntries(ctx: DomainContext, input: { bankId: string;
   const now = ctx.clock.now();
   await transaction(ctx, async () => {
     await requireBank(ctx, bank.id);
+    const addition = await entriesAddition(ctx, bank);
     for (let i = 0; i < entries.length; i += 500) {
-      const rows = entries.slice(i, i + 500).map((e) => entryRow(ctx, bank, e, now));
+      const rows = entries.slice(i, i + 500).map((e) => entryRow(ctx, bank, e, now, addition.id));
       const inserted = await ctx.db.insert(mediaBankEntries).values(rows).onConflictDoNothing().returning({ id: mediaBankEntries.id });
       added += inserted.length;
     }
     if (added > 0) {
+      await countAddition(ctx, bank, addition, added, entries.length - added, now);
       await bumpBankVersion(ctx, bank.projectId);
-      await recordAudit(ctx, { projectId: bank.projectId, action: "MEDIA_BANK_ENTRIES_ADDED", entityType: "media_bank", entityId: bank.id, data: { added, imported: true, origin: input.origin ?? null } });
+      await recordAudit(ctx, { projectId: bank.projectId, action: "MEDIA_BANK_ENTRIES_ADDED", entityType: "media_bank", entityId: bank.id, data: { added, imported: true, origin: input.origin ?? null, additionId: addition.id } });
     }
   });
   return { added, unchanged: entries.length - added, errors: errors.slice(0, MAX_LISTED_ERRORS) };

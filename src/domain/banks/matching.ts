@@ -189,11 +189,15 @@ const takeAction = (ctx: DomainContext, action: BankAction, on: { caseId: string
 /**
  * Matches one hashed media item and records what matched, in one transaction (a retried job
  * records nothing twice: one match per media item and entry). Answers the matches recorded.
+ * `onlyEntries`: the past media check (past-check.ts) records the matches of the entries it
+ * checks for, and no other (a negative bank's match of the item still suppresses them).
  */
-export async function matchMedia(ctx: DomainContext, media: CaseMediaRow): Promise<{ matchId: string; acted: boolean }[]> {
+export async function matchMedia(ctx: DomainContext, media: CaseMediaRow, opts: { onlyEntries?: ReadonlySet<string> } = {}): Promise<{ matchId: string; acted: boolean }[]> {
   const index = await projectIndex(ctx, media.projectId);
-  const hits = hitsOf(index, media);
-  const negative = hits.some((h) => h.bank.negative === 1);
+  const all = hitsOf(index, media);
+  const negative = all.some((h) => h.bank.negative === 1);
+  const only = opts.onlyEntries;
+  const hits = only ? all.filter((h) => only.has(h.entryId)) : all;
   const now = ctx.clock.now();
   return transaction(
     ctx,

@@ -98,18 +98,29 @@ export async function heldIndex(ctx: Pick<DomainContext, "db" | "store">, projec
 
 async function buildIndex(ctx: Pick<DomainContext, "db">, projectId: string, version: number): Promise<ProjectIndex> {
   const banks = await ctx.db.select().from(mediaBanks).where(and(eq(mediaBanks.projectId, projectId), eq(mediaBanks.enabled, 1)));
-  const byId = new Map(banks.map((b) => [b.id, b]));
-  const rows = byId.size
+  const rows = banks.length
     ? await ctx.db
         .select({ id: mediaBankEntries.id, bankId: mediaBankEntries.bankId, signalType: mediaBankEntries.signalType, value: mediaBankEntries.value })
         .from(mediaBankEntries)
-        .where(and(inArray(mediaBankEntries.bankId, [...byId.keys()]), isNull(mediaBankEntries.quarantinedAt)))
+        .where(and(inArray(mediaBankEntries.bankId, banks.map((b) => b.id)), isNull(mediaBankEntries.quarantinedAt)))
     : [];
+  return indexOf(version, banks, rows);
+}
+
+/**
+ * An index of entries of the given banks (those of other banks are left out): a project's whole
+ * index, or the few entries of one addition that the past media check looks for
+ * (src/domain/banks/past-check.ts). Pure of storage.
+ */
+export function indexOf(version: number, banks: readonly BankRow[], rows: readonly { id: string; bankId: string; signalType: SignalType; value: string }[]): ProjectIndex {
+  const byId = new Map(banks.map((b) => [b.id, b]));
   const index: ProjectIndex = { version, banks: byId, entries: [], exact: new ExactHashIndex(), pdq: new PdqIndex(Math.max(16, rows.length)) };
   for (const r of rows) {
+    const bank = byId.get(r.bankId);
+    if (!bank) continue;
     const id = index.entries.length;
     index.entries.push({ entryId: r.id, bankId: r.bankId, signalType: r.signalType });
-    if (r.signalType === "pdq") index.pdq.add(id, r.value, Math.min(255, byId.get(r.bankId)!.pdqDistance));
+    if (r.signalType === "pdq") index.pdq.add(id, r.value, Math.min(255, bank.pdqDistance));
     else index.exact.add(r.signalType, r.value, id);
   }
   return index;

@@ -184,7 +184,24 @@ export const AUDIT_ACTIONS = {
   MEDIA_BANK_CREATED: { label: "Media bank created", entity: ["media_bank"], after: mediaBankFields },
   MEDIA_BANK_UPDATED: { label: "Media bank changed", entity: ["media_bank"], before: mediaBankFields, after: mediaBankFields },
   MEDIA_BANK_DELETED: { label: "Media bank deleted", entity: ["media_bank"], before: mediaBankFields },
-  MEDIA_BANK_ENTRIES_ADDED: { label: "Media bank entries added", entity: ["media_bank"], data: z.object({ added: z.number(), entryId: z.string().optional(), signalType: z.enum(SIGNAL_TYPES).optional(), origin: z.string().nullable().optional(), imported: z.boolean().optional() }) },
+  MEDIA_BANK_ENTRIES_ADDED: {
+    label: "Media bank entries added",
+    entity: ["media_bank"],
+    // `additionId`: the addition whose past media check runs (media_bank_additions); `bankingId` and `caseId`: a case's media banked from a decision.
+    data: z.object({ added: z.number(), entryId: z.string().optional(), signalType: z.enum(SIGNAL_TYPES).optional(), origin: z.string().nullable().optional(), imported: z.boolean().optional(), additionId: z.string().optional(), bankingId: z.string().optional(), caseId: z.string().optional() }),
+  },
+  MEDIA_BANK_ENTRIES_REMOVED: { label: "Media bank entries removed (a banking undone)", entity: ["media_bank"], data: z.object({ bankingId: z.string(), caseId: z.string(), removed: z.number(), entryIds: z.array(z.string()) }) },
+  // A moderator's decision to bank a case's media (src/domain/banks/banking.ts), and its undoing: on the case, with the reason.
+  CASE_MEDIA_BANKED: {
+    label: "Case media banked",
+    entity: ["case"],
+    data: z.object({ bankingId: z.string(), bankId: z.string(), bankName: z.string(), reason: z.string(), added: z.number(), unchanged: z.number(), belowFloor: z.number(), entryIds: z.array(z.string()) }),
+  },
+  CASE_MEDIA_UNBANKED: {
+    label: "Case media banking undone",
+    entity: ["case"],
+    data: z.object({ bankingId: z.string(), bankId: z.string(), bankName: z.string(), reason: z.string(), removed: z.number(), entryIds: z.array(z.string()) }),
+  },
   MEDIA_BANK_ENTRY_REMOVED: { label: "Media bank entry removed", entity: ["media_bank"], data: mediaEntryData },
   MEDIA_BANK_ENTRY_QUARANTINED: { label: "Media bank entry quarantined", entity: ["media_bank"], data: mediaEntryData.extend({ reason: z.string() }) },
   MEDIA_BANK_ENTRY_RELEASED: { label: "Media bank entry released from quarantine", entity: ["media_bank"], data: mediaEntryData },

@@ -28,6 +28,8 @@ export const JOB_KIND = {
   attachmentPreview: "attachment.preview",
   /** A media item of a case fetched (a URL), hashed and matched against its project's banks (src/domain/banks/matching.ts). */
   mediaMatch: "media.match",
+  /** A batch of a project's past media checked against the entries of one addition to a bank; the next batch is the next job (src/domain/banks/past-check.ts). */
+  mediaPastCheck: "media.past_check",
 } as const;
 export type JobKind = (typeof JOB_KIND)[keyof typeof JOB_KIND];
 export const JOB_KINDS: readonly JobKind[] = Object.values(JOB_KIND);

@@ -144,6 +144,64 @@ export const importResultSchema = z.object({
 export type ImportResult = z.infer<typeof importResultSchema>;
 
 // ---------------------------------------------------------------------------------------------
+// Additions of entries, and banking a case's media from a decision
+
+/**
+ * How entries came into a bank together (media_bank_additions): added one by one or imported
+ * (`entries`), or a case's media banked by a moderator's decision (`case`, undoable).
+ */
+export const ADDITION_KINDS = ["entries", "case"] as const;
+export type AdditionKind = (typeof ADDITION_KINDS)[number];
+
+/** The longest reason for banking a case's media (kept in each entry's metadata, whose values are at most 1,000 characters). */
+export const MAX_BANKING_REASON = 1000;
+
+export const bankCaseMediaInputSchema = z.object({
+  bankId: z.string().min(1).max(64),
+  reason: z
+    .string()
+    .trim()
+    .min(1, "say why the media are banked")
+    .max(MAX_BANKING_REASON)
+    .meta({ description: "Why the media are banked: kept on each entry (its metadata) and shown with every match of it, and in the audit trail" }),
+});
+export type BankCaseMediaInput = z.infer<typeof bankCaseMediaInputSchema>;
+
+/**
+ * The past media check of an addition: `waiting` for its first batch, `running` (some media
+ * checked), `done`, or `stopped` (the banking was undone, or its entries are gone).
+ */
+export const PAST_CHECK_STATUSES = ["waiting", "running", "done", "stopped"] as const;
+export type PastCheckStatus = (typeof PAST_CHECK_STATUSES)[number];
+
+export const pastCheckViewSchema = z
+  .object({
+    status: z.enum(PAST_CHECK_STATUSES),
+    checked: z.number().int().meta({ description: "Media items of the project checked so far" }),
+    matches: z.number().int().meta({ description: "Matches the check recorded" }),
+    finishedAt: isoDateTime.nullable(),
+  })
+  .meta({ description: "The check of the project's past media against the entries added, in the background" });
+
+export const bankingViewSchema = z
+  .object({
+    id: z.string(),
+    caseId: z.string(),
+    bank: z.object({ id: z.string(), name: z.string(), negative: z.boolean() }),
+    reason: z.string(),
+    by: z.object({ type: z.string(), id: z.string().nullable() }),
+    entries: z.array(z.object({ id: z.string(), signalType: z.enum(SIGNAL_TYPES), value: z.string() })).meta({ description: "The entries the banking added (and still in the bank)" }),
+    added: z.number().int().meta({ description: "Entries the banking added" }),
+    unchanged: z.number().int().meta({ description: "Hashes the bank held already (left as they were, and by an undo)" }),
+    belowFloor: z.number().int().meta({ description: "PDQ hashes not banked: their quality is under the bank's floor" }),
+    createdAt: isoDateTime,
+    undone: z.object({ at: isoDateTime, by: z.object({ type: z.string(), id: z.string().nullable() }), removed: z.number().int() }).nullable(),
+    check: pastCheckViewSchema,
+  })
+  .meta({ id: "MediaBanking" });
+export type BankingView = z.infer<typeof bankingViewSchema>;
+
+// ---------------------------------------------------------------------------------------------
 // Media of a case, and matches
 
 /**

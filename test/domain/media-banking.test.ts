@@ -1,0 +1,127 @@
+/**
+ * Banking a case's media and the past media check as rules (src/domain/banks/banking.ts,
+ * past-check.ts; docs/media.md): what a case's media give a bank (each hash once, a PDQ hash
+ * only from the bank's floor); the check reads a batch of the project's media per call and
+ * keeps its cursor, a job run again with a cursor that moved on stops instead of starting a
+ * second chain; entries added one after another share one waiting check, a check started takes
+ * no more. No worker runs here: the check's jobs wait, and each batch is called by hand.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { and, asc, eq } from "drizzle-orm";
+import { caseMedia, jobs, mediaBankAdditions, mediaBankEntries, mediaMatches } from "../../src/db/schema.ts";
+import { addEntry, createBank } from "../../src/domain/banks/banks.ts";
+import { signalsToBank } from "../../src/domain/banks/banking.ts";
+import { checkPastMedia, pastCheckStatus } from "../../src/domain/banks/past-check.ts";
+import { createReport } from "../../src/domain/intake/reports.ts";
+import { JOB_KIND } from "../../src/domain/views/job.ts";
+import type { MediaInput } from "../../src/domain/views/media-bank.ts";
+import { domainWorld, type DomainWorld } from "../helpers/builders.ts";
+
+let w: DomainWorld;
+beforeAll(async () => {
+  w = await domainWorld();
+});
+afterAll(async () => {
+  await w.close();
+});
+
+const sha = (s: string) => new Bun.CryptoHasher("sha256").update(s).digest("hex");
+const PDQ = "d8f8f0cee0f4a84f0637022a078f67f0b36e2ed596621e1d33e6339c4e9c9b22";
+
+async function file(media: MediaInput[]) {
+  const created = await createReport(w.platform, { project: w.project, subject: { type: "user", externalId: `u-${crypto.randomUUID()}` }, reasonNames: ["spam"], automated: false, media });
+  return created.report;
+}
+
+const additionOf = async (entryId: string) => {
+  const [entry] = await w.platform.db.select({ additionId: mediaBankEntries.additionId }).from(mediaBankEntries).where(eq(mediaBankEntries.id, entryId));
+  const [row] = await w.platform.db.select().from(mediaBankAdditions).where(eq(mediaBankAdditions.id, entry!.additionId!));
+  return row!;
+};
+
+describe("what a case's media give a bank", () => {
+  test("each hash once; a PDQ hash only when its quality reaches the floor (the others counted); missing hashes skipped", () => {
+    const a = sha("a");
+    const got = signalsToBank(
+      [
+        { sha256: a, md5: "ab".repeat(16), pdq: PDQ, pdqQuality: 50 },
+        { sha256: a, md5: null, pdq: PDQ.replace("d8", "00"), pdqQuality: 49 },
+        { sha256: null, md5: null, pdq: null, pdqQuality: null },
+      ],
+      50,
+    );
+    expect(got.signals).toEqual([
+      { signalType: "sha256", value: a },
+      { signalType: "md5", value: "ab".repeat(16) },
+      { signalType: "pdq", value: PDQ },
+    ]);
+    expect(got.belowFloor).toBe(1);
+    expect(signalsToBank([{ sha256: null, md5: null, pdq: PDQ, pdqQuality: 90 }], 91)).toEqual({ signals: [], belowFloor: 1 });
+  });
+
+  test("a check's status: waiting, running, done, stopped (undone before it ended)", () => {
+    expect(pastCheckStatus({ checkThrough: null, checkedAt: null, undoneAt: null })).toBe("waiting");
+    expect(pastCheckStatus({ checkThrough: "m", checkedAt: null, undoneAt: null })).toBe("running");
+    expect(pastCheckStatus({ checkThrough: "m", checkedAt: 1, undoneAt: 2 })).toBe("done");
+    expect(pastCheckStatus({ checkThrough: "m", checkedAt: null, undoneAt: 2 })).toBe("stopped");
+  });
+});
+
+describe("the past media check", () => {
+  test("a batch a call from its cursor; a job whose cursor moved on stops; the newest media item at the start is the last checked", async () => {
+    const digest = sha(`past ${crypto.randomUUID()}`);
+    for (let i = 0; i < 4; i++) await file([{ sha256: sha(`other ${i} ${crypto.randomUUID()}`) }]);
+    const past = await file([{ sha256: digest }]);
+    const bank = await createBank(w.ctx, { projectId: w.project.id, name: `Checked ${crypto.randomUUID()}` });
+    const entry = await addEntry(w.ctx, { bankId: bank.id, signalType: "sha256", value: digest });
+    const addition = await additionOf(entry.id);
+    expect(addition).toMatchObject({ kind: "entries", added: 1, checkThrough: null, checked: 0 });
+    // The addition's job waits in its lane, from no cursor.
+    const waiting = await w.platform.db.select().from(jobs).where(and(eq(jobs.kind, JOB_KIND.mediaPastCheck), eq(jobs.entityId, addition.id)));
+    expect(waiting.map((j) => JSON.parse(j.payload))).toEqual([{ additionId: addition.id, after: null }]);
+
+    const media = await w.platform.db.select({ id: caseMedia.id }).from(caseMedia).where(eq(caseMedia.projectId, w.project.id)).orderBy(asc(caseMedia.id));
+    const run = (after: string | null) => checkPastMedia(w.platform, { additionId: addition.id, after, batch: 2, pauseMs: 0 });
+    expect(await run(null)).toBe("continued");
+    let row = (await w.platform.db.select().from(mediaBankAdditions).where(eq(mediaBankAdditions.id, addition.id)))[0]!;
+    expect(row).toMatchObject({ checkThrough: media.at(-1)!.id, checkAfter: media[1]!.id, checked: 2 });
+    // The same job run again (a crash after its commit): the cursor moved on, it stops; nothing counted twice.
+    expect(await run(null)).toBe("stopped");
+    expect((await w.platform.db.select().from(mediaBankAdditions).where(eq(mediaBankAdditions.id, addition.id)))[0]!.checked).toBe(2);
+    // A media item filed now is after the check's bound (matched live): the check ends at the bound.
+    await file([{ sha256: digest }]);
+    let after: string | null = row.checkAfter;
+    let outcome = "continued";
+    let calls = 1;
+    while (outcome === "continued") {
+      outcome = await run(after);
+      calls++;
+      row = (await w.platform.db.select().from(mediaBankAdditions).where(eq(mediaBankAdditions.id, addition.id)))[0]!;
+      after = row.checkAfter;
+    }
+    expect(outcome).toBe("done");
+    expect(calls).toBe(Math.ceil(media.length / 2));
+    expect(row).toMatchObject({ checked: media.length, checkMatches: 1, checkAfter: media.at(-1)!.id });
+    expect(row.checkedAt).not.toBeNull();
+    const found = await w.platform.db.select().from(mediaMatches).where(eq(mediaMatches.entryId, entry.id));
+    expect(found.map((m) => m.reportId)).toEqual([past.id]);
+    // Each batch's job named the cursor it continues from.
+    const chain = await w.platform.db.select().from(jobs).where(and(eq(jobs.kind, JOB_KIND.mediaPastCheck), eq(jobs.entityId, addition.id))).orderBy(asc(jobs.id));
+    expect(chain.map((j) => (JSON.parse(j.payload) as { after: string | null }).after)).toEqual([null, ...media.slice(0, -1).filter((_, i) => i % 2 === 1).map((m) => m.id)]);
+  });
+
+  test("entries added one after another share the waiting check; once it started, the next entry starts another", async () => {
+    const bank = await createBank(w.ctx, { projectId: w.project.id, name: `Joined ${crypto.randomUUID()}` });
+    await file([{ sha256: sha(`something ${crypto.randomUUID()}`) }]);
+    const first = await addEntry(w.ctx, { bankId: bank.id, signalType: "sha256", value: sha(`first ${crypto.randomUUID()}`) });
+    const second = await addEntry(w.ctx, { bankId: bank.id, signalType: "md5", value: "ef".repeat(16) });
+    const shared = await additionOf(first.id);
+    expect((await additionOf(second.id)).id).toBe(shared.id);
+    expect((await additionOf(second.id)).added).toBe(2);
+    expect(await checkPastMedia(w.platform, { additionId: shared.id, after: null, batch: 1, pauseMs: 0 })).toBe("continued");
+    const third = await addEntry(w.ctx, { bankId: bank.id, signalType: "pdq", value: PDQ });
+    const next = await additionOf(third.id);
+    expect(next.id).not.toBe(shared.id);
+    expect(pastCheckStatus(next)).toBe("waiting");
+  });
+});
