@@ -145,12 +145,15 @@ describe("banking from a decision", () => {
     expect(banking).toMatchObject({ caseId: decided.caseId, bank: { id: bank.id, name: bank.name }, reason, by: { type: "user", id: moderator.id }, added: 2, unchanged: 1, belowFloor: 1, undone: null });
     expect(banking.entries.map((e) => `${e.signalType}:${e.value}`).sort()).toEqual([`pdq:${original.hash}`, `sha256:${digest}`]);
 
-    // The entries: origin naming the case and the moderator, the reason kept on each.
+    // The entries: origin naming a decision and the moderator, metadata the banking; never the
+    // case nor the reason (everyone reads a bank's entries, and a match shows its entry on other
+    // cases' pages: the banked case's queue wall). The banking holds them, behind that wall.
     const held = await entriesOf(bank.id);
     for (const e of held.filter((e) => banking.entries.some((b) => b.id === e.id))) {
-      expect(e.origin).toContain(decided.caseId);
       expect(e.origin).toContain(moderator.id);
-      expect(e.metadata).toMatchObject({ reason, caseId: decided.caseId, bankingId: banking.id });
+      expect(e.origin).not.toContain(decided.caseId);
+      expect(e.metadata).toEqual({ bankingId: banking.id });
+      expect(JSON.stringify(e)).not.toContain(reason);
     }
 
     // The background check finds both past reports: the exact copy and the sharpened one.
@@ -164,10 +167,10 @@ describe("banking from a decision", () => {
     );
     const sha = banking.entries.find((e) => e.signalType === "sha256")!;
     const pdq = banking.entries.find((e) => e.signalType === "pdq")!;
-    expect(found.exact).toMatchObject([{ bank: { id: bank.id }, entry: { id: sha.id, signalType: "sha256", metadata: { reason } }, distance: null, status: "pending" }]);
+    expect(found.exact).toMatchObject([{ bank: { id: bank.id }, entry: { id: sha.id, signalType: "sha256", metadata: { bankingId: banking.id } }, distance: null, status: "pending" }]);
     expect(found.near).toMatchObject([{ bank: { id: bank.id }, entry: { id: pdq.id, signalType: "pdq" }, quality: sharpened.quality }]);
     expect(found.near[0]!.distance).toBeLessThanOrEqual(31);
-    expect(found.exact[0]!.entry.origin).toContain(decided.caseId);
+    expect(found.exact[0]!.entry.origin).not.toContain(decided.caseId);
     const done = await until("the check done", async () => {
       const b = await bankingOf(decided.caseId, banking.id);
       return b.check.status === "done" ? b : null;

@@ -55,12 +55,17 @@ function nothingToBank(media: readonly CaseMediaRow[], belowFloor: number, bank:
   return "The case has no hashed media to bank";
 }
 
-/** The entries' origin: the case and who banked it. */
-const originOf = (caseId: string, ctx: DomainContext) => `Banked from case ${caseId} by ${ctx.actor.type} ${ctx.actor.id ?? "system"}`.slice(0, 500);
+/**
+ * The entries' origin: a decision, and who banked it. Not the case nor the reason: a bank's
+ * entries are read by everyone in the organization, and a match shows its entry on another
+ * case's page, to moderators who may not see the banked case (its queue's wall). The case and
+ * the reason are the banking's (`caseBankings`, behind the case's walls) and the audit's.
+ */
+const originOf = (ctx: DomainContext) => `Banked from a moderator's decision by ${ctx.actor.type} ${ctx.actor.id ?? "system"}`.slice(0, 500);
 
 /**
  * Adds the case's media hashes to a bank of its project, with the moderator's reason (kept on
- * each entry, its metadata, beside the case and the banking): audited on the case
+ * the banking, its entries naming only the banking: originOf): audited on the case
  * (CASE_MEDIA_BANKED) and on the bank (MEDIA_BANK_ENTRIES_ADDED). The case's walls are the
  * decision's: a case the caller may not work is a 404, one reviewed blind a 403. A bank of
  * another organization is a 404, of another project a 400; a case with nothing new to bank a 409.
@@ -75,8 +80,8 @@ export async function bankCaseMedia(ctx: DomainContext, input: BankCaseMediaInpu
     if (signals.length === 0) throw conflict(nothingToBank(media, belowFloor, bank));
     const now = ctx.clock.now();
     const id = newId();
-    const metadata = { reason: input.reason, caseId: c.id, bankingId: id };
-    const rows = signals.map((s) => entryRow(ctx, bank, { ...s, origin: originOf(c.id, ctx), metadata }, now, id));
+    const metadata = { bankingId: id };
+    const rows = signals.map((s) => entryRow(ctx, bank, { ...s, origin: originOf(ctx), metadata }, now, id));
     const inserted = await ctx.db.insert(mediaBankEntries).values(rows).onConflictDoNothing().returning({ id: mediaBankEntries.id });
     if (inserted.length === 0) throw conflict("The bank holds every hash of the case's media already");
     const added = inserted.length;
