@@ -155,6 +155,11 @@ const configSchema = z.object({
   FLAGSTAFF_ATTACHMENT_ORPHAN_MS: z.coerce.number().int().min(1_000).default(3_600_000),
   /** How often the attachment sweep runs (orphans, deletions left half done; on one instance). */
   FLAGSTAFF_ATTACHMENT_SWEEP_MS: positiveInt(10 * 60_000),
+  /**
+   * The niceness (0-19) of the threads that hash uploads and decode images: their share of a
+   * busy machine's CPU beside requests (0: the server's own priority). docs/attachments.md, "Sharing the CPU".
+   */
+  FLAGSTAFF_MEDIA_THREAD_NICE: z.coerce.number().int().min(0).max(19).default(10),
   /** Slots of the attachment previews' lane: images decoded at once (each on a worker thread). */
   FLAGSTAFF_PREVIEW_CONCURRENCY: slots(1),
   /** When set, GET /metrics answers only `Authorization: Bearer <this>` (src/api/metrics.ts). */
@@ -238,6 +243,8 @@ export interface AttachmentConfig {
   previewPx: number;
   orphanMs: number;
   sweepMs: number;
+  /** FLAGSTAFF_MEDIA_THREAD_NICE: the niceness of the inspection and preview threads. */
+  threadNice: number;
 }
 
 export class ConfigError extends Error {}
@@ -343,6 +350,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       previewPx: c.FLAGSTAFF_ATTACHMENT_PREVIEW_PX,
       orphanMs: c.FLAGSTAFF_ATTACHMENT_ORPHAN_MS,
       sweepMs: c.FLAGSTAFF_ATTACHMENT_SWEEP_MS,
+      threadNice: c.FLAGSTAFF_MEDIA_THREAD_NICE,
     },
   };
 }

@@ -35,6 +35,8 @@ interface Deps {
   cleanEnv: (extra?: Record<string, string>) => Record<string, string>;
   log: (s: string) => void;
   servers: Server[];
+  /** Settings added to the server's environment (run.ts --server-env): a variant measured against the default. */
+  serverEnv?: Record<string, string>;
 }
 
 export interface AttachmentsBench {
@@ -105,7 +107,7 @@ export async function attachmentsComparison(d: Deps): Promise<AttachmentsBench> 
   const dir = mkdtempSync(join(d.work, "attachments-"));
   const db = join(dir, "flagstaff.db");
   const init = JSON.parse(await run([...d.flagstaff, "init", "--json"], d.cleanEnv({ FLAGSTAFF_DB: db }), dir)) as { projectId: string; secretKey: string; orgSlug: string };
-  const server = await startServer([...d.flagstaff, "serve"], { ...d.env(db), FLAGSTAFF_ATTACHMENTS_PER_CASE: "100000", FLAGSTAFF_ATTACHMENT_ORG_BYTES: String(2 ** 40) }, { logFile: join(dir, "server.log"), cwd: dir });
+  const server = await startServer([...d.flagstaff, "serve"], { ...d.env(db), FLAGSTAFF_ATTACHMENTS_PER_CASE: "100000", FLAGSTAFF_ATTACHMENT_ORG_BYTES: String(2 ** 40), ...d.serverEnv }, { logFile: join(dir, "server.log"), cwd: dir });
   d.servers.push(server);
   const auth = { authorization: `Bearer ${init.secretKey}` };
   const filed = await fetch(`${server.url}/sdk/flagstaff/v1/projects/${init.projectId}/reports`, {

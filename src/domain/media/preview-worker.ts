@@ -5,6 +5,7 @@
  * answers the result or the refusal's reason and message.
  */
 import { makePreview } from "./preview.ts";
+import { applyNicenessMessage } from "../plumbing/thread-priority.ts";
 import { hashMedia } from "./hash-media.ts";
 import { MediaRefusal, type MediaRefusalReason } from "./refusals.ts";
 import type { PdqResult } from "./pdq.ts";
@@ -23,6 +24,7 @@ export type PreviewAnswer =
 declare const self: Worker;
 
 self.onmessage = (event: MessageEvent<PreviewTask>) => {
+  if (applyNicenessMessage(event.data)) return;
   const task = event.data;
   let answer: PreviewAnswer;
   try {
