@@ -159,6 +159,11 @@ const configSchema = z.object({
    * The niceness (0-19) of the threads that hash uploads and decode images: their share of a
    * busy machine's CPU beside requests (0: the server's own priority). docs/attachments.md, "Sharing the CPU".
    */
+  /**
+   * While the server is serving other requests (20 a second or more), uploads' bytes are let in at
+   * no more than this many a second, all uploads together (0: never paced). docs/attachments.md, "Sharing the CPU".
+   */
+  FLAGSTAFF_ATTACHMENT_BUSY_BYTES_PER_S: z.coerce.number().int().min(0).default(32 * 1024 * 1024),
   FLAGSTAFF_MEDIA_THREAD_NICE: z.coerce.number().int().min(0).max(19).default(10),
   /** Slots of the attachment previews' lane: images decoded at once (each on a worker thread). */
   FLAGSTAFF_PREVIEW_CONCURRENCY: slots(1),
@@ -245,6 +250,8 @@ export interface AttachmentConfig {
   sweepMs: number;
   /** FLAGSTAFF_MEDIA_THREAD_NICE: the niceness of the inspection and preview threads. */
   threadNice: number;
+  /** FLAGSTAFF_ATTACHMENT_BUSY_BYTES_PER_S: uploads' bytes a second while the server is busy (0: unpaced). */
+  busyBytesPerSecond: number;
 }
 
 export class ConfigError extends Error {}
@@ -351,6 +358,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       orphanMs: c.FLAGSTAFF_ATTACHMENT_ORPHAN_MS,
       sweepMs: c.FLAGSTAFF_ATTACHMENT_SWEEP_MS,
       threadNice: c.FLAGSTAFF_MEDIA_THREAD_NICE,
+      busyBytesPerSecond: c.FLAGSTAFF_ATTACHMENT_BUSY_BYTES_PER_S,
     },
   };
 }
