@@ -163,7 +163,7 @@ const configSchema = z.object({
    * While the server is serving other requests (20 a second or more), uploads' bytes are let in at
    * no more than this many a second, all uploads together (0: never paced). docs/attachments.md, "Sharing the CPU".
    */
-  FLAGSTAFF_ATTACHMENT_BUSY_BYTES_PER_S: z.coerce.number().int().min(0).default(32 * 1024 * 1024),
+  FLAGSTAFF_ATTACHMENT_BUSY_BYTES_PER_S: z.coerce.number().int().min(0).default(16 * 1024 * 1024),
   FLAGSTAFF_MEDIA_THREAD_NICE: z.coerce.number().int().min(0).max(19).default(10),
   /** Slots of the attachment previews' lane: images decoded at once (each on a worker thread). */
   FLAGSTAFF_PREVIEW_CONCURRENCY: slots(1),

@@ -16,7 +16,9 @@
  *     ROUNDS times each; the ratio of the summed throughputs (target ≥ 0.9), CPU per report.
  *
  * Run alone: `bun scripts/bench/run.ts --only attachments` (builds the binary unless
- * --no-build; `--source` runs `bun src/cli.ts`). `bun run bench` runs it as its last step.
+ * --no-build; `--source` runs `bun src/cli.ts`). `--server-env KEY=VALUE` (repeatable) gives
+ * the server a setting, to measure a variant against the default in alternated runs (e.g.
+ * `FLAGSTAFF_ATTACHMENT_BUSY_BYTES_PER_S=0 FLAGSTAFF_MEDIA_THREAD_NICE=0`: uploads unpaced, at the server's priority). `bun run bench` runs it as its last step.
  * The uploads are sent by this process (fetch with the bytes in memory): its CPU is not the
  * server's, but both share the machine.
  */
@@ -57,6 +59,8 @@ export interface AttachmentsBench {
   intake: { connections: number; alone: WrkResult[]; withUploads: WrkResult[]; rpsAlone: number; rpsWithUploads: number; ratio: number; uploadsDuring: number; cpuUsPerReportAlone: number; cpuUsPerReportWithUploads: number };
   /** The machine's load average when the run began and ended (a shared machine's figures need it). */
   loadAverage: { before: number[]; after: number[] };
+  /** Settings given to the server beyond the defaults (--server-env). */
+  serverEnv: Record<string, string>;
 }
 
 const FILE_MB = 50;
@@ -256,6 +260,7 @@ export async function attachmentsComparison(d: Deps): Promise<AttachmentsBench> 
       cpuUsPerReportWithUploads: Math.round((cpu.with.ms * 1000) / Math.max(1, cpu.with.requests)),
     },
     loadAverage: { before, after: loadAverage() },
+    serverEnv: d.serverEnv ?? {},
   };
 }
 
@@ -285,5 +290,6 @@ export function renderAttachments(r: AttachmentsBench): string {
     ),
     "",
     `Intake with uploads / alone: **${r.intake.ratio}** (target ≥ 0.9: ${r.intake.ratio >= 0.9 ? "met" : "NOT met"}). Load average (1, 5, 15 min): ${r.loadAverage.before.join(", ")} before, ${r.loadAverage.after.join(", ")} after.`,
+    Object.keys(r.serverEnv).length ? `\nServer settings beyond the defaults: ${Object.entries(r.serverEnv).map(([k, v]) => `${k}=${v}`).join(", ")}.` : "",
   ].join("\n");
 }
