@@ -155,6 +155,16 @@ const configSchema = z.object({
   FLAGSTAFF_ATTACHMENT_ORPHAN_MS: z.coerce.number().int().min(1_000).default(3_600_000),
   /** How often the attachment sweep runs (orphans, deletions left half done; on one instance). */
   FLAGSTAFF_ATTACHMENT_SWEEP_MS: positiveInt(10 * 60_000),
+  /**
+   * The niceness (0-19) of the threads that hash uploads and decode images: their share of a
+   * busy machine's CPU beside requests (0: the server's own priority). docs/attachments.md, "Sharing the CPU".
+   */
+  /**
+   * While the server is serving other requests (20 a second or more), uploads' bytes are let in at
+   * no more than this many a second, all uploads together (0: never paced). docs/attachments.md, "Sharing the CPU".
+   */
+  FLAGSTAFF_ATTACHMENT_BUSY_BYTES_PER_S: z.coerce.number().int().min(0).default(16 * 1024 * 1024),
+  FLAGSTAFF_MEDIA_THREAD_NICE: z.coerce.number().int().min(0).max(19).default(10),
   /** Slots of the attachment previews' lane: images decoded at once (each on a worker thread). */
   FLAGSTAFF_PREVIEW_CONCURRENCY: slots(1),
   /** The ffmpeg that samples videos' frames (docs/media.md, "Video"); unset: `ffmpeg` on the PATH. Neither there: video is matched by SHA-256 and MD5 only. */
@@ -260,6 +270,10 @@ export interface AttachmentConfig {
   previewPx: number;
   orphanMs: number;
   sweepMs: number;
+  /** FLAGSTAFF_MEDIA_THREAD_NICE: the niceness of the inspection and preview threads. */
+  threadNice: number;
+  /** FLAGSTAFF_ATTACHMENT_BUSY_BYTES_PER_S: uploads' bytes a second while the server is busy (0: unpaced). */
+  busyBytesPerSecond: number;
 }
 
 export class ConfigError extends Error {}
@@ -365,6 +379,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       previewPx: c.FLAGSTAFF_ATTACHMENT_PREVIEW_PX,
       orphanMs: c.FLAGSTAFF_ATTACHMENT_ORPHAN_MS,
       sweepMs: c.FLAGSTAFF_ATTACHMENT_SWEEP_MS,
+      threadNice: c.FLAGSTAFF_MEDIA_THREAD_NICE,
+      busyBytesPerSecond: c.FLAGSTAFF_ATTACHMENT_BUSY_BYTES_PER_S,
     },
     video: {
       ffmpegPath: c.FLAGSTAFF_FFMPEG_PATH ?? null,

@@ -16,7 +16,9 @@
  *     ROUNDS times each; the ratio of the summed throughputs (target ≥ 0.9), CPU per report.
  *
  * Run alone: `bun scripts/bench/run.ts --only attachments` (builds the binary unless
- * --no-build; `--source` runs `bun src/cli.ts`). `bun run bench` runs it as its last step.
+ * --no-build; `--source` runs `bun src/cli.ts`). `--server-env KEY=VALUE` (repeatable) gives
+ * the server a setting, to measure a variant against the default in alternated runs (e.g.
+ * `FLAGSTAFF_ATTACHMENT_BUSY_BYTES_PER_S=0 FLAGSTAFF_MEDIA_THREAD_NICE=0`: uploads unpaced, at the server's priority). `bun run bench` runs it as its last step.
  * The uploads are sent by this process (fetch with the bytes in memory): its CPU is not the
  * server's, but both share the machine.
  */
@@ -35,6 +37,8 @@ interface Deps {
   cleanEnv: (extra?: Record<string, string>) => Record<string, string>;
   log: (s: string) => void;
   servers: Server[];
+  /** Settings added to the server's environment (run.ts --server-env): a variant measured against the default. */
+  serverEnv?: Record<string, string>;
 }
 
 export interface AttachmentsBench {
@@ -55,6 +59,8 @@ export interface AttachmentsBench {
   intake: { connections: number; alone: WrkResult[]; withUploads: WrkResult[]; rpsAlone: number; rpsWithUploads: number; ratio: number; uploadsDuring: number; cpuUsPerReportAlone: number; cpuUsPerReportWithUploads: number };
   /** The machine's load average when the run began and ended (a shared machine's figures need it). */
   loadAverage: { before: number[]; after: number[] };
+  /** Settings given to the server beyond the defaults (--server-env). */
+  serverEnv: Record<string, string>;
 }
 
 const FILE_MB = 50;
@@ -105,7 +111,7 @@ export async function attachmentsComparison(d: Deps): Promise<AttachmentsBench> 
   const dir = mkdtempSync(join(d.work, "attachments-"));
   const db = join(dir, "flagstaff.db");
   const init = JSON.parse(await run([...d.flagstaff, "init", "--json"], d.cleanEnv({ FLAGSTAFF_DB: db }), dir)) as { projectId: string; secretKey: string; orgSlug: string };
-  const server = await startServer([...d.flagstaff, "serve"], { ...d.env(db), FLAGSTAFF_ATTACHMENTS_PER_CASE: "100000", FLAGSTAFF_ATTACHMENT_ORG_BYTES: String(2 ** 40) }, { logFile: join(dir, "server.log"), cwd: dir });
+  const server = await startServer([...d.flagstaff, "serve"], { ...d.env(db), FLAGSTAFF_ATTACHMENTS_PER_CASE: "100000", FLAGSTAFF_ATTACHMENT_ORG_BYTES: String(2 ** 40), ...d.serverEnv }, { logFile: join(dir, "server.log"), cwd: dir });
   d.servers.push(server);
   const auth = { authorization: `Bearer ${init.secretKey}` };
   const filed = await fetch(`${server.url}/sdk/flagstaff/v1/projects/${init.projectId}/reports`, {
@@ -254,6 +260,7 @@ export async function attachmentsComparison(d: Deps): Promise<AttachmentsBench> 
       cpuUsPerReportWithUploads: Math.round((cpu.with.ms * 1000) / Math.max(1, cpu.with.requests)),
     },
     loadAverage: { before, after: loadAverage() },
+    serverEnv: d.serverEnv ?? {},
   };
 }
 
@@ -283,5 +290,6 @@ export function renderAttachments(r: AttachmentsBench): string {
     ),
     "",
     `Intake with uploads / alone: **${r.intake.ratio}** (target ≥ 0.9: ${r.intake.ratio >= 0.9 ? "met" : "NOT met"}). Load average (1, 5, 15 min): ${r.loadAverage.before.join(", ")} before, ${r.loadAverage.after.join(", ")} after.`,
+    Object.keys(r.serverEnv).length ? `\nServer settings beyond the defaults: ${Object.entries(r.serverEnv).map(([k, v]) => `${k}=${v}`).join(", ")}.` : "",
   ].join("\n");
 }

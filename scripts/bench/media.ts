@@ -31,6 +31,8 @@ interface Deps {
   cleanEnv: (extra?: Record<string, string>) => Record<string, string>;
   log: (s: string) => void;
   servers: Server[];
+  /** Settings given to the server beyond the bench's (run.ts --server-env). */
+  serverEnv?: Record<string, string>;
 }
 
 /** Entries of each signal type in the bench project's bank. */
@@ -96,7 +98,7 @@ export async function mediaComparison(d: Deps): Promise<MediaBench> {
   const dir = mkdtempSync(join(d.work, "media-"));
   const db = join(dir, "flagstaff.db");
   const init = JSON.parse(await run([...d.flagstaff, "init", "--json"], d.cleanEnv({ FLAGSTAFF_DB: db }), dir)) as { projectId: string; secretKey: string; orgSlug: string };
-  const server = await startServer([...d.flagstaff, "serve"], d.env(db), { logFile: join(dir, "server.log"), cwd: dir });
+  const server = await startServer([...d.flagstaff, "serve"], { ...d.env(db), ...d.serverEnv }, { logFile: join(dir, "server.log"), cwd: dir });
   d.servers.push(server);
   const headers = { authorization: `Bearer ${init.secretKey}`, "content-type": "application/json" };
   const api = `${server.url}/api/v1/organizations/${init.orgSlug}`;

@@ -4,6 +4,7 @@
  *
  *   bun scripts/bench/run.ts [--quick] [--reports N] [--binary dist/flagstaff] [--no-build] [--source]
  *                            [--no-postgres] [--pg-delay-ms 1] [--only rules|postgres|attachments|media]
+ *                            [--server-env KEY=VALUE ...]
  *
  * What runs, in order (about 11½ minutes on the 2-core benchmark machine, 5½ of them the
  * PostgreSQL section; --quick shortens every phase, about 4 minutes, for trying it out):
@@ -89,6 +90,7 @@ const { values: args } = parseArgs({
     source: { type: "boolean" },
     "pg-delay-ms": { type: "string", default: "1" },
     only: { type: "string" },
+    "server-env": { type: "string", multiple: true },
   },
 });
 const QUICK = !!args.quick;
@@ -101,6 +103,14 @@ const SOURCE = !!args.source;
 /** How Flagstaff is run: the compiled binary, or its source with `--source`. */
 const FLAGSTAFF = SOURCE ? [BUN, join(ROOT, "src", "cli.ts")] : [BINARY];
 const flagstaff = (...rest: string[]) => [...FLAGSTAFF, ...rest];
+/** `--server-env KEY=VALUE` (repeatable): settings given to the attachments section's server, to compare a variant with the default. */
+const SERVER_ENV: Record<string, string> = Object.fromEntries(
+  (args["server-env"] ?? []).map((kv) => {
+    const at = kv.indexOf("=");
+    if (at < 1) throw new Error(`--server-env ${kv}: KEY=VALUE`);
+    return [kv.slice(0, at), kv.slice(at + 1)];
+  }),
+);
 /** PostgreSQL "on another host": the latency proxy's delay each way. */
 const PG_DELAY_MS = Number(args["pg-delay-ms"]);
 if (!(PG_DELAY_MS >= 0)) throw new Error(`--pg-delay-ms ${args["pg-delay-ms"]}: a number of milliseconds ≥ 0`);
@@ -158,11 +168,11 @@ try {
     await onlyPostgres(wrkBin);
   } else if (args.only === "attachments") {
     log("attachments");
-    console.log(renderAttachments(await attachmentsComparison({ ...rulesDeps, quick: QUICK })));
+    console.log(renderAttachments(await attachmentsComparison({ ...rulesDeps, quick: QUICK, serverEnv: SERVER_ENV })));
     process.exitCode = 0;
   } else if (args.only === "media") {
     log("media");
-    console.log(renderMedia(await mediaComparison({ ...rulesDeps, quick: QUICK })));
+    console.log(renderMedia(await mediaComparison({ ...rulesDeps, quick: QUICK, serverEnv: SERVER_ENV })));
     process.exitCode = 0;
   } else {
     if (args.only) throw new Error(`--only: unknown section ${args.only} (known: rules, postgres, attachments, media)`);
@@ -277,12 +287,12 @@ try {
 
     // -------------------------------------------------------------------------------------------
     log("attachments");
-    const attachmentsRun = await attachmentsComparison({ ...rulesDeps, quick: QUICK });
+    const attachmentsRun = await attachmentsComparison({ ...rulesDeps, quick: QUICK, serverEnv: SERVER_ENV });
     results.attachments = attachmentsRun;
 
     // -------------------------------------------------------------------------------------------
     log("media");
-    const mediaRun = await mediaComparison({ ...rulesDeps, quick: QUICK });
+    const mediaRun = await mediaComparison({ ...rulesDeps, quick: QUICK, serverEnv: SERVER_ENV });
     results.media = mediaRun;
 
     // -------------------------------------------------------------------------------------------

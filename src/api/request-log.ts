@@ -12,6 +12,7 @@
 import type { Elysia } from "elysia";
 import { log } from "../log.ts";
 import { observeRequest, requestFinished, requestStarted } from "./metrics.ts";
+import { noteRequestStarted } from "../domain/plumbing/serving-load.ts";
 
 export const REQUEST_ID_HEADER = "x-request-id";
 const ACCEPTED_ID = /^[\w.:-]{1,128}$/;
@@ -48,6 +49,7 @@ export function installRequestLog(app: Elysia): void {
     requests.set(request, { id, start: performance.now() });
     set.headers[REQUEST_ID_HEADER] = id;
     requestStarted();
+    noteRequestStarted();
   });
 
   // Runs before the app's own error hook and returns nothing, so that one still answers.

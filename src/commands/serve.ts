@@ -18,6 +18,8 @@ import { startAuditCheckpoints } from "../jobs/audit-jobs.ts";
 import { startAttachmentSweep } from "../jobs/attachment-jobs.ts";
 import { loadAuditSigningKey } from "../domain/audit/audit-chain.ts";
 import { startWorkers } from "../jobs/worker.ts";
+import { setBackgroundThreadNiceness } from "../domain/plumbing/thread-priority.ts";
+import { setUploadPacing } from "../domain/attachments/upload-pacing.ts";
 import { VERSION } from "../version.ts";
 import { resolveFfmpeg } from "../domain/media/video-frames.ts";
 import { bootstrapIfEmpty, formatInitBanner } from "./init.ts";
@@ -77,6 +79,9 @@ export async function serve(config: Config): Promise<void> {
   setBacklogBounds(services.store, backlogBounds(config));
   // The model's capacity is measured against the requests the enrichment lane sends at once (docs/ai.md, "Sizing").
   setModelSlots(services.store, config.laneSlots.enrichment);
+  // Uploads' hashing and previews yield to requests on a busy machine (docs/attachments.md, "Sharing the CPU").
+  setBackgroundThreadNiceness(config.attachments.threadNice);
+  setUploadPacing(config.attachments.busyBytesPerSecond);
   const workers = startWorkers(services.store, services.clock, jobLanes(services), { ...config.jobs, onJobRun: observeJobRun });
   registerLaneGauges(services, () => workers.lanes());
   registerAiGauges(services);

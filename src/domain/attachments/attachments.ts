@@ -33,6 +33,7 @@ import { MediaRefusal } from "../media/refusals.ts";
 import { MEDIA_TYPE_SPECS, readImageHeader, sniffType, type MediaType } from "../media/sniff.ts";
 import { makePreviewOffThread } from "../media/preview-thread.ts";
 import { inspectFileOffThread, InspectionFailed } from "../media/inspect-thread.ts";
+import { reserveUploadBytes, uploadTurn } from "./upload-pacing.ts";
 import { enqueueJob } from "../plumbing/jobs.ts";
 import { requireReport } from "../intake/reports.ts";
 import { attachmentMediaHashed, recordAttachmentMedia } from "../intake/case-media.ts";
@@ -378,7 +379,11 @@ export async function uploadAttachment(ctx: DomainContext, input: UploadInput): 
   // The limits that can be checked before a byte is read (again in transaction B).
   await checkRoom(ctx, caseId, input.declaredLength ?? 0, limits);
 
+  // Its turn while the server is busy serving other requests (upload-pacing.ts): the body is not read until then.
+  const wait = uploadTurn(input.declaredLength);
+  if (wait > 0) await Bun.sleep(wait);
   const s = await spoolBody(blobs, input.body, input.declaredLength !== null, limits.maxBytes);
+  if (input.declaredLength === null) reserveUploadBytes(s.size);
   let leased = false;
   try {
     const type = typeOf(s);

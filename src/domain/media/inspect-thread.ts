@@ -29,6 +29,7 @@ const ask = requestThread<InspectTask, InspectAnswer, Inspection>({
   source: new URL("./inspect-worker.ts", import.meta.url).href,
   bundled: "src/domain/media/inspect-worker.js",
   name: "inspection thread",
+  background: true,
   settle: (answer) =>
     "error" in answer
       ? { error: new InspectionFailed(`inspecting an upload: ${answer.error}`, answer.code) }

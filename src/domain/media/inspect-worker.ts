@@ -5,6 +5,7 @@
  * throughout, no control character but tab, line feed, form feed and carriage return).
  */
 import { closeSync, openSync, readSync } from "node:fs";
+import { applyNicenessMessage } from "../plumbing/thread-priority.ts";
 
 export interface InspectTask {
   id: number;
@@ -63,6 +64,7 @@ function inspect(task: InspectTask): InspectAnswer {
 }
 
 self.onmessage = (event: MessageEvent<InspectTask>) => {
+  if (applyNicenessMessage(event.data)) return;
   let answer: InspectAnswer;
   try {
     answer = inspect(event.data);

@@ -15,6 +15,7 @@ const ask = requestThread<PreviewTask, PreviewAnswer, Preview | MediaHashes | Pd
   source: new URL("./preview-worker.ts", import.meta.url).href,
   bundled: "src/domain/media/preview-worker.js",
   name: "preview thread",
+  background: true,
   settle: (answer) => {
     if ("jpeg" in answer) return { result: { jpeg: answer.jpeg, width: answer.width, height: answer.height, pdq: answer.pdq } };
     if ("hashes" in answer) return { result: answer.hashes };

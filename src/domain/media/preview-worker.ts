@@ -7,6 +7,7 @@
  */
 import { makePreview } from "./preview.ts";
 import { pdqHash } from "./pdq.ts";
+import { applyNicenessMessage } from "../plumbing/thread-priority.ts";
 import { hashMedia } from "./hash-media.ts";
 import { MediaRefusal, type MediaRefusalReason } from "./refusals.ts";
 import type { PdqResult } from "./pdq.ts";
@@ -27,6 +28,7 @@ export type PreviewAnswer =
 declare const self: Worker;
 
 self.onmessage = (event: MessageEvent<PreviewTask>) => {
+  if (applyNicenessMessage(event.data)) return;
   const task = event.data;
   let answer: PreviewAnswer;
   try {

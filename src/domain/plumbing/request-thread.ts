@@ -5,6 +5,8 @@
  * memory, say) fails what it held, and the next request starts another.
  */
 
+import { currentBackgroundThreadNiceness, type NicenessMessage } from "./thread-priority.ts";
+
 /** Bun's Worker, which can let the process exit while it runs (the DOM's type lacks it). */
 type Thread = Worker & { ref(): void; unref(): void };
 
@@ -19,6 +21,11 @@ export interface RequestThreadSpec<Answer extends { id: number }, Result> {
   bundled: string;
   /** What the thread is, in the error of a thread that died ("preview thread failed: …"). */
   name: string;
+  /**
+   * Work that may wait for the machine (hashing uploads, previews): the thread is started at the
+   * background niceness (thread-priority.ts, FLAGSTAFF_MEDIA_THREAD_NICE), below the serving thread's.
+   */
+  background?: boolean;
   /** An answer's result, or the error to reject its request with. */
   settle(answer: Answer): { result: Result } | { error: Error };
 }
@@ -57,6 +64,8 @@ export function requestThread<Message, Answer extends { id: number }, Result>(sp
         w.reject(new Error(`${spec.name} failed: ${event.message}`));
       }
     };
+    const niceness = spec.background ? currentBackgroundThreadNiceness() : 0;
+    if (niceness > 0) started.postMessage({ niceness } satisfies NicenessMessage);
     started.unref();
     worker = started;
     return started;
