@@ -11,7 +11,8 @@
  * cheap as one without. A possible match, or no current index, goes to the job, which records
  * it, acts, and builds the index.
  */
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq, getTableColumns, inArray } from "drizzle-orm";
+import { param, statements } from "../../db/prepared.ts";
 import { attachments, caseMedia } from "../../db/schema.ts";
 import type { DomainContext } from "../core/context.ts";
 import { newId } from "../core/ids.ts";
@@ -31,6 +32,12 @@ interface Owner {
   caseId: string;
   reportId: string | null;
 }
+
+/** A report's media item is written on every report that carries media: kept prepared (src/db/prepared.ts). */
+const mediaStatements = statements((db) => {
+  const columns = Object.keys(getTableColumns(caseMedia)) as (keyof CaseMediaRow)[];
+  return { insert: db.insert(caseMedia).values(Object.fromEntries(columns.map((c) => [c, param(c)])) as unknown as CaseMediaRow).prepare() };
+});
 
 /** Stores a report's media items and enqueues each one's hashing and matching (inside the report's transaction). */
 export async function recordReportMedia(ctx: DomainContext, owner: Owner, media: readonly MediaInput[]): Promise<void> {
@@ -60,11 +67,12 @@ export async function recordReportMedia(ctx: DomainContext, owner: Owner, media:
     if (row.status === "hashed") {
       if (index === undefined) index = await heldIndex(ctx, owner.projectId);
       if (index !== null && hitsOf(index, row).length === 0) {
-        await ctx.db.insert(caseMedia).values({ ...row, matchedAt: now });
+        await mediaStatements(ctx.db).insert.execute({ ...row, matchedAt: now });
         continue;
       }
     }
-    await insertMedia(ctx, row);
+    await mediaStatements(ctx.db).insert.execute(row);
+    await enqueueMediaMatch(ctx, row);
   }
 }
 
@@ -115,11 +123,6 @@ export async function attachmentMediaHashed(ctx: DomainContext, input: { blobId:
     .where(and(eq(caseMedia.status, "pending"), eq(caseMedia.sha256, input.blobId), inArray(caseMedia.attachmentId, ctx.db.select({ id: attachments.id }).from(attachments).where(eq(attachments.blobId, input.blobId)))))
     .returning({ id: caseMedia.id, orgId: caseMedia.orgId });
   for (const row of waiting) await enqueueMediaMatch(ctx, row);
-}
-
-async function insertMedia(ctx: DomainContext, row: CaseMediaRow): Promise<void> {
-  await ctx.db.insert(caseMedia).values(row);
-  await enqueueMediaMatch(ctx, row);
 }
 
 /** The job that hashes (a URL) and matches one media item. */

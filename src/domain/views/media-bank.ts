@@ -22,10 +22,13 @@ export const SIGNAL_TYPE_SPECS = {
 export type SignalType = keyof typeof SIGNAL_TYPE_SPECS;
 export const SIGNAL_TYPES = Object.keys(SIGNAL_TYPE_SPECS) as [SignalType, ...SignalType[]];
 
+/** Each type's form, compiled once: a report's media and every line of an import are checked against it. */
+const SIGNAL_FORMS = Object.fromEntries(SIGNAL_TYPES.map((t) => [t, new RegExp(`^[0-9a-f]{${SIGNAL_TYPE_SPECS[t].hexDigits}}$`)])) as Record<SignalType, RegExp>;
+
 /** A signal's value as given: trimmed, lower-cased, then checked against its type's form. */
 export function normalizeSignal(type: SignalType, value: string): string | null {
   const v = value.trim().toLowerCase();
-  return new RegExp(`^[0-9a-f]{${SIGNAL_TYPE_SPECS[type].hexDigits}}$`).test(v) ? v : null;
+  return SIGNAL_FORMS[type].test(v) ? v : null;
 }
 
 /** The default PDQ distance of a bank (PDQ's README: 31 bits of 256 or fewer is the same picture). */
