@@ -35,6 +35,7 @@ import m31 from "../../drizzle-pg/0031_enrichment_order_and_reuse.sql" with { ty
 import m32 from "../../drizzle-pg/0032_media_banks.sql" with { type: "text" };
 import m33 from "../../drizzle-pg/0033_video_frames.sql" with { type: "text" };
 import m34 from "../../drizzle-pg/0034_media_bank_additions.sql" with { type: "text" };
+import m35 from "../../drizzle-pg/0035_vpdq_entries.sql" with { type: "text" };
 
 export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0000_foundation", when: 1795439365595, breakpoints: true, sql: m0 },
@@ -72,4 +73,5 @@ export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0032_media_banks", when: 1796557429614, breakpoints: true, sql: m32 },
   { tag: "0033_video_frames", when: 1796567461378, breakpoints: true, sql: m33 },
   { tag: "0034_media_bank_additions", when: 1796570035045, breakpoints: true, sql: m34 },
+  { tag: "0035_vpdq_entries", when: 1796571123530, breakpoints: true, sql: m35 },
 ];

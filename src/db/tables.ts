@@ -1362,7 +1362,11 @@ const description = {
     (t) => [uniqueIndex("media_banks_name_idx").on(t.projectId, t.name), index("media_banks_org_idx").on(t.orgId)],
   ),
 
-  /** A signal in a bank: a digest (SHA-256, MD5) or a PDQ hash, lower-case hex. */
+  /**
+   * A signal in a bank: a digest (SHA-256, MD5) or a PDQ hash, lower-case hex; or a whole video's
+   * frame hashes (vPDQ), held in `frames`, its value then the SHA-256 of that text (a unique
+   * index's row cannot hold a long video's 24 KB and more).
+   */
   mediaBankEntries: table(
     "media_bank_entries",
     {
@@ -1384,6 +1388,8 @@ const description = {
       createdAt: time("created_at").notNull(),
       /** The addition it came with (media_bank_additions; null before additions were recorded): what an undo of a banking removes, what the past media check reads. No reference: an entry outlives its case. */
       additionId: text("addition_id"),
+      /** A vpdq entry's frame hashes as HMA writes them (a JSON array of "<pdq hex>,<quality>,<seconds>"); null for the other types. */
+      frames: text("frames"),
     },
     (t) => [uniqueIndex("media_bank_entries_signal_idx").on(t.bankId, t.signalType, t.value), index("media_bank_entries_project_idx").on(t.projectId), index("media_bank_entries_addition_idx").on(t.additionId)],
   ),

@@ -15,26 +15,30 @@ import { badRequest, conflict, notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { requireCase } from "../cases/cases.ts";
 import type { CaseMediaRow } from "../intake/case-media.ts";
-import { SIGNAL_TYPES, type BankCaseMediaInput, type BankingView, type SignalType } from "../views/media-bank.ts";
-import { additionRow, bumpBankVersion, entryRow, requireBank, startAddition, type AdditionRow, type BankRow } from "./banks.ts";
+import { parseVpdq } from "../media/vpdq.ts";
+import { HEX_SIGNAL_TYPES, type BankCaseMediaInput, type BankingView, type SignalType } from "../views/media-bank.ts";
+import { additionRow, bumpBankVersion, entryRow, requireBank, startAddition, vpdqSignal, type AdditionRow, type BankRow } from "./banks.ts";
 import { pastCheckStatus } from "./past-check.ts";
 
-/** A signal of a case's media to bank. */
+/** A signal of a case's media to bank (a vpdq one with its frames). */
 interface Signal {
   signalType: SignalType;
   value: string;
+  frames?: string | null;
 }
 
 /**
  * What a case's media give a bank: each item's SHA-256, MD5 and PDQ hash, once each; a PDQ hash
  * only when its quality reaches the bank's floor (one under it would match nothing there), the
- * others counted. Pure.
+ * others counted; and a video's frames as a vpdq entry (the whole video), its frames of quality
+ * under the floor left out (they would match nothing there), none when none reaches it (counted
+ * like a PDQ hash under the floor). Pure.
  */
-export function signalsToBank(media: readonly Pick<CaseMediaRow, "sha256" | "md5" | "pdq" | "pdqQuality">[], qualityFloor: number): { signals: Signal[]; belowFloor: number } {
+export function signalsToBank(media: readonly (Pick<CaseMediaRow, "sha256" | "md5" | "pdq" | "pdqQuality"> & Partial<Pick<CaseMediaRow, "vpdq">>)[], qualityFloor: number): { signals: Signal[]; belowFloor: number } {
   const seen = new Map<string, Signal>();
   let belowFloor = 0;
   for (const m of media) {
-    for (const signalType of SIGNAL_TYPES) {
+    for (const signalType of HEX_SIGNAL_TYPES) {
       const value = m[signalType];
       if (value === null) continue;
       if (signalType === "pdq" && (m.pdqQuality ?? 0) < qualityFloor) {
@@ -43,13 +47,21 @@ export function signalsToBank(media: readonly Pick<CaseMediaRow, "sha256" | "md5
       }
       seen.set(`${signalType}:${value}`, { signalType, value });
     }
+    if (m.vpdq) {
+      const good = parseVpdq(m.vpdq).filter((f) => f.quality >= qualityFloor);
+      if (good.length === 0) belowFloor++;
+      else {
+        const signal = vpdqSignal(good);
+        seen.set(`vpdq:${signal.value}`, { signalType: "vpdq", ...signal });
+      }
+    }
   }
   return { signals: [...seen.values()], belowFloor };
 }
 
 /** Why a case has nothing to bank, for its 409. */
 function nothingToBank(media: readonly CaseMediaRow[], belowFloor: number, bank: BankRow): string {
-  if (belowFloor > 0) return `The case's media have only PDQ hashes under the bank's quality floor (${bank.qualityFloor}): nothing to bank`;
+  if (belowFloor > 0) return `The case's media have only PDQ hashes (or videos' frames) under the bank's quality floor (${bank.qualityFloor}): nothing to bank`;
   const pending = media.filter((m) => m.status === "pending").length;
   if (pending > 0) return `The case has no hashed media yet (${pending} still being fetched or hashed): try again once they are`;
   return "The case has no hashed media to bank";

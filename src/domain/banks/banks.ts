@@ -19,8 +19,9 @@ import { csvRows, csvText } from "../plumbing/csv.ts";
 import { enqueueJob } from "../plumbing/jobs.ts";
 import { slicer } from "../plumbing/slices.ts";
 import { JOB_KIND } from "../views/job.ts";
+import { formatVpdq, parseVpdq, type VpdqFrame } from "../media/vpdq.ts";
 import {
-  bankActionSchema, DEFAULT_BANK_PDQ_DISTANCE, DEFAULT_BANK_QUALITY_FLOOR, entryInputSchema, entryMetadataSchema, MAX_IMPORT_CHARS, MAX_IMPORT_ENTRIES, normalizeSignal, SIGNAL_TYPES,
+  bankActionSchema, DEFAULT_BANK_PDQ_DISTANCE, DEFAULT_BANK_QUALITY_FLOOR, entryInputSchema, entryMetadataSchema, MAX_IMPORT_CHARS, MAX_IMPORT_ENTRIES, normalizeSignal, SIGNAL_TYPE_SPECS, SIGNAL_TYPES,
   type BankAction, type BankCreate, type BankFileFormat, type BankPatch, type BankView, type EntryInput, type EntryView, type ImportResult, type SignalType,
 } from "../views/media-bank.ts";
 import { containsNul } from "../views/validation.ts";
@@ -213,6 +214,7 @@ function entryView(e: EntryRow, f: { matches: number; confirmed: number; rejecte
     bankId: e.bankId,
     signalType: e.signalType,
     value: e.value,
+    frames: e.frames === null ? null : frameCount(e.frames),
     origin: e.origin,
     metadata: metadataOf(e.metadata),
     addedBy: { type: e.addedByType, id: e.addedById },
@@ -221,6 +223,43 @@ function entryView(e: EntryRow, f: { matches: number; confirmed: number; rejecte
     ...f,
     createdAt: iso(e.createdAt),
   };
+}
+
+/** A vpdq entry's frames counted (its text is HMA's JSON array, one string a frame, written by vpdqSignal). */
+const frameCount = (frames: string): number => (JSON.parse(frames) as unknown[]).length;
+
+/** The stored form of a signal: its value (the unique key), and a vpdq entry's frames beside it. */
+export interface StoredSignal {
+  value: string;
+  frames: string | null;
+}
+
+/**
+ * A vPDQ signal's stored form: its frames in HMA's text, and as value their SHA-256 (the entry's
+ * unique key: a btree row cannot hold a long video's frames; the same video banked twice gives
+ * the same digest, whatever the case of its hex or its form as given).
+ */
+export function vpdqSignal(frames: readonly VpdqFrame[]): StoredSignal {
+  const text = formatVpdq(frames);
+  return { value: new Bun.CryptoHasher("sha256").update(text).digest("hex"), frames: text };
+}
+
+/**
+ * A signal as given (by a person, a file) in its stored form, or why it is refused: a hex hash
+ * trimmed and lower-cased; a vPDQ signal read (HMA's JSON or vpdq-hash-video's lines, 1 to
+ * VPDQ_MAX_FRAMES frames, each a 64-digit hash, a quality from 0 to 100 and a time).
+ */
+export function storedSignal(type: SignalType, given: string): StoredSignal | { error: string } {
+  if (type === "vpdq") {
+    try {
+      return vpdqSignal(parseVpdq(given));
+    } catch (e) {
+      if (e instanceof RangeError) return { error: `not a vpdq signal: ${e.message}` };
+      throw e;
+    }
+  }
+  const value = normalizeSignal(type, given);
+  return value === null ? { error: `not a ${type} hash (${SIGNAL_TYPE_SPECS[type].hexDigits} hexadecimal digits)` } : { value, frames: null };
 }
 
 /** A bank's entries in the order they were added, a page at a time (`after`: the last entry id of the previous page). */
@@ -238,7 +277,7 @@ export async function listEntries(ctx: DomainContext, input: { bankId: string; l
 }
 
 /** An entry's row as stored, from an input already checked (its value normalized), with the addition it comes with. */
-export function entryRow(ctx: DomainContext, bank: BankRow, e: { signalType: SignalType; value: string; origin: string | null; metadata: Record<string, unknown> | null }, now: number, additionId: string): EntryRow {
+export function entryRow(ctx: DomainContext, bank: BankRow, e: { signalType: SignalType; value: string; frames?: string | null; origin: string | null; metadata: Record<string, unknown> | null }, now: number, additionId: string): EntryRow {
   return {
     id: newId(),
     orgId: bank.orgId,
@@ -254,6 +293,7 @@ export function entryRow(ctx: DomainContext, bank: BankRow, e: { signalType: Sig
     quarantineReason: null,
     createdAt: now,
     additionId,
+    frames: e.frames ?? null,
   };
 }
 
@@ -325,13 +365,13 @@ async function countAddition(ctx: DomainContext, bank: BankRow, addition: { id: 
 }
 
 export async function addEntry(ctx: DomainContext, input: EntryInput & { bankId: string }): Promise<EntryView> {
-  const value = normalizeSignal(input.signalType, input.value);
-  if (value === null) throw badRequest(`value: not a ${input.signalType} hash (${input.signalType === "md5" ? 32 : 64} hexadecimal digits)`);
+  const signal = storedSignal(input.signalType, input.value);
+  if ("error" in signal) throw badRequest(`value: ${signal.error}`);
   const row = await transaction(ctx, async () => {
     const bank = await requireBank(ctx, input.bankId);
     const now = ctx.clock.now();
     const addition = await entriesAddition(ctx, bank);
-    const row = entryRow(ctx, bank, { signalType: input.signalType, value, origin: input.origin ?? null, metadata: input.metadata ?? null }, now, addition.id);
+    const row = entryRow(ctx, bank, { signalType: input.signalType, ...signal, origin: input.origin ?? null, metadata: input.metadata ?? null }, now, addition.id);
     const inserted = await ctx.db.insert(mediaBankEntries).values(row).onConflictDoNothing().returning({ id: mediaBankEntries.id });
     if (inserted.length === 0) throw conflict("The bank holds this signal already");
     await countAddition(ctx, bank, addition, 1, 0, now);
@@ -387,6 +427,7 @@ interface ParsedEntry {
   line: number;
   signalType: SignalType;
   value: string;
+  frames: string | null;
   origin: string | null;
   metadata: Record<string, string | number | boolean | null> | null;
 }
@@ -405,13 +446,13 @@ async function parseBankFile(format: BankFileFormat, content: string, defaultOri
     if (containsNul(raw)) return errors.push({ line, error: "NUL character" });
     const type = typeof raw.signalType === "string" ? SIGNAL_ALIASES[raw.signalType.trim().toLowerCase()] : undefined;
     if (!type) return errors.push({ line, error: `unknown signal type ${JSON.stringify(String(raw.signalType ?? "").slice(0, 40))} (${SIGNAL_TYPES.join(", ")}, video_md5)` });
-    const value = typeof raw.value === "string" ? normalizeSignal(type, raw.value) : null;
-    if (value === null) return errors.push({ line, error: `not a ${type} hash (${type === "md5" ? 32 : 64} hexadecimal digits)` });
+    const signal = typeof raw.value === "string" ? storedSignal(type, raw.value) : { error: `no ${type} value` };
+    if ("error" in signal) return errors.push({ line, error: signal.error });
     const origin = raw.origin === undefined || raw.origin === null || raw.origin === "" ? defaultOrigin : String(raw.origin).trim().slice(0, 500);
     const metadata = raw.metadata === undefined || raw.metadata === null ? null : entryMetadataSchema.safeParse(raw.metadata);
     if (metadata && !metadata.success) return errors.push({ line, error: "metadata must be an object of short values" });
     if (entries.length >= MAX_IMPORT_ENTRIES) return errors.push({ line, error: `more than ${MAX_IMPORT_ENTRIES} entries in one file` });
-    return entries.push({ line, signalType: type, value, origin, metadata: metadata ? metadata.data : null });
+    return entries.push({ line, signalType: type, ...signal, origin, metadata: metadata ? metadata.data : null });
   };
   if (format === "json") {
     let parsed: unknown;
@@ -481,7 +522,8 @@ export async function importEntries(ctx: DomainContext, input: { bankId: string;
 export async function exportEntries(ctx: DomainContext, input: { bankId: string; format: BankFileFormat }): Promise<{ format: BankFileFormat; entries: number; content: string }> {
   const bank = await requireBank(ctx, input.bankId);
   const rows = await ctx.db.select().from(mediaBankEntries).where(eq(mediaBankEntries.bankId, bank.id)).orderBy(asc(mediaBankEntries.id));
-  const items = rows.map((r) => ({ signalType: r.signalType, value: r.value, origin: r.origin, metadata: metadataOf(r.metadata) }));
+  // A vpdq entry's value is its frames (its digest alone could not be matched nor imported again).
+  const items = rows.map((r) => ({ signalType: r.signalType, value: r.frames ?? r.value, origin: r.origin, metadata: metadataOf(r.metadata) }));
   if (input.format === "json") return { format: "json", entries: items.length, content: JSON.stringify(items) };
   const keys = [...new Set(items.flatMap((i) => Object.keys(i.metadata ?? {})))].filter((k) => !["signal_type", "signal_value", "origin"].includes(k)).sort();
   const table = [["signal_type", "signal_value", "origin", ...keys], ...items.map((i) => [i.signalType, i.value, i.origin, ...keys.map((k) => i.metadata?.[k] ?? null)])];

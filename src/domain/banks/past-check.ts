@@ -58,7 +58,7 @@ export async function checkPastMedia(ctx: DomainContext, input: { additionId: st
   const [bank] = await ctx.db.select().from(mediaBanks).where(eq(mediaBanks.id, addition.bankId));
   const entries = bank
     ? await ctx.db
-        .select({ id: mediaBankEntries.id, bankId: mediaBankEntries.bankId, signalType: mediaBankEntries.signalType, value: mediaBankEntries.value })
+        .select({ id: mediaBankEntries.id, bankId: mediaBankEntries.bankId, signalType: mediaBankEntries.signalType, value: mediaBankEntries.value, frames: mediaBankEntries.frames })
         .from(mediaBankEntries)
         .where(and(eq(mediaBankEntries.additionId, addition.id), eq(mediaBankEntries.bankId, addition.bankId), isNull(mediaBankEntries.quarantinedAt)))
     : [];

@@ -22,7 +22,7 @@ import { statements } from "../../db/prepared.ts";
 import { caseMedia, mediaBankEntries, mediaBanks, mediaBankVersions } from "../../db/schema.ts";
 import type { DomainContext } from "../core/context.ts";
 import { ExactHashIndex, PdqIndex } from "../media/hash-index.ts";
-import { parseVpdq } from "../media/vpdq.ts";
+import { parseVpdq, VpdqIndex, type VpdqFrame } from "../media/vpdq.ts";
 import type { SignalType } from "../views/media-bank.ts";
 
 export type BankRow = typeof mediaBanks.$inferSelect;
@@ -40,6 +40,8 @@ export interface ProjectIndex {
   entries: IndexedEntry[];
   exact: ExactHashIndex;
   pdq: PdqIndex;
+  /** Banked videos (vpdq entries), each with its bank's PDQ distance and quality floor as vPDQ's frame thresholds. */
+  vpdq: VpdqIndex;
 }
 
 /** Per store (a process may open several: tests, a backup), per project: the index and the version it was built at. */
@@ -82,7 +84,7 @@ export async function projectIndex(ctx: Pick<DomainContext, "db" | "store">, pro
 }
 
 /** A project that never had a bank (its version row does not exist): nothing to match. */
-const NO_BANKS: ProjectIndex = { version: 0, banks: new Map(), entries: [], exact: new ExactHashIndex(), pdq: new PdqIndex(16) };
+const NO_BANKS: ProjectIndex = { version: 0, banks: new Map(), entries: [], exact: new ExactHashIndex(), pdq: new PdqIndex(16), vpdq: new VpdqIndex() };
 
 /**
  * The project's index if one is held at its banks' current version, else null (none built yet
@@ -100,7 +102,7 @@ async function buildIndex(ctx: Pick<DomainContext, "db">, projectId: string, ver
   const banks = await ctx.db.select().from(mediaBanks).where(and(eq(mediaBanks.projectId, projectId), eq(mediaBanks.enabled, 1)));
   const rows = banks.length
     ? await ctx.db
-        .select({ id: mediaBankEntries.id, bankId: mediaBankEntries.bankId, signalType: mediaBankEntries.signalType, value: mediaBankEntries.value })
+        .select({ id: mediaBankEntries.id, bankId: mediaBankEntries.bankId, signalType: mediaBankEntries.signalType, value: mediaBankEntries.value, frames: mediaBankEntries.frames })
         .from(mediaBankEntries)
         .where(and(inArray(mediaBankEntries.bankId, banks.map((b) => b.id)), isNull(mediaBankEntries.quarantinedAt)))
     : [];
@@ -112,18 +114,30 @@ async function buildIndex(ctx: Pick<DomainContext, "db">, projectId: string, ver
  * index, or the few entries of one addition that the past media check looks for
  * (src/domain/banks/past-check.ts). Pure of storage.
  */
-export function indexOf(version: number, banks: readonly BankRow[], rows: readonly { id: string; bankId: string; signalType: SignalType; value: string }[]): ProjectIndex {
+export function indexOf(version: number, banks: readonly BankRow[], rows: readonly { id: string; bankId: string; signalType: SignalType; value: string; frames: string | null }[]): ProjectIndex {
   const byId = new Map(banks.map((b) => [b.id, b]));
-  const index: ProjectIndex = { version, banks: byId, entries: [], exact: new ExactHashIndex(), pdq: new PdqIndex(Math.max(16, rows.length)) };
+  const index: ProjectIndex = { version, banks: byId, entries: [], exact: new ExactHashIndex(), pdq: new PdqIndex(Math.max(16, rows.length)), vpdq: new VpdqIndex() };
   for (const r of rows) {
     const bank = byId.get(r.bankId);
     if (!bank) continue;
     const id = index.entries.length;
     index.entries.push({ entryId: r.id, bankId: r.bankId, signalType: r.signalType });
     if (r.signalType === "pdq") index.pdq.add(id, r.value, Math.min(255, bank.pdqDistance));
-    else index.exact.add(r.signalType, r.value, id);
+    else if (r.signalType === "vpdq") {
+      // Stored by banks.ts's vpdqSignal, so readable; one that is not (written by hand) matches nothing rather than stop the index.
+      const frames = r.frames === null ? null : framesOf(r.frames);
+      if (frames) index.vpdq.add(id, frames, { distance: bank.pdqDistance, qualityFloor: bank.qualityFloor });
+    } else index.exact.add(r.signalType, r.value, id);
   }
   return index;
+}
+
+function framesOf(text: string): VpdqFrame[] | null {
+  try {
+    return parseVpdq(text);
+  } catch {
+    return null;
+  }
 }
 
 /** One entry a media item matched. */
@@ -131,9 +145,9 @@ export interface Hit {
   entryId: string;
   bank: BankRow;
   signalType: SignalType;
-  /** PDQ: the Hamming distance; exact digests: null. */
+  /** PDQ: the Hamming distance; vPDQ: the smallest between a matched pair of frames; exact digests: null. */
   distance: number | null;
-  /** PDQ: the quality of the media's hash (a video's: of its nearest frame); exact digests: null. */
+  /** PDQ: the quality of the media's hash (a video's: of its nearest frame); vPDQ and exact digests: null. */
   quality: number | null;
 }
 
@@ -141,7 +155,11 @@ export interface Hit {
  * The entries a media item's hashes match in the index: exact digests by lookup, PDQ within the
  * entry's bank's distance when the media's quality reaches the bank's floor; a video's frames
  * (vPDQ) each against the PDQ entries likewise, a banked picture found in any frame (the nearest
- * frame's distance and quality kept). Pure of storage.
+ * frame's distance and quality kept); and a video's frames against the banked videos (vpdq
+ * entries) by vPDQ's rule (vpdq.ts: at least 80 % of the video's good frames within the bank's
+ * distance of the banked video's): a copy re-encoded, resized or cut from a banked video. Its
+ * frames are read only when the index holds PDQ or vpdq entries (intake's hash-only media have
+ * none: nothing more to do there). Pure of storage.
  */
 export function hitsOf(index: ProjectIndex, media: Pick<typeof caseMedia.$inferSelect, "sha256" | "md5" | "pdq" | "pdqQuality" | "vpdq">): Hit[] {
   const hits = new Map<string, Hit>();
@@ -155,13 +173,17 @@ export function hitsOf(index: ProjectIndex, media: Pick<typeof caseMedia.$inferS
   if (media.sha256) for (const id of index.exact.match("sha256", media.sha256)) add(id, null, null);
   if (media.md5) for (const id of index.exact.match("md5", media.md5)) add(id, null, null);
   if (media.pdq) for (const m of index.pdq.match(media.pdq)) add(m.id, m.distance, media.pdqQuality);
-  if (media.vpdq && index.pdq.size > 0) {
-    const seen = new Set<string>();
-    for (const frame of parseVpdq(media.vpdq)) {
-      if (seen.has(frame.hash)) continue;
-      seen.add(frame.hash);
-      for (const m of index.pdq.match(frame.hash)) add(m.id, m.distance, frame.quality);
+  if (media.vpdq && (index.pdq.size > 0 || index.vpdq.size > 0)) {
+    const frames = parseVpdq(media.vpdq);
+    if (index.pdq.size > 0) {
+      const seen = new Set<string>();
+      for (const frame of frames) {
+        if (seen.has(frame.hash)) continue;
+        seen.add(frame.hash);
+        for (const m of index.pdq.match(frame.hash)) add(m.id, m.distance, frame.quality);
+      }
     }
+    if (index.vpdq.size > 0) for (const m of index.vpdq.match(frames)) add(m.id, m.distance, null);
   }
   return [...hits.values()];
 }

@@ -10,26 +10,35 @@ import { BUCKETS } from "./severity.ts";
 import { TEAMS } from "./report.ts";
 
 /**
- * The kinds of signal a bank entry holds, each with the form of its value (lower-case hex). The
+ * The kinds of signal a bank entry holds, each with the form of its value: lower-case hex of
+ * `hexDigits` digits, or (`hexDigits: null`) vPDQ's text, a whole video's frame hashes
+ * (src/domain/media/vpdq.ts; stored beside the entry, its value a digest of it: banks.ts). The
  * names are those of Meta's Hasher-Matcher-Actioner file exchange (`signal_type`), so a list
- * exported from HMA imports as it is: `pdq`, `md5`, and `sha256` (ours).
+ * exported from HMA imports as it is: `pdq`, `md5`, `vpdq`, and `sha256` (ours).
  */
 export const SIGNAL_TYPE_SPECS = {
   sha256: { hexDigits: 64, label: "SHA-256", perceptual: false },
   md5: { hexDigits: 32, label: "MD5", perceptual: false },
   pdq: { hexDigits: 64, label: "PDQ", perceptual: true },
-} as const satisfies Record<string, { hexDigits: number; label: string; perceptual: boolean }>;
+  vpdq: { hexDigits: null, label: "vPDQ", perceptual: true },
+} as const satisfies Record<string, { hexDigits: number | null; label: string; perceptual: boolean }>;
 export type SignalType = keyof typeof SIGNAL_TYPE_SPECS;
 export const SIGNAL_TYPES = Object.keys(SIGNAL_TYPE_SPECS) as [SignalType, ...SignalType[]];
+/** The signal types whose value is a hash in hex (a media item's columns of the same names hold them). */
+export type HexSignalType = { [T in SignalType]: (typeof SIGNAL_TYPE_SPECS)[T]["hexDigits"] extends number ? T : never }[SignalType];
+export const HEX_SIGNAL_TYPES = SIGNAL_TYPES.filter((t): t is HexSignalType => SIGNAL_TYPE_SPECS[t].hexDigits !== null);
 
-/** Each type's form, compiled once: a report's media and every line of an import are checked against it. */
-const SIGNAL_FORMS = Object.fromEntries(SIGNAL_TYPES.map((t) => [t, new RegExp(`^[0-9a-f]{${SIGNAL_TYPE_SPECS[t].hexDigits}}$`)])) as Record<SignalType, RegExp>;
+/** Each hex type's form, compiled once: a report's media and every line of an import are checked against it. */
+const SIGNAL_FORMS = Object.fromEntries(HEX_SIGNAL_TYPES.map((t) => [t, new RegExp(`^[0-9a-f]{${SIGNAL_TYPE_SPECS[t].hexDigits}}$`)])) as Record<HexSignalType, RegExp>;
 
-/** A signal's value as given: trimmed, lower-cased, then checked against its type's form. */
-export function normalizeSignal(type: SignalType, value: string): string | null {
+/** A hex signal's value as given: trimmed, lower-cased, then checked against its type's form. */
+export function normalizeSignal(type: HexSignalType, value: string): string | null {
   const v = value.trim().toLowerCase();
   return SIGNAL_FORMS[type].test(v) ? v : null;
 }
+
+/** The longest value of an entry as given, in characters: a vPDQ signal of 7,200 frames (two hours at one a second) is about 600,000. */
+export const MAX_SIGNAL_VALUE_CHARS = 1_000_000;
 
 /** The default PDQ distance of a bank (PDQ's README: 31 bits of 256 or fewer is the same picture). */
 export const DEFAULT_BANK_PDQ_DISTANCE = 31;
@@ -106,7 +115,11 @@ export const entryMetadataSchema = z.record(z.string().min(1).max(64), z.union([
 
 export const entryInputSchema = z.object({
   signalType: z.enum(SIGNAL_TYPES),
-  value: z.string().min(1).max(200).meta({ description: "Lower- or upper-case hex: 64 digits for sha256 and pdq, 32 for md5" }),
+  value: z
+    .string()
+    .min(1)
+    .max(MAX_SIGNAL_VALUE_CHARS)
+    .meta({ description: "Lower- or upper-case hex: 64 digits for sha256 and pdq, 32 for md5. For vpdq, a whole video's frame hashes as Hasher-Matcher-Actioner writes them: a JSON array of \"<pdq hex>,<quality>,<seconds>\" strings, one a frame (1 to 7,200 frames)" }),
   origin: z.string().trim().max(500).nullable().optional().meta({ description: "Where the entry came from (a list's name, a decision), kept and exported" }),
   metadata: entryMetadataSchema.nullable().optional(),
 });
@@ -117,7 +130,8 @@ export const entryViewSchema = z
     id: z.string(),
     bankId: z.string(),
     signalType: z.enum(SIGNAL_TYPES),
-    value: z.string(),
+    value: z.string().meta({ description: "The hash; for vpdq, the SHA-256 of the video's frame hashes as stored (the export writes the frames themselves)" }),
+    frames: z.number().int().nullable().meta({ description: "A vpdq entry's frames; null for the other types" }),
     origin: z.string().nullable(),
     metadata: entryMetadataSchema.nullable(),
     addedBy: z.object({ type: z.string(), id: z.string().nullable() }),
@@ -196,7 +210,7 @@ export const bankingViewSchema = z
     entries: z.array(z.object({ id: z.string(), signalType: z.enum(SIGNAL_TYPES), value: z.string() })).meta({ description: "The entries the banking added (and still in the bank)" }),
     added: z.number().int().meta({ description: "Entries the banking added" }),
     unchanged: z.number().int().meta({ description: "Hashes the bank held already (left as they were, and by an undo)" }),
-    belowFloor: z.number().int().meta({ description: "PDQ hashes not banked: their quality is under the bank's floor" }),
+    belowFloor: z.number().int().meta({ description: "PDQ hashes (and videos, vpdq) not banked: their quality (every frame's) is under the bank's floor" }),
     createdAt: isoDateTime,
     undone: z.object({ at: isoDateTime, by: z.object({ type: z.string(), id: z.string().nullable() }), removed: z.number().int() }).nullable(),
     check: pastCheckViewSchema,
@@ -221,7 +235,7 @@ export const mediaInputSchema = z
     keep: z.boolean().optional().meta({ description: "Keep the fetched file as an attachment of the report (default false: hashed and dropped)" }),
   })
   .superRefine((m, ctx) => {
-    for (const type of SIGNAL_TYPES) {
+    for (const type of HEX_SIGNAL_TYPES) {
       const v = m[type];
       if (v !== undefined && normalizeSignal(type, v) === null) ctx.addIssue({ code: "custom", path: [type], message: `must be ${SIGNAL_TYPE_SPECS[type].hexDigits} hexadecimal digits` });
     }

@@ -14,7 +14,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useId, useState } from "react";
 import { teamLabel } from "../../domain/views/report.ts";
-import { SIGNAL_TYPE_SPECS, SIGNAL_TYPES, type BankAction, type MatchStatus } from "../../domain/views/media-bank.ts";
+import { HEX_SIGNAL_TYPES, SIGNAL_TYPE_SPECS, type BankAction, type MatchStatus } from "../../domain/views/media-bank.ts";
 import { trpc, type Outputs } from "../api.ts";
 import { useSession } from "../session.tsx";
 import { Badge, dateTime, Dialog, ErrorNote, TimeAgo, useToast } from "../ui.tsx";
@@ -242,7 +242,7 @@ function mediaLabel(m: MediaItem): string {
 
 /** The hashes a media item has, by name (PDQ with its quality). */
 function hashesKnown(m: MediaItem): string[] {
-  return SIGNAL_TYPES.filter((t) => m[t] !== null).map((t) => (t === "pdq" ? `PDQ (quality ${m.pdqQuality ?? "?"})` : SIGNAL_TYPE_SPECS[t].label));
+  return HEX_SIGNAL_TYPES.filter((t) => m[t] !== null).map((t) => (t === "pdq" ? `PDQ (quality ${m.pdqQuality ?? "?"})` : SIGNAL_TYPE_SPECS[t].label));
 }
 
 const MEDIA_STATUS_TONE = { pending: "yellow", hashed: "green", refused: "orange", failed: "red" } as const satisfies Record<MediaItem["status"], string>;

@@ -1,0 +1,1 @@
+ALTER TABLE `media_bank_entries` ADD `frames` text;
