@@ -48,10 +48,15 @@ beforeAll(async () => {
   // Another video (lavfi's test pattern), and a long one: 9 s, over the servers' bound of 6.
   await make("pattern.mp4", ["-f", "lavfi", "-i", "testsrc=duration=4:size=320x240:rate=10", "-pix_fmt", "yuv420p", "-c:v", "libx264", "-preset", "ultrafast"]);
   await make("long.mp4", ["-f", "lavfi", "-i", "testsrc=duration=9:size=160x120:rate=5", "-pix_fmt", "yuv420p", "-c:v", "libx264", "-preset", "ultrafast"]);
+  // A video whose every second differs (mandelbrot's zoom), 6 s; a re-encoded copy of it (smaller, VP8 at a low bitrate);
+  // a clip cut from it (its seconds 2 to 5, H.264 again): the banked video and its copies for the vpdq entries.
+  await make("zoom.mp4", ["-f", "lavfi", "-i", "mandelbrot=size=320x240:rate=10", "-t", "6", "-pix_fmt", "yuv420p", "-c:v", "libx264", "-preset", "ultrafast"]);
+  await make("zoom-copy.webm", ["-i", join(dir, "zoom.mp4"), "-vf", "scale=240:180", "-c:v", "libvpx", "-b:v", "150k", "-deadline", "realtime"]);
+  await make("zoom-clip.mp4", ["-ss", "2", "-t", "3", "-i", join(dir, "zoom.mp4"), "-vf", "scale=288:216", "-pix_fmt", "yuv420p", "-c:v", "libx264", "-preset", "ultrafast", "-crf", "35"]);
   videos["cut.mp4"] = videos["bridge.mp4"]!.slice(0, Math.floor(videos["bridge.mp4"]!.length / 2));
   const enc = new TextEncoder();
   videos["fake.mp4"] = new Uint8Array([0, 0, 0, 0x18, ...enc.encode("ftypisom"), 0, 0, 2, 0, ...enc.encode("isomiso2"), ...enc.encode("not a video at all ".repeat(200))]);
-}, 60_000); // four encodings by ffmpeg, on a shared machine
+}, 90_000); // seven encodings by ffmpeg, on a shared machine
 
 afterAll(() => {
   host.stop(true);
@@ -184,5 +189,79 @@ describe("video without ffmpeg: SHA-256 and MD5 only", () => {
     for (const m of seen.media) expect(m).toMatchObject({ status: "hashed", error: null, frameHashing: "exact_only", frames: null, pdq: null });
     expect(seen.matches.map((m) => m.entry.id)).toEqual([exactEntry]);
     expect(seen.matches[0]!.mediaId).toBe(seen.media.find((m) => m.url !== null)!.id);
+  });
+});
+
+describe("vpdq entries: a whole banked video, matched by its copies", () => {
+  let w: World;
+  let bankId: string;
+  let clipCase: string;
+  let clipMedia: string;
+  let vpdqEntry: { id: string; value: string };
+  beforeAll(async () => {
+    w = await world({ FLAGSTAFF_VIDEO_MAX_SECONDS: "30" });
+    const b = await w.org.POST("/organizations/{orgSlug}/projects/{projectId}/media-banks", { params: { path: { orgSlug: w.orgSlug, projectId: w.projectId } }, body: { name: `banked videos ${unique()}` } });
+    expect(b.response.status).toBe(201);
+    bankId = b.data!.bank.id;
+  });
+  afterAll(() => w?.server.dispose());
+  const entries = async (id = bankId) => (await w.org.GET("/organizations/{orgSlug}/media-banks/{bankId}/entries", { params: { path: { orgSlug: w.orgSlug, bankId: id }, query: { limit: 100 } } })).data!.entries;
+
+  test("a video banked from a decision gives a vpdq entry (its frames) beside its digests; the past check finds an earlier clip cut from it", async () => {
+    const clip = await report(w, [{ url: hosted("zoom-clip.mp4") }]);
+    const earlier = await processed(w, clip.caseId);
+    expect(earlier.media[0]).toMatchObject({ frameHashing: "vpdq", frames: 3 });
+    expect(earlier.matches).toEqual([]);
+    clipCase = clip.caseId;
+    clipMedia = earlier.media[0]!.id;
+
+    const original = await report(w, [{ url: hosted("zoom.mp4") }]);
+    const seen = await processed(w, original.caseId);
+    expect(seen.media[0]).toMatchObject({ frameHashing: "vpdq", frames: 6 });
+    const banked = await w.org.POST("/organizations/{orgSlug}/cases/{caseId}/media-bankings", { params: { path: { orgSlug: w.orgSlug, caseId: original.caseId } }, body: { bankId, reason: "the banked video" } });
+    expect(banked.response.status).toBe(201);
+    expect(banked.data!.banking.entries.map((e) => e.signalType).sort()).toEqual(["md5", "sha256", "vpdq"]);
+    const held = (await entries()).find((e) => e.signalType === "vpdq")!;
+    expect(held.frames).toBe(6); // every second's frame reaches the bank's floor (50)
+    expect(held.value).toMatch(/^[0-9a-f]{64}$/);
+    vpdqEntry = held;
+
+    const found = await until("the past check's match of the earlier clip", async () => {
+      const r = await w.org.GET("/organizations/{orgSlug}/cases/{caseId}/media-matches", { params: { path: { orgSlug: w.orgSlug, caseId: clipCase } } });
+      return r.data!.matches.length > 0 ? r.data!.matches : null;
+    }, 30_000);
+    expect(found.map((m) => [m.mediaId, m.entry.id, m.entry.signalType, m.quality])).toEqual([[clipMedia, held.id, "vpdq", null]]);
+    console.log(`the clip (3 s of 6) matched the banked video's vpdq entry (${held.frames} frames) at a nearest frame distance of ${found[0]!.distance}`);
+  });
+
+  test("a re-encoded copy (smaller, another codec, a low bitrate) sent later is matched by the vpdq entry; another video is not", async () => {
+    const copy = await report(w, [{ url: hosted("zoom-copy.webm") }]);
+    const seen = await processed(w, copy.caseId);
+    expect(seen.media[0]).toMatchObject({ frameHashing: "vpdq", frames: 6 });
+    expect(seen.matches.map((m) => [m.entry.id, m.entry.signalType])).toEqual([[vpdqEntry.id, "vpdq"]]);
+    expect(seen.matches[0]!.distance!).toBeLessThanOrEqual(31);
+    const other = await report(w, [{ url: hosted("pattern.mp4") }]);
+    const otherSeen = await processed(w, other.caseId);
+    expect(otherSeen.media[0]).toMatchObject({ frameHashing: "vpdq", frames: 4 });
+    expect(otherSeen.matches).toEqual([]);
+  });
+
+  test("exported with its frames (CSV and JSON) and imported again into another bank: the same entry; a bad vpdq value is a 400 naming it", async () => {
+    for (const format of ["csv", "json"] as const) {
+      const file = await w.org.GET("/organizations/{orgSlug}/media-banks/{bankId}/export", { params: { path: { orgSlug: w.orgSlug, bankId }, query: { format } } });
+      expect(file.response.status).toBe(200);
+      const b = await w.org.POST("/organizations/{orgSlug}/projects/{projectId}/media-banks", { params: { path: { orgSlug: w.orgSlug, projectId: w.projectId } }, body: { name: `imported ${format} ${unique()}` } });
+      const imported = await w.org.POST("/organizations/{orgSlug}/media-banks/{bankId}/import", { params: { path: { orgSlug: w.orgSlug, bankId: b.data!.bank.id } }, body: { format, content: file.data!.content } });
+      expect(imported.data).toEqual({ added: 3, unchanged: 0, errors: [] });
+      const copy = (await entries(b.data!.bank.id)).find((e) => e.signalType === "vpdq")!;
+      expect(copy).toMatchObject({ value: vpdqEntry.value, frames: 6 });
+      const again = await w.org.POST("/organizations/{orgSlug}/media-banks/{bankId}/import", { params: { path: { orgSlug: w.orgSlug, bankId: b.data!.bank.id } }, body: { format, content: file.data!.content } });
+      expect(again.data).toEqual({ added: 0, unchanged: 3, errors: [] });
+    }
+    const bad = await w.org.POST("/organizations/{orgSlug}/media-banks/{bankId}/entries", { params: { path: { orgSlug: w.orgSlug, bankId } }, body: { signalType: "vpdq", value: JSON.stringify([`${"a".repeat(64)},100,0.000`, `${"a".repeat(63)},100,1.000`]) } });
+    expect(bad.response.status).toBe(400);
+    expect(bad.error).toEqual({ error: "value: not a vpdq signal: frame 2: the hash is not 64 hexadecimal digits" });
+    const badLine = await w.org.POST("/organizations/{orgSlug}/media-banks/{bankId}/import", { params: { path: { orgSlug: w.orgSlug, bankId } }, body: { format: "csv", content: `signal_type,signal_value\nvpdq,"[""${"b".repeat(64)},101,0.000""]"\n` } });
+    expect(badLine.data!.errors).toEqual([{ line: 2, error: "not a vpdq signal: frame 1: the quality is not a whole number from 0 to 100" }]);
   });
 });
