@@ -2456,8 +2456,11 @@ export interface components {
             id: string;
             bankId: string;
             /** @enum {string} */
-            signalType: "sha256" | "md5" | "pdq";
+            signalType: "sha256" | "md5" | "pdq" | "vpdq";
+            /** @description The hash; for vpdq, the SHA-256 of the video's frame hashes as stored (the export writes the frames themselves) */
             value: string;
+            /** @description A vpdq entry's frames; null for the other types */
+            frames: number | null;
             origin: string | null;
             metadata: {
                 [key: string]: string | number | boolean | null;
@@ -2512,7 +2515,7 @@ export interface components {
             entry: {
                 id: string;
                 /** @enum {string} */
-                signalType: "sha256" | "md5" | "pdq";
+                signalType: "sha256" | "md5" | "pdq" | "vpdq";
                 origin: string | null;
                 metadata: {
                     [key: string]: string | number | boolean | null;
@@ -2554,14 +2557,14 @@ export interface components {
             entries: {
                 id: string;
                 /** @enum {string} */
-                signalType: "sha256" | "md5" | "pdq";
+                signalType: "sha256" | "md5" | "pdq" | "vpdq";
                 value: string;
             }[];
             /** @description Entries the banking added */
             added: number;
             /** @description Hashes the bank held already (left as they were, and by an undo) */
             unchanged: number;
-            /** @description PDQ hashes not banked: their quality is under the bank's floor */
+            /** @description PDQ hashes (and videos, vpdq) not banked: their quality (every frame's) is under the bank's floor */
             belowFloor: number;
             /** Format: date-time */
             createdAt: string;
@@ -10664,8 +10667,8 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @enum {string} */
-                    signalType: "sha256" | "md5" | "pdq";
-                    /** @description Lower- or upper-case hex: 64 digits for sha256 and pdq, 32 for md5 */
+                    signalType: "sha256" | "md5" | "pdq" | "vpdq";
+                    /** @description Lower- or upper-case hex: 64 digits for sha256 and pdq, 32 for md5. For vpdq, a whole video's frame hashes as Hasher-Matcher-Actioner writes them: a JSON array of "<pdq hex>,<quality>,<seconds>" strings, one a frame (1 to 7,200 frames) */
                     value: string;
                     /** @description Where the entry came from (a list's name, a decision), kept and exported */
                     origin?: string | null;
