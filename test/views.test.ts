@@ -18,7 +18,7 @@ import { appealViewSchema } from "../src/domain/views/appeal.ts";
 import { listAudit } from "../src/domain/audit/audit-log.ts";
 import { evalRunMetricsSchema, evalRunViewSchema, evalSetViewSchema, thresholdAdviceSchema } from "../src/domain/views/evaluation.ts";
 import { attachmentViewSchema } from "../src/domain/views/attachment.ts";
-import { bankViewSchema, caseMediaViewSchema, entryViewSchema, matchViewSchema } from "../src/domain/views/media-bank.ts";
+import { bankingViewSchema, bankViewSchema, caseMediaViewSchema, entryViewSchema, matchViewSchema } from "../src/domain/views/media-bank.ts";
 import { AUDIT_ACTION_NAMES, AUDIT_ACTIONS, auditEventViewSchema, isAuditAction } from "../src/domain/views/audit.ts";
 import { categoryViewSchema } from "../src/domain/views/category.ts";
 import { apiKeyViewSchema } from "../src/domain/views/api-key.ts";
@@ -92,6 +92,7 @@ describe("the OpenAPI documents publish the domain's view schemas", () => {
     ["org", "MediaBankEntry", entryViewSchema],
     ["org", "CaseMedia", caseMediaViewSchema],
     ["org", "MediaMatch", matchViewSchema],
+    ["org", "MediaBanking", bankingViewSchema],
   ];
   for (const [family, id, schema] of components) {
     test(`${family} ${id}: the properties are the view schema's keys, in its order`, () => {
