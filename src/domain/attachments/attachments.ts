@@ -587,17 +587,21 @@ export async function sweepAttachments(ctx: DomainContext, input: { orphanMs: nu
 }
 
 /**
- * An attachment's type and bytes, for the media job (its video's frames, src/domain/banks/
- * matching.ts): not audited (no person opens it), null when the attachment or its bytes are gone
- * or it is not of `types` (its bytes then not read).
+ * An attachment's type and a way to write its bytes to a file, for the media job (its video's
+ * frames, src/domain/banks/matching.ts): not audited (no person opens it), null when the
+ * attachment or its bytes are gone or it is not of `types` (its bytes then not read).
  */
-export async function attachmentBytesForHashing(ctx: DomainContext, input: { attachmentId: string; types: readonly AttachmentMediaType[] }): Promise<{ mediaType: AttachmentMediaType; bytes: Uint8Array } | null> {
+export async function attachmentFileForHashing(
+  ctx: DomainContext,
+  input: { attachmentId: string; types: readonly AttachmentMediaType[] },
+): Promise<{ mediaType: AttachmentMediaType; writeTo: (path: string) => Promise<unknown> } | null> {
   const [row] = await ctx.db.select({ blobId: attachments.blobId, mediaType: attachments.mediaType }).from(attachments).where(and(eq(attachments.id, input.attachmentId), eq(attachments.orgId, ctx.orgId)));
   if (!row || !input.types.includes(row.mediaType)) return null;
   const blobs = blobsOf(ctx);
   const original = await withStore(() => blobs.get(blobKey(row.blobId)));
   if (!original) return null;
-  return { mediaType: row.mediaType, bytes: await withStore(() => original.bytes()) };
+  // Streamed to the file (a local object copied by the kernel): a video is never whole in memory.
+  return { mediaType: row.mediaType, writeTo: (path) => withStore(() => Bun.write(path, new Response(original.body()))) };
 }
 
 // ---------------------------------------------------------------------------------------------

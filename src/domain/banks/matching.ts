@@ -42,7 +42,7 @@ import { addCaseTag } from "../cases/tags.ts";
 import { moveCaseToQueue } from "../review/queues.ts";
 import { applyTransition } from "../review/workflow-engine.ts";
 import { runRules } from "../rules/rule-engine.ts";
-import { attachmentBytesForHashing, uploadAttachment, type AttachmentLimits } from "../attachments/attachments.ts";
+import { attachmentFileForHashing, uploadAttachment, type AttachmentLimits } from "../attachments/attachments.ts";
 import type { CaseMediaRow } from "../intake/case-media.ts";
 import { hitsOf, projectIndex } from "../intake/signal-index.ts";
 import { matchTakesAction, type BankAction, type BankActionType, type CaseMediaView, type MatchStatus, type MatchView, type MediaMatchedEvent } from "../views/media-bank.ts";
@@ -118,8 +118,8 @@ async function fetchAndHash(ctx: DomainContext, row: CaseMediaRow, opts: MediaJo
  * has no ffmpeg, or it refused the file (its digests still match). A refused video keeps the
  * frames read before the refusal (the first FLAGSTAFF_VIDEO_MAX_SECONDS of a longer one).
  */
-async function videoOutcome(bytes: Uint8Array, type: VideoType, opts: MediaJobOptions): Promise<Partial<CaseMediaRow>> {
-  const v = await hashVideo(bytes, type, { ...opts.video, maxPixels: opts.attachmentLimits.maxPixels });
+async function videoOutcome(source: Uint8Array | ((path: string) => Promise<unknown>), type: VideoType, opts: MediaJobOptions): Promise<Partial<CaseMediaRow>> {
+  const v = await hashVideo(source, type, { ...opts.video, maxPixels: opts.attachmentLimits.maxPixels });
   // No ffmpeg on this host: not a refusal of the file (`error` stays empty), the server's limit.
   if (v === null) return { frameHashing: "exact_only" };
   return {
@@ -130,11 +130,14 @@ async function videoOutcome(bytes: Uint8Array, type: VideoType, opts: MediaJobOp
   };
 }
 
-/** An attachment that is a video: its frames hashed from the stored bytes (once: `frame_hashing` is set after). */
+/**
+ * An attachment that is a video: its frames hashed from the stored object, streamed to ffmpeg's
+ * file (never whole in memory: a 50 MB upload's job held 50 MB), once: `frame_hashing` is set after.
+ */
 async function hashAttachmentVideo(ctx: DomainContext, row: CaseMediaRow, opts: MediaJobOptions): Promise<CaseMediaRow> {
-  const stored = await attachmentBytesForHashing(ctx, { attachmentId: row.attachmentId!, types: ["mp4", "webm"] satisfies VideoType[] });
+  const stored = await attachmentFileForHashing(ctx, { attachmentId: row.attachmentId!, types: ["mp4", "webm"] satisfies VideoType[] });
   if (!stored || !isVideoType(stored.mediaType)) return row;
-  const outcome = await videoOutcome(stored.bytes, stored.mediaType, opts);
+  const outcome = await videoOutcome(stored.writeTo, stored.mediaType, opts);
   const done = { ...outcome, error: outcome.error?.slice(0, 500) ?? null, hashedAt: ctx.clock.now() };
   await transaction(ctx, () => ctx.db.update(caseMedia).set(done).where(eq(caseMedia.id, row.id)), ROW_LOCKED);
   return { ...row, ...done };

@@ -10,12 +10,19 @@ import { join } from "node:path";
 import { pdqFrameOffThread } from "./preview-thread.ts";
 import { sampleVideoFrames, type VideoFrames, type VideoSettings, type VideoType } from "./video-frames.ts";
 
-export async function hashVideo(bytes: Uint8Array, type: VideoType, settings: VideoSettings & { maxPixels: number }, onSpawn?: (pid: number) => void): Promise<VideoFrames | null> {
+export async function hashVideo(
+  source: Uint8Array | ((path: string) => Promise<unknown>),
+  type: VideoType,
+  settings: VideoSettings & { maxPixels: number },
+  onSpawn?: (pid: number) => void,
+): Promise<VideoFrames | null> {
   if (settings.ffmpegPath === null) return null;
   const dir = await mkdtemp(join(tmpdir(), "flagstaff-video-"));
   try {
     const path = join(dir, `video.${type}`);
-    await writeFile(path, bytes, { mode: 0o600 });
+    // The bytes in hand (a fetched URL's), or written by the caller (a stored attachment, streamed).
+    if (typeof source === "function") await source(path);
+    else await writeFile(path, source, { mode: 0o600 });
     return await sampleVideoFrames(path, type, { ...settings, ffmpegPath: settings.ffmpegPath }, pdqFrameOffThread, onSpawn);
   } finally {
     await rm(dir, { recursive: true, force: true });
