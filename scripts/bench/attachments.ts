@@ -24,22 +24,9 @@
  */
 import { closeSync, fsyncSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { fmtInt, markdownTable, median, processTreeCpuMs, rssMb, run, sampleRss, startServer, wrk, type Server, type WrkResult } from "./lib.ts";
+import { fmtInt, markdownTable, median, processTreeCpuMs, rssMb, run, sampleRss, startServer, wrk, type WrkResult, type BenchStepDeps } from "./lib.ts";
 
-interface Deps {
-  wrkBin: string;
-  /** How to run Flagstaff: the binary, or `bun src/cli.ts` (run.ts --source). */
-  flagstaff: string[];
-  work: string;
-  seconds: number;
-  quick: boolean;
-  env: (db: string) => Record<string, string>;
-  cleanEnv: (extra?: Record<string, string>) => Record<string, string>;
-  log: (s: string) => void;
-  servers: Server[];
-  /** Settings added to the server's environment (run.ts --server-env): a variant measured against the default. */
-  serverEnv?: Record<string, string>;
-}
+type Deps = BenchStepDeps;
 
 export interface AttachmentsBench {
   fileMb: number;

@@ -171,6 +171,23 @@ export function sampleRss(pid: number, everyMs = 100): { stop(): number } {
 // ---------------------------------------------------------------------------------------------
 // wrk
 
+/** What run.ts gives each comparison step (rules.ts, attachments.ts, media.ts): how to run Flagstaff and where. */
+export interface BenchStepDeps {
+  wrkBin: string;
+  /** How to run Flagstaff: the binary, or `bun src/cli.ts` (run.ts --source). */
+  flagstaff: string[];
+  work: string;
+  seconds: number;
+  /** --quick: fewer rounds. */
+  quick?: boolean;
+  env: (db: string) => Record<string, string>;
+  cleanEnv: (extra?: Record<string, string>) => Record<string, string>;
+  log: (s: string) => void;
+  servers: Server[];
+  /** Settings added to the server's environment (run.ts --server-env): a variant measured against the default. */
+  serverEnv?: Record<string, string>;
+}
+
 export interface WrkResult {
   connections: number;
   seconds: number;

@@ -18,22 +18,10 @@
  */
 import { mkdtempSync } from "node:fs";
 import { join } from "node:path";
-import { fmtInt, markdownTable, processTreeCpuMs, run, startServer, wrk, type Server, type WrkResult } from "./lib.ts";
+import { fmtInt, markdownTable, processTreeCpuMs, run, startServer, wrk, type WrkResult, type BenchStepDeps } from "./lib.ts";
 import { PDQ_LOOKUP_GOAL_MS, pdqFigures, renderPdq, type PdqFigures } from "./pdq.ts";
 
-interface Deps {
-  wrkBin: string;
-  flagstaff: string[];
-  work: string;
-  seconds: number;
-  quick: boolean;
-  env: (db: string) => Record<string, string>;
-  cleanEnv: (extra?: Record<string, string>) => Record<string, string>;
-  log: (s: string) => void;
-  servers: Server[];
-  /** Settings given to the server beyond the bench's (run.ts --server-env). */
-  serverEnv?: Record<string, string>;
-}
+type Deps = BenchStepDeps;
 
 /** Entries of each signal type in the bench project's bank. */
 const BANK_ENTRIES = 50_000;

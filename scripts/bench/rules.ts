@@ -20,7 +20,7 @@
 import { Database } from "bun:sqlite";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { fmtInt, markdownTable, run, startServer, wrk, type Server, type WrkResult } from "./lib.ts";
+import { fmtInt, markdownTable, run, startServer, wrk, type Server, type WrkResult, type BenchStepDeps } from "./lib.ts";
 
 export interface RulesBench {
   rules: number;
@@ -37,17 +37,7 @@ export interface RulesBench {
   hits: number;
 }
 
-interface Deps {
-  wrkBin: string;
-  /** How to run Flagstaff: the binary, or `bun src/cli.ts` (run.ts --source). */
-  flagstaff: string[];
-  work: string;
-  seconds: number;
-  env: (db: string) => Record<string, string>;
-  cleanEnv: (extra?: Record<string, string>) => Record<string, string>;
-  log: (s: string) => void;
-  servers: Server[];
-}
+type Deps = BenchStepDeps;
 
 const RULE_COUNT = 50;
 /** Alternating rounds (each side runs once per round) and the warm-up of each side. */
