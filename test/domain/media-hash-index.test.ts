@@ -9,24 +9,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ExactHashIndex, PdqIndex, type PdqMatch } from "../../src/domain/media/hash-index.ts";
 import { hexOfWords, PDQ_MATCH_DISTANCE, pdqWords, popcount32 } from "../../src/domain/media/pdq.ts";
+import { seededPdq } from "../helpers/pdq-hashes.ts";
 
-let seed = 2024;
-const nextWord = () => {
-  seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
-  const hi = seed >>> 16;
-  seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
-  return ((hi << 16) | (seed >>> 16)) >>> 0;
-};
-const randomHash = () => hexOfWords(Uint32Array.from({ length: 8 }, nextWord));
-
-/** `hash` with `bits` distinct bits flipped. */
-function flip(hash: string, bits: number): string {
-  const positions = new Set<number>();
-  while (positions.size < bits) positions.add(nextWord() % 256);
-  const digits = [...hash].map((c) => Number.parseInt(c, 16));
-  for (const k of positions) digits[63 - (k >> 2)]! ^= 1 << (k & 3);
-  return digits.map((d) => d.toString(16)).join("");
-}
+const { nextWord, randomHash, flip } = seededPdq(2024);
 
 describe("exact digests (pure: the same on either engine)", () => {
   const sha = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";

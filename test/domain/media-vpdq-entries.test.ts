@@ -16,27 +16,11 @@ import { transaction } from "../../src/domain/core/context.ts";
 import { DomainError } from "../../src/domain/core/errors.ts";
 import { createReport } from "../../src/domain/intake/reports.ts";
 import { hitsOf, indexOf } from "../../src/domain/intake/signal-index.ts";
-import { hexOfWords } from "../../src/domain/media/pdq.ts";
-import { formatVpdq, parseVpdq, type VpdqFrame } from "../../src/domain/media/vpdq.ts";
+import { formatVpdq, parseVpdq } from "../../src/domain/media/vpdq.ts";
 import { domainWorld, type DomainWorld } from "../helpers/builders.ts";
+import { seededPdq, videoOf as video } from "../helpers/pdq-hashes.ts";
 
-let seed = 0x9e3779b9;
-const nextWord = () => {
-  seed ^= seed << 13;
-  seed ^= seed >>> 17;
-  seed ^= seed << 5;
-  return seed >>> 0;
-};
-const randomHash = () => hexOfWords(Uint32Array.from({ length: 8 }, nextWord));
-/** `hash` with `bits` of its bits flipped (distinct positions). */
-function flip(hash: string, bits: number): string {
-  const positions = new Set<number>();
-  while (positions.size < bits) positions.add(nextWord() % 256);
-  const digits = [...hash].map((c) => Number.parseInt(c, 16));
-  for (const k of positions) digits[63 - (k >> 2)]! ^= 1 << (k & 3);
-  return digits.map((d) => d.toString(16)).join("");
-}
-const video = (hashes: string[], quality = 100): VpdqFrame[] => hashes.map((hash, i) => ({ hash, quality, timestamp: i }));
+const { randomHash, flip } = seededPdq(0x9e3779b9);
 
 const bankRow = (id: string, pdqDistance = 31, qualityFloor = 50): BankRow => ({
   id,

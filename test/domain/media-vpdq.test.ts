@@ -6,25 +6,10 @@
  * same on either engine, no server, no ffmpeg.
  */
 import { describe, expect, test } from "bun:test";
-import { hexOfWords } from "../../src/domain/media/pdq.ts";
 import { compareVpdq, formatVpdq, isVpdqMatch, normalizeVpdq, parseVpdq, VpdqIndex, VPDQ_DEFAULT_THRESHOLDS, VPDQ_ENTRY_MATCH_PERCENT, VPDQ_QUERY_MATCH_PERCENT, type VpdqFrame } from "../../src/domain/media/vpdq.ts";
+import { seededPdq, videoOf as video } from "../helpers/pdq-hashes.ts";
 
-let seed = 43;
-const nextWord = () => {
-  seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
-  const hi = seed >>> 16;
-  seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
-  return ((hi << 16) | (seed >>> 16)) >>> 0;
-};
-const randomHash = () => hexOfWords(Uint32Array.from({ length: 8 }, nextWord));
-function flip(hash: string, bits: number): string {
-  const positions = new Set<number>();
-  while (positions.size < bits) positions.add(nextWord() % 256);
-  const digits = [...hash].map((c) => Number.parseInt(c, 16));
-  for (const k of positions) digits[63 - (k >> 2)]! ^= 1 << (k & 3);
-  return digits.map((d) => d.toString(16)).join("");
-}
-const video = (hashes: string[], quality = 100): VpdqFrame[] => hashes.map((hash, i) => ({ hash, quality, timestamp: i }));
+const { nextWord, randomHash, flip } = seededPdq(43);
 
 describe("the signal's text (pure: the same on either engine)", () => {
   const a = randomHash();
