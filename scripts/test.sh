@@ -82,16 +82,30 @@ if $run_postgres; then
   fi
 fi
 
+# Each pass's output is also kept, so the summary at the very end can name the failed tests of
+# both: CI shows only the tail of a long run, where the SQLite pass's own list is long gone.
+sqlite_log="$(mktemp -t flagstaff-sqlite-pass.XXXXXX)"
+trap 'rm -f "$sqlite_log"' EXIT
+
 run_sqlite_pass() {
   echo
   echo "== SQLite =="
-  if bun test --timeout 30000 "$@"; then
+  if bun test --timeout 30000 "$@" 2>&1 | tee "$sqlite_log"; then
     summary+=("SQLite: passed")
   else
     rc=$?
     status=1
     summary+=("SQLite: FAILED (exit $rc)")
+    failed_lines "SQLite" "$sqlite_log"
   fi
+}
+
+# The failed tests of a pass, its unhandled errors and its last count lines, for the summary.
+failed_lines() {
+  local name="$1" log="$2" line
+  while IFS= read -r line; do
+    summary+=("  $name $line")
+  done < <(grep -E '^\(fail\)|^error: |Unhandled error|^ *[0-9]+ (fail|pass)$|^Ran [0-9]+ tests' "$log" | sort -u | head -40)
 }
 
 if $run_sqlite && $run_postgres && [ "${FLAGSTAFF_TEST_PASSES_AT_ONCE:-1}" != "0" ]; then
@@ -107,13 +121,14 @@ if $run_sqlite && $run_postgres && [ "${FLAGSTAFF_TEST_PASSES_AT_ONCE:-1}" != "0
   echo
   echo "$pg_title"
   cat "$pg_log"
-  rm -f "$pg_log"
   if [ "$pg_rc" -eq 0 ]; then
     summary+=("PostgreSQL: passed")
   else
     status=1
     summary+=("PostgreSQL: FAILED (exit $pg_rc)")
+    failed_lines "PostgreSQL" "$pg_log"
   fi
+  rm -f "$pg_log"
 else
   if $run_sqlite; then run_sqlite_pass "$@"; fi
   if $run_postgres; then
