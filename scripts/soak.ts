@@ -5,7 +5,7 @@
  *   bun run soak [--duration 180] [--window 10] [--rate 100] [--decisions <rate/10>] [--upserts 20]
  *                [--listings 20] [--ai-latency-ms 200] [--ai-parallel 2] [--repeat-share 0.333]
  *                [--emergency-share 0.02] [--catch-up-minutes 10] [--backlog-max N] [--engine sqlite|postgres]
- *                [--binary dist/flagstaff] [--json out.json] [--source ../other-checkout]
+ *                [--binary dist/flagstaff] [--json out.json] [--source ../other-checkout] [--cpu-prof dir]
  *
  * Defaults: 3 minutes (a developer's run); `--duration 900` is the release run. What runs:
  * - a server (`bun src/cli.ts serve`, or `--binary`) on a fresh database: SQLite in a temporary
@@ -64,6 +64,8 @@ const { values: args } = parseArgs({
     /** Another checkout's source (its src/cli.ts), to measure a version before a change. */
     source: { type: "string" },
     json: { type: "string" },
+    /** A folder for the server's CPU profile (Bun's --cpu-prof, written when it stops): where its time went. Source runs only. */
+    "cpu-prof": { type: "string" },
     "max-in-flight": { type: "string", default: "512" },
   },
 });
@@ -121,6 +123,8 @@ if (ENGINE === "postgres") {
   pgUrl = u.toString();
 }
 
+if (args["cpu-prof"] && args.binary) throw new Error("--cpu-prof profiles a source run (bun src/cli.ts), not --binary");
+const profileFlags = args["cpu-prof"] ? ["--cpu-prof", `--cpu-prof-dir=${resolve(args["cpu-prof"])}`] : [];
 const cmd = args.binary ? [resolve(ROOT, args.binary)] : [process.execPath, join(args.source ? resolve(args.source) : ROOT, "src/cli.ts")];
 const env: Record<string, string> = {
   FLAGSTAFF_SHUTDOWN_DRAIN_MS: "0",
@@ -141,7 +145,7 @@ const init = Bun.spawnSync([...cmd, "init", "--json"], { env, cwd: dir });
 if (init.exitCode !== 0) throw new Error(`init failed: ${init.stderr.toString()}`);
 const demo = JSON.parse(init.stdout.toString()) as { orgSlug: string; projectId: string; secretKey: string };
 
-const server = Bun.spawn([...cmd, "serve"], { env, cwd: dir, stdout: "pipe", stderr: "pipe" });
+const server = Bun.spawn([...cmd.slice(0, 1), ...profileFlags, ...cmd.slice(1), "serve"], { env, cwd: dir, stdout: "pipe", stderr: "pipe" });
 const serverErrors: string[] = [];
 const baseUrl = await new Promise<string>((resolveUrl, reject) => {
   const reader = server.stdout.getReader();

@@ -19,7 +19,8 @@ import { getIdentity, toIdentityView, type IdentityView } from "../identities/id
 import { backgroundBacklog, type Backlog } from "../plumbing/job-backlog.ts";
 import { holderOf, isClaimedBy, isUnclaimed } from "../cases/claims.ts";
 import { assertMaySeeSubject, isCountedFor, isOfWorkableCase, listableCases, reportNotReviewedBlind, workableCases, type AccessContext } from "../access/queue-access.ts";
-import { defaultQueue, listQueues, queueIdOfCase, queueOrder, queueScope, requireQueue, segmentSql } from "../review/queues.ts";
+import { defaultQueue, pickableQueues, queueIdOfCase, queueOrder, queueScope, requireQueue, segmentSql, type QueuePick } from "../review/queues.ts";
+import { countUpTo } from "../../db/count-up-to.ts";
 import { aiCapacity, type AiCapacity } from "../analysis/capacity.ts";
 import { toReportViews, type ReportView } from "../intake/reports.ts";
 import { BUCKETS, maxSeverity, SEVERITIES, type Bucket, type Severity } from "../cases/severity.ts";
@@ -111,16 +112,28 @@ export interface QueueItem {
   lastReportAt: string;
 }
 
+/**
+ * The queue page counts cases up to this many (each count of the page: `countCap`); a count of
+ * QUEUE_COUNT_CAP + 1 means "more than" (src/db/count-up-to.ts). Why: the page asks for about
+ * ten counts at every poll (every 2 s while cases change), and an exact count is a scan of every
+ * open case, on SQLite in the serving thread: at 60,000 open cases that held every other request
+ * for about 20 ms at each poll, and intake's p99 grew with the backlog (issue 44's soak). Capped,
+ * a poll costs the same at any backlog; a moderator needs "more than 1,000", not the figure.
+ */
+export const QUEUE_COUNT_CAP = 1_000;
+
 export interface QueuePage {
   items: QueueItem[];
-  /** Cases under every filter, by bucket, and in all (the "N" of "showing … of N"). */
+  /** Cases under every filter, by bucket, and in all (the "N" of "showing … of N"), each counted up to `countCap`. */
   counts: Record<Bucket, number> & { total: number };
-  /** Each view's count under the project filter alone (the tabs). */
+  /** Each view's count under the project filter alone (the tabs), counted up to `countCap`. */
   views: Record<QueueView, number>;
+  /** Every count of the page is exact up to this; countCap + 1 means more than countCap. */
+  countCap: number;
   /** The cursor of the next page, null on the last one. */
   nextCursor: string | null;
-  /** The queues the caller may work with their open cases (the picker), and the one shown (null: all of them). */
-  queues: { id: string; name: string; isDefault: boolean; ordering: QueueOrdering; openCases: number }[];
+  /** The queues the caller may work with their open cases counted up to `countCap` (the picker), and the one shown (null: all of them). */
+  queues: QueuePick[];
   queueId: string | null;
   ordering: QueueOrdering;
 }
@@ -266,10 +279,10 @@ export async function queue(ctx: TenantRead & AccessContext, f: QueueFilter): Pr
   let nextCursor: string | null = null;
   for (const bucket of QUEUE_BUCKETS) {
     if (f.bucket && f.bucket !== bucket) continue;
-    const [count] = await ctx.db.select({ n: sql<number>`count(*)` }).from(cases).where(and(...filters, eq(cases.bucket, bucket)));
-    counts[bucket] = Number(count?.n ?? 0);
+    counts[bucket] = await countUpTo(ctx.db, cases, and(...filters, eq(cases.bucket, bucket)), QUEUE_COUNT_CAP);
     counts.total += counts[bucket];
   }
+  counts.total = Math.min(counts.total, QUEUE_COUNT_CAP + 1);
   if (scope.ordering !== "severity_age") {
     const page = await orderedPage(ctx, and(...filters, f.bucket ? eq(cases.bucket, f.bucket) : undefined), scope.ordering, f.cursor, f.limit);
     rows = page.rows;
@@ -293,13 +306,13 @@ export async function queue(ctx: TenantRead & AccessContext, f: QueueFilter): Pr
     const last = rows.at(-1)!;
     nextCursor = encodeCursor({ segment: segmentOf(last), createdAt: last.createdAt, id: last.id });
   }
-  const queues = (await listQueues(ctx)).map((q) => ({ id: q.id, name: q.name, isDefault: q.isDefault, ordering: q.ordering, openCases: q.openCases }));
   return {
     items: await toQueueItems(ctx, rows),
     counts,
+    countCap: QUEUE_COUNT_CAP,
     views: await viewCounts(ctx, f, scope.where),
     nextCursor,
-    queues,
+    queues: await pickableQueues(ctx, QUEUE_COUNT_CAP),
     queueId: f.queueId ?? null,
     ordering: scope.ordering,
   };
@@ -310,8 +323,7 @@ async function viewCounts(ctx: TenantRead, f: Pick<QueueFilter, "projectId" | "u
   const out = {} as Record<QueueView, number>;
   for (const view of QUEUE_VIEWS) {
     const where = and(...viewCondition(ctx, view, f.userId, ctx.clock.now()), scope, f.projectId ? eq(cases.projectId, f.projectId) : undefined);
-    const [row] = await ctx.db.select({ n: sql<number>`count(*)` }).from(cases).where(where);
-    out[view] = Number(row?.n ?? 0);
+    out[view] = await countUpTo(ctx.db, cases, where, QUEUE_COUNT_CAP);
   }
   return out;
 }

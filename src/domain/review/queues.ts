@@ -15,6 +15,7 @@
  * `moveCaseToQueue`; nor does deleting a queue: see `deleteQueue`.
  */
 import { and, asc, desc, eq, inArray, isNull, ne, or, sql, type SQL } from "drizzle-orm";
+import { countUpTo } from "../../db/count-up-to.ts";
 import { param, statements } from "../../db/prepared.ts";
 import { cases, queues, users } from "../../db/schema.ts";
 import { TransactionConflict } from "../../db/store.ts";
@@ -186,6 +187,34 @@ export async function listQueues(ctx: QueueReader): Promise<QueueViewRow[]> {
   const def = await defaultQueue(ctx);
   const [rows, counts, access] = await Promise.all([listQueueRows(ctx), openCounts(ctx, def.id), caseAccess(ctx)]);
   return rows.filter((q) => mayWorkQueueOf(access, q.id)).map((q) => toQueueView(q, counts.get(q.id)));
+}
+
+/** A queue in the queue page's picker: what it shows of it. */
+export interface QueuePick {
+  id: string;
+  name: string;
+  isDefault: boolean;
+  ordering: QueueOrdering;
+  /** Open cases, counted up to the caller's `upTo`: `upTo + 1` means more than that. */
+  openCases: number;
+}
+
+/**
+ * The queues the caller may work, each with its open cases counted up to `upTo` (countUpTo): the
+ * queue page's picker, asked at every poll of the page. `listQueues` counts them exactly (the
+ * queues page, asked once), which is a scan of every open case.
+ */
+export async function pickableQueues(ctx: QueueReader, upTo: number): Promise<QueuePick[]> {
+  await defaultQueue(ctx); // made on first need, as listQueues does
+  const [rows, access] = await Promise.all([listQueueRows(ctx), caseAccess(ctx)]);
+  const picks: QueuePick[] = [];
+  for (const q of rows.filter((r) => mayWorkQueueOf(access, r.id))) {
+    // The default queue's cases include those with no queue (null), as in openCounts.
+    const inQueue = q.isDefault === 1 ? or(isNull(cases.queueId), eq(cases.queueId, q.id)) : eq(cases.queueId, q.id);
+    const openCases = await countUpTo(ctx.db, cases, and(eq(cases.orgId, ctx.orgId), eq(cases.isOpen, 1), inQueue), upTo);
+    picks.push({ id: q.id, name: q.name, isDefault: q.isDefault === 1, ordering: orderingOf(q), openCases });
+  }
+  return picks;
 }
 
 /** A queue the caller may work, with its open count (404 for one the caller may not work, as if absent). */

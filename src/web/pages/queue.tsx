@@ -101,6 +101,7 @@ export function QueuePage({ view: openOn }: { view?: QueueView } = {}) {
 
   const items = queue.data?.items ?? [];
   const counts = queue.data?.counts;
+  const cap = queue.data?.countCap ?? Infinity;
   const [active, setActive] = useState(initial.current.index);
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [dialog, setDialog] = useState<{ action: DecisionAction; targets: DecisionTarget[] } | null>(null);
@@ -257,7 +258,7 @@ export function QueuePage({ view: openOn }: { view?: QueueView } = {}) {
   const view = (filters.view || "open") as QueueView;
   const first = cursors.length * QUEUE_PAGE_SIZE + 1;
   // While another page loads, the rows shown are the previous page's: no range for them.
-  const range = !counts || queue.isPlaceholderData ? "…" : items.length ? `${first}–${first + items.length - 1} of ${counts.total}` : `0 of ${counts.total}`;
+  const range = !counts || queue.isPlaceholderData ? "…" : items.length ? `${first}–${first + items.length - 1} of ${countText(counts.total, cap)}` : `0 of ${countText(counts.total, cap)}`;
   const filtered = Object.entries(filters).some(([k, v]) => k !== "view" && k !== "queueId" && v);
 
   return (
@@ -267,10 +268,10 @@ export function QueuePage({ view: openOn }: { view?: QueueView } = {}) {
         <p className="counts" aria-live="polite" data-testid="queue-count">
           {counts ? (
             <>
-              <strong>{counts.total}</strong> {view === "appealed" ? "appealed" : "open"} case{counts.total === 1 ? "" : "s"}
-              <span className="count-chip count-emergency">{counts.emergency} emergency</span>
-              <span className="count-chip count-high">{counts.high} high</span>
-              <span className="count-chip count-normal">{counts.normal} normal</span>
+              <strong>{countText(counts.total, cap)}</strong> {view === "appealed" ? "appealed" : "open"} case{counts.total === 1 ? "" : "s"}
+              <span className="count-chip count-emergency">{countText(counts.emergency, cap)} emergency</span>
+              <span className="count-chip count-high">{countText(counts.high, cap)} high</span>
+              <span className="count-chip count-normal">{countText(counts.normal, cap)} normal</span>
             </>
           ) : (
             " "
@@ -280,6 +281,7 @@ export function QueuePage({ view: openOn }: { view?: QueueView } = {}) {
 
       <QueuePicker
         queues={queue.data?.queues ?? []}
+        cap={cap}
         value={filters.queueId}
         ordering={queue.data?.ordering ?? null}
         onChange={(id) => setFilter("queueId", id)}
@@ -312,7 +314,7 @@ export function QueuePage({ view: openOn }: { view?: QueueView } = {}) {
           <li key={v}>
             <button type="button" className="small secondary" aria-pressed={view === v} onClick={() => setFilter("view", v === "open" ? "" : v)} data-view={v}>
               {viewLabel(v)}
-              <span className="view-count">{queue.data?.views[v] ?? "…"}</span>
+              <span className="view-count">{queue.data ? countText(queue.data.views[v], cap) : "…"}</span>
             </button>
           </li>
         ))}
@@ -643,6 +645,9 @@ function pastTarget(level: { firstReviewTargetMinutes: number | null; decisionTa
   return past(level.decisionTargetMinutes) || (!held && past(level.firstReviewTargetMinutes));
 }
 
+/** A count of the queue page: the figure, or past the page's cap "1,000+" (the server counts no further: QUEUE_COUNT_CAP). */
+const countText = (n: number, cap: number): string => (n > cap ? `${cap.toLocaleString("en")}+` : String(n));
+
 const ORDERING_SAYS: Record<string, string> = { severity_age: "by severity, then age", priority: "by priority, then severity, then age", age: "oldest first" };
 
 /**
@@ -651,11 +656,13 @@ const ORDERING_SAYS: Record<string, string> = { severity_age: "by severity, then
  */
 function QueuePicker(props: {
   queues: { id: string; name: string; isDefault: boolean; openCases: number }[];
+  /** Counts above it mean "more than" (QueuePage.countCap). */
+  cap: number;
   value: string;
   ordering: string | null;
   onChange: (queueId: string) => void;
 }) {
-  const total = props.queues.reduce((n, q) => n + q.openCases, 0);
+  const total = Math.min(props.queues.reduce((n, q) => n + q.openCases, 0), props.cap + 1);
   // A remembered queue that is gone (deleted, or no longer the user's) falls back to all of them.
   const known = !props.value || props.queues.some((q) => q.id === props.value) || !props.queues.length;
   useEffect(() => {
@@ -665,11 +672,11 @@ function QueuePicker(props: {
     <div className="queue-picker">
       <label htmlFor="queue-picker-select">Queue</label>{" "}
       <select id="queue-picker-select" data-testid="queue-picker" value={known ? props.value : ""} onChange={(e) => props.onChange(e.target.value)}>
-        <option value="">All my queues ({total})</option>
+        <option value="">All my queues ({countText(total, props.cap)})</option>
         {props.queues.map((q) => (
           <option key={q.id} value={q.id}>
             {q.name}
-            {q.isDefault ? " (default)" : ""} ({q.openCases})
+            {q.isDefault ? " (default)" : ""} ({countText(q.openCases, props.cap)})
           </option>
         ))}
       </select>
