@@ -241,6 +241,23 @@ describe("matching reports' media", () => {
     expect((await processed(disabled.caseId, 0)).matches).toEqual([]);
   });
 
+  test("intake matches against the index it holds, and an entry added since is matched by the very next report (the banks' version remembered on SQLite is forgotten by the change)", async () => {
+    const bank = await createBank({ name: `Fresh ${unique()}` });
+    await addEntry(bank.id, { signalType: "sha256", value: sha256(`known ${unique()}`) });
+    // The first report after the change goes to the media job, which builds the index again.
+    await processed((await report([{ sha256: sha256(unique()) }])).caseId, 0);
+    // Held now: a report whose media match nothing is done within its own request (no job).
+    const atOnce = await report([{ sha256: sha256(unique()) }]);
+    const done = await caseMatches(atOnce.caseId);
+    expect(done.media[0]!.matchedAt).not.toBeNull();
+    expect(done.matches).toEqual([]);
+    // An entry added now: the next report carrying it is matched, not passed by a stale index.
+    const digest = sha256(`added ${unique()}`);
+    const entry = await addEntry(bank.id, { signalType: "sha256", value: digest });
+    const next = await report([{ sha256: digest }]);
+    expect((await processed(next.caseId, 1)).matches.map((m) => m.entry.id)).toEqual([entry.id]);
+  });
+
   test("a URL is fetched through the safe fetch, hashed (SHA-256, MD5, PDQ) and matched; not kept unless asked; kept as an attachment when asked", async () => {
     const bank = await createBank({ name: `URL ${unique()}` });
     await addEntry(bank.id, { signalType: "pdq", value: pdqOf("bridge-aaa-orig.jpg").hash });

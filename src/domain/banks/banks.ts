@@ -17,6 +17,7 @@ import { newId } from "../core/ids.ts";
 import { requireProject } from "../accounts/projects.ts";
 import { csvRows, csvText } from "../plumbing/csv.ts";
 import { enqueueJob } from "../plumbing/jobs.ts";
+import { bankVersionMoving } from "../intake/signal-index.ts";
 import { slicer } from "../plumbing/slices.ts";
 import { JOB_KIND } from "../views/job.ts";
 import { formatVpdq, parseVpdq, type VpdqFrame } from "../media/vpdq.ts";
@@ -44,7 +45,8 @@ export const parseAction = (text: string): BankAction => bankActionSchema.parse(
 const quarantineOf = (b: BankRow) => (b.quarantineCount != null && b.quarantineWindowMs != null ? { count: b.quarantineCount, windowSeconds: Math.round(b.quarantineWindowMs / 1000) } : null);
 
 /** Counts the project's banks' version up (inside the change's transaction): every instance's index reloads on its next match. */
-export async function bumpBankVersion(ctx: Pick<DomainContext, "db">, projectId: string): Promise<void> {
+export async function bumpBankVersion(ctx: Pick<DomainContext, "db" | "store">, projectId: string): Promise<void> {
+  bankVersionMoving(ctx, projectId);
   await ctx.db
     .insert(mediaBankVersions)
     .values({ projectId, version: 1 })
