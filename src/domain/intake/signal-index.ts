@@ -55,19 +55,21 @@ const versionStatements = statements((db) => ({
 }));
 
 /**
- * The banks' version as this process last read it, per store and project: kept only where this
+ * The banks' version as this process last read it, per database and project: kept only where this
  * process is the database's sole writer (SQLite, Store.soleWriter; report-time.ts remembers times
  * likewise). There every change to a bank passes through `bankVersionMoving`, so a report with
  * media need not read the version (a statement: about 15 µs of the ~110 µs a media item costs
  * intake). Elsewhere (PostgreSQL) other instances change banks too: read every time.
  */
-const versionsRead = new WeakMap<Store, Map<string, number>>();
-/** Counts the changes begun and committed per store: a read that one overlapped is not kept. */
-const changesSeen = new WeakMap<Store, { n: number }>();
+const versionsRead = new WeakMap<Store["writer"], Map<string, number>>();
+/** Counts the changes begun and committed per writing connection: a read that one overlapped is not kept. */
+const changesSeen = new WeakMap<Store["writer"], { n: number }>();
 
+// Both by the store's writing connection, as report-time.ts keeps its times: every handle on
+// the one SQLite database of this process shares them.
 const changesOf = (store: Store): { n: number } => {
-  let seen = changesSeen.get(store);
-  if (!seen) changesSeen.set(store, (seen = { n: 0 }));
+  let seen = changesSeen.get(store.writer);
+  if (!seen) changesSeen.set(store.writer, (seen = { n: 0 }));
   return seen;
 };
 
@@ -79,7 +81,7 @@ const changesOf = (store: Store): { n: number } => {
 export function bankVersionMoving(ctx: Pick<DomainContext, "store">, projectId: string): void {
   const forget = () => {
     changesOf(ctx.store).n++;
-    versionsRead.get(ctx.store)?.delete(projectId);
+    versionsRead.get(ctx.store.writer)?.delete(projectId);
   };
   forget();
   ctx.store.afterCommit(forget);
@@ -87,14 +89,14 @@ export function bankVersionMoving(ctx: Pick<DomainContext, "store">, projectId: 
 
 async function versionOf(ctx: Pick<DomainContext, "db" | "store">, projectId: string): Promise<number> {
   const sole = ctx.store.soleWriter;
-  const known = sole ? versionsRead.get(ctx.store)?.get(projectId) : undefined;
+  const known = sole ? versionsRead.get(ctx.store.writer)?.get(projectId) : undefined;
   if (known !== undefined) return known;
   const before = changesOf(ctx.store).n;
   const [row] = await versionStatements(ctx.db).version.execute({ projectId });
   const version = row?.version ?? 0;
   if (sole && changesOf(ctx.store).n === before) {
-    let read = versionsRead.get(ctx.store);
-    if (!read) versionsRead.set(ctx.store, (read = new Map()));
+    let read = versionsRead.get(ctx.store.writer);
+    if (!read) versionsRead.set(ctx.store.writer, (read = new Map()));
     read.set(projectId, version);
   }
   return version;
