@@ -7,6 +7,7 @@
  */
 import { and, count, eq, gte, isNotNull, sql, type SQL } from "drizzle-orm";
 import { jobs, reports } from "../../db/schema.ts";
+import { countUpTo } from "../../db/count-up-to.ts";
 import type { ReadContext } from "../core/context.ts";
 import { JOB_KIND } from "../views/job.ts";
 import type { AiCapacity } from "../views/analysis.ts";
@@ -39,16 +40,8 @@ export async function aiCapacity(
     .orderBy(sql`${reports.createdUs} desc`)
     .limit(SHARE_REPORTS_CAP)
     .as("recent");
-  const upTo = (status: "skipped" | "expired") => {
-    const rows = ctx.db
-      .select({ one: sql`1` })
-      .from(jobs)
-      .where(and(eq(jobs.kind, JOB_KIND.enrich), eq(jobs.status, status), eq(jobs.orgId, ctx.orgId)))
-      .limit(COUNT_CAP)
-      .as("up_to");
-    return ctx.db.select({ n: count() }).from(rows);
-  };
-  const [[arrivals], [hour], [skipped], [expired]] = await Promise.all([
+  const upTo = (status: "skipped" | "expired") => countUpTo(ctx.db, jobs, and(eq(jobs.kind, JOB_KIND.enrich), eq(jobs.status, status), eq(jobs.orgId, ctx.orgId)), COUNT_CAP);
+  const [[arrivals], [hour], skipped, expired] = await Promise.all([
     ctx.db.select({ n: count() }).from(reports).where(asked(now - ARRIVAL_MINUTES * 60_000)),
     ctx.db
       .select({
@@ -76,8 +69,8 @@ export async function aiCapacity(
     answersPerSecond: pace.answersPerSecond,
     arrivalsPerSecond: (arrivals?.n ?? 0) / (ARRIVAL_MINUTES * 60),
     lastHour,
-    skipped: skipped?.n ?? 0,
-    expired: expired?.n ?? 0,
+    skipped,
+    expired,
   };
   return { ...view, summary: capacitySummary(view) };
 }

@@ -279,7 +279,7 @@ export async function queue(ctx: TenantRead & AccessContext, f: QueueFilter): Pr
   let nextCursor: string | null = null;
   for (const bucket of QUEUE_BUCKETS) {
     if (f.bucket && f.bucket !== bucket) continue;
-    counts[bucket] = await countUpTo(ctx.db, cases, and(...filters, eq(cases.bucket, bucket)), QUEUE_COUNT_CAP);
+    counts[bucket] = await countUpTo(ctx.db, cases, and(...filters, eq(cases.bucket, bucket)), QUEUE_COUNT_CAP + 1);
     counts.total += counts[bucket];
   }
   counts.total = Math.min(counts.total, QUEUE_COUNT_CAP + 1);
@@ -323,7 +323,7 @@ async function viewCounts(ctx: TenantRead, f: Pick<QueueFilter, "projectId" | "u
   const out = {} as Record<QueueView, number>;
   for (const view of QUEUE_VIEWS) {
     const where = and(...viewCondition(ctx, view, f.userId, ctx.clock.now()), scope, f.projectId ? eq(cases.projectId, f.projectId) : undefined);
-    out[view] = await countUpTo(ctx.db, cases, where, QUEUE_COUNT_CAP);
+    out[view] = await countUpTo(ctx.db, cases, where, QUEUE_COUNT_CAP + 1);
   }
   return out;
 }

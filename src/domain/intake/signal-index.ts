@@ -79,6 +79,7 @@ const changesOf = (store: Store): { n: number } => {
  * before the commit is kept after it.
  */
 export function bankVersionMoving(ctx: Pick<DomainContext, "store">, projectId: string): void {
+  if (!ctx.store.soleWriter) return; // nothing remembered (versionOf)
   const forget = () => {
     changesOf(ctx.store).n++;
     versionsRead.get(ctx.store.writer)?.delete(projectId);
@@ -87,14 +88,18 @@ export function bankVersionMoving(ctx: Pick<DomainContext, "store">, projectId: 
   ctx.store.afterCommit(forget);
 }
 
+async function readVersion(ctx: Pick<DomainContext, "db">, projectId: string): Promise<number> {
+  const [row] = await versionStatements(ctx.db).version.execute({ projectId });
+  return row?.version ?? 0;
+}
+
 async function versionOf(ctx: Pick<DomainContext, "db" | "store">, projectId: string): Promise<number> {
-  const sole = ctx.store.soleWriter;
-  const known = sole ? versionsRead.get(ctx.store.writer)?.get(projectId) : undefined;
+  if (!ctx.store.soleWriter) return readVersion(ctx, projectId);
+  const known = versionsRead.get(ctx.store.writer)?.get(projectId);
   if (known !== undefined) return known;
   const before = changesOf(ctx.store).n;
-  const [row] = await versionStatements(ctx.db).version.execute({ projectId });
-  const version = row?.version ?? 0;
-  if (sole && changesOf(ctx.store).n === before) {
+  const version = await readVersion(ctx, projectId);
+  if (changesOf(ctx.store).n === before) {
     let read = versionsRead.get(ctx.store.writer);
     if (!read) versionsRead.set(ctx.store.writer, (read = new Map()));
     read.set(projectId, version);

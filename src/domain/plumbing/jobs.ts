@@ -1,5 +1,6 @@
 import { and, asc, count, desc, eq, inArray, isNotNull, lt, lte, max, min, sql } from "drizzle-orm";
 import { jobs } from "../../db/schema.ts";
+import { countUpTo } from "../../db/count-up-to.ts";
 import { iso, isoOrNull } from "../core/clock.ts";
 import { together, transaction, type DomainContext, type ReadContext } from "../core/context.ts";
 import { newId } from "../core/ids.ts";
@@ -412,8 +413,7 @@ export async function laneDepths(ctx: Pick<ReadContext, "db">, input: { kinds: r
   const counted = async (kind: string, status: JobStatus): Promise<number> => {
     const where = and(eq(jobs.kind, kind), eq(jobs.status, status));
     if (input.countUpTo === undefined) return (await ctx.db.select({ n: count() }).from(jobs).where(where))[0]?.n ?? 0;
-    const upTo = ctx.db.select({ one: sql`1` }).from(jobs).where(where).limit(input.countUpTo).as("up_to");
-    return (await ctx.db.select({ n: count() }).from(upTo))[0]?.n ?? 0;
+    return countUpTo(ctx.db, jobs, where, input.countUpTo);
   };
   const out: LaneDepth[] = [];
   for (const kind of input.kinds) {
@@ -504,15 +504,8 @@ export function retryDeadJob(ctx: Pick<DomainContext, "store" | "db" | "clock" |
 }
 
 /** Pending jobs of a lane, counted up to `upTo` (a range of the claim index no longer than that). */
-export async function pendingUpTo(ctx: Pick<ReadContext, "db">, input: { kind: string; upTo: number }): Promise<number> {
-  const upTo = ctx.db
-    .select({ one: sql`1` })
-    .from(jobs)
-    .where(and(eq(jobs.kind, input.kind), eq(jobs.status, "pending")))
-    .limit(input.upTo)
-    .as("up_to");
-  const [row] = await ctx.db.select({ n: count() }).from(upTo);
-  return row?.n ?? 0;
+export function pendingUpTo(ctx: Pick<ReadContext, "db">, input: { kind: string; upTo: number }): Promise<number> {
+  return countUpTo(ctx.db, jobs, and(eq(jobs.kind, input.kind), eq(jobs.status, "pending")), input.upTo);
 }
 
 /**

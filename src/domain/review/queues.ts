@@ -185,8 +185,14 @@ export function toQueueView(q: QueueRow, open: OpenCases = NO_OPEN_CASES): Queue
  */
 export async function listQueues(ctx: QueueReader): Promise<QueueViewRow[]> {
   const def = await defaultQueue(ctx);
-  const [rows, counts, access] = await Promise.all([listQueueRows(ctx), openCounts(ctx, def.id), caseAccess(ctx)]);
-  return rows.filter((q) => mayWorkQueueOf(access, q.id)).map((q) => toQueueView(q, counts.get(q.id)));
+  const [rows, counts] = await Promise.all([workableQueueRows(ctx), openCounts(ctx, def.id)]);
+  return rows.map((q) => toQueueView(q, counts.get(q.id)));
+}
+
+/** The queues of the organization the caller may work (the default made on first need by the callers). */
+async function workableQueueRows(ctx: QueueReader): Promise<QueueRow[]> {
+  const [rows, access] = await Promise.all([listQueueRows(ctx), caseAccess(ctx)]);
+  return rows.filter((q) => mayWorkQueueOf(access, q.id));
 }
 
 /** A queue in the queue page's picker: what it shows of it. */
@@ -206,12 +212,11 @@ export interface QueuePick {
  */
 export async function pickableQueues(ctx: QueueReader, upTo: number): Promise<QueuePick[]> {
   await defaultQueue(ctx); // made on first need, as listQueues does
-  const [rows, access] = await Promise.all([listQueueRows(ctx), caseAccess(ctx)]);
   const picks: QueuePick[] = [];
-  for (const q of rows.filter((r) => mayWorkQueueOf(access, r.id))) {
+  for (const q of await workableQueueRows(ctx)) {
     // The default queue's cases include those with no queue (null), as in openCounts.
     const inQueue = q.isDefault === 1 ? or(isNull(cases.queueId), eq(cases.queueId, q.id)) : eq(cases.queueId, q.id);
-    const openCases = await countUpTo(ctx.db, cases, and(eq(cases.orgId, ctx.orgId), eq(cases.isOpen, 1), inQueue), upTo);
+    const openCases = await countUpTo(ctx.db, cases, and(eq(cases.orgId, ctx.orgId), eq(cases.isOpen, 1), inQueue), upTo + 1);
     picks.push({ id: q.id, name: q.name, isDefault: q.isDefault === 1, ordering: orderingOf(q), openCases });
   }
   return picks;
