@@ -5,7 +5,8 @@
  * tampered one; an export is checked by scripts/verify-audit-export.mjs with plain Node; many
  * parallel writes (on PostgreSQL through two instances) leave every lane gap-free; on PostgreSQL,
  * lanes an instance holds that were written behind its back, or whose lock's connection was
- * lost, never fork. Tampering with what the chain relies on (issue 40): checkpoints deleted, or
+ * lost, never fork, and a transaction that meets one reads every head of the organization again
+ * (its attempts are not spent one stale lane at a time). Tampering with what the chain relies on (issue 40): checkpoints deleted, or
  * deleted and signed again with the real key after a lane was truncated, deleted or rewritten,
  * fail against the checkpoints kept outside (`--checkpoints`); a checkpoint signed with another
  * key fails; an event slipped in without its place is never chained (on PostgreSQL, only an
@@ -24,11 +25,11 @@ import { embeddedMigrations } from "../src/db/migrations-index.ts";
 import { embeddedPgMigrations } from "../src/db/migrations-index-pg.ts";
 import { auditChainHeads, auditEvents } from "../src/db/schema.ts";
 import { systemClock } from "../src/domain/core/clock.ts";
-import { DEFAULT_AUDIT_CHAIN_LANES } from "../src/db/audit-append.ts";
+import { DEFAULT_AUDIT_CHAIN_LANES, laneOf, type UnchainedEvent } from "../src/db/audit-append.ts";
 import { verifyChains } from "../src/domain/audit/audit-chain.ts";
 import { openTestStore } from "./helpers/builders.ts";
-import { postgresClient } from "../src/db/store-pg.ts";
-import { databaseForPath, lockedLanes, TEST_ENGINE } from "./helpers/pg.ts";
+import { MAX_TRANSACTION_ATTEMPTS, openPostgresStore, postgresClient } from "../src/db/store-pg.ts";
+import { createTestDatabase, databaseForPath, lockedLanes, TEST_ENGINE } from "./helpers/pg.ts";
 import { rawDb } from "./helpers/raw-db.ts";
 import { until } from "./helpers/wait.ts";
 import { ROOT, runCli, startServer, TestServer, type InitResult } from "./helpers/server.ts";
@@ -459,6 +460,79 @@ describe.skipIf(TEST_ENGINE !== "postgres")("an append beside a lane another tra
     expect(ok.code).toBe(0);
   });
 
+});
+
+// PostgreSQL, in process: a store whose transactions pick each attempt's lane (its event's entity).
+describe.skipIf(TEST_ENGINE !== "postgres")("every lane an instance holds written behind its back (PostgreSQL, in process)", () => {
+  test("a transaction whose attempts would each take another of them: the first meets the unique index, the second reads its head again and commits; no lane forks", async () => {
+    const LANES_HERE = 8;
+    const ORG = "org-behind";
+    // More lanes held (1..7) than a transaction has attempts: before every held head was read
+    // again on the first race, each attempt marked only its own lane stale, and the five attempts
+    // of a transaction whose entities fell on five of them all failed (a 500 on the API).
+    expect(LANES_HERE - 1).toBeGreaterThan(MAX_TRANSACTION_ATTEMPTS);
+    /** An entity id whose events go to `lane` (laneOf). */
+    const entityOn = (lane: number): string => {
+      for (let i = 0; ; i++) if (laneOf(`entity-${lane}-${i}`, LANES_HERE) === lane) return `entity-${lane}-${i}`;
+    };
+    const event = (entityId: string): UnchainedEvent => ({
+      id: `event-${randomBytes(4).toString("hex")}`, orgId: ORG, projectId: null, actorType: "system", actorId: null, action: "SSO_SIGN_IN_REFUSED",
+      entityType: "oidc_config", entityId, before: null, after: null, data: null, createdAt: Date.now(),
+    });
+    const database = await createTestDatabase();
+    const store = openPostgresStore({ url: database.url, poolSize: LANES_HERE, auditChainLanes: LANES_HERE });
+    const pg = postgresClient(database.url, 2);
+    const gate = postgresClient(database.url, 1, {}, { keep: true });
+    try {
+      await migrateStore(store);
+      await pg`INSERT INTO organizations (id, slug, name, plan, created_at) VALUES (${ORG}, ${ORG}, ${ORG}, 'enterprise', 1)`;
+      // The instance claims lanes 1..7: a transaction per lane, at once, each kept from its COMMIT
+      // (so holding its lane) by an advisory lock the gate holds, awaited with its COMMIT.
+      const GATE = 0x7e57;
+      await gate`SELECT pg_advisory_lock(${GATE})`;
+      const held = Array.from({ length: LANES_HERE - 1 }, (_, i) => i + 1);
+      const claiming = held.map((lane) =>
+        store.transaction(async () => {
+          await store.atCommit((store.db as unknown as { execute(q: SQL): Promise<unknown> }).execute(sql`SELECT pg_advisory_xact_lock(${GATE})`));
+          store.appendAudit(event(entityOn(lane)));
+        }, { exclusive: false }),
+      );
+      await until("every lane claimed", async () => (await lockedLanes(pg, ORG)).length === held.length);
+      await gate`SELECT pg_advisory_unlock(${GATE})`;
+      await Promise.all(claiming);
+      expect((await lockedLanes(pg, ORG)).map((l) => l.lane)).toEqual(held);
+
+      // Another writer appends to every one of them: every head the instance keeps is stale.
+      const behind = new Map<number, { seq: number; hash: string }>();
+      for (const lane of held) behind.set(lane, await appendBehind(pg, ORG, lane));
+
+      // Attempt n's event falls on lane n.
+      let attempts = 0;
+      let written = "";
+      await store.transaction(async () => {
+        attempts++;
+        const e = event(entityOn(attempts));
+        written = e.id;
+        store.appendAudit(e);
+      }, { exclusive: false });
+      expect(attempts).toBe(2);
+      const [row] = await pg<{ chain_lane: number; chain_seq: number; prev_hash: string }[]>`SELECT chain_lane, chain_seq, prev_hash FROM audit_events WHERE id = ${written}`;
+      expect([Number(row!.chain_lane), Number(row!.chain_seq), row!.prev_hash]).toEqual([2, behind.get(2)!.seq + 1, behind.get(2)!.hash]);
+
+      const rows = await pg<ChainRow[]>`SELECT id, org_id, chain_lane, chain_seq, action, hash, prev_hash FROM audit_events WHERE org_id = ${ORG} ORDER BY chain_lane, chain_seq`;
+      const lanes = new Map<number, ChainRow[]>();
+      for (const r of rows.map((r) => ({ ...r, chain_lane: Number(r.chain_lane), chain_seq: Number(r.chain_seq) }))) lanes.set(r.chain_lane, [...(lanes.get(r.chain_lane) ?? []), r]);
+      expect([...lanes.keys()]).toEqual(held);
+      expectGapFreeLanes(lanes);
+      const verified = await verifyChains({ store, db: store.db, clock: systemClock }, { trustedKeys: [] });
+      expect(verified.map((v) => [v.org, v.events, v.failure])).toEqual([[ORG, rows.length, null]]);
+    } finally {
+      await gate.end({ timeout: 5 });
+      await pg.end({ timeout: 5 });
+      await store.close();
+      await database.drop();
+    }
+  });
 });
 
 describe("the migration that chains the events written before the chain", () => {

@@ -1,8 +1,8 @@
 /**
  * The lanes of the audit chain an instance holds on PostgreSQL (src/db/audit-lanes-pg.ts), on a
  * real database: which lane a take claims, that a lane is one transaction's at a time, that a
- * lane another session holds is passed over, that no lane at all gives the fallback (null), and
- * that idle lanes are unlocked. The chain written through them: test/audit-chain.test.ts.
+ * lane another session holds is passed over, that no lane at all gives the fallback (null), that
+ * a suspected organization's lanes are all read again, and that idle lanes are unlocked. The chain written through them: test/audit-chain.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { openAuditLanes, type AuditLanes } from "../src/db/audit-lanes-pg.ts";
@@ -53,6 +53,28 @@ describe.skipIf(TEST_ENGINE !== "postgres")("the audit chain's lanes an instance
     const reread = (await lanes.take(ORG, 3, 8))!;
     expect([reread.lane, reread.seq, reread.stored]).toEqual([3, 0, false]);
     lanes.give(reread, null);
+  });
+
+  test("suspected (a lane of the organization found written behind): every lane held, busy or not, is read again at its next take", async () => {
+    // An organization of its own: no lane held for it yet, so the takes claim 1, then 2.
+    const org = "org-suspected";
+    const idle = (await lanes.take(org, 1, 8))!;
+    const busy = (await lanes.take(org, 1, 8))!;
+    expect([idle.lane, busy.lane]).toEqual([1, 2]);
+    lanes.give(idle, { seq: 5, hash: "cd".repeat(32) });
+    lanes.suspect(org);
+    // Moved by its transaction after the suspicion: read again all the same.
+    lanes.give(busy, { seq: 7, hash: "ef".repeat(32) });
+    // The database has no head row for either lane: both read as empty.
+    const [one, two] = [(await lanes.take(org, 1, 8))!, (await lanes.take(org, 2, 8))!];
+    expect([one.lane, one.seq, one.stored, two.lane, two.seq, two.stored]).toEqual([1, 0, false, 2, 0, false]);
+    lanes.give(one, { seq: 1, hash: "01".repeat(32) });
+    lanes.give(two, null);
+    // Another organization's lanes are not suspected.
+    lanes.suspect("org-other");
+    const kept = (await lanes.take(org, 1, 8))!;
+    expect([kept.lane, kept.seq]).toEqual([1, 1]);
+    lanes.give(kept, null);
   });
 
   test("lanes left idle are unlocked, and claimed again when wanted", async () => {

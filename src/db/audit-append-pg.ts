@@ -14,9 +14,23 @@ export interface PgTransactionAccess {
   execute(query: SQL): Promise<unknown>;
   /** Writes awaited with the end of the transaction, travelling with its COMMIT (Store.atCommit). */
   atCommit(...work: Promise<unknown>[]): Promise<void>;
-  /** Runs `fn` once the outermost transaction ended: with true when it committed, false when it did not or may not have. */
-  afterEnd(fn: (committed: boolean) => void): void;
+  /** Runs `fn` once the outermost transaction ended, with how (TransactionEnd). */
+  afterEnd(fn: (end: TransactionEnd) => void): void;
 }
+
+/** How a transaction ended, for the lanes it took. */
+export interface TransactionEnd {
+  /** It committed (false: it did not, or may not have). */
+  committed: boolean;
+  /**
+   * It failed on the chain's unique index (AUDIT_CHAIN_INDEX): another writer's event was at a
+   * place it took, so a lane this instance holds was written behind its back.
+   */
+  chainRaced: boolean;
+}
+
+/** The unique index (org_id, chain_lane, chain_seq) of audit_events (src/db/tables.ts). */
+export const AUDIT_CHAIN_INDEX = "audit_chain_idx";
 
 /**
  * The audit chain's append on PostgreSQL (src/db/audit-append.ts), for each organization of the
@@ -25,7 +39,9 @@ export interface PgTransactionAccess {
  *   and it is free), its head known here: the events are hashed here and sent with the head's
  *   move as statements that travel with the COMMIT (`atCommit`), so the chain adds no round trip
  *   and the database only inserts the rows and moves the head. The lane is given back when the
- *   transaction ended, moved when it committed, else to be read again before its next use.
+ *   transaction ended, moved when it committed, else to be read again before its next use (and
+ *   every lane of the organization this instance holds too, when the transaction met another
+ *   writer's event in the lane: the unique index AUDIT_CHAIN_INDEX).
  * - when no lane can be held (every one held by other instances, or this instance's most
  *   reached), one call of flagstaff_audit_append (migrations 0023_audit_chain,
  *   0027_audit_chain_advisory_lanes) appends in the database, from lane 0, with the COMMIT too.
@@ -48,7 +64,12 @@ export function pgChainAppender(tx: PgTransactionAccess, lanes: AuditLanes, lane
         return row;
       });
       const head = { seq, hash: prevHash };
-      tx.afterEnd((committed) => lanes.give(held, committed ? head : null));
+      tx.afterEnd(({ committed, chainRaced }) => {
+        lanes.give(held, committed ? head : null);
+        // Met another writer's event: every lane of the organization it holds is read again
+        // before its next use, not only this one (audit-lanes-pg.ts, suspect).
+        if (chainRaced) lanes.suspect(orgId);
+      });
       const sent: PromiseLike<unknown>[] = [];
       for (let at = 0; at < rows.length; at += PG_ROWS_PER_INSERT) {
         const chunk = rows.slice(at, at + PG_ROWS_PER_INSERT);

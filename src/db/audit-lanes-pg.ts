@@ -26,8 +26,13 @@ import { AUDIT_CHAIN_GENESIS } from "../domain/views/audit-chain.ts";
  *   and when it was lost (PostgreSQL restarted, the network cut), every lane is dropped and
  *   claimed again. In the moment before that is noticed, another instance may have claimed a
  *   lane and written it: the unique index audit_chain_idx (org, lane, seq) refuses the second
- *   event at a sequence, the transaction runs again (store-pg.ts, RACED_UNIQUE_INDEXES) with
- *   the lane stale, so a lane never forks.
+ *   event at a sequence, the transaction runs again (store-pg.ts, RACED_UNIQUE_INDEXES), so a
+ *   lane never forks.
+ * - A lane found written behind this instance's back is a sign that any other lane it holds of
+ *   that organization may have been too (the lost lock was the session's, not the lane's): every
+ *   one is marked stale (`suspect`), each head read again before its next use, so the
+ *   transaction's next attempt does not meet another lane written behind, and its attempts
+ *   (store-pg.ts, MAX_TRANSACTION_ATTEMPTS) are not spent one stale lane at a time.
  */
 
 /** A lane held for one transaction. */
@@ -50,6 +55,11 @@ export interface AuditLanes {
   take(orgId: string, preferred: number, lanes: number): Promise<HeldLane | null>;
   /** The lane back: moved to `to` when its transaction committed, null when it did not (or may not have). */
   give(held: HeldLane, to: { seq: number; hash: string } | null): void;
+  /**
+   * Every lane of `orgId` this instance holds, busy or not, is to be read again before its next
+   * use: one of them was found written by another writer (its transaction met audit_chain_idx).
+   */
+  suspect(orgId: string): void;
   close(): Promise<void>;
 }
 
@@ -188,6 +198,11 @@ export function openAuditLanes(conn: postgres.Sql, timing: { idleMs?: number; wa
     if (l.session !== session || closed) forget(l);
   }
 
+  function suspect(orgId: string): void {
+    // A busy lane stays stale when its transaction gives it back moved: one head read more.
+    for (const l of byOrg.get(orgId)?.values() ?? []) l.stale = true;
+  }
+
   async function watch(): Promise<void> {
     if (!session) return;
     try {
@@ -225,6 +240,7 @@ export function openAuditLanes(conn: postgres.Sql, timing: { idleMs?: number; wa
   return {
     take,
     give,
+    suspect,
     async close() {
       closed = true;
       clearInterval(timer);

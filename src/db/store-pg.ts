@@ -7,7 +7,7 @@ import { postgresTextSearch } from "./search.ts";
 import { noteWriteSucceeded } from "./faults.ts";
 import { keepAudit, Lock, settleAll, TransactionConflict, transactionScope, type Singleton, type Store, type TxScope } from "./store.ts";
 import { DEFAULT_AUDIT_CHAIN_LANES } from "./audit-append.ts";
-import { pgChainAppender } from "./audit-append-pg.ts";
+import { AUDIT_CHAIN_INDEX, pgChainAppender, type TransactionEnd } from "./audit-append-pg.ts";
 import { openAuditLanes } from "./audit-lanes-pg.ts";
 import { VERSION } from "../version.ts";
 
@@ -90,7 +90,7 @@ interface PgScope extends TxScope {
    * its savepoints. `over` once they ran: a hook added after that (by a transaction that went on
    * running after it was given up, withDeadline) runs at once, as not committed.
    */
-  ended: { hooks: ((committed: boolean) => void)[]; over: boolean };
+  ended: { hooks: ((end: TransactionEnd) => void)[]; over: boolean };
 }
 
 /** Attempts of a transaction that PostgreSQL aborted for a conflict (a deadlock, a serialization failure). */
@@ -195,7 +195,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
       afterEnd(fn) {
         const active = current.getStore();
         if (!active) throw new Error("PgTransactionAccess.afterEnd runs inside a transaction");
-        if (active.ended.over) fn(false);
+        if (active.ended.over) fn({ committed: false, chainRaced: false });
         else active.ended.hooks.push(fn);
       },
     },
@@ -262,13 +262,13 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
       }), transactionDeadlineMs);
     } catch (err) {
       const failed = scope as PgScope | null;
-      if (failed) endedAs(failed, false);
+      if (failed) endedAs(failed, false, err);
       throw err;
     }
     const done = scope as PgScope | null;
     if (done) {
       const failure = await firstFailure(done.atCommit);
-      endedAs(done, !failure);
+      endedAs(done, !failure, failure);
       if (failure) throw failure;
       noteWriteSucceeded();
       for (const hook of done.afterCommit) hook();
@@ -351,10 +351,11 @@ function timeoutSettings(ms: number): Record<string, string> {
   return { statement_timeout: String(ms), lock_timeout: String(ms), idle_in_transaction_session_timeout: String(Math.max(ms, 1_000) * 2) };
 }
 
-/** Runs a transaction's end hooks (PgTransactionAccess.afterEnd) once. */
-function endedAs(scope: PgScope, committed: boolean): void {
+/** Runs a transaction's end hooks (PgTransactionAccess.afterEnd) once; `failure`: what it failed with, if known. */
+function endedAs(scope: PgScope, committed: boolean, failure?: unknown): void {
   scope.ended.over = true;
-  for (const hook of scope.ended.hooks.splice(0)) hook(committed);
+  const end: TransactionEnd = { committed, chainRaced: !committed && violatedUniqueIndex(failure) === AUDIT_CHAIN_INDEX };
+  for (const hook of scope.ended.hooks.splice(0)) hook(end);
 }
 
 async function firstFailure(work: readonly Promise<unknown>[]): Promise<unknown> {
@@ -369,9 +370,21 @@ async function firstFailure(work: readonly Promise<unknown>[]): Promise<unknown>
  */
 function isConflict(err: unknown): boolean {
   if (err instanceof TransactionConflict) return true;
-  // Drizzle wraps the driver's error (DrizzleQueryError: its `cause`).
-  const e = ((err as { cause?: unknown } | null)?.cause ?? err) as { code?: unknown; constraint_name?: unknown } | null;
-  return e?.code === "40P01" || e?.code === "40001" || (e?.code === "23505" && RACED_UNIQUE_INDEXES.has(String(e.constraint_name)));
+  const index = violatedUniqueIndex(err);
+  if (index !== null) return RACED_UNIQUE_INDEXES.has(index);
+  const code = driverError(err)?.code;
+  return code === "40P01" || code === "40001";
+}
+
+/** The driver's error of a failure (Drizzle wraps it: DrizzleQueryError, its `cause`). */
+function driverError(err: unknown): { code?: unknown; constraint_name?: unknown } | null {
+  return ((err as { cause?: unknown } | null)?.cause ?? err) as { code?: unknown; constraint_name?: unknown } | null;
+}
+
+/** The unique index a failure violated (23505), else null. */
+function violatedUniqueIndex(err: unknown): string | null {
+  const e = driverError(err);
+  return e?.code === "23505" ? String(e.constraint_name) : null;
 }
 
 /**
@@ -379,7 +392,7 @@ function isConflict(err: unknown): boolean {
  * reports meeting in one microsecond (the second takes the next time), or a case reopened
  * while a report opened another for the same target (the reopening report joins that one).
  */
-const RACED_UNIQUE_INDEXES = new Set(["reports_org_created_idx", "cases_open_target_idx", "cases_open_subject_idx", "audit_chain_idx"]);
+const RACED_UNIQUE_INDEXES = new Set(["reports_org_created_idx", "cases_open_target_idx", "cases_open_subject_idx", AUDIT_CHAIN_INDEX]);
 
 /** A stable 32-bit hash of a singleton's name (FNV-1a). */
 function nameHash(name: string): bigint {
