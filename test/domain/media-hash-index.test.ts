@@ -8,6 +8,7 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ExactHashIndex, PdqIndex, type PdqMatch } from "../../src/domain/media/hash-index.ts";
+import { EntryTable } from "../../src/domain/intake/signal-index.ts";
 import { hexOfWords, PDQ_MATCH_DISTANCE, pdqWords, popcount32 } from "../../src/domain/media/pdq.ts";
 import { seededPdq } from "../helpers/pdq-hashes.ts";
 
@@ -39,6 +40,44 @@ describe("exact digests (pure: the same on either engine)", () => {
     expect(index.remove("sha256", sha, 2)).toBe(true);
     expect(index.match("sha256", sha)).toEqual([]);
     expect(index.size).toBe(0);
+  });
+
+  test("many digests (the table grows and is rehashed): every lookup answers what a Map of the same adds and removals does, in the order added", () => {
+    // A seeded generator, so that a failure is the same on every run.
+    let x = 0x2545f491;
+    const next = () => (x = (Math.imul(x, 1664525) + 1013904223) >>> 0);
+    const hexOf = (words: number) => Array.from({ length: words }, () => next().toString(16).padStart(8, "0")).join("");
+    const index = new ExactHashIndex();
+    const reference = new Map<string, number[]>();
+    const digests: [("sha256" | "md5"), string][] = [];
+    for (let id = 0; id < 20_000; id++) {
+      // One digest in five again (a digest in several banks), some in upper case.
+      const again = id % 5 === 4 && digests.length > 0;
+      const [kind, hex] = again ? digests[next() % digests.length]! : ([id % 2 ? "md5" : "sha256", ""] as const);
+      const value = again ? hex : hexOf(kind === "md5" ? 4 : 8);
+      if (!again) digests.push([kind, value]);
+      index.add(kind, id % 7 === 0 ? value.toUpperCase() : value, id);
+      const key = `${kind}:${value}`;
+      reference.set(key, [...(reference.get(key) ?? []), id]);
+    }
+    // A third of the digests lose their first id.
+    for (const [kind, hex] of digests.filter((_, k) => k % 3 === 0)) {
+      const key = `${kind}:${hex}`;
+      const [first, ...rest] = reference.get(key)!;
+      expect(index.remove(kind, hex, first!)).toBe(true);
+      expect(index.remove(kind, hex, first!)).toBe(false);
+      reference.set(key, rest);
+    }
+    // Added after the removals (so past REMOVED slots and through another rehash).
+    for (let id = 20_000; id < 30_000; id++) {
+      const hex = hexOf(8);
+      digests.push(["sha256", hex]);
+      index.add("sha256", hex, id);
+      reference.set(`sha256:${hex}`, [id]);
+    }
+    for (const [kind, hex] of digests) expect(index.match(kind, hex)).toEqual(reference.get(`${kind}:${hex}`)!);
+    expect(index.match("sha256", hexOf(8))).toEqual([]);
+    expect(index.size).toBe([...reference.values()].reduce((n, ids) => n + ids.length, 0));
   });
 
   test("a malformed digest is refused", () => {
@@ -291,5 +330,19 @@ describe("multi-index hashing answers exactly what a scan answers (pure: the sam
       }
     }
     expect(index.bytes).toBeGreaterThanOrEqual(entries.length * 37 + bucketStarts);
+  });
+});
+
+describe("the index's entries in typed arrays (pure)", () => {
+  test("each position answers its entry's id (a UUID packed, any other id as it is), bank and signal type", () => {
+    const table = new EntryTable();
+    const ids = Array.from({ length: 300 }, () => Bun.randomUUIDv7());
+    ids[17] = "hand-written-id";
+    ids[18] = ids[18]!.toUpperCase(); // not in the form newId gives: kept as it is
+    const at = ids.map((id, k) => table.add(id, `bank-${k % 3}`, (["sha256", "md5", "pdq", "vpdq"] as const)[k % 4]!));
+    expect(at).toEqual(ids.map((_, k) => k));
+    expect(table.size).toBe(300);
+    ids.forEach((id, k) => expect(table.at(k)).toEqual({ entryId: id, bankId: `bank-${k % 3}`, signalType: (["sha256", "md5", "pdq", "vpdq"] as const)[k % 4]! }));
+    expect(() => table.at(300)).toThrow(RangeError);
   });
 });

@@ -23,7 +23,7 @@ import { caseMedia, mediaBankEntries, mediaBanks, mediaBankVersions } from "../.
 import type { DomainContext } from "../core/context.ts";
 import { ExactHashIndex, PdqIndex } from "../media/hash-index.ts";
 import { parseVpdq, VpdqIndex, type VpdqFrame } from "../media/vpdq.ts";
-import type { SignalType } from "../views/media-bank.ts";
+import { SIGNAL_TYPES, type SignalType } from "../views/media-bank.ts";
 
 export type BankRow = typeof mediaBanks.$inferSelect;
 
@@ -33,11 +33,77 @@ interface IndexedEntry {
   signalType: SignalType;
 }
 
+/** A UUID as row ids are (core/ids.ts): 32 hex digits in 8-4-4-4-12. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * The index's entries by position (the ids its hash indexes answer), in typed arrays: each
+ * entry's id as 16 bytes, its bank's place and its signal type. An object is made only for an
+ * entry a media item matched (`at`): a bank of a million entries adds no million objects for
+ * the garbage collector to walk on every full collection (docs/media.md, "Figures").
+ */
+export class EntryTable {
+  private idBytes = new Uint8Array(16 * 64);
+  private bankAt = new Uint32Array(64);
+  private signalAt = new Uint8Array(64);
+  /** Ids not in a UUID's form (written by hand, say), by position: kept as they are. */
+  private readonly otherIds = new Map<number, string>();
+  private readonly bankIds: string[] = [];
+  private readonly bankPlace = new Map<string, number>();
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  /** Adds an entry; answers its position. */
+  add(entryId: string, bankId: string, signalType: SignalType): number {
+    const at = this.count;
+    if (at === this.bankAt.length) this.grow();
+    if (UUID.test(entryId)) Buffer.from(entryId.replaceAll("-", ""), "hex").copy(this.idBytes, at * 16);
+    else this.otherIds.set(at, entryId);
+    let bank = this.bankPlace.get(bankId);
+    if (bank === undefined) {
+      bank = this.bankIds.push(bankId) - 1;
+      this.bankPlace.set(bankId, bank);
+    }
+    this.bankAt[at] = bank;
+    this.signalAt[at] = SIGNAL_TYPES.indexOf(signalType);
+    this.count++;
+    return at;
+  }
+
+  at(position: number): IndexedEntry {
+    if (position >= this.count) throw new RangeError(`no entry at ${position}`);
+    return { entryId: this.entryIdAt(position), bankId: this.bankIds[this.bankAt[position]!]!, signalType: SIGNAL_TYPES[this.signalAt[position]!]! };
+  }
+
+  private entryIdAt(position: number): string {
+    const other = this.otherIds.get(position);
+    if (other !== undefined) return other;
+    const hex = Buffer.from(this.idBytes.buffer, this.idBytes.byteOffset + position * 16, 16).toString("hex");
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  }
+
+  private grow(): void {
+    const capacity = this.bankAt.length * 2;
+    const idBytes = new Uint8Array(16 * capacity);
+    idBytes.set(this.idBytes);
+    const bankAt = new Uint32Array(capacity);
+    bankAt.set(this.bankAt);
+    const signalAt = new Uint8Array(capacity);
+    signalAt.set(this.signalAt);
+    this.idBytes = idBytes;
+    this.bankAt = bankAt;
+    this.signalAt = signalAt;
+  }
+}
+
 export interface ProjectIndex {
   version: number;
   banks: Map<string, BankRow>;
   /** Index ids (positions) to entries. */
-  entries: IndexedEntry[];
+  entries: EntryTable;
   exact: ExactHashIndex;
   pdq: PdqIndex;
   /** Banked videos (vpdq entries), each with its bank's PDQ distance and quality floor as vPDQ's frame thresholds. */
@@ -132,7 +198,7 @@ export async function projectIndex(ctx: Pick<DomainContext, "db" | "store">, pro
 }
 
 /** A project that never had a bank (its version row does not exist): nothing to match. */
-const NO_BANKS: ProjectIndex = { version: 0, banks: new Map(), entries: [], exact: new ExactHashIndex(), pdq: new PdqIndex(16), vpdq: new VpdqIndex() };
+const NO_BANKS: ProjectIndex = { version: 0, banks: new Map(), entries: new EntryTable(), exact: new ExactHashIndex(), pdq: new PdqIndex(16), vpdq: new VpdqIndex() };
 
 /**
  * The project's index if one is held at its banks' current version, else null (none built yet
@@ -164,12 +230,11 @@ async function buildIndex(ctx: Pick<DomainContext, "db">, projectId: string, ver
  */
 export function indexOf(version: number, banks: readonly BankRow[], rows: readonly { id: string; bankId: string; signalType: SignalType; value: string; frames: string | null }[]): ProjectIndex {
   const byId = new Map(banks.map((b) => [b.id, b]));
-  const index: ProjectIndex = { version, banks: byId, entries: [], exact: new ExactHashIndex(), pdq: new PdqIndex(Math.max(16, rows.length)), vpdq: new VpdqIndex() };
+  const index: ProjectIndex = { version, banks: byId, entries: new EntryTable(), exact: new ExactHashIndex(), pdq: new PdqIndex(Math.max(16, rows.length)), vpdq: new VpdqIndex() };
   for (const r of rows) {
     const bank = byId.get(r.bankId);
     if (!bank) continue;
-    const id = index.entries.length;
-    index.entries.push({ entryId: r.id, bankId: r.bankId, signalType: r.signalType });
+    const id = index.entries.add(r.id, r.bankId, r.signalType);
     if (r.signalType === "pdq") index.pdq.add(id, r.value, Math.min(255, bank.pdqDistance));
     else if (r.signalType === "vpdq") {
       // Stored by banks.ts's vpdqSignal, so readable; one that is not (written by hand) matches nothing rather than stop the index.
@@ -212,7 +277,7 @@ export interface Hit {
 export function hitsOf(index: ProjectIndex, media: Pick<typeof caseMedia.$inferSelect, "sha256" | "md5" | "pdq" | "pdqQuality" | "vpdq">): Hit[] {
   const hits = new Map<string, Hit>();
   const add = (id: number, distance: number | null, quality: number | null) => {
-    const e = index.entries[id]!;
+    const e = index.entries.at(id);
     const bank = index.banks.get(e.bankId)!;
     if (e.signalType === "pdq" && (quality ?? 0) < bank.qualityFloor) return;
     const held = hits.get(e.entryId);
