@@ -244,7 +244,7 @@ export function renderPdq(f: PdqFigures): string {
       ["Memory per million entries", "bytes"],
       [
         ...f.lookups.map((l) => [`PDQ index of ${l.entries.toLocaleString("en-US")} entries (its typed arrays), per million`, mb((l.bytes * 1_000_000) / l.entries)]),
-        ["exact SHA-256 index (a typed table of the digests), heap after collection", mb(f.exactBytesPerMillion)],
+        ["exact SHA-256 index (Map of hex digests), heap after collection", mb(f.exactBytesPerMillion)],
       ],
     ),
   );

@@ -360,164 +360,47 @@ function bits(x: number): number {
 
 export type ExactHashKind = "sha256" | "md5";
 
-/** Each kind's digest in 32-bit words. */
-const EXACT_WORDS: Record<ExactHashKind, number> = { sha256: 8, md5: 4 };
-/** A slot of the table: 0 is empty, REMOVED a removed entry's (lookups go on past it), else the position + 1. A removed entry's id is REMOVED too. */
-const REMOVED = 0xffffffff;
+const EXACT_HEX: Record<ExactHashKind, RegExp> = { sha256: /^[0-9a-f]{64}$/, md5: /^[0-9a-f]{32}$/ };
 
 /**
- * One kind's digests in typed arrays: the digests packed as words, the ids, and an open-addressing
- * table of positions (linear probing, at most half full). No object per entry: a bank of a million
- * SHA-256 digests is some 48 MB of arrays the garbage collector never walks, where a Map of hex
- * strings was 174 MB of small objects it marked on every full collection (docs/media.md, "Figures").
- */
-class DigestTable {
-  private digests: Uint32Array;
-  private ids: Uint32Array;
-  private slots: Uint32Array;
-  private count = 0;
-  /** Entries removed (their slots REMOVED, their positions unused). */
-  private removed = 0;
-  /** The query's words (reused). */
-  private readonly query: Uint32Array;
-
-  constructor(private readonly words: number) {
-    this.digests = new Uint32Array(16 * words);
-    this.ids = new Uint32Array(16);
-    this.slots = new Uint32Array(32);
-    this.query = new Uint32Array(words);
-  }
-
-  get size(): number {
-    return this.count - this.removed;
-  }
-
-  get bytes(): number {
-    return this.digests.byteLength + this.ids.byteLength + this.slots.byteLength;
-  }
-
-  add(hex: string, id: number): void {
-    if (this.count === this.ids.length) this.grow();
-    hexWords(hex, this.digests, this.count * this.words);
-    this.ids[this.count] = id;
-    this.count++;
-    if (2 * (this.count + 1) > this.slots.length) this.rehash(2 * this.slots.length);
-    else this.place(this.count - 1);
-  }
-
-  /** The ids of the entries holding this digest, in the order added. */
-  match(hex: string): number[] {
-    const q = hexWords(hex, this.query, 0);
-    const found: number[] = [];
-    for (let at = this.home(q, 0); ; at = (at + 1) & (this.slots.length - 1)) {
-      const slot = this.slots[at]!;
-      if (slot === 0) break;
-      if (slot !== REMOVED && this.holds(slot - 1, q)) found.push(slot - 1);
-    }
-    return found.sort((a, b) => a - b).map((i) => this.ids[i]!);
-  }
-
-  remove(hex: string, id: number): boolean {
-    const q = hexWords(hex, this.query, 0);
-    for (let at = this.home(q, 0); ; at = (at + 1) & (this.slots.length - 1)) {
-      const slot = this.slots[at]!;
-      if (slot === 0) return false;
-      if (slot !== REMOVED && this.ids[slot - 1] === id && this.holds(slot - 1, q)) {
-        this.slots[at] = REMOVED;
-        this.ids[slot - 1] = REMOVED;
-        this.removed++;
-        return true;
-      }
-    }
-  }
-
-  /** A digest's first slot: its first word, a hash already (a digest's bits are uniform), mixed so that chosen ones cannot pile up. */
-  private home(words: Uint32Array, offset: number): number {
-    return (Math.imul(words[offset]! ^ words[offset + 1]!, 0x9e3779b1) >>> 0) & (this.slots.length - 1);
-  }
-
-  private holds(position: number, q: Uint32Array): boolean {
-    const d = this.digests;
-    const from = position * this.words;
-    for (let k = 0; k < this.words; k++) if (d[from + k] !== q[k]) return false;
-    return true;
-  }
-
-  private place(position: number): void {
-    let at = this.home(this.digests, position * this.words);
-    while (this.slots[at] !== 0) at = (at + 1) & (this.slots.length - 1);
-    this.slots[at] = position + 1;
-  }
-
-  /** A table of `size` slots: every entry placed again but the removed (their positions stay, unused). */
-  private rehash(size: number): void {
-    this.slots = new Uint32Array(size);
-    for (let i = 0; i < this.count; i++) if (this.ids[i] !== REMOVED) this.place(i);
-  }
-
-  private grow(): void {
-    const capacity = Math.ceil(this.ids.length * 1.5);
-    const digests = new Uint32Array(capacity * this.words);
-    digests.set(this.digests);
-    const ids = new Uint32Array(capacity);
-    ids.set(this.ids);
-    this.digests = digests;
-    this.ids = ids;
-  }
-}
-
-/**
- * Exact hashes by lookup: per kind, a table of the digests (DigestTable) to the ids holding them
- * (a digest may sit in several banks). Digests are given and looked up in hex, in either case.
+ * Exact hashes by lookup: one Map per kind from the lower-case hex digest to the ids holding it
+ * (a digest may sit in several banks).
  */
 export class ExactHashIndex {
-  private readonly tables: Record<ExactHashKind, DigestTable> = { sha256: new DigestTable(EXACT_WORDS.sha256), md5: new DigestTable(EXACT_WORDS.md5) };
+  private readonly maps: Record<ExactHashKind, Map<string, number[]>> = { sha256: new Map(), md5: new Map() };
 
   get size(): number {
-    return this.tables.sha256.size + this.tables.md5.size;
-  }
-
-  /** Bytes held by the tables' arrays (their capacity). */
-  get bytes(): number {
-    return this.tables.sha256.bytes + this.tables.md5.bytes;
+    let n = 0;
+    for (const map of Object.values(this.maps)) for (const ids of map.values()) n += ids.length;
+    return n;
   }
 
   add(kind: ExactHashKind, hex: string, id: number): void {
-    if (!Number.isInteger(id) || id < 0 || id > 0xfffffffe) throw new RangeError(`id must be a whole number from 0 to 2^32 - 2: ${id}`);
-    this.tables[kind].add(checked(kind, hex), id);
+    const key = normalize(kind, hex);
+    const ids = this.maps[kind].get(key);
+    if (ids) ids.push(id);
+    else this.maps[kind].set(key, [id]);
   }
 
   /** Removes the id from this digest; returns whether it was there. */
   remove(kind: ExactHashKind, hex: string, id: number): boolean {
-    return this.tables[kind].remove(checked(kind, hex), id);
+    const key = normalize(kind, hex);
+    const ids = this.maps[kind].get(key);
+    const at = ids ? ids.indexOf(id) : -1;
+    if (!ids || at < 0) return false;
+    ids.splice(at, 1);
+    if (ids.length === 0) this.maps[kind].delete(key);
+    return true;
   }
 
   /** The ids holding this digest (none: an empty array). */
   match(kind: ExactHashKind, hex: string): number[] {
-    return this.tables[kind].match(checked(kind, hex));
+    return [...(this.maps[kind].get(normalize(kind, hex)) ?? [])];
   }
 }
 
-/** The digest's hex, checked against its kind's length (its digits are checked as they are read: hexWords). */
-function checked(kind: ExactHashKind, hex: string): string {
-  if (hex.length !== EXACT_WORDS[kind] * 8) throw new RangeError(`not a ${kind} digest in hexadecimal: ${JSON.stringify(hex.slice(0, 80))}`);
-  return hex;
+function normalize(kind: ExactHashKind, hex: string): string {
+  const key = hex.toLowerCase();
+  if (!EXACT_HEX[kind].test(key)) throw new RangeError(`not a ${kind} digest in hexadecimal: ${JSON.stringify(hex.slice(0, 80))}`);
+  return key;
 }
-
-/** Hex digits (either case) into 32-bit words, eight digits a word, from `offset`. */
-function hexWords(hex: string, into: Uint32Array, offset: number): Uint32Array {
-  const words = hex.length >>> 3;
-  for (let w = 0; w < words; w++) {
-    let word = 0;
-    for (let i = w * 8, end = i + 8; i < end; i++) {
-      const digit = HEX_VALUE[hex.charCodeAt(i)] ?? 16;
-      if (digit > 15) throw new RangeError(`not a digest in hexadecimal: ${JSON.stringify(hex.slice(0, 80))}`);
-      word = (word << 4) | digit;
-    }
-    into[offset + w] = word >>> 0;
-  }
-  return into;
-}
-
-/** Each character code's hex value (16: not a hex digit). */
-const HEX_VALUE = Uint8Array.from({ length: 128 }, (_, c) => (c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : c >= 65 && c <= 70 ? c - 55 : 16));
