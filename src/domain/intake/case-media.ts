@@ -17,7 +17,7 @@ import { attachments, caseMedia } from "../../db/schema.ts";
 import type { DomainContext } from "../core/context.ts";
 import { newId } from "../core/ids.ts";
 import { enqueueJob } from "../plumbing/jobs.ts";
-import { heldIndex, hitsOf, type ProjectIndex } from "./signal-index.ts";
+import { hitsOf, type ProjectIndex } from "./signal-index.ts";
 import { JOB_KIND } from "../views/job.ts";
 import { normalizeSignal, type MediaInput, type MediaStatus } from "../views/media-bank.ts";
 
@@ -39,11 +39,25 @@ const mediaStatements = statements((db) => {
   return { insert: db.insert(caseMedia).values(Object.fromEntries(columns.map((c) => [c, param(c)])) as unknown as CaseMediaRow).prepare() };
 });
 
-/** Stores a report's media items and enqueues each one's hashing and matching (inside the report's transaction). */
-export async function recordReportMedia(ctx: DomainContext, owner: Owner, media: readonly MediaInput[]): Promise<void> {
+/**
+ * Whether any of a report's media items is ready to match at once (hashes only, no URL to
+ * fetch): only then does intake read the project's held index (heldIndex), in the round trip of
+ * the report's first lookups (reports.ts).
+ */
+export function matchesAtIntake(media: readonly MediaInput[] | undefined): boolean {
+  return !!media?.some((m) => m.url === undefined);
+}
+
+/**
+ * Stores a report's media items (inside the report's transaction), each matched at once against
+ * `index` (the project's index held at its banks' current version, read by the caller with
+ * heldIndex; null: none held) when it carries hashes only; the others, and possible matches, get
+ * a media job. The rows and jobs are written with the COMMIT (Store.atCommit): on PostgreSQL,
+ * media add no round trip to a report (test/media-round-trips.test.ts).
+ */
+export async function recordReportMedia(ctx: DomainContext, owner: Owner, media: readonly MediaInput[], index: ProjectIndex | null): Promise<void> {
   const now = ctx.clock.now();
-  // Read once for the report: the index held at the banks' current version, or null.
-  let index: ProjectIndex | null | undefined;
+  const insert = mediaStatements(ctx.db).insert;
   for (const m of media) {
     const row: CaseMediaRow = {
       id: newId(),
@@ -64,15 +78,8 @@ export async function recordReportMedia(ctx: DomainContext, owner: Owner, media:
       hashedAt: m.url !== undefined ? null : now,
       matchedAt: null,
     };
-    if (row.status === "hashed") {
-      if (index === undefined) index = await heldIndex(ctx, owner.projectId);
-      if (index !== null && hitsOf(index, row).length === 0) {
-        await mediaStatements(ctx.db).insert.execute({ ...row, matchedAt: now });
-        continue;
-      }
-    }
-    await mediaStatements(ctx.db).insert.execute(row);
-    await enqueueMediaMatch(ctx, row);
+    if (row.status === "hashed" && index !== null && hitsOf(index, row).length === 0) await ctx.store.atCommit(insert.execute({ ...row, matchedAt: now }));
+    else await ctx.store.atCommit(insert.execute(row), enqueueMediaMatch(ctx, row));
   }
 }
 

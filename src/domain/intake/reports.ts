@@ -18,7 +18,8 @@ import type { ReportSlot } from "../plumbing/rate-limit.ts";
 import { isMuted, markCaseTrustedFlagged } from "../identities/reporters.ts";
 import { runRules } from "../rules/rule-engine.ts";
 import { contentKeyOf } from "./content-key.ts";
-import { recordReportMedia } from "./case-media.ts";
+import { matchesAtIntake, recordReportMedia } from "./case-media.ts";
+import { heldIndex } from "./signal-index.ts";
 import type { MediaInput } from "../views/media-bank.ts";
 import { ENRICHMENT_CLASS_SPECS, enrichmentClassOf } from "../views/enrichment-order.ts";
 import { searchDocument } from "../plumbing/search-text.ts";
@@ -116,10 +117,13 @@ async function writeReport(ctx: DomainContext, input: CreateReportInput, categor
   // lowers it back in that rare case) and its subject the subject's identity when it is known.
   const bucket = bucketFor(severity);
   const byTarget = contentExternalId != null ? claimCase(ctx, { ...caseKey, bucket, subjectIdentityId: null, subject: subjectKey }) : null;
-  const [claimedByTarget, subject, reporterAlone] = await together(
+  // Media sent as hashes are matched at once against the index held at the banks' current
+  // version: that version is read in the same round trip (case-media.ts).
+  const [claimedByTarget, subject, reporterAlone, mediaIndex] = await together(
     byTarget,
     subjectKey ? upsertIdentity(ctx, { projectId: project.id, ...subjectKey, reportedAt: now, now }) : null,
     reporterKey && !samePerson ? upsertIdentity(ctx, { projectId: project.id, ...reporterKey, seenAt: now, now }) : null,
+    matchesAtIntake(input.media) ? heldIndex(ctx, project.id) : null,
   );
   const reporter = samePerson && reporterKey ? await upsertIdentity(ctx, { projectId: project.id, ...reporterKey, seenAt: now, now }) : reporterAlone;
   const claimed = claimedByTarget ?? (await claimCase(ctx, { ...caseKey, bucket, subjectIdentityId: subject?.id ?? null }));
@@ -192,8 +196,8 @@ async function writeReport(ctx: DomainContext, input: CreateReportInput, categor
       after: { status: "OPEN", caseId: theCase.id, reasons: names, severity, automated: input.automated },
     }),
   );
-  // Its media items (they refer to it: written once it is), each matched against the banks by a job of its own.
-  if (input.media?.length) await recordReportMedia(ctx, { orgId: project.orgId, projectId: project.id, caseId: theCase.id, reportId: row.id }, input.media);
+  // Its media items (they refer to it: written once it is, with the COMMIT), matched at once or by a job of their own.
+  if (input.media?.length) await recordReportMedia(ctx, { orgId: project.orgId, projectId: project.id, caseId: theCase.id, reportId: row.id }, input.media, mediaIndex);
   if (muted) await dismissMutedReport(ctx, row.id);
   // The organization's report.created rules (src/domain/rules/rule-engine.ts), in this transaction:
   // a routed or dismissed report is never seen in the wrong queue. A muted reporter's is not evaluated.
