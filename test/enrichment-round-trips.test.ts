@@ -7,14 +7,9 @@
  * completeJobs) on warm connections, the model being the fake Ollama.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
 import { startFakeOllama, type FakeOllama } from "../scripts/fake-ollama.ts";
-import { startPgProxy, type PgProxy } from "../scripts/pg-proxy.ts";
-import { initOrganization } from "../src/commands/init.ts";
+import type { PgProxy } from "../scripts/pg-proxy.ts";
 import { loadConfig } from "../src/config.ts";
-import { migrateStore } from "../src/db/migrate.ts";
-import { projects } from "../src/db/schema.ts";
-import { openPostgresStore } from "../src/db/store-pg.ts";
 import type { Store } from "../src/db/store.ts";
 import { updateAiSettings } from "../src/domain/accounts/settings.ts";
 import { requireProject } from "../src/domain/accounts/projects.ts";
@@ -25,13 +20,13 @@ import { claimJobs, completeJobs } from "../src/domain/plumbing/jobs.ts";
 import { JOB_KIND } from "../src/domain/views/job.ts";
 import { JOB_SPECS } from "../src/jobs/job-specs.ts";
 import { fakeClock } from "./helpers/builders.ts";
-import { createTestDatabase, TEST_PG_URL } from "./helpers/pg.ts";
+import { organizationThroughProxy, TEST_PG_URL } from "./helpers/pg.ts";
 
 describe.skipIf(!TEST_PG_URL)("round trips of one enrichment job (PostgreSQL)", () => {
   let fake: FakeOllama;
   let proxy: PgProxy;
   let store: Store;
-  let drop: () => Promise<void>;
+  let close: (() => Promise<void>) | undefined;
   let platform: DomainContext;
   let projectId: string;
   const clock = fakeClock(Date.now());
@@ -39,23 +34,14 @@ describe.skipIf(!TEST_PG_URL)("round trips of one enrichment job (PostgreSQL)", 
 
   beforeAll(async () => {
     fake = startFakeOllama();
-    const database = await createTestDatabase();
-    drop = database.drop;
-    const target = new URL(database.url);
-    proxy = await startPgProxy({ target: { host: target.hostname, port: Number(target.port) }, delayMs: 0 });
-    store = openPostgresStore({ url: proxy.url(database.url), poolSize: 5 });
-    await migrateStore(store);
-    const init = await initOrganization({ store, db: store.db, clock }, { org: "Trips" });
-    const [project] = await store.db.select().from(projects).where(eq(projects.id, init.projectId));
-    projectId = init.projectId;
-    const admin = domainContext(store, clock, systemActor, project!.orgId);
+    const org = await organizationThroughProxy("Trips", clock);
+    ({ store, proxy, projectId, close } = org);
+    const admin = domainContext(store, clock, systemActor, org.orgId);
     await updateAiSettings(admin, { projectId, patch: { aiEnabled: true, aiThreshold: 70 } });
-    platform = domainContext(store, clock, { type: "api_key", id: null }, project!.orgId);
+    platform = domainContext(store, clock, { type: "api_key", id: null }, org.orgId);
   });
   afterAll(async () => {
-    await store?.close();
-    await proxy?.stop();
-    await drop?.();
+    await close?.();
     await fake?.stop();
   });
 

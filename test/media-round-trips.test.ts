@@ -8,11 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { and, eq } from "drizzle-orm";
-import { startPgProxy, type PgProxy } from "../scripts/pg-proxy.ts";
-import { initOrganization } from "../src/commands/init.ts";
-import { migrateStore } from "../src/db/migrate.ts";
-import { caseMedia, jobs, projects } from "../src/db/schema.ts";
-import { openPostgresStore } from "../src/db/store-pg.ts";
+import type { PgProxy } from "../scripts/pg-proxy.ts";
+import { caseMedia, jobs } from "../src/db/schema.ts";
 import type { Store } from "../src/db/store.ts";
 import { requireProject } from "../src/domain/accounts/projects.ts";
 import { addEntry, createBank } from "../src/domain/banks/banks.ts";
@@ -23,7 +20,7 @@ import { createReport } from "../src/domain/intake/reports.ts";
 import type { MediaInput } from "../src/domain/views/media-bank.ts";
 import { JOB_KIND } from "../src/domain/views/job.ts";
 import { fakeClock } from "./helpers/builders.ts";
-import { createTestDatabase, TEST_PG_URL } from "./helpers/pg.ts";
+import { organizationThroughProxy, TEST_PG_URL } from "./helpers/pg.ts";
 
 const hex = (digits: number) => Buffer.from(crypto.getRandomValues(new Uint8Array(digits / 2))).toString("hex");
 /** A PDQ hash drawn at random: about 128 bits from any other, far beyond a bank's distance. */
@@ -32,7 +29,7 @@ const randomPdq = () => hex(64);
 describe.skipIf(!TEST_PG_URL)("round trips of a report with media hashes (PostgreSQL)", () => {
   let proxy: PgProxy;
   let store: Store;
-  let drop: () => Promise<void>;
+  let close: (() => Promise<void>) | undefined;
   let admin: DomainContext;
   let platform: DomainContext;
   let projectId: string;
@@ -42,17 +39,10 @@ describe.skipIf(!TEST_PG_URL)("round trips of a report with media hashes (Postgr
   let serial = 0;
 
   beforeAll(async () => {
-    const database = await createTestDatabase();
-    drop = database.drop;
-    const target = new URL(database.url);
-    proxy = await startPgProxy({ target: { host: target.hostname, port: Number(target.port) }, delayMs: 0 });
-    store = openPostgresStore({ url: proxy.url(database.url), poolSize: 5 });
-    await migrateStore(store);
-    const init = await initOrganization({ store, db: store.db, clock }, { org: "Media trips" });
-    const [project] = await store.db.select().from(projects).where(eq(projects.id, init.projectId));
-    projectId = init.projectId;
-    admin = domainContext(store, clock, systemActor, project!.orgId);
-    platform = domainContext(store, clock, { type: "api_key", id: null }, project!.orgId);
+    const org = await organizationThroughProxy("Media trips", clock);
+    ({ store, proxy, projectId, close } = org);
+    admin = domainContext(store, clock, systemActor, org.orgId);
+    platform = domainContext(store, clock, { type: "api_key", id: null }, org.orgId);
     bankId = (await createBank(admin, { projectId, name: "Shared list" })).id;
     await addEntry(admin, { bankId, signalType: "sha256", value: banked.sha256 });
     await addEntry(admin, { bankId, signalType: "pdq", value: banked.pdq });
@@ -60,9 +50,7 @@ describe.skipIf(!TEST_PG_URL)("round trips of a report with media hashes (Postgr
     await projectIndex(admin, projectId);
   });
   afterAll(async () => {
-    await store?.close();
-    await proxy?.stop();
-    await drop?.();
+    await close?.();
   });
 
   /** Files a report on a new target, with these media; answers its round trips and its id. */

@@ -4,7 +4,15 @@
  * FLAGSTAFF_TEST_POSTGRES_URL). Every test that opens a store or starts a server gets a
  * database of its own, created here.
  */
+import { eq } from "drizzle-orm";
 import postgres from "postgres";
+import { startPgProxy, type PgProxy } from "../../scripts/pg-proxy.ts";
+import { initOrganization } from "../../src/commands/init.ts";
+import { migrateStore } from "../../src/db/migrate.ts";
+import { projects } from "../../src/db/schema.ts";
+import { openPostgresStore } from "../../src/db/store-pg.ts";
+import type { Store } from "../../src/db/store.ts";
+import type { Clock } from "../../src/domain/core/clock.ts";
 
 /** The cluster's admin URL on the PostgreSQL pass; undefined on the SQLite pass. */
 export const TEST_PG_URL: string | undefined = process.env.FLAGSTAFF_TEST_POSTGRES_URL || undefined;
@@ -63,4 +71,34 @@ export function databaseForPath(path: string): Promise<{ url: string; drop(): Pr
 export async function lockedLanes(sql: postgres.Sql, orgId: string): Promise<{ pid: number; lane: number }[]> {
   return sql<{ pid: number; lane: number }[]>`SELECT pid, objid::int AS lane FROM pg_locks
     WHERE locktype = 'advisory' AND objsubid = 2 AND granted AND classid::bigint = (hashtext(${orgId})::bigint & 4294967295) ORDER BY objid`;
+}
+
+/**
+ * An organization in a fresh database that the store reaches through scripts/pg-proxy.ts (no
+ * delay), so that a test counts the round trips its code makes: migrated, the organization and
+ * its project made as `flagstaff init` makes them. `close` closes the store, stops the proxy and
+ * drops the database.
+ */
+export async function organizationThroughProxy(
+  org: string,
+  clock: Clock,
+): Promise<{ store: Store; proxy: PgProxy; projectId: string; orgId: string; close(): Promise<void> }> {
+  const database = await createTestDatabase();
+  const target = new URL(database.url);
+  const proxy = await startPgProxy({ target: { host: target.hostname, port: Number(target.port) }, delayMs: 0 });
+  const store = openPostgresStore({ url: proxy.url(database.url), poolSize: 5 });
+  await migrateStore(store);
+  const init = await initOrganization({ store, db: store.db, clock }, { org });
+  const [project] = await store.db.select().from(projects).where(eq(projects.id, init.projectId));
+  return {
+    store,
+    proxy,
+    projectId: init.projectId,
+    orgId: project!.orgId,
+    async close() {
+      await store.close();
+      await proxy.stop();
+      await database.drop();
+    },
+  };
 }
