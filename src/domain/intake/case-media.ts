@@ -39,13 +39,16 @@ const mediaStatements = statements((db) => {
   return { insert: db.insert(caseMedia).values(Object.fromEntries(columns.map((c) => [c, param(c)])) as unknown as CaseMediaRow).prepare() };
 });
 
+/** A media item sent as hashes alone (no URL for the job to fetch and hash): hashed already, ready to match at intake. */
+const hashesOnly = (m: MediaInput): boolean => m.url === undefined;
+
 /**
- * Whether any of a report's media items is ready to match at once (hashes only, no URL to
- * fetch): only then does intake read the project's held index (heldIndex), in the round trip of
- * the report's first lookups (reports.ts).
+ * Whether any of a report's media items is ready to match at once (hashesOnly): only then does
+ * intake read the project's held index (heldIndex), in the round trip of the report's first
+ * lookups (reports.ts).
  */
 export function matchesAtIntake(media: readonly MediaInput[] | undefined): boolean {
-  return !!media?.some((m) => m.url === undefined);
+  return !!media?.some(hashesOnly);
 }
 
 /**
@@ -59,6 +62,7 @@ export async function recordReportMedia(ctx: DomainContext, owner: Owner, media:
   const now = ctx.clock.now();
   const insert = mediaStatements(ctx.db).insert;
   for (const m of media) {
+    const ready = hashesOnly(m);
     const row: CaseMediaRow = {
       id: newId(),
       ...owner,
@@ -72,13 +76,13 @@ export async function recordReportMedia(ctx: DomainContext, owner: Owner, media:
       vpdq: null,
       frameHashing: null,
       // A URL is fetched and hashed by the job; hashes alone are ready to match.
-      status: m.url !== undefined ? "pending" : "hashed",
+      status: ready ? "hashed" : "pending",
       error: null,
       createdAt: now,
-      hashedAt: m.url !== undefined ? null : now,
+      hashedAt: ready ? now : null,
       matchedAt: null,
     };
-    if (row.status === "hashed" && index !== null && hitsOf(index, row).length === 0) await ctx.store.atCommit(insert.execute({ ...row, matchedAt: now }));
+    if (ready && index !== null && hitsOf(index, row).length === 0) await ctx.store.atCommit(insert.execute({ ...row, matchedAt: now }));
     else await ctx.store.atCommit(insert.execute(row), enqueueMediaMatch(ctx, row));
   }
 }
