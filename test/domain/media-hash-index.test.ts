@@ -311,6 +311,37 @@ describe("multi-index hashing answers exactly what a scan answers (pure: the sam
     for (const { query, label } of plant(kept.slice(-3500), 3)) expectSameAsScan(index, kept, query, `${label}, after 5,000 adds`);
   });
 
+  test("buckets built in slices (a pause between passes) answer what a scan answers; a lookup or a removal during the build leaves nothing stale", async () => {
+    // Built alone: many slices, each followed by the caller's pause.
+    const alone = randomIndex();
+    let pauses = 0;
+    await alone.index.bucketsInSlices(async () => {
+      pauses++;
+    });
+    expect(pauses).toBeGreaterThanOrEqual(3 * 8 * 2); // three tiers, eight words, two passes each
+    const bytesBefore = alone.index.bytes;
+    for (const { query, label } of plant(alone.entries, 2)) expectSameAsScan(alone.index, alone.entries, query, `${label}, built in slices`);
+    expect(alone.index.bytes).toBe(bytesBefore); // the lookups found the buckets built: none built again
+
+    // A lookup in the middle builds them at once; the slices then publish nothing over them.
+    const looked = randomIndex();
+    let step = 0;
+    await looked.index.bucketsInSlices(async () => {
+      if (++step === 5) for (const { query, label } of plant(looked.entries, 1)) expectSameAsScan(looked.index, looked.entries, query, `${label}, looked up during the build`);
+    });
+    for (const { query, label } of plant(looked.entries, 1)) expectSameAsScan(looked.index, looked.entries, query, `${label}, after the build a lookup interrupted`);
+
+    // A removal in the middle (positions move): the slices' buckets are dropped, the next lookup builds them again.
+    const removed = randomIndex();
+    const gone = new Set(removed.entries.filter((e) => e.id % 7 === 3).map((e) => e.id));
+    step = 0;
+    await removed.index.bucketsInSlices(async () => {
+      if (++step === 9) removed.index.remove(gone);
+    });
+    const kept = removed.entries.filter((e) => !gone.has(e.id));
+    for (const { query, label } of plant(kept, 2)) expectSameAsScan(removed.index, kept, query, `${label}, removed during the build`);
+  });
+
   test("real PDQ hashes (test/fixtures/pdq's reference table) among random entries: the bridge's alterations match its original, the other images do not", () => {
     const FIXTURES = join(import.meta.dir, "..", "fixtures", "pdq");
     const reference = [...readFileSync(join(FIXTURES, "README.md"), "utf8").matchAll(/^\| (\S+\.(?:jpg|png)) \| ([0-9a-f]{64}) \|$/gm)].map((m) => ({ file: m[1]!, hash: m[2]! }));

@@ -10,6 +10,9 @@ import { eq } from "drizzle-orm";
 import { caseMedia, jobs } from "../../src/db/schema.ts";
 import { addEntry, createBank, updateBank } from "../../src/domain/banks/banks.ts";
 import { matchMedia } from "../../src/domain/banks/matching.ts";
+import { buildIndex, hitsOf, projectIndex, type ProjectIndex } from "../../src/domain/intake/signal-index.ts";
+import { mediaBankEntries } from "../../src/db/schema.ts";
+import type { SignalType } from "../../src/domain/views/media-bank.ts";
 import type { DomainContext } from "../../src/domain/core/context.ts";
 import { createReport } from "../../src/domain/intake/reports.ts";
 import { hammingDistance } from "../../src/domain/media/pdq.ts";
@@ -119,5 +122,61 @@ describe("the matching rules", () => {
     // A URL is always the job's (it is fetched and hashed there).
     const url = await file({ url: "https://media.example/x.jpg" });
     expect(url).toMatchObject({ jobs: 1, row: { matchedAt: null, status: "pending" } });
+  });
+});
+
+describe("building a project's index", () => {
+  const randomHex = (digits: number) => Buffer.from(crypto.getRandomValues(new Uint8Array(digits / 2))).toString("hex");
+  const DIGITS = { sha256: 64, md5: 32, pdq: 64 } as const;
+  /** The index's entries a media item carrying exactly this signal finds. */
+  const found = (index: ProjectIndex, signalType: keyof typeof DIGITS, value: string) =>
+    hitsOf(index, { sha256: signalType === "sha256" ? value : null, md5: signalType === "md5" ? value : null, pdq: signalType === "pdq" ? value : null, pdqQuality: 100, vpdq: null }).map((h) => h.entryId);
+
+  test("a page at a time (two entries a page here, across banks and signal types) it holds every entry of the enabled banks not quarantined, and nothing else", async () => {
+    const project = await w.addProject({ name: `Paged ${crypto.randomUUID().slice(0, 8)}` });
+    const banks = [
+      await createBank(w.ctx, { projectId: project.id, name: "Live" }),
+      await createBank(w.ctx, { projectId: project.id, name: "Near", pdqDistance: 20 }),
+      await createBank(w.ctx, { projectId: project.id, name: "Off" }),
+    ];
+    const entries: { id: string; bankId: string; signalType: keyof typeof DIGITS; value: string }[] = [];
+    for (const bank of banks)
+      for (const signalType of ["sha256", "md5", "pdq"] as const)
+        for (let i = 0; i < 5; i++) {
+          const value = randomHex(DIGITS[signalType]);
+          entries.push({ id: (await addEntry(w.ctx, { bankId: bank.id, signalType, value })).id, bankId: bank.id, signalType, value });
+        }
+    await updateBank(w.ctx, { bankId: banks[2]!.id, enabled: false });
+    // One entry of each type quarantined in the live bank (as a flood of matches leaves it).
+    const quarantined = new Set([0, 5, 10].map((k) => entries[k]!.id));
+    await w.store.transaction(async () => {
+      for (const id of quarantined) await w.store.db.update(mediaBankEntries).set({ quarantinedAt: 1, quarantineReason: "test" }).where(eq(mediaBankEntries.id, id));
+    });
+    const held = entries.filter((e) => e.bankId !== banks[2]!.id && !quarantined.has(e.id));
+    expect(held.length).toBe(27);
+
+    const paged = await buildIndex(w.ctx, project.id, 1, 2);
+    const whole = await buildIndex(w.ctx, project.id, 1);
+    for (const index of [paged, whole]) {
+      expect(index.entries.size).toBe(held.length);
+      for (const e of entries) expect({ entry: e.id, found: found(index, e.signalType, e.value).includes(e.id) }).toEqual({ entry: e.id, found: held.includes(e) });
+    }
+  });
+
+  test("one build at a time: callers at once share it; after a change, the next caller builds it again with the change", async () => {
+    const project = await w.addProject({ name: `Shared ${crypto.randomUUID().slice(0, 8)}` });
+    const bank = await createBank(w.ctx, { projectId: project.id, name: "List" });
+    for (let i = 0; i < 3; i++) await addEntry(w.ctx, { bankId: bank.id, signalType: "md5" as SignalType, value: randomHex(32) });
+    const [a, b, c] = await Promise.all([projectIndex(w.ctx, project.id), projectIndex(w.ctx, project.id), projectIndex(w.ctx, project.id)]);
+    expect(b).toBe(a);
+    expect(c).toBe(a);
+    const value = randomHex(64);
+    const added = await addEntry(w.ctx, { bankId: bank.id, signalType: "sha256", value });
+    const [d, e] = await Promise.all([projectIndex(w.ctx, project.id), projectIndex(w.ctx, project.id)]);
+    expect(d).not.toBe(a);
+    expect(e).toBe(d);
+    expect(d.version).toBeGreaterThan(a.version);
+    expect(d.entries.size).toBe(a.entries.size + 1);
+    expect(found(d, "sha256", value)).toEqual([added.id]);
   });
 });

@@ -16,7 +16,7 @@
  *
  * It lives here, under intake, because intake reads it and the banks' folder stands on intake.
  */
-import { and, eq, inArray, isNull, sql } from "drizzle-orm";
+import { and, asc, eq, gt, isNull, sql } from "drizzle-orm";
 import type { Store } from "../../db/store.ts";
 import { statements } from "../../db/prepared.ts";
 import { caseMedia, mediaBankEntries, mediaBanks, mediaBankVersions } from "../../db/schema.ts";
@@ -173,15 +173,23 @@ async function versionOf(ctx: Pick<DomainContext, "db" | "store">, projectId: st
   return version;
 }
 
-/** The project's index at its banks' current version: the one held when the version has not moved, else built again. */
+/**
+ * The project's index at its banks' current version: the one held when the version has not
+ * moved, else built again. One build at a time per project: a caller that finds one under way
+ * waits for it (a list being imported in parts moves the version many times; each build of a
+ * million entries holds about 100 MB until it is done).
+ */
 export async function projectIndex(ctx: Pick<DomainContext, "db" | "store">, projectId: string): Promise<ProjectIndex> {
   let perStore = indexes.get(ctx.store);
   if (!perStore) indexes.set(ctx.store, (perStore = new Map()));
-  const version = await versionOf(ctx, projectId);
-  const held = perStore.get(projectId);
-  if (held) {
+  let version: number;
+  for (;;) {
+    version = await versionOf(ctx, projectId);
+    const held = perStore.get(projectId);
+    if (!held) break;
     const index = await held.catch(() => null);
     if (index && index.version >= version) return index;
+    if (perStore.get(projectId) === held) break; // no other caller started a build meanwhile: this one does
   }
   const building = buildIndex(ctx, projectId, version);
   perStore.set(projectId, building);
@@ -192,7 +200,9 @@ export async function projectIndex(ctx: Pick<DomainContext, "db" | "store">, pro
       const current = done.get(projectId);
       if (!current || current.version <= index.version) done.set(projectId, index);
     },
-    () => perStore.delete(projectId),
+    () => {
+      if (perStore.get(projectId) === building) perStore.delete(projectId);
+    },
   );
   return building;
 }
@@ -212,27 +222,64 @@ export async function heldIndex(ctx: Pick<DomainContext, "db" | "store">, projec
   return index && index.version >= version ? index : null;
 }
 
-async function buildIndex(ctx: Pick<DomainContext, "db">, projectId: string, version: number): Promise<ProjectIndex> {
-  const banks = await ctx.db.select().from(mediaBanks).where(and(eq(mediaBanks.projectId, projectId), eq(mediaBanks.enabled, 1)));
-  const rows = banks.length
-    ? await ctx.db
-        .select({ id: mediaBankEntries.id, bankId: mediaBankEntries.bankId, signalType: mediaBankEntries.signalType, value: mediaBankEntries.value, frames: mediaBankEntries.frames })
-        .from(mediaBankEntries)
-        .where(and(inArray(mediaBankEntries.bankId, banks.map((b) => b.id)), isNull(mediaBankEntries.quarantinedAt)))
-    : [];
-  return indexOf(version, banks, rows);
-}
+/**
+ * Entries read a page at a time when an index is built (per bank and signal type, in the order
+ * of their unique index): a vpdq entry carries a whole video's frames (up to about 600 KB), so
+ * its pages are short.
+ */
+const ENTRY_PAGE: Record<SignalType, number> = { sha256: 1_000, md5: 1_000, pdq: 1_000, vpdq: 20 };
 
 /**
- * An index of entries of the given banks (those of other banks are left out): a project's whole
- * index, or the few entries of one addition that the past media check looks for
- * (src/domain/banks/past-check.ts). Pure of storage.
+ * Lets the requests waiting run between two slices of a build: a build of a million entries is
+ * about 2 s of this thread's CPU, which in one piece held every request up as long
+ * (docs/media.md, "Matching a project's banks"); in slices of a page or a pass over the entries
+ * (about 10 ms each) they go on meanwhile.
  */
-export function indexOf(version: number, banks: readonly BankRow[], rows: readonly { id: string; bankId: string; signalType: SignalType; value: string; frames: string | null }[]): ProjectIndex {
-  const byId = new Map(banks.map((b) => [b.id, b]));
-  const index: ProjectIndex = { version, banks: byId, entries: new EntryTable(), exact: new ExactHashIndex(), pdq: new PdqIndex(Math.max(16, rows.length)), vpdq: new VpdqIndex() };
+const pause = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+type EntryRow = { id: string; bankId: string; signalType: SignalType; value: string; frames: string | null };
+
+/**
+ * Builds the project's index from its enabled banks' entries not quarantined, a page at a time
+ * (ENTRY_PAGE, pausing between pages and between the PDQ buckets' passes). The pages need no
+ * snapshot: every change to a bank moves the version (read before the build), so an entry
+ * changed while the pages were read makes the next reader build again. `pageSize` overrides
+ * ENTRY_PAGE (tests: many pages from a few entries).
+ */
+export async function buildIndex(ctx: Pick<DomainContext, "db">, projectId: string, version: number, pageSize?: number): Promise<ProjectIndex> {
+  const banks = await ctx.db.select().from(mediaBanks).where(and(eq(mediaBanks.projectId, projectId), eq(mediaBanks.enabled, 1)));
+  const index = emptyIndex(version, banks);
+  const e = mediaBankEntries;
+  for (const bank of banks) {
+    for (const signalType of SIGNAL_TYPES) {
+      const limit = pageSize ?? ENTRY_PAGE[signalType];
+      let after: string | null = null;
+      for (;;) {
+        const rows: EntryRow[] = await ctx.db
+          .select({ id: e.id, bankId: e.bankId, signalType: e.signalType, value: e.value, frames: e.frames })
+          .from(e)
+          .where(and(eq(e.bankId, bank.id), eq(e.signalType, signalType), isNull(e.quarantinedAt), after === null ? undefined : gt(e.value, after)))
+          .orderBy(asc(e.value))
+          .limit(limit);
+        addEntries(index, rows);
+        if (rows.length < limit) break;
+        after = rows[rows.length - 1]!.value;
+        await pause();
+      }
+    }
+  }
+  await index.pdq.bucketsInSlices(pause);
+  return index;
+}
+
+function emptyIndex(version: number, banks: readonly BankRow[]): ProjectIndex {
+  return { version, banks: new Map(banks.map((b) => [b.id, b])), entries: new EntryTable(), exact: new ExactHashIndex(), pdq: new PdqIndex(1024), vpdq: new VpdqIndex() };
+}
+
+/** Adds entries of the index's banks to it (those of other banks are left out). */
+function addEntries(index: ProjectIndex, rows: readonly EntryRow[]): void {
   for (const r of rows) {
-    const bank = byId.get(r.bankId);
+    const bank = index.banks.get(r.bankId);
     if (!bank) continue;
     const id = index.entries.add(r.id, r.bankId, r.signalType);
     if (r.signalType === "pdq") index.pdq.add(id, r.value, Math.min(255, bank.pdqDistance));
@@ -242,6 +289,16 @@ export function indexOf(version: number, banks: readonly BankRow[], rows: readon
       if (frames) index.vpdq.add(id, frames, { distance: bank.pdqDistance, qualityFloor: bank.qualityFloor });
     } else index.exact.add(r.signalType, r.value, id);
   }
+}
+
+/**
+ * An index of entries of the given banks (those of other banks are left out): a project's whole
+ * index, or the few entries of one addition that the past media check looks for
+ * (src/domain/banks/past-check.ts). Pure of storage.
+ */
+export function indexOf(version: number, banks: readonly BankRow[], rows: readonly EntryRow[]): ProjectIndex {
+  const index = emptyIndex(version, banks);
+  addEntries(index, rows);
   return index;
 }
 

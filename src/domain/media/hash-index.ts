@@ -89,6 +89,8 @@ export class PdqIndex {
   private tiers: Tier[] = [];
   /** Positions below `bucketed` that no tier holds: scanned by every lookup. */
   private scanned = new Uint32Array(0);
+  /** Counts the removals (positions moved): buckets being built in slices across one are not kept. */
+  private removals = 0;
   /** A lookup's candidates from one chunk's buckets (reused: grown as needed). */
   private candidates = new Uint32Array(1024);
   /**
@@ -147,6 +149,7 @@ export class PdqIndex {
     const removed = this.count - kept;
     this.count = kept;
     if (removed > 0) {
+      this.removals++;
       this.bucketed = 0;
       this.tiers = [];
       this.scanned = new Uint32Array(0);
@@ -161,7 +164,7 @@ export class PdqIndex {
    */
   match(hash: string): PdqMatch[] {
     const q = pdqWords(hash);
-    if (this.count - this.bucketed > MAX_PENDING_ENTRIES) this.buildBuckets();
+    if (this.count - this.bucketed > MAX_PENDING_ENTRIES) for (const _ of this.bucketSlices());
     const found: PdqMatch[] = [];
     for (const tier of this.tiers) this.probe(tier, q, found);
     const scanned = this.scanned;
@@ -244,9 +247,27 @@ export class PdqIndex {
     this.touched = touched; // kept, so that the reads above are not left out as unused
   }
 
-  /** Sorts every entry into its tier's buckets, or into those scanned. */
-  private buildBuckets(): void {
+  /**
+   * Builds the buckets now, a slice of work at a time with `pause()` awaited between slices
+   * (each at most one pass over the entries: about 10 ms at a million), so that a thread
+   * serving requests can build a large index without holding them up (signal-index.ts). A
+   * lookup made meanwhile builds the rest itself at once. Without entries added since, nothing
+   * to do.
+   */
+  async bucketsInSlices(pause: () => Promise<void>): Promise<void> {
+    if (this.count === this.bucketed) return;
+    for (const _ of this.bucketSlices()) await pause();
+  }
+
+  /**
+   * Sorts every entry into its tier's buckets, or into those scanned, yielding after each pass
+   * over the entries (bucketsInSlices; a lookup runs it through). Nothing is published before
+   * the end, and nothing when entries were removed meanwhile (their positions moved): a lookup
+   * between two slices sees the buckets built before, and the entries added since scanned.
+   */
+  private *bucketSlices(): Generator<void, void, void> {
     const count = this.count;
+    const removals = this.removals;
     const limits = this.limits;
     const sizes = TIER_MAX_DISTANCE.map(() => 0);
     const largest = TIER_MAX_DISTANCE.map(() => 0);
@@ -276,7 +297,9 @@ export class PdqIndex {
       if (at < 0) scanned[s++] = i;
       else positions[at]![filled[at]!++] = i;
     }
-    tiers.forEach((tier, k) => this.fillBuckets(tier, positions[k]!));
+    yield;
+    for (let k = 0; k < tiers.length; k++) yield* this.fillBuckets(tiers[k]!, positions[k]!);
+    if (this.removals !== removals || this.bucketed >= count) return; // positions moved since, or a lookup built them meanwhile
     this.tiers = tiers;
     this.scanned = scanned;
     this.bucketed = count;
@@ -288,7 +311,7 @@ export class PdqIndex {
    * word's two chunks at a time, so that the writes of a pass fall in 8 MB of members and 512 KB
    * of starts (one pass over all chunks at once, writing over 64 MB, measured slower).
    */
-  private fillBuckets(tier: Tier, positions: Uint32Array): void {
+  private *fillBuckets(tier: Tier, positions: Uint32Array): Generator<void, void, void> {
     const { starts, members, size } = tier;
     const words = this.words;
     for (let w = 0; w < 8; w++) {
@@ -299,6 +322,7 @@ export class PdqIndex {
         starts[lo + (x & 0xffff) + 1]!++;
         starts[hi + (x >>> 16) + 1]!++;
       }
+      yield;
       for (let v = lo + 1, end = hi + CHUNK_VALUES + 1; v < end; v++) if (v !== hi) starts[v]! += starts[v - 1]!;
       const loMembers = 2 * w * size;
       const hiMembers = loMembers + size;
@@ -312,6 +336,7 @@ export class PdqIndex {
         starts.copyWithin(base + 1, base, base + CHUNK_VALUES);
         starts[base] = 0;
       }
+      yield;
     }
   }
 

@@ -1,0 +1,135 @@
+/**
+ * How long report intake waits while a project's index of banked media is built again (after any
+ * change to its banks: an import, an entry added, a decision banked), on the compiled binary and
+ * SQLite, where the build runs on the thread that serves requests:
+ *
+ *   bun scripts/bench/index-rebuild.ts [--binary dist/flagstaff ...] [--entries 1000000] [--rounds 2]
+ *
+ * For each binary (several: alternated, round after round), a database with one bank of
+ * `--entries` entries (a third each SHA-256, MD5 and PDQ; written straight into the table, then
+ * the banks' version moved, as an import leaves it); the server started; two clients filing plain
+ * reports one after the other (5 ms apart) for 1 s, then one report with a media hash (no index
+ * held: its media job builds it) and on until the job is done and 1 s more. Printed: the
+ * clients' latency before the media report (the ceiling: the same server, nothing building) and
+ * during and after the build, and how long the build took (the media job done).
+ */
+import { Database } from "bun:sqlite";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { fmtInt, markdownTable, ROOT, run, startServer } from "./lib.ts";
+
+const { values } = parseArgs({
+  options: {
+    binary: { type: "string", multiple: true, default: [join(ROOT, "dist", "flagstaff")] },
+    entries: { type: "string", default: "1000000" },
+    rounds: { type: "string", default: "2" },
+  },
+});
+const binaries = values.binary!.map((b) => resolve(b));
+const entries = Number(values.entries);
+const rounds = Number(values.rounds);
+if (!Number.isInteger(entries) || entries < 3 || !Number.isInteger(rounds) || rounds < 1) throw new Error("--entries must be 3 or more and --rounds 1 or more");
+
+interface Run {
+  binary: string;
+  before: number[];
+  during: number[];
+  buildMs: number;
+}
+
+const hex = (digits: number) => Buffer.from(crypto.getRandomValues(new Uint8Array(digits / 2))).toString("hex");
+const quantile = (xs: number[], q: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(s.length * q))] ?? NaN;
+};
+
+async function pendingMediaJobs(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  return [...text.matchAll(/^flagstaff_job_lane_depth\{lane="media\.match",status="(?:pending|running)"\} (\S+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+}
+
+async function measure(binary: string): Promise<Run> {
+  const dir = mkdtempSync(join(tmpdir(), "flagstaff-rebuild-"));
+  try {
+    const db = join(dir, "flagstaff.db");
+    const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, FLAGSTAFF_DB: db, HOST: "127.0.0.1", PORT: "0", FLAGSTAFF_REPORT_RATE_LIMIT: "100000000", FLAGSTAFF_LOG_LEVEL: "warn" };
+    const init = JSON.parse(await run([binary, "init", "--json"], env, dir)) as { secretKey: string; orgSlug: string; projectId: string };
+    const headers = { authorization: `Bearer ${init.secretKey}`, "content-type": "application/json" };
+    let server = await startServer([binary, "serve"], env, { cwd: dir });
+    const api = `${server.url}/api/v1/organizations/${init.orgSlug}`;
+    const created = await fetch(`${api}/projects/${init.projectId}/media-banks`, { method: "POST", headers, body: JSON.stringify({ name: "Shared list" }) });
+    const bankId = ((await created.json()) as { bank: { id: string } }).bank.id;
+    const first = await fetch(`${api}/media-banks/${bankId}/entries`, { method: "POST", headers, body: JSON.stringify({ signalType: "md5", value: hex(32) }) });
+    if (first.status !== 201) throw new Error(`adding an entry answered ${first.status}: ${await first.text()}`);
+    await server.stop();
+
+    // The rest of the entries as the first one, straight into the table (an import of a million
+    // entries through the API takes minutes); then the version moved, as every change moves it.
+    const sqlite = new Database(db);
+    const row = sqlite.query("SELECT * FROM media_bank_entries LIMIT 1").get() as Record<string, string | number | null>;
+    const columns = Object.keys(row);
+    const insert = sqlite.prepare(`INSERT INTO media_bank_entries (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`);
+    const TYPES = [["sha256", 64], ["md5", 32], ["pdq", 64]] as const;
+    sqlite.transaction(() => {
+      for (let i = 1; i < entries; i++) {
+        const [type, digits] = TYPES[i % 3]!;
+        insert.run(...columns.map((c) => (c === "id" ? Bun.randomUUIDv7() : c === "signal_type" ? type : c === "value" ? hex(digits) : row[c]!)));
+      }
+    })();
+    sqlite.run("UPDATE media_bank_versions SET version = version + 1");
+    sqlite.close();
+
+    server = await startServer([binary, "serve"], env, { cwd: dir });
+    const report = (media: boolean) =>
+      fetch(`${server.url}/sdk/flagstaff/v1/projects/${init.projectId}/reports`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ subject: { type: "user", externalId: `u-${crypto.randomUUID()}` }, reason: "spam", ...(media ? { media: [{ md5: hex(32) }] } : {}) }),
+      });
+    const latencies: { at: number; ms: number }[] = [];
+    let stop = false;
+    const t0 = performance.now();
+    const client = async () => {
+      while (!stop) {
+        const started = performance.now();
+        const res = await report(false);
+        if (res.status !== 201) throw new Error(`a report answered ${res.status}`);
+        latencies.push({ at: started - t0, ms: performance.now() - started });
+        await Bun.sleep(5);
+      }
+    };
+    const clients = [client(), client()];
+    await Bun.sleep(1000);
+    const mediaAt = performance.now() - t0;
+    const sent = await report(true);
+    if (sent.status !== 201) throw new Error(`the media report answered ${sent.status}`);
+    await Bun.sleep(200);
+    while ((await pendingMediaJobs(server.url)) > 0) await Bun.sleep(50);
+    const buildMs = performance.now() - t0 - mediaAt;
+    await Bun.sleep(1000);
+    stop = true;
+    await Promise.all(clients);
+    await server.stop();
+    return { binary, before: latencies.filter((l) => l.at < mediaAt).map((l) => l.ms), during: latencies.filter((l) => l.at >= mediaAt).map((l) => l.ms), buildMs };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const runs: Run[] = [];
+for (let round = 0; round < rounds; round++) {
+  for (const binary of round % 2 ? [...binaries].reverse() : binaries) {
+    const r = await measure(binary);
+    runs.push(r);
+    console.error(`round ${round + 1} ${binary}: during the build max ${quantile(r.during, 1).toFixed(1)} ms, the build ${fmtInt(r.buildMs)} ms`);
+  }
+}
+console.log(`## Intake while a project's index of ${fmtInt(entries)} banked entries is built again (SQLite, the compiled binary)\n`);
+console.log(
+  markdownTable(
+    ["binary", "round", "intake latency before (p50 / max)", "during and after the build (p50 / p99 / max)", "build (the media job done)"],
+    runs.map((r, k) => [r.binary, String(Math.floor(k / binaries.length) + 1), `${quantile(r.before, 0.5).toFixed(1)} / ${quantile(r.before, 1).toFixed(1)} ms`, `${quantile(r.during, 0.5).toFixed(1)} / ${quantile(r.during, 0.99).toFixed(1)} / ${quantile(r.during, 1).toFixed(1)} ms`, `${fmtInt(r.buildMs)} ms`]),
+  ),
+);
