@@ -26,6 +26,7 @@ const dir = mkdtempSync(join(tmpdir(), "media-video-"));
 const BRIDGE = join(import.meta.dir, "fixtures", "pdq", "bridge-aaa-orig.jpg");
 const PHOTO_PDQ = pdqHash(decodeImage(new Uint8Array(readFileSync(BRIDGE)))).hash;
 const sha256 = (bytes: Uint8Array) => new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
+const md5 = (bytes: Uint8Array) => new Bun.CryptoHasher("md5").update(bytes).digest("hex");
 const unique = () => crypto.randomUUID().slice(0, 8);
 
 const videos: Record<string, Uint8Array> = {};
@@ -76,7 +77,7 @@ async function world(env: Record<string, string>): Promise<World> {
   return { server, org: await server.orgClient(), sdk: await server.sdkClient(), ...server.demo };
 }
 
-async function bank(w: World, entries: { signalType: "sha256" | "pdq"; value: string }[]) {
+async function bank(w: World, entries: { signalType: "sha256" | "md5" | "pdq"; value: string }[]) {
   const b = await w.org.POST("/organizations/{orgSlug}/projects/{projectId}/media-banks", { params: { path: { orgSlug: w.orgSlug, projectId: w.projectId } }, body: { name: `videos ${unique()}` } });
   expect(b.response.status).toBe(201);
   const ids: string[] = [];
@@ -169,16 +170,19 @@ describe("video with ffmpeg: frames sampled one a second and matched", () => {
 describe("video without ffmpeg: SHA-256 and MD5 only", () => {
   let w: World;
   let exactEntry: string;
+  let md5Entry: string;
   beforeAll(async () => {
     w = await world({ FLAGSTAFF_FFMPEG_PATH: join(dir, "no-such-ffmpeg") });
-    [, exactEntry = ""] = await bank(w, [
+    // The URL's video banked by its SHA-256; the attachment's by its MD5, as HMA's lists give a video (video_md5).
+    [, exactEntry = "", md5Entry = ""] = await bank(w, [
       { signalType: "pdq", value: PHOTO_PDQ },
       { signalType: "sha256", value: sha256(videos["bridge.mp4"]!) },
+      { signalType: "md5", value: md5(videos["bridge.webm"]!) },
     ]);
   });
   afterAll(() => w?.server.dispose());
 
-  test("a video URL and a video attachment: frameHashing exact_only, no frames, no error; the exact entry still matches, the photograph's PDQ entry does not", async () => {
+  test("a video URL and a video attachment: frameHashing exact_only, no frames, no error; the exact entries still match (the URL by SHA-256, the attachment by MD5), the photograph's PDQ entry does not", async () => {
     const { reportId, caseId } = await report(w, [{ url: hosted("bridge.mp4") }]);
     const up = await upload(w.server, `/organizations/${w.orgSlug}/reports/${reportId}/attachments`, videos["bridge.webm"]!, { fileName: "clip.webm" });
     expect(up.status).toBe(201);
@@ -187,8 +191,12 @@ describe("video without ffmpeg: SHA-256 and MD5 only", () => {
       return s.media.length === 2 && s.media.every((m) => m.matchedAt !== null) ? s : null;
     }, 60_000);
     for (const m of seen.media) expect(m).toMatchObject({ status: "hashed", error: null, frameHashing: "exact_only", frames: null, pdq: null });
-    expect(seen.matches.map((m) => m.entry.id)).toEqual([exactEntry]);
-    expect(seen.matches[0]!.mediaId).toBe(seen.media.find((m) => m.url !== null)!.id);
+    const attached = seen.media.find((m) => m.attachmentId !== null)!;
+    expect(attached).toMatchObject({ attachmentId: up.body.attachment.id, sha256: sha256(videos["bridge.webm"]!), md5: md5(videos["bridge.webm"]!) });
+    const byEntry = new Map(seen.matches.map((m) => [m.entry.id, m.mediaId]));
+    expect([...byEntry.keys()].sort()).toEqual([exactEntry, md5Entry].sort());
+    expect(byEntry.get(exactEntry)).toBe(seen.media.find((m) => m.url !== null)!.id);
+    expect(byEntry.get(md5Entry)).toBe(attached.id);
   });
 });
 

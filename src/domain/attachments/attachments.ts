@@ -227,6 +227,8 @@ interface Spooled {
   spool: Spool;
   size: number;
   sha256: string;
+  /** Matched against banks' MD5 entries (a video's, in HMA's lists), not kept on the blob: every upload is read whole anyway. */
+  md5: string;
   head: Uint8Array;
   /** For a body longer than the head: whether all of it after the head is plain text (UTF-8, no control character). */
   tailIsText: boolean;
@@ -262,7 +264,7 @@ async function spoolBody(blobs: BlobStore, body: ReadableStream<Uint8Array> | nu
     ]).catch((err: unknown) => {
       throw storeUnavailable(err);
     });
-    return { spool, size: inspection.size, sha256: inspection.sha256, head: inspection.head, tailIsText: inspection.tailIsText };
+    return { spool, size: inspection.size, sha256: inspection.sha256, md5: inspection.md5, head: inspection.head, tailIsText: inspection.tailIsText };
   } catch (err) {
     await spool.discard();
     throw err;
@@ -420,7 +422,7 @@ export async function uploadAttachment(ctx: DomainContext, input: UploadInput): 
       if (blob?.previewStatus === "pending") await enqueueJob(ctx, { kind: JOB_KIND.attachmentPreview, orgId: ctx.orgId, payload: { blobId: s.sha256 } });
       // Matched against the project's banks: an image once its preview job has its PDQ hash (it enqueues the matching then).
       if (input.asMedia !== false) {
-        await recordAttachmentMedia(ctx, { orgId: ctx.orgId, projectId, caseId, reportId }, { attachmentId: row.id, sha256: s.sha256, awaitsPdq: blob?.previewStatus === "pending", pdq: blob?.pdq != null ? { hash: blob.pdq, quality: blob.pdqQuality ?? 0 } : null });
+        await recordAttachmentMedia(ctx, { orgId: ctx.orgId, projectId, caseId, reportId }, { attachmentId: row.id, sha256: s.sha256, md5: s.md5, awaitsPdq: blob?.previewStatus === "pending", pdq: blob?.pdq != null ? { hash: blob.pdq, quality: blob.pdqQuality ?? 0 } : null });
       }
       await recordAudit(ctx, { action: "ATTACHMENT_ADDED", entityType: "case", entityId: caseId, projectId, data: auditData(row) });
     });

@@ -88,14 +88,14 @@ export async function recordReportMedia(ctx: DomainContext, owner: Owner, media:
 }
 
 /**
- * An attachment as a media item of its case: its SHA-256 now, and an image's PDQ hash when its
+ * An attachment as a media item of its case: its SHA-256 and MD5 now, and an image's PDQ hash when its
  * bytes were decoded before (`pdq`), else once its preview job has decoded them (`awaitsPdq`:
  * `pending` until then, and that job enqueues the matching: attachmentMediaHashed).
  */
 export async function recordAttachmentMedia(
   ctx: DomainContext,
   owner: Owner,
-  input: { attachmentId: string; sha256: string; awaitsPdq: boolean; pdq: { hash: string; quality: number } | null },
+  input: { attachmentId: string; sha256: string; md5: string; awaitsPdq: boolean; pdq: { hash: string; quality: number } | null },
 ): Promise<void> {
   const now = ctx.clock.now();
   const status: MediaStatus = input.awaitsPdq ? "pending" : "hashed";
@@ -106,7 +106,7 @@ export async function recordAttachmentMedia(
     url: null,
     keep: 0,
     sha256: input.sha256,
-    md5: null,
+    md5: input.md5,
     pdq: input.pdq?.hash ?? null,
     pdqQuality: input.pdq?.quality ?? null,
     vpdq: null,
