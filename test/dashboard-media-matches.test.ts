@@ -170,7 +170,7 @@ describe("a case with matched media on the case page", () => {
       await checked.getByRole("heading", { level: 3, name: "Media checked (4)" }).waitFor();
       await checked.getByText("Hashes: PDQ (quality 100)").waitFor();
       await checked.getByText("Hashes: SHA-256", { exact: false }).first().waitFor();
-      await checked.getByText("Video: matched by SHA-256 only (ffmpeg is not installed on this server: its frames are not hashed)").waitFor();
+      await checked.getByText("Video: matched by SHA-256 and MD5 only (ffmpeg is not installed on this server: its frames are not hashed)").waitFor();
       expect(await checked.getByText(/^Video: /).count()).toBe(1);
 
       // Nothing of the bank is drawn: the section draws no picture, and the page only the case's own preview and video.
