@@ -42,6 +42,7 @@ import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { startFakeOllama } from "./fake-ollama.ts";
 import { startPgCluster, type PgCluster } from "./pg-cluster.ts";
+import { quantile } from "./bench/lib.ts";
 
 const { values: args } = parseArgs({
   args: process.argv.slice(2),
@@ -369,11 +370,6 @@ interface Window {
   webhookMaxMs: number;
 }
 const windows: Window[] = [];
-const quantile = (xs: number[], q: number) => {
-  if (xs.length === 0) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
-};
 
 function anonRssMb(pid: number): number {
   try {

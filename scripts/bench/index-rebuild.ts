@@ -18,7 +18,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { fmtInt, markdownTable, ROOT, run, startServer } from "./lib.ts";
+import { fmtInt, markdownTable, pendingMediaJobs, quantile, randomHex, ROOT, run, startServer } from "./lib.ts";
 
 const { values } = parseArgs({
   options: {
@@ -39,17 +39,6 @@ interface Run {
   buildMs: number;
 }
 
-const hex = (digits: number) => Buffer.from(crypto.getRandomValues(new Uint8Array(digits / 2))).toString("hex");
-const quantile = (xs: number[], q: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(s.length * q))] ?? NaN;
-};
-
-async function pendingMediaJobs(url: string): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  return [...text.matchAll(/^flagstaff_job_lane_depth\{lane="media\.match",status="(?:pending|running)"\} (\S+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
-}
-
 async function measure(binary: string): Promise<Run> {
   const dir = mkdtempSync(join(tmpdir(), "flagstaff-rebuild-"));
   try {
@@ -61,7 +50,7 @@ async function measure(binary: string): Promise<Run> {
     const api = `${server.url}/api/v1/organizations/${init.orgSlug}`;
     const created = await fetch(`${api}/projects/${init.projectId}/media-banks`, { method: "POST", headers, body: JSON.stringify({ name: "Shared list" }) });
     const bankId = ((await created.json()) as { bank: { id: string } }).bank.id;
-    const first = await fetch(`${api}/media-banks/${bankId}/entries`, { method: "POST", headers, body: JSON.stringify({ signalType: "md5", value: hex(32) }) });
+    const first = await fetch(`${api}/media-banks/${bankId}/entries`, { method: "POST", headers, body: JSON.stringify({ signalType: "md5", value: randomHex(32) }) });
     if (first.status !== 201) throw new Error(`adding an entry answered ${first.status}: ${await first.text()}`);
     await server.stop();
 
@@ -75,7 +64,7 @@ async function measure(binary: string): Promise<Run> {
     sqlite.transaction(() => {
       for (let i = 1; i < entries; i++) {
         const [type, digits] = TYPES[i % 3]!;
-        insert.run(...columns.map((c) => (c === "id" ? Bun.randomUUIDv7() : c === "signal_type" ? type : c === "value" ? hex(digits) : row[c]!)));
+        insert.run(...columns.map((c) => (c === "id" ? Bun.randomUUIDv7() : c === "signal_type" ? type : c === "value" ? randomHex(digits) : row[c]!)));
       }
     })();
     sqlite.run("UPDATE media_bank_versions SET version = version + 1");
@@ -86,7 +75,7 @@ async function measure(binary: string): Promise<Run> {
       fetch(`${server.url}/sdk/flagstaff/v1/projects/${init.projectId}/reports`, {
         method: "POST",
         headers,
-        body: JSON.stringify({ subject: { type: "user", externalId: `u-${crypto.randomUUID()}` }, reason: "spam", ...(media ? { media: [{ md5: hex(32) }] } : {}) }),
+        body: JSON.stringify({ subject: { type: "user", externalId: `u-${crypto.randomUUID()}` }, reason: "spam", ...(media ? { media: [{ md5: randomHex(32) }] } : {}) }),
       });
     const latencies: { at: number; ms: number }[] = [];
     let stop = false;

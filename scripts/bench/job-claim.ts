@@ -21,7 +21,7 @@ import { openPostgresStore } from "../../src/db/store-pg.ts";
 import { openSqliteStore, type Store } from "../../src/db/store.ts";
 import { claimJobs } from "../../src/domain/plumbing/jobs.ts";
 import { findPgBinDir, startPgCluster } from "../pg-cluster.ts";
-import { fmtInt, markdownTable } from "./lib.ts";
+import { fmtInt, markdownTable, quantile } from "./lib.ts";
 
 const { values: args } = parseArgs({
   args: process.argv.slice(2),
@@ -44,11 +44,6 @@ interface Row {
   webhookMedianMs: number;
   legacyMedianMs: number;
 }
-
-const quantile = (xs: number[], q: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
-};
 
 type Exec = (text: string, params?: unknown[]) => Promise<unknown[]>;
 

@@ -256,6 +256,25 @@ export function markdownTable(header: string[], rows: (string | number)[][]): st
 export const fmtInt = (n: number) => Math.round(n).toLocaleString("en-US");
 export const fmtMs = (n: number) => (n < 10 ? n.toFixed(2) : n.toFixed(1));
 
+/** The value at quantile `q` (0 to 1) of `xs`, the nearest rank below (NaN when there is none). */
+export function quantile(xs: number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
+}
+
+/** Random lower-case hex of `digits` digits (a signal of a list nobody will send). */
+export function randomHex(digits: number): string {
+  return Buffer.from(crypto.getRandomValues(new Uint8Array(digits / 2))).toString("hex");
+}
+
+/** Media match jobs waiting or running on the server at `url`, from its /metrics. */
+export async function pendingMediaJobs(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  let n = 0;
+  for (const m of text.matchAll(/^flagstaff_job_lane_depth\{lane="media\.match",status="(?:pending|running)"\} (\S+)$/gm)) n += Number(m[1]);
+  return n;
+}
+
 /** The middle value (the mean of the two middle ones for an even count). */
 export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);

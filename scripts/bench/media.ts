@@ -18,7 +18,7 @@
  */
 import { mkdtempSync } from "node:fs";
 import { join } from "node:path";
-import { fmtInt, markdownTable, processTreeCpuMs, run, startServer, wrk, type WrkResult, type BenchStepDeps } from "./lib.ts";
+import { fmtInt, markdownTable, pendingMediaJobs, processTreeCpuMs, randomHex, run, startServer, wrk, type WrkResult, type BenchStepDeps } from "./lib.ts";
 import { PDQ_LOOKUP_GOAL_MS, pdqFigures, renderPdq, type PdqFigures } from "./pdq.ts";
 
 type Deps = BenchStepDeps;
@@ -57,19 +57,6 @@ function loadAverage(): number[] {
   } catch {
     return [];
   }
-}
-
-/** Random lower-case hex of `digits` digits (a signal of a list nobody will send). */
-function randomHex(digits: number): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(digits / 2));
-  return Buffer.from(bytes).toString("hex");
-}
-
-async function pendingMediaJobs(url: string): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  let n = 0;
-  for (const m of text.matchAll(/^flagstaff_job_lane_depth\{lane="media\.match",status="(?:pending|running)"\} (\S+)$/gm)) n += Number(m[1]);
-  return n;
 }
 
 async function doneMediaJobs(url: string): Promise<number> {

@@ -237,7 +237,8 @@ const ENTRY_PAGE: Record<SignalType, number> = { sha256: 1_000, md5: 1_000, pdq:
  */
 const pause = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-type EntryRow = { id: string; bankId: string; signalType: SignalType; value: string; frames: string | null };
+/** What an index holds of an entry (the columns buildIndex reads). */
+type EntryRow = Pick<typeof mediaBankEntries.$inferSelect, "id" | "bankId" | "signalType" | "value" | "frames">;
 
 /**
  * Builds the project's index from its enabled banks' entries not quarantined, a page at a time
