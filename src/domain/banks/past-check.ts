@@ -26,7 +26,7 @@ import { enqueueJob } from "../plumbing/jobs.ts";
 import { JOB_KIND } from "../views/job.ts";
 import type { PastCheckStatus } from "../views/media-bank.ts";
 import type { AdditionRow } from "./banks.ts";
-import { hitsOf, indexOf } from "../intake/signal-index.ts";
+import { bankFence, hitsOf, indexOf } from "../intake/signal-index.ts";
 import { matchMedia } from "./matching.ts";
 
 /** The check's state as the API shows it (see PAST_CHECK_STATUSES). */
@@ -121,6 +121,9 @@ export async function checkPastMedia(ctx: DomainContext, input: { additionId: st
  */
 async function startCheck(ctx: DomainContext, addition: AdditionRow): Promise<string | null | false> {
   return transaction(ctx, async () => {
+    // Report intake's matches in flight (PostgreSQL) commit first: the newest read below is
+    // theirs, and any matched after see this bank's version moved (case-media.ts).
+    await ctx.store.transactionLock(bankFence(addition.projectId), "exclusive");
     const [newest] = await ctx.db.select({ id: max(caseMedia.id) }).from(caseMedia).where(eq(caseMedia.projectId, addition.projectId));
     const through = newest?.id ?? null;
     const started = await ctx.db
