@@ -39,8 +39,6 @@ import { VERSION } from "../version.ts";
 /** Keys of the advisory locks (one 64-bit space per database: ours start with "FLAG"). */
 export const WRITE_LOCK = 0x464c4147_0001n;
 const MIGRATION_LOCK = 0x464c4147_0002n;
-/** Store.transactionLock's named locks take `NAMED_LOCK_BASE + hash(name)` (above every other key of ours). */
-const NAMED_LOCK_BASE = 0x464c4147_0000_0000n;
 /** Singletons take `SINGLETON_BASE + hash(name)`. */
 const SINGLETON_BASE = 0x464c4147_1000n;
 export const SINGLETON_RETRY_MS = 2_000;
@@ -325,12 +323,6 @@ export function openPostgresStore(opts: PostgresStoreOptions): Store {
     transaction,
     skipLocked: (subquery: SQLWrapper) => sql`(${subquery} FOR UPDATE SKIP LOCKED)`,
     textSearch: postgresTextSearch,
-    transactionLock(name, mode) {
-      const scope = current.getStore();
-      if (!scope) return Promise.reject(new Error("Store.transactionLock runs inside a transaction"));
-      const statement = mode === "shared" ? "SELECT pg_advisory_xact_lock_shared($1::bigint)" : "SELECT pg_advisory_xact_lock($1::bigint)";
-      return scope.sql.unsafe(statement, [String(NAMED_LOCK_BASE + nameHash(name))]).then(() => undefined);
-    },
     async ping() {
       await client`SELECT 1`;
     },

@@ -50,7 +50,7 @@ import { sqliteTextSearch, type SearchIndex } from "./search.ts";
  * | report creation times unique in an organization | the unique index (org_id, created_us): each instance hands out its own increasing times; two meeting in one microsecond is a conflict that runs the transaction again |
  * | an ascending listing never skips a report | reports commit within LISTING_HORIZON_MS / 2 of their time (else run again); ascending pages stop LISTING_HORIZON_MS back (src/domain/intake/report-time.ts) |
  * | rate windows, the job queue, sessions, audit rows | atomic upserts, FOR UPDATE SKIP LOCKED claims, rows of their own (unchanged) |
- * | report media matched at intake, then met by a past media check of an entry added beside them | the project's banks' fence (transactionLock): held shared by intake to its COMMIT, alone by a check's start; after it, intake's job guarded by the banks' version (enqueueJobIf; src/domain/banks/past-check.ts) |
+ * | report media matched at intake against a bank's version before an entry was added, all met by that entry's past media check | the check's first batch `reportsSettleMs` after its job first ran: every report begun before has committed by then, or run again (src/domain/banks/past-check.ts) |
  * | a lane of an organization's audit chain: sequences without gaps, each hash over the one before | the lane held by one instance (a session advisory lock, src/db/audit-lanes-pg.ts) and in it by one transaction at a time, its head moved with the COMMIT (Store.appendAudit); the unique index (org_id, chain_lane, chain_seq) when a lock was lost; the fallback and the straggler pass take a transaction-level advisory lock on the lane; one lane per organization per transaction, nothing waited for after it (src/db/audit-append.ts) |
  *
  * A transaction PostgreSQL aborts for a deadlock (40P01) or a serialization failure (40001),
@@ -126,15 +126,6 @@ export interface Store {
    * it: FTS5 on SQLite, GIN over tsvectors on PostgreSQL (src/db/search.ts).
    */
   textSearch(index: SearchIndex, words: readonly string[]): SQL;
-  /**
-   * Holds `name` locked until the current transaction ends: `shared` beside other shared holders,
-   * `exclusive` alone, waiting for the holders before it. The lock is a statement of its own, so
-   * what the transaction reads after it sees what those holders committed (each statement reads
-   * what was committed when it starts). On PostgreSQL a transaction-level advisory lock; on
-   * SQLite, where one write transaction runs at a time, nothing to take. Inside a transaction
-   * only; it may be left to the COMMIT (atCommit), as a statement sent before the ones after it.
-   */
-  transactionLock(name: string, mode: "shared" | "exclusive"): Promise<void>;
   /** Throws when the database does not answer (health checks). */
   ping(): Promise<void>;
   /**
@@ -389,7 +380,6 @@ function sqliteStore(writer: Db, reader: Db, chain: ChainAppender): Omit<Store, 
     transaction,
     skipLocked: (subquery) => sql`${subquery}`,
     textSearch: sqliteTextSearch,
-    transactionLock: async () => {},
     async ping() {
       reader.$client.query("SELECT 1").get();
     },

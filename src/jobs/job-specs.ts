@@ -71,7 +71,8 @@ const strikePayload = z.object({ strikeId: z.string() });
 const submitPayload = z.object({ orgId: z.string() });
 const previewPayload = z.object({ blobId: z.string() });
 const mediaPayload = z.object({ mediaId: z.string() });
-const pastCheckPayload = z.object({ additionId: z.string(), after: z.string().nullable() });
+// `settled`: the check's first batch, once the reports in flight when it was added have settled (past-check.ts).
+const pastCheckPayload = z.object({ additionId: z.string(), after: z.string().nullable(), settled: z.boolean().optional() });
 
 /**
  * The organization of an enrichment job. Jobs enqueued before jobs carried one (migration 0007)
@@ -202,9 +203,9 @@ export const JOB_SPECS = {
   [JOB_KIND.mediaPastCheck]: {
     // One batch of a project's past media checked against an addition's entries; the next batch is the next job (its cursor persisted with it).
     handle: async (deps, payload, job) => {
-      const { additionId, after } = pastCheckPayload.parse(payload);
+      const { additionId, after, settled } = pastCheckPayload.parse(payload);
       if (job.orgId === null) return;
-      await checkPastMedia(jobContext(deps, job.orgId), { additionId, after, ...deps.config.mediaCheck });
+      await checkPastMedia(jobContext(deps, job.orgId), { additionId, after, settled, ...deps.config.mediaCheck });
     },
     // One slot: checks take turns a batch at a time, and never hold the media jobs of new reports.
     slots: () => 1,

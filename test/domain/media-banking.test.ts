@@ -4,7 +4,8 @@
  * only from the bank's floor); the check reads a batch of the project's media per call and
  * keeps its cursor, a job run again with a cursor that moved on stops instead of starting a
  * second chain; entries added one after another share one waiting check, a check started takes
- * no more. No worker runs here: the check's jobs wait, and each batch is called by hand.
+ * no more; where instances write side by side (PostgreSQL) its first batch waits for the reports
+ * in flight. No worker runs here: the check's jobs wait, and each batch is called by hand.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { and, asc, eq } from "drizzle-orm";
@@ -12,7 +13,10 @@ import { caseMedia, jobs, mediaBankAdditions, mediaBankEntries, mediaMatches } f
 import { addEntry, createBank } from "../../src/domain/banks/banks.ts";
 import { signalsToBank } from "../../src/domain/banks/banking.ts";
 import { checkPastMedia, pastCheckStatus } from "../../src/domain/banks/past-check.ts";
+import { ROW_LOCKED } from "../../src/domain/core/context.ts";
+import { LISTING_HORIZON_MS } from "../../src/domain/intake/report-time.ts";
 import { createReport } from "../../src/domain/intake/reports.ts";
+import { projectIndex } from "../../src/domain/intake/signal-index.ts";
 import { JOB_KIND } from "../../src/domain/views/job.ts";
 import type { MediaInput } from "../../src/domain/views/media-bank.ts";
 import { domainWorld, type DomainWorld } from "../helpers/builders.ts";
@@ -81,7 +85,8 @@ describe("the past media check", () => {
     expect(waiting.map((j) => JSON.parse(j.payload))).toEqual([{ additionId: addition.id, after: null }]);
 
     const media = await w.platform.db.select({ id: caseMedia.id }).from(caseMedia).where(eq(caseMedia.projectId, w.project.id)).orderBy(asc(caseMedia.id));
-    const run = (after: string | null) => checkPastMedia(w.platform, { additionId: addition.id, after, batch: 2, pauseMs: 0 });
+    // (`settled`: the reports in flight waited for already; the test below waits for them.)
+    const run = (after: string | null) => checkPastMedia(w.platform, { additionId: addition.id, after, settled: true, batch: 2, pauseMs: 0 });
     expect(await run(null)).toBe("continued");
     let row = (await w.platform.db.select().from(mediaBankAdditions).where(eq(mediaBankAdditions.id, addition.id)))[0]!;
     expect(row).toMatchObject({ checkThrough: media.at(-1)!.id, checkAfter: media[1]!.id, checked: 2 });
@@ -118,10 +123,50 @@ describe("the past media check", () => {
     const shared = await additionOf(first.id);
     expect((await additionOf(second.id)).id).toBe(shared.id);
     expect((await additionOf(second.id)).added).toBe(2);
-    expect(await checkPastMedia(w.platform, { additionId: shared.id, after: null, batch: 1, pauseMs: 0 })).toBe("continued");
+    expect(await checkPastMedia(w.platform, { additionId: shared.id, after: null, settled: true, batch: 1, pauseMs: 0 })).toBe("continued");
     const third = await addEntry(w.ctx, { bankId: bank.id, signalType: "pdq", value: PDQ });
     const next = await additionOf(third.id);
     expect(next.id).not.toBe(shared.id);
     expect(pastCheckStatus(next)).toBe("waiting");
+  });
+
+  test("where instances write side by side, the first batch waits for the reports in flight: media matched at intake against the version before, committed after the entry was added, are checked", async () => {
+    const bank = await createBank(w.ctx, { projectId: w.project.id, name: `In flight ${crypto.randomUUID()}` });
+    await addEntry(w.ctx, { bankId: bank.id, signalType: "sha256", value: sha(`first ${crypto.randomUUID()}`) });
+    await projectIndex(w.platform, w.project.id); // held: a report's hashes are matched at intake
+    const later = sha(`later ${crypto.randomUUID()}`);
+    let reported!: () => void;
+    const filed = new Promise<void>((resolve) => (reported = resolve));
+    let commit!: () => void;
+    const held = new Promise<void>((resolve) => (commit = resolve));
+    // PostgreSQL: a report's transaction (beside others, as intake's) files media with `later`, a
+    // miss at intake against the index without it, and stays open while `later` is added. On
+    // SQLite one write transaction runs at a time: the report commits first.
+    const onPostgres = !w.store.soleWriter;
+    let reportId = "";
+    const report = w.platform.store.transaction(async () => {
+      reportId = (await file([{ sha256: later }])).id;
+      reported();
+      if (onPostgres) await held;
+    }, ROW_LOCKED);
+    await filed;
+    if (!onPostgres) await report;
+    const entry = await addEntry(w.ctx, { bankId: bank.id, signalType: "sha256", value: later });
+    const addition = await additionOf(entry.id);
+    const first = await checkPastMedia(w.platform, { additionId: addition.id, after: null, batch: 100, pauseMs: 0 });
+    if (onPostgres) {
+      // The first batch is put off until every report begun before has committed, or run again (reportsSettleMs).
+      expect(first).toBe("waiting");
+      expect((await additionOf(entry.id)).checkThrough).toBeNull();
+      const [again] = await w.platform.db.select().from(jobs).where(and(eq(jobs.kind, JOB_KIND.mediaPastCheck), eq(jobs.entityId, addition.id), eq(jobs.status, "pending"))).orderBy(asc(jobs.runAt)).limit(1).offset(1);
+      expect(JSON.parse(again!.payload)).toEqual({ additionId: addition.id, after: null, settled: true });
+      expect(again!.runAt).toBe(w.clock.now() + LISTING_HORIZON_MS);
+      commit();
+      await report;
+      expect(await checkPastMedia(w.platform, { additionId: addition.id, after: null, settled: true, batch: 100, pauseMs: 0 })).toBe("done");
+    } else expect(first).toBe("done"); // a sole writer: nothing in flight, it starts at once
+    const [media] = await w.platform.db.select().from(caseMedia).where(eq(caseMedia.reportId, reportId));
+    expect(media!.matchedAt).not.toBeNull(); // matched at intake, against the version before `later`
+    expect((await w.platform.db.select().from(mediaMatches).where(eq(mediaMatches.mediaId, media!.id))).map((m) => m.entryId)).toEqual([entry.id]);
   });
 });

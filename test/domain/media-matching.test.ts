@@ -6,14 +6,11 @@
  * added at its next match.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { and, eq } from "drizzle-orm";
-import { caseMedia, jobs, mediaMatches } from "../../src/db/schema.ts";
+import { eq } from "drizzle-orm";
+import { caseMedia, jobs } from "../../src/db/schema.ts";
 import { addEntry, createBank, updateBank } from "../../src/domain/banks/banks.ts";
 import { matchMedia } from "../../src/domain/banks/matching.ts";
-import { checkPastMedia } from "../../src/domain/banks/past-check.ts";
-import { ROW_LOCKED } from "../../src/domain/core/context.ts";
-import { recordReportMedia } from "../../src/domain/intake/case-media.ts";
-import { buildIndex, heldIndex, hitsOf, projectIndex, type ProjectIndex } from "../../src/domain/intake/signal-index.ts";
+import { buildIndex, hitsOf, projectIndex, type ProjectIndex } from "../../src/domain/intake/signal-index.ts";
 import { mediaBankEntries } from "../../src/db/schema.ts";
 import type { SignalType } from "../../src/domain/views/media-bank.ts";
 import type { DomainContext } from "../../src/domain/core/context.ts";
@@ -22,7 +19,6 @@ import { hammingDistance } from "../../src/domain/media/pdq.ts";
 import { JOB_KIND } from "../../src/domain/views/job.ts";
 import type { MediaInput } from "../../src/domain/views/media-bank.ts";
 import { domainWorld, type DomainWorld } from "../helpers/builders.ts";
-import { TEST_PG_URL } from "../helpers/pg.ts";
 
 let w: DomainWorld;
 beforeAll(async () => {
@@ -182,106 +178,5 @@ describe("building a project's index", () => {
     expect(d.version).toBeGreaterThan(a.version);
     expect(d.entries.size).toBe(a.entries.size + 1);
     expect(found(d, "sha256", value)).toEqual([added.id]);
-  });
-});
-
-/**
- * A bank changed while a report's media are matched at intake (docs/media.md, "The past media
- * check"). On PostgreSQL the two run side by side: intake matches a report's hashes
- * against the index at the banks' version it read, and an entry added meanwhile commits a new
- * version and starts its past media check, which reads the project's newest media item. Media
- * matched against the old version and committed after that read met the new entry neither live
- * nor in the check. Both orders are driven here, a step at a time, on two connections:
- * - the check starts while the report's transaction is open: it waits for that COMMIT (the
- *   banks' fence, held shared by intake to its COMMIT) and finds the media;
- * - the check started, and read its newest, before the report's transaction took the fence:
- *   the report sees the version moved past the one it matched against, and its media get a
- *   media job (enqueueJobIf).
- * On SQLite one write transaction runs at a time: neither order can happen, and intake sends
- * neither statement (test/media-round-trips.test.ts counts PostgreSQL's).
- */
-const CHECK = { batch: 100, pauseMs: 0 };
-
-/** A bank holding one entry, and this instance's index built at the banks' version after it. */
-async function bankWithIndex() {
-  const bank = await createBank(w.ctx, { projectId: w.project.id, name: `Race ${crypto.randomUUID()}` });
-  await addEntry(w.ctx, { bankId: bank.id, signalType: "sha256", value: sha(`first ${crypto.randomUUID()}`) });
-  await projectIndex(w.platform, w.project.id);
-  const index = await heldIndex(w.platform, w.project.id);
-  expect(index).not.toBeNull();
-  return { bank, index: index! };
-}
-
-/** Adds the entry; answers the addition (its past media check) it joined. */
-async function addAndFindCheck(bankId: string, value: string): Promise<string> {
-  await addEntry(w.ctx, { bankId, signalType: "sha256", value });
-  const [entry] = await w.ctx.db.select({ additionId: mediaBankEntries.additionId }).from(mediaBankEntries).where(and(eq(mediaBankEntries.bankId, bankId), eq(mediaBankEntries.value, value)));
-  return entry!.additionId!;
-}
-
-const matchesOf = (mediaId: string) => w.ctx.db.select().from(mediaMatches).where(eq(mediaMatches.mediaId, mediaId));
-
-describe.skipIf(!TEST_PG_URL)("a bank changed while a report's media are matched at intake (PostgreSQL)", () => {
-  test("a past check started while the report's transaction is open waits for its COMMIT, and finds its media", async () => {
-    const { bank } = await bankWithIndex();
-    const later = sha(`later ${crypto.randomUUID()}`);
-    let commit!: () => void;
-    const held = new Promise<void>((resolve) => (commit = resolve));
-    let reported!: () => void;
-    const filed = new Promise<void>((resolve) => (reported = resolve));
-    let reportId = "";
-    // The report's transaction (as intake's: beside others) files a report whose hash is `later`,
-    // matched at intake against the index without it (a miss: done there), then stays open.
-    const report = w.platform.store.transaction(async () => {
-      const created = await createReport(w.platform, { project: w.project, subject: { type: "user", externalId: `u-${crypto.randomUUID()}` }, reasonNames: ["spam"], automated: false, media: [{ sha256: later }] });
-      reportId = created.report.id;
-      reported();
-      await held;
-    }, ROW_LOCKED);
-    await filed;
-    // Meanwhile `later` is banked (committed on another connection) and its check starts.
-    const additionId = await addAndFindCheck(bank.id, later);
-    let checked = false;
-    const check = checkPastMedia(w.ctx, { additionId, after: null, ...CHECK }).then((outcome) => {
-      checked = true;
-      return outcome;
-    });
-    await Bun.sleep(300);
-    // It waits for the report's COMMIT: the newest media item it reads must see that report's.
-    expect(checked).toBe(false);
-    commit();
-    await report;
-    expect(await check).toBe("done");
-    const [media] = await w.ctx.db.select().from(caseMedia).where(eq(caseMedia.reportId, reportId));
-    expect(media!.matchedAt).not.toBeNull(); // matched at intake (against the version before)
-    const found = await matchesOf(media!.id);
-    expect(found.map((m) => m.bankId)).toEqual([bank.id]);
-  });
-
-  test("media matched against a version that moved before the report's COMMIT get their media job, which finds the new entry", async () => {
-    const { bank, index } = await bankWithIndex();
-    const later = sha(`later ${crypto.randomUUID()}`);
-    // A report filed without media: its case and report own the media item recorded below.
-    const created = await createReport(w.platform, { project: w.project, subject: { type: "user", externalId: `u-${crypto.randomUUID()}` }, reasonNames: ["spam"], automated: false });
-    // `later` is banked and its whole check runs (it finds no media of that report: there is none yet).
-    const additionId = await addAndFindCheck(bank.id, later);
-    expect(await checkPastMedia(w.ctx, { additionId, after: null, ...CHECK })).toBe("done");
-    // The report's media, matched against the index read before the change (as a report whose
-    // transaction read the version first, and reached its COMMIT after the check started).
-    const owner = { orgId: w.orgId, projectId: w.project.id, caseId: created.caseId, reportId: created.report.id };
-    await w.platform.store.transaction(() => recordReportMedia(w.platform, owner, [{ sha256: later }], index), ROW_LOCKED);
-    const [media] = await w.ctx.db.select().from(caseMedia).where(eq(caseMedia.reportId, created.report.id));
-    const queued = await w.ctx.db.select().from(jobs).where(and(eq(jobs.entityId, media!.id), eq(jobs.kind, JOB_KIND.mediaMatch)));
-    expect(queued).toHaveLength(1);
-    expect(queued[0]).toMatchObject({ status: "pending", orgId: w.orgId, maxAttempts: 5 });
-    expect(JSON.parse(queued[0]!.payload)).toEqual({ mediaId: media!.id });
-    expect(await matchMedia(w.platform, media!)).toHaveLength(1);
-    // The banks unchanged since: no job.
-    const unchanged = await heldIndex(w.platform, w.project.id);
-    expect(unchanged).not.toBeNull();
-    const again = await createReport(w.platform, { project: w.project, subject: { type: "user", externalId: `u-${crypto.randomUUID()}` }, reasonNames: ["spam"], automated: false });
-    await w.platform.store.transaction(() => recordReportMedia(w.platform, { ...owner, caseId: again.caseId, reportId: again.report.id }, [{ sha256: sha(`miss ${crypto.randomUUID()}`) }], unchanged!), ROW_LOCKED);
-    const [missed] = await w.ctx.db.select().from(caseMedia).where(eq(caseMedia.reportId, again.report.id));
-    expect(await w.ctx.db.select().from(jobs).where(eq(jobs.entityId, missed!.id))).toEqual([]);
   });
 });

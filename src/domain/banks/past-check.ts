@@ -26,7 +26,8 @@ import { enqueueJob } from "../plumbing/jobs.ts";
 import { JOB_KIND } from "../views/job.ts";
 import type { PastCheckStatus } from "../views/media-bank.ts";
 import type { AdditionRow } from "./banks.ts";
-import { bankFence, hitsOf, indexOf } from "../intake/signal-index.ts";
+import { reportsSettleMs } from "../intake/report-time.ts";
+import { hitsOf, indexOf } from "../intake/signal-index.ts";
 import { matchMedia } from "./matching.ts";
 
 /** The check's state as the API shows it (see PAST_CHECK_STATUSES). */
@@ -45,12 +46,21 @@ export interface PastCheckOptions {
 
 /**
  * One batch of an addition's check, from the cursor the job names (`after`: null for the first).
- * Answers what became of the check: `continued` (the next batch's job enqueued), `done`, or
- * `stopped` (the addition is gone with its bank, undone, or its cursor moved on past this job).
+ * Where instances write side by side, the check's start first waits for the reports in flight
+ * (`settled`: waited already; see startCheck). Answers what became of the check: `waiting`
+ * (its first batch's job enqueued again, for when those reports have settled), `continued`
+ * (the next batch's job enqueued), `done`, or `stopped` (the addition is gone with its bank,
+ * undone, or its cursor moved on past this job).
  */
-export async function checkPastMedia(ctx: DomainContext, input: { additionId: string; after: string | null } & PastCheckOptions): Promise<"continued" | "done" | "stopped"> {
+export async function checkPastMedia(ctx: DomainContext, input: { additionId: string; after: string | null; settled?: boolean } & PastCheckOptions): Promise<"waiting" | "continued" | "done" | "stopped"> {
   const [addition] = await ctx.db.select().from(mediaBankAdditions).where(eq(mediaBankAdditions.id, input.additionId));
   if (!addition || addition.undoneAt !== null || addition.checkedAt !== null || addition.checkAfter !== input.after) return "stopped";
+  const settleMs = reportsSettleMs(ctx.store);
+  if (addition.checkThrough === null && settleMs > 0 && !input.settled) {
+    const payload = { additionId: addition.id, after: null, settled: true };
+    await transaction(ctx, () => enqueueJob(ctx, { orgId: addition.orgId, kind: JOB_KIND.mediaPastCheck, payload, runAt: ctx.clock.now() + settleMs, entityId: addition.id, maxAttempts: 50 }));
+    return "waiting";
+  }
   const through = addition.checkThrough ?? (await startCheck(ctx, addition));
   if (through === null) return "done";
   if (through === false) return "stopped";
@@ -116,14 +126,16 @@ export async function checkPastMedia(ctx: DomainContext, input: { additionId: st
  * transaction that records it, which no change to the bank's entries runs beside (the entries
  * joining a waiting addition, entriesAddition, come before it or start another). This runs after
  * the entries' own transaction committed, so every later media item is matched live with them.
+ * A report's media matched at intake against the version before, in a transaction that had not
+ * committed by then (PostgreSQL: intake and bank changes run side by side), would be neither: so
+ * there the first batch's job, which runs after that commit, waits reportsSettleMs more first
+ * (checkPastMedia): by then every report begun before it has committed, or run again from its
+ * start, reading the new version (and its media then go to the media job).
  * Answers the bound; null when the project has no media (the check is then done); false when
  * another run of the job started it first.
  */
 async function startCheck(ctx: DomainContext, addition: AdditionRow): Promise<string | null | false> {
   return transaction(ctx, async () => {
-    // Report intake's matches in flight (PostgreSQL) commit first: the newest read below is
-    // theirs, and any matched after see this bank's version moved (case-media.ts).
-    await ctx.store.transactionLock(bankFence(addition.projectId), "exclusive");
     const [newest] = await ctx.db.select({ id: max(caseMedia.id) }).from(caseMedia).where(eq(caseMedia.projectId, addition.projectId));
     const through = newest?.id ?? null;
     const started = await ctx.db

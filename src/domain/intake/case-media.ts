@@ -16,8 +16,8 @@ import { param, statements } from "../../db/prepared.ts";
 import { attachments, caseMedia } from "../../db/schema.ts";
 import type { DomainContext } from "../core/context.ts";
 import { newId } from "../core/ids.ts";
-import { enqueueJob, enqueueJobIf, type EnqueueInput } from "../plumbing/jobs.ts";
-import { bankFence, banksChangedSince, hitsOf, type ProjectIndex } from "./signal-index.ts";
+import { enqueueJob } from "../plumbing/jobs.ts";
+import { hitsOf, type ProjectIndex } from "./signal-index.ts";
 import { JOB_KIND } from "../views/job.ts";
 import { normalizeSignal, type MediaInput, type MediaStatus } from "../views/media-bank.ts";
 
@@ -61,8 +61,6 @@ export function matchesAtIntake(media: readonly MediaInput[] | undefined): boole
 export async function recordReportMedia(ctx: DomainContext, owner: Owner, media: readonly MediaInput[], index: ProjectIndex | null): Promise<void> {
   const now = ctx.clock.now();
   const insert = mediaStatements(ctx.db).insert;
-  /** The media done here: matched at intake, nothing found. */
-  const matchedHere: CaseMediaRow[] = [];
   for (const m of media) {
     const ready = hashesOnly(m);
     const row: CaseMediaRow = {
@@ -84,21 +82,8 @@ export async function recordReportMedia(ctx: DomainContext, owner: Owner, media:
       hashedAt: ready ? now : null,
       matchedAt: null,
     };
-    if (ready && index !== null && hitsOf(index, row).length === 0) {
-      await ctx.store.atCommit(insert.execute({ ...row, matchedAt: now }));
-      matchedHere.push(row);
-    } else await ctx.store.atCommit(insert.execute(row), enqueueMediaMatch(ctx, row));
-  }
-  // On PostgreSQL a bank may change while this transaction runs (bank changes do not wait for
-  // intake): media matched here against the version before would then meet the new entries
-  // neither live nor in the past media check, which may read the project's media before this
-  // COMMIT. So the bank's fence is held, shared, to the COMMIT: a past check starts only once
-  // the holders before it committed (past-check.ts, startCheck), and one started before sees
-  // its bank's version moved here, read after the fence, and the media get their job. On SQLite
-  // one write transaction runs at a time: no change can come in between.
-  if (matchedHere.length > 0 && index !== null && !ctx.store.soleWriter) {
-    const moved = banksChangedSince(owner.projectId, index.version);
-    await ctx.store.atCommit(ctx.store.transactionLock(bankFence(owner.projectId), "shared"), ...matchedHere.map((row) => enqueueJobIf(ctx, mediaMatchJob(row), moved)));
+    if (ready && index !== null && hitsOf(index, row).length === 0) await ctx.store.atCommit(insert.execute({ ...row, matchedAt: now }));
+    else await ctx.store.atCommit(insert.execute(row), enqueueMediaMatch(ctx, row));
   }
 }
 
@@ -153,7 +138,5 @@ export async function attachmentMediaHashed(ctx: DomainContext, input: { blobId:
 
 /** The job that hashes (a URL) and matches one media item. */
 export function enqueueMediaMatch(ctx: DomainContext, row: Pick<CaseMediaRow, "id" | "orgId">): Promise<string> {
-  return enqueueJob(ctx, mediaMatchJob(row));
+  return enqueueJob(ctx, { orgId: row.orgId, kind: JOB_KIND.mediaMatch, payload: { mediaId: row.id }, maxAttempts: MEDIA_JOB_ATTEMPTS, entityId: row.id });
 }
-
-const mediaMatchJob = (row: Pick<CaseMediaRow, "id" | "orgId">): EnqueueInput => ({ orgId: row.orgId, kind: JOB_KIND.mediaMatch, payload: { mediaId: row.id }, maxAttempts: MEDIA_JOB_ATTEMPTS, entityId: row.id });

@@ -79,6 +79,18 @@ export function listingHorizonUs(ctx: Pick<DomainContext, "store" | "clock">): n
   return ctx.store.soleWriter ? null : (ctx.clock.now() - LISTING_HORIZON_MS) * 1000;
 }
 
+/**
+ * How long after a moment every report transaction begun before it has committed, or been run
+ * again from its start (assertCommitsInTime), on this store: nothing to wait for a sole writer,
+ * whose transactions run one at a time; LISTING_HORIZON_MS where instances write side by side
+ * (COMMIT_WITHIN_MS, and as much again for clocks of instances that differ a little, as
+ * ascending listings wait). A reader that must see every report (and its media) begun before
+ * that moment reads after it (the past media check, src/domain/banks/past-check.ts).
+ */
+export function reportsSettleMs(store: Pick<Store, "soleWriter">): number {
+  return store.soleWriter ? 0 : LISTING_HORIZON_MS;
+}
+
 /** `2026-11-21T10:00:00.123456Z`: an ISO 8601 timestamp with microseconds. */
 export function formatCursor(us: number): string {
   const ms = Math.floor(us / 1000);

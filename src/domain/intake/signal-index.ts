@@ -207,19 +207,6 @@ export async function projectIndex(ctx: Pick<DomainContext, "db" | "store">, pro
   return building;
 }
 
-/**
- * The name of the lock (Store.transactionLock) that orders report intake's matching against the
- * past media check of the project's banks on PostgreSQL (case-media.ts, past-check.ts): intake
- * holds it shared to its COMMIT, a check's start alone.
- */
-export const bankFence = (projectId: string): string => `media-banks:${projectId}`;
-
-/** The condition "the project's banks moved past `version`" (a guard of enqueueJobIf). */
-export const banksChangedSince = (projectId: string, version: number) => ({
-  table: mediaBankVersions,
-  where: and(eq(mediaBankVersions.projectId, projectId), gt(mediaBankVersions.version, version))!,
-});
-
 /** A project that never had a bank (its version row does not exist): nothing to match. */
 const NO_BANKS: ProjectIndex = { version: 0, banks: new Map(), entries: new EntryTable(), exact: new ExactHashIndex(), pdq: new PdqIndex(16), vpdq: new VpdqIndex() };
 

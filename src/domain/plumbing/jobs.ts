@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, getTableColumns, inArray, isNotNull, lt, lte, max, min, sql, type SQL, type Table } from "drizzle-orm";
+import { and, asc, count, desc, eq, inArray, isNotNull, lt, lte, max, min, sql } from "drizzle-orm";
 import { jobs } from "../../db/schema.ts";
 import { countUpTo } from "../../db/count-up-to.ts";
 import { iso, isoOrNull } from "../core/clock.ts";
@@ -183,7 +183,22 @@ export async function enqueueJob(ctx: ReadContext, input: EnqueueInput): Promise
     admission = admit(lane, priority);
   }
   const skipped = admission.queued ? null : skippedNew(rules!.bound, input.kind);
-  const inserted = ctx.db.insert(jobs).values(jobRow(id, input, now, skipped));
+  const inserted = ctx.db.insert(jobs).values({
+    id,
+    orgId: input.orgId,
+    kind: input.kind,
+    payload: JSON.stringify(input.payload),
+    status: skipped ? "skipped" : "pending",
+    attempts: 0,
+    maxAttempts: input.maxAttempts ?? 10,
+    // A skipped job's run_at is when it was skipped: the lane's latest skip is an index search.
+    runAt: skipped ? now : (input.runAt ?? now),
+    lastError: skipped,
+    priority,
+    entityId: input.entityId ?? null,
+    createdAt: now,
+    updatedAt: now,
+  });
   // Both statements sent before either answer is awaited: a caller may leave this whole call to
   // its COMMIT (Store.atCommit), and a statement sent only once an answer came back would come
   // after the COMMIT.
@@ -201,54 +216,6 @@ export async function enqueueJob(ctx: ReadContext, input: EnqueueInput): Promise
   state.enqueued.add(input.kind);
   ctx.store.jobEnqueued();
   return id;
-}
-
-/** A new job's row; `skipped`: why it is written skipped (its lane's backlog bound), not to run. */
-function jobRow(id: string, input: EnqueueInput, now: number, skipped: string | null): JobRow {
-  return {
-    id,
-    orgId: input.orgId,
-    kind: input.kind,
-    payload: JSON.stringify(input.payload),
-    status: skipped ? "skipped" : "pending",
-    attempts: 0,
-    maxAttempts: input.maxAttempts ?? 10,
-    // A skipped job's run_at is when it was skipped: the lane's latest skip is an index search.
-    runAt: skipped ? now : (input.runAt ?? now),
-    leaseUntil: null,
-    leasedBy: null,
-    lastError: skipped,
-    priority: input.priority ?? 0,
-    entityId: input.entityId ?? null,
-    createdAt: now,
-    updatedAt: now,
-  };
-}
-
-
-/**
- * Adds the job only when a row of `guard.table` meets `guard.where` as the statement runs (it
- * reads what was committed then, after the transaction's statements before it): an outbox entry
- * that depends on what another transaction committed meanwhile (a report's media, matched at
- * intake against a bank that changed beside it: case-media.ts). One statement, INSERT … SELECT,
- * whose answer may be left to the COMMIT (Store.atCommit). For a lane without a backlog bound
- * (there is nothing to shed). Answers whether the job was added.
- */
-export async function enqueueJobIf(ctx: ReadContext, input: EnqueueInput, guard: { table: Table; where: SQL }): Promise<boolean> {
-  const state = laneState(ctx.store);
-  if (state.bounds.has(input.kind)) throw new Error(`enqueueJobIf: the ${input.kind} lane has a backlog bound; use enqueueJob`);
-  const now = ctx.clock.now();
-  const row = jobRow(newId(), input, now, null);
-  // Each value cast to its column's type: in a SELECT's list, PostgreSQL types a parameter as text.
-  const fields = Object.fromEntries(
-    Object.entries(getTableColumns(jobs)).map(([key, column]) => [key, sql`cast(${sql.param(row[key as keyof JobRow], column)} as ${sql.raw(column.getSQLType())})`.as(key)]),
-  ) as Record<keyof JobRow, SQL.Aliased>;
-  const added = await ctx.db.insert(jobs).select(ctx.db.select(fields).from(guard.table).where(guard.where).limit(1)).returning({ id: jobs.id });
-  if (added.length === 0) return false;
-  noteArrival(state, input.kind, now);
-  state.enqueued.add(input.kind);
-  ctx.store.jobEnqueued();
-  return true;
 }
 
 /**
