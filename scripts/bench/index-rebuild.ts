@@ -1,9 +1,10 @@
 /**
  * How long report intake waits while a project's index of banked media is built again (after any
- * change to its banks: an import, an entry added, a decision banked), on the compiled binary and
- * SQLite, where the build runs on the thread that serves requests:
+ * change to its banks: an import, an entry added, a decision banked), or while the bank is
+ * exported (`--during export`), on the compiled binary and SQLite, where both run on the thread
+ * that serves requests:
  *
- *   bun scripts/bench/index-rebuild.ts [--binary dist/flagstaff ...] [--entries 1000000] [--rounds 2]
+ *   bun scripts/bench/index-rebuild.ts [--binary dist/flagstaff ...] [--entries 1000000] [--rounds 2] [--during build|export]
  *
  * For each binary (several: alternated, round after round), a database with one bank of
  * `--entries` entries (a third each SHA-256, MD5 and PDQ; written straight into the table, then
@@ -11,7 +12,8 @@
  * reports one after the other (5 ms apart) for 1 s, then one report with a media hash (no index
  * held: its media job builds it) and on until the job is done and 1 s more. Printed: the
  * clients' latency before the media report (the ceiling: the same server, nothing building) and
- * during and after the build, and how long the build took (the media job done).
+ * during and after the build, and how long the build took (the media job done). `--during
+ * export`: the bank's export (CSV) asked for instead of the media report, and timed to its answer.
  */
 import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -25,8 +27,11 @@ const { values } = parseArgs({
     binary: { type: "string", multiple: true, default: [join(ROOT, "dist", "flagstaff")] },
     entries: { type: "string", default: "1000000" },
     rounds: { type: "string", default: "2" },
+    during: { type: "string", default: "build" },
   },
 });
+const during = values.during;
+if (during !== "build" && during !== "export") throw new Error("--during is build or export");
 const binaries = values.binary!.map((b) => resolve(b));
 const entries = Number(values.entries);
 const rounds = Number(values.rounds);
@@ -92,10 +97,16 @@ async function measure(binary: string): Promise<Run> {
     const clients = [client(), client()];
     await Bun.sleep(1000);
     const mediaAt = performance.now() - t0;
-    const sent = await report(true);
-    if (sent.status !== 201) throw new Error(`the media report answered ${sent.status}`);
-    await Bun.sleep(200);
-    while ((await pendingMediaJobs(server.url)) > 0) await Bun.sleep(50);
+    if (during === "build") {
+      const sent = await report(true);
+      if (sent.status !== 201) throw new Error(`the media report answered ${sent.status}`);
+      await Bun.sleep(200);
+      while ((await pendingMediaJobs(server.url)) > 0) await Bun.sleep(50);
+    } else {
+      const exported = await fetch(`${server.url}/api/v1/organizations/${init.orgSlug}/media-banks/${bankId}/export?format=csv`, { headers });
+      const body = (await exported.json()) as { entries?: number; error?: string };
+      if (exported.status !== 200 || body.entries !== entries) throw new Error(`the export answered ${exported.status}: ${body.error ?? `${body.entries} entries`}`);
+    }
     const buildMs = performance.now() - t0 - mediaAt;
     await Bun.sleep(1000);
     stop = true;
@@ -112,13 +123,14 @@ for (let round = 0; round < rounds; round++) {
   for (const binary of round % 2 ? [...binaries].reverse() : binaries) {
     const r = await measure(binary);
     runs.push(r);
-    console.error(`round ${round + 1} ${binary}: during the build max ${quantile(r.during, 1).toFixed(1)} ms, the build ${fmtInt(r.buildMs)} ms`);
+    console.error(`round ${round + 1} ${binary}: during the ${during} max ${quantile(r.during, 1).toFixed(1)} ms, the ${during} ${fmtInt(r.buildMs)} ms`);
   }
 }
-console.log(`## Intake while a project's index of ${fmtInt(entries)} banked entries is built again (SQLite, the compiled binary)\n`);
+const what = during === "build" ? "a project's index of banked entries is built again" : "a bank is exported";
+console.log(`## Intake while ${what} (${fmtInt(entries)} entries; SQLite, the compiled binary)\n`);
 console.log(
   markdownTable(
-    ["binary", "round", "intake latency before (p50 / max)", "during and after the build (p50 / p99 / max)", "build (the media job done)"],
+    ["binary", "round", "intake latency before (p50 / max)", `during and after the ${during} (p50 / p99 / max)`, during === "build" ? "build (the media job done)" : "export (answered)"],
     runs.map((r, k) => [r.binary, String(Math.floor(k / binaries.length) + 1), `${quantile(r.before, 0.5).toFixed(1)} / ${quantile(r.before, 1).toFixed(1)} ms`, `${quantile(r.during, 0.5).toFixed(1)} / ${quantile(r.during, 0.99).toFixed(1)} / ${quantile(r.during, 1).toFixed(1)} ms`, `${fmtInt(r.buildMs)} ms`]),
   ),
 );

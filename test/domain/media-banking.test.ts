@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { and, asc, eq } from "drizzle-orm";
 import { caseMedia, jobs, mediaBankAdditions, mediaBankEntries, mediaMatches } from "../../src/db/schema.ts";
-import { addEntry, createBank } from "../../src/domain/banks/banks.ts";
+import { addEntry, createBank, exportEntries } from "../../src/domain/banks/banks.ts";
 import { signalsToBank } from "../../src/domain/banks/banking.ts";
 import { checkPastMedia, pastCheckStatus } from "../../src/domain/banks/past-check.ts";
 import { ROW_LOCKED } from "../../src/domain/core/context.ts";
@@ -18,7 +18,7 @@ import { LISTING_HORIZON_MS } from "../../src/domain/intake/report-time.ts";
 import { createReport } from "../../src/domain/intake/reports.ts";
 import { projectIndex } from "../../src/domain/intake/signal-index.ts";
 import { JOB_KIND } from "../../src/domain/views/job.ts";
-import type { MediaInput } from "../../src/domain/views/media-bank.ts";
+import { SIGNAL_TYPES, type MediaInput, type SignalType } from "../../src/domain/views/media-bank.ts";
 import { domainWorld, type DomainWorld } from "../helpers/builders.ts";
 
 let w: DomainWorld;
@@ -168,5 +168,31 @@ describe("the past media check", () => {
     const [media] = await w.platform.db.select().from(caseMedia).where(eq(caseMedia.reportId, reportId));
     expect(media!.matchedAt).not.toBeNull(); // matched at intake, against the version before `later`
     expect((await w.platform.db.select().from(mediaMatches).where(eq(mediaMatches.mediaId, media!.id))).map((m) => m.entryId)).toEqual([entry.id]);
+  });
+});
+
+describe("a bank's export", () => {
+  test("a page at a time (two entries a page here): every entry once, by signal type then value, as in one piece", async () => {
+    const bank = await createBank(w.ctx, { projectId: w.project.id, name: `Exported ${crypto.randomUUID()}` });
+    const added: { signalType: SignalType; value: string }[] = [];
+    for (const [signalType, n] of [["sha256", 5], ["md5", 4], ["pdq", 3]] as const)
+      for (let i = 0; i < n; i++) {
+        const value = sha(`${signalType} ${i} ${crypto.randomUUID()}`).slice(0, signalType === "md5" ? 32 : 64);
+        await addEntry(w.ctx, { bankId: bank.id, signalType, value, origin: "list v1", metadata: { n: i } });
+        added.push({ signalType, value });
+      }
+    const inOrder = [...added].sort((a, b) => SIGNAL_TYPES.indexOf(a.signalType) - SIGNAL_TYPES.indexOf(b.signalType) || (a.value < b.value ? -1 : 1));
+    for (const format of ["csv", "json"] as const) {
+      const paged = await exportEntries(w.ctx, { bankId: bank.id, format }, 2);
+      expect(paged.entries).toBe(added.length);
+      expect(paged).toEqual(await exportEntries(w.ctx, { bankId: bank.id, format }));
+    }
+    const json = JSON.parse((await exportEntries(w.ctx, { bankId: bank.id, format: "json" }, 2)).content) as { signalType: string; value: string; origin: string }[];
+    expect(json.map((i) => ({ signalType: i.signalType, value: i.value }))).toEqual(inOrder);
+    expect(new Set(json.map((i) => i.origin))).toEqual(new Set(["list v1"]));
+    const lines = (await exportEntries(w.ctx, { bankId: bank.id, format: "csv" }, 2)).content.split("\r\n");
+    expect(lines[0]).toBe("signal_type,signal_value,origin,n");
+    expect(lines.at(-1)).toBe("");
+    expect(lines.slice(1, -1).map((l) => l.split(",").slice(0, 2).join(","))).toEqual(inOrder.map((e) => `${e.signalType},${e.value}`));
   });
 });

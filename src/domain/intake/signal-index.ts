@@ -223,11 +223,11 @@ export async function heldIndex(ctx: Pick<DomainContext, "db" | "store">, projec
 }
 
 /**
- * Entries read a page at a time when an index is built (per bank and signal type, in the order
- * of their unique index): a vpdq entry carries a whole video's frames (up to about 600 KB), so
- * its pages are short.
+ * Entries read a page at a time when an index is built or a bank exported (banks.ts), per bank
+ * and signal type, in the order of their unique index: a vpdq entry carries a whole video's
+ * frames (up to about 600 KB), so its pages are short.
  */
-const ENTRY_PAGE: Record<SignalType, number> = { sha256: 1_000, md5: 1_000, pdq: 1_000, vpdq: 20 };
+export const ENTRY_PAGE: Record<SignalType, number> = { sha256: 1_000, md5: 1_000, pdq: 1_000, vpdq: 20 };
 
 /**
  * Lets the requests waiting run between two slices of a build: a build of a million entries is
