@@ -11,6 +11,7 @@
  * of microseconds. docs/media.md ("Matching a project's banks", "Figures") has the figures.
  */
 import { PDQ_MATCH_DISTANCE, pdqWords } from "./pdq.ts";
+import { normalizeSignal } from "../views/media-bank.ts";
 
 export interface PdqMatch {
   id: number;
@@ -385,8 +386,6 @@ function bits(x: number): number {
 
 export type ExactHashKind = "sha256" | "md5";
 
-const EXACT_HEX: Record<ExactHashKind, RegExp> = { sha256: /^[0-9a-f]{64}$/, md5: /^[0-9a-f]{32}$/ };
-
 /**
  * Exact hashes by lookup: one Map per kind from the lower-case hex digest to the ids holding it
  * (a digest may sit in several banks).
@@ -425,7 +424,7 @@ export class ExactHashIndex {
 }
 
 function normalize(kind: ExactHashKind, hex: string): string {
-  const key = hex.toLowerCase();
-  if (!EXACT_HEX[kind].test(key)) throw new RangeError(`not a ${kind} digest in hexadecimal: ${JSON.stringify(hex.slice(0, 80))}`);
+  const key = normalizeSignal(kind, hex);
+  if (key === null) throw new RangeError(`not a ${kind} digest in hexadecimal: ${JSON.stringify(hex.slice(0, 80))}`);
   return key;
 }
