@@ -1,10 +1,11 @@
 /**
- * How long report intake waits while a project's index of banked media is built again (after any
- * change to its banks: an import, an entry added, a decision banked), or while the bank is
- * exported (`--during export`), on the compiled binary and SQLite, where both run on the thread
+ * How long report intake waits while a project's index of banked media is built again (after a
+ * change to its banks other than entries added: a bank's settings, an entry removed), while an
+ * entry is added to the bank and the index follows (`--during add`), or while the bank is
+ * exported (`--during export`), on the compiled binary and SQLite, where all run on the thread
  * that serves requests:
  *
- *   bun scripts/bench/index-rebuild.ts [--binary dist/flagstaff ...] [--entries 1000000] [--rounds 2] [--during build|export]
+ *   bun scripts/bench/index-rebuild.ts [--binary dist/flagstaff ...] [--entries 1000000] [--rounds 2] [--during build|add|export]
  *
  * For each binary (several: alternated, round after round), a database with one bank of
  * `--entries` entries (a third each SHA-256, MD5 and PDQ; written straight into the table, then
@@ -12,8 +13,10 @@
  * reports one after the other (5 ms apart) for 1 s, then one report with a media hash (no index
  * held: its media job builds it) and on until the job is done and 1 s more. Printed: the
  * clients' latency before the media report (the ceiling: the same server, nothing building) and
- * during and after the build, and how long the build took (the media job done). `--during
- * export`: the bank's export (CSV) asked for instead of the media report, and timed to its answer.
+ * during and after the build, and how long the build took (the media job done). `--during add`:
+ * the index built first (a media report, its job done), then an entry added and a media report
+ * filed, timed to its media job done (the index following the addition). `--during export`: the
+ * bank's export (CSV) asked for instead of the media report, and timed to its answer.
  */
 import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -31,7 +34,7 @@ const { values } = parseArgs({
   },
 });
 const during = values.during;
-if (during !== "build" && during !== "export") throw new Error("--during is build or export");
+if (during !== "build" && during !== "add" && during !== "export") throw new Error("--during is build, add or export");
 const binaries = values.binary!.map((b) => resolve(b));
 const entries = Number(values.entries);
 const rounds = Number(values.rounds);
@@ -94,10 +97,25 @@ async function measure(binary: string): Promise<Run> {
         await Bun.sleep(5);
       }
     };
+    const mediaDone = async () => {
+      await Bun.sleep(200);
+      while ((await pendingMediaJobs(server.url)) > 0) await Bun.sleep(50);
+    };
+    if (during === "add") {
+      // The index built first, before the clients start.
+      if ((await report(true)).status !== 201) throw new Error("the first media report failed");
+      await mediaDone();
+    }
     const clients = [client(), client()];
     await Bun.sleep(1000);
     const mediaAt = performance.now() - t0;
-    if (during === "build") {
+    if (during === "add") {
+      const api = `${server.url}/api/v1/organizations/${init.orgSlug}`;
+      const entry = await fetch(`${api}/media-banks/${bankId}/entries`, { method: "POST", headers, body: JSON.stringify({ signalType: "md5", value: randomHex(32) }) });
+      if (entry.status !== 201) throw new Error(`adding an entry answered ${entry.status}`);
+      if ((await report(true)).status !== 201) throw new Error("the media report failed");
+      await mediaDone();
+    } else if (during === "build") {
       const sent = await report(true);
       if (sent.status !== 201) throw new Error(`the media report answered ${sent.status}`);
       await Bun.sleep(200);
@@ -126,11 +144,11 @@ for (let round = 0; round < rounds; round++) {
     console.error(`round ${round + 1} ${binary}: during the ${during} max ${quantile(r.during, 1).toFixed(1)} ms, the ${during} ${fmtInt(r.buildMs)} ms`);
   }
 }
-const what = during === "build" ? "a project's index of banked entries is built again" : "a bank is exported";
+const what = { build: "a project's index of banked entries is built again", add: "an entry is added and the project's index follows", export: "a bank is exported" }[during];
 console.log(`## Intake while ${what} (${fmtInt(entries)} entries; SQLite, the compiled binary)\n`);
 console.log(
   markdownTable(
-    ["binary", "round", "intake latency before (p50 / max)", `during and after the ${during} (p50 / p99 / max)`, during === "build" ? "build (the media job done)" : "export (answered)"],
+    ["binary", "round", "intake latency before (p50 / max)", `during and after the ${during} (p50 / p99 / max)`, { build: "build (the media job done)", add: "the index followed (the media job done)", export: "export (answered)" }[during]],
     runs.map((r, k) => [r.binary, String(Math.floor(k / binaries.length) + 1), `${quantile(r.before, 0.5).toFixed(1)} / ${quantile(r.before, 1).toFixed(1)} ms`, `${quantile(r.during, 0.5).toFixed(1)} / ${quantile(r.during, 0.99).toFixed(1)} / ${quantile(r.during, 1).toFixed(1)} ms`, `${fmtInt(r.buildMs)} ms`]),
   ),
 );

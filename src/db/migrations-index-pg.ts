@@ -36,6 +36,7 @@ import m32 from "../../drizzle-pg/0032_media_banks.sql" with { type: "text" };
 import m33 from "../../drizzle-pg/0033_video_frames.sql" with { type: "text" };
 import m34 from "../../drizzle-pg/0034_media_bank_additions.sql" with { type: "text" };
 import m35 from "../../drizzle-pg/0035_vpdq_entries.sql" with { type: "text" };
+import m36 from "../../drizzle-pg/0036_incremental_bank_index.sql" with { type: "text" };
 
 export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0000_foundation", when: 1795439365595, breakpoints: true, sql: m0 },
@@ -74,4 +75,5 @@ export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0033_video_frames", when: 1796567461378, breakpoints: true, sql: m33 },
   { tag: "0034_media_bank_additions", when: 1796570035045, breakpoints: true, sql: m34 },
   { tag: "0035_vpdq_entries", when: 1796571123530, breakpoints: true, sql: m35 },
+  { tag: "0036_incremental_bank_index", when: 1796626541418, breakpoints: true, sql: m36 },
 ];

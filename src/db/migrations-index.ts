@@ -43,6 +43,7 @@ import m40 from "../../drizzle/0040_media_banks.sql" with { type: "text" };
 import m41 from "../../drizzle/0041_video_frames.sql" with { type: "text" };
 import m42 from "../../drizzle/0042_media_bank_additions.sql" with { type: "text" };
 import m43 from "../../drizzle/0043_vpdq_entries.sql" with { type: "text" };
+import m44 from "../../drizzle/0044_incremental_bank_index.sql" with { type: "text" };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -96,4 +97,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0041_video_frames", when: 1796567451975, breakpoints: true, sql: m41 },
   { tag: "0042_media_bank_additions", when: 1796570033123, breakpoints: true, sql: m42 },
   { tag: "0043_vpdq_entries", when: 1796571122021, breakpoints: true, sql: m43 },
+  { tag: "0044_incremental_bank_index", when: 1796626539971, breakpoints: true, sql: m44 },
 ];

@@ -1390,8 +1390,20 @@ const description = {
       additionId: text("addition_id"),
       /** A vpdq entry's frame hashes as HMA writes them (a JSON array of "<pdq hex>,<quality>,<seconds>"); null for the other types. */
       frames: text("frames"),
+      /**
+       * The banks' version (media_bank_versions) its addition moved the project to (null: added
+       * before versions were recorded here): an instance whose index is older adds the entries
+       * added since instead of building it again (src/domain/intake/signal-index.ts).
+       */
+      addedVersion: int("added_version"),
     },
-    (t) => [uniqueIndex("media_bank_entries_signal_idx").on(t.bankId, t.signalType, t.value), index("media_bank_entries_project_idx").on(t.projectId), index("media_bank_entries_addition_idx").on(t.additionId)],
+    // (project, added_version, id): the entries added since a version, a range, a page at a time.
+    (t) => [
+      uniqueIndex("media_bank_entries_signal_idx").on(t.bankId, t.signalType, t.value),
+      index("media_bank_entries_project_idx").on(t.projectId),
+      index("media_bank_entries_addition_idx").on(t.additionId),
+      index("media_bank_entries_added_idx").on(t.projectId, t.addedVersion, t.id),
+    ],
   ),
 
   /**
@@ -1443,6 +1455,12 @@ const description = {
   mediaBankVersions: table("media_bank_versions", {
     projectId: text("project_id").primaryKey().references("projects"),
     version: int("version").notNull(),
+    /**
+     * The last version a change other than entries added moved it to (a bank created, changed or
+     * deleted; an entry removed, quarantined or released; a banking undone): an index older than
+     * that is built again, a newer one only takes the entries added since (signal-index.ts).
+     */
+    reshapedVersion: int("reshaped_version").notNull().default(0),
   }),
 
   /** A media item of a case: sent with a report (a URL and/or hashes) or an attachment, with its hashes once known. */

@@ -93,12 +93,12 @@ export async function bankCaseMedia(ctx: DomainContext, input: BankCaseMediaInpu
     const now = ctx.clock.now();
     const id = newId();
     const metadata = { bankingId: id };
-    const rows = signals.map((s) => entryRow(ctx, bank, { ...s, origin: originOf(ctx), metadata }, now, id));
+    const version = await bumpBankVersion(ctx, bank.projectId, "entries_added");
+    const rows = signals.map((s) => entryRow(ctx, bank, { ...s, origin: originOf(ctx), metadata }, now, { additionId: id, version }));
     const inserted = await ctx.db.insert(mediaBankEntries).values(rows).onConflictDoNothing().returning({ id: mediaBankEntries.id });
     if (inserted.length === 0) throw conflict("The bank holds every hash of the case's media already");
     const added = inserted.length;
     await startAddition(ctx, additionRow(ctx, bank, { id, kind: "case", caseId: c.id, reason: input.reason, added, unchanged: signals.length - added, belowFloor }, now));
-    await bumpBankVersion(ctx, bank.projectId);
     const entryIds = inserted.map((e) => e.id);
     await recordAudit(ctx, {
       projectId: c.projectId,
@@ -139,7 +139,7 @@ export async function unbankCaseMedia(ctx: DomainContext, input: { bankingId: st
       .update(mediaBankAdditions)
       .set({ undoneAt: ctx.clock.now(), undoneByType: ctx.actor.type, undoneById: ctx.actor.id, removed: entryIds.length })
       .where(eq(mediaBankAdditions.id, banking.id));
-    await bumpBankVersion(ctx, bank.projectId);
+    await bumpBankVersion(ctx, bank.projectId, "reshaped");
     const reason = banking.reason ?? "";
     await recordAudit(ctx, { projectId: bank.projectId, action: "CASE_MEDIA_UNBANKED", entityType: "case", entityId: banking.caseId, data: { bankingId: banking.id, bankId: bank.id, bankName: bank.name, reason, removed: entryIds.length, entryIds } });
     await recordAudit(ctx, { projectId: bank.projectId, action: "MEDIA_BANK_ENTRIES_REMOVED", entityType: "media_bank", entityId: bank.id, data: { bankingId: banking.id, caseId: banking.caseId, removed: entryIds.length, entryIds } });

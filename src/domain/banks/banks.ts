@@ -44,13 +44,28 @@ const auditFields = (b: BankRow) => ({
 export const parseAction = (text: string): BankAction => bankActionSchema.parse(JSON.parse(text));
 const quarantineOf = (b: BankRow) => (b.quarantineCount != null && b.quarantineWindowMs != null ? { count: b.quarantineCount, windowSeconds: Math.round(b.quarantineWindowMs / 1000) } : null);
 
-/** Counts the project's banks' version up (inside the change's transaction): every instance's index reloads on its next match. */
-export async function bumpBankVersion(ctx: Pick<DomainContext, "db" | "store">, projectId: string): Promise<void> {
+/**
+ * What a change did to a project's banks: `entries_added` (an index older than it takes those
+ * entries, its `added_version`), or anything else, `reshaped` (an index older than it is built
+ * again).
+ */
+export type BankChange = "entries_added" | "reshaped";
+
+/**
+ * Counts the project's banks' version up (inside the change's transaction, before the entries it
+ * adds are written: they carry the version it answers): every instance's index follows on its
+ * next match. The version's row stays locked to the COMMIT, so versions commit in their order.
+ */
+export async function bumpBankVersion(ctx: Pick<DomainContext, "db" | "store">, projectId: string, change: BankChange): Promise<number> {
   bankVersionMoving(ctx, projectId);
-  await ctx.db
-    .insert(mediaBankVersions)
-    .values({ projectId, version: 1 })
-    .onConflictDoUpdate({ target: mediaBankVersions.projectId, set: { version: sql`${mediaBankVersions.version} + 1` } });
+  const v = mediaBankVersions;
+  const reshaped = change === "reshaped";
+  const [row] = await ctx.db
+    .insert(v)
+    .values({ projectId, version: 1, reshapedVersion: reshaped ? 1 : 0 })
+    .onConflictDoUpdate({ target: v.projectId, set: { version: sql`${v.version} + 1`, ...(reshaped ? { reshapedVersion: sql`${v.version} + 1` } : {}) } })
+    .returning({ version: v.version });
+  return row!.version;
 }
 
 /** A bank of the caller's organization (another organization's is a 404 like a missing one). */
@@ -146,7 +161,7 @@ export async function createBank(ctx: DomainContext, input: BankCreate & { proje
   await transaction(ctx, async () => {
     const inserted = await ctx.db.insert(mediaBanks).values(row).onConflictDoNothing().returning({ id: mediaBanks.id });
     if (inserted.length === 0) throw nameTaken();
-    await bumpBankVersion(ctx, row.projectId);
+    await bumpBankVersion(ctx, row.projectId, "reshaped");
     await recordAudit(ctx, { projectId: row.projectId, action: "MEDIA_BANK_CREATED", entityType: "media_bank", entityId: row.id, after: auditFields(row) });
   });
   return viewOf(ctx, row);
@@ -173,7 +188,7 @@ export async function updateBank(ctx: DomainContext, input: BankPatch & { bankId
     }
     await ctx.db.update(mediaBanks).set(patch).where(eq(mediaBanks.id, before.id));
     const after = { ...before, ...patch };
-    await bumpBankVersion(ctx, before.projectId);
+    await bumpBankVersion(ctx, before.projectId, "reshaped");
     await recordAudit(ctx, { projectId: before.projectId, action: "MEDIA_BANK_UPDATED", entityType: "media_bank", entityId: before.id, before: auditFields(before), after: auditFields(after) });
     return after;
   });
@@ -185,7 +200,7 @@ export async function deleteBank(ctx: DomainContext, input: { bankId: string }):
   await transaction(ctx, async () => {
     const bank = await requireBank(ctx, input.bankId);
     await ctx.db.delete(mediaBanks).where(eq(mediaBanks.id, bank.id));
-    await bumpBankVersion(ctx, bank.projectId);
+    await bumpBankVersion(ctx, bank.projectId, "reshaped");
     await recordAudit(ctx, { projectId: bank.projectId, action: "MEDIA_BANK_DELETED", entityType: "media_bank", entityId: bank.id, before: auditFields(bank) });
   });
   return { deleted: true };
@@ -279,7 +294,7 @@ export async function listEntries(ctx: DomainContext, input: { bankId: string; l
 }
 
 /** An entry's row as stored, from an input already checked (its value normalized), with the addition it comes with. */
-export function entryRow(ctx: DomainContext, bank: BankRow, e: { signalType: SignalType; value: string; frames?: string | null; origin: string | null; metadata: Record<string, unknown> | null }, now: number, additionId: string): EntryRow {
+export function entryRow(ctx: DomainContext, bank: BankRow, e: { signalType: SignalType; value: string; frames?: string | null; origin: string | null; metadata: Record<string, unknown> | null }, now: number, added: { additionId: string; version: number }): EntryRow {
   return {
     id: newId(),
     orgId: bank.orgId,
@@ -294,8 +309,9 @@ export function entryRow(ctx: DomainContext, bank: BankRow, e: { signalType: Sig
     quarantinedAt: null,
     quarantineReason: null,
     createdAt: now,
-    additionId,
+    additionId: added.additionId,
     frames: e.frames ?? null,
+    addedVersion: added.version,
   };
 }
 
@@ -373,11 +389,11 @@ export async function addEntry(ctx: DomainContext, input: EntryInput & { bankId:
     const bank = await requireBank(ctx, input.bankId);
     const now = ctx.clock.now();
     const addition = await entriesAddition(ctx, bank);
-    const row = entryRow(ctx, bank, { signalType: input.signalType, ...signal, origin: input.origin ?? null, metadata: input.metadata ?? null }, now, addition.id);
+    const version = await bumpBankVersion(ctx, bank.projectId, "entries_added");
+    const row = entryRow(ctx, bank, { signalType: input.signalType, ...signal, origin: input.origin ?? null, metadata: input.metadata ?? null }, now, { additionId: addition.id, version });
     const inserted = await ctx.db.insert(mediaBankEntries).values(row).onConflictDoNothing().returning({ id: mediaBankEntries.id });
     if (inserted.length === 0) throw conflict("The bank holds this signal already");
     await countAddition(ctx, bank, addition, 1, 0, now);
-    await bumpBankVersion(ctx, bank.projectId);
     await recordAudit(ctx, { projectId: bank.projectId, action: "MEDIA_BANK_ENTRIES_ADDED", entityType: "media_bank", entityId: bank.id, data: { added: 1, entryId: row.id, signalType: row.signalType, origin: row.origin, additionId: addition.id } });
     return row;
   });
@@ -397,7 +413,7 @@ export async function removeEntry(ctx: DomainContext, input: { bankId: string; e
     const bank = await requireBank(ctx, input.bankId);
     const entry = await requireEntry(ctx, bank, input.entryId);
     await ctx.db.delete(mediaBankEntries).where(eq(mediaBankEntries.id, entry.id));
-    await bumpBankVersion(ctx, bank.projectId);
+    await bumpBankVersion(ctx, bank.projectId, "reshaped");
     await recordAudit(ctx, { projectId: bank.projectId, action: "MEDIA_BANK_ENTRY_REMOVED", entityType: "media_bank", entityId: bank.id, data: entryData(entry) });
   });
   return { deleted: true };
@@ -410,7 +426,7 @@ export async function releaseEntry(ctx: DomainContext, input: { bankId: string; 
     const entry = await requireEntry(ctx, bank, input.entryId);
     if (entry.quarantinedAt === null) throw conflict("The entry is not quarantined");
     await ctx.db.update(mediaBankEntries).set({ quarantinedAt: null, quarantineReason: null }).where(eq(mediaBankEntries.id, entry.id));
-    await bumpBankVersion(ctx, bank.projectId);
+    await bumpBankVersion(ctx, bank.projectId, "reshaped");
     await recordAudit(ctx, { projectId: bank.projectId, action: "MEDIA_BANK_ENTRY_RELEASED", entityType: "media_bank", entityId: bank.id, data: entryData(entry) });
     return { ...entry, quarantinedAt: null, quarantineReason: null };
   });
@@ -506,14 +522,15 @@ export async function importEntries(ctx: DomainContext, input: { bankId: string;
   await transaction(ctx, async () => {
     await requireBank(ctx, bank.id);
     const addition = await entriesAddition(ctx, bank);
+    // (An import that adds nothing moves the version too: the indexes then take nothing.)
+    const version = await bumpBankVersion(ctx, bank.projectId, "entries_added");
     for (let i = 0; i < entries.length; i += 500) {
-      const rows = entries.slice(i, i + 500).map((e) => entryRow(ctx, bank, e, now, addition.id));
+      const rows = entries.slice(i, i + 500).map((e) => entryRow(ctx, bank, e, now, { additionId: addition.id, version }));
       const inserted = await ctx.db.insert(mediaBankEntries).values(rows).onConflictDoNothing().returning({ id: mediaBankEntries.id });
       added += inserted.length;
     }
     if (added > 0) {
       await countAddition(ctx, bank, addition, added, entries.length - added, now);
-      await bumpBankVersion(ctx, bank.projectId);
       await recordAudit(ctx, { projectId: bank.projectId, action: "MEDIA_BANK_ENTRIES_ADDED", entityType: "media_bank", entityId: bank.id, data: { added, imported: true, origin: input.origin ?? null, additionId: addition.id } });
     }
   });

@@ -270,7 +270,7 @@ export async function matchMedia(ctx: DomainContext, media: CaseMediaRow, opts: 
         if (quarantined) {
           const reason = `Matched more than ${bank.quarantineCount} times within ${Math.round(bank.quarantineWindowMs! / 1000)} seconds`;
           await ctx.db.update(mediaBankEntries).set({ quarantinedAt: now, quarantineReason: reason }).where(eq(mediaBankEntries.id, entry.id));
-          await bumpBankVersion(ctx, media.projectId);
+          await bumpBankVersion(ctx, media.projectId, "reshaped");
           await recordAudit(ctx, { projectId: media.projectId, action: "MEDIA_BANK_ENTRY_QUARANTINED", entityType: "media_bank", entityId: bank.id, data: { entryId: entry.id, signalType: hit.signalType, value: entry.value, origin: entry.origin, reason } });
         }
         if (acted) toTake.push({ bank, entryId: entry.id });

@@ -111,6 +111,20 @@ export class PdqIndex {
     return this.count;
   }
 
+  /**
+   * How many entries may be added before a lookup would build the buckets again at once
+   * (MAX_PENDING_ENTRIES added since they were built): signal-index.ts adds entries to a built
+   * index within it, building the buckets in slices first (bucketsInSlices) when it must.
+   */
+  get roomBeforeBuckets(): number {
+    return MAX_PENDING_ENTRIES - this.pending;
+  }
+
+  /** Entries added since the buckets were built: each lookup checks them one by one. */
+  get pending(): number {
+    return this.count - this.bucketed;
+  }
+
   /** Bytes held by the index's arrays (their capacity, not only the entries in use), buckets included. */
   get bytes(): number {
     let n = this.words.byteLength + this.ids.byteLength + this.limits.byteLength + this.scanned.byteLength;
