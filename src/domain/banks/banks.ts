@@ -348,7 +348,16 @@ export function additionRow(ctx: DomainContext, bank: BankRow, fields: Pick<Addi
  */
 export async function startAddition(ctx: DomainContext, row: AdditionRow): Promise<void> {
   await ctx.db.insert(mediaBankAdditions).values(row);
-  await enqueueJob(ctx, { orgId: row.orgId, kind: JOB_KIND.mediaPastCheck, payload: { additionId: row.id, after: null }, entityId: row.id, maxAttempts: 50 });
+  await enqueuePastCheck(ctx, row, { after: null });
+}
+
+/**
+ * A job of an addition's past media check (past-check.ts): the batch after the cursor `after`
+ * (null: the first), `settled` once the reports in flight were waited for, from `runAt` (now).
+ */
+export function enqueuePastCheck(ctx: DomainContext, addition: Pick<AdditionRow, "id" | "orgId">, job: { after: string | null; settled?: true; runAt?: number }): Promise<string> {
+  const payload = { additionId: addition.id, after: job.after, ...(job.settled ? { settled: true } : {}) };
+  return enqueueJob(ctx, { orgId: addition.orgId, kind: JOB_KIND.mediaPastCheck, payload, runAt: job.runAt, entityId: addition.id, maxAttempts: 50 });
 }
 
 /**

@@ -22,10 +22,8 @@
 import { and, asc, count, eq, gt, inArray, isNull, lte, max } from "drizzle-orm";
 import { caseMedia, mediaBankAdditions, mediaBankEntries, mediaBanks, mediaMatches } from "../../db/schema.ts";
 import { transaction, type DomainContext } from "../core/context.ts";
-import { enqueueJob } from "../plumbing/jobs.ts";
-import { JOB_KIND } from "../views/job.ts";
 import type { PastCheckStatus } from "../views/media-bank.ts";
-import type { AdditionRow } from "./banks.ts";
+import { enqueuePastCheck, type AdditionRow } from "./banks.ts";
 import { reportsSettleMs } from "../intake/report-time.ts";
 import { hitsOf, indexOf } from "../intake/signal-index.ts";
 import { matchMedia } from "./matching.ts";
@@ -57,8 +55,7 @@ export async function checkPastMedia(ctx: DomainContext, input: { additionId: st
   if (!addition || addition.undoneAt !== null || addition.checkedAt !== null || addition.checkAfter !== input.after) return "stopped";
   const settleMs = reportsSettleMs(ctx.store);
   if (addition.checkThrough === null && settleMs > 0 && !input.settled) {
-    const payload = { additionId: addition.id, after: null, settled: true };
-    await transaction(ctx, () => enqueueJob(ctx, { orgId: addition.orgId, kind: JOB_KIND.mediaPastCheck, payload, runAt: ctx.clock.now() + settleMs, entityId: addition.id, maxAttempts: 50 }));
+    await transaction(ctx, () => enqueuePastCheck(ctx, addition, { after: null, settled: true, runAt: ctx.clock.now() + settleMs }));
     return "waiting";
   }
   const through = addition.checkThrough ?? (await startCheck(ctx, addition));
@@ -116,7 +113,7 @@ export async function checkPastMedia(ctx: DomainContext, input: { additionId: st
       .returning({ id: mediaBankAdditions.id });
     if (moved.length === 0) return "stopped";
     if (finished) return "done";
-    await enqueueJob(ctx, { orgId: addition.orgId, kind: JOB_KIND.mediaPastCheck, payload: { additionId: addition.id, after: last }, runAt: now + input.pauseMs, entityId: addition.id, maxAttempts: 50 });
+    await enqueuePastCheck(ctx, addition, { after: last, runAt: now + input.pauseMs });
     return "continued";
   });
 }
