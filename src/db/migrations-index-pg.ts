@@ -37,6 +37,7 @@ import m33 from "../../drizzle-pg/0033_video_frames.sql" with { type: "text" };
 import m34 from "../../drizzle-pg/0034_media_bank_additions.sql" with { type: "text" };
 import m35 from "../../drizzle-pg/0035_vpdq_entries.sql" with { type: "text" };
 import m36 from "../../drizzle-pg/0036_incremental_bank_index.sql" with { type: "text" };
+import m37 from "../../drizzle-pg/0037_case_media_by_report.sql" with { type: "text" };
 
 export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0000_foundation", when: 1795439365595, breakpoints: true, sql: m0 },
@@ -76,4 +77,5 @@ export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0034_media_bank_additions", when: 1796570035045, breakpoints: true, sql: m34 },
   { tag: "0035_vpdq_entries", when: 1796571123530, breakpoints: true, sql: m35 },
   { tag: "0036_incremental_bank_index", when: 1796626541418, breakpoints: true, sql: m36 },
+  { tag: "0037_case_media_by_report", when: 1796633914384, breakpoints: true, sql: m37 },
 ];

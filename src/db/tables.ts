@@ -1470,7 +1470,16 @@ const description = {
       id: id(),
       orgId: orgId(),
       projectId: projectId(),
-      caseId: text("case_id").notNull().references("cases"),
+      /**
+       * The case its report or attachment is in, kept for the media job (a report moved to
+       * another case takes its media along: moveReportMedia). Neither indexed nor a foreign key:
+       * a case's media are found through its reports and attachments (mediaOfCase), because an
+       * index on case ids, which intake meets in random order, cost every report with media a
+       * random index page written (about 12 µs of the serving thread on SQLite, and as much again
+       * of the checkpoints), and a foreign key without an index makes deleting each case scan
+       * the table. The rows go with their project, report or attachment.
+       */
+      caseId: text("case_id").notNull(),
       reportId: text("report_id").references("reports"),
       attachmentId: text("attachment_id").references("attachments"),
       /** The URL the platform sent (fetched in the background), if any. */
@@ -1493,8 +1502,15 @@ const description = {
       /** When it was last matched against the project's banks (null: not yet). */
       matchedAt: time("matched_at"),
     },
-    // (project, id): the past media check reads a project's media in id order, a batch at a time.
-    (t) => [index("case_media_case_idx").on(t.caseId), index("case_media_attachment_idx").on(t.attachmentId), index("case_media_project_idx").on(t.projectId, t.id)],
+    // (report) and (attachment): a case's media (mediaOfCase), and the rows a deleted report or
+    // attachment takes along; report ids grow with time (UUIDv7), so intake appends to that
+    // index; only attachments' media have an attachment. (project, id): the past media check
+    // reads a project's media in id order, a batch at a time.
+    (t) => [
+      index("case_media_report_idx").on(t.reportId),
+      index("case_media_attachment_idx").on(t.attachmentId).where(sql`${t.attachmentId} IS NOT NULL`),
+      index("case_media_project_idx").on(t.projectId, t.id),
+    ],
   ),
 
   /** A case's media item matched by a bank entry (docs/media.md): why, what it did, and the moderator's verdict. */
@@ -1526,6 +1542,8 @@ const description = {
       index("media_matches_entry_idx").on(t.entryId, t.createdAt),
       index("media_matches_bank_idx").on(t.bankId, t.status),
       index("media_matches_case_idx").on(t.caseId),
+      // A report moved to another case takes its matches along; a deleted report takes them.
+      index("media_matches_report_idx").on(t.reportId),
     ],
   ),
 };

@@ -7,9 +7,14 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq, sql } from "drizzle-orm";
-import { caseMedia, jobs } from "../../src/db/schema.ts";
+import { caseMedia, jobs, mediaMatches } from "../../src/db/schema.ts";
 import { addEntry, createBank, importEntries, removeEntry, updateBank } from "../../src/domain/banks/banks.ts";
-import { matchMedia } from "../../src/domain/banks/matching.ts";
+import { caseMediaMatches, matchMedia } from "../../src/domain/banks/matching.ts";
+import { bankCaseMedia } from "../../src/domain/banks/banking.ts";
+import { decideOnReport } from "../../src/domain/review/decisions.ts";
+import { migrateStore } from "../../src/db/migrate.ts";
+import { embeddedMigrations } from "../../src/db/migrations-index.ts";
+import { embeddedPgMigrations } from "../../src/db/migrations-index-pg.ts";
 import { bankVersionMoving, buildIndex, hitsOf, projectIndex, type ProjectIndex } from "../../src/domain/intake/signal-index.ts";
 import { mediaBankEntries, mediaBanks, mediaBankVersions } from "../../src/db/schema.ts";
 import type { SignalType } from "../../src/domain/views/media-bank.ts";
@@ -19,6 +24,7 @@ import { hammingDistance } from "../../src/domain/media/pdq.ts";
 import { JOB_KIND } from "../../src/domain/views/job.ts";
 import type { MediaInput } from "../../src/domain/views/media-bank.ts";
 import { domainWorld, type DomainWorld } from "../helpers/builders.ts";
+import { TEST_ENGINE } from "../helpers/pg.ts";
 
 let w: DomainWorld;
 beforeAll(async () => {
@@ -261,6 +267,70 @@ describe("building a project's index", () => {
         const signalType = r.signalType as keyof typeof DIGITS;
         expect({ entry: r.id, found: found(index, signalType, r.value).includes(r.id) }).toEqual({ entry: r.id, found: found(whole, signalType, r.value).includes(r.id) });
       }
+    }
+  });
+});
+
+describe("a case's media", () => {
+  /** Files a report about `target` with one media item, matched as the media job matches it. */
+  async function fileWithMedia(world: DomainWorld, target: string, media: MediaInput) {
+    const created = await createReport(world.platform, {
+      project: world.project, subject: { type: "user", externalId: `u-${crypto.randomUUID()}` }, reasonNames: ["spam"], automated: false,
+      target: { contentType: "post", contentExternalId: target }, media: [media],
+    });
+    const [row] = await world.platform.db.select().from(caseMedia).where(eq(caseMedia.reportId, created.report.id));
+    const matched = await matchMedia({ ...world.platform, actor: world.platform.actor }, row!);
+    return { reportId: created.report.id, caseId: created.caseId, mediaId: row!.id, matchIds: matched.map((m) => m.matchId) };
+  }
+
+  test("are its reports' and attachments': a report moved to another case takes its media and their matches along", async () => {
+    const digest = sha(`moved ${crypto.randomUUID()}`);
+    const bank = await createBank(w.ctx, { projectId: w.project.id, name: `Moved ${crypto.randomUUID()}` });
+    await addEntry(w.ctx, { bankId: bank.id, signalType: "sha256", value: digest });
+    const target = `moved-${crypto.randomUUID()}`;
+    const first = await fileWithMedia(w, target, { sha256: digest });
+    expect(first.matchIds).toHaveLength(1);
+    await decideOnReport(w.ctx, { reportId: first.reportId, decision: { action: "dismiss", reason: "other" } });
+    // The case decided, the next report about the target opens another; escalating the first
+    // report then moves it into that open case (workflow-engine.ts, rehome).
+    const newer = await createReport(w.platform, { project: w.project, subject: null, reasonNames: ["spam"], automated: false, target: { contentType: "post", contentExternalId: target } });
+    expect(newer.caseId).not.toBe(first.caseId);
+    await decideOnReport(w.ctx, { reportId: first.reportId, decision: { action: "escalate", team: "legal" } });
+
+    const there = await caseMediaMatches(w.ctx, { caseId: newer.caseId });
+    expect(there.media.map((m) => m.id)).toEqual([first.mediaId]);
+    expect(there.matches.map((m) => ({ id: m.id, caseId: m.caseId }))).toEqual([{ id: first.matchIds[0]!, caseId: newer.caseId }]);
+    expect(await caseMediaMatches(w.ctx, { caseId: first.caseId })).toEqual({ media: [], matches: [] });
+    // The row names its case for the media job, which acts on that case.
+    const [row] = await w.ctx.db.select({ caseId: caseMedia.caseId }).from(caseMedia).where(eq(caseMedia.id, first.mediaId));
+    expect(row!.caseId).toBe(newer.caseId);
+    // Banking from the case it is in now finds its hashes.
+    const other = await createBank(w.ctx, { projectId: w.project.id, name: `Banked ${crypto.randomUUID()}` });
+    expect((await bankCaseMedia(w.ctx, { caseId: newer.caseId, bankId: other.id, reason: "moved with its report" })).added).toBe(1);
+  });
+
+  test("the migration that finds them through reports (0045 / 0037) keeps every media item and match, and what a case page shows", async () => {
+    const list = TEST_ENGINE === "postgres" ? embeddedPgMigrations : embeddedMigrations;
+    const at = list.findIndex((m) => m.tag.endsWith("_case_media_by_report"));
+    expect(at).toBeGreaterThan(0);
+    const old = await domainWorld({ migrations: at });
+    try {
+      const digest = sha(`old ${crypto.randomUUID()}`);
+      const bank = await createBank(old.ctx, { projectId: old.project.id, name: "Old" });
+      await addEntry(old.ctx, { bankId: bank.id, signalType: "sha256", value: digest });
+      const filed = [await fileWithMedia(old, "old-1", { sha256: digest }), await fileWithMedia(old, "old-2", { sha256: digest, md5: "ab".repeat(16) })];
+      const before = await Promise.all(filed.map((f) => caseMediaMatches(old.ctx, { caseId: f.caseId })));
+      const rows = async () => ({
+        media: await old.ctx.db.select().from(caseMedia).orderBy(caseMedia.id),
+        matches: await old.ctx.db.select().from(mediaMatches).orderBy(mediaMatches.id),
+      });
+      const kept = await rows();
+      expect(kept.matches).toHaveLength(2);
+      expect(await migrateStore(old.store)).toBe(list.length - at);
+      expect(await rows()).toEqual(kept);
+      expect(await Promise.all(filed.map((f) => caseMediaMatches(old.ctx, { caseId: f.caseId })))).toEqual(before);
+    } finally {
+      await old.close();
     }
   });
 });

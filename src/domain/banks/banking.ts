@@ -14,7 +14,7 @@ import { transaction, type DomainContext } from "../core/context.ts";
 import { badRequest, conflict, notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { requireCase } from "../cases/cases.ts";
-import type { CaseMediaRow } from "../intake/case-media.ts";
+import { mediaOfCase, type CaseMediaRow } from "../intake/case-media.ts";
 import { parseVpdq } from "../media/vpdq.ts";
 import { HEX_SIGNAL_TYPES, type BankCaseMediaInput, type BankingView, type SignalType } from "../views/media-bank.ts";
 import { additionRow, bumpBankVersion, entryRow, requireBank, startAddition, vpdqSignal, type AdditionRow, type BankRow } from "./banks.ts";
@@ -87,7 +87,7 @@ export async function bankCaseMedia(ctx: DomainContext, input: BankCaseMediaInpu
     const c = await requireCase(ctx, input.caseId);
     const bank = await requireBank(ctx, input.bankId);
     if (bank.projectId !== c.projectId) throw badRequest("bankId: the bank is not one of the case's project's");
-    const media = await ctx.db.select().from(caseMedia).where(eq(caseMedia.caseId, c.id)).orderBy(asc(caseMedia.id));
+    const media = await ctx.db.select().from(caseMedia).where(mediaOfCase(ctx, c.id)).orderBy(asc(caseMedia.id));
     const { signals, belowFloor } = signalsToBank(media, bank.qualityFloor);
     if (signals.length === 0) throw conflict(nothingToBank(media, belowFloor, bank));
     const now = ctx.clock.now();

@@ -43,7 +43,7 @@ import { moveCaseToQueue } from "../review/queues.ts";
 import { applyTransition } from "../review/workflow-engine.ts";
 import { runRules } from "../rules/rule-engine.ts";
 import { attachmentFileForHashing, uploadAttachment, type AttachmentLimits } from "../attachments/attachments.ts";
-import type { CaseMediaRow } from "../intake/case-media.ts";
+import { mediaOfCase, type CaseMediaRow } from "../intake/case-media.ts";
 import { hitsOf, projectIndex } from "../intake/signal-index.ts";
 import { matchTakesAction, type BankAction, type BankActionType, type CaseMediaView, type MatchStatus, type MatchView, type MediaMatchedEvent } from "../views/media-bank.ts";
 import { EVENT_TYPE } from "../views/webhook.ts";
@@ -350,7 +350,7 @@ export async function caseMediaMatches(ctx: DomainContext, input: { caseId: stri
     .select({ m: caseMedia, fileName: attachments.fileName, mediaType: attachments.mediaType })
     .from(caseMedia)
     .leftJoin(attachments, eq(attachments.id, caseMedia.attachmentId))
-    .where(eq(caseMedia.caseId, c.id))
+    .where(mediaOfCase(ctx, c.id))
     .orderBy(asc(caseMedia.id));
   return { media: media.map(({ m, fileName, mediaType }) => mediaView(m, fileName !== null && mediaType !== null ? { fileName, mediaType } : null)), matches: await matchViews(ctx, eq(mediaMatches.caseId, c.id)) };
 }

@@ -11,9 +11,9 @@
  * cheap as one without. A possible match, or no current index, goes to the job, which records
  * it, acts, and builds the index.
  */
-import { and, eq, getTableColumns, inArray } from "drizzle-orm";
+import { and, eq, getTableColumns, inArray, or, type SQL } from "drizzle-orm";
 import { param, statements } from "../../db/prepared.ts";
-import { attachments, caseMedia } from "../../db/schema.ts";
+import { attachments, caseMedia, reports } from "../../db/schema.ts";
 import type { DomainContext } from "../core/context.ts";
 import { newId } from "../core/ids.ts";
 import { enqueueJob } from "../plumbing/jobs.ts";
@@ -38,6 +38,18 @@ const mediaStatements = statements((db) => {
   const columns = Object.keys(getTableColumns(caseMedia)) as (keyof CaseMediaRow)[];
   return { insert: db.insert(caseMedia).values(Object.fromEntries(columns.map((c) => [c, param(c)])) as unknown as CaseMediaRow).prepare() };
 });
+
+/**
+ * Which media items are a case's: those of its reports and of its attachments, so that a report
+ * moved to another case shows its media there. Not by `case_media.case_id`, which has no index
+ * (src/db/tables.ts says why); the report and attachment indexes serve this.
+ */
+export function mediaOfCase(ctx: DomainContext, caseId: string): SQL {
+  return or(
+    inArray(caseMedia.reportId, ctx.db.select({ id: reports.id }).from(reports).where(eq(reports.caseId, caseId))),
+    inArray(caseMedia.attachmentId, ctx.db.select({ id: attachments.id }).from(attachments).where(eq(attachments.caseId, caseId))),
+  )!;
+}
 
 /** A media item sent as hashes alone (no URL for the job to fetch and hash): hashed already, ready to match at intake. */
 const hashesOnly = (m: MediaInput): boolean => m.url === undefined;
