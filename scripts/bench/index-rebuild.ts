@@ -1,11 +1,11 @@
 /**
  * How long report intake waits while a project's index of banked media is built again (after a
  * change to its banks other than entries added: a bank's settings, an entry removed), while an
- * entry is added to the bank and the index follows (`--during add`), or while the bank is
- * exported (`--during export`), on the compiled binary and SQLite, where all run on the thread
- * that serves requests:
+ * entry is added to the bank and the index follows (`--during add`), while a part of a list is
+ * imported and the index follows (`--during import`), or while the bank is exported (`--during
+ * export`), on the compiled binary and SQLite, where all run on the thread that serves requests:
  *
- *   bun scripts/bench/index-rebuild.ts [--binary dist/flagstaff ...] [--entries 1000000] [--rounds 2] [--during build|add|export]
+ *   bun scripts/bench/index-rebuild.ts [--binary dist/flagstaff ...] [--entries 1000000] [--rounds 2] [--during build|add|import|export]
  *
  * For each binary (several: alternated, round after round), a database with one bank of
  * `--entries` entries (a third each SHA-256, MD5 and PDQ; written straight into the table, then
@@ -15,7 +15,9 @@
  * clients' latency before the media report (the ceiling: the same server, nothing building) and
  * during and after the build, and how long the build took (the media job done). `--during add`:
  * the index built first (a media report, its job done), then an entry added and a media report
- * filed, timed to its media job done (the index following the addition). `--during export`: the
+ * filed, timed to its media job done (the index following the addition). `--during import`: the
+ * same with an import of IMPORT_LINES entries (a third of each signal type: a large list loaded
+ * in parts) instead of one entry, timed from the import. `--during export`: the
  * bank's export (CSV) asked for instead of the media report, and timed to its answer.
  */
 import { Database } from "bun:sqlite";
@@ -34,7 +36,11 @@ const { values } = parseArgs({
   },
 });
 const during = values.during;
-if (during !== "build" && during !== "add" && during !== "export") throw new Error("--during is build, add or export");
+if (during !== "build" && during !== "add" && during !== "import" && during !== "export") throw new Error("--during is build, add, import or export");
+/** Entries in one part of a list imported (`--during import`): about 170 KB of CSV. */
+const IMPORT_LINES = 2_500;
+/** The index built first, then changed (`add`, `import`). */
+const follows = during === "add" || during === "import";
 const binaries = values.binary!.map((b) => resolve(b));
 const entries = Number(values.entries);
 const rounds = Number(values.rounds);
@@ -101,7 +107,7 @@ async function measure(binary: string): Promise<Run> {
       await Bun.sleep(200);
       while ((await pendingMediaJobs(server.url)) > 0) await Bun.sleep(50);
     };
-    if (during === "add") {
+    if (follows) {
       // The index built first, before the clients start.
       const first = await report(true);
       if (first.status !== 201) throw new Error(`the first media report answered ${first.status}`);
@@ -116,7 +122,13 @@ async function measure(binary: string): Promise<Run> {
       const entry = await fetch(`${bankApi}/entries`, { method: "POST", headers, body: JSON.stringify({ signalType: "md5", value: randomHex(32) }) });
       if (entry.status !== 201) throw new Error(`adding an entry answered ${entry.status}`);
     }
-    if (during === "add" || during === "build") {
+    if (during === "import") {
+      const lines = Array.from({ length: IMPORT_LINES }, (_, i) => `${TYPES[i % 3]![0]},${randomHex(TYPES[i % 3]![1])}`);
+      const imported = await fetch(`${bankApi}/import`, { method: "POST", headers, body: JSON.stringify({ format: "csv", content: ["signal_type,signal_value", ...lines].join("\n"), origin: "bench" }) });
+      const answer = (await imported.json()) as { added?: number; error?: string };
+      if (imported.status !== 200 || answer.added !== IMPORT_LINES) throw new Error(`the import answered ${imported.status}: ${answer.error ?? `${answer.added} added`}`);
+    }
+    if (during !== "export") {
       const sent = await report(true);
       if (sent.status !== 201) throw new Error(`the media report answered ${sent.status}`);
       await mediaDone();
@@ -144,11 +156,11 @@ for (let round = 0; round < rounds; round++) {
     console.error(`round ${round + 1} ${binary}: during the ${during} max ${quantile(r.during, 1).toFixed(1)} ms, the ${during} ${fmtInt(r.buildMs)} ms`);
   }
 }
-const what = { build: "a project's index of banked entries is built again", add: "an entry is added and the project's index follows", export: "a bank is exported" }[during];
+const what = { build: "a project's index of banked entries is built again", add: "an entry is added and the project's index follows", import: `a part of a list (${fmtInt(IMPORT_LINES)} entries) is imported and the project's index follows`, export: "a bank is exported" }[during];
 console.log(`## Intake while ${what} (${fmtInt(entries)} entries; SQLite, the compiled binary)\n`);
 console.log(
   markdownTable(
-    ["binary", "round", "intake latency before (p50 / max)", `during and after the ${during} (p50 / p99 / max)`, { build: "build (the media job done)", add: "the index followed (the media job done)", export: "export (answered)" }[during]],
+    ["binary", "round", "intake latency before (p50 / max)", `during and after the ${during} (p50 / p99 / max)`, { build: "build (the media job done)", add: "the index followed (the media job done)", import: "imported and followed (the media job done)", export: "export (answered)" }[during]],
     runs.map((r, k) => [r.binary, String(Math.floor(k / binaries.length) + 1), `${quantile(r.before, 0.5).toFixed(1)} / ${quantile(r.before, 1).toFixed(1)} ms`, `${quantile(r.during, 0.5).toFixed(1)} / ${quantile(r.during, 0.99).toFixed(1)} / ${quantile(r.during, 1).toFixed(1)} ms`, `${fmtInt(r.buildMs)} ms`]),
   ),
 );

@@ -342,6 +342,25 @@ describe("multi-index hashing answers exactly what a scan answers (pure: the sam
     for (const { query, label } of plant(kept, 2)) expectSameAsScan(removed.index, kept, query, `${label}, removed during the build`);
   });
 
+  test("with deferBuckets set, a lookup checks any number of entries added since one by one instead of building the buckets; the slices build them after", async () => {
+    const { index, entries } = randomIndex();
+    index.match(randomHash()); // the buckets built
+    index.deferBuckets = true;
+    const added = Array.from({ length: 3_000 }, (_, k) => entry(200_000 + k, flip(entries[k % entries.length]!.hash, k % 40), LIMITS[k % LIMITS.length]!));
+    for (const e of added) index.add(e.id, e.hash, e.limit);
+    const all = [...entries, ...added];
+    const bytesBefore = index.bytes;
+    for (const { query, label } of plant(added, 2)) expectSameAsScan(index, all, query, `${label}, 3,000 adds, buckets deferred`);
+    expect({ pending: index.pending, bytes: index.bytes }).toEqual({ pending: 3_000, bytes: bytesBefore }); // nothing built at once
+    await index.bucketsInSlices(async () => {
+      // A lookup between two slices: scanned too, nothing built at once.
+      expectSameAsScan(index, all, added[7]!.hash, "during the slices");
+    });
+    expect(index.pending).toBe(0);
+    index.deferBuckets = false;
+    for (const { query, label } of plant(added, 1)) expectSameAsScan(index, all, query, `${label}, after the slices`);
+  });
+
   test("real PDQ hashes (test/fixtures/pdq's reference table) among random entries: the bridge's alterations match its original, the other images do not", () => {
     const FIXTURES = join(import.meta.dir, "..", "fixtures", "pdq");
     const reference = [...readFileSync(join(FIXTURES, "README.md"), "utf8").matchAll(/^\| (\S+\.(?:jpg|png)) \| ([0-9a-f]{64}) \|$/gm)].map((m) => ({ file: m[1]!, hash: m[2]! }));

@@ -21,6 +21,7 @@ import type { SignalType } from "../../src/domain/views/media-bank.ts";
 import type { DomainContext } from "../../src/domain/core/context.ts";
 import { createReport } from "../../src/domain/intake/reports.ts";
 import { hammingDistance } from "../../src/domain/media/pdq.ts";
+import { formatVpdq } from "../../src/domain/media/vpdq.ts";
 import { JOB_KIND } from "../../src/domain/views/job.ts";
 import type { MediaInput } from "../../src/domain/views/media-bank.ts";
 import { domainWorld, type DomainWorld } from "../helpers/builders.ts";
@@ -195,12 +196,20 @@ describe("building a project's index", () => {
     const g = await projectIndex(w.ctx, project.id);
     expect(g).not.toBe(f);
     expect(found(g, "sha256", value)).toEqual([]);
-    // More added since than a lookup's room (2,048): built again.
-    const many = Array.from({ length: 2_049 }, () => `md5,${randomHex(32)}`);
-    expect((await importEntries(w.ctx, { bankId: bank.id, format: "csv", content: ["signal_type,signal_value", ...many].join("\n") })).added).toBe(2_049);
+    // More added since than a lookup checks one by one (2,048): followed too, the PDQ buckets
+    // built again after; the index answers what a whole build answers.
+    const many = Array.from({ length: 2_600 }, (_, i) => (i % 2 ? `md5,${randomHex(32)}` : `pdq,${randomHex(64)}`));
+    expect((await importEntries(w.ctx, { bankId: bank.id, format: "csv", content: ["signal_type,signal_value", ...many].join("\n") })).added).toBe(2_600);
     const h = await projectIndex(w.ctx, project.id);
-    expect(h).not.toBe(g);
-    expect(h.entries.size).toBe(g.entries.size + 2_049);
+    expect(h).toBe(g);
+    expect(h.entries.size).toBe(3 + 2_600);
+    expect(h.pdq.pending).toBe(0);
+    const whole = await buildIndex(w.ctx, project.id, h.version);
+    for (const line of many.slice(0, 200)) {
+      const [signalType, value] = line.split(",") as [keyof typeof DIGITS, string];
+      expect(found(h, signalType, value)).toEqual(found(whole, signalType, value));
+      expect(found(h, signalType, value)).toHaveLength(1);
+    }
   });
 
   test("writes of the previous release (entries without their version, the version moved without saying what changed): the index is built again, not followed", async () => {
@@ -250,18 +259,26 @@ describe("building a project's index", () => {
     const store = w.anotherInstance();
     const second: DomainContext = { ...w.ctx, store, db: store.db };
     const held = [await projectIndex(w.ctx, project.id), await projectIndex(second, project.id)];
-    // Imports (pages of 20 read), one by one, a banked video; and entries of a disabled bank (left out).
+    // Imports, entries added one by one, banked videos; and entries of a disabled bank (left out).
     const lines = (n: number) => ["signal_type,signal_value", ...Array.from({ length: n }, (_, i) => ["sha256,64", "md5,32", "pdq,64"][i % 3]!.split(",")).map(([t, d]) => `${t},${randomHex(Number(d))}`)].join("\n");
     await importEntries(w.ctx, { bankId: live.id, format: "csv", content: lines(45) });
     await addEntry(w.ctx, { bankId: live.id, signalType: "pdq", value: randomHex(64) });
     await importEntries(w.ctx, { bankId: off.id, format: "csv", content: lines(6) });
     await importEntries(w.ctx, { bankId: live.id, format: "csv", content: lines(30) });
+    // Banked videos, more than a page of their frames (ENTRY_PAGE.vpdq, 20).
+    const videos = Array.from({ length: 23 }, () => formatVpdq(Array.from({ length: 3 }, (_, t) => ({ hash: randomHex(64), quality: 90, timestamp: t }))));
+    for (const value of videos) await addEntry(w.ctx, { bankId: live.id, signalType: "vpdq", value });
     const whole = await buildIndex(w.ctx, project.id, 0);
     for (const [k, ctx] of [w.ctx, second].entries()) {
       const index = await projectIndex(ctx, project.id);
       expect(index).toBe(held[k]!);
       expect(index.entries.size).toBe(whole.entries.size);
-      expect(index.entries.size).toBe(1 + 45 + 1 + 30);
+      expect(index.entries.size).toBe(1 + 45 + 1 + 30 + 23);
+      for (const video of videos) {
+        const query = { sha256: null, md5: null, pdq: null, pdqQuality: null, vpdq: video };
+        expect(hitsOf(index, query).map((h) => h.signalType)).toEqual(hitsOf(whole, query).map((h) => h.signalType));
+        expect(hitsOf(index, query).filter((h) => h.signalType === "vpdq")).toHaveLength(1);
+      }
       const rows = await w.ctx.db.select().from(mediaBankEntries).where(eq(mediaBankEntries.projectId, project.id));
       for (const r of rows) {
         const signalType = r.signalType as keyof typeof DIGITS;

@@ -16,7 +16,7 @@
  *
  * It lives here, under intake, because intake reads it and the banks' folder stands on intake.
  */
-import { and, asc, count, eq, gt, isNull, lte, or, sql } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, isNull, lte, or, sql } from "drizzle-orm";
 import type { Store } from "../../db/store.ts";
 import { statements } from "../../db/prepared.ts";
 import { caseMedia, mediaBankEntries, mediaBanks, mediaBankVersions } from "../../db/schema.ts";
@@ -290,44 +290,37 @@ export async function buildIndex(ctx: Pick<DomainContext, "db">, projectId: stri
   return index;
 }
 
-/**
- * Most entries taken into a held index (addedSince) rather than building it again: the lookups'
- * room before their buckets must be built again (PdqIndex.roomBeforeBuckets), so that no lookup
- * in the meantime builds them at once.
- */
-const MOST_ADDED = 2_048;
-
 /** PDQ entries left to each lookup's one-by-one check after entries are added (PdqIndex.pending): about 2 µs of a lookup. */
 const PENDING_KEPT = 512;
 
-/** Entries added since a held index's version read a page at a time (a vpdq entry holds a whole video's frames). */
-const ADDED_PAGE = ENTRY_PAGE.vpdq;
+/** Entries added since a held index's version read a page at a time, without a banked video's frames (withFrames reads those). */
+const ADDED_PAGE = ENTRY_PAGE.sha256;
 
 /**
  * The held index with the entries added since its version (up to `version`: every change since
- * added entries only, BankVersion.reshaped), changed in place: a banking or an entry added to a
- * list of a million no longer builds the whole index again (about 2 s of this thread and a read
- * of every entry). More than MOST_ADDED added since: built again. The version is moved last, so
- * that intake (heldIndex) takes the index only once it holds them; a failure leaves it unusable
- * (version -1), and the next caller builds it again.
+ * added entries only, BankVersion.reshaped), changed in place: a banking, an entry added or a list
+ * imported in parts no longer builds the whole index again (about 2 s of this thread and a read of
+ * every entry at a million), however many were added: reading them costs no more than reading
+ * them in a build. A lookup meanwhile (a media job holding the index; intake takes it only at its
+ * new version) checks the PDQ entries added one by one (PdqIndex.deferBuckets) until the buckets
+ * are built again, in slices, at the end. The version is moved last, so that intake (heldIndex)
+ * takes the index only once it holds them; a failure leaves it unusable (version -1), and the
+ * next caller builds it again.
  */
 async function addedSince(ctx: Pick<DomainContext, "db">, projectId: string, index: ProjectIndex, version: number): Promise<ProjectIndex> {
   const e = mediaBankEntries;
   const since = and(eq(e.projectId, projectId), gt(e.addedVersion, index.version), lte(e.addedVersion, version), isNull(e.quarantinedAt));
-  const [counted] = await ctx.db.select({ n: count() }).from(e).where(since);
-  const added = Number(counted?.n ?? 0);
-  if (added > MOST_ADDED) return buildIndex(ctx, projectId, version);
+  index.pdq.deferBuckets = true;
   try {
-    if (index.pdq.roomBeforeBuckets < added) await index.pdq.bucketsInSlices(pause);
     let after: { addedVersion: number; id: string } | null = null;
     for (;;) {
-      const rows: (EntryRow & { addedVersion: number | null })[] = await ctx.db
-        .select({ id: e.id, bankId: e.bankId, signalType: e.signalType, value: e.value, frames: e.frames, addedVersion: e.addedVersion })
+      const rows: (Omit<EntryRow, "frames"> & { addedVersion: number | null })[] = await ctx.db
+        .select({ id: e.id, bankId: e.bankId, signalType: e.signalType, value: e.value, addedVersion: e.addedVersion })
         .from(e)
         .where(and(since, after === null ? undefined : or(gt(e.addedVersion, after.addedVersion), and(eq(e.addedVersion, after.addedVersion), gt(e.id, after.id)))))
         .orderBy(asc(e.addedVersion), asc(e.id))
         .limit(ADDED_PAGE);
-      addEntries(index, rows);
+      addEntries(index, await withFrames(ctx, rows));
       if (rows.length < ADDED_PAGE) break;
       const last = rows[rows.length - 1]!;
       after = { addedVersion: last.addedVersion!, id: last.id };
@@ -339,9 +332,26 @@ async function addedSince(ctx: Pick<DomainContext, "db">, projectId: string, ind
   } catch (err) {
     index.version = -1;
     throw err;
+  } finally {
+    index.pdq.deferBuckets = false;
   }
   index.version = version;
   return index;
+}
+
+/** A page of entries with their frames: a banked video's (up to about 600 KB each) read ENTRY_PAGE.vpdq at a time. */
+async function withFrames(ctx: Pick<DomainContext, "db">, rows: readonly Omit<EntryRow, "frames">[]): Promise<EntryRow[]> {
+  const videos = rows.filter((r) => r.signalType === "vpdq").map((r) => r.id);
+  const frames = new Map<string, string | null>();
+  for (let i = 0; i < videos.length; i += ENTRY_PAGE.vpdq) {
+    if (i > 0) await pause();
+    const page = await ctx.db
+      .select({ id: mediaBankEntries.id, frames: mediaBankEntries.frames })
+      .from(mediaBankEntries)
+      .where(inArray(mediaBankEntries.id, videos.slice(i, i + ENTRY_PAGE.vpdq)));
+    for (const f of page) frames.set(f.id, f.frames);
+  }
+  return rows.map((r) => ({ ...r, frames: frames.get(r.id) ?? null }));
 }
 
 function emptyIndex(version: number, banks: readonly BankRow[]): ProjectIndex {

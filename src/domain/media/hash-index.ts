@@ -78,7 +78,8 @@ interface Tier {
  * by the chunk's value. A lookup probes each chunk's values within the tier's radius of the
  * query's (17 probes a chunk at the default distance), and counts the whole distance of each entry
  * found there against that entry's own. Entries beyond the tiers, of tiers too small to bucket,
- * and added since the buckets were built (up to MAX_PENDING_ENTRIES) are scanned.
+ * and added since the buckets were built (up to MAX_PENDING_ENTRIES, or any number while
+ * `deferBuckets` is set) are scanned.
  */
 export class PdqIndex {
   private words: Uint32Array;
@@ -112,13 +113,14 @@ export class PdqIndex {
   }
 
   /**
-   * How many entries may be added before a lookup would build the buckets again at once
-   * (MAX_PENDING_ENTRIES added since they were built): signal-index.ts adds entries to a built
-   * index within it, building the buckets in slices first (bucketsInSlices) when it must.
+   * While set, a lookup checks every entry added since the buckets were built one by one, however
+   * many, instead of building the buckets at once first (past MAX_PENDING_ENTRIES). signal-index.ts
+   * sets it while it adds a batch of entries to an index in use and builds the buckets in slices
+   * after: a lookup that comes meanwhile (a media job holding the index) pays a scan of the batch
+   * (about 1 ms for 100,000 entries) rather than holding its thread for a whole build (about 1 s at
+   * a million entries).
    */
-  get roomBeforeBuckets(): number {
-    return MAX_PENDING_ENTRIES - this.pending;
-  }
+  deferBuckets = false;
 
   /** Entries added since the buckets were built: each lookup checks them one by one. */
   get pending(): number {
@@ -179,7 +181,7 @@ export class PdqIndex {
    */
   match(hash: string): PdqMatch[] {
     const q = pdqWords(hash);
-    if (this.count - this.bucketed > MAX_PENDING_ENTRIES) for (const _ of this.bucketSlices());
+    if (!this.deferBuckets && this.count - this.bucketed > MAX_PENDING_ENTRIES) for (const _ of this.bucketSlices());
     const found: PdqMatch[] = [];
     for (const tier of this.tiers) this.probe(tier, q, found);
     const scanned = this.scanned;
@@ -266,8 +268,8 @@ export class PdqIndex {
    * Builds the buckets now, a slice of work at a time with `pause()` awaited between slices
    * (each at most one pass over the entries: about 10 ms at a million), so that a thread
    * serving requests can build a large index without holding them up (signal-index.ts). A
-   * lookup made meanwhile builds the rest itself at once. Without entries added since, nothing
-   * to do.
+   * lookup made meanwhile builds them itself at once, unless `deferBuckets` is set. Without
+   * entries added since, nothing to do.
    */
   async bucketsInSlices(pause: () => Promise<void>): Promise<void> {
     if (this.count === this.bucketed) return;
