@@ -200,6 +200,51 @@ describe("video without ffmpeg: SHA-256 and MD5 only", () => {
   });
 });
 
+describe("the same video again: its frames hashed once per organization", () => {
+  // ffmpeg through a wrapper that notes each run, then runs Debian's ffmpeg with the same arguments.
+  const runs = join(dir, "ffmpeg-runs.log");
+  const wrapper = join(dir, "ffmpeg-counting");
+  let w: World;
+  beforeAll(async () => {
+    await Bun.write(wrapper, `#!/bin/sh\necho run >> '${runs}'\nexec '${FFMPEG}' "$@"\n`);
+    await Bun.$`chmod 755 ${wrapper}`;
+    w = await world({ FLAGSTAFF_FFMPEG_PATH: wrapper });
+    await bank(w, [{ signalType: "pdq", value: PHOTO_PDQ }]);
+  });
+  afterAll(() => w?.server.dispose());
+  const ffmpegRuns = async () => ((await Bun.file(runs).exists()) ? (await Bun.file(runs).text()).trim().split("\n").length : 0);
+
+  test("sent again as a URL and uploaded: the frames hashed the first time are taken (ffmpeg ran once) and match alike; another organization's copy runs ffmpeg itself", async () => {
+    const first = await processed(w, (await report(w, [{ url: hosted("bridge.mp4") }])).caseId);
+    expect(first.media[0]).toMatchObject({ frameHashing: "vpdq", frames: 4 });
+    expect(await ffmpegRuns()).toBe(1);
+    const again = await processed(w, (await report(w, [{ url: hosted("bridge.mp4") }])).caseId);
+    const { reportId, caseId } = await report(w, []);
+    const up = await upload(w.server, `/organizations/${w.orgSlug}/reports/${reportId}/attachments`, videos["bridge.mp4"]!, { fileName: "again.mp4" });
+    expect(up.status).toBe(201);
+    const uploaded = await processed(w, caseId);
+    for (const seen of [again, uploaded]) {
+      expect(seen.media[0]).toMatchObject({ status: "hashed", error: null, frameHashing: "vpdq", frames: 4, sha256: sha256(videos["bridge.mp4"]!) });
+      expect(seen.matches.map((m) => [m.entry.signalType, m.distance])).toEqual(first.matches.map((m) => [m.entry.signalType, m.distance]));
+    }
+    expect(await ffmpegRuns()).toBe(1);
+
+    // The frames are an organization's: another one's report of the same bytes hashes them itself.
+    const other = await w.server.initOrg(`Other ${unique()}`);
+    const otherSdk = await w.server.sdkClient(other.secretKey);
+    const otherOrg = await w.server.orgClient(other.secretKey);
+    const filed = await otherSdk.POST("/projects/{projectId}/reports", { params: { path: { projectId: other.projectId } }, body: { reason: "spam", target: { contentType: "post", contentExternalId: `post-${unique()}` }, media: [{ url: hosted("bridge.mp4") }] } });
+    expect(filed.response.status).toBe(201);
+    const otherCase = (await otherSdk.GET("/reports/{reportId}", { params: { path: { reportId: filed.data!.report.id } } })).data!.report.caseId;
+    const seen = await until("the other organization's video processed", async () => {
+      const r = await otherOrg.GET("/organizations/{orgSlug}/cases/{caseId}/media-matches", { params: { path: { orgSlug: other.orgSlug, caseId: otherCase } } });
+      return r.data!.media[0]?.matchedAt ? r.data! : null;
+    }, 60_000);
+    expect(seen.media[0]).toMatchObject({ frameHashing: "vpdq", frames: 4 });
+    expect(await ffmpegRuns()).toBe(2);
+  });
+});
+
 describe("vpdq entries: a whole banked video, matched by its copies", () => {
   let w: World;
   let bankId: string;

@@ -1510,6 +1510,9 @@ const description = {
       index("case_media_report_idx").on(t.reportId),
       index("case_media_attachment_idx").on(t.attachmentId).where(sql`${t.attachmentId} IS NOT NULL`),
       index("case_media_project_idx").on(t.projectId, t.id),
+      // A video's frames hashed once per organization and bytes (matching.ts, framesHashedBefore):
+      // only rows with frames, which intake never writes.
+      index("case_media_frames_idx").on(t.orgId, t.sha256).where(sql`${t.vpdq} IS NOT NULL`),
     ],
   ),
 

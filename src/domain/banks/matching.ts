@@ -22,7 +22,7 @@
  * - **Verdicts**: a moderator who may work the case confirms or rejects each match (audited);
  *   the bank's precision is confirmed / (confirmed + rejected) (banks.ts).
  */
-import { and, asc, count, eq, gte } from "drizzle-orm";
+import { and, asc, count, eq, gte, isNotNull } from "drizzle-orm";
 import { forUpdate } from "../../db/prepared.ts";
 import { attachments, caseMedia, organizations, mediaBankEntries, mediaBanks, mediaMatches } from "../../db/schema.ts";
 import { recordAudit, systemActor } from "../core/audit.ts";
@@ -100,7 +100,7 @@ async function fetchAndHash(ctx: DomainContext, row: CaseMediaRow, opts: MediaJo
         status: h.refusal ? "refused" : "hashed",
         error: h.refusal ? `${h.refusal.message} (${h.refusal.reason}): matched by SHA-256 and MD5 only` : null,
       };
-      if (video && isVideoType(h.type)) outcome = { ...outcome, ...(await videoOutcome(video, h.type, opts)) };
+      if (video && isVideoType(h.type)) outcome = { ...outcome, ...((await framesHashedBefore(ctx, row.orgId, h.sha256)) ?? (await videoOutcome(video, h.type, opts))) };
       if (kept) outcome = { ...outcome, ...(await keepAsAttachment(ctx, row, kept, opts)) };
     }
   } catch (err) {
@@ -131,13 +131,29 @@ async function videoOutcome(source: Uint8Array | ((path: string) => Promise<unkn
 }
 
 /**
+ * The frames of the same bytes (by SHA-256) hashed before in this organization, all of them
+ * (`hashed`, not cut short by a refusal): a video reported again and again (a URL or an upload)
+ * costs ffmpeg once, not a child process of up to FLAGSTAFF_VIDEO_TIMEOUT_MS each time. Null:
+ * none yet.
+ */
+async function framesHashedBefore(ctx: DomainContext, orgId: string, sha256: string): Promise<Partial<CaseMediaRow> | null> {
+  const [before] = await ctx.db
+    .select({ vpdq: caseMedia.vpdq })
+    .from(caseMedia)
+    .where(and(eq(caseMedia.orgId, orgId), eq(caseMedia.sha256, sha256), isNotNull(caseMedia.vpdq), eq(caseMedia.frameHashing, "vpdq"), eq(caseMedia.status, "hashed")))
+    .limit(1);
+  return before ? { frameHashing: "vpdq", vpdq: before.vpdq, status: "hashed", error: null } : null;
+}
+
+/**
  * An attachment that is a video: its frames hashed from the stored object, streamed to ffmpeg's
- * file (never whole in memory: a 50 MB upload's job held 50 MB), once: `frame_hashing` is set after.
+ * file (never whole in memory: a 50 MB upload's job held 50 MB), once: `frame_hashing` is set
+ * after. The same bytes' frames hashed before are taken instead (framesHashedBefore).
  */
 async function hashAttachmentVideo(ctx: DomainContext, row: CaseMediaRow, opts: MediaJobOptions): Promise<CaseMediaRow> {
   const stored = await attachmentFileForHashing(ctx, { attachmentId: row.attachmentId!, types: ["mp4", "webm"] satisfies VideoType[] });
   if (!stored || !isVideoType(stored.mediaType)) return row;
-  const outcome = await videoOutcome(stored.writeTo, stored.mediaType, opts);
+  const outcome = (row.sha256 !== null ? await framesHashedBefore(ctx, row.orgId, row.sha256) : null) ?? (await videoOutcome(stored.writeTo, stored.mediaType, opts));
   const done = { ...outcome, error: outcome.error?.slice(0, 500) ?? null, hashedAt: ctx.clock.now() };
   await transaction(ctx, () => ctx.db.update(caseMedia).set(done).where(eq(caseMedia.id, row.id)), ROW_LOCKED);
   return { ...row, ...done };
