@@ -13,7 +13,7 @@ import type { OrgClient, SdkClient } from "../clients/typescript/index.ts";
 import { decodeImage } from "../src/domain/media/decode.ts";
 import { pdqHash } from "../src/domain/media/pdq.ts";
 import { demoAdmin, expectRefused, newUser, type DashboardUser } from "./helpers/dashboard.ts";
-import { pngBomb } from "./helpers/attachments.ts";
+import { pngBomb, upload } from "./helpers/attachments.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 import { until } from "./helpers/wait.ts";
 
@@ -297,6 +297,40 @@ describe("matching reports' media", () => {
     expect(missing!.error).toContain("404");
     // The truncated file still matched by its SHA-256.
     expect(seen.matches.map((m) => m.bank.id)).toEqual([bank.id]);
+  });
+});
+
+describe("a report moved into another case", () => {
+  test("takes its attachments, media items and their matches along: the case it joined shows them, the one it left none", async () => {
+    const bank = await createBank({ name: `Moved ${unique()}` });
+    const digest = sha256(`moved ${unique()}`);
+    await addEntry(bank.id, { signalType: "sha256", value: digest });
+    await addEntry(bank.id, { signalType: "sha256", value: sha256(ORIGINAL) });
+    const target = { contentType: "post", contentExternalId: `moved-${unique()}` };
+    const filed = await sdk.POST("/projects/{projectId}/reports", { params: { path: { projectId } }, body: { reason: "spam", target, media: [{ sha256: digest }] } });
+    expect(filed.response.status).toBe(201);
+    const reportId = filed.data!.report.id;
+    const first = (await sdk.GET("/reports/{reportId}", { params: { path: { reportId } } })).data!.report.caseId;
+    const up = await upload(server, `/organizations/${orgSlug}/reports/${reportId}/attachments`, ORIGINAL, { fileName: "bridge.jpg" });
+    expect(up.status).toBe(201);
+    const before = await processed(first, 2);
+    expect(before.media).toHaveLength(2);
+    // Dismissed, its case closes; the next report about the target opens another; escalating the
+    // first report then moves it into that open case.
+    expect((await sdk.POST("/reports/{reportId}/dismiss", { params: { path: { reportId } }, body: { reason: "other" } })).response.status).toBe(200);
+    const next = await sdk.POST("/projects/{projectId}/reports", { params: { path: { projectId } }, body: { reason: "spam", target } });
+    const newer = (await sdk.GET("/reports/{reportId}", { params: { path: { reportId: next.data!.report.id } } })).data!.report.caseId;
+    expect(newer).not.toBe(first);
+    expect((await sdk.POST("/reports/{reportId}/escalate", { params: { path: { reportId } } })).response.status).toBe(200);
+    expect((await sdk.GET("/reports/{reportId}", { params: { path: { reportId } } })).data!.report.caseId).toBe(newer);
+
+    const attachmentsOf = async (caseId: string) => (await org.GET("/organizations/{orgSlug}/cases/{caseId}/attachments", { params: { path: { orgSlug, caseId } } })).data!.attachments.map((a) => a.id);
+    expect(await attachmentsOf(newer)).toEqual([up.body.attachment.id]);
+    expect(await attachmentsOf(first)).toEqual([]);
+    const there = await caseMatches(newer);
+    expect(there.media.map((m) => m.id).sort()).toEqual(before.media.map((m) => m.id).sort());
+    expect(there.matches.map((m) => [m.id, m.caseId]).sort()).toEqual(before.matches.map((m) => [m.id, newer]).sort());
+    expect(await caseMatches(first)).toEqual({ media: [], matches: [] });
   });
 });
 

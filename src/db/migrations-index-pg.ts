@@ -39,6 +39,7 @@ import m35 from "../../drizzle-pg/0035_vpdq_entries.sql" with { type: "text" };
 import m36 from "../../drizzle-pg/0036_incremental_bank_index.sql" with { type: "text" };
 import m37 from "../../drizzle-pg/0037_case_media_by_report.sql" with { type: "text" };
 import m38 from "../../drizzle-pg/0038_video_frames_once.sql" with { type: "text" };
+import m39 from "../../drizzle-pg/0039_attachments_by_report.sql" with { type: "text" };
 
 export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0000_foundation", when: 1795439365595, breakpoints: true, sql: m0 },
@@ -80,4 +81,5 @@ export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0036_incremental_bank_index", when: 1796626541418, breakpoints: true, sql: m36 },
   { tag: "0037_case_media_by_report", when: 1796633914384, breakpoints: true, sql: m37 },
   { tag: "0038_video_frames_once", when: 1796635861801, breakpoints: true, sql: m38 },
+  { tag: "0039_attachments_by_report", when: 1796636751202, breakpoints: true, sql: m39 },
 ];

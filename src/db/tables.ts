@@ -1319,7 +1319,13 @@ const description = {
       addedById: text("added_by_id"),
       createdAt: time("created_at").notNull(),
     },
-    (t) => [index("attachments_case_idx").on(t.caseId, t.createdAt), index("attachments_org_idx").on(t.orgId), index("attachments_blob_idx").on(t.blobId)],
+    (t) => [
+      index("attachments_case_idx").on(t.caseId, t.createdAt),
+      index("attachments_org_idx").on(t.orgId),
+      index("attachments_blob_idx").on(t.blobId),
+      // A report moved to another case takes its attachments along; a deleted report takes them.
+      index("attachments_report_idx").on(t.reportId).where(sql`${t.reportId} IS NOT NULL`),
+    ],
   ),
 
   /**

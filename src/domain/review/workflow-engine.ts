@@ -14,7 +14,7 @@
  * that action's `then`. docs/workflow.md describes the engine for people.
  */
 import { and, asc, eq, inArray, ne } from "drizzle-orm";
-import { caseMedia, cases, mediaMatches, reports, users } from "../../db/schema.ts";
+import { attachments, caseMedia, cases, mediaMatches, reports, users } from "../../db/schema.ts";
 import { recordAudit, type Actor, type AuditAction } from "../core/audit.ts";
 import { iso } from "../core/clock.ts";
 import { TransactionConflict } from "../../db/store.ts";
@@ -610,8 +610,10 @@ async function rehome(ctx: DomainContext, report: ReportRow, c: CaseRow, now: nu
   const open = found && (await lockCase(ctx, found.id));
   if (!open || open.isOpen !== 1) return c;
   await ctx.db.update(reports).set({ caseId: open.id }).where(eq(reports.id, report.id));
-  // Its media items and their matches go with it: the media job acts on the case a row names,
-  // and a case page lists its matches by case.
+  // Its attachments, media items and their matches go with it: an attachment of a report is in
+  // the report's case, the media job acts on the case a row names, a case page lists its matches
+  // by case.
+  await ctx.db.update(attachments).set({ caseId: open.id }).where(eq(attachments.reportId, report.id));
   await ctx.db.update(caseMedia).set({ caseId: open.id }).where(eq(caseMedia.reportId, report.id));
   await ctx.db.update(mediaMatches).set({ caseId: open.id }).where(eq(mediaMatches.reportId, report.id));
   await ctx.db.update(cases).set({ reportCount: open.reportCount + 1, updatedAt: now }).where(eq(cases.id, open.id));
