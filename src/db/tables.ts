@@ -1478,12 +1478,12 @@ const description = {
       projectId: projectId(),
       /**
        * The case its report or attachment is in, kept for the media job (a report moved to
-       * another case takes its media along: moveReportMedia). Neither indexed nor a foreign key:
-       * a case's media are found through its reports and attachments (mediaOfCase), because an
-       * index on case ids, which intake meets in random order, cost every report with media a
-       * random index page written (about 12 µs of the serving thread on SQLite, and as much again
-       * of the checkpoints), and a foreign key without an index makes deleting each case scan
-       * the table. The rows go with their project, report or attachment.
+       * another case takes its media along: workflow-engine.ts, rehome). Neither indexed nor a
+       * foreign key: a case's media are found through its reports and attachments (mediaOfCase),
+       * because an index on case ids, which intake meets in random order, cost every report with
+       * media a random index page written (about 11 µs of CPU a row on SQLite:
+       * scripts/bench/case-media-insert.ts), and a foreign key without an index makes deleting
+       * each case scan the table. The rows go with their project, report or attachment.
        */
       caseId: text("case_id").notNull(),
       reportId: text("report_id").references("reports"),
