@@ -345,6 +345,11 @@ describe("a case's media", () => {
       expect(kept.matches).toHaveLength(2);
       expect(await migrateStore(old.store)).toBe(list.length - at);
       expect(await rows()).toEqual(kept);
+      if (TEST_ENGINE === "sqlite") {
+        // The table built again: every foreign key still holds, and the file is sound.
+        expect(old.store.writer.all(sql`PRAGMA foreign_key_check`)).toEqual([]);
+        expect(old.store.writer.all(sql`PRAGMA integrity_check`)).toEqual([{ integrity_check: "ok" }]);
+      }
       expect(await Promise.all(filed.map((f) => caseMediaMatches(old.ctx, { caseId: f.caseId })))).toEqual(before);
     } finally {
       await old.close();
