@@ -21,7 +21,14 @@ import { join } from "node:path";
 import { fmtInt, markdownTable, pendingMediaJobs, processTreeCpuMs, randomHex, run, startServer, wrk, type WrkResult, type BenchStepDeps } from "./lib.ts";
 import { PDQ_LOOKUP_GOAL_MS, pdqFigures, renderPdq, type PdqFigures } from "./pdq.ts";
 
-type Deps = BenchStepDeps;
+type Deps = BenchStepDeps & {
+  /**
+   * Where the server keeps its data: by default a SQLite file of its own; run.ts `--media-engine
+   * postgres` gives a database of a throwaway PostgreSQL cluster on this machine (its processes
+   * share the cores, and their CPU is not in the server's CPU per report).
+   */
+  database?: { env: Record<string, string>; label: string };
+};
 
 /** Entries of each signal type in the bench project's bank. */
 const BANK_ENTRIES = 50_000;
@@ -29,6 +36,8 @@ const CONNECTIONS = 8;
 const IMPORT_LINES = 2_500;
 
 export interface MediaBench {
+  /** Where the server kept its data (SQLite, or PostgreSQL with run.ts --media-engine postgres). */
+  engine: string;
   pdq: PdqFigures;
   bankEntries: { sha256: number; md5: number; pdq: number };
   intake: {
@@ -76,8 +85,11 @@ export async function mediaComparison(d: Deps): Promise<MediaBench> {
   const rounds = d.quick ? 4 : 6;
   const dir = mkdtempSync(join(d.work, "media-"));
   const db = join(dir, "flagstaff.db");
-  const init = JSON.parse(await run([...d.flagstaff, "init", "--json"], d.cleanEnv({ FLAGSTAFF_DB: db }), dir)) as { projectId: string; secretKey: string; orgSlug: string };
-  const server = await startServer([...d.flagstaff, "serve"], { ...d.env(db), ...d.serverEnv }, { logFile: join(dir, "server.log"), cwd: dir });
+  const dataEnv = d.database?.env ?? { FLAGSTAFF_DB: db };
+  const init = JSON.parse(await run([...d.flagstaff, "init", "--json"], d.cleanEnv(dataEnv), dir)) as { projectId: string; secretKey: string; orgSlug: string };
+  // d.env(db) with the database's setting in place of the SQLite file's.
+  const { FLAGSTAFF_DB: _file, ...serverEnv } = d.env(db);
+  const server = await startServer([...d.flagstaff, "serve"], { ...serverEnv, ...dataEnv, ...d.serverEnv }, { logFile: join(dir, "server.log"), cwd: dir });
   d.servers.push(server);
   const headers = { authorization: `Bearer ${init.secretKey}`, "content-type": "application/json" };
   const api = `${server.url}/api/v1/organizations/${init.orgSlug}`;
@@ -144,6 +156,7 @@ export async function mediaComparison(d: Deps): Promise<MediaBench> {
   const rpsWithMedia = rps(withMedia);
   for (const r of [...without, ...withMedia]) if (r.non2xx > 0) throw new Error(`intake answered ${r.non2xx} requests with an error status`);
   return {
+    engine: d.database?.label ?? "SQLite",
     pdq,
     bankEntries,
     intake: {
@@ -176,7 +189,7 @@ export function renderMedia(r: MediaBench): string {
     `One lookup at a million entries: ${millionMedian.toFixed(1)} ms (wall median; goal ≤ ${PDQ_LOOKUP_GOAL_MS} ms).`,
     "",
     markdownTable(
-      [`report intake, ${r.intake.connections} connections, banks of ${fmtInt(r.bankEntries.sha256)} SHA-256 + ${fmtInt(r.bankEntries.md5)} MD5 + ${fmtInt(r.bankEntries.pdq)} PDQ entries`, "runs (req/s)", "overall", "p99 per run", "server CPU per report"],
+      [`report intake (${r.engine}), ${r.intake.connections} connections, banks of ${fmtInt(r.bankEntries.sha256)} SHA-256 + ${fmtInt(r.bankEntries.md5)} MD5 + ${fmtInt(r.bankEntries.pdq)} PDQ entries`, "runs (req/s)", "overall", "p99 per run", "server CPU per report"],
       [
         ["without media", r.intake.without.map((x) => fmtInt(x.rps)).join(", "), `${fmtInt(r.intake.rpsWithout)}/s`, r.intake.without.map((x) => x.latencyMs.p99).join(", ") + " ms", `${r.intake.cpuUsPerReportWithout} µs`],
         [

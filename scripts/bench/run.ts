@@ -4,7 +4,7 @@
  *
  *   bun scripts/bench/run.ts [--quick] [--reports N] [--binary dist/flagstaff] [--no-build] [--source]
  *                            [--no-postgres] [--pg-delay-ms 1] [--only rules|postgres|attachments|media]
- *                            [--server-env KEY=VALUE ...]
+ *                            [--server-env KEY=VALUE ...] [--media-engine sqlite|postgres]
  *
  * What runs, in order (about 11½ minutes on the 2-core benchmark machine, 5½ of them the
  * PostgreSQL section; --quick shortens every phase, about 4 minutes, for trying it out):
@@ -55,7 +55,9 @@
  *  9. media (scripts/bench/media.ts, about 2 minutes): PDQ hash time per megapixel (JPEG, PNG,
  *     decoding included), one lookup against 100,000 and 1,000,000 entries, memory per million;
  *     report intake at 8 connections with media hashes against without, banks of 150,000 entries
- *     loaded, alternating rounds, as a ratio (target ≥ 0.9). `--only media` runs it alone.
+ *     loaded, alternating rounds, as a ratio (target ≥ 0.9). `--only media` runs it alone;
+ *     with `--media-engine postgres`, its server on a database of a throwaway PostgreSQL
+ *     cluster (scripts/pg-cluster.ts) instead of a SQLite file.
  *
  * `--only postgres` (about 2½ minutes; --quick about 1½) runs step 6's report creation and round
  * trips alone, beside a SQLite reference run (report creation at 8 and 32 connections), and
@@ -91,9 +93,12 @@ const { values: args } = parseArgs({
     "pg-delay-ms": { type: "string", default: "1" },
     only: { type: "string" },
     "server-env": { type: "string", multiple: true },
+    "media-engine": { type: "string", default: "sqlite" },
   },
 });
 const QUICK = !!args.quick;
+if (args["media-engine"] !== "sqlite" && args["media-engine"] !== "postgres") throw new Error(`--media-engine ${args["media-engine"]}: sqlite or postgres`);
+if (args["media-engine"] === "postgres" && args.only !== "media") throw new Error("--media-engine postgres goes with --only media");
 const SEED_COUNT = Number(args.reports ?? (QUICK ? 100_000 : 1_000_000));
 const LOAD_S = QUICK ? 3 : 10;
 const GET_S = QUICK ? 2 : 5;
@@ -172,7 +177,8 @@ try {
     process.exitCode = 0;
   } else if (args.only === "media") {
     log("media");
-    console.log(renderMedia(await mediaComparison({ ...rulesDeps, quick: QUICK, serverEnv: SERVER_ENV })));
+    const database = args["media-engine"] === "postgres" ? await mediaDatabase() : undefined;
+    console.log(renderMedia(await mediaComparison({ ...rulesDeps, quick: QUICK, serverEnv: SERVER_ENV, database })));
     process.exitCode = 0;
   } else {
     if (args.only) throw new Error(`--only: unknown section ${args.only} (known: rules, postgres, attachments, media)`);
@@ -335,6 +341,27 @@ try {
 }
 
 // ---------------------------------------------------------------------------------------------
+
+/**
+ * `--only media --media-engine postgres`: the media step's server on a database of a throwaway
+ * cluster (scripts/pg-cluster.ts, its default settings; stopped at the end), the shape platforms
+ * past one machine run, minus the network.
+ */
+async function mediaDatabase(): Promise<{ env: Record<string, string>; label: string }> {
+  log("media: starting a throwaway PostgreSQL cluster");
+  const pg = await startPgCluster();
+  cluster = pg;
+  const admin = postgres(pg.url, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe("CREATE DATABASE bench_media TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C' ENCODING 'UTF8'");
+    const [version] = await admin<{ v: string }[]>`SELECT current_setting('server_version') AS v`;
+    const u = new URL(pg.url);
+    u.pathname = "/bench_media";
+    return { env: { FLAGSTAFF_DATABASE_URL: u.toString() }, label: `PostgreSQL ${version!.v}, a throwaway cluster on this machine` };
+  } finally {
+    await admin.end();
+  }
+}
 
 function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
   return { PATH: "/usr/bin:/bin", HOME: work, ...extra };
