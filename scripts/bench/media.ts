@@ -23,11 +23,12 @@ import { PDQ_LOOKUP_GOAL_MS, pdqFigures, renderPdq, type PdqFigures } from "./pd
 
 type Deps = BenchStepDeps & {
   /**
-   * Where the server keeps its data: by default a SQLite file of its own; run.ts `--media-engine
-   * postgres` gives a database of a throwaway PostgreSQL cluster on this machine (its processes
-   * share the cores, and their CPU is not in the server's CPU per report).
+   * Where the server keeps its data, as `env` sets it: by default a SQLite file of its own
+   * ("SQLite"); run.ts `--media-engine postgres` gives a database of a throwaway PostgreSQL
+   * cluster on this machine (its processes share the cores, and their CPU is not in the server's
+   * CPU per report).
    */
-  database?: { env: Record<string, string>; label: string };
+  engine?: string;
 };
 
 /** Entries of each signal type in the bench project's bank. */
@@ -85,11 +86,8 @@ export async function mediaComparison(d: Deps): Promise<MediaBench> {
   const rounds = d.quick ? 4 : 6;
   const dir = mkdtempSync(join(d.work, "media-"));
   const db = join(dir, "flagstaff.db");
-  const dataEnv = d.database?.env ?? { FLAGSTAFF_DB: db };
-  const init = JSON.parse(await run([...d.flagstaff, "init", "--json"], d.cleanEnv(dataEnv), dir)) as { projectId: string; secretKey: string; orgSlug: string };
-  // d.env(db) with the database's setting in place of the SQLite file's.
-  const { FLAGSTAFF_DB: _file, ...serverEnv } = d.env(db);
-  const server = await startServer([...d.flagstaff, "serve"], { ...serverEnv, ...dataEnv, ...d.serverEnv }, { logFile: join(dir, "server.log"), cwd: dir });
+  const init = JSON.parse(await run([...d.flagstaff, "init", "--json"], d.env(db), dir)) as { projectId: string; secretKey: string; orgSlug: string };
+  const server = await startServer([...d.flagstaff, "serve"], { ...d.env(db), ...d.serverEnv }, { logFile: join(dir, "server.log"), cwd: dir });
   d.servers.push(server);
   const headers = { authorization: `Bearer ${init.secretKey}`, "content-type": "application/json" };
   const api = `${server.url}/api/v1/organizations/${init.orgSlug}`;
@@ -156,7 +154,7 @@ export async function mediaComparison(d: Deps): Promise<MediaBench> {
   const rpsWithMedia = rps(withMedia);
   for (const r of [...without, ...withMedia]) if (r.non2xx > 0) throw new Error(`intake answered ${r.non2xx} requests with an error status`);
   return {
-    engine: d.database?.label ?? "SQLite",
+    engine: d.engine ?? "SQLite",
     pdq,
     bankEntries,
     intake: {

@@ -177,8 +177,9 @@ try {
     process.exitCode = 0;
   } else if (args.only === "media") {
     log("media");
-    const database = args["media-engine"] === "postgres" ? await mediaDatabase() : undefined;
-    console.log(renderMedia(await mediaComparison({ ...rulesDeps, quick: QUICK, serverEnv: SERVER_ENV, database })));
+    const database = args["media-engine"] === "postgres" ? await mediaDatabase() : null;
+    const engine = database ? { env: () => pgEnv(database.url), engine: database.label } : {};
+    console.log(renderMedia(await mediaComparison({ ...rulesDeps, ...engine, quick: QUICK, serverEnv: SERVER_ENV })));
     process.exitCode = 0;
   } else {
     if (args.only) throw new Error(`--only: unknown section ${args.only} (known: rules, postgres, attachments, media)`);
@@ -347,20 +348,26 @@ try {
  * cluster (scripts/pg-cluster.ts, its default settings; stopped at the end), the shape platforms
  * past one machine run, minus the network.
  */
-async function mediaDatabase(): Promise<{ env: Record<string, string>; label: string }> {
+async function mediaDatabase(): Promise<{ url: string; label: string }> {
   log("media: starting a throwaway PostgreSQL cluster");
   const pg = await startPgCluster();
   cluster = pg;
   const admin = postgres(pg.url, { max: 1, onnotice: () => {} });
   try {
-    await admin.unsafe("CREATE DATABASE bench_media TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C' ENCODING 'UTF8'");
+    const url = await newDatabase(admin, pg.url, "bench_media");
     const [version] = await admin<{ v: string }[]>`SELECT current_setting('server_version') AS v`;
-    const u = new URL(pg.url);
-    u.pathname = "/bench_media";
-    return { env: { FLAGSTAFF_DATABASE_URL: u.toString() }, label: `PostgreSQL ${version!.v}, a throwaway cluster on this machine` };
+    return { url, label: `PostgreSQL ${version!.v}, a throwaway cluster on this machine` };
   } finally {
     await admin.end();
   }
+}
+
+/** A new database of the cluster at `clusterUrl` as Flagstaff needs it (C collation, UTF-8); answers its URL. */
+async function newDatabase(admin: postgres.Sql, clusterUrl: string, name: string): Promise<string> {
+  await admin.unsafe(`CREATE DATABASE ${name} TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C' ENCODING 'UTF8'`);
+  const u = new URL(clusterUrl);
+  u.pathname = `/${name}`;
+  return u.toString();
 }
 
 function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
@@ -523,12 +530,7 @@ async function postgresSection(
     mine.push(s);
     return s;
   };
-  const createDatabase = async (name: string) => {
-    await admin.unsafe(`CREATE DATABASE ${name} TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C' ENCODING 'UTF8'`);
-    const u = new URL(pg.url);
-    u.pathname = `/${name}`;
-    return u.toString();
-  };
+  const createDatabase = (name: string) => newDatabase(admin, pg.url, name);
   /** GET /reports on a copy of the SQLite phase's seeded database, one instance then two. */
   const getReports = async (s: NonNullable<typeof sqlite>) => {
     log(`PostgreSQL: copying the ${fmtInt(SEED_COUNT)}-report database into it (scripts/bench/copy-to-postgres.ts)`);

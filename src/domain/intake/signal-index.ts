@@ -186,7 +186,7 @@ async function versionOf(ctx: Pick<DomainContext, "db" | "store">, projectId: st
 /**
  * The project's index at its banks' current version: the one held when the version has not
  * moved; the one held with the entries added since when only entries were added since
- * (addedSince: a banking, an entry added, a small import); else built again. One build at a
+ * (addedSince: a banking, an entry added, an import); else built again. One build at a
  * time per project: a caller that finds one under way waits for it (a list being imported in
  * parts moves the version many times; each build of a million entries holds about 100 MB until
  * it is done).
