@@ -16,11 +16,12 @@
  * pays: the server checkpoints on a thread of its own). Foreign keys are off: no parent rows are
  * made, and their checks are the same in both copies.
  */
-import { Database } from "bun:sqlite";
+import type { Database } from "bun:sqlite";
 import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { openDatabase } from "../../src/db/client.ts";
 import { migrateStore } from "../../src/db/migrate.ts";
 import { openSqliteStore } from "../../src/db/store.ts";
 import { fmtInt, markdownTable, randomHex } from "./lib.ts";
@@ -43,10 +44,11 @@ const dir = mkdtempSync(join(tmpdir(), "flagstaff-case-media-"));
 const cases = Array.from({ length: caseCount }, () => Bun.randomUUIDv7());
 const COLUMNS = ["id", "org_id", "project_id", "case_id", "report_id", "attachment_id", "url", "keep", "sha256", "md5", "pdq", "pdq_quality", "vpdq", "frame_hashing", "status", "error", "created_at", "hashed_at", "matched_at"];
 
+/** The file opened as the server opens its writer (openDatabase), foreign keys apart; without `checkpoints`, no automatic checkpoint. */
 function open(path: string, checkpoints: boolean): Database {
-  const db = new Database(path);
-  // As src/db/client.ts opens the writer, foreign keys apart.
-  for (const p of ["journal_mode = WAL", "synchronous = NORMAL", "cache_size = -32000", "temp_store = MEMORY", "foreign_keys = OFF", `wal_autocheckpoint = ${checkpoints ? 4000 : 0}`]) db.exec(`PRAGMA ${p}`);
+  const db = openDatabase(path).$client;
+  db.exec("PRAGMA foreign_keys = OFF");
+  if (!checkpoints) db.exec("PRAGMA wal_autocheckpoint = 0");
   return db;
 }
 
