@@ -44,12 +44,21 @@ function flipped(base: string, bits: number): string {
 }
 const BASE = "d8f8f0cee0f4a84f0637022a078f67f0b36e2ed596621e1d33e6339c4e9c9b22";
 
-/** Files a report with one media item and matches it in `ctx`'s store (as the media job does). */
-async function matchOne(media: MediaInput, ctx: DomainContext = w.platform) {
-  const created = await createReport(w.platform, { project: w.project, subject: { type: "user", externalId: `u-${crypto.randomUUID()}` }, reasonNames: ["spam"], automated: false, media: [media] });
-  const [row] = await w.platform.db.select().from(caseMedia).where(eq(caseMedia.reportId, created.report.id));
-  return matchMedia({ ...ctx, actor: w.platform.actor }, row!);
+/**
+ * Files a report with one media item in `world` (about the post `target` when given) and matches
+ * it in `ctx`'s store (the world's by default), as the media job does.
+ */
+async function fileAndMatch(media: MediaInput, opts: { world?: DomainWorld; target?: string; ctx?: DomainContext } = {}) {
+  const world = opts.world ?? w;
+  const target = opts.target === undefined ? {} : { target: { contentType: "post", contentExternalId: opts.target } };
+  const created = await createReport(world.platform, { project: world.project, subject: { type: "user", externalId: `u-${crypto.randomUUID()}` }, reasonNames: ["spam"], automated: false, ...target, media: [media] });
+  const [row] = await world.platform.db.select().from(caseMedia).where(eq(caseMedia.reportId, created.report.id));
+  const matched = await matchMedia({ ...(opts.ctx ?? world.platform), actor: world.platform.actor }, row!);
+  return { reportId: created.report.id, caseId: created.caseId, mediaId: row!.id, matched };
 }
+
+/** What matching one media item, filed in a report of its own, recorded. */
+const matchOne = async (media: MediaInput, ctx?: DomainContext) => (await fileAndMatch(media, { ctx })).matched;
 
 describe("the matching rules", () => {
   test("PDQ: at the bank's distance or less, from its quality floor; a change of the bank is seen at the next match", async () => {
@@ -289,24 +298,13 @@ describe("building a project's index", () => {
 });
 
 describe("a case's media", () => {
-  /** Files a report about `target` with one media item, matched as the media job matches it. */
-  async function fileWithMedia(world: DomainWorld, target: string, media: MediaInput) {
-    const created = await createReport(world.platform, {
-      project: world.project, subject: { type: "user", externalId: `u-${crypto.randomUUID()}` }, reasonNames: ["spam"], automated: false,
-      target: { contentType: "post", contentExternalId: target }, media: [media],
-    });
-    const [row] = await world.platform.db.select().from(caseMedia).where(eq(caseMedia.reportId, created.report.id));
-    const matched = await matchMedia({ ...world.platform, actor: world.platform.actor }, row!);
-    return { reportId: created.report.id, caseId: created.caseId, mediaId: row!.id, matchIds: matched.map((m) => m.matchId) };
-  }
-
   test("are its reports' and attachments': a report moved to another case takes its media and their matches along", async () => {
     const digest = sha(`moved ${crypto.randomUUID()}`);
     const bank = await createBank(w.ctx, { projectId: w.project.id, name: `Moved ${crypto.randomUUID()}` });
     await addEntry(w.ctx, { bankId: bank.id, signalType: "sha256", value: digest });
     const target = `moved-${crypto.randomUUID()}`;
-    const first = await fileWithMedia(w, target, { sha256: digest });
-    expect(first.matchIds).toHaveLength(1);
+    const first = await fileAndMatch({ sha256: digest }, { target });
+    expect(first.matched).toHaveLength(1);
     await decideOnReport(w.ctx, { reportId: first.reportId, decision: { action: "dismiss", reason: "other" } });
     // The case decided, the next report about the target opens another; escalating the first
     // report then moves it into that open case (workflow-engine.ts, rehome).
@@ -316,7 +314,7 @@ describe("a case's media", () => {
 
     const there = await caseMediaMatches(w.ctx, { caseId: newer.caseId });
     expect(there.media.map((m) => m.id)).toEqual([first.mediaId]);
-    expect(there.matches.map((m) => ({ id: m.id, caseId: m.caseId }))).toEqual([{ id: first.matchIds[0]!, caseId: newer.caseId }]);
+    expect(there.matches.map((m) => ({ id: m.id, caseId: m.caseId }))).toEqual([{ id: first.matched[0]!.matchId, caseId: newer.caseId }]);
     expect(await caseMediaMatches(w.ctx, { caseId: first.caseId })).toEqual({ media: [], matches: [] });
     // The row names its case for the media job, which acts on that case.
     const [row] = await w.ctx.db.select({ caseId: caseMedia.caseId }).from(caseMedia).where(eq(caseMedia.id, first.mediaId));
@@ -335,7 +333,7 @@ describe("a case's media", () => {
       const digest = sha(`old ${crypto.randomUUID()}`);
       const bank = await createBank(old.ctx, { projectId: old.project.id, name: "Old" });
       await addEntry(old.ctx, { bankId: bank.id, signalType: "sha256", value: digest });
-      const filed = [await fileWithMedia(old, "old-1", { sha256: digest }), await fileWithMedia(old, "old-2", { sha256: digest, md5: "ab".repeat(16) })];
+      const filed = [await fileAndMatch({ sha256: digest }, { world: old, target: "old-1" }), await fileAndMatch({ sha256: digest, md5: "ab".repeat(16) }, { world: old, target: "old-2" })];
       const before = await Promise.all(filed.map((f) => caseMediaMatches(old.ctx, { caseId: f.caseId })));
       const rows = async () => ({
         media: await old.ctx.db.select().from(caseMedia).orderBy(caseMedia.id),
