@@ -186,6 +186,7 @@ export const DOMAIN_LAYERS: Record<string, Record<string, string>> = {
     webhooks: "actions are announced as webhook events",
   },
   rules: {
+    accounts: "a rule may name a project, which must be one of the organization's that is not deleted",
     cases: "a rule's effect tags a case; conditions read its open case",
     enforcement: "a rule's effect resolves with an action",
     identities: "conditions read the accounts and reporters; an effect updates a reporter",

@@ -147,7 +147,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete a project and everything in it */
+        /**
+         * Delete a project and everything in it
+         * @description Answers once the project is deleted for every caller: from then on it is a 404 everywhere and its API keys are refused. Its reports, cases, identities and media are deleted in the background, a paced slice at a time (docs/operations.md).
+         */
         delete: operations["projects-delete"];
         options?: never;
         head?: never;

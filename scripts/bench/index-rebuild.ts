@@ -25,7 +25,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { fmtInt, markdownTable, pendingMediaJobs, quantile, randomHex, ROOT, run, startServer } from "./lib.ts";
+import { fmtInt, intakeClients, markdownTable, pendingMediaJobs, quantile, randomHex, ROOT, run, startServer } from "./lib.ts";
 
 const { values } = parseArgs({
   options: {
@@ -91,18 +91,6 @@ async function measure(binary: string): Promise<Run> {
         headers,
         body: JSON.stringify({ subject: { type: "user", externalId: `u-${crypto.randomUUID()}` }, reason: "spam", ...(media ? { media: [{ md5: randomHex(32) }] } : {}) }),
       });
-    const latencies: { at: number; ms: number }[] = [];
-    let stop = false;
-    const t0 = performance.now();
-    const client = async () => {
-      while (!stop) {
-        const started = performance.now();
-        const res = await report(false);
-        if (res.status !== 201) throw new Error(`a report answered ${res.status}`);
-        latencies.push({ at: started - t0, ms: performance.now() - started });
-        await Bun.sleep(5);
-      }
-    };
     const mediaDone = async () => {
       await Bun.sleep(200);
       while ((await pendingMediaJobs(server.url)) > 0) await Bun.sleep(50);
@@ -113,7 +101,8 @@ async function measure(binary: string): Promise<Run> {
       if (first.status !== 201) throw new Error(`the first media report answered ${first.status}`);
       await mediaDone();
     }
-    const clients = [client(), client()];
+    const intake = intakeClients({ url: server.url, projectId: init.projectId, key: init.secretKey });
+    const t0 = intake.started;
     await Bun.sleep(1000);
     const mediaAt = performance.now() - t0;
     // The bank's routes on the server started again (`api` named the first one's port).
@@ -139,9 +128,9 @@ async function measure(binary: string): Promise<Run> {
     }
     const buildMs = performance.now() - t0 - mediaAt;
     await Bun.sleep(1000);
-    stop = true;
-    await Promise.all(clients);
+    await intake.stop();
     await server.stop();
+    const { latencies } = intake;
     return { binary, before: latencies.filter((l) => l.at < mediaAt).map((l) => l.ms), during: latencies.filter((l) => l.at >= mediaAt).map((l) => l.ms), buildMs };
   } finally {
     rmSync(dir, { recursive: true, force: true });

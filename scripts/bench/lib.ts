@@ -281,3 +281,37 @@ export function median(xs: number[]): number {
   const mid = s.length >> 1;
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
+
+/**
+ * Clients filing plain reports into a project one after the other (5 ms apart), each report's
+ * latency kept with when it was sent (ms after `started`): what intake waits while a bench step
+ * does something else beside it (index-rebuild.ts, project-delete.ts). `stop` ends them.
+ */
+export function intakeClients(opts: { url: string; projectId: string; key: string; clients?: number }): { latencies: { at: number; ms: number }[]; started: number; stop(): Promise<void> } {
+  const latencies: { at: number; ms: number }[] = [];
+  const headers = { authorization: `Bearer ${opts.key}`, "content-type": "application/json" };
+  let stopping = false;
+  const started = performance.now();
+  const client = async () => {
+    while (!stopping) {
+      const sent = performance.now();
+      const res = await fetch(`${opts.url}/sdk/flagstaff/v1/projects/${opts.projectId}/reports`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ subject: { type: "user", externalId: `u-${crypto.randomUUID()}` }, reason: "spam" }),
+      });
+      if (res.status !== 201) throw new Error(`a report answered ${res.status}`);
+      latencies.push({ at: sent - started, ms: performance.now() - sent });
+      await Bun.sleep(5);
+    }
+  };
+  const running = Array.from({ length: opts.clients ?? 2 }, client);
+  return {
+    latencies,
+    started,
+    stop: async () => {
+      stopping = true;
+      await Promise.all(running);
+    },
+  };
+}

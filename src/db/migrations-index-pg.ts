@@ -40,6 +40,7 @@ import m36 from "../../drizzle-pg/0036_incremental_bank_index.sql" with { type: 
 import m37 from "../../drizzle-pg/0037_case_media_by_report.sql" with { type: "text" };
 import m38 from "../../drizzle-pg/0038_video_frames_once.sql" with { type: "text" };
 import m39 from "../../drizzle-pg/0039_attachments_by_report.sql" with { type: "text" };
+import m40 from "../../drizzle-pg/0040_project_deletion.sql" with { type: "text" };
 
 export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0000_foundation", when: 1795439365595, breakpoints: true, sql: m0 },
@@ -82,4 +83,5 @@ export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0037_case_media_by_report", when: 1796633914384, breakpoints: true, sql: m37 },
   { tag: "0038_video_frames_once", when: 1796635861801, breakpoints: true, sql: m38 },
   { tag: "0039_attachments_by_report", when: 1796636751202, breakpoints: true, sql: m39 },
+  { tag: "0040_project_deletion", when: 1796642448016, breakpoints: true, sql: m40 },
 ];

@@ -47,6 +47,7 @@ import m44 from "../../drizzle/0044_incremental_bank_index.sql" with { type: "te
 import m45 from "../../drizzle/0045_case_media_by_report.sql" with { type: "text" };
 import m46 from "../../drizzle/0046_video_frames_once.sql" with { type: "text" };
 import m47 from "../../drizzle/0047_attachments_by_report.sql" with { type: "text" };
+import m48 from "../../drizzle/0048_project_deletion.sql" with { type: "text" };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -104,4 +105,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0045_case_media_by_report", when: 1796633913597, breakpoints: true, sql: m45 },
   { tag: "0046_video_frames_once", when: 1796635860638, breakpoints: true, sql: m46 },
   { tag: "0047_attachments_by_report", when: 1796636750346, breakpoints: true, sql: m47 },
+  { tag: "0048_project_deletion", when: 1796642447076, breakpoints: true, sql: m48 },
 ];

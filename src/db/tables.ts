@@ -82,6 +82,11 @@ const description = {
       strikePolicy: json("strike_policy"),
       createdAt: time("created_at").notNull(),
       updatedAt: time("updated_at").notNull(),
+      /**
+       * When the project was deleted: from then on no call finds it, and its rows are deleted in
+       * slices by a job of their own, the project's row last (src/domain/accounts/project-deletion.ts).
+       */
+      deletedAt: time("deleted_at"),
     },
     (t) => [index("projects_org_idx").on(t.orgId)],
   ),
@@ -355,6 +360,8 @@ const description = {
       index("cases_decided_idx").on(t.orgId, t.decidedAt).where(sql`${t.decidedAt} IS NOT NULL`),
       index("cases_trusted_idx").on(t.orgId, t.createdAt).where(sql`${t.isOpen} = 1 AND ${t.trustedFlagged} = 1`),
       index("cases_open_queue_idx").on(t.orgId, t.queueId, t.bucket, t.createdAt).where(sql`${t.isOpen} = 1`),
+      // A deleted project's cases, taken a slice at a time (src/domain/accounts/project-deletion.ts).
+      index("cases_project_idx").on(t.projectId),
     ],
   ),
 

@@ -19,7 +19,7 @@ import { enrichReport } from "../../src/domain/analysis/enrichment.ts";
 import { decideOnReport } from "../../src/domain/review/decisions.ts";
 import { domainContext, type DomainContext } from "../../src/domain/core/context.ts";
 import { saveIdentity } from "../../src/domain/identities/identities.ts";
-import { deleteProject } from "../../src/domain/accounts/projects.ts";
+import { deleteProject, deleteProjectSlice } from "../../src/domain/accounts/project-deletion.ts";
 import { closedCases, excerptParts, search } from "../../src/domain/cases/search.ts";
 import { addUser } from "../../src/domain/accounts/users.ts";
 import { domainWorld, fakeClock, refusal, type DomainWorld } from "../helpers/builders.ts";
@@ -171,6 +171,7 @@ describe("reports", () => {
     expect(ids(await search(world.ctx, { q: word, projectId: world.project.id })).reports).toEqual([here.reportId]);
     expect(ids(await search(world.ctx, { q: word, projectId: second.id })).identities).toHaveLength(1);
     await deleteProject(world.ctx, { projectId: second.id });
+    while ((await deleteProjectSlice(world.platform, { projectId: second.id })) === "continued");
     const after = await search(world.ctx, { q: word });
     expect(ids(after)).toEqual({ reports: [here.reportId], identities: [] });
     if (world.store.engine === "sqlite") {

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { createProject, deleteProject, listProjects, renameProject, toProjectView } from "../../domain/accounts/projects.ts";
+import { deleteProject } from "../../domain/accounts/project-deletion.ts";
+import { createProject, listProjects, renameProject, toProjectView } from "../../domain/accounts/projects.ts";
 import { projectViewSchema } from "../../domain/views/project.ts";
 import { okSchema } from "../schemas.ts";
 import { orgProcedure, router } from "../trpc.ts";
@@ -33,7 +34,14 @@ export const projectsRouter = router({
     .meta({
       role: "admin",
       family: "org",
-      openapi: { method: "DELETE", path: "/organizations/{orgSlug}/projects/{projectId}", summary: "Delete a project and everything in it", tags },
+      openapi: {
+        method: "DELETE",
+        path: "/organizations/{orgSlug}/projects/{projectId}",
+        summary: "Delete a project and everything in it",
+        description:
+          "Answers once the project is deleted for every caller: from then on it is a 404 everywhere and its API keys are refused. Its reports, cases, identities and media are deleted in the background, a paced slice at a time (docs/operations.md).",
+        tags,
+      },
     })
     .output(okSchema)
     .mutation(async ({ ctx, input }) => {

@@ -7,6 +7,7 @@ import { transaction, type DomainContext, type ReadContext } from "../core/conte
 import { notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import type { ApiKeyView, KeyKind } from "../views/api-key.ts";
+import { liveProject } from "./projects.ts";
 
 export type { ApiKeyView, KeyKind } from "../views/api-key.ts";
 
@@ -37,7 +38,7 @@ export async function createApiKey(
   ctx: ReadContext,
   input: { projectId: string; kind: KeyKind; name?: string; reportRateLimit?: number | null },
 ): Promise<{ key: string; apiKey: ApiKeyView }> {
-  const [project] = await ctx.db.select().from(projects).where(eq(projects.id, input.projectId)).limit(1);
+  const [project] = await ctx.db.select().from(projects).where(and(eq(projects.id, input.projectId), liveProject())).limit(1);
   if (!project) throw notFound("Project not found");
   const key = generateKey(input.kind);
   const row = {

@@ -1,4 +1,4 @@
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import { statements } from "../../db/prepared.ts";
 import { projects } from "../../db/schema.ts";
 import { recordAudit } from "../core/audit.ts";
@@ -28,6 +28,7 @@ export async function createProject(ctx: DomainContext, input: { name: string })
     strikePolicy: null,
     createdAt: now,
     updatedAt: now,
+    deletedAt: null,
   };
   await transaction(ctx, async () => {
     await ctx.db.insert(projects).values(row);
@@ -39,8 +40,14 @@ export async function createProject(ctx: DomainContext, input: { name: string })
 }
 
 /**
- * The project a caller of organization `orgId` names. A project of another organization is
- * reported exactly like a missing one, so ids of other tenants cannot be probed.
+ * A project being deleted is gone for every caller at once, while its rows are deleted by slices
+ * (project-deletion.ts): each lookup of projects adds this.
+ */
+export const liveProject = () => isNull(projects.deletedAt);
+
+/**
+ * The project a caller of organization `orgId` names. A project of another organization, or a
+ * deleted one, is reported exactly like a missing one, so ids of other tenants cannot be probed.
  */
 export async function requireProject(ctx: Pick<DomainContext, "db" | "orgId">, projectId: string): Promise<Project> {
   const [row] = await projectOfOrg(ctx.db).execute({ projectId, orgId: ctx.orgId });
@@ -53,13 +60,13 @@ const projectOfOrg = statements((db) =>
   db
     .select()
     .from(projects)
-    .where(and(eq(projects.id, sql.placeholder("projectId")), eq(projects.orgId, sql.placeholder("orgId"))))
+    .where(and(eq(projects.id, sql.placeholder("projectId")), eq(projects.orgId, sql.placeholder("orgId")), liveProject()))
     .prepare(),
 );
 
 /** Every listing of reports names the organization's projects: kept prepared. */
 const projectsOfOrg = statements((db) =>
-  db.select().from(projects).where(eq(projects.orgId, sql.placeholder("orgId"))).orderBy(asc(projects.createdAt)).prepare(),
+  db.select().from(projects).where(and(eq(projects.orgId, sql.placeholder("orgId")), liveProject())).orderBy(asc(projects.createdAt)).prepare(),
 );
 
 export function listProjects(ctx: Pick<DomainContext, "db" | "orgId">): Promise<Project[]> {
@@ -83,16 +90,5 @@ export function renameProject(ctx: DomainContext, input: { projectId: string; na
       before: { name: before.name }, after: { name: input.name },
     });
     return after;
-  });
-}
-
-/** Deletes a project and, through the foreign keys, everything in it: reports, cases, keys, identities. */
-export function deleteProject(ctx: DomainContext, input: { projectId: string }): Promise<void> {
-  return transaction(ctx, async () => {
-    const before = await requireProject(ctx, input.projectId);
-    await ctx.db.delete(projects).where(eq(projects.id, before.id));
-    await recordAudit(ctx, {
-      projectId: before.id, action: "PROJECT_DELETED", entityType: "project", entityId: before.id, before: toProjectView(before),
-    });
   });
 }

@@ -18,6 +18,7 @@ import { evaluateOffThread } from "./rule-test-thread.ts";
 import { joinWords, kindSpec, pluralLabel, resolutionCodeOf, TIMED_KINDS } from "../views/enforcement.ts";
 import { referenceOf, type Condition, type Effect, type Facts, type RuleHitView, type RuleInput, type RuleTestResult, type RuleView } from "../views/rule.ts";
 import { isOfWorkableCase, type AccessContext } from "../access/queue-access.ts";
+import { liveProject } from "../accounts/projects.ts";
 
 type RuleRow = typeof rules.$inferSelect;
 type Reader = Pick<DomainContext, "db" | "orgId">;
@@ -68,7 +69,7 @@ const bodyOf = (r: RuleRow) => ({
  */
 async function checkReferences(ctx: Reader, rule: { projectId: string | null; then: Effect[] }): Promise<void> {
   if (rule.projectId) {
-    const [p] = await ctx.db.select({ id: projects.id }).from(projects).where(and(eq(projects.id, rule.projectId), eq(projects.orgId, ctx.orgId))).limit(1);
+    const [p] = await ctx.db.select({ id: projects.id }).from(projects).where(and(eq(projects.id, rule.projectId), eq(projects.orgId, ctx.orgId), liveProject())).limit(1);
     if (!p) throw badRequest("projectId: no such project in this organization");
   }
   for (const [i, e] of rule.then.entries()) {

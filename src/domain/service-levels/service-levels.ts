@@ -24,6 +24,7 @@ import { enqueueWebhookEvent } from "../webhooks/outbox.ts";
 import type { SlaBreachedEvent, ServiceLevels, SlaTarget } from "../views/service-level.ts";
 import { caseAccess, isCountedFor, mayWorkQueueOf, type AccessContext } from "../access/queue-access.ts";
 import { defaultQueue, listQueueRows, type QueueRow } from "../review/queues.ts";
+import { liveProject } from "../accounts/projects.ts";
 
 const MINUTE_MS = 60_000;
 /** Breaches one pass records per queue and target (the next pass goes on). */
@@ -99,7 +100,7 @@ export async function recordDueBreaches(ctx: ReadContext): Promise<number> {
   const withTarget = await ctx.db
     .select({ id: projects.id, orgId: projects.orgId, dsaSettings: projects.dsaSettings })
     .from(projects)
-    .where(like(projects.dsaSettings, "%appealTargetMinutes%"));
+    .where(and(like(projects.dsaSettings, "%appealTargetMinutes%"), liveProject()));
   for (const p of withTarget) {
     const minutes = parseDsaSettings(p.dsaSettings).appealTargetMinutes;
     if (minutes === undefined) continue;
@@ -298,7 +299,7 @@ export async function decidedWithinTarget(ctx: Pick<ReadContext, "db"> & { orgId
   const projectRows = await ctx.db
     .select({ id: projects.id, dsaSettings: projects.dsaSettings })
     .from(projects)
-    .where(and(eq(projects.orgId, ctx.orgId), input.projectId ? eq(projects.id, input.projectId) : undefined));
+    .where(and(eq(projects.orgId, ctx.orgId), liveProject(), input.projectId ? eq(projects.id, input.projectId) : undefined));
   let appealsDecided = 0;
   let appealsWithinTarget = 0;
   for (const p of projectRows) {

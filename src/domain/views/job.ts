@@ -30,6 +30,8 @@ export const JOB_KIND = {
   mediaMatch: "media.match",
   /** A batch of a project's past media checked against the entries of one addition to a bank; the next batch is the next job (src/domain/banks/past-check.ts). */
   mediaPastCheck: "media.past_check",
+  /** A slice of a deleted project's rows; the next slice is the next job (src/domain/accounts/project-deletion.ts). */
+  projectDelete: "project.delete",
 } as const;
 export type JobKind = (typeof JOB_KIND)[keyof typeof JOB_KIND];
 export const JOB_KINDS: readonly JobKind[] = Object.values(JOB_KIND);

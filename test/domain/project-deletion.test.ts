@@ -1,0 +1,159 @@
+/**
+ * Deleting a project (src/domain/accounts/project-deletion.ts): gone for every caller at once,
+ * its rows deleted by slices of bounded size in transactions of their own, the project's row
+ * last; another project's rows untouched.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { and, count, eq, getTableName, is } from "drizzle-orm";
+import { getTableConfig as pgTableConfig, PgTable } from "drizzle-orm/pg-core";
+import { getTableConfig as sqliteTableConfig, type SQLiteTable } from "drizzle-orm/sqlite-core";
+import { createApiKey, listApiKeys } from "../../src/domain/accounts/keys.ts";
+import { deleteProject, deleteProjectSlice, FIRST_SLICE_ROWS, nextSliceRows, PROJECT_DELETION_STEPS, PROJECT_ROW_TABLES, SLICE_TARGET_MS } from "../../src/domain/accounts/project-deletion.ts";
+import { listProjects, requireProject, type Project } from "../../src/domain/accounts/projects.ts";
+import { createReport } from "../../src/domain/intake/reports.ts";
+import { apiKeys, jobs, projects } from "../../src/db/schema.ts";
+import * as schema from "../../src/db/schema.ts";
+import { JOB_KIND } from "../../src/domain/views/job.ts";
+import { domainWorld, refusal, type DomainWorld } from "../helpers/builders.ts";
+
+/** Reports filed into the doomed project: more than a slice (500), so each large step takes two. */
+const REPORTS = 620;
+
+let world: DomainWorld;
+let doomed: Project;
+let kept: { reportId: string; caseId: string };
+let firstDoomed: string;
+
+/** The tables a table's foreign keys refer to, whichever engine's tables the pass uses. */
+const referencedBy = (t: unknown): string[] =>
+  (is(t, PgTable) ? pgTableConfig(t).foreignKeys : sqliteTableConfig(t as SQLiteTable).foreignKeys).map((fk) => getTableName(fk.reference().foreignTable));
+
+/** Every table whose rows name a project by a foreign key (the cascade's reach). */
+const projectTables = Object.values(schema).filter((t) => typeof t === "object" && t !== null && "projectId" in t && referencedBy(t).includes("projects")) as unknown as (SQLiteTable & {
+  projectId: Parameters<typeof eq>[0];
+})[];
+
+async function rowsOf(projectId: string): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const t of projectTables) {
+    const [row] = await world.store.db.select({ n: count() }).from(t).where(eq(t.projectId, projectId));
+    counts[getTableName(t)] = row!.n;
+  }
+  return counts;
+}
+
+const hex = (n: number, seed: number) => (seed.toString(16).padStart(8, "0").repeat(8)).slice(0, n);
+
+beforeAll(async () => {
+  world = await domainWorld();
+  doomed = await world.addProject({ name: "Doomed" });
+  for (let i = 0; i < REPORTS; i++) {
+    const created = await createReport(world.platform, {
+      project: doomed,
+      reasonNames: ["spam"],
+      subject: { type: "user", externalId: `doomed-user-${i}` },
+      target: { contentType: "post", contentExternalId: `doomed-post-${i}` },
+      automated: false,
+      media: [{ sha256: hex(64, i), md5: hex(32, i), pdq: hex(64, i + 1), pdqQuality: 90 }],
+    });
+    firstDoomed ??= created.report.id;
+  }
+  kept = await world.fileReport();
+}, 120_000);
+
+afterAll(() => world.close());
+
+describe("deleting a project", () => {
+  test("every table that names a project is deleted by slices or goes with the project's row", () => {
+    const sliced = PROJECT_DELETION_STEPS.map((s) => getTableName(s.table));
+    const withRow: readonly string[] = PROJECT_ROW_TABLES;
+    expect(projectTables.length).toBeGreaterThan(20);
+    for (const t of projectTables.map((x) => getTableName(x))) expect({ t, listed: sliced.includes(t) !== withRow.includes(t) }).toEqual({ t, listed: true });
+  });
+
+  test("gone for its callers at once; its rows go a slice at a time, the project's row last; the other project untouched", async () => {
+    const { key } = await createApiKey(world.ctx, { projectId: doomed.id, kind: "secret", name: "doomed" });
+    expect(key.startsWith("sk_")).toBe(true);
+    await world.warn(firstDoomed);
+    const keptBefore = await rowsOf(world.project.id);
+    const before = await rowsOf(doomed.id);
+    expect(before).toMatchObject({ reports: REPORTS, cases: REPORTS, identities: REPORTS, case_media: REPORTS, enforcement_actions: 1, api_keys: 1 });
+
+    await deleteProject(world.ctx, { projectId: doomed.id });
+    // At once: no lookup finds it, its keys are gone; its rows are still there.
+    expect((await refusal(requireProject(world.ctx, doomed.id))).http).toBe(404);
+    expect((await listProjects(world.ctx)).map((p) => p.id)).not.toContain(doomed.id);
+    expect((await listApiKeys(world.ctx, { orgId: world.orgId })).map((k) => k.projectId)).not.toContain(doomed.id);
+    expect((await refusal(createApiKey(world.ctx, { projectId: doomed.id, kind: "secret" }))).http).toBe(404);
+    expect(await rowsOf(doomed.id)).toMatchObject({ reports: REPORTS, cases: REPORTS });
+    expect((await world.audit(doomed.id)).actions).toContain("PROJECT_DELETED");
+
+    // Slice by slice: each deletes at most its step's rows of its table, the steps in order.
+    const stepNames = PROJECT_DELETION_STEPS.map((s) => getTableName(s.table));
+    const seen: { table: string; deleted: number }[] = [];
+    let answer: string;
+    let previous = before;
+    // The job deleteProject enqueued: the first slice's size; each slice's job names the next one's.
+    const pendingJobs = () => world.store.db.select().from(jobs).where(and(eq(jobs.kind, JOB_KIND.projectDelete), eq(jobs.entityId, doomed.id), eq(jobs.status, "pending")));
+    const [first] = await pendingJobs();
+    expect(JSON.parse(first!.payload)).toEqual({ projectId: doomed.id, rows: FIRST_SLICE_ROWS });
+    let enqueued = 1;
+    do {
+      // Slices of 500 here (the job's size is what the last slice took: nextSliceRows, below).
+      answer = await deleteProjectSlice(world.platform, { projectId: doomed.id, rows: 500 });
+      const pending = await pendingJobs();
+      expect(pending.length).toBe(answer === "continued" ? ++enqueued : enqueued);
+      if (answer === "continued") {
+        const next = pending.sort((a, b) => b.id.localeCompare(a.id))[0]!;
+        const { rows } = JSON.parse(next.payload) as { rows: number };
+        expect(rows).toBeGreaterThanOrEqual(1);
+        expect(rows).toBeLessThanOrEqual(2_000);
+        expect(next.runAt).toBeGreaterThanOrEqual(world.clock.now());
+      }
+      if (answer === "done") break;
+      const now = await rowsOf(doomed.id);
+      const fell = stepNames.filter((t) => now[t]! < previous[t]!);
+      expect(fell).toHaveLength(1);
+      const table = fell[0]!;
+      const deleted = previous[table]! - now[table]!;
+      expect(deleted).toBeLessThanOrEqual(PROJECT_DELETION_STEPS.find((s) => getTableName(s.table) === table)!.rows);
+      seen.push({ table, deleted });
+      previous = now;
+      // Another project's reports go in between slices.
+      await world.fileReport();
+    } while (answer === "continued");
+    expect(answer).toBe("done");
+    // Every step with rows took its turn in order, the large ones in two slices.
+    const order = [...new Set(seen.map((s) => s.table))];
+    expect(order).toEqual(stepNames.filter((t) => before[t]! > 0));
+    expect(seen.filter((s) => s.table === "reports").map((s) => s.deleted)).toEqual([500, REPORTS - 500]);
+    expect(seen.filter((s) => s.table === "cases").map((s) => s.deleted)).toEqual([500, REPORTS - 500]);
+
+    const after = await rowsOf(doomed.id);
+    expect(Object.entries(after).filter(([, n]) => n > 0)).toEqual([]);
+    expect(await world.store.db.select().from(projects).where(eq(projects.id, doomed.id))).toEqual([]);
+    expect(await world.store.db.select().from(apiKeys).where(eq(apiKeys.projectId, doomed.id))).toEqual([]);
+    expect(await deleteProjectSlice(world.platform, { projectId: doomed.id })).toBe("gone");
+
+    // The project kept: every row it had, its report as filed, and the ones filed meanwhile.
+    const keptAfter = await rowsOf(world.project.id);
+    expect(keptAfter.reports).toBe(keptBefore.reports! + seen.length);
+    expect((await world.report(kept.reportId)).caseId).toBe(kept.caseId);
+  }, 120_000);
+
+  test("a slice's size follows what the last one took, about SLICE_TARGET_MS' worth, within bounds", () => {
+    expect(SLICE_TARGET_MS).toBe(10);
+    expect(nextSliceRows(200, 20)).toBe(100);
+    expect(nextSliceRows(200, 10)).toBe(200);
+    // Growing at most twofold a slice: one fast slice (a cache warm) does not make the next huge.
+    expect(nextSliceRows(200, 2)).toBe(400);
+    expect(nextSliceRows(200, 0)).toBe(400);
+    expect(nextSliceRows(1_500, 1)).toBe(2_000);
+    expect(nextSliceRows(50, 10_000)).toBe(10);
+  });
+
+  test("a project that was never deleted is not touched by a slice's job", async () => {
+    expect(await deleteProjectSlice(world.platform, { projectId: world.project.id })).toBe("gone");
+    expect((await requireProject(world.ctx, world.project.id)).id).toBe(world.project.id);
+  });
+});
