@@ -15,6 +15,9 @@ import { apiKeys, jobs, projects } from "../../src/db/schema.ts";
 import * as schema from "../../src/db/schema.ts";
 import { JOB_KIND } from "../../src/domain/views/job.ts";
 import { domainWorld, refusal, type DomainWorld } from "../helpers/builders.ts";
+import { startFakeOllama } from "../../scripts/fake-ollama.ts";
+import { loadConfig } from "../../src/config.ts";
+import { enrichReport } from "../../src/domain/analysis/enrichment.ts";
 
 /** Reports filed into the doomed project: more than a slice (500), so each large step takes two. */
 const REPORTS = 620;
@@ -150,6 +153,24 @@ describe("deleting a project", () => {
     expect(nextSliceRows(200, 0)).toBe(400);
     expect(nextSliceRows(1_500, 1)).toBe(2_000);
     expect(nextSliceRows(50, 10_000)).toBe(10);
+  });
+
+  test("a deleted project's reports are not enriched while its rows are deleted: no model call", async () => {
+    const fake = startFakeOllama();
+    try {
+      const config = loadConfig({ OLLAMA_HOST: fake.url, FLAGSTAFF_AI_TIMEOUT_MS: "5000" });
+      const ai = await world.addProject({ name: "AI, doomed", ai: { threshold: 70 } });
+      const target = { contentType: "post", contentExternalId: "ai-doomed-post", content: "You are worthless and everyone hates you" };
+      const live = await world.fileReport({ project: ai, target });
+      expect(await enrichReport({ ...world.ctx, config }, live.reportId)).toBe("enriched");
+      const filed = await world.fileReport({ project: ai, target: { ...target, contentExternalId: "ai-doomed-post-2", content: "Nobody will ever miss you, go away" } });
+      await deleteProject(world.ctx, { projectId: ai.id });
+      const asked = fake.requests.length;
+      expect(await enrichReport({ ...world.ctx, config }, filed.reportId)).toBe("skipped");
+      expect(fake.requests.length).toBe(asked);
+    } finally {
+      await fake.stop();
+    }
   });
 
   test("a project that was never deleted is not touched by a slice's job", async () => {

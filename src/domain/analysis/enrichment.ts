@@ -32,7 +32,7 @@ import { raiseLockedCaseBucket } from "../cases/cases.ts";
 import { lockReportAndCase } from "../cases/case-lock.ts";
 import { searchDocument } from "../plumbing/search-text.ts";
 import type { Severity } from "../cases/severity.ts";
-import type { Project } from "../accounts/projects.ts";
+import { liveProject, type Project } from "../accounts/projects.ts";
 import { applyTransition } from "../review/workflow-engine.ts";
 import { runRules } from "../rules/rule-engine.ts";
 import { classifyText, type AiContext } from "./analysis.ts";
@@ -101,7 +101,8 @@ const enrichmentStatements = statements((db) => ({
   read: db
     .select({ report: reports, project: projects, plan: organizations.plan, prior: contentAnalyses })
     .from(reports)
-    .innerJoin(projects, eq(projects.id, reports.projectId))
+    // A deleted project's reports are not enriched while its rows are deleted (project-deletion.ts): as if gone.
+    .innerJoin(projects, and(eq(projects.id, reports.projectId), liveProject()))
     .innerJoin(organizations, eq(organizations.id, reports.orgId))
     .leftJoin(
       contentAnalyses,
