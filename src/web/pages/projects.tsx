@@ -130,7 +130,7 @@ export function ProjectsPage() {
           }}
         >
           <p>
-            This deletes the project and <strong>everything in it</strong>: reports, cases, identities, categories and API keys. It cannot be undone.
+            This deletes the project and <strong>everything in it</strong>: reports, cases, identities, media, categories and API keys. It is gone at once (its keys stop working) and its data is deleted in the background. It cannot be undone.
           </p>
           <Field label={`Type the project name (${deleting?.name ?? ""}) to confirm`}>
             <input value={confirmText} onChange={(e) => setConfirmText(e.target.value)} autoFocus />
