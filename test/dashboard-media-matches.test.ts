@@ -261,6 +261,36 @@ describe("a case with matched media on the case page", () => {
   );
 
   test(
+    "a case with more media than a page lists the first page, then the rest with More media",
+    async () => {
+      const hex = () => Array.from(crypto.getRandomValues(new Uint8Array(32)), (x) => x.toString(16).padStart(2, "0")).join("");
+      let flooded = "";
+      // Six reports of one post, twenty media items each (a report's most): 120 in one case.
+      for (let i = 0; i < 6; i++) {
+        const reportId = await b.sdkReport({ reason: "spam", target: { contentType: "post", contentExternalId: "flooded-post" }, media: Array.from({ length: 20 }, () => ({ sha256: hex() })) });
+        flooded = (await b.platform.report(reportId)).caseId!;
+      }
+      const first = await until("the flooded case's media matched", async () => {
+        const m = await b.platform.trpc.mediaBanks.caseMatches.query({ orgSlug, caseId: flooded });
+        return m.mediaTotal === 120 && m.media.every((x) => x.matchedAt !== null) ? m : null;
+      });
+      expect({ listed: first.media.length, next: first.nextCursor !== null }).toEqual({ listed: 100, next: true });
+
+      const p = mod.page;
+      await go(p, `#/cases/${flooded}`);
+      const checked = section(p).locator(".media-checked");
+      await checked.getByRole("heading", { level: 3, name: "Media checked (120)" }).waitFor();
+      expect(await checked.locator("li").count()).toBe(100);
+      const more = section(p).getByRole("button", { name: "More media (20 not shown)" });
+      await expectNoA11yViolations(p, "a case with more media than a page");
+      await more.click();
+      await until("the second page listed", async () => ((await checked.locator("li").count()) === 120 ? true : null));
+      expect(await section(p).getByRole("button", { name: /More media/ }).count()).toBe(0);
+    },
+    BROWSER_T,
+  );
+
+  test(
     "a viewer sees the matches without Confirm or Reject",
     async () => {
       const email = `viewer-${crypto.randomUUID().slice(0, 6)}@example.com`;

@@ -23,6 +23,8 @@ const pdqOf = (name: string) => pdqHash(decodeImage(file(name)));
 const sha256 = (bytes: Uint8Array | string) => new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
 const md5 = (bytes: Uint8Array | string) => new Bun.CryptoHasher("md5").update(bytes).digest("hex");
 const unique = () => crypto.randomUUID().slice(0, 8);
+/** A random SHA-256-sized hex digest (no bank holds it unless added). */
+const randomHex = (digits: number) => Array.from(crypto.getRandomValues(new Uint8Array(digits / 2)), (b) => b.toString(16).padStart(2, "0")).join("");
 
 /** The platform's image host: the bridge photographs, a cut one, a bomb, a missing one. */
 const ORIGINAL = file("bridge-aaa-orig.jpg");
@@ -300,6 +302,46 @@ describe("matching reports' media", () => {
   });
 });
 
+describe("a case's media a page at a time", () => {
+  test("pages of `limit` by `nextCursor`, each item once in order, with the totals; the matches whatever the page; a bad page a 400", async () => {
+    const bank = await createBank({ name: `Paged ${unique()}` });
+    const matched = randomHex(64);
+    await addEntry(bank.id, { signalType: "sha256", value: matched });
+    const media = Array.from({ length: 7 }, (_, i) => ({ sha256: i === 5 ? matched : randomHex(64) }));
+    const { caseId } = await report(media);
+    await processed(caseId, 1);
+    const page = async (query: { limit?: number; cursor?: string }) => {
+      const r = await org.GET("/organizations/{orgSlug}/cases/{caseId}/media-matches", { params: { path: { orgSlug, caseId }, query } });
+      expect(r.response.status).toBe(200);
+      return r.data!;
+    };
+    const seen: string[] = [];
+    const sizes: number[] = [];
+    let cursor: string | undefined;
+    do {
+      const p = await page({ limit: 3, ...(cursor ? { cursor } : {}) });
+      expect({ mediaTotal: p.mediaTotal, matchesTotal: p.matchesTotal, matches: p.matches.length }).toEqual({ mediaTotal: 7, matchesTotal: 1, matches: 1 });
+      seen.push(...p.media.map((m) => m.id));
+      sizes.push(p.media.length);
+      cursor = p.nextCursor ?? undefined;
+    } while (cursor);
+    expect(sizes).toEqual([3, 3, 1]);
+    expect(seen).toEqual([...seen].sort());
+    expect(new Set(seen).size).toBe(7);
+    // The match is listed on every page, its media item on one of them.
+    expect(seen).toContain((await page({ limit: 1 })).matches[0]!.mediaId);
+    // The default page holds them all here; no cursor on the last page.
+    const whole = await page({});
+    expect(whole.media.map((m) => m.id)).toEqual(seen);
+    expect(whole.nextCursor).toBeNull();
+    for (const limit of [0, 501]) {
+      const bad = await org.GET("/organizations/{orgSlug}/cases/{caseId}/media-matches", { params: { path: { orgSlug, caseId }, query: { limit } } });
+      expect(bad.response.status).toBe(400);
+      expect(bad.error?.error).toContain("limit");
+    }
+  });
+});
+
 describe("a report moved into another case", () => {
   test("takes its attachments, media items and their matches along: the case it joined shows them, the one it left none", async () => {
     const bank = await createBank({ name: `Moved ${unique()}` });
@@ -330,7 +372,7 @@ describe("a report moved into another case", () => {
     const there = await caseMatches(newer);
     expect(there.media.map((m) => m.id).sort()).toEqual(before.media.map((m) => m.id).sort());
     expect(there.matches.map((m) => [m.id, m.caseId]).sort()).toEqual(before.matches.map((m) => [m.id, newer]).sort());
-    expect(await caseMatches(first)).toEqual({ media: [], matches: [] });
+    expect(await caseMatches(first)).toEqual({ media: [], mediaTotal: 0, nextCursor: null, matches: [], matchesTotal: 0 });
   });
 });
 

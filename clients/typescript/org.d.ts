@@ -1429,7 +1429,7 @@ export interface paths {
         };
         /**
          * A case's media and their matches
-         * @description Each media item of the case (sent with its reports, or its attachments) with its hashes, and each match: the bank, the entry's origin and metadata, the distance and quality (PDQ). Never the banked item itself.
+         * @description The case's media items (sent with its reports, or its attachments) with their hashes, a page at a time (`limit`, `cursor`: the previous page's `nextCursor`), and its matches: the bank, the entry's origin and metadata, the distance and quality (PDQ). Never the banked item itself.
          */
         get: operations["mediaBanks-caseMatches"];
         put?: never;
@@ -11093,7 +11093,10 @@ export interface operations {
     };
     "mediaBanks-caseMatches": {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
             header?: never;
             path: {
                 orgSlug: string;
@@ -11110,8 +11113,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description A page of the case's media items, oldest first */
                         media: components["schemas"]["CaseMedia"][];
+                        /** @description The case's media items in all */
+                        mediaTotal: number;
+                        /** @description The next page's cursor; null on the last page */
+                        nextCursor: string | null;
+                        /** @description The case's matches (of every media item, whatever the page), oldest first; at most 500 */
                         matches: components["schemas"]["MediaMatch"][];
+                        /** @description The case's matches in all */
+                        matchesTotal: number;
                     };
                 };
             };

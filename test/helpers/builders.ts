@@ -147,8 +147,18 @@ export interface DomainWorld {
  * (hashing the admin's password with argon2id is most of it): build one per file, in beforeAll,
  * and let each test file its own reports.
  */
-export async function domainWorld(opts: { clock?: FakeClock; plan?: Plan; name?: string; migrations?: number } = {}): Promise<DomainWorld> {
+export async function domainWorld(
+  opts: {
+    clock?: FakeClock;
+    plan?: Plan;
+    name?: string;
+    migrations?: number;
+    /** Run on the migrated store before the organization is made (a later migration's column standing in: see its test). */
+    prepare?: (store: Store) => Promise<void>;
+  } = {},
+): Promise<DomainWorld> {
   const store = await openTestStore({ migrations: opts.migrations });
+  await opts.prepare?.(store);
   return worldOf(store, opts.clock ?? fakeClock(), { name: opts.name, plan: opts.plan }, true);
 }
 

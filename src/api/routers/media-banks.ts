@@ -3,7 +3,7 @@ import { addEntry, createBank, deleteBank, exportEntries, getBank, importEntries
 import { bankCaseMedia, caseBankings, unbankCaseMedia } from "../../domain/banks/banking.ts";
 import { caseMediaMatches, decideMatch } from "../../domain/banks/matching.ts";
 import {
-  BANK_FILE_FORMATS, bankCaseMediaInputSchema, bankCreateSchema, bankingViewSchema, bankPatchSchema, bankViewSchema, caseMediaViewSchema, entryInputSchema, entryViewSchema, importResultSchema, matchViewSchema, MAX_IMPORT_CHARS,
+  BANK_FILE_FORMATS, bankCaseMediaInputSchema, bankCreateSchema, bankingViewSchema, bankPatchSchema, bankViewSchema, caseMediaMatchesViewSchema, caseMediaPageInputSchema, entryInputSchema, entryViewSchema, importResultSchema, matchViewSchema, MAX_IMPORT_CHARS,
 } from "../../domain/views/media-bank.ts";
 import { projectIdSchema } from "../../domain/views/validation.ts";
 import { limitSchema } from "../schemas.ts";
@@ -148,19 +148,20 @@ export const mediaBanksRouter = router({
     .output(z.object({ format: z.enum(BANK_FILE_FORMATS), entries: z.number().int(), content: z.string() }))
     .query(({ ctx, input }) => exportEntries(ctx.domain, input)),
 
-  caseMatches: orgProcedure(z.object({ orgSlug, caseId: id }))
+  caseMatches: orgProcedure(caseMediaPageInputSchema.extend({ orgSlug, caseId: id }))
     .meta({
       family: "org",
       openapi: {
         method: "GET",
         path: "/organizations/{orgSlug}/cases/{caseId}/media-matches",
         summary: "A case's media and their matches",
-        description: "Each media item of the case (sent with its reports, or its attachments) with its hashes, and each match: the bank, the entry's origin and metadata, the distance and quality (PDQ). Never the banked item itself.",
+        description:
+          "The case's media items (sent with its reports, or its attachments) with their hashes, a page at a time (`limit`, `cursor`: the previous page's `nextCursor`), and its matches: the bank, the entry's origin and metadata, the distance and quality (PDQ). Never the banked item itself.",
         tags,
       },
     })
-    .output(z.object({ media: z.array(caseMediaViewSchema), matches: z.array(matchViewSchema) }))
-    .query(({ ctx, input }) => caseMediaMatches(ctx.domain, { caseId: input.caseId })),
+    .output(caseMediaMatchesViewSchema)
+    .query(({ ctx, input }) => caseMediaMatches(ctx.domain, { caseId: input.caseId, limit: input.limit, cursor: input.cursor })),
 
   decideMatch: orgProcedure(z.object({ orgSlug, matchId: id, verdict: z.enum(["confirmed", "rejected"]) }))
     .meta({

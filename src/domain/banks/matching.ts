@@ -22,7 +22,7 @@
  * - **Verdicts**: a moderator who may work the case confirms or rejects each match (audited);
  *   the bank's precision is confirmed / (confirmed + rejected) (banks.ts).
  */
-import { and, asc, count, eq, gte, isNotNull } from "drizzle-orm";
+import { and, asc, count, eq, gt, gte, isNotNull } from "drizzle-orm";
 import { forUpdate } from "../../db/prepared.ts";
 import { attachments, caseMedia, organizations, mediaBankEntries, mediaBanks, mediaMatches } from "../../db/schema.ts";
 import { recordAudit, systemActor } from "../core/audit.ts";
@@ -45,7 +45,7 @@ import { runRules } from "../rules/rule-engine.ts";
 import { attachmentFileForHashing, uploadAttachment, type AttachmentLimits } from "../attachments/attachments.ts";
 import { mediaOfCase, type CaseMediaRow } from "../intake/case-media.ts";
 import { hitsOf, projectIndex } from "../intake/signal-index.ts";
-import { matchTakesAction, type BankAction, type BankActionType, type CaseMediaView, type MatchStatus, type MatchView, type MediaMatchedEvent } from "../views/media-bank.ts";
+import { CASE_MATCHES_MAX, CASE_MEDIA_PAGE, matchTakesAction, type BankAction, type BankActionType, type CaseMediaMatchesView, type CaseMediaView, type MatchStatus, type MatchView, type MediaMatchedEvent } from "../views/media-bank.ts";
 import { EVENT_TYPE } from "../views/webhook.ts";
 import { enqueueWebhookEvent } from "../webhooks/outbox.ts";
 import { bumpBankVersion, metadataOf, parseAction, type BankRow } from "./banks.ts";
@@ -330,14 +330,15 @@ const mediaView = (m: CaseMediaRow, attachment: { fileName: string; mediaType: C
   matchedAt: isoOrNull(m.matchedAt),
 });
 
-async function matchViews(ctx: Pick<DomainContext, "db" | "orgId">, where: ReturnType<typeof eq>): Promise<MatchView[]> {
-  const rows = await ctx.db
+async function matchViews(ctx: Pick<DomainContext, "db" | "orgId">, where: ReturnType<typeof eq>, limit?: number): Promise<MatchView[]> {
+  const query = ctx.db
     .select({ m: mediaMatches, bankName: mediaBanks.name, bankNegative: mediaBanks.negative, signalType: mediaBankEntries.signalType, origin: mediaBankEntries.origin, metadata: mediaBankEntries.metadata })
     .from(mediaMatches)
     .innerJoin(mediaBanks, eq(mediaBanks.id, mediaMatches.bankId))
     .innerJoin(mediaBankEntries, eq(mediaBankEntries.id, mediaMatches.entryId))
     .where(where)
     .orderBy(asc(mediaMatches.id));
+  const rows = await (limit === undefined ? query : query.limit(limit));
   const emails = await userEmails(ctx, { ids: rows.map((r) => r.m.decidedById) });
   return rows.map(({ m, ...r }) => ({
     id: m.id,
@@ -359,16 +360,34 @@ async function matchViews(ctx: Pick<DomainContext, "db" | "orgId">, where: Retur
   }));
 }
 
-/** A case's media items and their matches (the bank, the entry's origin and metadata, the distance: never the banked item itself). */
-export async function caseMediaMatches(ctx: DomainContext, input: { caseId: string }): Promise<{ media: CaseMediaView[]; matches: MatchView[] }> {
+/**
+ * A case's media items, a page at a time (oldest first, from `cursor`: the last id of the page
+ * before), and its matches (the bank, the entry's origin and metadata, the distance: never the
+ * banked item itself), at most CASE_MATCHES_MAX, with how many there are of each: a case of a
+ * flood of reports may hold thousands, and the case page reads this every second while one is
+ * being matched.
+ */
+export async function caseMediaMatches(ctx: DomainContext, input: { caseId: string; limit?: number; cursor?: string }): Promise<CaseMediaMatchesView> {
   const c = await requireCase(ctx, input.caseId);
-  const media = await ctx.db
+  const limit = input.limit ?? CASE_MEDIA_PAGE.default;
+  const ofCase = mediaOfCase(ctx, c.id);
+  const rows = await ctx.db
     .select({ m: caseMedia, fileName: attachments.fileName, mediaType: attachments.mediaType })
     .from(caseMedia)
     .leftJoin(attachments, eq(attachments.id, caseMedia.attachmentId))
-    .where(mediaOfCase(ctx, c.id))
-    .orderBy(asc(caseMedia.id));
-  return { media: media.map(({ m, fileName, mediaType }) => mediaView(m, fileName !== null && mediaType !== null ? { fileName, mediaType } : null)), matches: await matchViews(ctx, eq(mediaMatches.caseId, c.id)) };
+    .where(input.cursor === undefined ? ofCase : and(ofCase, gt(caseMedia.id, input.cursor)))
+    .orderBy(asc(caseMedia.id))
+    .limit(limit + 1);
+  const page = rows.slice(0, limit);
+  const [media] = await ctx.db.select({ n: count() }).from(caseMedia).where(ofCase);
+  const [matches] = await ctx.db.select({ n: count() }).from(mediaMatches).where(eq(mediaMatches.caseId, c.id));
+  return {
+    media: page.map(({ m, fileName, mediaType }) => mediaView(m, fileName !== null && mediaType !== null ? { fileName, mediaType } : null)),
+    mediaTotal: media!.n,
+    nextCursor: rows.length > limit ? page.at(-1)!.m.id : null,
+    matches: await matchViews(ctx, eq(mediaMatches.caseId, c.id), CASE_MATCHES_MAX),
+    matchesTotal: matches!.n,
+  };
 }
 
 /** A moderator's verdict on a match: confirmed or rejected (a verdict may be changed); audited. */

@@ -317,6 +317,25 @@ export const matchViewSchema = z
   .meta({ id: "MediaMatch" });
 export type MatchView = z.infer<typeof matchViewSchema>;
 
+/** A case's media items listed a page at a time (by default, and at most): a case of a flood of reports may hold thousands. */
+export const CASE_MEDIA_PAGE = { default: 100, max: 500 } as const;
+/** A case's matches listed at most: beyond, they are counted (`matchesTotal`), not listed. */
+export const CASE_MATCHES_MAX = 500;
+
+export const caseMediaPageInputSchema = z.object({
+  limit: z.coerce.number().int().min(1).max(CASE_MEDIA_PAGE.max).optional().meta({ description: `Media items of the page (default ${CASE_MEDIA_PAGE.default}, at most ${CASE_MEDIA_PAGE.max})` }),
+  cursor: z.string().min(1).max(64).optional().meta({ description: "The previous page's `nextCursor`" }),
+});
+
+export const caseMediaMatchesViewSchema = z.object({
+  media: z.array(caseMediaViewSchema).meta({ description: "A page of the case's media items, oldest first" }),
+  mediaTotal: z.number().int().meta({ description: "The case's media items in all" }),
+  nextCursor: z.string().nullable().meta({ description: "The next page's cursor; null on the last page" }),
+  matches: z.array(matchViewSchema).meta({ description: `The case's matches (of every media item, whatever the page), oldest first; at most ${CASE_MATCHES_MAX}` }),
+  matchesTotal: z.number().int().meta({ description: "The case's matches in all" }),
+});
+export type CaseMediaMatchesView = z.infer<typeof caseMediaMatchesViewSchema>;
+
 /**
  * The `data` of a `media.matched` webhook event (docs/enforcement.md): one per match recorded,
  * for endpoints that list the type. The banked item is never sent: its bank, the entry's origin,

@@ -4,14 +4,15 @@
  * bank (its precision, negative or not), the signal and for PDQ the distance against the bank's
  * allowed one and the quality, the entry's origin and metadata, what the match did, and its
  * verdict with Confirm / Reject (confirmed in a dialog, `mediaBanks.decideMatch`, audited). Then
- * every media item checked: where it came from, the hashes known, its status.
+ * every media item checked: where it came from, the hashes known, its status, a page at a time
+ * ("More media").
  *
  * A bank holds hashes only, so nothing here can draw the banked item, and this section draws no
  * picture at all: the case's own media stay in the Media section, behind its blur and reveal.
  * A media URL is shown as text, never as a link (following one would open the reported file
  * outside the viewer's protection). The walls (queue access, blind review) are the procedures'.
  */
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useId, useState } from "react";
 import { teamLabel } from "../../domain/views/report.ts";
 import { HEX_SIGNAL_TYPES, SIGNAL_TYPE_SPECS, type BankAction, type MatchStatus } from "../../domain/views/media-bank.ts";
@@ -41,12 +42,18 @@ export function CaseMediaMatches({ caseId, projectId, canWrite }: { caseId: stri
   const toast = useToast();
   const titleId = useId();
   const key = ["media-matches", caseId] as const;
-  const answer = useQuery({
+  // The media a page at a time (a case of a flood of reports may hold thousands); the matches,
+  // counted and listed (up to the server's bound) with every page.
+  const answer = useInfiniteQuery({
     queryKey: key,
-    queryFn: () => trpc.mediaBanks.caseMatches.query({ orgSlug, caseId }),
-    refetchInterval: (q) => (q.state.data?.media.some(worthWaitingFor) ? MEDIA_POLL_MS : false),
+    queryFn: ({ pageParam }) => trpc.mediaBanks.caseMatches.query({ orgSlug, caseId, cursor: pageParam }),
+    initialPageParam: undefined as string | undefined,
+    getNextPageParam: (last) => last.nextCursor ?? undefined,
+    refetchInterval: (q) => (q.state.data?.pages.some((p) => p.media.some(worthWaitingFor)) ? MEDIA_POLL_MS : false),
   });
-  const matches = answer.data?.matches ?? [];
+  const first = answer.data?.pages[0];
+  const matches = first?.matches ?? [];
+  const matchesTotal = first?.matchesTotal ?? 0;
   // The banks' settings and figures (precision, allowed distance, action): one read for the project.
   const banks = useQuery({
     queryKey: ["media-banks", projectId],
@@ -80,14 +87,15 @@ export function CaseMediaMatches({ caseId, projectId, canWrite }: { caseId: stri
       </section>
     );
   }
-  const media = answer.data?.media ?? [];
+  const media = answer.data?.pages.flatMap((p) => p.media) ?? [];
+  const mediaTotal = first?.mediaTotal ?? 0;
   // Shown only for a case with media (or matches): most cases have none.
   if (media.length === 0 && matches.length === 0) return null;
   const mediaById = new Map(media.map((m) => [m.id, m] as const));
   const checking = media.filter(inProgress).length;
   return (
     <section className="card media-matches" aria-labelledby={titleId} data-testid="media-matches">
-      <h2 id={titleId}>Media matches ({matches.length})</h2>
+      <h2 id={titleId}>Media matches ({matchesTotal})</h2>
       <p className="small-print muted">
         The case's media are matched by hash against the project's banks. A bank holds hashes only: the banked item is never shown here; the case's own media are in the Media section.
       </p>
@@ -102,7 +110,13 @@ export function CaseMediaMatches({ caseId, projectId, canWrite }: { caseId: stri
           ))}
         </ol>
       )}
-      <MediaChecked media={media} />
+      {matches.length < matchesTotal && <p className="small-print muted" data-testid="matches-not-listed">The first {matches.length} of {matchesTotal} matches are listed.</p>}
+      <MediaChecked media={media} total={mediaTotal} />
+      {answer.hasNextPage && (
+        <button type="button" className="secondary" onClick={() => answer.fetchNextPage()} disabled={answer.isFetchingNextPage}>
+          More media ({mediaTotal - media.length} not shown)
+        </button>
+      )}
       {canWrite && (
         <Dialog open={!!deciding} title={deciding ? `${deciding.verdict === "confirmed" ? "Confirm" : "Reject"} the match of ${deciding.match.bank.name}?` : ""} onClose={closeDialog}>
           <div className="stack">
@@ -248,12 +262,12 @@ function hashesKnown(m: MediaItem): string[] {
 const MEDIA_STATUS_TONE = { pending: "yellow", hashed: "green", refused: "orange", failed: "red" } as const satisfies Record<MediaItem["status"], string>;
 
 /** Every media item of the case as it was checked: so a moderator sees what was matched, and what could not be. */
-function MediaChecked({ media }: { media: readonly MediaItem[] }) {
+function MediaChecked({ media, total }: { media: readonly MediaItem[]; total: number }) {
   const headingId = useId();
   if (media.length === 0) return null;
   return (
     <div className="media-checked">
-      <h3 id={headingId}>Media checked ({media.length})</h3>
+      <h3 id={headingId}>Media checked ({total})</h3>
       <ul className="plain" aria-labelledby={headingId}>
         {media.map((m) => {
           const hashes = hashesKnown(m);
