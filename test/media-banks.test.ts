@@ -14,6 +14,7 @@ import { decodeImage } from "../src/domain/media/decode.ts";
 import { pdqHash } from "../src/domain/media/pdq.ts";
 import { demoAdmin, expectRefused, newUser, type DashboardUser } from "./helpers/dashboard.ts";
 import { pngBomb, upload } from "./helpers/attachments.ts";
+import { rawDb } from "./helpers/raw-db.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 import { until } from "./helpers/wait.ts";
 
@@ -139,9 +140,28 @@ describe("banks and their entries (organization routes)", () => {
     await expectRefused(moderator.trpc.mediaBanks.create.mutate({ orgSlug, projectId, name: `x${unique()}` }), "FORBIDDEN");
     await expectRefused(moderator.trpc.mediaBanks.addEntry.mutate({ orgSlug, bankId: bank.id, signalType: "md5", value: md5("x") }), "FORBIDDEN");
 
+    const banked = md5(`banked ${unique()}`);
+    await addEntry(bank.id, { signalType: "md5", value: banked });
     const deleted = await org.DELETE("/organizations/{orgSlug}/media-banks/{bankId}", { params: { path: { orgSlug, bankId: bank.id } } });
     expect(deleted.data).toEqual({ deleted: true });
+    // At once: a 404, no longer listed, its name free, and nothing matches it.
     expect((await org.GET("/organizations/{orgSlug}/media-banks/{bankId}", { params: { path: { orgSlug, bankId: bank.id } } })).response.status).toBe(404);
+    expect((await org.GET("/organizations/{orgSlug}/projects/{projectId}/media-banks", { params: { path: { orgSlug, projectId } } })).data!.banks.map((b) => b.id)).not.toContain(bank.id);
+    const { caseId } = await report([{ md5: banked }]);
+    expect((await processed(caseId, 0)).matches).toEqual([]);
+    const remade = await createBank({ name });
+    expect(remade.id).not.toBe(bank.id);
+    // Its entries and its row are deleted in the background.
+    const db = await rawDb(server.dbPath);
+    try {
+      await until("the deleted bank's entries and row gone", async () => {
+        const entries = await db.get<{ n: number }>("SELECT count(*) AS n FROM media_bank_entries WHERE bank_id = ?", bank.id);
+        const rows = await db.get<{ n: number }>("SELECT count(*) AS n FROM media_banks WHERE id = ?", bank.id);
+        return Number(entries!.n) === 0 && Number(rows!.n) === 0;
+      });
+    } finally {
+      await db.close();
+    }
   });
 
   test("entries one by one (201; the same signal twice 409; a malformed hash 400), files imported with each bad line's number, exported with their origin", async () => {

@@ -1304,7 +1304,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a media bank
-         * @description With its entries and their matches; audited (`MEDIA_BANK_DELETED`).
+         * @description With its entries and their matches; audited (`MEDIA_BANK_DELETED`). From the answer on, it is a 404, matches nothing on every instance and its name is free; its entries are deleted in the background, a paced slice at a time.
          */
         delete: operations["mediaBanks-delete"];
         options?: never;

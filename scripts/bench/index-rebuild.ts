@@ -2,10 +2,10 @@
  * How long report intake waits while a project's index of banked media is built again (after a
  * change to its banks other than entries added: a bank's settings, an entry removed), while an
  * entry is added to the bank and the index follows (`--during add`), while a part of a list is
- * imported and the index follows (`--during import`), or while the bank is exported (`--during
- * export`), on the compiled binary and SQLite, where all run on the thread that serves requests:
+ * imported and the index follows (`--during import`), while the bank is exported (`--during
+ * export`), or while it is deleted (`--during delete`), on the compiled binary and SQLite, where all run on the thread that serves requests:
  *
- *   bun scripts/bench/index-rebuild.ts [--binary dist/flagstaff ...] [--entries 1000000] [--rounds 2] [--during build|add|import|export]
+ *   bun scripts/bench/index-rebuild.ts [--binary dist/flagstaff ...] [--entries 1000000] [--rounds 2] [--during build|add|import|export|delete]
  *
  * For each binary (several: alternated, round after round), a database with one bank of
  * `--entries` entries (a third each SHA-256, MD5 and PDQ; written straight into the table, then
@@ -18,7 +18,9 @@
  * filed, timed to its media job done (the index following the addition). `--during import`: the
  * same with an import of IMPORT_LINES entries (a third of each signal type: a large list loaded
  * in parts) instead of one entry, timed from the import. `--during export`: the
- * bank's export (CSV) asked for instead of the media report, and timed to its answer.
+ * bank's export (CSV) asked for instead of the media report, and timed to its answer. `--during
+ * delete`: the bank deleted instead, timed until its entries and its row are gone from the
+ * database (read beside the server; an older binary deletes them before it answers).
  */
 import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -36,7 +38,7 @@ const { values } = parseArgs({
   },
 });
 const during = values.during;
-if (during !== "build" && during !== "add" && during !== "import" && during !== "export") throw new Error("--during is build, add, import or export");
+if (during !== "build" && during !== "add" && during !== "import" && during !== "export" && during !== "delete") throw new Error("--during is build, add, import, export or delete");
 /** Entries in one part of a list imported (`--during import`): about 170 KB of CSV. */
 const IMPORT_LINES = 2_500;
 /** The index built first, then changed (`add`, `import`). */
@@ -117,7 +119,19 @@ async function measure(binary: string): Promise<Run> {
       const answer = (await imported.json()) as { added?: number; error?: string };
       if (imported.status !== 200 || answer.added !== IMPORT_LINES) throw new Error(`the import answered ${imported.status}: ${answer.error ?? `${answer.added} added`}`);
     }
-    if (during !== "export") {
+    if (during === "delete") {
+      const deleted = await fetch(bankApi, { method: "DELETE", headers });
+      if (deleted.status !== 200) throw new Error(`the bank's deletion answered ${deleted.status}: ${await deleted.text()}`);
+      const left = () => {
+        const reader = new Database(db, { readonly: true });
+        try {
+          return (reader.query("SELECT (SELECT count(*) FROM media_bank_entries WHERE bank_id = ?1) + (SELECT count(*) FROM media_banks WHERE id = ?1) AS n").get(bankId) as { n: number }).n;
+        } finally {
+          reader.close();
+        }
+      };
+      while (left() > 0) await Bun.sleep(50);
+    } else if (during !== "export") {
       const sent = await report(true);
       if (sent.status !== 201) throw new Error(`the media report answered ${sent.status}`);
       await mediaDone();
@@ -145,11 +159,11 @@ for (let round = 0; round < rounds; round++) {
     console.error(`round ${round + 1} ${binary}: during the ${during} max ${quantile(r.during, 1).toFixed(1)} ms, the ${during} ${fmtInt(r.buildMs)} ms`);
   }
 }
-const what = { build: "a project's index of banked entries is built again", add: "an entry is added and the project's index follows", import: `a part of a list (${fmtInt(IMPORT_LINES)} entries) is imported and the project's index follows`, export: "a bank is exported" }[during];
+const what = { build: "a project's index of banked entries is built again", add: "an entry is added and the project's index follows", import: `a part of a list (${fmtInt(IMPORT_LINES)} entries) is imported and the project's index follows`, export: "a bank is exported", delete: "a bank is deleted" }[during];
 console.log(`## Intake while ${what} (${fmtInt(entries)} entries; SQLite, the compiled binary)\n`);
 console.log(
   markdownTable(
-    ["binary", "round", "intake latency before (p50 / max)", `during and after the ${during} (p50 / p99 / max)`, { build: "build (the media job done)", add: "the index followed (the media job done)", import: "imported and followed (the media job done)", export: "export (answered)" }[during]],
+    ["binary", "round", "intake latency before (p50 / max)", `during and after the ${during} (p50 / p99 / max)`, { build: "build (the media job done)", add: "the index followed (the media job done)", import: "imported and followed (the media job done)", export: "export (answered)", delete: "entries gone" }[during]],
     runs.map((r, k) => [r.binary, String(Math.floor(k / binaries.length) + 1), `${quantile(r.before, 0.5).toFixed(1)} / ${quantile(r.before, 1).toFixed(1)} ms`, `${quantile(r.during, 0.5).toFixed(1)} / ${quantile(r.during, 0.99).toFixed(1)} / ${quantile(r.during, 1).toFixed(1)} ms`, `${fmtInt(r.buildMs)} ms`]),
   ),
 );

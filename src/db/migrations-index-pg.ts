@@ -41,6 +41,7 @@ import m37 from "../../drizzle-pg/0037_case_media_by_report.sql" with { type: "t
 import m38 from "../../drizzle-pg/0038_video_frames_once.sql" with { type: "text" };
 import m39 from "../../drizzle-pg/0039_attachments_by_report.sql" with { type: "text" };
 import m40 from "../../drizzle-pg/0040_project_deletion.sql" with { type: "text" };
+import m41 from "../../drizzle-pg/0041_bank_deletion.sql" with { type: "text" };
 
 export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0000_foundation", when: 1795439365595, breakpoints: true, sql: m0 },
@@ -84,4 +85,5 @@ export const embeddedPgMigrations: EmbeddedMigration[] = [
   { tag: "0038_video_frames_once", when: 1796635861801, breakpoints: true, sql: m38 },
   { tag: "0039_attachments_by_report", when: 1796636751202, breakpoints: true, sql: m39 },
   { tag: "0040_project_deletion", when: 1796642448016, breakpoints: true, sql: m40 },
+  { tag: "0041_bank_deletion", when: 1796646113023, breakpoints: true, sql: m41 },
 ];

@@ -48,6 +48,7 @@ import m45 from "../../drizzle/0045_case_media_by_report.sql" with { type: "text
 import m46 from "../../drizzle/0046_video_frames_once.sql" with { type: "text" };
 import m47 from "../../drizzle/0047_attachments_by_report.sql" with { type: "text" };
 import m48 from "../../drizzle/0048_project_deletion.sql" with { type: "text" };
+import m49 from "../../drizzle/0049_bank_deletion.sql" with { type: "text" };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -106,4 +107,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0046_video_frames_once", when: 1796635860638, breakpoints: true, sql: m46 },
   { tag: "0047_attachments_by_report", when: 1796636750346, breakpoints: true, sql: m47 },
   { tag: "0048_project_deletion", when: 1796642447076, breakpoints: true, sql: m48 },
+  { tag: "0049_bank_deletion", when: 1796646112145, breakpoints: true, sql: m49 },
 ];

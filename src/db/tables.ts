@@ -1371,8 +1371,18 @@ const description = {
       quarantineWindowMs: int("quarantine_window_ms"),
       createdAt: time("created_at").notNull(),
       updatedAt: time("updated_at").notNull(),
+      /**
+       * When the bank was deleted: from then on no call finds it and nothing matches it; its
+       * entries are deleted in slices by a job of their own, the bank's row last
+       * (src/domain/banks/bank-deletion.ts).
+       */
+      deletedAt: time("deleted_at"),
     },
-    (t) => [uniqueIndex("media_banks_name_idx").on(t.projectId, t.name), index("media_banks_org_idx").on(t.orgId)],
+    (t) => [
+      // A name is unique among a project's banks that are not deleted: a bank deleted a moment ago may be made again.
+      uniqueIndex("media_banks_live_name_idx").on(t.projectId, t.name).where(sql`${t.deletedAt} IS NULL`),
+      index("media_banks_org_idx").on(t.orgId),
+    ],
   ),
 
   /**

@@ -21,6 +21,7 @@ import { makeAttachmentPreview } from "../domain/attachments/attachments.ts";
 import { processMedia } from "../domain/banks/matching.ts";
 import { checkPastMedia } from "../domain/banks/past-check.ts";
 import { deleteProjectSlice } from "../domain/accounts/project-deletion.ts";
+import { deleteBankSlice } from "../domain/banks/bank-deletion.ts";
 import { takeLadderStep } from "../domain/enforcement/strike-ladder.ts";
 import { workEvalRun } from "../domain/evaluation/runs.ts";
 import { KEPT_PRIORITY_MAX } from "../domain/views/enrichment-order.ts";
@@ -74,8 +75,9 @@ const previewPayload = z.object({ blobId: z.string() });
 const mediaPayload = z.object({ mediaId: z.string() });
 // `settled`: the check's first batch, once the reports in flight when it was added have settled (past-check.ts).
 const pastCheckPayload = z.object({ additionId: z.string(), after: z.string().nullable(), settled: z.boolean().optional() });
-// `rows`: the slice's size, from what the last one took (project-deletion.ts); absent on the first.
+// `rows`: the slice's size, from what the last one took (plumbing/sliced-deletion.ts); absent on the first.
 const projectDeletePayload = z.object({ projectId: z.string(), rows: z.number().int().min(1).optional() });
+const bankDeletePayload = z.object({ bankId: z.string(), rows: z.number().int().min(1).optional() });
 
 /**
  * The organization of an enrichment job. Jobs enqueued before jobs carried one (migration 0007)
@@ -228,6 +230,19 @@ export const JOB_SPECS = {
     // One slot: slices take turns with every other writer, one at a time.
     slots: () => 1,
     // Never shed: a deleted project's rows must go. One job per project being deleted at a time.
+    backlogBound: null,
+    retention: CONFIGURED_RETENTION,
+  },
+  [JOB_KIND.bankDelete]: {
+    // One slice of a deleted bank's entries, in a transaction of its own; the next slice is the next job.
+    handle: async (deps, payload, job) => {
+      const { bankId, rows } = bankDeletePayload.parse(payload);
+      if (job.orgId === null) return;
+      await deleteBankSlice(jobContext(deps, job.orgId), { bankId, rows });
+    },
+    // One slot: slices take turns with every other writer, one at a time.
+    slots: () => 1,
+    // Never shed: a deleted bank's entries must go. One job per bank being deleted at a time.
     backlogBound: null,
     retention: CONFIGURED_RETENTION,
   },

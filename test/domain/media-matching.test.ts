@@ -6,9 +6,10 @@
  * added at its next match.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eq, sql, type SQL } from "drizzle-orm";
+import { count, eq, sql, type SQL } from "drizzle-orm";
 import { caseMedia, jobs, mediaMatches } from "../../src/db/schema.ts";
-import { addEntry, createBank, importEntries, removeEntry, updateBank } from "../../src/domain/banks/banks.ts";
+import { addEntry, createBank, getBank, importEntries, listBanks, removeEntry, updateBank } from "../../src/domain/banks/banks.ts";
+import { deleteBank, deleteBankSlice } from "../../src/domain/banks/bank-deletion.ts";
 import { caseMediaMatches, matchMedia } from "../../src/domain/banks/matching.ts";
 import { bankCaseMedia } from "../../src/domain/banks/banking.ts";
 import { decideOnReport } from "../../src/domain/review/decisions.ts";
@@ -25,7 +26,7 @@ import { hammingDistance } from "../../src/domain/media/pdq.ts";
 import { formatVpdq } from "../../src/domain/media/vpdq.ts";
 import { JOB_KIND } from "../../src/domain/views/job.ts";
 import type { MediaInput } from "../../src/domain/views/media-bank.ts";
-import { domainWorld, type DomainWorld } from "../helpers/builders.ts";
+import { domainWorld, refusal, type DomainWorld } from "../helpers/builders.ts";
 import { TEST_ENGINE } from "../helpers/pg.ts";
 
 let w: DomainWorld;
@@ -298,6 +299,43 @@ describe("building a project's index", () => {
   });
 });
 
+describe("deleting a bank", () => {
+  test("hidden at once (404, matching nothing, its name free); its entries go a slice at a time, the bank's row last", async () => {
+    const name = `Doomed ${crypto.randomUUID()}`;
+    const bank = await createBank(w.ctx, { projectId: w.project.id, name });
+    const digests = Array.from({ length: 450 }, (_, i) => sha(`${name} ${i}`));
+    const imported = await importEntries(w.ctx, { bankId: bank.id, format: "csv", content: ["signal_type,signal_value", ...digests.map((d) => `sha256,${d}`)].join("\n") });
+    expect(imported.added).toBe(450);
+    expect(await matchOne({ sha256: digests[0]! })).toHaveLength(1);
+    const entriesLeft = async () => (await w.ctx.db.select({ n: count() }).from(mediaBankEntries).where(eq(mediaBankEntries.bankId, bank.id)))[0]!.n;
+
+    await deleteBank(w.ctx, { bankId: bank.id });
+    // At once: a 404 everywhere, no match from the next one on, the name free; the entries still there.
+    expect((await refusal(getBank(w.ctx, { bankId: bank.id }))).http).toBe(404);
+    expect((await listBanks(w.ctx, { projectId: w.project.id })).map((b) => b.id)).not.toContain(bank.id);
+    expect((await refusal(addEntry(w.ctx, { bankId: bank.id, signalType: "sha256", value: sha("late") }))).http).toBe(404);
+    expect(await matchOne({ sha256: digests[1]! })).toHaveLength(0);
+    const again = await createBank(w.ctx, { projectId: w.project.id, name });
+    expect(again.id).not.toBe(bank.id);
+    expect(await entriesLeft()).toBe(450);
+
+    // Slice by slice (200 rows here), then the bank's row.
+    const left: number[] = [];
+    let answer: string;
+    do {
+      answer = await deleteBankSlice(w.platform, { bankId: bank.id, rows: 200 });
+      left.push(await entriesLeft());
+    } while (answer === "continued");
+    expect(answer).toBe("done");
+    expect(left).toEqual([250, 50, 0, 0]);
+    expect(await w.ctx.db.select().from(mediaBanks).where(eq(mediaBanks.id, bank.id))).toEqual([]);
+    expect(await deleteBankSlice(w.platform, { bankId: bank.id })).toBe("gone");
+    expect((await w.audit(bank.id)).actions).toContain("MEDIA_BANK_DELETED");
+    // The bank of the same name made meanwhile is untouched.
+    expect((await getBank(w.ctx, { bankId: again.id })).name).toBe(name);
+  });
+});
+
 describe("a case's media", () => {
   test("are its reports' and attachments': a report moved to another case takes its media and their matches along", async () => {
     const digest = sha(`moved ${crypto.randomUUID()}`);
@@ -329,9 +367,13 @@ describe("a case's media", () => {
     const list = TEST_ENGINE === "postgres" ? embeddedPgMigrations : embeddedMigrations;
     const at = list.findIndex((m) => m.tag.endsWith("_case_media_by_report"));
     expect(at).toBeGreaterThan(0);
-    // Today's code reads and writes columns of later migrations (0048's projects.deleted_at): they
-    // stand in while the data of 0044 is made, and are dropped before the migrations run.
-    const standIns = [{ table: "projects", column: "deleted_at", type: "bigint" }];
+    // Today's code reads and writes columns of later migrations (0048's projects.deleted_at,
+    // 0049's media_banks.deleted_at): they stand in while the data of 0044 is made, and are
+    // dropped before the migrations run.
+    const standIns = [
+      { table: "projects", column: "deleted_at", type: "bigint" },
+      { table: "media_banks", column: "deleted_at", type: "bigint" },
+    ];
     const alter = async (store: Store, change: (s: (typeof standIns)[number]) => string): Promise<void> =>
       void await Promise.all(standIns.map((c) => (store.engine === "postgres" ? (store.writer as unknown as { execute(q: SQL): Promise<unknown> }).execute(sql.raw(change(c))) : store.writer.run(sql.raw(change(c))))));
     const old = await domainWorld({ migrations: at, prepare: (store) => alter(store, (c) => `ALTER TABLE ${c.table} ADD COLUMN ${c.column} ${c.type}`) });

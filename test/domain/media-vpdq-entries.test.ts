@@ -37,6 +37,7 @@ const bankRow = (id: string, pdqDistance = 31, qualityFloor = 50): BankRow => ({
   quarantineWindowMs: null,
   createdAt: 0,
   updatedAt: 0,
+  deletedAt: null,
 });
 const noHashes = { sha256: null, md5: null, pdq: null, pdqQuality: null };
 

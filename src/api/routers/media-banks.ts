@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { addEntry, createBank, deleteBank, exportEntries, getBank, importEntries, listBanks, listEntries, releaseEntry, removeEntry, updateBank } from "../../domain/banks/banks.ts";
+import { deleteBank } from "../../domain/banks/bank-deletion.ts";
+import { addEntry, createBank, exportEntries, getBank, importEntries, listBanks, listEntries, releaseEntry, removeEntry, updateBank } from "../../domain/banks/banks.ts";
 import { bankCaseMedia, caseBankings, unbankCaseMedia } from "../../domain/banks/banking.ts";
 import { caseMediaMatches, decideMatch } from "../../domain/banks/matching.ts";
 import {
@@ -66,7 +67,7 @@ export const mediaBanksRouter = router({
     }),
 
   delete: orgProcedure(z.object({ orgSlug, bankId: id }))
-    .meta({ role: "admin", family: "org", openapi: { method: "DELETE", path: bankPath, summary: "Delete a media bank", description: "With its entries and their matches; audited (`MEDIA_BANK_DELETED`).", tags } })
+    .meta({ role: "admin", family: "org", openapi: { method: "DELETE", path: bankPath, summary: "Delete a media bank", description: "With its entries and their matches; audited (`MEDIA_BANK_DELETED`). From the answer on, it is a 404, matches nothing on every instance and its name is free; its entries are deleted in the background, a paced slice at a time.", tags } })
     .output(z.object({ deleted: z.literal(true) }))
     .mutation(({ ctx, input }) => deleteBank(ctx.domain, { bankId: input.bankId })),
 

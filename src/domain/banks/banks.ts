@@ -31,7 +31,7 @@ export type BankRow = typeof mediaBanks.$inferSelect;
 export type EntryRow = typeof mediaBankEntries.$inferSelect;
 
 /** The bank's settings as the audit trail records them. */
-const auditFields = (b: BankRow) => ({
+export const auditFields = (b: BankRow) => ({
   name: b.name,
   enabled: b.enabled === 1,
   negative: b.negative === 1,
@@ -70,7 +70,8 @@ export async function bumpBankVersion(ctx: Pick<DomainContext, "db" | "store">, 
 
 /** A bank of the caller's organization (another organization's is a 404 like a missing one). */
 export async function requireBank(ctx: Pick<DomainContext, "db" | "orgId">, bankId: string): Promise<BankRow> {
-  const [row] = await ctx.db.select().from(mediaBanks).where(and(eq(mediaBanks.id, bankId), eq(mediaBanks.orgId, ctx.orgId)));
+  // A deleted bank (its entries going by slices: bank-deletion.ts) is a 404 like a missing one.
+  const [row] = await ctx.db.select().from(mediaBanks).where(and(eq(mediaBanks.id, bankId), eq(mediaBanks.orgId, ctx.orgId), isNull(mediaBanks.deletedAt)));
   if (!row) throw notFound("Media bank not found");
   return row;
 }
@@ -128,7 +129,7 @@ async function viewOf(ctx: Pick<DomainContext, "db">, b: BankRow): Promise<BankV
 
 export async function listBanks(ctx: DomainContext, input: { projectId: string }): Promise<BankView[]> {
   await requireProject(ctx, input.projectId);
-  const rows = await ctx.db.select().from(mediaBanks).where(and(eq(mediaBanks.orgId, ctx.orgId), eq(mediaBanks.projectId, input.projectId))).orderBy(asc(mediaBanks.name));
+  const rows = await ctx.db.select().from(mediaBanks).where(and(eq(mediaBanks.orgId, ctx.orgId), eq(mediaBanks.projectId, input.projectId), isNull(mediaBanks.deletedAt))).orderBy(asc(mediaBanks.name));
   const figures = await figuresOf(ctx, rows.map((r) => r.id));
   return rows.map((r) => toView(r, figures.get(r.id)!));
 }
@@ -157,6 +158,7 @@ export async function createBank(ctx: DomainContext, input: BankCreate & { proje
     quarantineWindowMs: input.quarantine ? input.quarantine.windowSeconds * 1000 : null,
     createdAt: now,
     updatedAt: now,
+    deletedAt: null,
   };
   await transaction(ctx, async () => {
     const inserted = await ctx.db.insert(mediaBanks).values(row).onConflictDoNothing().returning({ id: mediaBanks.id });
@@ -183,7 +185,7 @@ export async function updateBank(ctx: DomainContext, input: BankPatch & { bankId
       patch.quarantineWindowMs = input.quarantine ? input.quarantine.windowSeconds * 1000 : null;
     }
     if (patch.name !== undefined && patch.name !== before.name) {
-      const [other] = await ctx.db.select({ id: mediaBanks.id }).from(mediaBanks).where(and(eq(mediaBanks.projectId, before.projectId), eq(mediaBanks.name, patch.name)));
+      const [other] = await ctx.db.select({ id: mediaBanks.id }).from(mediaBanks).where(and(eq(mediaBanks.projectId, before.projectId), eq(mediaBanks.name, patch.name), isNull(mediaBanks.deletedAt)));
       if (other) throw nameTaken();
     }
     await ctx.db.update(mediaBanks).set(patch).where(eq(mediaBanks.id, before.id));
@@ -193,17 +195,6 @@ export async function updateBank(ctx: DomainContext, input: BankPatch & { bankId
     return after;
   });
   return viewOf(ctx, updated);
-}
-
-/** Deletes a bank with its entries and their matches (the audit trail keeps what they were). */
-export async function deleteBank(ctx: DomainContext, input: { bankId: string }): Promise<{ deleted: true }> {
-  await transaction(ctx, async () => {
-    const bank = await requireBank(ctx, input.bankId);
-    await ctx.db.delete(mediaBanks).where(eq(mediaBanks.id, bank.id));
-    await bumpBankVersion(ctx, bank.projectId, "reshaped");
-    await recordAudit(ctx, { projectId: bank.projectId, action: "MEDIA_BANK_DELETED", entityType: "media_bank", entityId: bank.id, before: auditFields(bank) });
-  });
-  return { deleted: true };
 }
 
 // ---------------------------------------------------------------------------------------------

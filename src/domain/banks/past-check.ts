@@ -62,7 +62,8 @@ export async function checkPastMedia(ctx: DomainContext, input: { additionId: st
   if (through === null) return "done";
   if (through === false) return "stopped";
 
-  const [bank] = await ctx.db.select().from(mediaBanks).where(eq(mediaBanks.id, addition.bankId));
+  // A deleted bank (its entries going by slices: bank-deletion.ts) matches nothing, as a missing one.
+  const [bank] = await ctx.db.select().from(mediaBanks).where(and(eq(mediaBanks.id, addition.bankId), isNull(mediaBanks.deletedAt)));
   const entries = bank
     ? await ctx.db
         .select({ id: mediaBankEntries.id, bankId: mediaBankEntries.bankId, signalType: mediaBankEntries.signalType, value: mediaBankEntries.value, frames: mediaBankEntries.frames })

@@ -265,7 +265,7 @@ type EntryRow = Pick<typeof mediaBankEntries.$inferSelect, "id" | "bankId" | "si
  * ENTRY_PAGE (tests: many pages from a few entries).
  */
 export async function buildIndex(ctx: Pick<DomainContext, "db">, projectId: string, version: number, pageSize?: number): Promise<ProjectIndex> {
-  const banks = await ctx.db.select().from(mediaBanks).where(and(eq(mediaBanks.projectId, projectId), eq(mediaBanks.enabled, 1)));
+  const banks = await ctx.db.select().from(mediaBanks).where(and(eq(mediaBanks.projectId, projectId), eq(mediaBanks.enabled, 1), isNull(mediaBanks.deletedAt)));
   const index = emptyIndex(version, banks);
   const e = mediaBankEntries;
   for (const bank of banks) {

@@ -32,6 +32,8 @@ export const JOB_KIND = {
   mediaPastCheck: "media.past_check",
   /** A slice of a deleted project's rows; the next slice is the next job (src/domain/accounts/project-deletion.ts). */
   projectDelete: "project.delete",
+  /** A slice of a deleted media bank's entries; the next slice is the next job (src/domain/banks/bank-deletion.ts). */
+  bankDelete: "media_bank.delete",
 } as const;
 export type JobKind = (typeof JOB_KIND)[keyof typeof JOB_KIND];
 export const JOB_KINDS: readonly JobKind[] = Object.values(JOB_KIND);
