@@ -35,9 +35,9 @@ import { requireProject, toProjectView } from "./projects.ts";
 
 /**
  * The tables of a project too large to delete at once, in the order their rows go. Every table
- * with a project is in this list or goes with the project's row at the end (a few rows each);
- * test/architecture.test.ts checks that each table that names a project is in one of the two
- * (PROJECT_ROW_TABLES).
+ * with a project is in this list or goes with the project's row at the end (a few rows each,
+ * PROJECT_ROW_TABLES): test/domain/project-deletion.test.ts checks each table whose foreign key
+ * names a project against the two lists.
  */
 export const PROJECT_DELETION_STEPS: readonly DeletionStep[] = [
   { table: caseMedia, owner: caseMedia.projectId, rows: MAX_SLICE_ROWS, why: "media items first (they name a report and a case): with each go its matches" },
