@@ -20,8 +20,9 @@ import { runSubmissionJob } from "../domain/dsa/transparency-submission.ts";
 import { makeAttachmentPreview } from "../domain/attachments/attachments.ts";
 import { processMedia } from "../domain/banks/matching.ts";
 import { checkPastMedia } from "../domain/banks/past-check.ts";
-import { deleteProjectSlice } from "../domain/accounts/project-deletion.ts";
-import { deleteBankSlice } from "../domain/banks/bank-deletion.ts";
+import { PROJECT_DELETION } from "../domain/accounts/project-deletion.ts";
+import { BANK_DELETION } from "../domain/banks/bank-deletion.ts";
+import { deleteNextSlice, slicePayload, type SlicedDeletion } from "../domain/plumbing/sliced-deletion.ts";
 import { takeLadderStep } from "../domain/enforcement/strike-ladder.ts";
 import { workEvalRun } from "../domain/evaluation/runs.ts";
 import { KEPT_PRIORITY_MAX } from "../domain/views/enrichment-order.ts";
@@ -75,9 +76,6 @@ const previewPayload = z.object({ blobId: z.string() });
 const mediaPayload = z.object({ mediaId: z.string() });
 // `settled`: the check's first batch, once the reports in flight when it was added have settled (past-check.ts).
 const pastCheckPayload = z.object({ additionId: z.string(), after: z.string().nullable(), settled: z.boolean().optional() });
-// `rows`: the slice's size, from what the last one took (plumbing/sliced-deletion.ts); absent on the first.
-const projectDeletePayload = z.object({ projectId: z.string(), rows: z.number().int().min(1).optional() });
-const bankDeletePayload = z.object({ bankId: z.string(), rows: z.number().int().min(1).optional() });
 
 /**
  * The organization of an enrichment job. Jobs enqueued before jobs carried one (migration 0007)
@@ -220,33 +218,28 @@ export const JOB_SPECS = {
     backlogBound: null,
     retention: CONFIGURED_RETENTION,
   },
-  [JOB_KIND.projectDelete]: {
-    // One slice of a deleted project's rows, in a transaction of its own; the next slice is the next job.
-    handle: async (deps, payload, job) => {
-      const { projectId, rows } = projectDeletePayload.parse(payload);
-      if (job.orgId === null) return;
-      await deleteProjectSlice(jobContext(deps, job.orgId), { projectId, rows });
-    },
-    // One slot: slices take turns with every other writer, one at a time.
-    slots: () => 1,
-    // Never shed: a deleted project's rows must go. One job per project being deleted at a time.
-    backlogBound: null,
-    retention: CONFIGURED_RETENTION,
-  },
-  [JOB_KIND.bankDelete]: {
-    // One slice of a deleted bank's entries, in a transaction of its own; the next slice is the next job.
-    handle: async (deps, payload, job) => {
-      const { bankId, rows } = bankDeletePayload.parse(payload);
-      if (job.orgId === null) return;
-      await deleteBankSlice(jobContext(deps, job.orgId), { bankId, rows });
-    },
-    // One slot: slices take turns with every other writer, one at a time.
-    slots: () => 1,
-    // Never shed: a deleted bank's entries must go. One job per bank being deleted at a time.
-    backlogBound: null,
-    retention: CONFIGURED_RETENTION,
-  },
+  // A slice of a deleted project's rows, and of a deleted bank's entries (slicedDeletion, below).
+  [JOB_KIND.projectDelete]: slicedDeletion(PROJECT_DELETION),
+  [JOB_KIND.bankDelete]: slicedDeletion(BANK_DELETION),
 } as const satisfies { readonly [K in JobKind]: JobSpec };
+
+/**
+ * The lane of a deletion by slices (src/domain/plumbing/sliced-deletion.ts): a job runs one slice,
+ * in a transaction of its own, and the next slice is the next job.
+ */
+function slicedDeletion(d: SlicedDeletion): JobSpec {
+  return {
+    handle: async (deps, payload, job) => {
+      if (job.orgId === null) return;
+      await deleteNextSlice(jobContext(deps, job.orgId), d, slicePayload(d, payload));
+    },
+    // One slot: slices take turns with every other writer, one at a time.
+    slots: () => 1,
+    // Never shed: what was deleted must go. One job per owner being deleted at a time.
+    backlogBound: null,
+    retention: CONFIGURED_RETENTION,
+  };
+}
 
 /** The spec of a kind, typed as the interface (the record itself keeps its literal types). */
 const specOf = (kind: JobKind): JobSpec => JOB_SPECS[kind];

@@ -25,11 +25,11 @@
  * organization-wide lists (a queue, the overview): about 23 s for 100,000 reports with their
  * cases, subjects and media on SQLite (scripts/bench/project-delete.ts).
  */
-import { and, eq, isNotNull } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { apiKeys, caseMedia, cases, contentAnalyses, enforcementActions, evalRuns, evalSets, identities, mediaBankEntries, projects, reports, shadowAnalyses } from "../../db/schema.ts";
 import { recordAudit } from "../core/audit.ts";
 import { transaction, type DomainContext } from "../core/context.ts";
-import { deleteSliceOrOwner, enqueueDeletionSlice, MAX_SLICE_ROWS, type DeletionStep, type SlicedDeletion } from "../plumbing/sliced-deletion.ts";
+import { deleteNextSlice, enqueueDeletionSlice, MAX_SLICE_ROWS, type DeletionStep, type SlicedDeletion } from "../plumbing/sliced-deletion.ts";
 import { JOB_KIND } from "../views/job.ts";
 import { requireProject, toProjectView } from "./projects.ts";
 
@@ -74,7 +74,7 @@ export const PROJECT_ROW_TABLES = [
 ] as const;
 
 /** A project's rows, deleted by slices on the `project.delete` lane. */
-const PROJECT_DELETION: SlicedDeletion = { kind: JOB_KIND.projectDelete, steps: PROJECT_DELETION_STEPS, payload: (projectId, rows) => ({ projectId, rows }) };
+export const PROJECT_DELETION: SlicedDeletion = { owner: projects, idKey: "projectId", kind: JOB_KIND.projectDelete, steps: PROJECT_DELETION_STEPS };
 
 /**
  * Deletes a project for its callers at once (hidden, its keys gone, audited) and enqueues the
@@ -92,19 +92,7 @@ export function deleteProject(ctx: DomainContext, input: { projectId: string }):
   });
 }
 
-/**
- * One slice of a deleted project's rows, in a transaction of its own (deleteSliceOrOwner): at most
- * `rows` of the first step's rows that are left, and the next slice's job, sized and delayed by
- * what this one took; or, no step having rows left, the project's row. Answers `continued`,
- * `done`, or `gone` (no deleted project of that id: done before, or never deleted).
- */
+/** One slice of a deleted project's rows (deleteNextSlice), as its job runs it. */
 export function deleteProjectSlice(ctx: DomainContext, input: { projectId: string; rows?: number }): Promise<"continued" | "done" | "gone"> {
-  return transaction(ctx, async () => {
-    const [project] = await ctx.db
-      .select({ id: projects.id })
-      .from(projects)
-      .where(and(eq(projects.id, input.projectId), eq(projects.orgId, ctx.orgId), isNotNull(projects.deletedAt)));
-    if (!project) return "gone";
-    return deleteSliceOrOwner(ctx, PROJECT_DELETION, project.id, input.rows, () => ctx.db.delete(projects).where(eq(projects.id, project.id)));
-  });
+  return deleteNextSlice(ctx, PROJECT_DELETION, { ownerId: input.projectId, rows: input.rows });
 }

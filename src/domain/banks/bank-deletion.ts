@@ -13,11 +13,11 @@
  * - **In slices** (`deleteBankSlice`, the `media_bank.delete` job, one slot): its entries, each
  *   with its matches, a paced slice a job; then the bank's row, with its additions.
  */
-import { and, eq, isNotNull } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { mediaBankEntries, mediaBanks } from "../../db/schema.ts";
 import { recordAudit } from "../core/audit.ts";
 import { transaction, type DomainContext } from "../core/context.ts";
-import { deleteSliceOrOwner, enqueueDeletionSlice, MAX_SLICE_ROWS, type DeletionStep, type SlicedDeletion } from "../plumbing/sliced-deletion.ts";
+import { deleteNextSlice, enqueueDeletionSlice, MAX_SLICE_ROWS, type DeletionStep, type SlicedDeletion } from "../plumbing/sliced-deletion.ts";
 import { JOB_KIND } from "../views/job.ts";
 import { auditFields, bumpBankVersion, requireBank } from "./banks.ts";
 
@@ -27,7 +27,7 @@ export const BANK_DELETION_STEPS: readonly DeletionStep[] = [
 ];
 
 /** A bank's entries, deleted by slices on the `media_bank.delete` lane. */
-const BANK_DELETION: SlicedDeletion = { kind: JOB_KIND.bankDelete, steps: BANK_DELETION_STEPS, payload: (bankId, rows) => ({ bankId, rows }) };
+export const BANK_DELETION: SlicedDeletion = { owner: mediaBanks, idKey: "bankId", kind: JOB_KIND.bankDelete, steps: BANK_DELETION_STEPS };
 
 /** Deletes a bank for its callers at once (hidden, matching nothing, its name free, audited) and enqueues the deletion of its entries by slices. */
 export async function deleteBank(ctx: DomainContext, input: { bankId: string }): Promise<{ deleted: true }> {
@@ -41,18 +41,7 @@ export async function deleteBank(ctx: DomainContext, input: { bankId: string }):
   return { deleted: true };
 }
 
-/**
- * One slice of a deleted bank's entries, in a transaction of its own, and the next slice's job;
- * or, none left, the bank's row (its additions go with it). Answers `continued`, `done`, or
- * `gone` (no deleted bank of that id).
- */
+/** One slice of a deleted bank's entries, or at the end its row with its additions (deleteNextSlice), as its job runs it. */
 export function deleteBankSlice(ctx: DomainContext, input: { bankId: string; rows?: number }): Promise<"continued" | "done" | "gone"> {
-  return transaction(ctx, async () => {
-    const [bank] = await ctx.db
-      .select({ id: mediaBanks.id })
-      .from(mediaBanks)
-      .where(and(eq(mediaBanks.id, input.bankId), eq(mediaBanks.orgId, ctx.orgId), isNotNull(mediaBanks.deletedAt)));
-    if (!bank) return "gone";
-    return deleteSliceOrOwner(ctx, BANK_DELETION, bank.id, input.rows, () => ctx.db.delete(mediaBanks).where(eq(mediaBanks.id, bank.id)));
-  });
+  return deleteNextSlice(ctx, BANK_DELETION, { ownerId: input.bankId, rows: input.rows });
 }

@@ -68,10 +68,16 @@ export async function bumpBankVersion(ctx: Pick<DomainContext, "db" | "store">, 
   return row!.version;
 }
 
+/**
+ * A deleted bank is gone for every caller at once, while its entries are deleted by slices
+ * (bank-deletion.ts): each lookup of banks adds this (the index built for matching says it too:
+ * intake/signal-index.ts, buildIndex).
+ */
+export const liveBank = () => isNull(mediaBanks.deletedAt);
+
 /** A bank of the caller's organization (another organization's is a 404 like a missing one). */
 export async function requireBank(ctx: Pick<DomainContext, "db" | "orgId">, bankId: string): Promise<BankRow> {
-  // A deleted bank (its entries going by slices: bank-deletion.ts) is a 404 like a missing one.
-  const [row] = await ctx.db.select().from(mediaBanks).where(and(eq(mediaBanks.id, bankId), eq(mediaBanks.orgId, ctx.orgId), isNull(mediaBanks.deletedAt)));
+  const [row] = await ctx.db.select().from(mediaBanks).where(and(eq(mediaBanks.id, bankId), eq(mediaBanks.orgId, ctx.orgId), liveBank()));
   if (!row) throw notFound("Media bank not found");
   return row;
 }
@@ -129,7 +135,7 @@ async function viewOf(ctx: Pick<DomainContext, "db">, b: BankRow): Promise<BankV
 
 export async function listBanks(ctx: DomainContext, input: { projectId: string }): Promise<BankView[]> {
   await requireProject(ctx, input.projectId);
-  const rows = await ctx.db.select().from(mediaBanks).where(and(eq(mediaBanks.orgId, ctx.orgId), eq(mediaBanks.projectId, input.projectId), isNull(mediaBanks.deletedAt))).orderBy(asc(mediaBanks.name));
+  const rows = await ctx.db.select().from(mediaBanks).where(and(eq(mediaBanks.orgId, ctx.orgId), eq(mediaBanks.projectId, input.projectId), liveBank())).orderBy(asc(mediaBanks.name));
   const figures = await figuresOf(ctx, rows.map((r) => r.id));
   return rows.map((r) => toView(r, figures.get(r.id)!));
 }
@@ -185,7 +191,7 @@ export async function updateBank(ctx: DomainContext, input: BankPatch & { bankId
       patch.quarantineWindowMs = input.quarantine ? input.quarantine.windowSeconds * 1000 : null;
     }
     if (patch.name !== undefined && patch.name !== before.name) {
-      const [other] = await ctx.db.select({ id: mediaBanks.id }).from(mediaBanks).where(and(eq(mediaBanks.projectId, before.projectId), eq(mediaBanks.name, patch.name), isNull(mediaBanks.deletedAt)));
+      const [other] = await ctx.db.select({ id: mediaBanks.id }).from(mediaBanks).where(and(eq(mediaBanks.projectId, before.projectId), eq(mediaBanks.name, patch.name), liveBank()));
       if (other) throw nameTaken();
     }
     await ctx.db.update(mediaBanks).set(patch).where(eq(mediaBanks.id, before.id));

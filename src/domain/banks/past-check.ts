@@ -23,7 +23,7 @@ import { and, asc, count, eq, gt, inArray, isNull, lte, max } from "drizzle-orm"
 import { caseMedia, mediaBankAdditions, mediaBankEntries, mediaBanks, mediaMatches } from "../../db/schema.ts";
 import { transaction, type DomainContext } from "../core/context.ts";
 import type { PastCheckStatus } from "../views/media-bank.ts";
-import { enqueuePastCheck, type AdditionRow } from "./banks.ts";
+import { enqueuePastCheck, liveBank, type AdditionRow } from "./banks.ts";
 import { reportsSettleMs } from "../intake/report-time.ts";
 import { hitsOf, indexOf } from "../intake/signal-index.ts";
 import { matchMedia } from "./matching.ts";
@@ -62,8 +62,8 @@ export async function checkPastMedia(ctx: DomainContext, input: { additionId: st
   if (through === null) return "done";
   if (through === false) return "stopped";
 
-  // A deleted bank (its entries going by slices: bank-deletion.ts) matches nothing, as a missing one.
-  const [bank] = await ctx.db.select().from(mediaBanks).where(and(eq(mediaBanks.id, addition.bankId), isNull(mediaBanks.deletedAt)));
+  // A deleted bank (its entries going by slices) matches nothing, as a missing one.
+  const [bank] = await ctx.db.select().from(mediaBanks).where(and(eq(mediaBanks.id, addition.bankId), liveBank()));
   const entries = bank
     ? await ctx.db
         .select({ id: mediaBankEntries.id, bankId: mediaBankEntries.bankId, signalType: mediaBankEntries.signalType, value: mediaBankEntries.value, frames: mediaBankEntries.frames })

@@ -265,6 +265,7 @@ type EntryRow = Pick<typeof mediaBankEntries.$inferSelect, "id" | "bankId" | "si
  * ENTRY_PAGE (tests: many pages from a few entries).
  */
 export async function buildIndex(ctx: Pick<DomainContext, "db">, projectId: string, version: number, pageSize?: number): Promise<ProjectIndex> {
+  // Not a deleted bank (banks/banks.ts, liveBank: a folder this one does not import).
   const banks = await ctx.db.select().from(mediaBanks).where(and(eq(mediaBanks.projectId, projectId), eq(mediaBanks.enabled, 1), isNull(mediaBanks.deletedAt)));
   const index = emptyIndex(version, banks);
   const e = mediaBankEntries;
