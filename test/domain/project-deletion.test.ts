@@ -19,6 +19,12 @@ import { domainWorld, refusal, type DomainWorld } from "../helpers/builders.ts";
 import { startFakeOllama } from "../../scripts/fake-ollama.ts";
 import { loadConfig } from "../../src/config.ts";
 import { enrichReport } from "../../src/domain/analysis/enrichment.ts";
+import { requireCase, reviewQueue } from "../../src/domain/cases/cases.ts";
+import { requireReport } from "../../src/domain/intake/reports.ts";
+import { caseDetail, overview, queue } from "../../src/domain/dashboard/dashboard.ts";
+import { listQueues } from "../../src/domain/review/queues.ts";
+import { systemActor } from "../../src/domain/core/audit.ts";
+import type { DomainContext } from "../../src/domain/core/context.ts";
 
 /** Reports filed into the doomed project: more than a slice (500), so each large step takes two. */
 const REPORTS = 620;
@@ -172,6 +178,50 @@ describe("deleting a project", () => {
     } finally {
       await fake.stop();
     }
+  });
+
+  test("its cases are gone for every caller at once, while its rows wait for their slices; Flagstaff's own jobs still reach them", async () => {
+    const going = await world.addProject({ name: "Going" });
+    const filed = [];
+    for (let i = 0; i < 3; i++) filed.push(await world.fileReport({ project: going, subject: { type: "user", externalId: `going-${i}` } }));
+    const stays = await world.fileReport({ subject: { type: "user", externalId: "stays" } });
+    // Each check as a request makes it: a fresh actor object, whose access is read once (queue-access.ts).
+    const admin = () => world.as({ ...world.ctx.actor });
+    const secretKey = () => world.as({ type: "api_key", id: "key-of-another-project" });
+    const seen = async (ctx: DomainContext) => ({
+      listed: (await queue(ctx, { limit: 100 })).items.map((c) => c.id),
+      reviewQueue: (await reviewQueue(ctx, { limit: 100 })).cases.map((c) => c.id),
+      openInQueues: (await listQueues(ctx)).reduce((n, q) => n + q.openCases, 0),
+      openCases: Object.values((await overview(ctx, { days: 7 })).figures.openCases).reduce((a, b) => a + b, 0),
+      pending: (await overview(ctx, { days: 7 })).figures.pending,
+    });
+    const before = await seen(admin());
+    for (const f of filed) expect(before.listed).toContain(f.caseId);
+    expect((await requireCase(secretKey(), filed[0]!.caseId)).projectId).toBe(going.id);
+
+    await deleteProject(world.ctx, { projectId: going.id });
+    for (const ctx of [admin(), secretKey()]) {
+      for (const f of filed) {
+        expect((await refusal(requireCase(ctx, f.caseId))).http).toBe(404);
+        expect((await refusal(requireReport(ctx, f.reportId))).http).toBe(404);
+      }
+      expect((await requireCase(ctx, stays.caseId)).id).toBe(stays.caseId);
+    }
+    expect((await refusal(caseDetail(admin(), filed[0]!.caseId))).http).toBe(404);
+    const after = await seen(admin());
+    for (const f of filed) {
+      expect(after.listed).not.toContain(f.caseId);
+      expect(after.reviewQueue).not.toContain(f.caseId);
+    }
+    expect(after.listed).toContain(stays.caseId);
+    expect(after.openInQueues).toBe(before.openInQueues - filed.length);
+    expect(after.openCases).toBe(before.openCases - filed.length);
+    expect(after.pending).toBe(before.pending - filed.length);
+    // Its rows are still there, and the deletion's slices (Flagstaff's jobs) reach them.
+    expect(await rowsOf(going.id)).toMatchObject({ reports: 3, cases: 3 });
+    expect((await requireCase(world.as(systemActor), filed[0]!.caseId)).id).toBe(filed[0]!.caseId);
+    while ((await deleteProjectSlice(world.platform, { projectId: going.id, rows: 500 })) === "continued");
+    expect(Object.values(await rowsOf(going.id)).every((n) => n === 0)).toBe(true);
   });
 
   test("a project that was never deleted is not touched by a slice's job", async () => {

@@ -31,12 +31,17 @@
  * test/blind-review.test.ts calls every procedure of the router as such a holder and fails on
  * any answer that carries the first decision.
  *
+ * A project being deleted (src/domain/accounts/project-deletion.ts) is gone at once, but its rows
+ * go a slice at a time: until they have, its cases are walled off from every caller (users and
+ * API keys; not Flagstaff's own jobs) by the same checks, as a queue they may not work is (404s,
+ * left out of lists and figures): `CaseAccess.projectsGone`.
+ *
  * Each answer is read once per actor (a request's caller: one query for the user's role, one for
- * the organization's queues, one for their blind reviews) and kept for that actor object, which
- * lives as long as its request.
+ * the organization's queues, one for the projects being deleted, one for their blind reviews)
+ * and kept for that actor object, which lives as long as its request.
  */
-import { and, eq, inArray, isNull, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
-import { appeals, auditEvents, cases, contentAnalyses, enforcementActions, qualityReviews, queues, reports, users } from "../../db/schema.ts";
+import { and, eq, inArray, isNotNull, isNull, notInArray, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
+import { appeals, auditEvents, cases, contentAnalyses, enforcementActions, projects, qualityReviews, queues, reports, users } from "../../db/schema.ts";
 import type { DomainContext } from "../core/context.ts";
 import { forbidden, notFound, type DomainError } from "../core/errors.ts";
 import { parseStored } from "../plumbing/stored-json.ts";
@@ -48,10 +53,20 @@ import type { Actor } from "../views/common.ts";
 /** What the access checks read: without an actor (an internal read) every queue is workable. */
 export type AccessContext = Pick<DomainContext, "db" | "orgId"> & { actor?: Actor; automation?: DomainContext["automation"] };
 
-/** The queues a caller may work: every one, or these (and whether the default queue is among them). */
-export type CaseAccess = { all: true } | { all: false; queueIds: ReadonlySet<string>; defaultQueueId: string | null };
+/**
+ * The queues a caller may work: every one (`all`), or these (and whether the default queue is
+ * among them). And the organization's projects being deleted (`projectsGone`): marked deleted,
+ * their rows still going a slice at a time (src/domain/accounts/project-deletion.ts). A case of
+ * such a project is gone for every caller at once, as its project is, whatever its queue: a
+ * lookup is a 404, a list or a figure leaves it out.
+ */
+export type CaseAccess = ({ all: true } | { all: false; queueIds: ReadonlySet<string>; defaultQueueId: string | null }) & { projectsGone: readonly string[] };
 
-const EVERY_QUEUE: CaseAccess = { all: true };
+/** Every case: an internal read, Flagstaff's jobs (the deletion's slices among them) and rules while they act. */
+const EVERY_CASE: CaseAccess = { all: true, projectsGone: [] };
+
+/** Whether `access` leaves out no case at all (every queue, no project being deleted): the checks below then add nothing. */
+const seesEveryCase = (access: CaseAccess): boolean => access.all && access.projectsGone.length === 0;
 
 /** A stored access list read back (a malformed one reads as everyone, which the writers never store). */
 export const accessOf = (q: { access: string }): QueueAccess => parseStored(q.access, queueAccessSchema, { users: [], roles: [] });
@@ -83,28 +98,39 @@ export function accessNoWider(target: QueueAccess, current: QueueAccess, roleOf:
 
 const memo = new WeakMap<Actor, Promise<CaseAccess>>();
 
-/** The queues the caller may work (see the module's comment for who may work them all). */
+/**
+ * The queues the caller may work (see the module's comment for who may work them all), and the
+ * projects being deleted, for a request's caller: a user or an API key (a secret key reaches
+ * every project of its organization). Flagstaff itself (jobs, rules while they act) sees every case.
+ */
 export function caseAccess(ctx: AccessContext): Promise<CaseAccess> {
   const actor = ctx.actor;
-  if (!actor || actor.type !== "user" || !actor.id || ctx.automation) return Promise.resolve(EVERY_QUEUE);
+  if (!actor || actor.type === "system" || !actor.id || ctx.automation) return Promise.resolve(EVERY_CASE);
   let known = memo.get(actor);
   if (!known) {
-    known = readAccess(ctx, actor.id);
+    known = actor.type === "user" ? readAccess(ctx, actor.id) : readProjectsGone(ctx).then((projectsGone) => ({ all: true, projectsGone }));
     memo.set(actor, known);
   }
   return known;
 }
 
 async function readAccess(ctx: AccessContext, userId: string): Promise<CaseAccess> {
-  const [[user], rows] = await Promise.all([
+  const [[user], rows, projectsGone] = await Promise.all([
     ctx.db.select({ role: users.role }).from(users).where(and(eq(users.id, userId), eq(users.orgId, ctx.orgId))).limit(1),
     ctx.db.select({ id: queues.id, access: queues.access, isDefault: queues.isDefault }).from(queues).where(eq(queues.orgId, ctx.orgId)),
+    readProjectsGone(ctx),
   ]);
   const role: Role = user && (ROLES as readonly string[]).includes(user.role) ? (user.role as Role) : "viewer";
-  if (hasRole(role, "admin")) return EVERY_QUEUE;
+  if (hasRole(role, "admin")) return { all: true, projectsGone };
   const workable = rows.filter((q) => mayWork(q, userId, role));
-  if (workable.length === rows.length) return EVERY_QUEUE;
-  return { all: false, queueIds: new Set(workable.map((q) => q.id)), defaultQueueId: rows.find((q) => q.isDefault === 1)?.id ?? null };
+  if (workable.length === rows.length) return { all: true, projectsGone };
+  return { all: false, queueIds: new Set(workable.map((q) => q.id)), defaultQueueId: rows.find((q) => q.isDefault === 1)?.id ?? null, projectsGone };
+}
+
+/** The organization's projects marked deleted whose rows are still going (a few at most, and most often none). */
+async function readProjectsGone(ctx: AccessContext): Promise<string[]> {
+  const rows = await ctx.db.select({ id: projects.id }).from(projects).where(and(eq(projects.orgId, ctx.orgId), isNotNull(projects.deletedAt)));
+  return rows.map((r) => r.id);
 }
 
 /** Whether user `userId` (of `role`) may work the queue a case is in (null: the default queue). */
@@ -119,7 +145,12 @@ export async function userMayWorkQueueOf(ctx: Pick<DomainContext, "db" | "orgId"
   return !q || mayWork(q, user.id, role);
 }
 
-/** Whether a case in queue `queueId` (null: the default queue) is workable under `access`. */
+/** Whether a case (its queue, null: the default queue; its project) is workable under `access`. */
+export function mayWorkCaseOf(access: CaseAccess, c: { queueId: string | null; projectId: string }): boolean {
+  return mayWorkQueueOf(access, c.queueId) && !access.projectsGone.includes(c.projectId);
+}
+
+/** Whether a case in queue `queueId` (null: the default queue) is workable under `access` by its queue alone (the queues a user may pick). */
 export function mayWorkQueueOf(access: CaseAccess, queueId: string | null): boolean {
   if (access.all) return true;
   // No default queue yet: it will be made open to everyone, as every default queue starts.
@@ -127,8 +158,8 @@ export function mayWorkQueueOf(access: CaseAccess, queueId: string | null): bool
   return access.queueIds.has(queueId);
 }
 
-/** A case as the checks read it: its queue, and what the blind-review wall reads. */
-export type CaseRef = { id: string; queueId: string | null; subjectIdentityId: string | null };
+/** A case as the checks read it: its queue and project, and what the blind-review wall reads. */
+export type CaseRef = { id: string; queueId: string | null; projectId: string; subjectIdentityId: string | null };
 
 /**
  * The one check of a case's things looked up by id, null when the caller may see it: a 404
@@ -137,7 +168,7 @@ export type CaseRef = { id: string; queueId: string | null; subjectIdentityId: s
  * account they review blind (the blind-review wall).
  */
 export async function caseRefusal(ctx: AccessContext, c: CaseRef, what = "Case"): Promise<DomainError | null> {
-  if (!mayWorkQueueOf(await caseAccess(ctx), c.queueId)) return notFound(`${what} not found`);
+  if (!mayWorkCaseOf(await caseAccess(ctx), c)) return notFound(`${what} not found`);
   return blindRefusal(await blindScope(ctx), c);
 }
 
@@ -159,9 +190,9 @@ export async function mayWorkCase(ctx: AccessContext, c: CaseRef): Promise<boole
  */
 export async function assertMayWorkCaseId(ctx: AccessContext, caseId: string | null, what: string, subjectId: string | null = null): Promise<void> {
   const [access, blind] = await Promise.all([caseAccess(ctx), blindScope(ctx)]);
-  if (caseId !== null && !(access.all && nothingBlind(blind))) {
+  if (caseId !== null && !(seesEveryCase(access) && nothingBlind(blind))) {
     const [c] = await ctx.db
-      .select({ id: cases.id, queueId: cases.queueId, subjectIdentityId: cases.subjectIdentityId })
+      .select({ id: cases.id, queueId: cases.queueId, projectId: cases.projectId, subjectIdentityId: cases.subjectIdentityId })
       .from(cases)
       .where(and(eq(cases.id, caseId), eq(cases.orgId, ctx.orgId)))
       .limit(1);
@@ -177,9 +208,9 @@ export async function assertMayWorkCaseId(ctx: AccessContext, caseId: string | n
  */
 export async function assertMayWorkQueueOfCaseId(ctx: AccessContext, caseId: string, what: string): Promise<void> {
   const access = await caseAccess(ctx);
-  if (access.all) return;
-  const [c] = await ctx.db.select({ queueId: cases.queueId }).from(cases).where(and(eq(cases.id, caseId), eq(cases.orgId, ctx.orgId))).limit(1);
-  if (!c || !mayWorkQueueOf(access, c.queueId)) throw notFound(`${what} not found`);
+  if (seesEveryCase(access)) return;
+  const [c] = await ctx.db.select({ queueId: cases.queueId, projectId: cases.projectId }).from(cases).where(and(eq(cases.id, caseId), eq(cases.orgId, ctx.orgId))).limit(1);
+  if (!c || !mayWorkCaseOf(access, c)) throw notFound(`${what} not found`);
 }
 
 /** The SQL condition on `cases` "in a queue of `queueIds`" (the default queue's also covers null). */
@@ -194,9 +225,26 @@ export function caseInQueues(queueIds: readonly string[], defaultQueueId: string
  * comment), and for the caller's own second reviews. A list of cases uses listableCases.
  */
 export async function workableCases(ctx: AccessContext): Promise<SQL | undefined> {
-  const access = await caseAccess(ctx);
-  if (access.all) return undefined;
-  return caseInQueues([...access.queueIds], access.defaultQueueId);
+  return workableWhere(await caseAccess(ctx));
+}
+
+/** The SQL condition on `cases` of workableCases, for `access` read already (undefined: every case). */
+function workableWhere(access: CaseAccess): SQL | undefined {
+  if (seesEveryCase(access)) return undefined;
+  return and(access.all ? undefined : caseInQueues([...access.queueIds], access.defaultQueueId), notOfProjectsGone(access));
+}
+
+/** The SQL condition on `cases` "not of a project being deleted" (undefined: none is). */
+function notOfProjectsGone(access: CaseAccess): SQL | undefined {
+  return access.projectsGone.length ? notInArray(cases.projectId, [...access.projectsGone]) : undefined;
+}
+
+/**
+ * The SQL condition on `cases` "not of a project being deleted" for the caller (undefined: none
+ * is): for a list of one queue's cases, which asks the queue's access itself.
+ */
+export async function casesOfLiveProjects(ctx: AccessContext): Promise<SQL | undefined> {
+  return notOfProjectsGone(await caseAccess(ctx));
 }
 
 /**
@@ -292,7 +340,7 @@ function blindRefusal(blind: BlindScope, c: { id: string; subjectIdentityId: str
 
 /** Whether the caller may see a case, on scopes read once (caseRefusal without its queries, for a batch of cases). */
 export function maySeeCaseOf(access: CaseAccess, blind: BlindScope, c: CaseRef): boolean {
-  return mayWorkQueueOf(access, c.queueId) && blindRefusal(blind, c) === null;
+  return mayWorkCaseOf(access, c) && blindRefusal(blind, c) === null;
 }
 
 /**
@@ -350,9 +398,8 @@ export type CaseBound = keyof typeof CASE_OF;
 
 /** The Sight of a caller bound to `access` and walled off from `blind`. */
 function sightOf(orgId: string, access: CaseAccess, blind: BlindScope): Sight {
-  const inQueues = access.all ? undefined : caseInQueues([...access.queueIds], access.defaultQueueId);
   const notBlind = nothingBlind(blind) ? undefined : notBlindCase(blind, cases.id, cases.subjectIdentityId);
-  const where = and(sql`${cases.orgId} = ${orgId}`, inQueues, notBlind);
+  const where = and(sql`${cases.orgId} = ${orgId}`, workableWhere(access), notBlind);
   return {
     caseOf: (caseId) => sql`exists (select 1 from ${cases} where ${cases.id} = ${caseId} and ${where})`,
     account: (identityId) => notBlindAccount(blind, identityId),
@@ -368,7 +415,7 @@ interface CaseBoundOptions {
 }
 
 function caseBoundWhere(orgId: string, access: CaseAccess, blind: BlindScope, kind: CaseBound, id: SQLWrapper, opts: CaseBoundOptions): SQL | undefined {
-  if (access.all && nothingBlind(blind)) return undefined;
+  if (seesEveryCase(access) && nothingBlind(blind)) return undefined;
   const see = sightOf(orgId, access, blind);
   const found = CASE_OF[kind](id, see);
   const kept = opts.whenNull === "kept" ? (or(sql`${id} is null`, found) as SQL) : found;
@@ -434,7 +481,7 @@ const AUDITED_ENTITIES = Object.entries(CASE_OF_AUDITED_ENTITY) as [EntityType, 
 /** The SQL condition on `audit_events` "the caller may see this event" (undefined: every event). */
 export async function auditEventIsWorkable(ctx: AccessContext): Promise<SQL | undefined> {
   const [access, blind] = await Promise.all([caseAccess(ctx), blindScope(ctx)]);
-  if (access.all && nothingBlind(blind)) return undefined;
+  if (seesEveryCase(access) && nothingBlind(blind)) return undefined;
   const see = sightOf(ctx.orgId, access, blind);
   const ofType = (how: string) => AUDITED_ENTITIES.filter(([, h]) => h === how).map(([type]) => type);
   return or(

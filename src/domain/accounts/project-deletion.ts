@@ -21,9 +21,11 @@
  *   20 ms, from what the last one took, and the next waits as long, so a report waits for at most
  *   one slice.
  *
- * Until its slices are done, what is left of the project's cases may still show in the
- * organization-wide lists (a queue, the overview): about 23 s for 100,000 reports with their
- * cases, subjects and media on SQLite (scripts/bench/project-delete.ts).
+ * Until its slices are done (about 23 s for 100,000 reports with their cases, subjects and media
+ * on SQLite: scripts/bench/project-delete.ts), what is left of the project's cases is gone for
+ * every caller as the project is: queue access (src/domain/access/queue-access.ts) reads the
+ * organization's projects being deleted with the queues a caller may work, so a lookup is a 404
+ * and the lists and figures leave them out. Flagstaff's own jobs still reach them.
  */
 import { eq } from "drizzle-orm";
 import { apiKeys, caseMedia, cases, contentAnalyses, enforcementActions, evalRuns, evalSets, identities, mediaBankEntries, projects, reports, shadowAnalyses } from "../../db/schema.ts";

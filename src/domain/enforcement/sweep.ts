@@ -27,7 +27,7 @@ import { toCaseView } from "../cases/cases.ts";
 import { rowLockedTransaction, type DomainContext } from "../core/context.ts";
 import { actionStatus, actionViews, requireAction, type ActionRow } from "./enforcement.ts";
 import { badRequest, conflict, notFound } from "../core/errors.ts";
-import { assertMaySeeSubject, blindScope, caseAccess, isOfWorkableCase, maySeeCaseOf, mayWorkQueueOf, type AccessContext } from "../access/queue-access.ts";
+import { assertMaySeeSubject, blindScope, caseAccess, isOfWorkableCase, maySeeCaseOf, mayWorkCaseOf, type AccessContext } from "../access/queue-access.ts";
 import { plainWords } from "../review/template-text.ts";
 import { caseViewSchema } from "../views/case.ts";
 import { isoDateTime } from "../views/common.ts";
@@ -125,7 +125,7 @@ async function partition(ctx: DomainContext & AccessContext, rows: CaseRow[], id
   const skipped: { caseId: string; reason: string }[] = [];
   for (const c of rows) {
     // Queue access and the blind-review wall first: of a case the caller may not see, only its id and why.
-    if (!mayWorkQueueOf(access, c.queueId)) skipped.push({ caseId: c.id, reason: SWEEP_SKIP.notWorkable });
+    if (!mayWorkCaseOf(access, c)) skipped.push({ caseId: c.id, reason: SWEEP_SKIP.notWorkable });
     else if (!maySeeCaseOf(access, blind, c)) skipped.push({ caseId: c.id, reason: SWEEP_SKIP.reviewingBlind });
     else if (others.has(c.id)) skipped.push({ caseId: c.id, reason: SWEEP_SKIP.otherSubject });
     else sweep.push(c);

@@ -26,7 +26,7 @@ import { rowLockedTransaction, transaction, type DomainContext } from "../core/c
 import { badRequest, conflict, notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { requireProject } from "../accounts/projects.ts";
-import { accessNoWider, accessOf, caseAccess, caseInQueues, listableCases, mayWorkQueueOf, notReviewedBlind, type AccessContext } from "../access/queue-access.ts";
+import { accessNoWider, accessOf, caseAccess, caseInQueues, casesOfLiveProjects, listableCases, mayWorkQueueOf, notReviewedBlind, type AccessContext } from "../access/queue-access.ts";
 import {
   QUEUE_ORDERINGS,
   type QueueAccess,
@@ -142,12 +142,12 @@ export interface OpenCases {
 }
 const NO_OPEN_CASES: OpenCases = { n: 0, oldestAt: null };
 
-/** Open cases per queue id (the default queue's figures include the cases with no queue). */
-async function openCounts(ctx: Reader, defaultId: string): Promise<Map<string, OpenCases>> {
+/** Open cases per queue id (the default queue's figures include the cases with no queue; a project being deleted has none). */
+async function openCounts(ctx: QueueReader, defaultId: string): Promise<Map<string, OpenCases>> {
   const rows = await ctx.db
     .select({ queueId: cases.queueId, n: sql<number>`count(*)`, oldestAt: sql<number | null>`min(${cases.createdAt})` })
     .from(cases)
-    .where(and(eq(cases.orgId, ctx.orgId), eq(cases.isOpen, 1)))
+    .where(and(eq(cases.orgId, ctx.orgId), eq(cases.isOpen, 1), await casesOfLiveProjects(ctx)))
     .groupBy(cases.queueId);
   const out = new Map<string, OpenCases>();
   for (const r of rows) {
@@ -213,10 +213,11 @@ export interface QueuePick {
 export async function pickableQueues(ctx: QueueReader, upTo: number): Promise<QueuePick[]> {
   await defaultQueue(ctx); // made on first need, as listQueues does
   const picks: QueuePick[] = [];
+  const live = await casesOfLiveProjects(ctx);
   for (const q of await workableQueueRows(ctx)) {
     // The default queue's cases include those with no queue (null), as in openCounts.
     const inQueue = q.isDefault === 1 ? or(isNull(cases.queueId), eq(cases.queueId, q.id)) : eq(cases.queueId, q.id);
-    const openCases = await countUpTo(ctx.db, cases, and(eq(cases.orgId, ctx.orgId), eq(cases.isOpen, 1), inQueue), upTo + 1);
+    const openCases = await countUpTo(ctx.db, cases, and(eq(cases.orgId, ctx.orgId), eq(cases.isOpen, 1), inQueue, live), upTo + 1);
     picks.push({ id: q.id, name: q.name, isDefault: q.isDefault === 1, ordering: orderingOf(q), openCases });
   }
   return picks;
@@ -511,5 +512,5 @@ export async function queueScope(ctx: QueueReader, queueId: string | undefined):
   if (!queueId) return { where: await listableCases(ctx), ordering: "severity_age" };
   const q = await requireWorkableQueue(ctx, queueId);
   const def = await defaultQueue(ctx);
-  return { where: and(caseInQueues([q.id], def.id), await notReviewedBlind(ctx)), ordering: orderingOf(q) };
+  return { where: and(caseInQueues([q.id], def.id), await casesOfLiveProjects(ctx), await notReviewedBlind(ctx)), ordering: orderingOf(q) };
 }

@@ -22,7 +22,7 @@ import { parseDsaSettings } from "../accounts/settings.ts";
 import { EVENT_TYPE } from "../views/webhook.ts";
 import { enqueueWebhookEvent } from "../webhooks/outbox.ts";
 import type { SlaBreachedEvent, ServiceLevels, SlaTarget } from "../views/service-level.ts";
-import { caseAccess, isCountedFor, mayWorkQueueOf, type AccessContext } from "../access/queue-access.ts";
+import { caseAccess, casesOfLiveProjects, isCountedFor, mayWorkQueueOf, type AccessContext } from "../access/queue-access.ts";
 import { defaultQueue, listQueueRows, type QueueRow } from "../review/queues.ts";
 import { liveProject } from "../accounts/projects.ts";
 
@@ -186,8 +186,9 @@ export async function serviceLevels(ctx: Pick<ReadContext, "store" | "clock"> & 
   const breachesOf = (queueId: string, target: SlaTarget) => Number(breachRows.find((r) => r.queueId === queueId && r.target === target)?.n ?? 0);
 
   const queueLevels = [];
+  const live = await casesOfLiveProjects(ctx);
   for (const q of workable) {
-    const open = and(eq(cases.orgId, ctx.orgId), eq(cases.isOpen, 1), inQueue({ id: q.id, isDefault: q.id === def.id ? 1 : 0 }));
+    const open = and(eq(cases.orgId, ctx.orgId), eq(cases.isOpen, 1), inQueue({ id: q.id, isDefault: q.id === def.id ? 1 : 0 }), live);
     const [[n], [oldest]] = await Promise.all([
       ctx.db.select({ n: count() }).from(cases).where(open),
       ctx.db.select({ id: cases.id, createdAt: cases.createdAt }).from(cases).where(open).orderBy(asc(cases.createdAt)).limit(1),
@@ -195,7 +196,7 @@ export async function serviceLevels(ctx: Pick<ReadContext, "store" | "clock"> & 
     const overdue = async (kind: QueueTarget) => {
       const where = overdueIn(q, kind, now);
       if (!where) return 0;
-      const [row] = await ctx.db.select({ n: count() }).from(cases).where(where);
+      const [row] = await ctx.db.select({ n: count() }).from(cases).where(and(where, live));
       return Number(row?.n ?? 0);
     };
     queueLevels.push({
