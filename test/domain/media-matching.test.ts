@@ -7,10 +7,11 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { count, eq, sql, type SQL } from "drizzle-orm";
-import { caseMedia, jobs, mediaMatches } from "../../src/db/schema.ts";
+import { caseMedia, jobs, mediaMatches, ruleHits } from "../../src/db/schema.ts";
 import { addEntry, createBank, getBank, importEntries, listBanks, removeEntry, updateBank } from "../../src/domain/banks/banks.ts";
 import { deleteBank, deleteBankSlice } from "../../src/domain/banks/bank-deletion.ts";
-import { caseMediaMatches, matchMedia } from "../../src/domain/banks/matching.ts";
+import { caseMediaMatches, decideMatch, matchMedia } from "../../src/domain/banks/matching.ts";
+import { createRule, deleteRule } from "../../src/domain/rules/rules.ts";
 import { bankCaseMedia } from "../../src/domain/banks/banking.ts";
 import { decideOnReport } from "../../src/domain/review/decisions.ts";
 import { migrateStore } from "../../src/db/migrate.ts";
@@ -307,6 +308,15 @@ describe("deleting a bank", () => {
     const imported = await importEntries(w.ctx, { bankId: bank.id, format: "csv", content: ["signal_type,signal_value", ...digests.map((d) => `sha256,${d}`)].join("\n") });
     expect(imported.added).toBe(450);
     expect(await matchOne({ sha256: digests[0]! })).toHaveLength(1);
+    // A case matched by it, and a rule on the media facts that names it: it hits on the case's next report.
+    const target = `doomed-${crypto.randomUUID()}`;
+    const matched = await fileAndMatch({ sha256: digests[2]! }, { target });
+    expect(matched.matched).toHaveLength(1);
+    const rule = await createRule(w.ctx, { name: `Named ${name}`, trigger: "report.created", mode: "live", when: { field: "media.banks", op: "includes", value: name }, then: [{ type: "tag", tag: "banked-match" }] });
+    const hitsOfRule = async () => (await w.ctx.db.select({ n: count() }).from(ruleHits).where(eq(ruleHits.ruleId, rule.id)))[0]!.n;
+    const another = () => createReport(w.platform, { project: w.project, subject: null, reasonNames: ["spam"], automated: false, target: { contentType: "post", contentExternalId: target } });
+    expect((await another()).caseId).toBe(matched.caseId);
+    expect(await hitsOfRule()).toBe(1);
     const entriesLeft = async () => (await w.ctx.db.select({ n: count() }).from(mediaBankEntries).where(eq(mediaBankEntries.bankId, bank.id)))[0]!.n;
 
     await deleteBank(w.ctx, { bankId: bank.id });
@@ -315,6 +325,14 @@ describe("deleting a bank", () => {
     expect((await listBanks(w.ctx, { projectId: w.project.id })).map((b) => b.id)).not.toContain(bank.id);
     expect((await refusal(addEntry(w.ctx, { bankId: bank.id, signalType: "sha256", value: sha("late") }))).http).toBe(404);
     expect(await matchOne({ sha256: digests[1]! })).toHaveLength(0);
+    // Its matches recorded before are gone with it, though their rows wait for the slices: not on
+    // the case's page, no verdict on them, no longer a fact the rules read.
+    const page = await caseMediaMatches(w.ctx, { caseId: matched.caseId });
+    expect({ media: page.mediaTotal, matches: page.matches, total: page.matchesTotal }).toEqual({ media: 1, matches: [], total: 0 });
+    expect((await refusal(decideMatch(w.ctx, { matchId: matched.matched[0]!.matchId, verdict: "confirmed" }))).http).toBe(404);
+    expect((await another()).caseId).toBe(matched.caseId);
+    expect(await hitsOfRule()).toBe(1);
+    await deleteRule(w.ctx, { ruleId: rule.id });
     const again = await createBank(w.ctx, { projectId: w.project.id, name });
     expect(again.id).not.toBe(bank.id);
     expect(await entriesLeft()).toBe(450);

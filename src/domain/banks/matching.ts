@@ -48,7 +48,7 @@ import { hitsOf, projectIndex } from "../intake/signal-index.ts";
 import { CASE_MATCHES_MAX, CASE_MEDIA_PAGE, matchTakesAction, type BankAction, type BankActionType, type CaseMediaMatchesView, type CaseMediaView, type MatchStatus, type MatchView, type MediaMatchedEvent } from "../views/media-bank.ts";
 import { EVENT_TYPE } from "../views/webhook.ts";
 import { enqueueWebhookEvent } from "../webhooks/outbox.ts";
-import { bumpBankVersion, metadataOf, parseAction, type BankRow } from "./banks.ts";
+import { bumpBankVersion, liveBank, metadataOf, parseAction, type BankRow } from "./banks.ts";
 
 // ---------------------------------------------------------------------------------------------
 // The job: fetch (a URL), hash, match
@@ -334,7 +334,8 @@ async function matchViews(ctx: Pick<DomainContext, "db" | "orgId">, where: Retur
   const query = ctx.db
     .select({ m: mediaMatches, bankName: mediaBanks.name, bankNegative: mediaBanks.negative, signalType: mediaBankEntries.signalType, origin: mediaBankEntries.origin, metadata: mediaBankEntries.metadata })
     .from(mediaMatches)
-    .innerJoin(mediaBanks, eq(mediaBanks.id, mediaMatches.bankId))
+    // A deleted bank's matches are gone with it, though their rows go a slice at a time (bank-deletion.ts).
+    .innerJoin(mediaBanks, and(eq(mediaBanks.id, mediaMatches.bankId), liveBank()))
     .innerJoin(mediaBankEntries, eq(mediaBankEntries.id, mediaMatches.entryId))
     .where(where)
     .orderBy(asc(mediaMatches.id));
@@ -380,7 +381,11 @@ export async function caseMediaMatches(ctx: DomainContext, input: { caseId: stri
     .limit(limit + 1);
   const page = rows.slice(0, limit);
   const [media] = await ctx.db.select({ n: count() }).from(caseMedia).where(ofCase);
-  const [matches] = await ctx.db.select({ n: count() }).from(mediaMatches).where(eq(mediaMatches.caseId, c.id));
+  const [matches] = await ctx.db
+    .select({ n: count() })
+    .from(mediaMatches)
+    .innerJoin(mediaBanks, and(eq(mediaBanks.id, mediaMatches.bankId), liveBank()))
+    .where(eq(mediaMatches.caseId, c.id));
   return {
     media: page.map(({ m, fileName, mediaType }) => mediaView(m, fileName !== null && mediaType !== null ? { fileName, mediaType } : null)),
     mediaTotal: media!.n,
@@ -396,7 +401,9 @@ export async function decideMatch(ctx: DomainContext, input: { matchId: string; 
     ctx,
     async () => {
       const [m] = await forUpdate(ctx.db.select().from(mediaMatches).where(and(eq(mediaMatches.id, input.matchId), eq(mediaMatches.orgId, ctx.orgId))));
-      if (!m) throw notFound("Match not found");
+      // A deleted bank's match is gone with it (its rows go a slice at a time: bank-deletion.ts).
+      const [bank] = m ? await ctx.db.select({ id: mediaBanks.id }).from(mediaBanks).where(and(eq(mediaBanks.id, m.bankId), liveBank())) : [];
+      if (!m || !bank) throw notFound("Match not found");
       // The case's wall: a match of a case the caller may not work is a 404 like a missing one.
       await requireCase(ctx, m.caseId);
       if (m.status === input.verdict) throw conflict(`The match is ${input.verdict} already`);
