@@ -4,7 +4,7 @@
  * last; another project's rows untouched.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { and, count, eq, getTableName, is } from "drizzle-orm";
+import { and, count, eq, getTableName, is, isNotNull } from "drizzle-orm";
 import { getTableConfig as pgTableConfig, PgTable } from "drizzle-orm/pg-core";
 import { getTableConfig as sqliteTableConfig, type SQLiteTable } from "drizzle-orm/sqlite-core";
 import { createApiKey, listApiKeys } from "../../src/domain/accounts/keys.ts";
@@ -12,7 +12,7 @@ import { deleteProject, deleteProjectSlice, PROJECT_DELETION_STEPS, PROJECT_ROW_
 import { FIRST_SLICE_ROWS, nextSliceRows, SLICE_TARGET_MS } from "../../src/domain/plumbing/sliced-deletion.ts";
 import { listProjects, requireProject, type Project } from "../../src/domain/accounts/projects.ts";
 import { createReport } from "../../src/domain/intake/reports.ts";
-import { apiKeys, jobs, projects } from "../../src/db/schema.ts";
+import { apiKeys, caseMedia, enforcementActions, jobs, mediaBankEntries, mediaMatches, projects, strikes } from "../../src/db/schema.ts";
 import * as schema from "../../src/db/schema.ts";
 import { JOB_KIND } from "../../src/domain/views/job.ts";
 import { domainWorld, refusal, type DomainWorld } from "../helpers/builders.ts";
@@ -24,6 +24,17 @@ import { requireReport } from "../../src/domain/intake/reports.ts";
 import { caseDetail, overview, queue } from "../../src/domain/dashboard/dashboard.ts";
 import { listQueues } from "../../src/domain/review/queues.ts";
 import { systemActor } from "../../src/domain/core/audit.ts";
+import { createEnforcementAction, expireDueActions, nextActionEnd, nextActionStart, startDueActions } from "../../src/domain/enforcement/enforcement.ts";
+import { takeLadderStep } from "../../src/domain/enforcement/strike-ladder.ts";
+import { processMedia } from "../../src/domain/banks/matching.ts";
+import { importEvalSet } from "../../src/domain/evaluation/sets.ts";
+import { startEvalRun, workEvalRun } from "../../src/domain/evaluation/runs.ts";
+import { checkPastMedia } from "../../src/domain/banks/past-check.ts";
+import { addEntry, createBank } from "../../src/domain/banks/banks.ts";
+import { runLinkScan } from "../../src/domain/analysis/scan.ts";
+import { decideOnReport } from "../../src/domain/review/decisions.ts";
+import { setStrikePolicy } from "../../src/domain/strikes/strikes.ts";
+import { strikePolicySchema } from "../../src/domain/views/strikes.ts";
 import type { DomainContext } from "../../src/domain/core/context.ts";
 
 /** Reports filed into the doomed project: more than a slice (500), so each large step takes two. */
@@ -222,6 +233,69 @@ describe("deleting a project", () => {
     expect((await requireCase(world.as(systemActor), filed[0]!.caseId)).id).toBe(filed[0]!.caseId);
     while ((await deleteProjectSlice(world.platform, { projectId: going.id, rows: 500 })) === "continued");
     expect(Object.values(await rowsOf(going.id)).every((n) => n === 0)).toBe(true);
+  });
+
+  test("nothing is fetched, matched, asked of the model, enforced or announced for it while its rows go: its media's URLs, its links, its bank's past check, its evaluation run, its scheduled actions, its strike steps", async () => {
+    const fetched: string[] = [];
+    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => (fetched.push(new URL(req.url).pathname), new Response("<p>hello</p>", { headers: { "content-type": "text/html" } })) });
+    try {
+      const going = await world.addProject({ name: "Going quietly" });
+      const sys = world.as(systemActor);
+      const config = loadConfig({});
+      const HOUR = 3_600_000;
+      // A media item to fetch, a ban to start in an hour, a suspension to end in an hour, a strike whose step is a ban.
+      const filed = await createReport(world.platform, { project: going, reasonNames: ["spam"], subject: { type: "user", externalId: "quiet-1" }, automated: false, media: [{ url: `http://127.0.0.1:${server.port}/a.png` }] });
+      const [media] = await world.store.db.select().from(caseMedia).where(eq(caseMedia.reportId, filed.report.id));
+      const scheduled = await createEnforcementAction(world.platform, { project: going, kind: "ban", reason: "r", identity: { type: "user", externalId: "quiet-2" }, startsAt: world.clock.now() + HOUR });
+      const ending = await createEnforcementAction(world.platform, { project: going, kind: "suspension", reason: "r", identity: { type: "user", externalId: "quiet-3" }, endsAt: world.clock.now() + HOUR });
+      await setStrikePolicy(world.ctx, { projectId: going.id, policy: strikePolicySchema.parse({ enabled: true, windowDays: 30, ladder: [{ threshold: 1, kind: "ban" }] }) });
+      await decideOnReport(world.ctx, { reportId: filed.report.id, decision: { action: "resolve", code: "SPAM_CONFIRMED" } });
+      const [strike] = await world.store.db.select().from(strikes).where(and(eq(strikes.projectId, going.id), isNotNull(strikes.step)));
+      expect(strike).toBeDefined();
+      // A bank's entry added after a report that carries its digest: the past media check would match it.
+      const digest = "ab".repeat(32);
+      await createReport(world.platform, { project: going, reasonNames: ["spam"], subject: { type: "user", externalId: "quiet-4" }, automated: false, media: [{ sha256: digest }] });
+      const bank = await createBank(world.ctx, { projectId: going.id, name: "Going's list" });
+      const entry = await addEntry(world.ctx, { bankId: bank.id, signalType: "sha256", value: digest });
+      // An evaluation run started, its items not yet sent to the model.
+      const evalSet = await importEvalSet(world.ctx, { projectId: going.id, name: "Going's set", format: "jsonl", content: JSON.stringify({ text: "Buy cheap pills now", categories: ["spam"] }) });
+      const evalRun = await startEvalRun({ ...world.ctx, defaultModel: "m" }, { projectId: going.id, setId: evalSet.id });
+      const [{ additionId }] = (await world.store.db.select({ additionId: mediaBankEntries.additionId }).from(mediaBankEntries).where(eq(mediaBankEntries.id, entry.id))) as [{ additionId: string }];
+
+      await deleteProject(world.ctx, { projectId: going.id });
+      const { maxBytes, perCase, orgBytes, maxPixels, orphanMs } = config.attachments;
+      await processMedia(sys, { mediaId: media!.id, allowPrivate: true, timeoutMs: 2_000, attachmentLimits: { maxBytes, perCase, orgBytes, maxPixels, orphanMs }, video: { ...config.video, ffmpegPath: null } });
+      await runLinkScan({ ...sys, config, allowPrivate: true, timeoutMs: 2_000 }, { orgId: world.orgId, projectId: going.id, url: `http://127.0.0.1:${server.port}/post` });
+      expect(fetched).toEqual([]);
+      const fake = startFakeOllama();
+      try {
+        const aiConfig = loadConfig({ OLLAMA_HOST: fake.url, FLAGSTAFF_AI_TIMEOUT_MS: "5000" });
+        expect(await workEvalRun({ ...sys, config: aiConfig, budgetMs: 10_000 }, evalRun.id)).toBe("stopped");
+        expect(fake.requests.length).toBe(0);
+      } finally {
+        await fake.stop();
+      }
+      expect((await world.store.db.select({ status: caseMedia.status }).from(caseMedia).where(eq(caseMedia.id, media!.id)))[0]!.status).toBe("pending");
+      expect(await takeLadderStep(sys, { strikeId: strike!.id })).toBeNull();
+      expect(await checkPastMedia(sys, { additionId, after: null, settled: true, batch: 100, pauseMs: 0 })).toBe("stopped");
+      expect(await world.store.db.select().from(mediaMatches).where(eq(mediaMatches.projectId, going.id))).toEqual([]);
+      world.clock.advance(2 * HOUR);
+      try {
+        expect(await startDueActions(sys)).toBe(0);
+        expect(await expireDueActions(sys)).toBe(0);
+        // Nor does the scheduler wake for them.
+        for (const next of [await nextActionStart(sys), await nextActionEnd(sys)]) expect(next === null || next > world.clock.now()).toBe(true);
+        const rows = await world.store.db.select({ id: enforcementActions.id, awaitingStart: enforcementActions.awaitingStart, expiredAt: enforcementActions.expiredAt }).from(enforcementActions).where(eq(enforcementActions.projectId, going.id));
+        expect(rows.map((r) => r.id).sort()).toEqual([scheduled.id, ending.id].sort());
+        expect(rows.find((r) => r.id === scheduled.id)!.awaitingStart).toBe(1);
+        expect(rows.find((r) => r.id === ending.id)!.expiredAt).toBeNull();
+      } finally {
+        world.clock.advance(-2 * HOUR);
+      }
+      while ((await deleteProjectSlice(world.platform, { projectId: going.id, rows: 500 })) === "continued");
+    } finally {
+      server.stop(true);
+    }
   });
 
   test("a project that was never deleted is not touched by a slice's job", async () => {

@@ -25,7 +25,9 @@
  * on SQLite: scripts/bench/project-delete.ts), what is left of the project's cases is gone for
  * every caller as the project is: queue access (src/domain/access/queue-access.ts) reads the
  * organization's projects being deleted with the queues a caller may work, so a lookup is a 404
- * and the lists and figures leave them out. Flagstaff's own jobs still reach them.
+ * and the lists and figures leave them out. Flagstaff's own jobs still reach them, and do nothing
+ * for them (isLiveProject, projects.ts): no URL fetched, no media matched, no model asked, no
+ * strike step taken, no scheduled action started or expired, nothing announced.
  */
 import { eq } from "drizzle-orm";
 import { apiKeys, caseMedia, cases, contentAnalyses, enforcementActions, evalRuns, evalSets, identities, mediaBankEntries, projects, reports, shadowAnalyses } from "../../db/schema.ts";

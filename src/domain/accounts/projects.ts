@@ -55,6 +55,15 @@ export async function requireProject(ctx: Pick<DomainContext, "db" | "orgId">, p
   return row;
 }
 
+/**
+ * Whether the project is live (the caller's organization's, not deleted): background work on a
+ * project's things asks first, so that nothing is fetched, matched, enforced or announced for a
+ * project being deleted while its rows go (project-deletion.ts).
+ */
+export async function isLiveProject(ctx: Pick<DomainContext, "db" | "orgId">, projectId: string): Promise<boolean> {
+  return (await projectOfOrg(ctx.db).execute({ projectId, orgId: ctx.orgId })).length > 0;
+}
+
 /** Checked on every SDK call that names a project: kept prepared (src/db/prepared.ts). */
 const projectOfOrg = statements((db) =>
   db

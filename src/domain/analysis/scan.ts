@@ -11,7 +11,7 @@ import { classifyText, fileIfWarranted, storeAnalysis, type AiContext } from "./
 import { recordAudit, systemActor } from "../core/audit.ts";
 import { policiesForClassification } from "./policies.ts";
 import { rowLockedTransaction } from "../core/context.ts";
-import { requireProject } from "../accounts/projects.ts";
+import { isLiveProject, requireProject } from "../accounts/projects.ts";
 import { aiSettingsOf } from "../accounts/settings.ts";
 import { extractText, type ExtractedContent } from "./extract-text.ts";
 import { safeFetch, ScanFailedError, ScanRefusedError } from "../plumbing/safe-fetch.ts";
@@ -37,6 +37,8 @@ export interface ScanContext extends AiContext {
  * afterwards.
  */
 export async function runLinkScan(ctx: ScanContext, payload: LinkScanPayload): Promise<void> {
+  // Its project deleted, its rows going by slices: nothing fetched for it.
+  if (!(await isLiveProject(ctx, payload.projectId))) return;
   await scanOne({ ...ctx, actor: systemActor }, payload, payload.url);
 }
 

@@ -37,6 +37,7 @@ import { isVideoType, type VideoSettings, type VideoType } from "../media/video-
 import { formatVpdq, parseVpdq } from "../media/vpdq.ts";
 import { ScanFailedError, ScanRefusedError, safeFetch } from "../plumbing/safe-fetch.ts";
 import { requireCase, raiseCaseBucket } from "../cases/cases.ts";
+import { isLiveProject } from "../accounts/projects.ts";
 import { userEmails } from "../accounts/users.ts";
 import { addCaseTag } from "../cases/tags.ts";
 import { moveCaseToQueue } from "../review/queues.ts";
@@ -67,6 +68,8 @@ export interface MediaJobOptions {
 export async function processMedia(ctx: DomainContext, input: { mediaId: string } & MediaJobOptions): Promise<void> {
   let [row] = await ctx.db.select().from(caseMedia).where(eq(caseMedia.id, input.mediaId));
   if (!row) return; // deleted with its case or attachment
+  // Its project deleted, its rows going by slices: nothing fetched, matched or announced for it.
+  if (!(await isLiveProject(ctx, row.projectId))) return;
   if (row.status === "pending" && row.url !== null) row = await fetchAndHash(ctx, row, input);
   else if (row.attachmentId !== null && row.frameHashing === null && row.status === "hashed") row = await hashAttachmentVideo(ctx, row, input);
   // An attachment waiting for its preview's PDQ hash: that job enqueues the matching again.

@@ -22,6 +22,7 @@
 import { and, asc, count, eq, gt, inArray, isNull, lte, max } from "drizzle-orm";
 import { caseMedia, mediaBankAdditions, mediaBankEntries, mediaBanks, mediaMatches } from "../../db/schema.ts";
 import { transaction, type DomainContext } from "../core/context.ts";
+import { isLiveProject } from "../accounts/projects.ts";
 import type { PastCheckStatus } from "../views/media-bank.ts";
 import { enqueuePastCheck, liveBank, type AdditionRow } from "./banks.ts";
 import { reportsSettleMs } from "../intake/report-time.ts";
@@ -53,6 +54,8 @@ export interface PastCheckOptions {
 export async function checkPastMedia(ctx: DomainContext, input: { additionId: string; after: string | null; settled?: boolean } & PastCheckOptions): Promise<"waiting" | "continued" | "done" | "stopped"> {
   const [addition] = await ctx.db.select().from(mediaBankAdditions).where(eq(mediaBankAdditions.id, input.additionId));
   if (!addition || addition.undoneAt !== null || addition.checkedAt !== null || addition.checkAfter !== input.after) return "stopped";
+  // Its project deleted, its rows going by slices: nothing matched for it.
+  if (!(await isLiveProject(ctx, addition.projectId))) return "stopped";
   const settleMs = reportsSettleMs(ctx.store);
   if (addition.checkThrough === null && settleMs > 0 && !input.settled) {
     await transaction(ctx, () => enqueuePastCheck(ctx, addition, { after: null, settled: true, runAt: ctx.clock.now() + settleMs }));

@@ -8,8 +8,9 @@
  * describes the rules for people.
  */
 import { and, asc, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, lte, not, or, type SQL } from "drizzle-orm";
+import type { Db } from "../../db/client.ts";
 import { forUpdate } from "../../db/prepared.ts";
-import { appeals, enforcementActions, identities, reports } from "../../db/schema.ts";
+import { appeals, enforcementActions, identities, projects, reports } from "../../db/schema.ts";
 import { recordAudit, systemActor, type Actor } from "../core/audit.ts";
 import { decideOnReport } from "../review/decisions.ts";
 import { iso, isoOrNull } from "../core/clock.ts";
@@ -17,7 +18,7 @@ import { domainContext, rowLockedTransaction, type DomainContext, type ReadConte
 import { badRequest, conflict, notFound } from "../core/errors.ts";
 import { upsertIdentity } from "../identities/identities.ts";
 import { newId } from "../core/ids.ts";
-import { requireProject, type Project } from "../accounts/projects.ts";
+import { liveProject, requireProject, type Project } from "../accounts/projects.ts";
 import { assertMayWorkCaseId, assertMaySeeSubject, isOfWorkableCase, type AccessContext } from "../access/queue-access.ts";
 import { makeStatementForAction } from "./statements.ts";
 import { scheduleSubmissionIfEnabled } from "../dsa/transparency-submission.ts";
@@ -663,6 +664,13 @@ export function getActionView(ctx: Pick<DomainContext, "db" | "clock">, row: Act
 // Expiry
 
 /**
+ * An action of a live project: a deleted project's actions neither start nor expire (nor are
+ * announced) while its slices delete them (project-deletion.ts), and the scheduler does not wake
+ * for them.
+ */
+const ofLiveProject = (db: Db) => inArray(enforcementActions.projectId, db.select({ id: projects.id }).from(projects).where(liveProject()));
+
+/**
  * Marks the actions whose end has come as expired, each with its audit event and an
  * enforcement_action.updated announcement (active: false), as Flagstaff itself and for each
  * action's organization, in one transaction per batch. Returns how many it marked; a full batch
@@ -677,7 +685,7 @@ export function expireDueActions(ctx: ReadContext, input: { batch?: number } = {
       .select()
       .from(t)
       // One whose start is still to be recorded expires after it (startDueActions runs first).
-      .where(and(isNull(t.revokedAt), isNull(t.expiredAt), isNotNull(t.endsAt), lte(t.endsAt, now), eq(t.awaitingStart, 0)))
+      .where(and(isNull(t.revokedAt), isNull(t.expiredAt), isNotNull(t.endsAt), lte(t.endsAt, now), eq(t.awaitingStart, 0), ofLiveProject(ctx.db)))
       .orderBy(asc(t.endsAt))
       .limit(batch);
     for (const row of due) {
@@ -702,7 +710,7 @@ export async function nextActionEnd(ctx: Pick<ReadContext, "db">): Promise<numbe
   const [row] = await ctx.db
     .select({ endsAt: t.endsAt })
     .from(t)
-    .where(and(isNull(t.revokedAt), isNull(t.expiredAt), isNotNull(t.endsAt)))
+    .where(and(isNull(t.revokedAt), isNull(t.expiredAt), isNotNull(t.endsAt), ofLiveProject(ctx.db)))
     .orderBy(asc(t.endsAt))
     .limit(1);
   return row?.endsAt ?? null;
@@ -766,7 +774,7 @@ export function startDueActions(ctx: ReadContext, input: { batch?: number } = {}
     const dueIds = ctx.db
       .select({ id: t.id })
       .from(t)
-      .where(and(eq(t.awaitingStart, 1), isNull(t.revokedAt), lte(t.startsAt, now)))
+      .where(and(eq(t.awaitingStart, 1), isNull(t.revokedAt), lte(t.startsAt, now), ofLiveProject(ctx.db)))
       .orderBy(asc(t.startsAt))
       .limit(batch);
     const due = await ctx.db.select().from(t).where(inArray(t.id, ctx.store.skipLocked(dueIds))).orderBy(asc(t.startsAt));
@@ -781,7 +789,7 @@ export async function nextActionStart(ctx: Pick<ReadContext, "db">): Promise<num
   const [row] = await ctx.db
     .select({ startsAt: t.startsAt })
     .from(t)
-    .where(and(eq(t.awaitingStart, 1), isNull(t.revokedAt)))
+    .where(and(eq(t.awaitingStart, 1), isNull(t.revokedAt), ofLiveProject(ctx.db)))
     .orderBy(asc(t.startsAt))
     .limit(1);
   return row?.startsAt ?? null;

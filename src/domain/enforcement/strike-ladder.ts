@@ -16,6 +16,7 @@ import { identities, strikes } from "../../db/schema.ts";
 import { requireProject } from "../accounts/projects.ts";
 import { systemActor } from "../core/audit.ts";
 import { rowLockedTransaction, type DomainContext } from "../core/context.ts";
+import { REFUSED, unlessRefused } from "../core/errors.ts";
 import type { AccessContext } from "../access/queue-access.ts";
 import type { EnforcementActionView } from "../views/enforcement.ts";
 import type { IdentityStrikes } from "../views/strikes.ts";
@@ -36,7 +37,9 @@ export function takeLadderStep(ctx: DomainContext, input: { strikeId: string }):
     if (!strike || !step || strike.actionId !== null || strike.removedAt !== null || strike.orgId !== ctx.orgId) return null;
     const [identity] = await ctx.db.select({ type: identities.type, externalId: identities.externalId }).from(identities).where(eq(identities.id, strike.identityId)).limit(1);
     if (!identity) return null;
-    const project = await requireProject(ctx, strike.projectId);
+    // Its project deleted, its rows going by slices: no action taken (nor a retry).
+    const project = await unlessRefused(requireProject(ctx, strike.projectId));
+    if (project === REFUSED) return null;
     const auto: DomainContext = { ...ctx, actor: systemActor, automation: { strikePolicy: { strikeId: strike.id, threshold: step.threshold } } };
     const action = await createEnforcementAction(auto, {
       project,

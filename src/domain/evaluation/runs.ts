@@ -22,7 +22,7 @@ import { AiUnavailableError } from "../../ai/classifier.ts";
 import { PROMPT_VERSION, type PromptCategory } from "../../ai/prompt.ts";
 import { evalItems, evalRunItems, evalRuns, evalSetVersions } from "../../db/schema.ts";
 import { getOrganization } from "../accounts/organizations.ts";
-import { requireProject } from "../accounts/projects.ts";
+import { isLiveProject, requireProject } from "../accounts/projects.ts";
 import { assertPlanAllowsAi } from "../accounts/settings.ts";
 import { classifyText, type AiContext } from "../analysis/analysis.ts";
 import { policiesForClassification, type PolicySelection } from "../analysis/policies.ts";
@@ -320,6 +320,8 @@ export async function workEvalRun(ctx: EvalJobContext, runId: string): Promise<"
   const [found] = await ctx.db.select().from(evalRuns).where(eq(evalRuns.id, runId)).limit(1);
   if (!found || (found.status !== "queued" && found.status !== "running")) return "stopped";
   const sys: DomainContext = { ...ctx, orgId: found.orgId };
+  // Its project deleted, its rows going by slices: no more model calls for it.
+  if (!(await isLiveProject(sys, found.projectId))) return "stopped";
   let run = found;
   if (run.status === "queued") {
     const now = ctx.clock.now();
