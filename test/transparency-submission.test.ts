@@ -203,6 +203,9 @@ describe("submission", () => {
     expect((await run()).status).toBe(200);
     await until("submitted", async () => (await pendingCount()) === 0 || undefined);
     expect(tdb.acceptedCount(puid)).toBe(1);
+    // No run left to come: "submit now", asked while the statement's own run was under way, runs
+    // once more after it, and would send the statement unmarked below before it is counted.
+    await until("no submission run due or under way", async () => (await db.get<{ n: number }>("SELECT count(*) AS n FROM jobs WHERE kind = 'transparency.submit' AND status IN ('pending', 'running')"))!.n === 0 || undefined);
 
     // As if the 201 had been lost: the statement is unsubmitted on our side, stored there.
     await db.run("UPDATE statements SET submitted_at = NULL WHERE puid = ?", puid);
