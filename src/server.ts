@@ -7,6 +7,8 @@ import { installHostGuard } from "./api/host-guard.ts";
 import { jsonError } from "./api/http-errors.ts";
 import { writesFailing } from "./api/readiness.ts";
 import { mountAttachmentRoutes } from "./api/attachment-routes.ts";
+import { mountBankFileRoute } from "./api/bank-file-route.ts";
+import type { ClientAddress } from "./api/raw-routes.ts";
 import { blobStoreFailing } from "./db/blobs.ts";
 import { METRICS_CONTENT_TYPE, metricsAuthorized, registerDatabaseGauges, renderMetrics } from "./api/metrics.ts";
 import { orgOpenApiDocument, sdkOpenApiDocument } from "./api/openapi.ts";
@@ -121,7 +123,10 @@ export function createApp(services: Services, opts: AppOptions = {}) {
 
   mountRest(app, services);
   // Attachments' bytes: uploads streamed to the store, downloads out of it (docs/attachments.md).
-  mountAttachmentRoutes(app, services, (request, server) => clientAddress(server?.requestIP(request)?.address ?? null, request.headers.get("x-forwarded-for")));
+  const addressOf: ClientAddress = (request, server) => clientAddress(server?.requestIP(request)?.address ?? null, request.headers.get("x-forwarded-for"));
+  mountAttachmentRoutes(app, services, addressOf);
+  // A bank's file, streamed as it is written (src/api/bank-file-route.ts).
+  mountBankFileRoute(app, services, addressOf);
   // Single sign-on's browser routes: to the provider and back (src/api/oidc-routes.ts).
   mountOidcRoutes(app, services);
   // The moderators' dashboard (src/web, split by page and compressed) at `/` and `/assets/…`, with its

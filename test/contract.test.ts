@@ -330,6 +330,11 @@ describe("organization routes, success and state errors", () => {
     const imported = await org.POST("/organizations/{orgSlug}/media-banks/{bankId}/import", { params: { path: { orgSlug, bankId } }, body: { format: "csv", content: `signal_type,signal_value\nmd5,${"ab".repeat(16)}\n` } });
     expect(imported.data).toEqual({ added: 1, unchanged: 0, errors: [] });
     expect((await org.GET("/organizations/{orgSlug}/media-banks/{bankId}/export", { params: { path: { orgSlug, bankId }, query: { format: "json" } } })).data!.entries).toBe(2);
+    for (const format of ["csv", "json"] as const) {
+      const file = await org.GET("/organizations/{orgSlug}/media-banks/{bankId}/export/download", { params: { path: { orgSlug, bankId }, query: { format } }, parseAs: "text" });
+      expect(file.response.status).toBe(200);
+      expect(file.data as unknown as string).toContain(digest);
+    }
     expect((await org.GET("/organizations/{orgSlug}/media-banks/{bankId}/entries", { params: { path: { orgSlug, bankId } } })).data!.entries).toHaveLength(2);
     expect((await org.POST("/organizations/{orgSlug}/media-banks/{bankId}/entries/{entryId}/release", { params: { path: { orgSlug, bankId, entryId } } })).response.status).toBe(409);
     const filed = await sdk.POST("/projects/{projectId}/reports", { params: { path: { projectId } }, body: { reason: "spam", target: { contentType: "post", contentExternalId: "media" }, media: [{ sha256: digest }] } });

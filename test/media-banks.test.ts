@@ -218,6 +218,29 @@ describe("banks and their entries (organization routes)", () => {
     const entries = await org.GET("/organizations/{orgSlug}/media-banks/{bankId}/entries", { params: { path: { orgSlug, bankId: copy.id }, query: { limit: 100 } } });
     expect(entries.data!.entries.find((e) => e.signalType === "md5" && e.value === md5("one"))).toMatchObject({ origin: "hand", metadata: { case: "A-1" } });
 
+    // Downloaded as it is written (…/export/download): the same text as the JSON answer's content,
+    // as a file; an admin's session may, a moderator's may not.
+    const download = (format: string, headers: Record<string, string> = { authorization: `Bearer ${server.demo.secretKey}` }) =>
+      fetch(`${server.url}/api/v1/organizations/${orgSlug}/media-banks/${bankId}/export/download?format=${format}`, { headers });
+    for (const [format, type, whole] of [["csv", "text/csv; charset=utf-8", exported.data!.content], ["json", "application/json; charset=utf-8", json.data!.content]] as const) {
+      const res = await download(format);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toBe(type);
+      expect(res.headers.get("content-disposition")).toStartWith("attachment;");
+      expect(res.headers.get("content-disposition")).toContain(`.${format}`);
+      expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+      expect(await res.text()).toBe(whole);
+    }
+    expect((await download("csv", { cookie: admin.cookie })).status).toBe(200);
+    const refused = await download("csv", { cookie: moderator.cookie });
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { error: string }).error).toContain("admin");
+    const badFormat = await download("xml");
+    expect(badFormat.status).toBe(400);
+    expect(((await badFormat.json()) as { error: string }).error).toContain("format");
+    const otherBank = await fetch(`${server.url}/api/v1/organizations/${orgSlug}/media-banks/00000000-0000-4000-8000-000000000000/export/download`, { headers: { authorization: `Bearer ${server.demo.secretKey}` } });
+    expect(otherBank.status).toBe(404);
+
     const removed = await org.DELETE("/organizations/{orgSlug}/media-banks/{bankId}/entries/{entryId}", { params: { path: { orgSlug, bankId, entryId: one.id } } });
     expect(removed.data).toEqual({ deleted: true });
     expect((await org.GET("/organizations/{orgSlug}/media-banks/{bankId}", { params: { path: { orgSlug, bankId } } })).data!.bank.entries).toBe(2);

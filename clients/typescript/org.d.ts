@@ -1564,6 +1564,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/organizations/{orgSlug}/media-banks/{bankId}/export/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a media bank's entries as a file
+         * @description The same file as `GET …/export`'s `content` (CSV: `signal_type,signal_value,origin` and a column per metadata key; or JSON, an array), sent as it is written, a page of entries at a time, as a download (`Content-Disposition: attachment`): the server's memory does not grow with the bank, where `GET …/export` holds the whole file (about 800 MB at the peak for a million entries). A failure once the file has begun cuts the connection before its end: check that the JSON is whole, or count the CSV's rows.
+         */
+        get: operations["media-banks-download"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -11770,6 +11790,93 @@ export interface operations {
                 };
             };
             /** @description The attachment store or the database cannot answer now: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "media-banks-download": {
+        parameters: {
+            query?: {
+                /** @description The file's format */
+                format?: "csv" | "json";
+            };
+            header?: never;
+            path: {
+                orgSlug: string;
+                bankId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description `attachment` with the file's name (`filename*` in UTF-8): a download, never shown inline */
+                    "Content-Disposition": string;
+                    /** @description `nosniff` */
+                    "X-Content-Type-Options": string;
+                    /** @description `default-src 'none'; sandbox`: a browser that opens it anyway runs nothing of it */
+                    "Content-Security-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "application/json": {
+                        /** @enum {string} */
+                        signalType: "sha256" | "md5" | "pdq" | "vpdq";
+                        /** @description The hash in hex; for vpdq, the video's frames as vPDQ text */
+                        value: string;
+                        origin: string | null;
+                        metadata: Record<string, never> | null;
+                    }[];
+                };
+            };
+            /** @description An unknown `format`, or a path parameter too long */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A publishable key, or a dashboard user who is not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization or bank does not exist, or belongs to another organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot answer now: retry after `Retry-After` seconds */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */

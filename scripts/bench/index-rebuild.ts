@@ -5,7 +5,7 @@
  * imported and the index follows (`--during import`), while the bank is exported (`--during
  * export`), or while it is deleted (`--during delete`), on the compiled binary and SQLite, where all run on the thread that serves requests:
  *
- *   bun scripts/bench/index-rebuild.ts [--binary dist/flagstaff ...] [--entries 1000000] [--rounds 2] [--during build|add|import|export|delete]
+ *   bun scripts/bench/index-rebuild.ts [--binary dist/flagstaff ...] [--entries 1000000] [--rounds 2] [--during build|add|import|export|download|delete]
  *
  * For each binary (several: alternated, round after round), a database with one bank of
  * `--entries` entries (a third each SHA-256, MD5 and PDQ; written straight into the table, then
@@ -18,12 +18,14 @@
  * filed, timed to its media job done (the index following the addition). `--during import`: the
  * same with an import of IMPORT_LINES entries (a third of each signal type: a large list loaded
  * in parts) instead of one entry, timed from the import. `--during export`: the
- * bank's export (CSV) asked for instead of the media report, and timed to its answer. `--during
+ * bank's export (CSV) asked for instead of the media report, and timed to its answer; `--during
+ * download`: the same file through the route that streams it, timed until read whole. `--during
  * delete`: the bank deleted instead, timed until its entries and its row are gone from the
- * database (read beside the server; an older binary deletes them before it answers).
+ * database (read beside the server; an older binary deletes them before it answers). Each run
+ * also prints the server's peak resident memory (VmHWM) before and after.
  */
 import { Database } from "bun:sqlite";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -38,7 +40,7 @@ const { values } = parseArgs({
   },
 });
 const during = values.during;
-if (during !== "build" && during !== "add" && during !== "import" && during !== "export" && during !== "delete") throw new Error("--during is build, add, import, export or delete");
+if (during !== "build" && during !== "add" && during !== "import" && during !== "export" && during !== "download" && during !== "delete") throw new Error("--during is build, add, import, export, download or delete");
 /** Entries in one part of a list imported (`--during import`): about 170 KB of CSV. */
 const IMPORT_LINES = 2_500;
 /** The index built first, then changed (`add`, `import`). */
@@ -53,6 +55,14 @@ interface Run {
   before: number[];
   during: number[];
   buildMs: number;
+  /** The server's peak resident memory (VmHWM, MB) before the build, addition, export or deletion, and at the end. */
+  peakMb: { before: number; after: number };
+}
+
+/** A process's peak resident memory so far (Linux: VmHWM), in MB. */
+function peakRssMb(pid: number): number {
+  const m = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return m ? Math.round(Number(m[1]) / 1024) : Number.NaN;
 }
 
 async function measure(binary: string): Promise<Run> {
@@ -107,6 +117,7 @@ async function measure(binary: string): Promise<Run> {
     const t0 = intake.started;
     await Bun.sleep(1000);
     const mediaAt = performance.now() - t0;
+    const peakBefore = peakRssMb(server.proc.pid);
     // The bank's routes on the server started again (`api` named the first one's port).
     const bankApi = `${server.url}/api/v1/organizations/${init.orgSlug}/media-banks/${bankId}`;
     if (during === "add") {
@@ -131,6 +142,14 @@ async function measure(binary: string): Promise<Run> {
         }
       };
       while (left() > 0) await Bun.sleep(50);
+    } else if (during === "download") {
+      // The file streamed (…/export/download), read as it comes, its lines counted.
+      const res = await fetch(`${bankApi}/export/download?format=csv`, { headers });
+      if (res.status !== 200 || !res.body) throw new Error(`the download answered ${res.status}: ${await res.text()}`);
+      let lines = 0;
+      const reader = res.body.getReader();
+      for (let next = await reader.read(); !next.done; next = await reader.read()) for (const byte of next.value) if (byte === 10) lines++;
+      if (lines !== entries + 1) throw new Error(`the download held ${lines} lines, not ${entries + 1}`);
     } else if (during !== "export") {
       const sent = await report(true);
       if (sent.status !== 201) throw new Error(`the media report answered ${sent.status}`);
@@ -141,11 +160,12 @@ async function measure(binary: string): Promise<Run> {
       if (exported.status !== 200 || body.entries !== entries) throw new Error(`the export answered ${exported.status}: ${body.error ?? `${body.entries} entries`}`);
     }
     const buildMs = performance.now() - t0 - mediaAt;
+    const peakMb = { before: peakBefore, after: peakRssMb(server.proc.pid) };
     await Bun.sleep(1000);
     await intake.stop();
     await server.stop();
     const { latencies } = intake;
-    return { binary, before: latencies.filter((l) => l.at < mediaAt).map((l) => l.ms), during: latencies.filter((l) => l.at >= mediaAt).map((l) => l.ms), buildMs };
+    return { binary, before: latencies.filter((l) => l.at < mediaAt).map((l) => l.ms), during: latencies.filter((l) => l.at >= mediaAt).map((l) => l.ms), buildMs, peakMb };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -159,11 +179,11 @@ for (let round = 0; round < rounds; round++) {
     console.error(`round ${round + 1} ${binary}: during the ${during} max ${quantile(r.during, 1).toFixed(1)} ms, the ${during} ${fmtInt(r.buildMs)} ms`);
   }
 }
-const what = { build: "a project's index of banked entries is built again", add: "an entry is added and the project's index follows", import: `a part of a list (${fmtInt(IMPORT_LINES)} entries) is imported and the project's index follows`, export: "a bank is exported", delete: "a bank is deleted" }[during];
+const what = { build: "a project's index of banked entries is built again", add: "an entry is added and the project's index follows", import: `a part of a list (${fmtInt(IMPORT_LINES)} entries) is imported and the project's index follows`, export: "a bank is exported", download: "a bank's file is downloaded as it is written", delete: "a bank is deleted" }[during];
 console.log(`## Intake while ${what} (${fmtInt(entries)} entries; SQLite, the compiled binary)\n`);
 console.log(
   markdownTable(
-    ["binary", "round", "intake latency before (p50 / max)", `during and after the ${during} (p50 / p99 / max)`, { build: "build (the media job done)", add: "the index followed (the media job done)", import: "imported and followed (the media job done)", export: "export (answered)", delete: "entries gone" }[during]],
-    runs.map((r, k) => [r.binary, String(Math.floor(k / binaries.length) + 1), `${quantile(r.before, 0.5).toFixed(1)} / ${quantile(r.before, 1).toFixed(1)} ms`, `${quantile(r.during, 0.5).toFixed(1)} / ${quantile(r.during, 0.99).toFixed(1)} / ${quantile(r.during, 1).toFixed(1)} ms`, `${fmtInt(r.buildMs)} ms`]),
+    ["binary", "round", "intake latency before (p50 / max)", `during and after the ${during} (p50 / p99 / max)`, { build: "build (the media job done)", add: "the index followed (the media job done)", import: "imported and followed (the media job done)", export: "export (answered)", download: "download (read whole)", delete: "entries gone" }[during], "server's peak memory (VmHWM) before / after"],
+    runs.map((r, k) => [r.binary, String(Math.floor(k / binaries.length) + 1), `${quantile(r.before, 0.5).toFixed(1)} / ${quantile(r.before, 1).toFixed(1)} ms`, `${quantile(r.during, 0.5).toFixed(1)} / ${quantile(r.during, 0.99).toFixed(1)} / ${quantile(r.during, 1).toFixed(1)} ms`, `${fmtInt(r.buildMs)} ms`, `${fmtInt(r.peakMb.before)} / ${fmtInt(r.peakMb.after)} MB`]),
   ),
 );

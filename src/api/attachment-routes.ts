@@ -5,58 +5,29 @@
  * streamed to the store) and a download (a stream out of it) are routes of their own. They keep
  * the procedures' rules (authorizeCall, src/api/trpc.ts): a secret key, or the dashboard's
  * session cookie with its CSRF token on an upload; publishable keys are refused. They are
- * described by hand in the organization OpenAPI document (ATTACHMENT_PATHS, src/api/openapi.ts).
+ * described by hand in the organization OpenAPI document (src/api/openapi.ts); what they share
+ * with the other raw routes is in src/api/raw-routes.ts.
  *
  * An original is only ever a download: `Content-Disposition: attachment`, `nosniff`, and a
  * Content-Security-Policy that sandboxes it, so that no browser renders it as a page of the
  * dashboard's origin. A preview is a JPEG this server made.
  */
 import type { Elysia } from "elysia";
-import { z } from "zod";
 import { openAttachmentOriginal, openAttachmentPreview, uploadAttachment, type AttachmentLimits } from "../domain/attachments/attachments.ts";
-import { requireOrganizationBySlug } from "../domain/accounts/organizations.ts";
 import { DomainError } from "../domain/core/errors.ts";
 import { MediaRefusal } from "../domain/media/refusals.ts";
-import { errorFields, log } from "../log.ts";
-import { createContext, type Services } from "./context.ts";
-import { toHttpError } from "./http-errors.ts";
+import type { Services } from "./context.ts";
 import { observeAttachmentUpload, type AttachmentUploadOutcome } from "./metrics.ts";
+import { beginRawCall, contentDisposition, DOWNLOAD_HEADERS, errorResponse, idParam, type ClientAddress } from "./raw-routes.ts";
 import { ORG_PREFIX } from "./rest.ts";
-import { requestIdOf } from "./request-log.ts";
-import { authorizeCall, type Meta } from "./trpc.ts";
+import type { Meta } from "./trpc.ts";
 
 /** The header that may carry the file's name instead of the `fileName` query parameter (percent-encoded UTF-8). */
 export const FILE_NAME_HEADER = "x-file-name";
 
-/** Every original is answered with these: a download, never a page. */
-export const DOWNLOAD_HEADERS = {
-  "x-content-type-options": "nosniff",
-  "content-security-policy": "default-src 'none'; sandbox",
-  "cross-origin-resource-policy": "same-origin",
-  "cache-control": "private, no-store",
-} as const;
-
-const slug = z.string().min(1).max(64);
-const id = z.string().min(1).max(64);
-
 /** An upload is a mutation (a moderator on the dashboard); reading bytes a query (a viewer). */
 const UPLOAD: Meta = {};
 const READ: Meta = {};
-
-/** `filename*` (RFC 6266 / 5987) with an ASCII fallback. */
-export function contentDisposition(kind: "attachment" | "inline", fileName: string): string {
-  const ascii = fileName.replace(/[^\x20-\x7e]/g, "_").replace(/["\\;]/g, "_");
-  const encoded = encodeURIComponent(fileName).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-  return `${kind}; filename="${ascii}"; filename*=UTF-8''${encoded}`;
-}
-
-/** The error answer: `{ error }` only (the documented Error), Retry-After as a header. */
-function errorResponse(err: unknown, request: Request, resHeaders: Headers): Response {
-  const e = toHttpError(err, (cause) => log.error("unhandled error", { requestId: requestIdOf(request), ...errorFields(cause) }));
-  for (const [k, v] of Object.entries(e.headers)) resHeaders.set(k, v);
-  resHeaders.set("content-type", "application/json");
-  return new Response(JSON.stringify({ error: e.body.error }), { status: e.status, headers: resHeaders });
-}
 
 function outcomeOf(err: unknown): AttachmentUploadOutcome {
   if (err instanceof MediaRefusal) return err.reason === "too_many_pixels" ? "image" : "image";
@@ -68,27 +39,20 @@ function outcomeOf(err: unknown): AttachmentUploadOutcome {
   return "other";
 }
 
-type ClientAddress = (request: Request, server: { requestIP(r: Request): { address: string } | null } | null) => string | null;
-
 export function mountAttachmentRoutes(app: Elysia, services: Services, clientAddress: ClientAddress): void {
   const { maxBytes, perCase, orgBytes, maxPixels, orphanMs } = services.config.attachments;
   const limits: AttachmentLimits = { maxBytes, perCase, orgBytes, maxPixels, orphanMs };
 
   /** Authenticates (a key, or the dashboard's session), checks the role, finds the organization. */
-  async function begin(request: Request, server: Parameters<ClientAddress>[1], resHeaders: Headers, type: "query" | "mutation", orgSlug: string) {
-    // The dashboard's session when its cookie came (and no key): else a key, whose absence is a 401 saying so.
-    const ctx = await createContext(services, request, resHeaders, { sessions: request.headers.has("cookie"), ip: clientAddress(request, server) });
-    const { domain } = authorizeCall(ctx, type, type === "mutation" ? UPLOAD : READ, { publishableGate: true });
-    await requireOrganizationBySlug(domain, slug.parse(orgSlug));
-    return domain;
-  }
+  const begin = (request: Request, server: Parameters<ClientAddress>[1], resHeaders: Headers, type: "query" | "mutation", orgSlug: string) =>
+    beginRawCall(services, clientAddress, { request, server, resHeaders, type, meta: type === "mutation" ? UPLOAD : READ, orgSlug });
 
   const upload = (target: "caseId" | "reportId") =>
     async ({ request, params, query, server }: { request: Request; params: Record<string, string>; query: Record<string, string | undefined>; server: Parameters<ClientAddress>[1] }) => {
       const resHeaders = new Headers();
       try {
         const domain = await begin(request, server, resHeaders, "mutation", params.orgSlug ?? "");
-        const targetId = id.parse(params[target]);
+        const targetId = idParam.parse(params[target]);
         const headerName = request.headers.get(FILE_NAME_HEADER);
         let fileName = query.fileName ?? null;
         if (fileName === null && headerName !== null) {
@@ -129,7 +93,7 @@ export function mountAttachmentRoutes(app: Elysia, services: Services, clientAdd
       const resHeaders = new Headers();
       try {
         const domain = await begin(request, server, resHeaders, "query", params.orgSlug);
-        const opened = await openAttachmentOriginal(domain, { attachmentId: id.parse(params.attachmentId), orgSlug: params.orgSlug });
+        const opened = await openAttachmentOriginal(domain, { attachmentId: idParam.parse(params.attachmentId), orgSlug: params.orgSlug });
         for (const [k, v] of Object.entries(DOWNLOAD_HEADERS)) resHeaders.set(k, v);
         resHeaders.set("content-type", opened.attachment.contentType);
         resHeaders.set("content-length", String(opened.attachment.sizeBytes));
@@ -149,7 +113,7 @@ export function mountAttachmentRoutes(app: Elysia, services: Services, clientAdd
       const resHeaders = new Headers();
       try {
         const domain = await begin(request, server, resHeaders, "query", params.orgSlug);
-        const opened = await openAttachmentPreview(domain, { attachmentId: id.parse(params.attachmentId), orgSlug: params.orgSlug });
+        const opened = await openAttachmentPreview(domain, { attachmentId: idParam.parse(params.attachmentId), orgSlug: params.orgSlug });
         for (const [k, v] of Object.entries(DOWNLOAD_HEADERS)) resHeaders.set(k, v);
         // Made from the same bytes, never changed: a browser may keep it (privately) for a while.
         resHeaders.set("cache-control", "private, max-age=3600");

@@ -1,6 +1,7 @@
 import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
 import { ORG_PREFIX, restRoutes, SDK_PREFIX, type RestRoute } from "./rest.ts";
 import { appRouter } from "./router.ts";
+import { SIGNAL_TYPES } from "../domain/views/media-bank.ts";
 
 /**
  * The published OpenAPI 3.1.0 documents, one per route family, generated from the same
@@ -166,7 +167,10 @@ function buildDocument(family: RouteFamily): OpenAPIObject {
       op.responses = responsesOf(route, op.responses as Json);
     }
   }
-  if (family === "org") addAttachmentPaths(doc);
+  if (family === "org") {
+    addAttachmentPaths(doc);
+    addBankFilePath(doc);
+  }
   // Only where some route answers 429 (an unused component is noise to linters).
   if (JSON.stringify(doc.paths).includes("RateLimitError")) {
     schemas.RateLimitError = {
@@ -307,6 +311,54 @@ function bytesOperation(which: "content" | "preview"): Json {
       404: errorAnswer(original ? ERROR_DESCRIPTIONS[404]! : "No such attachment, or it has no preview (not a JPEG, PNG or GIF, or it could not be decoded: the message says why)"),
       ...(original ? {} : { 409: errorAnswer("The preview is still being made: retry in a moment") }),
       503: unavailable("The attachment store or the database cannot answer now: retry after `Retry-After` seconds"),
+    },
+  };
+}
+
+/** A bank's file, streamed (src/api/bank-file-route.ts), beside the bank's JSON export. */
+function addBankFilePath(doc: Json): void {
+  const paths = doc.paths as Record<string, Json>;
+  paths["/organizations/{orgSlug}/media-banks/{bankId}/export/download"] = {
+    get: {
+      operationId: "media-banks-download",
+      summary: "Download a media bank's entries as a file",
+      description:
+        "The same file as `GET …/export`'s `content` (CSV: `signal_type,signal_value,origin` and a column per metadata key; or JSON, an array), sent as it is written, a page of entries at a time, as a download (`Content-Disposition: attachment`): the server's memory does not grow with the bank, where `GET …/export` holds the whole file (about 800 MB at the peak for a million entries). " +
+        "A failure once the file has begun cuts the connection before its end: check that the JSON is whole, or count the CSV's rows.",
+      tags: ["media-banks"],
+      security: [{ ApiKey: [] }],
+      parameters: [pathParam("orgSlug"), pathParam("bankId"), { in: "query", name: "format", required: false, schema: { type: "string", enum: ["csv", "json"], default: "csv" }, description: "The file's format" }],
+      responses: {
+        200: {
+          description: "OK",
+          headers: DOWNLOAD_HEADER_DOCS,
+          content: {
+            "text/csv": { schema: { type: "string", description: "With `format=csv` (the default): a header row, then one row per entry" } },
+            "application/json": {
+              schema: {
+                type: "array",
+                description: "With `format=json`: the entries, each as `GET …/export`'s JSON file has it",
+                items: {
+                  type: "object",
+                  properties: {
+                    signalType: { type: "string", enum: [...SIGNAL_TYPES] },
+                    value: { type: "string", description: "The hash in hex; for vpdq, the video's frames as vPDQ text" },
+                    origin: { type: ["string", "null"] },
+                    metadata: { type: ["object", "null"] },
+                  },
+                  required: ["signalType", "value", "origin", "metadata"],
+                  additionalProperties: false,
+                },
+              },
+            },
+          },
+        },
+        400: errorAnswer("An unknown `format`, or a path parameter too long"),
+        401: errorAnswer(ERROR_DESCRIPTIONS[401]!),
+        403: errorAnswer("A publishable key, or a dashboard user who is not an admin"),
+        404: errorAnswer("The organization or bank does not exist, or belongs to another organization"),
+        503: unavailable("The database cannot answer now: retry after `Retry-After` seconds"),
+      },
     },
   };
 }

@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { and, asc, eq } from "drizzle-orm";
 import { caseMedia, jobs, mediaBankAdditions, mediaBankEntries, mediaMatches } from "../../src/db/schema.ts";
-import { addEntry, createBank, exportEntries } from "../../src/domain/banks/banks.ts";
+import { addEntry, createBank, exportEntries, openBankFile } from "../../src/domain/banks/banks.ts";
 import { signalsToBank } from "../../src/domain/banks/banking.ts";
 import { checkPastMedia, pastCheckStatus } from "../../src/domain/banks/past-check.ts";
 import { ROW_LOCKED } from "../../src/domain/core/context.ts";
@@ -19,7 +19,7 @@ import { createReport } from "../../src/domain/intake/reports.ts";
 import { projectIndex } from "../../src/domain/intake/signal-index.ts";
 import { JOB_KIND } from "../../src/domain/views/job.ts";
 import { SIGNAL_TYPES, type MediaInput, type SignalType } from "../../src/domain/views/media-bank.ts";
-import { domainWorld, type DomainWorld } from "../helpers/builders.ts";
+import { domainWorld, refusal, type DomainWorld } from "../helpers/builders.ts";
 
 let w: DomainWorld;
 beforeAll(async () => {
@@ -194,5 +194,17 @@ describe("a bank's export", () => {
     expect(lines[0]).toBe("signal_type,signal_value,origin,n");
     expect(lines.at(-1)).toBe("");
     expect(lines.slice(1, -1).map((l) => l.split(",").slice(0, 2).join(","))).toEqual(inOrder.map((e) => `${e.signalType},${e.value}`));
+    // Streamed (the download route's source): a piece a page, never the file whole; the pieces are the export's text.
+    for (const format of ["csv", "json"] as const) {
+      const file = await openBankFile(w.ctx, { bankId: bank.id, format }, 2);
+      const pieces: string[] = [];
+      for await (const piece of file.chunks) pieces.push(piece);
+      expect(pieces.join("")).toBe((await exportEntries(w.ctx, { bankId: bank.id, format })).content);
+      // Six pages of two (5 + 4 + 3 entries: 3 + 2 + 2 pages) and the header, or the brackets.
+      expect(pieces.length).toBe(format === "csv" ? 1 + 7 : 2 + 7);
+      expect(Math.max(...pieces.map((p) => p.split(format === "csv" ? "\r\n" : "},{").length))).toBeLessThanOrEqual(3);
+      expect(file.entries()).toBe(added.length);
+    }
+    expect((await refusal(openBankFile(w.ctx, { bankId: crypto.randomUUID(), format: "csv" }))).http).toBe(404);
   });
 });

@@ -544,47 +544,98 @@ export async function importEntries(ctx: DomainContext, input: { bankId: string;
 }
 
 /**
- * A bank's entries as a file (CSV: signal_type,signal_value,origin and a column per metadata key;
- * JSON: an array), in the order of the bank's unique index (by signal type, then value). Read a
- * page at a time (ENTRY_PAGE, keyset on that index) and written a slice at a time, giving the
- * event loop back between slices: read and written in one piece, a bank of 150,000 entries held
- * every other request for a second on SQLite (scripts/bench/index-rebuild.ts --during export).
- * `pageSize` overrides ENTRY_PAGE (tests: many pages from a few entries).
+ * A bank's entries a page at a time (ENTRY_PAGE; `pageSize` in tests), in the order of its unique
+ * index (by signal type, then value), a keyset page a statement: no statement reads a whole list
+ * of millions, and the caller gives the event loop back between pages.
  */
-export async function exportEntries(ctx: DomainContext, input: { bankId: string; format: BankFileFormat }, pageSize?: number): Promise<{ format: BankFileFormat; entries: number; content: string }> {
-  const bank = await requireBank(ctx, input.bankId);
-  const slices = slicer();
+async function* entryPages<T extends Partial<EntryRow> & { value: string }>(
+  ctx: Pick<DomainContext, "db">,
+  bankId: string,
+  columns: { [K in keyof T]: (typeof mediaBankEntries)[K & keyof EntryRow] },
+  pageSize?: number,
+): AsyncGenerator<T[]> {
   const e = mediaBankEntries;
-  const items: { signalType: SignalType; value: string; origin: string | null; metadata: Record<string, unknown> | null }[] = [];
   for (const signalType of SIGNAL_TYPES) {
     const limit = pageSize ?? ENTRY_PAGE[signalType];
     for (let after: string | null = null; ; ) {
-      const rows: (typeof e.$inferSelect)[] = await ctx.db
-        .select()
+      const rows = (await ctx.db
+        .select(columns as never)
         .from(e)
-        .where(and(eq(e.bankId, bank.id), eq(e.signalType, signalType), after === null ? undefined : gt(e.value, after)))
+        .where(and(eq(e.bankId, bankId), eq(e.signalType, signalType), after === null ? undefined : gt(e.value, after)))
         .orderBy(asc(e.value))
-        .limit(limit);
-      // A vpdq entry's value is its frames (its digest alone could not be matched nor imported again).
-      for (const r of rows) items.push({ signalType: r.signalType, value: r.frames ?? r.value, origin: r.origin, metadata: metadataOf(r.metadata) });
-      if (slices.due()) await slices.breathe();
+        .limit(limit)) as T[];
+      if (rows.length) yield rows;
       if (rows.length < limit) break;
       after = rows[rows.length - 1]!.value;
     }
   }
-  const parts: string[] = [];
-  const write = async (each: (i: (typeof items)[number]) => string) => {
-    for (const item of items) {
-      parts.push(each(item));
-      if (slices.due()) await slices.breathe();
+}
+
+/** A bank's file (exportEntries, and the download route that streams it): its bank, its text a piece at a time, and how many entries the pieces held so far. */
+export interface BankFile {
+  bank: BankRow;
+  chunks: AsyncGenerator<string, void>;
+  entries: () => number;
+}
+
+/**
+ * A bank's entries as a file (CSV: signal_type,signal_value,origin and a column per metadata key;
+ * JSON: an array), in the order of the bank's unique index (by signal type, then value), a piece
+ * a page of entries (ENTRY_PAGE, keyset on that index), giving the event loop back between pieces:
+ * read and written in one piece, a bank of 150,000 entries held every other request for a second
+ * on SQLite (scripts/bench/index-rebuild.ts --during export). A CSV's columns are known only once
+ * every entry's metadata has been read: it reads the pages twice, the first time their metadata
+ * alone. 404 for a bank that is not the caller's organization's (checked before any piece).
+ */
+export async function openBankFile(ctx: DomainContext, input: { bankId: string; format: BankFileFormat }, pageSize?: number): Promise<BankFile> {
+  const bank = await requireBank(ctx, input.bankId);
+  const e = mediaBankEntries;
+  let entries = 0;
+  async function* chunks(): AsyncGenerator<string, void> {
+    const slices = slicer();
+    const breathe = () => (slices.due() ? slices.breathe() : undefined);
+    // A vpdq entry's value is its frames (its digest alone could not be matched nor imported again).
+    const columns = { signalType: e.signalType, value: e.value, frames: e.frames, origin: e.origin, metadata: e.metadata };
+    const itemOf = (r: Pick<EntryRow, "signalType" | "value" | "frames" | "origin" | "metadata">) => ({ signalType: r.signalType, value: r.frames ?? r.value, origin: r.origin, metadata: metadataOf(r.metadata) });
+    if (input.format === "json") {
+      yield "[";
+      for await (const rows of entryPages<Pick<EntryRow, "signalType" | "value" | "frames" | "origin" | "metadata">>(ctx, bank.id, columns, pageSize)) {
+        yield (entries > 0 ? "," : "") + rows.map((r) => JSON.stringify(itemOf(r))).join(",");
+        entries += rows.length;
+        await breathe();
+      }
+      yield "]";
+      return;
     }
-  };
-  if (input.format === "json") {
-    await write((i) => JSON.stringify(i));
-    return { format: "json", entries: items.length, content: `[${parts.join(",")}]` };
+    const keySet = new Set<string>();
+    for await (const rows of entryPages<Pick<EntryRow, "value" | "metadata">>(ctx, bank.id, { value: e.value, metadata: e.metadata }, pageSize)) {
+      for (const r of rows) for (const k of Object.keys(metadataOf(r.metadata) ?? {})) keySet.add(k);
+      await breathe();
+    }
+    const keys = [...keySet].filter((k) => !["signal_type", "signal_value", "origin"].includes(k)).sort();
+    yield csvText([["signal_type", "signal_value", "origin", ...keys]]);
+    for await (const rows of entryPages<Pick<EntryRow, "signalType" | "value" | "frames" | "origin" | "metadata">>(ctx, bank.id, columns, pageSize)) {
+      yield rows
+        .map((r) => {
+          const i = itemOf(r);
+          return csvText([[i.signalType, i.value, i.origin, ...keys.map((k) => i.metadata?.[k] ?? null)]]);
+        })
+        .join("");
+      entries += rows.length;
+      await breathe();
+    }
   }
-  const keys = [...new Set(items.flatMap((i) => Object.keys(i.metadata ?? {})))].filter((k) => !["signal_type", "signal_value", "origin"].includes(k)).sort();
-  parts.push(csvText([["signal_type", "signal_value", "origin", ...keys]]));
-  await write((i) => csvText([[i.signalType, i.value, i.origin, ...keys.map((k) => i.metadata?.[k] ?? null)]]));
-  return { format: "csv", entries: items.length, content: parts.join("") };
+  return { bank, chunks: chunks(), entries: () => entries };
+}
+
+/**
+ * A bank's file in one answer (`GET …/export`): built whole in memory, about 800 MB at the peak
+ * for a million entries, so a large bank is better downloaded through the route that streams it
+ * (`GET …/export/download`, src/api/bank-file-route.ts). `pageSize` overrides ENTRY_PAGE (tests).
+ */
+export async function exportEntries(ctx: DomainContext, input: { bankId: string; format: BankFileFormat }, pageSize?: number): Promise<{ format: BankFileFormat; entries: number; content: string }> {
+  const file = await openBankFile(ctx, input, pageSize);
+  const parts: string[] = [];
+  for await (const chunk of file.chunks) parts.push(chunk);
+  return { format: input.format, entries: file.entries(), content: parts.join("") };
 }

@@ -1,0 +1,61 @@
+/**
+ * What the routes outside tRPC share (src/api/attachment-routes.ts: attachments' bytes;
+ * src/api/bank-file-route.ts: a bank's file, streamed). tRPC and its OpenAPI adapter read a JSON
+ * body whole and answer JSON, so a body streamed in or out is a route of its own; these keep the
+ * procedures' rules (authorizeCall, src/api/trpc.ts) and their error answers, and are described by
+ * hand in the organization OpenAPI document (src/api/openapi.ts), which test/contract.test.ts
+ * holds them to.
+ */
+import { z } from "zod";
+import { requireOrganizationBySlug } from "../domain/accounts/organizations.ts";
+import type { DomainContext } from "../domain/core/context.ts";
+import { errorFields, log } from "../log.ts";
+import { createContext, type Services } from "./context.ts";
+import { toHttpError } from "./http-errors.ts";
+import { requestIdOf } from "./request-log.ts";
+import { authorizeCall, type Meta } from "./trpc.ts";
+
+/** Every download is answered with these: a file, never a page of the dashboard's origin. */
+export const DOWNLOAD_HEADERS = {
+  "x-content-type-options": "nosniff",
+  "content-security-policy": "default-src 'none'; sandbox",
+  "cross-origin-resource-policy": "same-origin",
+  "cache-control": "private, no-store",
+} as const;
+
+export const slugParam = z.string().min(1).max(64);
+export const idParam = z.string().min(1).max(64);
+
+/** `filename*` (RFC 6266 / 5987) with an ASCII fallback. */
+export function contentDisposition(kind: "attachment" | "inline", fileName: string): string {
+  const ascii = fileName.replace(/[^\x20-\x7e]/g, "_").replace(/["\\;]/g, "_");
+  const encoded = encodeURIComponent(fileName).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `${kind}; filename="${ascii}"; filename*=UTF-8''${encoded}`;
+}
+
+/** The error answer: `{ error }` only (the documented Error), Retry-After as a header. */
+export function errorResponse(err: unknown, request: Request, resHeaders: Headers): Response {
+  const e = toHttpError(err, (cause) => log.error("unhandled error", { requestId: requestIdOf(request), ...errorFields(cause) }));
+  for (const [k, v] of Object.entries(e.headers)) resHeaders.set(k, v);
+  resHeaders.set("content-type", "application/json");
+  return new Response(JSON.stringify({ error: e.body.error }), { status: e.status, headers: resHeaders });
+}
+
+export type ClientAddress = (request: Request, server: { requestIP(r: Request): { address: string } | null } | null) => string | null;
+
+/**
+ * A raw route's call begun as a procedure's is: authenticated (a key, or the dashboard's session
+ * when its cookie came: a mutation then needs its CSRF token), its role checked against `meta`,
+ * publishable keys refused, the organization found (404). Answers the domain's context.
+ */
+export async function beginRawCall(
+  services: Services,
+  clientAddress: ClientAddress,
+  call: { request: Request; server: Parameters<ClientAddress>[1]; resHeaders: Headers; type: "query" | "mutation"; meta: Meta; orgSlug: string },
+): Promise<DomainContext> {
+  // The dashboard's session when its cookie came (and no key): else a key, whose absence is a 401 saying so.
+  const ctx = await createContext(services, call.request, call.resHeaders, { sessions: call.request.headers.has("cookie"), ip: clientAddress(call.request, call.server) });
+  const { domain } = authorizeCall(ctx, call.type, call.meta, { publishableGate: true });
+  await requireOrganizationBySlug(domain, slugParam.parse(call.orgSlug));
+  return domain;
+}
