@@ -21,7 +21,7 @@ import { loadConfig } from "../../src/config.ts";
 import { enrichReport } from "../../src/domain/analysis/enrichment.ts";
 import { requireCase, reviewQueue } from "../../src/domain/cases/cases.ts";
 import { requireReport } from "../../src/domain/intake/reports.ts";
-import { caseDetail, overview, queue } from "../../src/domain/dashboard/dashboard.ts";
+import { caseDetail, identityProfile, overview, queue } from "../../src/domain/dashboard/dashboard.ts";
 import { listQueues } from "../../src/domain/review/queues.ts";
 import { systemActor } from "../../src/domain/core/audit.ts";
 import { createEnforcementAction, expireDueActions, nextActionEnd, nextActionStart, startDueActions } from "../../src/domain/enforcement/enforcement.ts";
@@ -219,6 +219,9 @@ describe("deleting a project", () => {
       expect((await requireCase(ctx, stays.caseId)).id).toBe(stays.caseId);
     }
     expect((await refusal(caseDetail(admin(), filed[0]!.caseId))).http).toBe(404);
+    // And the accounts its reports were about.
+    const subjectId = (await world.caseOf(filed[0]!.caseId)).subjectIdentityId!;
+    expect((await refusal(identityProfile(admin(), subjectId))).http).toBe(404);
     const after = await seen(admin());
     for (const f of filed) {
       expect(after.listed).not.toContain(f.caseId);

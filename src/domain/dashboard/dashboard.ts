@@ -26,6 +26,7 @@ import { toReportViews, type ReportView } from "../intake/reports.ts";
 import { BUCKETS, maxSeverity, SEVERITIES, type Bucket, type Severity } from "../cases/severity.ts";
 import { tagsOfCases } from "../cases/tags.ts";
 import { userEmails } from "../accounts/users.ts";
+import { liveProject } from "../accounts/projects.ts";
 import { QUEUE_VIEWS, teamOfView, type QueueOrdering, type QueueView } from "../views/queue.ts";
 import type { Team } from "../views/report.ts";
 import type { CaseCaution } from "../views/viewing.ts";
@@ -578,7 +579,8 @@ export async function identityProfile(ctx: TenantRead & AccessContext, identityI
   const [row] = await ctx.db
     .select({ identity: identities, projectName: projects.name })
     .from(identities)
-    .innerJoin(projects, eq(projects.id, identities.projectId))
+    // An account of a project being deleted is gone with it, though its row waits for the slices.
+    .innerJoin(projects, and(eq(projects.id, identities.projectId), liveProject()))
     .where(and(eq(identities.id, identityId), eq(projects.orgId, ctx.orgId)))
     .limit(1);
   if (!row) throw notFound("Identity not found");
