@@ -25,11 +25,11 @@
  * also prints the server's peak resident memory (VmHWM) before and after.
  */
 import { Database } from "bun:sqlite";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { fmtInt, intakeClients, markdownTable, pendingMediaJobs, quantile, randomHex, ROOT, run, startServer } from "./lib.ts";
+import { fmtInt, intakeClients, peakRssMb, markdownTable, pendingMediaJobs, quantile, randomHex, ROOT, run, startServer } from "./lib.ts";
 
 const { values } = parseArgs({
   options: {
@@ -59,11 +59,6 @@ interface Run {
   peakMb: { before: number; after: number };
 }
 
-/** A process's peak resident memory so far (Linux: VmHWM), in MB. */
-function peakRssMb(pid: number): number {
-  const m = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return m ? Math.round(Number(m[1]) / 1024) : Number.NaN;
-}
 
 async function measure(binary: string): Promise<Run> {
   const dir = mkdtempSync(join(tmpdir(), "flagstaff-rebuild-"));

@@ -103,15 +103,21 @@ async function runUntil(cmd: string[], env: Record<string, string>, until: Promi
   return stdout;
 }
 
-/** Resident set size of a process, in MB (VmRSS: every thread of it). */
-export function rssMb(pid: number): number {
+/** A memory field of a process's /proc status, in MB (0 when the process is gone). */
+function statusMb(pid: number, field: "VmRSS" | "VmHWM"): number {
   try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"));
     return m ? Number(m[1]) / 1024 : 0;
   } catch {
     return 0;
   }
 }
+
+/** Resident set size of a process, in MB (VmRSS: every thread of it). */
+export const rssMb = (pid: number): number => statusMb(pid, "VmRSS");
+
+/** A process's peak resident set size so far, in MB (VmHWM). */
+export const peakRssMb = (pid: number): number => statusMb(pid, "VmHWM");
 
 /**
  * CPU time (user + system, ms) a process has used so far, from /proc (clock ticks of 10 ms).

@@ -1,7 +1,8 @@
 /**
  * A bank's file downloaded as it is written (docs/media.md, "Banks"): `GET …/media-banks/{bankId}/export/download`.
- * `GET …/export` answers the file inside JSON, built whole: about 800 MB of the server's memory at
- * the peak for a bank of a million entries, enough to stop a small machine. This route sends the
+ * `GET …/export` answers the file inside JSON, built whole: the server's peak memory went from
+ * 137 MB to 550 MB for a bank of a million entries (805 MB before it joined these pieces), enough
+ * to stop a small machine. This route sends the
  * same text a page of entries at a time (openBankFile, src/domain/banks/banks.ts), the next page
  * read as the client takes the last: its memory does not grow with the bank. The procedure's
  * rules (an admin, or a secret key) through beginRawCall; a bank that is not the caller's is a
@@ -12,7 +13,7 @@
 import type { Elysia } from "elysia";
 import { z } from "zod";
 import { openBankFile } from "../domain/banks/banks.ts";
-import { BANK_FILE_FORMATS } from "../domain/views/media-bank.ts";
+import { BANK_FILE_FORMATS, type BankFileFormat } from "../domain/views/media-bank.ts";
 import { badRequest } from "../domain/core/errors.ts";
 import { errorFields, log } from "../log.ts";
 import type { Services } from "./context.ts";
@@ -25,7 +26,7 @@ import type { Meta } from "./trpc.ts";
 const EXPORT: Meta = { role: "admin" };
 
 const formatParam = z.enum(BANK_FILE_FORMATS);
-const CONTENT_TYPES = { csv: "text/csv; charset=utf-8", json: "application/json; charset=utf-8" } as const satisfies Record<z.infer<typeof formatParam>, string>;
+const CONTENT_TYPES = { csv: "text/csv; charset=utf-8", json: "application/json; charset=utf-8" } as const satisfies Record<BankFileFormat, string>;
 
 export function mountBankFileRoute(app: Elysia, services: Services, clientAddress: ClientAddress): void {
   app.get(

@@ -1,7 +1,8 @@
 import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
 import { ORG_PREFIX, restRoutes, SDK_PREFIX, type RestRoute } from "./rest.ts";
 import { appRouter } from "./router.ts";
-import { SIGNAL_TYPES } from "../domain/views/media-bank.ts";
+import { z } from "zod";
+import { bankFileEntrySchema } from "../domain/views/media-bank.ts";
 
 /**
  * The published OpenAPI 3.1.0 documents, one per route family, generated from the same
@@ -315,6 +316,9 @@ function bytesOperation(which: "content" | "preview"): Json {
   };
 }
 
+/** A bank's JSON file, from the schema of its entries (bankFileEntrySchema), without the document-level `$schema`. */
+const { $schema: _bankFileDialect, ...BANK_FILE_JSON_SCHEMA } = z.toJSONSchema(z.array(bankFileEntrySchema)) as Json;
+
 /** A bank's file, streamed (src/api/bank-file-route.ts), beside the bank's JSON export. */
 function addBankFilePath(doc: Json): void {
   const paths = doc.paths as Record<string, Json>;
@@ -323,7 +327,7 @@ function addBankFilePath(doc: Json): void {
       operationId: "media-banks-download",
       summary: "Download a media bank's entries as a file",
       description:
-        "The same file as `GET …/export`'s `content` (CSV: `signal_type,signal_value,origin` and a column per metadata key; or JSON, an array), sent as it is written, a page of entries at a time, as a download (`Content-Disposition: attachment`): the server's memory does not grow with the bank, where `GET …/export` holds the whole file (about 800 MB at the peak for a million entries). " +
+        "The same file as `GET …/export`'s `content` (CSV: `signal_type,signal_value,origin` and a column per metadata key; or JSON, an array), sent as it is written, a page of entries at a time, as a download (`Content-Disposition: attachment`): the server's memory does not grow with the bank, where `GET …/export` holds the whole file (several hundred MB at the peak for a million entries). " +
         "A failure once the file has begun cuts the connection before its end: check that the JSON is whole, or count the CSV's rows.",
       tags: ["media-banks"],
       security: [{ ApiKey: [] }],
@@ -334,23 +338,7 @@ function addBankFilePath(doc: Json): void {
           headers: DOWNLOAD_HEADER_DOCS,
           content: {
             "text/csv": { schema: { type: "string", description: "With `format=csv` (the default): a header row, then one row per entry" } },
-            "application/json": {
-              schema: {
-                type: "array",
-                description: "With `format=json`: the entries, each as `GET …/export`'s JSON file has it",
-                items: {
-                  type: "object",
-                  properties: {
-                    signalType: { type: "string", enum: [...SIGNAL_TYPES] },
-                    value: { type: "string", description: "The hash in hex; for vpdq, the video's frames as vPDQ text" },
-                    origin: { type: ["string", "null"] },
-                    metadata: { type: ["object", "null"] },
-                  },
-                  required: ["signalType", "value", "origin", "metadata"],
-                  additionalProperties: false,
-                },
-              },
-            },
+            "application/json": { schema: { ...BANK_FILE_JSON_SCHEMA, description: "With `format=json`: the entries, each as `GET …/export`'s JSON file has it" } },
           },
         },
         400: errorAnswer("An unknown `format`, or a path parameter too long"),

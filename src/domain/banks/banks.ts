@@ -17,13 +17,13 @@ import { newId } from "../core/ids.ts";
 import { requireProject } from "../accounts/projects.ts";
 import { csvRows, csvText } from "../plumbing/csv.ts";
 import { enqueueJob } from "../plumbing/jobs.ts";
-import { bankVersionMoving, ENTRY_PAGE } from "../intake/signal-index.ts";
+import { bankVersionMoving, entryPages } from "../intake/signal-index.ts";
 import { slicer } from "../plumbing/slices.ts";
 import { JOB_KIND } from "../views/job.ts";
 import { formatVpdq, parseVpdq, type VpdqFrame } from "../media/vpdq.ts";
 import {
   bankActionSchema, DEFAULT_BANK_PDQ_DISTANCE, DEFAULT_BANK_QUALITY_FLOOR, entryInputSchema, entryMetadataSchema, MAX_IMPORT_CHARS, MAX_IMPORT_ENTRIES, normalizeSignal, SIGNAL_TYPE_SPECS, SIGNAL_TYPES,
-  type BankAction, type BankCreate, type BankFileFormat, type BankPatch, type BankView, type EntryInput, type EntryView, type ImportResult, type SignalType,
+  type BankAction, type BankCreate, type BankFileEntry, type BankFileFormat, type BankPatch, type BankView, type EntryInput, type EntryView, type ImportResult, type SignalType,
 } from "../views/media-bank.ts";
 import { containsNul } from "../views/validation.ts";
 
@@ -543,33 +543,8 @@ export async function importEntries(ctx: DomainContext, input: { bankId: string;
   return { added, unchanged: entries.length - added, errors: errors.slice(0, MAX_LISTED_ERRORS) };
 }
 
-/**
- * A bank's entries a page at a time (ENTRY_PAGE; `pageSize` in tests), in the order of its unique
- * index (by signal type, then value), a keyset page a statement: no statement reads a whole list
- * of millions, and the caller gives the event loop back between pages.
- */
-async function* entryPages<T extends Partial<EntryRow> & { value: string }>(
-  ctx: Pick<DomainContext, "db">,
-  bankId: string,
-  columns: { [K in keyof T]: (typeof mediaBankEntries)[K & keyof EntryRow] },
-  pageSize?: number,
-): AsyncGenerator<T[]> {
-  const e = mediaBankEntries;
-  for (const signalType of SIGNAL_TYPES) {
-    const limit = pageSize ?? ENTRY_PAGE[signalType];
-    for (let after: string | null = null; ; ) {
-      const rows = (await ctx.db
-        .select(columns as never)
-        .from(e)
-        .where(and(eq(e.bankId, bankId), eq(e.signalType, signalType), after === null ? undefined : gt(e.value, after)))
-        .orderBy(asc(e.value))
-        .limit(limit)) as T[];
-      if (rows.length) yield rows;
-      if (rows.length < limit) break;
-      after = rows[rows.length - 1]!.value;
-    }
-  }
-}
+/** What a bank's file is written from, an entry's columns. */
+type FileRow = Pick<EntryRow, "signalType" | "value" | "frames" | "origin" | "metadata">;
 
 /** A bank's file (exportEntries, and the download route that streams it): its bank, its text a piece at a time, and how many entries the pieces held so far. */
 export interface BankFile {
@@ -596,10 +571,10 @@ export async function openBankFile(ctx: DomainContext, input: { bankId: string; 
     const breathe = () => (slices.due() ? slices.breathe() : undefined);
     // A vpdq entry's value is its frames (its digest alone could not be matched nor imported again).
     const columns = { signalType: e.signalType, value: e.value, frames: e.frames, origin: e.origin, metadata: e.metadata };
-    const itemOf = (r: Pick<EntryRow, "signalType" | "value" | "frames" | "origin" | "metadata">) => ({ signalType: r.signalType, value: r.frames ?? r.value, origin: r.origin, metadata: metadataOf(r.metadata) });
+    const itemOf = (r: FileRow): BankFileEntry => ({ signalType: r.signalType, value: r.frames ?? r.value, origin: r.origin, metadata: metadataOf(r.metadata) });
     if (input.format === "json") {
       yield "[";
-      for await (const rows of entryPages<Pick<EntryRow, "signalType" | "value" | "frames" | "origin" | "metadata">>(ctx, bank.id, columns, pageSize)) {
+      for await (const rows of entryPages<FileRow>(ctx, { bankId: bank.id, columns, pageSize })) {
         yield (entries > 0 ? "," : "") + rows.map((r) => JSON.stringify(itemOf(r))).join(",");
         entries += rows.length;
         await breathe();
@@ -608,13 +583,13 @@ export async function openBankFile(ctx: DomainContext, input: { bankId: string; 
       return;
     }
     const keySet = new Set<string>();
-    for await (const rows of entryPages<Pick<EntryRow, "value" | "metadata">>(ctx, bank.id, { value: e.value, metadata: e.metadata }, pageSize)) {
+    for await (const rows of entryPages<Pick<EntryRow, "value" | "metadata">>(ctx, { bankId: bank.id, columns: { value: e.value, metadata: e.metadata }, pageSize })) {
       for (const r of rows) for (const k of Object.keys(metadataOf(r.metadata) ?? {})) keySet.add(k);
       await breathe();
     }
     const keys = [...keySet].filter((k) => !["signal_type", "signal_value", "origin"].includes(k)).sort();
     yield csvText([["signal_type", "signal_value", "origin", ...keys]]);
-    for await (const rows of entryPages<Pick<EntryRow, "signalType" | "value" | "frames" | "origin" | "metadata">>(ctx, bank.id, columns, pageSize)) {
+    for await (const rows of entryPages<FileRow>(ctx, { bankId: bank.id, columns, pageSize })) {
       yield rows
         .map((r) => {
           const i = itemOf(r);
@@ -629,8 +604,8 @@ export async function openBankFile(ctx: DomainContext, input: { bankId: string; 
 }
 
 /**
- * A bank's file in one answer (`GET …/export`): built whole in memory, about 800 MB at the peak
- * for a million entries, so a large bank is better downloaded through the route that streams it
+ * A bank's file in one answer (`GET …/export`): built whole in memory, 550 MB of the server's at
+ * the peak for a million entries (docs/media.md, "Banks"), so a large bank is better downloaded through the route that streams it
  * (`GET …/export/download`, src/api/bank-file-route.ts). `pageSize` overrides ENTRY_PAGE (tests).
  */
 export async function exportEntries(ctx: DomainContext, input: { bankId: string; format: BankFileFormat }, pageSize?: number): Promise<{ format: BankFileFormat; entries: number; content: string }> {

@@ -333,12 +333,14 @@ const mediaView = (m: CaseMediaRow, attachment: { fileName: string; mediaType: C
   matchedAt: isoOrNull(m.matchedAt),
 });
 
+/** A match's bank, when it is not deleted: a deleted bank's matches are gone with it, though their rows go a slice at a time (bank-deletion.ts). */
+const liveBankOfMatch = () => and(eq(mediaBanks.id, mediaMatches.bankId), liveBank());
+
 async function matchViews(ctx: Pick<DomainContext, "db" | "orgId">, where: ReturnType<typeof eq>, limit?: number): Promise<MatchView[]> {
   const query = ctx.db
     .select({ m: mediaMatches, bankName: mediaBanks.name, bankNegative: mediaBanks.negative, signalType: mediaBankEntries.signalType, origin: mediaBankEntries.origin, metadata: mediaBankEntries.metadata })
     .from(mediaMatches)
-    // A deleted bank's matches are gone with it, though their rows go a slice at a time (bank-deletion.ts).
-    .innerJoin(mediaBanks, and(eq(mediaBanks.id, mediaMatches.bankId), liveBank()))
+    .innerJoin(mediaBanks, liveBankOfMatch())
     .innerJoin(mediaBankEntries, eq(mediaBankEntries.id, mediaMatches.entryId))
     .where(where)
     .orderBy(asc(mediaMatches.id));
@@ -387,7 +389,7 @@ export async function caseMediaMatches(ctx: DomainContext, input: { caseId: stri
   const [matches] = await ctx.db
     .select({ n: count() })
     .from(mediaMatches)
-    .innerJoin(mediaBanks, and(eq(mediaBanks.id, mediaMatches.bankId), liveBank()))
+    .innerJoin(mediaBanks, liveBankOfMatch())
     .where(eq(mediaMatches.caseId, c.id));
   return {
     media: page.map(({ m, fileName, mediaType }) => mediaView(m, fileName !== null && mediaType !== null ? { fileName, mediaType } : null)),

@@ -16,7 +16,7 @@
  *
  * It lives here, under intake, because intake reads it and the banks' folder stands on intake.
  */
-import { and, asc, eq, gt, inArray, isNull, lte, or, sql } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, isNull, lte, or, sql, type SQL } from "drizzle-orm";
 import type { Store } from "../../db/store.ts";
 import { statements } from "../../db/prepared.ts";
 import { caseMedia, mediaBankEntries, mediaBanks, mediaBankVersions } from "../../db/schema.ts";
@@ -257,6 +257,36 @@ const pause = (): Promise<void> => new Promise((resolve) => setImmediate(resolve
 /** What an index holds of an entry (the columns buildIndex reads). */
 type EntryRow = Pick<typeof mediaBankEntries.$inferSelect, "id" | "bankId" | "signalType" | "value" | "frames">;
 
+type EntryColumns = typeof mediaBankEntries.$inferSelect;
+
+/**
+ * A bank's entries a page at a time (ENTRY_PAGE; `pageSize` in tests), the columns asked for, by
+ * signal type then value: a keyset page a statement on the bank's unique index, so that no
+ * statement reads a whole list of millions, and the caller gives the event loop back between
+ * pages. `where` narrows them (an index build leaves out the quarantined). Pages are never empty.
+ * An index build (buildIndex) and a bank's file (banks.ts, openBankFile) read them so.
+ */
+export async function* entryPages<T extends Partial<EntryColumns> & { value: string }>(
+  ctx: Pick<DomainContext, "db">,
+  input: { bankId: string; columns: { [K in keyof T]: (typeof mediaBankEntries)[K & keyof EntryColumns] }; where?: SQL; pageSize?: number },
+): AsyncGenerator<T[]> {
+  const e = mediaBankEntries;
+  for (const signalType of SIGNAL_TYPES) {
+    const limit = input.pageSize ?? ENTRY_PAGE[signalType];
+    for (let after: string | null = null; ; ) {
+      const rows = (await ctx.db
+        .select(input.columns as never)
+        .from(e)
+        .where(and(eq(e.bankId, input.bankId), eq(e.signalType, signalType), input.where, after === null ? undefined : gt(e.value, after)))
+        .orderBy(asc(e.value))
+        .limit(limit)) as T[];
+      if (rows.length) yield rows;
+      if (rows.length < limit) break;
+      after = rows[rows.length - 1]!.value;
+    }
+  }
+}
+
 /**
  * Builds the project's index from its enabled banks' entries not quarantined, a page at a time
  * (ENTRY_PAGE, pausing between pages and between the PDQ buckets' passes). The pages need no
@@ -269,22 +299,11 @@ export async function buildIndex(ctx: Pick<DomainContext, "db">, projectId: stri
   const banks = await ctx.db.select().from(mediaBanks).where(and(eq(mediaBanks.projectId, projectId), eq(mediaBanks.enabled, 1), isNull(mediaBanks.deletedAt)));
   const index = emptyIndex(version, banks);
   const e = mediaBankEntries;
+  const columns = { id: e.id, bankId: e.bankId, signalType: e.signalType, value: e.value, frames: e.frames };
   for (const bank of banks) {
-    for (const signalType of SIGNAL_TYPES) {
-      const limit = pageSize ?? ENTRY_PAGE[signalType];
-      let after: string | null = null;
-      for (;;) {
-        const rows: EntryRow[] = await ctx.db
-          .select({ id: e.id, bankId: e.bankId, signalType: e.signalType, value: e.value, frames: e.frames })
-          .from(e)
-          .where(and(eq(e.bankId, bank.id), eq(e.signalType, signalType), isNull(e.quarantinedAt), after === null ? undefined : gt(e.value, after)))
-          .orderBy(asc(e.value))
-          .limit(limit);
-        addEntries(index, rows);
-        if (rows.length < limit) break;
-        after = rows[rows.length - 1]!.value;
-        await pause();
-      }
+    for await (const rows of entryPages<EntryRow>(ctx, { bankId: bank.id, columns, where: isNull(e.quarantinedAt), pageSize })) {
+      addEntries(index, rows);
+      await pause();
     }
   }
   await index.pdq.bucketsInSlices(pause);

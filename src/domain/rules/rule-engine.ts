@@ -111,7 +111,7 @@ const engineStatements = statements((db) => ({
     .selectDistinct({ name: mediaBanks.name })
     .from(mediaMatches)
     .innerJoin(mediaBanks, eq(mediaBanks.id, mediaMatches.bankId))
-    .where(and(eq(mediaMatches.caseId, ph("caseId")), eq(mediaMatches.suppressed, 0), eq(mediaMatches.quarantined, 0), eq(mediaBanks.negative, 0), isNull(mediaBanks.deletedAt)))
+    .where(and(eq(mediaMatches.caseId, ph("caseId")), eq(mediaMatches.suppressed, 0), eq(mediaMatches.quarantined, 0), actingBank()))
     .prepare(),
   caseReporters: db.select({ id: reports.reporterIdentityId }).from(reports).where(and(eq(reports.caseId, ph("caseId")), isNotNull(reports.reporterIdentityId))).prepare(),
   raisePriority: db
@@ -228,16 +228,18 @@ function factColumns(db: Db): Record<QueriedFact, Record<string, SQL>> {
 }
 
 /**
- * A match of the report's case that acts: the media facts' condition. A deleted bank's matches
- * (their rows going a slice at a time: bank-deletion.ts) act no more; `liveBank` (banks.ts) said
- * here, as banks/ imports rules/.
+ * A bank whose matches act: not a negative one, nor a deleted one (its matches' rows going a
+ * slice at a time: bank-deletion.ts; `liveBank` of banks.ts said here, as banks/ imports rules/).
  */
+const actingBank = () => and(eq(mediaBanks.negative, 0), isNull(mediaBanks.deletedAt));
+
+/** A match of the report's case that acts: the media facts' condition. */
 const actingMatchOfCase = (db: Db) =>
   and(
     eq(mediaMatches.caseId, ph("caseId")),
     eq(mediaMatches.suppressed, 0),
     eq(mediaMatches.quarantined, 0),
-    inArray(mediaMatches.bankId, db.select({ id: mediaBanks.id }).from(mediaBanks).where(and(eq(mediaBanks.negative, 0), isNull(mediaBanks.deletedAt)))),
+    inArray(mediaMatches.bankId, db.select({ id: mediaBanks.id }).from(mediaBanks).where(actingBank())),
   );
 
 /**

@@ -145,6 +145,15 @@ export const entryViewSchema = z
   .meta({ id: "MediaBankEntry" });
 export type EntryView = z.infer<typeof entryViewSchema>;
 
+/** An entry as a bank's JSON file holds it (`GET …/export`, `GET …/export/download`): a vpdq entry's `value` is its frames, so that it imports again as the same entry. */
+export const bankFileEntrySchema = z.object({
+  signalType: z.enum(SIGNAL_TYPES),
+  value: z.string().meta({ description: "The hash in hex; for vpdq, the video's frames as vPDQ text" }),
+  origin: z.string().nullable(),
+  metadata: entryMetadataSchema.nullable(),
+});
+export type BankFileEntry = z.infer<typeof bankFileEntrySchema>;
+
 /** The file formats of a bank's import and export. */
 export const BANK_FILE_FORMATS = ["csv", "json"] as const;
 export type BankFileFormat = (typeof BANK_FILE_FORMATS)[number];
