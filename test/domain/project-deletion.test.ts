@@ -203,8 +203,13 @@ describe("deleting a project", () => {
       listed: (await queue(ctx, { limit: 100 })).items.map((c) => c.id),
       reviewQueue: (await reviewQueue(ctx, { limit: 100 })).cases.map((c) => c.id),
       openInQueues: (await listQueues(ctx)).reduce((n, q) => n + q.openCases, 0),
-      openCases: Object.values((await overview(ctx, { days: 7 })).figures.openCases).reduce((a, b) => a + b, 0),
-      pending: (await overview(ctx, { days: 7 })).figures.pending,
+      ...(await overview(ctx, { days: 7 }).then((o) => ({
+        openCases: Object.values(o.figures.openCases).reduce((a, b) => a + b, 0),
+        pending: o.figures.pending,
+        received: o.figures.received,
+        // Each report gives one reason: the counts by category drop with them.
+        byCategory: o.byCategory.reduce((n, c) => n + c.total, 0),
+      }))),
     });
     const before = await seen(admin());
     for (const f of filed) expect(before.listed).toContain(f.caseId);
@@ -231,6 +236,8 @@ describe("deleting a project", () => {
     expect(after.openInQueues).toBe(before.openInQueues - filed.length);
     expect(after.openCases).toBe(before.openCases - filed.length);
     expect(after.pending).toBe(before.pending - filed.length);
+    expect(after.received).toBe(before.received - filed.length);
+    expect(after.byCategory).toBe(before.byCategory - filed.length);
     // Its rows are still there, and the deletion's slices (Flagstaff's jobs) reach them.
     expect(await rowsOf(going.id)).toMatchObject({ reports: 3, cases: 3 });
     expect((await requireCase(world.as(systemActor), filed[0]!.caseId)).id).toBe(filed[0]!.caseId);
