@@ -247,6 +247,15 @@ export async function heldIndex(ctx: Pick<DomainContext, "db" | "store">, projec
 export const ENTRY_PAGE: Record<SignalType, number> = { sha256: 1_000, md5: 1_000, pdq: 1_000, vpdq: 20 };
 
 /**
+ * Entries read a page at a time for a bank's file (banks.ts, openBankFile), which gives the event
+ * loop back after every page: each entry there is also written out as CSV or JSON, about 6 µs an
+ * entry in all at a million, so a page of ENTRY_PAGE held every report for about 6 ms, and the
+ * reports filed meanwhile waited 22 ms at the median (scripts/bench/index-rebuild.ts --during
+ * download). A video's frames are written whole: two a page.
+ */
+export const FILE_PAGE: Record<SignalType, number> = { sha256: 200, md5: 200, pdq: 200, vpdq: 2 };
+
+/**
  * Lets the requests waiting run between two slices of a build: a build of a million entries is
  * about 2 s of this thread's CPU, which in one piece held every request up as long
  * (docs/media.md, "Matching a project's banks"); in slices of a page or a pass over the entries
@@ -260,7 +269,7 @@ type EntryRow = Pick<typeof mediaBankEntries.$inferSelect, "id" | "bankId" | "si
 type EntryColumns = typeof mediaBankEntries.$inferSelect;
 
 /**
- * A bank's entries a page at a time (ENTRY_PAGE; `pageSize` in tests), the columns asked for, by
+ * A bank's entries a page at a time (`pages`, by default ENTRY_PAGE; `pageSize` in tests), the columns asked for, by
  * signal type then value: a keyset page a statement on the bank's unique index, so that no
  * statement reads a whole list of millions, and the caller gives the event loop back between
  * pages. `where` narrows them (an index build leaves out the quarantined). Pages are never empty.
@@ -268,11 +277,11 @@ type EntryColumns = typeof mediaBankEntries.$inferSelect;
  */
 export async function* entryPages<T extends Partial<EntryColumns> & { value: string }>(
   ctx: Pick<DomainContext, "db">,
-  input: { bankId: string; columns: { [K in keyof T]: (typeof mediaBankEntries)[K & keyof EntryColumns] }; where?: SQL; pageSize?: number },
+  input: { bankId: string; columns: { [K in keyof T]: (typeof mediaBankEntries)[K & keyof EntryColumns] }; where?: SQL; pageSize?: number; pages?: Record<SignalType, number> },
 ): AsyncGenerator<T[]> {
   const e = mediaBankEntries;
   for (const signalType of SIGNAL_TYPES) {
-    const limit = input.pageSize ?? ENTRY_PAGE[signalType];
+    const limit = input.pageSize ?? (input.pages ?? ENTRY_PAGE)[signalType];
     for (let after: string | null = null; ; ) {
       const rows = (await ctx.db
         .select(input.columns as never)

@@ -27,8 +27,13 @@ export function slicer(budgetMs = SLICE_MS): Slicer {
   return {
     due: () => performance.now() - started >= budgetMs,
     async breathe() {
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      await breathe();
       started = performance.now();
     },
   };
+}
+
+/** Gives the event loop back once (its I/O included: setImmediate), for work whose every step is a slice already. */
+export function breathe(): Promise<void> {
+  return new Promise<void>((resolve) => setImmediate(resolve));
 }
