@@ -29,10 +29,13 @@ type Deps = BenchStepDeps & {
    * CPU per report).
    */
   engine?: string;
+  /** wrk's connections for the intake comparison (run.ts --media-connections; default CONNECTIONS). */
+  connections?: number;
 };
 
 /** Entries of each signal type in the bench project's bank. */
 const BANK_ENTRIES = 50_000;
+/** wrk's connections for the intake comparison, unless run.ts --media-connections says otherwise. */
 const CONNECTIONS = 8;
 const IMPORT_LINES = 2_500;
 
@@ -84,6 +87,7 @@ export async function mediaComparison(d: Deps): Promise<MediaBench> {
   // An even number: each side goes first in as many rounds as the other, so a machine that
   // speeds up or slows down during the run favours neither.
   const rounds = d.quick ? 4 : 6;
+  const connections = d.connections ?? CONNECTIONS;
   const dir = mkdtempSync(join(d.work, "media-"));
   const db = join(dir, "flagstaff.db");
   const init = JSON.parse(await run([...d.flagstaff, "init", "--json"], d.env(db), dir)) as { projectId: string; secretKey: string; orgSlug: string };
@@ -116,12 +120,12 @@ export async function mediaComparison(d: Deps): Promise<MediaBench> {
     while ((await pendingMediaJobs(server.url)) > 0) await Bun.sleep(100);
     return (performance.now() - started) / 1000;
   };
-  d.log(`media: report intake at ${CONNECTIONS} connections with and without media hashes, ${rounds} rounds of ${runSeconds} s`);
+  d.log(`media: report intake at ${connections} connections with and without media hashes, ${rounds} rounds of ${runSeconds} s`);
   // Warm-up of each, twice (the first media report loads the banks into the matcher; a first
   // round run cold measured a third below the next ones, on whichever side went first).
   for (let i = 0; i < 2; i++) {
-    await wrk(d.wrkBin, { url: server.url, connections: CONNECTIONS, seconds: 2, script: "report.lua", env: keyEnv });
-    await wrk(d.wrkBin, { url: server.url, connections: CONNECTIONS, seconds: 2, script: "report-media.lua", env: keyEnv });
+    await wrk(d.wrkBin, { url: server.url, connections, seconds: 2, script: "report.lua", env: keyEnv });
+    await wrk(d.wrkBin, { url: server.url, connections, seconds: 2, script: "report-media.lua", env: keyEnv });
     await drain();
   }
   const without: WrkResult[] = [];
@@ -133,12 +137,12 @@ export async function mediaComparison(d: Deps): Promise<MediaBench> {
     for (const side of order) {
       const cpuBefore = processTreeCpuMs(server.proc.pid);
       if (side === "without") {
-        const r = await wrk(d.wrkBin, { url: server.url, connections: CONNECTIONS, seconds: runSeconds, script: "report.lua", env: keyEnv });
+        const r = await wrk(d.wrkBin, { url: server.url, connections, seconds: runSeconds, script: "report.lua", env: keyEnv });
         without.push(r);
         cpu.without.ms += processTreeCpuMs(server.proc.pid) - cpuBefore;
         cpu.without.requests += r.requests;
       } else {
-        const r = await wrk(d.wrkBin, { url: server.url, connections: CONNECTIONS, seconds: runSeconds, script: "report-media.lua", env: keyEnv });
+        const r = await wrk(d.wrkBin, { url: server.url, connections, seconds: runSeconds, script: "report-media.lua", env: keyEnv });
         drainSeconds.push(Math.round((await drain()) * 10) / 10);
         withMedia.push(r);
         cpu.with.ms += processTreeCpuMs(server.proc.pid) - cpuBefore;
@@ -158,7 +162,7 @@ export async function mediaComparison(d: Deps): Promise<MediaBench> {
     pdq,
     bankEntries,
     intake: {
-      connections: CONNECTIONS,
+      connections,
       rounds,
       without,
       withMedia,

@@ -4,7 +4,8 @@
  *
  *   bun scripts/bench/run.ts [--quick] [--reports N] [--binary dist/flagstaff] [--no-build] [--source]
  *                            [--no-postgres] [--pg-delay-ms 1] [--only rules|postgres|attachments|media]
- *                            [--server-env KEY=VALUE ...] [--media-engine sqlite|postgres]
+ *                            [--server-env KEY=VALUE ...] [--media-engine sqlite|postgres|postgres-away]
+ *                            [--media-connections 8]
  *
  * What runs, in order (about 11½ minutes on the 2-core benchmark machine, 5½ of them the
  * PostgreSQL section; --quick shortens every phase, about 4 minutes, for trying it out):
@@ -57,7 +58,10 @@
  *     report intake at 8 connections with media hashes against without, banks of 150,000 entries
  *     loaded, alternating rounds, as a ratio (target ≥ 0.9). `--only media` runs it alone;
  *     with `--media-engine postgres`, its server on a database of a throwaway PostgreSQL
- *     cluster (scripts/pg-cluster.ts) instead of a SQLite file.
+ *     cluster (scripts/pg-cluster.ts) instead of a SQLite file; with `postgres-away`, that
+ *     database reached through scripts/pg-proxy.ts (--pg-delay-ms each way, "on another host",
+ *     though its processes and the proxy still share this machine's cores);
+ *     `--media-connections N` sets wrk's connections (default 8).
  *
  * `--only postgres` (about 2½ minutes; --quick about 1½) runs step 6's report creation and round
  * trips alone, beside a SQLite reference run (report creation at 8 and 32 connections), and
@@ -94,11 +98,16 @@ const { values: args } = parseArgs({
     only: { type: "string" },
     "server-env": { type: "string", multiple: true },
     "media-engine": { type: "string", default: "sqlite" },
+    "media-connections": { type: "string", default: "8" },
   },
 });
 const QUICK = !!args.quick;
-if (args["media-engine"] !== "sqlite" && args["media-engine"] !== "postgres") throw new Error(`--media-engine ${args["media-engine"]}: sqlite or postgres`);
-if (args["media-engine"] === "postgres" && args.only !== "media") throw new Error("--media-engine postgres goes with --only media");
+const MEDIA_ENGINES = ["sqlite", "postgres", "postgres-away"] as const;
+const MEDIA_ENGINE = MEDIA_ENGINES.find((e) => e === args["media-engine"]);
+if (!MEDIA_ENGINE) throw new Error(`--media-engine ${args["media-engine"]}: one of ${MEDIA_ENGINES.join(", ")}`);
+if (MEDIA_ENGINE !== "sqlite" && args.only !== "media") throw new Error(`--media-engine ${MEDIA_ENGINE} goes with --only media`);
+const MEDIA_CONNECTIONS = Number(args["media-connections"]);
+if (!Number.isInteger(MEDIA_CONNECTIONS) || MEDIA_CONNECTIONS < 1) throw new Error(`--media-connections ${args["media-connections"]}: a whole number ≥ 1`);
 const SEED_COUNT = Number(args.reports ?? (QUICK ? 100_000 : 1_000_000));
 const LOAD_S = QUICK ? 3 : 10;
 const GET_S = QUICK ? 2 : 5;
@@ -126,9 +135,13 @@ const log = (s: string) => console.error(`[bench ${new Date().toISOString().slic
 const servers: Server[] = [];
 /** The PostgreSQL section's cluster while it runs (stopped by the section, or on SIGINT and errors). */
 let cluster: PgCluster | null = null;
+/** The media step's latency proxy, when it has one (stopped with the cluster). */
+let mediaProxy: PgProxy | null = null;
 async function stopCluster(): Promise<void> {
   const c = cluster;
   cluster = null;
+  await mediaProxy?.stop();
+  mediaProxy = null;
   await c?.stop();
 }
 
@@ -177,9 +190,9 @@ try {
     process.exitCode = 0;
   } else if (args.only === "media") {
     log("media");
-    const database = args["media-engine"] === "postgres" ? await mediaDatabase() : null;
+    const database = MEDIA_ENGINE === "sqlite" ? null : await mediaDatabase(MEDIA_ENGINE === "postgres-away" ? PG_DELAY_MS : null);
     const engine = database ? { env: () => pgEnv(database.url), engine: database.label } : {};
-    console.log(renderMedia(await mediaComparison({ ...rulesDeps, ...engine, quick: QUICK, serverEnv: SERVER_ENV })));
+    console.log(renderMedia(await mediaComparison({ ...rulesDeps, ...engine, quick: QUICK, serverEnv: SERVER_ENV, connections: MEDIA_CONNECTIONS })));
     process.exitCode = 0;
   } else {
     if (args.only) throw new Error(`--only: unknown section ${args.only} (known: rules, postgres, attachments, media)`);
@@ -348,7 +361,11 @@ try {
  * cluster (scripts/pg-cluster.ts, its default settings; stopped at the end), the shape platforms
  * past one machine run, minus the network.
  */
-async function mediaDatabase(): Promise<{ url: string; label: string }> {
+/**
+ * The media step's database on a throwaway cluster; with `delayMs`, reached through the latency
+ * proxy (scripts/pg-proxy.ts) that puts it "on another host", as the PostgreSQL section does.
+ */
+async function mediaDatabase(delayMs: number | null): Promise<{ url: string; label: string }> {
   log("media: starting a throwaway PostgreSQL cluster");
   const pg = await startPgCluster();
   cluster = pg;
@@ -356,11 +373,16 @@ async function mediaDatabase(): Promise<{ url: string; label: string }> {
   try {
     const url = await newDatabase(admin, pg.url, "bench_media");
     const [version] = await admin<{ v: string }[]>`SELECT current_setting('server_version') AS v`;
-    return { url, label: `PostgreSQL ${version!.v}, a throwaway cluster on this machine` };
+    const label = `PostgreSQL ${version!.v}, a throwaway cluster on this machine`;
+    if (delayMs === null) return { url, label };
+    const proxy = await startPgProxy({ target: { host: "127.0.0.1", port: pg.port }, delayMs });
+    mediaProxy = proxy;
+    return { url: proxy.url(url), label: `${label}, reached through scripts/pg-proxy.ts holding each chunk ${delayMs} ms each way ("on another host": its CPU still shares this machine's cores)` };
   } finally {
     await admin.end();
   }
 }
+
 
 /** A new database of the cluster at `clusterUrl` as Flagstaff needs it (C collation, UTF-8); answers its URL. */
 async function newDatabase(admin: postgres.Sql, clusterUrl: string, name: string): Promise<string> {
