@@ -7,7 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ExactHashIndex, PdqIndex, type PdqMatch } from "../../src/domain/media/hash-index.ts";
+import { ExactHashIndex, FILL_SLICE_ENTRIES, PdqIndex, type PdqMatch } from "../../src/domain/media/hash-index.ts";
 import { EntryTable } from "../../src/domain/intake/signal-index.ts";
 import { hexOfWords, PDQ_MATCH_DISTANCE, pdqWords, popcount32 } from "../../src/domain/media/pdq.ts";
 import { seededPdq } from "../helpers/pdq-hashes.ts";
@@ -359,6 +359,27 @@ describe("multi-index hashing answers exactly what a scan answers (pure: the sam
     expect(index.pending).toBe(0);
     index.deferBuckets = false;
     for (const { query, label } of plant(added, 1)) expectSameAsScan(index, all, query, `${label}, after the slices`);
+  });
+
+  test("a tier of more entries than one slice fills (FILL_SLICE_ENTRIES) is filled in parts, each a slice of its own, and answers what a scan answers", async () => {
+    const entries = Array.from({ length: FILL_SLICE_ENTRIES + 5_000 }, (_, id) => entry(id, randomHash(), PDQ_MATCH_DISTANCE));
+    const index = new PdqIndex(16);
+    for (const e of entries) index.add(e.id, e.hash, e.limit);
+    let pauses = 0;
+    await index.bucketsInSlices(async () => {
+      pauses++;
+    });
+    // One tier, eight words: each count and each placing in two parts (a pass in one piece gave 2 slices a word).
+    expect(pauses).toBeGreaterThanOrEqual(8 * 4);
+    const bytesBefore = index.bytes;
+    for (const e of [entries[3]!, entries[FILL_SLICE_ENTRIES - 1]!, entries[FILL_SLICE_ENTRIES]!, entries.at(-1)!]) {
+      for (let d = 0; d <= PDQ_MATCH_DISTANCE + 2; d += 3) expectSameAsScan(index, entries, flip(e.hash, d), `entry ${e.id} at ${d}`);
+      for (let only = 0; only < 16; only += 5) {
+        const t = tightest(e.hash, PDQ_MATCH_DISTANCE, only);
+        expectSameAsScan(index, entries, t.query, `entry ${e.id} findable through chunk ${only} only`);
+      }
+    }
+    expect(index.bytes).toBe(bytesBefore); // the slices' buckets served: none built again
   });
 
   test("real PDQ hashes (test/fixtures/pdq's reference table) among random entries: the bridge's alterations match its original, the other images do not", () => {

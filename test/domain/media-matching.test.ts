@@ -277,7 +277,7 @@ describe("building a project's index", () => {
     await addEntry(w.ctx, { bankId: live.id, signalType: "pdq", value: randomHex(64) });
     await importEntries(w.ctx, { bankId: off.id, format: "csv", content: lines(6) });
     await importEntries(w.ctx, { bankId: live.id, format: "csv", content: lines(30) });
-    // Banked videos, more than a page of their frames (ENTRY_PAGE.vpdq, 20).
+    // Banked videos, more than a page of their frames (ENTRY_PAGE.vpdq, 2; and than the 20 it was).
     const videos = Array.from({ length: 23 }, () => formatVpdq(Array.from({ length: 3 }, (_, t) => ({ hash: randomHex(64), quality: 90, timestamp: t }))));
     for (const value of videos) await addEntry(w.ctx, { bankId: live.id, signalType: "vpdq", value });
     const whole = await buildIndex(w.ctx, project.id, 0);

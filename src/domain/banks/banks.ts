@@ -17,7 +17,7 @@ import { newId } from "../core/ids.ts";
 import { requireProject } from "../accounts/projects.ts";
 import { csvRows, csvText } from "../plumbing/csv.ts";
 import { enqueueJob } from "../plumbing/jobs.ts";
-import { bankVersionMoving, entryPages, FILE_PAGE } from "../intake/signal-index.ts";
+import { bankVersionMoving, entryPages } from "../intake/signal-index.ts";
 import { breathe, slicer } from "../plumbing/slices.ts";
 import { JOB_KIND } from "../views/job.ts";
 import { formatVpdq, parseVpdq, type VpdqFrame } from "../media/vpdq.ts";
@@ -556,7 +556,7 @@ export interface BankFile {
 /**
  * A bank's entries as a file (CSV: signal_type,signal_value,origin and a column per metadata key;
  * JSON: an array), in the order of the bank's unique index (by signal type, then value), a piece
- * a page of entries (FILE_PAGE, keyset on that index), giving the event loop back after each
+ * a page of entries (ENTRY_PAGE, keyset on that index), giving the event loop back after each
  * page: read and written in one piece, a bank of 150,000 entries held every other request for a
  * second on SQLite (scripts/bench/index-rebuild.ts --during export). A CSV's columns are known only once
  * every entry's metadata has been read: it reads the pages twice, the first time their metadata
@@ -572,7 +572,7 @@ export async function openBankFile(ctx: DomainContext, input: { bankId: string; 
     const itemOf = (r: FileRow): BankFileEntry => ({ signalType: r.signalType, value: r.frames ?? r.value, origin: r.origin, metadata: metadataOf(r.metadata) });
     if (input.format === "json") {
       yield "[";
-      for await (const rows of entryPages<FileRow>(ctx, { bankId: bank.id, columns, pageSize, pages: FILE_PAGE })) {
+      for await (const rows of entryPages<FileRow>(ctx, { bankId: bank.id, columns, pageSize })) {
         yield (entries > 0 ? "," : "") + rows.map((r) => JSON.stringify(itemOf(r))).join(",");
         entries += rows.length;
         await breathe();
@@ -581,13 +581,13 @@ export async function openBankFile(ctx: DomainContext, input: { bankId: string; 
       return;
     }
     const keySet = new Set<string>();
-    for await (const rows of entryPages<Pick<EntryRow, "value" | "metadata">>(ctx, { bankId: bank.id, columns: { value: e.value, metadata: e.metadata }, pageSize, pages: FILE_PAGE })) {
+    for await (const rows of entryPages<Pick<EntryRow, "value" | "metadata">>(ctx, { bankId: bank.id, columns: { value: e.value, metadata: e.metadata }, pageSize })) {
       for (const r of rows) for (const k of Object.keys(metadataOf(r.metadata) ?? {})) keySet.add(k);
       await breathe();
     }
     const keys = [...keySet].filter((k) => !["signal_type", "signal_value", "origin"].includes(k)).sort();
     yield csvText([["signal_type", "signal_value", "origin", ...keys]]);
-    for await (const rows of entryPages<FileRow>(ctx, { bankId: bank.id, columns, pageSize, pages: FILE_PAGE })) {
+    for await (const rows of entryPages<FileRow>(ctx, { bankId: bank.id, columns, pageSize })) {
       yield rows
         .map((r) => {
           const i = itemOf(r);

@@ -24,6 +24,7 @@ import type { DomainContext } from "../core/context.ts";
 import { ExactHashIndex, PdqIndex } from "../media/hash-index.ts";
 import { parseVpdq, VpdqIndex, type VpdqFrame } from "../media/vpdq.ts";
 import { SIGNAL_TYPES, type SignalType } from "../views/media-bank.ts";
+import { breathe } from "../plumbing/slices.ts";
 
 export type BankRow = typeof mediaBanks.$inferSelect;
 
@@ -240,28 +241,24 @@ export async function heldIndex(ctx: Pick<DomainContext, "db" | "store">, projec
 }
 
 /**
- * Entries read a page at a time when an index is built or a bank exported (banks.ts), per bank
- * and signal type, in the order of their unique index: a vpdq entry carries a whole video's
- * frames (up to about 600 KB), so its pages are short.
+ * Entries read a page at a time when an index is built or a bank's file written (banks.ts), per
+ * bank and signal type, in the order of their unique index, the event loop given back after each
+ * page. A page is one slice of this thread's work: reading an entry and indexing it, or writing it
+ * out, costs about 2 to 6 µs at a million, so pages of 1,000 held every request for several ms,
+ * and a report waits behind one at each of its steps: reports filed during a build of a million
+ * entries waited 11 to 12 ms at the median, during a download of its file 22 ms
+ * (scripts/bench/index-rebuild.ts; docs/media.md, "Banks" and "A build does not hold requests
+ * up"). A vpdq entry carries a whole video's frames (up to about 600 KB): two a page.
  */
-export const ENTRY_PAGE: Record<SignalType, number> = { sha256: 1_000, md5: 1_000, pdq: 1_000, vpdq: 20 };
-
-/**
- * Entries read a page at a time for a bank's file (banks.ts, openBankFile), which gives the event
- * loop back after every page: each entry there is also written out as CSV or JSON, about 6 µs an
- * entry in all at a million, so a page of ENTRY_PAGE held every report for about 6 ms, and the
- * reports filed meanwhile waited 22 ms at the median (scripts/bench/index-rebuild.ts --during
- * download). A video's frames are written whole: two a page.
- */
-export const FILE_PAGE: Record<SignalType, number> = { sha256: 200, md5: 200, pdq: 200, vpdq: 2 };
+export const ENTRY_PAGE: Record<SignalType, number> = { sha256: 200, md5: 200, pdq: 200, vpdq: 2 };
 
 /**
  * Lets the requests waiting run between two slices of a build: a build of a million entries is
  * about 2 s of this thread's CPU, which in one piece held every request up as long
- * (docs/media.md, "Matching a project's banks"); in slices of a page or a pass over the entries
- * (about 10 ms each) they go on meanwhile.
+ * (docs/media.md, "Matching a project's banks"); in slices of a page (ENTRY_PAGE) or a part of a
+ * pass over the PDQ entries (about 2 ms each) they go on meanwhile.
  */
-const pause = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+const pause = breathe;
 
 /** What an index holds of an entry (the columns buildIndex reads). */
 type EntryRow = Pick<typeof mediaBankEntries.$inferSelect, "id" | "bankId" | "signalType" | "value" | "frames">;
@@ -269,7 +266,7 @@ type EntryRow = Pick<typeof mediaBankEntries.$inferSelect, "id" | "bankId" | "si
 type EntryColumns = typeof mediaBankEntries.$inferSelect;
 
 /**
- * A bank's entries a page at a time (`pages`, by default ENTRY_PAGE; `pageSize` in tests), the columns asked for, by
+ * A bank's entries a page at a time (ENTRY_PAGE; `pageSize` in tests), the columns asked for, by
  * signal type then value: a keyset page a statement on the bank's unique index, so that no
  * statement reads a whole list of millions, and the caller gives the event loop back between
  * pages. `where` narrows them (an index build leaves out the quarantined). Pages are never empty.
@@ -277,11 +274,11 @@ type EntryColumns = typeof mediaBankEntries.$inferSelect;
  */
 export async function* entryPages<T extends Partial<EntryColumns> & { value: string }>(
   ctx: Pick<DomainContext, "db">,
-  input: { bankId: string; columns: { [K in keyof T]: (typeof mediaBankEntries)[K & keyof EntryColumns] }; where?: SQL; pageSize?: number; pages?: Record<SignalType, number> },
+  input: { bankId: string; columns: { [K in keyof T]: (typeof mediaBankEntries)[K & keyof EntryColumns] }; where?: SQL; pageSize?: number },
 ): AsyncGenerator<T[]> {
   const e = mediaBankEntries;
   for (const signalType of SIGNAL_TYPES) {
-    const limit = input.pageSize ?? (input.pages ?? ENTRY_PAGE)[signalType];
+    const limit = input.pageSize ?? ENTRY_PAGE[signalType];
     for (let after: string | null = null; ; ) {
       const rows = (await ctx.db
         .select(input.columns as never)

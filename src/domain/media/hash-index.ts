@@ -35,6 +35,11 @@ const TIER_MAX_DISTANCE = [15, 31, 47] as const;
 const TIER_OF_DISTANCE = Int8Array.from({ length: MAX_PDQ_DISTANCE + 1 }, (_, d) => TIER_MAX_DISTANCE.findIndex((max) => d <= max));
 /** A tier is bucketed from this many entries (below, its 4 MB of bucket starts are not worth it: scanned). */
 const MIN_TIER_ENTRIES = 2048;
+/**
+ * The buckets are filled this many entries a slice (bucketsInSlices): a pass over a million
+ * entries took about 10 ms of the serving thread in one piece; a slice of this many, about 2.
+ */
+export const FILL_SLICE_ENTRIES = 1 << 17;
 /** Entries added since the buckets were built are scanned; past this many the next lookup builds them again. */
 const MAX_PENDING_ENTRIES = 2048;
 
@@ -266,7 +271,7 @@ export class PdqIndex {
 
   /**
    * Builds the buckets now, a slice of work at a time with `pause()` awaited between slices
-   * (each at most one pass over the entries: about 10 ms at a million), so that a thread
+   * (each a pass over at most FILL_SLICE_ENTRIES entries: about 2 ms), so that a thread
    * serving requests can build a large index without holding them up (signal-index.ts). A
    * lookup made meanwhile builds them itself at once, unless `deferBuckets` is set. Without
    * entries added since, nothing to do.
@@ -277,8 +282,8 @@ export class PdqIndex {
   }
 
   /**
-   * Sorts every entry into its tier's buckets, or into those scanned, yielding after each pass
-   * over the entries (bucketsInSlices; a lookup runs it through). Nothing is published before
+   * Sorts every entry into its tier's buckets, or into those scanned, yielding after each part of
+   * a pass over the entries (FILL_SLICE_ENTRIES; bucketsInSlices; a lookup runs it through). Nothing is published before
    * the end, and nothing when entries were removed meanwhile (their positions moved): a lookup
    * between two slices sees the buckets built before, and the entries added since scanned.
    */
@@ -334,20 +339,25 @@ export class PdqIndex {
     for (let w = 0; w < 8; w++) {
       const lo = 2 * w * (CHUNK_VALUES + 1);
       const hi = lo + CHUNK_VALUES + 1;
-      for (let k = 0; k < size; k++) {
-        const x = words[positions[k]! * 8 + w]!;
-        starts[lo + (x & 0xffff) + 1]!++;
-        starts[hi + (x >>> 16) + 1]!++;
+      for (let from = 0; from < size; from += FILL_SLICE_ENTRIES) {
+        for (let k = from, to = Math.min(size, from + FILL_SLICE_ENTRIES); k < to; k++) {
+          const x = words[positions[k]! * 8 + w]!;
+          starts[lo + (x & 0xffff) + 1]!++;
+          starts[hi + (x >>> 16) + 1]!++;
+        }
+        yield;
       }
-      yield;
       for (let v = lo + 1, end = hi + CHUNK_VALUES + 1; v < end; v++) if (v !== hi) starts[v]! += starts[v - 1]!;
       const loMembers = 2 * w * size;
       const hiMembers = loMembers + size;
-      for (let k = 0; k < size; k++) {
-        const i = positions[k]!;
-        const x = words[i * 8 + w]!;
-        members[loMembers + starts[lo + (x & 0xffff)]!++] = i;
-        members[hiMembers + starts[hi + (x >>> 16)]!++] = i;
+      for (let from = 0; from < size; from += FILL_SLICE_ENTRIES) {
+        for (let k = from, to = Math.min(size, from + FILL_SLICE_ENTRIES); k < to; k++) {
+          const i = positions[k]!;
+          const x = words[i * 8 + w]!;
+          members[loMembers + starts[lo + (x & 0xffff)]!++] = i;
+          members[hiMembers + starts[hi + (x >>> 16)]!++] = i;
+        }
+        if (from + FILL_SLICE_ENTRIES < size) yield;
       }
       for (const base of [lo, hi]) {
         starts.copyWithin(base + 1, base, base + CHUNK_VALUES);
