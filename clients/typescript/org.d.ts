@@ -1409,7 +1409,7 @@ export interface paths {
         };
         /**
          * Export a media bank's entries
-         * @description As `csv` (`signal_type,signal_value,origin` and a column per metadata key) or `json`, to import elsewhere.
+         * @description As `csv` (`signal_type,signal_value,origin` and a column per metadata key) or `json`, to import elsewhere, inside this JSON answer: a bank of more than 100,000 entries is a 400, its file downloaded from `GET …/export/download` instead.
          */
         get: operations["mediaBanks-exportEntries"];
         put?: never;

@@ -206,5 +206,10 @@ describe("a bank's export", () => {
       expect(file.entries()).toBe(added.length);
     }
     expect((await refusal(openBankFile(w.ctx, { bankId: crypto.randomUUID(), format: "csv" }))).http).toBe(404);
+    // In one answer up to a bound (MAX_INLINE_EXPORT_ENTRIES; here the bank's 12): past it, a 400 naming the download.
+    expect((await exportEntries(w.ctx, { bankId: bank.id, format: "csv" }, undefined, added.length)).entries).toBe(added.length);
+    const tooMany = await refusal(exportEntries(w.ctx, { bankId: bank.id, format: "json" }, undefined, added.length - 1));
+    expect(tooMany.http).toBe(400);
+    expect(tooMany.message).toBe(`the bank holds more than ${added.length - 1} entries, too many for one answer: download its file from GET …/media-banks/${bank.id}/export/download?format=json`);
   });
 });

@@ -4,7 +4,7 @@ import { addEntry, createBank, exportEntries, getBank, importEntries, listBanks,
 import { bankCaseMedia, caseBankings, unbankCaseMedia } from "../../domain/banks/banking.ts";
 import { caseMediaMatches, decideMatch } from "../../domain/banks/matching.ts";
 import {
-  BANK_FILE_FORMATS, bankCaseMediaInputSchema, bankCreateSchema, bankingViewSchema, bankPatchSchema, bankViewSchema, caseMediaMatchesViewSchema, caseMediaPageInputSchema, entryInputSchema, entryViewSchema, importResultSchema, matchViewSchema, MAX_IMPORT_CHARS,
+  BANK_FILE_FORMATS, bankCaseMediaInputSchema, bankCreateSchema, bankingViewSchema, bankPatchSchema, bankViewSchema, caseMediaMatchesViewSchema, caseMediaPageInputSchema, entryInputSchema, entryViewSchema, importResultSchema, matchViewSchema, MAX_IMPORT_CHARS, MAX_INLINE_EXPORT_ENTRIES,
 } from "../../domain/views/media-bank.ts";
 import { projectIdSchema } from "../../domain/views/validation.ts";
 import { limitSchema } from "../schemas.ts";
@@ -144,7 +144,7 @@ export const mediaBanksRouter = router({
     .meta({
       family: "org",
       role: "admin",
-      openapi: { method: "GET", path: `${bankPath}/export`, summary: "Export a media bank's entries", description: "As `csv` (`signal_type,signal_value,origin` and a column per metadata key) or `json`, to import elsewhere.", tags },
+      openapi: { method: "GET", path: `${bankPath}/export`, summary: "Export a media bank's entries", description: `As \`csv\` (\`signal_type,signal_value,origin\` and a column per metadata key) or \`json\`, to import elsewhere, inside this JSON answer: a bank of more than ${MAX_INLINE_EXPORT_ENTRIES.toLocaleString("en")} entries is a 400, its file downloaded from \`GET …/export/download\` instead.`, tags },
     })
     .output(z.object({ format: z.enum(BANK_FILE_FORMATS), entries: z.number().int(), content: z.string() }))
     .query(({ ctx, input }) => exportEntries(ctx.domain, input)),

@@ -22,7 +22,7 @@ import { breathe, slicer } from "../plumbing/slices.ts";
 import { JOB_KIND } from "../views/job.ts";
 import { formatVpdq, parseVpdq, type VpdqFrame } from "../media/vpdq.ts";
 import {
-  bankActionSchema, DEFAULT_BANK_PDQ_DISTANCE, DEFAULT_BANK_QUALITY_FLOOR, entryInputSchema, entryMetadataSchema, MAX_IMPORT_CHARS, MAX_IMPORT_ENTRIES, normalizeSignal, SIGNAL_TYPE_SPECS, SIGNAL_TYPES,
+  bankActionSchema, DEFAULT_BANK_PDQ_DISTANCE, DEFAULT_BANK_QUALITY_FLOOR, entryInputSchema, entryMetadataSchema, MAX_IMPORT_CHARS, MAX_IMPORT_ENTRIES, MAX_INLINE_EXPORT_ENTRIES, normalizeSignal, SIGNAL_TYPE_SPECS, SIGNAL_TYPES,
   type BankAction, type BankCreate, type BankFileEntry, type BankFileFormat, type BankPatch, type BankView, type EntryInput, type EntryView, type ImportResult, type SignalType,
 } from "../views/media-bank.ts";
 import { containsNul } from "../views/validation.ts";
@@ -602,12 +602,23 @@ export async function openBankFile(ctx: DomainContext, input: { bankId: string; 
 }
 
 /**
- * A bank's file in one answer (`GET …/export`): built whole in memory, 550 MB of the server's at
- * the peak for a million entries (docs/media.md, "Banks"), so a large bank is better downloaded through the route that streams it
- * (`GET …/export/download`, src/api/bank-file-route.ts). `pageSize` overrides ENTRY_PAGE (tests).
+ * A bank's file in one answer (`GET …/export`), built whole in memory: a bank of more than
+ * MAX_INLINE_EXPORT_ENTRIES (`maxEntries` in tests) is a 400 that names the route streaming its
+ * file (`GET …/export/download`, src/api/bank-file-route.ts), found by one step of the bank's
+ * index past that many entries, before any is read. `pageSize` overrides ENTRY_PAGE (tests).
  */
-export async function exportEntries(ctx: DomainContext, input: { bankId: string; format: BankFileFormat }, pageSize?: number): Promise<{ format: BankFileFormat; entries: number; content: string }> {
+export async function exportEntries(
+  ctx: DomainContext,
+  input: { bankId: string; format: BankFileFormat },
+  pageSize?: number,
+  maxEntries = MAX_INLINE_EXPORT_ENTRIES,
+): Promise<{ format: BankFileFormat; entries: number; content: string }> {
   const file = await openBankFile(ctx, input, pageSize);
+  const [beyond] = await ctx.db.select({ one: sql<number>`1` }).from(mediaBankEntries).where(eq(mediaBankEntries.bankId, file.bank.id)).limit(1).offset(maxEntries);
+  if (beyond) {
+    await file.chunks.return();
+    throw badRequest(`the bank holds more than ${maxEntries.toLocaleString("en")} entries, too many for one answer: download its file from GET …/media-banks/${file.bank.id}/export/download?format=${input.format}`);
+  }
   const parts: string[] = [];
   for await (const chunk of file.chunks) parts.push(chunk);
   return { format: input.format, entries: file.entries(), content: parts.join("") };
