@@ -18,7 +18,8 @@
  * filed, timed to its media job done (the index following the addition). `--during import`: the
  * same with an import of IMPORT_LINES entries (a third of each signal type: a large list loaded
  * in parts) instead of one entry, timed from the import. `--during export`: the
- * bank's export (CSV) asked for instead of the media report, and timed to its answer; `--during
+ * bank's export (CSV) asked for instead of the media report, and timed to its answer (at most
+ * MAX_INLINE_EXPORT_ENTRIES: a larger bank's export is a 400); `--during
  * download`: the same file through the route that streams it, timed until read whole. `--during
  * delete`: the bank deleted instead, timed until its entries and its row are gone from the
  * database (read beside the server; an older binary deletes them before it answers). Each run
@@ -29,6 +30,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { MAX_INLINE_EXPORT_ENTRIES } from "../../src/domain/views/media-bank.ts";
 import { fmtInt, intakeClients, peakRssMb, markdownTable, pendingMediaJobs, quantile, randomHex, ROOT, run, startServer } from "./lib.ts";
 
 const { values } = parseArgs({
@@ -41,6 +43,7 @@ const { values } = parseArgs({
 });
 const during = values.during;
 if (during !== "build" && during !== "add" && during !== "import" && during !== "export" && during !== "download" && during !== "delete") throw new Error("--during is build, add, import, export, download or delete");
+if (during === "export" && Number(values.entries) > MAX_INLINE_EXPORT_ENTRIES) throw new Error(`--during export: GET …/export answers at most ${MAX_INLINE_EXPORT_ENTRIES} entries (a larger bank is a 400); --during download streams any`);
 /** Entries in one part of a list imported (`--during import`): about 170 KB of CSV. */
 const IMPORT_LINES = 2_500;
 /** The index built first, then changed (`add`, `import`). */
