@@ -1,6 +1,7 @@
 /**
- * Every filter of GET /reports must be served by an index: checked with EXPLAIN QUERY PLAN on
- * the exact query the server builds, against a database migrated by the server's own code.
+ * Every filter of GET /reports must be served by an index, and so must the overview's counts by
+ * day and a queue's oldest open case: checked with EXPLAIN QUERY PLAN on the exact query the server builds, against a database
+ * migrated by the server's own code.
  */
 import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -10,6 +11,9 @@ import { openDatabase } from "../src/db/client.ts";
 import { migrateDatabase } from "../src/db/migrate.ts";
 import { reportListQueries, type ReportQuery } from "../src/domain/intake/reports.ts";
 import { reporterSummaryQueries } from "../src/domain/cases/reporter-summary.ts";
+import { countsByDayQuery, reasonNamesOf, SEVERITY_KEYS } from "../src/domain/dashboard/dashboard.ts";
+import { oldestQuery, openInQueue } from "../src/domain/service-levels/service-levels.ts";
+import { BUCKETS } from "../src/domain/views/severity.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "flagstaff-plan-"));
 const db = openDatabase(join(dir, "db.sqlite"));
@@ -65,5 +69,31 @@ test("a case's reporter summary reads the case's reports by their index and its 
     expect(details.some((d) => d.includes("reports_case_idx")), `${name}: ${details.join(" | ")}`).toBe(true);
     // The reporters' earlier reports: one probe of the reporter's index each.
     if (name === "people") expect(details.some((d) => d.includes("reports_reporter_identity_idx")), details.join(" | ")).toBe(true);
+  }
+});
+
+test("the overview's counts by day read each (value, day) as a range of its index: no scan of reports or reasons, no sorting of the period's rows (SQLite)", () => {
+  const since = Date.UTC(2026, 0, 1);
+  for (const input of [
+    { table: "reports", key: "severity", keys: SEVERITY_KEYS, index: "reports_severity_idx" },
+    { table: "report_reasons", key: "name", keys: reasonNamesOf("org"), index: "report_reasons_list_idx" },
+  ] as const) {
+    const { sql, params } = countsByDayQuery({ db, orgId: "org" }, { ...input, since, days: 14 }).toSQL();
+    const details = (db.$client.query(`EXPLAIN QUERY PLAN ${sql}`).all(...(params as never[])) as { detail: string }[]).map((p) => p.detail);
+    const plan = details.join(" | ");
+    expect({ table: input.table, scans: details.filter((d) => /^SCAN (reports|report_reasons)\b/.test(d)), sorts: details.filter((d) => d.includes("TEMP B-TREE")) }).toEqual({ table: input.table, scans: [], sorts: [] });
+    expect(plan).toContain(`USING COVERING INDEX ${input.index} (org_id=? AND ${input.key}=? AND created_us>? AND created_us<?)`);
+  }
+});
+
+test("a queue's oldest open case is the first of a range of an index for each bucket: no sorting of the queue's open cases (SQLite)", () => {
+  for (const isDefault of [1, 0] as const) {
+    for (const bucket of BUCKETS) {
+      const { sql, params } = oldestQuery({ db }, openInQueue("org", { id: "queue", isDefault }), bucket).toSQL();
+      const details = (db.$client.query(`EXPLAIN QUERY PLAN ${sql}`).all(...(params as never[])) as { detail: string }[]).map((p) => p.detail);
+      const plan = details.join(" | ");
+      expect({ isDefault, bucket, scans: details.filter((d) => /^SCAN cases\b/.test(d)), sorts: details.filter((d) => d.includes("TEMP B-TREE")) }).toEqual({ isDefault, bucket, scans: [], sorts: [] });
+      expect(plan).toContain("bucket=?");
+    }
   }
 });

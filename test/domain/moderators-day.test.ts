@@ -240,6 +240,54 @@ describe("the overview", () => {
   });
 });
 
+describe("the overview's counts by day", () => {
+  test("for the whole organization (counted a day at a time on an index) they are what grouping its only project's reports gives, and a count by hand", async () => {
+    const w = await domainWorld();
+    try {
+      const DAY = 24 * 60 * 60 * 1000;
+      // Four days back to today, a day left empty, a report on each side of a midnight.
+      const filings: { dayAgo: number; reasons: string[] }[] = [
+        { dayAgo: 4, reasons: ["spam"] },
+        { dayAgo: 4, reasons: ["harassment", "spam"] },
+        { dayAgo: 3, reasons: ["child_safety"] },
+        { dayAgo: 1, reasons: ["threats", "spam"] },
+        { dayAgo: 1, reasons: ["spam"] },
+        { dayAgo: 0, reasons: ["harassment"] },
+      ];
+      const today = Math.floor(w.clock.now() / DAY) * DAY;
+      const start = w.clock.now();
+      for (const [k, f] of filings.entries()) {
+        // At a day's first or last millisecond, alternately: each counted in its own day.
+        w.clock.set(today - f.dayAgo * DAY + (k % 2 ? 0 : DAY - 1));
+        await w.fileReport({ reasons: f.reasons });
+      }
+      w.clock.set(start);
+      const whole = await overview(w.ctx, { days: 7 });
+      const byProject = await overview(w.ctx, { days: 7, projectId: w.project.id });
+      expect(whole.bySeverity).toEqual(byProject.bySeverity);
+      expect(whole.byCategory).toEqual(byProject.byCategory);
+      // By hand: the last of the seven days is today.
+      const at = (dayAgo: number) => 6 - dayAgo;
+      const severity = { LOW: [0, 0, 0, 0, 0, 0, 0], MEDIUM: [0, 0, 0, 0, 0, 0, 0], HIGH: [0, 0, 0, 0, 0, 0, 0], CRITICAL: [0, 0, 0, 0, 0, 0, 0] };
+      severity.MEDIUM[at(4)] = 1; // harassment + spam
+      severity.LOW[at(4)] = 1;
+      severity.CRITICAL[at(3)] = 1;
+      severity.HIGH[at(1)] = 1;
+      severity.LOW[at(1)] = 1;
+      severity.MEDIUM[at(0)] = 1;
+      expect(whole.bySeverity).toEqual(severity);
+      const spam = [0, 0, 0, 0, 0, 0, 0];
+      spam[at(4)] = 2;
+      spam[at(1)] = 2;
+      expect(whole.byCategory.find((c) => c.name === "spam")).toEqual({ name: "spam", counts: spam, total: 4 });
+      expect(whole.byCategory.map((c) => [c.name, c.total])).toEqual([["spam", 4], ["harassment", 2], ["child_safety", 1], ["threats", 1]]);
+      expect(whole.figures.received).toBe(filings.length);
+    } finally {
+      await w.close();
+    }
+  });
+});
+
 describe("decision templates", () => {
   test("fill their placeholders; unknown placeholders and duplicate names are refused; changes are audited", async () => {
     expect(renderTemplate("We applied a {action} for {reason} ({category}).", { action: "24-hour suspension", reason: "harassment confirmed", category: "harassment" })).toBe(

@@ -1,0 +1,115 @@
+/**
+ * How long the dashboard's overview page holds the server: its two calls (tRPC
+ * `dashboard.overview` for 14 days, `queues.serviceLevels`) on a database of `--reports` reports,
+ * and how long a `GET /healthz` sent every 2 ms meanwhile waited at worst. On SQLite the queries
+ * run on the thread that serves every request, so what they cost, every other request waits.
+ *
+ *   bun scripts/bench/dashboard-overview.ts [--binary dist/flagstaff ...] [--reports 300000] [--calls 6] [--rounds 2]
+ *
+ * One database (made by the first binary's `flagstaff init --json`, seeded straight through
+ * bun:sqlite by seed.ts: reports over the last 30 days, most of them open), then each binary in
+ * turn, round after round (alternated: the machine's noise falls on each alike), `serve` on it
+ * and the demo admin signed in; each call `--calls` times. Printed: each binary's medians and
+ * worst, the first call (cold) apart, and whether every binary answered the same figures (the
+ * overview's series and counts; each queue's open cases and oldest case).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { fmtInt, markdownTable, quantile, ROOT, run, startServer } from "./lib.ts";
+import { seedReports } from "./seed.ts";
+
+const { values } = parseArgs({
+  options: {
+    binary: { type: "string", multiple: true, default: [join(ROOT, "dist", "flagstaff")] },
+    reports: { type: "string", default: "300000" },
+    calls: { type: "string", default: "6" },
+    rounds: { type: "string", default: "2" },
+  },
+});
+const binaries = values.binary!.map((b) => resolve(b));
+const reports = Number(values.reports);
+const calls = Number(values.calls);
+const rounds = Number(values.rounds);
+if (!Number.isInteger(reports) || reports < 1 || !Number.isInteger(calls) || calls < 2 || !Number.isInteger(rounds) || rounds < 1) throw new Error("--reports ≥ 1, --calls ≥ 2, --rounds ≥ 1");
+
+interface Timing {
+  ms: number;
+  /** The longest a /healthz sent meanwhile waited. */
+  othersWaitedMs: number;
+}
+const PROCEDURES = {
+  overview: { path: "dashboard.overview", input: () => ({ days: 14 }) },
+  serviceLevels: { path: "queues.serviceLevels", input: (orgSlug: string) => ({ orgSlug, days: 14 }) },
+} as const;
+type Procedure = keyof typeof PROCEDURES;
+
+const dir = mkdtempSync(join(tmpdir(), "flagstaff-overview-"));
+try {
+  const db = join(dir, "flagstaff.db");
+  const base = { PATH: "/usr/bin:/bin", HOME: dir, FLAGSTAFF_DB: db };
+  const init = JSON.parse(await run([binaries[0]!, "init", "--json"], base, dir)) as { orgSlug: string; adminEmail: string; adminPassword: string };
+  const seeded = await seedReports(db, { count: reports });
+  console.error(`seeded ${fmtInt(seeded.reports)} reports, ${fmtInt(seeded.cases)} cases in ${Math.round(seeded.ms / 1000)} s`);
+
+  const timings = new Map<string, Record<Procedure, Timing[]>>(binaries.map((b) => [b, { overview: [], serviceLevels: [] }]));
+  const answers = new Map<string, Set<string>>(binaries.map((b) => [b, new Set()]));
+  for (let round = 0; round < rounds; round++) {
+    for (const binary of round % 2 ? [...binaries].reverse() : binaries) {
+      const server = await startServer([binary, "serve"], { ...base, PORT: "0", HOST: "127.0.0.1", FLAGSTAFF_LOG_LEVEL: "warn" }, { logFile: join(dir, "server.log"), cwd: dir });
+      try {
+        const login = await fetch(`${server.url}/trpc/auth.login`, { method: "POST", headers: { "content-type": "application/json", origin: server.url }, body: JSON.stringify({ email: init.adminEmail, password: init.adminPassword }) });
+        const cookie = /flagstaff_session=[^;]+/.exec(login.headers.get("set-cookie") ?? "")?.[0];
+        if (login.status !== 200 || !cookie) throw new Error(`sign-in answered ${login.status}`);
+        for (let i = 0; i < calls; i++) {
+          for (const name of Object.keys(PROCEDURES) as Procedure[]) {
+            const { path, input } = PROCEDURES[name];
+            let done = false;
+            let othersWaitedMs = 0;
+            const others = (async () => {
+              while (!done) {
+                const t = performance.now();
+                await fetch(`${server.url}/healthz`);
+                othersWaitedMs = Math.max(othersWaitedMs, performance.now() - t);
+                await Bun.sleep(2);
+              }
+            })();
+            const started = performance.now();
+            const res = await fetch(`${server.url}/trpc/${path}?input=${encodeURIComponent(JSON.stringify(input(init.orgSlug)))}`, { headers: { cookie } });
+            const body = await res.text();
+            const ms = performance.now() - started;
+            done = true;
+            await others;
+            if (res.status !== 200) throw new Error(`${path} answered ${res.status}: ${body.slice(0, 300)}`);
+            // The first call of a server is cold (its statements prepared, its pages read): kept apart.
+            if (i > 0) timings.get(binary)![name].push({ ms, othersWaitedMs });
+            const data = (JSON.parse(body) as { result: { data: Record<string, unknown> } }).result.data;
+            if (name === "overview") answers.get(binary)!.add(JSON.stringify(["overview", data.bySeverity, data.byCategory, data.figures]));
+            else answers.get(binary)!.add(JSON.stringify(["serviceLevels", (data.queues as { openCases: number; oldestCase: unknown }[]).map((q) => [q.openCases, q.oldestCase])]));
+          }
+        }
+      } finally {
+        await server.stop();
+      }
+    }
+  }
+
+  const ms = (xs: number[]) => `${Math.round(quantile(xs, 0.5))} (${Math.round(Math.max(...xs))})`;
+  console.log(`## The overview page's calls on ${fmtInt(seeded.reports)} reports (SQLite, the compiled binary; ${rounds} rounds alternated, ${calls - 1} warm calls each)\n`);
+  console.log(
+    markdownTable(
+      ["binary", "dashboard.overview: ms, median (worst)", "others waited meanwhile", "queues.serviceLevels: ms, median (worst)", "others waited meanwhile"],
+      binaries.map((b) => {
+        const t = timings.get(b)!;
+        return [b, ms(t.overview.map((x) => x.ms)), ms(t.overview.map((x) => x.othersWaitedMs)), ms(t.serviceLevels.map((x) => x.ms)), ms(t.serviceLevels.map((x) => x.othersWaitedMs))];
+      }),
+    ),
+  );
+  const distinct = new Set([...answers.values()].flatMap((s) => [...s]));
+  // Two answers in all: the overview's and the service levels'.
+  console.log(`\nThe overview's figures (by severity, by category, the counts) and each queue's open cases and oldest case: ${distinct.size === 2 ? "the same from every binary" : `${distinct.size} different answers`}.`);
+  if (distinct.size !== 2) process.exitCode = 1;
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
