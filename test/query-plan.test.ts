@@ -1,6 +1,6 @@
 /**
  * Every filter of GET /reports must be served by an index, and so must the overview's counts by
- * day and a queue's oldest open case: checked with EXPLAIN QUERY PLAN on the exact query the server builds, against a database
+ * day, a queue's oldest open case and the queue's trusted segments: checked with EXPLAIN QUERY PLAN on the exact query the server builds, against a database
  * migrated by the server's own code.
  */
 import { afterAll, expect, test } from "bun:test";
@@ -11,7 +11,9 @@ import { openDatabase } from "../src/db/client.ts";
 import { migrateDatabase } from "../src/db/migrate.ts";
 import { reportListQueries, type ReportQuery } from "../src/domain/intake/reports.ts";
 import { reporterSummaryQueries } from "../src/domain/cases/reporter-summary.ts";
-import { countsByDayQuery, reasonNamesOf, SEVERITY_KEYS } from "../src/domain/dashboard/dashboard.ts";
+import { countsByDayQuery, reasonNamesOf, segmentCondition, SEVERITY_KEYS } from "../src/domain/dashboard/dashboard.ts";
+import { cases } from "../src/db/schema.ts";
+import { and, asc, eq } from "drizzle-orm";
 import { oldestQuery, openInQueue } from "../src/domain/service-levels/service-levels.ts";
 import { BUCKETS } from "../src/domain/views/severity.ts";
 
@@ -94,6 +96,23 @@ test("a queue's oldest open case is the first of a range of an index for each bu
       const plan = details.join(" | ");
       expect({ isDefault, bucket, scans: details.filter((d) => /^SCAN cases\b/.test(d)), sorts: details.filter((d) => d.includes("TEMP B-TREE")) }).toEqual({ isDefault, bucket, scans: [], sorts: [] });
       expect(plan).toContain("bucket=?");
+    }
+  }
+});
+
+test("the queue's trusted segments search the partial index of trusted cases, not every case of the bucket (SQLite)", () => {
+  for (const bucket of BUCKETS) {
+    for (const trusted of [1, 0] as const) {
+      const query = db
+        .select()
+        .from(cases)
+        .where(and(eq(cases.orgId, "org"), eq(cases.isOpen, 1), segmentCondition({ bucket, trusted }, true)))
+        .orderBy(asc(cases.createdAt), asc(cases.id))
+        .limit(51);
+      const { sql, params } = query.toSQL();
+      const plan = (db.$client.query(`EXPLAIN QUERY PLAN ${sql}`).all(...(params as never[])) as { detail: string }[]).map((p) => p.detail).join(" | ");
+      expect({ bucket, trusted, plan: /SCAN cases\b/.test(plan) ? plan : "no scan" }).toEqual({ bucket, trusted, plan: "no scan" });
+      expect(plan).toContain(trusted ? "cases_trusted_idx" : "cases_queue_idx (org_id=? AND is_open=? AND bucket=?)");
     }
   }
 });

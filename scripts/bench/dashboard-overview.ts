@@ -1,6 +1,7 @@
 /**
  * How long the dashboard's overview page holds the server: its two calls (tRPC
- * `dashboard.overview` for 14 days, `queues.serviceLevels`) on a database of `--reports` reports,
+ * `dashboard.overview` for 14 days, `queues.serviceLevels`), and the queue page's first page
+ * (`dashboard.queue`, 50 cases), on a database of `--reports` reports,
  * and how long a `GET /healthz` sent every 2 ms meanwhile waited at worst. On SQLite the queries
  * run on the thread that serves every request, so what they cost, every other request waits.
  *
@@ -11,7 +12,7 @@
  * turn, round after round (alternated: the machine's noise falls on each alike), `serve` on it
  * and the demo admin signed in; each call `--calls` times. Printed: each binary's medians and
  * worst, the first call (cold) apart, and whether every binary answered the same figures (the
- * overview's series and counts; each queue's open cases and oldest case).
+ * overview's series and counts; each queue's open cases and oldest case; the queue's first page).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -42,6 +43,7 @@ interface Timing {
 const PROCEDURES = {
   overview: { path: "dashboard.overview", input: () => ({ days: 14 }) },
   serviceLevels: { path: "queues.serviceLevels", input: (orgSlug: string) => ({ orgSlug, days: 14 }) },
+  queue: { path: "dashboard.queue", input: () => ({ limit: 50 }) },
 } as const;
 type Procedure = keyof typeof PROCEDURES;
 
@@ -53,7 +55,7 @@ try {
   const seeded = await seedReports(db, { count: reports });
   console.error(`seeded ${fmtInt(seeded.reports)} reports, ${fmtInt(seeded.cases)} cases in ${Math.round(seeded.ms / 1000)} s`);
 
-  const timings = new Map<string, Record<Procedure, Timing[]>>(binaries.map((b) => [b, { overview: [], serviceLevels: [] }]));
+  const timings = new Map<string, Record<Procedure, Timing[]>>(binaries.map((b) => [b, { overview: [], serviceLevels: [], queue: [] }]));
   const answers = new Map<string, Set<string>>(binaries.map((b) => [b, new Set()]));
   for (let round = 0; round < rounds; round++) {
     for (const binary of round % 2 ? [...binaries].reverse() : binaries) {
@@ -86,7 +88,8 @@ try {
             if (i > 0) timings.get(binary)![name].push({ ms, othersWaitedMs });
             const data = (JSON.parse(body) as { result: { data: Record<string, unknown> } }).result.data;
             if (name === "overview") answers.get(binary)!.add(JSON.stringify(["overview", data.bySeverity, data.byCategory, data.figures]));
-            else answers.get(binary)!.add(JSON.stringify(["serviceLevels", (data.queues as { openCases: number; oldestCase: unknown }[]).map((q) => [q.openCases, q.oldestCase])]));
+            else if (name === "serviceLevels") answers.get(binary)!.add(JSON.stringify(["serviceLevels", (data.queues as { openCases: number; oldestCase: unknown }[]).map((q) => [q.openCases, q.oldestCase])]));
+            else answers.get(binary)!.add(JSON.stringify(["queue", data.counts, (data.items as { id: string }[]).map((c) => c.id), data.nextCursor]));
           }
         }
       } finally {
@@ -96,20 +99,21 @@ try {
   }
 
   const ms = (xs: number[]) => `${Math.round(quantile(xs, 0.5))} (${Math.round(Math.max(...xs))})`;
-  console.log(`## The overview page's calls on ${fmtInt(seeded.reports)} reports (SQLite, the compiled binary; ${rounds} rounds alternated, ${calls - 1} warm calls each)\n`);
+  console.log(`## The overview page's calls and the queue's first page on ${fmtInt(seeded.reports)} reports (SQLite, the compiled binary; ${rounds} rounds alternated, ${calls - 1} warm calls each)\n`);
   console.log(
     markdownTable(
-      ["binary", "dashboard.overview: ms, median (worst)", "others waited meanwhile", "queues.serviceLevels: ms, median (worst)", "others waited meanwhile"],
+      ["binary", ...(Object.keys(PROCEDURES) as Procedure[]).flatMap((p) => [`${PROCEDURES[p].path}: ms, median (worst)`, "others waited meanwhile"])],
       binaries.map((b) => {
         const t = timings.get(b)!;
-        return [b, ms(t.overview.map((x) => x.ms)), ms(t.overview.map((x) => x.othersWaitedMs)), ms(t.serviceLevels.map((x) => x.ms)), ms(t.serviceLevels.map((x) => x.othersWaitedMs))];
+        return [b, ...(Object.keys(PROCEDURES) as Procedure[]).flatMap((p) => [ms(t[p].map((x) => x.ms)), ms(t[p].map((x) => x.othersWaitedMs))])];
       }),
     ),
   );
   const distinct = new Set([...answers.values()].flatMap((s) => [...s]));
-  // Two answers in all: the overview's and the service levels'.
-  console.log(`\nThe overview's figures (by severity, by category, the counts) and each queue's open cases and oldest case: ${distinct.size === 2 ? "the same from every binary" : `${distinct.size} different answers`}.`);
-  if (distinct.size !== 2) process.exitCode = 1;
+  // One answer a procedure, from every binary alike.
+  const expected = Object.keys(PROCEDURES).length;
+  console.log(`\nThe overview's figures (by severity, by category, the counts), each queue's open cases and oldest case, and the queue's first page: ${distinct.size === expected ? "the same from every binary" : `${distinct.size} different answers for ${expected} calls`}.`);
+  if (distinct.size !== expected) process.exitCode = 1;
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
