@@ -5,10 +5,12 @@
  * and how long a `GET /healthz` sent every 2 ms meanwhile waited at worst. On SQLite the queries
  * run on the thread that serves every request, so what they cost, every other request waits.
  *
- *   bun scripts/bench/dashboard-overview.ts [--binary dist/flagstaff ...] [--reports 300000] [--calls 6] [--rounds 2]
+ *   bun scripts/bench/dashboard-overview.ts [--binary dist/flagstaff ...] [--reports 300000] [--calls 6] [--rounds 2] [--engine sqlite|postgres]
  *
  * One database (made by the first binary's `flagstaff init --json`, seeded straight through
- * bun:sqlite by seed.ts: reports over the last 30 days, most of them open), then each binary in
+ * bun:sqlite by seed.ts: reports over the last 30 days, most of them open; with `--engine
+ * postgres`, copied into a database of a throwaway cluster, scripts/bench/copy-to-postgres.ts,
+ * whose queries run in PostgreSQL's processes, not on the serving thread), then each binary in
  * turn, round after round (alternated: the machine's noise falls on each alike), `serve` on it
  * and the demo admin signed in; each call `--calls` times. Printed: each binary's medians and
  * worst, the first call (cold) apart, and whether every binary answered the same figures (the
@@ -18,6 +20,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import postgres from "postgres";
+import { startPgCluster, type PgCluster } from "../pg-cluster.ts";
+import { copySqliteToPostgres } from "./copy-to-postgres.ts";
 import { fmtInt, markdownTable, quantile, ROOT, run, startServer } from "./lib.ts";
 import { seedReports } from "./seed.ts";
 
@@ -27,8 +32,10 @@ const { values } = parseArgs({
     reports: { type: "string", default: "300000" },
     calls: { type: "string", default: "6" },
     rounds: { type: "string", default: "2" },
+    engine: { type: "string", default: "sqlite" },
   },
 });
+if (values.engine !== "sqlite" && values.engine !== "postgres") throw new Error("--engine is sqlite or postgres");
 const binaries = values.binary!.map((b) => resolve(b));
 const reports = Number(values.reports);
 const calls = Number(values.calls);
@@ -48,18 +55,32 @@ const PROCEDURES = {
 type Procedure = keyof typeof PROCEDURES;
 
 const dir = mkdtempSync(join(tmpdir(), "flagstaff-overview-"));
+let cluster: PgCluster | null = null;
 try {
   const db = join(dir, "flagstaff.db");
   const base = { PATH: "/usr/bin:/bin", HOME: dir, FLAGSTAFF_DB: db };
   const init = JSON.parse(await run([binaries[0]!, "init", "--json"], base, dir)) as { orgSlug: string; adminEmail: string; adminPassword: string };
   const seeded = await seedReports(db, { count: reports });
   console.error(`seeded ${fmtInt(seeded.reports)} reports, ${fmtInt(seeded.cases)} cases in ${Math.round(seeded.ms / 1000)} s`);
+  let serveEnv: Record<string, string> = base;
+  if (values.engine === "postgres") {
+    cluster = await startPgCluster();
+    const admin = postgres(cluster.url, { max: 1, onnotice: () => {} });
+    await admin.unsafe("CREATE DATABASE overview TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C' ENCODING 'UTF8'");
+    await admin.end();
+    const url = new URL(cluster.url);
+    url.pathname = "/overview";
+    serveEnv = { PATH: base.PATH, HOME: dir, FLAGSTAFF_DATABASE_URL: url.toString() };
+    await run([binaries[0]!, "migrate"], serveEnv, dir);
+    const copy = await copySqliteToPostgres(db, url.toString());
+    console.error(`copied ${fmtInt(copy.rows)} rows into PostgreSQL in ${Math.round(copy.copyMs / 1000)} s`);
+  }
 
   const timings = new Map<string, Record<Procedure, Timing[]>>(binaries.map((b) => [b, { overview: [], serviceLevels: [], queue: [] }]));
   const answers = new Map<string, Set<string>>(binaries.map((b) => [b, new Set()]));
   for (let round = 0; round < rounds; round++) {
     for (const binary of round % 2 ? [...binaries].reverse() : binaries) {
-      const server = await startServer([binary, "serve"], { ...base, PORT: "0", HOST: "127.0.0.1", FLAGSTAFF_LOG_LEVEL: "warn" }, { logFile: join(dir, "server.log"), cwd: dir });
+      const server = await startServer([binary, "serve"], { ...serveEnv, PORT: "0", HOST: "127.0.0.1", FLAGSTAFF_LOG_LEVEL: "warn" }, { logFile: join(dir, "server.log"), cwd: dir });
       try {
         const login = await fetch(`${server.url}/trpc/auth.login`, { method: "POST", headers: { "content-type": "application/json", origin: server.url }, body: JSON.stringify({ email: init.adminEmail, password: init.adminPassword }) });
         const cookie = /flagstaff_session=[^;]+/.exec(login.headers.get("set-cookie") ?? "")?.[0];
@@ -99,7 +120,8 @@ try {
   }
 
   const ms = (xs: number[]) => `${Math.round(quantile(xs, 0.5))} (${Math.round(Math.max(...xs))})`;
-  console.log(`## The overview page's calls and the queue's first page on ${fmtInt(seeded.reports)} reports (SQLite, the compiled binary; ${rounds} rounds alternated, ${calls - 1} warm calls each)\n`);
+  const engine = values.engine === "postgres" ? "PostgreSQL, a throwaway cluster on this machine" : "SQLite";
+  console.log(`## The overview page's calls and the queue's first page on ${fmtInt(seeded.reports)} reports (${engine}, the compiled binary; ${rounds} rounds alternated, ${calls - 1} warm calls each)\n`);
   console.log(
     markdownTable(
       ["binary", ...(Object.keys(PROCEDURES) as Procedure[]).flatMap((p) => [`${PROCEDURES[p].path}: ms, median (worst)`, "others waited meanwhile"])],
@@ -115,5 +137,6 @@ try {
   console.log(`\nThe overview's figures (by severity, by category, the counts), each queue's open cases and oldest case, and the queue's first page: ${distinct.size === expected ? "the same from every binary" : `${distinct.size} different answers for ${expected} calls`}.`);
   if (distinct.size !== expected) process.exitCode = 1;
 } finally {
+  await cluster?.stop();
   rmSync(dir, { recursive: true, force: true });
 }
