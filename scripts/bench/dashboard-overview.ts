@@ -1,7 +1,8 @@
 /**
  * How long the dashboard's overview page holds the server: its two calls (tRPC
- * `dashboard.overview` for 14 days, `queues.serviceLevels`), and the queue page's first page
- * (`dashboard.queue`, 50 cases), on a database of `--reports` reports,
+ * `dashboard.overview` for 14 days, `queues.serviceLevels`), the queue page's first page
+ * (`dashboard.queue`, 50 cases) and the transparency report of the last 30 days
+ * (`transparency.report`, an admin's), on a database of `--reports` reports,
  * and how long a `GET /healthz` sent every 2 ms meanwhile waited at worst. On SQLite the queries
  * run on the thread that serves every request, so what they cost, every other request waits.
  *
@@ -14,7 +15,8 @@
  * turn, round after round (alternated: the machine's noise falls on each alike), `serve` on it
  * and the demo admin signed in; each call `--calls` times. Printed: each binary's medians and
  * worst, the first call (cold) apart, and whether every binary answered the same figures (the
- * overview's series and counts; each queue's open cases and oldest case; the queue's first page).
+ * overview's series and counts; each queue's open cases and oldest case; the queue's first page;
+ * the transparency report's sections).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -51,6 +53,7 @@ const PROCEDURES = {
   overview: { path: "dashboard.overview", input: () => ({ days: 14 }) },
   serviceLevels: { path: "queues.serviceLevels", input: (orgSlug: string) => ({ orgSlug, days: 14 }) },
   queue: { path: "dashboard.queue", input: () => ({ limit: 50 }) },
+  transparency: { path: "transparency.report", input: (orgSlug: string) => ({ orgSlug }) },
 } as const;
 type Procedure = keyof typeof PROCEDURES;
 
@@ -76,7 +79,7 @@ try {
     console.error(`copied ${fmtInt(copy.rows)} rows into PostgreSQL in ${Math.round(copy.copyMs / 1000)} s`);
   }
 
-  const timings = new Map<string, Record<Procedure, Timing[]>>(binaries.map((b) => [b, { overview: [], serviceLevels: [], queue: [] }]));
+  const timings = new Map<string, Record<Procedure, Timing[]>>(binaries.map((b) => [b, { overview: [], serviceLevels: [], queue: [], transparency: [] }]));
   const answers = new Map<string, Set<string>>(binaries.map((b) => [b, new Set()]));
   for (let round = 0; round < rounds; round++) {
     for (const binary of round % 2 ? [...binaries].reverse() : binaries) {
@@ -110,7 +113,8 @@ try {
             const data = (JSON.parse(body) as { result: { data: Record<string, unknown> } }).result.data;
             if (name === "overview") answers.get(binary)!.add(JSON.stringify(["overview", data.bySeverity, data.byCategory, data.figures]));
             else if (name === "serviceLevels") answers.get(binary)!.add(JSON.stringify(["serviceLevels", (data.queues as { openCases: number; oldestCase: unknown }[]).map((q) => [q.openCases, q.oldestCase])]));
-            else answers.get(binary)!.add(JSON.stringify(["queue", data.counts, (data.items as { id: string }[]).map((c) => c.id), data.nextCursor]));
+            else if (name === "queue") answers.get(binary)!.add(JSON.stringify(["queue", data.counts, (data.items as { id: string }[]).map((c) => c.id), data.nextCursor]));
+            else answers.get(binary)!.add(JSON.stringify(["transparency", data.period, data.reports, data.decisions, data.statements, data.appeals]));
           }
         }
       } finally {
@@ -121,7 +125,7 @@ try {
 
   const ms = (xs: number[]) => `${Math.round(quantile(xs, 0.5))} (${Math.round(Math.max(...xs))})`;
   const engine = values.engine === "postgres" ? "PostgreSQL, a throwaway cluster on this machine" : "SQLite";
-  console.log(`## The overview page's calls and the queue's first page on ${fmtInt(seeded.reports)} reports (${engine}, the compiled binary; ${rounds} rounds alternated, ${calls - 1} warm calls each)\n`);
+  console.log(`## The overview page's calls, the queue's first page and the transparency report on ${fmtInt(seeded.reports)} reports (${engine}, the compiled binary; ${rounds} rounds alternated, ${calls - 1} warm calls each)\n`);
   console.log(
     markdownTable(
       ["binary", ...(Object.keys(PROCEDURES) as Procedure[]).flatMap((p) => [`${PROCEDURES[p].path}: ms, median (worst)`, "others waited meanwhile"])],
@@ -134,7 +138,7 @@ try {
   const distinct = new Set([...answers.values()].flatMap((s) => [...s]));
   // One answer a procedure, from every binary alike.
   const expected = Object.keys(PROCEDURES).length;
-  console.log(`\nThe overview's figures (by severity, by category, the counts), each queue's open cases and oldest case, and the queue's first page: ${distinct.size === expected ? "the same from every binary" : `${distinct.size} different answers for ${expected} calls`}.`);
+  console.log(`\nThe overview's figures (by severity, by category, the counts), each queue's open cases and oldest case, the queue's first page and the transparency report: ${distinct.size === expected ? "the same from every binary" : `${distinct.size} different answers for ${expected} calls`}.`);
   if (distinct.size !== expected) process.exitCode = 1;
 } finally {
   await cluster?.stop();
