@@ -768,17 +768,11 @@ export async function overview(ctx: TenantRead & AccessContext, q: { projectId?:
   const catDay = dayOfUs(reportReasons.createdUs);
   const catRows = wholeOrganization
     ? (await countsByDay(ctx, { table: "report_reasons", key: "name", keys: reasonNamesOf(ctx.orgId), since, days: q.days })).map((r) => ({ day: r.day, name: r.key, n: r.n }))
-    : q.projectId || reportWorkable
-    ? await ctx.db
+    : await ctx.db
         .select({ day: catDay, name: reportReasons.name, n: count })
         .from(reports)
         .innerJoin(reportReasons, eq(reportReasons.reportId, reports.id))
         .where(and(q.projectId ? eq(reports.projectId, q.projectId) : eq(reports.orgId, ctx.orgId), gte(reports.createdUs, since * 1000), reportWorkable))
-        .groupBy(catDay, reportReasons.name)
-    : await ctx.db
-        .select({ day: catDay, name: reportReasons.name, n: count })
-        .from(reportReasons)
-        .where(and(eq(reportReasons.orgId, ctx.orgId), gte(reportReasons.createdUs, since * 1000)))
         .groupBy(catDay, reportReasons.name);
   const cats = new Map<string, number[]>();
   for (const r of catRows) {
