@@ -170,11 +170,6 @@ async function recordBreach(ctx: ReadContext & { orgId: string }, b: DueBreach, 
 }
 
 /**
- * The service level of each queue the caller may work (queue access: the others are left out,
- * their breaches too), and of the appeals of cases the caller may work: targets, open cases,
- * the oldest, those past each target now, and the breaches recorded in the last `days` days.
- */
-/**
  * The oldest of the cases `open` selects: the oldest of each bucket, each the first of a range of
  * an index by (organization, …, bucket, created_at) (cases_queue_idx, cases_open_queue_idx). The
  * bucket sits before the age in those indexes, so ordering every bucket's cases by age at once
@@ -191,6 +186,11 @@ export function oldestQuery(ctx: Pick<ReadContext, "db">, open: SQL | undefined,
   return ctx.db.select({ id: cases.id, createdAt: cases.createdAt }).from(cases).where(and(open, eq(cases.bucket, bucket))).orderBy(asc(cases.createdAt)).limit(1);
 }
 
+/**
+ * The service level of each queue the caller may work (queue access: the others are left out,
+ * their breaches too), and of the appeals of cases the caller may work: targets, open cases,
+ * the oldest, those past each target now, and the breaches recorded in the last `days` days.
+ */
 export async function serviceLevels(ctx: Pick<ReadContext, "store" | "clock"> & AccessContext, input: { days: number }): Promise<ServiceLevels> {
   const now = ctx.clock.now();
   const since = now - input.days * DAY_MS;
