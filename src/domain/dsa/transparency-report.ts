@@ -98,11 +98,6 @@ function parseJson(text: string | null): Record<string, unknown> | null {
 const str = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);
 
 /**
- * The report of the context's organization for the period `from` … `to` (reportPeriod: 400 for
- * a bad one), of one project when `projectId` is given (the caller checked it belongs to the
- * organization).
- */
-/**
  * How much time one read of the report covers. On SQLite every query runs on the thread that
  * serves requests: the whole period in one read held every request for about 1.5 s at 300,000
  * reports (137,000 of them in the 30 days). Read six hours at a time, with the event loop given
@@ -116,6 +111,11 @@ export function* windowsOf(fromMs: number, toMs: number, windowMs: number): Gene
   for (let lo = fromMs; lo < toMs; lo = lo + windowMs) yield [lo, Math.min(toMs, lo + windowMs)];
 }
 
+/**
+ * The report of the context's organization for the period `from` … `to` (reportPeriod: 400 for
+ * a bad one), of one project when `projectId` is given (the caller checked it belongs to the
+ * organization).
+ */
 export async function transparencyReport(
   ctx: Pick<DomainContext, "clock" | "store"> & AccessContext,
   input: { from?: string; to?: string; projectId?: string | null },
