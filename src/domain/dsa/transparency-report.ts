@@ -2,9 +2,9 @@
  * The transparency report (DSA Art. 15, and Art. 24(1) for online platforms): for a period of
  * whole UTC days, what came in and what was decided — reports and notices by category and
  * source, decisions by kind and ground, automated detections and decisions, appeals and their
- * outcomes, and the median time from a report to its decision. One read of the organization's
- * data (optionally one project's), answered as JSON (the view in ./views/transparency.ts) or as
- * CSV (`section,key,value` rows).
+ * outcomes, and the median time from a report to its decision. A read of the organization's
+ * data (optionally one project's; on SQLite a window of time at a time: readWindowMs), answered
+ * as JSON (the view in ./views/transparency.ts) or as CSV (`section,key,value` rows).
  */
 import { csvText } from "../plumbing/csv.ts";
 import { and, count, eq, gte, inArray, isNotNull, isNull, lt, or, sql, type SQL } from "drizzle-orm";
