@@ -38,7 +38,7 @@ import { spawnSync } from "node:child_process";
 import { closeSync, mkdirSync, openSync, rmSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import postgres from "postgres";
-import { startPgCluster, type PgCluster } from "./pg-cluster.ts";
+import { newDatabase, startPgCluster, type PgCluster } from "./pg-cluster.ts";
 import { lastLinesOf, ROOT, run, startServer, type Server } from "./bench/lib.ts";
 
 export interface FaultHarnessOptions {
@@ -145,12 +145,7 @@ export async function runFaultHarness(opts: FaultHarnessOptions): Promise<boolea
     // ---- PostgreSQL: a throwaway cluster, one database, a proxy per instance.
     cluster = await startPgCluster();
     const name = `flagstaff_faults_${opts.seed}`;
-    const admin = postgres(cluster.url, { max: 1, onnotice: () => {} });
-    await admin.unsafe(`CREATE DATABASE ${name} TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C' ENCODING 'UTF8'`);
-    await admin.end();
-    const dbUrl = new URL(cluster.url);
-    dbUrl.pathname = `/${name}`;
-    const pgUrl = dbUrl.toString();
+    const pgUrl = await newDatabase(cluster.url, name);
     const connect = () => postgres(pgUrl, { max: 2, onnotice: () => {}, connect_timeout: 5 });
     db = connect();
     for (let i = 0; i < 2; i++) proxies.push(await startProxyProcess(cluster.port));

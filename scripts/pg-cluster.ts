@@ -23,6 +23,7 @@ import { appendFileSync, chownSync, existsSync, mkdtempSync, readdirSync, readFi
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import postgres from "postgres";
 
 export interface PgCluster {
   /** Superuser URL: postgres://postgres@127.0.0.1:PORT/postgres */
@@ -55,6 +56,23 @@ export interface PgClusterOptions {
 }
 
 const RUN_AS = "postgres";
+
+/**
+ * A new database of the cluster at `clusterUrl` as Flagstaff needs it (C collation, UTF-8:
+ * src/db/open.ts checks it), answered as its URL. `name` is an identifier the caller chose. Through
+ * `admin` when the caller holds a superuser connection, else one opened and closed here.
+ */
+export async function newDatabase(clusterUrl: string, name: string, admin?: postgres.Sql): Promise<string> {
+  const sql = admin ?? postgres(clusterUrl, { max: 1, onnotice: () => {} });
+  try {
+    await sql.unsafe(`CREATE DATABASE ${name} TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C' ENCODING 'UTF8'`);
+  } finally {
+    if (!admin) await sql.end();
+  }
+  const u = new URL(clusterUrl);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
 
 /** The folder holding initdb, pg_ctl and pg_isready. */
 export function findPgBinDir(): string {

@@ -41,7 +41,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { startFakeOllama } from "./fake-ollama.ts";
-import { startPgCluster, type PgCluster } from "./pg-cluster.ts";
+import { newDatabase, startPgCluster, type PgCluster } from "./pg-cluster.ts";
 import { quantile } from "./bench/lib.ts";
 
 const { values: args } = parseArgs({
@@ -118,12 +118,7 @@ let cluster: PgCluster | null = null;
 let pgUrl: string | null = null;
 if (ENGINE === "postgres") {
   cluster = await startPgCluster();
-  const admin = postgres(cluster.url, { max: 1, onnotice: () => {} });
-  await admin.unsafe("CREATE DATABASE soak TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C' ENCODING 'UTF8'");
-  await admin.end();
-  const u = new URL(cluster.url);
-  u.pathname = "/soak";
-  pgUrl = u.toString();
+  pgUrl = await newDatabase(cluster.url, "soak");
 }
 
 if (args["cpu-prof"] && args.binary) throw new Error("--cpu-prof profiles a source run (bun src/cli.ts), not --binary");

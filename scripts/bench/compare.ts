@@ -53,7 +53,7 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
-import { startPgCluster, type PgCluster } from "../pg-cluster.ts";
+import { newDatabase, startPgCluster, type PgCluster } from "../pg-cluster.ts";
 import { copySqliteToPostgres } from "./copy-to-postgres.ts";
 import { seedReports } from "./seed.ts";
 import { cpuMs, ensureWrk, fmtInt, fmtMs, markdownTable, median, processTreeCpuMs, ROOT, run, sampleRss, startServer, wrk, type Server, type WrkResult } from "./lib.ts";
@@ -410,15 +410,13 @@ async function postgresEngine(): Promise<Engine> {
   let made = 0;
   const database = async (tag: string) => {
     const name = `bench_${tag.replace(/[^a-z0-9]/g, "_")}_${++made}`;
-    await admin.unsafe(`CREATE DATABASE ${name} TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C' ENCODING 'UTF8'`);
-    const u = new URL(pgCluster.url);
-    u.pathname = `/${name}`;
+    const url = await newDatabase(pgCluster.url, name, admin);
     const dir = mkdtempSync(join(work, `${tag}-`));
     const drop = async () => {
       await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       rmSync(dir, { recursive: true, force: true });
     };
-    return { url: u.toString(), dir, drop };
+    return { url, dir, drop };
   };
   return {
     async fresh(binary, tag) {

@@ -22,8 +22,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import postgres from "postgres";
-import { startPgCluster, type PgCluster } from "../pg-cluster.ts";
+import { newDatabase, startPgCluster, type PgCluster } from "../pg-cluster.ts";
 import { copySqliteToPostgres } from "./copy-to-postgres.ts";
 import { fmtInt, markdownTable, quantile, ROOT, run, startServer } from "./lib.ts";
 import { seedReports } from "./seed.ts";
@@ -68,14 +67,10 @@ try {
   let serveEnv: Record<string, string> = base;
   if (values.engine === "postgres") {
     cluster = await startPgCluster();
-    const admin = postgres(cluster.url, { max: 1, onnotice: () => {} });
-    await admin.unsafe("CREATE DATABASE overview TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C' ENCODING 'UTF8'");
-    await admin.end();
-    const url = new URL(cluster.url);
-    url.pathname = "/overview";
-    serveEnv = { PATH: base.PATH, HOME: dir, FLAGSTAFF_DATABASE_URL: url.toString() };
+    const url = await newDatabase(cluster.url, "overview");
+    serveEnv = { PATH: base.PATH, HOME: dir, FLAGSTAFF_DATABASE_URL: url };
     await run([binaries[0]!, "migrate"], serveEnv, dir);
-    const copy = await copySqliteToPostgres(db, url.toString());
+    const copy = await copySqliteToPostgres(db, url);
     console.error(`copied ${fmtInt(copy.rows)} rows into PostgreSQL in ${Math.round(copy.copyMs / 1000)} s`);
   }
 

@@ -17,9 +17,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import postgres from "postgres";
 import { startFakeOllama } from "../fake-ollama.ts";
-import { startPgCluster, type PgCluster } from "../pg-cluster.ts";
+import { newDatabase, startPgCluster, type PgCluster } from "../pg-cluster.ts";
 
 const { values: args } = parseArgs({
   args: process.argv.slice(2),
@@ -58,12 +57,7 @@ let cluster: PgCluster | null = null;
 let pgUrl: string | null = null;
 if (ENGINE === "postgres") {
   cluster = await startPgCluster();
-  const admin = postgres(cluster.url, { max: 1, onnotice: () => {} });
-  await admin.unsafe("CREATE DATABASE drain TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C' ENCODING 'UTF8'");
-  await admin.end();
-  const u = new URL(cluster.url);
-  u.pathname = "/drain";
-  pgUrl = u.toString();
+  pgUrl = await newDatabase(cluster.url, "drain");
 }
 const cmd = [process.execPath, join(args.source ? resolve(args.source) : ROOT, "src/cli.ts")];
 const env: Record<string, string> = {

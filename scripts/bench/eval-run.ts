@@ -41,8 +41,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import postgres from "postgres";
-import { startPgCluster, type PgCluster } from "../pg-cluster.ts";
+import { newDatabase, startPgCluster, type PgCluster } from "../pg-cluster.ts";
 import { cpuMs, ensureWrk, fmtInt, fmtMs, lastLinesOf, markdownTable, median, ROOT, rssMb, run, sampleRss, startServer, wrk, type WrkResult } from "./lib.ts";
 
 const { values: args } = parseArgs({
@@ -126,12 +125,7 @@ try {
   if (args.postgres) {
     log("starting a throwaway PostgreSQL cluster");
     cluster = await startPgCluster();
-    const admin = postgres(cluster.url, { max: 1, onnotice: () => {} });
-    await admin.unsafe("CREATE DATABASE bench_eval TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C' ENCODING 'UTF8'");
-    await admin.end();
-    const u = new URL(cluster.url);
-    u.pathname = "/bench_eval";
-    dbEnv = { FLAGSTAFF_DATABASE_URL: u.toString() };
+    dbEnv = { FLAGSTAFF_DATABASE_URL: await newDatabase(cluster.url, "bench_eval") };
   } else {
     dbEnv = { FLAGSTAFF_DB: join(dir, "flagstaff.db") };
   }

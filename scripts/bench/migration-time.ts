@@ -14,7 +14,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import postgres from "postgres";
 import { initOrganization } from "../../src/commands/init.ts";
 import { migrateStore, type AppliedMigration } from "../../src/db/migrate.ts";
 import { embeddedMigrations } from "../../src/db/migrations-index.ts";
@@ -23,7 +22,7 @@ import { openPostgresStore } from "../../src/db/store-pg.ts";
 import { openSqliteStore, type Store } from "../../src/db/store.ts";
 import { systemClock } from "../../src/domain/core/clock.ts";
 import { VERSION } from "../../src/version.ts";
-import { startPgCluster } from "../pg-cluster.ts";
+import { newDatabase, startPgCluster } from "../pg-cluster.ts";
 import { copySqliteToPostgres } from "./copy-to-postgres.ts";
 import { seedReports } from "./seed.ts";
 
@@ -72,12 +71,7 @@ try {
   if (!values["sqlite-only"]) {
     // Copied before the SQLite side migrates: both start from the same rows and schema.
     pg = await startPgCluster();
-    const admin = postgres(pg.url, { max: 1, onnotice: () => {} });
-    await admin.unsafe(`CREATE DATABASE bench_migrate TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C' ENCODING 'UTF8'`);
-    await admin.end();
-    const u = new URL(pg.url);
-    u.pathname = "/bench_migrate";
-    const url = u.toString();
+    const url = await newDatabase(pg.url, "bench_migrate");
     const empty = openPostgresStore({ url, poolSize: 2 });
     await migrateStore(empty, { count: firstOf(embeddedPgMigrations) });
     await empty.close();

@@ -76,7 +76,7 @@ import { cpus, tmpdir, totalmem } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
-import { findPgBinDir, startPgCluster, type PgCluster } from "../pg-cluster.ts";
+import { findPgBinDir, newDatabase, startPgCluster, type PgCluster } from "../pg-cluster.ts";
 import { copySqliteToPostgres, type CopyResult } from "./copy-to-postgres.ts";
 import { renderRules, rulesComparison } from "./rules.ts";
 import { attachmentsComparison, renderAttachments } from "./attachments.ts";
@@ -371,7 +371,7 @@ async function mediaDatabase(delayMs: number | null): Promise<{ url: string; lab
   cluster = pg;
   const admin = postgres(pg.url, { max: 1, onnotice: () => {} });
   try {
-    const url = await newDatabase(admin, pg.url, "bench_media");
+    const url = await newDatabase(pg.url, "bench_media", admin);
     const [version] = await admin<{ v: string }[]>`SELECT current_setting('server_version') AS v`;
     const label = `PostgreSQL ${version!.v}, a throwaway cluster on this machine`;
     if (delayMs === null) return { url, label };
@@ -383,14 +383,6 @@ async function mediaDatabase(delayMs: number | null): Promise<{ url: string; lab
   }
 }
 
-
-/** A new database of the cluster at `clusterUrl` as Flagstaff needs it (C collation, UTF-8); answers its URL. */
-async function newDatabase(admin: postgres.Sql, clusterUrl: string, name: string): Promise<string> {
-  await admin.unsafe(`CREATE DATABASE ${name} TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C' ENCODING 'UTF8'`);
-  const u = new URL(clusterUrl);
-  u.pathname = `/${name}`;
-  return u.toString();
-}
 
 function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
   return { PATH: "/usr/bin:/bin", HOME: work, ...extra };
@@ -552,7 +544,7 @@ async function postgresSection(
     mine.push(s);
     return s;
   };
-  const createDatabase = (name: string) => newDatabase(admin, pg.url, name);
+  const createDatabase = (name: string) => newDatabase(pg.url, name, admin);
   /** GET /reports on a copy of the SQLite phase's seeded database, one instance then two. */
   const getReports = async (s: NonNullable<typeof sqlite>) => {
     log(`PostgreSQL: copying the ${fmtInt(SEED_COUNT)}-report database into it (scripts/bench/copy-to-postgres.ts)`);

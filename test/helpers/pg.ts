@@ -6,6 +6,7 @@
  */
 import { eq } from "drizzle-orm";
 import postgres from "postgres";
+import { newDatabase } from "../../scripts/pg-cluster.ts";
 import { startPgProxy, type PgProxy } from "../../scripts/pg-proxy.ts";
 import { initOrganization } from "../../src/commands/init.ts";
 import { migrateStore } from "../../src/db/migrate.ts";
@@ -39,10 +40,10 @@ export function databaseUrl(database: string): string {
 export async function createTestDatabase(): Promise<{ name: string; url: string; drop(): Promise<void> }> {
   const sql = adminSql();
   const name = `flagstaff_t_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
-  await sql.unsafe(`CREATE DATABASE ${name} TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C' ENCODING 'UTF8'`);
+  const url = await newDatabase(TEST_PG_URL!, name, sql);
   return {
     name,
-    url: databaseUrl(name),
+    url,
     async drop() {
       await sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     },
