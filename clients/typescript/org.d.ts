@@ -1573,7 +1573,7 @@ export interface paths {
         };
         /**
          * Download a media bank's entries as a file
-         * @description The same file as `GET …/export`'s `content` (CSV: `signal_type,signal_value,origin` and a column per metadata key; or JSON, an array), sent as it is written, a page of entries at a time, as a download (`Content-Disposition: attachment`): the server's memory does not grow with the bank, where `GET …/export` holds the whole file (several hundred MB at the peak for a million entries). A failure once the file has begun cuts the connection before its end: check that the JSON is whole, or count the CSV's rows.
+         * @description The same file as `GET …/export`'s `content` (CSV: `signal_type,signal_value,origin` and a column per metadata key; or JSON, an array), sent as it is written, a page of entries at a time, as a download (`Content-Disposition: attachment`): the server's memory does not grow with the bank, where `GET …/export` holds the whole file, and so answers banks of up to 100,000 entries only. A failure once the file has begun cuts the connection before its end: check that the JSON is whole, or count the CSV's rows.
          */
         get: operations["media-banks-download"];
         put?: never;

@@ -1,9 +1,9 @@
 /**
  * A bank's file downloaded as it is written (docs/media.md, "Banks"): `GET …/media-banks/{bankId}/export/download`.
- * `GET …/export` answers the file inside JSON, built whole: the server's peak memory went from
- * 137 MB to 550 MB for a bank of a million entries (805 MB before it joined these pieces), enough
- * to stop a small machine. This route sends the
- * same text a page of entries at a time (openBankFile, src/domain/banks/banks.ts), the next page
+ * `GET …/export` answers the file inside JSON, built whole, so it answers banks of up to
+ * MAX_INLINE_EXPORT_ENTRIES (at a million entries it took the server's peak memory from 137 MB
+ * to 550 MB, enough to stop a small machine). This route sends the same text, of a bank of any
+ * size, a page of entries at a time (openBankFile, src/domain/banks/banks.ts), the next page
  * read as the client takes the last: its memory does not grow with the bank. The procedure's
  * rules (an admin, or a secret key) through beginRawCall; a bank that is not the caller's is a
  * 404 before anything is sent. A failure once the file has begun ends the body early (the

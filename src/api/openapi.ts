@@ -2,7 +2,7 @@ import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
 import { ORG_PREFIX, restRoutes, SDK_PREFIX, type RestRoute } from "./rest.ts";
 import { appRouter } from "./router.ts";
 import { z } from "zod";
-import { bankFileEntrySchema } from "../domain/views/media-bank.ts";
+import { bankFileEntrySchema, MAX_INLINE_EXPORT_ENTRIES } from "../domain/views/media-bank.ts";
 
 /**
  * The published OpenAPI 3.1.0 documents, one per route family, generated from the same
@@ -327,7 +327,9 @@ function addBankFilePath(doc: Json): void {
       operationId: "media-banks-download",
       summary: "Download a media bank's entries as a file",
       description:
-        "The same file as `GET …/export`'s `content` (CSV: `signal_type,signal_value,origin` and a column per metadata key; or JSON, an array), sent as it is written, a page of entries at a time, as a download (`Content-Disposition: attachment`): the server's memory does not grow with the bank, where `GET …/export` holds the whole file (several hundred MB at the peak for a million entries). " +
+        "The same file as `GET …/export`'s `content` (CSV: `signal_type,signal_value,origin` and a column per metadata key; or JSON, an array), sent as it is written, a page of entries at a time, as a download (`Content-Disposition: attachment`): the server's memory does not grow with the bank, where `GET …/export` holds the whole file, and so answers banks of up to " +
+        MAX_INLINE_EXPORT_ENTRIES.toLocaleString("en") +
+        " entries only. " +
         "A failure once the file has begun cuts the connection before its end: check that the JSON is whole, or count the CSV's rows.",
       tags: ["media-banks"],
       security: [{ ApiKey: [] }],
