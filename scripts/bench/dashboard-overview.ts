@@ -6,7 +6,7 @@
  * and how long a `GET /healthz` sent every 2 ms meanwhile waited at worst. On SQLite the queries
  * run on the thread that serves every request, so what they cost, every other request waits.
  *
- *   bun scripts/bench/dashboard-overview.ts [--binary dist/flagstaff ...] [--reports 300000] [--calls 6] [--rounds 2] [--engine sqlite|postgres]
+ *   bun scripts/bench/dashboard-overview.ts [--binary dist/flagstaff ...] [--reports 300000] [--calls 6] [--rounds 2] [--engine sqlite|postgres] [--one-project]
  *
  * One database (made by the first binary's `flagstaff init --json`, seeded straight through
  * bun:sqlite by seed.ts: reports over the last 30 days, most of them open; with `--engine
@@ -16,8 +16,12 @@
  * and the demo admin signed in; each call `--calls` times. Printed: each binary's medians and
  * worst, the first call (cold) apart, and whether every binary answered the same figures (the
  * overview's series and counts; each queue's open cases and oldest case; the queue's first page;
- * the transparency report's sections).
+ * the transparency report's sections). The overview is asked for twice: for the organization, and
+ * with the demo project picked, whose reports are then read (the organization is given a second,
+ * empty project; with `--one-project` it has none, and picking its only project is picking the
+ * whole organization).
  */
+import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -34,6 +38,7 @@ const { values } = parseArgs({
     calls: { type: "string", default: "6" },
     rounds: { type: "string", default: "2" },
     engine: { type: "string", default: "sqlite" },
+    "one-project": { type: "boolean", default: false },
   },
 });
 if (values.engine !== "sqlite" && values.engine !== "postgres") throw new Error("--engine is sqlite or postgres");
@@ -48,22 +53,47 @@ interface Timing {
   /** The longest a /healthz sent meanwhile waited. */
   othersWaitedMs: number;
 }
+/** What `flagstaff init --json` answered: the demo organization and its project. */
+interface Demo {
+  orgSlug: string;
+  projectId: string;
+}
 const PROCEDURES = {
   overview: { path: "dashboard.overview", input: () => ({ days: 14 }) },
-  serviceLevels: { path: "queues.serviceLevels", input: (orgSlug: string) => ({ orgSlug, days: 14 }) },
+  // The same page with its project picked: the seeded reports are all the demo project's (and the
+  // organization has a second, empty one unless --one-project).
+  overviewOfProject: { path: "dashboard.overview", label: "dashboard.overview of the project", input: (d: Demo) => ({ days: 14, projectId: d.projectId }) },
+  serviceLevels: { path: "queues.serviceLevels", input: (d: Demo) => ({ orgSlug: d.orgSlug, days: 14 }) },
   queue: { path: "dashboard.queue", input: () => ({ limit: 50 }) },
-  transparency: { path: "transparency.report", input: (orgSlug: string) => ({ orgSlug }) },
+  transparency: { path: "transparency.report", input: (d: Demo) => ({ orgSlug: d.orgSlug }) },
 } as const;
 type Procedure = keyof typeof PROCEDURES;
+const procedureLabel = (p: Procedure): string => {
+  const spec: { path: string; label?: string } = PROCEDURES[p];
+  return spec.label ?? spec.path;
+};
+
+/** A second project of the demo organization, with nothing in it (a copy of the demo project's row). */
+function addEmptyProject(file: string): void {
+  const db = new Database(file);
+  try {
+    const columns = (db.query("SELECT name FROM pragma_table_info('projects')").all() as { name: string }[]).map((c) => c.name).filter((c) => c !== "id" && c !== "name");
+    const list = columns.map((c) => `"${c}"`).join(", ");
+    db.run(`INSERT INTO projects (id, name, ${list}) SELECT ?, 'Second (empty)', ${list} FROM projects ORDER BY created_at LIMIT 1`, [crypto.randomUUID()]);
+  } finally {
+    db.close();
+  }
+}
 
 const dir = mkdtempSync(join(tmpdir(), "flagstaff-overview-"));
 let cluster: PgCluster | null = null;
 try {
   const db = join(dir, "flagstaff.db");
   const base = { PATH: "/usr/bin:/bin", HOME: dir, FLAGSTAFF_DB: db };
-  const init = JSON.parse(await run([binaries[0]!, "init", "--json"], base, dir)) as { orgSlug: string; adminEmail: string; adminPassword: string };
+  const init = JSON.parse(await run([binaries[0]!, "init", "--json"], base, dir)) as Demo & { adminEmail: string; adminPassword: string };
   const seeded = await seedReports(db, { count: reports });
   console.error(`seeded ${fmtInt(seeded.reports)} reports, ${fmtInt(seeded.cases)} cases in ${Math.round(seeded.ms / 1000)} s`);
+  if (!values["one-project"]) addEmptyProject(db);
   let serveEnv: Record<string, string> = base;
   if (values.engine === "postgres") {
     cluster = await startPgCluster();
@@ -74,7 +104,7 @@ try {
     console.error(`copied ${fmtInt(copy.rows)} rows into PostgreSQL in ${Math.round(copy.copyMs / 1000)} s`);
   }
 
-  const timings = new Map<string, Record<Procedure, Timing[]>>(binaries.map((b) => [b, { overview: [], serviceLevels: [], queue: [], transparency: [] }]));
+  const timings = new Map<string, Record<Procedure, Timing[]>>(binaries.map((b) => [b, { overview: [], overviewOfProject: [], serviceLevels: [], queue: [], transparency: [] }]));
   const answers = new Map<string, Set<string>>(binaries.map((b) => [b, new Set()]));
   for (let round = 0; round < rounds; round++) {
     for (const binary of round % 2 ? [...binaries].reverse() : binaries) {
@@ -97,7 +127,7 @@ try {
               }
             })();
             const started = performance.now();
-            const res = await fetch(`${server.url}/trpc/${path}?input=${encodeURIComponent(JSON.stringify(input(init.orgSlug)))}`, { headers: { cookie } });
+            const res = await fetch(`${server.url}/trpc/${path}?input=${encodeURIComponent(JSON.stringify(input(init)))}`, { headers: { cookie } });
             const body = await res.text();
             const ms = performance.now() - started;
             done = true;
@@ -106,7 +136,7 @@ try {
             // The first call of a server is cold (its statements prepared, its pages read): kept apart.
             if (i > 0) timings.get(binary)![name].push({ ms, othersWaitedMs });
             const data = (JSON.parse(body) as { result: { data: Record<string, unknown> } }).result.data;
-            if (name === "overview") answers.get(binary)!.add(JSON.stringify(["overview", data.bySeverity, data.byCategory, data.figures]));
+            if (name === "overview" || name === "overviewOfProject") answers.get(binary)!.add(JSON.stringify([name, data.bySeverity, data.byCategory, data.figures]));
             else if (name === "serviceLevels") answers.get(binary)!.add(JSON.stringify(["serviceLevels", (data.queues as { openCases: number; oldestCase: unknown }[]).map((q) => [q.openCases, q.oldestCase])]));
             else if (name === "queue") answers.get(binary)!.add(JSON.stringify(["queue", data.counts, (data.items as { id: string }[]).map((c) => c.id), data.nextCursor]));
             else answers.get(binary)!.add(JSON.stringify(["transparency", data.period, data.reports, data.decisions, data.statements, data.appeals]));
@@ -120,10 +150,10 @@ try {
 
   const ms = (xs: number[]) => `${Math.round(quantile(xs, 0.5))} (${Math.round(Math.max(...xs))})`;
   const engine = values.engine === "postgres" ? "PostgreSQL, a throwaway cluster on this machine" : "SQLite";
-  console.log(`## The overview page's calls, the queue's first page and the transparency report on ${fmtInt(seeded.reports)} reports (${engine}, the compiled binary; ${rounds} rounds alternated, ${calls - 1} warm calls each)\n`);
+  console.log(`## The overview page's calls, the queue's first page and the transparency report on ${fmtInt(seeded.reports)} reports (${engine}, ${values["one-project"] ? "the organization's only project" : "the organization with a second, empty project"}, the compiled binary; ${rounds} rounds alternated, ${calls - 1} warm calls each)\n`);
   console.log(
     markdownTable(
-      ["binary", ...(Object.keys(PROCEDURES) as Procedure[]).flatMap((p) => [`${PROCEDURES[p].path}: ms, median (worst)`, "others waited meanwhile"])],
+      ["binary", ...(Object.keys(PROCEDURES) as Procedure[]).flatMap((p) => [`${procedureLabel(p)}: ms, median (worst)`, "others waited meanwhile"])],
       binaries.map((b) => {
         const t = timings.get(b)!;
         return [b, ...(Object.keys(PROCEDURES) as Procedure[]).flatMap((p) => [ms(t[p].map((x) => x.ms)), ms(t[p].map((x) => x.othersWaitedMs))])];

@@ -7,7 +7,9 @@ import { decideInBulk, undoBulkDecision, UNDO_WINDOW_MS } from "../../src/domain
 import { decideOnReport, triageCase } from "../../src/domain/review/decisions.ts";
 import { assignCase } from "../../src/domain/review/assignment.ts";
 import type { DomainContext } from "../../src/domain/core/context.ts";
-import { overview, queue } from "../../src/domain/dashboard/dashboard.ts";
+import { countInWindows, overview, queue } from "../../src/domain/dashboard/dashboard.ts";
+import { and, count, eq } from "drizzle-orm";
+import { cases, reports } from "../../src/db/schema.ts";
 import { resolveReport } from "../../src/domain/enforcement/enforcement.ts";
 import { setCaseTags, tagsInUse } from "../../src/domain/cases/tags.ts";
 import { renderTemplate } from "../../src/domain/review/template-text.ts";
@@ -241,7 +243,7 @@ describe("the overview", () => {
 });
 
 describe("the overview's counts by day", () => {
-  test("for the whole organization (counted a day at a time on an index) they are what grouping its only project's reports gives, and a count by hand", async () => {
+  test("for the whole organization (counted a day at a time on an index) and for one project (its rows grouped six hours at a time on SQLite) they are a count by hand", async () => {
     const w = await domainWorld();
     try {
       const DAY = 24 * 60 * 60 * 1000;
@@ -256,16 +258,34 @@ describe("the overview's counts by day", () => {
       ];
       const today = Math.floor(w.clock.now() / DAY) * DAY;
       const start = w.clock.now();
+      // The organization's only project picked: the whole organization (nothing filed yet).
+      expect((await overview(w.ctx, { days: 7, projectId: w.project.id })).figures.received).toBe(0);
+      // Another project's reports, each at a window's edge (six hours from a midnight: the last
+      // millisecond before, the first after), count for the organization, not for the first
+      // project. Filed in time order, as report times only grow (report-time.ts).
+      const other = await w.addProject({ name: "Other" });
+      const otherFiled = [];
       for (const [k, f] of filings.entries()) {
         // At a day's first or last millisecond, alternately: each counted in its own day.
         w.clock.set(today - f.dayAgo * DAY + (k % 2 ? 0 : DAY - 1));
         await w.fileReport({ reasons: f.reasons });
+        if (f.dayAgo === 3) {
+          for (const [i, ms] of [6 * 3_600_000 - 1, 6 * 3_600_000].entries()) {
+            w.clock.set(today - 2 * DAY + ms);
+            otherFiled.push(await w.fileReport({ project: other, reasons: i ? ["threats"] : ["spam"] }));
+          }
+        }
       }
       w.clock.set(start);
       const whole = await overview(w.ctx, { days: 7 });
       const byProject = await overview(w.ctx, { days: 7, projectId: w.project.id });
-      expect(whole.bySeverity).toEqual(byProject.bySeverity);
-      expect(whole.byCategory).toEqual(byProject.byCategory);
+      const ofOther = await overview(w.ctx, { days: 7, projectId: other.id });
+      expect(byProject.figures).toMatchObject({ received: filings.length, pending: filings.length });
+      expect(ofOther.figures).toMatchObject({ received: 2, pending: 2 });
+      expect(Object.values(ofOther.figures.openCases).reduce((a, b) => a + b, 0)).toBe(new Set(otherFiled.map((f) => f.caseId)).size);
+      expect(ofOther.byCategory.map((c) => [c.name, c.counts[4]])).toEqual([["spam", 1], ["threats", 1]]);
+      expect(ofOther.bySeverity.LOW[4]! + ofOther.bySeverity.HIGH[4]!).toBe(2);
+      expect(whole.figures).toMatchObject({ received: filings.length + 2, pending: filings.length + 2 });
       // By hand: the last of the seven days is today.
       const at = (dayAgo: number) => 6 - dayAgo;
       const severity = { LOW: [0, 0, 0, 0, 0, 0, 0], MEDIUM: [0, 0, 0, 0, 0, 0, 0], HIGH: [0, 0, 0, 0, 0, 0, 0], CRITICAL: [0, 0, 0, 0, 0, 0, 0] };
@@ -275,13 +295,65 @@ describe("the overview's counts by day", () => {
       severity.HIGH[at(1)] = 1;
       severity.LOW[at(1)] = 1;
       severity.MEDIUM[at(0)] = 1;
-      expect(whole.bySeverity).toEqual(severity);
+      expect(byProject.bySeverity).toEqual(severity);
       const spam = [0, 0, 0, 0, 0, 0, 0];
       spam[at(4)] = 2;
       spam[at(1)] = 2;
-      expect(whole.byCategory.find((c) => c.name === "spam")).toEqual({ name: "spam", counts: spam, total: 4 });
-      expect(whole.byCategory.map((c) => [c.name, c.total])).toEqual([["spam", 4], ["harassment", 2], ["child_safety", 1], ["threats", 1]]);
-      expect(whole.figures.received).toBe(filings.length);
+      expect(byProject.byCategory.find((c) => c.name === "spam")).toEqual({ name: "spam", counts: spam, total: 4 });
+      expect(byProject.byCategory.map((c) => [c.name, c.total])).toEqual([["spam", 4], ["harassment", 2], ["child_safety", 1], ["threats", 1]]);
+      // The organization: the first project's and the other's.
+      severity.LOW[at(2)] = 1;
+      severity.HIGH[at(2)] = 1;
+      expect(whole.bySeverity).toEqual(severity);
+      spam[at(2)] = 1;
+      expect(whole.byCategory.find((c) => c.name === "spam")).toEqual({ name: "spam", counts: spam, total: 5 });
+      expect(whole.byCategory.map((c) => [c.name, c.total])).toEqual([["spam", 5], ["harassment", 2], ["threats", 2], ["child_safety", 1]]);
+    } finally {
+      await w.close();
+    }
+  });
+});
+
+describe("the overview of an organization's only project", () => {
+  test("is the organization's (counted on its indexes, no row read)", async () => {
+    const w = await domainWorld();
+    try {
+      await w.fileReport({ reasons: ["spam"] });
+      await w.fileReport({ reasons: ["threats", "harassment"] });
+      await w.reportIn("RESOLVED");
+      const whole = await overview(w.ctx, { days: 7 });
+      const byProject = await overview(w.ctx, { days: 7, projectId: w.project.id });
+      expect(byProject).toEqual(whole);
+      expect(whole.figures).toMatchObject({ received: 3, pending: 2 });
+    } finally {
+      await w.close();
+    }
+  });
+});
+
+describe("countInWindows", () => {
+  test("counts what one statement counts, however the windows fall (one a microsecond, growing, or one for all)", async () => {
+    const w = await domainWorld();
+    try {
+      const other = await w.addProject({ name: "Other" });
+      // Reports 0, 1, 2, 5 and 9 ms apart, several in one millisecond, alternately in each project.
+      for (const [k, step] of [0, 0, 1, 2, 0, 5, 9, 1, 0, 2].entries()) {
+        w.clock.advance(step);
+        await w.fileReport({ project: k % 3 ? w.project : other });
+      }
+      const inFirst = eq(reports.projectId, w.project.id);
+      const range = and(eq(reports.orgId, w.orgId), eq(reports.status, "OPEN"))!;
+      const [byStatement] = await w.ctx.db.select({ n: count() }).from(reports).where(and(range, inFirst));
+      const caseRange = and(eq(cases.orgId, w.orgId), eq(cases.isOpen, 1))!;
+      const [casesByStatement] = await w.ctx.db.select({ n: count() }).from(cases).where(and(caseRange, eq(cases.projectId, other.id)));
+      expect(Number(byStatement!.n)).toBe(6);
+      expect(Number(casesByStatement!.n)).toBe(4);
+      for (const firstWindowMs of [0.001, 1, 3, Number.POSITIVE_INFINITY]) {
+        expect(await countInWindows(w.ctx, { table: reports, range, filter: inFirst, key: reports.createdUs, unitsPerMs: 1000 }, firstWindowMs)).toBe(6);
+        expect(await countInWindows(w.ctx, { table: cases, range: caseRange, filter: eq(cases.projectId, other.id), key: cases.createdAt, unitsPerMs: 1 }, firstWindowMs)).toBe(4);
+      }
+      // Nothing in the range: no window read.
+      expect(await countInWindows(w.ctx, { table: reports, range: and(eq(reports.orgId, w.orgId), eq(reports.status, "RESOLVED"))!, filter: inFirst, key: reports.createdUs, unitsPerMs: 1000 }, 1)).toBe(0);
     } finally {
       await w.close();
     }

@@ -5,7 +5,8 @@
  * period, on both engines alike; and the windows themselves (windowsOf) cover the period exactly.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { transparencyReport, windowsOf } from "../../src/domain/dsa/transparency-report.ts";
+import { transparencyReport } from "../../src/domain/dsa/transparency-report.ts";
+import { windowsOf } from "../../src/domain/plumbing/slices.ts";
 import { decideOnReport } from "../../src/domain/review/decisions.ts";
 import { domainWorld, type DomainWorld } from "../helpers/builders.ts";
 

@@ -9,9 +9,8 @@
 import { csvText } from "../plumbing/csv.ts";
 import { and, count, eq, gte, inArray, isNotNull, isNull, lt, or, sql, type SQL } from "drizzle-orm";
 import { appeals, enforcementActions, reportReasons, reports, statements } from "../../db/schema.ts";
-import { DAY_MS, HOUR_MS, iso } from "../core/clock.ts";
-import type { Engine } from "../../db/engine.ts";
-import { breathe } from "../plumbing/slices.ts";
+import { DAY_MS, iso } from "../core/clock.ts";
+import { breathe, readWindowMs, windowsOf } from "../plumbing/slices.ts";
 import type { DomainContext } from "../core/context.ts";
 import { badRequest } from "../core/errors.ts";
 import { REPORT_SOURCES, type KeyedCount, type TransparencyReport } from "../views/transparency.ts";
@@ -96,20 +95,6 @@ function parseJson(text: string | null): Record<string, unknown> | null {
 }
 
 const str = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);
-
-/**
- * How much time one read of the report covers. On SQLite every query runs on the thread that
- * serves requests: the whole period in one read held every request for about 1.5 s at 300,000
- * reports (137,000 of them in the 30 days). Read six hours at a time, with the event loop given
- * back between reads, each holds it for about 10 ms (scripts/bench/dashboard-overview.ts).
- * PostgreSQL runs the queries in its own processes: one read, one round trip each.
- */
-const readWindowMs = (engine: Engine): number => (engine === "sqlite" ? 6 * HOUR_MS : Number.POSITIVE_INFINITY);
-
-/** [from, to) cut into windows of at most `windowMs` (one when it is infinite). */
-export function* windowsOf(fromMs: number, toMs: number, windowMs: number): Generator<[number, number]> {
-  for (let lo = fromMs; lo < toMs; lo = lo + windowMs) yield [lo, Math.min(toMs, lo + windowMs)];
-}
 
 /**
  * The report of the context's organization for the period `from` … `to` (reportPeriod: 400 for
