@@ -2,7 +2,8 @@
  * The transparency report read by windows of time (src/domain/dsa/transparency-report.ts): on
  * SQLite six hours a read, the event loop given back between reads; on PostgreSQL the period in
  * one read. Reports and decisions at each side of a window's edge are counted once, in their
- * period, on both engines alike; and the windows themselves (windowsOf) cover the period exactly.
+ * period, on both engines alike, however many decided reports a page reads; and the windows
+ * themselves (windowsOf) cover the period exactly.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { transparencyReport } from "../../src/domain/dsa/transparency-report.ts";
@@ -76,5 +77,7 @@ describe("the transparency report at the edges of its reads", () => {
     const firstDay = await transparencyReport(w.ctx, { from: ymd(periodStart), to: ymd(periodStart) });
     expect(firstDay.reports.total).toBe(5);
     expect(firstDay.decisions.total).toBe(2);
+    // The decided reports read a page at a time: one or two a page, the same report.
+    for (const pageRows of [1, 2]) expect(await transparencyReport(w.ctx, { from: ymd(periodStart), to: ymd(start) }, pageRows)).toEqual(report);
   });
 });
