@@ -11,6 +11,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
+import { CASE_PAGE_REPORTS } from "../src/domain/cases/cases.ts";
 import { BROWSER_T, expectNoA11yViolations, openDashboard, type DashboardSession } from "./helpers/browser.ts";
 
 let b: DashboardSession;
@@ -154,6 +155,28 @@ describe("a case with many reporters", () => {
       expect(await identityAccuracy(8)).toBe("1 decided: too few to tell");
       expect(await identityAccuracy(5)).toBe("80 % (3 decided)");
       await expectNoA11yViolations(page, "an identity page with its accuracy");
+    },
+    BROWSER_T,
+  );
+
+  test(
+    "a case of more reports than the page shows says how many it has and shows the newest (CASE_PAGE_REPORTS)",
+    async () => {
+      const post = { contentType: "post", contentExternalId: `big-pile-${crypto.randomUUID().slice(0, 8)}` };
+      let first = "";
+      let last = "";
+      for (let i = 0; i <= CASE_PAGE_REPORTS; i++) {
+        last = await b.sdkReport({ reason: i === 0 ? ["threats"] : ["spam"], reporter: { type: "user", externalId: `big-pile-${i}` }, target: post, description: `Report ${i}` });
+        first ||= last;
+      }
+      const bigCase = (await b.platform.report(first)).caseId;
+      await page.goto(`${b.server.url}/#/cases/${bigCase}?report=${last}`);
+      await reportsSection().getByRole("heading", { name: `Reports (${CASE_PAGE_REPORTS + 1})` }).waitFor({ timeout: 15_000 });
+      expect(await reportsSection().getByTestId("reports-shown").textContent()).toBe(`The newest ${CASE_PAGE_REPORTS} are shown.`);
+      // The newest report is there (its group opened by the link); the first, the only threat, is not.
+      await page.locator(`#report-${last}`).waitFor({ state: "visible", timeout: 15_000 });
+      expect(await reportsSection().getByRole("button", { name: /^threats ·/ }).count()).toBe(0);
+      await expectNoA11yViolations(page, "the case page of more reports than it shows");
     },
     BROWSER_T,
   );

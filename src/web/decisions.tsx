@@ -240,7 +240,8 @@ function useCompleted(targets: DecisionTarget[], open: boolean): DecisionTarget[
       ...lone,
       projectId: lone.projectId ?? d.case.projectId,
       bucket: lone.bucket ?? d.case.bucket,
-      reasons: lone.reasons ?? [...new Set(d.reports.flatMap((r) => r.reasons))],
+      // The shown reports' reasons in their order, then those only older reports give.
+      reasons: lone.reasons ?? [...new Set([...d.reports.flatMap((r) => r.reasons), ...d.reasons])],
       assignee: d.assignee,
       hasSubject: lone.hasSubject ?? d.subject != null,
       hasContent: lone.hasContent ?? d.case.contentExternalId != null,

@@ -9,7 +9,7 @@ import { toAnalysisView, type AnalysisView } from "../analysis/analysis.ts";
 import { toAuditEventView, type AuditEventView } from "../core/audit.ts";
 import { categoryKey } from "../categories/category-key.ts";
 import { caseCaution } from "../categories/graphic.ts";
-import { listCaseNotes, reportsOfCase, reportsOfCases, requireCase, subjectHistory, toCaseView, type CaseView, type NoteView } from "../cases/cases.ts";
+import { firstSubjectOfCase, listCaseNotes, namesOfCase, reportsOfCase, reportsOfCases, requireCase, subjectHistory, toCaseView, type CaseView, type NoteView } from "../cases/cases.ts";
 import { DAY_MS, iso, isoOrNull } from "../core/clock.ts";
 import type { DomainContext, ReadContext } from "../core/context.ts";
 import { actionViews, type EnforcementActionView } from "../enforcement/enforcement.ts";
@@ -417,9 +417,13 @@ export interface AnalysisDetail extends AnalysisView {
   scan: { finalUrl: string | null; statusCode: number | null; kind: string; title: string | null; reason: string | null; fetchedAt: string } | null;
 }
 
-async function analysesOfReports(ctx: Pick<DomainContext, "db">, reportIds: string[]): Promise<AnalysisDetail[]> {
-  if (!reportIds.length) return [];
-  const rows = await ctx.db.select().from(contentAnalyses).where(inArray(contentAnalyses.reportId, reportIds)).orderBy(desc(contentAnalyses.id));
+/** The most AI analyses a case page shows: the newest. */
+const CASE_PAGE_ANALYSES = 50;
+
+/** The newest analyses of the case's reports (CASE_PAGE_ANALYSES), with the link scans they name. */
+async function analysesOfCase(ctx: Pick<DomainContext, "db">, caseId: string): Promise<AnalysisDetail[]> {
+  const ofCase = ctx.db.select({ id: reports.id }).from(reports).where(eq(reports.caseId, caseId));
+  const rows = await ctx.db.select().from(contentAnalyses).where(inArray(contentAnalyses.reportId, ofCase)).orderBy(desc(contentAnalyses.id)).limit(CASE_PAGE_ANALYSES);
   const urls = [...new Set(rows.map((r) => r.url).filter((u): u is string => !!u))];
   const scanRows = urls.length ? await ctx.db.select().from(urlScanCache).where(inArray(urlScanCache.url, urls)) : [];
   const scans = new Map(scanRows.map((s) => [s.url, s] as const));
@@ -508,7 +512,10 @@ export interface CaseDetail {
   assignee: Person | null;
   /** Until when a claim taken in review mode holds (null: an assignment, held until released or decided). */
   claimUntil: string | null;
+  /** The case's newest reports (at most CASE_PAGE_REPORTS, oldest first): the case's `reportCount` says how many it has. */
   reports: ReportView[];
+  /** The reasons all the case's reports give, each once, sorted. */
+  reasons: string[];
   subject: IdentityView | null;
   /** The subject's cases opened before this one (the case page's "Earlier cases"), the latest first, at most 20. */
   subjectCases: CaseView[];
@@ -533,12 +540,14 @@ export async function caseDetail(ctx: TenantRead & AccessContext, caseId: string
   const c = await requireCase(ctx, caseId);
   const def = await defaultQueue(ctx);
   const inQueue = c.queueId ? await requireQueue(ctx, queueIdOfCase(c, def.id)).catch(() => def) : def;
+  // The newest reports (CASE_PAGE_REPORTS); what the page sums up over all of them is read apart.
   const rows = await reportsOfCase(ctx, c.id);
   const reportViews = await toReportViews(ctx, { rows });
   const reportIds = rows.map((r) => r.id);
+  const names = await namesOfCase(ctx, c.id);
   // The case's subject; a case opened by a report about content alone (a link scan that knew no
   // poster) takes the subject of the first of its reports that names one.
-  const subjectId = c.subjectIdentityId ?? rows.find((r) => r.subjectIdentityId != null)?.subjectIdentityId ?? null;
+  const subjectId = c.subjectIdentityId ?? (await firstSubjectOfCase(ctx, c.id));
   const subject = subjectId ? await getIdentity(ctx, subjectId) : null;
   const [project] = await ctx.db.select({ name: projects.name }).from(projects).where(eq(projects.id, c.projectId)).limit(1);
 
@@ -569,12 +578,13 @@ export async function caseDetail(ctx: TenantRead & AccessContext, caseId: string
     subjectEnforcement: subjectId ? await enforcementOf(ctx, { identityId: subjectId, now }) : [],
     caseEnforcement,
     reporters: reporterRows.map((i) => ({ identity: toIdentityView(i), filed: stats.get(i.id) ?? {} })),
-    analyses: await analysesOfReports(ctx, reportIds),
+    analyses: await analysesOfCase(ctx, c.id),
     notes: notes.map((n) => ({ ...n, authorEmail: n.author.type === "user" && n.author.id ? (emails.get(n.author.id) ?? null) : null })),
     audit: await auditOfCase(ctx, c.id, reportIds),
     tags: (await tagsOfCases(ctx, { caseIds: [c.id] })).get(c.id) ?? [],
     queue: { id: inQueue.id, name: inQueue.name },
-    caution: await caseCaution(ctx, { projectId: c.projectId, bucket: c.bucket, reports: reportViews }),
+    caution: await caseCaution(ctx, { projectId: c.projectId, bucket: c.bucket, reports: [{ reasons: names.reasons, ai: { categories: names.aiCategories } }] }),
+    reasons: names.reasons,
   };
 }
 

@@ -116,7 +116,7 @@ export function CaseView({ caseId, focusReport, onDecided, onSkip }: { caseId: s
     return <CaseWarning caution={d!.caution!} preferences={viewing} title={title} reportCount={c.reportCount} onShow={() => setWarningPassed(true)} onSkip={onSkip} />;
   }
   // A pile-on (many reports on one item) reads as one: who reported it first, the cards grouped by reason and folded.
-  const pileOn = d!.reports.length >= MANY_REPORTS;
+  const pileOn = c.reportCount >= MANY_REPORTS;
   // Escalating a report of a closed case reopens it; any report will do.
   const escalateReport = openReport ?? d!.reports.at(-1) ?? null;
   const assignForm = isModerator && isOpen ? <AssignForm caseId={caseId} holderId={d!.assignee?.id ?? null} /> : null;
@@ -190,7 +190,12 @@ export function CaseView({ caseId, focusReport, onDecided, onSkip }: { caseId: s
         <div className="case-main">
           {pileOn && <ReporterSummary caseId={caseId} />}
           <section aria-labelledby="reports-title" className="card">
-            <h2 id="reports-title">Reports ({d!.reports.length})</h2>
+            <h2 id="reports-title">Reports ({c.reportCount.toLocaleString("en")})</h2>
+            {c.reportCount > d!.reports.length && (
+              <p className="muted" data-testid="reports-shown">
+                The newest {d!.reports.length.toLocaleString("en")} are shown.
+              </p>
+            )}
             {pileOn ? (
               <ReasonGroups reports={d!.reports} focusReport={focusReport} caseSubjectId={d!.subject?.id ?? null} caseTarget={caseTarget} />
             ) : (
@@ -219,7 +224,7 @@ export function CaseView({ caseId, focusReport, onDecided, onSkip }: { caseId: s
           defaultReason={d!.reports.flatMap((r) => r.reasons)[0] ?? "policy violation"}
           hasSubject={!!d!.subject}
           hasContent={c.contentExternalId != null}
-          categories={[...new Set(d!.reports.flatMap((r) => r.reasons))]}
+          categories={[...new Set([...d!.reports.flatMap((r) => r.reasons), ...d!.reasons])]}
         />
       )}
       <DecisionDialog

@@ -1,0 +1,38 @@
+/**
+ * The case page of a pile-on (src/domain/dashboard/dashboard.ts, caseDetail): it shows the case's
+ * newest CASE_PAGE_REPORTS reports, says how many there are, and sums up what all of them name
+ * (the reasons, the warning screen's graphic categories), however old the report that names it.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { CASE_PAGE_REPORTS } from "../../src/domain/cases/cases.ts";
+import { caseDetail } from "../../src/domain/dashboard/dashboard.ts";
+import { domainWorld, type DomainWorld } from "../helpers/builders.ts";
+
+describe("the case page of a pile-on", () => {
+  let w: DomainWorld;
+  beforeAll(async () => {
+    w = await domainWorld();
+  });
+  afterAll(async () => {
+    await w.close();
+  });
+
+  test("shows the newest reports, counts them all, and sums up the reasons and graphic categories of every report", async () => {
+    const target = { contentType: "post", contentExternalId: "pile-on" };
+    // The first report alone names violence (graphic in a new project); the rest say spam.
+    const first = await w.fileReport({ target, reasons: ["violence"] });
+    const filed = [first];
+    for (let i = 0; i < CASE_PAGE_REPORTS + 2; i++) {
+      w.clock.advance(1);
+      filed.push(await w.fileReport({ target, reasons: ["spam"] }));
+    }
+    expect(new Set(filed.map((f) => f.caseId)).size).toBe(1);
+
+    const detail = await caseDetail(w.ctx, first.caseId);
+    expect(detail.case.reportCount).toBe(filed.length);
+    expect(detail.reports.map((r) => r.id)).toEqual(filed.slice(-CASE_PAGE_REPORTS).map((f) => f.reportId));
+    expect(detail.reports.some((r) => r.reasons.includes("violence"))).toBe(false);
+    expect(detail.reasons).toEqual(["spam", "violence"]);
+    expect(detail.caution).toMatchObject({ graphicCategories: ["violence"] });
+  });
+});
