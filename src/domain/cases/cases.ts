@@ -343,7 +343,7 @@ export async function subjectHistory(
 
 /**
  * The most reports of a case its page (and the case file) shows: the newest. A pile-on of 40,000
- * reports on one post was a 30 MB answer that held every request for 430 ms (SQLite); the page
+ * reports on one post was a 30 MB answer that held every request for 320 to 430 ms (SQLite); the page
  * says how many there are (the case's `reportCount`) and shows these, and what it sums up over
  * all of them (the reasons, the warning screen, the reporters' summary) is read apart.
  */
