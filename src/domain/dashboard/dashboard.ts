@@ -621,7 +621,7 @@ export async function identityProfile(ctx: TenantRead & AccessContext, identityI
     .where(and(eq(reports.subjectIdentityId, identityId), reportWorkable))
     .orderBy(desc(reports.createdUs))
     .limit(50);
-  // No index on the reporter: this walks the project's reports from the newest (bounded by the limit).
+  // The reporter's index (reporter_identity_id, created_us), newest first.
   const filed = await ctx.db
     .select()
     .from(reports)
