@@ -1,14 +1,18 @@
 /**
  * The case page of a pile-on (src/domain/dashboard/dashboard.ts, caseDetail): it shows the case's
  * newest CASE_PAGE_REPORTS reports, says how many there are, and sums up what all of them name
- * (the reasons, the warning screen's graphic categories), however old the report that names it.
+ * (the reasons, the warning screen's graphic categories), however old the report that names it;
+ * and a decision on it takes every report along (src/domain/review/workflow-engine.ts, writeFellows).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { CASE_PAGE_REPORTS } from "../../src/domain/cases/cases.ts";
 import { caseDetail } from "../../src/domain/dashboard/dashboard.ts";
+import { decideOnReport } from "../../src/domain/review/decisions.ts";
+import { and, count, eq, inArray } from "drizzle-orm";
+import { auditEvents, reports } from "../../src/db/schema.ts";
 import { domainWorld, type DomainWorld } from "../helpers/builders.ts";
 
-describe("the case page of a pile-on", () => {
+describe("a pile-on", () => {
   let w: DomainWorld;
   beforeAll(async () => {
     w = await domainWorld();
@@ -35,4 +39,23 @@ describe("the case page of a pile-on", () => {
     expect(detail.reasons).toEqual(["spam", "violence"]);
     expect(detail.caution).toMatchObject({ graphicCategories: ["violence"] });
   });
+
+  test("resolving it resolves every report (their updates a statement per thousand), each with its audit event and the same record", async () => {
+    const target = { contentType: "post", contentExternalId: "pile-on-decided" };
+    const filed = [];
+    for (let i = 0; i < 1_003; i++) filed.push(await w.fileReport({ target, reasons: ["spam"] }));
+    const caseId = filed[0]!.caseId;
+    expect(new Set(filed.map((f) => f.caseId))).toEqual(new Set([caseId]));
+    await decideOnReport(w.ctx, { reportId: filed[500]!.reportId, decision: { action: "resolve", code: "SPAM_CONFIRMED" } });
+    const rows = await w.ctx.db.select({ id: reports.id, status: reports.status, resolution: reports.resolution }).from(reports).where(eq(reports.caseId, caseId));
+    expect(rows.length).toBe(filed.length);
+    expect(new Set(rows.map((r) => r.status))).toEqual(new Set(["RESOLVED"]));
+    expect(new Set(rows.map((r) => r.resolution)).size).toBe(1);
+    const [events] = await w.ctx.db
+      .select({ n: count() })
+      .from(auditEvents)
+      .where(and(eq(auditEvents.orgId, w.orgId), eq(auditEvents.action, "REPORT_RESOLVED"), inArray(auditEvents.entityId, w.ctx.db.select({ id: reports.id }).from(reports).where(eq(reports.caseId, caseId)))));
+    expect(Number(events!.n)).toBe(filed.length);
+    expect((await w.caseOf(caseId)).status).toBe("RESOLVED");
+  }, 60_000);
 });
