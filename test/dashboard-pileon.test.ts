@@ -160,7 +160,7 @@ describe("a case with many reporters", () => {
   );
 
   test(
-    "a case of more reports than the page shows says how many it has and shows the newest (CASE_PAGE_REPORTS)",
+    "a case of more reports than the page shows says how many it has and shows the newest (CASE_PAGE_REPORTS), and a linked older one",
     async () => {
       const post = { contentType: "post", contentExternalId: `big-pile-${crypto.randomUUID().slice(0, 8)}` };
       let first = "";
@@ -177,6 +177,10 @@ describe("a case with many reporters", () => {
       await page.locator(`#report-${last}`).waitFor({ state: "visible", timeout: 15_000 });
       expect(await reportsSection().getByRole("button", { name: /^threats ·/ }).count()).toBe(0);
       await expectNoA11yViolations(page, "the case page of more reports than it shows");
+      // A link to the first report, older than those shown, shows it too.
+      await page.goto(`${b.server.url}/#/cases/${bigCase}?report=${first}`);
+      await page.getByTestId("linked-report").locator(`#report-${first}`).waitFor({ state: "visible", timeout: 15_000 });
+      await expectNoA11yViolations(page, "the case page with a linked report older than those shown");
     },
     BROWSER_T,
   );

@@ -38,6 +38,13 @@ describe("a pile-on", () => {
     expect(detail.reports.some((r) => r.reasons.includes("violence"))).toBe(false);
     expect(detail.reasons).toEqual(["spam", "violence"]);
     expect(detail.caution).toMatchObject({ graphicCategories: ["violence"] });
+    expect(detail.linkedReport).toBeNull();
+    // A link to the first report (older than those shown) gets it too; to one shown, or to
+    // another case's report, nothing more.
+    expect((await caseDetail(w.ctx, first.caseId, { report: first.reportId })).linkedReport).toMatchObject({ id: first.reportId, reasons: ["violence"] });
+    expect((await caseDetail(w.ctx, first.caseId, { report: filed.at(-1)!.reportId })).linkedReport).toBeNull();
+    const elsewhere = await w.fileReport();
+    expect((await caseDetail(w.ctx, first.caseId, { report: elsewhere.reportId })).linkedReport).toBeNull();
   });
 
   test("resolving it resolves every report (their updates a statement per thousand), each with its audit event and the same record", async () => {

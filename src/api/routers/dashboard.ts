@@ -51,7 +51,10 @@ export const dashboardRouter = router({
   tags: secretProcedure.query(async ({ ctx }) => ({ tags: await tagsInUse(ctx.domain) })),
 
   /** A case with its reports, subject and reporters with their history, AI, link scans, notes and audit trail. */
-  case: secretProcedure.input(z.object({ caseId: id })).query(({ ctx, input }) => caseDetail(ctx.domain, input.caseId)),
+  case: secretProcedure
+    // `report`: a report a link named (`#/cases/<id>?report=<id>`), answered too when it is older than the newest shown.
+    .input(z.object({ caseId: id, report: id.optional() }))
+    .query(({ ctx, input }) => caseDetail(ctx.domain, input.caseId, { report: input.report })),
 
   /** An identity with the cases and reports about it, the reports it filed and enforcement against it. */
   identity: secretProcedure.input(z.object({ identityId: id })).query(({ ctx, input }) => identityProfile(ctx.domain, input.identityId)),

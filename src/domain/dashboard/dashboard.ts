@@ -516,6 +516,8 @@ export interface CaseDetail {
   reports: ReportView[];
   /** The reasons all the case's reports give, each once, sorted. */
   reasons: string[];
+  /** The report a link named (caseDetail's `report`) when it is the case's but older than those in `reports`; else null. */
+  linkedReport: ReportView | null;
   subject: IdentityView | null;
   /** The subject's cases opened before this one (the case page's "Earlier cases"), the latest first, at most 20. */
   subjectCases: CaseView[];
@@ -534,7 +536,7 @@ export interface CaseDetail {
   caution: CaseCaution;
 }
 
-export async function caseDetail(ctx: TenantRead & AccessContext, caseId: string): Promise<CaseDetail> {
+export async function caseDetail(ctx: TenantRead & AccessContext, caseId: string, opts: { report?: string } = {}): Promise<CaseDetail> {
   const now = ctx.clock.now();
   // A case in a queue the caller may not work is not found, one they review blind refused (src/domain/access/queue-access.ts).
   const c = await requireCase(ctx, caseId);
@@ -545,6 +547,11 @@ export async function caseDetail(ctx: TenantRead & AccessContext, caseId: string
   const reportViews = await toReportViews(ctx, { rows });
   const reportIds = rows.map((r) => r.id);
   const names = await namesOfCase(ctx, c.id);
+  // A link to one report of the case (`?report=`) older than those shown: that report too.
+  const [linkedRow] =
+    opts.report && !rows.some((r) => r.id === opts.report)
+      ? await ctx.db.select().from(reports).where(and(eq(reports.id, opts.report), eq(reports.caseId, c.id))).limit(1)
+      : [];
   // The case's subject; a case opened by a report about content alone (a link scan that knew no
   // poster) takes the subject of the first of its reports that names one.
   const subjectId = c.subjectIdentityId ?? (await firstSubjectOfCase(ctx, c.id));
@@ -585,6 +592,7 @@ export async function caseDetail(ctx: TenantRead & AccessContext, caseId: string
     queue: { id: inQueue.id, name: inQueue.name },
     caution: await caseCaution(ctx, { projectId: c.projectId, bucket: c.bucket, reports: [{ reasons: names.reasons, ai: { categories: names.aiCategories } }] }),
     reasons: names.reasons,
+    linkedReport: linkedRow ? ((await toReportViews(ctx, { rows: [linkedRow] }))[0] ?? null) : null,
   };
 }
 

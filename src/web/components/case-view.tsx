@@ -36,7 +36,7 @@ export function CaseView({ caseId, focusReport, onDecided, onSkip }: { caseId: s
   const { me, can, orgSlug } = useSession();
   const qc = useQueryClient();
   const [enforcing, setEnforcing] = useState(false);
-  const detail = useQuery({ queryKey: ["case", caseId], queryFn: () => trpc.dashboard.case.query({ caseId }) });
+  const detail = useQuery({ queryKey: ["case", caseId, focusReport], queryFn: () => trpc.dashboard.case.query({ caseId, ...(focusReport ? { report: focusReport } : {}) }) });
   const [dialog, setDialog] = useState<DecisionAction | null>(null);
   // After a decision the button that opened the dialog may be gone or disabled: focus moves to
   // the case's heading (once the dialog has closed and handed focus back), never to nowhere.
@@ -195,6 +195,12 @@ export function CaseView({ caseId, focusReport, onDecided, onSkip }: { caseId: s
               <p className="muted" data-testid="reports-shown">
                 The newest {d!.reports.length.toLocaleString("en")} are shown.
               </p>
+            )}
+            {d!.linkedReport && (
+              <div data-testid="linked-report">
+                <p className="muted">The report the link names, older than those:</p>
+                <ReportCards reports={[d!.linkedReport]} focusReport={focusReport} caseSubjectId={d!.subject?.id ?? null} caseTarget={caseTarget} />
+              </div>
             )}
             {pileOn ? (
               <ReasonGroups reports={d!.reports} focusReport={focusReport} caseSubjectId={d!.subject?.id ?? null} caseTarget={caseTarget} />
