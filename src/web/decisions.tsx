@@ -225,14 +225,27 @@ function TemplatePicker({ projectId, kind, values, note, setNote }: { projectId:
   );
 }
 
+type CaseDetail = Awaited<ReturnType<typeof trpc.dashboard.case.query>>;
+
+/**
+ * A case's detail as the case page loaded it (["case", id], or with a linked report ["case", id,
+ * report]): shown at once, while it is fetched again, so that a dialog opened on the case page
+ * has its target complete from its first draw.
+ */
+function useLoadedCase(caseId: string | undefined, enabled: boolean) {
+  const qc = useQueryClient();
+  return useQuery({
+    queryKey: ["case", caseId],
+    queryFn: () => trpc.dashboard.case.query({ caseId: caseId! }),
+    enabled: enabled && !!caseId,
+    placeholderData: () => qc.getQueriesData<CaseDetail>({ queryKey: ["case", caseId] }).find(([, d]) => d !== undefined)?.[1],
+  });
+}
+
 /** What a target knows, completed for a lone target from the case already loaded (the case page). */
 function useCompleted(targets: DecisionTarget[], open: boolean): DecisionTarget[] {
   const lone = targets.length === 1 && targets[0]!.assignee === undefined ? targets[0]! : null;
-  const detail = useQuery({
-    queryKey: ["case", lone?.caseId],
-    queryFn: () => trpc.dashboard.case.query({ caseId: lone!.caseId }),
-    enabled: open && !!lone,
-  });
+  const detail = useLoadedCase(lone?.caseId, open && !!lone);
   const d = detail.data;
   if (!lone || !d) return targets;
   return [
@@ -307,7 +320,7 @@ function DecisionForm({ action, targets: given, onClose, onDone }: { action: Dec
   // A sweep follows an action in force: one that starts later has none to follow yet.
   const sweepable =
     !!lone && action === "resolve" && RESOLUTION_CODE_SPECS[code].action === "account" && !!actionKind && kindSpec(actionKind).sweepsOpenCases && !start.later;
-  const loneDetail = useQuery({ queryKey: ["case", lone?.caseId], queryFn: () => trpc.dashboard.case.query({ caseId: lone!.caseId }), enabled: sweepable });
+  const loneDetail = useLoadedCase(lone?.caseId, sweepable);
   const subject = sweepable ? (loneDetail.data?.subject ?? null) : null;
   const sweepPreview = useSweepPreview(subject ? { orgSlug, projectId: subject.projectId, typeName: subject.type, externalId: subject.externalId } : null, lone?.caseId);
   const sweepCases = sweepIt && subject ? (sweepPreview.data?.cases ?? []) : [];

@@ -36,7 +36,11 @@ export function CaseView({ caseId, focusReport, onDecided, onSkip }: { caseId: s
   const { me, can, orgSlug } = useSession();
   const qc = useQueryClient();
   const [enforcing, setEnforcing] = useState(false);
-  const detail = useQuery({ queryKey: ["case", caseId, focusReport], queryFn: () => trpc.dashboard.case.query({ caseId, ...(focusReport ? { report: focusReport } : {}) }) });
+  // Keyed ["case", id] as the decision dialogs read it (decisions.tsx, useLoadedCase); a linked report's page has a key of its own.
+  const detail = useQuery({
+    queryKey: focusReport ? ["case", caseId, focusReport] : ["case", caseId],
+    queryFn: () => trpc.dashboard.case.query({ caseId, ...(focusReport ? { report: focusReport } : {}) }),
+  });
   const [dialog, setDialog] = useState<DecisionAction | null>(null);
   // After a decision the button that opened the dialog may be gone or disabled: focus moves to
   // the case's heading (once the dialog has closed and handed focus back), never to nowhere.
