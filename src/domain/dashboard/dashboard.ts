@@ -17,7 +17,7 @@ import { badRequest, notFound } from "../core/errors.ts";
 import { uuidV7Floor } from "../core/ids.ts";
 import { getIdentity, toIdentityView, type IdentityView } from "../identities/identities.ts";
 import { backgroundBacklog, type Backlog } from "../plumbing/job-backlog.ts";
-import { breathe, readWindowMs, windowsOf } from "../plumbing/slices.ts";
+import { breathe, breatheBetweenReads, readWindowMs, windowsOf } from "../plumbing/slices.ts";
 import { holderOf, isClaimedBy, isUnclaimed } from "../cases/claims.ts";
 import { assertMaySeeSubject, isCountedFor, isOfWorkableCase, listableCases, reportNotReviewedBlind, workableCases, type AccessContext } from "../access/queue-access.ts";
 import { defaultQueue, pickableQueues, queueIdOfCase, queueOrder, queueScope, requireQueue, segmentSql, type QueuePick } from "../review/queues.ts";
@@ -748,9 +748,6 @@ async function soleProjectOf(ctx: TenantRead): Promise<string | null> {
   return rows.length === 1 ? rows[0]!.id : null;
 }
 
-/** Between two windows' reads (readWindowMs): the requests waiting run (none to wait for in one read). */
-const breatheBetween = (windowMs: number): Promise<void> => (Number.isFinite(windowMs) ? breathe() : Promise.resolve());
-
 /**
  * How long one read of countInWindows should hold the thread on SQLite: a window that took less
  * than a quarter of it is followed by one four times as long, one that took more by one half as
@@ -759,7 +756,7 @@ const breatheBetween = (windowMs: number): Promise<void> => (Number.isFinite(win
 const COUNT_READ_MS = 8;
 
 /**
- * count(*) of `table`'s rows meeting `where` on the range of an index whose last column is `key`
+ * count(*) of `table`'s rows meeting `filter` on `range`, a range of an index whose last column is `key`
  * (a time: `unitsPerMs` 1 for ms, 1000 for µs). On SQLite, where each query holds the thread that
  * serves requests, counted in windows of `key`'s values from the range's first row to its last,
  * sized to hold it about COUNT_READ_MS each, the event loop given back between two: a filter of a
@@ -833,7 +830,7 @@ export async function overview(ctx: TenantRead & AccessContext, q: { projectId?:
   const sevRows: { day: number; severity: string; n: number }[] = [];
   if (wholeOrganization) {
     for (const r of await countsByDay(ctx, { table: "reports", key: "severity", keys: SEVERITY_KEYS, since, days: q.days })) sevRows.push({ day: r.day, severity: r.key, n: r.n });
-    await breatheBetween(windowMs);
+    await breatheBetweenReads(windowMs);
   } else {
     for (const window of periodWindows()) {
       const rows = await ctx.db
@@ -842,7 +839,7 @@ export async function overview(ctx: TenantRead & AccessContext, q: { projectId?:
         .where(and(filteredReports, inPeriod(reports.createdUs, window)))
         .groupBy(sevDay, reports.severity);
       for (const r of rows) sevRows.push({ day: Number(r.day), severity: r.severity, n: Number(r.n) });
-      await breatheBetween(windowMs);
+      await breatheBetweenReads(windowMs);
     }
   }
   const seriesOf = new Map<string, number[]>(SEVERITIES.map((s) => [s, bySeverity[s]]));
@@ -859,7 +856,7 @@ export async function overview(ctx: TenantRead & AccessContext, q: { projectId?:
   const catRows: { day: number; name: string; n: number }[] = [];
   if (wholeOrganization) {
     for (const r of await countsByDay(ctx, { table: "report_reasons", key: "name", keys: reasonNamesOf(ctx.orgId), since, days: q.days })) catRows.push({ day: r.day, name: r.key, n: r.n });
-    await breatheBetween(windowMs);
+    await breatheBetweenReads(windowMs);
   } else {
     for (const window of periodWindows()) {
       const rows = await ctx.db
@@ -869,7 +866,7 @@ export async function overview(ctx: TenantRead & AccessContext, q: { projectId?:
         .where(and(filteredReports, inPeriod(reports.createdUs, window)))
         .groupBy(catDay, reportReasons.name);
       for (const r of rows) catRows.push({ day: Number(r.day), name: r.name, n: Number(r.n) });
-      await breatheBetween(windowMs);
+      await breatheBetweenReads(windowMs);
     }
   }
   const cats = new Map<string, number[]>();
@@ -888,13 +885,13 @@ export async function overview(ctx: TenantRead & AccessContext, q: { projectId?:
   for (const status of OPEN_STATUSES) {
     const range = and(eq(reports.orgId, ctx.orgId), eq(reports.status, status))!;
     pending += await countInWindows(ctx, { table: reports, range, filter: and(onlyProject ? eq(reports.projectId, onlyProject) : undefined, reportWorkable), key: reports.createdUs, unitsPerMs: 1000 });
-    await breatheBetween(windowMs);
+    await breatheBetweenReads(windowMs);
   }
   const openCases = { emergency: 0, high: 0, normal: 0 } as Record<Bucket, number>;
   for (const bucket of BUCKETS) {
     const range = and(eq(cases.orgId, ctx.orgId), eq(cases.isOpen, 1), eq(cases.bucket, bucket))!;
     openCases[bucket] = await countInWindows(ctx, { table: cases, range, filter: and(onlyProject ? eq(cases.projectId, onlyProject) : undefined, caseWorkable), key: cases.createdAt, unitsPerMs: 1 });
-    await breatheBetween(windowMs);
+    await breatheBetweenReads(windowMs);
   }
 
   // Decisions come from the audit trail (each is one event per report, with its time). Audit
@@ -917,9 +914,9 @@ export async function overview(ctx: TenantRead & AccessContext, q: { projectId?:
         ),
       );
   const resolvedRows = await decisions("REPORT_RESOLVED");
-  await breatheBetween(windowMs);
+  await breatheBetweenReads(windowMs);
   const dismissedRows = await decisions("REPORT_DISMISSED");
-  await breatheBetween(windowMs);
+  await breatheBetweenReads(windowMs);
   // Escalations: one CASE_ESCALATED event per escalation that took effect, however many reports
   // moved with it (escalating a case already IN_REVIEW counts; one of a RESOLVED report does not).
   const [escalated] = await ctx.db

@@ -10,7 +10,7 @@ import { csvText } from "../plumbing/csv.ts";
 import { and, asc, count, eq, gt, gte, inArray, isNotNull, isNull, lt, or, sql, type SQL } from "drizzle-orm";
 import { appeals, enforcementActions, reportReasons, reports, statements } from "../../db/schema.ts";
 import { DAY_MS, iso } from "../core/clock.ts";
-import { breathe, readWindowMs, windowsOf } from "../plumbing/slices.ts";
+import { breathe, breatheBetweenReads, readWindowMs, windowsOf } from "../plumbing/slices.ts";
 import type { DomainContext } from "../core/context.ts";
 import { badRequest } from "../core/errors.ts";
 import { REPORT_SOURCES, type KeyedCount, type TransparencyReport } from "../views/transparency.ts";
@@ -115,8 +115,6 @@ export async function transparencyReport(
   const projectId = input.projectId ?? null;
   const { fromMs, toMs } = period;
   const windowMs = readWindowMs(ctx.store.engine);
-  // The requests waiting run between two windows' reads (none to wait for in one read).
-  const betweenReads = Number.isFinite(windowMs) ? breathe : async () => {};
   const hasNotice = sql<number>`case when ${reports.notice} is null then 0 else 1 end`;
 
   // Reports received in the period, by source and automation, and by category (their reasons)
@@ -152,7 +150,7 @@ export async function transparencyReport(
       bump(sources, sourceOf(Number(r.trusted), Number(r.notice)), Number(r.n));
       categories.set(r.name, sources);
     }
-    await betweenReads();
+    await breatheBetweenReads(windowMs);
   }
   const byCategory = [...categories.entries()]
     .map(([category, sources]) => ({ category, count: [...sources.values()].reduce((a, b) => a + b, 0), bySource: allSources(sources) }))
@@ -210,7 +208,7 @@ export async function transparencyReport(
       afterUs = Number(decidedRows[decidedRows.length - 1]!.createdUs);
       await breathe();
     }
-    await betweenReads();
+    await breatheBetweenReads(windowMs);
   }
 
   // Enforcement actions taken in the period: those that took effect in it (a scheduled one at its
@@ -254,7 +252,7 @@ export async function transparencyReport(
       bump(detection, str(body.automated_detection) ?? "unspecified");
       bump(automation, str(body.automated_decision) ?? "unspecified");
     }
-    await betweenReads();
+    await breatheBetweenReads(windowMs);
   }
 
   // Appeals: received in the period (and how many of those still wait), decided in the period.

@@ -55,3 +55,6 @@ export const readWindowMs = (engine: Engine): number => (engine === "sqlite" ? 6
 export function* windowsOf(fromMs: number, toMs: number, windowMs: number): Generator<[number, number]> {
   for (let lo = fromMs; lo < toMs; lo = lo + windowMs) yield [lo, Math.min(toMs, lo + windowMs)];
 }
+
+/** Between two reads of windowsOf's windows: the requests waiting run (none to wait for when the period is one read). */
+export const breatheBetweenReads = (windowMs: number): Promise<void> => (Number.isFinite(windowMs) ? breathe() : Promise.resolve());
