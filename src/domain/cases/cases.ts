@@ -7,6 +7,7 @@ import { lockCase } from "./case-lock.ts";
 import { rowLockedTransaction, transaction, type DomainContext } from "../core/context.ts";
 import { notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
+import { storedStrings } from "../plumbing/stored-json.ts";
 import type { CaseKey } from "./open-case.ts";
 import { holderOf } from "./claims.ts";
 import { assertMayWorkCase, listableCases, type AccessContext } from "../access/queue-access.ts";
@@ -368,20 +369,10 @@ export async function namesOfCase(ctx: Pick<DomainContext, "db">, caseId: string
   const reasons = new Set<string>();
   const aiCategories = new Set<string>();
   for (const r of rows) {
-    for (const name of parseNames(r.reasons)) reasons.add(name);
-    for (const name of parseNames(r.ai)) aiCategories.add(name);
+    for (const name of storedStrings(r.reasons)) reasons.add(name);
+    for (const name of storedStrings(r.ai)) aiCategories.add(name);
   }
   return { reasons: [...reasons].sort(), aiCategories: [...aiCategories].sort() };
-}
-
-/** A JSON array of names as a report stores its AI categories; anything else, none. */
-function parseNames(text: string | null): string[] {
-  try {
-    const v: unknown = JSON.parse(text ?? "null");
-    return Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : [];
-  } catch {
-    return [];
-  }
 }
 
 /** The identity the case's first report naming a subject is about (a case opened about content alone takes it). */

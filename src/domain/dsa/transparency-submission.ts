@@ -34,6 +34,7 @@ import { badRequest, conflict, DomainError, RetryLater } from "../core/errors.ts
 import { newId } from "../core/ids.ts";
 import { safeFetch, ScanFailedError, ScanRefusedError, type Lookup } from "../plumbing/safe-fetch.ts";
 import { bareHostname } from "../plumbing/ssrf.ts";
+import { storedStrings } from "../plumbing/stored-json.ts";
 import { checkWebhookUrl } from "../webhooks/endpoints.ts";
 import { parseRetryAfter } from "../webhooks/schedule.ts";
 import { JOB_KIND } from "../views/job.ts";
@@ -218,17 +219,8 @@ export async function organizationsWithPendingStatements(ctx: Pick<ReadContext, 
 // ---------------------------------------------------------------------------------------------
 // The attempts log
 
-const parsePuids = (text: string): string[] => {
-  try {
-    const v: unknown = JSON.parse(text);
-    return Array.isArray(v) ? v.filter((p): p is string => typeof p === "string") : [];
-  } catch {
-    return [];
-  }
-};
-
 export const toAttemptView = (a: AttemptRow): SubmissionAttemptView => {
-  const puids = parsePuids(a.puids);
+  const puids = storedStrings(a.puids);
   return {
     id: a.id,
     status: a.status === "submitted" ? "submitted" : "failed",
@@ -371,7 +363,7 @@ async function refusedPuids(ctx: Pick<DomainContext, "db" | "orgId">): Promise<s
     .select({ puids: transparencySubmissions.puids })
     .from(transparencySubmissions)
     .where(and(eq(transparencySubmissions.orgId, ctx.orgId), eq(transparencySubmissions.status, "failed"), eq(transparencySubmissions.httpStatus, 422)));
-  return [...new Set(rows.flatMap((r) => parsePuids(r.puids)))];
+  return [...new Set(rows.flatMap((r) => storedStrings(r.puids)))];
 }
 
 /** The next statements to send: not submitted, not refused, oldest first. */

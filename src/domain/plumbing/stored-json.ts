@@ -17,3 +17,11 @@ export function parseStored<T>(text: string | null, schema: Checks<T>, fallback:
     return fallback;
   }
 }
+
+/** A JSON list of strings as a row stores one: its strings (anything else in it left out). */
+const STRING_LIST: Checks<string[]> = {
+  safeParse: (value) => (Array.isArray(value) ? { success: true, data: value.filter((x): x is string => typeof x === "string") } : { success: false }),
+};
+
+/** The strings of a stored JSON list (a report's reasons or AI categories, a submission's puids): none when it is not one. */
+export const storedStrings = (text: string | null): string[] => parseStored(text, STRING_LIST, []);
