@@ -227,6 +227,9 @@ function TemplatePicker({ projectId, kind, values, note, setNote }: { projectId:
 
 type CaseDetail = Awaited<ReturnType<typeof trpc.dashboard.case.query>>;
 
+/** The reasons a case's reports give: the shown reports' in their order, then those only older reports give. */
+export const reasonsOfCase = (d: Pick<CaseDetail, "reports" | "reasons">): string[] => [...new Set([...d.reports.flatMap((r) => r.reasons), ...d.reasons])];
+
 /**
  * A case's detail as the case page loaded it (["case", id], or with a linked report ["case", id,
  * report]): shown at once, while it is fetched again, so that a dialog opened on the case page
@@ -253,8 +256,7 @@ function useCompleted(targets: DecisionTarget[], open: boolean): DecisionTarget[
       ...lone,
       projectId: lone.projectId ?? d.case.projectId,
       bucket: lone.bucket ?? d.case.bucket,
-      // The shown reports' reasons in their order, then those only older reports give.
-      reasons: lone.reasons ?? [...new Set([...d.reports.flatMap((r) => r.reasons), ...d.reasons])],
+      reasons: lone.reasons ?? reasonsOfCase(d),
       assignee: d.assignee,
       hasSubject: lone.hasSubject ?? d.subject != null,
       hasContent: lone.hasContent ?? d.case.contentExternalId != null,

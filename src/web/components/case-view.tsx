@@ -11,7 +11,7 @@ import { teamLabel } from "../../domain/views/report.ts";
 import { isOpenStatus } from "../../domain/views/workflow.ts";
 import { errorCode, errorMessage, trpc, type CaseDetail, type ReportView } from "../api.ts";
 import { useSession } from "../session.tsx";
-import { DecisionDialog, EnforceDialog, useClaim, type DecisionAction } from "../decisions.tsx";
+import { DecisionDialog, EnforceDialog, reasonsOfCase, useClaim, type DecisionAction } from "../decisions.tsx";
 import { href, navigate } from "../router.ts";
 import { Badge, BucketBadge, dateTime, Empty, ErrorNote, Field, Kbd, Loading, SeverityBadge, StatusBadge, TimeAgo, useShortcuts, useToast } from "../ui.tsx";
 import { CaseAppeals } from "./appeals.tsx";
@@ -234,7 +234,7 @@ export function CaseView({ caseId, focusReport, onDecided, onSkip }: { caseId: s
           defaultReason={d!.reports.flatMap((r) => r.reasons)[0] ?? "policy violation"}
           hasSubject={!!d!.subject}
           hasContent={c.contentExternalId != null}
-          categories={[...new Set([...d!.reports.flatMap((r) => r.reasons), ...d!.reasons])]}
+          categories={reasonsOfCase(d!)}
         />
       )}
       <DecisionDialog
