@@ -2,7 +2,7 @@
  * A large evaluation import beside other requests (issue 40): 19,999 short rows (about 230 KiB,
  * a request body just under the default limit) imported over REST while `/healthz` is polled
  * every 20 ms (test/helpers/health.ts). The file is parsed and its items written in slices that
- * give the event loop back (src/domain/plumbing/slices.ts), so no `/healthz` waits 250 ms
+ * give the event loop back (src/domain/plumbing/event-loop.ts), so no `/healthz` waits 250 ms
  * behind the import (or a third of the import's time on a machine loaded enough to make it long:
  * stallBound, test/helpers/health.ts; the import before the slices held it all along); the worst wait is printed, with the import's own time. The set holds every
  * row, counted per category. A small import first warms the route up, so what is measured is

@@ -2,6 +2,7 @@ import type { Database } from "bun:sqlite";
 import { AUDIT_CHAIN_GENESIS } from "../domain/views/audit-chain.ts";
 import { appendOrder, checkLaneCount, type ChainAppender } from "./audit-append.ts";
 import { chainHash, eventDigest } from "./audit-hash.ts";
+import { slicer } from "../domain/plumbing/event-loop.ts";
 
 /**
  * The audit chain's append on SQLite (src/db/audit-append.ts). One writer at a time: the
@@ -14,6 +15,11 @@ import { chainHash, eventDigest } from "./audit-hash.ts";
  * events per report (docs/audit.md, "Cost"). A group commit of reports (src/db/group-commit.ts) is
  * one transaction: its events are chained by one read and one write of each head.
  *
+ * A transaction of many events (a decision on a pile-on of 40,000 reports writes one a report:
+ * about 300 ms of inserts) gives the event loop back between two once a slice has run its time
+ * (src/domain/plumbing/event-loop.ts): its transaction, and so the write lock, stays held, but reads
+ * and health probes go on meanwhile.
+ *
  * `writer`: the store's writing connection, whose transaction is open when `append` runs.
  */
 export function sqliteChainAppender(writer: Database, lanes: number): ChainAppender {
@@ -21,17 +27,18 @@ export function sqliteChainAppender(writer: Database, lanes: number): ChainAppen
   return {
     async append(events) {
       for (const { orgId, lane, events: list } of appendOrder(events, lanes)) {
-        const digests = list.map(eventDigest);
         const head = writer.query<{ last_seq: number; last_hash: string }, [string, number]>(READ_HEAD).get(orgId, lane);
         const insert = writer.query(INSERT_EVENT);
         let seq = Number(head?.last_seq ?? 0);
         let prevHash = head?.last_hash ?? AUDIT_CHAIN_GENESIS;
-        list.forEach((e, i) => {
+        const slices = slicer();
+        for (const e of list) {
+          if (slices.due()) await slices.breathe();
           seq += 1;
-          const hash = chainHash(prevHash, digests[i]!);
+          const hash = chainHash(prevHash, eventDigest(e));
           insert.run(e.id, e.orgId, e.projectId, e.actorType, e.actorId, e.action, e.entityType, e.entityId, e.before, e.after, e.data, e.createdAt, lane, seq, prevHash, hash);
           prevHash = hash;
-        });
+        }
         writer.query(WRITE_HEAD).run(orgId, lane, seq, prevHash);
       }
     },

@@ -18,7 +18,7 @@ import { requireProject } from "../accounts/projects.ts";
 import { csvRows, csvText } from "../plumbing/csv.ts";
 import { enqueueJob } from "../plumbing/jobs.ts";
 import { bankVersionMoving, entryPages } from "../intake/signal-index.ts";
-import { breathe, slicer } from "../plumbing/slices.ts";
+import { breathe, slicer } from "../plumbing/event-loop.ts";
 import { JOB_KIND } from "../views/job.ts";
 import { formatVpdq, parseVpdq, type VpdqFrame } from "../media/vpdq.ts";
 import {

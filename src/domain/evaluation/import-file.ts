@@ -10,7 +10,7 @@
  * lines skipped. Line numbers are those of the file (1 = the first line, the CSV's header).
  *
  * A file holds up to 20,000 lines: it is read in slices that give the event loop back
- * (src/domain/plumbing/slices.ts), so no request waits behind a large import.
+ * (src/domain/plumbing/event-loop.ts), so no request waits behind a large import.
  *
  * No line may hold U+0000 (NUL), once parsed: a JSONL `\u0000` escape is six characters before
  * JSON.parse and a NUL after, which the request-wide check (src/api/trpc.ts) cannot see, and a
@@ -20,7 +20,7 @@
 import { z } from "zod";
 import { badRequest } from "../core/errors.ts";
 import { containsNul, NUL_REFUSED } from "../views/validation.ts";
-import { slicer } from "../plumbing/slices.ts";
+import { slicer } from "../plumbing/event-loop.ts";
 import { csvRows } from "../plumbing/csv.ts";
 import { EVAL_SET_MAX_ITEMS, evalItemInputSchema, type EvalItemInput } from "../views/evaluation.ts";
 

@@ -21,7 +21,7 @@ import { badRequest, notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { recordAudit } from "../core/audit.ts";
 import { noticeContacts, scrub } from "../enforcement/statements.ts";
-import { slicer } from "../plumbing/slices.ts";
+import { slicer } from "../plumbing/event-loop.ts";
 import { requireEveryCase, type AccessContext } from "../access/queue-access.ts";
 import { EVAL_SET_MAX_ITEMS, type EvalItemInput, type EvalSetSource, type EvalSetView } from "../views/evaluation.ts";
 import { DISMISSAL_REASON_SPECS, isDismissalReason, isResolutionCode, RESOLUTION_CODE_SPECS, type Finding } from "../views/report.ts";

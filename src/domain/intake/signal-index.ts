@@ -24,7 +24,7 @@ import type { DomainContext } from "../core/context.ts";
 import { ExactHashIndex, PdqIndex } from "../media/hash-index.ts";
 import { parseVpdq, VpdqIndex, type VpdqFrame } from "../media/vpdq.ts";
 import { SIGNAL_TYPES, type SignalType } from "../views/media-bank.ts";
-import { breathe } from "../plumbing/slices.ts";
+import { breathe } from "../plumbing/event-loop.ts";
 
 export type BankRow = typeof mediaBanks.$inferSelect;
 

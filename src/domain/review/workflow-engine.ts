@@ -33,6 +33,7 @@ import { dropUndoneSamples, sampleDecision } from "./quality-sampling.ts";
 import type { ActionKind } from "../views/enforcement.ts";
 import type { Team } from "../views/report.ts";
 import { asStatus, isOpenStatus, nextStatus, OPEN_STATUSES, type Status, type WorkflowAction } from "../views/workflow.ts";
+import { slicer } from "../plumbing/event-loop.ts";
 
 type ReportRow = typeof reports.$inferSelect;
 type CaseRow = typeof cases.$inferSelect;
@@ -478,7 +479,7 @@ async function onReport<A extends WorkflowAction>(
   // An applied move spreads to the case and its other reports even when the report itself was
   // already there (escalating an IN_REVIEW report takes its OPEN fellows into review too).
   if (applied) {
-    const moving: { row: ReportRow; to: Status }[] = [];
+    const moving: { row: Fellow; to: Status }[] = [];
     for (const fellow of await fellowsOf(ctx, how.alone ? "none" : effects.fellows, report, from)) {
       const m = nextStatus(asStatus(fellow.status), move.action, restoreOf(move as Move));
       if (m.allowed && m.changed) moving.push({ row: fellow, to: m.to });
@@ -528,12 +529,20 @@ async function holdsOpenReport(ctx: DomainContext, caseId: string): Promise<bool
   return open !== undefined;
 }
 
+/**
+ * What a move needs of the other reports it takes along: their ids, where they are and their
+ * status. Not whole rows: a pile-on's 40,000 reports read whole (their texts and search
+ * documents) took about 150 ms of a decision on SQLite, every request waiting.
+ */
+const FELLOW_COLUMNS = { id: reports.id, projectId: reports.projectId, caseId: reports.caseId, status: reports.status };
+type Fellow = Pick<ReportRow, keyof typeof FELLOW_COLUMNS>;
+
 /** The other reports of the report's case that the action's `fellows` rule names. */
-async function fellowsOf(ctx: DomainContext, rule: FellowsRule, report: ReportRow, from: Status): Promise<ReportRow[]> {
+async function fellowsOf(ctx: DomainContext, rule: FellowsRule, report: ReportRow, from: Status): Promise<Fellow[]> {
   if (rule === "none") return [];
   const statuses: readonly Status[] = rule === "open" ? OPEN_STATUSES : rule === "appealed" ? ["APPEALED"] : [from];
   return await ctx.db
-    .select()
+    .select(FELLOW_COLUMNS)
     .from(reports)
     .where(and(eq(reports.caseId, report.caseId), ne(reports.id, report.id), inArray(reports.status, [...statuses])))
     .orderBy(asc(reports.createdUs));
@@ -558,7 +567,7 @@ async function writeReport<A extends WorkflowAction>(
 }
 
 /** A report's move written: its audit event, and the change it is. */
-async function reportMoved<A extends WorkflowAction>(ctx: DomainContext, effects: Effects<A>, move: Move<A>, r: ReportRow, to: Status, applied: boolean): Promise<ReportChange> {
+async function reportMoved<A extends WorkflowAction>(ctx: DomainContext, effects: Effects<A>, move: Move<A>, r: Fellow, to: Status, applied: boolean): Promise<ReportChange> {
   await recordAudit(ctx, {
     projectId: r.projectId, action: effects.audit,
     entityType: "report", entityId: r.id,
@@ -579,13 +588,15 @@ const FELLOWS_A_STATEMENT = 1_000;
  * UPDATE for each status they go to and FELLOWS_A_STATEMENT of them (each gets the same record:
  * the move's), then each its audit event. A statement a report, built and prepared each time,
  * cost about 50 µs a report: resolving a pile-on of 40,000 reports held SQLite's thread, and so
- * every request, for 2.1 s.
+ * every request, for 2.1 s. The event loop is given back between statements once a slice has run
+ * its time (plumbing/event-loop.ts): still one transaction, so writers wait for it, but reads and
+ * health probes go on.
  */
 async function writeFellows<A extends WorkflowAction>(
   ctx: DomainContext,
   effects: Effects<A>,
   move: Move<A>,
-  moving: readonly { row: ReportRow; to: Status }[],
+  moving: readonly { row: Fellow; to: Status }[],
   now: number,
   deferred = false,
 ): Promise<ReportChange[]> {
@@ -596,8 +607,10 @@ async function writeFellows<A extends WorkflowAction>(
     else byStatus.set(to, [row.id]);
   }
   const record = effects.record?.(move, { actor: ctx.actor, now, applied: true });
+  const slices = slicer();
   for (const [to, ids] of byStatus) {
     for (let i = 0; i < ids.length; i += FELLOWS_A_STATEMENT) {
+      if (slices.due()) await slices.breathe();
       const update = ctx.db
         .update(reports)
         .set({ status: to, updatedAt: now, ...record })
@@ -606,7 +619,10 @@ async function writeFellows<A extends WorkflowAction>(
     }
   }
   const changes: ReportChange[] = [];
-  for (const { row, to } of moving) changes.push(await reportMoved(ctx, effects, move, row, to, true));
+  for (const { row, to } of moving) {
+    if (slices.due()) await slices.breathe();
+    changes.push(await reportMoved(ctx, effects, move, row, to, true));
+  }
   return changes;
 }
 
