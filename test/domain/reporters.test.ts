@@ -5,13 +5,13 @@
  * muted reporter's reports do not count), and a mute that ends on its time.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eq, sql, type SQL } from "drizzle-orm";
+import { eq, inArray, sql, type SQL } from "drizzle-orm";
 import { identities } from "../../src/db/schema.ts";
 import { decideAppeal } from "../../src/domain/enforcement/appeals.ts";
 import { decideInBulk, undoBulkDecision } from "../../src/domain/review/bulk.ts";
 import { decideOnReport } from "../../src/domain/review/decisions.ts";
 import { transaction } from "../../src/domain/core/context.ts";
-import { countTallies } from "../../src/domain/identities/reporter-tally.ts";
+import { countTallies, recountCaseReporters } from "../../src/domain/identities/reporter-tally.ts";
 import { getReporter, isMuted, reporterAccuracy, updateReporter } from "../../src/domain/identities/reporters.ts";
 import { domainWorld, refusal, type DomainWorld } from "../helpers/builders.ts";
 
@@ -90,6 +90,29 @@ describe("the tally of a reporter's reports", () => {
     expect((await world.report(own.reportId)).status).toBe("IN_REVIEW");
     expect(await kept(a)).toEqual({ upheld: 1, decided: 1 });
     expect(await kept(b)).toEqual({ upheld: 1, decided: 1 });
+  });
+
+  test("a case of more reporters than a statement takes is recounted in parts (a pile-on's), to the same tallies", async () => {
+    const who = [person(), person(), person(), person(), person()];
+    const target = { contentType: "post", contentExternalId: `tally-parts-${++n}` };
+    const filed: { reportId: string; caseId: string }[] = [];
+    for (const w of who) filed.push(await world.fileReport({ target, reporter: w }));
+    // Each has a decided report elsewhere too: the recount counts all of a reporter's reports.
+    await world.reportIn("DISMISSED", { reporter: who[0]! });
+    await world.reportIn("RESOLVED", { reporter: who[4]! });
+    await decideOnReport(world.ctx, { reportId: filed[0]!.reportId, decision: { action: "resolve", code: "SPAM_CONFIRMED" } });
+    const ids = await Promise.all(who.map(async (w) => (await getReporter(world.ctx, key(w))).identity.id));
+    // Nothing kept, then recounted two reporters a statement: 2 + 2 + 1.
+    await transaction(world.ctx, async () => {
+      await world.ctx.db.update(identities).set({ reportsUpheld: 0, reportsDecided: 0 }).where(inArray(identities.id, ids));
+      await recountCaseReporters(world.ctx, { caseId: filed[0]!.caseId, reports: who.length, perStatement: 2 });
+    });
+    const counted = await countTallies(world.ctx, ids);
+    const kept = await world.ctx.db.select({ id: identities.id, upheld: identities.reportsUpheld, decided: identities.reportsDecided }).from(identities).where(inArray(identities.id, ids));
+    expect(kept.length).toBe(who.length);
+    for (const k of kept) expect({ upheld: k.upheld, decided: k.decided }).toEqual(counted.get(k.id)!);
+    expect(counted.get(ids[0]!)).toEqual({ upheld: 1, decided: 2 });
+    expect(counted.get(ids[4]!)).toEqual({ upheld: 2, decided: 2 });
   });
 
   test("the migration that brought the kept tallies counts an installation's past decisions as the domain does", async () => {

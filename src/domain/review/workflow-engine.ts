@@ -492,7 +492,7 @@ async function onReport<A extends WorkflowAction>(
     if (caseRule === "table" && caseTo !== null && isOpenStatus(theCase.status) && !isOpenStatus(caseTo) && (await holdsOpenReport(ctx, theCase.id))) caseTo = null;
     if (caseTo !== null && caseTo !== theCase.status) t.case = await writeCase(ctx, theCase, caseTo, move as Move, now, how.deferWrites);
   }
-  if ([t.report, ...t.fellows, t.case].some(movesTally)) await recountCaseReporters(ctx, { caseId: theCase.id });
+  if ([t.report, ...t.fellows, t.case].some(movesTally)) await recountCaseReporters(ctx, { caseId: theCase.id, reports: theCase.reportCount });
   for (const effect of effects.then) await effect(ctx, t);
   return t;
 }
@@ -514,7 +514,7 @@ async function onCase<A extends WorkflowAction>(ctx: DomainContext, caseId: stri
   }
   const t: Transition<A> = { move, at: now, allowed: true, changed: m.changed, applied: !m.noop, report: null, fellows: [], case: null, silent };
   if (m.changed || move.action === "undo") t.case = await writeCase(ctx, c, m.to, move as Move, now);
-  if (movesTally(t.case)) await recountCaseReporters(ctx, { caseId: c.id });
+  if (movesTally(t.case)) await recountCaseReporters(ctx, { caseId: c.id, reports: c.reportCount });
   for (const effect of effects.then) await effect(ctx, t);
   return t;
 }
