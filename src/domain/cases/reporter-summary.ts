@@ -2,7 +2,8 @@
  * Who reported a case, in figures (issue 27: a case with many reporters reads as one): how many
  * reports and distinct reporters, how many of those are new, trusted or muted, how their
  * accuracy spreads, and the reasons' counts. Counted in SQL with aggregates, three statements
- * whatever the case holds (a pile-on may bring thousands of reports): the case's reports by its
+ * whatever the case holds (a pile-on may bring thousands of reports; on SQLite the event loop is
+ * given back between two: readsApart): the case's reports by its
  * index (reports_case_idx), its reporters' identity rows once each (their tallies are kept on
  * them: src/domain/identities/reporter-tally.ts), its reasons grouped (one row per reason).
  */
@@ -14,6 +15,7 @@ import type { AccessContext } from "../access/queue-access.ts";
 import { ACCURACY_MIN_DECIDED, SUMMARY_REASONS, type AccuracyBand, type ReporterSummary } from "../views/case.ts";
 import { talliesHiddenFrom, type ReporterTally } from "../identities/reporter-tally.ts";
 import { requireCase, type CaseRow } from "./cases.ts";
+import { readsApart } from "../plumbing/slices.ts";
 
 export type { ReporterSummary } from "../views/case.ts";
 
@@ -88,15 +90,15 @@ function accuracyBand(t: ReporterTally): AccuracyBand {
  * The reporter summary of a case the caller may work (requireCase: the one access check; a case
  * in a queue the caller may not work is not found).
  */
-export async function reporterSummary(ctx: Pick<DomainContext, "db" | "clock" | "orgId"> & AccessContext, input: { caseId: string }): Promise<ReporterSummary> {
+export async function reporterSummary(ctx: Pick<DomainContext, "db" | "clock" | "orgId" | "store"> & AccessContext, input: { caseId: string }): Promise<ReporterSummary> {
   const c = await requireCase(ctx, input.caseId);
   const q = reporterSummaryQueries(ctx, c);
-  const [[totals], [people], reasons, hidden] = await Promise.all([
-    q.totals,
-    q.people,
-    q.reasons,
-    talliesHiddenFrom(ctx, ctx.db.select({ id: reports.reporterIdentityId }).from(reports).where(and(eq(reports.caseId, c.id), isNotNull(reports.reporterIdentityId)))),
-  ]);
+  const [[totals], [people], reasons, hidden] = await readsApart(ctx.store.engine, [
+    () => q.totals,
+    () => q.people,
+    () => q.reasons,
+    () => talliesHiddenFrom(ctx, ctx.db.select({ id: reports.reporterIdentityId }).from(reports).where(and(eq(reports.caseId, c.id), isNotNull(reports.reporterIdentityId)))),
+  ] as const);
   const n = (v: unknown) => Number(v ?? 0);
   const distinct = n(people?.distinct);
   const bands = { mostlyUpheld: n(people?.mostlyUpheld), mostlyNotUpheld: n(people?.mostlyNotUpheld), noDecided: n(people?.noDecided), fewDecided: n(people?.fewDecided), mixed: 0 };
