@@ -9,7 +9,7 @@
 import { csvText } from "../plumbing/csv.ts";
 import { and, asc, count, eq, gt, gte, inArray, isNotNull, isNull, lt, or, sql, type SQL } from "drizzle-orm";
 import { appeals, enforcementActions, reportReasons, reports, statements } from "../../db/schema.ts";
-import { DAY_MS, iso } from "../core/clock.ts";
+import { DAY_MS, HOUR_MS, iso } from "../core/clock.ts";
 import { breathe } from "../plumbing/event-loop.ts";
 import { breatheBetweenReads, readWindowMs, windowsOf } from "../plumbing/slices.ts";
 import type { DomainContext } from "../core/context.ts";
@@ -116,6 +116,10 @@ export async function transparencyReport(
   const projectId = input.projectId ?? null;
   const { fromMs, toMs } = period;
   const windowMs = readWindowMs(ctx.store.engine);
+  // Nothing is filed, decided or stated after now: the windowed reads stop there (an hour on, for
+  // a report time handed out a little ahead of the clock). A period ending in the year 9999 had
+  // them walk six-hour windows up to it: minutes of one core, the request never answered.
+  const readToMs = Math.min(toMs, ctx.clock.now() + HOUR_MS);
   const hasNotice = sql<number>`case when ${reports.notice} is null then 0 else 1 end`;
 
   // Reports received in the period, by source and automation, and by category (their reasons)
@@ -124,7 +128,7 @@ export async function transparencyReport(
   let reportTotal = 0;
   let automatedReports = 0;
   const categories = new Map<string, Map<string, number>>();
-  for (const [lo, hi] of windowsOf(fromMs, toMs, windowMs)) {
+  for (const [lo, hi] of windowsOf(fromMs, readToMs, windowMs)) {
     const reportWhere: SQL[] = [eq(reports.orgId, ctx.orgId), gte(reports.createdUs, lo * 1000), lt(reports.createdUs, hi * 1000)];
     if (projectId) reportWhere.push(eq(reports.projectId, projectId));
     const received = await ctx.db
@@ -168,7 +172,7 @@ export async function transparencyReport(
   let automatedDecisions = 0;
   let mutedDismissals = 0;
   const waits: number[] = [];
-  for (const [lo, hi] of windowsOf(Math.min(firstMs, toMs), toMs, windowMs)) {
+  for (const [lo, hi] of windowsOf(Math.min(firstMs, readToMs), readToMs, windowMs)) {
     // A page at a time in creation order (unique in an organization), each page's decisions
     // read and the event loop given back before the next: on PostgreSQL, where the period is one
     // window, 30 days of decided reports in one answer held every request for 60 to 110 ms
@@ -239,7 +243,7 @@ export async function transparencyReport(
   const detection = new Map<string, number>();
   const automation = new Map<string, number>();
   let statementTotal = 0;
-  for (const [lo, hi] of windowsOf(fromMs, toMs, windowMs)) {
+  for (const [lo, hi] of windowsOf(fromMs, readToMs, windowMs)) {
     const statementWhere: SQL[] = [eq(statements.orgId, ctx.orgId), gte(statements.createdAt, lo), lt(statements.createdAt, hi)];
     if (projectId) statementWhere.push(eq(statements.projectId, projectId));
     const statementRows = await ctx.db.select({ body: statements.body }).from(statements).where(and(...statementWhere));
