@@ -108,7 +108,6 @@ for (const storage of ["local", "s3"] as const) {
       expect(download.response.headers.get("x-content-type-options")).toBe("nosniff");
       expect(download.response.headers.get("content-security-policy")).toBe("default-src 'none'; sandbox");
       expect(download.response.headers.get("content-type")).toBe("application/pdf");
-
       // The trail: added twice, opened once (who opened which evidence when).
       const trail = (await admin.trpc.dashboard.audit.query({ entityType: "case", entityId: caseId })).events;
       const opened = trail.filter((e) => e.action === "ATTACHMENT_OPENED");
@@ -116,6 +115,21 @@ for (const storage of ["local", "s3"] as const) {
       expect(opened[0]!.data).toMatchObject({ attachmentId: a.id, fileName: "Evidence report.pdf", sha256: a.sha256 });
       expect(opened[0]!.actor.type).toBe("api_key");
       expect(trail.filter((e) => e.action === "ATTACHMENT_ADDED")).toHaveLength(2);
+      // One byte range: served (206) by a local store, the whole file from S3; one past the end
+      // refused with the error body on both (Bun's own 416 had none).
+      const part = await org.GET("/organizations/{orgSlug}/attachments/{attachmentId}/content", { params: { path: { orgSlug, attachmentId: a.id }, header: { Range: "bytes=0-4" } }, parseAs: "arrayBuffer" });
+      if (storage === "local") {
+        expect(part.response.status).toBe(206);
+        expect(part.response.headers.get("content-range")).toBe(`bytes 0-4/${pdf.length}`);
+        expect(Buffer.from(part.data as ArrayBuffer).equals(Buffer.from(pdf.subarray(0, 5)))).toBe(true);
+      } else expect(part.response.status).toBe(200);
+      for (const range of [`bytes=${pdf.length}-`, "bytes=999999999-", "bytes=-0"]) {
+        const past = await org.GET("/organizations/{orgSlug}/attachments/{attachmentId}/content", { params: { path: { orgSlug, attachmentId: a.id }, header: { Range: range } } });
+        expect(past.response.status).toBe(416);
+        expect(past.error).toEqual({ error: `Range not satisfiable: the file is ${pdf.length} bytes` });
+        expect(past.response.headers.get("content-range")).toBe(`bytes */${pdf.length}`);
+      }
+
       expect(await stored("blobs/")).toEqual(expect.arrayContaining([`blobs/${a.sha256}`]));
 
       // Delete: gone from every read, its bytes from the store, audited.

@@ -274,7 +274,7 @@ describe("organization routes, success and state errors", () => {
     expect(again.response.status).toBe(409);
   });
 
-  test("attachments: upload (201) to a case and a report, list, get, download, preview (200; 409 while made, 404 for a PDF), a type not allowed (400), too large (413), too many (409), delete, erase a case's", async () => {
+  test("attachments: upload (201) to a case and a report, list, get, download, preview (200; 206 a byte range, 416 one past the end; 409 while made, 404 for a PDF), a type not allowed (400), too large (413), too many (409), delete, erase a case's", async () => {
     const filed = await sdk.POST("/projects/{projectId}/reports", { params: { path: { projectId } }, body: { reason: "spam", target: { contentType: "post", contentExternalId: "attachments", content: "Look" } } });
     const reportId = filed.data!.report.id;
     const caseId = (await sdk.GET("/reports/{reportId}", { params: { path: { reportId } } })).data!.report.caseId!;
@@ -305,6 +305,12 @@ describe("organization routes, success and state errors", () => {
     expect(preview.response.status).toBe(200);
     const pdfPreview = await org.GET("/organizations/{orgSlug}/attachments/{attachmentId}/preview", { params: { path: { orgSlug, attachmentId: onReport.data!.attachment.id } } });
     expect(pdfPreview.response.status).toBe(404);
+    // A byte range of each (206: the test server's store is a local directory), and one past the end (416).
+    const path = { orgSlug, attachmentId };
+    expect((await org.GET("/organizations/{orgSlug}/attachments/{attachmentId}/content", { params: { path, header: { Range: "bytes=0-9" } }, parseAs: "arrayBuffer" })).response.status).toBe(206);
+    expect((await org.GET("/organizations/{orgSlug}/attachments/{attachmentId}/content", { params: { path, header: { Range: "bytes=999999999-" } } })).response.status).toBe(416);
+    expect((await org.GET("/organizations/{orgSlug}/attachments/{attachmentId}/preview", { params: { path, header: { Range: "bytes=-10" } }, parseAs: "arrayBuffer" })).response.status).toBe(206);
+    expect((await org.GET("/organizations/{orgSlug}/attachments/{attachmentId}/preview", { params: { path, header: { Range: "bytes=999999999-" } } })).response.status).toBe(416);
     expect((await org.DELETE("/organizations/{orgSlug}/attachments/{attachmentId}", { params: { path: { orgSlug, attachmentId } } })).data).toEqual({ deleted: true });
     expect((await org.DELETE("/organizations/{orgSlug}/cases/{caseId}/attachments", { params: { path: { orgSlug, caseId } } })).data).toEqual({ deleted: 2 });
     // For the sweep of every route's errors: a case with room, the attachment of another.

@@ -11647,7 +11647,10 @@ export interface operations {
     "attachments-download": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description One byte range (`bytes=0-1023`, `bytes=1024-`, `bytes=-500`): 206 with that part where the attachment store serves ranges (a local directory), else the whole file (200). Several ranges, or another unit, get the whole file. */
+                Range?: string;
+            };
             path: {
                 orgSlug: string;
                 attachmentId: string;
@@ -11665,6 +11668,18 @@ export interface operations {
                     "X-Content-Type-Options": string;
                     /** @description `default-src 'none'; sandbox`: a browser that opens it anyway runs nothing of it */
                     "Content-Security-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                    "*/*": string;
+                };
+            };
+            /** @description The byte range asked for (`Range`), from a local attachment store */
+            206: {
+                headers: {
+                    /** @description `bytes first-last/size` */
+                    "Content-Range": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11708,6 +11723,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The `Range` starts at or past the file's end (or is a suffix of no bytes) */
+            416: {
+                headers: {
+                    /** @description `bytes *\/size`: the file's size */
+                    "Content-Range": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The attachment store or the database cannot answer now: retry after `Retry-After` seconds */
             503: {
                 headers: {
@@ -11724,7 +11750,10 @@ export interface operations {
     "attachments-preview": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description One byte range (`bytes=0-1023`, `bytes=1024-`, `bytes=-500`): 206 with that part where the attachment store serves ranges (a local directory), else the whole file (200). Several ranges, or another unit, get the whole file. */
+                Range?: string;
+            };
             path: {
                 orgSlug: string;
                 attachmentId: string;
@@ -11738,6 +11767,17 @@ export interface operations {
                 headers: {
                     /** @description `nosniff` */
                     "X-Content-Type-Options": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/jpeg": string;
+                };
+            };
+            /** @description The byte range asked for (`Range`), from a local attachment store */
+            206: {
+                headers: {
+                    /** @description `bytes first-last/size` */
+                    "Content-Range": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11783,6 +11823,17 @@ export interface operations {
             /** @description The preview is still being made: retry in a moment */
             409: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Range` starts at or past the file's end (or is a suffix of no bytes) */
+            416: {
+                headers: {
+                    /** @description `bytes *\/size`: the file's size */
+                    "Content-Range": string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -18,7 +18,7 @@ import { DomainError } from "../domain/core/errors.ts";
 import { MediaRefusal } from "../domain/media/refusals.ts";
 import type { Services } from "./context.ts";
 import { observeAttachmentUpload, type AttachmentUploadOutcome } from "./metrics.ts";
-import { beginRawCall, contentDisposition, DOWNLOAD_HEADERS, errorResponse, idParam, type ClientAddress } from "./raw-routes.ts";
+import { beginRawCall, contentDisposition, DOWNLOAD_HEADERS, errorResponse, idParam, refusedRange, type ClientAddress } from "./raw-routes.ts";
 import { ORG_PREFIX } from "./rest.ts";
 import type { Meta } from "./trpc.ts";
 
@@ -95,6 +95,8 @@ export function mountAttachmentRoutes(app: Elysia, services: Services, clientAdd
         const domain = await begin(request, server, resHeaders, "query", params.orgSlug);
         const opened = await openAttachmentOriginal(domain, { attachmentId: idParam.parse(params.attachmentId), orgSlug: params.orgSlug });
         for (const [k, v] of Object.entries(DOWNLOAD_HEADERS)) resHeaders.set(k, v);
+        const refused = refusedRange(request, opened.sizeBytes, resHeaders);
+        if (refused) return refused;
         resHeaders.set("content-type", opened.attachment.contentType);
         resHeaders.set("content-length", String(opened.attachment.sizeBytes));
         resHeaders.set("content-disposition", contentDisposition("attachment", opened.attachment.fileName));
@@ -115,6 +117,8 @@ export function mountAttachmentRoutes(app: Elysia, services: Services, clientAdd
         const domain = await begin(request, server, resHeaders, "query", params.orgSlug);
         const opened = await openAttachmentPreview(domain, { attachmentId: idParam.parse(params.attachmentId), orgSlug: params.orgSlug });
         for (const [k, v] of Object.entries(DOWNLOAD_HEADERS)) resHeaders.set(k, v);
+        const refused = refusedRange(request, opened.sizeBytes, resHeaders);
+        if (refused) return refused;
         // Made from the same bytes, never changed: a browser may keep it (privately) for a while.
         resHeaders.set("cache-control", "private, max-age=3600");
         resHeaders.set("content-type", "image/jpeg");

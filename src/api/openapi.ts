@@ -299,11 +299,26 @@ function bytesOperation(which: "content" | "preview"): Json {
       : "A JPEG of at most FLAGSTAFF_ATTACHMENT_PREVIEW_PX pixels on its longer side, encoded anew from the image's pixels: none of the original's metadata (EXIF, GPS position, comments) is in it. JPEG, PNG and GIF images only.",
     tags: ["attachments"],
     security: [{ ApiKey: [] }],
-    parameters: [pathParam("orgSlug"), pathParam("attachmentId")],
+    parameters: [
+      pathParam("orgSlug"),
+      pathParam("attachmentId"),
+      {
+        in: "header",
+        name: "Range",
+        required: false,
+        schema: { type: "string" },
+        description: "One byte range (`bytes=0-1023`, `bytes=1024-`, `bytes=-500`): 206 with that part where the attachment store serves ranges (a local directory), else the whole file (200). Several ranges, or another unit, get the whole file.",
+      },
+    ],
     responses: {
       200: {
         description: "OK",
         headers: original ? DOWNLOAD_HEADER_DOCS : { "X-Content-Type-Options": DOWNLOAD_HEADER_DOCS["X-Content-Type-Options"] },
+        content: original ? { "application/octet-stream": { schema: { type: "string", format: "binary" } }, "*/*": { schema: { type: "string", format: "binary" } } } : { "image/jpeg": { schema: { type: "string", format: "binary" } } },
+      },
+      206: {
+        description: "The byte range asked for (`Range`), from a local attachment store",
+        headers: { "Content-Range": { description: "`bytes first-last/size`", required: true, schema: { type: "string" } } },
         content: original ? { "application/octet-stream": { schema: { type: "string", format: "binary" } }, "*/*": { schema: { type: "string", format: "binary" } } } : { "image/jpeg": { schema: { type: "string", format: "binary" } } },
       },
       400: errorAnswer(ERROR_DESCRIPTIONS[400]!),
@@ -311,6 +326,10 @@ function bytesOperation(which: "content" | "preview"): Json {
       403: errorAnswer("A publishable key, or a case reviewed blind"),
       404: errorAnswer(original ? ERROR_DESCRIPTIONS[404]! : "No such attachment, or it has no preview (not a JPEG, PNG or GIF, or it could not be decoded: the message says why)"),
       ...(original ? {} : { 409: errorAnswer("The preview is still being made: retry in a moment") }),
+      416: {
+        ...errorAnswer("The `Range` starts at or past the file's end (or is a suffix of no bytes)"),
+        headers: { "Content-Range": { description: "`bytes */size`: the file's size", required: true, schema: { type: "string" } } },
+      },
       503: unavailable("The attachment store or the database cannot answer now: retry after `Retry-After` seconds"),
     },
   };

@@ -33,6 +33,25 @@ export function contentDisposition(kind: "attachment" | "inline", fileName: stri
   return `${kind}; filename="${ascii}"; filename*=UTF-8''${encoded}`;
 }
 
+/**
+ * A byte range of a file of `size` bytes that cannot be served: the error answer, 416 with the
+ * size in `Content-Range`. A local store's bytes are a file, of which Bun serves one byte range
+ * itself (206, `Content-Range`), and refuses one that starts at or past its end (or a suffix of
+ * none) with a bare 416, no body; the same ranges are refused here first, with the body every
+ * error has. Null for no Range, one Bun leaves aside (several ranges, another unit, a malformed
+ * one: the whole file, 200), a servable one, or an unknown size.
+ */
+export function refusedRange(request: Request, size: number | null, resHeaders: Headers): Response | null {
+  const m = /^bytes=(\d*)-(\d*)$/.exec(request.headers.get("range")?.trim() ?? "");
+  if (!m || size === null || (m[1] === "" && m[2] === "")) return null;
+  const [first, last] = [m[1] === "" ? null : Number(m[1]), m[2] === "" ? null : Number(m[2])];
+  const refused = first === null ? last === 0 : first >= size && (last === null || last >= first);
+  if (!refused) return null;
+  resHeaders.set("content-range", `bytes */${size}`);
+  resHeaders.set("content-type", "application/json");
+  return new Response(JSON.stringify({ error: `Range not satisfiable: the file is ${size} bytes` }), { status: 416, headers: resHeaders });
+}
+
 /** The error answer: `{ error }` only (the documented Error), Retry-After as a header. */
 export function errorResponse(err: unknown, request: Request, resHeaders: Headers): Response {
   const e = toHttpError(err, (cause) => log.error("unhandled error", { requestId: requestIdOf(request), ...errorFields(cause) }));

@@ -129,6 +129,7 @@ const PREVIEW_COLUMNS = {
   previewWidth: attachmentBlobs.previewWidth,
   previewHeight: attachmentBlobs.previewHeight,
   previewError: attachmentBlobs.previewError,
+  previewBytes: attachmentBlobs.previewBytes,
 };
 
 async function previewsOf(ctx: Pick<DomainContext, "db">, blobIds: string[]): Promise<Map<string, BlobRow>> {
@@ -444,6 +445,8 @@ export interface OpenedAttachment {
   attachment: AttachmentView;
   /** The bytes (streamed when read). */
   bytes: StoredObject;
+  /** How many there are (null: not recorded), for the byte ranges the route answers (src/api/attachment-routes.ts). */
+  sizeBytes: number | null;
 }
 
 /**
@@ -457,7 +460,7 @@ export async function openAttachmentOriginal(ctx: DomainContext, input: { attach
   if (!bytes) throw new DomainError("unavailable", "The attachment's bytes cannot be read now", { retryAfter: STORE_RETRY_AFTER_S });
   await recordAudit(ctx, { action: "ATTACHMENT_OPENED", entityType: "case", entityId: row.caseId, projectId: row.projectId, data: auditData(row) });
   const previews = await previewsOf(ctx, [row.blobId]);
-  return { attachment: toView(row, previews.get(row.blobId), input.orgSlug), bytes };
+  return { attachment: toView(row, previews.get(row.blobId), input.orgSlug), bytes, sizeBytes: row.sizeBytes };
 }
 
 /** The preview's bytes (a JPEG made anew, no metadata): 409 while it is being made, 404 when there is none. */
@@ -465,12 +468,13 @@ export async function openAttachmentPreview(ctx: DomainContext, input: { attachm
   const blobs = blobsOf(ctx);
   const row = await requireAttachment(ctx, input.attachmentId);
   const previews = await previewsOf(ctx, [row.blobId]);
-  const view = toView(row, previews.get(row.blobId), input.orgSlug);
+  const preview = previews.get(row.blobId);
+  const view = toView(row, preview, input.orgSlug);
   if (view.preview.status === "pending") throw conflict("The preview is still being made: retry in a moment");
   if (view.preview.status !== "ready") throw notFound(view.preview.status === "failed" ? `This attachment has no preview: ${view.preview.error ?? "it could not be decoded"}` : "This attachment has no preview (only JPEG, PNG and GIF images get one)");
   const bytes = await withStore(() => blobs.get(previewKey(row.blobId)));
   if (!bytes) throw new DomainError("unavailable", "The preview cannot be read now", { retryAfter: STORE_RETRY_AFTER_S });
-  return { attachment: view, bytes };
+  return { attachment: view, bytes, sizeBytes: preview?.previewBytes ?? null };
 }
 
 // ---------------------------------------------------------------------------------------------
