@@ -41,6 +41,32 @@ test("a NUL in a report's content, a key of its body, a path segment or a query 
   expect((await post(report("before after"))).status).toBe(201);
 });
 
+test("the routes of files alike: a NUL in an upload's name (query or header), a download's path or a bank file's query is a 400", async () => {
+  const { projectId, orgSlug, secretKey } = server.demo;
+  const filed = await fetch(`${server.sdk}/projects/${projectId}/reports`, { method: "POST", headers: auth(), body: JSON.stringify({ subject: { type: "user", externalId: "nul-files" }, reason: "spam" }) });
+  const { report } = (await filed.json()) as { report: { id: string } };
+  const org = `${server.url}/api/v1/organizations/${orgSlug}`;
+  const uploadTo = (query: string, headers: Record<string, string> = {}) =>
+    fetch(`${org}/reports/${report.id}/attachments${query}`, { method: "POST", body: "evidence\n", headers: { authorization: `Bearer ${secretKey}`, "content-type": "text/plain", ...headers } });
+  for (const res of [
+    await uploadTo("?fileName=a%00.txt"),
+    await uploadTo("", { "x-file-name": "a%00.txt" }),
+    await fetch(`${org}/attachments/a%00b/content`, { headers: auth() }),
+    await fetch(`${org}/media-banks/a%00b/export/download?format=csv`, { headers: auth() }),
+    await fetch(`${org}/media-banks/x/export/download?format=c%00sv`, { headers: auth() }),
+  ]) {
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual(NUL_ERROR);
+  }
+  // Nothing stored; the same upload without the NUL is taken, its name as sent.
+  const taken = await uploadTo("?fileName=a.txt");
+  expect(taken.status).toBe(201);
+  const { attachment } = (await taken.json()) as { attachment: { fileName: string; caseId: string } };
+  expect(attachment.fileName).toBe("a.txt");
+  const listed = await fetch(`${org}/cases/${attachment.caseId}/attachments`, { headers: auth() });
+  expect(((await listed.json()) as { attachments: unknown[] }).attachments).toHaveLength(1);
+});
+
 test("without a valid key a NUL still gets the 401 first", async () => {
   const res = await fetch(`${server.sdk}/reports?subjectExternalId=a%00b`);
   expect(res.status).toBe(401);

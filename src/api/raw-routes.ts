@@ -14,6 +14,8 @@ import { createContext, type Services } from "./context.ts";
 import { toHttpError } from "./http-errors.ts";
 import { requestIdOf } from "./request-log.ts";
 import { authorizeCall, type Meta } from "./trpc.ts";
+import { DomainError } from "../domain/core/errors.ts";
+import { containsNul, NUL_REFUSED } from "../domain/views/validation.ts";
 
 /** Every download is answered with these: a file, never a page of the dashboard's origin. */
 export const DOWNLOAD_HEADERS = {
@@ -60,12 +62,27 @@ export function errorResponse(err: unknown, request: Request, resHeaders: Header
   return new Response(JSON.stringify({ error: e.body.error }), { status: e.status, headers: resHeaders });
 }
 
+/** A 400 when any of these texts holds U+0000 (the rule: src/domain/views/validation.ts). */
+export function refuseNul(...texts: unknown[]): void {
+  if (containsNul(texts)) throw new DomainError("bad_request", NUL_REFUSED);
+}
+
+const decodedOrAsIs = (segment: string): string => {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+};
+
 export type ClientAddress = (request: Request, server: { requestIP(r: Request): { address: string } | null } | null) => string | null;
 
 /**
  * A raw route's call begun as a procedure's is: authenticated (a key, or the dashboard's session
  * when its cookie came: a mutation then needs its CSRF token), its role checked against `meta`,
- * publishable keys refused, the organization found (404). Answers the domain's context.
+ * publishable keys refused; then its path and query refused with a 400 when they hold U+0000, as
+ * every procedure's input is (docs/api.md; a name sent in a header is the route's to check:
+ * refuseNul); the organization found (404). Answers the domain's context.
  */
 export async function beginRawCall(
   services: Services,
@@ -75,6 +92,8 @@ export async function beginRawCall(
   // The dashboard's session when its cookie came (and no key): else a key, whose absence is a 401 saying so.
   const ctx = await createContext(services, call.request, call.resHeaders, { sessions: call.request.headers.has("cookie"), ip: clientAddress(call.request, call.server) });
   const { domain } = authorizeCall(ctx, call.type, call.meta, { publishableGate: true });
+  const url = new URL(call.request.url);
+  refuseNul([...url.searchParams.entries()], url.pathname.split("/").map(decodedOrAsIs));
   await requireOrganizationBySlug(domain, slugParam.parse(call.orgSlug));
   return domain;
 }
