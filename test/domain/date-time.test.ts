@@ -44,4 +44,13 @@ describe("clientDateTime", () => {
     expect(clientInstant.parse("2028-02-29T00:00:00.250Z")).toBe(Date.UTC(2028, 1, 29) + 250);
     expect(clientInstant.safeParse("2027-02-30T00:00:00Z").success).toBe(false);
   });
+
+  test("the instant falls within the years 0000 to 9999 in UTC: an offset that carries it out is refused", () => {
+    expect(clientInstant.parse("9999-12-31T23:59:59Z")).toBe(Date.UTC(9999, 11, 31, 23, 59, 59));
+    expect(clientInstant.parse("0000-01-01T00:00:00Z")).toBe(Date.parse("0000-01-01T00:00:00Z"));
+    const late = clientInstant.safeParse("9999-12-31T23:59:59-23:59");
+    expect(late.success).toBe(false);
+    expect(late.error?.issues[0]?.message).toBe("must fall within the years 0000 to 9999 in UTC");
+    expect(clientInstant.safeParse("0000-01-01T00:00:00+01:00").success).toBe(false);
+  });
 });

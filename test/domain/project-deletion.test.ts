@@ -291,8 +291,8 @@ describe("deleting a project", () => {
       expect(await world.store.db.select().from(mediaMatches).where(eq(mediaMatches.projectId, going.id))).toEqual([]);
       world.clock.advance(2 * HOUR);
       try {
-        expect(await startDueActions(sys)).toBe(0);
-        expect(await expireDueActions(sys)).toBe(0);
+        expect((await startDueActions(sys)).found).toBe(0);
+        expect((await expireDueActions(sys)).found).toBe(0);
         // Nor does the scheduler wake for them.
         for (const next of [await nextActionStart(sys), await nextActionEnd(sys)]) expect(next === null || next > world.clock.now()).toBe(true);
         const rows = await world.store.db.select({ id: enforcementActions.id, awaitingStart: enforcementActions.awaitingStart, expiredAt: enforcementActions.expiredAt }).from(enforcementActions).where(eq(enforcementActions.projectId, going.id));

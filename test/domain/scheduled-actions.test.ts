@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { statements, webhookDeliveries } from "../../src/db/schema.ts";
+import { enforcementActions, statements, webhookDeliveries } from "../../src/db/schema.ts";
 import type { Store } from "../../src/db/store.ts";
 import {
   actionEnd,
@@ -123,8 +123,8 @@ describe("scheduled enforcement actions", () => {
     await startDueActions(system());
     expect(await events(action.id)).toHaveLength(1);
     world.clock.advance(1);
-    expect(await startDueActions(system())).toBeGreaterThanOrEqual(1);
-    expect(await startDueActions(system())).toBe(0);
+    expect((await startDueActions(system())).found).toBeGreaterThanOrEqual(1);
+    expect((await startDueActions(system())).found).toBe(0);
     expect(await events(action.id)).toEqual([
       { type: "enforcement_action.created", status: "scheduled", active: false, statement: false },
       { type: "enforcement_action.updated", status: "active", active: true, statement: true },
@@ -155,7 +155,7 @@ describe("scheduled enforcement actions", () => {
     expect(cancelled.revokeReason).toBe("paid the fine");
     expect((await refusal(cancelScheduledAction(world.ctx, { actionId: action.id, projectId: world.project.id }))).http).toBe(409);
     world.clock.advance(HOUR);
-    expect(await startDueActions(system())).toBe(0);
+    expect((await startDueActions(system())).found).toBe(0);
     expect(await events(action.id)).toEqual([
       { type: "enforcement_action.created", status: "scheduled", active: false, statement: false },
       { type: "enforcement_action.revoked", status: "cancelled", active: false, statement: false },
@@ -231,5 +231,24 @@ describe("scheduled enforcement actions", () => {
       "enforcement_action.updated:expired",
     ]);
     expect((await world.audit(brief.id)).actions).toEqual(["ENFORCEMENT_ACTION_CREATED", "ENFORCEMENT_ACTION_STARTED", "ENFORCEMENT_ACTION_EXPIRED"]);
+  });
+
+  test("an action the domain refuses to start (its end in the year 10000: no statement can say it) fails alone; the pass starts the others and reports it", async () => {
+    // Written as a release that took such an end would have kept it (clientDateTime refuses it now).
+    const poisoned = await schedule(HOUR);
+    await world.store.transaction(() => world.store.db.update(enforcementActions).set({ endsAt: Date.parse("9999-12-31T23:59:59Z") + 24 * HOUR }).where(eq(enforcementActions.id, poisoned.id)));
+    const sound = await schedule(HOUR + 1);
+    world.clock.advance(HOUR + 1);
+    const pass = await startDueActions(system());
+    expect(pass.found).toBe(2);
+    expect(pass.failed.map((f) => [f.id, f.error.message])).toEqual([[poisoned.id, expect.stringContaining("statement of reasons")]]);
+    expect((await events(sound.id)).map((e) => `${e.type}:${e.status}`)).toEqual(["enforcement_action.created:scheduled", "enforcement_action.updated:active"]);
+    expect((await events(poisoned.id)).map((e) => `${e.type}:${e.status}`)).toEqual(["enforcement_action.created:scheduled"]);
+    // Held back by the scheduler, it is left out of the next pass and of the next start it waits for.
+    const held = new Set([poisoned.id]);
+    expect((await startDueActions(system(), { heldBack: held })).found).toBe(0);
+    const next = await nextActionStart(world.store, held);
+    expect(next === null || next > world.clock.now()).toBe(true);
+    await cancelScheduledAction(world.ctx, { actionId: poisoned.id, projectId: world.project.id });
   });
 });

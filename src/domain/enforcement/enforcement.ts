@@ -7,7 +7,7 @@
  * and named in an SDK call, which the specification says emits no event). docs/enforcement.md
  * describes the rules for people.
  */
-import { and, asc, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, lte, not, or, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, lte, not, notInArray, or, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import { forUpdate } from "../../db/prepared.ts";
 import { appeals, enforcementActions, identities, projects, reports } from "../../db/schema.ts";
@@ -15,7 +15,7 @@ import { recordAudit, systemActor, type Actor } from "../core/audit.ts";
 import { decideOnReport } from "../review/decisions.ts";
 import { iso, isoOrNull } from "../core/clock.ts";
 import { domainContext, rowLockedTransaction, type DomainContext, type ReadContext } from "../core/context.ts";
-import { badRequest, conflict, notFound } from "../core/errors.ts";
+import { badRequest, conflict, DomainError, notFound } from "../core/errors.ts";
 import { upsertIdentity } from "../identities/identities.ts";
 import { newId } from "../core/ids.ts";
 import { liveProject, requireProject, type Project } from "../accounts/projects.ts";
@@ -676,7 +676,7 @@ const ofLiveProject = (db: Db) => inArray(enforcementActions.projectId, db.selec
  * action's organization, in one transaction per batch. Returns how many it marked; a full batch
  * means more may be due.
  */
-export function expireDueActions(ctx: ReadContext, input: { batch?: number } = {}): Promise<number> {
+export function expireDueActions(ctx: ReadContext, input: { batch?: number; heldBack?: ReadonlySet<string> } = {}): Promise<SchedulerPass> {
   const batch = input.batch ?? 100;
   return rowLockedTransaction(ctx, async () => {
     const now = ctx.clock.now();
@@ -685,10 +685,10 @@ export function expireDueActions(ctx: ReadContext, input: { batch?: number } = {
       .select()
       .from(t)
       // One whose start is still to be recorded expires after it (startDueActions runs first).
-      .where(and(isNull(t.revokedAt), isNull(t.expiredAt), isNotNull(t.endsAt), lte(t.endsAt, now), eq(t.awaitingStart, 0), ofLiveProject(ctx.db)))
+      .where(and(isNull(t.revokedAt), isNull(t.expiredAt), isNotNull(t.endsAt), lte(t.endsAt, now), eq(t.awaitingStart, 0), ofLiveProject(ctx.db), notHeldBack(input.heldBack)))
       .orderBy(asc(t.endsAt))
       .limit(batch);
-    for (const row of due) {
+    const failed = await eachApart(ctx, due, async (row) => {
       const org = domainContext(ctx.store, ctx.clock, systemActor, row.orgId);
       const after: ActionRow = { ...row, expiredAt: now, updatedAt: now };
       await org.db.update(t).set({ expiredAt: now, updatedAt: now }).where(and(eq(t.id, row.id), isNull(t.expiredAt), isNull(t.revokedAt)));
@@ -699,18 +699,55 @@ export function expireDueActions(ctx: ReadContext, input: { batch?: number } = {
         before: { status: "active" }, after: { status: "expired" }, data: { endsAt: view.endsAt },
       });
       await announce(org, now, EVENT_TYPE.actionUpdated, view);
-    }
-    return due.length;
+    });
+    return { found: due.length, failed };
   });
 }
 
+/** An action a scheduler's pass could not start or expire (the domain refused: `error`): rolled back alone, left for a later pass. */
+export interface ActionFailure {
+  id: string;
+  orgId: string;
+  error: DomainError;
+}
+
+/** What a scheduler's pass found due (a full batch: more may be), and those of them it could not take. */
+export interface SchedulerPass {
+  found: number;
+  failed: ActionFailure[];
+}
+
+/**
+ * Each due action of a scheduler's pass in a savepoint of its own: one the domain refuses (a
+ * statement of reasons its data cannot make, say) is rolled back alone and reported, and the
+ * others go on. Before, one such action rolled its whole batch back at every pass, every 10 ms as
+ * its time had passed, and no scheduled action of any organization started again. Any other
+ * failure (a conflict to run again, the database gone) still fails the pass, as before.
+ */
+async function eachApart(ctx: ReadContext, rows: readonly ActionRow[], work: (row: ActionRow) => Promise<void>): Promise<ActionFailure[]> {
+  const failed: ActionFailure[] = [];
+  for (const row of rows) {
+    try {
+      await ctx.store.transaction(() => work(row));
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      failed.push({ id: row.id, orgId: row.orgId, error });
+    }
+  }
+  return failed;
+}
+
+/** Leaves out the actions the scheduler holds back (their last pass failed: src/jobs/enforcement-jobs.ts). */
+const notHeldBack = (heldBack: ReadonlySet<string> | undefined): SQL | undefined =>
+  heldBack?.size ? notInArray(enforcementActions.id, [...heldBack]) : undefined;
+
 /** The earliest end among actions still waiting to expire, or null. */
-export async function nextActionEnd(ctx: Pick<ReadContext, "db">): Promise<number | null> {
+export async function nextActionEnd(ctx: Pick<ReadContext, "db">, heldBack?: ReadonlySet<string>): Promise<number | null> {
   const t = enforcementActions;
   const [row] = await ctx.db
     .select({ endsAt: t.endsAt })
     .from(t)
-    .where(and(isNull(t.revokedAt), isNull(t.expiredAt), isNotNull(t.endsAt), ofLiveProject(ctx.db)))
+    .where(and(isNull(t.revokedAt), isNull(t.expiredAt), isNotNull(t.endsAt), ofLiveProject(ctx.db), notHeldBack(heldBack)))
     .orderBy(asc(t.endsAt))
     .limit(1);
   return row?.endsAt ?? null;
@@ -766,7 +803,7 @@ async function takeEffectIfDue(ctx: DomainContext, row: ActionRow, now: number):
  * for each action's organization, in one transaction per batch; rows another instance holds
  * are skipped (it is taking them). Returns how many it found; a full batch means more may be due.
  */
-export function startDueActions(ctx: ReadContext, input: { batch?: number } = {}): Promise<number> {
+export function startDueActions(ctx: ReadContext, input: { batch?: number; heldBack?: ReadonlySet<string> } = {}): Promise<SchedulerPass> {
   const batch = input.batch ?? 100;
   return rowLockedTransaction(ctx, async () => {
     const now = ctx.clock.now();
@@ -774,22 +811,24 @@ export function startDueActions(ctx: ReadContext, input: { batch?: number } = {}
     const dueIds = ctx.db
       .select({ id: t.id })
       .from(t)
-      .where(and(eq(t.awaitingStart, 1), isNull(t.revokedAt), lte(t.startsAt, now), ofLiveProject(ctx.db)))
+      .where(and(eq(t.awaitingStart, 1), isNull(t.revokedAt), lte(t.startsAt, now), ofLiveProject(ctx.db), notHeldBack(input.heldBack)))
       .orderBy(asc(t.startsAt))
       .limit(batch);
     const due = await ctx.db.select().from(t).where(inArray(t.id, ctx.store.skipLocked(dueIds))).orderBy(asc(t.startsAt));
-    for (const row of due) await takeEffect(ctx, row, now);
-    return due.length;
+    const failed = await eachApart(ctx, due, async (row) => {
+      await takeEffect(ctx, row, now);
+    });
+    return { found: due.length, failed };
   });
 }
 
 /** The earliest start among scheduled actions still waiting for it, or null. */
-export async function nextActionStart(ctx: Pick<ReadContext, "db">): Promise<number | null> {
+export async function nextActionStart(ctx: Pick<ReadContext, "db">, heldBack?: ReadonlySet<string>): Promise<number | null> {
   const t = enforcementActions;
   const [row] = await ctx.db
     .select({ startsAt: t.startsAt })
     .from(t)
-    .where(and(eq(t.awaitingStart, 1), isNull(t.revokedAt), ofLiveProject(ctx.db)))
+    .where(and(eq(t.awaitingStart, 1), isNull(t.revokedAt), ofLiveProject(ctx.db), notHeldBack(heldBack)))
     .orderBy(asc(t.startsAt))
     .limit(1);
   return row?.startsAt ?? null;

@@ -13,10 +13,22 @@ export const isoDateTime = z.string().meta({ format: "date-time" });
  * years included), hours 00–23. JavaScript's Date.parse is no judge: it reads a time without a
  * zone as the server's local time, 2027-02-30 as 2 March and T24:00 as the next day.
  */
-export const clientDateTime = z.iso.datetime({
-  offset: true,
-  error: "must be a date-time with its zone, such as 2030-01-31T12:00:00Z or 2030-01-31T13:00:00+01:00 (a real calendar date, hours 00-23)",
-});
+export const clientDateTime = z.iso
+  .datetime({
+    offset: true,
+    error: "must be a date-time with its zone, such as 2030-01-31T12:00:00Z or 2030-01-31T13:00:00+01:00 (a real calendar date, hours 00-23)",
+  })
+  // Its instant in UTC within the years 0000 to 9999 too: 9999-12-31T23:59:59-23:59 is in the
+  // year 10000, which no date of the form YYYY-MM-DD says (a statement of reasons could not be
+  // made for an action ending then: the scheduler failed on it at every pass).
+  .refine((s) => {
+    const ms = Date.parse(s);
+    return ms >= FIRST_INSTANT_MS && ms <= LAST_INSTANT_MS;
+  }, "must fall within the years 0000 to 9999 in UTC");
+
+/** The first and last instants of the years 0000 to 9999 (UTC): what RFC 3339 and YYYY-MM-DD can say. */
+const FIRST_INSTANT_MS = Date.parse("0000-01-01T00:00:00Z");
+const LAST_INSTANT_MS = Date.parse("9999-12-31T23:59:59.999Z");
 
 /** A client's date-time (clientDateTime) as the instant it names, in milliseconds since the epoch. */
 export const clientInstant = clientDateTime.transform((s) => Date.parse(s));
