@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { and, asc, eq } from "drizzle-orm";
 import { caseMedia, jobs, mediaBankAdditions, mediaBankEntries, mediaMatches } from "../../src/db/schema.ts";
-import { addEntry, createBank, exportEntries, openBankFile } from "../../src/domain/banks/banks.ts";
+import { addEntry, createBank, exportEntries, importEntries, openBankFile } from "../../src/domain/banks/banks.ts";
 import { signalsToBank } from "../../src/domain/banks/banking.ts";
 import { checkPastMedia, pastCheckStatus } from "../../src/domain/banks/past-check.ts";
 import { ROW_LOCKED } from "../../src/domain/core/context.ts";
@@ -18,7 +18,7 @@ import { LISTING_HORIZON_MS } from "../../src/domain/intake/report-time.ts";
 import { createReport } from "../../src/domain/intake/reports.ts";
 import { projectIndex } from "../../src/domain/intake/signal-index.ts";
 import { JOB_KIND } from "../../src/domain/views/job.ts";
-import { SIGNAL_TYPES, type MediaInput, type SignalType } from "../../src/domain/views/media-bank.ts";
+import { entryInputSchema, MAX_CSV_METADATA_COLUMNS, MAX_ENTRY_METADATA_KEYS, SIGNAL_TYPES, type MediaInput, type SignalType } from "../../src/domain/views/media-bank.ts";
 import { domainWorld, refusal, type DomainWorld } from "../helpers/builders.ts";
 
 let w: DomainWorld;
@@ -211,5 +211,28 @@ describe("a bank's export", () => {
     const tooMany = await refusal(exportEntries(w.ctx, { bankId: bank.id, format: "json" }, undefined, added.length - 1));
     expect(tooMany.http).toBe(400);
     expect(tooMany.message).toBe(`the bank holds more than ${added.length - 1} entries, too many for one answer: download its file from GET …/media-banks/${bank.id}/export/download?format=json`);
+  });
+
+  test("metadata keys are bounded: an entry given more than MAX_ENTRY_METADATA_KEYS, a CSV of more columns, and a CSV of a bank whose entries have more than MAX_CSV_METADATA_COLUMNS keys are refused (its JSON file is not)", async () => {
+    const keys = (n: number, prefix: string) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`${prefix}${i}`, i]));
+    // As given over the API (entryInputSchema) and in a file.
+    const entry = (n: number) => ({ signalType: "md5", value: "ab".repeat(16), metadata: keys(n, "k") });
+    expect(entryInputSchema.safeParse(entry(MAX_ENTRY_METADATA_KEYS)).success).toBe(true);
+    expect(entryInputSchema.safeParse(entry(MAX_ENTRY_METADATA_KEYS + 1)).success).toBe(false);
+    const bank = await createBank(w.ctx, { projectId: w.project.id, name: `Keys ${crypto.randomUUID()}` });
+    const wide = ["signal_type", "signal_value", ...Object.keys(keys(MAX_ENTRY_METADATA_KEYS + 1, "c"))].join(",");
+    const csv = await refusal(importEntries(w.ctx, { bankId: bank.id, format: "csv", content: `${wide}\nmd5,${"cd".repeat(16)}` }));
+    expect(csv).toMatchObject({ http: 400, message: `Line 1: ${MAX_ENTRY_METADATA_KEYS + 1} metadata columns; an entry has at most ${MAX_ENTRY_METADATA_KEYS}` });
+    const json = await importEntries(w.ctx, { bankId: bank.id, format: "json", content: JSON.stringify([entry(MAX_ENTRY_METADATA_KEYS + 1)]) });
+    expect(json.added).toBe(0);
+    expect(json.errors).toEqual([{ line: 1, error: `metadata must be an object of at most ${MAX_ENTRY_METADATA_KEYS} short values` }]);
+    // Entries stored with more keys than a CSV holds (written before the bound; the domain's
+    // addEntry takes what the transport checked): their CSV is a 400 before any piece, their JSON is whole.
+    const per = Math.ceil((MAX_CSV_METADATA_COLUMNS + 1) / 3);
+    for (let i = 0; i < 3; i++) await addEntry(w.ctx, { bankId: bank.id, signalType: "sha256", value: sha(`keys ${i} ${crypto.randomUUID()}`), metadata: keys(per, `e${i}-`) });
+    const message = `the bank's entries have more than ${MAX_CSV_METADATA_COLUMNS} metadata keys, a column each in a CSV: export it as JSON (format=json)`;
+    expect(await refusal(exportEntries(w.ctx, { bankId: bank.id, format: "csv" }))).toMatchObject({ http: 400, message });
+    expect(await refusal(openBankFile(w.ctx, { bankId: bank.id, format: "csv" }))).toMatchObject({ http: 400, message });
+    expect((await exportEntries(w.ctx, { bankId: bank.id, format: "json" })).entries).toBe(3);
   });
 });

@@ -22,7 +22,7 @@ import { breathe, slicer } from "../plumbing/event-loop.ts";
 import { JOB_KIND } from "../views/job.ts";
 import { formatVpdq, parseVpdq, type VpdqFrame } from "../media/vpdq.ts";
 import {
-  bankActionSchema, DEFAULT_BANK_PDQ_DISTANCE, DEFAULT_BANK_QUALITY_FLOOR, entryInputSchema, entryMetadataSchema, MAX_IMPORT_CHARS, MAX_IMPORT_ENTRIES, MAX_INLINE_EXPORT_ENTRIES, normalizeSignal, SIGNAL_TYPE_SPECS, SIGNAL_TYPES,
+  bankActionSchema, DEFAULT_BANK_PDQ_DISTANCE, DEFAULT_BANK_QUALITY_FLOOR, entryInputSchema, entryMetadataInputSchema, entryMetadataSchema, MAX_CSV_METADATA_COLUMNS, MAX_ENTRY_METADATA_KEYS, MAX_IMPORT_CHARS, MAX_IMPORT_ENTRIES, MAX_INLINE_EXPORT_ENTRIES, normalizeSignal, SIGNAL_TYPE_SPECS, SIGNAL_TYPES,
   type BankAction, type BankCreate, type BankFileEntry, type BankFileFormat, type BankPatch, type BankView, type EntryInput, type EntryView, type ImportResult, type SignalType,
 } from "../views/media-bank.ts";
 import { containsNul } from "../views/validation.ts";
@@ -473,8 +473,8 @@ async function parseBankFile(format: BankFileFormat, content: string, defaultOri
     const signal = typeof raw.value === "string" ? storedSignal(type, raw.value) : { error: `no ${type} value` };
     if ("error" in signal) return errors.push({ line, error: signal.error });
     const origin = raw.origin === undefined || raw.origin === null || raw.origin === "" ? defaultOrigin : String(raw.origin).trim().slice(0, 500);
-    const metadata = raw.metadata === undefined || raw.metadata === null ? null : entryMetadataSchema.safeParse(raw.metadata);
-    if (metadata && !metadata.success) return errors.push({ line, error: "metadata must be an object of short values" });
+    const metadata = raw.metadata === undefined || raw.metadata === null ? null : entryMetadataInputSchema.safeParse(raw.metadata);
+    if (metadata && !metadata.success) return errors.push({ line, error: `metadata must be an object of at most ${MAX_ENTRY_METADATA_KEYS} short values` });
     if (entries.length >= MAX_IMPORT_ENTRIES) return errors.push({ line, error: `more than ${MAX_IMPORT_ENTRIES} entries in one file` });
     return entries.push({ line, signalType: type, ...signal, origin, metadata: metadata ? metadata.data : null });
   };
@@ -489,7 +489,7 @@ async function parseBankFile(format: BankFileFormat, content: string, defaultOri
     if (!list) throw badRequest("The file is not an array of entries (or { entries: [...] })");
     for (let i = 0; i < list.length; i++) {
       if (slices.due()) await slices.breathe();
-      const e = entryInputSchema.partial().passthrough().safeParse(list[i]);
+      const e = entryInputSchema.omit({ metadata: true }).partial().passthrough().safeParse(list[i]); // metadata checked by take, naming the line
       const raw = (e.success ? e.data : {}) as Record<string, unknown>;
       take(i + 1, { signalType: raw.signalType ?? raw.signal_type, value: raw.value ?? raw.signal_value, origin: raw.origin, metadata: raw.metadata });
     }
@@ -503,6 +503,8 @@ async function parseBankFile(format: BankFileFormat, content: string, defaultOri
   const valueAt = names.indexOf("signal_value");
   if (typeAt < 0 || valueAt < 0) throw badRequest("Line 1: the header must name the columns signal_type and signal_value (HMA's file exchange)");
   const originAt = names.indexOf("origin");
+  const metadataColumns = names.filter((n, i) => i !== typeAt && i !== valueAt && i !== originAt && n !== "").length;
+  if (metadataColumns > MAX_ENTRY_METADATA_KEYS) throw badRequest(`Line 1: ${metadataColumns} metadata columns; an entry has at most ${MAX_ENTRY_METADATA_KEYS}`);
   for (const { line, cells } of rows) {
     if (slices.due()) await slices.breathe();
     if (cells.length === 1 && cells[0]!.trim() === "") continue; // a blank line
@@ -566,6 +568,9 @@ export async function openBankFile(ctx: DomainContext, input: { bankId: string; 
   const bank = await requireBank(ctx, input.bankId);
   const e = mediaBankEntries;
   let entries = 0;
+  // A CSV's columns: every entry's metadata keys, read first (a 400 before any piece when there
+  // are more than a CSV holds here).
+  const keys = input.format === "csv" ? await csvMetadataKeys(ctx, bank.id, pageSize) : [];
   async function* chunks(): AsyncGenerator<string, void> {
     // A vpdq entry's value is its frames (its digest alone could not be matched nor imported again).
     const columns = { signalType: e.signalType, value: e.value, frames: e.frames, origin: e.origin, metadata: e.metadata };
@@ -580,12 +585,6 @@ export async function openBankFile(ctx: DomainContext, input: { bankId: string; 
       yield "]";
       return;
     }
-    const keySet = new Set<string>();
-    for await (const rows of entryPages<Pick<EntryRow, "value" | "metadata">>(ctx, { bankId: bank.id, columns: { value: e.value, metadata: e.metadata }, pageSize })) {
-      for (const r of rows) for (const k of Object.keys(metadataOf(r.metadata) ?? {})) keySet.add(k);
-      await breathe();
-    }
-    const keys = [...keySet].filter((k) => !["signal_type", "signal_value", "origin"].includes(k)).sort();
     yield csvText([["signal_type", "signal_value", "origin", ...keys]]);
     for await (const rows of entryPages<FileRow>(ctx, { bankId: bank.id, columns, pageSize })) {
       yield rows
@@ -599,6 +598,18 @@ export async function openBankFile(ctx: DomainContext, input: { bankId: string; 
     }
   }
   return { bank, chunks: chunks(), entries: () => entries };
+}
+
+/** The metadata keys of a bank's entries, sorted: its CSV's columns after signal_type, signal_value and origin. 400 past MAX_CSV_METADATA_COLUMNS. */
+async function csvMetadataKeys(ctx: DomainContext, bankId: string, pageSize?: number): Promise<string[]> {
+  const e = mediaBankEntries;
+  const keySet = new Set<string>();
+  for await (const rows of entryPages<Pick<EntryRow, "value" | "metadata">>(ctx, { bankId, columns: { value: e.value, metadata: e.metadata }, pageSize })) {
+    for (const r of rows) for (const k of Object.keys(metadataOf(r.metadata) ?? {})) keySet.add(k);
+    if (keySet.size > MAX_CSV_METADATA_COLUMNS) throw badRequest(`the bank's entries have more than ${MAX_CSV_METADATA_COLUMNS} metadata keys, a column each in a CSV: export it as JSON (format=json)`);
+    await breathe();
+  }
+  return [...keySet].filter((k) => !["signal_type", "signal_value", "origin"].includes(k)).sort();
 }
 
 /**

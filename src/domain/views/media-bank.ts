@@ -113,6 +113,21 @@ export type BankView = z.infer<typeof bankViewSchema>;
 /** Free-form facts about an entry (where it came from, a case number, a category): a flat object of short values. */
 export const entryMetadataSchema = z.record(z.string().min(1).max(64), z.union([z.string().max(1000), z.number(), z.boolean(), z.null()]));
 
+/**
+ * The keys an entry's metadata may have when it is given (an entry added, a file imported: a
+ * CSV's metadata columns). A bank's CSV has a column per key of any entry: an entry of 30,000
+ * keys made a bank of 12,000 entries a CSV that ran the server out of memory.
+ */
+export const MAX_ENTRY_METADATA_KEYS = 50;
+
+/** An entry's metadata as given: entryMetadataSchema, of at most MAX_ENTRY_METADATA_KEYS keys (what is stored is read with entryMetadataSchema). */
+export const entryMetadataInputSchema = entryMetadataSchema
+  .refine((m) => Object.keys(m).length <= MAX_ENTRY_METADATA_KEYS, `at most ${MAX_ENTRY_METADATA_KEYS} keys`)
+  .meta({ description: `At most ${MAX_ENTRY_METADATA_KEYS} keys` });
+
+/** The metadata columns a bank's CSV has at most (the distinct keys of its entries): past them, its JSON file holds it. */
+export const MAX_CSV_METADATA_COLUMNS = 200;
+
 export const entryInputSchema = z.object({
   signalType: z.enum(SIGNAL_TYPES),
   value: z
@@ -121,7 +136,7 @@ export const entryInputSchema = z.object({
     .max(MAX_SIGNAL_VALUE_CHARS)
     .meta({ description: "Lower- or upper-case hex: 64 digits for sha256 and pdq, 32 for md5. For vpdq, a whole video's frame hashes as Hasher-Matcher-Actioner writes them: a JSON array of \"<pdq hex>,<quality>,<seconds>\" strings, one a frame (1 to 7,200 frames)" }),
   origin: z.string().trim().max(500).nullable().optional().meta({ description: "Where the entry came from (a list's name, a decision), kept and exported" }),
-  metadata: entryMetadataSchema.nullable().optional(),
+  metadata: entryMetadataInputSchema.nullable().optional(),
 });
 export type EntryInput = z.infer<typeof entryInputSchema>;
 
