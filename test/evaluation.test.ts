@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { classifiedText, startFakeOllama, type FakeAnswer, type FakeOllama } from "../scripts/fake-ollama.ts";
-import { demoAdmin, expectRefused, newUser, withKey, type Caller } from "./helpers/dashboard.ts";
+import { demoAdmin, expectRefused, newUser, refusal, withKey, type Caller } from "./helpers/dashboard.ts";
 import { runCli, startServer, type TestServer } from "./helpers/server.ts";
 import { join } from "node:path";
 import { until } from "./helpers/wait.ts";
@@ -314,6 +314,12 @@ describe("a set from moderators' decisions", () => {
     const there = { orgSlug: p.orgSlug, projectId: p.projectId };
     const { set } = await theirs.trpc.evaluation.createSetFromDecisions.mutate({ ...there, name: "From decisions" });
     expect(set).toMatchObject({ source: "decisions", version: 1, items: 3, itemsPerCategory: { spam: 1, "": 2 } });
+    // A period's bounds are date-times with their zone: anything else is refused as such, not read as no decision.
+    for (const from of ["garbage", "2026-12-01", "-1"]) {
+      const bad = await refusal(theirs.trpc.evaluation.createSetFromDecisions.mutate({ ...there, name: `Bad ${from}`, from }));
+      expect(bad.status).toBe(400);
+      expect(bad.message).toContain("from");
+    }
 
     // The items, through a run.
     scriptAnswers(new Map());

@@ -10,7 +10,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { and, asc, eq } from "drizzle-orm";
 import { caseMedia, jobs, mediaBankAdditions, mediaBankEntries, mediaMatches } from "../../src/db/schema.ts";
-import { addEntry, createBank, exportEntries, importEntries, openBankFile } from "../../src/domain/banks/banks.ts";
+import { addEntry, createBank, exportEntries, importEntries, openBankFile, updateBank } from "../../src/domain/banks/banks.ts";
+import { createQueue } from "../../src/domain/review/queues.ts";
 import { signalsToBank } from "../../src/domain/banks/banking.ts";
 import { checkPastMedia, pastCheckStatus } from "../../src/domain/banks/past-check.ts";
 import { ROW_LOCKED } from "../../src/domain/core/context.ts";
@@ -168,6 +169,19 @@ describe("the past media check", () => {
     const [media] = await w.platform.db.select().from(caseMedia).where(eq(caseMedia.reportId, reportId));
     expect(media!.matchedAt).not.toBeNull(); // matched at intake, against the version before `later`
     expect((await w.platform.db.select().from(mediaMatches).where(eq(mediaMatches.mediaId, media!.id))).map((m) => m.entryId)).toEqual([entry.id]);
+  });
+});
+
+describe("a bank's action", () => {
+  test("routes to a queue of the organization (of the bank's project, when the queue has one): another organization's is a 400, on creation and on change", async () => {
+    const other = await w.secondOrganization({ name: `Elsewhere ${crypto.randomUUID()}` });
+    const theirs = await createQueue(other.ctx, { name: "Their queue" });
+    const ours = await createQueue(w.ctx, { name: `Our queue ${crypto.randomUUID()}` });
+    const refused = await refusal(createBank(w.ctx, { projectId: w.project.id, name: `Routed ${crypto.randomUUID()}`, action: { type: "route", queueId: theirs.id } }));
+    expect(refused).toMatchObject({ http: 400, message: "action.queueId: no such queue in this organization" });
+    const bank = await createBank(w.ctx, { projectId: w.project.id, name: `Routed ${crypto.randomUUID()}`, action: { type: "route", queueId: ours.id } });
+    expect(bank.action).toEqual({ type: "route", queueId: ours.id });
+    expect(await refusal(updateBank(w.ctx, { bankId: bank.id, action: { type: "route", queueId: theirs.id } }))).toMatchObject({ http: 400 });
   });
 });
 

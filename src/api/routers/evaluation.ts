@@ -12,7 +12,7 @@ import {
 import { createEvalSetFromDecisions, getEvalSet, importEvalSet, listEvalSets } from "../../domain/evaluation/sets.ts";
 import { installedModels } from "../../domain/analysis/analysis.ts";
 import { projectIdSchema } from "../../domain/views/validation.ts";
-import { isoDateTime } from "../../domain/views/common.ts";
+import { clientDateTime } from "../../domain/views/common.ts";
 import { policySelectionSchema } from "../../domain/views/policy.ts";
 import {
   EVAL_SET_MAX_ITEMS,
@@ -58,8 +58,8 @@ export const evaluationRouter = router({
     z.object({
       ...orgProject,
       name,
-      from: isoDateTime.optional().meta({ description: "Cases decided at or after this time." }),
-      to: isoDateTime.optional().meta({ description: "Cases decided at or before this time." }),
+      from: clientDateTime.optional().meta({ description: "Cases decided at or after this time." }),
+      to: clientDateTime.optional().meta({ description: "Cases decided at or before this time." }),
       limit: z.number().int().min(1).max(EVAL_SET_MAX_ITEMS).optional().meta({ description: "The most recently decided cases, at most this many." }),
     }),
   )

@@ -15,6 +15,7 @@ import { transaction, type DomainContext } from "../core/context.ts";
 import { badRequest, conflict, DomainError, notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { requireProject } from "../accounts/projects.ts";
+import { requireQueue } from "../review/queues.ts";
 import { csvRows, csvText } from "../plumbing/csv.ts";
 import { enqueueJob } from "../plumbing/jobs.ts";
 import { bankVersionMoving, entryPages } from "../intake/signal-index.ts";
@@ -146,8 +147,23 @@ export async function getBank(ctx: DomainContext, input: { bankId: string }): Pr
 
 const nameTaken = () => conflict("Another media bank of the project has this name");
 
+/**
+ * A bank's action that routes to a queue names one of the organization's queues, of the bank's
+ * project when the queue has one (400 otherwise, as a rule's route effect): another
+ * organization's queue was taken, and the bank's matches then routed nowhere, silently.
+ */
+async function checkActionQueue(ctx: DomainContext, action: BankAction | undefined, projectId: string): Promise<void> {
+  if (action?.type !== "route") return;
+  const queue = await requireQueue(ctx, action.queueId).catch((err: unknown) => {
+    if (err instanceof DomainError && err.kind === "not_found") throw badRequest("action.queueId: no such queue in this organization");
+    throw err;
+  });
+  if (queue.projectId && queue.projectId !== projectId) throw badRequest("action.queueId: the queue belongs to another project than the bank's");
+}
+
 export async function createBank(ctx: DomainContext, input: BankCreate & { projectId: string }): Promise<BankView> {
   await requireProject(ctx, input.projectId);
+  await checkActionQueue(ctx, input.action, input.projectId);
   const now = ctx.clock.now();
   const row: BankRow = {
     id: newId(),
@@ -178,6 +194,7 @@ export async function createBank(ctx: DomainContext, input: BankCreate & { proje
 export async function updateBank(ctx: DomainContext, input: BankPatch & { bankId: string }): Promise<BankView> {
   const updated = await transaction(ctx, async () => {
     const before = await requireBank(ctx, input.bankId);
+    await checkActionQueue(ctx, input.action, before.projectId);
     const patch: Partial<BankRow> = { updatedAt: ctx.clock.now() };
     if (input.name !== undefined) patch.name = input.name;
     if (input.description !== undefined) patch.description = input.description;
