@@ -5,13 +5,13 @@
  * and a decision on it takes every report along (src/domain/review/workflow-engine.ts, writeFellows).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { CASE_PAGE_REPORTS } from "../../src/domain/cases/cases.ts";
+import { addCaseNote, CASE_PAGE_REPORTS, MAX_NOTES_PER_CASE } from "../../src/domain/cases/cases.ts";
 import { caseDetail } from "../../src/domain/dashboard/dashboard.ts";
 import { reporterSummary } from "../../src/domain/cases/reporter-summary.ts";
 import { decideOnReport } from "../../src/domain/review/decisions.ts";
 import { and, count, eq, inArray } from "drizzle-orm";
 import { auditEvents, reports } from "../../src/db/schema.ts";
-import { domainWorld, type DomainWorld, type FiledReport } from "../helpers/builders.ts";
+import { domainWorld, refusal, type DomainWorld, type FiledReport } from "../helpers/builders.ts";
 
 /**
  * Runs `work`, counting the turns of the event loop meanwhile and the longest wait for one: what
@@ -72,6 +72,15 @@ describe("a pile-on", () => {
     const elsewhere = await w.fileReport();
     expect((await caseDetail(w.ctx, first.caseId, { report: elsewhere.reportId })).linkedReport).toBeNull();
   });
+
+  test("its notes are bounded: the case holds MAX_NOTES_PER_CASE, the next is refused (409), and the page shows them all", async () => {
+    const filed = await w.fileReport({ target: { contentType: "post", contentExternalId: "pile-on-notes" } });
+    for (let i = 0; i < MAX_NOTES_PER_CASE; i++) await addCaseNote(w.ctx, { caseId: filed.caseId, body: `note ${i}` });
+    expect(await refusal(addCaseNote(w.ctx, { caseId: filed.caseId, body: "one more" }))).toMatchObject({ http: 409, message: `A case holds at most ${MAX_NOTES_PER_CASE} notes` });
+    const detail = await caseDetail(w.ctx, filed.caseId);
+    expect(detail.notes).toHaveLength(MAX_NOTES_PER_CASE);
+    expect(detail.notes.at(-1)!.body).toBe(`note ${MAX_NOTES_PER_CASE - 1}`);
+  }, 60_000);
 
   test("its reporter summary counts every report; on SQLite its statements give the event loop back between two", async () => {
     const target = { contentType: "post", contentExternalId: "pile-on-summary" };
