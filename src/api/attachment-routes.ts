@@ -18,7 +18,7 @@ import { DomainError } from "../domain/core/errors.ts";
 import { MediaRefusal } from "../domain/media/refusals.ts";
 import type { Services } from "./context.ts";
 import { observeAttachmentUpload, type AttachmentUploadOutcome } from "./metrics.ts";
-import { beginRawCall, contentDisposition, DOWNLOAD_HEADERS, errorResponse, idParam, refuseNul, refusedRange, type ClientAddress } from "./raw-routes.ts";
+import { beginRawCall, contentDisposition, decodedOrAsIs, DOWNLOAD_HEADERS, errorResponse, idParam, refuseNul, refusedRange, type ClientAddress } from "./raw-routes.ts";
 import { ORG_PREFIX } from "./rest.ts";
 import type { Meta } from "./trpc.ts";
 
@@ -54,14 +54,7 @@ export function mountAttachmentRoutes(app: Elysia, services: Services, clientAdd
         const domain = await begin(request, server, resHeaders, "mutation", params.orgSlug ?? "");
         const targetId = idParam.parse(params[target]);
         const headerName = request.headers.get(FILE_NAME_HEADER);
-        let fileName = query.fileName ?? null;
-        if (fileName === null && headerName !== null) {
-          try {
-            fileName = decodeURIComponent(headerName);
-          } catch {
-            fileName = headerName;
-          }
-        }
+        const fileName = query.fileName ?? (headerName !== null ? decodedOrAsIs(headerName) : null);
         if (fileName !== null && fileName.length > 1024) throw new DomainError("bad_request", "fileName: must be at most 1024 characters");
         refuseNul(fileName);
         const length = request.headers.get("content-length");

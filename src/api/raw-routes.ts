@@ -67,7 +67,8 @@ export function refuseNul(...texts: unknown[]): void {
   if (containsNul(texts)) throw new DomainError("bad_request", NUL_REFUSED);
 }
 
-const decodedOrAsIs = (segment: string): string => {
+/** Percent-decoded text (a path segment, a name sent in a header), or as it came when it is not valid percent-encoding. */
+export const decodedOrAsIs = (segment: string): string => {
   try {
     return decodeURIComponent(segment);
   } catch {

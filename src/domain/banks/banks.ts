@@ -15,7 +15,7 @@ import { transaction, type DomainContext } from "../core/context.ts";
 import { badRequest, conflict, DomainError, notFound } from "../core/errors.ts";
 import { newId } from "../core/ids.ts";
 import { requireProject } from "../accounts/projects.ts";
-import { requireQueue } from "../review/queues.ts";
+import { checkRouteQueues } from "../review/queues.ts";
 import { csvRows, csvText } from "../plumbing/csv.ts";
 import { enqueueJob } from "../plumbing/jobs.ts";
 import { bankVersionMoving, entryPages } from "../intake/signal-index.ts";
@@ -149,17 +149,11 @@ const nameTaken = () => conflict("Another media bank of the project has this nam
 
 /**
  * A bank's action that routes to a queue names one of the organization's queues, of the bank's
- * project when the queue has one (400 otherwise, as a rule's route effect): another
- * organization's queue was taken, and the bank's matches then routed nowhere, silently.
+ * project when the queue has one (400 otherwise, as for a rule's route effect: checkRouteQueues):
+ * another organization's queue was taken, and the bank's matches then routed nowhere, silently.
  */
-async function checkActionQueue(ctx: DomainContext, action: BankAction | undefined, projectId: string): Promise<void> {
-  if (action?.type !== "route") return;
-  const queue = await requireQueue(ctx, action.queueId).catch((err: unknown) => {
-    if (err instanceof DomainError && err.kind === "not_found") throw badRequest("action.queueId: no such queue in this organization");
-    throw err;
-  });
-  if (queue.projectId && queue.projectId !== projectId) throw badRequest("action.queueId: the queue belongs to another project than the bank's");
-}
+const checkActionQueue = (ctx: DomainContext, action: BankAction | undefined, projectId: string): Promise<void> =>
+  checkRouteQueues(ctx, action?.type === "route" ? [{ path: "action.queueId", queueId: action.queueId }] : [], projectId, "bank");
 
 export async function createBank(ctx: DomainContext, input: BankCreate & { projectId: string }): Promise<BankView> {
   await requireProject(ctx, input.projectId);

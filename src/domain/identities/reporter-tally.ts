@@ -131,10 +131,7 @@ export async function recountCaseReporters(
   const ids = await ctx.db.selectDistinct({ id: identities.id }).from(identities).where(inArray(identities.id, reportersOfCase)).orderBy(asc(identities.id));
   for (let at = 0; at < ids.length; at += perStatement) {
     if (at > 0) await breathe();
-    await recount(
-      ctx,
-      ids.slice(at, at + perStatement).map((r) => r.id),
-    );
+    await recount(ctx, ids.slice(at, at + perStatement).map((r) => r.id));
   }
 }
 

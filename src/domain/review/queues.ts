@@ -128,6 +128,26 @@ export async function defaultQueue(ctx: Pick<DomainContext, "db" | "orgId" | "cl
   });
 }
 
+/**
+ * The queues something of `projectId` routes to (a rule's effects, a media bank's action), each
+ * named with the path of its field: each must be one of the caller's organization's, and of
+ * `projectId` when the queue has a project, else a 400 naming the field. `owner` names what
+ * routes there ("rule", "bank") in that message.
+ */
+export async function checkRouteQueues(ctx: Reader, named: readonly { path: string; queueId: string }[], projectId: string | null, owner: string): Promise<void> {
+  if (!named.length) return;
+  const found = await ctx.db
+    .select({ id: queues.id, projectId: queues.projectId })
+    .from(queues)
+    .where(and(eq(queues.orgId, ctx.orgId), inArray(queues.id, [...new Set(named.map((n) => n.queueId))])));
+  const byId = new Map(found.map((q) => [q.id, q]));
+  for (const { path, queueId } of named) {
+    const q = byId.get(queueId);
+    if (!q) throw badRequest(`${path}: no such queue in this organization`);
+    if (q.projectId && q.projectId !== projectId) throw badRequest(`${path}: the queue belongs to another project than the ${owner}'s`);
+  }
+}
+
 /** A queue of the caller's organization, else 404. */
 export async function requireQueue(ctx: Reader, queueId: string): Promise<QueueRow> {
   const [row] = await queueStatements(ctx.db).byId.execute({ id: queueId, orgId: ctx.orgId });

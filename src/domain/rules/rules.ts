@@ -6,8 +6,8 @@
  * A rule never reaches another organization's data: its project and the queues it routes to
  * are the organization's own.
  */
-import { and, count, desc, eq, gte, inArray, lt } from "drizzle-orm";
-import { projects, queues, reports, ruleHits, rules, ruleVersions } from "../../db/schema.ts";
+import { and, count, desc, eq, gte, lt } from "drizzle-orm";
+import { projects, reports, ruleHits, rules, ruleVersions } from "../../db/schema.ts";
 import { recordAudit } from "../core/audit.ts";
 import { DAY_MS, iso } from "../core/clock.ts";
 import { transaction, type DomainContext } from "../core/context.ts";
@@ -19,6 +19,7 @@ import { joinWords, kindSpec, pluralLabel, resolutionCodeOf, TIMED_KINDS } from 
 import { referenceOf, type Condition, type Effect, type Facts, type RuleHitView, type RuleInput, type RuleTestResult, type RuleView } from "../views/rule.ts";
 import { isOfWorkableCase, type AccessContext } from "../access/queue-access.ts";
 import { liveProject } from "../accounts/projects.ts";
+import { checkRouteQueues } from "../review/queues.ts";
 
 type RuleRow = typeof rules.$inferSelect;
 type Reader = Pick<DomainContext, "db" | "orgId">;
@@ -89,17 +90,7 @@ async function checkReferences(ctx: Reader, rule: { projectId: string | null; th
     const queue = referenceOf(e, "queue");
     return queue ? [{ path: `then[${i}].${queue.field}`, queueId: queue.value }] : [];
   });
-  if (!named.length) return;
-  const found = await ctx.db
-    .select({ id: queues.id, projectId: queues.projectId })
-    .from(queues)
-    .where(and(eq(queues.orgId, ctx.orgId), inArray(queues.id, [...new Set(named.map((n) => n.queueId))])));
-  const byId = new Map(found.map((q) => [q.id, q]));
-  for (const { path, queueId } of named) {
-    const q = byId.get(queueId);
-    if (!q) throw badRequest(`${path}: no such queue in this organization`);
-    if (q.projectId && q.projectId !== rule.projectId) throw badRequest(`${path}: the queue belongs to another project than the rule's`);
-  }
+  await checkRouteQueues(ctx, named, rule.projectId, "rule");
 }
 
 async function requireRule(ctx: Reader, ruleId: string): Promise<RuleRow> {
