@@ -10,7 +10,10 @@ import { caseDetail } from "../../src/domain/dashboard/dashboard.ts";
 import { reporterSummary } from "../../src/domain/cases/reporter-summary.ts";
 import { decideOnReport } from "../../src/domain/review/decisions.ts";
 import { and, count, eq, inArray } from "drizzle-orm";
-import { auditEvents, reports } from "../../src/db/schema.ts";
+import { auditEvents, jobs, reports, webhookDeliveries } from "../../src/db/schema.ts";
+import { createEndpoint } from "../../src/domain/webhooks/endpoints.ts";
+import { JOB_KIND } from "../../src/domain/views/job.ts";
+import type { ReportDecidedEvent } from "../../src/domain/views/webhook.ts";
 import { domainWorld, refusal, type DomainWorld, type FiledReport } from "../helpers/builders.ts";
 
 /**
@@ -129,5 +132,49 @@ describe("a pile-on", () => {
     expect(worstGapMs).toBeLessThan(decisionMs / 2);
     const open = await w.ctx.db.select({ n: count() }).from(reports).where(and(eq(reports.caseId, filed[0]!.caseId), eq(reports.status, "OPEN")));
     expect(Number(open[0]!.n)).toBe(0);
+  }, 120_000);
+});
+
+describe("announcing a pile-on's decision (report.decided)", () => {
+  let w: DomainWorld;
+  beforeAll(async () => {
+    w = await domainWorld();
+  });
+  afterAll(async () => {
+    await w.close();
+  });
+
+  test("each report is announced once to each endpoint that asked, the target first, its deliveries and jobs written in batches", async () => {
+    // Past a page of reports (1,000) and a batch of deliveries (500), with a partial last one of each.
+    const asked = [
+      await createEndpoint(w.ctx, { url: "https://hooks.example.org/one", eventTypes: ["report.decided"] }),
+      await createEndpoint(w.ctx, { url: "https://hooks.example.org/two", eventTypes: ["report.decided", "media.matched"] }),
+    ].map((e) => e.endpoint.id);
+    // Without a filter: the enforcement action events only.
+    const unfiltered = (await createEndpoint(w.ctx, { url: "https://hooks.example.org/all" })).endpoint.id;
+    const target = { contentType: "post", contentExternalId: "pile-on-announced" };
+    const filed: FiledReport[] = [];
+    for (let i = 0; i < 2_301; i++) filed.push(await w.fileReport({ target, reasons: ["spam"], reporter: { type: "user", externalId: `announced-${i % 7}` } }));
+    const decided = filed[1_234]!;
+    const { turns } = await turnsDuring(() => decideOnReport(w.ctx, { reportId: decided.reportId, decision: { action: "resolve", code: "SPAM_CONFIRMED" } }));
+    expect(turns).toBeGreaterThan(0);
+
+    const deliveries = await w.ctx.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.eventType, "report.decided")).orderBy(webhookDeliveries.id);
+    expect(deliveries.filter((d) => d.endpointId === unfiltered)).toEqual([]);
+    for (const endpointId of asked) {
+      const events = deliveries.filter((d) => d.endpointId === endpointId).map((d) => (JSON.parse(d.payload) as { data: ReportDecidedEvent }).data);
+      // Delivery ids are time-ordered, so this is the order they were written in: the target first.
+      expect(events[0]!.reportId).toBe(decided.reportId);
+      expect(new Set(events.map((e) => e.reportId))).toEqual(new Set(filed.map((f) => f.reportId)));
+      expect(events.length).toBe(filed.length);
+      expect(new Set(events.map((e) => `${e.outcome} ${e.code} ${e.caseId}`))).toEqual(new Set([`resolved SPAM_CONFIRMED ${decided.caseId}`]));
+      // Each carries its own reporter.
+      const reporterOf = new Map(events.map((e) => [e.reportId, e.reporter?.externalId]));
+      expect(filed.every((f, i) => reporterOf.get(f.reportId) === `announced-${i % 7}`)).toBe(true);
+    }
+    // One delivery job per delivery.
+    const [queued] = await w.ctx.db.select({ n: count() }).from(jobs).where(eq(jobs.kind, JOB_KIND.webhookDelivery));
+    expect(Number(queued!.n)).toBe(deliveries.length);
+    expect(deliveries.length).toBe(2 * filed.length);
   }, 120_000);
 });

@@ -6,6 +6,7 @@ import { together, transaction, type DomainContext, type ReadContext } from "../
 import { newId } from "../core/ids.ts";
 import type { JobKind, JobStatus, JobView } from "../views/job.ts";
 import { admit, type LaneBacklog } from "./backlog-rules.ts";
+import { param, statements } from "../../db/prepared.ts";
 
 export type JobRow = typeof jobs.$inferSelect;
 export type { JobStatus, JobView } from "../views/job.ts";
@@ -216,6 +217,52 @@ export async function enqueueJob(ctx: ReadContext, input: EnqueueInput): Promise
   state.enqueued.add(input.kind);
   ctx.store.jobEnqueued();
   return id;
+}
+
+type JobInsert = Required<Omit<typeof jobs.$inferInsert, "leasedBy" | "leaseUntil">>;
+
+/** The INSERT of enqueueJobs, kept prepared (src/db/prepared.ts). */
+const jobStatements = statements((db) => {
+  const row: Record<keyof JobInsert, true> = { id: true, orgId: true, kind: true, payload: true, status: true, attempts: true, maxAttempts: true, runAt: true, lastError: true, priority: true, entityId: true, createdAt: true, updatedAt: true };
+  return { insert: db.insert(jobs).values(Object.fromEntries(Object.keys(row).map((c) => [c, param(c)])) as unknown as JobInsert).prepare() };
+});
+
+/**
+ * Adds jobs of one lane without a backlog bound by a prepared INSERT, sent together (a decision's
+ * thousands of webhook deliveries: a statement built with Drizzle for each cost about 15 µs a job
+ * on SQLite, in the decision's transaction; one round trip on PostgreSQL). A lane with a bound takes them one by one through enqueueJob, which
+ * admits or sheds each. Same contract as enqueueJob otherwise; returns the ids in order.
+ */
+export async function enqueueJobs(ctx: ReadContext, kind: JobKind, inputs: readonly Omit<EnqueueInput, "kind">[]): Promise<string[]> {
+  const state = laneState(ctx.store);
+  if (state.bounds.has(kind)) {
+    const ids: string[] = [];
+    for (const input of inputs) ids.push(await enqueueJob(ctx, { ...input, kind }));
+    return ids;
+  }
+  if (inputs.length === 0) return [];
+  const now = ctx.clock.now();
+  const insert = jobStatements(ctx.db).insert;
+  const rows = inputs.map((input): JobInsert => ({
+    id: newId(),
+    orgId: input.orgId,
+    kind,
+    payload: JSON.stringify(input.payload),
+    status: "pending",
+    attempts: 0,
+    maxAttempts: input.maxAttempts ?? 10,
+    runAt: input.runAt ?? now,
+    lastError: null,
+    priority: input.priority ?? 0,
+    entityId: input.entityId ?? null,
+    createdAt: now,
+    updatedAt: now,
+  }));
+  await together(...rows.map((row) => insert.execute(row)));
+  for (let i = 0; i < rows.length; i++) noteArrival(state, kind, now);
+  state.enqueued.add(kind);
+  ctx.store.jobEnqueued();
+  return rows.map((r) => r.id);
 }
 
 /**

@@ -20,7 +20,7 @@ import { plainWords, renderTemplate } from "./template-text.ts";
 import type { Notice, Outcome, ReportOutcome } from "../views/report.ts";
 import type { TemplateKind } from "../views/template.ts";
 import { EVENT_TYPE, type ReportDecidedEvent } from "../views/webhook.ts";
-import { enqueueWebhookEvent, isWanted } from "../webhooks/outbox.ts";
+import { enqueueWebhookEvents, isWanted } from "../webhooks/outbox.ts";
 import type { WorkflowAction } from "../views/workflow.ts";
 
 type ReportRow = typeof reports.$inferSelect;
@@ -88,14 +88,25 @@ async function actionKindOf(ctx: Db, reportId: string): Promise<string | null> {
   return a?.kind ?? null;
 }
 
+/** The kind of the latest enforcement action taken on each of these reports that has one (actionKindOf for many). */
+async function latestActionKinds(ctx: Db, reportIds: readonly string[]): Promise<Map<string, string>> {
+  const rows = await ctx.db
+    .select({ reportId: enforcementActions.reportId, kind: enforcementActions.kind })
+    .from(enforcementActions)
+    .where(inArray(enforcementActions.reportId, [...reportIds]))
+    .orderBy(asc(enforcementActions.createdAt));
+  // Oldest first: the latest of each report is set last.
+  return new Map(rows.flatMap((a) => (a.reportId ? [[a.reportId, a.kind] as const] : [])));
+}
+
 /** The public text of an outcome: the template filled in, else the default sentence. */
-async function outcomeText(ctx: Db, r: ReportRow, d: Decided, appeal: Appeal | null, bodies: Map<string, string | null>): Promise<string> {
+async function outcomeText(ctx: Db, r: ReportRow, d: Decided, appeal: Appeal | null, bodies: Map<string, string | null>, actionKinds?: ReadonlyMap<string, string>): Promise<string> {
   const kind = TEMPLATE_OF[d.outcome];
   const key = `${r.projectId}:${kind ?? ""}`;
   if (!bodies.has(key)) bodies.set(key, await templateBody(ctx, r.projectId, kind));
   const body = bodies.get(key) ?? null;
   if (body === null) return defaultOutcomeText(d.outcome, d.code, appeal);
-  const action = d.outcome === "resolved" ? await actionKindOf(ctx, r.id) : null;
+  const action = d.outcome !== "resolved" ? null : actionKinds ? (actionKinds.get(r.id) ?? null) : await actionKindOf(ctx, r.id);
   const text = renderTemplate(body, {
     reason: d.code ? plainWords(d.code) : "",
     category: (JSON.parse(r.reasons) as string[]).join(", "),
@@ -123,6 +134,9 @@ function contactOf(noticeText: string | null): ReportDecidedEvent["notice"] {
   return { notifierName: n.notifierName ?? null, notifierEmail: n.notifierEmail ?? null };
 }
 
+/** Reports a `report.decided` page reads and announces at once (an `IN` list of their ids, and one write of their deliveries). */
+const DECIDED_PAGE = 1000;
+
 /**
  * The `report.decided` events of a decision: one per report it moved (`moved`, in the order the
  * engine moved them, the target first) that is now RESOLVED, DISMISSED or CLOSED, written to the
@@ -130,38 +144,48 @@ function contactOf(noticeText: string | null): ReportDecidedEvent["notice"] {
  * appeal ended); `at` its time. Called by the engine's `report.decided` effect (ON_DECIDED in
  * workflow-engine.ts), which skips a silent move; it takes plain values, not the transition, so
  * that this module needs nothing of the engine (the engine imports it).
+ *
+ * A pile-on's decision moves tens of thousands of reports: they are read and announced
+ * DECIDED_PAGE at a time (their rows, reporters and enforcement actions by one statement each),
+ * and their deliveries written in batches (enqueueWebhookEvents).
  */
 export async function enqueueReportDecided(ctx: DomainContext, decision: { moved: readonly string[]; action: WorkflowAction; at: number }): Promise<void> {
   const { moved } = decision;
   if (moved.length === 0 || !(await isWanted(ctx, EVENT_TYPE.reportDecided))) return;
-  const rows = await ctx.db.select().from(reports).where(inArray(reports.id, moved));
-  const reporterIds = [...new Set(rows.map((r) => r.reporterIdentityId).filter((x): x is string => x != null))];
-  const who = reporterIds.length
-    ? new Map(
-        (await ctx.db.select({ id: identities.id, type: identities.type, externalId: identities.externalId }).from(identities).where(inArray(identities.id, reporterIds))).map(
-          (i) => [i.id, { type: i.type, externalId: i.externalId }] as const,
-        ),
-      )
-    : new Map<string, { type: string; externalId: string }>();
   const appeal = APPEAL_OF[decision.action] ?? null;
   const bodies = new Map<string, string | null>();
-  // In the order the engine moved them: the target first.
-  for (const id of moved) {
-    const r = rows.find((x) => x.id === id);
-    const d = r && decidedOf(r);
-    if (!r || !d) continue;
-    const data: ReportDecidedEvent = {
-      reportId: r.id,
-      projectId: r.projectId,
-      caseId: r.caseId,
-      reporter: (r.reporterIdentityId && who.get(r.reporterIdentityId)) || null,
-      notice: contactOf(r.notice),
-      outcome: d.outcome,
-      code: d.code,
-      appeal: d.outcome === "closed" ? appeal : null,
-      text: await outcomeText(ctx, r, d, appeal, bodies),
-      decidedAt: iso(decision.at),
-    };
-    await enqueueWebhookEvent(ctx, { type: EVENT_TYPE.reportDecided, data, now: decision.at });
+  for (let at = 0; at < moved.length; at += DECIDED_PAGE) {
+    const page = moved.slice(at, at + DECIDED_PAGE);
+    const rows = new Map((await ctx.db.select().from(reports).where(inArray(reports.id, page))).map((r) => [r.id, r] as const));
+    const reporterIds = [...new Set([...rows.values()].map((r) => r.reporterIdentityId).filter((x): x is string => x != null))];
+    const who = reporterIds.length
+      ? new Map(
+          (await ctx.db.select({ id: identities.id, type: identities.type, externalId: identities.externalId }).from(identities).where(inArray(identities.id, reporterIds))).map(
+            (i) => [i.id, { type: i.type, externalId: i.externalId }] as const,
+          ),
+        )
+      : new Map<string, { type: string; externalId: string }>();
+    const actionKinds = await latestActionKinds(ctx, page);
+    const events: { data: ReportDecidedEvent; now: number }[] = [];
+    // In the order the engine moved them: the target first.
+    for (const id of page) {
+      const r = rows.get(id);
+      const d = r && decidedOf(r);
+      if (!r || !d) continue;
+      const data: ReportDecidedEvent = {
+        reportId: r.id,
+        projectId: r.projectId,
+        caseId: r.caseId,
+        reporter: (r.reporterIdentityId && who.get(r.reporterIdentityId)) || null,
+        notice: contactOf(r.notice),
+        outcome: d.outcome,
+        code: d.code,
+        appeal: d.outcome === "closed" ? appeal : null,
+        text: await outcomeText(ctx, r, d, appeal, bodies, actionKinds),
+        decidedAt: iso(decision.at),
+      };
+      events.push({ data, now: decision.at });
+    }
+    await enqueueWebhookEvents(ctx, { type: EVENT_TYPE.reportDecided, events });
   }
 }
