@@ -1,6 +1,7 @@
 import { isIP } from "node:net";
 import { dirname, join } from "node:path";
 import { z } from "zod";
+import { HOLDING_LIMITS, type HoldingLimits } from "./domain/core/holding-limits.ts";
 
 /** A boolean environment flag: "1", "true", "yes", "on" (and their opposites). */
 const flag = z
@@ -147,6 +148,10 @@ const configSchema = z.object({
   FLAGSTAFF_ATTACHMENTS_PER_CASE: positiveInt(100),
   /** Most bytes of attachments one organization keeps (a 409 past it). */
   FLAGSTAFF_ATTACHMENT_ORG_BYTES: positiveInt(20 * 1024 ** 3),
+  /** Most rules one organization holds (a 409 past it): HOLDING_LIMITS, src/domain/core/holding-limits.ts. */
+  FLAGSTAFF_MAX_RULES: positiveInt(HOLDING_LIMITS.rules.default),
+  /** Most webhook endpoints one organization holds (a 409 past it): HOLDING_LIMITS. */
+  FLAGSTAFF_MAX_WEBHOOK_ENDPOINTS: positiveInt(HOLDING_LIMITS.webhookEndpoints.default),
   /** Largest image, in pixels (width x height from its header), that gets a preview: larger ones are refused (a 413). */
   FLAGSTAFF_ATTACHMENT_MAX_PIXELS: positiveInt(50_000_000),
   /** The longest side of an image's preview, in pixels. */
@@ -191,6 +196,8 @@ const configSchema = z.object({
 type RawConfig = z.infer<typeof configSchema>;
 
 export interface Config {
+  /** How many rules and webhook endpoints one organization may hold (src/domain/core/holding-limits.ts). */
+  holdingLimits: HoldingLimits;
   port: number;
   host: string;
   /** FLAGSTAFF_REUSE_PORT: share the port with other processes that ask for it too (SO_REUSEPORT). */
@@ -360,6 +367,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dev: c.FLAGSTAFF_DEV,
     trustedProxies: c.FLAGSTAFF_TRUSTED_PROXIES,
     metricsToken: c.FLAGSTAFF_METRICS_TOKEN ?? null,
+    holdingLimits: { rules: c.FLAGSTAFF_MAX_RULES, webhookEndpoints: c.FLAGSTAFF_MAX_WEBHOOK_ENDPOINTS },
     attachments: {
       dir: c.FLAGSTAFF_ATTACHMENTS_DIR ?? join(dirname(c.FLAGSTAFF_DB), "attachments"),
       dirConfigured: c.FLAGSTAFF_ATTACHMENTS_DIR !== undefined,

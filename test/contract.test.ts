@@ -23,6 +23,28 @@ let org: OrgClient;
 let orgSlug: string;
 let projectId: string;
 
+/** The organization's limits of rules and webhook endpoints here (src/domain/core/holding-limits.ts). */
+const MAX_RULES = 12;
+const MAX_WEBHOOK_ENDPOINTS = 6;
+
+/**
+ * Creates with `create(n)` (201 each) until it is refused, which must be a 409 naming `setting`
+ * before `max` were made; answers the ids made, for the caller to delete.
+ */
+async function fillUntilRefused(setting: string, max: number, create: (n: number) => Promise<{ status: number; id?: string; error?: string }>): Promise<string[]> {
+  const made: string[] = [];
+  for (;;) {
+    const next = await create(made.length);
+    if (next.status !== 201) {
+      expect(next.status).toBe(409);
+      expect(next.error).toContain(setting);
+      return made;
+    }
+    made.push(next.id!);
+    expect(made.length).toBeLessThan(max);
+  }
+}
+
 /** Real values for every path parameter, gathered as the scenarios create things. */
 const ids: Record<string, string> = {};
 /** A second project of the same organization and its publishable key (a 403 everywhere here). */
@@ -39,6 +61,9 @@ beforeAll(async () => {
     // Small attachment limits, so that each refusal is reached (below the sweep's 300 kB body).
     FLAGSTAFF_ATTACHMENT_MAX_BYTES: "250000",
     FLAGSTAFF_ATTACHMENTS_PER_CASE: "3",
+    // Small holding limits, so that the 409 past each is reached.
+    FLAGSTAFF_MAX_RULES: String(MAX_RULES),
+    FLAGSTAFF_MAX_WEBHOOK_ENDPOINTS: String(MAX_WEBHOOK_ENDPOINTS),
   });
   contract = await contractOf(server.url);
   sdk = await checkedSdkClient(server.url, server.demo.secretKey);
@@ -230,6 +255,12 @@ describe("organization routes, success and state errors", () => {
     const doomed = await org.POST("/organizations/{orgSlug}/rules", { params: { path }, body: { name: "Doomed rule", trigger: "report.created", mode: "disabled", when, then } });
     const deleted = await org.DELETE("/organizations/{orgSlug}/rules/{ruleId}", { params: { path: { orgSlug, ruleId: doomed.data!.rule.id } } });
     expect(deleted.response.status).toBe(200);
+    // The organization's limit (FLAGSTAFF_MAX_RULES, small here): the next one is a 409 naming it; room again once one goes.
+    const filled = await fillUntilRefused("FLAGSTAFF_MAX_RULES", MAX_RULES, async (n) => {
+      const next = await org.POST("/organizations/{orgSlug}/rules", { params: { path }, body: { name: `Filler ${n}`, trigger: "report.created", mode: "disabled", when, then } });
+      return { status: next.response.status, id: next.data?.rule.id, error: next.error?.error };
+    });
+    for (const id of filled) expect((await org.DELETE("/organizations/{orgSlug}/rules/{ruleId}", { params: { path: { orgSlug, ruleId: id } } })).response.status).toBe(200);
   });
 
   test("evaluation: import a set (201), build one from decisions (201), list, get, start a run (201), runs, run, items, threshold advice, compare, cancel (then 409)", async () => {
@@ -631,6 +662,12 @@ describe("SDK routes, success and state errors", () => {
     const doomed = await org.POST("/organizations/{orgSlug}/webhook-endpoints", { params: { path: orgPath }, body: { url: `${url}/2` } });
     const deleted = await org.DELETE("/organizations/{orgSlug}/webhook-endpoints/{endpointId}", { params: { path: { orgSlug, endpointId: doomed.data!.endpoint.id } } });
     expect(deleted.response.status).toBe(200);
+    // The organization's limit (FLAGSTAFF_MAX_WEBHOOK_ENDPOINTS, small here): the next one is a 409 naming it.
+    const added = await fillUntilRefused("FLAGSTAFF_MAX_WEBHOOK_ENDPOINTS", MAX_WEBHOOK_ENDPOINTS, async (n) => {
+      const next = await org.POST("/organizations/{orgSlug}/webhook-endpoints", { params: { path: orgPath }, body: { url: `${url}/${n}`, enabled: false } });
+      return { status: next.response.status, id: next.data?.endpoint.id, error: next.error?.error };
+    });
+    for (const id of added) expect((await org.DELETE("/organizations/{orgSlug}/webhook-endpoints/{endpointId}", { params: { path: { orgSlug, endpointId: id } } })).response.status).toBe(200);
   });
 
   test("transparency: submission settings (409 to submit before they are set), attempts, the report", async () => {

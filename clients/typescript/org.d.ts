@@ -5262,6 +5262,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The organization holds as many webhook endpoints as it may (FLAGSTAFF_MAX_WEBHOOK_ENDPOINTS, default 20; the message names it): delete one first */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Request body too large */
             413: {
                 headers: {
@@ -6737,6 +6746,15 @@ export interface operations {
             };
             /** @description The organization, project or resource does not exist, or belongs to another organization */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization holds as many rules as it may (FLAGSTAFF_MAX_RULES, default 1,000; the message names it): delete one first */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

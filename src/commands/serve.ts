@@ -1,4 +1,5 @@
 import type { Config } from "../config.ts";
+import { setHoldingLimits } from "../domain/core/holding-limits.ts";
 import { startCheckpointer } from "../db/checkpoint.ts";
 import { observeJobRun, registerAiGauges, registerLaneGauges } from "../api/metrics.ts";
 import { setModelSlots } from "../domain/analysis/model-meter.ts";
@@ -61,6 +62,8 @@ export async function serve(config: Config): Promise<void> {
   // Read before anything starts: a key that cannot be read stops the start (exit 2).
   const auditKey = loadAuditSigningKey();
   const services = await createServices(config);
+  // How many rules and webhook endpoints an organization may hold (src/domain/core/holding-limits.ts): before the first request.
+  setHoldingLimits(services.store, config.holdingLimits);
 
   // The port is taken before anything else starts (workers, schedulers, an empty database's
   // first organization): a second instance on a port in use stops here, having done nothing but

@@ -44,7 +44,7 @@ export const rulesRouter = router({
         summary: "Create a rule",
         description: "A rule at version 1. `route` effects must name queues of the organization (and of the rule's project, or of none).",
         tags,
-        errorResponses: invalidRule,
+        errorResponses: { ...invalidRule, 409: "The organization holds as many rules as it may (FLAGSTAFF_MAX_RULES, default 1,000; the message names it): delete one first" },
       },
     })
     .output(z.object({ rule: ruleViewSchema }))

@@ -39,7 +39,10 @@ export const webhooksRouter = router({
         summary: "Add a webhook endpoint",
         description: "Answers the endpoint and its signing secret (`whsec_…`), which is shown this once.",
         tags,
-        errorResponses: { 503: "The URL's host name could not be resolved now (DNS did not answer): try again" },
+        errorResponses: {
+          409: "The organization holds as many webhook endpoints as it may (FLAGSTAFF_MAX_WEBHOOK_ENDPOINTS, default 20; the message names it): delete one first",
+          503: "The URL's host name could not be resolved now (DNS did not answer): try again",
+        },
       },
     })
     .output(z.object({ endpoint: endpointViewSchema, secret: z.string() }))

@@ -12,6 +12,7 @@ import { recordAudit } from "../core/audit.ts";
 import { DAY_MS, iso } from "../core/clock.ts";
 import { transaction, type DomainContext } from "../core/context.ts";
 import { badRequest, notFound } from "../core/errors.ts";
+import { requireRoomFor } from "../core/holding-limits.ts";
 import { newId } from "../core/ids.ts";
 import { fieldsOf, forgetRules, gatherFacts } from "./rule-engine.ts";
 import { evaluateOffThread } from "./rule-test-thread.ts";
@@ -124,6 +125,8 @@ export async function getRule(ctx: Reader, input: { ruleId: string }): Promise<R
 export async function createRule(ctx: DomainContext, input: RuleInput): Promise<RuleView> {
   return transaction(ctx, async () => {
     const projectId = input.projectId ?? null;
+    const [held] = await ctx.db.select({ n: count() }).from(rules).where(eq(rules.orgId, ctx.orgId));
+    requireRoomFor(ctx, "rules", Number(held?.n ?? 0));
     await checkReferences(ctx, { projectId, then: input.then });
     const now = ctx.clock.now();
     const row: RuleRow = {

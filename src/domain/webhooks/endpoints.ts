@@ -6,12 +6,13 @@
  */
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, count, eq } from "drizzle-orm";
 import { webhookEndpoints } from "../../db/schema.ts";
 import { recordAudit } from "../core/audit.ts";
 import { iso, isoOrNull } from "../core/clock.ts";
 import { transaction, type DomainContext } from "../core/context.ts";
 import { badRequest, DomainError, notFound } from "../core/errors.ts";
+import { requireRoomFor } from "../core/holding-limits.ts";
 import { newId } from "../core/ids.ts";
 import type { Lookup } from "../plumbing/safe-fetch.ts";
 import { bareHostname, checkUrlSyntax, isForbiddenAddress, ScanRefusedError } from "../plumbing/ssrf.ts";
@@ -141,6 +142,8 @@ export async function createEndpoint(ctx: DomainContext, input: EndpointInput): 
     updatedAt: now,
   };
   await transaction(ctx, async () => {
+    const [held] = await ctx.db.select({ n: count() }).from(webhookEndpoints).where(eq(webhookEndpoints.orgId, ctx.orgId));
+    requireRoomFor(ctx, "webhookEndpoints", Number(held?.n ?? 0));
     await ctx.db.insert(webhookEndpoints).values(row);
     await recordAudit(ctx, {
       action: "WEBHOOK_ENDPOINT_CREATED", entityType: "webhook_endpoint", entityId: row.id,
