@@ -89,5 +89,20 @@ describe("the transparency report at the edges of its reads", () => {
     expect(farAhead.period).toMatchObject({ from: "9999-01-01", to: "9999-12-31" });
     expect(farAhead.reports.total).toBe(0);
     expect(farAhead.decisions.total).toBe(0);
+
+    // One project's report (its own reads, prepared apart from the organization's): a report of
+    // another project of the organization, filed and decided in the period, counts for the
+    // organization and not for the first project.
+    const second = await w.addProject({ name: "Second" });
+    at(periodStart + 7 * HOUR);
+    const elsewhere = await w.fileReport({ reasons: ["harassment"], project: second });
+    await decideOnReport(w.ctx, { reportId: elsewhere.reportId, decision: { action: "dismiss", reason: "other" } });
+    at(start);
+    const own = await transparencyReport(w.ctx, { from: ymd(periodStart), to: ymd(start), projectId: w.project.id });
+    expect({ reports: own.reports, decisions: own.decisions }).toEqual({ reports: report.reports, decisions: report.decisions });
+    const theirs = await transparencyReport(w.ctx, { from: ymd(periodStart), to: ymd(start), projectId: second.id });
+    expect([theirs.reports.total, theirs.decisions.total, theirs.reports.byCategory.map((c) => c.category)]).toEqual([1, 1, ["harassment"]]);
+    const all = await transparencyReport(w.ctx, { from: ymd(periodStart), to: ymd(start) });
+    expect([all.reports.total, all.decisions.total]).toEqual([times.length + 1, 4]);
   }, 30_000);
 });

@@ -9,6 +9,8 @@
 import { csvText } from "../plumbing/csv.ts";
 import { and, asc, count, eq, gt, gte, inArray, isNotNull, isNull, lt, or, sql, type SQL } from "drizzle-orm";
 import { appeals, enforcementActions, reportReasons, reports, statements } from "../../db/schema.ts";
+import type { Db } from "../../db/client.ts";
+import { shapedStatements } from "../../db/prepared.ts";
 import { DAY_MS, HOUR_MS, iso } from "../core/clock.ts";
 import { breathe } from "../plumbing/event-loop.ts";
 import { breatheBetweenReads, readWindowMs, windowsOf } from "../plumbing/slices.ts";
@@ -97,6 +99,59 @@ function parseJson(text: string | null): Record<string, unknown> | null {
 
 const str = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);
 
+/**
+ * The reads repeated for each window of time, every value a placeholder, prepared once per
+ * connection and shape (with a project or without: src/db/prepared.ts). On SQLite a year is
+ * about 1,460 six-hour windows, each of them four statements: building and compiling each anew
+ * cost more than running it (255 to 580 ms a year on a database of a few hundred reports).
+ */
+const windowReads = shapedStatements((db: Db, q: { project: boolean }) => {
+  const hasNotice = sql<number>`case when ${reports.notice} is null then 0 else 1 end`;
+  const ofProject = (column: typeof reports.projectId | typeof statements.projectId) => (q.project ? eq(column, sql.placeholder("projectId")) : undefined);
+  const reportWhere = and(eq(reports.orgId, sql.placeholder("orgId")), gte(reports.createdUs, sql.placeholder("loUs")), lt(reports.createdUs, sql.placeholder("hiUs")), ofProject(reports.projectId));
+  return {
+    /** Reports received in the window, by source and automation. */
+    received: db
+      .select({ trusted: reports.reporterTrusted, notice: hasNotice, automated: reports.automated, n: count() })
+      .from(reports)
+      .where(reportWhere)
+      .groupBy(reports.reporterTrusted, hasNotice, reports.automated)
+      .prepare(),
+    // From the window's reports (a range of their (org, created) index) to their reasons: the
+    // reasons' own index leads with the name, so a time range of it reads every reason.
+    byReason: db
+      .select({ name: reportReasons.name, trusted: reports.reporterTrusted, notice: hasNotice, n: count() })
+      .from(reports)
+      .innerJoin(reportReasons, eq(reportReasons.reportId, reports.id))
+      .where(reportWhere)
+      .groupBy(reportReasons.name, reports.reporterTrusted, hasNotice)
+      .prepare(),
+    /** A page of the reports created in the window after `afterUs`, decided and changed since the period's start. */
+    decided: db
+      .select({ createdUs: reports.createdUs, resolution: reports.resolution, dismissal: reports.dismissal })
+      .from(reports)
+      .where(
+        and(
+          eq(reports.orgId, sql.placeholder("orgId")),
+          gt(reports.createdUs, sql.placeholder("afterUs")),
+          lt(reports.createdUs, sql.placeholder("hiUs")),
+          gte(reports.updatedAt, sql.placeholder("fromMs")),
+          or(isNotNull(reports.resolution), isNotNull(reports.dismissal)),
+          ofProject(reports.projectId),
+        ),
+      )
+      .orderBy(asc(reports.createdUs))
+      .limit(sql.placeholder("limit"))
+      .prepare(),
+    /** Statements of reasons made in the window. */
+    statements: db
+      .select({ body: statements.body })
+      .from(statements)
+      .where(and(eq(statements.orgId, sql.placeholder("orgId")), gte(statements.createdAt, sql.placeholder("lo")), lt(statements.createdAt, sql.placeholder("hi")), ofProject(statements.projectId)))
+      .prepare(),
+  };
+});
+
 /** Decided reports the transparency report reads a statement (transparencyReport's `decidedPageRows` in tests). */
 export const DECIDED_PAGE_ROWS = 2_000;
 
@@ -120,7 +175,6 @@ export async function transparencyReport(
   // a report time handed out a little ahead of the clock). A period ending in the year 9999 had
   // them walk six-hour windows up to it: minutes of one core, the request never answered.
   const readToMs = Math.min(toMs, ctx.clock.now() + HOUR_MS);
-  const hasNotice = sql<number>`case when ${reports.notice} is null then 0 else 1 end`;
 
   // Reports received in the period, by source and automation, and by category (their reasons)
   // with the source of each: counts, added up window by window.
@@ -128,29 +182,17 @@ export async function transparencyReport(
   let reportTotal = 0;
   let automatedReports = 0;
   const categories = new Map<string, Map<string, number>>();
+  const reads = windowReads(ctx.db, projectId ? "project" : "organization", { project: projectId !== null });
+  const scope = { orgId: ctx.orgId, ...(projectId ? { projectId } : {}) };
   for (const [lo, hi] of windowsOf(fromMs, readToMs, windowMs)) {
-    const reportWhere: SQL[] = [eq(reports.orgId, ctx.orgId), gte(reports.createdUs, lo * 1000), lt(reports.createdUs, hi * 1000)];
-    if (projectId) reportWhere.push(eq(reports.projectId, projectId));
-    const received = await ctx.db
-      .select({ trusted: reports.reporterTrusted, notice: hasNotice, automated: reports.automated, n: count() })
-      .from(reports)
-      .where(and(...reportWhere))
-      .groupBy(reports.reporterTrusted, hasNotice, reports.automated);
-    for (const r of received) {
+    const window = { ...scope, loUs: lo * 1000, hiUs: hi * 1000 };
+    for (const r of await reads.received.execute(window)) {
       const n = Number(r.n);
       reportTotal += n;
       if (Number(r.automated) === 1) automatedReports += n;
       bump(bySource, sourceOf(Number(r.trusted), Number(r.notice)), n);
     }
-    // From the window's reports (a range of their (org, created) index) to their reasons: the
-    // reasons' own index leads with the name, so a time range of it reads every reason.
-    const byReason = await ctx.db
-      .select({ name: reportReasons.name, trusted: reports.reporterTrusted, notice: hasNotice, n: count() })
-      .from(reports)
-      .innerJoin(reportReasons, eq(reportReasons.reportId, reports.id))
-      .where(and(...reportWhere))
-      .groupBy(reportReasons.name, reports.reporterTrusted, hasNotice);
-    for (const r of byReason) {
+    for (const r of await reads.byReason.execute(window)) {
       const sources = categories.get(r.name) ?? new Map<string, number>();
       bump(sources, sourceOf(Number(r.trusted), Number(r.notice)), Number(r.n));
       categories.set(r.name, sources);
@@ -178,20 +220,7 @@ export async function transparencyReport(
     // window, 30 days of decided reports in one answer held every request for 60 to 110 ms
     // while they were read here.
     for (let afterUs = lo * 1000 - 1; ; ) {
-      const decidedWhere: SQL[] = [
-        eq(reports.orgId, ctx.orgId),
-        gt(reports.createdUs, afterUs),
-        lt(reports.createdUs, hi * 1000),
-        gte(reports.updatedAt, fromMs),
-        or(isNotNull(reports.resolution), isNotNull(reports.dismissal))!,
-      ];
-      if (projectId) decidedWhere.push(eq(reports.projectId, projectId));
-      const decidedRows = await ctx.db
-        .select({ createdUs: reports.createdUs, resolution: reports.resolution, dismissal: reports.dismissal })
-        .from(reports)
-        .where(and(...decidedWhere))
-        .orderBy(asc(reports.createdUs))
-        .limit(decidedPageRows);
+      const decidedRows = await reads.decided.execute({ ...scope, afterUs, hiUs: hi * 1000, fromMs, limit: decidedPageRows });
       for (const r of decidedRows) {
         const resolution = parseJson(r.resolution);
         const dismissal = parseJson(r.dismissal);
@@ -244,9 +273,7 @@ export async function transparencyReport(
   const automation = new Map<string, number>();
   let statementTotal = 0;
   for (const [lo, hi] of windowsOf(fromMs, readToMs, windowMs)) {
-    const statementWhere: SQL[] = [eq(statements.orgId, ctx.orgId), gte(statements.createdAt, lo), lt(statements.createdAt, hi)];
-    if (projectId) statementWhere.push(eq(statements.projectId, projectId));
-    const statementRows = await ctx.db.select({ body: statements.body }).from(statements).where(and(...statementWhere));
+    const statementRows = await reads.statements.execute({ ...scope, lo, hi });
     statementTotal += statementRows.length;
     for (const r of statementRows) {
       const body = parseJson(r.body);
