@@ -152,6 +152,8 @@ const configSchema = z.object({
   FLAGSTAFF_MAX_RULES: positiveInt(HOLDING_LIMITS.rules.default),
   /** Most webhook endpoints one organization holds (a 409 past it): HOLDING_LIMITS. */
   FLAGSTAFF_MAX_WEBHOOK_ENDPOINTS: positiveInt(HOLDING_LIMITS.webhookEndpoints.default),
+  /** Most report categories one project holds (a 409 past it): HOLDING_LIMITS. */
+  FLAGSTAFF_MAX_CATEGORIES: positiveInt(HOLDING_LIMITS.categories.default),
   /** Largest image, in pixels (width x height from its header), that gets a preview: larger ones are refused (a 413). */
   FLAGSTAFF_ATTACHMENT_MAX_PIXELS: positiveInt(50_000_000),
   /** The longest side of an image's preview, in pixels. */
@@ -196,7 +198,7 @@ const configSchema = z.object({
 type RawConfig = z.infer<typeof configSchema>;
 
 export interface Config {
-  /** How many rules and webhook endpoints one organization may hold (src/domain/core/holding-limits.ts). */
+  /** How many rules and webhook endpoints one organization, and report categories one project, may hold (src/domain/core/holding-limits.ts). */
   holdingLimits: HoldingLimits;
   port: number;
   host: string;
@@ -367,7 +369,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dev: c.FLAGSTAFF_DEV,
     trustedProxies: c.FLAGSTAFF_TRUSTED_PROXIES,
     metricsToken: c.FLAGSTAFF_METRICS_TOKEN ?? null,
-    holdingLimits: { rules: c.FLAGSTAFF_MAX_RULES, webhookEndpoints: c.FLAGSTAFF_MAX_WEBHOOK_ENDPOINTS },
+    holdingLimits: { rules: c.FLAGSTAFF_MAX_RULES, webhookEndpoints: c.FLAGSTAFF_MAX_WEBHOOK_ENDPOINTS, categories: c.FLAGSTAFF_MAX_CATEGORIES },
     attachments: {
       dir: c.FLAGSTAFF_ATTACHMENTS_DIR ?? join(dirname(c.FLAGSTAFF_DB), "attachments"),
       dirConfigured: c.FLAGSTAFF_ATTACHMENTS_DIR !== undefined,

@@ -2934,7 +2934,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A category with this name already exists in the project */
+            /** @description A category with this name already exists in the project, or the project holds as many as it may (FLAGSTAFF_MAX_CATEGORIES, default 200; the message says which) */
             409: {
                 headers: {
                     [name: string]: unknown;

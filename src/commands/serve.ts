@@ -62,7 +62,7 @@ export async function serve(config: Config): Promise<void> {
   // Read before anything starts: a key that cannot be read stops the start (exit 2).
   const auditKey = loadAuditSigningKey();
   const services = await createServices(config);
-  // How many rules and webhook endpoints an organization may hold (src/domain/core/holding-limits.ts): before the first request.
+  // How many rules, webhook endpoints and report categories an organization may hold (src/domain/core/holding-limits.ts): before the first request.
   setHoldingLimits(services.store, config.holdingLimits);
 
   // The port is taken before anything else starts (workers, schedulers, an empty database's

@@ -1,12 +1,13 @@
 /**
- * How many rules and webhook endpoints an organization may hold (src/domain/core/holding-limits.ts,
- * docs/operations.md "Limits"): up to the limit each is created, the next is refused with a 409
+ * How many rules and webhook endpoints an organization, and report categories a project, may hold
+ * (src/domain/core/holding-limits.ts, docs/operations.md "Limits"): up to the limit each is created, the next is refused with a 409
  * naming the setting, one deleted makes room again, and another organization is not concerned.
  * The defaults are checked as shipped (the rules filled straight into the table, as many as the
  * default less one); an instance's own limit (setHoldingLimits, from its settings) replaces them.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { rules } from "../../src/db/schema.ts";
+import { reportCategories, rules } from "../../src/db/schema.ts";
+import { createCategory, listCategories } from "../../src/domain/categories/categories.ts";
 import { HOLDING_LIMITS, setHoldingLimits } from "../../src/domain/core/holding-limits.ts";
 import { transaction } from "../../src/domain/core/context.ts";
 import { newId } from "../../src/domain/core/ids.ts";
@@ -59,6 +60,24 @@ describe("holding limits", () => {
     expect((await createEndpoint(other.ctx, { url: "https://hooks.example.org/elsewhere" })).endpoint.url).toBe("https://hooks.example.org/elsewhere");
     await deleteEndpoint(w.ctx, { endpointId: made[0]! });
     expect((await createEndpoint(w.ctx, { url: "https://hooks.example.org/again" })).endpoint.url).toBe("https://hooks.example.org/again");
+  });
+
+  test("report categories: a project holds the default limit, the next is a 409 naming FLAGSTAFF_MAX_CATEGORIES; another project has its own room", async () => {
+    const max = HOLDING_LIMITS.categories.default;
+    const held = (await listCategories(w.ctx, w.project.id)).length;
+    const now = w.clock.now();
+    await transaction(w.ctx, async () => {
+      const filler = Array.from({ length: max - held - 1 }, (_, i) => ({
+        id: newId(), projectId: w.project.id, name: `Filler ${i}`, nameKey: `filler ${i}`, description: null, severityHint: "LOW" as const, graphic: 0, createdAt: now, updatedAt: now,
+      }));
+      for (let at = 0; at < filler.length; at += 100) await w.ctx.db.insert(reportCategories).values(filler.slice(at, at + 100));
+    });
+    expect((await createCategory(w.ctx, { projectId: w.project.id, name: "The last one", severityHint: "LOW" })).name).toBe("The last one");
+    const refused = await refusal(createCategory(w.ctx, { projectId: w.project.id, name: "One too many", severityHint: "LOW" }));
+    expect(refused).toMatchObject({ http: 409 });
+    expect(refused.message).toStartWith(`The project holds ${max} report categories, the most it may (FLAGSTAFF_MAX_CATEGORIES: `);
+    const second = await w.addProject({ name: "Second" });
+    expect((await createCategory(w.ctx, { projectId: second.id, name: "Room here", severityHint: "LOW" })).name).toBe("Room here");
   });
 
   test("an instance's own limit (its setting) replaces the default", async () => {

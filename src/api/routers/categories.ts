@@ -53,7 +53,7 @@ export const categoriesRouter = router({
   create: projectProcedure(
     z.object({ ...orgProject, name: nameSchema, description: descriptionSchema.optional(), severityHint: z.enum(SEVERITIES).default("MEDIUM"), graphic: graphicSchema.default(false) }),
   )
-    .meta({ role: "admin", family: "org", successStatus: 201, openapi: { method: "POST", path: base, summary: "Create a report category", tags, errorResponses: { 409: "A category with this name already exists in the project" } } })
+    .meta({ role: "admin", family: "org", successStatus: 201, openapi: { method: "POST", path: base, summary: "Create a report category", tags, errorResponses: { 409: "A category with this name already exists in the project, or the project holds as many as it may (FLAGSTAFF_MAX_CATEGORIES, default 200; the message says which)" } } })
     .output(z.object({ category: categoryViewSchema }))
     .mutation(async ({ ctx, input }) => {
       const { name, description, severityHint, graphic } = input;

@@ -1,4 +1,4 @@
-import { and, asc, eq, ne, sql } from "drizzle-orm";
+import { and, asc, count, eq, ne, sql } from "drizzle-orm";
 import { statements } from "../../db/prepared.ts";
 import type { Store } from "../../db/store.ts";
 import { projects, reportCategories } from "../../db/schema.ts";
@@ -7,6 +7,7 @@ import { iso } from "../core/clock.ts";
 import { categoryKey } from "./category-key.ts";
 import { transaction, type DomainContext, type ReadContext } from "../core/context.ts";
 import { badRequest, conflict, notFound } from "../core/errors.ts";
+import { requireRoomFor } from "../core/holding-limits.ts";
 import { newId } from "../core/ids.ts";
 import type { Severity } from "../views/severity.ts";
 import type { CategoryView } from "../views/category.ts";
@@ -187,6 +188,8 @@ async function assertNameFree(ctx: Pick<DomainContext, "db">, projectId: string,
 export function createCategory(ctx: DomainContext, input: { projectId: string } & CategoryInput): Promise<CategoryView> {
   const { projectId } = input;
   return transaction(ctx, async () => {
+    const [held] = await ctx.db.select({ n: count() }).from(reportCategories).where(eq(reportCategories.projectId, projectId));
+    requireRoomFor(ctx, "categories", Number(held?.n ?? 0));
     const nameKey = await assertNameFree(ctx, projectId, input.name);
     const now = ctx.clock.now();
     const row: CategoryRow = {
